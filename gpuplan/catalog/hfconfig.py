@@ -1,0 +1,379 @@
+"""Turn a Hugging Face ``config.json`` into a :class:`~gpuplan.types.ModelSpec`.
+
+Each model family names its fields in its own way (ChatGLM's ``num_layers`` and ``multi_query_group_num``,
+Falcon's ``num_kv_heads``, MPT's ``d_model``, GPT-2's ``n_embd``); the readers below take them as they are.
+The flags they set mirror the module layout of the transformers class (or, for remote-code models, of the
+model repo's modeling file) so that :func:`gpuplan.estimate.params.count_params` is exact. Only JSON is read:
+remote code is never imported or executed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gpuplan.errors import ModelConfigError
+from gpuplan.types import ModelSpec
+
+MAX_CONFIG_BYTES = 1024 * 1024
+_DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "fp16": "fp16", "bf16": "bf16",
+           "fp32": "fp32", "float": "fp32", "half": "fp16"}
+
+Config = dict[str, Any]
+
+
+def read_config_file(path: Path, name: str | None = None) -> ModelSpec:
+    """Read and parse a config.json from disk (at most 1 MiB)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ModelConfigError(f"cannot read '{path}' ({exc.strerror}).", "check the path.") from None
+    if size > MAX_CONFIG_BYTES:
+        raise ModelConfigError(f"'{path}' is {size / 1024 / 1024:.1f} MiB; a config.json is a few KiB.",
+                               "pass the model's config.json, not a weights file.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelConfigError(f"'{path}' is not valid JSON ({exc}).",
+                               "pass the model's config.json as published on its Hugging Face page.") from None
+    if not isinstance(data, dict):
+        raise ModelConfigError(f"'{path}' holds JSON but not an object.", "pass a config.json.")
+    return parse_config(data, name or path.parent.name or path.stem)
+
+
+def parse_config(cfg: Config, name: str) -> ModelSpec:
+    """The architecture described by ``cfg``; raises :class:`ModelConfigError` if it cannot be read."""
+    if "text_config" in cfg and isinstance(cfg["text_config"], dict):  # multimodal wrapper (Gemma 3)
+        inner = dict(cfg["text_config"])
+        inner.setdefault("model_type", _text_type(cfg.get("model_type", "")))
+        inner.setdefault("torch_dtype", cfg.get("torch_dtype"))
+        spec = parse_config(inner, name)
+        return _with_note(spec, "vision tower not counted: text model only")
+    model_type = str(cfg.get("model_type", "")).lower()
+    reader = _READERS.get(model_type, _llama_like)
+    try:
+        spec = reader(cfg, name)
+    except KeyError as exc:
+        raise ModelConfigError(f"config of '{name}' (model_type '{model_type}') lacks the key {exc}.",
+                               "pass the complete config.json of the model.") from None
+    except (TypeError, ValueError) as exc:
+        raise ModelConfigError(f"config of '{name}' has a value of the wrong type ({exc}).",
+                               "pass the config.json as published.") from None
+    _sanity(spec)
+    return spec
+
+
+def _text_type(model_type: str) -> str:
+    return {"gemma3": "gemma3_text"}.get(model_type, model_type)
+
+
+def _with_note(spec: ModelSpec, note: str) -> ModelSpec:
+    from dataclasses import replace
+
+    return replace(spec, notes=(*spec.notes, note))
+
+
+def _sanity(spec: ModelSpec) -> None:
+    checks = [
+        ("number of layers", spec.n_layers, 1, 1000), ("hidden size", spec.hidden, 1, 200_000),
+        ("attention heads", spec.n_heads, 1, 4096), ("KV heads", spec.n_kv_heads, 1, 4096),
+        ("head size", spec.head_dim, 1, 4096), ("FFN size", spec.ffn_hidden, 0, 2_000_000),
+        ("vocabulary", spec.vocab, 1, 10_000_000), ("experts", spec.n_experts, 0, 100_000),
+        ("max positions", spec.max_positions, 1, 100_000_000),
+    ]
+    for label, value, low, high in checks:
+        if not low <= value <= high:
+            raise ModelConfigError(f"'{spec.name}': {label} {value} is outside [{low}, {high}].",
+                                   "check the config.json; this is not a plausible transformer.")
+    if spec.n_heads % spec.n_kv_heads:
+        raise ModelConfigError(f"'{spec.name}': {spec.n_heads} heads do not divide into {spec.n_kv_heads} KV heads.",
+                               "check num_key_value_heads in the config.json.")
+    if spec.n_experts and not 0 < spec.n_active_experts <= spec.n_experts:
+        raise ModelConfigError(f"'{spec.name}': {spec.n_active_experts} active of {spec.n_experts} experts.",
+                               "check num_experts_per_tok in the config.json.")
+
+
+def _first(cfg: Config, *keys: str, default: Any = None) -> Any:
+    for key in keys:
+        if key in cfg and cfg[key] is not None:
+            return cfg[key]
+    if default is None:
+        raise KeyError(keys[0])
+    return default
+
+
+def _dtype(cfg: Config, default: str = "fp32") -> str:
+    raw = cfg.get("torch_dtype") or cfg.get("dtype")
+    return _DTYPES.get(str(raw).lower(), default) if raw else default
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise ValueError(f"{value!r} is not a whole number")
+    return int(value)
+
+
+def _base(cfg: Config, name: str, **overrides: Any) -> dict[str, Any]:
+    """Fields shared by Llama-style configs; families override what differs."""
+    hidden = _int(_first(cfg, "hidden_size", "n_embd", "d_model"))
+    n_heads = _int(_first(cfg, "num_attention_heads", "n_head", "n_heads"))
+    n_kv = _int(_first(cfg, "num_key_value_heads", "num_kv_heads", default=n_heads))
+    head_dim = _int(cfg.get("head_dim") or hidden // n_heads)
+    fields: dict[str, Any] = dict(
+        name=name, model_type=str(cfg.get("model_type", "")), hidden=hidden, n_heads=n_heads,
+        n_kv_heads=n_kv, head_dim=head_dim, n_layers=_int(_first(cfg, "num_hidden_layers", "n_layer", "n_layers")),
+        ffn_hidden=_int(_first(cfg, "intermediate_size", "n_inner", "ffn_hidden_size", default=4 * hidden)),
+        vocab=_int(_first(cfg, "vocab_size", "padded_vocab_size")),
+        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        max_positions=_int(_first(cfg, "max_position_embeddings", "n_positions", "seq_length",
+                                  "max_sequence_length", "max_seq_len", default=2048)),
+        native_dtype=_dtype(cfg),
+        qkv_bias=bool(cfg.get("attention_bias", False)), out_bias=bool(cfg.get("attention_bias", False)),
+        mlp_bias=bool(cfg.get("mlp_bias", False)),
+    )
+    window = cfg.get("sliding_window")
+    if window and cfg.get("use_sliding_window", True):
+        fields.update(sliding_window=_int(window), n_sliding_layers=fields["n_layers"])
+    fields.update(overrides)
+    return fields
+
+
+def _llama_like(cfg: Config, name: str) -> ModelSpec:
+    """Llama, Mistral, Yi, TinyLlama, SmolLM3, Baichuan 2, InternLM2, and unknown Llama-style configs."""
+    if "intermediate_size" not in cfg:
+        raise KeyError("intermediate_size")
+    spec = _base(cfg, name)
+    if cfg.get("model_type") == "internlm2":
+        spec.update(qkv_bias=bool(cfg.get("bias", False)), out_bias=bool(cfg.get("bias", False)),
+                    mlp_bias=bool(cfg.get("bias", False)))
+    if cfg.get("model_type") == "baichuan" and cfg.get("model_max_length"):
+        spec.update(max_positions=_int(cfg["model_max_length"]), positional="alibi"
+                    if spec["n_layers"] >= 40 else "rope")
+    return ModelSpec(**spec)
+
+
+def _qwen2(cfg: Config, name: str) -> ModelSpec:
+    spec = _base(cfg, name, qkv_bias=True, out_bias=False)
+    layers = spec["n_layers"]
+    if cfg.get("use_sliding_window"):
+        max_window_layers = _int(cfg.get("max_window_layers", layers))
+        spec.update(n_sliding_layers=max(0, layers - max_window_layers))
+    else:
+        spec.update(sliding_window=None, n_sliding_layers=0)
+    if cfg.get("model_type") in ("qwen2_moe", "qwen3_moe") and _int(cfg.get("num_experts", 0)):
+        spec.update(_qwen_moe(cfg))
+    if str(cfg.get("model_type")).startswith("qwen3"):
+        spec.update(qkv_bias=bool(cfg.get("attention_bias", False)),
+                    out_bias=bool(cfg.get("attention_bias", False)), qk_norm=True)
+    return ModelSpec(**spec)
+
+
+def _qwen_moe(cfg: Config) -> dict[str, Any]:
+    if cfg.get("mlp_only_layers"):
+        raise ValueError("mlp_only_layers is not supported")
+    shared = _int(cfg.get("shared_expert_intermediate_size", 0))
+    return dict(
+        n_experts=_int(cfg["num_experts"]), n_active_experts=_int(cfg["num_experts_per_tok"]),
+        moe_ffn_hidden=_int(cfg["moe_intermediate_size"]), moe_every=_int(cfg.get("decoder_sparse_step", 1)),
+        n_shared_experts=1 if shared else 0, shared_ffn_hidden=shared, shared_expert_gate=bool(shared),
+    )
+
+
+def _mixtral(cfg: Config, name: str) -> ModelSpec:
+    spec = _base(cfg, name, n_experts=_int(cfg["num_local_experts"]),
+                 n_active_experts=_int(cfg["num_experts_per_tok"]))
+    spec.update(moe_ffn_hidden=spec["ffn_hidden"])
+    return ModelSpec(**spec)
+
+
+def _gemma(cfg: Config, name: str) -> ModelSpec:
+    mt = str(cfg.get("model_type"))
+    spec = _base(cfg, name, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+    if mt in ("gemma2", "gemma3_text", "gemma3"):
+        spec.update(norms_per_layer=4)
+        window = cfg.get("sliding_window")
+        if window:
+            pattern = _int(cfg.get("sliding_window_pattern", 2 if mt == "gemma2" else 6))
+            layer_types = cfg.get("layer_types")
+            n_sliding = (sum(1 for t in layer_types if t == "sliding_attention") if layer_types
+                         else sum(1 for i in range(spec["n_layers"]) if (i + 1) % pattern))
+            spec.update(sliding_window=_int(window), n_sliding_layers=n_sliding)
+    if mt in ("gemma3_text", "gemma3"):
+        spec.update(qk_norm=True)
+    return ModelSpec(**spec)
+
+
+def _phi(cfg: Config, name: str) -> ModelSpec:
+    spec = _base(cfg, name, qkv_bias=True, out_bias=True, mlp_bias=True, gated_mlp=False, norm_bias=True,
+                 norms_per_layer=1, lm_head_bias=True, parallel_attn=True)
+    return ModelSpec(**spec)
+
+
+def _phi3(cfg: Config, name: str) -> ModelSpec:
+    return ModelSpec(**_base(cfg, name))
+
+
+def _falcon(cfg: Config, name: str) -> ModelSpec:
+    hidden = _int(cfg["hidden_size"])
+    n_heads = _int(cfg["num_attention_heads"])
+    new_arch = bool(cfg.get("new_decoder_architecture", False))
+    if new_arch:
+        n_kv = _int(cfg.get("num_kv_heads", n_heads))
+    elif cfg.get("multi_query", True):
+        n_kv = 1
+    else:
+        n_kv = n_heads
+    parallel = bool(cfg.get("parallel_attn", True))
+    n_ln = _int(cfg.get("num_ln_in_parallel_attn") or (2 if new_arch else 1)) if parallel else 2
+    bias = bool(cfg.get("bias", False))
+    spec = _base(cfg, name, n_kv_heads=n_kv, gated_mlp=False, norm_bias=True, norms_per_layer=n_ln,
+                 qkv_bias=bias, out_bias=bias, mlp_bias=bias, parallel_attn=parallel,
+                 tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+                 ffn_hidden=_int(cfg.get("ffn_hidden_size") or 4 * hidden),
+                 positional="alibi" if cfg.get("alibi") else "rope")
+    return ModelSpec(**spec)
+
+
+def _mpt(cfg: Config, name: str) -> ModelSpec:
+    d_model = _int(cfg["d_model"])
+    attn = cfg.get("attn_config") or {}
+    if cfg.get("no_bias", True) is False:
+        raise ValueError("MPT with biases (no_bias=false) is not supported")
+    spec = _base(cfg, name, gated_mlp=False, ffn_hidden=_int(cfg.get("expansion_ratio", 4)) * d_model,
+                 tied_embeddings=True, positional="alibi" if attn.get("alibi", True) else "learned")
+    return ModelSpec(**spec)
+
+
+def _gpt2(cfg: Config, name: str) -> ModelSpec:
+    positions = _int(_first(cfg, "n_positions", "max_position_embeddings", default=1024))
+    spec = _base(cfg, name, gated_mlp=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+                 tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), positional="learned",
+                 learned_positions=positions, max_positions=positions)
+    if cfg.get("model_type") == "gpt_bigcode" and cfg.get("multi_query", True):
+        spec.update(n_kv_heads=1)
+    return ModelSpec(**spec)
+
+
+def _gpt_neox(cfg: Config, name: str) -> ModelSpec:
+    hidden = _int(cfg["hidden_size"])
+    n_heads = _int(cfg["num_attention_heads"])
+    bias = bool(cfg.get("attention_bias", True))
+    spec = _base(cfg, name, gated_mlp=False, norm_bias=True, qkv_bias=bias, out_bias=bias, mlp_bias=True,
+                 head_dim=hidden // n_heads, parallel_attn=bool(cfg.get("use_parallel_residual", True)))
+    return ModelSpec(**spec)
+
+
+def _gptj(cfg: Config, name: str) -> ModelSpec:
+    spec = _base(cfg, name, gated_mlp=False, norm_bias=True, mlp_bias=True, norms_per_layer=1,
+                 lm_head_bias=True, parallel_attn=True)
+    return ModelSpec(**spec)
+
+
+def _bloom(cfg: Config, name: str) -> ModelSpec:
+    spec = _base(cfg, name, gated_mlp=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+                 embed_norm=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+                 positional="alibi", max_positions=_int(cfg.get("seq_length", 2048)))
+    return ModelSpec(**spec)
+
+
+def _opt(cfg: Config, name: str) -> ModelSpec:
+    if cfg.get("word_embed_proj_dim", cfg["hidden_size"]) != cfg["hidden_size"]:
+        raise ValueError("OPT with word_embed_proj_dim != hidden_size is not supported")
+    positions = _int(cfg.get("max_position_embeddings", 2048))
+    bias = bool(cfg.get("enable_bias", True))
+    final = bool(cfg.get("do_layer_norm_before", True)) and not cfg.get("_remove_final_layer_norm", False)
+    spec = _base(cfg, name, gated_mlp=False, norm_bias=True, qkv_bias=bias, out_bias=bias, mlp_bias=bias,
+                 ffn_hidden=_int(cfg["ffn_dim"]), positional="learned", learned_positions=positions + 2,
+                 max_positions=positions, final_norm=final,
+                 tied_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+    return ModelSpec(**spec)
+
+
+def _bert(cfg: Config, name: str) -> ModelSpec:
+    hidden = _int(cfg["hidden_size"])
+    positions = _int(cfg.get("max_position_embeddings", 512))
+    # BertForMaskedLM: MLM head = dense H×H + bias, LayerNorm, decoder tied to the embedding + bias V
+    head = hidden * hidden + hidden + 2 * hidden
+    spec = _base(cfg, name, gated_mlp=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+                 positional="learned", learned_positions=positions, token_types=_int(cfg.get("type_vocab_size", 2)),
+                 embed_norm=True, final_norm=False, tied_embeddings=True, lm_head_bias=True, encoder_only=True,
+                 extra_params=head, native_dtype=_dtype(cfg, "fp32"))
+    return ModelSpec(**spec)
+
+
+def _deepseek(cfg: Config, name: str) -> ModelSpec:
+    qk_nope = _int(cfg.get("qk_nope_head_dim", 128))
+    qk_rope = _int(cfg.get("qk_rope_head_dim", 64))
+    n_routed = _int(cfg.get("n_routed_experts") or 0)
+    spec = _base(cfg, name, head_dim=qk_nope + qk_rope, v_head_dim=_int(cfg.get("v_head_dim", 128)),
+                 q_lora_rank=_int(cfg.get("q_lora_rank") or 0), kv_lora_rank=_int(cfg["kv_lora_rank"]),
+                 qk_rope_head_dim=qk_rope, qk_nope_head_dim=qk_nope)
+    spec.update(n_kv_heads=spec["n_heads"])
+    if n_routed:
+        spec.update(n_experts=n_routed, n_active_experts=_int(cfg["num_experts_per_tok"]),
+                    n_shared_experts=_int(cfg.get("n_shared_experts") or 0),
+                    moe_ffn_hidden=_int(cfg["moe_intermediate_size"]),
+                    n_dense_layers=_int(cfg.get("first_k_dense_replace", 0)),
+                    moe_every=_int(cfg.get("moe_layer_freq", 1)))
+        spec["shared_ffn_hidden"] = spec["moe_ffn_hidden"] * spec["n_shared_experts"]
+    if cfg.get("num_nextn_predict_layers"):
+        spec["notes"] = ("multi-token-prediction layer not counted (transformers does not build it)",)
+    return ModelSpec(**spec)
+
+
+def _chatglm(cfg: Config, name: str) -> ModelSpec:
+    """ChatGLM-6B (GLM-1 layout) and ChatGLM2/3, GLM-4 (multi-query groups); remote code in the model repo."""
+    hidden = _int(cfg["hidden_size"])
+    n_heads = _int(cfg["num_attention_heads"])
+    layers = _int(cfg["num_layers"])
+    if "inner_hidden_size" in cfg:  # ChatGLM-6B: LayerNorm, biased linears, GELU MLP
+        return ModelSpec(
+            name=name, model_type="chatglm", n_layers=layers, hidden=hidden, n_heads=n_heads, n_kv_heads=n_heads,
+            head_dim=hidden // n_heads, ffn_hidden=_int(cfg["inner_hidden_size"]), vocab=_int(cfg["vocab_size"]),
+            gated_mlp=False, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            max_positions=_int(cfg.get("max_sequence_length", 2048)), native_dtype=_dtype(cfg, "fp16"),
+            norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+        )
+    groups = _int(cfg["multi_query_group_num"]) if cfg.get("multi_query_attention") else n_heads
+    bias = bool(cfg.get("add_bias_linear", False))
+    return ModelSpec(
+        name=name, model_type="chatglm", n_layers=layers, hidden=hidden, n_heads=n_heads, n_kv_heads=groups,
+        head_dim=_int(cfg.get("kv_channels", hidden // n_heads)), ffn_hidden=_int(cfg["ffn_hidden_size"]),
+        vocab=_int(_first(cfg, "padded_vocab_size", "vocab_size")),
+        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        max_positions=_int(_first(cfg, "seq_length", "max_position_embeddings", default=2048)),
+        native_dtype=_dtype(cfg, "fp16"), norm_bias=not cfg.get("rmsnorm", True),
+        qkv_bias=bool(cfg.get("add_qkv_bias", False)) or bias, out_bias=bias, mlp_bias=bias,
+        final_norm=bool(cfg.get("post_layer_norm", True)),
+    )
+
+
+def _qwen_v1(cfg: Config, name: str) -> ModelSpec:
+    """Qwen (v1), remote code: c_attn with bias, gated MLP whose ``intermediate_size`` is twice each branch."""
+    spec = _base(cfg, name, ffn_hidden=_int(cfg["intermediate_size"]) // 2, qkv_bias=True,
+                 max_positions=_int(_first(cfg, "seq_length", "max_position_embeddings", default=2048)),
+                 tied_embeddings=bool(cfg.get("tie_word_embeddings", False)))
+    if cfg.get("bf16"):
+        spec.update(native_dtype="bf16")
+    return ModelSpec(**spec)
+
+
+def _glm_paper(cfg: Config, name: str) -> ModelSpec:
+    """GLM-130B as described in its paper (GeGLU FFN, LayerNorm, biased linears, tied embedding)."""
+    spec = _base(cfg, name, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+                 tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), native_dtype=_dtype(cfg, "fp16"))
+    return ModelSpec(**spec)
+
+
+_READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
+    "llama": _llama_like, "mistral": _llama_like, "yi": _llama_like, "smollm3": _llama_like,
+    "baichuan": _llama_like, "internlm2": _llama_like, "qwen2": _qwen2, "qwen2_moe": _qwen2, "qwen3": _qwen2,
+    "qwen3_moe": _qwen2, "mixtral": _mixtral, "gemma": _gemma, "gemma2": _gemma, "gemma3_text": _gemma,
+    "phi": _phi, "phi3": _phi3, "falcon": _falcon, "mpt": _mpt, "gpt2": _gpt2, "gpt_bigcode": _gpt2,
+    "gpt_neox": _gpt_neox, "gptj": _gptj, "bloom": _bloom, "opt": _opt, "bert": _bert,
+    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "chatglm": _chatglm, "qwen": _qwen_v1,
+    "glm": _glm_paper,
+}
+SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))

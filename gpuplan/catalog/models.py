@@ -1,0 +1,64 @@
+"""Find a model by preset name, local path, or (online only) Hugging Face Hub id."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+from pathlib import Path
+
+from gpuplan.catalog.hfconfig import read_config_file
+from gpuplan.catalog.store import Catalog, normalize
+from gpuplan.errors import OfflineError, UnknownNameError
+from gpuplan.types import ModelEntry, ModelSpec
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+
+
+def find_preset(catalog: Catalog, name: str) -> ModelEntry | None:
+    if name in catalog.models:
+        return catalog.models[name]
+    wanted = normalize(name)
+    for entry in catalog.models.values():
+        if normalize(entry.name) == wanted or (entry.hf_repo and normalize(entry.hf_repo) == wanted):
+            return entry
+    return None
+
+
+def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpec:
+    """The architecture for a preset name, a config.json path (or its folder), or a Hub id when online."""
+    entry = find_preset(catalog, text)
+    if entry is not None:
+        return _read_preset(entry.path, entry.name)
+    path = Path(text).expanduser()
+    if path.is_dir() and (path / "config.json").is_file():
+        return read_config_file(path / "config.json", path.resolve().name)
+    if path.is_file():
+        return read_config_file(path, path.resolve().parent.name if path.name == "config.json" else path.stem)
+    if _HUB_ID.match(text) and not text.endswith(".json"):
+        return read_config_file(_hub_config(text), text)
+    raise UnknownNameError(field, "model", text, list(catalog.models), "gpuplan models")
+
+
+@cache
+def _read_preset(path: str, name: str) -> ModelSpec:
+    return read_config_file(Path(path), name)
+
+
+def _hub_config(repo_id: str) -> Path:
+    """Download only ``config.json`` of ``repo_id`` through huggingface_hub; never any code or weights."""
+    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("GPUPLAN_OFFLINE")
+    fix = (f"download config.json of '{repo_id}' and pass its path, or use a preset from 'gpuplan models'.")
+    if offline:
+        raise OfflineError(f"'{repo_id}' looks like a Hugging Face Hub id, but gpuplan is offline "
+                           "(HF_HUB_OFFLINE/GPUPLAN_OFFLINE is set).", fix)
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        raise OfflineError(f"'{repo_id}' looks like a Hugging Face Hub id, but huggingface_hub is not installed.",
+                           "pip install 'gpuplan[hub]', or " + fix) from None
+    try:
+        return Path(hf_hub_download(repo_id, "config.json", etag_timeout=5))
+    except Exception as exc:  # network errors, gated repos, missing repos: all end the same way for users
+        raise OfflineError(f"could not fetch config.json of '{repo_id}' from the Hub ({type(exc).__name__}).",
+                           fix) from None

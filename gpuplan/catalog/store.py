@@ -1,0 +1,312 @@
+"""Load the bundled catalog plus any user catalog folders into one validated, read-only :class:`Catalog`.
+
+Folders are read in order (bundled first); a user row whose key equals a bundled row replaces it. Loading
+is lazy and cached per folder list: importing gpuplan reads nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from gpuplan.catalog import schemas
+from gpuplan.catalog.csvload import Column, Row, read_table
+from gpuplan.errors import CatalogError, InputError, UnknownNameError
+from gpuplan.types import FxRate, Gpu, ModelEntry, ModelSpec, Offer, Platform, PurchasePrice
+from gpuplan.units import GB, GiB, TERA
+
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
+ENV_VAR = "GPUPLAN_CATALOG"
+T = TypeVar("T")
+
+
+def normalize(name: str) -> str:
+    """Lookup key of a GPU name or alias: case, spaces, '-' and '_' do not matter."""
+    return re.sub(r"[\s\-_]+", "", name).lower()
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything gpuplan knows, validated. Build it with :func:`load_catalog`."""
+
+    gpus: dict[str, Gpu]
+    gpu_keys: dict[str, str]
+    offers: tuple[Offer, ...]
+    purchase_prices: tuple[PurchasePrice, ...]
+    platforms: tuple[Platform, ...]
+    fx_rates: tuple[FxRate, ...]
+    models: dict[str, ModelEntry]
+    dirs: tuple[Path, ...]
+
+    def resolve_gpu(self, name: str) -> str | None:
+        return self.gpu_keys.get(normalize(name))
+
+    def gpu(self, name: str, field: str = "--gpu") -> Gpu:
+        canonical = self.resolve_gpu(name)
+        if canonical is None:
+            raise UnknownNameError(field, "GPU", name, list(self.gpus) + self._aliases(), "gpuplan gpus")
+        return self.gpus[canonical]
+
+    def _aliases(self) -> list[str]:
+        return [k for k in self.gpu_keys if k not in {normalize(n) for n in self.gpus}]
+
+    def model(self, name_or_path: str, field: str = "model") -> ModelSpec:
+        """Architecture of a preset, a local config.json, or (online only) a Hub id."""
+        from gpuplan.catalog.models import resolve_model
+
+        return resolve_model(self, name_or_path, field)
+
+    def providers(self) -> list[str]:
+        return sorted({o.provider for o in self.offers})
+
+    def fx_rate(self, base: str, quote: str, on: dt.date | None = None) -> FxRate:
+        """The newest rate on or before ``on`` (or the oldest one, if all are later)."""
+        rates = sorted((r for r in self.fx_rates if (r.base, r.quote) == (base, quote)), key=lambda r: r.date)
+        if not rates:
+            inverse = sorted((r for r in self.fx_rates if (r.base, r.quote) == (quote, base)),
+                             key=lambda r: r.date)
+            if not inverse:
+                raise CatalogError("fx.csv", 0, "", "", f"no {base}->{quote} exchange rate.",
+                                   f"add a dated {base}/{quote} row to fx.csv.")
+            pick = _pick_rate(inverse, on)
+            return FxRate(pick.date, base, quote, 1.0 / pick.rate, pick.source)
+        return _pick_rate(rates, on)
+
+    def convert(self, amount: float, currency: str, to: str, on: dt.date | None = None) -> float:
+        if currency == to:
+            return amount
+        return amount * self.fx_rate(currency, to, on).rate
+
+
+def _pick_rate(rates: list[FxRate], on: dt.date | None) -> FxRate:
+    if on is None:
+        return rates[-1]
+    before = [r for r in rates if r.date <= on]
+    return before[-1] if before else rates[0]
+
+
+def catalog_dirs(extra: Sequence[str | os.PathLike[str]] = ()) -> tuple[Path, ...]:
+    """Bundled folder, then ``GPUPLAN_CATALOG`` folders (os.pathsep-separated), then ``extra``."""
+    env = [p for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
+    dirs = [BUNDLED_DIR]
+    for raw in [*env, *extra]:
+        path = Path(raw).expanduser().resolve()
+        if not path.is_dir():
+            raise InputError("--catalog", f"'{raw}' is not a folder.",
+                             "give a folder laid out like gpuplan/data (see docs/catalog.md).")
+        if path not in dirs:
+            dirs.append(path)
+    return tuple(dirs)
+
+
+def load_catalog(extra: Sequence[str | os.PathLike[str]] = ()) -> Catalog:
+    """The catalog from the bundled data and user folders (cached per folder list)."""
+    return _load(catalog_dirs(extra))
+
+
+@cache
+def _load(dirs: tuple[Path, ...]) -> Catalog:
+    tables = [_DirTables.read(d, d != BUNDLED_DIR) for d in dirs]
+    gpus = _merge((t.gpus for t in tables), lambda g: g.name)
+    gpu_keys = _gpu_keys(gpus, [t for t in tables])
+    today = dt.date.today()
+
+    def check_gpu(name: str, where: str, line: int) -> str:
+        canonical = gpu_keys.get(normalize(name))
+        if canonical is None:
+            raise CatalogError(where, line, "gpu", name, "is not a GPU in gpus.csv or gpu_aliases.csv.",
+                               "use a name from 'gpuplan gpus', or add the part to gpus.csv.")
+        return canonical
+
+    offers = _merge((t.offers for t in tables), lambda o: o.key)
+    offers = [_with_gpu(o, check_gpu(o.gpu, o.file, o.line)) for o in offers]
+    prices = _merge((t.prices for t in tables), lambda p: (p.gpu, p.market, p.price_kind, p.source))
+    platforms = _merge((t.platforms for t in tables), lambda p: (p.platform, p.tier, p.gpu))
+    for table in tables:
+        for p, line in table.price_lines:
+            check_gpu(p.gpu, table.label("purchase_prices.csv"), line)
+        for pl, line in table.platform_lines:
+            check_gpu(pl.gpu, table.label("platforms.csv"), line)
+        table.check_dates(today)
+    prices = [_replace(p, gpu=gpu_keys[normalize(p.gpu)]) for p in prices]
+    platforms = [_replace(p, gpu=gpu_keys[normalize(p.gpu)]) for p in platforms]
+    fx = _merge((t.fx for t in tables), lambda r: (r.date, r.base, r.quote))
+    models = _merge((t.models for t in tables), lambda m: m.name)
+    return Catalog(
+        gpus={g.name: g for g in gpus}, gpu_keys=gpu_keys, offers=tuple(offers),
+        purchase_prices=tuple(prices), platforms=tuple(platforms), fx_rates=tuple(fx),
+        models={m.name: m for m in models}, dirs=dirs,
+    )
+
+
+def _merge(groups: Iterable[list[T]], key: Callable[[T], Any]) -> list[T]:
+    merged: dict[Any, T] = {}
+    for group in groups:
+        for item in group:
+            merged[key(item)] = item
+    return list(merged.values())
+
+
+def _replace(obj: T, **changes: Any) -> T:
+    from dataclasses import replace
+
+    return replace(obj, **changes)  # type: ignore[type-var]
+
+
+def _with_gpu(offer: Offer, canonical: str) -> Offer:
+    return offer if offer.gpu == canonical else _replace(offer, gpu=canonical)
+
+
+def _gpu_keys(gpus: list[Gpu], tables: list[_DirTables]) -> dict[str, str]:
+    names = {g.name for g in gpus}
+    keys = {normalize(g.name): g.name for g in gpus}
+    for table in tables:
+        for alias, target, line in table.aliases:
+            where = table.label("gpu_aliases.csv")
+            if target not in names:
+                raise CatalogError(where, line, "name", target, "is not a name in gpus.csv.",
+                                   "point the alias at a canonical name.")
+            key = normalize(alias)
+            if keys.get(key, target) != target and keys[key] in names and normalize(keys[key]) == key:
+                raise CatalogError(where, line, "alias", alias, f"is the name of GPU '{keys[key]}'.",
+                                   "remove the alias.")
+            keys[key] = target
+    return keys
+
+
+@dataclass
+class _DirTables:
+    """The rows of one catalog folder, typed but not yet cross-checked."""
+
+    root: Path
+    user: bool
+    gpus: list[Gpu]
+    aliases: list[tuple[str, str, int]]
+    offers: list[Offer]
+    prices: list[PurchasePrice]
+    price_lines: list[tuple[PurchasePrice, int]]
+    platforms: list[Platform]
+    platform_lines: list[tuple[Platform, int]]
+    fx: list[FxRate]
+    models: list[ModelEntry]
+    dated: list[tuple[str, int, str, dt.date]]
+
+    def label(self, rel: str) -> str:
+        return str(self.root / rel) if self.user else f"gpuplan/data/{rel}"
+
+    @classmethod
+    def read(cls, root: Path, user: bool) -> _DirTables:
+        self = cls(root, user, [], [], [], [], [], [], [], [], [], [])
+        for r in self._rows("gpus.csv", schemas.GPUS, ["name"]):
+            self.gpus.append(_gpu(r, self.label("gpus.csv")))
+            self.dated.append(("gpus.csv", r.line, "date_checked", r.values["date_checked"]))
+        self.aliases = [(r.values["alias"], r.values["name"], r.line)
+                        for r in self._rows("gpu_aliases.csv", schemas.GPU_ALIASES, ["alias"])]
+        self._read_offers()
+        for r in self._rows("purchase_prices.csv", schemas.PURCHASE_PRICES,
+                            ["gpu", "market", "price_kind", "source"]):
+            price = PurchasePrice(**_text(r.values))
+            self.prices.append(price)
+            self.price_lines.append((price, r.line))
+            self.dated.append(("purchase_prices.csv", r.line, "as_of", price.as_of))
+        for r in self._rows("platforms.csv", schemas.PLATFORMS, ["platform", "tier", "gpu"]):
+            platform = Platform(**_text(r.values))
+            self.platforms.append(platform)
+            self.platform_lines.append((platform, r.line))
+            self.dated.append(("platforms.csv", r.line, "as_of", platform.as_of))
+        self.fx = [FxRate(**r.values) for r in self._rows("fx.csv", schemas.FX, ["date", "base", "quote"])]
+        self._read_models()
+        return self
+
+    def _rows(self, rel: str, columns: tuple[Column, ...], key: list[str]) -> list[Row]:
+        path = self.root / rel
+        if not path.exists():
+            if self.user:
+                return []
+            raise CatalogError(self.label(rel), 0, "", "", "bundled file is missing.", "reinstall gpuplan.")
+        return read_table(path, columns, key, self.label(rel))
+
+    def _read_offers(self) -> None:
+        folder = self.root / "offers"
+        files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+        if not files and not self.user:
+            raise CatalogError(self.label("offers/"), 0, "", "", "no offer files.", "reinstall gpuplan.")
+        seen: dict[tuple[str, str, str, str], str] = {}
+        for path in files:
+            rel = f"offers/{path.name}"
+            rows = self._rows(rel, schemas.OFFERS, ["provider", "instance_type", "region", "pricing"])
+            for r in rows:
+                offer = _offer(r, self.label(rel))
+                if offer.key in seen:
+                    raise CatalogError(self.label(rel), r.line, "instance_type", offer.instance_type,
+                                       f"same provider/instance/region/pricing as a row in {seen[offer.key]}.",
+                                       "keep one provider per file and one row per key.")
+                seen[offer.key] = rel
+                self.offers.append(offer)
+                self.dated.append((rel, r.line, "as_of", offer.as_of))
+
+    def _read_models(self) -> None:
+        rows = self._rows("models/index.csv", schemas.MODEL_INDEX, ["name"])
+        for r in rows:
+            path = self.root / "models" / f"{r.values['name']}.json"
+            if not path.is_file():
+                raise CatalogError(self.label("models/index.csv"), r.line, "name", r.values["name"],
+                                   f"has no config file models/{path.name}.",
+                                   "add the config.json as models/<name>.json or remove the row.")
+            self.models.append(ModelEntry(**_text(r.values), path=str(path)))
+            self.dated.append(("models/index.csv", r.line, "as_of", r.values["as_of"]))
+
+    def check_dates(self, today: dt.date) -> None:
+        for rel, line, column, value in self.dated:
+            if value > today + dt.timedelta(days=1):
+                raise CatalogError(self.label(rel), line, column, value.isoformat(), "is in the future.",
+                                   "write the date the figure was read or published.")
+
+
+def _text(values: dict[str, Any]) -> dict[str, Any]:
+    """Optional text cells read as None become empty strings."""
+    return {k: ("" if v is None and k in ("notes", "hf_repo") else v) for k, v in values.items()}
+
+
+def _gpu(row: Row, where: str) -> Gpu:
+    v = row.values
+    tflops = {k: (v[k] * TERA if v[k] is not None else None) for k in
+              ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops",
+               "fp4_tflops")}
+    if not any(tflops.values()):
+        raise CatalogError(where, row.line, "fp16_tflops", "", "the part has no compute figure at all.",
+                           "fill in at least fp32_tflops or fp16_tflops.")
+    return Gpu(
+        name=v["name"], vendor=v["vendor"], segment=v["segment"], architecture=v["architecture"],
+        chip=v["chip"], form_factor=v["form_factor"], memory_type=v["memory_type"],
+        memory_nominal_gb=v["memory_nominal_gb"], memory_visible_mib=v["memory_visible_mib"],
+        memory_bandwidth_bytes_per_s=v["memory_bandwidth_gb_s"] * GB,
+        fp32_flops_per_s=tflops["fp32_tflops"], tf32_flops_per_s=tflops["tf32_tflops"],
+        fp16_flops_per_s=tflops["fp16_tflops"], bf16_flops_per_s=tflops["bf16_tflops"],
+        fp8_flops_per_s=tflops["fp8_tflops"], int8_ops_per_s=tflops["int8_tops"],
+        fp4_flops_per_s=tflops["fp4_tflops"], interconnect=v["interconnect"],
+        interconnect_bytes_per_s=(v["interconnect_gb_s"] * GB if v["interconnect_gb_s"] else None),
+        pcie_gen=v["pcie_gen"], tdp_w=v["tdp_w"], launch_year=v["launch_year"],
+        export_status=v["export_status"], export_rule=v["export_rule"], export_rule_date=v["export_rule_date"],
+        source=v["source"], verification=v["verification"], date_checked=v["date_checked"],
+        notes=v["notes"] or "",
+    )
+
+
+def _offer(row: Row, where: str) -> Offer:
+    v = row.values
+    return Offer(
+        provider=v["provider"], instance_type=v["instance_type"], gpu=v["gpu"], gpu_count=v["gpu_count"],
+        vcpus=v["vcpus"], ram_bytes=(v["ram_gib"] * GiB if v["ram_gib"] else None), region=v["region"],
+        market=v["market"], price_per_hour=v["price_per_hour"], currency=v["currency"], pricing=v["pricing"],
+        billing_granularity_s=v["billing_granularity_s"],
+        included_disk_bytes=(v["included_disk_gb"] * GB if v["included_disk_gb"] is not None else None),
+        storage_price_per_gb_month=v["storage_price_per_gb_month"], gpu_mapping=v["gpu_mapping"],
+        source=v["source"], as_of=v["as_of"], notes=v["notes"] or "", file=where, line=row.line,
+    )

@@ -1,0 +1,100 @@
+"""Exact parameter counts from a :class:`ModelSpec`, as an itemised breakdown.
+
+The count mirrors the module layout of the transformers model class (``sum(p.numel())`` on the meta
+device, tied weights once); the test suite checks it against transformers for every bundled preset whose
+class ships in transformers, and against published counts for remote-code models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplan.types import ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ParamBreakdown:
+    embeddings: int
+    attention: int
+    mlp: int  # dense MLP layers
+    experts: int  # all routed experts
+    shared_experts: int
+    router: int
+    norms: int
+    head: int  # LM head (0 when tied) and other output parts
+    active_experts: int  # routed expert parameters one token uses
+
+    @property
+    def total(self) -> int:
+        return (self.embeddings + self.attention + self.mlp + self.experts + self.shared_experts + self.router
+                + self.norms + self.head)
+
+    @property
+    def active(self) -> int:
+        """Parameters that touch one token: all but the routed experts not chosen."""
+        return self.total - self.experts + self.active_experts
+
+    @property
+    def non_embedding(self) -> int:
+        return self.total - self.embeddings
+
+    def as_dict(self) -> dict[str, int]:
+        return {"embeddings": self.embeddings, "attention": self.attention, "mlp": self.mlp,
+                "experts": self.experts, "shared_experts": self.shared_experts, "router": self.router,
+                "norms": self.norms, "head": self.head, "total": self.total, "active": self.active}
+
+
+def attention_params(m: ModelSpec) -> int:
+    """One layer's attention projections (+ biases, + per-head q/k norms)."""
+    if m.is_mla:
+        return _mla_params(m)
+    q = m.hidden * m.q_dim + (m.q_dim if m.qkv_bias else 0)
+    kv = 2 * (m.hidden * m.kv_dim + (m.kv_dim if m.qkv_bias else 0))
+    out = m.q_dim * m.hidden + (m.hidden if m.out_bias else 0)
+    qk_norm = 2 * m.head_dim if m.qk_norm else 0
+    return q + kv + out + qk_norm
+
+
+def _mla_params(m: ModelSpec) -> int:
+    """DeepSeek-V2/V3 multi-head latent attention (DeepSeek-V2 paper, sec. 2.1)."""
+    v_dim = m.v_head_dim or m.head_dim
+    if m.q_lora_rank:
+        q = m.hidden * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * m.n_heads * m.head_dim
+    else:
+        q = m.hidden * m.n_heads * m.head_dim
+    kv_a = m.hidden * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+    kv_b = m.kv_lora_rank * m.n_heads * (m.qk_nope_head_dim + v_dim)
+    out = m.n_heads * v_dim * m.hidden
+    return q + kv_a + kv_b + out
+
+
+def mlp_params(m: ModelSpec, width: int) -> int:
+    """One MLP of inner ``width``: gated (gate, up, down) or plain (up, down), with optional biases."""
+    n_in = 2 if m.gated_mlp else 1
+    weights = (n_in + 1) * m.hidden * width
+    biases = (n_in * width + m.hidden) if m.mlp_bias else 0
+    return weights + biases
+
+
+def count_params(m: ModelSpec) -> ParamBreakdown:
+    norm = m.hidden * (2 if m.norm_bias else 1)
+    n_moe = m.n_moe_layers
+    n_dense = m.n_layers - n_moe
+    embeddings = m.vocab * m.hidden + m.learned_positions * m.hidden + m.token_types * m.hidden
+    expert = mlp_params(m, m.moe_ffn_hidden) if m.is_moe else 0
+    shared = mlp_params(m, m.shared_ffn_hidden) if m.shared_ffn_hidden else 0
+    router = n_moe * (m.hidden * m.n_experts + (m.hidden if m.shared_expert_gate else 0))
+    norms = m.n_layers * m.norms_per_layer * norm + (norm if m.final_norm else 0) + (norm if m.embed_norm else 0)
+    head = 0 if m.tied_embeddings else m.vocab * m.hidden
+    head += (m.vocab if m.lm_head_bias else 0) + m.extra_params
+    return ParamBreakdown(
+        embeddings=embeddings,
+        attention=m.n_layers * attention_params(m),
+        mlp=n_dense * mlp_params(m, m.ffn_hidden),
+        experts=n_moe * m.n_experts * expert,
+        shared_experts=n_moe * shared,
+        router=router,
+        norms=norms,
+        head=head,
+        active_experts=n_moe * m.n_active_experts * expert,
+    )

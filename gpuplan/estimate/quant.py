@@ -1,0 +1,71 @@
+"""Weight formats (bits per weight and what they apply to), read from ``data/quant_formats.csv``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from gpuplan.catalog.csvload import Column, read_table
+from gpuplan.catalog.store import BUNDLED_DIR
+from gpuplan.errors import InputError
+
+_COLUMNS = (
+    Column("format", required=True), Column("bits_per_weight", "float", True, positive=True, max=64),
+    Column("scope", "enum", True, ("linear", "all")),
+    Column("compute", "enum", True, ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")),
+    Column("source", required=True), Column("as_of", "date", True), Column("notes"),
+)
+_ALIASES = {"awq": "awq-int4", "gptq": "gptq-int4", "nf4": "bnb-nf4-dq", "qlora": "bnb-nf4-dq", "int4": "int4-wo",
+            "q4_k_m": "gguf-q4_k_m", "q5_k_m": "gguf-q5_k_m", "q6_k": "gguf-q6_k", "q8_0": "gguf-q8_0",
+            "q4_0": "gguf-q4_0", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "awq-int4": "awq-int4",
+            "llm.int8": "bnb-int8", "int8-weight-only": "int8-wo", "int4-weight-only": "int4-wo"}
+
+
+@dataclass(frozen=True, slots=True)
+class WeightFormat:
+    name: str
+    bits_per_weight: float
+    scope: str  # linear: only the linear layers are stored this way; all: every tensor (GGUF)
+    compute: str  # the dtype the matmuls run in
+    source: str
+
+    @property
+    def bytes_per_weight(self) -> float:
+        return self.bits_per_weight / 8
+
+    @property
+    def is_16bit(self) -> bool:
+        return self.name in ("bf16", "fp16")
+
+
+@cache
+def weight_formats() -> dict[str, WeightFormat]:
+    rows = read_table(BUNDLED_DIR / "quant_formats.csv", _COLUMNS, ["format"], "gpuplan/data/quant_formats.csv")
+    return {r.values["format"]: WeightFormat(r.values["format"], r.values["bits_per_weight"],
+                                             r.values["scope"], r.values["compute"], r.values["source"])
+            for r in rows}
+
+
+def weight_format(name: str, field: str = "--quant") -> WeightFormat:
+    formats = weight_formats()
+    key = name.strip().lower().replace("_", "-") if name.lower() not in _ALIASES else name.lower()
+    key = _ALIASES.get(name.strip().lower(), key)
+    if key in formats:
+        return formats[key]
+    if key.replace("-", "_") in formats:
+        return formats[key.replace("-", "_")]
+    for fmt in formats:  # gguf names keep their underscore (gguf-q4_k_m)
+        if fmt.replace("_", "-") == key:
+            return formats[fmt]
+    from gpuplan.errors import close_matches
+
+    hint = close_matches(name, list(formats))
+    raise InputError(field, f"unknown weight format '{name}'" + (f"; did you mean {', '.join(hint)}?" if hint else "."),
+                     "use one of: " + ", ".join(formats) + ".")
+
+
+def kv_bytes_per_value(kv_dtype: str, field: str = "--kv-dtype") -> float:
+    table = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0, "int8": 1.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
+    if kv_dtype not in table:
+        raise InputError(field, f"unknown KV-cache dtype '{kv_dtype}'.", "use one of: " + ", ".join(table) + ".")
+    return table[kv_dtype]

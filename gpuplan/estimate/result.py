@@ -1,0 +1,86 @@
+"""What every estimator returns: a breakdown that sums to a total, the assumptions it used, and an error
+band drawn from the calibration residuals of its class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """A named value an estimate depends on, with where it comes from."""
+
+    name: str
+    value: str
+    source: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "value": self.value, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    """Multiplicative error band: the true value is expected within [low·x, high·x] for 80 % of cases
+    like this one (p10 and p90 of measured/predicted over ``n_rows`` calibration rows of ``cls``)."""
+
+    low: float
+    high: float
+    cls: str
+    n_rows: int
+
+    def around(self, value: float) -> tuple[float, float]:
+        return value * self.low, value * self.high
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"p10_ratio": round(self.low, 4), "p90_ratio": round(self.high, 4), "class": self.cls,
+                "calibration_rows": self.n_rows}
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """Named parts in one unit (``unit``) that add up to ``total``."""
+
+    unit: str
+    parts: tuple[tuple[str, float], ...]
+
+    @property
+    def total(self) -> float:
+        return sum(v for _, v in self.parts)
+
+    def get(self, name: str) -> float:
+        return sum(v for k, v in self.parts if k == name)
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: v for k, v in self.parts}
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A total with its breakdown, band and assumptions; ``extra`` holds derived answers (KV capacity ...)."""
+
+    breakdown: Breakdown
+    band: Band
+    assumptions: tuple[Assumption, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return self.breakdown.total
+
+    @property
+    def low(self) -> float:
+        return self.band.around(self.total)[0]
+
+    @property
+    def high(self) -> float:
+        return self.band.around(self.total)[1]
+
+    def as_dict(self, key: str) -> dict[str, Any]:
+        """JSON form; ``key`` is the unit-suffixed name of the total (``total_bytes``)."""
+        suffix = key.rsplit("_", 1)[-1]
+        return {
+            key: self.total, f"low_{suffix}": self.low, f"high_{suffix}": self.high,
+            "breakdown_" + suffix: self.breakdown.as_dict(), "band": self.band.as_dict(),
+            "assumptions": [a.as_dict() for a in self.assumptions], **self.extra,
+        }

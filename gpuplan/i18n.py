@@ -1,0 +1,54 @@
+"""English and Chinese labels for what gpuplan shows people.
+
+``tr(text)`` returns ``text`` in English and its Chinese form when the language is ``zh`` (``--lang zh`` or
+``GPUPLAN_LANG=zh``). Keys are the English strings themselves, so a missing translation shows English.
+JSON and CSV keys are never translated: they are an interface.
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+
+LANGS = ("en", "zh")
+_lang: ContextVar[str] = ContextVar("gpuplan_lang", default="")
+
+ZH: dict[str, str] = {
+    # listing headers
+    "GPU": "显卡", "Vendor": "厂商", "Segment": "类别", "Architecture": "架构", "Form": "形态",
+    "Memory": "显存", "Usable": "可用显存", "Bandwidth": "带宽", "BF16/FP16": "BF16/FP16", "FP8": "FP8",
+    "Link": "互联", "TDP": "功耗", "Year": "年份", "China export": "对华出口", "Provider": "云厂商",
+    "Instance": "实例", "GPUs": "卡数", "Region": "区域", "Pricing": "计费", "Price/h": "价格/小时",
+    "Per GPU-h": "每卡时", "Age": "价格时效", "Model": "模型", "Family": "系列", "Params": "参数量",
+    "Active": "激活参数", "Layers": "层数", "Hidden": "隐藏维度", "Heads": "注意力头", "KV heads": "KV 头",
+    "Experts": "专家数", "Context": "上下文", "Source": "来源", "Platform": "平台", "Tier": "档位",
+    "Quota": "配额", "Session": "单次时长", "Price": "价格",
+    # titles
+    "Accelerators": "加速卡", "Cloud offers": "云 GPU 报价", "Model presets": "预置模型",
+    "Free and cheap platforms": "免费与低价算力平台", "Parameter breakdown": "参数构成",
+    "Memory per GPU": "单卡显存", "Time": "时间", "Assumptions": "假设", "Plans": "方案",
+    "Part": "部分", "Value": "数值", "Share": "占比", "Band (p10–p90)": "误差带 (p10–p90)",
+    "Total": "合计", "Cost": "费用", "Fits": "能否装下", "Why": "原因", "Pick": "推荐",
+    "Pareto front (cost vs time)": "帕累托前沿（费用 vs 时间）", "Hours": "小时", "Config": "配置",
+    "Memory needed": "所需显存", "Memory available": "可用显存", "Throughput": "吞吐",
+    "Use case": "使用场景", "Smallest fit": "最小可行配置", "Replicas": "副本数",
+    "Rent vs buy": "租用 vs 购买", "Break-even": "回本点",
+    # sentences
+    "days old": "天前", "no offers match": "没有符合条件的报价", "does not fit": "装不下", "fits": "装得下",
+    "weights": "权重", "kv_cache": "KV 缓存", "activations": "激活值", "gradients": "梯度",
+    "optimizer": "优化器状态", "master_weights": "FP32 主权重", "adapter": "适配器", "workspace": "工作区",
+    "logits": "logits", "overhead": "CUDA/框架开销", "dequant": "反量化缓冲", "prefix": "前缀",
+}
+
+
+def set_lang(lang: str) -> None:
+    _lang.set(lang)
+
+
+def lang() -> str:
+    chosen = _lang.get() or os.environ.get("GPUPLAN_LANG", "")
+    return chosen if chosen in LANGS else "en"
+
+
+def tr(text: str) -> str:
+    return ZH.get(text, text) if lang() == "zh" else text

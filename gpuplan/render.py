@@ -1,0 +1,96 @@
+"""Turn library results into text: rich tables for people, JSON and CSV for machines.
+
+Library functions return plain dicts (the JSON twin); this module only formats them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+FORMATS = ("table", "json", "csv")
+
+
+@dataclass(frozen=True, slots=True)
+class Col:
+    """A table column: header, the row key it shows, and how to format the value."""
+
+    header: str
+    key: str
+    fmt: Callable[[Any], str] | None = None
+    justify: str = "left"
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "∞"
+        return f"{value:,.2f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:,.0f}"
+    return str(value)
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2, default=_json_default, allow_nan=False)
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    if hasattr(obj, "as_dict"):
+        return obj.as_dict()
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    fields: list[str] = []
+    for row in rows:
+        fields += [k for k in row if k not in fields]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _csv_cell(row.get(k)) for k in fields})
+    return out.getvalue()
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return "" if value is None else value
+
+
+def table(rows: Sequence[dict[str, Any]], cols: Sequence[Col], title: str | None = None,
+          caption: str | None = None, out: TextIO | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title, caption=caption, header_style="bold", show_lines=False, caption_justify="left")
+    for c in cols:
+        t.add_column(c.header, justify=c.justify)  # type: ignore[arg-type]
+    for row in rows:
+        t.add_row(*[(c.fmt or _plain)(row.get(c.key)) for c in cols])
+    Console(file=out or sys.stdout, soft_wrap=False).print(t)
+
+
+def emit(rows: Sequence[dict[str, Any]], cols: Sequence[Col], fmt: str, title: str | None = None,
+         caption: str | None = None, payload: Any = None, out: TextIO | None = None) -> None:
+    """Write rows as a table, JSON (``payload`` if given, else the rows) or CSV."""
+    stream = out or sys.stdout
+    if fmt == "json":
+        stream.write(to_json(rows if payload is None else payload) + "\n")
+    elif fmt == "csv":
+        stream.write(to_csv(rows))
+    else:
+        table(rows, cols, title, caption, out=stream)

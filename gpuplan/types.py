@@ -1,0 +1,354 @@
+"""Frozen domain types shared by the catalog, the estimators, the planner and the renderers.
+
+Quantities are in base units (bytes, seconds, FLOPs, FLOP/s, bytes/s); names carry the unit. Money is an
+amount plus its currency, never a bare float. Derived values are properties, not stored fields.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from gpuplan.units import GiB, MiB
+
+DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """One accelerator model (a row of ``gpus.csv``)."""
+
+    name: str
+    vendor: str
+    segment: str  # datacenter | workstation | consumer | tpu | npu
+    architecture: str
+    chip: str | None
+    form_factor: str
+    memory_type: str | None
+    memory_nominal_gb: float
+    memory_visible_mib: float | None
+    memory_bandwidth_bytes_per_s: float
+    fp32_flops_per_s: float | None
+    tf32_flops_per_s: float | None
+    fp16_flops_per_s: float | None
+    bf16_flops_per_s: float | None
+    fp8_flops_per_s: float | None
+    int8_ops_per_s: float | None
+    fp4_flops_per_s: float | None
+    interconnect: str
+    interconnect_bytes_per_s: float | None
+    pcie_gen: int | None
+    tdp_w: float | None
+    launch_year: int | None
+    export_status: str
+    export_rule: str
+    export_rule_date: dt.date | None
+    source: str
+    verification: str
+    date_checked: dt.date
+    notes: str = ""
+
+    @property
+    def memory_bytes(self) -> float:
+        """Capacity a program can allocate: the driver-visible figure when published, else the nominal one
+        (vendors' "80 GB" HBM is 80 GiB of cells; the driver may show a little less)."""
+        if self.memory_visible_mib is not None:
+            return self.memory_visible_mib * MiB
+        return self.memory_nominal_gb * GiB
+
+    @property
+    def memory_is_measured(self) -> bool:
+        return self.memory_visible_mib is not None
+
+    def peak_flops_per_s(self, dtype: str) -> float | None:
+        """Dense tensor rate for ``dtype`` (None if the part has no such path)."""
+        return {
+            "fp32": self.fp32_flops_per_s, "tf32": self.tf32_flops_per_s, "fp16": self.fp16_flops_per_s,
+            "bf16": self.bf16_flops_per_s, "fp8": self.fp8_flops_per_s, "int8": self.int8_ops_per_s,
+            "fp4": self.fp4_flops_per_s,
+        }[dtype]
+
+    @property
+    def half_flops_per_s(self) -> float:
+        """The 16-bit tensor rate training and inference use: bf16 where supported, else fp16."""
+        return self.bf16_flops_per_s or self.fp16_flops_per_s or self.fp32_flops_per_s or 0.0
+
+    @property
+    def supports_bf16(self) -> bool:
+        return self.bf16_flops_per_s is not None
+
+    @property
+    def has_fast_interconnect(self) -> bool:
+        return self.interconnect_bytes_per_s is not None and self.interconnect.lower() != "none"
+
+    @property
+    def sold_in_china(self) -> bool:
+        """Legally sold into mainland China under the rule in ``export_rule`` (not legal advice)."""
+        return self.export_status in ("unrestricted", "china-compliant", "domestic")
+
+
+@dataclass(frozen=True, slots=True)
+class Money:
+    amount: float
+    currency: str  # USD | CNY
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One rentable instance at one price (a row of ``offers/<provider>.csv``)."""
+
+    provider: str
+    instance_type: str
+    gpu: str
+    gpu_count: float
+    vcpus: float | None
+    ram_bytes: float | None
+    region: str
+    market: str  # cn | global
+    price_per_hour: float
+    currency: str
+    pricing: str  # on-demand | spot | reserved | marketplace
+    billing_granularity_s: float | None
+    included_disk_bytes: float | None
+    storage_price_per_gb_month: float | None
+    gpu_mapping: str  # stated | inferred
+    source: str
+    as_of: dt.date
+    notes: str = ""
+    file: str = field(default="", compare=False)
+    line: int = field(default=0, compare=False)
+
+    @property
+    def price_per_gpu_hour(self) -> float:
+        return self.price_per_hour / self.gpu_count
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.provider, self.instance_type, self.region, self.pricing)
+
+
+@dataclass(frozen=True, slots=True)
+class PurchasePrice:
+    gpu: str
+    market: str
+    price: float
+    currency: str
+    price_kind: str
+    memory_nominal_gb: float | None
+    source: str
+    as_of: dt.date
+    notes: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """A free or cheap notebook platform tier (Kaggle, Colab, AutoDL ...)."""
+
+    platform: str
+    tier: str
+    market: str
+    gpu: str
+    gpu_count: float
+    price_per_month: float | None
+    price_per_hour: float | None
+    currency: str
+    weekly_gpu_hours: float | None
+    session_max_hours: float | None
+    idle_timeout_min: float | None
+    guaranteed: bool
+    source: str
+    as_of: dt.date
+    notes: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FxRate:
+    date: dt.date
+    base: str
+    quote: str
+    rate: float
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEntry:
+    """Provenance of a bundled model preset (a row of ``models/index.csv``)."""
+
+    name: str
+    hf_repo: str
+    family: str
+    remote_code: bool
+    published_params: float | None
+    source: str
+    as_of: dt.date
+    notes: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """The architecture of a transformer, read from a Hugging Face ``config.json``.
+
+    Enough to count parameters exactly and to size weights, KV cache, activations and FLOPs. Flags describe
+    the parts whose presence changes the count (biases, norms, learned positions, ...).
+    """
+
+    name: str
+    model_type: str
+    n_layers: int
+    hidden: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    ffn_hidden: int  # dense MLP width (per gated branch for gated MLPs)
+    vocab: int
+    gated_mlp: bool = True  # SwiGLU/GeGLU: three matrices; else two
+    tied_embeddings: bool = False
+    max_positions: int = 2048
+    native_dtype: str = "bf16"
+    positional: str = "rope"  # rope | alibi | learned | none
+    learned_positions: int = 0  # rows of a learned position table
+    token_types: int = 0  # BERT token-type embeddings
+    norm_bias: bool = False  # LayerNorm (weight+bias) vs RMSNorm (weight)
+    norms_per_layer: int = 2
+    final_norm: bool = True
+    embed_norm: bool = False  # a norm right after the embedding (BLOOM, BERT)
+    qkv_bias: bool = False
+    out_bias: bool = False
+    mlp_bias: bool = False
+    qk_norm: bool = False  # per-head q/k norms (Qwen3, Gemma 3)
+    lm_head_bias: bool = False
+    v_head_dim: int | None = None  # MLA: value head size when it differs from head_dim
+    # MoE
+    n_experts: int = 0
+    n_active_experts: int = 0
+    n_shared_experts: int = 0
+    moe_ffn_hidden: int = 0
+    shared_ffn_hidden: int = 0  # total width of the shared expert(s) when given as one block
+    n_dense_layers: int = 0  # leading dense layers (DeepSeek first_k_dense_replace)
+    moe_every: int = 1  # every k-th layer is MoE (Qwen2-MoE decoder_sparse_step)
+    router_bias: bool = False  # e_score_correction_bias (DeepSeek-V3)
+    shared_expert_gate: bool = False  # Qwen-MoE's sigmoid gate on the shared expert
+    # MLA (DeepSeek V2/V3)
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    # attention span
+    sliding_window: int | None = None
+    n_sliding_layers: int = 0
+    parallel_attn: bool = False
+    encoder_only: bool = False
+    extra_params: int = 0  # parameters of parts the flags above do not describe (e.g. a BERT pooler)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def n_moe_layers(self) -> int:
+        if not self.is_moe:
+            return 0
+        sparse = range(self.n_dense_layers, self.n_layers)
+        return sum(1 for i in sparse if (i + 1) % self.moe_every == 0)
+
+    @property
+    def q_dim(self) -> int:
+        return self.n_heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.n_kv_heads * self.head_dim
+
+
+# ---------------------------------------------------------------- workloads
+
+METHODS = ("full", "lora", "qlora", "ptuning", "freeze")
+OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor")
+PRECISIONS = ("bf16-mixed", "fp16-mixed", "bf16", "fp32")
+RECOMPUTE = ("none", "selective", "full")
+ENGINES = ("hf", "vllm", "sglang", "trtllm", "llamacpp")
+FRAMEWORKS = ("hf", "deepspeed", "megatron", "torchtitan", "torchtune")
+
+
+@dataclass(frozen=True, slots=True)
+class Parallelism:
+    """How a job is split over GPUs. ``zero`` 0-3 is the DeepSpeed stage (FSDP full-shard = 3) over the
+    data-parallel group; ``cp`` is context parallelism."""
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    cp: int = 1
+    zero: int = 0
+    sequence_parallel: bool = True
+    offload_optimizer: bool = False
+
+    @property
+    def n_gpus(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
+
+    def describe(self) -> str:
+        parts = [f"{k.upper()}{v}" for k, v in (("tp", self.tp), ("pp", self.pp), ("dp", self.dp),
+                                                  ("cp", self.cp)) if v > 1]
+        if self.zero:
+            parts.append(f"ZeRO-{self.zero}")
+        if self.offload_optimizer:
+            parts.append("optimizer offload")
+        return " ".join(parts) or "1 GPU"
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSetup:
+    """A training or fine-tuning step: what is trained, how, and at what size per GPU."""
+
+    method: str = "full"
+    micro_batch: int = 1  # sequences per GPU per micro-step
+    seq_len: int = 2048
+    grad_accum: int = 1
+    precision: str = "bf16-mixed"
+    optimizer: str = "adamw"
+    recompute: str = "none"
+    flash_attention: bool = True
+    chunked_loss: bool = False  # loss computed in chunks: logits never held in fp32 for the whole sequence
+    lora_rank: int = 16
+    lora_targets: str = "all-linear"  # all-linear | attention | qv
+    prefix_len: int = 128  # P-tuning v2 prefix length
+    base_quant: str | None = None  # frozen base format for LoRA/P-tuning ("int4-wo", "int8-wo", "bnb-nf4-dq")
+    trainable_layers: int = 2  # freeze: train the last k layers
+    parallel: Parallelism = Parallelism()
+    framework: str = "hf"
+    compiled: bool = False
+
+    @property
+    def tokens_per_micro_batch(self) -> int:
+        return self.micro_batch * self.seq_len
+
+
+@dataclass(frozen=True, slots=True)
+class InferSetup:
+    """An inference configuration: engine, weight format, batch and lengths."""
+
+    engine: str = "vllm"
+    weight_format: str = "bf16"
+    kv_dtype: str = "bf16"  # bf16 | fp16 | fp8
+    batch: int = 1
+    prompt_len: int = 1024
+    output_len: int = 256
+    tp: int = 1
+    pp: int = 1
+    gpu_memory_utilization: float = 0.9  # vLLM / SGLang pre-allocation share
+    max_num_seqs: int | None = None  # engine cap on concurrent sequences
+
+    @property
+    def context_len(self) -> int:
+        return self.prompt_len + self.output_len
+
+    @property
+    def n_gpus(self) -> int:
+        return self.tp * self.pp
