@@ -141,9 +141,10 @@ def offers(
     for row in rows:
         row["_price"] = money("price_per_hour")(row)
         row["_gpu_price"] = money("price_per_gpu_hour")(row)
-        row["_age"] = f"{row['age_days']} d"
+        row["_age"] = f"{row['age_days']} d" + ("*" if row["undated_source"] else "")
+        row["_gpu"] = row["gpu"] + ("†" if row["gpu_mapping"] == "inferred" else "")
     cols = [
-        Col(tr("Provider"), "provider"), Col(tr("Instance"), "instance_type"), Col(tr("GPU"), "gpu"),
+        Col(tr("Provider"), "provider"), Col(tr("Instance"), "instance_type"), Col(tr("GPU"), "_gpu"),
         Col(tr("GPUs"), "gpu_count", _plain_count, "right"), Col(tr("Region"), "region"),
         Col(tr("Pricing"), "pricing"), Col(tr("Price/h"), "_price", None, "right"),
         Col(tr("Per GPU-h"), "_gpu_price", None, "right"), Col(tr("Age"), "_age", None, "right"),
@@ -156,8 +157,8 @@ def offers(
         return
     more = f" — showing {len(shown)} of {len(views)}; --limit 0 shows all" if len(shown) < len(views) else ""
     emit(rows, cols, fmt, f"{tr('Cloud offers')} ({len(views)}){more}",
-         "Prices as published on the date shown (see --json for each source); inferred GPU mappings are marked "
-         "in JSON (gpu_mapping).")
+         "Age = days since the price was published. * undated source: age counts from the day it was read. "
+         "† GPU inferred from the instance family. --json shows each row's source.")
 
 
 def _plain_count(v: Any) -> str:

@@ -29,7 +29,7 @@ def gpu_row(g: Gpu) -> dict[str, Any]:
         "name": g.name, "vendor": g.vendor, "segment": g.segment, "architecture": g.architecture,
         "form_factor": g.form_factor, "memory_nominal_gb": g.memory_nominal_gb,
         "memory_visible_mib": g.memory_visible_mib, "memory_usable_gib": round(g.memory_bytes / GiB, 2),
-        "memory_bandwidth_gb_s": round(g.memory_bandwidth_bytes_per_s / GB, 1),
+        "memory_bandwidth_gb_s": (round(g.memory_bandwidth_bytes_per_s / GB, 1) if g.memory_bandwidth_bytes_per_s else None),
         "fp32_tflops": tf(g.fp32_flops_per_s), "tf32_tflops": tf(g.tf32_flops_per_s),
         "fp16_tflops": tf(g.fp16_flops_per_s), "bf16_tflops": tf(g.bf16_flops_per_s),
         "fp8_tflops": tf(g.fp8_flops_per_s), "int8_tops": tf(g.int8_ops_per_s), "fp4_tflops": tf(g.fp4_flops_per_s),
@@ -61,7 +61,7 @@ def list_gpus(catalog: Catalog, *, market: str | None = None, min_memory_bytes: 
         gpus = [g for g in gpus if g.memory_nominal_gb * GiB >= min_memory_bytes - 0.5 * GiB]
     keys = {
         "name": lambda g: (g.vendor, g.name), "memory": lambda g: -g.memory_bytes,
-        "bandwidth": lambda g: -g.memory_bandwidth_bytes_per_s, "bf16": lambda g: -g.half_flops_per_s,
+        "bandwidth": lambda g: -(g.memory_bandwidth_bytes_per_s or 0), "bf16": lambda g: -g.half_flops_per_s,
         "fp8": lambda g: -(g.fp8_flops_per_s or 0), "year": lambda g: -(g.launch_year or 0),
         "tdp": lambda g: -(g.tdp_w or 0),
     }
@@ -108,6 +108,7 @@ class OfferView:
             "billing_granularity_s": o.billing_granularity_s,
             "included_disk_gb": None if o.included_disk_bytes is None else o.included_disk_bytes / GB,
             "gpu_mapping": o.gpu_mapping, "as_of": o.as_of.isoformat(), "age_days": self.age_days,
+            "undated_source": "undated" in o.notes.lower(),
             "source": o.source, "notes": o.notes,
         }
 

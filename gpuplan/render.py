@@ -81,7 +81,9 @@ def table(rows: Sequence[dict[str, Any]], cols: Sequence[Col], title: str | None
         t.add_column(c.header, justify=c.justify)  # type: ignore[arg-type]
     for row in rows:
         t.add_row(*[(c.fmt or _plain)(row.get(c.key)) for c in cols])
-    Console(file=out or sys.stdout, soft_wrap=False).print(t)
+    stream = out or sys.stdout
+    width = None if getattr(stream, "isatty", lambda: False)() else 240  # pipes and files: do not squeeze
+    Console(file=stream, soft_wrap=False, width=width).print(t)
 
 
 def emit(rows: Sequence[dict[str, Any]], cols: Sequence[Col], fmt: str, title: str | None = None,

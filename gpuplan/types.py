@@ -27,7 +27,7 @@ class Gpu:
     memory_type: str | None
     memory_nominal_gb: float
     memory_visible_mib: float | None
-    memory_bandwidth_bytes_per_s: float
+    memory_bandwidth_bytes_per_s: float | None  # None: not published; speed estimates need it
     fp32_flops_per_s: float | None
     tf32_flops_per_s: float | None
     fp16_flops_per_s: float | None
@@ -270,10 +270,10 @@ class ModelSpec:
 
 METHODS = ("full", "lora", "qlora", "ptuning", "freeze")
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor")
-PRECISIONS = ("bf16-mixed", "fp16-mixed", "bf16", "fp32")
+PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
 RECOMPUTE = ("none", "selective", "full")
 ENGINES = ("hf", "vllm", "sglang", "trtllm", "llamacpp")
-FRAMEWORKS = ("hf", "deepspeed", "megatron", "torchtitan", "torchtune")
+FRAMEWORKS = ("hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune", "llmc")
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,6 +324,7 @@ class TrainSetup:
     parallel: Parallelism = Parallelism()
     framework: str = "hf"
     compiled: bool = False
+    fused_optimizer_step: bool = False  # optimizer step inside backward: gradients freed layer by layer
 
     @property
     def tokens_per_micro_batch(self) -> int:
@@ -344,6 +345,7 @@ class InferSetup:
     pp: int = 1
     gpu_memory_utilization: float = 0.9  # vLLM / SGLang pre-allocation share
     max_num_seqs: int | None = None  # engine cap on concurrent sequences
+    full_logits: bool = False  # logits for every prompt position (scoring, old transformers generate)
 
     @property
     def context_len(self) -> int:

@@ -21,7 +21,7 @@ GPUS = (
     C("architecture", required=True), C("chip"), C("form_factor", "enum", True, FORM_FACTORS),
     C("memory_type"), C("memory_nominal_gb", "float", True, positive=True, max=4096),
     C("memory_visible_mib", "float", positive=True, max=4 * 1024 * 1024),
-    C("memory_bandwidth_gb_s", "float", True, positive=True, max=1e5),
+    C("memory_bandwidth_gb_s", "float", positive=True, max=1e5),
     C("fp32_tflops", **_TFLOPS), C("tf32_tflops", **_TFLOPS), C("fp16_tflops", **_TFLOPS),  # type: ignore[arg-type]
     C("bf16_tflops", **_TFLOPS), C("fp8_tflops", **_TFLOPS), C("int8_tops", **_TFLOPS),  # type: ignore[arg-type]
     C("fp4_tflops", **_TFLOPS),  # type: ignore[arg-type]

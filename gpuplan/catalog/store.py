@@ -286,7 +286,7 @@ def _gpu(row: Row, where: str) -> Gpu:
         name=v["name"], vendor=v["vendor"], segment=v["segment"], architecture=v["architecture"],
         chip=v["chip"], form_factor=v["form_factor"], memory_type=v["memory_type"],
         memory_nominal_gb=v["memory_nominal_gb"], memory_visible_mib=v["memory_visible_mib"],
-        memory_bandwidth_bytes_per_s=v["memory_bandwidth_gb_s"] * GB,
+        memory_bandwidth_bytes_per_s=(v["memory_bandwidth_gb_s"] * GB if v["memory_bandwidth_gb_s"] else None),
         fp32_flops_per_s=tflops["fp32_tflops"], tf32_flops_per_s=tflops["tf32_tflops"],
         fp16_flops_per_s=tflops["fp16_tflops"], bf16_flops_per_s=tflops["bf16_tflops"],
         fp8_flops_per_s=tflops["fp8_tflops"], int8_ops_per_s=tflops["int8_tops"],

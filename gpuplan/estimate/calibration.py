@@ -1,0 +1,54 @@
+"""Calibrated parameters: fitted by ``bench/fit.py`` on the measurements in ``bench/calibration/`` and kept
+as data in ``gpuplan/data/fitted/params.json``. Estimators take a :class:`Calibration` argument (default:
+the fitted one) so that the fit can evaluate candidate values with the same code users run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import Any
+
+from gpuplan.catalog.store import BUNDLED_DIR
+from gpuplan.errors import CatalogError
+from gpuplan.estimate.result import Band
+
+FITTED_PATH = BUNDLED_DIR / "fitted" / "params.json"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Free parameters of the estimators (see docs/estimators.md for each one's meaning and fit)."""
+
+    values: dict[str, float]
+    bands: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+    fitted_on: str = ""
+
+    def get(self, name: str) -> float:
+        if name not in self.values:
+            raise CatalogError(str(FITTED_PATH.name), 0, name, "", "calibrated parameter is missing.",
+                               "rerun 'python bench/fit.py' to regenerate the fitted parameters.")
+        return self.values[name]
+
+    def band(self, cls: str) -> Band:
+        low, high, n = self.bands.get(cls, (0.7, 1.3, 0))
+        return Band(low, high, cls if n else f"{cls} (uncalibrated: ±30 % default)", n)
+
+    def with_values(self, **changes: float) -> Calibration:
+        return replace(self, values={**self.values, **changes})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fitted_on": self.fitted_on, "values": self.values,
+                "bands": {k: list(v) for k, v in self.bands.items()}}
+
+
+@cache
+def fitted() -> Calibration:
+    try:
+        data = json.loads(FITTED_PATH.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CatalogError("gpuplan/data/fitted/params.json", 0, "", "", f"cannot read fitted parameters ({exc}).",
+                           "rerun 'python bench/fit.py'.") from None
+    return Calibration(values={k: float(v) for k, v in data["values"].items()},
+                       bands={k: (float(v[0]), float(v[1]), int(v[2])) for k, v in data.get("bands", {}).items()},
+                       fitted_on=data.get("fitted_on", ""))

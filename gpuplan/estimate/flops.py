@@ -1,0 +1,64 @@
+"""FLOPs per token of forward and training passes, from the architecture.
+
+Forward: 2 FLOPs per multiply-accumulate of every weight a token touches (2·N_active, LM head included,
+embedding lookup excluded) plus attention scores and the weighted sum over the context: 2·2·n_heads·d·c
+per layer for a token that attends c positions (Kaplan et al. 2020, table 1; PaLM, Chowdhery et al. 2022,
+appendix B). Causal training attends (s+1)/2 positions on average; flash attention skips the masked half.
+Backward costs two forwards when weight gradients are needed and one when they are not (frozen base in
+LoRA / QLoRA / P-tuning v2: only input gradients); full recomputation adds one more forward.
+"""
+
+from __future__ import annotations
+
+from gpuplan.estimate.memory import lora_params, per_layer_params
+from gpuplan.estimate.params import count_params
+from gpuplan.types import ModelSpec, TrainSetup
+
+
+def matmul_params(m: ModelSpec) -> float:
+    """Weights a token multiplies with: active parameters minus embedding tables and norms."""
+    p = count_params(m)
+    head = m.vocab * m.hidden  # the LM head is a matmul even when tied to the embedding
+    return p.attention + p.mlp + p.active_experts + p.shared_experts + p.router + head
+
+
+def attention_flops_per_token(m: ModelSpec, context: float) -> float:
+    """QK^T and AV for one token attending ``context`` positions, all layers (sliding layers capped)."""
+    v_dim = m.v_head_dim or m.head_dim
+    per_position = 2 * m.n_heads * (m.head_dim + v_dim)
+    full = (m.n_layers - m.n_sliding_layers) * context
+    sliding = m.n_sliding_layers * min(context, m.sliding_window or context)
+    return per_position * (full + sliding)
+
+
+def forward_flops_per_token(m: ModelSpec, context: float) -> float:
+    return 2 * matmul_params(m) + attention_flops_per_token(m, context)
+
+
+def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """FLOPs the hardware executes per training token (model FLOPs plus recomputation)."""
+    context = (s.seq_len + 1) / 2
+    fwd = forward_flops_per_token(m, context)
+    if s.method == "full":
+        total = 3 * fwd
+    elif s.method in ("lora", "qlora"):
+        adapter = 6 * lora_params(m, s.lora_rank, s.lora_targets)
+        total = 2 * fwd + adapter  # forward + input gradients through the frozen base
+    elif s.method == "ptuning":
+        prefix = attention_flops_per_token(m, s.prefix_len)
+        total = 2 * (fwd + prefix)
+    else:  # freeze: gradients stop below the first trainable layer
+        share = min(s.trainable_layers, m.n_layers) * per_layer_params(m) / matmul_params(m)
+        total = fwd * (1 + 2 * share) + 2 * 2 * m.vocab * m.hidden
+    if s.recompute == "full":
+        total += fwd
+    return total
+
+
+def model_flops_per_token(m: ModelSpec, seq_len: int) -> float:
+    """The MFU convention: 6·N_active + attention (no recomputation), for reporting utilisation."""
+    return 3 * forward_flops_per_token(m, (seq_len + 1) / 2)
+
+
+def total_params(m: ModelSpec) -> int:
+    return count_params(m).total

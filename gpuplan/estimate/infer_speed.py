@@ -1,0 +1,150 @@
+"""Inference speed: time to first token (prefill), time per output token (decode) and throughput.
+
+A roofline per step (Williams et al. 2009; applied to LLM decoding in e.g. Pope et al. 2022, "Efficiently
+Scaling Transformer Inference", sec. 2):
+- prefill of T tokens is compute-bound: FLOPs(T) / (TP × peak × η_compute);
+- a decode step of B sequences reads the weights once and each sequence's KV cache:
+  max(bytes / (bandwidth × η_memory), FLOPs / (peak × η_compute));
+- tensor parallelism adds two all-reduces of the hidden states per layer (latency α + bytes / link);
+- each step pays a fixed engine overhead (scheduling, kernel launches).
+η_memory, η_compute and the step overhead are fitted per engine by ``bench/fit.py`` on published
+measurements (docs/accuracy.md). Offline throughput runs as many sequences as the KV cache and the
+engine's sequence cap allow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from gpuplan.errors import InfeasibleError
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import Engine
+from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
+from gpuplan.estimate.memory import inference_memory, kv_bytes_per_token, weights_bytes
+from gpuplan.estimate.quant import WeightFormat, weight_format
+from gpuplan.estimate.result import Assumption, Breakdown, Estimate
+from gpuplan.estimate.train_time import links
+from gpuplan.types import Gpu, InferSetup, ModelSpec
+from gpuplan.units import GB, TERA
+
+
+@dataclass(frozen=True, slots=True)
+class Speed:
+    """Speed of one configuration at one concurrency."""
+
+    ttft_s: float
+    tpot_s: float
+    batch: int
+    output_tokens_per_s: float  # all sequences together
+    requests_per_s: float
+    bound: str  # memory | compute
+
+
+def compute_peak(gpu: Gpu, fmt: WeightFormat) -> tuple[float, str]:
+    """Tensor peak for the format's matmuls; falls back to 16-bit where the part lacks the path."""
+    rate = gpu.peak_flops_per_s(fmt.compute) if fmt.compute in ("fp8", "int8", "fp4") else None
+    if rate:
+        return rate, fmt.compute
+    return gpu.half_flops_per_s, "bf16" if gpu.supports_bf16 else "fp16"
+
+
+def _eff(cal: Calibration, eng: Engine, name: str) -> float:
+    return cal.get(f"{name}_{eng.engine}")
+
+
+def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
+    """Seconds to prefill ``tokens`` prompt tokens (sequences of ``s.prompt_len``)."""
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    peak, _ = compute_peak(gpu, fmt)
+    flops = tokens * (2 * matmul_params(m) + attention_flops_per_token(m, (s.prompt_len + 1) / 2))
+    compute = flops / (s.tp * peak * _eff(cal, eng, "eta_compute"))
+    comm = _allreduce_seconds(m, gpu, s, tokens, cal)
+    return compute + comm
+
+
+def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
+                        cal: Calibration) -> tuple[float, str]:
+    """Seconds of one decode step for ``batch`` sequences at mean ``context``, and what bounds it."""
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    peak, _ = compute_peak(gpu, fmt)
+    w = weights_bytes(m, fmt, s.tp, s.pp) * s.pp  # a token passes through every stage
+    kv = batch * context * kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache)
+    memory = (w + kv) / (gpu.memory_bandwidth_bytes_per_s * _eff(cal, eng, "eta_memory"))
+    flops = batch * (2 * matmul_params(m) + attention_flops_per_token(m, context)) / s.tp
+    compute = flops / (peak * _eff(cal, eng, "eta_compute"))
+    comm = _allreduce_seconds(m, gpu, s, batch, cal)
+    step = max(memory, compute) + comm + _eff(cal, eng, "step_overhead_s")
+    return step, "memory" if memory >= compute else "compute"
+
+
+def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
+    if s.tp <= 1:
+        return 0.0
+    link = links(gpu, cal)
+    bw = link.intra_node if s.tp <= 8 else link.inter_node
+    size = tokens * m.hidden * 2.0
+    per = cal.get("allreduce_latency_s") + size * 2 * (s.tp - 1) / s.tp / bw
+    return 2 * m.n_layers * per
+
+
+def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
+    """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration."""
+    mem = inference_memory(m, gpu, replace(s, batch=1), cal)
+    fits = int(mem.extra.get("max_concurrent_seqs") or 0)
+    cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs or fits
+    return max(0, min(fits, cap))
+
+
+def speed(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: int | None = None, cal: Calibration | None = None) -> Speed:
+    """TTFT, TPOT and throughput at ``batch`` concurrent sequences (default: the setup's batch)."""
+    cal = cal or fitted()
+    b = batch or s.batch
+    ttft = prefill_seconds(m, gpu, s, b * s.prompt_len, cal)
+    ctx = s.prompt_len + s.output_len / 2
+    tpot, bound = decode_step_seconds(m, gpu, s, b, ctx, cal)
+    per_wave = ttft + s.output_len * tpot
+    out_rate = b * s.output_len / per_wave if per_wave > 0 else 0.0
+    return Speed(ttft, tpot, b, out_rate, b / per_wave if per_wave > 0 else 0.0, bound)
+
+
+def throughput(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> Estimate:
+    """Offline (all requests queued) output tokens/s at the largest batch that fits, with TTFT/TPOT."""
+    cal = cal or fitted()
+    b = max_batch(m, gpu, s, cal)
+    if b < 1:
+        raise InfeasibleError("--gpu", f"{m.name} does not fit on {s.tp * s.pp}× {gpu.name} with "
+                              f"{s.weight_format} weights and {s.context_len} tokens of context.",
+                              "use more GPUs (--tp), a smaller --quant, or a shorter context.")
+    sp = speed(m, gpu, s, b, cal)
+    return _as_estimate(m, gpu, s, sp, cal, "throughput")
+
+
+def latency(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> Estimate:
+    """Speed at the setup's own batch (default 1): TTFT, TPOT and the resulting output rate."""
+    cal = cal or fitted()
+    return _as_estimate(m, gpu, s, speed(m, gpu, s, s.batch, cal), cal, "latency")
+
+
+def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, kind: str) -> Estimate:
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    peak, dtype = compute_peak(gpu, fmt)
+    parts = (("prefill", sp.ttft_s), ("decode", s.output_len * sp.tpot_s))
+    assumptions = (
+        Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory'):.0%} of bandwidth, "
+                   f"compute {_eff(cal, eng, 'eta_compute'):.0%} of peak, "
+                   f"{_eff(cal, eng, 'step_overhead_s') * 1e3:.1f} ms per step", "fitted (bench/fit.py)"),
+        Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {gpu.memory_bandwidth_bytes_per_s / GB:,.0f} GB/s",
+                   gpu.source),
+        Assumption("batch", f"{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens",
+                   "largest that fits the KV cache and the engine cap" if kind == "throughput" else "as requested"),
+        Assumption("decode", f"{sp.bound}-bound", "roofline: max(bytes/bandwidth, FLOPs/peak)"),
+    )
+    extra = {"ttft_s": sp.ttft_s, "tpot_s": sp.tpot_s, "batch": sp.batch,
+             "output_tokens_per_s": sp.output_tokens_per_s, "requests_per_s": sp.requests_per_s,
+             "bound": sp.bound, "decode_tokens_per_s_per_seq": 1 / sp.tpot_s if sp.tpot_s else math.inf}
+    return Estimate(Breakdown("seconds", parts), cal.band(f"inference_{kind}"), assumptions, extra)

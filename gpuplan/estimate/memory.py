@@ -1,0 +1,357 @@
+"""GPU memory per device for inference and for training / fine-tuning, as breakdowns that sum to the total.
+
+References
+- Weights: parameter count (``params.count_params``) × bits per weight of the format (``data/quant_formats.csv``).
+- KV cache: 2 · n_kv_heads · head_dim · bytes per token per layer (GQA/MQA-aware); MLA caches the latent
+  ``kv_lora_rank + qk_rope_head_dim`` per token per layer in engines that support it (DeepSeek-V2 paper,
+  sec. 2.1.2); sliding-window layers hold at most ``window`` tokens.
+- Training states: Rajbhandari et al. 2020 (ZeRO), sec. 3: 2Ψ weights + 2Ψ gradients + KΨ optimizer states
+  (K = 12 for mixed-precision Adam: fp32 master, momentum, variance), each shardable over data parallelism.
+- Activations: Korthikanti et al. 2022, sec. 4.1 (s·b·h·(34 + 5·a·s/h) bytes per layer for GPT-3-style
+  layers). gpuplan re-derives the saved tensors for the layer actually used (GQA, gated MLP, no dropout,
+  flash attention: the 5·a·s/h term is gone) and drops tensors that only serve weight gradients of frozen
+  linears (LoRA, QLoRA, P-tuning v2, freeze). One fitted factor scales the result.
+- Loss: the logits of every token, b·s·V, held in 16-bit plus an fp32 copy and the fp32 log-softmax.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.params import count_params, mlp_params
+from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
+from gpuplan.estimate.result import Assumption, Breakdown, Estimate
+from gpuplan.types import Gpu, InferSetup, ModelSpec, TrainSetup
+from gpuplan.units import GiB, fmt_bytes
+
+BYTES_16 = 2.0
+
+
+# ---------------------------------------------------------------- weights
+
+
+def linear_and_other_params(m: ModelSpec) -> tuple[int, int]:
+    """Parameters in linear layers (quantizable, TP-shardable) and the rest (embeddings, norms, head, router)."""
+    p = count_params(m)
+    linear = p.attention + p.mlp + p.experts + p.shared_experts
+    return linear, p.total - linear
+
+
+def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1) -> float:
+    """Bytes of weights on the busiest GPU: linear layers split over TP and PP stages, embeddings and head
+    split over TP (vocabulary-parallel), norms replicated."""
+    linear, other = linear_and_other_params(m)
+    other_bytes = fmt.bytes_per_weight if fmt.scope == "all" else BYTES_16
+    if fmt.name == "fp32":
+        other_bytes = 4.0
+    return linear * fmt.bytes_per_weight / (tp * pp) + other * other_bytes / tp
+
+
+# ---------------------------------------------------------------- KV cache
+
+
+def kv_bytes_per_token(m: ModelSpec, kv_dtype: str = "bf16", tp: int = 1, latent: bool = True,
+                       layers: int | None = None) -> float:
+    """KV-cache bytes one token adds on one GPU, over ``layers`` layers (default all)."""
+    n_layers = m.n_layers if layers is None else layers
+    width = kv_bytes_per_value(kv_dtype)
+    if m.is_mla and latent:  # latent is replicated on every TP rank (vLLM/SGLang MLA backends)
+        return n_layers * (m.kv_lora_rank + m.qk_rope_head_dim) * width
+    if m.is_mla:  # decompressed K (nope + rope) and V per head
+        per_head = m.head_dim + (m.v_head_dim or m.head_dim)
+        return n_layers * math.ceil(m.n_heads / tp) * per_head * width
+    heads = math.ceil(m.n_kv_heads / tp)
+    return n_layers * 2 * heads * m.head_dim * width
+
+
+def kv_cache_bytes(m: ModelSpec, n_seqs: float, context: int, kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
+                   latent: bool = True, block: int = 1) -> float:
+    """KV cache of ``n_seqs`` sequences of ``context`` tokens on one GPU; sliding-window layers are capped at
+    the window; allocation rounds each sequence up to whole blocks of ``block`` tokens."""
+    ctx = math.ceil(context / block) * block
+    full_layers = m.n_layers - m.n_sliding_layers
+    per_seq = kv_bytes_per_token(m, kv_dtype, tp, latent, full_layers) * ctx
+    if m.n_sliding_layers and m.sliding_window:
+        per_seq += kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers) * min(ctx, m.sliding_window)
+    return n_seqs * per_seq / pp
+
+
+# ---------------------------------------------------------------- inference
+
+
+def _forward_workspace_bytes(m: ModelSpec, tokens: float, tp: int) -> float:
+    """Peak of live tensors inside one layer while ``tokens`` tokens go through it (no autograd): the
+    residual stream, the normed input, Q/K/V, the attention output and the MLP's intermediates."""
+    width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
+    per_token = 4 * m.hidden + (m.q_dim + 2 * m.kv_dim) / tp + (3 if m.gated_mlp else 2) * width / tp
+    return tokens * per_token * BYTES_16
+
+
+def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration | None = None) -> Estimate:
+    """Memory per GPU to serve ``s.batch`` sequences of ``s.context_len`` tokens.
+
+    For pre-allocating engines (vLLM, SGLang, TensorRT-LLM) the breakdown is what the workload needs; the
+    ``extra`` answers say what the engine would reserve and how many tokens of KV cache fit in it.
+    """
+    cal = cal or fitted()
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    latent = eng.mla_latent_cache
+    weights = weights_bytes(m, fmt, s.tp, s.pp)
+    kv = kv_cache_bytes(m, s.batch, s.context_len, s.kv_dtype, s.tp, s.pp, latent, eng.kv_block_tokens)
+    if eng.memory_mode == "context":
+        kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent)
+    chunk = s.batch * s.prompt_len
+    if eng.max_batched_tokens and eng.memory_mode != "on-demand":
+        chunk = min(chunk, eng.max_batched_tokens)
+    workspace = _forward_workspace_bytes(m, chunk, s.tp)
+    logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
+    logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
+    overhead = cal.get("infer_overhead_bytes")
+    parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
+             ("overhead", overhead))
+    extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, weights + workspace + logits + overhead,
+                              latent, eng.kv_block_tokens, eng.memory_mode)
+    assumptions = (
+        Assumption("weight format", f"{fmt.name} = {fmt.bits_per_weight:g} bits/weight ({fmt.scope} tensors)",
+                   fmt.source),
+        Assumption("KV cache", f"{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}"
+                   f" per token per GPU" + (" (MLA latent)" if m.is_mla and latent else ""),
+                   "2·n_kv_heads·head_dim·bytes per layer; DeepSeek-V2 sec. 2.1 for MLA"),
+        Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
+        Assumption("CUDA context + framework overhead", fmt_bytes(overhead),
+                   "fitted on inference-memory rows (bench/fit.py)"),
+        Assumption("logits", "all prompt tokens" if s.full_logits else "last token only (generate)",
+                   "transformers >= 4.45 keeps only the last position's logits during generation"),
+    )
+    return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, extra)
+
+
+def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float | None, fixed: float,
+                      latent: bool, block: int, mode: str) -> dict[str, float | None]:
+    """KV-cache capacity in tokens, concurrent sequences at this context, and the longest context at this
+    batch, on ``gpu`` (None when no GPU was given)."""
+    if gpu is None:
+        return {}
+    share = (s.gpu_memory_utilization or util or 1.0) if mode == "preallocate" else 1.0
+    budget = gpu.memory_bytes * share - fixed
+    per_token = kv_bytes_per_token(m, s.kv_dtype, s.tp, latent) / s.pp
+    per_seq = kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block)
+    tokens = max(0.0, budget / per_token) if per_token else math.inf
+    seqs = max(0.0, budget / per_seq) if per_seq else math.inf
+    longest = max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent)
+    return {"engine_reserved_bytes": gpu.memory_bytes * share if mode == "preallocate" else None,
+            "kv_capacity_tokens": math.floor(tokens), "max_concurrent_seqs": math.floor(seqs),
+            "max_context_tokens": longest}
+
+
+def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp: int, pp: int,
+                latent: bool) -> int:
+    """Longest context (tokens) whose KV cache for ``batch`` sequences fits in ``budget_bytes``."""
+    if budget_bytes <= 0:
+        return 0
+    lo, hi = 0, 1 << 26
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if kv_cache_bytes(m, batch, mid, kv_dtype, tp, pp, latent) <= budget_bytes:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+# ---------------------------------------------------------------- training
+
+
+def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
+    """Parameters that receive gradients under the method."""
+    if s.method == "full":
+        return count_params(m).total
+    if s.method in ("lora", "qlora"):
+        return lora_params(m, s.lora_rank, s.lora_targets)
+    if s.method == "ptuning":
+        return s.prefix_len * m.n_layers * 2 * m.kv_dim
+    if s.method == "freeze":
+        return per_layer_params(m) * min(s.trainable_layers, m.n_layers)
+    raise AssertionError(s.method)
+
+
+def per_layer_params(m: ModelSpec) -> float:
+    p = count_params(m)
+    return (p.attention + p.mlp + p.experts + p.shared_experts + p.router) / m.n_layers + m.hidden * (
+        m.norms_per_layer * (2 if m.norm_bias else 1))
+
+
+def lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
+    """(in, out) of each adapted linear in one layer."""
+    attn = {"q": (m.hidden, m.q_dim), "k": (m.hidden, m.kv_dim), "v": (m.hidden, m.kv_dim),
+            "o": (m.q_dim, m.hidden)}
+    if targets == "qv":
+        return [attn["q"], attn["v"]]
+    if targets == "attention":
+        return list(attn.values())
+    width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
+    mlp = [(m.hidden, width)] * (2 if m.gated_mlp else 1) + [(width, m.hidden)]
+    return list(attn.values()) + mlp
+
+
+def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
+    """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out)."""
+    return m.n_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
+
+
+def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes autograd keeps per token for one layer (16-bit activations), before recomputation.
+
+    Saved tensors of a pre-norm decoder layer without dropout and with flash attention:
+    attention: layer input (norm backward), normed input (QKV weight grads), Q, K, V, attention output;
+    MLP: block input, normed input (up/gate weight grads), up and gate outputs, act(gate), the product
+    (down weight grad). Tensors needed only for a frozen linear's weight gradient are not kept.
+    """
+    adapted = s.method in ("lora", "qlora")
+    frozen = s.method in ("lora", "qlora", "ptuning", "freeze") and s.method != "full"
+    attn_inputs_needed = not frozen or (adapted and s.lora_targets in ("qv", "attention", "all-linear"))
+    mlp_inputs_needed = not frozen or (adapted and s.lora_targets == "all-linear")
+    attn = m.hidden + m.q_dim + 2 * m.kv_dim + m.q_dim + (m.hidden if attn_inputs_needed else 0)
+    if m.is_moe:
+        width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden
+    else:
+        width = m.ffn_hidden
+    mlp_core = (3 if m.gated_mlp else 2) * width  # gate/up outputs and the activation output
+    mlp = m.hidden + mlp_core + ((m.hidden + width) if mlp_inputs_needed else 0)
+    if m.parallel_attn:
+        mlp -= m.hidden  # one shared block input
+    return (attn + mlp) * BYTES_16
+
+
+def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
+    """Activations held at the end of the forward pass on one GPU (1F1B pipelines hold as many in-flight
+    micro-batches as stages, each of n_layers/pp layers, so the total does not shrink with PP)."""
+    par = s.parallel
+    tokens = s.micro_batch * s.seq_len / par.cp
+    shard = par.tp if par.sequence_parallel else 1
+    per_layer = activation_bytes_per_token(m, s) * tokens / shard
+    layers = m.n_layers
+    if s.method == "freeze":  # no graph is built through the frozen bottom layers
+        layers = min(s.trainable_layers, m.n_layers)
+    if s.recompute == "full":
+        kept = layers * tokens * m.hidden * BYTES_16 / shard + per_layer
+    elif s.recompute == "selective":
+        kept = layers * per_layer * cal.get("selective_recompute_keep")
+    else:
+        kept = layers * per_layer
+    scale = cal.get("activation_scale_compiled") if s.compiled else cal.get("activation_scale")
+    return kept * scale
+
+
+def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
+    (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time."""
+    tokens = s.micro_batch * s.seq_len / s.parallel.cp
+    per_entry = BYTES_16 + 8.0 / 8 if s.chunked_loss else BYTES_16 + 8.0
+    return tokens * m.vocab * per_entry / s.parallel.tp
+
+
+def _state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
+    """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states)."""
+    if s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
+        weight, grad, master, state_width = 2.0, 2.0, 0.0, 2.0
+    elif s.precision == "fp32":
+        weight, grad, master, state_width = 4.0, 4.0, 0.0, 4.0
+    elif s.framework in ("deepspeed", "megatron"):  # 16-bit params and grads + fp32 master (ZeRO paper)
+        weight, grad, master, state_width = 2.0, 4.0 if s.framework == "megatron" else 2.0, 4.0, 4.0
+    else:  # torch AMP / FSDP mixed precision (also with float8 linears): fp32 params, fp32 grads
+        weight, grad, master, state_width = 4.0, 4.0, 0.0, 4.0
+    n_states = {"adamw": 2, "paged-adamw": 2, "adamw-8bit": 2, "paged-adamw-8bit": 2, "sgd": 0,
+                "sgd-momentum": 1, "adafactor": 0}[s.optimizer]
+    if "8bit" in s.optimizer:
+        state_width = 1.0
+    return weight, grad, master, n_states * state_width
+
+
+def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None) -> Estimate:
+    """Peak memory per GPU of one training / fine-tuning step."""
+    cal = cal or fitted()
+    par = s.parallel
+    total = count_params(m).total
+    train = trainable_params(m, s)
+    w_b, g_b, master_b, opt_b = _state_bytes(s)
+    if s.method == "full":
+        frozen_bytes = 0.0
+    else:
+        frozen_bytes = _frozen_base_bytes(m, s)
+    model_shard = par.tp * par.pp
+    zero = par.zero
+    dp = par.dp
+    trainable_w = train * w_b / model_shard / (dp if zero >= 3 else 1)
+    if zero >= 3:  # layers are all-gathered one or two at a time (prefetch) in 16-bit
+        trainable_w += 2 * per_layer_params(m) * BYTES_16 / par.tp
+    grads = train * g_b / model_shard / (dp if zero >= 2 else 1)
+    if s.fused_optimizer_step:  # each parameter's gradient is applied and freed as soon as it is produced
+        grads = min(grads, per_layer_params(m) * g_b / par.tp)
+    opt_share = dp if zero >= 1 else 1
+    master = train * master_b / model_shard / opt_share
+    optimizer = train * opt_b / model_shard / opt_share
+    if par.offload_optimizer or "paged" in s.optimizer and s.method != "full":
+        optimizer, master = 0.0, 0.0
+    acts = activations_bytes(m, s, cal)
+    logits = logits_bytes(m, s)
+    dequant = _dequant_workspace(m, s)
+    overhead = cal.get("train_overhead_bytes")
+    parts = (("weights", frozen_bytes + trainable_w), ("gradients", grads), ("master_weights", master),
+             ("optimizer", optimizer), ("activations", acts), ("logits", logits), ("dequant", dequant),
+             ("overhead", overhead))
+    assumptions = (
+        Assumption("trainable parameters", f"{train:,.0f} of {total:,.0f} ({s.method})", _method_source(s)),
+        Assumption("bytes per trainable parameter",
+                   f"weights {w_b:g} + grads {g_b:g} + master {master_b:g} + optimizer {opt_b:g} ({s.precision}, "
+                   f"{s.optimizer}, {s.framework})", "Rajbhandari et al. 2020 (ZeRO), sec. 3.1"),
+        Assumption("parallelism", par.describe(), "ZeRO stage shards optimizer (1), gradients (2), weights (3)"),
+        Assumption("activations", f"recompute {s.recompute}, flash attention {'on' if s.flash_attention else 'off'}"
+                   f", ×{cal.get('activation_scale'):.2f} fitted", "Korthikanti et al. 2022 sec. 4.1, re-derived"),
+        Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
+                   "10 bytes per vocabulary entry per token"),
+        Assumption("overhead", fmt_bytes(overhead), "fitted on training-memory rows (bench/fit.py)"),
+    )
+    extra = {"trainable_params": train, "total_params": total}
+    return Estimate(Breakdown("bytes", parts), cal.band("training_memory"), assumptions, extra)
+
+
+def _frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """The frozen model's weights: 16-bit, or quantized (QLoRA NF4, ChatGLM int4/int8 for P-tuning)."""
+    fmt_name = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
+    if s.method == "freeze":
+        frozen_params = count_params(m).total - trainable_params(m, s)
+        return frozen_params * BYTES_16 / (s.parallel.tp * s.parallel.pp)
+    fmt = weight_format(fmt_name) if fmt_name else weight_format("bf16")
+    base = weights_bytes(m, fmt, s.parallel.tp, s.parallel.pp)
+    if s.parallel.zero >= 3:
+        base /= s.parallel.dp
+    return base
+
+
+def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
+    """A quantized base is dequantized to 16-bit one matrix at a time: the largest linear of a layer."""
+    if not (s.base_quant or s.method == "qlora"):
+        return 0.0
+    width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
+    return max(m.hidden * width, m.hidden * m.q_dim) * BYTES_16 / s.parallel.tp
+
+
+def _method_source(s: TrainSetup) -> str:
+    return {
+        "full": "every parameter is trained",
+        "lora": f"LoRA (Hu et al. 2021), rank {s.lora_rank}, targets {s.lora_targets}",
+        "qlora": f"QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}",
+        "ptuning": f"P-tuning v2 (Liu et al. 2022): prefix of {s.prefix_len} per layer for K and V",
+        "freeze": f"freeze: last {s.trainable_layers} layers trained",
+    }[s.method]
+
+
+def gib(x: float) -> float:
+    return x / GiB
+
+
+__all__ = ["inference_memory", "kv_cache_bytes", "lora_params", "mlp_params", "training_memory", "weights_bytes"]

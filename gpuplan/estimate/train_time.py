@@ -1,0 +1,152 @@
+"""Training and fine-tuning time: FLOPs ÷ (GPUs × peak × utilisation) + communication that is not hidden.
+
+Utilisation is not a constant. It is modelled as
+
+    u = u_framework × f_segment × f_method × (1 − exp(−W / W₀))
+
+where W is the work of one micro-step on one GPU (TFLOP): small models and small micro-batches leave the
+GPU idle between kernels. u_framework (optimised stacks: Megatron, torchtitan; eager stacks: HF Trainer,
+torchtune, DeepSpeed), f_segment (consumer/workstation cards against their datasheet peak), f_method
+(frozen-base methods; quantized bases that dequantize in every matmul) and W₀ are fitted by
+``bench/fit.py`` on published runs and kept in ``data/fitted/params.json``.
+
+Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n of the buffer):
+- data parallel: one gradient all-reduce per optimizer step (ZeRO-3/FSDP: all-gather weights in forward and
+  backward + reduce-scatter gradients, every micro-step), overlapped with the backward pass;
+- tensor parallel: four all-reduces of the activations per layer per micro-step, not overlapped;
+- pipeline: the 1F1B bubble (p − 1)/(m + p − 1) of the step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.flops import model_flops_per_token, train_flops_per_token
+from gpuplan.estimate.memory import trainable_params
+from gpuplan.estimate.result import Assumption, Breakdown, Estimate
+from gpuplan.types import Gpu, ModelSpec, TrainSetup
+from gpuplan.units import GB, TERA, fmt_seconds
+
+OPTIMISED_FRAMEWORKS = ("megatron", "torchtitan", "llmc")
+GPUS_PER_NODE = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Bandwidths (bytes/s, one direction) that collectives use."""
+
+    intra_node: float
+    inter_node: float
+    intra_name: str
+    inter_name: str
+
+
+def links(gpu: Gpu, cal: Calibration) -> Links:
+    """NVLink/xGMI where the part has it, else PCIe; between nodes, the fitted-free network assumption."""
+    pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * GB * 0.8
+    if gpu.has_fast_interconnect and gpu.interconnect_bytes_per_s:
+        intra, name = gpu.interconnect_bytes_per_s / 2, gpu.interconnect
+    else:
+        intra, name = pcie, f"PCIe Gen{gpu.pcie_gen or 4}"
+    net = cal.get("network_bytes_per_s_per_gpu")
+    return Links(intra, net, name, f"{net * 8 / 1e9:.0f} Gb/s per GPU network")
+
+
+def peak_flops(gpu: Gpu, precision: str) -> float:
+    """Dense tensor peak for the training precision (fp32 training runs on TF32 tensor cores where present)."""
+    if precision == "fp32":
+        return gpu.tf32_flops_per_s or gpu.fp32_flops_per_s or gpu.half_flops_per_s
+    if precision.startswith("fp8"):
+        return gpu.half_flops_per_s
+    if precision.startswith("fp16"):
+        return gpu.fp16_flops_per_s or gpu.half_flops_per_s
+    return gpu.half_flops_per_s
+
+
+def utilisation(m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration) -> float:
+    """Fraction of the dense peak the step sustains (see module docstring)."""
+    framework = cal.get("u_optimised") if s.framework in OPTIMISED_FRAMEWORKS else cal.get("u_eager")
+    segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
+    method = 1.0 if s.method in ("full", "freeze") else cal.get("f_frozen_base")
+    if s.method == "qlora" or s.base_quant:
+        method *= cal.get("f_quantized_base")
+    work = train_flops_per_token(m, s) * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
+    ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
+    return framework * segment * method * ramp
+
+
+def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None) -> Estimate:
+    """Wall time to train on ``tokens`` tokens (samples × tokens per sample × epochs) with setup ``s``."""
+    if tokens <= 0:
+        from gpuplan.errors import InputError
+
+        raise InputError("tokens", "the job has no tokens.", "give --samples and --tokens-per-sample, or --tokens.")
+    cal = cal or fitted()
+    par = s.parallel
+    n = par.n_gpus
+    peak = peak_flops(gpu, s.precision)
+    u = utilisation(m, gpu, s, cal)
+    flops = train_flops_per_token(m, s) * tokens
+    compute = flops / (n * peak * u)
+    if s.precision == "fp8-mixed":  # float8 linears: matmuls at the FP8 rate, attention stays 16-bit
+        peak = gpu.half_flops_per_s
+        fp8 = gpu.fp8_flops_per_s or peak
+        share = _matmul_share(m, s)
+        compute = flops * (share / fp8 + (1 - share) / peak) / (n * u)
+    tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
+    steps = max(1.0, tokens / tokens_per_step)
+    step_compute = compute / steps
+    link = links(gpu, cal)
+    dp_comm, tp_comm = _comm_per_step(m, s, link)
+    exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * step_compute) * steps
+    tp_total = tp_comm * steps
+    bubble = 0.0
+    if par.pp > 1:
+        bubble = compute * (par.pp - 1) / (s.grad_accum + par.pp - 1)
+    parts = (("compute", compute), ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total),
+             ("pipeline_bubble", bubble))
+    mfu = model_flops_per_token(m, s.seq_len) * tokens / (n * peak) / max(sum(v for _, v in parts), 1e-9)
+    assumptions = (
+        Assumption("FLOPs per token", f"{train_flops_per_token(m, s) / 1e9:,.1f} GFLOP ({s.method}, recompute "
+                   f"{s.recompute})", "6·N + attention (Kaplan et al. 2020); frozen base: 4·N"),
+        Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s per GPU ({s.precision} dense)", gpu.source),
+        Assumption("utilisation", f"{u:.1%} of peak ({s.framework}, {gpu.segment})",
+                   "fitted on published runs (bench/fit.py, docs/accuracy.md)"),
+        Assumption("links", f"intra-node {link.intra_name} {link.intra_node / GB:,.0f} GB/s; "
+                   f"inter-node {link.inter_name}", "gpus.csv; network is an assumption (params.json)"),
+        Assumption("steps", f"{steps:,.0f} optimizer steps of {tokens_per_step:,.0f} tokens",
+                   "micro-batch × sequence × grad-accum × data-parallel ranks"),
+    )
+    extra = {"mfu": mfu, "utilisation": u, "gpu_hours": sum(v for _, v in parts) * n / 3600,
+             "tokens_per_s": tokens / max(sum(v for _, v in parts), 1e-9), "steps": steps,
+             "human": fmt_seconds(sum(v for _, v in parts))}
+    cls = "pretraining_time" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
+    return Estimate(Breakdown("seconds", parts), cal.band(cls), assumptions, extra)
+
+
+def _matmul_share(m: ModelSpec, s: TrainSetup) -> float:
+    """Share of the step's FLOPs in weight matmuls (the rest is attention over the context)."""
+    from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
+
+    dense = 2 * matmul_params(m)
+    return dense / (dense + attention_flops_per_token(m, (s.seq_len + 1) / 2))
+
+
+def _comm_per_step(m: ModelSpec, s: TrainSetup, link: Links) -> tuple[float, float]:
+    """Seconds of (data-parallel, tensor-parallel) communication per optimizer step."""
+    par = s.parallel
+    dp_bw = link.intra_node if par.n_gpus <= GPUS_PER_NODE else link.inter_node
+    grad_bytes = trainable_params(m, s) * 2.0 / (par.tp * par.pp)
+    ring = 2 * (par.dp - 1) / par.dp if par.dp > 1 else 0.0
+    if par.zero >= 3 and par.dp > 1:  # all-gather ×2 + reduce-scatter per micro-step (half a ring each)
+        dp = 3 * grad_bytes * ring / 2 * s.grad_accum / dp_bw
+    else:
+        dp = grad_bytes * ring / dp_bw
+    tp = 0.0
+    if par.tp > 1:
+        act = s.micro_batch * s.seq_len * m.hidden * 2.0 / par.cp
+        tp_bw = link.intra_node if par.tp <= GPUS_PER_NODE else link.inter_node
+        tp = 4 * m.n_layers / par.pp * act * 2 * (par.tp - 1) / par.tp / tp_bw * s.grad_accum
+    return dp, tp
