@@ -70,8 +70,10 @@ class Gpu:
 
     @property
     def half_flops_per_s(self) -> float:
-        """The 16-bit tensor rate training and inference use: bf16 where supported, else fp16."""
-        return self.bf16_flops_per_s or self.fp16_flops_per_s or self.fp32_flops_per_s or 0.0
+        """The 16-bit tensor rate training and inference use: bf16 where supported, else fp16; parts whose
+        fp16 is slower than fp32 (Pascal P40/P4) run at the fp32 rate."""
+        half = self.bf16_flops_per_s or self.fp16_flops_per_s or 0.0
+        return max(half, self.fp32_flops_per_s or 0.0)
 
     @property
     def supports_bf16(self) -> bool:
@@ -317,7 +319,7 @@ class TrainSetup:
     flash_attention: bool = True
     chunked_loss: bool = False  # loss computed in chunks: logits never held in fp32 for the whole sequence
     lora_rank: int = 16
-    lora_targets: str = "all-linear"  # all-linear | attention | qv
+    lora_targets: str = "all-linear"  # all-linear | attention | qv | mlp
     prefix_len: int = 128  # P-tuning v2 prefix length
     base_quant: str | None = None  # frozen base format for LoRA/P-tuning ("int4-wo", "int8-wo", "bnb-nf4-dq")
     trainable_layers: int = 2  # freeze: train the last k layers

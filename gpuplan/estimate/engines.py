@@ -13,6 +13,7 @@ _COLUMNS = (
     Column("engine", required=True), Column("name", required=True),
     Column("memory_mode", "enum", True, ("on-demand", "preallocate", "context")),
     Column("gpu_memory_utilization", "float", positive=True, max=1),
+    Column("kv_share_of", "enum", False, ("total", "free")),
     Column("max_num_seqs", "int", min=1), Column("max_batched_tokens", "int", min=1),
     Column("kv_block_tokens", "int", True, min=1), Column("mla_latent_cache", "bool", True),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
@@ -25,6 +26,7 @@ class Engine:
     name: str
     memory_mode: str
     gpu_memory_utilization: float | None
+    kv_share_of: str | None  # total: share of the whole GPU (vLLM); free: share of what weights leave (TRT-LLM)
     max_num_seqs: int | None
     max_batched_tokens: int | None
     kv_block_tokens: int

@@ -6,7 +6,7 @@ Scaling Transformer Inference", sec. 2):
 - a decode step of B sequences reads the weights once and each sequence's KV cache:
   max(bytes / (bandwidth × η_memory), FLOPs / (peak × η_compute));
 - tensor parallelism adds two all-reduces of the hidden states per layer (latency α + bytes / link);
-- each step pays a fixed engine overhead (scheduling, kernel launches).
+- each step pays an engine overhead per layer (kernel launches, Python; small with CUDA graphs).
 η_memory, η_compute and the step overhead are fitted per engine by ``bench/fit.py`` on published
 measurements (docs/accuracy.md). Offline throughput runs as many sequences as the KV cache and the
 engine's sequence cap allow.
@@ -67,24 +67,36 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
 
 def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
                         cal: Calibration) -> tuple[float, str]:
-    """Seconds of one decode step for ``batch`` sequences at mean ``context``, and what bounds it."""
+    """Seconds of one decode step for ``batch`` sequences at mean ``context``, and what bounds the GEMMs.
+
+    GEMMs take max(weight bytes / bandwidth, FLOPs / peak); attention then reads every sequence's KV cache
+    (memory-bound, a separate kernel, so its time adds)."""
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt)
+    bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory")
     w = weights_bytes(m, fmt, s.tp, s.pp) * s.pp  # a token passes through every stage
+    gemm_memory = w / bandwidth
+    gemm_compute = batch * 2 * matmul_params(m) / s.tp / (peak * _eff(cal, eng, "eta_compute"))
     kv = batch * context * kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache)
-    memory = (w + kv) / (gpu.memory_bandwidth_bytes_per_s * _eff(cal, eng, "eta_memory"))
-    flops = batch * (2 * matmul_params(m) + attention_flops_per_token(m, context)) / s.tp
-    compute = flops / (peak * _eff(cal, eng, "eta_compute"))
+    attention = kv / (_bandwidth(gpu) * _eff(cal, eng, "eta_kv"))
     comm = _allreduce_seconds(m, gpu, s, batch, cal)
-    step = max(memory, compute) + comm + _eff(cal, eng, "step_overhead_s")
-    return step, "memory" if memory >= compute else "compute"
+    overhead = m.n_layers * _eff(cal, eng, "layer_overhead_s")  # kernel launches and framework code per layer
+    step = max(gemm_memory, gemm_compute) + attention + comm + overhead
+    return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
+
+
+def _bandwidth(gpu: Gpu) -> float:
+    if not gpu.memory_bandwidth_bytes_per_s:
+        raise InfeasibleError("--gpu", f"the memory bandwidth of {gpu.name} is not in the catalog, so its decode "
+                              "speed cannot be estimated.", "add memory_bandwidth_gb_s for it in a --catalog folder.")
+    return gpu.memory_bandwidth_bytes_per_s
 
 
 def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
     if s.tp <= 1:
         return 0.0
-    link = links(gpu, cal)
+    link = links(gpu, cal, s.tp)
     bw = link.intra_node if s.tp <= 8 else link.inter_node
     size = tokens * m.hidden * 2.0
     per = cal.get("allreduce_latency_s") + size * 2 * (s.tp - 1) / s.tp / bw
@@ -137,12 +149,12 @@ def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibrat
     assumptions = (
         Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory'):.0%} of bandwidth, "
                    f"compute {_eff(cal, eng, 'eta_compute'):.0%} of peak, "
-                   f"{_eff(cal, eng, 'step_overhead_s') * 1e3:.1f} ms per step", "fitted (bench/fit.py)"),
-        Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {gpu.memory_bandwidth_bytes_per_s / GB:,.0f} GB/s",
+                   f"{_eff(cal, eng, 'layer_overhead_s') * 1e6:.0f} µs per layer per step", "fitted (bench/fit.py)"),
+        Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),
         Assumption("batch", f"{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens",
                    "largest that fits the KV cache and the engine cap" if kind == "throughput" else "as requested"),
-        Assumption("decode", f"{sp.bound}-bound", "roofline: max(bytes/bandwidth, FLOPs/peak)"),
+        Assumption("decode", f"{sp.bound}-bound", "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
     )
     extra = {"ttft_s": sp.ttft_s, "tpot_s": sp.tpot_s, "batch": sp.batch,
              "output_tokens_per_s": sp.output_tokens_per_s, "requests_per_s": sp.requests_per_s,

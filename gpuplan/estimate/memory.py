@@ -110,10 +110,11 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
     logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
     logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
     overhead = cal.get("infer_overhead_bytes")
+    framework = cal.get("infer_workspace_bytes")
     parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
-             ("overhead", overhead))
-    extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, weights + workspace + logits + overhead,
-                              latent, eng.kv_block_tokens, eng.memory_mode)
+             ("workspace", framework), ("overhead", overhead))
+    extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, weights + workspace + logits + framework + overhead,
+                              latent, eng.kv_block_tokens, eng.memory_mode, eng.kv_share_of == "free")
     assumptions = (
         Assumption("weight format", f"{fmt.name} = {fmt.bits_per_weight:g} bits/weight ({fmt.scope} tensors)",
                    fmt.source),
@@ -121,8 +122,10 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
                    f" per token per GPU" + (" (MLA latent)" if m.is_mla and latent else ""),
                    "2·n_kv_heads·head_dim·bytes per layer; DeepSeek-V2 sec. 2.1 for MLA"),
         Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
-        Assumption("CUDA context + framework overhead", fmt_bytes(overhead),
-                   "fitted on inference-memory rows (bench/fit.py)"),
+        Assumption("CUDA context (outside PyTorch)", fmt_bytes(overhead),
+                   "fitted on device-level inference-memory rows (bench/fit.py)"),
+        Assumption("framework workspace (cuBLAS, buffers)", fmt_bytes(framework),
+                   "fitted on PyTorch-counted inference-memory rows (bench/fit.py)"),
         Assumption("logits", "all prompt tokens" if s.full_logits else "last token only (generate)",
                    "transformers >= 4.45 keeps only the last position's logits during generation"),
     )
@@ -130,13 +133,16 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
 
 
 def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float | None, fixed: float,
-                      latent: bool, block: int, mode: str) -> dict[str, float | None]:
+                      latent: bool, block: int, mode: str, of_free: bool = False) -> dict[str, float | None]:
     """KV-cache capacity in tokens, concurrent sequences at this context, and the longest context at this
     batch, on ``gpu`` (None when no GPU was given)."""
     if gpu is None:
         return {}
     share = (s.gpu_memory_utilization or util or 1.0) if mode == "preallocate" else 1.0
-    budget = gpu.memory_bytes * share - fixed
+    if of_free:  # TensorRT-LLM: the KV cache takes a share of the memory the engine leaves free
+        budget = (gpu.memory_bytes - fixed) * share
+    else:
+        budget = gpu.memory_bytes * share - fixed
     per_token = kv_bytes_per_token(m, s.kv_dtype, s.tp, latent) / s.pp
     per_seq = kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block)
     tokens = max(0.0, budget / per_token) if per_token else math.inf
@@ -194,6 +200,8 @@ def lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
         return list(attn.values())
     width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
     mlp = [(m.hidden, width)] * (2 if m.gated_mlp else 1) + [(width, m.hidden)]
+    if targets == "mlp":
+        return mlp
     return list(attn.values()) + mlp
 
 
@@ -213,7 +221,7 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     adapted = s.method in ("lora", "qlora")
     frozen = s.method in ("lora", "qlora", "ptuning", "freeze") and s.method != "full"
     attn_inputs_needed = not frozen or (adapted and s.lora_targets in ("qv", "attention", "all-linear"))
-    mlp_inputs_needed = not frozen or (adapted and s.lora_targets == "all-linear")
+    mlp_inputs_needed = not frozen or (adapted and s.lora_targets in ("mlp", "all-linear"))
     attn = m.hidden + m.q_dim + 2 * m.kv_dim + m.q_dim + (m.hidden if attn_inputs_needed else 0)
     if m.is_moe:
         width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden
@@ -223,7 +231,10 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     mlp = m.hidden + mlp_core + ((m.hidden + width) if mlp_inputs_needed else 0)
     if m.parallel_attn:
         mlp -= m.hidden  # one shared block input
-    return (attn + mlp) * BYTES_16
+    extra = 0.0
+    if adapted and s.framework == "hf":  # PEFT keeps adapters in fp32 and casts each adapted input to fp32
+        extra = 4.0 * sum(i for i, _ in lora_targets(m, s.lora_targets))
+    return (attn + mlp) * BYTES_16 + extra
 
 
 def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
@@ -254,7 +265,7 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     return tokens * m.vocab * per_entry / s.parallel.tp
 
 
-def _state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
+def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
     """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states)."""
     if s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
         weight, grad, master, state_width = 2.0, 2.0, 0.0, 2.0
@@ -277,7 +288,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     par = s.parallel
     total = count_params(m).total
     train = trainable_params(m, s)
-    w_b, g_b, master_b, opt_b = _state_bytes(s)
+    w_b, g_b, master_b, opt_b = state_bytes(s)
     if s.method == "full":
         frozen_bytes = 0.0
     else:
@@ -294,15 +305,27 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     opt_share = dp if zero >= 1 else 1
     master = train * master_b / model_shard / opt_share
     optimizer = train * opt_b / model_shard / opt_share
-    if par.offload_optimizer or "paged" in s.optimizer and s.method != "full":
+    paged = "paged" in s.optimizer
+    if par.offload_optimizer or paged:  # states live in host or CUDA-managed memory that spills to the host
         optimizer, master = 0.0, 0.0
     acts = activations_bytes(m, s, cal)
     logits = logits_bytes(m, s)
+    # With zero_grad(set_to_none=True) and one micro-batch per step, gradients are created during backward
+    # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
+    # With gradient accumulation the gradients of the previous micro-batch stay through the next forward.
+    coincide = s.grad_accum > 1
+    at_forward_end = acts + logits + (grads if coincide else 0.0)
+    peak_in_backward = not coincide and grads > acts + logits
+    grads_at_peak = grads if (coincide or peak_in_backward) else 0.0
+    acts_at_peak, logits_at_peak = (0.0, 0.0) if peak_in_backward else (acts, logits)
     dequant = _dequant_workspace(m, s)
     overhead = cal.get("train_overhead_bytes")
-    parts = (("weights", frozen_bytes + trainable_w), ("gradients", grads), ("master_weights", master),
-             ("optimizer", optimizer), ("activations", acts), ("logits", logits), ("dequant", dequant),
-             ("overhead", overhead))
+    tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
+               ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
+               ("dequant", dequant))
+    slack = cal.get("allocator_slack") * sum(v for _, v in tensors)
+    parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
+    del at_forward_end
     assumptions = (
         Assumption("trainable parameters", f"{train:,.0f} of {total:,.0f} ({s.method})", _method_source(s)),
         Assumption("bytes per trainable parameter",
@@ -314,8 +337,19 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
         Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
                    "10 bytes per vocabulary entry per token"),
         Assumption("overhead", fmt_bytes(overhead), "fitted on training-memory rows (bench/fit.py)"),
+        Assumption("allocator slack", f"{cal.get('allocator_slack'):.0%} of tensor memory",
+                   "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)"),
     )
-    extra = {"trainable_params": train, "total_params": total}
+    assumptions += (Assumption(
+        "peak moment", ("end of backward: gradients complete, activations freed" if peak_in_backward else
+                        "end of forward: activations and logits held" + (", gradients kept across micro-batches"
+                                                                         if coincide else ", gradients not yet made")),
+        "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
+    if paged or par.offload_optimizer:
+        assumptions += (Assumption("optimizer states", "paged/offloaded: not counted on the GPU",
+                                   "bitsandbytes paged optimizers use CUDA managed memory that spills to the host"),)
+    extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
+             "logits_bytes": logits}
     return Estimate(Breakdown("bytes", parts), cal.band("training_memory"), assumptions, extra)
 
 

@@ -30,6 +30,12 @@ from gpuplan.types import Gpu, ModelSpec, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
 
 OPTIMISED_FRAMEWORKS = ("megatron", "torchtitan", "llmc")
+
+
+def framework_class(framework: str) -> str:
+    """Efficiency class of a training stack: hand-optimised (Megatron-LM, llm.c), torchtitan, or eager
+    PyTorch (HF Trainer, torchtune, DeepSpeed, plain PyTorch)."""
+    return {"megatron": "megatron", "llmc": "megatron", "torchtitan": "torchtitan"}.get(framework, "eager")
 GPUS_PER_NODE = 8
 
 
@@ -43,10 +49,13 @@ class Links:
     inter_name: str
 
 
-def links(gpu: Gpu, cal: Calibration) -> Links:
-    """NVLink/xGMI where the part has it, else PCIe; between nodes, the fitted-free network assumption."""
-    pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * GB * 0.8
-    if gpu.has_fast_interconnect and gpu.interconnect_bytes_per_s:
+def links(gpu: Gpu, cal: Calibration, group: int = 8) -> Links:
+    """Bandwidth for a collective over ``group`` GPUs: NVLink/xGMI where the part has a switched fabric (or a
+    bridge and the group is a bridged pair), else PCIe at the fitted all-reduce efficiency; between nodes,
+    the network assumption."""
+    pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * GB * cal.get("eta_pcie")
+    bridged_only = "bridge" in gpu.interconnect.lower()
+    if gpu.has_fast_interconnect and gpu.interconnect_bytes_per_s and (group <= 2 or not bridged_only):
         intra, name = gpu.interconnect_bytes_per_s / 2, gpu.interconnect
     else:
         intra, name = pcie, f"PCIe Gen{gpu.pcie_gen or 4}"
@@ -67,7 +76,9 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
 
 def utilisation(m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration) -> float:
     """Fraction of the dense peak the step sustains (see module docstring)."""
-    framework = cal.get("u_optimised") if s.framework in OPTIMISED_FRAMEWORKS else cal.get("u_eager")
+    framework = cal.get(f"u_{framework_class(s.framework)}")
+    if s.compiled:
+        framework *= cal.get("f_compiled")
     segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
     method = 1.0 if s.method in ("full", "freeze") else cal.get("f_frozen_base")
     if s.method == "qlora" or s.base_quant:
@@ -94,7 +105,7 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         peak = gpu.half_flops_per_s
         fp8 = gpu.fp8_flops_per_s or peak
         share = _matmul_share(m, s)
-        compute = flops * (share / fp8 + (1 - share) / peak) / (n * u)
+        compute = flops * (share / (fp8 * cal.get("f_fp8")) + (1 - share) / peak) / (n * u)
     tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
     steps = max(1.0, tokens / tokens_per_step)
     step_compute = compute / steps
@@ -105,14 +116,19 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     bubble = 0.0
     if par.pp > 1:
         bubble = compute * (par.pp - 1) / (s.grad_accum + par.pp - 1)
-    parts = (("compute", compute), ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total),
-             ("pipeline_bubble", bubble))
+    bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
+    optimizer = steps * optimizer_step_bytes(m, s) / bandwidth
+    if framework_class(s.framework) == "eager":  # Python, data loader, scheduler, logging once per step
+        optimizer += steps * s.grad_accum * cal.get("micro_step_overhead_s")
+    parts = (("compute", compute), ("optimizer_step", optimizer), ("data_parallel_comm", exposed_dp),
+             ("tensor_parallel_comm", tp_total), ("pipeline_bubble", bubble))
     mfu = model_flops_per_token(m, s.seq_len) * tokens / (n * peak) / max(sum(v for _, v in parts), 1e-9)
     assumptions = (
         Assumption("FLOPs per token", f"{train_flops_per_token(m, s) / 1e9:,.1f} GFLOP ({s.method}, recompute "
                    f"{s.recompute})", "6·N + attention (Kaplan et al. 2020); frozen base: 4·N"),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s per GPU ({s.precision} dense)", gpu.source),
-        Assumption("utilisation", f"{u:.1%} of peak ({s.framework}, {gpu.segment})",
+        Assumption("utilisation", f"{u:.1%} of peak ({s.framework}{', compiled' if s.compiled else ''}, "
+                   f"{gpu.segment})",
                    "fitted on published runs (bench/fit.py, docs/accuracy.md)"),
         Assumption("links", f"intra-node {link.intra_name} {link.intra_node / GB:,.0f} GB/s; "
                    f"inter-node {link.inter_name}", "gpus.csv; network is an assumption (params.json)"),
@@ -122,8 +138,19 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     extra = {"mfu": mfu, "utilisation": u, "gpu_hours": sum(v for _, v in parts) * n / 3600,
              "tokens_per_s": tokens / max(sum(v for _, v in parts), 1e-9), "steps": steps,
              "human": fmt_seconds(sum(v for _, v in parts))}
-    cls = "pretraining_time" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
+    cls = "pretrain_throughput" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
     return Estimate(Breakdown("seconds", parts), cal.band(cls), assumptions, extra)
+
+
+def optimizer_step_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes one GPU reads and writes in an optimizer step: parameters, gradients and states read, parameters
+    and states written (AdamW; a memory-bound elementwise pass at a fitted share of the memory bandwidth)."""
+    from gpuplan.estimate.memory import state_bytes
+
+    w, g, master, opt = state_bytes(s)
+    par = s.parallel
+    shard = par.tp * par.pp * (par.dp if par.zero >= 1 else 1)
+    return trainable_params(m, s) / shard * (w + g + 2 * (master + opt) + w)
 
 
 def _matmul_share(m: ModelSpec, s: TrainSetup) -> float:

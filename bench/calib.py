@@ -1,0 +1,419 @@
+"""Calibration rows → estimator cases.
+
+Each :class:`Case` pairs one published measurement (converted to base units) with a function that returns
+gpuplan's estimate of the same quantity for a given :class:`Calibration`. ``bench/fit.py`` fits the free
+parameters on these cases; ``bench/accuracy.py`` reports the errors. Training and fine-tuning rows are mapped
+by hand in ``bench/cases.yaml``; inference rows are mapped from their columns here.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuplan import load_catalog
+from gpuplan.catalog.hfconfig import parse_config
+from gpuplan.estimate.calibration import Calibration
+from gpuplan.estimate.flops import forward_flops_per_token
+from gpuplan.estimate.infer_speed import latency, throughput
+from gpuplan.estimate.memory import inference_memory, training_memory
+from gpuplan.estimate.train_time import train_time
+from gpuplan.types import InferSetup, ModelSpec, Parallelism, TrainSetup
+from gpuplan.units import DAY, GB, GiB, HOUR
+
+HERE = Path(__file__).resolve().parent
+CALIBRATION = HERE / "calibration"
+
+# classes reported by the accuracy benchmark, with their targets (median |error|)
+CLASSES = {
+    "inference_memory": 0.08, "finetune_memory": 0.08, "pretrain_memory": 0.08,
+    "pretrain_throughput": 0.12, "finetune_time": 0.20, "inference_throughput": 0.15, "inference_latency": 0.15,
+}
+
+
+@dataclass
+class Case:
+    id: str
+    cls: str
+    measured: float
+    predict: Callable[[Calibration], float]
+    source: str
+    describe: str
+    bound: str = ""  # "upper": measured is an upper bound, "lower": a lower bound
+    group: str = ""  # source family, for leave-one-source-out
+    assume: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Unmapped:
+    id: str
+    why: str
+
+
+def _rows(name: str) -> dict[str, dict[str, str]]:
+    path = CALIBRATION / name
+    if not path.exists():
+        return {}
+    with path.open(encoding="utf-8") as f:
+        return {r["id"]: r for r in csv.DictReader(f)}
+
+
+def _model(cat: Any, name: str) -> ModelSpec:
+    if name.startswith("bench/"):
+        path = HERE / "models" / f"{name.split('/', 1)[1]}.json"
+        return parse_config(json.loads(path.read_text()), path.stem)
+    return cat.model(name)
+
+
+def _group(row_id: str) -> str:
+    for prefix in ("llama2", "megatron", "nanogpt", "llmc", "tt-", "peft-mmqa", "torchtune-readme", "torchtune-opt",
+                   "chatglm", "seed-agiclass", "qlora", "trt", "mlp", "mem", "ext"):
+        if row_id.startswith(prefix):
+            return prefix.rstrip("-")
+    return row_id.split("-")[0]
+
+
+# ---------------------------------------------------------------- training / fine-tuning
+
+
+def _train_setup(spec: dict[str, Any], defaults: dict[str, Any]) -> TrainSetup:
+    values = {**defaults, **(spec.get("setup") or {})}
+    if values.get("lora_targets") == "qkv":
+        values["lora_targets"] = "attention"
+    par = Parallelism(**(spec.get("parallel") or {}))
+    return TrainSetup(**values, parallel=par)
+
+
+def _memory_value(row: dict[str, str]) -> float:
+    unit = row["unit"].split()[0]
+    value = float(row["value"])
+    return value * {"GiB": GiB, "GB": GB, "MB": 1e6, "MiB": 2**20}[unit]
+
+
+def _time_value(row: dict[str, str]) -> float:
+    q = row["measured_quantity"]
+    value = float(row["value"])
+    if q.startswith("wall_days"):
+        return value * DAY
+    if q.startswith("wall_hours"):
+        return value * HOUR
+    if q == "gpu_hours":
+        return value
+    return value
+
+
+def _megatron_tokens_per_s_per_gpu(m: ModelSpec, mfu: float, seq: int, peak: float, hfu: bool) -> float:
+    """Narayanan et al. 2021 eq. (3): FLOPs per token 72·l·h²·(1 + s/6h + V/(12·l·h)) (96 and V/16lh when
+    recomputation is counted)."""
+    l_, h, v = m.n_layers, m.hidden, m.vocab
+    per_token = (96 * l_ * h * h * (1 + seq / (6 * h) + v / (16 * l_ * h)) if hfu else
+                 72 * l_ * h * h * (1 + seq / (6 * h) + v / (12 * l_ * h)))
+    return mfu * peak / per_token
+
+
+def training_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
+    doc = yaml.safe_load((HERE / "cases.yaml").read_text(encoding="utf-8"))
+    rows = {**_rows("training_runs.csv"), **_rows("finetune_runs.csv")}
+    defaults = doc["defaults"]["train"]
+    cases: list[Case] = []
+    for spec in doc["cases"]:
+        row = rows.get(spec["id"])
+        if row is None:
+            raise SystemExit(f"bench/cases.yaml: no calibration row '{spec['id']}'")
+        cases.append(_training_case(cat, spec, row, defaults))
+    unmapped = [Unmapped(u["id"], u["why"]) for u in doc.get("unmapped", [])]
+    covered = {c.id for c in cases}
+    for rid in rows:
+        if rid not in covered and not any(fnmatch.fnmatch(rid, u.id.replace("{", "[").replace("}", "]"))
+                                          or _brace_match(rid, u.id) for u in unmapped):
+            unmapped.append(Unmapped(rid, "not mapped (no case in bench/cases.yaml)"))
+    return cases, unmapped
+
+
+def _brace_match(rid: str, pattern: str) -> bool:
+    m = re.search(r"\{([^}]*)\}", pattern)
+    if not m:
+        return False
+    return any(fnmatch.fnmatch(rid, pattern[: m.start()] + alt + pattern[m.end():]) for alt in m.group(1).split(","))
+
+
+def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults: dict[str, Any]) -> Case:
+    model = _model(cat, spec["model"])
+    gpu = cat.gpu(spec["gpu"])
+    setup = _train_setup(spec, defaults)
+    kind, measure = spec["kind"], spec["measure"]
+    n = setup.parallel.n_gpus
+    describe = f"{spec['model']} {setup.method} on {n}× {gpu.name} ({setup.parallel.describe()}), " \
+               f"mb {setup.micro_batch}×{setup.seq_len}"
+    common = dict(id=spec["id"], source=row["source"], describe=describe, group=_group(spec["id"]),
+                  assume=spec.get("assume", ""))
+    if kind.endswith("_memory"):
+        cls = "pretrain_memory" if kind.startswith("pretrain") else "finetune_memory"
+        measured = _memory_value(row)
+        bound = {"device_upper_bound": "upper", "device_lower_bound": "lower"}.get(measure, "")
+
+        def predict_mem(cal: Calibration, m=model, s=setup, how=measure) -> float:
+            est = training_memory(m, s, cal)
+            if how == "reserved":
+                return est.total - est.breakdown.get("overhead")
+            if how == "active":
+                return est.total - est.breakdown.get("overhead") - est.breakdown.get("allocator_slack")
+            if how == "weights":
+                return est.breakdown.get("weights")
+            return est.total
+
+        return Case(cls=cls, measured=measured, predict=predict_mem, bound=bound, **common)
+    cls = "pretrain_throughput" if kind.startswith("pretrain") else "finetune_time"
+    tokens = float(spec.get("tokens") or (spec.get("samples", 0) * spec.get("tokens_per_sample", 0)) or 1e9)
+    if measure == "mfu":
+        hfu = spec.get("mfu_convention") == "megatron-hfu"
+        measured = _megatron_tokens_per_s_per_gpu(model, float(row["value"]), setup.seq_len,
+                                                  gpu.half_flops_per_s, hfu)
+        measure = "tokens_per_s_per_gpu"
+    elif measure in ("tokens_per_s", "tokens_per_s_per_gpu"):
+        measured = float(row["value"])
+    else:
+        measured = _time_value(row)
+
+    def predict_time(cal: Calibration, m=model, g=gpu, s=setup, how=measure, t=tokens, n=n) -> float:
+        est = train_time(m, g, s, t, cal)
+        if how == "tokens_per_s":
+            return est.extra["tokens_per_s"]
+        if how == "tokens_per_s_per_gpu":
+            return est.extra["tokens_per_s"] / n
+        if how == "gpu_hours":
+            return est.extra["gpu_hours"]
+        return est.total
+
+    return Case(cls=cls, measured=measured, predict=predict_time, meta={"measure": measure}, **common)
+
+
+# ---------------------------------------------------------------- inference
+
+_MODEL_NAMES = {"Llama-3.1-70B": "Llama-3.1-70B", "Llama-3.1-8B": "Llama-3.1-8B", "Mixtral-8x7B": "Mixtral-8x7B",
+                "Llama-3.1-405B": "Llama-3.1-405B", "Llama-2-70B": "Llama-2-70B", "Llama-2-7B": "Llama-2-7B",
+                "Llama-3-8B": "Llama-3-8B", "Llama-3-70B": "Llama-3-70B"}
+
+
+# Published rows that name a fine-tune or a renamed checkpoint of a preset's architecture.
+_SAME_ARCH = {"CodeLlama-7B": "Llama-2-7B", "LLaMA-arch": "Llama-2-7B", "Vicuna-7B": "Llama-2-7B",
+              "Mistral-7B-Instruct": "Mistral-7B-v0.2", "CodeLlama-34B": None}
+
+
+def _preset_for(cat: Any, label: str) -> str | None:
+    head = re.split(r"[\s(]", label.strip())[0]
+    if head in _SAME_ARCH:
+        return _SAME_ARCH[head]
+    head = re.sub(r"-(Instruct|Chat|chat|instruct)(-FP8)?$", "", head)
+    if head in _MODEL_NAMES:
+        return _MODEL_NAMES[head]
+    from gpuplan.catalog.models import find_preset
+
+    entry = find_preset(cat, head)
+    return entry.name if entry else None
+
+
+def _precision(label: str) -> tuple[str, str] | None:
+    p = label.lower()
+    table = [("q4_k_m", ("gguf-q4_k_m", "fp16")), ("q4_0", ("gguf-q4_0", "fp16")), ("q8_0", ("gguf-q8_0", "fp16")),
+             ("gguf", ("fp16", "fp16")), ("awq", ("awq-int4", "fp16")), ("gptq", ("gptq-int4", "fp16")),
+             ("bitsandbytes 4", ("bnb-nf4", "fp16")), ("fp8", ("fp8", "fp8")), ("bf16", ("bf16", "bf16")),
+             ("fp16", ("fp16", "fp16")), ("f16", ("fp16", "fp16"))]
+    for key, value in table:
+        if key in p:
+            return value
+    return None
+
+
+_ENGINES = {"tensorrt-llm": "trtllm", "vllm": "vllm", "sglang": "sglang", "llama.cpp": "llamacpp",
+            "hf transformers": "hf", "transformers": "hf"}
+_NOT_ENGINES = {"autoawq": "AutoAWQ's fused modules and pre-allocated cache are not an engine gpuplan models",
+                "tgi": "TGI is not an engine gpuplan models"}
+
+
+def _engine(label: str) -> str | None:
+    low = label.lower()
+    for key, value in _ENGINES.items():
+        if low.startswith(key) or key in low:
+            return value
+    return None
+
+
+def _int(text: str) -> int | None:
+    m = re.match(r"^\s*~?(\d+)", text or "")
+    return int(m.group(1)) if m else None
+
+
+def inference_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
+    rows = {**_rows("inference_runs.csv"), **_rows("inference_extra.csv")}
+    cases: list[Case] = []
+    unmapped: list[Unmapped] = []
+    for rid, row in rows.items():
+        case, why = _inference_case(cat, row)
+        if case:
+            cases.append(case)
+        else:
+            unmapped.append(Unmapped(rid, why))
+    return cases, unmapped
+
+
+_SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
+                  "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
+
+
+def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
+    metric = row["metric"]
+    engine = _engine(row["engine"])
+    if row["id"].startswith("mlp-"):
+        return None, "MLPerf: variable input/output lengths per sample and TP layout not in the summary log"
+    if metric in ("min_gpu_memory_gb", "weights_size_gb", "peak_mem_gib", "peak_mem_gb"):
+        return _inference_memory_case(cat, row)
+    if row["scenario"].strip().lower() == "online":
+        return None, "online serving at a request rate: the concurrency behind the latency is not stated"
+    if metric not in _SPEED_METRICS:
+        return None, f"metric '{metric}' is not an estimate gpuplan makes"
+    for key, why in _NOT_ENGINES.items():
+        if row["engine"].lower().startswith(key):
+            return None, why
+    if not (row["isl"].strip() and row["osl"].strip()):
+        return None, "variable request lengths (ShareGPT) without a stated mean"
+    if engine is None:
+        return None, f"engine '{row['engine']}' is not one gpuplan models"
+    preset = _preset_for(cat, row["model"])
+    if preset is None:
+        return None, f"model '{row['model']}' is not a preset"
+    prec = _precision(row["precision"])
+    if prec is None:
+        return None, f"precision '{row['precision']}' not mapped"
+    try:
+        gpu = cat.gpu(row.get("gpu_spec_name") or row["gpu"])
+    except Exception:
+        return None, f"GPU '{row.get('gpu_spec_name') or row['gpu']}' is not in the catalog"
+    if not gpu.memory_bandwidth_bytes_per_s:
+        return None, f"memory bandwidth of {gpu.name} is not in the catalog"
+    tp = _int(row["tp"]) or 1
+    isl, osl = _int(row["isl"]) or 0, _int(row["osl"]) or 0
+    batch = _int(row["batch_or_concurrency"]) or 1
+    kv = "fp8" if prec[0] == "fp8" else "bf16" if prec[1] == "bf16" else "fp16"
+    setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
+                       output_len=max(osl, 1), tp=tp)
+    model = cat.model(preset)
+    value = float(row["value"])
+    offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
+    describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
+        " max batch" if offline else f" batch {batch}")
+    common = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"]),
+                  assume="FP8 KV cache with FP8 weights" if kv == "fp8" else "")
+    kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
+            "prefill" if metric.startswith(("ttft", "prefill")) else
+            "generate" if metric.startswith("generate") and isl >= 1024 else "decode")
+    common["meta"] = {"engine": engine, "kind": kind}
+
+    if metric.startswith("generate_output"):
+        def pred_g(cal: Calibration, m=model, g=gpu, s=setup) -> float:
+            return latency(m, g, s, cal).extra["output_tokens_per_s"]
+        return Case(cls="inference_throughput" if batch > 1 else "inference_latency", measured=value,
+                    predict=pred_g, **common), ""
+    if metric.startswith("throughput_output") and offline:
+        def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=metric.endswith("per_gpu")) -> float:
+            rate = throughput(m, g, s, cal).extra["output_tokens_per_s"]
+            return rate / s.tp if per_gpu else rate
+        return Case(cls="inference_throughput", measured=value, predict=pred, **common), ""
+    if metric.startswith("throughput_output"):
+        def pred_b(cal: Calibration, m=model, g=gpu, s=setup) -> float:
+            return latency(m, g, s, cal).extra["output_tokens_per_s"]
+        return Case(cls="inference_throughput", measured=value, predict=pred_b, **common), ""
+    if metric.startswith(("decode_tok_s", "tpot")):
+        measured = 1.0 / value if metric.startswith("decode") else value / 1000.0
+
+        def pred_t(cal: Calibration, m=model, g=gpu, s=setup) -> float:
+            return latency(m, g, s, cal).extra["tpot_s"]
+        return Case(cls="inference_latency", measured=measured, predict=pred_t, **common), ""
+    if metric.startswith(("ttft", "prefill")):
+        measured = value / 1000.0 if metric.endswith("_ms") else isl / value
+
+        def pred_f(cal: Calibration, m=model, g=gpu, s=setup) -> float:
+            return latency(m, g, s, cal).extra["ttft_s"]
+        return Case(cls="inference_latency", measured=measured, predict=pred_f, **common), ""
+    return None, f"metric '{metric}' not mapped"
+
+
+def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
+    label = row["model"]
+    preset = _preset_for(cat, label)
+    if preset is None or "INT4-QE" in label:
+        return None, f"model '{label}' is not a preset (or has quantized embeddings gpuplan does not model)"
+    prec = row["precision"].lower()
+    fmt = ("gptq-int4" if "gptq" in prec else "awq-int4" if "awq" in prec else "bnb-nf4" if "bitsandbytes" in prec
+           else "int8-wo" if "int8" in prec else "int4-wo" if "int4" in prec else "gguf-q4_0" if "q4_0" in prec
+           else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec else "fp16" if "f16" in prec else None)
+    if fmt is None:
+        return None, f"precision '{row['precision']}' not mapped"
+    model = cat.model(preset)
+    metric = row["metric"]
+    unit = row["unit"].split()[0] if row["unit"] else "GB"
+    measured = float(row["value"]) * {"GB": GB, "GiB": GiB, "MB": 1e6}.get(unit, GB)
+    try:
+        gpu = cat.gpu(row.get("gpu_spec_name") or "A100-80GB") if (row.get("gpu_spec_name") or "").strip() \
+            else cat.gpu("A100-80GB")
+    except Exception:
+        return None, f"GPU '{row.get('gpu_spec_name')}' is not in the catalog"
+    if measured > gpu.memory_bytes:
+        return None, "more memory than one GPU holds: split over GPUs (device_map) whose count is not stated"
+    isl, osl, batch = _int(row["isl"]), _int(row["osl"]), _int(row["batch_or_concurrency"]) or 1
+    engine = _engine(row["engine"]) or "hf"
+    if row["engine"].lower().startswith("autoawq"):
+        return None, "AutoAWQ's fused modules pre-allocate a KV cache for max_seq_len: not an engine gpuplan models"
+    if "optimum" in row["source"].lower() and batch > 1:
+        return None, ("transformers before 4.36 kept the tuple KV cache of the previous step alive while building "
+                      "the next one (two caches at the peak); gpuplan models the current DynamicCache")
+    setup = InferSetup(engine=engine, weight_format=fmt, batch=batch, prompt_len=isl or 512,
+                       output_len=osl or 512)
+    weights_only = metric == "weights_size_gb"
+    torch_counted = metric.startswith("peak_mem") and "nvml" not in row["notes"].lower() \
+        and "non-pytorch" not in row["notes"].lower()
+
+    def pred(cal: Calibration, m=model, s=setup, w=weights_only, t=torch_counted) -> float:
+        est = inference_memory(m, gpu, s, cal)
+        if w:
+            return est.breakdown.get("weights")
+        return est.total - (est.breakdown.get("overhead") if t else 0.0)
+
+    describe = f"{preset} {fmt} {engine}, " + ("weights only" if weights_only else
+                                               f"batch {batch}, {setup.prompt_len}+{setup.output_len} tokens")
+    assume = "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl) else (
+        "PyTorch max allocated" if torch_counted else "device memory")
+    return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
+                describe=describe, group=_group(row["id"]), assume=assume), ""
+
+
+def all_cases() -> tuple[list[Case], list[Unmapped]]:
+    cat = load_catalog()
+    tc, tu = training_cases(cat)
+    ic, iu = inference_cases(cat)
+    return tc + ic, tu + iu
+
+
+def ratio(case: Case, cal: Calibration) -> float:
+    """measured / predicted (1.0 is perfect; > 1 means gpuplan under-predicts)."""
+    pred = case.predict(cal)
+    if not pred or not math.isfinite(pred):
+        return math.nan
+    return case.measured / pred
+
+
+def with_replaced(cal: Calibration, values: dict[str, float]) -> Calibration:
+    return replace(cal, values={**cal.values, **values})
+
+
+__all__ = ["CLASSES", "Case", "Unmapped", "all_cases", "forward_flops_per_token", "ratio"]

@@ -1,0 +1,224 @@
+"""Fit gpuplan's free parameters on the published measurements and write ``gpuplan/data/fitted/params.json``.
+
+    python bench/fit.py            # fit, print a summary, write params.json
+    python bench/fit.py --check    # fit and fail if params.json differs (CI keeps the file honest)
+
+Each group of parameters is fitted on the calibration classes it drives, by robust least squares on
+log(predicted / measured) (scipy.optimize.least_squares, soft-L1 loss). Memory fits weigh under-prediction
+twice as much as over-prediction: a plan that says "fits" must fit. Parameters without data keep their
+stated prior and are marked as such. Error bands are the p10/p90 of measured/predicted per class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import least_squares
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from calib import Case, all_cases  # noqa: E402
+
+from gpuplan.estimate.calibration import FITTED_PATH, Calibration  # noqa: E402
+from gpuplan.units import GiB  # noqa: E402
+
+# Values that are assumptions, not fits: each with its reason (printed in docs/estimators.md).
+PRIORS: dict[str, tuple[float, str]] = {
+    "network_bytes_per_s_per_gpu": (50e9, "400 Gb/s InfiniBand/RoCE per GPU, as in DGX/HGX H100 and A100 clusters "
+                                          "(one 400G NIC per GPU); no calibration row isolates it"),
+    "dp_overlap": (0.8, "DDP/FSDP overlap gradient buckets with the backward pass (Li et al. 2020, PyTorch "
+                        "Distributed, sec. 3.2.3); backward is about 2/3 of the step, the last bucket is exposed"),
+}
+
+ENGINES = ("hf", "vllm", "sglang", "trtllm", "llamacpp")
+UNDER_WEIGHT_MEMORY = 4.0  # an under-predicted memory says "fits" when it does not: weigh it 4x
+
+
+@dataclass
+class Group:
+    name: str
+    params: list[str]
+    bounds: list[tuple[float, float]]
+    classes: tuple[str, ...]
+    under_weight: float = 1.0  # weight of residuals where gpuplan under-predicts the measurement
+    scale: dict[str, float] | None = None  # parameter units for the optimiser
+
+
+def groups() -> list[Group]:
+    return [
+        Group("training memory", ["activation_scale", "activation_scale_compiled", "train_overhead_bytes",
+                                  "allocator_slack", "selective_recompute_keep"],
+              [(0.3, 3.0), (0.3, 3.0), (0.0, 4 * GiB), (0.0, 0.5), (0.1, 1.0)], ("finetune_memory", "pretrain_memory"),
+              UNDER_WEIGHT_MEMORY, {"train_overhead_bytes": GiB}),
+        Group("inference memory", ["infer_overhead_bytes", "infer_workspace_bytes"], [(0.0, 4 * GiB), (0.0, 2 * GiB)],
+              ("inference_memory",), UNDER_WEIGHT_MEMORY, {"infer_overhead_bytes": GiB, "infer_workspace_bytes": GiB}),
+        Group("training time", ["u_megatron", "u_torchtitan", "u_eager", "f_compiled", "f_consumer", "f_frozen_base",
+                                "f_quantized_base", "work_half_tflop", "f_fp8", "eta_optimizer", "micro_step_overhead_s"],
+              [(0.05, 1.0), (0.05, 1.0), (0.05, 1.0), (0.8, 1.5), (0.3, 1.0), (0.3, 1.5), (0.2, 1.2), (0.01, 500),
+               (0.3, 1.0), (0.05, 1.0), (0.0, 1.0)],
+              ("pretrain_throughput", "finetune_time")),
+    ]
+
+
+# which engine parameters each kind of inference row can identify
+_IDENTIFIES = {"decode": ("eta_memory", "layer_overhead_s"), "prefill": ("eta_compute",),
+               "generate": ("eta_compute",), "throughput": ("eta_compute", "eta_kv")}
+_BOUNDS = {"eta_memory": (0.1, 1.0), "eta_compute": (0.05, 1.0), "eta_kv": (0.05, 1.0), "layer_overhead_s": (0.0, 5e-3)}
+REFERENCE_ENGINE = "trtllm"
+
+
+def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dict[str, str]]:
+    """TensorRT-LLM (the engine with the most rows) first, with the link parameters; then each other engine
+    on the parameters its rows identify. A parameter no row identifies takes TensorRT-LLM's value."""
+    notes: dict[str, str] = {}
+    speed = [c for c in cases if c.cls in ("inference_throughput", "inference_latency")]
+    by_engine: dict[str, list[Case]] = {}
+    for c in speed:
+        by_engine.setdefault(c.meta["engine"], []).append(c)
+    order = [REFERENCE_ENGINE] + sorted(e for e in by_engine if e != REFERENCE_ENGINE)
+    for eng in order:
+        rows = by_engine.get(eng, [])
+        kinds = {c.meta["kind"] for c in rows}
+        names = sorted({p for k in kinds for p in _IDENTIFIES[k]})
+        if eng == REFERENCE_ENGINE:
+            names = ["eta_memory", "eta_compute", "eta_kv", "layer_overhead_s"]
+        params = [f"{n}_{eng}" for n in names]
+        bounds = [_BOUNDS[n] for n in names]
+        if eng == REFERENCE_ENGINE:
+            params += ["allreduce_latency_s", "eta_pcie"]
+            bounds += [(1e-6, 2e-4), (0.05, 1.0)]
+        inherited = [n for n in _BOUNDS if n not in names]
+        cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in inherited})
+        if rows and params:
+            group = Group(f"inference {eng}", params, bounds, ("inference_throughput", "inference_latency"),
+                          scale={"allreduce_latency_s": 1e-5, f"layer_overhead_s_{eng}": 1e-5})
+            cal = fit_group(group, rows, cal)
+        notes[eng] = (f"fitted {', '.join(names)} on {len(rows)} rows" if rows else "no rows") + (
+            f"; {', '.join(inherited)} from {REFERENCE_ENGINE}" if inherited else "")
+    for eng in ENGINES:
+        if eng not in order:
+            cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in _BOUNDS})
+            notes[eng] = f"no rows: all efficiencies from {REFERENCE_ENGINE}"
+    return cal, notes
+
+
+def log_residual(case: Case, cal: Calibration) -> float:
+    """log(pred/measured); bound rows count only when violated."""
+    try:
+        pred = case.predict(cal)
+    except Exception:
+        return 3.0
+    if not pred or not math.isfinite(pred) or pred <= 0:
+        return 3.0
+    r = math.log(pred / case.measured)
+    if case.bound == "upper":  # measured is an upper bound on the truth: fine if pred <= measured
+        return max(r, 0.0)
+    if case.bound == "lower":
+        return min(r, 0.0)
+    return r
+
+
+def fit_group(group: Group, cases: list[Case], cal: Calibration) -> Calibration:
+    rows = [c for c in cases if c.cls in group.classes]
+    if not rows:
+        return cal
+    scale = np.array([(group.scale or {}).get(p, 1.0) for p in group.params])
+    x0 = np.array([cal.values[p] for p in group.params]) / scale
+    lo = np.array([b[0] for b in group.bounds]) / scale
+    hi = np.array([b[1] for b in group.bounds]) / scale
+    x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
+    weights = _class_weights(rows)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        trial = cal.with_values(**dict(zip(group.params, (x * scale).tolist(), strict=True)))
+        res = []
+        for c in rows:
+            r = log_residual(c, trial)
+            w = weights[c.cls] * (group.under_weight if r < 0 else 1.0)
+            res.append(w * r)
+        return np.array(res)
+
+    sol = least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=400)
+    return cal.with_values(**dict(zip(group.params, (sol.x * scale).tolist(), strict=True)))
+
+
+def _class_weights(rows: list[Case]) -> dict[str, float]:
+    """Each class counts equally whatever its number of rows (265 TensorRT-LLM rows must not drown 12 others)."""
+    counts: dict[str, int] = {}
+    for c in rows:
+        counts[c.cls] = counts.get(c.cls, 0) + 1
+    return {k: 1 / math.sqrt(v) for k, v in counts.items()}
+
+
+def fit_all(cases: list[Case], start: Calibration) -> Calibration:
+    cal = start.with_values(**{k: v for k, (v, _) in PRIORS.items()})
+    for group in groups():
+        cal = fit_group(group, cases, cal)
+    cal, _ = fit_inference(cases, cal)
+    return cal
+
+
+def bands(cases: list[Case], cal: Calibration) -> dict[str, tuple[float, float, int]]:
+    by: dict[str, list[float]] = {}
+    for c in cases:
+        if c.bound:
+            continue
+        key = "training_memory" if c.cls in ("finetune_memory", "pretrain_memory") else c.cls
+        try:
+            pred = c.predict(cal)
+        except Exception:
+            continue
+        if pred and math.isfinite(pred):
+            by.setdefault(key, []).append(c.measured / pred)
+    return {k: (float(np.quantile(v, 0.1)), float(np.quantile(v, 0.9)), len(v)) for k, v in by.items()}
+
+
+def start_values() -> Calibration:
+    data = json.loads(FITTED_PATH.read_text(encoding="utf-8"))
+    return Calibration(values={k: float(v) for k, v in data["values"].items()})
+
+
+def run(cases: list[Case] | None = None) -> Calibration:
+    cases = cases if cases is not None else all_cases()[0]
+    cal = fit_all(cases, start_values())
+    return Calibration(values=cal.values, bands=bands(cases, cal),
+                       fitted_on=f"{len(cases)} calibration rows (bench/calibration/), bench/fit.py")
+
+
+def to_json(cal: Calibration) -> str:
+    rounded = {k: float(f"{v:.6g}") for k, v in sorted(cal.values.items())}
+    bands_ = {k: [round(v[0], 4), round(v[1], 4), v[2]] for k, v in sorted(cal.bands.items())}
+    priors = {k: reason for k, (_, reason) in PRIORS.items()}
+    return json.dumps({"fitted_on": cal.fitted_on, "values": rounded, "bands": bands_, "priors": priors},
+                      indent=1, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="fail if the committed params.json is out of date")
+    args = ap.parse_args(argv)
+    cal = run()
+    text = to_json(cal)
+    if args.check:
+        same = FITTED_PATH.read_text(encoding="utf-8") == text
+        print("params.json is up to date" if same else "params.json differs from a fresh fit: run bench/fit.py")
+        return 0 if same else 1
+    FITTED_PATH.write_text(text, encoding="utf-8")
+    for k, v in sorted(cal.values.items()):
+        print(f"{k:32s} {v:.4g}")
+    for k, b in sorted(cal.bands.items()):
+        print(f"band {k:24s} p10 {b[0]:.3f}  p90 {b[1]:.3f}  (n={b[2]})")
+    return 0
+
+
+Fitter = Callable[[list[Case], Calibration], Calibration]
+
+if __name__ == "__main__":
+    raise SystemExit(main())
