@@ -356,3 +356,49 @@ class InferSetup:
     @property
     def n_gpus(self) -> int:
         return self.tp * self.pp
+
+
+# ---------------------------------------------------------------- jobs
+
+TASKS = ("finetune", "pretrain", "infer", "serve")
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What the user wants done. Sizes are in tokens and requests; time limits in seconds.
+
+    - finetune: ``samples`` × ``tokens_per_sample`` × ``epochs`` training tokens (or ``tokens``), with ``method``;
+    - pretrain: ``tokens`` training tokens;
+    - infer: a batch job of ``requests`` prompts of ``prompt_len`` tokens, ``output_len`` tokens each;
+    - serve: steady traffic of ``rps`` requests per second within ``ttft_s`` / ``tpot_s`` targets.
+    """
+
+    task: str
+    method: str = "full"
+    samples: float = 0.0
+    tokens_per_sample: float = 0.0
+    epochs: float = 1.0
+    tokens: float = 0.0
+    seq_len: int = 2048
+    global_batch: int = 0  # sequences per optimizer step (0: choose)
+    prompt_len: int = 1024
+    output_len: int = 256
+    batch: int = 1
+    requests: float = 0.0
+    rps: float = 0.0
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    weight_format: str | None = None  # inference quantization (None: the model's 16-bit format)
+    lora_rank: int = 16
+    lora_targets: str = "all-linear"
+    base_quant: str | None = None
+
+    @property
+    def train_tokens(self) -> float:
+        if self.tokens:
+            return self.tokens
+        return self.samples * self.tokens_per_sample * self.epochs
+
+    @property
+    def is_training(self) -> bool:
+        return self.task in ("finetune", "pretrain")

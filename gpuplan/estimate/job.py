@@ -1,0 +1,242 @@
+"""One job on one hardware configuration: memory, time (or speed), whether it fits, and why not.
+
+This is the single entry point the ``estimate`` command and the planner share: it validates the combination
+(TP that does not divide the heads, a context longer than the model supports, QLoRA where bitsandbytes has
+no kernels ...) with errors that say what to change, then calls the estimators.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpuplan.errors import InfeasibleError, InputError
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.infer_speed import Speed, max_batch, speed
+from gpuplan.estimate.memory import inference_memory, training_memory
+from gpuplan.estimate.quant import weight_format
+from gpuplan.estimate.result import Estimate
+from gpuplan.estimate.train_time import train_time
+from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Parallelism, TrainSetup
+from gpuplan.units import GiB, fmt_bytes
+
+DEFAULT_HEADROOM = 0.05  # keep 5 % of the GPU free: allocator fragmentation, stray buffers
+
+
+@dataclass(frozen=True)
+class JobEstimate:
+    """Everything gpuplan knows about running ``job`` on ``n_gpus`` × ``gpu``."""
+
+    job: Job
+    model: ModelSpec
+    gpu: Gpu
+    n_gpus: int
+    setup: TrainSetup | InferSetup
+    memory: Estimate
+    time: Estimate | None  # training time, or the time of a batch-inference job
+    speed: Speed | None
+    replicas: int = 1
+    headroom: float = DEFAULT_HEADROOM
+
+    @property
+    def capacity_bytes(self) -> float:
+        return self.gpu.memory_bytes
+
+    @property
+    def needed_bytes(self) -> float:
+        return self.memory.total * (1 + self.headroom)
+
+    @property
+    def fits(self) -> bool:
+        return self.needed_bytes <= self.capacity_bytes
+
+    @property
+    def shortfall_bytes(self) -> float:
+        return max(0.0, self.needed_bytes - self.capacity_bytes)
+
+    @property
+    def seconds(self) -> float:
+        return self.time.total if self.time else math.inf
+
+    @property
+    def total_gpus(self) -> int:
+        return self.n_gpus * self.replicas
+
+    def describe(self) -> str:
+        par = self.setup.parallel.describe() if isinstance(self.setup, TrainSetup) else (
+            f"TP{self.setup.tp}" if self.setup.tp > 1 else "1 GPU")
+        reps = f" × {self.replicas} replicas" if self.replicas > 1 else ""
+        return f"{self.n_gpus}× {self.gpu.name} ({par}){reps}"
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "model": self.model.name, "gpu": self.gpu.name, "n_gpus": self.n_gpus, "replicas": self.replicas,
+            "config": self.describe(), "fits": self.fits, "memory_needed_bytes": self.needed_bytes,
+            "memory_available_bytes": self.capacity_bytes, "headroom": self.headroom,
+            "memory": self.memory.as_dict("total_bytes"), "setup": _setup_dict(self.setup),
+        }
+        if self.time:
+            out["time"] = self.time.as_dict("total_seconds")
+        if self.speed:
+            out["speed"] = {"ttft_seconds": self.speed.ttft_s, "tpot_seconds": self.speed.tpot_s,
+                            "batch": self.speed.batch, "output_tokens_per_second": self.speed.output_tokens_per_s,
+                            "requests_per_second": self.speed.requests_per_s, "bound": self.speed.bound}
+        return out
+
+
+def _setup_dict(setup: TrainSetup | InferSetup) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(setup)
+
+
+# ---------------------------------------------------------------- validation
+
+
+def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
+    par = s.parallel
+    if s.seq_len > m.max_positions:
+        raise InfeasibleError("--seq-len", f"{s.seq_len} tokens is longer than {m.name} supports "
+                              f"({m.max_positions} positions).", f"use --seq-len {m.max_positions} or less.")
+    _check_tp(m, par.tp, "--tp")
+    if par.pp > m.n_layers:
+        raise InfeasibleError("--pp", f"{par.pp} pipeline stages for {m.n_layers} layers.",
+                              f"use --pp {m.n_layers} or less.")
+    if s.method == "qlora":
+        if gpu.vendor != "NVIDIA":
+            raise InfeasibleError("--method", f"QLoRA needs bitsandbytes' CUDA kernels; {gpu.name} is a "
+                                  f"{gpu.vendor} part.", "use --method lora, or an NVIDIA GPU.")
+        if not (gpu.bf16_flops_per_s or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
+            raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
+                                  "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.")
+    if s.precision.startswith("bf16") and not gpu.supports_bf16 and gpu.vendor == "NVIDIA":
+        raise InfeasibleError("--precision", f"{gpu.name} has no BF16 support.", "use --precision fp16-mixed.")
+    if s.precision.startswith("fp8") and not gpu.fp8_flops_per_s:
+        raise InfeasibleError("--precision", f"{gpu.name} has no FP8 tensor cores.",
+                              "use --precision bf16-mixed, or an H100/H200/L40S/Blackwell GPU.")
+    if job.task == "finetune" and s.method == "ptuning" and m.is_mla:
+        raise InfeasibleError("--method", "P-tuning v2 prefixes need per-head keys and values; MLA models cache "
+                              "a latent instead.", "use --method lora.")
+
+
+def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
+    if s.context_len > m.max_positions:
+        raise InfeasibleError("--prompt/--output", f"{s.prompt_len} + {s.output_len} tokens is longer than "
+                              f"{m.name} supports ({m.max_positions} positions).",
+                              f"keep prompt + output within {m.max_positions} tokens.")
+    _check_tp(m, s.tp, "--tp")
+    fmt = weight_format(s.weight_format)
+    if fmt.compute == "fp8" and not gpu.fp8_flops_per_s and s.engine == "trtllm":
+        raise InfeasibleError("--quant", f"TensorRT-LLM FP8 needs FP8 tensor cores; {gpu.name} has none.",
+                              "use --quant int8-wo or awq-int4, or an Ada/Hopper/Blackwell GPU.")
+    if fmt.name.startswith("gguf") and s.engine != "llamacpp":
+        raise InfeasibleError("--quant", f"GGUF ({fmt.name}) runs in llama.cpp, not {s.engine}.",
+                              "use --engine llamacpp, or --quant awq-int4 for vLLM/SGLang.")
+    if s.engine == "llamacpp" and s.tp > 1:
+        raise InfeasibleError("--tp", "llama.cpp splits layers across GPUs; it has no tensor parallelism.",
+                              "use --tp 1 (llama.cpp) or --engine vllm.")
+    if s.kv_dtype == "fp8" and not gpu.fp8_flops_per_s and s.engine == "trtllm":
+        raise InfeasibleError("--kv-dtype", f"FP8 KV cache in TensorRT-LLM needs FP8 support on {gpu.name}.",
+                              "use --kv-dtype bf16.")
+
+
+def _check_tp(m: ModelSpec, tp: int, field: str) -> None:
+    if tp < 1:
+        raise InputError(field, f"{tp} is not a tensor-parallel size.", "use 1, 2, 4 or 8.")
+    if m.n_heads % tp:
+        raise InfeasibleError(field, f"TP {tp} does not divide {m.name}'s {m.n_heads} attention heads.",
+                              "use a TP size that divides " + str(m.n_heads) + " (" +
+                              ", ".join(str(t) for t in (1, 2, 4, 8, 16) if m.n_heads % t == 0) + ").")
+    if not m.is_mla and m.n_kv_heads % tp and tp % m.n_kv_heads:
+        raise InfeasibleError(field, f"TP {tp} neither divides nor is a multiple of {m.name}'s {m.n_kv_heads} KV "
+                              "heads.", "use a TP size that divides the KV heads or is a multiple of them.")
+
+
+# ---------------------------------------------------------------- estimates
+
+
+def estimate_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration | None = None,
+                      headroom: float = DEFAULT_HEADROOM) -> JobEstimate:
+    check_training(m, gpu, job, s)
+    cal = cal or fitted()
+    mem = training_memory(m, s, cal)
+    tokens = job.train_tokens
+    time = train_time(m, gpu, s, tokens, cal) if tokens > 0 else None
+    return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, time, None, 1, headroom)
+
+
+def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration | None = None,
+                       headroom: float = DEFAULT_HEADROOM) -> JobEstimate:
+    """Batch inference (``infer``) or steady serving (``serve``) on ``s.tp × s.pp`` GPUs per replica."""
+    check_inference(m, gpu, s)
+    cal = cal or fitted()
+    mem = inference_memory(m, gpu, s, cal)
+    if not gpu.memory_bandwidth_bytes_per_s:
+        return JobEstimate(job, m, gpu, s.n_gpus, s, mem, None, None, 1, headroom)
+    if job.task == "serve":
+        return _serving(m, gpu, job, s, mem, cal, headroom)
+    sp = speed(m, gpu, s, s.batch, cal)
+    time = None
+    if job.requests:
+        waves = math.ceil(job.requests / s.batch)
+        from gpuplan.estimate.result import Breakdown
+
+        parts = (("prefill", waves * sp.ttft_s), ("decode", waves * s.output_len * sp.tpot_s))
+        time = Estimate(Breakdown("seconds", parts), cal.band("inference_throughput"),
+                        mem.assumptions[:1], {"batches": waves})
+    return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
+
+
+def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal: Calibration,
+             headroom: float) -> JobEstimate:
+    """Replicas needed to carry ``job.rps`` within the TTFT/TPOT targets: each replica runs the largest
+    concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
+    cap = max_batch(m, gpu, s, cal)
+    best: Speed | None = None
+    b = 1
+    while b <= max(cap, 1):
+        sp = speed(m, gpu, s, b, cal)
+        ttft = speed(m, gpu, s, 1, cal).ttft_s + sp.tpot_s  # a new prompt waits for at most one step
+        if (job.tpot_s and sp.tpot_s > job.tpot_s) or (job.ttft_s and ttft > job.ttft_s):
+            break
+        best = replace(sp, ttft_s=ttft)
+        b *= 2
+    if best is None or cap < 1:
+        sp1 = speed(m, gpu, s, 1, cal)
+        return JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=1), mem, None, sp1, 0, headroom)
+    replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
+    setup = replace(s, batch=best.batch)
+    mem = inference_memory(m, gpu, setup, cal)
+    return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
+
+
+def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recompute: str = "none",
+                   **overrides: Any) -> TrainSetup:
+    """A TrainSetup for ``job`` with gradient accumulation chosen to reach the job's global batch."""
+    global_batch = job.global_batch or max(parallel.dp * micro_batch, 32 if job.task == "finetune" else 512)
+    accum = max(1, math.ceil(global_batch / (parallel.dp * micro_batch)))
+    method = "full" if job.task == "pretrain" else job.method
+    values: dict[str, Any] = dict(method=method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=accum,
+                                  recompute=recompute, lora_rank=job.lora_rank, lora_targets=job.lora_targets,
+                                  base_quant=job.base_quant, parallel=parallel)
+    if method in ("lora", "qlora", "ptuning"):
+        values["precision"] = "bf16"
+    values.update(overrides)
+    return TrainSetup(**values)
+
+
+def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overrides: Any) -> InferSetup:
+    eng = get_engine(engine)
+    kv = overrides.pop("kv_dtype", "fp8" if weight_format == "fp8" and engine == "trtllm" else "bf16")
+    return InferSetup(engine=eng.engine, weight_format=weight_format, kv_dtype=kv, batch=job.batch,
+                      prompt_len=job.prompt_len, output_len=job.output_len, tp=tp, **overrides)
+
+
+def memory_line(e: JobEstimate) -> str:
+    return (f"needs {fmt_bytes(e.needed_bytes)} per GPU (incl. {e.headroom:.0%} headroom) of "
+            f"{fmt_bytes(e.capacity_bytes)}")
+
+
+__all__ = ["GiB", "JobEstimate", "estimate_inference", "estimate_training", "inference_setup", "training_setup"]

@@ -1,0 +1,530 @@
+"""From a job to ranked GPU + offer choices.
+
+enumerate GPU types × counts × parallel layouts → keep what fits (with headroom) → estimate time →
+match offers (and free platforms) → cost each (price × billed time + storage + spot overhead) → rank by
+cost, time or value → Pareto front → explain the pick. When nothing fits, say by how much and price the
+cheapest changes that would make it fit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpuplan.catalog import Catalog
+from gpuplan.errors import GpuplanError, InfeasibleError, InputError
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.job import (DEFAULT_HEADROOM, JobEstimate, estimate_inference, estimate_training,
+                                  inference_setup, training_setup)
+from gpuplan.estimate.params import count_params
+from gpuplan.estimate.quant import weight_format
+from gpuplan.listing import match_gpus, resolve_providers
+from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, hourly_price, rental_cost
+from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform
+from gpuplan.units import GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
+
+OBJECTIVES = ("cost", "time", "value")
+NODE_COUNTS = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What the user allows. ``spot``: None = both, True = spot only, False = no spot."""
+
+    market: str | None = None
+    providers: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+    exclude_gpus: tuple[str, ...] = ()
+    max_gpus: int | None = None
+    budget: float | None = None  # in ``currency``
+    deadline_s: float | None = None
+    spot: bool | None = None
+    currency: str = "USD"
+    engine: str = "vllm"
+    quant: str | None = None
+    objective: str = "cost"
+    top: int = 10
+    headroom: float = DEFAULT_HEADROOM
+    platforms: bool = True
+    spot_overhead: float = SPOT_OVERHEAD
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise InputError("--objective", f"'{self.objective}' is not an objective.", "use cost, time or value.")
+        if self.max_gpus is not None and self.max_gpus < 1:
+            raise InputError("--max-gpus", f"{self.max_gpus} GPUs is not a limit.", "give 1 or more.")
+        if self.budget is not None and self.budget <= 0:
+            raise InputError("--budget", "the budget must be positive.", "give an amount such as 500USD.")
+        if self.deadline_s is not None and self.deadline_s <= 0:
+            raise InputError("--deadline", "the deadline must be in the future.", "give a duration such as 2d.")
+        if not 0 <= self.headroom < 0.5:
+            raise InputError("--headroom", f"{self.headroom:.0%} headroom is out of range.", "use 0 to 0.5.")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One priced way to run the job."""
+
+    estimate: JobEstimate
+    seconds: float  # wall time of the work (training/batch job); 1 hour for serving (priced per hour)
+    cost: Cost
+    where: str  # provider or platform
+    offer: Offer | None = None
+    platform: Platform | None = None
+    calendar_seconds: float = 0.0  # elapsed time including platform quota waits
+    notes: tuple[str, ...] = ()
+
+    @property
+    def value_score(self) -> float:
+        """Money per unit of work at the offer's rate (the seeds' 性价比, performance per price): hourly
+        price × hours of work, without fixed costs (storage, billing minimums). Lower is better."""
+        if self.offer is None:
+            return self.cost.total
+        return hourly_price_of(self) * self.cost.instances * self.seconds / HOUR
+
+    def label(self) -> str:
+        where = self.platform.platform + " " + self.platform.tier if self.platform else self.where
+        inst = self.offer.instance_type if self.offer else "notebook"
+        return f"{self.estimate.describe()} on {where} ({inst})"
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "gpu": self.estimate.gpu.name, "n_gpus": self.estimate.n_gpus, "replicas": self.estimate.replicas,
+            "config": self.estimate.describe(), "provider": self.where, "seconds": self.seconds,
+            "human_time": fmt_seconds(self.seconds), "calendar_seconds": self.calendar_seconds or self.seconds,
+            "cost": self.cost.as_dict(), "memory_needed_bytes": self.estimate.needed_bytes,
+            "memory_available_bytes": self.estimate.capacity_bytes, "notes": list(self.notes),
+            "estimate": self.estimate.as_dict(),
+        }
+        if self.offer:
+            o = self.offer
+            d["offer"] = {"provider": o.provider, "instance_type": o.instance_type, "region": o.region,
+                          "market": o.market, "pricing": o.pricing, "price_per_hour": o.price_per_hour,
+                          "currency": o.currency, "gpu_count": o.gpu_count, "source": o.source,
+                          "as_of": o.as_of.isoformat()}
+        if self.platform:
+            p = self.platform
+            d["platform"] = {"platform": p.platform, "tier": p.tier, "weekly_gpu_hours": p.weekly_gpu_hours,
+                             "session_max_hours": p.session_max_hours, "source": p.source,
+                             "as_of": p.as_of.isoformat()}
+        return d
+
+
+@dataclass
+class PlanResult:
+    job: Job
+    model: ModelSpec
+    constraints: Constraints
+    ranked: list[Candidate]
+    pareto: list[Candidate]
+    explanation: str
+    considered: int
+    fitting_configs: int
+    nothing_fits: str = ""
+    suggestions: list[dict[str, Any]] = field(default_factory=list)
+    platforms: list[Candidate] = field(default_factory=list)  # free/cheap notebook platforms that fit
+    assumptions: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def pick(self) -> Candidate | None:
+        return self.ranked[0] if self.ranked else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model.name, "task": self.job.task, "objective": self.constraints.objective,
+            "currency": self.constraints.currency, "pick": self.pick.as_dict() if self.pick else None,
+            "ranked": [c.as_dict() for c in self.ranked], "pareto": [c.as_dict() for c in self.pareto],
+            "explanation": self.explanation, "configs_considered": self.considered,
+            "configs_that_fit": self.fitting_configs, "nothing_fits": self.nothing_fits or None,
+            "suggestions": self.suggestions, "assumptions": self.assumptions,
+            "platforms": [c.as_dict() for c in self.platforms],
+        }
+
+
+# ---------------------------------------------------------------- enumeration
+
+
+def candidate_gpus(catalog: Catalog, c: Constraints) -> list[Gpu]:
+    allowed = match_gpus(catalog, c.gpus, "--gpus") if c.gpus else set(catalog.gpus)
+    denied = match_gpus(catalog, c.exclude_gpus, "--exclude-gpus") if c.exclude_gpus else set()
+    out = []
+    for name in sorted(allowed - denied):
+        g = catalog.gpus[name]
+        if g.memory_bandwidth_bytes_per_s and (g.half_flops_per_s or 0) > 0:
+            out.append(g)
+    if not out:
+        raise InputError("--gpus", "no GPU is left after --gpus/--exclude-gpus.", "allow more GPUs.")
+    return out
+
+
+def _counts(c: Constraints, job: Job) -> list[int]:
+    limit = c.max_gpus or (4096 if job.task == "pretrain" else 64)
+    counts = [n for n in NODE_COUNTS if n <= limit]
+    n = 16
+    while n <= limit:
+        counts.append(n)
+        n *= 2
+    return counts
+
+
+def _training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
+    """Data parallel, FSDP/ZeRO-3, and tensor parallel inside a node (+ FSDP across) for ``n`` GPUs."""
+    if n == 1:
+        return [Parallelism()]
+    layouts = [Parallelism(dp=n, zero=3)]
+    if job.method in ("lora", "qlora", "ptuning", "freeze") or count_params(m).total < 3e9:
+        layouts.insert(0, Parallelism(dp=n, zero=0))
+    tp = min(8, n)
+    if tp > 1 and m.n_heads % tp == 0 and (m.n_kv_heads % tp == 0 or tp % m.n_kv_heads == 0):
+        layouts.append(Parallelism(tp=tp, dp=n // tp, zero=1 if n > tp else 0))
+        if n >= 64 and job.task == "pretrain":
+            for pp in (2, 4, 8, 16):
+                if n % (tp * pp) == 0 and m.n_layers >= pp:
+                    layouts.append(Parallelism(tp=tp, pp=pp, dp=n // (tp * pp), zero=1))
+    return layouts
+
+
+def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration
+                   ) -> tuple[JobEstimate | None, JobEstimate | None]:
+    """(fastest estimate that fits, smallest-shortfall estimate) for ``n`` × ``gpu``."""
+    best: JobEstimate | None = None
+    closest: JobEstimate | None = None
+    for par in _training_layouts(m, n, job):
+        for recompute in ("none", "full"):
+            for mb in (8, 4, 2, 1):
+                setup = training_setup(job, par, mb, recompute)
+                try:
+                    e = estimate_training(m, gpu, job, setup, cal, c.headroom)
+                except InfeasibleError:
+                    break
+                if not e.fits:
+                    if closest is None or e.shortfall_bytes < closest.shortfall_bytes:
+                        closest = e
+                    continue
+                if best is None or e.seconds < best.seconds:
+                    best = e
+                break  # the largest micro-batch that fits is the fastest for this layout
+            if best is not None and best.setup.parallel == par:
+                break  # no need to recompute when it already fits without
+    return best, closest
+
+
+def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration
+                    ) -> tuple[JobEstimate | None, JobEstimate | None]:
+    fmt = c.quant or job.weight_format or ("bf16" if m.native_dtype in ("bf16", "fp32") else "fp16")
+    engine = c.engine if not weight_format(fmt).name.startswith("gguf") else "llamacpp"
+    if engine == "llamacpp" and tp > 1:
+        return None, None
+    try:
+        setup = inference_setup(job, tp, engine, weight_format(fmt).name)
+        e = estimate_inference(m, gpu, job, setup, cal, c.headroom)
+    except InfeasibleError:
+        return None, None
+    if e.fits and (job.task != "serve" or e.replicas >= 1):
+        return e, None
+    return None, e
+
+
+# ---------------------------------------------------------------- pricing
+
+
+def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: set[str] | None
+                ) -> list[tuple[Offer, int]]:
+    """(offer, instances) pairs that give ``n`` GPUs of this type: one instance with exactly ``n``, or
+    ``n/8`` 8-GPU instances for multi-node."""
+    out = []
+    for o in catalog.offers:
+        if o.gpu != gpu or (c.market and o.market != c.market):
+            continue
+        if providers is not None and o.provider not in providers:
+            continue
+        if c.spot is True and o.pricing != "spot" or c.spot is False and o.pricing == "spot":
+            continue
+        if o.pricing == "reserved":
+            continue
+        if n <= 8 and o.gpu_count == n:
+            out.append((o, 1))
+        elif n > 8 and o.gpu_count == 8 and n % 8 == 0:
+            out.append((o, n // 8))
+    return out
+
+
+def _disk_bytes(m: ModelSpec, job: Job) -> float:
+    """Weights, data and checkpoints the instance must hold."""
+    params = count_params(m).total
+    weights = params * 2.0
+    data = job.train_tokens * 4.0 if job.is_training else 0.0  # token ids as int32
+    checkpoint = 0.0
+    if job.task == "pretrain" or (job.task == "finetune" and job.method in ("full", "freeze")):
+        checkpoint = params * 16.0  # weights + optimizer states of one resumable checkpoint
+    return weights + data + checkpoint
+
+
+def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str] | None) -> list[Candidate]:
+    job = e.job
+    seconds = HOUR if job.task == "serve" else e.seconds
+    if not math.isfinite(seconds):
+        return []
+    disk = _disk_bytes(e.model, job)
+    out = []
+    for offer, instances in _offers_for(catalog, e.gpu.name, e.n_gpus, c, providers):
+        cost = rental_cost(catalog, offer, seconds, c.currency, instances * e.replicas, disk, c.spot_overhead)
+        notes = []
+        if offer.gpu_mapping == "inferred":
+            notes.append("GPU inferred from the instance family")
+        if offer.pricing == "spot":
+            notes.append(f"spot: +{c.spot_overhead:.0%} expected time for preemptions")
+        out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer,
+                             notes=tuple(notes)))
+    return out
+
+
+def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, seconds: float) -> list[Candidate]:
+    out = []
+    for p in catalog.platforms:
+        if p.gpu != e.gpu.name or p.gpu_count < e.n_gpus or (c.market and p.market != c.market):
+            continue
+        hours = seconds / HOUR
+        notes = [f"{p.platform} {p.tier}: " + ("GPU not guaranteed" if not p.guaranteed else "guaranteed GPU")]
+        calendar = seconds
+        if p.weekly_gpu_hours:
+            if hours * e.n_gpus > p.weekly_gpu_hours * 4:
+                continue  # more than a month of quota: not a realistic plan
+            weeks = math.ceil(hours * e.n_gpus / p.weekly_gpu_hours)
+            calendar = seconds if weeks <= 1 else (weeks - 1) * WEEK + seconds / weeks
+            notes.append(f"uses {hours * e.n_gpus:.1f} of {p.weekly_gpu_hours:g} GPU-hours per week")
+        if p.session_max_hours and hours > p.session_max_hours:
+            notes.append(f"runs longer than one {p.session_max_hours:g} h session: checkpoint and resume "
+                         f"{math.ceil(hours / p.session_max_hours)} times")
+        if p.price_per_hour:
+            amount = catalog.convert(p.price_per_hour, p.currency, c.currency, p.as_of) * hours * e.n_gpus
+        elif p.price_per_month:
+            amount = catalog.convert(p.price_per_month, p.currency, c.currency, p.as_of) * max(
+                1, math.ceil(calendar / (30 * 86400)))
+        else:
+            amount = 0.0
+        cost = Cost(amount, 0.0, c.currency, seconds, 1, 0.0)
+        out.append(Candidate(e, seconds, cost, p.platform, None, p, calendar, tuple(notes)))
+    return out
+
+
+# ---------------------------------------------------------------- ranking
+
+
+def _key(c: Constraints) -> Any:
+    if c.objective == "time":
+        return lambda x: (x.calendar_seconds or x.seconds, x.cost.total)
+    if c.objective == "value":
+        return lambda x: (x.value_score, x.cost.total)
+    return lambda x: (x.cost.total, x.calendar_seconds or x.seconds)
+
+
+def pareto_front(cands: Iterable[Candidate]) -> list[Candidate]:
+    """Candidates no other candidate beats on both cost and time (ties keep the first)."""
+    front: list[Candidate] = []
+    for x in sorted(cands, key=lambda x: (x.cost.total, x.calendar_seconds or x.seconds)):
+        t = x.calendar_seconds or x.seconds
+        if not front or t < (front[-1].calendar_seconds or front[-1].seconds) - 1e-9:
+            front.append(x)
+    return front
+
+
+def _distinct(ranked: list[Candidate], top: int) -> list[Candidate]:
+    """The best candidate of each (GPU, count, provider/platform, pricing), in rank order."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for x in ranked:
+        key = (x.estimate.gpu.name, x.estimate.n_gpus, x.where, x.offer.pricing if x.offer else "platform")
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(x)
+        if len(out) >= top:
+            break
+    return out
+
+
+def explain(ranked: list[Candidate], c: Constraints) -> str:
+    if not ranked:
+        return ""
+    a = ranked[0]
+    e = a.estimate
+    what = {"cost": "cheapest", "time": "fastest", "value": "best value (work per money)"}[c.objective]
+    time_part = "costs " + fmt_money(a.cost.total, a.cost.currency) + " per hour" if e.job.task == "serve" else (
+        f"takes {fmt_seconds(a.calendar_seconds or a.seconds)} and costs {fmt_money(a.cost.total, a.cost.currency)}")
+    text = (f"{a.label()} is the {what} choice: the job needs {fmt_bytes(e.needed_bytes)} per GPU "
+            f"(with {e.headroom:.0%} headroom) of {fmt_bytes(e.capacity_bytes)}, {time_part}")
+    if a.offer:
+        text += f" at {fmt_money(hourly_price_of(a), a.cost.currency)}/h"
+    text += "."
+    runner = next((x for x in ranked[1:] if (x.estimate.gpu.name, x.where) != (e.gpu.name, a.where)), None)
+    if runner:
+        ratio_cost = runner.cost.total / a.cost.total if a.cost.total else math.inf
+        ratio_time = (runner.calendar_seconds or runner.seconds) / max(a.calendar_seconds or a.seconds, 1e-9)
+        ratio_value = runner.value_score / a.value_score if a.value_score else math.inf
+        why = {"cost": f"costs {ratio_cost:.1f}× as much", "time": f"takes {ratio_time:.1f}× as long",
+               "value": f"does {ratio_value:.1f}× less work per money"}[c.objective]
+        text += (f" The runner-up, {runner.label()}, {why} ({fmt_money(runner.cost.total, runner.cost.currency)}, "
+                 f"{fmt_seconds(runner.calendar_seconds or runner.seconds)}).")
+    return text
+
+
+def hourly_price_of(x: Candidate) -> float:
+    if not x.offer:
+        return 0.0
+    return x.cost.compute / max(x.cost.billed_seconds / HOUR, 1e-9) / max(x.cost.instances, 1)
+
+
+# ---------------------------------------------------------------- main entry
+
+
+def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration | None = None,
+         suggest: bool = True) -> PlanResult:
+    """Rank the ways to run ``job`` under ``c``."""
+    cal = cal or fitted()
+    _check_job(job, model)
+    providers = resolve_providers(catalog, c.providers) if c.providers else None
+    gpus = candidate_gpus(catalog, c)
+    estimates, closest = _enumerate(model, job, c, cal, gpus, catalog, providers)
+    cands: list[Candidate] = []
+    for e in estimates:
+        cands += _price(catalog, e, c, providers)
+    cands = [x for x in cands if _within_limits(x, c)]
+    ranked = sorted(cands, key=_key(c))
+    top = _distinct(ranked, c.top)
+    free = []
+    if c.platforms and job.task in ("finetune", "infer") and c.spot is not True:
+        for e in estimates:
+            if e.n_gpus <= 2:
+                free += [x for x in _platform_candidates(catalog, e, c, e.seconds) if _within_limits(x, c)]
+    free = _distinct(sorted(free, key=lambda x: (x.cost.total, x.calendar_seconds)), c.top)
+    result = PlanResult(job, model, c, top, pareto_front(cands), explain(top, c), len(estimates) + len(closest),
+                        len(estimates), assumptions=_assumptions(c, cal), platforms=free)
+    if free:
+        f = free[0]
+        result.explanation += (f" A notebook platform also fits: {f.label()} for "
+                               f"{fmt_money(f.cost.total, f.cost.currency)} ({'; '.join(f.notes)}).")
+    if not top:
+        result.nothing_fits = _nothing_fits(estimates, closest, cands, c)
+        if suggest:
+            result.suggestions = suggestions(catalog, model, job, c, cal)
+    return result
+
+
+def _check_job(job: Job, m: ModelSpec) -> None:
+    if job.is_training and job.train_tokens <= 0:
+        raise InputError("--samples/--tokens", "the job has no training tokens.",
+                         "give --samples N --tokens-per-sample T (and --epochs), or --tokens.")
+    if job.task == "serve" and job.rps <= 0:
+        raise InputError("--rps", "serving needs a request rate.", "give --rps, e.g. --rps 5.")
+    if job.task == "infer" and job.requests <= 0:
+        raise InputError("--requests", "a batch inference job needs a number of requests.", "give --requests N.")
+
+
+def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
+               providers: set[str] | None) -> tuple[list[JobEstimate], list[JobEstimate]]:
+    fitting: list[JobEstimate] = []
+    closest: list[JobEstimate] = []
+    offered = _offered_counts(catalog, c, providers)
+    for gpu in gpus:
+        counts = [n for n in _counts(c, job) if (gpu.name, n) in offered or
+                  (n > 8 and (gpu.name, 8) in offered) or (n <= 2 and gpu.name in offered_platforms(catalog, c))]
+        for n in counts:
+            if job.is_training:
+                best, near = _best_training(m, gpu, job, n, c, cal)
+            else:
+                if n > 8:
+                    continue
+                best, near = _best_inference(m, gpu, job, n, c, cal)
+            if best:
+                fitting.append(best)
+                if job.is_training and n >= 8 and best.seconds < 3600:
+                    break  # more GPUs only add cost once a job takes minutes
+            elif near:
+                closest.append(near)
+    return fitting, closest
+
+
+def _offered_counts(catalog: Catalog, c: Constraints, providers: set[str] | None) -> set[tuple[str, int]]:
+    return {(o.gpu, int(o.gpu_count)) for o in catalog.offers
+            if o.gpu_count == int(o.gpu_count) and (not c.market or o.market == c.market)
+            and (providers is None or o.provider in providers)
+            and not (c.spot is True and o.pricing != "spot") and not (c.spot is False and o.pricing == "spot")}
+
+
+def offered_platforms(catalog: Catalog, c: Constraints) -> set[str]:
+    if not c.platforms:
+        return set()
+    return {p.gpu for p in catalog.platforms if not c.market or p.market == c.market}
+
+
+def _within_limits(x: Candidate, c: Constraints) -> bool:
+    if c.budget is not None and x.cost.total > c.budget:
+        return False
+    if c.deadline_s is not None and (x.calendar_seconds or x.seconds) > c.deadline_s:
+        return False
+    if c.max_gpus is not None and x.estimate.total_gpus > c.max_gpus:
+        return False
+    return True
+
+
+def _nothing_fits(fitting: list[JobEstimate], closest: list[JobEstimate], cands: list[Candidate],
+                  c: Constraints) -> str:
+    if fitting and not cands:
+        return ("configurations fit in memory, but none is offered within the constraints (market, providers, "
+                "spot, budget, deadline).")
+    if not closest:
+        return "no GPU in the catalog can run this job."
+    near = min(closest, key=lambda e: e.shortfall_bytes / e.capacity_bytes)
+    return (f"nothing fits: the closest, {near.describe()}, needs {fmt_bytes(near.needed_bytes)} per GPU but has "
+            f"{fmt_bytes(near.capacity_bytes)} ({fmt_bytes(near.shortfall_bytes)} short).")
+
+
+def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> list[dict[str, Any]]:
+    """Cheapest changes that would make the job fit, each priced by planning again with the change."""
+    changes: list[tuple[str, Job, Constraints]] = []
+    if job.task in ("infer", "serve"):
+        for q in ("int8-wo", "awq-int4"):
+            if (c.quant or job.weight_format) != q:
+                changes.append((f"quantize to {q}", replace(job, weight_format=q), replace(c, quant=q)))
+        if job.prompt_len > 512:
+            changes.append(("halve the prompt length", replace(job, prompt_len=job.prompt_len // 2), c))
+    if job.task == "finetune":
+        for meth in ("lora", "qlora"):
+            if job.method != meth:
+                changes.append((f"switch to {meth.upper()}", replace(job, method=meth), c))
+    if job.is_training and job.seq_len > 512:
+        changes.append(("halve the sequence length", replace(job, seq_len=job.seq_len // 2), c))
+    if c.max_gpus is not None:
+        changes.append(("allow more GPUs", job, replace(c, max_gpus=max(c.max_gpus * 4, 8))))
+    if c.gpus:
+        changes.append(("allow any GPU", job, replace(c, gpus=())))
+    if c.budget is not None or c.deadline_s is not None:
+        changes.append(("drop the budget and deadline", job, replace(c, budget=None, deadline_s=None)))
+    out = []
+    for label, j2, c2 in changes:
+        try:
+            r = plan(catalog, m, j2, c2, cal, suggest=False)
+        except GpuplanError:
+            continue
+        if r.pick:
+            out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 2),
+                        "currency": c2.currency, "seconds": r.pick.seconds})
+    return sorted(out, key=lambda s: s["cost"])
+
+
+def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
+    return [
+        {"name": "memory headroom", "value": f"{c.headroom:.0%} of the GPU kept free",
+         "source": "allocator fragmentation and stray buffers"},
+        {"name": "spot overhead", "value": f"+{c.spot_overhead:.0%} run time", "source": "gpuplan.plan.costing"},
+        {"name": "storage", "value": "weights + data + one checkpoint beyond the included disk",
+         "source": "offer's included_disk_gb and storage price"},
+        {"name": "calibration", "value": cal.fitted_on or "fitted parameters", "source": "docs/accuracy.md"},
+        {"name": "FX", "value": "newest USD/CNY rate on or before each price's date", "source": "data/fx.csv"},
+    ]
+
+
+__all__ = ["GB", "Candidate", "Constraints", "PlanResult", "pareto_front", "plan"]
