@@ -28,7 +28,7 @@ from gpuplan.estimate.infer_speed import latency, throughput
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import InferSetup, ModelSpec, Parallelism, TrainSetup
-from gpuplan.units import DAY, GB, GiB, HOUR
+from gpuplan.units import DAY, GB, HOUR, GiB
 
 HERE = Path(__file__).resolve().parent
 CALIBRATION = HERE / "calibration"
@@ -51,6 +51,8 @@ class Case:
     bound: str = ""  # "upper": measured is an upper bound, "lower": a lower bound
     group: str = ""  # source family, for leave-one-source-out
     assume: str = ""
+    # the inputs behind the estimate, for tools that answer the same question (bench/peers.py): model_name,
+    # model (ModelSpec), gpu (Gpu), setup (TrainSetup or InferSetup), and what was measured (measure / quantity)
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -157,6 +159,7 @@ def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults
                f"mb {setup.micro_batch}×{setup.seq_len}"
     common = dict(id=spec["id"], source=row["source"], describe=describe, group=_group(spec["id"]),
                   assume=spec.get("assume", ""))
+    inputs = {"model_name": spec["model"], "model": model, "gpu": gpu, "setup": setup}
     if kind.endswith("_memory"):
         cls = "pretrain_memory" if kind.startswith("pretrain") else "finetune_memory"
         measured = _memory_value(row)
@@ -172,7 +175,8 @@ def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults
                 return est.breakdown.get("weights")
             return est.total
 
-        return Case(cls=cls, measured=measured, predict=predict_mem, bound=bound, **common)
+        return Case(cls=cls, measured=measured, predict=predict_mem, bound=bound,
+                    meta={**inputs, "measure": measure}, **common)
     cls = "pretrain_throughput" if kind.startswith("pretrain") else "finetune_time"
     tokens = float(spec.get("tokens") or (spec.get("samples", 0) * spec.get("tokens_per_sample", 0)) or 1e9)
     if measure == "mfu":
@@ -195,7 +199,8 @@ def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults
             return est.extra["gpu_hours"]
         return est.total
 
-    return Case(cls=cls, measured=measured, predict=predict_time, meta={"measure": measure}, **common)
+    return Case(cls=cls, measured=measured, predict=predict_time,
+                meta={**inputs, "measure": measure, "tokens": tokens}, **common)
 
 
 # ---------------------------------------------------------------- inference
@@ -317,7 +322,9 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
             "prefill" if metric.startswith(("ttft", "prefill")) else
             "generate" if metric.startswith("generate") and isl >= 1024 else "decode")
-    common["meta"] = {"engine": engine, "kind": kind}
+    common["meta"] = {"engine": engine, "kind": kind, "model_name": preset, "model": model, "gpu": gpu,
+                      "setup": setup, "quantity": _speed_quantity(metric, offline),
+                      "per_gpu": metric.endswith("per_gpu")}
 
     if metric.startswith("generate_output"):
         def pred_g(cal: Calibration, m=model, g=gpu, s=setup) -> float:
@@ -346,6 +353,15 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             return latency(m, g, s, cal).extra["ttft_s"]
         return Case(cls="inference_latency", measured=measured, predict=pred_f, **common), ""
     return None, f"metric '{metric}' not mapped"
+
+
+def _speed_quantity(metric: str, offline: bool) -> str:
+    """What a speed row measured, in the names of gpuplan's latency()/throughput() answers."""
+    if metric.startswith("throughput_output") and offline:
+        return "max_batch_output_tokens_per_s"
+    if metric.startswith(("generate_output", "throughput_output")):
+        return "output_tokens_per_s"
+    return "tpot_s" if metric.startswith(("decode_tok_s", "tpot")) else "ttft_s"
 
 
 def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
@@ -393,8 +409,10 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
                                                f"batch {batch}, {setup.prompt_len}+{setup.output_len} tokens")
     assume = "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl) else (
         "PyTorch max allocated" if torch_counted else "device memory")
+    meta = {"model_name": preset, "model": model, "gpu": gpu, "setup": setup,
+            "measure": "weights" if weights_only else "active" if torch_counted else "device"}
     return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
-                describe=describe, group=_group(row["id"]), assume=assume), ""
+                describe=describe, group=_group(row["id"]), assume=assume, meta=meta), ""
 
 
 def all_cases() -> tuple[list[Case], list[Unmapped]]:

@@ -251,6 +251,355 @@ def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(hel
     emit(rows, cols, fmt, f"{tr('Free and cheap platforms')} ({len(rows)})")
 
 
+# ---------------------------------------------------------------- shared job options
+
+ModelArg = Annotated[str, typer.Argument(help="Preset name (see 'gpuplan models'), path to a config.json, or a Hub id "
+                                              "(online only).")]
+MethodOpt = Annotated[str, typer.Option(help="full, lora, qlora, ptuning or freeze.")]
+SamplesOpt = Annotated[str | None, typer.Option(help="Training samples, e.g. 10k.")]
+TpsOpt = Annotated[str | None, typer.Option("--tokens-per-sample", help="Tokens per sample (prompt + answer).")]
+EpochsOpt = Annotated[float, typer.Option(help="Epochs over the samples.")]
+TokensOpt = Annotated[str | None, typer.Option(help="Training tokens in total, e.g. 1.4T (instead of samples).")]
+SeqOpt = Annotated[int | None, typer.Option("--seq-len", help="Sequence length for training (default: tokens per "
+                                                                "sample, capped at 4096).")]
+PromptOpt = Annotated[int, typer.Option("--prompt", help="Prompt tokens per request.")]
+OutputOpt = Annotated[int, typer.Option("--output", help="Generated tokens per request.")]
+BatchOpt = Annotated[int, typer.Option("--batch", help="Concurrent sequences (inference).")]
+QuantOpt = Annotated[str | None, typer.Option("--quant", help="Weight format: bf16, fp16, fp8, int8-wo, int4-wo, "
+                                                               "awq-int4, gptq-int4, bnb-nf4, gguf-q4_k_m ...")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="hf, vllm, sglang, trtllm or llamacpp.")]
+RankOpt = Annotated[int, typer.Option("--lora-rank", help="LoRA rank.")]
+TargetsOpt = Annotated[str, typer.Option("--lora-targets", help="all-linear, attention, qv or mlp.")]
+
+
+def _positive(field: str, value: float | None) -> None:
+    if value is not None and value <= 0:
+        from gpuplan.errors import InputError
+
+        raise InputError(field, f"{value:g} must be greater than 0.", f"give a positive {field.lstrip('-')}.")
+
+
+def _job(task: str, method: str = "full", samples: str | None = None, tokens_per_sample: str | None = None,
+         epochs: float = 1.0, tokens: str | None = None, seq_len: int | None = None, prompt: int = 1024,
+         output: int = 256, batch: int = 1, requests: str | None = None, rps: float = 0.0,
+         ttft: str | None = None, tpot: str | None = None, quant: str | None = None, lora_rank: int = 16,
+         lora_targets: str = "all-linear", global_batch: int = 0) -> Any:
+    from gpuplan.errors import InputError
+    from gpuplan.types import METHODS, Job
+    from gpuplan.units import parse_count, parse_seconds
+
+    if method not in METHODS:
+        raise InputError("--method", f"unknown method '{method}'.", "use one of: " + ", ".join(METHODS) + ".")
+    if lora_targets not in ("all-linear", "attention", "qv", "mlp"):
+        raise InputError("--lora-targets", f"unknown target set '{lora_targets}'.", "use all-linear, attention, qv or mlp.")
+    for field, value in (("--prompt", prompt), ("--output", output), ("--batch", batch), ("--epochs", epochs),
+                         ("--lora-rank", lora_rank)):
+        _positive(field, value)
+    n_samples = parse_count(samples, "--samples") if samples else 0.0
+    per_sample = parse_count(tokens_per_sample, "--tokens-per-sample") if tokens_per_sample else 0.0
+    n_tokens = parse_count(tokens, "--tokens") if tokens else 0.0
+    for field, value in (("--samples", n_samples or None), ("--tokens-per-sample", per_sample or None),
+                         ("--tokens", n_tokens or None)):
+        _positive(field, value)
+    if samples and not tokens_per_sample:
+        raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
+                         "add --tokens-per-sample, e.g. 512.")
+    seq = seq_len or (int(min(per_sample, 4096)) if per_sample else 2048)
+    _positive("--seq-len", seq)
+    return Job(task=task, method=method, samples=n_samples, tokens_per_sample=per_sample, epochs=epochs,
+               tokens=n_tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch,
+               requests=parse_count(requests, "--requests") if requests else 0.0, rps=rps,
+               ttft_s=parse_seconds(ttft, "--ttft") if ttft else None,
+               tpot_s=parse_seconds(tpot, "--tpot") if tpot else None, weight_format=quant, lora_rank=lora_rank,
+               lora_targets=lora_targets, global_batch=global_batch,
+               base_quant="int4-wo" if method == "ptuning" and quant in ("int4", "int4-wo") else None)
+
+
+# ---------------------------------------------------------------- estimate
+
+
+@app.command()
+def estimate(
+    ctx: typer.Context, model: ModelArg,
+    task: Annotated[str, typer.Option(help="infer, serve, finetune or pretrain.")] = "infer",
+    method: MethodOpt = "full",
+    gpu: Annotated[str, typer.Option(help="GPU name, e.g. H100, 4090, A100-80GB.")] = "H100",
+    n_gpus: Annotated[int | None, typer.Option("--n-gpus", help="GPUs (default: tp × pp × dp).")] = None,
+    tp: Annotated[int, typer.Option(help="Tensor parallel size.")] = 1,
+    pp: Annotated[int, typer.Option(help="Pipeline parallel stages.")] = 1,
+    zero: Annotated[int, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard) over data parallelism.")] = 0,
+    micro_batch: Annotated[int, typer.Option("--micro-batch", help="Sequences per GPU per micro-step.")] = 1,
+    grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-steps per optimizer step.")] = 1,
+    recompute: Annotated[str, typer.Option(help="Activation recomputation: none, selective or full.")] = "none",
+    precision: Annotated[str, typer.Option(help="bf16-mixed, fp16-mixed, fp8-mixed, bf16 or fp32.")] = "bf16-mixed",
+    optimizer: Annotated[str, typer.Option(help="adamw, adamw-8bit, paged-adamw-8bit, sgd, sgd-momentum, adafactor.")
+                         ] = "adamw",
+    framework: Annotated[str, typer.Option(help="hf, pytorch, deepspeed, megatron, torchtitan or torchtune.")] = "hf",
+    samples: SamplesOpt = None, tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = 1.0,
+    tokens: TokensOpt = None, seq_len: SeqOpt = None,
+    prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 1,
+    requests: Annotated[str | None, typer.Option(help="Requests in a batch-inference job.")] = None,
+    engine: EngineOpt = "vllm", quant: QuantOpt = None,
+    kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV-cache dtype: bf16, fp16 or fp8.")] = "bf16",
+    lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear",
+    prefix_len: Annotated[int, typer.Option("--prefix-len", help="P-tuning v2 prefix length.")] = 128,
+    json_out: JsonOpt = False,
+) -> None:
+    """Memory per GPU (breakdown), time or speed, error band and assumptions for one configuration."""
+    from gpuplan.errors import InputError
+    from gpuplan.estimate.job import estimate_inference, estimate_training
+    from gpuplan.types import OPTIMIZERS, PRECISIONS, RECOMPUTE, InferSetup, Parallelism, TrainSetup
+
+    _check_choice("--task", task, ("infer", "serve", "finetune", "pretrain"))
+    cat = _catalog(ctx)
+    m = cat.model(model)
+    g = cat.gpu(gpu)
+    if task in ("finetune", "pretrain"):
+        _check_choice("--recompute", recompute, RECOMPUTE)
+        _check_choice("--precision", precision, PRECISIONS)
+        _check_choice("--optimizer", optimizer, OPTIMIZERS)
+        _check_choice("--zero", str(zero), ("0", "1", "2", "3"))
+        for field, value in (("--micro-batch", micro_batch), ("--grad-accum", grad_accum), ("--tp", tp),
+                             ("--pp", pp)):
+            _positive(field, value)
+        n = n_gpus or tp * pp
+        if n % (tp * pp):
+            raise InputError("--n-gpus", f"{n} GPUs do not split into TP {tp} × PP {pp}.",
+                             f"use a multiple of {tp * pp} GPUs.")
+        job = _job(task, "full" if task == "pretrain" else method, samples, tokens_per_sample, epochs, tokens,
+                   seq_len, lora_rank=lora_rank, lora_targets=lora_targets, quant=quant)
+        setup = TrainSetup(method=job.method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=grad_accum,
+                           precision=precision, optimizer=optimizer, recompute=recompute, lora_rank=lora_rank,
+                           lora_targets=lora_targets, prefix_len=prefix_len,
+                           base_quant=quant if method in ("ptuning", "lora") and quant else None,
+                           parallel=Parallelism(tp=tp, pp=pp, dp=n // (tp * pp), zero=zero), framework=framework)
+        e = estimate_training(m, g, job, setup)
+    else:
+        job = _job(task, prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
+        if n_gpus and n_gpus != tp * pp:
+            raise InputError("--n-gpus", f"inference uses TP × PP GPUs per replica ({tp * pp}), not {n_gpus}.",
+                             f"use --tp {n_gpus}, or leave --n-gpus out.")
+        from gpuplan.estimate.engines import engine as check_engine
+        from gpuplan.estimate.quant import weight_format
+
+        fmt = weight_format(quant or ("bf16" if m.native_dtype in ("bf16", "fp32") else "fp16")).name
+        setup_i = InferSetup(engine=check_engine(engine).engine, weight_format=fmt, kv_dtype=kv_dtype, batch=batch,
+                             prompt_len=prompt, output_len=output, tp=tp, pp=pp)
+        e = estimate_inference(m, g, job, setup_i)
+    from gpuplan.present import show_estimate
+
+    show_estimate(e, json_out)
+
+
+# ---------------------------------------------------------------- plan
+
+plan_app = typer.Typer(no_args_is_help=True, help="Rank GPU + offer choices for a job by cost, time or value.")
+app.add_typer(plan_app, name="plan")
+
+MarketOpt = Annotated[str | None, typer.Option(help="cn (mainland China, CNY) or global.")]
+ProvidersOpt = Annotated[list[str] | None, typer.Option("--provider", help="Only these providers (repeatable).")]
+GpusOpt = Annotated[list[str] | None, typer.Option("--gpus", help="Only these GPUs (repeatable; families match "
+                                                                   "variants).")]
+ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude-gpus", help="Never these GPUs (repeatable).")]
+MaxGpusOpt = Annotated[int | None, typer.Option("--max-gpus", help="At most this many GPUs in total.")]
+BudgetOpt = Annotated[str | None, typer.Option(help="Most you will spend, e.g. 500USD or ¥3000.")]
+DeadlineOpt = Annotated[str | None, typer.Option(help="Must finish within, e.g. 12h or 3d.")]
+SpotOpt = Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot (default: both).")]
+CurrencyOpt = Annotated[str | None, typer.Option(help="USD or CNY (default: CNY with --market cn).")]
+ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per money, the seeds' 性价比).")]
+TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
+BuyOpt = Annotated[bool, typer.Option("--compare-buy", help="Also compare buying the picked GPUs.")]
+HoursOpt = Annotated[float | None, typer.Option("--hours-per-month", help="Use per month, for --compare-buy.")]
+CsvOut = Annotated[bool, typer.Option("--csv", help="Print the ranked plans as CSV.")]
+
+
+def _constraints(market: str | None, provider: list[str] | None, gpus: list[str] | None,
+                 exclude_gpus: list[str] | None, max_gpus: int | None, budget: str | None, deadline: str | None,
+                 spot: bool | None, currency: str | None, objective: str, top: int, engine: str = "vllm",
+                 quant: str | None = None) -> Any:
+    from gpuplan.plan.planner import Constraints
+    from gpuplan.units import parse_currency, parse_money, parse_seconds
+
+    _check_choice("--market", market, ("cn", "global"))
+    cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
+    budget_amount = None
+    if budget:
+        amount, unit = parse_money(budget, "--budget")
+        budget_amount = amount if unit in (None, cur) else _catalog_convert(amount, unit, cur)
+    _positive("--top", top)
+    return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
+                       exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
+                       deadline_s=parse_seconds(deadline, "--deadline") if deadline else None, spot=spot,
+                       currency=cur, engine=engine, quant=quant, objective=objective, top=top)
+
+
+def _catalog_convert(amount: float, unit: str, to: str) -> float:
+    from gpuplan.catalog import load_catalog
+
+    return load_catalog().convert(amount, unit, to)
+
+
+def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, csv_out: bool,
+              compare_buy: bool = False, hours_per_month: float | None = None) -> None:
+    from gpuplan.plan.planner import plan
+    from gpuplan.present import show_plan
+
+    cat = _catalog(ctx)
+    m = cat.model(model)
+    result = plan(cat, m, job, c)
+    show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
+
+
+@plan_app.command("finetune")
+def plan_finetune(
+    ctx: typer.Context, model: ModelArg, method: MethodOpt = "lora", samples: SamplesOpt = None,
+    tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = 1.0,
+    dataset_tokens: Annotated[str | None, typer.Option("--dataset-tokens", help="Tokens in the dataset "
+                                                                                 "(instead of samples).")] = None,
+    seq_len: SeqOpt = None, lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear",
+    quant: Annotated[str | None, typer.Option("--quant", help="Frozen-base format for P-tuning: int4 or int8.")] = None,
+    market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
+    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10, compare_buy: BuyOpt = False,
+    hours_per_month: HoursOpt = None, json_out: JsonOpt = False, csv_out: CsvOut = False,
+) -> None:
+    """Plan a fine-tuning run from the dataset size (samples × tokens per sample × epochs)."""
+    _check_choice("--objective", objective, ("cost", "time", "value"))
+    job = _job("finetune", method, samples, tokens_per_sample, epochs,
+               _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
+               quant=quant)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
+    _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month)
+
+
+def _scaled(tokens: str | None, epochs: float) -> str | None:
+    if not tokens:
+        return None
+    from gpuplan.units import parse_count
+
+    return str(parse_count(tokens, "--dataset-tokens") * epochs)
+
+
+@plan_app.command("pretrain")
+def plan_pretrain(
+    ctx: typer.Context, model: ModelArg, tokens: Annotated[str, typer.Option(help="Training tokens, e.g. 1.4T.")],
+    seq_len: Annotated[int, typer.Option("--seq-len", help="Sequence length.")] = 2048,
+    global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step (0: 512).")] = 0,
+    market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")] = 2048,
+    budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    currency: CurrencyOpt = None, objective: ObjectiveOpt = "time", top: TopOpt = 10,
+    json_out: JsonOpt = False, csv_out: CsvOut = False,
+) -> None:
+    """Plan pretraining on a token budget (multi-node, with the interconnect of the offer)."""
+    _check_choice("--objective", objective, ("cost", "time", "value"))
+    job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
+    _run_plan(ctx, model, job, c, json_out, csv_out)
+
+
+@plan_app.command("infer")
+def plan_infer(
+    ctx: typer.Context, model: ModelArg, prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 8,
+    requests: Annotated[str, typer.Option(help="Requests to process, e.g. 100k.")] = "1000",
+    quant: QuantOpt = None, engine: EngineOpt = "vllm",
+    market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
+    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
+    json_out: JsonOpt = False, csv_out: CsvOut = False,
+) -> None:
+    """Plan a batch-inference job: requests × (prompt + output) tokens at a batch size."""
+    _check_choice("--objective", objective, ("cost", "time", "value"))
+    job = _job("infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
+                     engine, quant)
+    _run_plan(ctx, model, job, c, json_out, csv_out)
+
+
+@plan_app.command("serve")
+def plan_serve(
+    ctx: typer.Context, model: ModelArg,
+    rps: Annotated[float, typer.Option(help="Steady requests per second.")] = 1.0,
+    prompt: PromptOpt = 1000, output: OutputOpt = 300,
+    ttft: Annotated[str | None, typer.Option(help="Time-to-first-token target, e.g. 2s.")] = None,
+    tpot: Annotated[str | None, typer.Option(help="Time-per-output-token target, e.g. 50ms.")] = None,
+    quant: QuantOpt = None, engine: EngineOpt = "vllm",
+    market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
+    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, spot: SpotOpt = None,
+    currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
+    json_out: JsonOpt = False, csv_out: CsvOut = False,
+) -> None:
+    """Plan serving steady traffic: replicas within the latency targets, cost per hour and per million tokens."""
+    _check_choice("--objective", objective, ("cost", "time", "value"))
+    _positive("--rps", rps)
+    job = _job("serve", prompt=prompt, output=output, rps=rps, ttft=ttft, tpot=tpot, quant=quant)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, None, spot, currency, objective, top,
+                     engine, quant)
+    _run_plan(ctx, model, job, c, json_out, csv_out)
+
+
+# ---------------------------------------------------------------- fit, compare, buy
+
+
+@app.command()
+def fit(ctx: typer.Context, model: ModelArg,
+        context: Annotated[int, typer.Option(help="Tokens of context (inference) / sequence (training).")] = 2048,
+        gpus: GpusOpt = None, json_out: JsonOpt = False) -> None:
+    """Which card for this model: the smallest GPU configurations per use case (inference 16/8/4-bit, LoRA,
+    QLoRA, full fine-tuning), with the memory each needs."""
+    from gpuplan.listing import match_gpus
+    from gpuplan.plan.fitting import fit_table
+    from gpuplan.present import show_fit
+
+    _positive("--context", context)
+    cat = _catalog(ctx)
+    pool = [cat.gpus[n] for n in sorted(match_gpus(cat, gpus))] if gpus else None
+    show_fit(cat.model(model), fit_table(cat, cat.model(model), pool, context), json_out)
+
+
+@app.command()
+def compare(ctx: typer.Context, gpu_a: Annotated[str, typer.Argument(help="First GPU.")],
+            gpu_b: Annotated[str, typer.Argument(help="Second GPU.")],
+            model: Annotated[str, typer.Option(help="Model to compare on.")] = "Llama-3.1-8B",
+            json_out: JsonOpt = False) -> None:
+    """Relative training and inference speed of two GPUs for a model, from the estimators."""
+    from gpuplan.plan.fitting import compare as run_compare
+    from gpuplan.present import show_compare
+
+    cat = _catalog(ctx)
+    a, b = cat.gpu(gpu_a, "GPU_A"), cat.gpu(gpu_b, "GPU_B")
+    show_compare(run_compare(cat, a, b, cat.model(model)), a.name, b.name, json_out)
+
+
+@app.command()
+def buy(ctx: typer.Context,
+        gpu: Annotated[list[str], typer.Option("--gpu", help="GPU(s) to price (repeatable).")],
+        n_gpus: Annotated[int, typer.Option("--n-gpus", help="GPUs in the machine.")] = 1,
+        hours_per_month: Annotated[float, typer.Option("--hours-per-month", help="Hours of use per month.")] = 200,
+        market: Annotated[str, typer.Option(help="cn or global (purchase prices, electricity, legality).")] = "global",
+        currency: CurrencyOpt = None,
+        years: Annotated[float | None, typer.Option(help="Depreciation period in years (default 3).")] = None,
+        pue: Annotated[float | None, typer.Option(help="Power usage effectiveness (1.0 at a desk).")] = None,
+        electricity: Annotated[str | None, typer.Option(help="Electricity price per kWh, e.g. 0.6CNY.")] = None,
+        json_out: JsonOpt = False) -> None:
+    """Rent or buy: owning cost per month, renting cost per month, and the break-even hours per month."""
+    from gpuplan.plan.buy import ownership
+    from gpuplan.present import show_buy
+    from gpuplan.units import parse_currency, parse_money
+
+    _check_choice("--market", market, ("cn", "global"))
+    for field, value in (("--n-gpus", n_gpus), ("--years", years), ("--pue", pue)):
+        _positive(field, value)
+    cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
+    cat = _catalog(ctx)
+    price = None
+    if electricity:
+        amount, unit = parse_money(electricity, "--electricity")
+        price = cat.convert(amount, unit or cur, cur)
+    rows = [ownership(cat, cat.gpu(g), n_gpus, hours_per_month, market, cur, years, pue, price) for g in gpu]
+    show_buy(rows, json_out)
+
+
 # ---------------------------------------------------------------- entry point
 
 

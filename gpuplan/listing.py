@@ -13,7 +13,7 @@ from gpuplan.catalog.models import find_preset
 from gpuplan.errors import InputError, UnknownNameError
 from gpuplan.estimate.params import count_params
 from gpuplan.types import Gpu, Offer
-from gpuplan.units import GB, GiB, MiB, TERA
+from gpuplan.units import GB, TERA, GiB, MiB
 
 GPU_SORTS = ("name", "memory", "bandwidth", "bf16", "fp8", "year", "tdp")
 OFFER_SORTS = ("price", "gpu-price", "gpus", "age", "provider")

@@ -19,7 +19,7 @@ from gpuplan.catalog import schemas
 from gpuplan.catalog.csvload import Column, Row, read_table
 from gpuplan.errors import CatalogError, InputError, UnknownNameError
 from gpuplan.types import FxRate, Gpu, ModelEntry, ModelSpec, Offer, Platform, PurchasePrice
-from gpuplan.units import GB, GiB, TERA
+from gpuplan.units import GB, TERA, GiB
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_VAR = "GPUPLAN_CATALOG"

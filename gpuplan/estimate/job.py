@@ -218,9 +218,11 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     global_batch = job.global_batch or max(parallel.dp * micro_batch, 32 if job.task == "finetune" else 512)
     accum = max(1, math.ceil(global_batch / (parallel.dp * micro_batch)))
     method = "full" if job.task == "pretrain" else job.method
+    # pretraining at scale runs on Megatron-LM/torchtitan-class stacks; fine-tuning on HF Trainer-class ones
+    framework = "megatron" if job.task == "pretrain" else "hf"
     values: dict[str, Any] = dict(method=method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=accum,
                                   recompute=recompute, lora_rank=job.lora_rank, lora_targets=job.lora_targets,
-                                  base_quant=job.base_quant, parallel=parallel)
+                                  base_quant=job.base_quant, parallel=parallel, framework=framework)
     if method in ("lora", "qlora", "ptuning"):
         values["precision"] = "bf16"
     values.update(overrides)

@@ -16,12 +16,18 @@ from typing import Any
 from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.job import (DEFAULT_HEADROOM, JobEstimate, estimate_inference, estimate_training,
-                                  inference_setup, training_setup)
+from gpuplan.estimate.job import (
+    DEFAULT_HEADROOM,
+    JobEstimate,
+    estimate_inference,
+    estimate_training,
+    inference_setup,
+    training_setup,
+)
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
 from gpuplan.listing import match_gpus, resolve_providers
-from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, hourly_price, rental_cost
+from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost
 from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform
 from gpuplan.units import GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
 
@@ -240,7 +246,7 @@ def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: s
             continue
         if providers is not None and o.provider not in providers:
             continue
-        if c.spot is True and o.pricing != "spot" or c.spot is False and o.pricing == "spot":
+        if (c.spot is True and o.pricing != "spot") or (c.spot is False and o.pricing == "spot"):
             continue
         if o.pricing == "reserved":
             continue

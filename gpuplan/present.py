@@ -1,0 +1,229 @@
+"""Render estimates, plans, fit tables, comparisons and rent-vs-buy results for people (tables) and machines
+(JSON, CSV). Every number shown comes with its unit; estimates come with their band and assumptions."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from gpuplan.estimate.job import JobEstimate
+from gpuplan.estimate.result import Estimate
+from gpuplan.i18n import tr
+from gpuplan.render import Col, emit, table, to_csv, to_json
+from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
+
+
+def _assumption_rows(e: Estimate) -> list[dict[str, str]]:
+    return [a.as_dict() for a in e.assumptions]
+
+
+def _show_breakdown(e: Estimate, title: str, fmt: Any) -> None:
+    total = e.total or 1.0
+    rows = [{"part": tr(k), "value": fmt(v), "share": f"{100 * v / total:.0f} %"} for k, v in e.breakdown.parts if v]
+    rows.append({"part": tr("Total"), "value": fmt(e.total), "share": "100 %"})
+    rows.append({"part": tr("Band (p10–p90)"), "value": f"{fmt(e.low)} – {fmt(e.high)}",
+                 "share": f"n={e.band.n_rows}"})
+    table(rows, [Col(tr("Part"), "part"), Col(tr("Value"), "value", None, "right"),
+                 Col(tr("Share"), "share", None, "right")], title,
+          f"band: {e.band.cls}, from calibration residuals (docs/accuracy.md)")
+
+
+def show_estimate(e: JobEstimate, json_out: bool) -> None:
+    if json_out:
+        _out(to_json(e.as_dict()))
+        return
+    state = tr("fits") if e.fits else tr("does not fit")
+    _show_breakdown(e.memory, f"{tr('Memory per GPU')}: {e.model.name} on {e.describe()} — {state} "
+                              f"({fmt_bytes(e.needed_bytes)} with {e.headroom:.0%} headroom of "
+                              f"{fmt_bytes(e.capacity_bytes)})", fmt_bytes)
+    extra = e.memory.extra
+    if extra.get("kv_capacity_tokens") is not None:
+        _out(f"KV cache capacity: {extra['kv_capacity_tokens']:,} tokens; {extra['max_concurrent_seqs']:,} concurrent "
+             f"sequences of {e.setup.context_len:,} tokens; longest context at batch {e.setup.batch}: "  # type: ignore[union-attr]
+             f"{extra['max_context_tokens']:,} tokens.")
+    if e.time:
+        _show_breakdown(e.time, f"{tr('Time')}: {fmt_seconds(e.time.total)}", fmt_seconds)
+        t = e.time.extra
+        if "tokens_per_s" in t:
+            _out(f"{t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.0%}, {t['gpu_hours']:,.1f} GPU-hours.")
+    if e.speed:
+        s = e.speed
+        _out(f"TTFT {fmt_seconds(s.ttft_s)}, TPOT {s.tpot_s * 1000:.1f} ms ({1 / s.tpot_s:,.0f} tokens/s per "
+             f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound).")
+        if e.job.task == "serve":
+            _out(f"Replicas for {e.job.rps:g} req/s: {e.replicas} ({e.total_gpus} GPUs).")
+    rows = _assumption_rows(e.memory) + (_assumption_rows(e.time) if e.time else [])
+    table(rows, [Col("", "name"), Col(tr("Value"), "value"), Col(tr("Source"), "source")], tr("Assumptions"))
+
+
+# ---------------------------------------------------------------- plans
+
+
+def _plan_row(x: Any, rank: int) -> dict[str, Any]:
+    e = x.estimate
+    return {
+        "rank": rank, "config": e.describe(), "where": x.label().split(" on ", 1)[1],
+        "time": fmt_seconds(x.calendar_seconds or x.seconds) if e.job.task != "serve" else "per hour",
+        "cost": fmt_money(x.cost.total, x.cost.currency), "memory": f"{fmt_bytes(e.needed_bytes)} / "
+                                                                   f"{fmt_bytes(e.capacity_bytes)}",
+        "notes": "; ".join(x.notes),
+    }
+
+
+def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
+              hours_per_month: float | None = None) -> None:
+    if fmt == "json":
+        data = result.as_dict()
+        if compare_buy:
+            data["rent_vs_buy"] = [o.as_dict() for o in _buy_rows(catalog, result, hours_per_month)]
+        if result.job.task == "serve":
+            data["serving"] = [_serving_costs(x) for x in result.ranked]
+        _out(to_json(data))
+        return
+    if fmt == "csv":
+        rows = []
+        for i, x in enumerate(result.ranked, 1):
+            d = x.as_dict()
+            d.pop("estimate", None)
+            rows.append({"rank": i, **d})
+        sys.stdout.write(to_csv(rows))
+        return
+    job = result.job
+    if not result.ranked:
+        _out("No plan: " + (result.nothing_fits or "nothing fits."))
+        if result.suggestions:
+            table([{"change": s["change"], "pick": s["pick"], "cost": fmt_money(s["cost"], s["currency"]),
+                    "time": fmt_seconds(s["seconds"])} for s in result.suggestions],
+                  [Col("change", "change"), Col(tr("Pick"), "pick"), Col(tr("Cost"), "cost", None, "right"),
+                   Col(tr("Time"), "time", None, "right")], "Changes that would make it fit")
+        return
+    rows = [_plan_row(x, i) for i, x in enumerate(result.ranked, 1)]
+    cols = [Col("#", "rank", None, "right"), Col(tr("Config"), "config"), Col(tr("Provider"), "where"),
+            Col(tr("Time"), "time", None, "right"), Col(tr("Cost"), "cost", None, "right"),
+            Col(tr("Memory needed"), "memory", None, "right"), Col("notes", "notes")]
+    what = {"finetune": f"{job.method} fine-tune, {fmt_count(job.train_tokens)} tokens",
+            "pretrain": f"pretraining, {fmt_count(job.train_tokens)} tokens",
+            "infer": f"batch inference, {fmt_count(job.requests)} requests of {job.prompt_len}+{job.output_len} tokens",
+            "serve": f"serving {job.rps:g} req/s of {job.prompt_len}+{job.output_len} tokens"}[job.task]
+    table(rows, cols, f"{tr('Plans')}: {result.model.name}, {what} — by {result.constraints.objective}",
+          f"{result.fitting_configs} configurations fit of {result.considered} considered; band on time: "
+          f"{_band(result.pick.estimate)}")
+    if job.task == "serve":
+        s = _serving_costs(result.pick)
+        _out(f"Serving: {result.pick.estimate.replicas} replica(s), "
+             f"{fmt_money(s['cost_per_hour'], s['currency'])}/h, {fmt_money(s['cost_per_million_input_tokens'], s['currency'])}"
+             f" per million input tokens, {fmt_money(s['cost_per_million_output_tokens'], s['currency'])} per million "
+             f"output tokens (each share of the hourly cost by token count).")
+    _out(tr("Why") + ": " + result.explanation)
+    front = [{"config": x.label(), "time": fmt_seconds(x.calendar_seconds or x.seconds),
+              "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.pareto[:8]]
+    if len(front) > 1 and job.task != "serve":
+        table(front, [Col(tr("Config"), "config"), Col(tr("Time"), "time", None, "right"),
+                      Col(tr("Cost"), "cost", None, "right")], tr("Pareto front (cost vs time)"))
+    if result.platforms:
+        table([{"where": x.label(), "time": fmt_seconds(x.calendar_seconds), "cost": fmt_money(x.cost.total, x.cost.currency),
+                "notes": "; ".join(x.notes)} for x in result.platforms],
+              [Col(tr("Platform"), "where"), Col(tr("Time"), "time", None, "right"), Col(tr("Cost"), "cost", None, "right"),
+               Col("notes", "notes")], tr("Free and cheap platforms"))
+    if compare_buy:
+        show_buy(_buy_rows(catalog, result, hours_per_month), False)
+
+
+def _band(e: JobEstimate) -> str:
+    if e.time is None:
+        return "—"
+    return f"{e.time.band.low:.2f}×–{e.time.band.high:.2f}× ({e.time.band.cls})"
+
+
+def _serving_costs(x: Any) -> dict[str, Any]:
+    job = x.estimate.job
+    per_hour = x.cost.total
+    tokens_in = job.rps * HOUR * job.prompt_len
+    tokens_out = job.rps * HOUR * job.output_len
+    share_in = job.prompt_len / (job.prompt_len + job.output_len)
+    return {"config": x.label(), "replicas": x.estimate.replicas, "cost_per_hour": per_hour,
+            "currency": x.cost.currency,
+            "cost_per_million_input_tokens": per_hour * share_in / tokens_in * 1e6,
+            "cost_per_million_output_tokens": per_hour * (1 - share_in) / tokens_out * 1e6}
+
+
+def _buy_rows(catalog: Any, result: Any, hours_per_month: float | None) -> list[Any]:
+    from gpuplan.errors import GpuplanError
+    from gpuplan.plan.buy import ownership
+
+    out = []
+    seen = set()
+    for x in result.ranked:
+        key = (x.estimate.gpu.name, x.estimate.n_gpus)
+        if key in seen:
+            continue
+        seen.add(key)
+        hours = hours_per_month if hours_per_month is not None else min(
+            744.0, (x.calendar_seconds or x.seconds) / HOUR)
+        try:
+            out.append(ownership(catalog, x.estimate.gpu, x.estimate.n_gpus, hours,
+                                 result.constraints.market or "global", result.constraints.currency))
+        except GpuplanError:
+            continue
+    return out
+
+
+# ---------------------------------------------------------------- fit / compare / buy
+
+
+def show_fit(model: Any, rows: list[Any], json_out: bool) -> None:
+    if json_out:
+        _out(to_json({"model": model.name, "rows": [r.as_dict() for r in rows]}))
+        return
+    out = []
+    for r in rows:
+        opts = [f"{e.describe()} ({fmt_bytes(e.needed_bytes)})" for e in r.options]
+        out.append({"use": r.use_case, "fit": "; ".join(opts) or "nothing up to 8 GPUs", "settings": r.settings})
+    table(out, [Col(tr("Use case"), "use"), Col(tr("Smallest fit"), "fit"), Col("settings", "settings")],
+          f"{model.name}: smallest GPU configurations that fit (memory per GPU incl. headroom)")
+
+
+def show_compare(c: Any, a: str, b: str, json_out: bool) -> None:
+    if json_out:
+        _out(to_json(c.as_dict()))
+        return
+    rows = []
+    for r in c.rows:
+        rows.append({"measure": r["measure"], "a": _num(r[a]), "b": _num(r[b]),
+                     "ratio": f"{r['ratio']:.2f}×" if r["ratio"] else "—",
+                     "configs": f"{r[a + '_config']} | {r[b + '_config']}"})
+    table(rows, [Col("measure", "measure"), Col(a, "a", None, "right"), Col(b, "b", None, "right"),
+                 Col(f"{b} / {a}", "ratio", None, "right"), Col("configurations", "configs")],
+          f"{b} vs {a} on {c.model} (gpuplan estimates; bands in docs/accuracy.md)")
+
+
+def _num(v: float | None) -> str:
+    return "—" if v is None else f"{v:,.0f}"
+
+
+def show_buy(rows: list[Any], json_out: bool) -> None:
+    if json_out:
+        _out(to_json([r.as_dict() for r in rows]))
+        return
+    out = []
+    for o in rows:
+        be = o.break_even_hours_per_month
+        out.append({
+            "gpu": f"{o.n_gpus}× {o.gpu.name}", "buy": fmt_money(o.purchase, o.currency, 0),
+            "own": fmt_money(o.own_per_month, o.currency, 0) + "/month",
+            "rent": "—" if o.rent_per_month is None else fmt_money(o.rent_per_month, o.currency, 0) + "/month",
+            "break_even": "—" if be is None else ("never" if be == float("inf") else f"{be:,.0f} h/month"),
+            "verdict": o.verdict,
+        })
+    table(out, [Col(tr("GPU"), "gpu"), Col("purchase (incl. host)", "buy", None, "right"),
+                Col("own", "own", None, "right"), Col("rent", "rent", None, "right"),
+                Col(tr("Break-even"), "break_even", None, "right"), Col("verdict", "verdict")], tr("Rent vs buy"),
+          f"{rows[0].years:g}-year depreciation, PUE {rows[0].pue:g}, power at TDP; prices and sources in --json"
+          if rows else None)
+
+
+__all__ = ["emit", "show_buy", "show_compare", "show_estimate", "show_fit", "show_plan"]

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Set up .venv with the test dependencies (first run only) and run every check: lint (ruff), types (mypy),
+# the test suite (pytest), and the calibration/accuracy commands on the shipped data.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -f .venv/.test-deps ]; then
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  # torch 2.13.0 CPU is what the machine provides as a local wheel; transformers builds models on the meta
+  # device for the exact parameter-count and FLOP cross-checks.
+  .venv/bin/python -m pip install --quiet -e ".[test,web,crosscheck]"
+  touch .venv/.test-deps
+fi
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
+.venv/bin/ruff check gpuplan bench tests
+.venv/bin/mypy
+.venv/bin/python -m pytest -q "$@"
+.venv/bin/python bench/fit.py --check
+.venv/bin/python bench/accuracy.py --out "$(mktemp -d)/accuracy.md"

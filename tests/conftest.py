@@ -1,0 +1,55 @@
+"""Shared fixtures: the bundled catalog, a runner for the real command line, and data-file readers.
+
+The tests assert on the *bundled* data, so a ``GPUPLAN_CATALOG`` set in the developer's shell is removed for
+this process (tests that exercise it set it themselves with ``monkeypatch``).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from gpuplan.catalog import BUNDLED_DIR, Catalog, load_catalog
+
+os.environ.pop("GPUPLAN_CATALOG", None)
+
+REPO = Path(__file__).resolve().parent.parent
+TESTS_DATA = Path(__file__).resolve().parent / "data"
+
+# Estimators are pure and fast, but the first call of a run loads the catalog; no per-example deadline.
+settings.register_profile("gpuplan", deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("gpuplan")
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+MODEL_INDEX = read_csv(BUNDLED_DIR / "models" / "index.csv")
+PRESET_NAMES = [row["name"] for row in MODEL_INDEX]
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m gpuplan ARGS`` in a fresh interpreter, as a user runs it (exit status, stdout, stderr)."""
+    base = {k: v for k, v in os.environ.items() if k != "GPUPLAN_CATALOG"}
+    return subprocess.run([sys.executable, "-m", "gpuplan", *args], capture_output=True, text=True,
+                          env={**base, **(env or {})}, cwd=REPO, timeout=120)
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_cli

@@ -1,0 +1,250 @@
+"""Catalog integrity over the shipped data files, and users' own catalog folders (override and errors)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from conftest import read_csv
+
+from gpuplan.catalog import BUNDLED_DIR, ENV_VAR, Catalog, load_catalog
+from gpuplan.errors import CatalogError, UnknownNameError
+from gpuplan.listing import match_gpus
+
+TODAY = dt.date.today()
+
+# ---------------------------------------------------------------- integrity of the bundled files
+
+
+def test_every_offer_gpu_is_a_catalog_gpu(catalog: Catalog) -> None:
+    assert {o.gpu for o in catalog.offers} <= set(catalog.gpus)
+
+
+def test_every_raw_offer_gpu_cell_resolves(catalog: Catalog) -> None:
+    # the loader canonicalises names; check the cells as written, through gpus.csv + gpu_aliases.csv
+    unresolved = [(path.name, row["gpu"]) for path in sorted((BUNDLED_DIR / "offers").glob("*.csv"))
+                  for row in read_csv(path) if catalog.resolve_gpu(row["gpu"]) is None]
+    assert unresolved == []
+
+
+def test_every_purchase_and_platform_gpu_is_a_catalog_gpu(catalog: Catalog) -> None:
+    assert {p.gpu for p in catalog.purchase_prices} <= set(catalog.gpus)
+    assert {p.gpu for p in catalog.platforms} <= set(catalog.gpus)
+
+
+def test_prices_are_positive(catalog: Catalog) -> None:
+    assert all(o.price_per_hour > 0 and o.gpu_count > 0 for o in catalog.offers)
+    assert all(p.price > 0 for p in catalog.purchase_prices)
+    assert all(r.rate > 0 for r in catalog.fx_rates)
+    # free tiers are 0 per month, never negative; a platform's price is never a negative number either
+    assert all((p.price_per_month or 0) >= 0 and (p.price_per_hour or 0) >= 0 for p in catalog.platforms)
+
+
+def _dated_rows(catalog: Catalog) -> list[tuple[str, str, str, dt.date]]:
+    rows = [("gpus.csv", g.name, g.source, g.date_checked) for g in catalog.gpus.values()]
+    rows += [(o.file, o.instance_type, o.source, o.as_of) for o in catalog.offers]
+    rows += [("purchase_prices.csv", p.gpu, p.source, p.as_of) for p in catalog.purchase_prices]
+    rows += [("platforms.csv", p.platform, p.source, p.as_of) for p in catalog.platforms]
+    rows += [("fx.csv", f"{r.base}/{r.quote}", r.source, r.date) for r in catalog.fx_rates]
+    rows += [("models/index.csv", m.name, m.source, m.as_of) for m in catalog.models.values()]
+    return rows
+
+
+def test_every_row_has_a_source_and_a_date(catalog: Catalog) -> None:
+    missing = [(f, key) for f, key, source, date in _dated_rows(catalog)
+               if not (source or "").strip() or not isinstance(date, dt.date)]
+    assert missing == []
+
+
+def test_no_date_is_in_the_future(catalog: Catalog) -> None:
+    future = [(f, key, date.isoformat()) for f, key, _, date in _dated_rows(catalog) if date > TODAY]
+    assert future == []
+
+
+def test_offer_keys_are_unique_across_files(catalog: Catalog) -> None:
+    keys = [o.key for o in catalog.offers]
+    assert len(keys) == len(set(keys))
+
+
+def test_one_provider_per_offer_file() -> None:
+    mixed = {path.name: providers for path in (BUNDLED_DIR / "offers").glob("*.csv")
+             if len(providers := {row["provider"] for row in read_csv(path)}) != 1}
+    assert mixed == {}
+
+
+def test_gpu_coverage(catalog: Catalog) -> None:
+    assert len(catalog.gpus) >= 50
+    # Chinese domestic, China-market and older parts that Chinese users meet (Kaggle's P100, AutoDL's 4090D)
+    for name in ("Ascend-910B", "RTX4080", "RTX4090D", "P100", "H20", "A800-80GB", "H100", "MI300X", "T4"):
+        assert name in catalog.gpus
+
+
+def test_offer_coverage(catalog: Catalog) -> None:
+    assert len(catalog.offers) >= 300
+    assert len(catalog.providers()) >= 20
+    assert {o.market for o in catalog.offers} == {"cn", "global"}
+    assert {o.currency for o in catalog.offers} == {"USD", "CNY"}
+    cn_providers = {o.provider for o in catalog.offers if o.market == "cn"}
+    assert len(cn_providers) >= 4
+
+
+# Seed 004 (CSDN "AI全栈大模型工程师(二十六) 如何选择 GPU 和云服务厂商", JD.com retail prices, CNY): the names as
+# the article writes them; the rows may hold the PCIe variant of the part (A100-40GB -> A100-PCIe).
+SEED_004_PRICES = [
+    ("T4", 7999), ("RTX 4090", 14599), ("A10", 18999), ("A6000", 32999), ("V100-32GB", 42999),
+    ("A100-40GB", 69999), ("A800", 110000), ("H100", 242000),
+]
+
+
+@pytest.mark.parametrize(("name", "price_cny"), SEED_004_PRICES, ids=[n for n, _ in SEED_004_PRICES])
+def test_seed_004_purchase_prices(catalog: Catalog, name: str, price_cny: float) -> None:
+    variants = match_gpus(catalog, [name])  # the part and its variants (…-PCIe)
+    rows = [p for p in catalog.purchase_prices
+            if p.gpu in variants and p.market == "cn" and p.currency == "CNY" and p.price == price_cny]
+    assert rows, f"no cn CNY purchase price {price_cny} for {name} (variants {sorted(variants)})"
+
+
+def test_model_presets(catalog: Catalog) -> None:
+    assert len(catalog.models) >= 60
+    for name in ("Llama-2-7B", "Qwen2.5-7B", "ChatGLM3-6B", "DeepSeek-V3", "Mixtral-8x7B", "Baichuan2-7B"):
+        assert name in catalog.models
+
+
+def test_platforms_include_kaggle_quota_and_colab(catalog: Catalog) -> None:
+    kaggle = [p for p in catalog.platforms if p.platform == "Kaggle" and p.tier == "free"]
+    # https://www.kaggle.com/docs/efficient-gpu-usage: 30 GPU-hours per week (cited in platforms.csv)
+    assert kaggle and all(p.weekly_gpu_hours == 30 for p in kaggle)
+    assert {p.gpu for p in kaggle} >= {"T4", "P100"}
+    assert any(p.platform == "Google Colab" and p.tier == "free" for p in catalog.platforms)
+
+
+def test_fx_usd_cny_present(catalog: Catalog) -> None:
+    rate = catalog.fx_rate("USD", "CNY")
+    assert 5.0 < rate.rate < 9.0  # CNY per USD has stayed within this range since 2005
+    inverse = catalog.fx_rate("CNY", "USD")
+    assert inverse.rate == pytest.approx(1 / rate.rate)
+    assert catalog.convert(100.0, "USD", "CNY") == pytest.approx(100.0 * rate.rate)
+
+
+def test_fx_uses_the_rate_on_or_before_the_price_date(catalog: Catalog) -> None:
+    # data/README.md: the newest rate on or before the price's as_of (fx.csv: 2024-06-01 = 7.2547, FRED EXCHUS)
+    assert catalog.fx_rate("USD", "CNY", dt.date(2024, 6, 15)).rate == pytest.approx(7.2547)
+
+
+@pytest.mark.parametrize(("alias", "canonical"), [
+    ("4090", "RTX4090"), ("a100 80g", "A100-80GB"), ("H100-SXM5-80GB", "H100"), ("Tesla T4", "T4"),
+    ("rtx_4090", "RTX4090"), ("h100", "H100"), ("A800", "A800-80GB"),
+])
+def test_aliases_resolve(catalog: Catalog, alias: str, canonical: str) -> None:
+    assert catalog.gpu(alias).name == canonical
+
+
+def test_unknown_gpu_suggests_close_names(catalog: Catalog) -> None:
+    with pytest.raises(UnknownNameError) as info:
+        catalog.gpu("h10")
+    assert "H100" in info.value.suggestions
+    assert "Did you mean" in str(info.value) and "gpuplan gpus" in str(info.value)
+
+
+# ---------------------------------------------------------------- user catalog folders
+
+OFFER_HEADER = next(csv.reader((BUNDLED_DIR / "offers" / "lambda.csv").open(encoding="utf-8")))
+BUNDLED_ROW = read_csv(BUNDLED_DIR / "offers" / "lambda.csv")[0]  # Lambda gpu_1x_a10, us-east-1, on-demand
+
+
+def _key(row: dict[str, str]) -> tuple[str, str, str, str]:
+    return (row["provider"], row["instance_type"], row["region"], row["pricing"])
+
+
+def write_offers(folder: Path, rows: list[dict[str, str]], header: list[str] = OFFER_HEADER,
+                 name: str = "mine.csv") -> Path:
+    path = folder / "offers" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=header, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path.resolve()
+
+
+def test_user_offer_replaces_the_bundled_row_with_the_same_key(tmp_path: Path, catalog: Catalog) -> None:
+    negotiated = {**BUNDLED_ROW, "price_per_hour": "0.77", "source": "our contract, 2026-11", "notes": "negotiated"}
+    write_offers(tmp_path, [negotiated])
+    user = load_catalog([tmp_path])
+    matching = [o for o in user.offers if o.key == _key(BUNDLED_ROW)]
+    assert [o.price_per_hour for o in matching] == [0.77]
+    assert matching[0].source == "our contract, 2026-11"
+    assert len(user.offers) == len(catalog.offers)  # replaced, not added
+    bundled = [o for o in catalog.offers if o.key == _key(BUNDLED_ROW)]
+    assert [o.price_per_hour for o in bundled] == [float(BUNDLED_ROW["price_per_hour"])]
+
+
+def test_user_offer_with_a_new_key_is_added(tmp_path: Path, catalog: Catalog) -> None:
+    write_offers(tmp_path, [{**BUNDLED_ROW, "instance_type": "our-reserved-a10", "pricing": "reserved"}])
+    assert len(load_catalog([tmp_path]).offers) == len(catalog.offers) + 1
+
+
+def test_catalog_env_var_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_offers(tmp_path, [{**BUNDLED_ROW, "price_per_hour": "0.66"}])
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    offer = next(o for o in load_catalog().offers if o.key == _key(BUNDLED_ROW))
+    assert offer.price_per_hour == 0.66
+
+
+FUTURE = (TODAY + dt.timedelta(days=30)).isoformat()
+
+# (id, rows to write, header, line, column named in the message, words of the fix)
+BAD_FILES = [
+    ("non-numeric price", [{**BUNDLED_ROW, "price_per_hour": "1.29 USD"}], OFFER_HEADER, 2, "price_per_hour",
+     "plain number"),
+    ("unknown GPU", [{**BUNDLED_ROW, "gpu": "H1000"}], OFFER_HEADER, 2, "gpu", "gpuplan gpus"),
+    ("duplicate key", [BUNDLED_ROW, {**BUNDLED_ROW, "price_per_hour": "1.00"}], OFFER_HEADER, 3, "instance_type",
+     "remove or merge"),
+    ("missing column", [BUNDLED_ROW], [c for c in OFFER_HEADER if c != "currency"], 1, "currency",
+     "the header must be"),
+    ("future date", [{**BUNDLED_ROW, "as_of": FUTURE}], OFFER_HEADER, 2, "as_of", "write the date"),
+    ("empty required cell", [{**BUNDLED_ROW, "region": ""}], OFFER_HEADER, 2, "region", "fill in 'region'"),
+    ("unknown enum", [{**BUNDLED_ROW, "pricing": "hourly"}], OFFER_HEADER, 2, "pricing",
+     "on-demand, spot, reserved, marketplace"),
+]
+
+
+@pytest.mark.parametrize(("rows", "header", "line", "column", "fix"), [b[1:] for b in BAD_FILES],
+                         ids=[b[0] for b in BAD_FILES])
+def test_bad_user_file_raises_catalog_error_with_location_column_and_fix(
+        tmp_path: Path, rows: list[dict[str, str]], header: list[str], line: int, column: str, fix: str) -> None:
+    path = write_offers(tmp_path, rows, header)
+    with pytest.raises(CatalogError) as info:
+        load_catalog([tmp_path])
+    message = str(info.value)
+    assert f"{path}:{line}:" in message
+    assert column in message
+    assert fix in info.value.fix and "To fix:" in message
+
+
+@pytest.mark.parametrize(("rows", "header", "line"), [(b[1], b[2], b[3]) for b in BAD_FILES],
+                         ids=[b[0] for b in BAD_FILES])
+def test_bad_user_file_cli_exits_2_without_traceback(cli, tmp_path: Path, rows: list[dict[str, str]],
+                                                     header: list[str], line: int) -> None:
+    path = write_offers(tmp_path, rows, header)
+    result = cli("--catalog", str(tmp_path), "offers")
+    assert result.returncode == 2
+    assert "error:" in result.stderr and f"{path}:{line}" in result.stderr
+    assert "To fix:" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_bad_user_file_via_env_var_cli_exits_2(cli, tmp_path: Path) -> None:
+    write_offers(tmp_path, [{**BUNDLED_ROW, "price_per_hour": "abc"}])
+    result = cli("offers", env={ENV_VAR: str(tmp_path)})
+    assert result.returncode == 2
+    assert "error:" in result.stderr and "price_per_hour" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_catalog_folder_that_does_not_exist_is_an_input_error(cli, tmp_path: Path) -> None:
+    result = cli("--catalog", str(tmp_path / "nope"), "offers")
+    assert result.returncode == 2
+    assert "error: --catalog" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,230 @@
+"""Model presets and the config.json reader: exact parameter counts, native key names, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import MODEL_INDEX, PRESET_NAMES, TESTS_DATA, read_csv, run_cli
+
+from gpuplan.catalog import Catalog
+from gpuplan.catalog.hfconfig import parse_config, read_config_file
+from gpuplan.errors import ModelConfigError, OfflineError, UnknownNameError
+from gpuplan.estimate.params import count_params
+
+# ---------------------------------------------------------------- every preset parses
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_every_preset_parses(catalog: Catalog, name: str) -> None:
+    spec = catalog.model(name)
+    params = count_params(spec)
+    assert spec.name == name
+    assert params.total > 0 and 0 < params.active <= params.total
+    assert spec.n_heads % spec.n_kv_heads == 0
+
+
+# ---------------------------------------------------------------- exact counts against transformers
+
+# tests/data/param_counts.csv: sum(p.numel() for p in model.parameters()) of the transformers class built from
+# each preset's config.json on the meta device (tied weights once); columns give the class and versions.
+PARAM_COUNTS = [row for row in read_csv(TESTS_DATA / "param_counts.csv") if row["n_params"]]
+
+
+@pytest.mark.parametrize("row", PARAM_COUNTS, ids=[row["name"] for row in PARAM_COUNTS])
+def test_param_count_equals_transformers_numel(catalog: Catalog, row: dict[str, str]) -> None:
+    assert count_params(catalog.model(row["name"])).total == int(row["n_params"]), row["model_class"]
+
+
+def test_param_count_table_covers_every_preset_transformers_can_build() -> None:
+    covered = {row["name"] for row in read_csv(TESTS_DATA / "param_counts.csv")}
+    assert set(PRESET_NAMES) <= covered
+
+
+# ---------------------------------------------------------------- remote-code presets: published counts
+
+INDEX_PUBLISHED = {row["name"]: float(row["published_params"]) for row in MODEL_INDEX if row["published_params"]}
+
+# Remote-code models (modeling file in the model repo): transformers cannot build them, so the formula count is
+# checked against the count the authors publish or a loaded checkpoint prints. (preset, count, tolerance, source)
+REMOTE_CODE_COUNTS = [
+    ("ChatGLM-6B", INDEX_PUBLISHED["ChatGLM-6B"], 0.02, "models/index.csv published_params: 6.2B (THUDM)"),
+    ("ChatGLM2-6B", 6_243_584_000, 0.02,
+     "PEFT print_trainable_parameters on THUDM/chatglm2-6b: 'all params: 6243584000' (find_string id 14285528757)"),
+    ("ChatGLM3-6B", 6_243_584_000, 0.02,
+     "model.num_parameters() of THUDM/chatglm3-6b ChatGLMForConditionalGeneration (find_string id 29193968977)"),
+    ("GLM-4-9B-Chat", 9_399_951_360, 0.02,
+     "glm-4-9b-chat ChatGLMForConditionalGeneration parameter summary: 9399951360 (find_string id 29151670186)"),
+    ("GLM-130B", INDEX_PUBLISHED["GLM-130B"], 0.02, "models/index.csv published_params: 130B (Zeng et al. 2022)"),
+    ("Baichuan2-7B", 7.51e9, 0.02, "Baichuan2-7B 7.51B in a published comparison table (find_string id 59061919239); "
+     "the Baichuan 2 report rounds it to 7B"),
+    ("InternLM2-7B", 7_737_708_544, 0.02,
+     "InternLM2 chat banner 'with 7737708544 (7.7B) parameters'; checkpoint element count 7737708544 "
+     "(find_string ids 41727181442, 66695423343)"),
+    ("Qwen-7B", 7_721_324_544, 0.02,
+     "Qwen-7B-Chat GGUF metadata: 7,721,324,544 params (find_string id 69082520931)"),
+    ("Qwen-14B", 14e9, 0.02, "Qwen README model table: 14B (QwenLM/Qwen; find_string id 57698538954)"),
+    ("Qwen-72B", 72_287_920_128, 0.02, "Qwen-72B: 72,287,920,128 parameters (find_string id 57698538954)"),
+    ("Qwen-1.8B", 1.8e9, 0.028, "Qwen-1_8B model card: '1.8B' only, rounded to 0.1B, so ±2.8 % is the rounding "
+     "itself (huggingface.co/Qwen/Qwen-1_8B)"),
+]
+
+
+@pytest.mark.parametrize(("name", "published", "tolerance", "source"), REMOTE_CODE_COUNTS,
+                         ids=[r[0] for r in REMOTE_CODE_COUNTS])
+def test_remote_code_preset_matches_published_count(catalog: Catalog, name: str, published: float,
+                                                    tolerance: float, source: str) -> None:
+    assert count_params(catalog.model(name)).total == pytest.approx(published, rel=tolerance), source
+
+
+def test_every_remote_code_preset_has_a_published_reference() -> None:
+    remote = {row["name"] for row in MODEL_INDEX if row["remote_code"] == "yes"}
+    assert remote <= {r[0] for r in REMOTE_CODE_COUNTS}
+
+
+@pytest.mark.parametrize(("name", "published"), sorted(INDEX_PUBLISHED.items()), ids=sorted(INDEX_PUBLISHED))
+def test_index_published_params_within_2_percent(catalog: Catalog, name: str, published: float) -> None:
+    # models/index.csv published_params: the authors' (mostly rounded) size, with its source in the row
+    assert count_params(catalog.model(name)).total == pytest.approx(published, rel=0.02)
+
+
+# Counts read from released checkpoints (safetensors metadata) for presets whose config came from a copy.
+CHECKPOINT_COUNTS = [
+    ("Qwen1.5-7B", 7_721_324_544, "Qwen/Qwen1.5-7B safetensors metadata (find_string id 65778472328)"),
+    ("Qwen1.5-1.8B", 1_836_828_672, "Qwen/Qwen1.5-1.8B safetensors metadata, untied embeddings "
+     "(find_string id 65835899932; a Qwen1.5-1.8B-Chat LoRA log prints the same, id 55173016543)"),
+]
+
+
+@pytest.mark.parametrize(("name", "n_params", "source"), CHECKPOINT_COUNTS, ids=[r[0] for r in CHECKPOINT_COUNTS])
+def test_preset_matches_released_checkpoint(catalog: Catalog, name: str, n_params: int, source: str) -> None:
+    assert count_params(catalog.model(name)).total == n_params, source
+
+
+# ---------------------------------------------------------------- live: transformers on the meta device
+
+LIVE_PRESETS = ["Llama-2-7B", "Mixtral-8x7B", "DeepSeek-V2-Lite", "Falcon-40B", "Gemma-2-2B", "Qwen3-30B-A3B",
+                "Phi-2", "GPT-2-124M", "MPT-7B", "BLOOM-176B"]
+
+
+@pytest.mark.parametrize("name", LIVE_PRESETS)
+def test_live_transformers_numel(catalog: Catalog, name: str) -> None:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    cfg = json.loads(Path(catalog.models[name].path).read_text(encoding="utf-8"))
+    config = transformers.AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+    with torch.device("meta"):  # shapes only: no memory, no weights
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    numel = sum(p.numel() for p in model.parameters())  # shared (tied) parameters are yielded once
+    assert count_params(catalog.model(name)).total == numel, type(model).__name__
+
+
+# ---------------------------------------------------------------- native key names are read
+
+
+def test_chatglm_native_keys() -> None:
+    # THUDM/chatglm2-6b config.json names (num_layers, multi_query_group_num, padded_vocab_size, kv_channels)
+    spec = parse_config({
+        "model_type": "chatglm", "num_layers": 28, "hidden_size": 4096, "num_attention_heads": 32,
+        "multi_query_attention": True, "multi_query_group_num": 2, "kv_channels": 128, "ffn_hidden_size": 13696,
+        "padded_vocab_size": 65024, "seq_length": 32768, "add_qkv_bias": True, "rmsnorm": True,
+    }, "glm")
+    assert (spec.n_layers, spec.n_kv_heads, spec.vocab, spec.head_dim) == (28, 2, 65024, 128)
+    assert (spec.ffn_hidden, spec.max_positions, spec.qkv_bias, spec.norm_bias) == (13696, 32768, True, False)
+
+
+def test_falcon_native_keys() -> None:
+    # tiiuae/falcon-40b: new_decoder_architecture with num_kv_heads (GQA groups), parallel attention
+    spec = parse_config({
+        "model_type": "falcon", "hidden_size": 8192, "num_attention_heads": 128, "num_hidden_layers": 60,
+        "num_kv_heads": 8, "new_decoder_architecture": True, "parallel_attn": True, "bias": False,
+        "vocab_size": 65024,
+    }, "falcon")
+    assert (spec.n_kv_heads, spec.n_layers, spec.parallel_attn, spec.norms_per_layer) == (8, 60, True, 2)
+
+
+def test_falcon_multi_query_without_new_architecture() -> None:
+    # tiiuae/falcon-7b: multi_query=true means one KV head
+    spec = parse_config({"model_type": "falcon", "hidden_size": 4544, "num_attention_heads": 71,
+                         "num_hidden_layers": 32, "multi_query": True, "vocab_size": 65024}, "f7")
+    assert spec.n_kv_heads == 1
+
+
+def test_mpt_native_keys() -> None:
+    # mosaicml/mpt-7b: d_model, n_heads, n_layers, expansion_ratio, max_seq_len
+    spec = parse_config({"model_type": "mpt", "d_model": 4096, "n_heads": 32, "n_layers": 32,
+                         "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50432,
+                         "attn_config": {"alibi": True}}, "mpt")
+    assert (spec.hidden, spec.n_heads, spec.n_layers, spec.ffn_hidden) == (4096, 32, 32, 16384)
+    assert (spec.max_positions, spec.positional) == (2048, "alibi")
+
+
+@pytest.mark.parametrize(("name", "native_key", "field", "value"), [
+    ("ChatGLM2-6B", "multi_query_group_num", "n_kv_heads", 2),
+    ("ChatGLM3-6B", "padded_vocab_size", "vocab", 65024),
+    ("GLM-4-9B-Chat", "num_layers", "n_layers", 40),
+    ("Falcon-40B", "num_kv_heads", "n_kv_heads", 8),
+    ("MPT-7B", "d_model", "hidden", 4096),
+])
+def test_presets_keep_native_keys(catalog: Catalog, name: str, native_key: str, field: str, value: int) -> None:
+    raw = json.loads(Path(catalog.models[name].path).read_text(encoding="utf-8"))
+    assert raw[native_key] == value  # the preset file is the model's own config.json, keys unchanged
+    assert getattr(catalog.model(name), field) == value
+
+
+# ---------------------------------------------------------------- malformed config.json
+
+LLAMA = {  # Llama-2-7B's shape
+    "model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008, "num_attention_heads": 32,
+    "num_hidden_layers": 32, "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
+}
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("{not json", "not valid JSON"),
+    ("[1, 2, 3]", "not an object"),
+    (json.dumps({"model_type": "llama", "hidden_size": 4096}), "lacks the key"),
+    (json.dumps({**LLAMA, "num_hidden_layers": 10**7}), "number of layers 10000000 is outside"),
+    (json.dumps({**LLAMA, "hidden_size": -1}), "hidden size -1 is outside"),
+    (json.dumps({**LLAMA, "num_key_value_heads": 5}), "do not divide"),
+    (json.dumps({**LLAMA, "num_hidden_layers": "32"}), "wrong type"),
+    (json.dumps({**LLAMA, "padding": "x" * (1024 * 1024 + 1)}), "a config.json is a few KiB"),
+], ids=["not-json", "json-array", "missing-keys", "1e7-layers", "negative-hidden", "kv-heads", "string-number",
+        "over-1MiB"])
+def test_malformed_config_raises_model_config_error(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ModelConfigError) as info:
+        read_config_file(path)
+    assert words in str(info.value)
+    assert info.value.fix, "the error says what to pass instead"
+
+
+def test_config_path_through_the_catalog_and_cli(tmp_path: Path, catalog: Catalog) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA), encoding="utf-8")
+    assert count_params(catalog.model(str(tmp_path))).total == 6_738_415_616  # Llama-2-7B's shape
+    (tmp_path / "config.json").write_text("[]", encoding="utf-8")
+    result = run_cli("model", str(tmp_path / "config.json"))
+    assert result.returncode == 2 and "error:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_hub_id_while_offline_raises_offline_error(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(OfflineError) as info:
+        catalog.model("some-org/some-model-7b")
+    assert "offline" in str(info.value) and "config.json" in info.value.fix
+
+
+def test_unknown_preset_suggests_close_names(catalog: Catalog) -> None:
+    with pytest.raises(UnknownNameError) as info:
+        catalog.model("Lama-2-7B")
+    assert info.value.suggestions[0] == "Llama-2-7B"
+    assert "Did you mean 'Llama-2-7B'" in str(info.value) and "gpuplan models" in str(info.value)
+
+
+@pytest.mark.parametrize(("typed", "preset"), [
+    ("llama-2-7b", "Llama-2-7B"), ("meta-llama/Llama-3.1-8B", "Llama-3.1-8B"), ("qwen2.5_7b", "Qwen2.5-7B"),
+])
+def test_presets_resolve_by_normalised_name_or_repo(catalog: Catalog, typed: str, preset: str) -> None:
+    assert catalog.model(typed) == catalog.model(preset)
