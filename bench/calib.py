@@ -331,8 +331,9 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             return latency(m, g, s, cal).extra["output_tokens_per_s"]
         return Case(cls="inference_throughput" if batch > 1 else "inference_latency", measured=value,
                     predict=pred_g, **common), ""
+    per_gpu_metric = metric.endswith("per_gpu")
     if metric.startswith("throughput_output") and offline:
-        def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=metric.endswith("per_gpu")) -> float:
+        def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=per_gpu_metric) -> float:
             rate = throughput(m, g, s, cal).extra["output_tokens_per_s"]
             return rate / s.tp if per_gpu else rate
         return Case(cls="inference_throughput", measured=value, predict=pred, **common), ""

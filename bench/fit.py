@@ -59,8 +59,9 @@ def groups() -> list[Group]:
               UNDER_WEIGHT_MEMORY, {"train_overhead_bytes": GiB}),
         Group("inference memory", ["infer_overhead_bytes", "infer_workspace_bytes"], [(0.0, 4 * GiB), (0.0, 2 * GiB)],
               ("inference_memory",), UNDER_WEIGHT_MEMORY, {"infer_overhead_bytes": GiB, "infer_workspace_bytes": GiB}),
-        Group("training time", ["u_megatron", "u_torchtitan", "u_eager", "f_compiled", "f_consumer", "f_frozen_base",
-                                "f_quantized_base", "work_half_tflop", "f_fp8", "eta_optimizer", "micro_step_overhead_s"],
+        Group("training time", ["u_megatron", "u_torchtitan", "u_eager", "f_compiled", "f_consumer",
+                                "f_frozen_base", "f_quantized_base", "work_half_tflop", "f_fp8", "eta_optimizer",
+                                "micro_step_overhead_s"],
               [(0.05, 1.0), (0.05, 1.0), (0.05, 1.0), (0.8, 1.5), (0.3, 1.0), (0.3, 1.5), (0.2, 1.2), (0.01, 500),
                (0.3, 1.0), (0.05, 1.0), (0.0, 1.0)],
               ("pretrain_throughput", "finetune_time")),
@@ -82,7 +83,7 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
     by_engine: dict[str, list[Case]] = {}
     for c in speed:
         by_engine.setdefault(c.meta["engine"], []).append(c)
-    order = [REFERENCE_ENGINE] + sorted(e for e in by_engine if e != REFERENCE_ENGINE)
+    order = [REFERENCE_ENGINE, *sorted(e for e in by_engine if e != REFERENCE_ENGINE)]
     for eng in order:
         rows = by_engine.get(eng, [])
         kinds = {c.meta["kind"] for c in rows}

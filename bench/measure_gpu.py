@@ -23,6 +23,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import datetime as dt
+import gc
 import importlib.util
 import json
 import os
@@ -445,7 +447,8 @@ def _infer_values(item: InferItem, m: dict[str, Any]) -> list[tuple[str, str, st
     ]
 
 
-def inference_rows(item: InferItem, m: dict[str, Any], env: Env, s: RunSettings = RunSettings()) -> list[dict[str, str]]:
+def inference_rows(item: InferItem, m: dict[str, Any], env: Env,
+                   s: RunSettings = RunSettings()) -> list[dict[str, str]]:
     """Calibration rows (inference_runs.csv columns) for one inference measurement ``m``.
 
     ``m`` holds ``status`` and, when ok, ``prefill_seconds``, ``decode_seconds`` (the ``new_tokens - 1`` steps
@@ -744,6 +747,11 @@ def run_grid(grid: Sequence[GridItem], measure: Measure, env: Env, files: Output
     return outcomes
 
 
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__
+
+
 def _run_item(item: GridItem, measure: Measure, env: Env, files: OutputFiles, budget: Budget,
               settings: RunSettings, clock: Callable[[], float], start: float,
               available: Callable[[str], bool], done: Sequence[Outcome]) -> Outcome:
@@ -758,7 +766,386 @@ def _run_item(item: GridItem, measure: Measure, env: Env, files: OutputFiles, bu
         m = measure(item, settings)
         files.write(item, m, env, settings)
     except Exception as exc:  # one broken item (a library version, a model) must not stop the grid
-        return Outcome(item, "error", note=f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}",
-                       seconds=clock() - t0)
+        return Outcome(item, "error", note=_one_line(exc), seconds=clock() - t0)
     note = m.get("error", "")[:80] if m["status"] == "oom" else m.get("note", "")
     return Outcome(item, m["status"], m, note, clock() - t0)
+
+
+# ================================================================ GPU side: imports torch/transformers lazily
+
+
+def collect_env(device_index: int = 0) -> Env:
+    """The conditions of this run: GPU, driver, CUDA, package versions, date."""
+    import torch
+
+    name = torch.cuda.get_device_name(device_index)
+    total = torch.cuda.get_device_properties(device_index).total_memory
+    return Env(name, resolve_gpu_name(name), total, driver_version(), torch.version.cuda or "",
+               package_versions(), dt.date.today().isoformat())
+
+
+def _is_cuda(device: str) -> bool:
+    return device.startswith("cuda")
+
+
+def free_memory(device: str) -> None:
+    """Drop unreachable tensors and return cached blocks to the driver."""
+    gc.collect()
+    if _is_cuda(device):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def reset_peaks(device: str) -> None:
+    if _is_cuda(device):
+        import torch
+
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def peaks(device: str) -> tuple[int, int]:
+    """Peak (allocated, reserved) bytes since the last reset; (0, 0) off CUDA."""
+    if not _is_cuda(device):
+        return 0, 0
+    import torch
+
+    return torch.cuda.max_memory_allocated(device), torch.cuda.max_memory_reserved(device)
+
+
+def allocated(device: str) -> int:
+    if not _is_cuda(device):
+        return 0
+    import torch
+
+    return torch.cuda.memory_allocated(device)
+
+
+def timed(fn: Callable[[], Any], device: str) -> tuple[Any, float]:
+    """``fn()`` and its wall time in seconds, the GPU synchronised before and after."""
+    import torch
+
+    if _is_cuda(device):
+        torch.cuda.synchronize(device)
+    t0 = time.perf_counter()
+    result = fn()
+    if _is_cuda(device):
+        torch.cuda.synchronize(device)
+    return result, time.perf_counter() - t0
+
+
+def build_model(cfg: dict[str, Any], device: str) -> Any:
+    """A causal LM with random weights in bfloat16 built on ``device`` from a config.json dict: no download."""
+    import torch
+    import transformers
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    skip = {"architectures", "transformers_version", "torch_dtype", "dtype", "auto_map"}
+    config = AutoConfig.for_model(**{k: v for k, v in cfg.items() if k not in skip and not k.startswith("_")})
+    dtype_arg = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(config, **{dtype_arg: torch.bfloat16})
+    return model.to(device=device, dtype=torch.bfloat16)
+
+
+def count_params(model: Any) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def attention_impl(model: Any) -> str:
+    return str(getattr(model.config, "_attn_implementation", "") or "")
+
+
+def enable_checkpointing(model: Any) -> None:
+    """Non-reentrant activation checkpointing of every decoder layer (either transformers API)."""
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def quantize_nf4(model: Any, device: str) -> None:
+    """Replace every nn.Linear but lm_head by a bitsandbytes NF4 Linear4bit (double quant), as QLoRA loads
+    its base model; the bf16 weights are freed layer by layer."""
+    import bitsandbytes as bnb
+    import torch
+
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is not torch.nn.Linear or name == "lm_head":
+                continue
+            q = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                  compute_dtype=torch.bfloat16, compress_statistics=True, quant_type="nf4",
+                                  device="meta")
+            q.weight = bnb.nn.Params4bit(child.weight.data, requires_grad=False, compress_statistics=True,
+                                         quant_type="nf4", module=q).to(device)
+            if child.bias is not None:
+                q.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
+            setattr(parent, name, q)
+    model.is_loaded_in_4bit = True  # peft dispatches its 4-bit LoRA layer on this flag
+
+
+def add_lora(model: Any, rank: int) -> Any:
+    """LoRA adapters on all linear layers (peft), the base frozen."""
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(r=rank, lora_alpha=LORA_ALPHA_PER_RANK * rank, lora_dropout=0.0,
+                        target_modules="all-linear", task_type="CAUSAL_LM")
+    return get_peft_model(model, config)
+
+
+class PrefixKV:
+    """P-tuning v2 (Liu et al. 2022): a trainable key and value prefix for every layer, fed to the frozen model
+    as ``past_key_values``. Used when peft is not installed."""
+
+    def __init__(self, facts: ModelFacts, prefix_len: int, device: str) -> None:
+        import torch
+
+        shape = (facts.layers, 2, facts.kv_heads, prefix_len, facts.head_dim)
+        self.param = torch.nn.Parameter(torch.randn(shape, device=device, dtype=torch.bfloat16) * 0.02)
+        self.prefix_len = prefix_len
+
+    def cache(self, batch: int) -> Any:
+        from transformers import DynamicCache
+
+        cache = DynamicCache()
+        for layer in range(self.param.shape[0]):
+            k, v = (self.param[layer, i].unsqueeze(0).expand(batch, -1, -1, -1) for i in (0, 1))
+            cache.update(k, v, layer)
+        return cache
+
+
+@dataclass
+class Trainee:
+    """A model ready for training steps: the module, its trainable parameters and its loss function."""
+
+    model: Any
+    params: list[Any]
+    loss: Callable[[Any], Any]
+    note: str = ""
+
+
+def prepare(model: Any, item: TrainItem, facts: ModelFacts, device: str) -> Trainee:
+    """Freeze, quantise and add adapters as ``item.method`` asks."""
+    model.config.use_cache = False
+    if item.grad_ckpt:
+        enable_checkpointing(model)
+    if item.method == "full":
+        model.train()
+        return Trainee(model, list(model.parameters()), lambda ids: model(input_ids=ids, labels=ids).loss)
+    model.requires_grad_(False)
+    if item.method == "qlora":
+        quantize_nf4(model, device)
+        free_memory(device)
+    if item.method in ("lora", "qlora"):
+        model = add_lora(model, item.lora_rank)
+        return _trainee(model, _adapter_dtypes(model))
+    return _prefix_trainee(model, item, facts, device)
+
+
+def _trainee(model: Any, note: str = "") -> Trainee:
+    model.train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    return Trainee(model, params, lambda ids: model(input_ids=ids, labels=ids).loss, note)
+
+
+def _adapter_dtypes(model: Any) -> str:
+    dtypes = sorted({str(p.dtype).replace("torch.", "") for p in model.parameters() if p.requires_grad})
+    return f"adapter dtype {'/'.join(dtypes)}"
+
+
+def _prefix_trainee(model: Any, item: TrainItem, facts: ModelFacts, device: str) -> Trainee:
+    if importlib.util.find_spec("peft") is not None:
+        from peft import PrefixTuningConfig, get_peft_model
+
+        config = PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=item.prefix_len)
+        peft_model = get_peft_model(model, config)
+        return _trainee(peft_model, "peft PrefixTuning, prefix_projection=False; " + _adapter_dtypes(peft_model))
+    import torch
+
+    prefix = PrefixKV(facts, item.prefix_len, device)
+    model.train()
+
+    def loss(ids: Any) -> Any:
+        mask = torch.ones(ids.shape[0], item.prefix_len + ids.shape[1], dtype=torch.long, device=ids.device)
+        return model(input_ids=ids, labels=ids, attention_mask=mask, past_key_values=prefix.cache(ids.shape[0]),
+                     use_cache=True).loss
+
+    return Trainee(model, [prefix.param], loss, "past_key_values from a trainable nn.Parameter (bf16)")
+
+
+def measure_train(item: TrainItem, s: RunSettings, device: str = "cuda") -> dict[str, Any]:
+    """Peak memory and step time of ``item``: warm-up steps, then timed steps (forward, backward, AdamW)."""
+    import torch
+
+    cfg = preset_config(item.model)
+    facts = ModelFacts.from_config(cfg)
+    free_memory(device)
+    model = build_model(cfg, device)
+    n_params, attn = count_params(model), attention_impl(model)
+    trainee = prepare(model, item, facts, device)
+    optimizer = torch.optim.AdamW(trainee.params, lr=s.lr)
+    ids = torch.randint(0, facts.vocab or 32000, (item.batch, item.seq_len), device=device)
+
+    def step() -> None:
+        trainee.loss(ids).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    free_memory(device)
+    reset_peaks(device)
+    start = allocated(device)
+    times = [timed(step, device)[1] for _ in range(s.warmup_steps + s.timed_steps)][s.warmup_steps:]
+    peak_alloc, peak_reserved = peaks(device)
+    n_trainable = sum(p.numel() for p in trainee.params)
+    return {"status": "ok", "peak_allocated_bytes": peak_alloc, "peak_reserved_bytes": peak_reserved,
+            "step_seconds": times, "n_params": n_params, "n_trainable": n_trainable, "attn": attn,
+            "start_allocated_bytes": start, "prefix_impl": trainee.note, "note": trainee.note}
+
+
+def last_logits_kwargs(model: Any) -> dict[str, int]:
+    """The forward() argument that computes logits for the last position only, where the model has one."""
+    import inspect
+
+    names = inspect.signature(model.forward).parameters
+    for name in ("logits_to_keep", "num_logits_to_keep"):
+        if name in names:
+            return {name: 1}
+    return {}
+
+
+def decode(model: Any, out: Any, steps: int) -> Any:
+    """``steps`` greedy steps on the KV cache of ``out`` (a forward output); returns the last token ids."""
+    past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+    del out
+    for _ in range(steps):
+        out = model(input_ids=nxt, past_key_values=past, use_cache=True)
+        past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        del out
+    return nxt
+
+
+def measure_inference(model: Any, item: InferItem, s: RunSettings, vocab: int, device: str = "cuda") -> dict[str, Any]:
+    """Prefill time (median), decode time of ``new_tokens - 1`` steps and peak memory for one batch size."""
+    import torch
+
+    extra = last_logits_kwargs(model)
+    ids = torch.randint(0, vocab, (item.batch, item.prompt_len), device=device)
+
+    def prefill() -> Any:
+        return model(input_ids=ids, use_cache=True, **extra)
+
+    free_memory(device)
+    reset_peaks(device)
+    with torch.inference_mode():
+        decode(model, prefill(), s.warmup_decode_tokens)
+        prefill_times = []
+        out = None
+        for _ in range(s.prefill_repeats):
+            out = None
+            out, seconds = timed(prefill, device)
+            prefill_times.append(seconds)
+        _, decode_s = timed(lambda: decode(model, out, item.new_tokens - 1), device)
+        out = None
+    peak_alloc, peak_reserved = peaks(device)
+    return {"status": "ok", "prefill_seconds": statistics.median(prefill_times), "decode_seconds": decode_s,
+            "prefill_seconds_all": prefill_times, "peak_allocated_bytes": peak_alloc,
+            "peak_reserved_bytes": peak_reserved, "n_params": count_params(model), "attn": attention_impl(model),
+            "logits": "for the last position only" if extra else "for every prompt position"}
+
+
+class GpuMeasure:
+    """The measure function of a run on the GPU: keeps one inference model built across batch sizes, turns an
+    out-of-memory error into an ``oom`` measurement and frees memory after it."""
+
+    def __init__(self, device: str = "cuda") -> None:
+        self.device = device
+        self._model: Any = None
+        self._model_name = ""
+
+    def __call__(self, item: GridItem, s: RunSettings) -> dict[str, Any]:
+        import torch
+
+        try:
+            if isinstance(item, TrainItem):
+                self.release()
+                return measure_train(item, s, self.device)
+            model = self._inference_model(item.model)
+            vocab = ModelFacts.from_config(preset_config(item.model)).vocab or 32000
+            return measure_inference(model, item, s, vocab, self.device)
+        except torch.cuda.OutOfMemoryError as exc:
+            error = str(exc).splitlines()[0] if str(exc) else "CUDA out of memory"
+        # outside the except block: the traceback (and the tensors its frames hold) is gone
+        self.release()
+        return {"status": "oom", "error": error}
+
+    def _inference_model(self, name: str) -> Any:
+        if self._model_name != name:
+            self.release()
+            self._model = build_model(preset_config(name), self.device).eval()
+            self._model_name = name
+        return self._model
+
+    def release(self) -> None:
+        self._model, self._model_name = None, ""
+        free_memory(self.device)
+
+
+def quiet_libraries() -> None:
+    """Offline, and no per-step warnings from transformers."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    with contextlib.suppress(Exception):
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+
+
+# ---------------------------------------------------------------- command line
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python bench/measure_gpu.py",
+                                description="Measure fine-tuning and inference on this NVIDIA GPU (random weights "
+                                            "from gpuplan's presets) and write calibration rows.")
+    p.add_argument("--out", type=Path, default=Path("measurements"),
+                   help="folder for measured_finetune.csv, measured_inference.csv, measured_cases.yaml "
+                        "(default ./measurements); existing files are merged by row id")
+    p.add_argument("--quick", action="store_true", help="a tiny grid (one small model), for smoke tests")
+    p.add_argument("--max-minutes", type=budget_minutes, default=7.5,
+                   help="skip the grid items that would start or run past this many minutes (default 7.5)")
+    p.add_argument("--only", metavar="TEXT", help="run only grid items whose key contains TEXT (e.g. Llama-3.2-1B)")
+    p.add_argument("--dry-run", action="store_true", help="print the grid and exit; needs neither a GPU nor torch")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    grid = select_grid(args.quick, args.only)
+    if args.dry_run:
+        print_table(f"measure_gpu grid ({'quick' if args.quick else 'default'}): {len(grid)} items",
+                    ("#", "kind", "model", "setting", "needs"), grid_rows(grid))
+        return 0
+    if not grid:
+        print(f"measure_gpu: no grid item matches --only {args.only!r}; '--dry-run' lists them.", file=sys.stderr)
+        return EXIT_NO_GPU
+    problem = environment_problem()
+    if problem:
+        print(f"measure_gpu: {problem}", file=sys.stderr)
+        return EXIT_NO_GPU
+    quiet_libraries()
+    env = collect_env()
+    print(f"measure_gpu: {env.gpu_name} ({env.gpu_spec_name or 'not in the catalog'}), driver "
+          f"{env.driver or 'unknown'}; {env.software}; {len(grid)} grid items -> {args.out}", flush=True)
+    budget, files, start = Budget(args.max_minutes * 60), OutputFiles(args.out), time.monotonic()
+    outcomes = run_grid(grid, GpuMeasure(), env, files, budget)
+    print("\n".join(files.lines()) or "no rows written")
+    print_table(f"measure_gpu on {env.gpu_name}", SUMMARY_HEADERS, [summary_row(o) for o in outcomes],
+                summary_caption(outcomes, time.monotonic() - start, budget))
+    return 1 if any(o.status == "error" for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

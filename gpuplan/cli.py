@@ -291,15 +291,18 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
     if method not in METHODS:
         raise InputError("--method", f"unknown method '{method}'.", "use one of: " + ", ".join(METHODS) + ".")
     if lora_targets not in ("all-linear", "attention", "qv", "mlp"):
-        raise InputError("--lora-targets", f"unknown target set '{lora_targets}'.", "use all-linear, attention, qv or mlp.")
-    for field, value in (("--prompt", prompt), ("--output", output), ("--batch", batch), ("--epochs", epochs),
-                         ("--lora-rank", lora_rank)):
+        raise InputError("--lora-targets", f"unknown target set '{lora_targets}'.",
+                         "use all-linear, attention, qv or mlp.")
+    checks: list[tuple[str, float | None]] = [("--prompt", prompt), ("--output", output), ("--batch", batch),
+                                              ("--epochs", epochs), ("--lora-rank", lora_rank)]
+    for field, value in checks:
         _positive(field, value)
     n_samples = parse_count(samples, "--samples") if samples else 0.0
     per_sample = parse_count(tokens_per_sample, "--tokens-per-sample") if tokens_per_sample else 0.0
     n_tokens = parse_count(tokens, "--tokens") if tokens else 0.0
-    for field, value in (("--samples", n_samples or None), ("--tokens-per-sample", per_sample or None),
-                         ("--tokens", n_tokens or None)):
+    sizes: list[tuple[str, float | None]] = [("--samples", n_samples or None), ("--tokens", n_tokens or None),
+                                             ("--tokens-per-sample", per_sample or None)]
+    for field, value in sizes:
         _positive(field, value)
     if samples and not tokens_per_sample:
         raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",

@@ -29,7 +29,8 @@ def gpu_row(g: Gpu) -> dict[str, Any]:
         "name": g.name, "vendor": g.vendor, "segment": g.segment, "architecture": g.architecture,
         "form_factor": g.form_factor, "memory_nominal_gb": g.memory_nominal_gb,
         "memory_visible_mib": g.memory_visible_mib, "memory_usable_gib": round(g.memory_bytes / GiB, 2),
-        "memory_bandwidth_gb_s": (round(g.memory_bandwidth_bytes_per_s / GB, 1) if g.memory_bandwidth_bytes_per_s else None),
+        "memory_bandwidth_gb_s": (round(g.memory_bandwidth_bytes_per_s / GB, 1)
+                                  if g.memory_bandwidth_bytes_per_s else None),
         "fp32_tflops": tf(g.fp32_flops_per_s), "tf32_tflops": tf(g.tf32_flops_per_s),
         "fp16_tflops": tf(g.fp16_flops_per_s), "bf16_tflops": tf(g.bf16_flops_per_s),
         "fp8_tflops": tf(g.fp8_flops_per_s), "int8_tops": tf(g.int8_ops_per_s), "fp4_tflops": tf(g.fp4_flops_per_s),

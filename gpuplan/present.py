@@ -114,10 +114,11 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
           f"{_band(result.pick.estimate)}")
     if job.task == "serve":
         s = _serving_costs(result.pick)
-        _out(f"Serving: {result.pick.estimate.replicas} replica(s), "
-             f"{fmt_money(s['cost_per_hour'], s['currency'])}/h, {fmt_money(s['cost_per_million_input_tokens'], s['currency'])}"
-             f" per million input tokens, {fmt_money(s['cost_per_million_output_tokens'], s['currency'])} per million "
-             f"output tokens (each share of the hourly cost by token count).")
+        cur = s["currency"]
+        _out(f"Serving: {result.pick.estimate.replicas} replica(s), {fmt_money(s['cost_per_hour'], cur)}/h, "
+             f"{fmt_money(s['cost_per_million_input_tokens'], cur)} per million input tokens, "
+             f"{fmt_money(s['cost_per_million_output_tokens'], cur)} per million output tokens "
+             "(the hourly cost split by the GPU time prefill and decode take).")
     _out(tr("Why") + ": " + result.explanation)
     front = [{"config": x.label(), "time": fmt_seconds(x.calendar_seconds or x.seconds),
               "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.pareto[:8]]
@@ -125,10 +126,10 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         table(front, [Col(tr("Config"), "config"), Col(tr("Time"), "time", None, "right"),
                       Col(tr("Cost"), "cost", None, "right")], tr("Pareto front (cost vs time)"))
     if result.platforms:
-        table([{"where": x.label(), "time": fmt_seconds(x.calendar_seconds), "cost": fmt_money(x.cost.total, x.cost.currency),
-                "notes": "; ".join(x.notes)} for x in result.platforms],
-              [Col(tr("Platform"), "where"), Col(tr("Time"), "time", None, "right"), Col(tr("Cost"), "cost", None, "right"),
-               Col("notes", "notes")], tr("Free and cheap platforms"))
+        rows = [{"where": x.label(), "time": fmt_seconds(x.calendar_seconds), "notes": "; ".join(x.notes),
+                 "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.platforms]
+        table(rows, [Col(tr("Platform"), "where"), Col(tr("Time"), "time", None, "right"),
+                     Col(tr("Cost"), "cost", None, "right"), Col("notes", "notes")], tr("Free and cheap platforms"))
     if compare_buy:
         show_buy(_buy_rows(catalog, result, hours_per_month), False)
 
@@ -144,7 +145,12 @@ def _serving_costs(x: Any) -> dict[str, Any]:
     per_hour = x.cost.total
     tokens_in = job.rps * HOUR * job.prompt_len
     tokens_out = job.rps * HOUR * job.output_len
-    share_in = job.prompt_len / (job.prompt_len + job.output_len)
+    sp = x.estimate.speed
+    # split the hourly cost by GPU time: a request's prefill runs alone; its decode shares each step with
+    # the other sequences of the batch
+    prefill = sp.ttft_s - sp.tpot_s if sp else 0.0
+    decode = job.output_len * sp.tpot_s / max(sp.batch, 1) if sp else 0.0
+    share_in = prefill / (prefill + decode) if prefill + decode > 0 else 0.5
     return {"config": x.label(), "replicas": x.estimate.replicas, "cost_per_hour": per_hour,
             "currency": x.cost.currency,
             "cost_per_million_input_tokens": per_hour * share_in / tokens_in * 1e6,

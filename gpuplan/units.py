@@ -146,7 +146,7 @@ def fmt_money(amount: float, currency: str, digits: int | None = None) -> str:
     """'$1.29', '¥11.63', '$1,234'."""
     sign = {"USD": "$", "CNY": "¥"}.get(currency, currency + " ")
     if digits is None:
-        digits = 2 if abs(amount) < 1000 else 0
+        digits = 0 if abs(amount) >= 1000 else 2 if abs(amount) >= 0.1 or amount == 0 else 4
     return f"{'-' if amount < 0 else ''}{sign}{abs(amount):,.{digits}f}"
 
 

@@ -154,7 +154,8 @@ def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibrat
                    gpu.source),
         Assumption("batch", f"{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens",
                    "largest that fits the KV cache and the engine cap" if kind == "throughput" else "as requested"),
-        Assumption("decode", f"{sp.bound}-bound", "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
+        Assumption("decode", f"{sp.bound}-bound",
+                   "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
     )
     extra = {"ttft_s": sp.ttft_s, "tpot_s": sp.tpot_s, "batch": sp.batch,
              "output_tokens_per_s": sp.output_tokens_per_s, "requests_per_s": sp.requests_per_s,

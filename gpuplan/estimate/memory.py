@@ -113,8 +113,9 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
     framework = cal.get("infer_workspace_bytes")
     parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
              ("workspace", framework), ("overhead", overhead))
-    extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, weights + workspace + logits + framework + overhead,
-                              latent, eng.kv_block_tokens, eng.memory_mode, eng.kv_share_of == "free")
+    fixed = weights + workspace + logits + framework + overhead
+    extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
+                              eng.memory_mode, eng.kv_share_of == "free")
     assumptions = (
         Assumption("weight format", f"{fmt.name} = {fmt.bits_per_weight:g} bits/weight ({fmt.scope} tensors)",
                    fmt.source),
@@ -326,7 +327,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     slack = cal.get("allocator_slack") * sum(v for _, v in tensors)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
     del at_forward_end
-    assumptions = (
+    assumptions: tuple[Assumption, ...] = (
         Assumption("trainable parameters", f"{train:,.0f} of {total:,.0f} ({s.method})", _method_source(s)),
         Assumption("bytes per trainable parameter",
                    f"weights {w_b:g} + grads {g_b:g} + master {master_b:g} + optimizer {opt_b:g} ({s.precision}, "

@@ -212,7 +212,7 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                 if best is None or e.seconds < best.seconds:
                     best = e
                 break  # the largest micro-batch that fits is the fastest for this layout
-            if best is not None and best.setup.parallel == par:
+            if best is not None and getattr(best.setup, "parallel", None) == par:
                 break  # no need to recompute when it already fits without
     return best, closest
 
@@ -471,9 +471,7 @@ def _within_limits(x: Candidate, c: Constraints) -> bool:
         return False
     if c.deadline_s is not None and (x.calendar_seconds or x.seconds) > c.deadline_s:
         return False
-    if c.max_gpus is not None and x.estimate.total_gpus > c.max_gpus:
-        return False
-    return True
+    return c.max_gpus is None or x.estimate.total_gpus <= c.max_gpus
 
 
 def _nothing_fits(fitting: list[JobEstimate], closest: list[JobEstimate], cands: list[Candidate],

@@ -1,0 +1,239 @@
+"""Memory estimators: reference values with their sources, and properties every breakdown must keep."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuplan.catalog import Catalog, load_catalog
+from gpuplan.estimate.memory import (
+    inference_memory,
+    kv_bytes_per_token,
+    kv_cache_bytes,
+    lora_params,
+    trainable_params,
+    training_memory,
+    weights_bytes,
+)
+from gpuplan.estimate.quant import weight_format
+from gpuplan.estimate.result import Estimate
+from gpuplan.types import InferSetup, Parallelism, TrainSetup
+
+# ---------------------------------------------------------------- weights
+
+LLAMA2_7B = 6_738_415_616  # transformers LlamaForCausalLM numel (tests/data/param_counts.csv)
+# Llama-2-7B linear layers: 32 layers × (4 · 4096² attention + 3 · 4096 · 11008 SwiGLU MLP); the rest is the
+# embedding and LM head (2 · 32000 · 4096) and 65 RMSNorm weight vectors (2 per layer + final) of 4096.
+LLAMA2_7B_LINEAR = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008)
+LLAMA2_7B_OTHER = 2 * 32000 * 4096 + 65 * 4096
+
+
+@pytest.mark.parametrize(("model", "fmt", "expected", "source"), [
+    ("Llama-2-7B", "bf16", LLAMA2_7B * 2, "numel × 2 bytes"),
+    ("Llama-2-7B", "fp32", LLAMA2_7B * 4, "numel × 4 bytes"),
+    ("Llama-2-7B", "int4-wo", LLAMA2_7B_LINEAR * 0.5 + LLAMA2_7B_OTHER * 2,
+     "weight-only int4 packs linear layers; embeddings, head and norms stay 16-bit (quant_formats.csv scope)"),
+    ("Llama-2-7B", "gguf-q8_0", LLAMA2_7B * 34 / 32, "ggml block_q8_0: 34 bytes per 32 weights, every tensor"),
+])
+def test_weights_bytes_reference(catalog: Catalog, model: str, fmt: str, expected: float, source: str) -> None:
+    assert LLAMA2_7B_LINEAR + LLAMA2_7B_OTHER == LLAMA2_7B
+    assert weights_bytes(catalog.model(model), weight_format(fmt)) == pytest.approx(expected, rel=1e-12), source
+
+
+def test_int4_is_half_a_byte() -> None:
+    # llm-analysis once had BYTES_INT4 = 4 // 8 == 0; int4 must stay 0.5 bytes per weight
+    assert weight_format("int4-wo").bytes_per_weight == 0.5
+    assert weight_format("int4").bytes_per_weight == 0.5
+
+
+def test_qlora_nf4_double_quant_bits() -> None:
+    # QLoRA (Dettmers et al. 2023) sec. 3: NF4 + double-quantised constants: 4 + 8/64 + 32/(64·256) = 4.127 bits
+    assert 4 + 8 / 64 + 32 / (64 * 256) == pytest.approx(4.127, abs=5e-4)
+    for name in ("bnb-nf4-dq", "nf4", "qlora"):
+        assert weight_format(name).bits_per_weight == 4.127
+    assert weight_format("bnb-nf4").bits_per_weight == 4.5  # without double quantisation: 4 + 32/64
+
+
+# ---------------------------------------------------------------- KV cache
+
+
+@pytest.mark.parametrize(("model", "kv_dtype", "tp", "expected", "source"), [
+    ("Llama-2-70B", "bf16", 1, 80 * 2 * 8 * 128 * 2,
+     "GQA: 80 layers × (K, V) × 8 KV heads × head 128 × 2 bytes; counting all 64 heads overstates it 8×"),
+    ("Llama-2-7B", "bf16", 1, 32 * 2 * 32 * 128 * 2, "MHA: 32 layers × 2 × 32 heads × 128 × 2 bytes"),
+    ("Llama-2-70B", "fp8", 1, 80 * 2 * 8 * 128 * 1, "fp8 KV cache: 1 byte per value"),
+    ("Llama-2-70B", "bf16", 8, 80 * 2 * 1 * 128 * 2, "TP 8: one KV head per GPU"),
+    ("Llama-2-70B", "bf16", 16, 80 * 2 * 1 * 128 * 2, "TP 16 > 8 KV heads: heads are replicated, not split"),
+    ("Mistral-7B", "bf16", 1, 32 * 2 * 8 * 128 * 2, "GQA with 8 KV heads (Mistral-7B-v0.1 config.json)"),
+])
+def test_kv_bytes_per_token(catalog: Catalog, model: str, kv_dtype: str, tp: int, expected: int, source: str) -> None:
+    assert kv_bytes_per_token(catalog.model(model), kv_dtype, tp) == expected, source
+
+
+def test_kv_per_token_llama_2_70b_is_327680_bytes(catalog: Catalog) -> None:
+    assert kv_bytes_per_token(catalog.model("Llama-2-70B"), "bf16") == 327_680
+
+
+def test_deepseek_v3_mla_latent_cache_with_vllm(catalog: Catalog) -> None:
+    # DeepSeek-V2 paper sec. 2.1: MLA caches the latent c_KV (kv_lora_rank 512) and the shared RoPE key (64)
+    # per token per layer; vLLM's MLA backend stores exactly that (engines.csv mla_latent_cache=yes).
+    m = catalog.model("DeepSeek-V3")
+    latent = (512 + 64) * 61 * 2
+    assert kv_bytes_per_token(m, "bf16", latent=True) == latent == 70_272
+    setup = InferSetup(engine="vllm", batch=2, prompt_len=1000, output_len=24, tp=8)  # 1024 tokens = 64 blocks
+    assert inference_memory(m, None, setup).breakdown.get("kv_cache") == 2 * 1024 * latent
+
+
+def test_deepseek_v3_decompressed_cache_with_transformers(catalog: Catalog) -> None:
+    # transformers' DeepSeek-V3 modelling caches full K (nope 128 + rope 64) and V (128) for all 128 heads
+    m = catalog.model("DeepSeek-V3")
+    per_token = 61 * 128 * (192 + 128) * 2
+    setup = InferSetup(engine="hf", batch=1, prompt_len=100, output_len=0, tp=1)
+    assert inference_memory(m, None, setup).breakdown.get("kv_cache") == 100 * per_token
+
+
+@pytest.mark.parametrize("context", [4096, 8192, 32768])
+def test_mistral_sliding_window_caps_kv_at_4096_tokens(catalog: Catalog, context: int) -> None:
+    # Mistral 7B (Jiang et al. 2023, sec. 2 "Rolling Buffer Cache"): sliding_window 4096 bounds the cache
+    m = catalog.model("Mistral-7B")
+    assert m.sliding_window == 4096
+    assert kv_cache_bytes(m, 1, context) == 4096 * 131_072
+    setup = InferSetup(engine="hf", batch=1, prompt_len=context - 256, output_len=256)
+    assert inference_memory(m, None, setup).breakdown.get("kv_cache") == 4096 * 131_072
+
+
+def test_no_sliding_window_grows_with_context(catalog: Catalog) -> None:
+    m = catalog.model("Mistral-7B-v0.2")  # v0.2 dropped the sliding window
+    assert kv_cache_bytes(m, 1, 32768) == 32768 * 131_072
+
+
+# ---------------------------------------------------------------- LoRA
+
+# PEFT print_trainable_parameters for Llama-3.2-3B (bench/calibration/finetune_runs.csv notes, from
+# huggingface/peft method_comparison/MetaMathQA results)
+PEFT_TRAINABLE = [
+    ("qv", 32, 9_175_040, "experiment lora/llama-3.2-3B-rank32: trainable params 9175040"),
+    ("qv", 64, 18_350_080, "experiment lora/llama-3.2-3B-rank64: trainable params 18350080"),
+    ("mlp", 10, 9_461_760, "experiment lora/llama-3.2-3B-rank10-target-mlp: trainable params 9461760"),
+]
+
+
+@pytest.mark.parametrize(("targets", "rank", "expected", "source"), PEFT_TRAINABLE)
+def test_lora_params_llama_3_2_3b(catalog: Catalog, targets: str, rank: int, expected: int, source: str) -> None:
+    m = catalog.model("Llama-3.2-3B")
+    assert lora_params(m, rank, targets) == expected, source
+    setup = TrainSetup(method="lora", lora_rank=rank, lora_targets=targets)
+    assert trainable_params(m, setup) == expected
+    assert training_memory(m, setup).extra["trainable_params"] == expected
+
+
+# ---------------------------------------------------------------- properties
+
+CAT = load_catalog()
+MODELS = ["Llama-3.1-8B", "Mistral-7B", "DeepSeek-V2-Lite", "Qwen3-30B-A3B", "Gemma-2-2B", "Falcon-7B",
+          "GPT-2-124M", "ChatGLM3-6B", "Phi-2", "Llama-3.2-1B"]
+models = st.sampled_from(MODELS).map(CAT.model)
+engines = st.sampled_from(["hf", "vllm", "sglang", "trtllm", "llamacpp"])
+formats = st.sampled_from(["bf16", "fp8", "int8-wo", "int4-wo", "awq-int4", "gguf-q4_k_m", "fp32"])
+methods = st.sampled_from(["full", "lora", "qlora", "ptuning", "freeze"])
+recomputes = st.sampled_from(["none", "selective", "full"])
+optimizers = st.sampled_from(["adamw", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor"])
+frameworks = st.sampled_from(["hf", "deepspeed", "megatron", "torchtitan"])
+
+
+def assert_breakdown_is_sound(est: Estimate) -> None:
+    """Named parts, none negative or infinite, that add up to the total in the JSON twin as well."""
+    names = [name for name, _ in est.breakdown.parts]
+    assert len(names) == len(set(names)), f"duplicate part names collapse in JSON: {names}"
+    assert all(math.isfinite(v) and v >= 0 for _, v in est.breakdown.parts), est.breakdown.parts
+    as_json = est.as_dict("total_bytes")
+    assert sum(as_json["breakdown_bytes"].values()) == pytest.approx(as_json["total_bytes"], rel=1e-12)
+    assert est.low <= est.total <= est.high
+
+
+@given(models, engines, formats, st.integers(1, 256), st.integers(1, 32768), st.integers(0, 4096),
+       st.sampled_from([1, 2, 4, 8]))
+def test_inference_breakdown_sums_to_total(m, engine, fmt, batch, prompt, output, tp) -> None:
+    setup = InferSetup(engine=engine, weight_format=fmt, batch=batch, prompt_len=prompt, output_len=output, tp=tp)
+    assert_breakdown_is_sound(inference_memory(m, CAT.gpu("H100"), setup))
+
+
+@given(models, methods, recomputes, optimizers, frameworks, st.integers(1, 16), st.integers(16, 8192),
+       st.sampled_from([1, 2, 8]), st.sampled_from([0, 1, 2, 3]), st.integers(1, 8))
+def test_training_breakdown_sums_to_total(m, method, recompute, optimizer, framework, mb, seq, dp, zero,
+                                          grad_accum) -> None:
+    setup = TrainSetup(method=method, micro_batch=mb, seq_len=seq, recompute=recompute, optimizer=optimizer,
+                       framework=framework, grad_accum=grad_accum, parallel=Parallelism(dp=dp, zero=zero))
+    assert_breakdown_is_sound(training_memory(m, setup))
+
+
+@given(models, engines, st.integers(1, 128), st.integers(1, 128), st.integers(1, 16384), st.integers(1, 16384))
+def test_inference_memory_monotone_in_batch_and_context(m, engine, b1, b2, c1, c2) -> None:
+    small = InferSetup(engine=engine, batch=min(b1, b2), prompt_len=min(c1, c2), output_len=64)
+    large = replace(small, batch=max(b1, b2), prompt_len=max(c1, c2))
+    assert inference_memory(m, None, small).total <= inference_memory(m, None, large).total
+    more_output = replace(small, output_len=small.output_len + max(c1, c2))
+    assert inference_memory(m, None, small).total <= inference_memory(m, None, more_output).total
+
+
+@given(models, methods, recomputes, st.integers(1, 16), st.integers(1, 16), st.integers(16, 8192),
+       st.integers(16, 8192), st.integers(1, 4))
+def test_training_memory_monotone_in_micro_batch_and_seq_len(m, method, recompute, mb1, mb2, s1, s2,
+                                                             grad_accum) -> None:
+    small = TrainSetup(method=method, recompute=recompute, micro_batch=min(mb1, mb2), seq_len=min(s1, s2),
+                       grad_accum=grad_accum)
+    large = replace(small, micro_batch=max(mb1, mb2), seq_len=max(s1, s2))
+    assert training_memory(m, small).total <= training_memory(m, large).total
+
+
+@given(models, formats, st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4, 8, 16]))
+def test_per_gpu_weights_never_grow_with_more_tp(m, fmt, tp1, tp2) -> None:
+    lo, hi = sorted((tp1, tp2))
+    f = weight_format(fmt)
+    assert weights_bytes(m, f, hi) <= weights_bytes(m, f, lo)
+    small, large = (InferSetup(engine="vllm", weight_format=fmt, tp=t) for t in (lo, hi))
+    assert inference_memory(m, None, large).breakdown.get("weights") <= \
+        inference_memory(m, None, small).breakdown.get("weights")
+
+
+@given(models, recomputes, st.sampled_from(["qv", "attention", "all-linear", "mlp"]),
+       st.sampled_from([(1, 512), (1, 1024), (1, 2048), (2, 512), (2, 1024), (4, 256), (4, 512), (8, 256)]))
+def test_lora_below_full_and_qlora_below_lora(m, recompute, targets, shape) -> None:
+    # same model and step; micro-batches of up to 2048 tokens (typical fine-tuning). With all-linear targets
+    # and much longer micro-batches the fp32 adapter inputs PEFT saves can outweigh full training's states.
+    mb, seq = shape
+    full = TrainSetup(method="full", micro_batch=mb, seq_len=seq, recompute=recompute, lora_targets=targets)
+    lora, qlora = replace(full, method="lora"), replace(full, method="qlora")
+    assert training_memory(m, lora).total < training_memory(m, full).total
+    assert training_memory(m, qlora).total < training_memory(m, lora).total
+
+
+@given(models, recomputes, st.integers(1, 16), st.integers(16, 32768))
+def test_lora_on_q_v_below_full_at_any_length(m, recompute, mb, seq) -> None:
+    # PEFT's default for Llama-style models (q_proj, v_proj): the activations saved are a subset of full's
+    full = TrainSetup(method="full", micro_batch=mb, seq_len=seq, recompute=recompute, lora_targets="qv")
+    assert training_memory(m, replace(full, method="lora")).total < training_memory(m, full).total
+
+
+@given(models, st.integers(1, 8), st.integers(128, 4096), frameworks, optimizers)
+def test_zero_3_over_8_gpus_below_zero_0(m, mb, seq, framework, optimizer) -> None:
+    setups = [TrainSetup(method="full", micro_batch=mb, seq_len=seq, framework=framework, optimizer=optimizer,
+                         parallel=Parallelism(dp=8, zero=z)) for z in (0, 1, 2, 3)]
+    totals = [training_memory(m, s).total for s in setups]
+    assert totals[3] < totals[0]
+    assert totals[1] <= totals[0] and totals[2] <= totals[1]
+
+
+@given(models, methods, st.integers(1, 8), st.integers(128, 8192))
+def test_full_recompute_keeps_fewer_activations(m, method, mb, seq) -> None:
+    none = TrainSetup(method=method, micro_batch=mb, seq_len=seq, recompute="none")
+    acts = {r: training_memory(m, replace(none, recompute=r)).extra["activations_bytes"]
+            for r in ("none", "selective", "full")}
+    assert acts["full"] < acts["none"]
+    assert acts["selective"] < acts["none"]
+    parts = {r: training_memory(m, replace(none, recompute=r)).breakdown.get("activations") for r in ("none", "full")}
+    assert parts["full"] <= parts["none"]
