@@ -3,6 +3,8 @@
     python bench/accuracy.py                  # print the summary, write docs/accuracy.md
     python bench/accuracy.py --no-write       # print only
     python bench/accuracy.py --loso           # also refit leaving each source out (slower)
+    python bench/accuracy.py --peers          # side by side with other tools even if none is installed
+    python bench/accuracy.py --no-peers       # without the side by side (it is on when a tool is installed)
 
 Error of a row = predicted / measured − 1 (negative: gpuplan under-predicts). For memory rows the
 under-prediction rate matters most: an under-predicted memory says "fits" when it does not. Bound rows
@@ -22,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from calib import CLASSES, Case, Unmapped, all_cases  # noqa: E402
+from calib import CLASSES, Case, Unmapped, all_cases, error_of  # noqa: E402
 
 from gpuplan.estimate.calibration import Calibration, fitted  # noqa: E402
 
@@ -55,12 +57,7 @@ def evaluate(cases: list[Case], cal: Calibration) -> list[Result]:
         except Exception as exc:  # an estimate that raises is reported, not hidden
             print(f"warning: {c.id}: {type(exc).__name__}: {exc}", file=sys.stderr)
             pred = math.nan
-        err = pred / c.measured - 1 if pred == pred else math.nan
-        if c.bound == "upper" and pred <= c.measured:
-            err = 0.0
-        if c.bound == "lower" and pred >= c.measured:
-            err = 0.0
-        out.append(Result(c, pred, err))
+        out.append(Result(c, pred, error_of(c, pred)))
     return out
 
 
@@ -100,7 +97,8 @@ def leave_one_source_out(cases: list[Case], refit: Callable[[list[Case]], Calibr
     return {s.cls: s.median_abs for s in summarise(held)}
 
 
-def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, loso: dict[str, float] | None) -> str:
+def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, loso: dict[str, float] | None,
+           extra: list[str] | None = None) -> str:
     lines = [
         "# Accuracy of gpuplan's estimates against published measurements",
         "",
@@ -139,7 +137,7 @@ def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, lo
     for u in sorted(unmapped, key=lambda u: u.id):
         lines.append(f"| {u.id} | {u.why} |")
     lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + (extra or []))
 
 
 def _fmt(x: float) -> str:
@@ -162,10 +160,24 @@ def print_summary(summaries: list[Summary], loso: dict[str, float] | None) -> No
               f"{s.target:7.0%}{lo}  {'ok' if s.ok else 'MISS'}")
 
 
+def peer_section(cases: list[Case], cal: Calibration, results: list[Result], always: bool) -> list[str] | None:
+    """The side by side with other tools (bench/peers.py); None when no tool is installed and not asked for."""
+    from sidebyside import print_comparisons, render as render_side, side_by_side
+
+    sbs = side_by_side(cases, cal, {r.case.id: r.error for r in results})
+    if not (sbs.chosen or always):
+        return None
+    print_comparisons(sbs, LABELS)
+    return render_side(sbs, {r.case.id: (r.predicted, r.error) for r in results}, LABELS, _fmt)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="gpuplan accuracy report")
     ap.add_argument("--no-write", action="store_true", help="do not write docs/accuracy.md")
     ap.add_argument("--loso", action="store_true", help="leave-one-source-out refits (slower)")
+    peer_arg = ap.add_mutually_exclusive_group()
+    peer_arg.add_argument("--peers", action="store_true", help="side by side with other tools, listing missing ones")
+    peer_arg.add_argument("--no-peers", action="store_true", help="leave out the side by side with other tools")
     args = ap.parse_args(argv)
     cases, unmapped = all_cases()
     cal = fitted()
@@ -177,9 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         loso = leave_one_source_out(cases, lambda train: run(train))
     print_summary(summarise(results), loso)
     print(f"{len(unmapped)} calibration rows not mapped (listed in docs/accuracy.md)")
+    extra = None if args.no_peers else peer_section(cases, cal, results, args.peers)
     if not args.no_write:
         DOC.parent.mkdir(exist_ok=True)
-        DOC.write_text(render(results, unmapped, cal, loso), encoding="utf-8")
+        DOC.write_text(render(results, unmapped, cal, loso, extra), encoding="utf-8")
         print(f"wrote {DOC.relative_to(HERE.parent)}")
     return 0
 

@@ -51,6 +51,7 @@ class Case:
     bound: str = ""  # "upper": measured is an upper bound, "lower": a lower bound
     group: str = ""  # source family, for leave-one-source-out
     assume: str = ""
+    resolution: float = 0.0  # relative precision the value was published with (half a unit in the last digit)
     # the inputs behind the estimate, for tools that answer the same question (bench/peers.py): model_name,
     # model (ModelSpec), gpu (Gpu), setup (TrainSetup or InferSetup), and what was measured (measure / quantity)
     meta: dict[str, Any] = field(default_factory=dict)
@@ -75,6 +76,15 @@ def _model(cat: Any, name: str) -> ModelSpec:
         path = HERE / "models" / f"{name.split('/', 1)[1]}.json"
         return parse_config(json.loads(path.read_text()), path.stem)
     return cat.model(name)
+
+
+def resolution(text: str) -> float:
+    """Half a unit in the last published digit, relative to the value ('13.48' → 0.005 / 13.48)."""
+    m = re.match(r"^\s*~?([0-9]*)\.?([0-9]*)", text or "")
+    if not m or not (m.group(1) or m.group(2)):
+        return 0.0
+    value = float(f"{m.group(1) or 0}.{m.group(2) or 0}")
+    return 0.5 * 10 ** -len(m.group(2)) / value if value else 0.0
 
 
 def _group(row_id: str) -> str:
@@ -158,7 +168,7 @@ def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults
     describe = f"{spec['model']} {setup.method} on {n}× {gpu.name} ({setup.parallel.describe()}), " \
                f"mb {setup.micro_batch}×{setup.seq_len}"
     common = dict(id=spec["id"], source=row["source"], describe=describe, group=_group(spec["id"]),
-                  assume=spec.get("assume", ""))
+                  assume=spec.get("assume", ""), resolution=resolution(row["value"]))
     inputs = {"model_name": spec["model"], "model": model, "gpu": gpu, "setup": setup}
     if kind.endswith("_memory"):
         cls = "pretrain_memory" if kind.startswith("pretrain") else "finetune_memory"
@@ -318,7 +328,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
         " max batch" if offline else f" batch {batch}")
     common = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"]),
-                  assume="FP8 KV cache with FP8 weights" if kv == "fp8" else "")
+                  assume="FP8 KV cache with FP8 weights" if kv == "fp8" else "", resolution=resolution(row["value"]))
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
             "prefill" if metric.startswith(("ttft", "prefill")) else
             "generate" if metric.startswith("generate") and isl >= 1024 else "decode")
@@ -391,7 +401,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     engine = _engine(row["engine"]) or "hf"
     if row["engine"].lower().startswith("autoawq"):
         return None, "AutoAWQ's fused modules pre-allocate a KV cache for max_seq_len: not an engine gpuplan models"
-    if "optimum" in row["source"].lower() and batch > 1:
+    same_benchmark = ("optimum" in row["source"].lower() or "overview-quantization" in row["source"].lower())
+    if same_benchmark and batch > 1:
         return None, ("transformers before 4.36 kept the tuple KV cache of the previous step alive while building "
                       "the next one (two caches at the peak); gpuplan models the current DynamicCache")
     setup = InferSetup(engine=engine, weight_format=fmt, batch=batch, prompt_len=isl or 512,
@@ -413,7 +424,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     meta = {"model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "measure": "weights" if weights_only else "active" if torch_counted else "device"}
     return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
-                describe=describe, group=_group(row["id"]), assume=assume, meta=meta), ""
+                describe=describe, group=_group(row["id"]), assume=assume, meta=meta,
+                resolution=resolution(row["value"])), ""
 
 
 def all_cases() -> tuple[list[Case], list[Unmapped]]:
@@ -421,6 +433,19 @@ def all_cases() -> tuple[list[Case], list[Unmapped]]:
     tc, tu = training_cases(cat)
     ic, iu = inference_cases(cat)
     return tc + ic, tu + iu
+
+
+def error_of(case: Case, predicted: float) -> float:
+    """predicted / measured − 1 (negative: under-predicted); 0 within the precision the value was published
+    with, and when a bound row's bound is respected."""
+    if predicted != predicted:
+        return math.nan
+    err = predicted / case.measured - 1
+    if abs(err) <= case.resolution:
+        return 0.0
+    if (case.bound == "upper" and predicted <= case.measured) or (case.bound == "lower" and predicted >= case.measured):
+        return 0.0
+    return err
 
 
 def ratio(case: Case, cal: Calibration) -> float:
@@ -435,4 +460,4 @@ def with_replaced(cal: Calibration, values: dict[str, float]) -> Calibration:
     return replace(cal, values={**cal.values, **values})
 
 
-__all__ = ["CLASSES", "Case", "Unmapped", "all_cases", "forward_flops_per_token", "ratio"]
+__all__ = ["CLASSES", "Case", "Unmapped", "all_cases", "error_of", "forward_flops_per_token", "ratio"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import least_squares, minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -38,7 +38,9 @@ PRIORS: dict[str, tuple[float, str]] = {
 }
 
 ENGINES = ("hf", "vllm", "sglang", "trtllm", "llamacpp")
-UNDER_WEIGHT_MEMORY = 4.0  # an under-predicted memory says "fits" when it does not: weigh it 4x
+# Memory is fitted as the 90th percentile (pinball loss, tau = 0.9): at most ~10 % of runs need more than
+# the estimate, because an under-predicted memory says "fits" when it does not. Speed is fitted to the middle.
+MEMORY_QUANTILE = 0.9
 
 
 @dataclass
@@ -47,18 +49,19 @@ class Group:
     params: list[str]
     bounds: list[tuple[float, float]]
     classes: tuple[str, ...]
-    under_weight: float = 1.0  # weight of residuals where gpuplan under-predicts the measurement
+    quantile: float | None = None  # fit this quantile of measured/predicted (pinball loss); None: robust LSQ
     scale: dict[str, float] | None = None  # parameter units for the optimiser
 
 
 def groups() -> list[Group]:
     return [
-        Group("training memory", ["activation_scale", "activation_scale_compiled", "train_overhead_bytes",
-                                  "allocator_slack", "selective_recompute_keep"],
-              [(0.3, 3.0), (0.3, 3.0), (0.0, 4 * GiB), (0.0, 0.5), (0.1, 1.0)], ("finetune_memory", "pretrain_memory"),
-              UNDER_WEIGHT_MEMORY, {"train_overhead_bytes": GiB}),
+        Group("training memory", ["activation_scale_hf", "activation_scale_native", "activation_compiled_factor",
+                                  "train_overhead_bytes", "allocator_slack", "selective_recompute_keep"],
+              [(0.3, 3.0), (0.3, 3.0), (0.3, 1.2), (0.0, 4 * GiB), (0.0, 0.5), (0.1, 1.0)],
+              ("finetune_memory", "pretrain_memory"),
+              MEMORY_QUANTILE, {"train_overhead_bytes": GiB}),
         Group("inference memory", ["infer_overhead_bytes", "infer_workspace_bytes"], [(0.0, 4 * GiB), (0.0, 2 * GiB)],
-              ("inference_memory",), UNDER_WEIGHT_MEMORY, {"infer_overhead_bytes": GiB, "infer_workspace_bytes": GiB}),
+              ("inference_memory",), MEMORY_QUANTILE, {"infer_overhead_bytes": GiB, "infer_workspace_bytes": GiB}),
         Group("training time", ["u_megatron", "u_torchtitan", "u_eager", "f_compiled", "f_consumer",
                                 "f_frozen_base", "f_quantized_base", "work_half_tflop", "f_fp8", "eta_optimizer",
                                 "micro_step_overhead_s"],
@@ -71,7 +74,10 @@ def groups() -> list[Group]:
 # which engine parameters each kind of inference row can identify
 _IDENTIFIES = {"decode": ("eta_memory", "layer_overhead_s"), "prefill": ("eta_compute",),
                "generate": ("eta_compute",), "throughput": ("eta_compute", "eta_kv")}
-_BOUNDS = {"eta_memory": (0.1, 1.0), "eta_compute": (0.05, 1.0), "eta_kv": (0.05, 1.0), "layer_overhead_s": (0.0, 5e-3)}
+# physical limits: no kernel sustains the datasheet peak (measured GEMMs reach ~80-85 % of dense peak,
+# streaming kernels ~90-95 % of memory bandwidth)
+_BOUNDS = {"eta_memory": (0.1, 0.95), "eta_compute": (0.05, 0.85), "eta_kv": (0.05, 0.95),
+           "layer_overhead_s": (0.0, 5e-3)}
 REFERENCE_ENGINE = "trtllm"
 
 
@@ -137,17 +143,26 @@ def fit_group(group: Group, cases: list[Case], cal: Calibration) -> Calibration:
     x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
     weights = _class_weights(rows)
 
-    def residuals(x: np.ndarray) -> np.ndarray:
-        trial = cal.with_values(**dict(zip(group.params, (x * scale).tolist(), strict=True)))
-        res = []
-        for c in rows:
-            r = log_residual(c, trial)
-            w = weights[c.cls] * (group.under_weight if r < 0 else 1.0)
-            res.append(w * r)
-        return np.array(res)
+    def trial(x: np.ndarray) -> Calibration:
+        return cal.with_values(**dict(zip(group.params, (x * scale).tolist(), strict=True)))
 
+    def residuals(x: np.ndarray) -> np.ndarray:
+        t = trial(x)
+        return np.array([weights[c.cls] * log_residual(c, t) for c in rows])
+
+    if group.quantile is not None:
+        tau = group.quantile
+
+        def pinball(x: np.ndarray) -> float:
+            r = -residuals(x)  # log(measured / predicted): positive where gpuplan under-predicts
+            return float(np.sum(np.maximum(tau * r, (tau - 1) * r)))
+
+        x = least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=400).x
+        sol = minimize(pinball, np.clip(x, lo, hi), method="Powell", bounds=list(zip(lo, hi, strict=True)),
+                       options={"maxfev": 4000, "xtol": 1e-4, "ftol": 1e-6})
+        return trial(sol.x)
     sol = least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=400)
-    return cal.with_values(**dict(zip(group.params, (sol.x * scale).tolist(), strict=True)))
+    return trial(sol.x)
 
 
 def _class_weights(rows: list[Case]) -> dict[str, float]:

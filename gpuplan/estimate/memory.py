@@ -238,6 +238,25 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     return (attn + mlp) * BYTES_16 + extra
 
 
+def layer_activation_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
+    """All saved activations of one layer for one micro-batch on one GPU (what a layer holds while its
+    gradients are computed, recomputed or not)."""
+    par = s.parallel
+    tokens = s.micro_batch * s.seq_len / par.cp
+    shard = par.tp if par.sequence_parallel else 1
+    return activation_bytes_per_token(m, s) * tokens / shard * _activation_scale(s, cal)
+
+
+def _activation_scale(s: TrainSetup, cal: Calibration) -> float:
+    # implementations differ in what they keep (fp32 norm inputs, attention masks, fused kernels): one
+    # fitted factor for Hugging Face modeling code, one for PyTorch-native stacks; torch.compile fuses more
+    family = "native" if s.framework in ("torchtune", "torchtitan", "megatron") else "hf"
+    scale = cal.get(f"activation_scale_{family}")
+    if s.compiled:
+        scale *= cal.get("activation_compiled_factor")
+    return scale
+
+
 def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
     """Activations held at the end of the forward pass on one GPU (1F1B pipelines hold as many in-flight
     micro-batches as stages, each of n_layers/pp layers, so the total does not shrink with PP)."""
@@ -254,8 +273,7 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
         kept = layers * per_layer * cal.get("selective_recompute_keep")
     else:
         kept = layers * per_layer
-    scale = cal.get("activation_scale_compiled") if s.compiled else cal.get("activation_scale")
-    return kept * scale
+    return kept * _activation_scale(s, cal)
 
 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
@@ -316,9 +334,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     # With gradient accumulation the gradients of the previous micro-batch stay through the next forward.
     coincide = s.grad_accum > 1
     at_forward_end = acts + logits + (grads if coincide else 0.0)
-    peak_in_backward = not coincide and grads > acts + logits
+    # at the end of backward the first layer's activations are still alive while its gradients are made
+    last_layer = min(acts, layer_activation_bytes(m, s, cal))
+    peak_in_backward = not coincide and grads + last_layer > acts + logits
     grads_at_peak = grads if (coincide or peak_in_backward) else 0.0
-    acts_at_peak, logits_at_peak = (0.0, 0.0) if peak_in_backward else (acts, logits)
+    acts_at_peak, logits_at_peak = (last_layer, 0.0) if peak_in_backward else (acts, logits)
     dequant = _dequant_workspace(m, s)
     overhead = cal.get("train_overhead_bytes")
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
@@ -334,7 +354,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
                    f"{s.optimizer}, {s.framework})", "Rajbhandari et al. 2020 (ZeRO), sec. 3.1"),
         Assumption("parallelism", par.describe(), "ZeRO stage shards optimizer (1), gradients (2), weights (3)"),
         Assumption("activations", f"recompute {s.recompute}, flash attention {'on' if s.flash_attention else 'off'}"
-                   f", ×{cal.get('activation_scale'):.2f} fitted", "Korthikanti et al. 2022 sec. 4.1, re-derived"),
+                   ", fitted implementation factor", "Korthikanti et al. 2022 sec. 4.1, re-derived"),
         Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
                    "10 bytes per vocabulary entry per token"),
         Assumption("overhead", fmt_bytes(overhead), "fitted on training-memory rows (bench/fit.py)"),
@@ -342,7 +362,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
                    "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)"),
     )
     assumptions += (Assumption(
-        "peak moment", ("end of backward: gradients complete, activations freed" if peak_in_backward else
+        "peak moment", ("end of backward: gradients complete, one layer's activations left" if peak_in_backward else
                         "end of forward: activations and logits held" + (", gradients kept across micro-batches"
                                                                          if coincide else ", gradients not yet made")),
         "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
