@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -63,11 +64,11 @@ PACKAGES = ("torch", "transformers", "peft", "bitsandbytes")
 
 METHODS = ("full", "lora", "qlora", "ptuning")
 METHOD_LABELS = {"full": "full", "lora": "lora", "qlora": "qlora", "ptuning": "p-tuning v2"}
-PRECISION_LABELS = {
+PRECISION_LABELS = {  # {trainable}: the dtype of the trained parameters, as measured
     "full": "bf16 weights (no AMP), torch AdamW (bf16 states)",
-    "lora": "bf16 frozen base, bf16 LoRA adapters, torch AdamW",
-    "qlora": "NF4 frozen base (bitsandbytes, double quant), bf16 compute, bf16 LoRA adapters, torch AdamW",
-    "ptuning": "bf16 frozen base, bf16 prefix key/values, torch AdamW",
+    "lora": "bf16 frozen base, {trainable} LoRA adapters, torch AdamW",
+    "qlora": "NF4 frozen base (bitsandbytes, double quant), bf16 compute, {trainable} LoRA adapters, torch AdamW",
+    "ptuning": "bf16 frozen base, {trainable} prefix key/values, torch AdamW",
 }
 LORA_ALPHA_PER_RANK = 2  # alpha = 2 * rank, the common choice (PEFT and torchtune examples)
 
@@ -378,7 +379,8 @@ def _train_common(item: TrainItem, m: dict[str, Any], env: Env, facts: ModelFact
         "category": "finetune", "model": item.model,
         "params_b": f"{n_params / 1e9:.3f}" if n_params else "", "active_params_b": "",
         "layers": str(facts.layers or ""), "hidden": str(facts.hidden or ""), "heads": str(facts.heads or ""),
-        "method": METHOD_LABELS[item.method], "precision": PRECISION_LABELS[item.method],
+        "method": METHOD_LABELS[item.method],
+        "precision": PRECISION_LABELS[item.method].format(trainable=m.get("trainable_dtype") or "peft-default"),
         "gpu": env.gpu_name, "gpu_count": "1", "parallelism": "none (1 GPU)",
         "seq_len": f"{item.seq_len} (fixed, no padding)",
         "batch": f"{item.batch} (no grad-acc), grad ckpt={item.grad_ckpt}, compile=False",
@@ -527,8 +529,10 @@ def _atomic_write(path: Path, write: Callable[[Any], None]) -> None:
     """Write through ``write(file)`` into a temporary file beside ``path``, then rename it over ``path``:
     readers see the old file or the new one, never a partial one, and a failure leaves the old file as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             write(f)
             f.flush()
@@ -687,7 +691,7 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]
         table.add_column(h, overflow="fold")
     for r in rows:
         table.add_row(*r)
-    Console().print(table)
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
 
 
 def grid_rows(grid: Sequence[GridItem]) -> list[tuple[str, ...]]:
@@ -950,13 +954,18 @@ def _trainee(model: Any, note: str = "") -> Trainee:
     return Trainee(model, params, lambda ids: model(input_ids=ids, labels=ids).loss, note)
 
 
+def _dtype_names(params: Iterable[Any]) -> str:
+    short = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+    names = sorted({str(p.dtype).replace("torch.", "") for p in params})
+    return "/".join(short.get(n, n) for n in names)
+
+
 def _adapter_dtypes(model: Any) -> str:
-    dtypes = sorted({str(p.dtype).replace("torch.", "") for p in model.parameters() if p.requires_grad})
-    return f"adapter dtype {'/'.join(dtypes)}"
+    return f"adapter dtype {_dtype_names(p for p in model.parameters() if p.requires_grad)}"
 
 
 def _prefix_trainee(model: Any, item: TrainItem, facts: ModelFacts, device: str) -> Trainee:
-    if importlib.util.find_spec("peft") is not None:
+    if not missing_packages(["peft"]):
         from peft import PrefixTuningConfig, get_peft_model
 
         config = PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=item.prefix_len)
@@ -967,10 +976,12 @@ def _prefix_trainee(model: Any, item: TrainItem, facts: ModelFacts, device: str)
     prefix = PrefixKV(facts, item.prefix_len, device)
     model.train()
 
+    arg = cache_arg(model)
+
     def loss(ids: Any) -> Any:
         mask = torch.ones(ids.shape[0], item.prefix_len + ids.shape[1], dtype=torch.long, device=ids.device)
-        return model(input_ids=ids, labels=ids, attention_mask=mask, past_key_values=prefix.cache(ids.shape[0]),
-                     use_cache=True).loss
+        return model(input_ids=ids, labels=ids, attention_mask=mask, use_cache=True,
+                     **{arg: prefix.cache(ids.shape[0])}).loss
 
     return Trainee(model, [prefix.param], loss, "past_key_values from a trainable nn.Parameter (bf16)")
 
@@ -998,17 +1009,32 @@ def measure_train(item: TrainItem, s: RunSettings, device: str = "cuda") -> dict
     start = allocated(device)
     times = [timed(step, device)[1] for _ in range(s.warmup_steps + s.timed_steps)][s.warmup_steps:]
     peak_alloc, peak_reserved = peaks(device)
-    n_trainable = sum(p.numel() for p in trainee.params)
     return {"status": "ok", "peak_allocated_bytes": peak_alloc, "peak_reserved_bytes": peak_reserved,
-            "step_seconds": times, "n_params": n_params, "n_trainable": n_trainable, "attn": attn,
-            "start_allocated_bytes": start, "prefix_impl": trainee.note, "note": trainee.note}
+            "step_seconds": times, "n_params": n_params, "n_trainable": sum(p.numel() for p in trainee.params),
+            "trainable_dtype": _dtype_names(trainee.params), "attn": attn, "start_allocated_bytes": start,
+            "prefix_impl": trainee.note, "note": trainee.note}
+
+
+def _forward_params(model: Any) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(model.forward).parameters)
+
+
+def cache_arg(model: Any) -> str:
+    """The forward() argument that takes the KV cache: ``cache`` in newer transformers, else ``past_key_values``."""
+    return "cache" if "cache" in _forward_params(model) else "past_key_values"
+
+
+def output_cache(out: Any) -> Any:
+    """The KV cache a forward returned, under either name."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
 
 
 def last_logits_kwargs(model: Any) -> dict[str, int]:
     """The forward() argument that computes logits for the last position only, where the model has one."""
-    import inspect
-
-    names = inspect.signature(model.forward).parameters
+    names = _forward_params(model)
     for name in ("logits_to_keep", "num_logits_to_keep"):
         if name in names:
             return {name: 1}
@@ -1017,11 +1043,12 @@ def last_logits_kwargs(model: Any) -> dict[str, int]:
 
 def decode(model: Any, out: Any, steps: int) -> Any:
     """``steps`` greedy steps on the KV cache of ``out`` (a forward output); returns the last token ids."""
-    past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+    arg = cache_arg(model)
+    past, nxt = output_cache(out), out.logits[:, -1:].argmax(-1)
     del out
     for _ in range(steps):
-        out = model(input_ids=nxt, past_key_values=past, use_cache=True)
-        past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        out = model(input_ids=nxt, use_cache=True, **{arg: past})
+        past, nxt = output_cache(out), out.logits[:, -1:].argmax(-1)
         del out
     return nxt
 
@@ -1097,6 +1124,7 @@ def quiet_libraries() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    warnings.filterwarnings("ignore", category=FutureWarning)  # deprecation notices of transformers and peft
     with contextlib.suppress(Exception):
         from transformers.utils import logging as hf_logging
 

@@ -24,9 +24,11 @@ REPO = Path(__file__).resolve().parent.parent
 TESTS_DATA = Path(__file__).resolve().parent / "data"
 
 # Estimators are pure and fast, but the first call of a run loads the catalog; no per-example deadline.
+# HYPOTHESIS_PROFILE=thorough runs many more examples when hunting for a rare counterexample.
 settings.register_profile("gpuplan", deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("gpuplan")
+settings.register_profile("thorough", settings.get_profile("gpuplan"), max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gpuplan"))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

@@ -52,7 +52,7 @@ def test_int4_is_half_a_byte() -> None:
 
 def test_qlora_nf4_double_quant_bits() -> None:
     # QLoRA (Dettmers et al. 2023) sec. 3: NF4 + double-quantised constants: 4 + 8/64 + 32/(64·256) = 4.127 bits
-    assert 4 + 8 / 64 + 32 / (64 * 256) == pytest.approx(4.127, abs=5e-4)
+    assert pytest.approx(4.127, abs=5e-4) == 4 + 8 / 64 + 32 / (64 * 256)
     for name in ("bnb-nf4-dq", "nf4", "qlora"):
         assert weight_format(name).bits_per_weight == 4.127
     assert weight_format("bnb-nf4").bits_per_weight == 4.5  # without double quantisation: 4 + 32/64
