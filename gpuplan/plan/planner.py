@@ -353,28 +353,54 @@ def _distinct(ranked: list[Candidate], top: int) -> list[Candidate]:
 
 
 def explain(ranked: list[Candidate], c: Constraints) -> str:
+    """One sentence on the pick with the numbers that decided it, and why the runner-up lost (English, or
+    Chinese under ``--lang zh``)."""
     if not ranked:
         return ""
+    from gpuplan.i18n import lang
+
     a = ranked[0]
     e = a.estimate
-    what = {"cost": "cheapest", "time": "fastest", "value": "best value (work per money)"}[c.objective]
-    time_part = "costs " + fmt_money(a.cost.total, a.cost.currency) + " per hour" if e.job.task == "serve" else (
-        f"takes {fmt_seconds(a.calendar_seconds or a.seconds)} and costs {fmt_money(a.cost.total, a.cost.currency)}")
-    text = (f"{a.label()} is the {what} choice: the job needs {fmt_bytes(e.needed_bytes)} per GPU "
-            f"(with {e.headroom:.0%} headroom) of {fmt_bytes(e.capacity_bytes)}, {time_part}")
-    if a.offer:
-        text += f" at {fmt_money(hourly_price_of(a), a.cost.currency)}/h"
-    text += "."
     runner = next((x for x in ranked[1:] if (x.estimate.gpu.name, x.where) != (e.gpu.name, a.where)), None)
+    n = {"pick": a.label(), "need": fmt_bytes(e.needed_bytes), "have": fmt_bytes(e.capacity_bytes),
+         "headroom": f"{e.headroom:.0%}", "cost": fmt_money(a.cost.total, a.cost.currency),
+         "time": fmt_seconds(a.calendar_seconds or a.seconds),
+         "rate": fmt_money(hourly_price_of(a), a.cost.currency) if a.offer else ""}
+    zh = lang() == "zh"
+    text = _explain_zh(a, n, c) if zh else _explain_en(a, n, c)
     if runner:
-        ratio_cost = runner.cost.total / a.cost.total if a.cost.total else math.inf
-        ratio_time = (runner.calendar_seconds or runner.seconds) / max(a.calendar_seconds or a.seconds, 1e-9)
-        ratio_value = runner.value_score / a.value_score if a.value_score else math.inf
-        why = {"cost": f"costs {ratio_cost:.1f}× as much", "time": f"takes {ratio_time:.1f}× as long",
-               "value": f"does {ratio_value:.1f}× less work per money"}[c.objective]
-        text += (f" The runner-up, {runner.label()}, {why} ({fmt_money(runner.cost.total, runner.cost.currency)}, "
-                 f"{fmt_seconds(runner.calendar_seconds or runner.seconds)}).")
+        r_cost = runner.cost.total / a.cost.total if a.cost.total else math.inf
+        r_time = (runner.calendar_seconds or runner.seconds) / max(a.calendar_seconds or a.seconds, 1e-9)
+        r_value = runner.value_score / a.value_score if a.value_score else math.inf
+        ratio = {"cost": r_cost, "time": r_time, "value": r_value}[c.objective]
+        cost, time = fmt_money(runner.cost.total, runner.cost.currency), fmt_seconds(
+            runner.calendar_seconds or runner.seconds)
+        if zh:
+            why = {"cost": f"费用是它的 {ratio:.2f} 倍", "time": f"用时是它的 {ratio:.2f} 倍",
+                   "value": f"同样的钱只能做它 1/{ratio:.2f} 的工作"}[c.objective]
+            text += f"次选 {runner.label()} {why}（{cost}，{time}）。"
+        else:
+            why = {"cost": f"costs {ratio:.2f}× as much", "time": f"takes {ratio:.2f}× as long",
+                   "value": f"does {ratio:.2f}× less work per money"}[c.objective]
+            text += f" The runner-up, {runner.label()}, {why} ({cost}, {time})."
     return text
+
+
+def _explain_en(a: Candidate, n: dict[str, str], c: Constraints) -> str:
+    what = {"cost": "cheapest", "time": "fastest", "value": "best value (work per money)"}[c.objective]
+    spend = (f"costs {n['cost']} per hour" if a.estimate.job.task == "serve" else
+             f"takes {n['time']} and costs {n['cost']}")
+    rate = f" at {n['rate']}/h" if n["rate"] else ""
+    return (f"{n['pick']} is the {what} choice: the job needs {n['need']} per GPU (with {n['headroom']} headroom) "
+            f"of {n['have']}, {spend}{rate}.")
+
+
+def _explain_zh(a: Candidate, n: dict[str, str], c: Constraints) -> str:
+    what = {"cost": "最便宜", "time": "最快", "value": "性价比最高"}[c.objective]
+    spend = (f"每小时 {n['cost']}" if a.estimate.job.task == "serve" else f"用时 {n['time']}，费用 {n['cost']}")
+    rate = f"（单价 {n['rate']}/小时）" if n["rate"] else ""
+    return (f"{what}的方案是 {n['pick']}：每卡需要 {n['need']} 显存（含 {n['headroom']} 余量），"
+            f"可用 {n['have']}；{spend}{rate}。")
 
 
 def hourly_price_of(x: Candidate) -> float:
@@ -409,9 +435,12 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     result = PlanResult(job, model, c, top, pareto_front(cands), explain(top, c), len(estimates) + len(closest),
                         len(estimates), assumptions=_assumptions(c, cal), platforms=free)
     if free:
+        from gpuplan.i18n import lang
+
         f = free[0]
-        result.explanation += (f" A notebook platform also fits: {f.label()} for "
-                               f"{fmt_money(f.cost.total, f.cost.currency)} ({'; '.join(f.notes)}).")
+        price = fmt_money(f.cost.total, f.cost.currency)
+        result.explanation += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
+                               else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
     if not top:
         result.nothing_fits = _nothing_fits(estimates, closest, cands, c)
         if suggest:
