@@ -1,0 +1,154 @@
+"""Training time and inference speed: scaling, ordering and the roofline regime, plus what every Estimate
+carries (assumptions, an error band around the total)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuplan.catalog import Catalog, load_catalog
+from gpuplan.errors import InfeasibleError, InputError
+from gpuplan.estimate.infer_speed import latency, speed, throughput
+from gpuplan.estimate.memory import inference_memory, training_memory
+from gpuplan.estimate.result import Estimate
+from gpuplan.estimate.train_time import train_time
+from gpuplan.types import InferSetup, Parallelism, TrainSetup
+
+CAT = load_catalog()
+
+# ---------------------------------------------------------------- training time
+
+
+def _dp_job(dp: int, framework: str) -> TrainSetup:
+    # pure data parallelism (no ZeRO sharding), 16 micro-batches per step: the gradient all-reduce hides
+    # behind the backward pass
+    return TrainSetup(method="full", micro_batch=4, seq_len=2048, grad_accum=16, framework=framework,
+                      parallel=Parallelism(dp=dp, zero=0))
+
+
+@pytest.mark.parametrize("gpu", ["H100", "A100-80GB", "L40S"])
+@pytest.mark.parametrize("framework", ["hf", "megatron", "deepspeed"])
+@pytest.mark.parametrize("dp", [1, 2, 4])
+def test_time_halves_when_data_parallel_gpus_double(catalog: Catalog, gpu: str, framework: str, dp: int) -> None:
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu(gpu)
+    fewer = train_time(m, g, _dp_job(dp, framework), 1e9)
+    more = train_time(m, g, _dp_job(2 * dp, framework), 1e9)
+    assert more.breakdown.get("data_parallel_comm") == 0.0  # precondition: not communication-bound
+    assert more.total / fewer.total == pytest.approx(0.5, abs=0.025)
+
+
+@given(st.sampled_from(["Llama-3.1-8B", "Qwen2.5-0.5B", "Mixtral-8x7B"]), st.sampled_from(["full", "lora", "qlora"]),
+       st.floats(1e5, 1e11), st.floats(1.0, 100.0))
+def test_more_tokens_take_more_time(name: str, method: str, tokens: float, factor: float) -> None:
+    m, g = CAT.model(name), CAT.gpu("H100")
+    s = TrainSetup(method=method, micro_batch=2, seq_len=1024, parallel=Parallelism(dp=8))
+    shorter, longer = train_time(m, g, s, tokens).total, train_time(m, g, s, tokens * factor).total
+    assert shorter <= longer
+    if factor >= 2:
+        assert shorter < longer
+
+
+def test_a_job_without_tokens_is_an_input_error(catalog: Catalog) -> None:
+    with pytest.raises(InputError, match="tokens"):
+        train_time(catalog.model("Llama-3.1-8B"), catalog.gpu("H100"), TrainSetup(), 0)
+
+
+JOBS = [
+    ("Llama-3.1-8B", TrainSetup(method="full", micro_batch=2, seq_len=4096, parallel=Parallelism(dp=8, zero=3))),
+    ("Llama-3.1-8B", TrainSetup(method="lora", micro_batch=4, seq_len=2048)),
+    ("Qwen2.5-7B", TrainSetup(method="qlora", micro_batch=1, seq_len=2048)),
+    ("Llama-2-70B", TrainSetup(method="full", micro_batch=1, seq_len=4096, framework="megatron",
+                               parallel=Parallelism(tp=8, pp=4, dp=4))),
+]
+
+
+@pytest.mark.parametrize(("model", "setup"), JOBS, ids=[f"{m}-{s.method}" for m, s in JOBS])
+def test_h100_trains_faster_than_a100(catalog: Catalog, model: str, setup: TrainSetup) -> None:
+    m = catalog.model(model)
+    h100 = train_time(m, catalog.gpu("H100"), setup, 1e9).total
+    a100 = train_time(m, catalog.gpu("A100-80GB"), setup, 1e9).total
+    assert h100 < a100
+
+
+@pytest.mark.parametrize("setup", [InferSetup(), InferSetup(batch=32, prompt_len=2048, output_len=512),
+                                   InferSetup(engine="hf", batch=4), InferSetup(weight_format="int4-wo", batch=8)])
+def test_h100_serves_faster_than_a100(catalog: Catalog, setup: InferSetup) -> None:
+    m = catalog.model("Llama-3.1-8B")
+    h100 = speed(m, catalog.gpu("H100"), setup)
+    a100 = speed(m, catalog.gpu("A100-80GB"), setup)
+    assert h100.ttft_s < a100.ttft_s and h100.tpot_s < a100.tpot_s
+    assert throughput(m, catalog.gpu("H100"), setup).extra["output_tokens_per_s"] > \
+        throughput(m, catalog.gpu("A100-80GB"), setup).extra["output_tokens_per_s"]
+
+
+# ---------------------------------------------------------------- the decode roofline
+
+
+def test_decode_is_memory_bound_at_batch_1(catalog: Catalog) -> None:
+    # one sequence: every step reads 16 GB of weights for 16 GFLOP of work (Pope et al. 2022, sec. 2)
+    sp = speed(catalog.model("Llama-3.1-8B"), catalog.gpu("H100"), InferSetup(batch=1))
+    assert sp.bound == "memory"
+
+
+def test_decode_is_compute_bound_at_large_batch(catalog: Catalog) -> None:
+    # 1024 short sequences share one read of the weights: 1024 × 16 GFLOP per step outweighs it. (With long
+    # contexts each sequence's KV-cache read keeps the step memory-bound; hence 32 + 32 tokens here.)
+    sp = speed(catalog.model("Llama-3.1-8B"), catalog.gpu("H100"), InferSetup(batch=1024, prompt_len=32,
+                                                                               output_len=32))
+    assert sp.bound == "compute"
+
+
+@given(st.integers(1, 512), st.integers(1, 512))
+def test_decode_step_grows_and_throughput_improves_with_batch(b1: int, b2: int) -> None:
+    small, large = sorted((b1, b2))
+    m, g, s = CAT.model("Llama-3.1-8B"), CAT.gpu("H100"), InferSetup(prompt_len=512, output_len=128)
+    lo, hi = speed(m, g, s, small), speed(m, g, s, large)
+    assert lo.tpot_s <= hi.tpot_s  # a bigger batch never makes a step faster
+    assert lo.output_tokens_per_s <= hi.output_tokens_per_s * (1 + 1e-12)  # nor the total rate slower
+
+
+def test_model_that_does_not_fit_is_infeasible(catalog: Catalog) -> None:
+    with pytest.raises(InfeasibleError) as info:
+        throughput(catalog.model("Llama-2-70B"), catalog.gpu("T4"), InferSetup())
+    assert info.value.fix
+
+
+# ---------------------------------------------------------------- every Estimate: assumptions and band
+
+GPU = CAT.gpu("H100")
+ESTIMATES = {
+    "inference_memory": lambda: inference_memory(CAT.model("Llama-3.1-8B"), GPU, InferSetup(batch=8)),
+    "training_memory": lambda: training_memory(CAT.model("Llama-3.1-8B"), TrainSetup(method="qlora")),
+    "train_time": lambda: train_time(CAT.model("Llama-3.1-8B"), GPU, TrainSetup(method="lora"), 1e8),
+    "latency": lambda: latency(CAT.model("Llama-3.1-8B"), GPU, InferSetup()),
+    "throughput": lambda: throughput(CAT.model("Qwen3-30B-A3B"), GPU, InferSetup(weight_format="fp8")),
+}
+
+
+@pytest.mark.parametrize("name", list(ESTIMATES))
+def test_every_estimate_has_assumptions_and_a_band(name: str) -> None:
+    est: Estimate = ESTIMATES[name]()
+    assert est.assumptions
+    assert all(a.name and a.value and a.source for a in est.assumptions)
+    assert est.band.low <= 1.0 <= est.band.high
+    assert 0 < est.low <= est.total <= est.high
+    assert est.band.cls  # names the calibration class the band comes from
+
+
+@given(st.sampled_from(["Llama-3.1-8B", "Qwen2.5-0.5B", "Mixtral-8x7B", "DeepSeek-V2-Lite"]),
+       st.sampled_from(["hf", "vllm", "sglang", "trtllm", "llamacpp"]), st.integers(1, 64),
+       st.integers(1, 8192), st.integers(1, 2048), st.sampled_from([1, 2, 4, 8]))
+def test_speed_estimates_are_sound(name: str, engine: str, batch: int, prompt: int, output: int, tp: int) -> None:
+    m = CAT.model(name)
+    s = InferSetup(engine=engine, batch=batch, prompt_len=prompt, output_len=output, tp=tp)
+    est = latency(m, GPU, s)
+    assert 0 < est.low <= est.total <= est.high
+    assert est.total == pytest.approx(sum(v for _, v in est.breakdown.parts))
+    assert est.extra["ttft_s"] > 0 and est.extra["tpot_s"] > 0
+    assert est.extra["bound"] in ("memory", "compute")
+    bigger = replace(s, output_len=output + 100)  # more tokens to generate never take less time
+    assert latency(m, GPU, bigger).total >= est.total
+
