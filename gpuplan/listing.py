@@ -11,9 +11,10 @@ from typing import Any
 from gpuplan.catalog import Catalog, normalize
 from gpuplan.catalog.models import find_preset
 from gpuplan.errors import InputError, UnknownNameError
+from gpuplan.estimate.memory import kv_bytes_per_token
 from gpuplan.estimate.params import count_params
 from gpuplan.types import Gpu, Offer
-from gpuplan.units import GB, TERA, GiB, MiB
+from gpuplan.units import GB, TERA, GiB
 
 GPU_SORTS = ("name", "memory", "bandwidth", "bf16", "fp8", "year", "tdp")
 OFFER_SORTS = ("price", "gpu-price", "gpus", "age", "provider")
@@ -205,8 +206,8 @@ def model_detail(catalog: Catalog, name_or_path: str) -> dict[str, Any]:
         "source": entry.source if entry else name_or_path, "hf_repo": entry.hf_repo if entry else None,
         "remote_code": entry.remote_code if entry else None,
         "published_params": entry.published_params if entry else None, "notes": list(spec.notes),
-        "memory_mib_per_token_kv_bf16": None,
+        "kv_cache_bytes_per_token_bf16": kv_bytes_per_token(spec, "bf16"),
     }
 
 
-__all__ = ["MiB", "gpu_row", "list_gpus", "list_offers", "match_gpus", "model_detail", "model_rows"]
+__all__ = ["gpu_row", "list_gpus", "list_offers", "match_gpus", "model_detail", "model_rows"]
