@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 GiB = 2**30
-EXIT_NO_GPU = 2
+EXIT_CANNOT_RUN = 2
 
 FINETUNE_COLUMNS = (
     "id", "category", "model", "params_b", "active_params_b", "layers", "hidden", "heads", "method", "precision",
@@ -361,15 +361,16 @@ def _train_notes(item: TrainItem, m: dict[str, Any], env: Env, s: RunSettings) -
     if item.method == "ptuning":
         parts.append(f"prefix_len={item.prefix_len} key/value vectors per layer, no reparametrisation "
                      f"({m.get('prefix_impl', '')})")
-    parts += [
-        f"trainable params {m.get('n_trainable', '')} of {m.get('n_params', '')}",
-        f"timing: {s.warmup_steps} warm-up + {s.timed_steps} timed steps, median; steps (s) "
-        + " ".join(f"{t:.4f}" for t in m.get("step_seconds", [])),
-        "memory: torch counters reset after the model was built, peak over warm-up and timed steps; "
-        f"allocated before the first step {_g(m.get('start_allocated_bytes', 0))} GiB",
-        "random weights from the preset config.json, random token ids",
-        f"GPU {env.gpu_name}, driver {env.driver or 'unknown'}; {env.software}",
-    ]
+    if m["status"] == "ok":
+        parts += [
+            f"trainable params {m.get('n_trainable', '')} of {m.get('n_params', '')}",
+            f"timing: {s.warmup_steps} warm-up + {s.timed_steps} timed steps, median; steps (s) "
+            + " ".join(f"{t:.4f}" for t in m["step_seconds"]),
+            "memory: torch counters reset after the model was built, peak over warm-up and timed steps; "
+            f"allocated before the first step {_g(m.get('start_allocated_bytes', 0))} GiB",
+        ]
+    parts += ["random weights from the preset config.json, random token ids",
+              f"GPU {env.gpu_name}, driver {env.driver or 'unknown'}; {env.software}"]
     return "; ".join(parts)
 
 
@@ -428,7 +429,7 @@ def _infer_notes(item: InferItem, m: dict[str, Any], env: Env, s: RunSettings) -
         f"timing: warm-up prefill + {s.warmup_decode_tokens} decode steps; prefill median of {s.prefill_repeats}; "
         f"decode = {item.new_tokens - 1} steps after the prefill",
         "memory: torch counters reset after the model was built and before each batch; weights included",
-        f"params {m.get('n_params', '')}", "random weights from the preset config.json",
+        *([f"params {m['n_params']}"] if m.get("n_params") else []), "random weights from the preset config.json",
         f"GPU {env.gpu_name}, driver {env.driver or 'unknown'}; {env.software}",
     ])
 
@@ -490,7 +491,7 @@ def finetune_cases(item: TrainItem, rows: Sequence[dict[str, str]], env: Env) ->
     measures = {"peak_mem_allocated_gib": ("finetune_memory", "active"),
                 "peak_mem_reserved_gib": ("finetune_memory", "reserved"),
                 "tokens_per_s": ("finetune_time", "tokens_per_s")}
-    assume = "gpuplan bench/measure_gpu.py: random weights and token ids, SDPA attention, no padding"
+    assume = "gpuplan bench/measure_gpu.py: random weights and token ids, transformers' default attention, no padding"
     return [{"id": r["id"], "model": item.model, "gpu": env.gpu_spec_name, "kind": measures[q][0],
              "measure": measures[q][1], "setup": setup, "assume": assume}
             for r in rows if (q := r["measured_quantity"]) in measures]
@@ -723,6 +724,11 @@ class OutputFiles:
             rows = inference_rows(item, m, env, s)
             self._add(write_csv_rows(self.out_dir / INFERENCE_FILE, rows, INFERENCE_COLUMNS))
 
+    def check(self) -> None:
+        """Fail before measuring when an existing output file has other columns (it would refuse every row)."""
+        read_csv_rows(self.out_dir / FINETUNE_FILE, FINETUNE_COLUMNS)
+        read_csv_rows(self.out_dir / INFERENCE_FILE, INFERENCE_COLUMNS)
+
     def _add(self, r: WriteReport) -> None:
         old = self.reports.get(r.path.name)
         if old:
@@ -730,7 +736,7 @@ class OutputFiles:
         self.reports[r.path.name] = r
 
     def lines(self) -> list[str]:
-        return [f"{r.path}: {r.added} rows added, {r.replaced} replaced (same id, newer measurement), "
+        return [f"{r.path}: {r.added} added, {r.replaced} replaced (same id, newer measurement), "
                 f"{r.total} in the file" for r in self.reports.values()]
 
 
@@ -1101,8 +1107,10 @@ class GpuMeasure:
             model = self._inference_model(item.model)
             vocab = ModelFacts.from_config(preset_config(item.model)).vocab or 32000
             return measure_inference(model, item, s, vocab, self.device)
-        except torch.cuda.OutOfMemoryError as exc:
-            error = str(exc).splitlines()[0] if str(exc) else "CUDA out of memory"
+        except (torch.cuda.OutOfMemoryError, RuntimeError) as exc:
+            if not isinstance(exc, torch.cuda.OutOfMemoryError) and "out of memory" not in str(exc).lower():
+                raise  # not a memory error: the grid records it as an error
+            error = str(exc).strip().splitlines()[0] if str(exc).strip() else "CUDA out of memory"
         # outside the except block: the traceback (and the tensors its frames hold) is gone
         self.release()
         return {"status": "oom", "error": error}
@@ -1158,16 +1166,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not grid:
         print(f"measure_gpu: no grid item matches --only {args.only!r}; '--dry-run' lists them.", file=sys.stderr)
-        return EXIT_NO_GPU
+        return EXIT_CANNOT_RUN
     problem = environment_problem()
     if problem:
         print(f"measure_gpu: {problem}", file=sys.stderr)
-        return EXIT_NO_GPU
+        return EXIT_CANNOT_RUN
+    files = OutputFiles(args.out)
+    try:
+        files.check()
+    except ValueError as exc:
+        print(f"measure_gpu: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
     quiet_libraries()
     env = collect_env()
     print(f"measure_gpu: {env.gpu_name} ({env.gpu_spec_name or 'not in the catalog'}), driver "
           f"{env.driver or 'unknown'}; {env.software}; {len(grid)} grid items -> {args.out}", flush=True)
-    budget, files, start = Budget(args.max_minutes * 60), OutputFiles(args.out), time.monotonic()
+    budget, start = Budget(args.max_minutes * 60), time.monotonic()
     outcomes = run_grid(grid, GpuMeasure(), env, files, budget)
     print("\n".join(files.lines()) or "no rows written")
     print_table(f"measure_gpu on {env.gpu_name}", SUMMARY_HEADERS, [summary_row(o) for o in outcomes],

@@ -151,7 +151,8 @@ def test_finetune_rows_have_the_columns_and_carry_the_conditions() -> None:
         assert (row["layers"], row["hidden"], row["heads"]) == ("16", "2048", "32")
         for text in ("torch 2.5.1", "transformers 4.46.3", "peft 0.13.2", "bitsandbytes 0.44.1", "CUDA 12.4"):
             assert text in row["framework"]
-        for text in ("driver 550.54.15", "AdamW", "dtype=bfloat16", "grad_ckpt=on", "lora r=16"):
+        for text in ("driver 550.54.15", "AdamW", "dtype=bfloat16", "grad_ckpt=on", "lora r=16",
+                     "3 warm-up + 5 timed steps", "trainable params 11272192 of 1235814400"):
             assert text in row["notes"]
         assert "fp32 LoRA adapters" in row["precision"]
     by_quantity = {r["measured_quantity"]: r for r in rows}
@@ -388,6 +389,16 @@ def test_no_gpu_exits_2_with_one_line(monkeypatch: pytest.MonkeyPatch, capsys: p
     err = capsys.readouterr().err
     assert err.strip() == "measure_gpu: no NVIDIA GPU is visible to torch."
     assert not (tmp_path / "out").exists()
+
+
+def test_an_output_file_with_other_columns_stops_the_run_before_measuring(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setattr(mg, "environment_problem", lambda: None)
+    monkeypatch.setattr(mg, "collect_env", lambda: pytest.fail("must not measure"))
+    (tmp_path / mg.INFERENCE_FILE).write_text("a,b\n", encoding="utf-8")
+    assert mg.main(["--quick", "--out", str(tmp_path)]) == 2
+    assert "other columns" in capsys.readouterr().err
+    assert (tmp_path / mg.INFERENCE_FILE).read_text(encoding="utf-8") == "a,b\n"
 
 
 def test_missing_torch_is_reported_with_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
