@@ -2,6 +2,7 @@
 
     python bench/accuracy.py                  # print the summary, write docs/accuracy.md
     python bench/accuracy.py --no-write       # print only
+    python bench/accuracy.py --out PATH       # write the report to PATH instead
     python bench/accuracy.py --loso           # also refit leaving each source out (slower)
     python bench/accuracy.py --peers          # side by side with other tools even if none is installed
     python bench/accuracy.py --no-peers       # without the side by side (it is on when a tool is installed)
@@ -87,14 +88,19 @@ def summarise(results: list[Result]) -> list[Summary]:
     return out
 
 
-def leave_one_source_out(cases: list[Case], refit: Callable[[list[Case]], Calibration]) -> dict[str, float]:
-    """Median |error| per class when each source group is predicted by a fit that never saw it."""
+def held_out(cases: list[Case], refit: Callable[[list[Case]], Calibration]) -> list[Result]:
+    """Every row predicted by a fit that never saw its source group."""
     held: list[Result] = []
     for group in sorted({c.group for c in cases}):
         train = [c for c in cases if c.group != group]
         test = [c for c in cases if c.group == group]
         held += evaluate(test, refit(train))
-    return {s.cls: s.median_abs for s in summarise(held)}
+    return held
+
+
+def leave_one_source_out(cases: list[Case], refit: Callable[[list[Case]], Calibration]) -> dict[str, float]:
+    """Median |error| per class when each source group is predicted by a fit that never saw it."""
+    return {s.cls: s.median_abs for s in summarise(held_out(cases, refit))}
 
 
 def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, loso: dict[str, float] | None,
@@ -160,11 +166,15 @@ def print_summary(summaries: list[Summary], loso: dict[str, float] | None) -> No
               f"{s.target:7.0%}{lo}  {'ok' if s.ok else 'MISS'}")
 
 
-def peer_section(cases: list[Case], cal: Calibration, results: list[Result], always: bool) -> list[str] | None:
-    """The side by side with other tools (bench/peers.py); None when no tool is installed and not asked for."""
-    from sidebyside import print_comparisons, render as render_side, side_by_side
+def peer_section(cases: list[Case], cal: Calibration, results: list[Result], held: list[Result] | None,
+                 always: bool) -> list[str] | None:
+    """The side by side with other tools (bench/peers.py); None when no tool is installed and not asked for.
+    ``held``: gpuplan's held-out results (--loso), compared too."""
+    from sidebyside import print_comparisons, side_by_side
+    from sidebyside import render as render_side
 
-    sbs = side_by_side(cases, cal, {r.case.id: r.error for r in results})
+    held_errors = {r.case.id: r.error for r in held} if held is not None else None
+    sbs = side_by_side(cases, cal, {r.case.id: r.error for r in results}, held_errors)
     if not (sbs.chosen or always):
         return None
     print_comparisons(sbs, LABELS)
@@ -174,6 +184,7 @@ def peer_section(cases: list[Case], cal: Calibration, results: list[Result], alw
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="gpuplan accuracy report")
     ap.add_argument("--no-write", action="store_true", help="do not write docs/accuracy.md")
+    ap.add_argument("--out", type=Path, default=DOC, help="write the report here instead of docs/accuracy.md")
     ap.add_argument("--loso", action="store_true", help="leave-one-source-out refits (slower)")
     peer_arg = ap.add_mutually_exclusive_group()
     peer_arg.add_argument("--peers", action="store_true", help="side by side with other tools, listing missing ones")
@@ -182,18 +193,20 @@ def main(argv: list[str] | None = None) -> int:
     cases, unmapped = all_cases()
     cal = fitted()
     results = evaluate(cases, cal)
-    loso = None
+    loso, held = None, None
     if args.loso:
         from fit import run
 
-        loso = leave_one_source_out(cases, lambda train: run(train))
+        held = held_out(cases, lambda train: run(train))
+        loso = {s.cls: s.median_abs for s in summarise(held)}
     print_summary(summarise(results), loso)
     print(f"{len(unmapped)} calibration rows not mapped (listed in docs/accuracy.md)")
-    extra = None if args.no_peers else peer_section(cases, cal, results, args.peers)
+    extra = None if args.no_peers else peer_section(cases, cal, results, held, args.peers)
     if not args.no_write:
-        DOC.parent.mkdir(exist_ok=True)
-        DOC.write_text(render(results, unmapped, cal, loso, extra), encoding="utf-8")
-        print(f"wrote {DOC.relative_to(HERE.parent)}")
+        out = args.out.resolve()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render(results, unmapped, cal, loso, extra), encoding="utf-8")
+        print(f"wrote {out.relative_to(HERE.parent) if out.is_relative_to(HERE.parent) else out}")
     return 0
 
 
