@@ -456,8 +456,8 @@ NOTES = (
     "larger of its prefill and decode activations is used. Its own fit checks are given an unbounded capacity, "
     "except on max-batch throughput rows, where the batch is the largest it says fits (prefill and decode), "
     "capped by the engine's sequence limit as gpuplan's is.",
-    "llm-analysis (matched): gpuplan's fitted utilisation of compiled eager runs exceeds 1.0 (u_eager × "
-    "f_compiled); llm-analysis accepts at most 1.0, so those rows run at 1.0, as the default does.",
+    "llm-analysis (matched) takes gpuplan's utilisation for the row, which gpuplan caps at 0.85 of peak; "
+    "llm-analysis itself accepts at most 1.0.",
     "vramcalc predicts the allocator's peak; device-level rows add its 0.75 GB CUDA-context overhead. LoRA on "
     "a subset of the attention projections is given as its fixed q, k, v, o set. Inference rows pass "
     "prompt + output as its sequence length (it prefills the whole context).",
