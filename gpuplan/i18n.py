@@ -38,6 +38,10 @@ ZH: dict[str, str] = {
     "weights": "权重", "kv_cache": "KV 缓存", "activations": "激活值", "gradients": "梯度",
     "optimizer": "优化器状态", "master_weights": "FP32 主权重", "adapter": "适配器", "workspace": "工作区",
     "logits": "logits", "overhead": "CUDA/框架开销", "dequant": "反量化缓冲", "prefix": "前缀",
+    # breakdown parts not named above (memory: allocator slack; time: training steps, inference phases)
+    "allocator_slack": "分配器预留", "compute": "计算", "optimizer_step": "优化器更新",
+    "data_parallel_comm": "数据并行通信", "tensor_parallel_comm": "张量并行通信", "pipeline_bubble": "流水线气泡",
+    "prefill": "预填充", "decode": "解码",
 }
 
 

@@ -1,0 +1,527 @@
+// gpuplan's page: forms that POST to the JSON API and render what it returns (tables and inline SVG).
+// Nothing here estimates or ranks anything; every number comes from /api/plan or /api/estimate.
+// Vanilla JS, no network beyond this server, no build step.
+"use strict";
+
+const CHART_TOP = 30;  // plans asked for: the chart shows them all, the table the first TABLE_ROWS
+const TABLE_ROWS = 10;
+const SVG_NS = "http://www.w3.org/2000/svg";
+const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+                 "#9c755f", "#bab0ac", "#86bcb6", "#d37295"];
+
+// Page labels in Chinese. Table headers and breakdown parts come from gpuplan.i18n via /api/meta.
+const ZH = {
+  "Which GPU, where, how many, how long, at what cost.": "用哪种显卡、在哪里租、几张、多久、花多少钱。",
+  "Plan": "方案", "Estimate": "估算", "Task": "任务", "fine-tune": "微调", "pretrain": "预训练",
+  "batch inference": "批量推理", "serving": "在线服务", "Method": "方法", "full": "全量", "freeze": "冻结部分层",
+  "Samples": "样本数", "Tokens per sample": "每条样本 token 数", "Training tokens": "训练 token 数",
+  "Requests": "请求数", "Requests per second": "每秒请求数", "Prompt tokens": "输入 token 数",
+  "Output tokens": "输出 token 数", "Market": "市场", "any": "不限", "China (CNY)": "中国大陆（人民币）",
+  "global": "海外", "Currency": "币种", "market's": "随市场", "Objective": "目标", "cheapest": "最省钱",
+  "fastest": "最快", "best value (work per money)": "性价比最高", "Only these GPUs": "只用这些显卡",
+  "Spot instances": "竞价实例", "allowed": "允许", "only spot": "只用竞价实例", "no spot": "不用竞价实例",
+  "Make a plan": "生成方案", "Memory per GPU of the pick": "推荐方案的单卡显存", "Tensor parallel": "张量并行",
+  "Precision": "精度", "ZeRO stage": "ZeRO 阶段", "Micro-batch": "微批大小", "Activation checkpointing": "激活重计算",
+  "none": "不用", "selective": "选择性", "Sequence length": "序列长度", "Batch": "批大小",
+  "Weight format": "权重格式", "Engine": "推理引擎", "Rank": "排名", "Notes": "备注",
+  "Memory needed / available": "所需 / 可用显存", "per hour": "每小时", "To fix": "解决办法",
+  "headroom": "余量", "capacity": "容量", "Working…": "计算中…", "No plan": "没有可行方案",
+  "Changes that would make it fit": "能让它装下的改动", "Change": "改动", "Time (log scale)": "时间（对数坐标）",
+  "Cost (log scale)": "费用（对数坐标）", "other plans": "其他方案", "Speed": "速度",
+  "configurations fit of": "个配置装得下，共考虑", "considered": "个", "by": "按",
+  "tokens/s": "token/秒", "GPU-hours": "卡时", "replicas": "副本",
+  "Could not reach the gpuplan server.": "无法连接 gpuplan 服务。", "Name": "名称",
+  "Break-even": "回本点", "GPUs": "卡数", "models": "个模型", "offers": "条报价", "providers": "家云厂商",
+  "calibration": "校准于", "Serving": "在线服务", "Pipeline stages": "流水线段数",
+  "Gradient accumulation": "梯度累积步数", "Open the pick in the estimate tab": "在估算页打开推荐配置",
+  "Pareto front": "帕累托前沿",
+};
+
+const state = { lang: "en", labels: {}, meta: null, plan: null, estimate: null };
+
+// ---------------------------------------------------------------- helpers
+
+function t(text) {
+  if (state.lang !== "zh") return text;
+  return ZH[text] || state.labels[text] || text;
+}
+
+function $(selector, root = document) { return root.querySelector(selector); }
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  for (const c of children) node.append(c);
+  return node;
+}
+
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// the formats of gpuplan.units.fmt_bytes / fmt_seconds / fmt_money
+function fmtBytes(n) {
+  for (const [unit, size] of [["TiB", 2 ** 40], ["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]]) {
+    if (Math.abs(n) >= size) return `${(n / size).toFixed(1)} ${unit}`;
+  }
+  return `${Math.round(n)} B`;
+}
+
+function fmtSeconds(s) {
+  if (!Number.isFinite(s)) return "∞";
+  if (s < 1) return `${Math.round(s * 1000)} ms`;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  if (s < 3600) return `${(s / 60).toFixed(1)} min`;
+  if (s < 2 * 86400) {
+    const minutes = Math.round(s / 60);
+    return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+  }
+  return `${(s / 86400).toFixed(1)} days`;
+}
+
+function fmtMoney(amount, currency) {
+  const sign = { USD: "$", CNY: "¥" }[currency] ?? `${currency} `;
+  const a = Math.abs(amount);
+  const digits = a >= 1000 ? 0 : (a >= 0.1 || amount === 0) ? 2 : 4;
+  const text = a.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return `${amount < 0 ? "-" : ""}${sign}${text}`;
+}
+
+function fillTable(table, headers, rows) {
+  const head = $("thead", table);
+  const body = $("tbody", table);
+  head.replaceChildren(el("tr", {}, ...headers.map((h) => el("th", {}, h))));
+  body.replaceChildren(...rows.map((cells) => el("tr", {}, ...cells.map((c) => el("td", {}, c ?? "—")))));
+}
+
+// ---------------------------------------------------------------- API
+
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  };
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    throw { error: t("Could not reach the gpuplan server."), field: null, fix: "gpuplan web" };
+  }
+  let data;
+  try {
+    data = await res.json();
+  } catch {
+    data = { error: `${res.status} ${res.statusText}`, field: null, fix: "" };
+  }
+  if (!res.ok) throw data;
+  return data;
+}
+
+// ---------------------------------------------------------------- forms
+
+function showTaskFields(form) {
+  const task = form.elements.task.value;
+  for (const box of form.querySelectorAll(".field[data-tasks]")) {
+    box.hidden = !box.dataset.tasks.split(" ").includes(task);
+  }
+}
+
+function fieldValue(input) {
+  const raw = input.value.trim();
+  switch (input.dataset.kind) {
+    case "int":
+    case "number": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+    case "list": return raw.split(/[\s,]+/).filter(Boolean);
+    case "bool": return raw === "true";
+    default: return raw;  // counts such as "10k" are parsed by the API
+  }
+}
+
+function formBody(form) {
+  const body = {};
+  for (const box of form.querySelectorAll(".field")) {
+    const input = $("input, select", box);
+    if (box.hidden || !input || input.value.trim() === "") continue;
+    body[input.name] = fieldValue(input);
+  }
+  return body;
+}
+
+function clearErrors(form) {
+  for (const box of form.querySelectorAll(".field.invalid")) {
+    box.classList.remove("invalid");
+    $(".err", box)?.remove();
+  }
+  const general = $(".form-error", form);
+  general.hidden = true;
+  general.textContent = "";
+}
+
+// The API's {"error", "field", "fix"} next to the form field it names, or under the form.
+function showError(form, err) {
+  clearErrors(form);
+  const text = err.error + (err.fix ? ` — ${t("To fix")}: ${err.fix}` : "");
+  const box = err.field ? form.querySelector(`.field[data-field="${CSS.escape(err.field)}"]`) : null;
+  if (box && !box.hidden) {
+    box.classList.add("invalid");
+    box.append(el("div", { class: "err", role: "alert" }, text));
+    $("input, select", box).focus();
+  } else {
+    const general = $(".form-error", form);
+    general.textContent = text;
+    general.hidden = false;
+  }
+}
+
+async function submit(form, path, extra, render, status) {
+  clearErrors(form);
+  status.textContent = t("Working…");
+  try {
+    render(await api(path, { ...formBody(form), ...extra }));
+  } catch (err) {
+    showError(form, err);
+  } finally {
+    status.textContent = "";
+  }
+}
+
+// ---------------------------------------------------------------- charts
+
+function logTicks(lo, hi, candidates) {
+  const inside = candidates.filter((v) => v >= lo && v <= hi);
+  if (inside.length <= 6) return inside;
+  const step = Math.ceil(inside.length / 6);
+  return inside.filter((_, i) => i % step === 0);
+}
+
+function costCandidates() {
+  const out = [];
+  for (let e = -3; e <= 9; e++) for (const m of [1, 2, 5]) out.push(m * 10 ** e);
+  return out;
+}
+
+const TIME_TICKS = [1, 10, 60, 300, 600, 1800, 3600, 2 * 3600, 6 * 3600, 12 * 3600, 86400, 3 * 86400,
+                    7 * 86400, 30 * 86400, 90 * 86400, 365 * 86400];
+
+function fmtTick(s) {
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${s / 60} min`;
+  if (s < 86400) return `${s / 3600} h`;
+  return `${s / 86400} d`;
+}
+
+function logScale(values, from, to) {
+  let lo = Math.min(...values);
+  let hi = Math.max(...values);
+  if (hi / lo < 2) { lo /= 1.5; hi *= 1.5; }
+  lo /= 1.15; hi *= 1.15;
+  const a = Math.log10(lo);
+  const b = Math.log10(hi);
+  const f = (v) => from + (Math.log10(v) - a) / (b - a) * (to - from);
+  f.lo = lo; f.hi = hi;
+  return f;
+}
+
+function candidateKey(c) {
+  return [c.config, c.provider, c.offer?.instance_type, c.offer?.pricing, c.cost.total].join("|");
+}
+
+// Cost against time: every plan grey, the Pareto front highlighted and joined, the pick ringed.
+function paretoChart(data) {
+  const W = 560, H = 320, L = 70, R = 16, T = 14, B = 46;
+  const all = new Map();
+  for (const c of [...data.ranked, ...data.pareto]) if (c.cost.total > 0) all.set(candidateKey(c), c);
+  const points = [...all.values()];
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "pareto", role: "img" });
+  if (!points.length) return el("div");
+  const x = logScale(points.map((c) => c.calendar_seconds), L, W - R);
+  const y = logScale(points.map((c) => c.cost.total), H - B, T);
+  root.append(svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }),
+              svg("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" }));
+  for (const v of logTicks(x.lo, x.hi, TIME_TICKS)) {
+    root.append(svg("line", { x1: x(v), y1: T, x2: x(v), y2: H - B, class: "grid" }),
+                svg("text", { x: x(v), y: H - B + 16, class: "tick", "text-anchor": "middle" }, fmtTick(v)));
+  }
+  for (const v of logTicks(y.lo, y.hi, costCandidates())) {
+    root.append(svg("line", { x1: L, y1: y(v), x2: W - R, y2: y(v), class: "grid" }),
+                svg("text", { x: L - 6, y: y(v) + 4, class: "tick", "text-anchor": "end" }, fmtMoney(v, data.currency)));
+  }
+  root.append(svg("text", { x: (L + W - R) / 2, y: H - 8, class: "label", "text-anchor": "middle" }, t("Time (log scale)")),
+              svg("text", { x: 14, y: (T + H - B) / 2, class: "label", "text-anchor": "middle",
+                            transform: `rotate(-90 14 ${(T + H - B) / 2})` }, t("Cost (log scale)")));
+  const front = new Set(data.pareto.map(candidateKey));
+  const line = data.pareto.filter((c) => c.cost.total > 0).map((c) => `${x(c.calendar_seconds)},${y(c.cost.total)}`);
+  root.append(svg("polyline", { points: line.join(" "), class: "front-line" }));
+  const pick = data.pick ? candidateKey(data.pick) : null;
+  for (const c of points) {
+    const key = candidateKey(c);
+    const dot = svg("circle", { cx: x(c.calendar_seconds), cy: y(c.cost.total), r: front.has(key) ? 5 : 4,
+                                class: `pt${front.has(key) ? " front" : ""}${key === pick ? " pick" : ""}` });
+    dot.append(svg("title", {}, `${c.config} — ${c.provider}: ${fmtSeconds(c.calendar_seconds)}, ` +
+                                `${fmtMoney(c.cost.total, c.cost.currency)}`));
+    root.append(dot);
+  }
+  const box = el("div", { class: "pareto-box" });
+  box.append(root, legend([["var(--front)", t("Pareto front"), ""], ["#afb8c1", t("other plans"), ""],
+                           [null, t("Pick"), "", "pick"]]));
+  return box;
+}
+
+function legend(entries) {
+  return el("ul", { class: "legend" }, ...entries.map(([color, name, value, cls]) => el("li", {},
+    el("span", { class: `swatch ${cls || ""}`, style: color ? `background:${color}` : "" }), `${name} `,
+    el("span", { class: "value" }, value))));
+}
+
+// One stacked bar: the breakdown parts, the headroom, and a mark at the GPU's memory.
+function breakdownBar(parts, neededBytes, capacityBytes) {
+  const W = 560, H = 64, L = 4, R = 4, Y = 8, BAR = 30;
+  const entries = Object.entries(parts).filter(([, v]) => v > 0);
+  const total = entries.reduce((s, [, v]) => s + v, 0);
+  const scale = (W - L - R) / (Math.max(neededBytes, capacityBytes, total) * 1.02);
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "breakdown", role: "img" });
+  let at = L;
+  const keys = [];
+  entries.forEach(([name, value], i) => {
+    const seg = svg("rect", { x: at, y: Y, width: Math.max(value * scale, 0.5), height: BAR,
+                              fill: PALETTE[i % PALETTE.length], class: "seg", "data-part": name });
+    seg.append(svg("title", {}, `${t(name)}: ${fmtBytes(value)}`));
+    root.append(seg);
+    keys.push([PALETTE[i % PALETTE.length], t(name), fmtBytes(value)]);
+    at += value * scale;
+  });
+  if (neededBytes > total) {
+    root.append(svg("rect", { x: at, y: Y, width: (neededBytes - total) * scale, height: BAR, class: "headroom" }));
+    keys.push([null, t("headroom"), fmtBytes(neededBytes - total), "headroom"]);
+  }
+  const cap = L + capacityBytes * scale;
+  root.append(svg("line", { x1: cap, y1: 2, x2: cap, y2: Y + BAR + 6, class: "capacity" }),
+              svg("text", { x: Math.min(cap, W - 4), y: Y + BAR + 20, class: "tick", "text-anchor": "end" },
+                  `${t("capacity")} ${fmtBytes(capacityBytes)}`));
+  const box = el("div", { class: "breakdown-box" });
+  box.append(root, legend(keys));
+  return box;
+}
+
+// ---------------------------------------------------------------- plan
+
+const TASK_LABELS = { finetune: "fine-tune", pretrain: "pretrain", infer: "batch inference", serve: "serving" };
+const OBJECTIVE_LABELS = { cost: "cheapest", time: "fastest", value: "best value (work per money)" };
+
+function whereLabel(c) {
+  if (c.offer) return `${c.provider} (${c.offer.instance_type})`;
+  if (c.platform) return `${c.platform.platform} ${c.platform.tier}`;
+  return c.provider;
+}
+
+function planRow(c, rank, serving) {
+  const cost = fmtMoney(c.cost.total, c.cost.currency) + (serving ? "/h" : "");
+  return [String(rank), c.config, whereLabel(c), serving ? t("per hour") : fmtSeconds(c.calendar_seconds), cost,
+          `${fmtBytes(c.memory_needed_bytes)} / ${fmtBytes(c.memory_available_bytes)}`, c.notes.join("; ")];
+}
+
+function renderPlan(data) {
+  state.plan = data;
+  const serving = data.task === "serve";
+  $("#plan-results").hidden = false;
+  $("#plan-title").textContent = `${t("Plans")}: ${data.model} — ${t(TASK_LABELS[data.task])}, ` +
+                                 `${t("by")} ${t(OBJECTIVE_LABELS[data.objective])}`;
+  $("#plan-explanation").textContent = data.explanation;
+  renderNothingFits(data);
+  fillTable($("#plan-table"), ["#", t("Config"), t("Provider"), t("Time"), t("Cost"), t("Memory needed / available"),
+                               t("Notes")], data.ranked.slice(0, TABLE_ROWS).map((c, i) => planRow(c, i + 1, serving)));
+  $("#plan-table").hidden = !data.ranked.length;
+  $("#plan-caption").textContent = `${data.configs_that_fit} ${t("configurations fit of")} ` +
+                                   `${data.configs_considered} ${t("considered")}`;
+  $("#pareto-figure").hidden = serving || !data.ranked.length;
+  $("#pareto-chart").replaceChildren(paretoChart(data));
+  $("#pick-figure").hidden = !data.pick;
+  if (data.pick) {
+    const e = data.pick.estimate;
+    $("#pick-breakdown").replaceChildren(breakdownBar(e.memory.breakdown_bytes, e.memory_needed_bytes,
+                                                      e.memory_available_bytes));
+  }
+  renderPlatforms(data);
+  $("#plan-json").textContent = JSON.stringify(data, null, 2);
+}
+
+function renderNothingFits(data) {
+  const box = $("#plan-nothing");
+  box.hidden = !data.nothing_fits;
+  if (!data.nothing_fits) return box.replaceChildren();
+  const table = el("table", { class: "data" }, el("thead"), el("tbody"));
+  fillTable(table, [t("Change"), t("Pick"), t("Cost"), t("Time")], data.suggestions.map((s) =>
+    [s.change, s.pick, fmtMoney(s.cost, s.currency), fmtSeconds(s.seconds)]));
+  box.replaceChildren(el("p", {}, `${t("No plan")}: ${data.nothing_fits}`),
+                      ...(data.suggestions.length ? [el("h3", {}, t("Changes that would make it fit")), table] : []));
+}
+
+function renderPlatforms(data) {
+  const box = $("#plan-platforms");
+  if (!data.platforms.length) return box.replaceChildren();
+  const table = el("table", { class: "data" }, el("thead"), el("tbody"));
+  fillTable(table, [t("Platform"), t("Config"), t("Time"), t("Cost"), t("Notes")], data.platforms.map((c) =>
+    [whereLabel(c), c.config, fmtSeconds(c.calendar_seconds), fmtMoney(c.cost.total, c.cost.currency),
+     c.notes.join("; ")]));
+  box.replaceChildren(el("h3", {}, t("Free and cheap platforms")), table);
+}
+
+// The pick's configuration, as estimate-form values (the setup dict of the plan's JSON).
+function pickFields(plan, planForm) {
+  const c = plan.pick;
+  const s = c.estimate.setup;
+  const fields = { model: plan.model, task: plan.task, gpu: c.gpu, n_gpus: c.n_gpus };
+  if (s.parallel) {
+    Object.assign(fields, { tp: s.parallel.tp, pp: s.parallel.pp, zero: s.parallel.zero, method: s.method,
+                            precision: s.precision, micro_batch: s.micro_batch, grad_accum: s.grad_accum,
+                            recompute: s.recompute, seq_len: s.seq_len });
+    for (const name of ["samples", "tokens_per_sample", "tokens"]) fields[name] = planForm.elements[name].value;
+  } else {
+    Object.assign(fields, { tp: s.tp, pp: s.pp, prompt: s.prompt_len, output: s.output_len, batch: s.batch,
+                            quant: s.weight_format, engine: s.engine, n_gpus: "" });
+  }
+  return fields;
+}
+
+function estimatePick() {
+  const form = $("#estimate-form");
+  const fields = pickFields(state.plan, $("#plan-form"));
+  form.elements.task.value = fields.task;
+  showTaskFields(form);
+  for (const [name, value] of Object.entries(fields)) {
+    if (form.elements[name]) form.elements[name].value = String(value ?? "");
+  }
+  showTab("estimate");
+  form.requestSubmit();
+}
+
+// ---------------------------------------------------------------- estimate
+
+function breakdownRows(parts, total, fmt) {
+  return Object.entries(parts).filter(([, v]) => v > 0)
+    .map(([k, v]) => [t(k), fmt(v), `${Math.round(100 * v / (total || 1))} %`]);
+}
+
+function bandRow(est, key, fmt) {
+  const suffix = key.split("_").pop();
+  return [t("Band (p10–p90)"), `${fmt(est[`low_${suffix}`])} – ${fmt(est[`high_${suffix}`])}`,
+          `${est.band.class}, n=${est.band.calibration_rows}`];
+}
+
+function renderEstimate(data) {
+  state.estimate = data;
+  $("#estimate-results").hidden = false;
+  $("#estimate-title").textContent = `${t("Memory per GPU")}: ${data.model} — ${data.config}`;
+  $("#estimate-fit").textContent = `${t(data.fits ? "fits" : "does not fit")}: ${fmtBytes(data.memory_needed_bytes)} ` +
+    `/ ${fmtBytes(data.memory_available_bytes)} (${Math.round(data.headroom * 100)} % ${t("headroom")})`;
+  $("#estimate-fit").className = `explanation ${data.fits ? "ok" : "bad"}`;
+  const mem = data.memory;
+  $("#estimate-breakdown").replaceChildren(breakdownBar(mem.breakdown_bytes, data.memory_needed_bytes,
+                                                        data.memory_available_bytes));
+  fillTable($("#estimate-memory"), [t("Part"), t("Value"), t("Share")], [
+    ...breakdownRows(mem.breakdown_bytes, mem.total_bytes, fmtBytes),
+    [t("Total"), fmtBytes(mem.total_bytes), "100 %"], bandRow(mem, "total_bytes", fmtBytes)]);
+  renderTime(data.time);
+  $("#estimate-speed").textContent = data.speed ? speedLine(data) : "";
+  const assumptions = [...mem.assumptions, ...(data.time ? data.time.assumptions : [])];
+  fillTable($("#estimate-assumptions"), [t("Name"), t("Value"), t("Source")],
+            assumptions.map((a) => [a.name, a.value, a.source]));
+  $("#estimate-json").textContent = JSON.stringify(data, null, 2);
+}
+
+function renderTime(time) {
+  const box = $("#estimate-time");
+  if (!time) return box.replaceChildren();
+  const table = el("table", { class: "data" }, el("thead"), el("tbody"));
+  fillTable(table, [t("Part"), t("Value"), t("Share")], [
+    ...breakdownRows(time.breakdown_seconds, time.total_seconds, fmtSeconds),
+    [t("Total"), fmtSeconds(time.total_seconds), "100 %"], bandRow(time, "total_seconds", fmtSeconds)]);
+  const facts = [];
+  if (time.tokens_per_s) facts.push(`${Math.round(time.tokens_per_s).toLocaleString("en-US")} ${t("tokens/s")}`);
+  if (time.mfu) facts.push(`MFU ${Math.round(time.mfu * 100)} %`);
+  if (time.gpu_hours) facts.push(`${time.gpu_hours.toFixed(1)} ${t("GPU-hours")}`);
+  box.replaceChildren(el("h3", {}, `${t("Time")}: ${fmtSeconds(time.total_seconds)}`), table,
+                      el("p", {}, facts.join(" · ")));
+}
+
+function speedLine(data) {
+  const s = data.speed;
+  const reps = data.replicas > 1 ? ` · ${data.replicas} ${t("replicas")}` : "";
+  return `${t("Speed")}: TTFT ${fmtSeconds(s.ttft_seconds)} · TPOT ${(s.tpot_seconds * 1000).toFixed(1)} ms · ` +
+         `${Math.round(s.output_tokens_per_second).toLocaleString("en-US")} ${t("tokens/s")} ` +
+         `(batch ${s.batch}, ${s.bound}-bound)${reps}`;
+}
+
+// ---------------------------------------------------------------- language, tabs, start
+
+function applyLang(lang) {
+  state.lang = lang;
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
+  for (const b of document.querySelectorAll(".lang button")) b.classList.toggle("active", b.dataset.lang === lang);
+  try { localStorage.setItem("gpuplan-lang", lang); } catch { /* private mode */ }
+  renderMeta();
+  if (state.plan) renderPlan(state.plan);
+  if (state.estimate) renderEstimate(state.estimate);
+}
+
+function showTab(name) {
+  for (const b of document.querySelectorAll(".tabs button")) b.classList.toggle("active", b.dataset.tab === name);
+  for (const s of document.querySelectorAll("main > section")) s.hidden = s.id !== `tab-${name}`;
+}
+
+function fillDatalist(id, values) {
+  $(id).replaceChildren(...values.map((v) => el("option", { value: v })));
+}
+
+async function loadCatalog() {
+  const [meta, models, gpus] = await Promise.all([api("/api/meta"), api("/api/models"), api("/api/gpus")]);
+  state.labels = meta.labels.zh;
+  fillDatalist("#model-list", models.map((m) => m.name));
+  fillDatalist("#gpu-list", gpus.map((g) => g.name));
+  fillDatalist("#quant-list", meta.choices.quant);
+  state.meta = meta;
+}
+
+function renderMeta() {
+  const meta = state.meta;
+  if (!meta) return;
+  const c = meta.counts;
+  $("#meta-line").textContent = `gpuplan ${meta.version} · ${c.gpus} ${t("GPUs")} · ${c.offers} ${t("offers")} · ` +
+    `${c.providers} ${t("providers")} · ${c.models} ${t("models")} · ${t("calibration")} ${meta.calibration.fitted_on}`;
+}
+
+function setUp() {
+  const planForm = $("#plan-form");
+  const estimateForm = $("#estimate-form");
+  for (const form of [planForm, estimateForm]) {
+    form.elements.task.addEventListener("change", () => { showTaskFields(form); clearErrors(form); });
+    showTaskFields(form);
+  }
+  // adapters train in pure bf16 as the planner assumes; full training in mixed precision
+  const precision = () => {
+    const f = estimateForm.elements;
+    const adapter = f.task.value === "finetune" && ["lora", "qlora", "ptuning"].includes(f.method.value);
+    f.precision.value = adapter ? "bf16" : "bf16-mixed";
+  };
+  estimateForm.elements.method.addEventListener("change", precision);
+  estimateForm.elements.task.addEventListener("change", precision);
+  planForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    submit(planForm, "/api/plan", { top: CHART_TOP }, renderPlan, $("#plan-status"));
+  });
+  estimateForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    submit(estimateForm, "/api/estimate", {}, renderEstimate, $("#estimate-status"));
+  });
+  $("#pick-estimate").addEventListener("click", estimatePick);
+  for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
+  for (const b of document.querySelectorAll(".lang button")) b.addEventListener("click", () => applyLang(b.dataset.lang));
+  let saved = "en";
+  try { saved = localStorage.getItem("gpuplan-lang") || "en"; } catch { /* private mode */ }
+  loadCatalog().then(() => applyLang(saved)).catch((err) => showError(planForm, err));
+}
+
+setUp();
