@@ -400,7 +400,8 @@ plan_app = typer.Typer(no_args_is_help=True, help="Rank GPU + offer choices for 
 app.add_typer(plan_app, name="plan")
 
 MarketOpt = Annotated[str | None, typer.Option(help="cn (mainland China, CNY) or global.")]
-ProvidersOpt = Annotated[list[str] | None, typer.Option("--provider", help="Only these providers (repeatable).")]
+ProvidersOpt = Annotated[list[str] | None, typer.Option("--provider", "--providers",
+                                                         help="Only these providers (repeatable).")]
 GpusOpt = Annotated[list[str] | None, typer.Option("--gpus", help="Only these GPUs (repeatable; families match "
                                                                    "variants).")]
 ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude-gpus", help="Never these GPUs (repeatable).")]
@@ -576,7 +577,9 @@ def compare(ctx: typer.Context, gpu_a: Annotated[str, typer.Argument(help="First
 
 @app.command()
 def buy(ctx: typer.Context,
-        gpu: Annotated[list[str], typer.Option("--gpu", help="GPU(s) to price (repeatable).")],
+        model: Annotated[str | None, typer.Argument(help="Optional model: price the smallest rentable GPUs that "
+                                                         "fine-tune it with LoRA and serve it in 16-bit.")] = None,
+        gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU(s) to price (repeatable).")] = None,
         n_gpus: Annotated[int, typer.Option("--n-gpus", help="GPUs in the machine.")] = 1,
         hours_per_month: Annotated[float, typer.Option("--hours-per-month", help="Hours of use per month.")] = 200,
         market: Annotated[str, typer.Option(help="cn or global (purchase prices, electricity, legality).")] = "global",
@@ -599,8 +602,29 @@ def buy(ctx: typer.Context,
     if electricity:
         amount, unit = parse_money(electricity, "--electricity")
         price = cat.convert(amount, unit or cur, cur)
-    rows = [ownership(cat, cat.gpu(g), n_gpus, hours_per_month, market, cur, years, pue, price) for g in gpu]
+    configs = [(cat.gpu(g), n_gpus) for g in gpu or ()]
+    if model:
+        configs += _buy_configs(cat, cat.model(model), market)
+    if not configs:
+        from gpuplan.errors import InputError
+
+        raise InputError("--gpu", "nothing to price.", "give --gpu NAME (repeatable) or a MODEL.")
+    rows = [ownership(cat, g, n, hours_per_month, market, cur, years, pue, price) for g, n in configs]
     show_buy(rows, json_out)
+
+
+def _buy_configs(cat: Any, m: Any, market: str) -> list[tuple[Any, int]]:
+    """Smallest configurations that LoRA-fine-tune and serve ``m`` in 16-bit, among parts sold in the market
+    and with a purchase price."""
+    from gpuplan.plan.fitting import fit_table
+
+    priced = {p.gpu for p in cat.purchase_prices}
+    pool = [g for g in cat.gpus.values() if g.name in priced and (market != "cn" or g.sold_in_china)]
+    out: list[tuple[Any, int]] = []
+    for row in fit_table(cat, m, pool, per_case=2):
+        if row.use_case in ("LoRA fine-tune", "inference 16-bit"):
+            out += [(e.gpu, e.n_gpus) for e in row.options if (e.gpu, e.n_gpus) not in out]
+    return out
 
 
 # ---------------------------------------------------------------- entry point

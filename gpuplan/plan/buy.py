@@ -96,6 +96,7 @@ class Ownership:
             "rent_per_month": None if self.rent_per_month is None else round(self.rent_per_month, 2),
             "rent_offer": None if self.rent_offer is None else f"{self.rent_offer.provider} "
                                                               f"{self.rent_offer.instance_type}",
+            "rent_offer_market": None if self.rent_offer is None else self.rent_offer.market,
             "hours_per_month": self.hours_per_month, "years": self.years, "pue": self.pue,
             "break_even_hours_per_month": self.break_even_hours_per_month, "verdict": self.verdict,
         }
@@ -111,9 +112,11 @@ def purchase_price(catalog: Catalog, gpu: Gpu, market: str) -> PurchasePrice:
 
 
 def cheapest_rental(catalog: Catalog, gpu: Gpu, n: int, market: str | None, currency: str) -> Offer | None:
+    """The cheapest on-demand (or marketplace) offer of ``n`` × ``gpu`` in ``market``, else in any market."""
     offers = [o for o in catalog.offers if o.gpu == gpu.name and o.gpu_count == n and o.pricing != "spot"
-              and o.pricing != "reserved" and (market is None or o.market == market)]
-    return min(offers, key=lambda o: hourly_price(catalog, o, currency), default=None)
+              and o.pricing != "reserved"]
+    local = [o for o in offers if market is None or o.market == market] or offers
+    return min(local, key=lambda o: hourly_price(catalog, o, currency), default=None)
 
 
 def ownership(catalog: Catalog, gpu: Gpu, n: int, hours_per_month: float, market: str = "global",

@@ -53,7 +53,7 @@ def fit_table(catalog: Catalog, m: ModelSpec, gpus: list[Gpu] | None = None, con
     cal = cal or fitted()
     context = min(context, m.max_positions)
     rentable = {o.gpu for o in catalog.offers}
-    pool = sorted(gpus or [g for g in catalog.gpus.values() if g.memory_bandwidth_bytes_per_s and g.name in rentable],
+    pool = sorted(gpus or [g for g in catalog.gpus.values() if g.name in rentable],
                   key=lambda g: (g.memory_bytes, g.name))
     rows = []
     for label, kind, extra in USE_CASES:
