@@ -213,8 +213,9 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
 
 
 def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recompute: str = "none",
-                   **overrides: Any) -> TrainSetup:
-    """A TrainSetup for ``job`` with gradient accumulation chosen to reach the job's global batch."""
+                   gpu: Gpu | None = None, **overrides: Any) -> TrainSetup:
+    """A TrainSetup for ``job`` with gradient accumulation chosen to reach the job's global batch; on a
+    ``gpu`` without BF16 (Volta, Turing) the 16-bit format is FP16."""
     global_batch = job.global_batch or max(parallel.dp * micro_batch, 32 if job.task == "finetune" else 512)
     accum = max(1, math.ceil(global_batch / (parallel.dp * micro_batch)))
     method = "full" if job.task == "pretrain" else job.method
@@ -223,8 +224,11 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     values: dict[str, Any] = dict(method=method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=accum,
                                   recompute=recompute, lora_rank=job.lora_rank, lora_targets=job.lora_targets,
                                   base_quant=job.base_quant, parallel=parallel, framework=framework)
+    half = "bf16" if gpu is None or gpu.supports_bf16 or gpu.vendor != "NVIDIA" else "fp16"
     if method in ("lora", "qlora", "ptuning"):
-        values["precision"] = "bf16"
+        values["precision"] = "bf16" if half == "bf16" else "fp16-mixed"
+    elif half == "fp16":
+        values["precision"] = "fp16-mixed"
     values.update(overrides)
     return TrainSetup(**values)
 

@@ -90,7 +90,7 @@ def _try(m: ModelSpec, gpu: Gpu, job: Job, n: int, cal: Calibration) -> JobEstim
             e = estimate_inference(m, gpu, job, inference_setup(job, n, "vllm", job.weight_format or "bf16"), cal)
         else:
             par = Parallelism(dp=n, zero=3 if n > 1 else 0)
-            e = estimate_training(m, gpu, job, training_setup(job, par, 1, "full"), cal)
+            e = estimate_training(m, gpu, job, training_setup(job, par, 1, "full", gpu=gpu), cal)
     except InfeasibleError:
         return None
     return e if e.fits else None
@@ -125,7 +125,7 @@ def _train(m: ModelSpec, g: Gpu, cal: Calibration, method: str) -> tuple[float |
         par = Parallelism(dp=n, zero=3 if n > 1 else 0)
         for mb, rc in ((4, "none"), (2, "none"), (1, "none"), (1, "full")):
             try:
-                e = estimate_training(m, g, job, training_setup(job, par, mb, rc), cal)
+                e = estimate_training(m, g, job, training_setup(job, par, mb, rc, gpu=g), cal)
             except GpuplanError:
                 break
             if e.fits and e.time:

@@ -200,7 +200,7 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
     for par in _training_layouts(m, n, job):
         for recompute in ("none", "full"):
             for mb in (8, 4, 2, 1):
-                setup = training_setup(job, par, mb, recompute)
+                setup = training_setup(job, par, mb, recompute, gpu=gpu)
                 try:
                     e = estimate_training(m, gpu, job, setup, cal, c.headroom)
                 except InfeasibleError:

@@ -209,7 +209,7 @@ def count(value: float | str | None, field: str) -> float:
         return 0.0
     n = parse_count(value, field)
     if n <= 0:
-        raise InputError(field, f"{value} must be greater than 0.", "give a positive number, e.g. 10k.")
+        raise InputError(field, f"{n:g} must be greater than 0.", "give a positive number, e.g. 10k.")
     return n
 
 
