@@ -415,6 +415,9 @@ TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
 BuyOpt = Annotated[bool, typer.Option("--compare-buy", help="Also compare buying the picked GPUs.")]
 HoursOpt = Annotated[float | None, typer.Option("--hours-per-month", help="Use per month, for --compare-buy.")]
 CsvOut = Annotated[bool, typer.Option("--csv", help="Print the ranked plans as CSV.")]
+ExportOpt = Annotated[str | None, typer.Option("--export", help="Also write the pick as skypilot (task YAML), vllm or "
+                                                               "sglang (server command) or k8s (manifest).")]
+OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (default: print it).")]
 
 
 def _constraints(market: str | None, provider: list[str] | None, gpus: list[str] | None,
@@ -444,14 +447,42 @@ def _catalog_convert(amount: float, unit: str, to: str) -> float:
 
 
 def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, csv_out: bool,
-              compare_buy: bool = False, hours_per_month: float | None = None) -> None:
+              compare_buy: bool = False, hours_per_month: float | None = None, export: str | None = None,
+              out: str | None = None) -> None:
     from gpuplan.plan.planner import plan
     from gpuplan.present import show_plan
 
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan(cat, m, job, c)
+    if export:
+        _export(cat, model, result, export, out)
     show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
+
+
+def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> None:
+    """Write the pick as a file engines run (atomically: a temporary file renamed into place)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from gpuplan.catalog.models import find_preset
+    from gpuplan.errors import InputError
+    from gpuplan.export import render
+
+    if result.pick is None:
+        raise InputError("--export", "there is no plan to export.", "relax the constraints until a plan fits.")
+    entry = find_preset(cat, model)
+    text = render(result.pick, fmt, entry.hf_repo if entry and entry.hf_repo else None)
+    if out is None:
+        typer.echo(text, err=True)
+        return
+    target = Path(out)
+    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".gpuplan-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, target)
+    typer.echo(f"wrote {target}", err=True)
 
 
 @plan_app.command("finetune")
@@ -465,7 +496,8 @@ def plan_finetune(
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10, compare_buy: BuyOpt = False,
-    hours_per_month: HoursOpt = None, json_out: JsonOpt = False, csv_out: CsvOut = False,
+    hours_per_month: HoursOpt = None, export: ExportOpt = None, out: OutOpt = None,
+    json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a fine-tuning run from the dataset size (samples × tokens per sample × epochs)."""
     _check_choice("--objective", objective, ("cost", "time", "value"))
@@ -473,7 +505,7 @@ def plan_finetune(
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
                quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
-    _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month)
+    _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
 
 
 def _scaled(tokens: str | None, epochs: float) -> str | None:
@@ -493,13 +525,14 @@ def plan_pretrain(
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")] = 2048,
     budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "time", top: TopOpt = 10,
+    export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan pretraining on a token budget (multi-node, with the interconnect of the offer)."""
     _check_choice("--objective", objective, ("cost", "time", "value"))
     job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
-    _run_plan(ctx, model, job, c, json_out, csv_out)
+    _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
 @plan_app.command("infer")
@@ -510,6 +543,7 @@ def plan_infer(
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
+    export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a batch-inference job: requests × (prompt + output) tokens at a batch size."""
@@ -517,7 +551,7 @@ def plan_infer(
     job = _job("infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
                      engine, quant)
-    _run_plan(ctx, model, job, c, json_out, csv_out)
+    _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
 @plan_app.command("serve")
@@ -531,6 +565,7 @@ def plan_serve(
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, spot: SpotOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
+    export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan serving steady traffic: replicas within the latency targets, cost per hour and per million tokens."""
@@ -539,7 +574,7 @@ def plan_serve(
     job = _job("serve", prompt=prompt, output=output, rps=rps, ttft=ttft, tpot=tpot, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, None, spot, currency, objective, top,
                      engine, quant)
-    _run_plan(ctx, model, job, c, json_out, csv_out)
+    _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
 # ---------------------------------------------------------------- fit, compare, buy

@@ -327,6 +327,8 @@ def _validation_fix(error: dict[str, Any], field: str | None) -> str:
              "greater_than_equal": f"give {ctx.get('ge')} or more.", "missing": f"add '{field}'.",
              "less_than_equal": f"give {ctx.get('le')} or less.", "string_too_short": "give a non-empty value.",
              "too_short": "give at least one value.", "json_invalid": "send a JSON object."}
+    if field is None:
+        return fixes.get(kind, "send a JSON object with the fields in docs/web.md.")
     return fixes.get(kind, f"check '{field}': {error['msg'][:1].lower()}{error['msg'][1:]}.")
 
 

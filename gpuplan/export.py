@@ -1,0 +1,160 @@
+"""Hand-off: turn a plan's pick into files existing engines run. gpuplan writes them; it never launches.
+
+- SkyPilot task YAML (``sky launch plan.yaml``): the planned accelerators, count, nodes, cloud, region, spot
+  and disk; for serving plans the vLLM server as the task's ``run`` and a ``service`` section with the
+  planned replicas (``sky serve up plan.yaml``).
+- vLLM and SGLang server commands with the planned tensor parallelism, context length, memory share,
+  concurrency cap, quantization and KV-cache dtype.
+- A Kubernetes Deployment + Service running the vLLM OpenAI server with the planned GPUs and replicas.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import yaml
+
+from gpuplan.errors import InputError
+from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.plan.planner import Candidate
+from gpuplan.types import InferSetup
+from gpuplan.units import GB
+
+FORMATS = ("skypilot", "vllm", "sglang", "k8s")
+
+# gpuplan provider name -> SkyPilot cloud name (clouds SkyPilot supports)
+SKYPILOT_CLOUDS = {
+    "AWS": "aws", "GCP": "gcp", "Azure": "azure", "Lambda": "lambda", "RunPod": "runpod", "Vast.ai": "vast",
+    "FluidStack": "fluidstack", "Paperspace": "paperspace", "Cudo Compute": "cudo", "DigitalOcean": "do",
+    "Nebius": "nebius", "OCI": "oci", "Hyperstack": "hyperstack",
+}
+_QUANTIZATION = {"awq-int4": "awq", "gptq-int4": "gptq", "gptq-int8": "gptq", "fp8": "fp8", "bnb-nf4": "bitsandbytes",
+                 "bnb-nf4-dq": "bitsandbytes", "bnb-int8": "bitsandbytes"}
+
+
+def _model_ref(c: Candidate, hf_repo: str | None) -> str:
+    return hf_repo or c.estimate.model.name
+
+
+def _infer_setup(c: Candidate, what: str) -> InferSetup:
+    setup = c.estimate.setup
+    if not isinstance(setup, InferSetup):
+        raise InputError("--export", f"{what} runs an inference server; this plan is a {c.estimate.job.task} job.",
+                         "use --export skypilot for training plans.")
+    return setup
+
+
+def vllm_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
+    """``vllm serve`` with the plan's layout (vLLM engine arguments)."""
+    s = _infer_setup(c, "vllm")
+    eng = get_engine("vllm")
+    args = ["vllm", "serve", _model_ref(c, hf_repo), "--tensor-parallel-size", str(s.tp),
+            "--max-model-len", str(s.context_len),
+            "--gpu-memory-utilization", f"{s.gpu_memory_utilization or eng.gpu_memory_utilization:g}",
+            "--max-num-seqs", str(max(1, s.batch))]
+    if s.pp > 1:
+        args += ["--pipeline-parallel-size", str(s.pp)]
+    if s.weight_format in _QUANTIZATION:
+        args += ["--quantization", _QUANTIZATION[s.weight_format]]
+    if s.kv_dtype == "fp8":
+        args += ["--kv-cache-dtype", "fp8"]
+    return args
+
+
+def sglang_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
+    """``python -m sglang.launch_server`` with the plan's layout (SGLang server arguments)."""
+    s = _infer_setup(c, "sglang")
+    eng = get_engine("sglang")
+    args = ["python", "-m", "sglang.launch_server", "--model-path", _model_ref(c, hf_repo), "--tp", str(s.tp),
+            "--context-length", str(s.context_len), "--mem-fraction-static", f"{eng.gpu_memory_utilization:g}",
+            "--max-running-requests", str(max(1, s.batch))]
+    if s.weight_format in _QUANTIZATION:
+        args += ["--quantization", _QUANTIZATION[s.weight_format]]
+    if s.kv_dtype == "fp8":
+        args += ["--kv-cache-dtype", "fp8_e5m2"]
+    return args
+
+
+def skypilot_task(c: Candidate, hf_repo: str | None = None) -> dict[str, Any]:
+    """A SkyPilot task: the planned hardware (and, for serving, the vLLM server)."""
+    e = c.estimate
+    per_node = min(e.n_gpus, 8)
+    nodes = max(1, e.n_gpus // per_node)
+    resources: dict[str, Any] = {"accelerators": f"{e.gpu.name}:{per_node}"}
+    if c.offer is not None:
+        cloud = SKYPILOT_CLOUDS.get(c.offer.provider)
+        if cloud is None:
+            raise InputError("--export", f"SkyPilot has no cloud for provider '{c.offer.provider}'.",
+                             "pick a plan on " + ", ".join(sorted(SKYPILOT_CLOUDS)) + " (--provider), or use "
+                             "another export format.")
+        resources["cloud"] = cloud
+        if not c.offer.region.startswith("("):
+            resources["region"] = c.offer.region
+        resources["instance_type"] = c.offer.instance_type
+        resources["use_spot"] = c.offer.pricing == "spot"
+    resources["disk_size"] = max(64, int(_disk_gb(c)))
+    task: dict[str, Any] = {"name": f"gpuplan-{e.job.task}-{e.model.name}".lower().replace(".", "-"),
+                            "resources": resources, "num_nodes": nodes}
+    if isinstance(e.setup, InferSetup):
+        task["resources"]["ports"] = 8000
+        task["setup"] = "pip install vllm"
+        task["run"] = shlex.join(vllm_command(c, hf_repo)) + " --host 0.0.0.0 --port 8000"
+    if e.job.task == "serve":  # SkyPilot Serve (`sky serve up`): the planned number of replicas
+        task["service"] = {"readiness_probe": "/v1/models", "replicas": max(1, e.replicas)}
+    return task
+
+
+def _disk_gb(c: Candidate) -> float:
+    from gpuplan.plan.planner import _disk_bytes
+
+    return _disk_bytes(c.estimate.model, c.estimate.job) / GB * 1.2
+
+
+def k8s_manifest(c: Candidate, hf_repo: str | None = None, image: str = "vllm/vllm-openai:latest") -> list[dict]:
+    """A Deployment (replicas = the plan's replicas) and a Service for the vLLM OpenAI server."""
+    e = c.estimate
+    s = _infer_setup(c, "k8s")
+    name = f"gpuplan-{e.model.name}".lower().replace(".", "-")[:50]
+    container = {
+        "name": "vllm", "image": image, "args": [*vllm_command(c, hf_repo)[2:], "--port", "8000"],
+        "command": ["vllm", "serve"], "ports": [{"containerPort": 8000}],
+        "resources": {"limits": {"nvidia.com/gpu": s.tp * s.pp}},
+        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+    }
+    deployment = {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+        "spec": {
+            "replicas": max(1, e.replicas), "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [container],
+                         "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
+                         "nodeSelector": {"nvidia.com/gpu.product": _gpu_product_label(e.gpu.name)}},
+            },
+        },
+    }
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+               "spec": {"selector": {"app": name}, "ports": [{"port": 8000, "targetPort": 8000}]}}
+    return [deployment, service]
+
+
+def _gpu_product_label(name: str) -> str:
+    """Value of the NVIDIA GPU feature discovery label ``nvidia.com/gpu.product`` for a gpuplan name (the
+    driver's product name with spaces as dashes); users adjust it to their cluster's labels."""
+    return {"H100": "NVIDIA-H100-80GB-HBM3", "A100-80GB": "NVIDIA-A100-SXM4-80GB", "A100": "NVIDIA-A100-SXM4-40GB",
+            "L40S": "NVIDIA-L40S", "L4": "NVIDIA-L4", "A10G": "NVIDIA-A10G", "T4": "Tesla-T4",
+            "H200": "NVIDIA-H200"}.get(name, "NVIDIA-" + name)
+
+
+def render(c: Candidate, fmt: str, hf_repo: str | None = None) -> str:
+    """The export as text (YAML or a shell command line)."""
+    if fmt not in FORMATS:
+        raise InputError("--export", f"unknown export format '{fmt}'.", "use one of: " + ", ".join(FORMATS) + ".")
+    header = f"# generated by gpuplan from the plan's pick: {c.label()}\n"
+    if fmt == "skypilot":
+        return header + yaml.safe_dump(skypilot_task(c, hf_repo), sort_keys=False)
+    if fmt == "k8s":
+        return header + yaml.safe_dump_all(k8s_manifest(c, hf_repo), sort_keys=False)
+    cmd = vllm_command(c, hf_repo) if fmt == "vllm" else sglang_command(c, hf_repo)
+    return header + shlex.join(cmd) + "\n"

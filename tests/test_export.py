@@ -1,0 +1,88 @@
+"""Exporters: golden files for a fixed candidate, and the errors for plans an exporter cannot express.
+
+Regenerate the golden files after an intended change with ``GPUPLAN_UPDATE_GOLDEN=1 pytest tests/test_export.py``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpuplan import load_catalog
+from gpuplan.errors import InputError
+from gpuplan.estimate.job import estimate_inference, estimate_training, inference_setup, training_setup
+from gpuplan.export import render, skypilot_task, vllm_command
+from gpuplan.plan.costing import Cost
+from gpuplan.plan.planner import Candidate
+from gpuplan.types import Job, Offer, Parallelism
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _offer(provider: str, gpu: str, count: int, pricing: str = "on-demand") -> Offer:
+    return Offer(provider=provider, instance_type=f"{gpu.lower()}x{count}", gpu=gpu, gpu_count=count, vcpus=None,
+                 ram_bytes=None, region="us-east-1", market="global", price_per_hour=2.0 * count, currency="USD",
+                 pricing=pricing, billing_granularity_s=1, included_disk_bytes=None, storage_price_per_gb_month=None,
+                 gpu_mapping="stated", source="test fixture", as_of=dt.date(2026, 1, 1))
+
+
+def _serve_candidate(provider: str = "AWS") -> Candidate:
+    cat = load_catalog()
+    m = cat.model("Llama-3.1-8B")
+    gpu = cat.gpu("L40S")
+    job = Job(task="serve", rps=5, prompt_len=1000, output_len=300, ttft_s=2.0, tpot_s=0.05, weight_format="fp8")
+    e = estimate_inference(m, gpu, job, inference_setup(job, 1, "vllm", "fp8"))
+    return Candidate(e, 3600.0, Cost(2.0, 0.0, "USD", 3600.0, 1, 0.0), provider, _offer(provider, "L40S", 1))
+
+
+def _check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("GPUPLAN_UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"{name} changed; see the docstring to update it"
+
+
+@pytest.mark.parametrize("fmt, name", [("skypilot", "serve_skypilot.yaml"), ("vllm", "serve_vllm.sh"),
+                                       ("sglang", "serve_sglang.sh"), ("k8s", "serve_k8s.yaml")])
+def test_serving_exports_match_golden_files(fmt: str, name: str) -> None:
+    _check_golden(name, render(_serve_candidate(), fmt, "meta-llama/Llama-3.1-8B"))
+
+
+def test_vllm_command_carries_the_planned_layout() -> None:
+    c = _serve_candidate()
+    cmd = vllm_command(c, "meta-llama/Llama-3.1-8B")
+    assert cmd[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B"]
+    assert cmd[cmd.index("--quantization") + 1] == "fp8"
+    assert cmd[cmd.index("--max-model-len") + 1] == "1300"
+    assert cmd[cmd.index("--max-num-seqs") + 1] == str(c.estimate.setup.batch)
+
+
+def test_skypilot_serve_section_has_the_planned_replicas() -> None:
+    c = _serve_candidate()
+    task = skypilot_task(c)
+    assert task["resources"]["accelerators"] == "L40S:1"
+    assert task["service"]["replicas"] == c.estimate.replicas
+
+
+def test_multi_node_training_export_splits_into_nodes_of_eight() -> None:
+    cat = load_catalog()
+    m = cat.model("Llama-3.1-8B")
+    gpu = cat.gpu("H100")
+    job = Job(task="pretrain", tokens=1e10, seq_len=4096)
+    e = estimate_training(m, gpu, job, training_setup(job, Parallelism(dp=16, zero=3), 1, "full", gpu=gpu))
+    c = Candidate(e, e.seconds, Cost(1.0, 0.0, "USD", e.seconds, 2, 0.0), "AWS", _offer("AWS", "H100", 8))
+    task = yaml.safe_load(render(c, "skypilot"))
+    assert task["num_nodes"] == 2 and task["resources"]["accelerators"] == "H100:8"
+    assert "run" not in task  # a training plan provisions the hardware; the training command is the user's
+    with pytest.raises(InputError, match="inference server"):
+        render(c, "vllm")
+
+
+def test_provider_without_a_skypilot_cloud_is_refused_with_the_supported_list() -> None:
+    with pytest.raises(InputError, match="SkyPilot has no cloud") as err:
+        skypilot_task(_serve_candidate("AutoDL"))
+    assert "aws" in err.value.fix.lower()
