@@ -284,38 +284,20 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
          output: int = 256, batch: int = 1, requests: str | None = None, rps: float = 0.0,
          ttft: str | None = None, tpot: str | None = None, quant: str | None = None, lora_rank: int = 16,
          lora_targets: str = "all-linear", global_batch: int = 0) -> Any:
-    from gpuplan.errors import InputError
-    from gpuplan.types import METHODS, Job
+    """Parse the human forms (10k, 1.4T, 2s, 50ms) and build the validated job."""
+    from gpuplan.requests import make_job
     from gpuplan.units import parse_count, parse_seconds
 
-    if method not in METHODS:
-        raise InputError("--method", f"unknown method '{method}'.", "use one of: " + ", ".join(METHODS) + ".")
-    if lora_targets not in ("all-linear", "attention", "qv", "mlp"):
-        raise InputError("--lora-targets", f"unknown target set '{lora_targets}'.",
-                         "use all-linear, attention, qv or mlp.")
-    checks: list[tuple[str, float | None]] = [("--prompt", prompt), ("--output", output), ("--batch", batch),
-                                              ("--epochs", epochs), ("--lora-rank", lora_rank)]
-    for field, value in checks:
-        _positive(field, value)
-    n_samples = parse_count(samples, "--samples") if samples else 0.0
-    per_sample = parse_count(tokens_per_sample, "--tokens-per-sample") if tokens_per_sample else 0.0
-    n_tokens = parse_count(tokens, "--tokens") if tokens else 0.0
-    sizes: list[tuple[str, float | None]] = [("--samples", n_samples or None), ("--tokens", n_tokens or None),
-                                             ("--tokens-per-sample", per_sample or None)]
-    for field, value in sizes:
-        _positive(field, value)
-    if samples and not tokens_per_sample:
-        raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
-                         "add --tokens-per-sample, e.g. 512.")
-    seq = seq_len or (int(min(per_sample, 4096)) if per_sample else 2048)
-    _positive("--seq-len", seq)
-    return Job(task=task, method=method, samples=n_samples, tokens_per_sample=per_sample, epochs=epochs,
-               tokens=n_tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch,
-               requests=parse_count(requests, "--requests") if requests else 0.0, rps=rps,
-               ttft_s=parse_seconds(ttft, "--ttft") if ttft else None,
-               tpot_s=parse_seconds(tpot, "--tpot") if tpot else None, weight_format=quant, lora_rank=lora_rank,
-               lora_targets=lora_targets, global_batch=global_batch,
-               base_quant="int4-wo" if method == "ptuning" and quant in ("int4", "int4-wo") else None)
+    def count(text: str | None, field: str) -> float:
+        return parse_count(text, field) if text else 0.0
+
+    return make_job(task, method=method, samples=count(samples, "--samples"),
+                    tokens_per_sample=count(tokens_per_sample, "--tokens-per-sample"), epochs=epochs,
+                    tokens=count(tokens, "--tokens"), seq_len=seq_len, prompt=prompt, output=output, batch=batch,
+                    requests=count(requests, "--requests"), rps=rps,
+                    ttft_s=parse_seconds(ttft, "--ttft") if ttft else None,
+                    tpot_s=parse_seconds(tpot, "--tpot") if tpot else None, quant=quant, lora_rank=lora_rank,
+                    lora_targets=lora_targets, global_batch=global_batch)
 
 
 # ---------------------------------------------------------------- estimate
@@ -334,7 +316,8 @@ def estimate(
     micro_batch: Annotated[int, typer.Option("--micro-batch", help="Sequences per GPU per micro-step.")] = 1,
     grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-steps per optimizer step.")] = 1,
     recompute: Annotated[str, typer.Option(help="Activation recomputation: none, selective or full.")] = "none",
-    precision: Annotated[str, typer.Option(help="bf16-mixed, fp16-mixed, fp8-mixed, bf16 or fp32.")] = "bf16-mixed",
+    precision: Annotated[str, typer.Option(help="auto (bf16 for adapters, bf16-mixed for full; fp16 on GPUs without "
+                                                "BF16), bf16-mixed, fp16-mixed, fp8-mixed, bf16 or fp32.")] = "auto",
     optimizer: Annotated[str, typer.Option(help="adamw, adamw-8bit, paged-adamw-8bit, sgd, sgd-momentum, adafactor.")
                          ] = "adamw",
     framework: Annotated[str, typer.Option(help="hf, pytorch, deepspeed, megatron, torchtitan or torchtune.")] = "hf",
@@ -349,46 +332,16 @@ def estimate(
     json_out: JsonOpt = False,
 ) -> None:
     """Memory per GPU (breakdown), time or speed, error band and assumptions for one configuration."""
-    from gpuplan.errors import InputError
-    from gpuplan.estimate.job import estimate_inference, estimate_training
-    from gpuplan.types import OPTIMIZERS, PRECISIONS, RECOMPUTE, InferSetup, Parallelism, TrainSetup
+    from gpuplan.requests import estimate_config
 
-    _check_choice("--task", task, ("infer", "serve", "finetune", "pretrain"))
     cat = _catalog(ctx)
     m = cat.model(model)
     g = cat.gpu(gpu)
-    if task in ("finetune", "pretrain"):
-        _check_choice("--recompute", recompute, RECOMPUTE)
-        _check_choice("--precision", precision, PRECISIONS)
-        _check_choice("--optimizer", optimizer, OPTIMIZERS)
-        _check_choice("--zero", str(zero), ("0", "1", "2", "3"))
-        for field, value in (("--micro-batch", micro_batch), ("--grad-accum", grad_accum), ("--tp", tp),
-                             ("--pp", pp)):
-            _positive(field, value)
-        n = n_gpus or tp * pp
-        if n % (tp * pp):
-            raise InputError("--n-gpus", f"{n} GPUs do not split into TP {tp} × PP {pp}.",
-                             f"use a multiple of {tp * pp} GPUs.")
-        job = _job(task, "full" if task == "pretrain" else method, samples, tokens_per_sample, epochs, tokens,
-                   seq_len, lora_rank=lora_rank, lora_targets=lora_targets, quant=quant)
-        setup = TrainSetup(method=job.method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=grad_accum,
-                           precision=precision, optimizer=optimizer, recompute=recompute, lora_rank=lora_rank,
-                           lora_targets=lora_targets, prefix_len=prefix_len,
-                           base_quant=quant if method in ("ptuning", "lora") and quant else None,
-                           parallel=Parallelism(tp=tp, pp=pp, dp=n // (tp * pp), zero=zero), framework=framework)
-        e = estimate_training(m, g, job, setup)
-    else:
-        job = _job(task, prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
-        if n_gpus and n_gpus != tp * pp:
-            raise InputError("--n-gpus", f"inference uses TP × PP GPUs per replica ({tp * pp}), not {n_gpus}.",
-                             f"use --tp {n_gpus}, or leave --n-gpus out.")
-        from gpuplan.estimate.engines import engine as check_engine
-        from gpuplan.estimate.quant import weight_format
-
-        fmt = weight_format(quant or ("bf16" if m.native_dtype in ("bf16", "fp32") else "fp16")).name
-        setup_i = InferSetup(engine=check_engine(engine).engine, weight_format=fmt, kv_dtype=kv_dtype, batch=batch,
-                             prompt_len=prompt, output_len=output, tp=tp, pp=pp)
-        e = estimate_inference(m, g, job, setup_i)
+    job = _job(task, method, samples, tokens_per_sample, epochs, tokens, seq_len, prompt=prompt, output=output,
+               batch=batch, requests=requests, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets)
+    e = estimate_config(m, g, job, tp=tp, pp=pp, n_gpus=n_gpus, zero=zero, micro_batch=micro_batch,
+                        grad_accum=grad_accum, recompute=recompute, precision=precision, optimizer=optimizer,
+                        framework=framework, prefix_len=prefix_len, engine=engine, kv_dtype=kv_dtype)
     from gpuplan.present import show_estimate
 
     show_estimate(e, json_out)
@@ -660,6 +613,17 @@ def _buy_configs(cat: Any, m: Any, market: str) -> list[tuple[Any, int]]:
         if row.use_case in ("LoRA fine-tune", "inference 16-bit"):
             out += [(e.gpu, e.n_gpus) for e in row.options if (e.gpu, e.n_gpus) not in out]
     return out
+
+
+@app.command()
+def web(ctx: typer.Context,
+        host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000) -> None:
+    """Serve the HTTP API (/api/...) and the web page with charts (needs: pip install 'gpuplan[web]')."""
+    from gpuplan.web import serve
+
+    opts: Options = ctx.obj or Options()
+    serve(host, port, opts.catalog_dirs)
 
 
 # ---------------------------------------------------------------- entry point

@@ -81,7 +81,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         if compare_buy:
             data["rent_vs_buy"] = [o.as_dict() for o in _buy_rows(catalog, result, hours_per_month)]
         if result.job.task == "serve":
-            data["serving"] = [_serving_costs(x) for x in result.ranked]
+            data["serving"] = [serving_costs(x) for x in result.ranked]
         _out(to_json(data))
         return
     if fmt == "csv":
@@ -113,7 +113,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
           f"{result.fitting_configs} configurations fit of {result.considered} considered; band on time: "
           f"{_band(result.pick.estimate)}")
     if job.task == "serve":
-        s = _serving_costs(result.pick)
+        s = serving_costs(result.pick)
         cur = s["currency"]
         _out(f"Serving: {result.pick.estimate.replicas} replica(s), {fmt_money(s['cost_per_hour'], cur)}/h, "
              f"{fmt_money(s['cost_per_million_input_tokens'], cur)} per million input tokens, "
@@ -140,7 +140,7 @@ def _band(e: JobEstimate) -> str:
     return f"{e.time.band.low:.2f}×–{e.time.band.high:.2f}× ({e.time.band.cls})"
 
 
-def _serving_costs(x: Any) -> dict[str, Any]:
+def serving_costs(x: Any) -> dict[str, Any]:
     job = x.estimate.job
     per_hour = x.cost.total
     tokens_in = job.rps * HOUR * job.prompt_len

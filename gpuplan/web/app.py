@@ -28,14 +28,8 @@ from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.catalog.models import find_preset
 from gpuplan.errors import GpuplanError, InputError, UnknownNameError, close_matches
 from gpuplan.estimate.calibration import fitted
-from gpuplan.estimate.job import (
-    JobEstimate,
-    estimate_inference,
-    estimate_training,
-    inference_setup,
-    training_setup,
-)
-from gpuplan.estimate.quant import weight_format, weight_formats
+from gpuplan.estimate.job import JobEstimate
+from gpuplan.estimate.quant import weight_formats
 from gpuplan.i18n import LANGS, ZH
 from gpuplan.listing import (
     GPU_SORTS,
@@ -51,10 +45,11 @@ from gpuplan.listing import (
 from gpuplan.plan.buy import ownership
 from gpuplan.plan.fitting import compare, fit_table
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan
-from gpuplan.present import _serving_costs
-from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec, Parallelism
+from gpuplan.present import serving_costs
+from gpuplan.requests import estimate_config, make_job
+from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec
 from gpuplan.units import CURRENCIES, parse_bytes, parse_count
-from gpuplan.web.models import Currency, EstimateRequest, JobFields, Market, PlanRequest
+from gpuplan.web.models import Currency, EstimateRequest, JobFields, Market, PlanRequest, Segment
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 Row = dict[str, Any]
@@ -96,7 +91,7 @@ router = APIRouter(prefix="/api")
 
 @router.get("/gpus")
 def gpus(cat: Cat, market: Market | None = None, min_memory: str | None = None, vendor: str | None = None,
-         segment: str | None = None, sort: str = "name") -> list[Row]:
+         segment: Segment | None = None, sort: str = "name") -> list[Row]:
     """``gpuplan gpus --json``; ``min_memory`` like ``48GB``."""
     memory = parse_bytes(min_memory, "min_memory") if min_memory else None
     found = list_gpus(cat, market=market, min_memory_bytes=memory, vendor=vendor, segment=segment, sort=sort)
@@ -104,13 +99,13 @@ def gpus(cat: Cat, market: Market | None = None, min_memory: str | None = None, 
 
 
 @router.get("/offers")
-def offers(cat: Cat, gpu: Names = None, market: Market | None = None, currency: Currency | None = None,
-           spot: bool | None = None, provider: Names = None, sort: str = "gpu-price",
-           limit: Annotated[int, Query(ge=0, description="0: all")] = 40) -> list[Row]:
-    """``gpuplan offers --json``: cheapest per GPU-hour first."""
+def offers(cat: Cat, gpu: Names = None, exact: bool = False, market: Market | None = None,
+           currency: Currency | None = None, spot: bool | None = None, provider: Names = None,
+           sort: str = "gpu-price", limit: Annotated[int, Query(ge=0, description="0: all")] = 40) -> list[Row]:
+    """``gpuplan offers --json``: cheapest per GPU-hour first; ``exact`` matches GPU names without variants."""
     if provider:
         resolve_providers(cat, provider, "provider")
-    views = list_offers(cat, gpus=gpu or (), market=market, currency=currency, spot=spot,
+    views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=currency, spot=spot,
                         providers=provider or (), sort=sort)
     return [v.row() for v in (views[:limit] if limit else views)]
 
@@ -154,8 +149,7 @@ def meta(cat: Cat) -> Row:
 def estimate(req: EstimateRequest, cat: Cat) -> Row:
     """``gpuplan estimate --json``: memory breakdown, time or speed, band and assumptions."""
     m, g = preset_model(cat, req.model), cat.gpu(req.gpu)
-    training = req.task in ("finetune", "pretrain")
-    return (train_estimate(req, m, g) if training else infer_estimate(req, m, g)).as_dict()
+    return config_estimate(req, m, g).as_dict()
 
 
 @router.post("/plan")
@@ -165,7 +159,7 @@ def plan_job(req: PlanRequest, cat: Cat) -> Row:
     result = plan(cat, preset_model(cat, req.model), job_from(req, req.task, **extra), constraints_from(req, cat))
     data = result.as_dict()
     if req.task == "serve":
-        data["serving"] = [_serving_costs(x) for x in result.ranked]
+        data["serving"] = [serving_costs(x) for x in result.ranked]
     return data
 
 
@@ -214,19 +208,13 @@ def count(value: float | str | None, field: str) -> float:
 
 
 def job_from(req: JobFields, task: str, **extra: Any) -> Job:
-    """The :class:`Job` the CLI's options would make (``cli._job``), from request fields."""
-    method = "full" if task == "pretrain" else req.method or "full"
-    samples, per_sample = count(req.samples, "samples"), count(req.tokens_per_sample, "tokens_per_sample")
-    if samples and not per_sample:
-        raise InputError("tokens_per_sample", "samples need the tokens in each sample.",
-                         "add tokens_per_sample, e.g. 512.")
-    sizes = {"prompt_len": req.prompt, "output_len": req.output, "batch": req.batch}
-    return Job(task=task, method=method, samples=samples, tokens_per_sample=per_sample, epochs=req.epochs,
-               tokens=count(req.tokens, "tokens"), requests=count(req.requests, "requests"),
-               seq_len=req.seq_len or (int(min(per_sample, 4096)) if per_sample else 2048),
-               weight_format=req.quant, lora_rank=req.lora_rank, lora_targets=req.lora_targets,
-               base_quant="int4-wo" if method == "ptuning" and req.quant in ("int4", "int4-wo") else None,
-               **{k: v for k, v in sizes.items() if v is not None}, **extra)
+    """The :class:`Job` the CLI's options make (``gpuplan.requests.make_job``), from request fields."""
+    sizes = {"prompt": req.prompt, "output": req.output, "batch": req.batch}
+    return make_job(task, method=req.method or "full", samples=count(req.samples, "samples"),
+                    tokens_per_sample=count(req.tokens_per_sample, "tokens_per_sample"), epochs=req.epochs,
+                    tokens=count(req.tokens, "tokens"), requests=count(req.requests, "requests"),
+                    seq_len=req.seq_len, quant=req.quant, lora_rank=req.lora_rank, lora_targets=req.lora_targets,
+                    **{k: v for k, v in sizes.items() if v is not None}, **extra)
 
 
 def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
@@ -244,28 +232,12 @@ def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
                        quant=req.quant if inference else None, objective=req.objective or "cost", top=req.top)
 
 
-def train_estimate(req: EstimateRequest, m: ModelSpec, g: Gpu) -> JobEstimate:
-    group = req.tp * req.pp
-    n = req.n_gpus or group
-    if n % group:
-        raise InputError("n_gpus", f"{n} GPUs do not split into TP {req.tp} × PP {req.pp}.",
-                         f"use a multiple of {group} GPUs.")
-    job = job_from(req, req.task)
-    parallel = Parallelism(tp=req.tp, pp=req.pp, dp=n // group, zero=req.zero)
-    base_quant = req.quant if job.method in ("ptuning", "lora") and req.quant else None
-    setup = training_setup(job, parallel, req.micro_batch, req.recompute, grad_accum=req.grad_accum,
-                           precision=req.precision, optimizer=req.optimizer, base_quant=base_quant, framework="hf")
-    return estimate_training(m, g, job, setup)
-
-
-def infer_estimate(req: EstimateRequest, m: ModelSpec, g: Gpu) -> JobEstimate:
-    if req.n_gpus and req.n_gpus != req.tp * req.pp:
-        raise InputError("n_gpus", f"inference uses TP × PP GPUs per replica ({req.tp * req.pp}), not "
-                         f"{req.n_gpus}.", f"use tp {req.n_gpus}, or leave n_gpus out.")
-    job = job_from(req, req.task)
-    fmt = weight_format(req.quant or ("bf16" if m.native_dtype in ("bf16", "fp32") else "fp16"), "quant").name
-    return estimate_inference(m, g, job, inference_setup(job, req.tp, req.engine, fmt, kv_dtype=req.kv_dtype,
-                                                         pp=req.pp))
+def config_estimate(req: EstimateRequest, m: ModelSpec, g: Gpu) -> JobEstimate:
+    """``gpuplan.requests.estimate_config`` with the request's fields (the ``estimate`` command)."""
+    return estimate_config(m, g, job_from(req, req.task), tp=req.tp, pp=req.pp, n_gpus=req.n_gpus, zero=req.zero,
+                           micro_batch=req.micro_batch, grad_accum=req.grad_accum, recompute=req.recompute,
+                           precision=req.precision, optimizer=req.optimizer, engine=req.engine,
+                           kv_dtype=req.kv_dtype)
 
 
 # ---------------------------------------------------------------- errors

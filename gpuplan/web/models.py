@@ -22,6 +22,7 @@ Recompute = Literal["none", "selective", "full"]
 LoraTargets = Literal["all-linear", "attention", "qv", "mlp"]
 KvDtype = Literal["bf16", "fp16", "fp8"]
 Market = Literal["cn", "global"]
+Segment = Literal["datacenter", "workstation", "consumer", "tpu", "npu"]
 Currency = Literal["USD", "CNY"]
 Objective = Literal["cost", "time", "value"]
 Count = float | str  # 10000, 1e4 or "10k"
@@ -74,7 +75,7 @@ class EstimateRequest(JobFields):
     micro_batch: PositiveInt = 1
     grad_accum: PositiveInt = 1
     recompute: Recompute = "none"
-    precision: Precision = "bf16-mixed"
+    precision: Precision | Literal["auto"] = "auto"
     optimizer: Optimizer = "adamw"
     kv_dtype: KvDtype = "bf16"
     # the defaults of `gpuplan estimate`

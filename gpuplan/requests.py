@@ -1,0 +1,98 @@
+"""What the CLI and the HTTP API share between "options the user gave" and library objects: building and
+validating a :class:`Job`, and estimating one configuration from user-level options.
+
+Field names in errors are the CLI's option names (``--samples``); the HTTP API maps them to its own.
+"""
+
+from __future__ import annotations
+
+from gpuplan.errors import InputError
+from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
+from gpuplan.estimate.quant import weight_format
+from gpuplan.types import METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, Gpu, Job, ModelSpec, Parallelism
+
+LORA_TARGETS = ("all-linear", "attention", "qv", "mlp")
+TASKS = ("infer", "serve", "finetune", "pretrain")
+
+
+def _positive(field: str, value: float | None) -> None:
+    if value is not None and value <= 0:
+        raise InputError(field, f"{value:g} must be greater than 0.", f"give a positive {field.lstrip('-')}.")
+
+
+def _choice(field: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InputError(field, f"'{value}' is not one of: {', '.join(choices)}.",
+                         "use one of: " + ", ".join(choices) + ".")
+
+
+def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_per_sample: float = 0.0,
+             epochs: float = 1.0, tokens: float = 0.0, seq_len: int | None = None, prompt: int = 1024,
+             output: int = 256, batch: int = 1, requests: float = 0.0, rps: float = 0.0,
+             ttft_s: float | None = None, tpot_s: float | None = None, quant: str | None = None,
+             lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0) -> Job:
+    """A validated job; sequences default to the tokens per sample, at most 4,096."""
+    _choice("--task", task, TASKS)
+    method = "full" if task == "pretrain" else method
+    _choice("--method", method, METHODS)
+    _choice("--lora-targets", lora_targets, LORA_TARGETS)
+    for field, value in (("--prompt", prompt), ("--output", output), ("--batch", batch), ("--epochs", epochs),
+                         ("--lora-rank", lora_rank), ("--samples", samples or None),
+                         ("--tokens-per-sample", tokens_per_sample or None), ("--tokens", tokens or None),
+                         ("--requests", requests or None), ("--seq-len", seq_len), ("--ttft", ttft_s),
+                         ("--tpot", tpot_s)):
+        _positive(field, value)
+    if samples and not tokens_per_sample:
+        raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
+                         "add --tokens-per-sample, e.g. 512.")
+    if rps < 0:
+        raise InputError("--rps", f"{rps:g} requests per second is negative.", "give a positive --rps.")
+    seq = seq_len or (int(min(tokens_per_sample, 4096)) if tokens_per_sample else 2048)
+    return Job(task=task, method=method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs,
+               tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
+               rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
+               lora_targets=lora_targets, global_batch=global_batch,
+               base_quant="int4-wo" if method == "ptuning" and quant in ("int4", "int4-wo") else None)
+
+
+def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 1, n_gpus: int | None = None,
+                    zero: int = 0, micro_batch: int = 1, grad_accum: int = 1, recompute: str = "none",
+                    precision: str = "auto", optimizer: str = "adamw", framework: str = "hf",
+                    prefix_len: int = 128, engine: str = "vllm", kv_dtype: str = "bf16") -> JobEstimate:
+    """Estimate ``job`` on one configuration given at the user's level (the ``estimate`` command)."""
+    for field, value in (("--tp", tp), ("--pp", pp), ("--micro-batch", micro_batch), ("--grad-accum", grad_accum),
+                         ("--prefix-len", prefix_len), ("--n-gpus", n_gpus)):
+        _positive(field, value)
+    if job.is_training:
+        return _training(m, gpu, job, tp, pp, n_gpus, zero, micro_batch, grad_accum, recompute, precision,
+                         optimizer, framework, prefix_len)
+    if n_gpus and n_gpus != tp * pp:
+        raise InputError("--n-gpus", f"inference uses TP × PP GPUs per replica ({tp * pp}), not {n_gpus}.",
+                         f"use --tp {n_gpus}, or leave --n-gpus out.")
+    fmt = weight_format(job.weight_format or ("bf16" if m.native_dtype in ("bf16", "fp32") else "fp16")).name
+    setup = inference_setup(job, tp, get_engine(engine).engine, fmt, kv_dtype=kv_dtype, pp=pp)
+    return estimate_inference(m, gpu, job, setup)
+
+
+def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | None, zero: int, micro_batch: int,
+              grad_accum: int, recompute: str, precision: str, optimizer: str, framework: str,
+              prefix_len: int) -> JobEstimate:
+    _choice("--recompute", recompute, RECOMPUTE)
+    _choice("--optimizer", optimizer, OPTIMIZERS)
+    _choice("--zero", str(zero), ("0", "1", "2", "3"))
+    if precision != "auto":
+        _choice("--precision", precision, PRECISIONS)
+    n = n_gpus or tp * pp
+    if n % (tp * pp):
+        raise InputError("--n-gpus", f"{n} GPUs do not split into TP {tp} × PP {pp}.",
+                         f"use a multiple of {tp * pp} GPUs.")
+    overrides: dict[str, object] = dict(grad_accum=grad_accum, optimizer=optimizer, framework=framework,
+                                        prefix_len=prefix_len)
+    if precision != "auto":  # auto: what training_setup picks for the method and the GPU
+        overrides["precision"] = precision
+    if job.method in ("ptuning", "lora") and job.weight_format:
+        overrides["base_quant"] = weight_format(job.weight_format).name
+    setup = training_setup(job, Parallelism(tp=tp, pp=pp, dp=n // (tp * pp), zero=zero), micro_batch, recompute,
+                           gpu=gpu, **overrides)
+    return estimate_training(m, gpu, job, setup)
