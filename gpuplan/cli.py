@@ -41,7 +41,9 @@ def _root(ctx: typer.Context, catalog: CatalogOpt = None,
           lang: Annotated[str, typer.Option("--lang", help="Language of tables and explanations: en or zh.")] = "",
           ) -> None:
     if lang and lang not in i18n.LANGS:
-        raise typer.BadParameter("use en or zh.", param_hint="--lang")
+        from gpuplan.errors import InputError
+
+        raise InputError("--lang", f"'{lang}' is not a language gpuplan speaks.", "use en or zh.")
     if lang:
         i18n.set_lang(lang)
     ctx.obj = Options(tuple(catalog or ()))
@@ -56,7 +58,9 @@ def _catalog(ctx: typer.Context) -> Any:
 
 def _fmt(json_out: bool, csv_out: bool) -> str:
     if json_out and csv_out:
-        raise typer.BadParameter("choose one of --json and --csv.", param_hint="--json/--csv")
+        from gpuplan.errors import InputError
+
+        raise InputError("--json/--csv", "both output formats were asked for.", "choose one of --json and --csv.")
     return "json" if json_out else "csv" if csv_out else "table"
 
 
@@ -105,7 +109,10 @@ def gpus(
 
 def _check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
     if value is not None and value not in choices:
-        raise typer.BadParameter(f"'{value}' is not one of: {', '.join(choices)}.", param_hint=field)
+        from gpuplan.errors import InputError
+
+        raise InputError(field, f"'{value}' is not one of: {', '.join(choices)}.",
+                         "use one of: " + ", ".join(choices) + ".")
 
 
 # ---------------------------------------------------------------- offers
@@ -630,16 +637,34 @@ def web(ctx: typer.Context,
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: library errors become a message and exit status 2, never a traceback."""
+    """Console entry point: library errors and usage errors become ``error: …`` / ``To fix: …`` on stderr
+    and exit status 2, never a traceback."""
+    # the click that typer runs on (typer vendors its own copy): its exception classes
+    clicks = sys.modules[typer.BadParameter.__module__]
+    no_args = getattr(clicks, "NoArgsIsHelpError", ())
     try:
-        app(args=argv, prog_name="gpuplan")
+        result = app(args=argv, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as err:
-        typer.secho(f"error: {err.message}", fg="red", err=True)
-        if err.fix:
-            typer.echo(f"To fix: {err.fix}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
+        _fail(err.message, err.fix)
+    except no_args as err:  # bare `gpuplan` or `gpuplan plan`: the help, as a successful run
+        err.show()
+        sys.exit(0)
+    except clicks.UsageError as err:
+        command = err.ctx.command_path if err.ctx else "gpuplan"
+        _fail(err.format_message(), f"see '{command} --help' for the options.")
+    except (clicks.Abort, KeyboardInterrupt):
         sys.exit(130)
+    except clicks.ClickException as err:
+        _fail(err.format_message(), "")
+    if isinstance(result, int) and result:
+        sys.exit(result)
+
+
+def _fail(message: str, fix: str) -> None:
+    typer.secho(f"error: {message}", fg="red", err=True)
+    if fix:
+        typer.echo(f"To fix: {fix}", err=True)
+    sys.exit(2)
 
 
 if __name__ == "__main__":

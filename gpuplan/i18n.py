@@ -38,6 +38,10 @@ ZH: dict[str, str] = {
     "weights": "权重", "kv_cache": "KV 缓存", "activations": "激活值", "gradients": "梯度",
     "optimizer": "优化器状态", "master_weights": "FP32 主权重", "adapter": "适配器", "workspace": "工作区",
     "logits": "logits", "overhead": "CUDA/框架开销", "dequant": "反量化缓冲", "prefix": "前缀",
+    "cheapest": "最便宜", "fastest": "最快", "best value": "性价比最高",
+    "step_overhead": "每步框架开销", "notes": "备注", "Changes that would make it fit": "能装下的调整",
+    "by": "排序", "fine-tune": "微调", "pretraining": "预训练", "batch inference": "批量推理", "serving": "在线服务",
+    "tokens": "tokens", "requests of": "个请求，每个", "incl.": "含", "start-up": "启动",
     # breakdown parts not named above (memory: allocator slack; time: training steps, inference phases)
     "allocator_slack": "分配器预留", "compute": "计算", "optimizer_step": "优化器更新",
     "data_parallel_comm": "数据并行通信", "tensor_parallel_comm": "张量并行通信", "pipeline_bubble": "流水线气泡",

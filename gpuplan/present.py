@@ -40,6 +40,8 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
     _show_breakdown(e.memory, f"{tr('Memory per GPU')}: {e.model.name} on {e.describe()} — {state} "
                               f"({fmt_bytes(e.needed_bytes)} with {e.headroom:.0%} headroom of "
                               f"{fmt_bytes(e.capacity_bytes)})", fmt_bytes)
+    if not e.fits:
+        _out("Does not fit: " + "; ".join(_fit_hints(e)) + ". 'gpuplan plan' searches these for you.")
     extra = e.memory.extra
     if extra.get("kv_capacity_tokens") is not None:
         _out(f"KV cache capacity: {extra['kv_capacity_tokens']:,} tokens; {extra['max_concurrent_seqs']:,} concurrent "
@@ -58,6 +60,26 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
             _out(f"Replicas for {e.job.rps:g} req/s: {e.replicas} ({e.total_gpus} GPUs).")
     rows = _assumption_rows(e.memory) + (_assumption_rows(e.time) if e.time else [])
     table(rows, [Col("", "name"), Col(tr("Value"), "value"), Col(tr("Source"), "source")], tr("Assumptions"))
+
+
+def _fit_hints(e: JobEstimate) -> list[str]:
+    """The usual knobs, given what this estimate used."""
+    from gpuplan.types import TrainSetup
+
+    s = e.setup
+    short = f"short by {fmt_bytes(e.shortfall_bytes)}"
+    if isinstance(s, TrainSetup):
+        hints = [short]
+        if s.recompute == "none":
+            hints.append("try --recompute full")
+        if s.micro_batch > 1:
+            hints.append("a smaller --micro-batch")
+        if s.method == "full":
+            hints.append("--method lora or qlora")
+        if s.parallel.n_gpus == 1:
+            hints.append("more GPUs with --n-gpus and --zero 3")
+        return hints
+    return [short, "a smaller --batch or context", "--quant awq-int4 or int8-wo", "more GPUs with --tp"]
 
 
 # ---------------------------------------------------------------- plans
@@ -85,12 +107,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         _out(to_json(data))
         return
     if fmt == "csv":
-        rows = []
-        for i, x in enumerate(result.ranked, 1):
-            d = x.as_dict()
-            d.pop("estimate", None)
-            rows.append({"rank": i, **d})
-        sys.stdout.write(to_csv(rows))
+        sys.stdout.write(to_csv([_csv_row(i, x) for i, x in enumerate(result.ranked, 1)]))
         return
     job = result.job
     if not result.ranked:
@@ -104,12 +121,14 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
     rows = [_plan_row(x, i) for i, x in enumerate(result.ranked, 1)]
     cols = [Col("#", "rank", None, "right"), Col(tr("Config"), "config"), Col(tr("Provider"), "where"),
             Col(tr("Time"), "time", None, "right"), Col(tr("Cost"), "cost", None, "right"),
-            Col(tr("Memory needed"), "memory", None, "right"), Col("notes", "notes")]
-    what = {"finetune": f"{job.method} fine-tune, {fmt_count(job.train_tokens)} tokens",
-            "pretrain": f"pretraining, {fmt_count(job.train_tokens)} tokens",
-            "infer": f"batch inference, {fmt_count(job.requests)} requests of {job.prompt_len}+{job.output_len} tokens",
-            "serve": f"serving {job.rps:g} req/s of {job.prompt_len}+{job.output_len} tokens"}[job.task]
-    table(rows, cols, f"{tr('Plans')}: {result.model.name}, {what} — by {result.constraints.objective}",
+            Col(tr("Memory needed"), "memory", None, "right"), Col(tr("notes"), "notes")]
+    lengths = f"{job.prompt_len}+{job.output_len}"
+    what = {"finetune": f"{job.method} {tr('fine-tune')}, {fmt_count(job.train_tokens)} tokens",
+            "pretrain": f"{tr('pretraining')}, {fmt_count(job.train_tokens)} tokens",
+            "infer": f"{tr('batch inference')}, {fmt_count(job.requests)} × {lengths} tokens",
+            "serve": f"{tr('serving')} {job.rps:g} req/s × {lengths} tokens"}[job.task]
+    objective = tr({"cost": "cheapest", "time": "fastest", "value": "best value"}[result.constraints.objective])
+    table(rows, cols, f"{tr('Plans')}: {result.model.name}, {what} — {objective}",
           f"{result.fitting_configs} configurations fit of {result.considered} considered; band on time: "
           f"{_band(result.pick.estimate)}")
     if job.task == "serve":
@@ -129,9 +148,27 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         rows = [{"where": x.label(), "time": fmt_seconds(x.calendar_seconds), "notes": "; ".join(x.notes),
                  "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.platforms]
         table(rows, [Col(tr("Platform"), "where"), Col(tr("Time"), "time", None, "right"),
-                     Col(tr("Cost"), "cost", None, "right"), Col("notes", "notes")], tr("Free and cheap platforms"))
+                     Col(tr("Cost"), "cost", None, "right"), Col(tr("notes"), "notes")], tr("Free and cheap platforms"))
     if compare_buy:
         show_buy(_buy_rows(catalog, result, hours_per_month), False)
+
+
+def _csv_row(rank: int, x: Any) -> dict[str, Any]:
+    """One plan as flat cells (no JSON inside a cell)."""
+    o = x.offer
+    return {
+        "rank": rank, "gpu": x.estimate.gpu.name, "n_gpus": x.estimate.n_gpus, "replicas": x.estimate.replicas,
+        "config": x.estimate.describe(), "provider": x.where, "instance_type": o.instance_type if o else "",
+        "region": o.region if o else "", "pricing": o.pricing if o else "platform",
+        "price_per_hour": o.price_per_hour if o else "", "price_currency": o.currency if o else "",
+        "seconds": round(x.seconds, 1), "calendar_seconds": round(x.calendar_seconds or x.seconds, 1),
+        "cost_total": round(x.cost.total, 4), "cost_compute": round(x.cost.compute, 4),
+        "cost_storage": round(x.cost.storage, 4), "currency": x.cost.currency,
+        "memory_needed_bytes": round(x.estimate.needed_bytes),
+        "memory_available_bytes": round(x.estimate.capacity_bytes),
+        "source": o.source if o else (x.platform.source if x.platform else ""),
+        "as_of": o.as_of.isoformat() if o else "", "notes": "; ".join(x.notes),
+    }
 
 
 def _band(e: JobEstimate) -> str:

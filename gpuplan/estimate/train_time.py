@@ -119,10 +119,11 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         bubble = compute * (par.pp - 1) / (s.grad_accum + par.pp - 1)
     bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
     optimizer = steps * optimizer_step_bytes(m, s) / bandwidth
-    if framework_class(s.framework) == "eager":  # Python, data loader, scheduler, logging once per step
-        optimizer += steps * s.grad_accum * cal.get("micro_step_overhead_s")
-    parts = (("compute", compute), ("optimizer_step", optimizer), ("data_parallel_comm", exposed_dp),
-             ("tensor_parallel_comm", tp_total), ("pipeline_bubble", bubble))
+    step_overhead = 0.0
+    if framework_class(s.framework) == "eager":  # Python, data loader, scheduler, logging per micro-step
+        step_overhead = steps * s.grad_accum * cal.get("micro_step_overhead_s")
+    parts = (("compute", compute), ("optimizer_step", optimizer), ("step_overhead", step_overhead),
+             ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total), ("pipeline_bubble", bubble))
     mfu = model_flops_per_token(m, s.seq_len) * tokens / (n * peak) / max(sum(v for _, v in parts), 1e-9)
     assumptions = (
         Assumption("FLOPs per token", f"{train_flops_per_token(m, s) / 1e9:,.1f} GFLOP ({s.method}, recompute "

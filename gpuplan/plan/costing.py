@@ -20,6 +20,16 @@ from gpuplan.units import GB, HOUR, MONTH
 # time per interruption-day, and rounds the expectation up to 10 % to cover slow restarts and reloads.
 SPOT_OVERHEAD = 0.10
 
+# Every rented run first boots the instance, installs the environment and downloads the weights; gpuplan
+# bills 5 minutes of start-up plus the weights at 1 Gb/s (a common instance network share). It keeps tiny jobs
+# from looking cheapest on many GPUs and is shown in every plan's notes.
+STARTUP_SECONDS = 300.0
+WEIGHTS_DOWNLOAD_BYTES_PER_S = 125e6
+
+
+def startup_seconds(weights_bytes: float) -> float:
+    return STARTUP_SECONDS + weights_bytes / WEIGHTS_DOWNLOAD_BYTES_PER_S
+
 
 @dataclass(frozen=True, slots=True)
 class Cost:

@@ -27,7 +27,7 @@ from gpuplan.estimate.job import (
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
 from gpuplan.listing import match_gpus, resolve_providers
-from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost
+from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
 from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform
 from gpuplan.units import GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
 
@@ -236,17 +236,19 @@ def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, c
 # ---------------------------------------------------------------- pricing
 
 
-def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: set[str] | None
-                ) -> list[tuple[Offer, int]]:
+def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: set[str] | None,
+                serving: bool = False) -> list[tuple[Offer, int]]:
     """(offer, instances) pairs that give ``n`` GPUs of this type: one instance with exactly ``n``, or
-    ``n/8`` 8-GPU instances for multi-node."""
+    ``n/8`` 8-GPU instances for multi-node. Serving leaves spot out unless ``--spot`` asks for it: a
+    preempted server drops its traffic."""
+    no_spot = c.spot is False or (serving and c.spot is None)
     out = []
     for o in catalog.offers:
         if o.gpu != gpu or (c.market and o.market != c.market):
             continue
         if providers is not None and o.provider not in providers:
             continue
-        if (c.spot is True and o.pricing != "spot") or (c.spot is False and o.pricing == "spot"):
+        if (c.spot is True and o.pricing != "spot") or (no_spot and o.pricing == "spot"):
             continue
         if o.pricing == "reserved":
             continue
@@ -270,14 +272,16 @@ def _disk_bytes(m: ModelSpec, job: Job) -> float:
 
 def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str] | None) -> list[Candidate]:
     job = e.job
-    seconds = HOUR if job.task == "serve" else e.seconds
-    if not math.isfinite(seconds):
+    serving = job.task == "serve"
+    if not math.isfinite(e.seconds) and not serving:
         return []
+    startup = 0.0 if serving else startup_seconds(count_params(e.model).total * 2.0)
+    seconds = HOUR if serving else e.seconds + startup
     disk = _disk_bytes(e.model, job)
     out = []
-    for offer, instances in _offers_for(catalog, e.gpu.name, e.n_gpus, c, providers):
+    for offer, instances in _offers_for(catalog, e.gpu.name, e.n_gpus, c, providers, serving):
         cost = rental_cost(catalog, offer, seconds, c.currency, instances * e.replicas, disk, c.spot_overhead)
-        notes = []
+        notes = [f"incl. {fmt_seconds(startup)} start-up"] if startup else []
         if offer.gpu_mapping == "inferred":
             notes.append("GPU inferred from the instance family")
         if offer.pricing == "spot":
@@ -289,8 +293,8 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
 
 def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, seconds: float) -> list[Candidate]:
     out = []
-    for p in catalog.platforms:
-        if p.gpu != e.gpu.name or p.gpu_count < e.n_gpus or (c.market and p.market != c.market):
+    for p in catalog.platforms:  # accounts are per market: mainland-China platforms only with --market cn
+        if p.gpu != e.gpu.name or p.gpu_count < e.n_gpus or p.market != (c.market or "global"):
             continue
         hours = seconds / HOUR
         notes = [f"{p.platform} {p.tier}: " + ("GPU not guaranteed" if not p.guaranteed else "guaranteed GPU")]
@@ -475,8 +479,8 @@ def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: S
                 best, near = _best_inference(m, gpu, job, n, c, cal)
             if best:
                 fitting.append(best)
-                if job.is_training and n >= 8 and best.seconds < 3600:
-                    break  # more GPUs only add cost once a job takes minutes
+                if job.is_training and n >= 8 and best.seconds < 3600 and c.objective != "time":
+                    break  # for cost and value, more GPUs only add overhead once a job takes minutes
             elif near:
                 closest.append(near)
     return fitting, closest
@@ -492,7 +496,7 @@ def _offered_counts(catalog: Catalog, c: Constraints, providers: set[str] | None
 def offered_platforms(catalog: Catalog, c: Constraints) -> set[str]:
     if not c.platforms:
         return set()
-    return {p.gpu for p in catalog.platforms if not c.market or p.market == c.market}
+    return {p.gpu for p in catalog.platforms if p.market == (c.market or "global")}
 
 
 def _within_limits(x: Candidate, c: Constraints) -> bool:
@@ -531,7 +535,10 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
     if job.is_training and job.seq_len > 512:
         changes.append(("halve the sequence length", replace(job, seq_len=job.seq_len // 2), c))
     if c.max_gpus is not None:
-        changes.append(("allow more GPUs", job, replace(c, max_gpus=max(c.max_gpus * 4, 8))))
+        changes.append(("allow any number of GPUs", job, replace(c, max_gpus=None)))
+        if job.task == "finetune" and job.method != "qlora":
+            changes.append(("switch to QLoRA and allow any number of GPUs", replace(job, method="qlora"),
+                            replace(c, max_gpus=None)))
     if c.gpus:
         changes.append(("allow any GPU", job, replace(c, gpus=())))
     if c.budget is not None or c.deadline_s is not None:
@@ -552,7 +559,10 @@ def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
     return [
         {"name": "memory headroom", "value": f"{c.headroom:.0%} of the GPU kept free",
          "source": "allocator fragmentation and stray buffers"},
-        {"name": "spot overhead", "value": f"+{c.spot_overhead:.0%} run time", "source": "gpuplan.plan.costing"},
+        {"name": "spot overhead", "value": f"+{c.spot_overhead:.0%} run time; serving plans use no spot unless "
+                                          "--spot", "source": "gpuplan.plan.costing"},
+        {"name": "start-up", "value": "5 min + weights downloaded at 1 Gb/s, billed with each run",
+         "source": "gpuplan.plan.costing.STARTUP_SECONDS"},
         {"name": "storage", "value": "weights + data + one checkpoint beyond the included disk",
          "source": "offer's included_disk_gb and storage price"},
         {"name": "calibration", "value": cal.fitted_on or "fitted parameters", "source": "docs/accuracy.md"},

@@ -1,0 +1,249 @@
+"""The planning commands as a user runs them (``python -m gpuplan ...``): JSON keys with units, CSV rows, the
+estimate breakdown, fit/compare/buy JSON, Chinese output, and errors that exit 2 with a fix and no traceback."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+TINY = str(Path(__file__).resolve().parent / "fixtures" / "tiny_catalog")
+SMALL_JOB = ("plan", "finetune", "Qwen2.5-0.5B", "--method", "lora", "--samples", "2k", "--tokens-per-sample", "512")
+
+
+def _json(result: subprocess.CompletedProcess[str]) -> Any:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def plan_json() -> dict[str, Any]:
+    return _json(run_cli(*SMALL_JOB, "--json"))  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- plan --json / --csv
+
+
+def test_plan_json_has_the_documented_keys(plan_json: dict[str, Any]) -> None:
+    assert {"pick", "ranked", "pareto", "explanation", "assumptions", "platforms", "suggestions"} <= set(plan_json)
+    assert plan_json["task"] == "finetune" and plan_json["objective"] == "cost"
+    assert plan_json["ranked"] and plan_json["pareto"] and plan_json["explanation"]
+    assert plan_json["pick"] == plan_json["ranked"][0]
+    for a in plan_json["assumptions"]:
+        assert set(a) == {"name", "value", "source"}
+
+
+def test_plan_json_keys_carry_their_unit(plan_json: dict[str, Any]) -> None:
+    for plan in [plan_json["pick"], *plan_json["ranked"], *plan_json["pareto"], *plan_json["platforms"]]:
+        assert {"memory_needed_bytes", "memory_available_bytes", "seconds", "calendar_seconds", "cost"} <= set(plan)
+        assert 0 < plan["memory_needed_bytes"] <= plan["memory_available_bytes"]
+        assert plan["seconds"] > 0
+        assert {"total", "compute", "storage", "currency", "billed_seconds"} <= set(plan["cost"])
+        est = plan["estimate"]
+        assert "total_bytes" in est["memory"] and "breakdown_bytes" in est["memory"]
+        assert "total_seconds" in est["time"] and "breakdown_seconds" in est["time"]
+    offer = plan_json["pick"]["offer"]
+    assert {"provider", "instance_type", "price_per_hour", "currency", "source", "as_of"} <= set(offer)
+
+
+def test_plan_csv_has_a_header_and_one_row_per_plan(cli: Cli, plan_json: dict[str, Any]) -> None:
+    result = cli(*SMALL_JOB, "--csv")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    header = result.stdout.splitlines()[0].split(",")
+    assert header[0] == "rank" and {"gpu", "n_gpus", "provider", "seconds", "memory_needed_bytes"} <= set(header)
+    assert len(rows) == len(plan_json["ranked"])
+    assert [r["rank"] for r in rows] == [str(i) for i in range(1, len(rows) + 1)]
+    assert [(r["gpu"], r["provider"]) for r in rows] == [(p["gpu"], p["provider"]) for p in plan_json["ranked"]]
+
+
+def test_plan_csv_cells_are_flat_values(cli: Cli) -> None:
+    # STYLE.md "No structured values inside a CSV cell": a spreadsheet user sorts by cost, so the cost and the
+    # offer are columns of their own, not JSON objects inside one cell.
+    result = cli(*SMALL_JOB, "--csv")
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    nested = sorted({k for r in rows for k, v in r.items() if v.startswith(("{", "["))})
+    assert not nested, f"columns holding JSON: {nested}"
+
+
+def test_plan_budget_and_deadline_on_the_command_line(cli: Cli) -> None:
+    # tiny catalog (tests/fixtures/tiny_catalog): TINY-SLOW plans cost ~$0.12 and take ~14 min; one
+    # TINY-FAST on demand costs ~$1.17 and takes ~9 min; eight take ~1 min
+    job = ("plan", "finetune", "Qwen2.5-0.5B", "--samples", "20k", "--tokens-per-sample", "512",
+           "--provider", "TinyFast", "--provider", "TinyCheap", "--no-spot", "--json")
+    everything = _json(cli("--catalog", TINY, *job))
+    assert {p["provider"] for p in everything["ranked"]} == {"TinyFast", "TinyCheap"}
+    cheap = _json(cli("--catalog", TINY, *job, "--budget", "0.5USD"))
+    assert cheap["ranked"] and all(p["cost"]["total"] <= 0.5 for p in cheap["ranked"])
+    assert {p["gpu"] for p in cheap["ranked"]} == {"TINY-SLOW"}
+    quick = _json(cli("--catalog", TINY, *job, "--deadline", "10min"))
+    assert quick["ranked"] and all(p["calendar_seconds"] <= 600 for p in quick["ranked"])
+    assert {p["gpu"] for p in quick["ranked"]} == {"TINY-FAST"}
+    capped = _json(cli("--catalog", TINY, *job, "--max-gpus", "1", "--objective", "time"))
+    assert all(p["n_gpus"] * p["replicas"] <= 1 for p in capped["ranked"])
+
+
+# ---------------------------------------------------------------- estimate
+
+
+def test_estimate_qlora_json_breakdown_band_and_assumptions(cli: Cli) -> None:
+    d = _json(cli("estimate", "Llama-2-7B", "--task", "finetune", "--method", "qlora", "--gpu", "4090", "--json"))
+    assert d["gpu"] == "RTX4090" and d["model"] == "Llama-2-7B"
+    mem = d["memory"]
+    assert sum(mem["breakdown_bytes"].values()) == pytest.approx(mem["total_bytes"], rel=1e-9)
+    assert all(v >= 0 for v in mem["breakdown_bytes"].values())
+    assert {"weights", "optimizer", "activations"} <= set(mem["breakdown_bytes"])
+    assert mem["low_bytes"] <= mem["total_bytes"] <= mem["high_bytes"]
+    assert {"p10_ratio", "p90_ratio", "class"} <= set(mem["band"])
+    assert mem["assumptions"] and all({"name", "value", "source"} <= set(a) for a in mem["assumptions"])
+    assert d["memory_needed_bytes"] == pytest.approx(mem["total_bytes"] * (1 + d["headroom"]))
+    assert d["fits"] == (d["memory_needed_bytes"] <= d["memory_available_bytes"])
+
+
+def test_estimate_with_a_dataset_adds_a_time_breakdown_and_band(cli: Cli) -> None:
+    d = _json(cli("estimate", "Llama-2-7B", "--task", "finetune", "--method", "qlora", "--gpu", "4090",
+                  "--samples", "1k", "--tokens-per-sample", "512", "--json"))
+    t = d["time"]
+    assert sum(t["breakdown_seconds"].values()) == pytest.approx(t["total_seconds"], rel=1e-9)
+    assert t["low_seconds"] <= t["total_seconds"] <= t["high_seconds"]
+    assert t["band"]["class"] == "finetune_time"
+
+
+# ---------------------------------------------------------------- errors
+
+
+def _assert_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stdout[-500:], result.stderr[-500:])
+    assert result.stderr.startswith("error:"), result.stderr[:300]
+    assert "To fix:" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    for needle in needles:
+        assert needle in result.stderr, (needle, result.stderr)
+
+
+def test_estimate_tp_that_does_not_divide_the_heads(cli: Cli) -> None:
+    result = cli("estimate", "Llama-2-7B", "--task", "infer", "--tp", "3")
+    _assert_error(result, "--tp", "1, 2, 4, 8, 16")
+
+
+def test_estimate_context_longer_than_the_model(cli: Cli) -> None:
+    result = cli("estimate", "Llama-2-7B", "--task", "infer", "--prompt", "8000", "--output", "1000")
+    _assert_error(result, "4096")
+
+
+def test_negative_samples(cli: Cli) -> None:
+    _assert_error(cli("plan", "finetune", "Llama-2-7B", "--samples", "-5", "--tokens-per-sample", "100"), "--samples")
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (("--provider", "Lambdda"), ("--provider", "Did you mean 'Lambda'", "gpuplan offers")),
+        (("--gpus", "H10"), ("--gpus", "Did you mean", "'H100'", "gpuplan gpus")),
+    ],
+)
+def test_unknown_provider_or_gpu_gets_a_did_you_mean(cli: Cli, args: tuple[str, ...], needles: tuple[str, ...]) -> None:
+    _assert_error(cli(*SMALL_JOB, *args), *needles)
+
+
+def test_unknown_model_gets_a_did_you_mean(cli: Cli) -> None:
+    result = cli("plan", "finetune", "Qwen2.5-0.5c", "--samples", "1k", "--tokens-per-sample", "256")
+    _assert_error(result, "Did you mean 'Qwen2.5-0.5B'", "gpuplan models")
+
+
+def test_unknown_gpu_in_estimate_gets_a_did_you_mean(cli: Cli) -> None:
+    _assert_error(cli("estimate", "Llama-2-7B", "--gpu", "H10"), "Did you mean", "'H100'")
+
+
+JOB_1K = ("plan", "finetune", "Llama-2-7B", "--samples", "1k", "--tokens-per-sample", "100")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        # library errors (GpuplanError)
+        pytest.param(("plan", "finetune", "Llama-2-7B"), id="no-training-tokens"),
+        pytest.param((*JOB_1K, "--budget", "abc"), id="bad-budget"),
+        pytest.param((*JOB_1K, "--max-gpus", "0"), id="max-gpus-0"),
+        pytest.param(("plan", "serve", "Llama-2-7B", "--rps", "0"), id="rps-0"),
+        pytest.param(("buy",), id="buy-nothing"),
+        pytest.param(("compare", "A100-80GB", "H1000"), id="compare-unknown-gpu"),
+        pytest.param(("fit", "Falcon-40b-instruct-x"), id="fit-unknown-model"),
+        # option values checked in the CLI itself (typer.BadParameter): same format as every other error
+        pytest.param((*JOB_1K, "--objective", "speed"), id="bad-objective"),
+        pytest.param((*JOB_1K, "--market", "us"), id="bad-market"),
+        pytest.param((*JOB_1K, "--json", "--csv"), id="json-and-csv"),
+    ],
+)
+def test_every_error_exits_2_with_error_and_fix(cli: Cli, args: tuple[str, ...]) -> None:
+    _assert_error(cli(*args))
+
+
+# ---------------------------------------------------------------- fit, compare, buy
+
+
+def test_fit_falcon_40b_json(cli: Cli) -> None:
+    d = _json(cli("fit", "Falcon-40B", "--json"))
+    assert d["model"] == "Falcon-40B"
+    cases = {r["use_case"]: r for r in d["rows"]}
+    assert {"inference 16-bit", "inference int8", "inference int4 (AWQ)", "LoRA fine-tune", "QLoRA fine-tune",
+            "full fine-tune"} == set(cases)
+    for row in d["rows"]:
+        assert row["settings"]
+        for o in row["options"]:
+            assert {"config", "gpu", "n_gpus", "memory_needed_bytes", "memory_per_gpu_bytes"} <= set(o)
+            assert o["memory_needed_bytes"] <= o["memory_per_gpu_bytes"]
+    # less memory per GPU as the weights shrink (single-GPU options)
+    single = {k: min((o["memory_needed_bytes"] for o in r["options"] if o["n_gpus"] == 1), default=None)
+              for k, r in cases.items()}
+    assert single["inference int8"] < single["inference 16-bit"]  # type: ignore[operator]
+    assert single["inference int4 (AWQ)"] < single["inference int8"]  # type: ignore[operator]
+
+
+def test_compare_a100_h100_json(cli: Cli) -> None:
+    d = _json(cli("compare", "A100-80GB", "H100", "--json"))
+    assert d["model"] == "Llama-3.1-8B"
+    rows = {r["measure"]: r for r in d["rows"]}
+    for measure in ("training (LoRA, tokens/s)", "training (full, tokens/s)", "inference batch-1 decode (tokens/s)",
+                    "inference throughput (tokens/s)"):
+        r = rows[measure]
+        assert r["ratio"] > 1, (measure, r["ratio"])
+        assert r["ratio"] == pytest.approx(r["H100"] / r["A100-80GB"])
+        assert r["A100-80GB_config"] and r["H100_config"]
+
+
+def test_buy_json_keys(cli: Cli) -> None:
+    rows = _json(cli("buy", "--gpu", "RTX4090", "--json"))
+    assert len(rows) == 1
+    r = rows[0]
+    assert {"gpu", "n_gpus", "currency", "purchase_with_host", "price_source", "price_kind", "price_as_of",
+            "capital_per_month", "power_per_hour", "own_per_month", "rent_per_hour", "rent_per_month", "rent_offer",
+            "hours_per_month", "years", "pue", "break_even_hours_per_month", "verdict"} <= set(r)
+    assert r["gpu"] == "RTX4090" and r["currency"] == "USD" and r["hours_per_month"] == 200
+    # the JSON rounds each figure to cents (power to 1/10000): allow for that
+    assert r["own_per_month"] == pytest.approx(r["capital_per_month"] + 200 * r["power_per_hour"], abs=0.03)
+    assert r["rent_per_month"] == pytest.approx(200 * r["rent_per_hour"], abs=0.03)
+    margin = r["rent_per_hour"] - r["power_per_hour"]
+    assert r["break_even_hours_per_month"] == pytest.approx(r["capital_per_month"] / margin, rel=1e-3)
+
+
+# ---------------------------------------------------------------- Chinese
+
+
+def test_lang_zh_plan_prints_chinese_headers(cli: Cli) -> None:
+    result = cli("--lang", "zh", *SMALL_JOB, "--top", "3")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for word in ("方案", "配置", "时间", "费用", "所需显存", "原因"):
+        assert word in out, word
+    assert re.search(r"最便宜的方案是", out)
+    assert "Why:" not in out and "Config" not in out

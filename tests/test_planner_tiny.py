@@ -1,0 +1,361 @@
+"""The planner on a tiny synthetic catalog (tests/fixtures/tiny_catalog, see its README) where every expected
+pick can be worked out by hand: fast-and-dear against slow-and-cheap, per-hour billing against per-second,
+included disk against a storage price, spot with its +10 % time, a CNY offer converted with a dated FX row.
+
+The bundled catalog is always loaded first, so every plan is restricted to the fixture's providers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuplan.catalog import Catalog, load_catalog
+from gpuplan.errors import InfeasibleError
+from gpuplan.estimate.params import count_params
+from gpuplan.plan.buy import default, ownership
+from gpuplan.plan.costing import SPOT_OVERHEAD, rental_cost, startup_seconds
+from gpuplan.plan.planner import Candidate, Constraints, PlanResult, hourly_price_of, plan
+from gpuplan.types import Job, Offer
+from gpuplan.units import GB, HOUR, MONTH, WEEK
+
+TINY = Path(__file__).resolve().parent / "fixtures" / "tiny_catalog"
+ALL = ("TinyFast", "TinyCheap", "TinyHourly", "TinyDisk", "TinyYuan")
+MODEL = "Qwen2.5-0.5B"  # small enough that every fixture configuration holds it
+
+
+@pytest.fixture(scope="module")
+def tiny() -> Catalog:
+    return load_catalog([TINY])
+
+
+def _job(samples: float = 20_000, tokens: int = 512) -> Job:
+    return Job(task="finetune", method="lora", samples=samples, tokens_per_sample=tokens, seq_len=tokens)
+
+
+def _plan(cat: Catalog, providers: tuple[str, ...] = ALL, samples: float = 20_000, **c: Any) -> PlanResult:
+    c.setdefault("platforms", False)
+    return plan(cat, cat.model(MODEL), _job(samples), Constraints(providers=providers, **c))
+
+
+def _pick(r: PlanResult) -> Candidate:
+    assert r.pick is not None, r.nothing_fits
+    return r.pick
+
+
+def _offer(cat: Catalog, provider: str, instance: str, pricing: str = "on-demand") -> Offer:
+    return next(o for o in cat.offers if (o.provider, o.instance_type, o.pricing) == (provider, instance, pricing))
+
+
+def _where(x: Candidate) -> tuple[str, str, int]:
+    assert x.offer is not None
+    return x.where, x.offer.pricing, x.estimate.total_gpus
+
+
+def _time(x: Candidate) -> float:
+    return x.calendar_seconds or x.seconds
+
+
+# ---------------------------------------------------------------- the fixture itself
+
+
+def test_fixture_loads_on_top_of_the_bundled_catalog(tiny: Catalog) -> None:
+    assert {"TINY-FAST", "TINY-SLOW"} <= set(tiny.gpus)
+    assert tiny.gpu("tinyfast").name == "TINY-FAST"  # gpu_aliases.csv
+    assert tiny.gpu("Tiny Slow Card").name == "TINY-SLOW"  # aliases ignore case and spaces
+    assert set(ALL) <= set(tiny.providers())
+    assert "H100" in tiny.gpus and "AutoDL" in tiny.providers()  # bundled rows are still there
+    assert not tiny.models.keys() - load_catalog().models.keys()  # models/ omitted: nothing added
+
+
+# ---------------------------------------------------------------- objectives
+
+
+def test_cost_picks_the_cheapest_total(tiny: Catalog) -> None:
+    # TINY-SLOW at TinyCheap ($0.50/h) is slower than TINY-FAST ($8.00/h), but not 16× slower, so its total
+    # is far lower: the rate difference outweighs the time difference.
+    r = _plan(tiny, ("TinyFast", "TinyCheap"), spot=False, objective="cost")
+    slow = next(x for x in r.ranked if x.where == "TinyCheap")
+    fast = next(x for x in r.ranked if x.where == "TinyFast" and x.estimate.n_gpus == 1)
+    assert fast.seconds < slow.seconds < 16 * fast.seconds  # premise: slower, but by less than the rate ratio
+    assert _where(_pick(r)) == ("TinyCheap", "on-demand", 1)
+    assert _pick(r).cost.total == min(x.cost.total for x in r.ranked)
+    assert "cheapest" in r.explanation and "TinyCheap" in r.explanation
+
+
+def test_time_picks_the_fastest(tiny: Catalog) -> None:
+    # Eight TINY-FAST in one instance split the work eight ways: no single-GPU offer comes close.
+    r = _plan(tiny, ("TinyFast", "TinyCheap"), spot=False, objective="time", max_gpus=8)
+    assert _where(_pick(r)) == ("TinyFast", "on-demand", 8)
+    assert _pick(r).estimate.gpu.name == "TINY-FAST"
+    assert _time(_pick(r)) == min(_time(x) for x in r.ranked)
+    assert "fastest" in r.explanation
+
+
+def test_time_objective_is_not_cut_short_at_eight_gpus(tiny: Catalog) -> None:
+    # Two or more tf-8x instances (16, 32, 64 TINY-FAST; --max-gpus 64) are all allowed, and each doubling
+    # halves the time of this data-parallel job: the fastest plan uses the most GPUs. The planner stops
+    # adding GPUs once a job takes under an hour ("more GPUs only add cost"), which is right for cost but
+    # not for the time objective.
+    r = _plan(tiny, ("TinyFast",), spot=False, objective="time", max_gpus=64)
+    pick = _pick(r)
+    assert pick.estimate.total_gpus > 8, f"time objective picked {pick.label()} in {pick.seconds:.0f} s"
+
+
+def test_value_picks_the_best_rate_and_ignores_billing_rounding(tiny: Catalog) -> None:
+    # The job takes ~0.25 h on TINY-SLOW. TinyHourly bills a whole started hour at $0.40 ($0.40 in total);
+    # TinyCheap bills the seconds at $0.50/h (~$0.12). Cost picks TinyCheap. Value (work per money at the
+    # offer's rate, without billing minimums) picks TinyHourly: the same work at $0.40/h instead of $0.50/h.
+    by_cost = _plan(tiny, ("TinyCheap", "TinyHourly"), objective="cost")
+    by_value = _plan(tiny, ("TinyCheap", "TinyHourly"), objective="value")
+    assert _pick(by_cost).seconds < 0.8 * HOUR  # premise: under 0.8 h, so one billed hour at $0.40 costs more
+    assert _pick(by_cost).where == "TinyCheap"
+    assert _pick(by_value).where == "TinyHourly"
+    hourly = _pick(by_value)
+    assert hourly.cost.billed_seconds == HOUR
+    assert hourly.cost.total == pytest.approx(0.40)
+    assert hourly.value_score == pytest.approx(0.40 * hourly.seconds / HOUR)
+    assert "best value" in by_value.explanation
+
+
+def test_included_disk_beats_a_storage_price(tiny: Catalog) -> None:
+    # TinyDisk's rate ($0.45/h) is below TinyCheap's ($0.50/h), but it includes no disk and charges
+    # $200 per GB-month: the ~1 GB of weights and token ids, billed for at least an hour, cost ~$0.27 —
+    # more than the whole run at TinyCheap, whose 100 GB included disk holds them for free.
+    r = _plan(tiny, ("TinyCheap", "TinyDisk"), objective="cost")
+    assert _pick(r).where == "TinyCheap" and _pick(r).cost.storage == 0
+    disk = next(x for x in r.ranked if x.where == "TinyDisk")
+    m = tiny.model(MODEL)
+    need = 2.0 * count_params(m).total + 4.0 * _job().train_tokens  # 16-bit weights + int32 token ids
+    expected = 200 * need / GB * max(disk.cost.billed_seconds, HOUR) / MONTH
+    assert disk.cost.storage == pytest.approx(expected, rel=1e-9)
+    assert disk.cost.total == pytest.approx(disk.cost.compute + expected)
+    # value leaves storage out, so there TinyDisk's lower rate wins
+    assert _pick(_plan(tiny, ("TinyCheap", "TinyDisk"), objective="value")).where == "TinyDisk"
+
+
+def test_spot_adds_ten_percent_time(tiny: Catalog) -> None:
+    # The same TINY-FAST on spot ($3.00/h) runs 10 % longer (expected preemptions and restarts) than on
+    # demand ($8.00/h): 1.1 × $3 = $3.30 of work per on-demand hour is still far cheaper than $8.
+    r = _plan(tiny, ("TinyFast",), objective="cost", max_gpus=1)
+    spot = next(x for x in r.ranked if x.offer and x.offer.pricing == "spot")
+    ondemand = next(x for x in r.ranked if x.offer and x.offer.pricing == "on-demand")
+    assert SPOT_OVERHEAD == 0.10
+    assert spot.estimate.seconds == pytest.approx(ondemand.estimate.seconds)
+    run = _run_seconds(spot)  # the work plus the start-up every rented run pays
+    assert ondemand.seconds == pytest.approx(run)
+    assert spot.seconds == pytest.approx(1.10 * run)
+    assert spot.cost.spot_overhead_seconds == pytest.approx(0.10 * run)
+    assert spot.cost.compute == pytest.approx(3.00 * math.ceil(1.10 * run) / HOUR)
+    assert "spot" in "; ".join(spot.notes)
+    assert r.pick is spot
+    # by time, the on-demand twin wins: same GPU, 10 % less time
+    assert _pick(_plan(tiny, ("TinyFast",), objective="time", max_gpus=1)).offer.pricing == "on-demand"  # type: ignore[union-attr]
+    # --spot / --no-spot keep one kind only
+    assert {x.offer.pricing for x in _plan(tiny, ("TinyFast",), spot=True).ranked} == {"spot"}  # type: ignore[union-attr]
+    assert "spot" not in {x.offer.pricing for x in _plan(tiny, ("TinyFast",), spot=False).ranked}  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------- costing by hand
+
+
+@pytest.mark.parametrize(
+    ("provider", "instance", "pricing", "seconds", "currency", "instances", "billed", "compute"),
+    [
+        # 3600 s granularity: a 1.2 h job bills 2 h at $0.40
+        ("TinyHourly", "th-1x", "on-demand", 1.2 * HOUR, "USD", 1, 2 * HOUR, 0.80),
+        # per-second billing: 1.2 h at $0.50
+        ("TinyCheap", "tc-1x", "on-demand", 1.2 * HOUR, "USD", 1, 1.2 * HOUR, 0.60),
+        # exactly one hour on hourly billing is one hour, not two
+        ("TinyHourly", "th-1x", "on-demand", HOUR, "USD", 1, HOUR, 0.40),
+        # spot: 1 h of work runs 1.1 h; 1.1 × $3.00
+        ("TinyFast", "tf-1x", "spot", HOUR, "USD", 1, 1.1 * HOUR, 3.30),
+        # two 8-GPU instances for half an hour: 2 × $64 × 0.5
+        ("TinyFast", "tf-8x", "on-demand", 0.5 * HOUR, "USD", 2, 0.5 * HOUR, 64.0),
+        # ¥3.50/h dated 2025-03-15 in USD with the 2025-03-10 rate 7.00 (not the later 8.00)
+        ("TinyYuan", "ty-1x", "on-demand", HOUR, "USD", 1, HOUR, 0.50),
+        ("TinyYuan", "ty-1x", "on-demand", 2 * HOUR, "CNY", 1, 2 * HOUR, 7.00),
+    ],
+)
+def test_rental_cost_by_hand(tiny: Catalog, provider: str, instance: str, pricing: str, seconds: float,
+                             currency: str, instances: int, billed: float, compute: float) -> None:
+    cost = rental_cost(tiny, _offer(tiny, provider, instance, pricing), seconds, currency, instances)
+    assert cost.billed_seconds == pytest.approx(billed)
+    assert cost.compute == pytest.approx(compute)
+    assert cost.storage == 0 and cost.total == pytest.approx(compute)
+    assert cost.currency == currency and cost.instances == instances
+
+
+def test_storage_by_hand(tiny: Catalog) -> None:
+    # 10 GB beyond the (zero) included disk at $200 per GB-month for one hour, on two instances
+    cost = rental_cost(tiny, _offer(tiny, "TinyDisk", "td-1x"), HOUR, "USD", 2, disk_bytes=10 * GB)
+    assert cost.storage == pytest.approx(2 * 200 * 10 * HOUR / MONTH)
+    assert cost.compute == pytest.approx(2 * 0.45)
+    # storage is billed for at least an hour even when the run is a minute
+    short = rental_cost(tiny, _offer(tiny, "TinyDisk", "td-1x"), 60, "USD", 1, disk_bytes=10 * GB)
+    assert short.storage == pytest.approx(200 * 10 * HOUR / MONTH)
+    # disk within the included 100 GB costs nothing
+    assert rental_cost(tiny, _offer(tiny, "TinyCheap", "tc-1x"), HOUR, "USD", 1, disk_bytes=90 * GB).storage == 0
+
+
+def test_cny_offer_in_usd_uses_the_dated_fx_row(tiny: Catalog) -> None:
+    # The fixture's FX rows are 7.00 (2025-03-10) and 8.00 (2025-03-20); TinyYuan's price is dated
+    # 2025-03-15, so ¥3.50/h is $0.50/h — the newest rate on or before the price's date.
+    assert tiny.fx_rate("USD", "CNY", dt.date(2025, 3, 15)).rate == 7.0
+    usd = _pick(_plan(tiny, ("TinyYuan",), currency="USD"))
+    cny = _pick(_plan(tiny, ("TinyYuan",), currency="CNY"))
+    assert usd.cost.currency == "USD" and cny.cost.currency == "CNY"
+    assert hourly_price_of(usd) == pytest.approx(3.50 / 7.0)
+    assert hourly_price_of(cny) == pytest.approx(3.50)
+    assert usd.cost.total == pytest.approx(cny.cost.total / 7.0)
+    # $0.50/h after conversion, same GPU and billing as TinyCheap: the same total in USD
+    cheap = _pick(_plan(tiny, ("TinyCheap",), currency="USD"))
+    assert usd.cost.total == pytest.approx(cheap.cost.total)
+    # --market cn keeps only the mainland offer
+    assert {x.where for x in _plan(tiny, ALL, market="cn", currency="CNY").ranked} == {"TinyYuan"}
+
+
+# ---------------------------------------------------------------- constraints
+
+
+def test_budget_drops_plans_over_it(tiny: Catalog) -> None:
+    # The TINY-SLOW offers cost well under $0.50 for this job; one TINY-FAST on demand costs over $1.
+    everything = _plan(tiny, ALL)
+    r = _plan(tiny, ALL, budget=0.50)
+    assert any(x.cost.total > 0.50 for x in everything.ranked)
+    assert r.ranked and all(x.cost.total <= 0.50 for x in r.ranked + r.pareto)
+    assert {x.where for x in r.ranked} >= {"TinyCheap", "TinyHourly", "TinyDisk", "TinyYuan"}
+
+
+def test_deadline_drops_plans_over_it(tiny: Catalog) -> None:
+    # TINY-SLOW needs ~14 min; TINY-FAST (one or eight) finishes within 10 min.
+    r = _plan(tiny, ALL, deadline_s=600)
+    assert r.ranked and all(_time(x) <= 600 for x in r.ranked + r.pareto)
+    assert {x.estimate.gpu.name for x in r.ranked} == {"TINY-FAST"}
+    # and a deadline nothing meets leaves no plan, with a reason
+    none = _plan(tiny, ALL, deadline_s=1)
+    assert none.pick is None and "deadline" in none.nothing_fits
+
+
+def test_max_gpus_caps_the_total(tiny: Catalog) -> None:
+    r = _plan(tiny, ("TinyFast",), objective="time", max_gpus=4)
+    assert r.ranked and all(x.estimate.total_gpus <= 4 for x in r.ranked + r.pareto)
+    assert _where(_pick(r)) == ("TinyFast", "on-demand", 1)  # the 8-GPU instance is over the cap
+
+
+# ---------------------------------------------------------------- platforms
+
+
+def test_free_notebook_with_a_weekly_quota(tiny: Catalog) -> None:
+    # TinyNotebook gives 1 free TINY-SLOW GPU-hour a week in 2 h sessions. A ~2.3 h job fits within four
+    # weeks of quota: it is listed at $0, takes three weeks of calendar time and needs a checkpoint/resume.
+    r = _plan(tiny, ("TinyCheap",), samples=200_000, platforms=True)
+    nb = next(x for x in r.platforms if x.where == "TinyNotebook")
+    hours = nb.seconds / HOUR
+    assert 2 < hours < 3  # premise
+    assert nb.cost.total == 0 and nb.offer is None
+    assert nb.calendar_seconds == pytest.approx(2 * WEEK + nb.seconds / 3)
+    notes = "; ".join(nb.notes)
+    assert "of 1 GPU-hours per week" in notes and "checkpoint and resume 2 times" in notes
+    # the rented offers are still ranked separately
+    assert [x.where for x in r.ranked] == ["TinyCheap"]
+    # more than four weeks of quota is not a plan
+    assert not any(x.where == "TinyNotebook" for x in _plan(tiny, ("TinyCheap",), samples=400_000,
+                                                              platforms=True).platforms)
+
+
+# ---------------------------------------------------------------- rent or buy
+
+
+def test_break_even_by_hand(tiny: Catalog) -> None:
+    # TINY-SLOW: $1,000 + the host share, depreciated over the default years; power at 150 W × PUE ×
+    # electricity; the cheapest on-demand rental is TinyHourly's $0.40/h.
+    o = ownership(tiny, tiny.gpus["TINY-SLOW"], 1, 200, "global", "USD")
+    host, years, pue = (default(k, "global")["value"] for k in ("host_share", "depreciation_years", "pue"))
+    e = default("electricity_price", "global")
+    kwh = tiny.convert(e["value"], e["currency"], "USD", e["as_of"])
+    capital = 1000 * (1 + host) / (12 * years)
+    power = 150 * pue / 1000 * kwh
+    assert o.rent_offer is not None and o.rent_offer.provider == "TinyHourly"
+    assert o.rent_per_hour == pytest.approx(0.40)
+    assert o.capital_per_month == pytest.approx(capital)
+    assert o.power_per_hour == pytest.approx(power)
+    assert o.break_even_hours_per_month == pytest.approx(capital / (0.40 - power))
+    assert o.own_per_month == pytest.approx(capital + 200 * power)
+
+
+def test_buying_a_restricted_part_in_china_is_refused(tiny: Catalog) -> None:
+    with pytest.raises(InfeasibleError, match="synthetic test rule"):
+        ownership(tiny, tiny.gpus["TINY-FAST"], 1, 200, "cn", "CNY")
+
+
+# ---------------------------------------------------------------- properties
+
+
+def _key(objective: str, x: Candidate) -> tuple[float, float]:
+    if objective == "time":
+        return (_time(x), x.cost.total)
+    if objective == "value":
+        return (x.value_score, x.cost.total)
+    return (x.cost.total, _time(x))
+
+
+def _run_seconds(x: Candidate) -> float:
+    """Estimated work plus the start-up (boot + weights download) billed with every rented run."""
+    return x.estimate.seconds + startup_seconds(2.0 * count_params(x.estimate.model).total)
+
+
+def _check_cost(cat: Catalog, x: Candidate, currency: str) -> None:
+    """cost = hourly price (converted with the dated FX rate) × billed hours × instances (+ storage)."""
+    o = x.offer
+    assert o is not None
+    rate = 1.0 if o.currency == currency else cat.fx_rate(o.currency, currency, o.as_of).rate
+    price = o.price_per_hour * rate
+    gran = o.billing_granularity_s or 1.0
+    work = _run_seconds(x) * (1.1 if o.pricing == "spot" else 1.0)
+    assert x.seconds == pytest.approx(work)
+    assert x.cost.billed_seconds == pytest.approx(math.ceil(x.seconds / gran - 1e-9) * gran)
+    assert x.cost.billed_seconds >= x.seconds - 1e-6
+    assert x.cost.instances == max(1, x.estimate.n_gpus // int(o.gpu_count))
+    assert x.cost.compute == pytest.approx(price * x.cost.billed_seconds / HOUR * x.cost.instances)
+    assert x.cost.storage >= 0
+    if (o.included_disk_bytes or 0) >= 100 * GB:
+        assert x.cost.storage == 0
+    assert x.cost.total == pytest.approx(x.cost.compute + x.cost.storage)
+
+
+@settings(max_examples=40)
+@given(samples=st.integers(100, 400_000), tokens=st.sampled_from([128, 256, 512, 1024]),
+       objective=st.sampled_from(["cost", "time", "value"]), spot=st.sampled_from([None, True, False]),
+       currency=st.sampled_from(["USD", "CNY"]))
+def test_plans_are_sorted_fit_and_priced_by_the_formula(tiny: Catalog, samples: int, tokens: int, objective: str,
+                                                       spot: bool | None, currency: str) -> None:
+    r = plan(tiny, tiny.model(MODEL), _job(samples, tokens),
+             Constraints(providers=ALL, objective=objective, spot=spot, currency=currency, platforms=False))
+    assert r.ranked
+    keys = [_key(objective, x) for x in r.ranked]
+    assert keys == sorted(keys)
+    for x in r.ranked + r.pareto:
+        assert x.estimate.fits and x.estimate.needed_bytes <= x.estimate.capacity_bytes
+        assert x.cost.currency == currency
+        _check_cost(tiny, x, currency)
+    # the pick is the best of everything priced, not only of the rows shown
+    assert _key(objective, _pick(r)) == min(keys)
+    # Pareto front: sorted by cost (time falling), and no member is beaten on both cost and time
+    front = r.pareto
+    assert front
+    costs, times = [x.cost.total for x in front], [_time(x) for x in front]
+    assert costs == sorted(costs) and all(a > b for a, b in itertools.pairwise(times))
+    for a in front:
+        for b in r.ranked:
+            assert not (b.cost.total < a.cost.total - 1e-12 and _time(b) < _time(a) - 1e-9), (a.label(), b.label())
+    # the cheapest plan and the fastest plan are on the front
+    assert front[0].cost.total == pytest.approx(min(x.cost.total for x in r.ranked))
+    assert times[-1] == pytest.approx(min(_time(x) for x in r.ranked))
