@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -51,21 +52,21 @@ INDEX_PUBLISHED = {row["name"]: float(row["published_params"]) for row in MODEL_
 REMOTE_CODE_COUNTS = [
     ("ChatGLM-6B", INDEX_PUBLISHED["ChatGLM-6B"], 0.02, "models/index.csv published_params: 6.2B (THUDM)"),
     ("ChatGLM2-6B", 6_243_584_000, 0.02,
-     "PEFT print_trainable_parameters on THUDM/chatglm2-6b: 'all params: 6243584000' (find_string id 14285528757)"),
+     "PEFT print_trainable_parameters on THUDM/chatglm2-6b: 'all params: 6243584000' (public file, repository not identified)"),
     ("ChatGLM3-6B", 6_243_584_000, 0.02,
-     "model.num_parameters() of THUDM/chatglm3-6b ChatGLMForConditionalGeneration (find_string id 29193968977)"),
+     "model.num_parameters() of THUDM/chatglm3-6b ChatGLMForConditionalGeneration (public file, repository not identified)"),
     ("GLM-4-9B-Chat", 9_399_951_360, 0.02,
-     "glm-4-9b-chat ChatGLMForConditionalGeneration parameter summary: 9399951360 (find_string id 29151670186)"),
+     "glm-4-9b-chat ChatGLMForConditionalGeneration parameter summary: 9399951360 (public file, repository not identified)"),
     ("GLM-130B", INDEX_PUBLISHED["GLM-130B"], 0.02, "models/index.csv published_params: 130B (Zeng et al. 2022)"),
-    ("Baichuan2-7B", 7.51e9, 0.02, "Baichuan2-7B 7.51B in a published comparison table (find_string id 59061919239); "
+    ("Baichuan2-7B", 7.51e9, 0.02, "Baichuan2-7B 7.51B in a published comparison table (public file, repository not identified); "
      "the Baichuan 2 report rounds it to 7B"),
     ("InternLM2-7B", 7_737_708_544, 0.02,
      "InternLM2 chat banner 'with 7737708544 (7.7B) parameters'; checkpoint element count 7737708544 "
-     "(find_string ids 41727181442, 66695423343)"),
+     "(public file, repository not identified)"),
     ("Qwen-7B", 7_721_324_544, 0.02,
-     "Qwen-7B-Chat GGUF metadata: 7,721,324,544 params (find_string id 69082520931)"),
-    ("Qwen-14B", 14e9, 0.02, "Qwen README model table: 14B (QwenLM/Qwen; find_string id 57698538954)"),
-    ("Qwen-72B", 72_287_920_128, 0.02, "Qwen-72B: 72,287,920,128 parameters (find_string id 57698538954)"),
+     "Qwen-7B-Chat GGUF metadata: 7,721,324,544 params (public file, repository not identified)"),
+    ("Qwen-14B", 14e9, 0.02, "Qwen README model table: 14B (QwenLM/Qwen; public file, repository not identified)"),
+    ("Qwen-72B", 72_287_920_128, 0.02, "Qwen-72B: 72,287,920,128 parameters (public file, repository not identified)"),
     ("Qwen-1.8B", 1.8e9, 0.028, "Qwen-1_8B model card: '1.8B' only, rounded to 0.1B, so ±2.8 % is the rounding "
      "itself (huggingface.co/Qwen/Qwen-1_8B)"),
 ]
@@ -91,9 +92,9 @@ def test_index_published_params_within_2_percent(catalog: Catalog, name: str, pu
 
 # Counts read from released checkpoints (safetensors metadata) for presets whose config came from a copy.
 CHECKPOINT_COUNTS = [
-    ("Qwen1.5-7B", 7_721_324_544, "Qwen/Qwen1.5-7B safetensors metadata (find_string id 65778472328)"),
+    ("Qwen1.5-7B", 7_721_324_544, "Qwen/Qwen1.5-7B safetensors metadata (public file, repository not identified)"),
     ("Qwen1.5-1.8B", 1_836_828_672, "Qwen/Qwen1.5-1.8B safetensors metadata, untied embeddings "
-     "(find_string id 65835899932; a Qwen1.5-1.8B-Chat LoRA log prints the same, id 55173016543)"),
+     "(a Qwen1.5-1.8B-Chat LoRA log prints the same)"),
 ]
 
 
@@ -104,20 +105,25 @@ def test_preset_matches_released_checkpoint(catalog: Catalog, name: str, n_param
 
 # ---------------------------------------------------------------- live: transformers on the meta device
 
-LIVE_PRESETS = ["Llama-2-7B", "Mixtral-8x7B", "DeepSeek-V2-Lite", "Falcon-40B", "Gemma-2-2B", "Qwen3-30B-A3B",
-                "Phi-2", "GPT-2-124M", "MPT-7B", "BLOOM-176B"]
+def _transformers_classes() -> list[tuple[str, str]]:
+    """(preset, transformers class) for every preset whose class ships in transformers."""
+    with (Path(__file__).parent / "data" / "param_counts.csv").open(encoding="utf-8") as f:
+        return [(r["name"], r["model_class"]) for r in csv.DictReader(f) if r["model_class"]]
 
 
-@pytest.mark.parametrize("name", LIVE_PRESETS)
-def test_live_transformers_numel(catalog: Catalog, name: str) -> None:
+@pytest.mark.parametrize(("name", "model_class"), _transformers_classes(), ids=[n for n, _ in _transformers_classes()])
+def test_live_transformers_numel(catalog: Catalog, name: str, model_class: str) -> None:
+    """Every preset with a transformers class: the exact count of that class built on the meta device."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     cfg = json.loads(Path(catalog.models[name].path).read_text(encoding="utf-8"))
+    if "text_config" in cfg:  # multimodal wrapper (Gemma 3): gpuplan counts the text model
+        cfg = cfg["text_config"]
     config = transformers.AutoConfig.for_model(cfg.pop("model_type"), **cfg)
     with torch.device("meta"):  # shapes only: no memory, no weights
-        model = transformers.AutoModelForCausalLM.from_config(config)
+        model = getattr(transformers, model_class)(config)
     numel = sum(p.numel() for p in model.parameters())  # shared (tied) parameters are yielded once
-    assert count_params(catalog.model(name)).total == numel, type(model).__name__
+    assert count_params(catalog.model(name)).total == numel, model_class
 
 
 # ---------------------------------------------------------------- native key names are read
