@@ -125,7 +125,7 @@ def offers(
         "--gpu", help="GPU name; a family (A100) also matches its variants (A100-80GB). Repeatable.")] = None,
     exact: Annotated[bool, typer.Option(help="Match --gpu names exactly, without variants.")] = False,
     market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
-    currency: Annotated[str | None, typer.Option(help="Show prices in USD or CNY (dated FX table).")] = None,
+    currency: Annotated[str | None, typer.Option(help="Show prices in USD or CNY (newest FX rate).")] = None,
     spot: Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot.")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
     min_gpus: Annotated[float | None, typer.Option(help="At least this many GPUs per instance.")] = None,
@@ -480,7 +480,8 @@ def _scaled(tokens: str | None, epochs: float) -> str | None:
 def plan_pretrain(
     ctx: typer.Context, model: ModelArg, tokens: Annotated[str, typer.Option(help="Training tokens, e.g. 1.4T.")],
     seq_len: Annotated[int, typer.Option("--seq-len", help="Sequence length.")] = 2048,
-    global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step (0: 512).")] = 0,
+    global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step (0: 4M tokens "
+                                                                     "worth, as LLaMA).")] = 0,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")] = 2048,
     budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
@@ -652,12 +653,22 @@ def main(argv: list[str] | None = None) -> None:
     except clicks.UsageError as err:
         command = err.ctx.command_path if err.ctx else "gpuplan"
         _fail(err.format_message(), f"see '{command} --help' for the options.")
-    except (clicks.Abort, KeyboardInterrupt):
+    except (getattr(clicks, "Abort", KeyboardInterrupt), KeyboardInterrupt):
         sys.exit(130)
+    except BrokenPipeError:  # `gpuplan … | head`: the reader left; nothing to report
+        _silence_stdout()
+        sys.exit(0)
     except clicks.ClickException as err:
         _fail(err.format_message(), "")
     if isinstance(result, int) and result:
         sys.exit(result)
+
+
+def _silence_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _fail(message: str, fix: str) -> None:

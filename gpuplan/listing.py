@@ -143,9 +143,9 @@ def list_offers(catalog: Catalog, *, gpus: Sequence[str] = (), exact: bool = Fal
         "gpus": lambda v: -v.offer.gpu_count, "age": lambda v: v.age_days, "provider": lambda v: v.offer.provider,
     }
     if currency is None and len({v.currency for v in views}) > 1:
-        usd = {id(v): catalog.convert(v.price_per_gpu_hour, v.currency, "USD", v.offer.as_of) for v in views}
+        usd = {id(v): catalog.convert(v.price_per_gpu_hour, v.currency, "USD") for v in views}
         keys["gpu-price"] = lambda v: usd[id(v)]
-        keys["price"] = lambda v: catalog.convert(v.price_per_hour, v.currency, "USD", v.offer.as_of)
+        keys["price"] = lambda v: catalog.convert(v.price_per_hour, v.currency, "USD")
     return sorted(views, key=lambda v: (keys[sort](v), v.offer.provider, v.offer.instance_type))
 
 
@@ -161,7 +161,7 @@ def resolve_providers(catalog: Catalog, names: Sequence[str], field: str = "--pr
 
 
 def _view(catalog: Catalog, o: Offer, currency: str, today: dt.date) -> OfferView:
-    price = catalog.convert(o.price_per_hour, o.currency, currency, o.as_of)
+    price = catalog.convert(o.price_per_hour, o.currency, currency)
     return OfferView(o, price, price / o.gpu_count, currency, (today - o.as_of).days)
 
 

@@ -6,19 +6,35 @@ Field names in errors are the CLI's option names (``--samples``); the HTTP API m
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 from gpuplan.errors import InputError
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
 from gpuplan.estimate.quant import weight_format
-from gpuplan.types import METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, Gpu, Job, ModelSpec, Parallelism
+from gpuplan.types import FRAMEWORKS, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, Gpu, Job, ModelSpec, Parallelism
 
 LORA_TARGETS = ("all-linear", "attention", "qv", "mlp")
 TASKS = ("infer", "serve", "finetune", "pretrain")
 
 
+# Beyond these a request is a typo, not a plan (the largest published runs: ~15T tokens, 1M-token contexts).
+LIMITS = {"--samples": 1e12, "--tokens-per-sample": 1e7, "--tokens": 1e15, "--requests": 1e12, "--rps": 1e6,
+          "--epochs": 1e4, "--prompt": 1e7, "--output": 1e7, "--batch": 1e6, "--seq-len": 1e7,
+          "--lora-rank": 1e5, "--global-batch": 1e8}
+
+
 def _positive(field: str, value: float | None) -> None:
-    if value is not None and value <= 0:
+    if value is None:
+        return
+    if not math.isfinite(value):
+        raise InputError(field, f"{value} is not a finite number.", f"give a positive {field.lstrip('-')}.")
+    if value <= 0:
         raise InputError(field, f"{value:g} must be greater than 0.", f"give a positive {field.lstrip('-')}.")
+    if field in LIMITS and value > LIMITS[field]:
+        raise InputError(field, f"{value:g} is beyond any real job (at most {LIMITS[field]:g}).",
+                         f"check the unit of {field}.")
 
 
 def _choice(field: str, value: str, choices: tuple[str, ...]) -> None:
@@ -41,13 +57,14 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
                          ("--lora-rank", lora_rank), ("--samples", samples or None),
                          ("--tokens-per-sample", tokens_per_sample or None), ("--tokens", tokens or None),
                          ("--requests", requests or None), ("--seq-len", seq_len), ("--ttft", ttft_s),
-                         ("--tpot", tpot_s)):
+                         ("--tpot", tpot_s), ("--rps", rps or None), ("--global-batch", global_batch or None)):
         _positive(field, value)
     if samples and not tokens_per_sample:
         raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
                          "add --tokens-per-sample, e.g. 512.")
-    if rps < 0:
-        raise InputError("--rps", f"{rps:g} requests per second is negative.", "give a positive --rps.")
+    if rps < 0 or global_batch < 0:
+        field = "--rps" if rps < 0 else "--global-batch"
+        raise InputError(field, "must not be negative.", f"give a positive {field}.")
     seq = seq_len or (int(min(tokens_per_sample, 4096)) if tokens_per_sample else 2048)
     return Job(task=task, method=method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs,
                tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
@@ -93,6 +110,9 @@ def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | 
         overrides["precision"] = precision
     if job.method in ("ptuning", "lora") and job.weight_format:
         overrides["base_quant"] = weight_format(job.weight_format).name
-    setup = training_setup(job, Parallelism(tp=tp, pp=pp, dp=n // (tp * pp), zero=zero), micro_batch, recompute,
+    _choice("--framework", framework, FRAMEWORKS)
+    dp = n // (tp * pp)
+    job = replace(job, global_batch=dp * micro_batch * grad_accum)  # the batch these options make
+    setup = training_setup(job, Parallelism(tp=tp, pp=pp, dp=dp, zero=zero), micro_batch, recompute,
                            gpu=gpu, **overrides)
     return estimate_training(m, gpu, job, setup)

@@ -178,6 +178,10 @@ JOB_1K = ("plan", "finetune", "Llama-2-7B", "--samples", "1k", "--tokens-per-sam
         pytest.param(("buy",), id="buy-nothing"),
         pytest.param(("compare", "A100-80GB", "H1000"), id="compare-unknown-gpu"),
         pytest.param(("fit", "Falcon-40b-instruct-x"), id="fit-unknown-model"),
+        pytest.param(("plan", "finetune", "Llama-2-7B", "--samples", "inf", "--tokens-per-sample", "100"),
+                     id="infinite-samples"),
+        pytest.param(("plan", "pretrain", "Llama-2-7B", "--tokens", "1e20"), id="tokens-beyond-any-job"),
+        pytest.param(("estimate", "Llama-2-7B", "--task", "finetune", "--framework", "bogus"), id="bad-framework"),
         # option values checked in the CLI itself (typer.BadParameter): same format as every other error
         pytest.param((*JOB_1K, "--objective", "speed"), id="bad-objective"),
         pytest.param((*JOB_1K, "--market", "us"), id="bad-market"),

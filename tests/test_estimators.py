@@ -56,6 +56,29 @@ def test_a_job_without_tokens_is_an_input_error(catalog: Catalog) -> None:
         train_time(catalog.model("Llama-3.1-8B"), catalog.gpu("H100"), TrainSetup(), 0)
 
 
+@pytest.mark.parametrize(("pp", "accum"), [(2, 1), (4, 8), (8, 64)])
+def test_pipeline_bubble_is_p_minus_1_over_m_of_compute(catalog: Catalog, pp: int, accum: int) -> None:
+    # 1F1B: the bubble is (p − 1)/m of the ideal compute time (Narayanan et al. 2021, eq. 1)
+    s = TrainSetup(method="full", micro_batch=1, seq_len=2048, grad_accum=accum, framework="megatron",
+                   parallel=Parallelism(pp=pp))
+    b = train_time(catalog.model("Llama-2-13B"), catalog.gpu("H100"), s, 1e9).breakdown
+    assert b.get("pipeline_bubble") == pytest.approx(b.get("compute") * (pp - 1) / accum)
+
+
+def test_data_parallel_ranks_beyond_the_global_batch_are_infeasible() -> None:
+    from gpuplan.estimate.job import default_global_batch, training_setup
+    from gpuplan.types import Job
+
+    job = Job(task="finetune", method="lora", samples=1000, tokens_per_sample=512, seq_len=512, global_batch=16)
+    setup = training_setup(job, Parallelism(dp=4), micro_batch=2)
+    assert setup.grad_accum == 2  # 4 ranks × 2 sequences × 2 steps = 16
+    with pytest.raises(InfeasibleError, match="global batch of 16") as info:
+        training_setup(job, Parallelism(dp=8), micro_batch=4)
+    assert info.value.field == "--global-batch"
+    pre = Job(task="pretrain", tokens=1e12, seq_len=4096)
+    assert default_global_batch(pre) * 4096 == 4 * 1024 * 1024  # LLaMA's 4M-token batch
+
+
 JOBS = [
     ("Llama-3.1-8B", TrainSetup(method="full", micro_batch=2, seq_len=4096, parallel=Parallelism(dp=8, zero=3))),
     ("Llama-3.1-8B", TrainSetup(method="lora", micro_batch=4, seq_len=2048)),

@@ -52,13 +52,17 @@ INDEX_PUBLISHED = {row["name"]: float(row["published_params"]) for row in MODEL_
 REMOTE_CODE_COUNTS = [
     ("ChatGLM-6B", INDEX_PUBLISHED["ChatGLM-6B"], 0.02, "models/index.csv published_params: 6.2B (THUDM)"),
     ("ChatGLM2-6B", 6_243_584_000, 0.02,
-     "PEFT print_trainable_parameters on THUDM/chatglm2-6b: 'all params: 6243584000' (public file, repository not identified)"),
+     "PEFT print_trainable_parameters on THUDM/chatglm2-6b: 'all params: 6243584000' "
+     "(public file, repository not identified)"),
     ("ChatGLM3-6B", 6_243_584_000, 0.02,
-     "model.num_parameters() of THUDM/chatglm3-6b ChatGLMForConditionalGeneration (public file, repository not identified)"),
+     "model.num_parameters() of THUDM/chatglm3-6b ChatGLMForConditionalGeneration "
+     "(public file, repository not identified)"),
     ("GLM-4-9B-Chat", 9_399_951_360, 0.02,
-     "glm-4-9b-chat ChatGLMForConditionalGeneration parameter summary: 9399951360 (public file, repository not identified)"),
+     "glm-4-9b-chat ChatGLMForConditionalGeneration parameter summary: 9399951360 "
+     "(public file, repository not identified)"),
     ("GLM-130B", INDEX_PUBLISHED["GLM-130B"], 0.02, "models/index.csv published_params: 130B (Zeng et al. 2022)"),
-    ("Baichuan2-7B", 7.51e9, 0.02, "Baichuan2-7B 7.51B in a published comparison table (public file, repository not identified); "
+    ("Baichuan2-7B", 7.51e9, 0.02,
+     "Baichuan2-7B 7.51B in a published comparison table (public file, repository not identified); "
      "the Baichuan 2 report rounds it to 7B"),
     ("InternLM2-7B", 7_737_708_544, 0.02,
      "InternLM2 chat banner 'with 7737708544 (7.7B) parameters'; checkpoint element count 7737708544 "
@@ -185,6 +189,20 @@ LLAMA = {  # Llama-2-7B's shape
     "model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008, "num_attention_heads": 32,
     "num_hidden_layers": 32, "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
 }
+
+
+@pytest.mark.parametrize(("config", "words"), [
+    ({"model_type": "t5", "d_model": 512, "num_layers": 6}, "encoder-decoder"),
+    ({"model_type": "mamba", "hidden_size": 768, "num_hidden_layers": 24}, "state-space"),
+    ({"model_type": "gpt_bigcode_x", "n_embd": 768}, "does not know"),
+    ({**LLAMA, "num_attention_heads": 0}, "zero attention heads"),
+], ids=["t5", "mamba", "unknown-type", "zero-heads"])
+def test_models_gpuplan_cannot_size_say_so(tmp_path: Path, config: dict[str, object], words: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ModelConfigError, match=words) as info:
+        read_config_file(path)
+    assert info.value.fix
 
 
 @pytest.mark.parametrize(("text", "words"), [

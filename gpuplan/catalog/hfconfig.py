@@ -52,6 +52,9 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
         spec = parse_config(inner, name)
         return _with_note(spec, "vision tower not counted: text model only")
     model_type = str(cfg.get("model_type", "")).lower()
+    if model_type in _UNSUPPORTED:
+        raise ModelConfigError(f"'{name}' is a {model_type} model: {_UNSUPPORTED[model_type]}.",
+                               "gpuplan sizes decoder-only transformers (and BERT); see 'gpuplan models'.")
     reader = _READERS.get(model_type, _llama_like)
     try:
         spec = reader(cfg, name)
@@ -61,6 +64,9 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
     except (TypeError, ValueError) as exc:
         raise ModelConfigError(f"config of '{name}' has a value of the wrong type ({exc}).",
                                "pass the config.json as published.") from None
+    except ZeroDivisionError:
+        raise ModelConfigError(f"config of '{name}' has zero attention heads or zero layers.",
+                               "check num_attention_heads and num_hidden_layers in the config.json.") from None
     _sanity(spec)
     return spec
 
@@ -142,6 +148,11 @@ def _base(cfg: Config, name: str, **overrides: Any) -> dict[str, Any]:
 
 def _llama_like(cfg: Config, name: str) -> ModelSpec:
     """Llama, Mistral, Yi, TinyLlama, SmolLM3, Baichuan 2, InternLM2, and unknown Llama-style configs."""
+    if "intermediate_size" not in cfg and str(cfg.get("model_type", "")).lower() not in _READERS:
+        known = ", ".join(SUPPORTED_MODEL_TYPES)
+        raise ModelConfigError(f"'{name}' has model_type '{cfg.get('model_type')}', which gpuplan does not know, "
+                               "and is not Llama-shaped (no intermediate_size).",
+                               f"gpuplan reads these model types: {known}.")
     if "intermediate_size" not in cfg:
         raise KeyError("intermediate_size")
     spec = _base(cfg, name)
@@ -377,3 +388,8 @@ _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "glm": _glm_paper,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
+_UNSUPPORTED = {
+    "t5": "an encoder-decoder model", "mt5": "an encoder-decoder model", "bart": "an encoder-decoder model",
+    "mamba": "a state-space model without attention layers", "mamba2": "a state-space model without attention",
+    "rwkv": "a recurrent model without attention layers", "whisper": "a speech encoder-decoder model",
+}

@@ -79,6 +79,8 @@ class Catalog:
         return _pick_rate(rates, on)
 
     def convert(self, amount: float, currency: str, to: str, on: dt.date | None = None) -> float:
+        """``amount`` in ``to``; at the newest rate unless ``on`` asks for the rate of a date. Plans and
+        listings convert every price at the newest rate, so a ranking never depends on the display currency."""
         if currency == to:
             return amount
         return amount * self.fx_rate(currency, to, on).rate

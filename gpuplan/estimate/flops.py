@@ -55,10 +55,5 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     return total
 
 
-def model_flops_per_token(m: ModelSpec, seq_len: int) -> float:
-    """The MFU convention: 6·N_active + attention (no recomputation), for reporting utilisation."""
-    return 3 * forward_flops_per_token(m, (seq_len + 1) / 2)
-
-
 def total_params(m: ModelSpec) -> int:
     return count_params(m).total

@@ -216,8 +216,12 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
                    gpu: Gpu | None = None, **overrides: Any) -> TrainSetup:
     """A TrainSetup for ``job`` with gradient accumulation chosen to reach the job's global batch; on a
     ``gpu`` without BF16 (Volta, Turing) the 16-bit format is FP16."""
-    global_batch = job.global_batch or max(parallel.dp * micro_batch, 32 if job.task == "finetune" else 512)
-    accum = max(1, math.ceil(global_batch / (parallel.dp * micro_batch)))
+    global_batch = default_global_batch(job)
+    if parallel.dp * micro_batch > global_batch:  # more sequences per step than the optimizer step holds
+        raise InfeasibleError("--global-batch", f"{parallel.dp} data-parallel ranks × micro-batch {micro_batch} "
+                              f"exceed the global batch of {global_batch} sequences.",
+                              "use fewer GPUs or a smaller micro-batch, or raise --global-batch.")
+    accum = max(1, round(global_batch / (parallel.dp * micro_batch)))
     method = "full" if job.task == "pretrain" else job.method
     # pretraining at scale runs on Megatron-LM/torchtitan-class stacks; fine-tuning on HF Trainer-class ones
     framework = "megatron" if job.task == "pretrain" else "hf"
@@ -231,6 +235,19 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
         values["precision"] = "fp16-mixed"
     values.update(overrides)
     return TrainSetup(**values)
+
+
+PRETRAIN_BATCH_TOKENS = 4 * 1024 * 1024  # LLaMA and Llama 2 trained with 4M-token batches (Touvron et al. 2023)
+FINETUNE_BATCH_SEQUENCES = 32
+
+
+def default_global_batch(job: Job) -> int:
+    """Sequences per optimizer step: the job's, else 32 for fine-tuning and 4M tokens for pretraining."""
+    if job.global_batch:
+        return job.global_batch
+    if job.task == "pretrain":
+        return max(1, PRETRAIN_BATCH_TOKENS // job.seq_len)
+    return FINETUNE_BATCH_SEQUENCES
 
 
 def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overrides: Any) -> InferSetup:

@@ -14,16 +14,17 @@ Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n 
 - data parallel: one gradient all-reduce per optimizer step (ZeRO-3/FSDP: all-gather weights in forward and
   backward + reduce-scatter gradients, every micro-step), overlapped with the backward pass;
 - tensor parallel: four all-reduces of the activations per layer per micro-step, not overlapped;
-- pipeline: the 1F1B bubble (p − 1)/(m + p − 1) of the step.
+- pipeline: the 1F1B bubble, (p − 1)/m of the ideal compute time for m micro-batches per step
+  (Narayanan et al. 2021, eq. 1).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.flops import model_flops_per_token, train_flops_per_token
+from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.memory import trainable_params
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate
 from gpuplan.types import Gpu, ModelSpec, TrainSetup
@@ -116,7 +117,7 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     tp_total = tp_comm * steps
     bubble = 0.0
     if par.pp > 1:
-        bubble = compute * (par.pp - 1) / (s.grad_accum + par.pp - 1)
+        bubble = compute * (par.pp - 1) / s.grad_accum  # t_bubble / t_ideal = (p − 1)/m (Narayanan et al. 2021)
     bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
     optimizer = steps * optimizer_step_bytes(m, s) / bandwidth
     step_overhead = 0.0
@@ -124,7 +125,8 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         step_overhead = steps * s.grad_accum * cal.get("micro_step_overhead_s")
     parts = (("compute", compute), ("optimizer_step", optimizer), ("step_overhead", step_overhead),
              ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total), ("pipeline_bubble", bubble))
-    mfu = model_flops_per_token(m, s.seq_len) * tokens / (n * peak) / max(sum(v for _, v in parts), 1e-9)
+    model_flops = train_flops_per_token(m, replace(s, recompute="none"))  # the method's work, no recomputation
+    mfu = model_flops * tokens / (n * peak) / max(sum(v for _, v in parts), 1e-9)
     assumptions = (
         Assumption("FLOPs per token", f"{train_flops_per_token(m, s) / 1e9:,.1f} GFLOP ({s.method}, recompute "
                    f"{s.recompute})", "6·N + attention (Kaplan et al. 2020); frozen base: 4·N"),

@@ -136,8 +136,8 @@ def ownership(catalog: Catalog, gpu: Gpu, n: int, hours_per_month: float, market
     host = default("host_share", market)["value"]
     if electricity is None:
         e = default("electricity_price", market)
-        electricity = catalog.convert(e["value"], e["currency"], currency, e["as_of"])
-    price = catalog.convert(row.price, row.currency, currency, row.as_of)
+        electricity = catalog.convert(e["value"], e["currency"], currency)
+    price = catalog.convert(row.price, row.currency, currency)
     if row.price_kind == "system-share":
         host = 0.0  # already includes the host
     purchase = price * n * (1 + host)

@@ -1,7 +1,7 @@
 """Money: the one place where a price per hour meets a duration.
 
 ``rental_cost`` bills an offer for a run of ``seconds`` (rounded up to the offer's billing granularity),
-adds disk beyond what the instance includes, and converts to the requested currency with the dated FX table.
+adds disk beyond what the instance includes, and converts to the requested currency at the newest rate of the FX table.
 Spot runs pay an expected preemption overhead (lost work since the last checkpoint plus restart).
 """
 
@@ -21,10 +21,11 @@ from gpuplan.units import GB, HOUR, MONTH
 SPOT_OVERHEAD = 0.10
 
 # Every rented run first boots the instance, installs the environment and downloads the weights; gpuplan
-# bills 5 minutes of start-up plus the weights at 1 Gb/s (a common instance network share). It keeps tiny jobs
-# from looking cheapest on many GPUs and is shown in every plan's notes.
+# bills 5 minutes of start-up plus the weights at 500 MB/s (4 Gb/s, what a single download from a model hub
+# typically sustains on a cloud instance). It keeps tiny jobs from looking cheapest on many GPUs and is
+# shown in every plan's notes.
 STARTUP_SECONDS = 300.0
-WEIGHTS_DOWNLOAD_BYTES_PER_S = 125e6
+WEIGHTS_DOWNLOAD_BYTES_PER_S = 500e6
 
 
 def startup_seconds(weights_bytes: float) -> float:
@@ -53,7 +54,7 @@ class Cost:
 
 
 def hourly_price(catalog: Catalog, offer: Offer, currency: str) -> float:
-    return catalog.convert(offer.price_per_hour, offer.currency, currency, offer.as_of)
+    return catalog.convert(offer.price_per_hour, offer.currency, currency)
 
 
 def rental_cost(catalog: Catalog, offer: Offer, seconds: float, currency: str, instances: int = 1,
@@ -67,6 +68,6 @@ def rental_cost(catalog: Catalog, offer: Offer, seconds: float, currency: str, i
     storage = 0.0
     extra_disk = max(0.0, disk_bytes - (offer.included_disk_bytes or 0.0))
     if extra_disk and offer.storage_price_per_gb_month:
-        per_gb_month = catalog.convert(offer.storage_price_per_gb_month, offer.currency, currency, offer.as_of)
+        per_gb_month = catalog.convert(offer.storage_price_per_gb_month, offer.currency, currency)
         storage = per_gb_month * extra_disk / GB * max(billed, HOUR) / MONTH * instances
     return Cost(compute, storage, currency, billed, instances, extra)

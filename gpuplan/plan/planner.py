@@ -200,10 +200,12 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
     for par in _training_layouts(m, n, job):
         for recompute in ("none", "full"):
             for mb in (8, 4, 2, 1):
-                setup = training_setup(job, par, mb, recompute, gpu=gpu)
                 try:
+                    setup = training_setup(job, par, mb, recompute, gpu=gpu)
                     e = estimate_training(m, gpu, job, setup, cal, c.headroom)
-                except InfeasibleError:
+                except InfeasibleError as err:
+                    if err.field == "--global-batch":
+                        continue  # a smaller micro-batch may fit the batch
                     break
                 if not e.fits:
                     if closest is None or e.shortfall_bytes < closest.shortfall_bytes:
@@ -309,9 +311,9 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
             notes.append(f"runs longer than one {p.session_max_hours:g} h session: checkpoint and resume "
                          f"{math.ceil(hours / p.session_max_hours)} times")
         if p.price_per_hour:
-            amount = catalog.convert(p.price_per_hour, p.currency, c.currency, p.as_of) * hours * e.n_gpus
+            amount = catalog.convert(p.price_per_hour, p.currency, c.currency) * hours * e.n_gpus
         elif p.price_per_month:
-            amount = catalog.convert(p.price_per_month, p.currency, c.currency, p.as_of) * max(
+            amount = catalog.convert(p.price_per_month, p.currency, c.currency) * max(
                 1, math.ceil(calendar / (30 * 86400)))
         else:
             amount = 0.0
@@ -561,12 +563,12 @@ def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
          "source": "allocator fragmentation and stray buffers"},
         {"name": "spot overhead", "value": f"+{c.spot_overhead:.0%} run time; serving plans use no spot unless "
                                           "--spot", "source": "gpuplan.plan.costing"},
-        {"name": "start-up", "value": "5 min + weights downloaded at 1 Gb/s, billed with each run",
+        {"name": "start-up", "value": "5 min + weights downloaded at 500 MB/s, billed with each run",
          "source": "gpuplan.plan.costing.STARTUP_SECONDS"},
         {"name": "storage", "value": "weights + data + one checkpoint beyond the included disk",
          "source": "offer's included_disk_gb and storage price"},
         {"name": "calibration", "value": cal.fitted_on or "fitted parameters", "source": "docs/accuracy.md"},
-        {"name": "FX", "value": "newest USD/CNY rate on or before each price's date", "source": "data/fx.csv"},
+        {"name": "FX", "value": "newest USD/CNY rate for every price", "source": "data/fx.csv"},
     ]
 
 
