@@ -271,7 +271,8 @@ SeqOpt = Annotated[int | None, typer.Option("--seq-len", help="Sequence length f
                                                                 "sample, capped at 4096).")]
 PromptOpt = Annotated[int, typer.Option("--prompt", help="Prompt tokens per request.")]
 OutputOpt = Annotated[int, typer.Option("--output", help="Generated tokens per request.")]
-BatchOpt = Annotated[int, typer.Option("--batch", help="Concurrent sequences (inference).")]
+BatchOpt = Annotated[int, typer.Option("--batch", help="Concurrent sequences (inference; 0: as many as the engine "
+                                                         "holds with --requests, else 1).")]
 QuantOpt = Annotated[str | None, typer.Option("--quant", help="Weight format: bf16, fp16, fp8, int8-wo, int4-wo, "
                                                                "awq-int4, gptq-int4, bnb-nf4, gguf-q4_k_m ...")]
 EngineOpt = Annotated[str, typer.Option("--engine", help="hf, vllm, sglang, trtllm or llamacpp.")]
@@ -330,7 +331,7 @@ def estimate(
     framework: Annotated[str, typer.Option(help="hf, pytorch, deepspeed, megatron, torchtitan or torchtune.")] = "hf",
     samples: SamplesOpt = None, tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = 1.0,
     tokens: TokensOpt = None, seq_len: SeqOpt = None,
-    prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 1,
+    prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 0,
     requests: Annotated[str | None, typer.Option(help="Requests in a batch-inference job.")] = None,
     engine: EngineOpt = "vllm", quant: QuantOpt = None,
     kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV-cache dtype: bf16, fp16 or fp8.")] = "bf16",
@@ -498,7 +499,7 @@ def plan_pretrain(
 
 @plan_app.command("infer")
 def plan_infer(
-    ctx: typer.Context, model: ModelArg, prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 8,
+    ctx: typer.Context, model: ModelArg, prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 0,
     requests: Annotated[str, typer.Option(help="Requests to process, e.g. 100k.")] = "1000",
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
@@ -507,7 +508,7 @@ def plan_infer(
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
-    """Plan a batch-inference job: requests × (prompt + output) tokens at a batch size."""
+    """Plan a batch-inference job: requests × (prompt + output) tokens, continuously batched."""
     _check_choice("--objective", objective, ("cost", "time", "value"))
     job = _job("infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,

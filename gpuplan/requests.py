@@ -12,7 +12,7 @@ from dataclasses import replace
 from gpuplan.errors import InputError
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
-from gpuplan.estimate.quant import weight_format
+from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.types import FRAMEWORKS, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, Gpu, Job, ModelSpec, Parallelism
 
 LORA_TARGETS = ("all-linear", "attention", "qv", "mlp")
@@ -45,7 +45,7 @@ def _choice(field: str, value: str, choices: tuple[str, ...]) -> None:
 
 def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_per_sample: float = 0.0,
              epochs: float = 1.0, tokens: float = 0.0, seq_len: int | None = None, prompt: int = 1024,
-             output: int = 256, batch: int = 1, requests: float = 0.0, rps: float = 0.0,
+             output: int = 256, batch: int = 0, requests: float = 0.0, rps: float = 0.0,
              ttft_s: float | None = None, tpot_s: float | None = None, quant: str | None = None,
              lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0) -> Job:
     """A validated job; sequences default to the tokens per sample, at most 4,096."""
@@ -53,7 +53,7 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     method = "full" if task == "pretrain" else method
     _choice("--method", method, METHODS)
     _choice("--lora-targets", lora_targets, LORA_TARGETS)
-    for field, value in (("--prompt", prompt), ("--output", output), ("--batch", batch), ("--epochs", epochs),
+    for field, value in (("--prompt", prompt), ("--output", output), ("--batch", batch or None), ("--epochs", epochs),
                          ("--lora-rank", lora_rank), ("--samples", samples or None),
                          ("--tokens-per-sample", tokens_per_sample or None), ("--tokens", tokens or None),
                          ("--requests", requests or None), ("--seq-len", seq_len), ("--ttft", ttft_s),
@@ -62,8 +62,8 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     if samples and not tokens_per_sample:
         raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
                          "add --tokens-per-sample, e.g. 512.")
-    if rps < 0 or global_batch < 0:
-        field = "--rps" if rps < 0 else "--global-batch"
+    if rps < 0 or global_batch < 0 or batch < 0:
+        field = "--rps" if rps < 0 else "--global-batch" if global_batch < 0 else "--batch"
         raise InputError(field, "must not be negative.", f"give a positive {field}.")
     seq = seq_len or (int(min(tokens_per_sample, 4096)) if tokens_per_sample else 2048)
     return Job(task=task, method=method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs,
@@ -87,7 +87,7 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
     if n_gpus and n_gpus != tp * pp:
         raise InputError("--n-gpus", f"inference uses TP × PP GPUs per replica ({tp * pp}), not {n_gpus}.",
                          f"use --tp {n_gpus}, or leave --n-gpus out.")
-    fmt = weight_format(job.weight_format or ("bf16" if m.native_dtype in ("bf16", "fp32") else "fp16")).name
+    fmt = weight_format(job.weight_format or native_format(m.native_dtype)).name
     setup = inference_setup(job, tp, get_engine(engine).engine, fmt, kv_dtype=kv_dtype, pp=pp)
     return estimate_inference(m, gpu, job, setup)
 

@@ -383,7 +383,7 @@ class Job:
     global_batch: int = 0  # sequences per optimizer step (0: choose)
     prompt_len: int = 1024
     output_len: int = 256
-    batch: int = 1
+    batch: int = 0  # concurrent sequences (0: infer runs as many as the engine holds; 1 without requests)
     requests: float = 0.0
     rps: float = 0.0
     ttft_s: float | None = None

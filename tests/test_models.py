@@ -252,3 +252,15 @@ def test_unknown_preset_suggests_close_names(catalog: Catalog) -> None:
 ])
 def test_presets_resolve_by_normalised_name_or_repo(catalog: Catalog, typed: str, preset: str) -> None:
     assert catalog.model(typed) == catalog.model(preset)
+
+
+@pytest.mark.parametrize(("qc", "native"), [
+    ({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}, "fp8"),
+    ({"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}, "awq-int4"),
+    ({"quant_method": "gptq", "bits": 8, "group_size": 128}, "gptq-int8"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True}, "bf16"),  # quantized at load time, not on disk
+], ids=["fp8", "awq", "gptq-8", "bnb"])
+def test_pre_quantized_checkpoints_keep_their_format(tmp_path: Path, qc: dict[str, object], native: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**LLAMA, "torch_dtype": "bfloat16", "quantization_config": qc}), encoding="utf-8")
+    assert read_config_file(path).native_dtype == native

@@ -196,3 +196,48 @@ def test_buy_rtx4090d_in_china_prints_a_break_even(cli: Cli) -> None:
     as_json = cli("buy", "--gpu", "RTX4090D", "--market", "cn", "--json")
     row = json.loads(as_json.stdout)[0]
     assert row["currency"] == "CNY" and row["break_even_hours_per_month"] > 0
+
+
+# ---------------------------------------------------------------- pre-quantized checkpoints and batch jobs
+
+
+def test_deepseek_v3_is_served_from_its_fp8_checkpoint(catalog: Catalog) -> None:
+    # the published weights are block-wise FP8 (quantization_config quant_method fp8): ~0.69 TB to download,
+    # not the 1.34 TB of a 16-bit copy, and the planner serves them as published unless told otherwise
+    from gpuplan.estimate.memory import weights_bytes
+    from gpuplan.estimate.quant import weight_format
+    from gpuplan.plan.costing import startup_seconds
+
+    m = catalog.model("DeepSeek-V3")
+    assert m.native_dtype == "fp8"
+    fp8 = weights_bytes(m, weight_format("fp8"))
+    assert 0.65e12 < fp8 < 0.72e12
+    r = _plan(catalog, "DeepSeek-V3", Job(task="infer", prompt_len=1000, output_len=500, requests=10_000))
+    pick = _pick(r)
+    assert pick.estimate.setup.weight_format == "fp8"  # type: ignore[union-attr]
+    assert f"incl. {_fmt(startup_seconds(fp8))} start-up" in pick.notes
+
+
+def _fmt(seconds: float) -> str:
+    from gpuplan.units import fmt_seconds
+
+    return fmt_seconds(seconds)
+
+
+@pytest.mark.parametrize("requests", [3, 100_000])
+def test_batch_inference_runs_as_many_sequences_as_the_engine_holds(catalog: Catalog, requests: int) -> None:
+    # continuous batching: the whole job in flight up to vLLM's max_num_seqs (256) and the KV cache
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.estimate.infer_speed import max_batch
+
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("A100-80GB")
+    job = Job(task="infer", prompt_len=1024, output_len=256, requests=requests)
+    s = inference_setup(job, 1, "vllm", "bf16")
+    assert s.batch == 0  # not given
+    e = estimate_inference(m, g, job, s)
+    cap = max_batch(m, g, inference_setup(Job(task="infer", batch=1), 1, "vllm", "bf16"), fitted())
+    assert e.setup.batch == min(cap, requests) and cap == 256  # type: ignore[union-attr]
+    one = estimate_inference(m, g, job, inference_setup(Job(task="infer", batch=1, requests=requests), 1, "vllm",
+                                                        "bf16"))
+    if requests > 256:  # batching is what makes a large batch job affordable
+        assert e.seconds < one.seconds / 20

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,26 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
         raise ModelConfigError(f"config of '{name}' has zero attention heads or zero layers.",
                                "check num_attention_heads and num_hidden_layers in the config.json.") from None
     _sanity(spec)
+    checkpoint = _checkpoint_format(cfg.get("quantization_config"))
+    if checkpoint:
+        spec = _with_note(replace(spec, native_dtype=checkpoint), f"checkpoint published in {checkpoint}")
     return spec
+
+
+def _checkpoint_format(qc: Any) -> str | None:
+    """The weight format a pre-quantized checkpoint ships in (its ``quantization_config``), or None.
+
+    DeepSeek-V3/R1 publish block-wise FP8 weights (``quant_method: fp8``); AWQ and GPTQ repositories carry
+    ``quant_method`` and ``bits``. bitsandbytes configs quantize at load time, so they leave the format alone."""
+    if not isinstance(qc, dict):
+        return None
+    method = str(qc.get("quant_method", "")).lower()
+    bits = qc.get("bits", qc.get("w_bit", 4))
+    if method == "fp8":
+        return "fp8"
+    if method in ("awq", "gptq") and bits in (4, 8):
+        return f"{method}-int{bits}" if (method, bits) != ("awq", 8) else None
+    return None
 
 
 def _text_type(model_type: str) -> str:
@@ -76,8 +96,6 @@ def _text_type(model_type: str) -> str:
 
 
 def _with_note(spec: ModelSpec, note: str) -> ModelSpec:
-    from dataclasses import replace
-
     return replace(spec, notes=(*spec.notes, note))
 
 

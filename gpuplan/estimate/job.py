@@ -172,6 +172,8 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
     """Batch inference (``infer``) or steady serving (``serve``) on ``s.tp × s.pp`` GPUs per replica."""
     check_inference(m, gpu, s)
     cal = cal or fitted()
+    if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
+        s = replace(s, batch=auto_batch(m, gpu, job, s, cal))
     mem = inference_memory(m, gpu, s, cal)
     if not gpu.memory_bandwidth_bytes_per_s:
         return JobEstimate(job, m, gpu, s.n_gpus, s, mem, None, None, 1, headroom)
@@ -187,6 +189,14 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
         time = Estimate(Breakdown("seconds", parts), cal.band("inference_throughput"),
                         mem.assumptions[:1], {"batches": waves})
     return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
+
+
+def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration) -> int:
+    """The batch of a batch-inference job run with continuous batching: the most sequences the engine holds at
+    once (its ``max_num_seqs`` and the KV cache), at most the job's requests; 1 without requests."""
+    if job.task != "infer" or not job.requests:
+        return 1
+    return max(1, min(max_batch(m, gpu, replace(s, batch=1), cal), math.ceil(job.requests)))
 
 
 def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal: Calibration,

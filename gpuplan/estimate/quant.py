@@ -69,3 +69,11 @@ def kv_bytes_per_value(kv_dtype: str, field: str = "--kv-dtype") -> float:
     if kv_dtype not in table:
         raise InputError(field, f"unknown KV-cache dtype '{kv_dtype}'.", "use one of: " + ", ".join(table) + ".")
     return table[kv_dtype]
+
+
+def native_format(native_dtype: str) -> str:
+    """The weight format a model is served in when none is asked for: its checkpoint's (FP8 for DeepSeek-V3,
+    AWQ/GPTQ for pre-quantized repositories), 16-bit otherwise (BF16 for BF16 and FP32 checkpoints)."""
+    if native_dtype in ("bf16", "fp32"):
+        return "bf16"
+    return native_dtype if native_dtype in weight_formats() else "fp16"

@@ -24,8 +24,9 @@ from gpuplan.estimate.job import (
     inference_setup,
     training_setup,
 )
+from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
-from gpuplan.estimate.quant import weight_format
+from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
 from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform
@@ -221,7 +222,7 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
 
 def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration
                     ) -> tuple[JobEstimate | None, JobEstimate | None]:
-    fmt = c.quant or job.weight_format or ("bf16" if m.native_dtype in ("bf16", "fp32") else "fp16")
+    fmt = c.quant or job.weight_format or native_format(m.native_dtype)
     engine = c.engine if not weight_format(fmt).name.startswith("gguf") else "llamacpp"
     if engine == "llamacpp" and tp > 1:
         return None, None
@@ -261,10 +262,15 @@ def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: s
     return out
 
 
+def _checkpoint_bytes(m: ModelSpec) -> float:
+    """Size of the published weights (FP8 for DeepSeek-V3, 16-bit for most): what the instance downloads."""
+    return weights_bytes(m, weight_format(native_format(m.native_dtype)))
+
+
 def _disk_bytes(m: ModelSpec, job: Job) -> float:
     """Weights, data and checkpoints the instance must hold."""
     params = count_params(m).total
-    weights = params * 2.0
+    weights = _checkpoint_bytes(m)
     data = job.train_tokens * 4.0 if job.is_training else 0.0  # token ids as int32
     checkpoint = 0.0
     if job.task == "pretrain" or (job.task == "finetune" and job.method in ("full", "freeze")):
@@ -277,7 +283,7 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
     serving = job.task == "serve"
     if not math.isfinite(e.seconds) and not serving:
         return []
-    startup = 0.0 if serving else startup_seconds(count_params(e.model).total * 2.0)
+    startup = 0.0 if serving else startup_seconds(_checkpoint_bytes(e.model))
     seconds = HOUR if serving else e.seconds + startup
     disk = _disk_bytes(e.model, job)
     out = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 Task = Literal["finetune", "pretrain", "infer", "serve"]
 Method = Literal["full", "lora", "qlora", "ptuning", "freeze"]
@@ -57,7 +57,7 @@ class JobFields(_Request):
     lora_targets: LoraTargets = "all-linear"
     prompt: PositiveInt | None = None
     output: PositiveInt | None = None
-    batch: PositiveInt | None = None
+    batch: NonNegativeInt | None = None  # 0: as many as the engine holds (batch inference)
     requests: Count | None = None
     quant: str | None = Field(None, min_length=1)
     engine: Engine = "vllm"
@@ -82,14 +82,15 @@ class EstimateRequest(JobFields):
     method: Method = "full"
     prompt: PositiveInt = 1024
     output: PositiveInt = 256
-    batch: PositiveInt = 1
+    batch: NonNegativeInt = 0
 
 
 class PlanRequest(JobFields):
     """A job and the constraints to plan it under (``gpuplan plan TASK``)."""
 
     task: Task
-    global_batch: int = Field(0, ge=0, description="Pretraining: sequences per optimizer step (0: 512).")
+    global_batch: int = Field(0, ge=0, description="Sequences per optimizer step (0: 32 for fine-tuning, "
+                                                   "4M tokens for pretraining).")
     rps: PositiveFloat | None = None
     ttft_s: PositiveFloat | None = None
     tpot_s: PositiveFloat | None = None
@@ -110,7 +111,7 @@ class PlanRequest(JobFields):
     _defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "finetune": {"method": "lora", "objective": "cost"},
         "pretrain": {"method": "full", "seq_len": 2048, "max_gpus": 2048, "objective": "time"},
-        "infer": {"prompt": 1024, "output": 256, "batch": 8, "requests": 1000, "objective": "cost"},
+        "infer": {"prompt": 1024, "output": 256, "batch": 0, "requests": 1000, "objective": "cost"},
         "serve": {"prompt": 1000, "output": 300, "rps": 1.0, "objective": "cost"},
     }
 
