@@ -419,6 +419,8 @@ def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, 
     if export:
         _export(cat, model, result, export, out)
     show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
+    if result.pick is None and not result.platforms:
+        raise typer.Exit(1)  # no plan: the output says why; scripts see a failure
 
 
 def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> None:

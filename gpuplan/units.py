@@ -130,6 +130,8 @@ def fmt_seconds(seconds: float) -> str:
     """'350 ms', '42 s', '1 h 29 min', '21.3 days'."""
     if not math.isfinite(seconds):
         return "∞"
+    if seconds < 0.01:
+        return f"{seconds * 1000:.1f} ms"
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
     if seconds < 60:

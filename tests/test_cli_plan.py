@@ -192,6 +192,22 @@ def test_every_error_exits_2_with_error_and_fix(cli: Cli, args: tuple[str, ...])
     _assert_error(cli(*args))
 
 
+@pytest.mark.parametrize(("args", "needles"), [
+    # a context longer than the model: the estimators' reason, not "no GPU can run this job"
+    (("plan", "infer", "Llama-2-7B", "--prompt", "8000", "--output", "500", "--requests", "100"),
+     ("longer than Llama-2-7B supports (4096 positions)", "To fix:")),
+    # a latency target no GPU meets: which target, the best any configuration reaches, and on what
+    (("plan", "serve", "Llama-3.1-70B", "--rps", "2", "--ttft", "10ms"),
+     ("none meets the latency targets", "target --ttft 10 ms", "the quickest first token is")),
+])
+def test_no_plan_says_why_and_exits_1(cli: Cli, args: tuple[str, ...], needles: tuple[str, ...]) -> None:
+    result = cli(*args)
+    assert result.returncode == 1, result.stderr
+    assert "No plan:" in result.stdout and "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in result.stdout
+
+
 # ---------------------------------------------------------------- fit, compare, buy
 
 

@@ -9,6 +9,7 @@ cheapest changes that would make it fit.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -193,9 +194,10 @@ def _training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
     return layouts
 
 
-def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration
-                   ) -> tuple[JobEstimate | None, JobEstimate | None]:
-    """(fastest estimate that fits, smallest-shortfall estimate) for ``n`` × ``gpu``."""
+def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
+                   reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
+    """(fastest estimate that fits, smallest-shortfall estimate) for ``n`` × ``gpu``; why others cannot run
+    is counted in ``reasons``."""
     best: JobEstimate | None = None
     closest: JobEstimate | None = None
     for par in _training_layouts(m, n, job):
@@ -205,6 +207,7 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                     setup = training_setup(job, par, mb, recompute, gpu=gpu)
                     e = estimate_training(m, gpu, job, setup, cal, c.headroom)
                 except InfeasibleError as err:
+                    reasons[(err.message, err.fix)] += 1
                     if err.field == "--global-batch":
                         continue  # a smaller micro-batch may fit the batch
                     break
@@ -220,8 +223,8 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
     return best, closest
 
 
-def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration
-                    ) -> tuple[JobEstimate | None, JobEstimate | None]:
+def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
+                    reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
     fmt = c.quant or job.weight_format or native_format(m.native_dtype)
     engine = c.engine if not weight_format(fmt).name.startswith("gguf") else "llamacpp"
     if engine == "llamacpp" and tp > 1:
@@ -229,7 +232,8 @@ def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, c
     try:
         setup = inference_setup(job, tp, engine, weight_format(fmt).name)
         e = estimate_inference(m, gpu, job, setup, cal, c.headroom)
-    except InfeasibleError:
+    except InfeasibleError as err:
+        reasons[(err.message, err.fix)] += 1
         return None, None
     if e.fits and (job.task != "serve" or e.replicas >= 1):
         return e, None
@@ -431,7 +435,8 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     _check_job(job, model)
     providers = resolve_providers(catalog, c.providers) if c.providers else None
     gpus = candidate_gpus(catalog, c)
-    estimates, closest = _enumerate(model, job, c, cal, gpus, catalog, providers)
+    reasons: Counter[tuple[str, str]] = Counter()
+    estimates, closest = _enumerate(model, job, c, cal, gpus, catalog, providers, reasons)
     cands: list[Candidate] = []
     for e in estimates:
         cands += _price(catalog, e, c, providers)
@@ -454,7 +459,7 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
         result.explanation += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
                                else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
     if not top:
-        result.nothing_fits = _nothing_fits(estimates, closest, cands, c)
+        result.nothing_fits = _nothing_fits(estimates, closest, cands, c, reasons)
         if suggest:
             result.suggestions = suggestions(catalog, model, job, c, cal)
     return result
@@ -471,7 +476,8 @@ def _check_job(job: Job, m: ModelSpec) -> None:
 
 
 def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
-               providers: set[str] | None) -> tuple[list[JobEstimate], list[JobEstimate]]:
+               providers: set[str] | None, reasons: Counter[tuple[str, str]]
+               ) -> tuple[list[JobEstimate], list[JobEstimate]]:
     fitting: list[JobEstimate] = []
     closest: list[JobEstimate] = []
     offered = _offered_counts(catalog, c, providers)
@@ -480,11 +486,11 @@ def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: S
                   (n > 8 and (gpu.name, 8) in offered) or (n <= 2 and gpu.name in offered_platforms(catalog, c))]
         for n in counts:
             if job.is_training:
-                best, near = _best_training(m, gpu, job, n, c, cal)
+                best, near = _best_training(m, gpu, job, n, c, cal, reasons)
             else:
                 if n > 8:
                     continue
-                best, near = _best_inference(m, gpu, job, n, c, cal)
+                best, near = _best_inference(m, gpu, job, n, c, cal, reasons)
             if best:
                 fitting.append(best)
                 if job.is_training and n >= 8 and best.seconds < 3600 and c.objective != "time":
@@ -516,15 +522,41 @@ def _within_limits(x: Candidate, c: Constraints) -> bool:
 
 
 def _nothing_fits(fitting: list[JobEstimate], closest: list[JobEstimate], cands: list[Candidate],
-                  c: Constraints) -> str:
+                  c: Constraints, reasons: Counter[tuple[str, str]]) -> str:
     if fitting and not cands:
         return ("configurations fit in memory, but none is offered within the constraints (market, providers, "
                 "spot, budget, deadline).")
     if not closest:
+        if reasons:
+            (message, fix), _ = reasons.most_common(1)[0]
+            return f"no configuration can run this job: {message}" + (f" To fix: {fix}" if fix else "")
         return "no GPU in the catalog can run this job."
+    slow = [e for e in closest if e.fits]  # serving: fits in memory but misses the latency targets at batch 1
+    if slow:
+        return _latency_miss(slow, c)
     near = min(closest, key=lambda e: e.shortfall_bytes / e.capacity_bytes)
     return (f"nothing fits: the closest, {near.describe()}, needs {fmt_bytes(near.needed_bytes)} per GPU but has "
             f"{fmt_bytes(near.capacity_bytes)} ({fmt_bytes(near.shortfall_bytes)} short).")
+
+
+def _latency_miss(slow: list[JobEstimate], c: Constraints) -> str:
+    job = slow[0].job
+
+    def first_token(e: JobEstimate) -> float:  # as the serving estimate counts it: prefill + one decode step
+        return e.speed.ttft_s + e.speed.tpot_s if e.speed else math.inf
+
+    best_ttft = min(slow, key=first_token)
+    best_tpot = min(slow, key=lambda e: e.speed.tpot_s if e.speed else math.inf)
+    parts = []
+    if job.ttft_s and first_token(best_ttft) > job.ttft_s:
+        parts.append(f"the quickest first token is {fmt_seconds(first_token(best_ttft))} on {best_ttft.describe()} "
+                     f"(target --ttft {fmt_seconds(job.ttft_s)})")
+    if job.tpot_s and best_tpot.speed and best_tpot.speed.tpot_s > job.tpot_s:
+        parts.append(f"the quickest token step is {fmt_seconds(best_tpot.speed.tpot_s)} on {best_tpot.describe()} "
+                     f"(target --tpot {fmt_seconds(job.tpot_s)})")
+    what = "; ".join(parts) or "no configuration meets the latency targets"
+    return (f"configurations fit in memory, but none meets the latency targets even serving one request at a "
+            f"time: {what}. Relax --ttft/--tpot, use a shorter prompt, or allow faster GPUs.")
 
 
 def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> list[dict[str, Any]]:
