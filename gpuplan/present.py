@@ -87,13 +87,27 @@ def _fit_hints(e: JobEstimate) -> list[str]:
 
 def _plan_row(x: Any, rank: int) -> dict[str, Any]:
     e = x.estimate
-    return {
+    row = {
         "rank": rank, "config": e.describe(), "where": x.label().split(" on ", 1)[1],
-        "time": fmt_seconds(x.calendar_seconds or x.seconds) if e.job.task != "serve" else "per hour",
+        "time": fmt_seconds(x.calendar_seconds or x.seconds),
         "cost": fmt_money(x.cost.total, x.cost.currency), "memory": f"{fmt_bytes(e.needed_bytes)} / "
                                                                    f"{fmt_bytes(e.capacity_bytes)}",
         "notes": "; ".join(x.notes),
     }
+    if e.job.task == "serve" and e.speed:  # per hour: what a user sees is the latency at the planned load
+        row.update(cost=fmt_money(x.cost.total, x.cost.currency) + "/h", batch=e.speed.batch,
+                   latency=f"{fmt_seconds(e.speed.ttft_s)} / {fmt_seconds(e.speed.tpot_s)}")
+    return row
+
+
+def _plan_cols(task: str) -> list[Col]:
+    if task == "serve":
+        middle = [Col(tr("TTFT / TPOT"), "latency", None, "right"),
+                  Col(tr("Seqs/replica"), "batch", None, "right"), Col(tr("Cost"), "cost", None, "right")]
+    else:
+        middle = [Col(tr("Time"), "time", None, "right"), Col(tr("Cost"), "cost", None, "right")]
+    return [Col("#", "rank", None, "right"), Col(tr("Config"), "config"), Col(tr("Provider"), "where"), *middle,
+            Col(tr("Memory needed"), "memory", None, "right"), Col(tr("notes"), "notes")]
 
 
 def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
@@ -119,9 +133,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
                    Col(tr("Time"), "time", None, "right")], "Changes that would make it fit")
         return
     rows = [_plan_row(x, i) for i, x in enumerate(result.ranked, 1)]
-    cols = [Col("#", "rank", None, "right"), Col(tr("Config"), "config"), Col(tr("Provider"), "where"),
-            Col(tr("Time"), "time", None, "right"), Col(tr("Cost"), "cost", None, "right"),
-            Col(tr("Memory needed"), "memory", None, "right"), Col(tr("notes"), "notes")]
+    cols = _plan_cols(job.task)
     lengths = f"{job.prompt_len}+{job.output_len}"
     what = {"finetune": f"{job.method} {tr('fine-tune')}, {fmt_count(job.train_tokens)} tokens",
             "pretrain": f"{tr('pretraining')}, {fmt_count(job.train_tokens)} tokens",
@@ -129,7 +141,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
             "serve": f"{tr('serving')} {job.rps:g} req/s × {lengths} tokens"}[job.task]
     objective = tr({"cost": "cheapest", "time": "fastest", "value": "best value"}[result.constraints.objective])
     table(rows, cols, f"{tr('Plans')}: {result.model.name}, {what} — {objective}",
-          f"{result.fitting_configs} configurations fit of {result.considered} considered; band on time: "
+          f"{result.fitting_configs} configurations fit of {result.considered} considered; "
           f"{_band(result.pick.estimate)}")
     if job.task == "serve":
         s = serving_costs(result.pick)
@@ -172,9 +184,12 @@ def _csv_row(rank: int, x: Any) -> dict[str, Any]:
 
 
 def _band(e: JobEstimate) -> str:
-    if e.time is None:
-        return "—"
-    return f"{e.time.band.low:.2f}×–{e.time.band.high:.2f}× ({e.time.band.cls})"
+    if e.time is None:  # serving: the latency model's band (measured/predicted, p10–p90)
+        from gpuplan.estimate.calibration import fitted
+
+        b = fitted().band("inference_latency")
+        return f"band on latency: {b.low:.2f}×–{b.high:.2f}× ({b.cls})"
+    return f"band on time: {e.time.band.low:.2f}×–{e.time.band.high:.2f}× ({e.time.band.cls})"
 
 
 def serving_costs(x: Any) -> dict[str, Any]:

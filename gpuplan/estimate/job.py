@@ -68,7 +68,8 @@ class JobEstimate:
         par = self.setup.parallel.describe() if isinstance(self.setup, TrainSetup) else (
             f"TP{self.setup.tp}" if self.setup.tp > 1 else "1 GPU")
         reps = f" × {self.replicas} replicas" if self.replicas > 1 else ""
-        return f"{self.n_gpus}× {self.gpu.name} ({par}){reps}"
+        layout = "" if par == "1 GPU" else f" ({par})"
+        return f"{self.n_gpus}× {self.gpu.name}{layout}{reps}"
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -389,16 +389,18 @@ def explain(ranked: list[Candidate], c: Constraints) -> str:
         r_time = (runner.calendar_seconds or runner.seconds) / max(a.calendar_seconds or a.seconds, 1e-9)
         r_value = runner.value_score / a.value_score if a.value_score else math.inf
         ratio = {"cost": r_cost, "time": r_time, "value": r_value}[c.objective]
-        cost, time = fmt_money(runner.cost.total, runner.cost.currency), fmt_seconds(
-            runner.calendar_seconds or runner.seconds)
+        cost = fmt_money(runner.cost.total, runner.cost.currency)
+        # serving is priced per hour: the runner-up's hourly cost says it all
+        detail = [cost + "/h"] if e.job.task == "serve" else [cost, fmt_seconds(runner.calendar_seconds or
+                                                                             runner.seconds)]
         if zh:
             why = {"cost": f"费用是它的 {ratio:.2f} 倍", "time": f"用时是它的 {ratio:.2f} 倍",
-                   "value": f"同样的钱只能做它 1/{ratio:.2f} 的工作"}[c.objective]
-            text += f"次选 {runner.label()} {why}（{cost}，{time}）。"
+                   "value": f"同样的工作要花它的 {ratio:.2f} 倍"}[c.objective]
+            text += f"次选 {runner.label()} {why}（{'，'.join(detail)}）。"
         else:
             why = {"cost": f"costs {ratio:.2f}× as much", "time": f"takes {ratio:.2f}× as long",
-                   "value": f"does {ratio:.2f}× less work per money"}[c.objective]
-            text += f" The runner-up, {runner.label()}, {why} ({cost}, {time})."
+                   "value": f"pays {ratio:.2f}× as much for the same work"}[c.objective]
+            text += f" The runner-up, {runner.label()}, {why} ({', '.join(detail)})."
     return text
 
 
