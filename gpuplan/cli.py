@@ -80,6 +80,8 @@ def gpus(
     segment: Annotated[str | None, typer.Option(
         help="datacenter, workstation, consumer, tpu or npu.")] = None,
     sort: Annotated[str, typer.Option(help="name, memory, bandwidth, bf16, fp8, year or tdp.")] = "name",
+    wide: Annotated[bool, typer.Option("--wide", help="Also show architecture, form factor, usable memory and "
+                                                      "interconnect.")] = False,
     json_out: JsonOpt = False, csv_out: CsvOpt = False,
 ) -> None:
     """List accelerators with memory, bandwidth, dense tensor TFLOPS and China export status."""
@@ -91,18 +93,21 @@ def gpus(
     found = list_gpus(cat, market=market, vendor=vendor, segment=segment, sort=sort,
                       min_memory_bytes=parse_bytes(min_memory, "--min-memory") if min_memory else None)
     rows = [gpu_row(g) for g in found]
-    cols = [
-        Col(tr("GPU"), "name"), Col(tr("Vendor"), "vendor"), Col(tr("Architecture"), "architecture"),
-        Col(tr("Form"), "form_factor"), Col(tr("Memory"), "memory_nominal_gb", _num(0, " GB"), "right"),
-        Col(tr("Usable"), "memory_usable_gib", _num(1, " GiB"), "right"),
+    narrow = [  # fits 100 columns; --wide adds the descriptive ones (JSON and CSV always carry every field)
+        Col(tr("GPU"), "name"), Col(tr("Vendor"), "vendor"),
+        Col(tr("Memory"), "memory_nominal_gb", _num(0, " GB"), "right"),
         Col(tr("Bandwidth"), "memory_bandwidth_gb_s", _num(0, " GB/s"), "right"),
         Col(tr("BF16/FP16"), "bf16_tflops", None, "right"), Col(tr("FP8"), "fp8_tflops", None, "right"),
-        Col(tr("Link"), "interconnect"), Col(tr("TDP"), "tdp_w", _num(0, " W"), "right"),
-        Col(tr("Year"), "launch_year"), Col(tr("China export"), "export_status"),
+        Col(tr("TDP"), "tdp_w", _num(0, " W"), "right"), Col(tr("Year"), "launch_year"),
+        Col(tr("China export"), "export_status"),
     ]
+    extra = [Col(tr("Architecture"), "architecture"), Col(tr("Form"), "form_factor"),
+             Col(tr("Usable"), "memory_usable_gib", _num(1, " GiB"), "right"), Col(tr("Link"), "interconnect")]
+    cols = narrow[:2] + extra[:2] + narrow[2:3] + extra[2:3] + narrow[3:6] + extra[3:] + narrow[6:] if wide else narrow
     for row in rows:
         row["bf16_tflops"] = row["bf16_tflops"] or row["fp16_tflops"]
-    caption = "TFLOPS are dense tensor rates; 'Usable' is the driver-visible capacity where published."
+    caption = "TFLOPS are dense tensor rates" + ("; 'Usable' is the driver-visible capacity where published."
+                                                 if wide else "; --wide shows architecture, usable memory, links.")
     emit(rows if _fmt(json_out, csv_out) == "table" else [gpu_row(g) for g in found], cols,
          _fmt(json_out, csv_out), f"{tr('Accelerators')} ({len(rows)})", caption)
 

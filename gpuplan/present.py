@@ -9,11 +9,12 @@ from typing import Any
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.result import Estimate
 from gpuplan.i18n import tr
-from gpuplan.render import Col, emit, table, to_csv, to_json
+from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
 
 def _out(text: str) -> None:
+    text = paragraph(text)
     sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
 
 

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -82,8 +83,31 @@ def table(rows: Sequence[dict[str, Any]], cols: Sequence[Col], title: str | None
     for row in rows:
         t.add_row(*[(c.fmt or _plain)(row.get(c.key)) for c in cols])
     stream = out or sys.stdout
-    width = None if getattr(stream, "isatty", lambda: False)() else 240  # pipes and files: do not squeeze
-    Console(file=stream, soft_wrap=False, width=width).print(t)
+    Console(file=stream, soft_wrap=False, width=output_width(stream)).print(t)
+
+
+def output_width(stream: TextIO) -> int | None:
+    """Columns to lay out for: $COLUMNS when set, the terminal's width (None lets rich ask), else 240 so that
+    pipes and files get whole rows."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 40:
+        return int(columns)
+    return None if getattr(stream, "isatty", lambda: False)() else 240
+
+
+def paragraph(text: str, stream: TextIO | None = None) -> str:
+    """``text`` wrapped to the output width on a terminal (or $COLUMNS); unwrapped for pipes, so grep sees
+    whole sentences."""
+    import shutil
+    import textwrap
+
+    stream = stream or sys.stdout
+    columns = os.environ.get("COLUMNS", "")
+    if not (columns.isdigit() or getattr(stream, "isatty", lambda: False)()):
+        return text
+    width = output_width(stream) or shutil.get_terminal_size().columns
+    return "\n".join(textwrap.fill(line, width=max(40, width), break_on_hyphens=False) if line else line
+                     for line in text.split("\n"))
 
 
 def emit(rows: Sequence[dict[str, Any]], cols: Sequence[Col], fmt: str, title: str | None = None,

@@ -47,7 +47,7 @@ def catalog() -> Catalog:
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``python -m gpuplan ARGS`` in a fresh interpreter, as a user runs it (exit status, stdout, stderr)."""
-    base = {k: v for k, v in os.environ.items() if k != "GPUPLAN_CATALOG"}
+    base = {k: v for k, v in os.environ.items() if k not in ("GPUPLAN_CATALOG", "COLUMNS")}
     return subprocess.run([sys.executable, "-m", "gpuplan", *args], capture_output=True, text=True,
                           env={**base, **(env or {})}, cwd=REPO, timeout=120)
 

@@ -111,3 +111,21 @@ def test_unknown_model_exits_2_with_a_suggestion(cli) -> None:
     result = cli("model", "Lama-2-7B")
     assert result.returncode == 2
     assert "Did you mean 'Llama-2-7B'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_gpus_table_fits_the_width_it_is_given_and_wide_adds_columns(cli) -> None:
+    narrow = cli("gpus", "--vendor", "NVIDIA", env={"COLUMNS": "100"})
+    assert narrow.returncode == 0, narrow.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 100
+    assert "Architecture" not in narrow.stdout and "H100" in narrow.stdout
+    wide = cli("gpus", "--vendor", "NVIDIA", "--wide", env={"COLUMNS": "250"})
+    assert "Architecture" in wide.stdout and "Hopper" in wide.stdout
+
+
+def test_plan_explanation_wraps_to_columns_but_not_in_pipes(cli) -> None:
+    args = ("plan", "finetune", "Qwen2.5-0.5B", "--method", "lora", "--samples", "2k", "--tokens-per-sample", "512")
+    wrapped = cli(*args, env={"COLUMNS": "90"})
+    assert max(len(line) for line in wrapped.stdout.splitlines()) <= 90
+    piped = cli(*args)
+    why = next(line for line in piped.stdout.splitlines() if line.startswith("Why:"))
+    assert "The runner-up" in why  # one line, whole sentences

@@ -209,8 +209,7 @@ def test_no_plan_says_why_and_exits_1(cli: Cli, args: tuple[str, ...], needles: 
 
 
 def test_serving_table_shows_latency_and_concurrency_priced_per_hour(cli: Cli) -> None:
-    r = cli("plan", "serve", "Qwen2.5-0.5B", "--rps", "2", "--prompt", "500", "--output", "200", "--tpot", "50ms",
-            env={"COLUMNS": "200"})
+    r = cli("plan", "serve", "Qwen2.5-0.5B", "--rps", "2", "--prompt", "500", "--output", "200", "--tpot", "50ms")
     assert r.returncode == 0, r.stderr
     assert "TTFT / TPOT" in r.stdout and "band on latency" in r.stdout
     runner = re.search(r"The runner-up, .*\((.*?)\)\.$", r.stdout, re.M)
@@ -218,7 +217,7 @@ def test_serving_table_shows_latency_and_concurrency_priced_per_hour(cli: Cli) -
 
 
 def test_value_explanation_says_how_much_more_the_runner_up_pays(cli: Cli) -> None:
-    r = cli(*SMALL_JOB, "--objective", "value", env={"COLUMNS": "200"})
+    r = cli(*SMALL_JOB, "--objective", "value")
     assert r.returncode == 0, r.stderr
     m = re.search(r"pays (\d+\.\d\d)× as much for the same work", r.stdout)
     assert m and float(m.group(1)) >= 1.0
