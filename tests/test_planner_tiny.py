@@ -360,3 +360,15 @@ def test_plans_are_sorted_fit_and_priced_by_the_formula(tiny: Catalog, samples: 
     # the cheapest plan and the fastest plan are on the front
     assert front[0].cost.total == pytest.approx(min(x.cost.total for x in r.ranked))
     assert times[-1] == pytest.approx(min(_time(x) for x in r.ranked))
+
+
+def test_a_price_older_than_180_days_is_flagged(tiny: Catalog) -> None:
+    from gpuplan.plan.planner import STALE_PRICE_DAYS
+
+    for x in _plan(tiny, ALL).ranked:
+        assert x.offer is not None
+        age = (dt.date.today() - x.offer.as_of).days
+        flagged = any("days old" in n for n in x.notes)
+        assert flagged == (age > STALE_PRICE_DAYS), (x.offer.as_of, x.notes)
+        if flagged:
+            assert f"price as of {x.offer.as_of.isoformat()} ({age} days old)" in "; ".join(x.notes)

@@ -8,6 +8,7 @@ cheapest changes that would make it fit.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -282,6 +283,11 @@ def _disk_bytes(m: ModelSpec, job: Job) -> float:
     return weights + data + checkpoint
 
 
+# GPU rental prices change within months (the bundled offers of one GPU span several-fold over their dates);
+# a plan that rests on a price older than this says so.
+STALE_PRICE_DAYS = 180
+
+
 def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str] | None) -> list[Candidate]:
     job = e.job
     serving = job.task == "serve"
@@ -298,6 +304,9 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
             notes.append("GPU inferred from the instance family")
         if offer.pricing == "spot":
             notes.append(f"spot: +{c.spot_overhead:.0%} expected time for preemptions")
+        age = (dt.date.today() - offer.as_of).days
+        if age > STALE_PRICE_DAYS:
+            notes.append(f"price as of {offer.as_of.isoformat()} ({age} days old): check it")
         out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer,
                              notes=tuple(notes)))
     return out
