@@ -272,6 +272,43 @@ def test_free_notebook_with_a_weekly_quota(tiny: Catalog) -> None:
                                                               platforms=True).platforms)
 
 
+def _with_platform(tmp_path: Path, row: str) -> Catalog:
+    """The tiny catalog plus one platform row (a user catalog folder layered on top)."""
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    header = (Path(TINY) / "platforms.csv").read_text(encoding="utf-8").splitlines()[0]
+    (extra / "platforms.csv").write_text(header + "\n" + row + "\n", encoding="utf-8")
+    return load_catalog([TINY, str(extra)])
+
+
+def _hours_job(cat: Catalog, hours: float) -> float:
+    """Samples that make a job of about ``hours`` on one TINY-SLOW."""
+    probe = next(x for x in _plan(cat, ("TinyCheap",), samples=100_000, platforms=True).ranked)
+    return 100_000 * hours * HOUR / probe.estimate.seconds
+
+
+@pytest.mark.parametrize(("hours", "listed"), [(2.0, True), (5.0, False)])
+def test_a_free_tier_without_a_published_quota_is_listed_only_for_one_session(
+        tmp_path: Path, hours: float, listed: bool) -> None:
+    cat = _with_platform(tmp_path, "TinyMystery,free,global,TINY-SLOW,1,0,,USD,,3,,no,synthetic,2026-01-01,"
+                                   "no published quota")
+    r = _plan(cat, ("TinyCheap",), samples=_hours_job(cat, hours), platforms=True)
+    found = [x for x in r.platforms if x.where == "TinyMystery"]
+    assert bool(found) == listed
+    if found:
+        assert any("quota not published" in n for n in found[0].notes)
+
+
+def test_a_platform_needing_more_than_20_sessions_is_not_a_plan(tmp_path: Path) -> None:
+    # 100 GPU-hours a week in 0.1 h sessions: a 3 h job would need 30 checkpoint/resume cycles
+    cat = _with_platform(tmp_path, "TinyShort,free,global,TINY-SLOW,1,0,,USD,100,0.1,,no,synthetic,2026-01-01,"
+                                   "very short sessions")
+    r = _plan(cat, ("TinyCheap",), samples=_hours_job(cat, 3.0), platforms=True)
+    assert not any(x.where == "TinyShort" for x in r.platforms)
+    short = _plan(cat, ("TinyCheap",), samples=_hours_job(cat, 1.5), platforms=True)  # 15 sessions
+    assert any(x.where == "TinyShort" for x in short.platforms)
+
+
 # ---------------------------------------------------------------- rent or buy
 
 

@@ -312,6 +312,10 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
     return out
 
 
+MAX_SESSIONS = 20  # more checkpoint/resume cycles than this is not a plan
+UNPUBLISHED_QUOTA_HOURS = 12.0  # the longest session Colab's FAQ states, for tiers that publish no limit
+
+
 def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, seconds: float) -> list[Candidate]:
     out = []
     for p in catalog.platforms:  # accounts are per market: mainland-China platforms only with --market cn
@@ -320,6 +324,14 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
         hours = seconds / HOUR
         notes = [f"{p.platform} {p.tier}: " + ("GPU not guaranteed" if not p.guaranteed else "guaranteed GPU")]
         calendar = seconds
+        if p.session_max_hours and math.ceil(hours / p.session_max_hours) > MAX_SESSIONS:
+            continue  # dozens of checkpoint/resume cycles: not a realistic plan
+        if not p.weekly_gpu_hours and not p.price_per_hour:
+            # a free or flat-fee tier whose GPU-hours are not published (Colab, Lightning AI, trial credits):
+            # only a job that fits one session is listed, and the note says the quota is an assumption
+            if hours > (p.session_max_hours or UNPUBLISHED_QUOTA_HOURS):
+                continue
+            notes.append("GPU-hour quota not published: assumes one session's worth is available")
         if p.weekly_gpu_hours:
             if hours * e.n_gpus > p.weekly_gpu_hours * 4:
                 continue  # more than a month of quota: not a realistic plan
