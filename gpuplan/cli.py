@@ -143,6 +143,7 @@ def offers(
     from gpuplan.units import parse_currency
 
     _check_choice("--market", market, ("cn", "global"))
+    _positive("--min-gpus", min_gpus)
     cur = parse_currency(currency, "--currency") if currency else None
     cat = _catalog(ctx)
     views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=cur, spot=spot,
@@ -398,6 +399,7 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     budget_amount = None
     if budget:
         amount, unit = parse_money(budget, "--budget")
+        _positive("--budget", amount)
         budget_amount = amount if unit in (None, cur) else _catalog_convert(amount, unit, cur)
     _positive("--top", top)
     return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
@@ -600,6 +602,11 @@ def buy(ctx: typer.Context,
     _check_choice("--market", market, ("cn", "global"))
     for field, value in (("--n-gpus", n_gpus), ("--years", years), ("--pue", pue)):
         _positive(field, value)
+    if pue is not None and pue < 1:
+        from gpuplan.errors import InputError
+
+        raise InputError("--pue", f"{pue:g} is below 1: PUE is facility power over IT power.",
+                         "use 1.0 for a desk, about 1.1-1.6 for a data center.")
     cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
     cat = _catalog(ctx)
     price = None
@@ -635,7 +642,7 @@ def _buy_configs(cat: Any, m: Any, market: str) -> list[tuple[Any, int]]:
 def web(ctx: typer.Context,
         host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000) -> None:
-    """Serve the HTTP API (/api/...) and the web page with charts (needs: pip install 'gpuplan[web]')."""
+    """Serve the HTTP API (/api/...) and the web page with charts (needs: pip install 'gpuplan\\[web]')."""
     from gpuplan.web import serve
 
     opts: Options = ctx.obj or Options()

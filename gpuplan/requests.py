@@ -50,7 +50,7 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
              lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0) -> Job:
     """A validated job; sequences default to the tokens per sample, at most 4,096."""
     _choice("--task", task, TASKS)
-    method = "full" if task == "pretrain" else method
+    method = "full" if task == "pretrain" else method.lower()
     _choice("--method", method, METHODS)
     _choice("--lora-targets", lora_targets, LORA_TARGETS)
     for field, value in (("--prompt", prompt), ("--output", output), ("--batch", batch or None), ("--epochs", epochs),

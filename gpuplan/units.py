@@ -65,6 +65,8 @@ def parse_count(text: str | float, field: str) -> float:
     if isinstance(text, (int, float)):
         return float(text)
     cleaned = text.strip().replace(",", "").replace("_", "")
+    if cleaned.startswith("-"):
+        raise InputError(field, f"'{text}' is negative.", "give a positive count, e.g. 10k.")
     m = re.fullmatch(_NUM + r"\s*([a-zA-Z]?)", cleaned)
     if not m or m.group(2).lower() not in _COUNT_UNITS:
         raise InputError(field, f"'{text}' is not a count.", "write it like 10000, 10k, 7B or 1.4T.")
@@ -76,6 +78,8 @@ def parse_seconds(text: str | float, field: str) -> float:
     if isinstance(text, (int, float)):
         return float(text)
     cleaned = text.strip().lower().replace(" ", "")
+    if cleaned.startswith("-"):
+        raise InputError(field, f"'{text}' is negative.", "give a positive duration, e.g. 2s or 21d.")
     parts = re.findall(_NUM + r"([a-z]*)", cleaned)
     if not parts or "".join(n + u for n, u in parts) != cleaned:
         raise InputError(field, f"'{text}' is not a duration.", "write it like 50ms, 2s, 1h30m or 21d.")
@@ -93,6 +97,8 @@ def parse_money(text: str | float, field: str) -> tuple[float, str | None]:
     if isinstance(text, (int, float)):
         return float(text), None
     cleaned = text.strip().replace(",", "")
+    if cleaned.startswith("-") or cleaned[1:2] == "-":  # -5, $-5
+        raise InputError(field, f"'{text}' is negative.", "give a positive amount, e.g. 500USD.")
     m = re.fullmatch(r"([^\d.\s]*)\s*" + _NUM + r"\s*([^\d\s]*)", cleaned)
     if not m:
         raise InputError(field, f"'{text}' is not an amount of money.", "write it like 500, 500USD or ¥3000.")

@@ -182,6 +182,12 @@ JOB_1K = ("plan", "finetune", "Llama-2-7B", "--samples", "1k", "--tokens-per-sam
                      id="infinite-samples"),
         pytest.param(("plan", "pretrain", "Llama-2-7B", "--tokens", "1e20"), id="tokens-beyond-any-job"),
         pytest.param(("estimate", "Llama-2-7B", "--task", "finetune", "--framework", "bogus"), id="bad-framework"),
+        pytest.param((*JOB_1K, "--budget", "-5"), id="negative-budget"),
+        pytest.param((*JOB_1K, "--budget", "0"), id="zero-budget"),
+        pytest.param(("plan", "serve", "Llama-2-7B", "--rps", "1", "--ttft", "-1s"), id="negative-ttft"),
+        pytest.param(("buy", "--gpu", "RTX4090", "--pue", "0.5"), id="pue-below-1"),
+        pytest.param(("offers", "--min-gpus", "-1"), id="negative-min-gpus"),
+        pytest.param(("fit", "./no-such-folder/config.json"), id="missing-config-path"),
         # option values checked in the CLI itself (typer.BadParameter): same format as every other error
         pytest.param((*JOB_1K, "--objective", "speed"), id="bad-objective"),
         pytest.param((*JOB_1K, "--market", "us"), id="bad-market"),
@@ -282,3 +288,9 @@ def test_lang_zh_plan_prints_chinese_headers(cli: Cli) -> None:
         assert word in out, word
     assert re.search(r"最便宜的方案是", out)
     assert "Why:" not in out and "Config" not in out
+
+
+def test_method_is_case_insensitive(cli: Cli) -> None:
+    upper = _json(cli("estimate", "Qwen2.5-0.5B", "--task", "finetune", "--method", "QLoRA", "--json"))
+    lower = _json(cli("estimate", "Qwen2.5-0.5B", "--task", "finetune", "--method", "qlora", "--json"))
+    assert upper["memory"]["total_bytes"] == lower["memory"]["total_bytes"]

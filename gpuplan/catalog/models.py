@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gpuplan.catalog.hfconfig import read_config_file
 from gpuplan.catalog.store import Catalog, normalize
-from gpuplan.errors import OfflineError, UnknownNameError
+from gpuplan.errors import InputError, OfflineError, UnknownNameError
 from gpuplan.types import ModelEntry, ModelSpec
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
@@ -37,6 +37,9 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
         return read_config_file(path, path.resolve().parent.name if path.name == "config.json" else path.stem)
     if _HUB_ID.match(text) and not text.endswith(".json"):
         return read_config_file(_hub_config(text), text)
+    if text.endswith(".json") or text.startswith((".", "/", "~")) or os.sep in text:
+        raise InputError(field, f"'{text}' is not a model preset, and no config.json is there.",
+                         "check the path (a config.json or the folder holding one), or run 'gpuplan models'.")
     raise UnknownNameError(field, "model", text, list(catalog.models), "gpuplan models")
 
 
