@@ -86,3 +86,29 @@ def test_provider_without_a_skypilot_cloud_is_refused_with_the_supported_list() 
     with pytest.raises(InputError, match="SkyPilot has no cloud") as err:
         skypilot_task(_serve_candidate("AutoDL"))
     assert "aws" in err.value.fix.lower()
+
+
+@pytest.mark.parametrize(("provider", "instance", "named"), [
+    ("AWS", "g6e.xlarge", True),  # the cloud's own instance name: SkyPilot launches exactly it
+    ("Vast.ai", "vast-l40s-1x-catalog", False),  # Vast.ai offers are matched at launch: accelerators only
+    ("GCP", "a3-ultragpu (per GPU)", False),  # a row that describes a price, not an instance
+])
+def test_skypilot_names_an_instance_type_only_where_skypilot_knows_it(provider: str, instance: str,
+                                                                       named: bool) -> None:
+    from dataclasses import replace
+
+    c = _serve_candidate(provider)
+    assert c.offer is not None
+    c = replace(c, offer=replace(c.offer, instance_type=instance))
+    resources = skypilot_task(c)["resources"]
+    assert ("instance_type" in resources) == named
+    assert resources["accelerators"] == "L40S:1"
+
+
+def test_skypilot_export_falls_back_to_the_best_plan_skypilot_launches() -> None:
+    from gpuplan.export import exportable
+
+    off_sky, on_sky = _serve_candidate("Prime Intellect"), _serve_candidate("RunPod")
+    assert exportable([off_sky, on_sky], "skypilot") is on_sky
+    assert exportable([off_sky, on_sky], "vllm") is off_sky  # engine commands run anywhere
+    assert exportable([off_sky], "skypilot") is None
