@@ -61,3 +61,8 @@ def lang() -> str:
 
 def tr(text: str) -> str:
     return ZH.get(text, text) if lang() == "zh" else text
+
+
+def say(en: str, zh: str) -> str:
+    """A sentence with numbers in it, given in both languages at the place it is built."""
+    return zh if lang() == "zh" else en

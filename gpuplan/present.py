@@ -8,7 +8,7 @@ from typing import Any
 
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.result import Estimate
-from gpuplan.i18n import tr
+from gpuplan.i18n import say, tr
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
@@ -142,15 +142,18 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
             "serve": f"{tr('serving')} {job.rps:g} req/s × {lengths} tokens"}[job.task]
     objective = tr({"cost": "cheapest", "time": "fastest", "value": "best value"}[result.constraints.objective])
     table(rows, cols, f"{tr('Plans')}: {result.model.name}, {what} — {objective}",
-          f"{result.fitting_configs} configurations fit of {result.considered} considered; "
-          f"{_band(result.pick.estimate)}")
+          say(f"{result.fitting_configs} configurations fit of {result.considered} considered; ",
+              f"{result.considered} 种配置中 {result.fitting_configs} 种装得下；") + _band(result.pick.estimate))
     if job.task == "serve":
         s = serving_costs(result.pick)
         cur = s["currency"]
-        _out(f"Serving: {result.pick.estimate.replicas} replica(s), {fmt_money(s['cost_per_hour'], cur)}/h, "
-             f"{fmt_money(s['cost_per_million_input_tokens'], cur)} per million input tokens, "
-             f"{fmt_money(s['cost_per_million_output_tokens'], cur)} per million output tokens "
-             "(the hourly cost split by the GPU time prefill and decode take).")
+        reps, hourly = result.pick.estimate.replicas, fmt_money(s['cost_per_hour'], cur)
+        per_in = fmt_money(s['cost_per_million_input_tokens'], cur)
+        per_out = fmt_money(s['cost_per_million_output_tokens'], cur)
+        _out(say(f"Serving: {reps} replica(s), {hourly}/h, {per_in} per million input tokens, {per_out} per million "
+                 "output tokens (the hourly cost split by the GPU time prefill and decode take).",
+                 f"服务：{reps} 个副本，每小时 {hourly}；每百万输入 token {per_in}，每百万输出 token {per_out}"
+                 "（按预填充与解码所占 GPU 时间拆分每小时费用）。"))
     _out(tr("Why") + ": " + result.explanation)
     front = [{"config": x.label(), "time": fmt_seconds(x.calendar_seconds or x.seconds),
               "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.pareto[:8]]
@@ -189,8 +192,8 @@ def _band(e: JobEstimate) -> str:
         from gpuplan.estimate.calibration import fitted
 
         b = fitted().band("inference_latency")
-        return f"band on latency: {b.low:.2f}×–{b.high:.2f}× ({b.cls})"
-    return f"band on time: {e.time.band.low:.2f}×–{e.time.band.high:.2f}× ({e.time.band.cls})"
+        return say("band on latency", "延迟误差带") + f": {b.low:.2f}×–{b.high:.2f}× ({b.cls})"
+    return say("band on time", "时间误差带") + f": {e.time.band.low:.2f}×–{e.time.band.high:.2f}× ({e.time.band.cls})"
 
 
 def serving_costs(x: Any) -> dict[str, Any]:

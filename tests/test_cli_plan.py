@@ -288,6 +288,8 @@ def test_lang_zh_plan_prints_chinese_headers(cli: Cli) -> None:
         assert word in out, word
     assert re.search(r"最便宜的方案是", out)
     assert "Why:" not in out and "Config" not in out
+    assert "种装得下" in out and "时间误差带" in out and "含 " in out  # caption and notes too
+    assert "configurations fit" not in out and "start-up" not in out
 
 
 def test_method_is_case_insensitive(cli: Cli) -> None:

@@ -29,6 +29,7 @@ from gpuplan.estimate.job import (
 from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.i18n import lang, say
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
 from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform
@@ -299,14 +300,16 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
     out = []
     for offer, instances in _offers_for(catalog, e.gpu.name, e.n_gpus, c, providers, serving):
         cost = rental_cost(catalog, offer, seconds, c.currency, instances * e.replicas, disk, c.spot_overhead)
-        notes = [f"incl. {fmt_seconds(startup)} start-up"] if startup else []
+        notes = [say(f"incl. {fmt_seconds(startup)} start-up", f"含 {fmt_seconds(startup)} 启动")] if startup else []
         if offer.gpu_mapping == "inferred":
-            notes.append("GPU inferred from the instance family")
+            notes.append(say("GPU inferred from the instance family", "GPU 型号由实例系列推断"))
         if offer.pricing == "spot":
-            notes.append(f"spot: +{c.spot_overhead:.0%} expected time for preemptions")
+            notes.append(say(f"spot: +{c.spot_overhead:.0%} expected time for preemptions",
+                             f"竞价实例：预计因抢占多用 {c.spot_overhead:.0%} 时间"))
         age = (dt.date.today() - offer.as_of).days
         if age > STALE_PRICE_DAYS:
-            notes.append(f"price as of {offer.as_of.isoformat()} ({age} days old): check it")
+            notes.append(say(f"price as of {offer.as_of.isoformat()} ({age} days old): check it",
+                             f"价格日期 {offer.as_of.isoformat()}（{age} 天前），请核实"))
         out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer,
                              notes=tuple(notes)))
     return out
@@ -322,7 +325,8 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
         if p.gpu != e.gpu.name or p.gpu_count < e.n_gpus or p.market != (c.market or "global"):
             continue
         hours = seconds / HOUR
-        notes = [f"{p.platform} {p.tier}: " + ("GPU not guaranteed" if not p.guaranteed else "guaranteed GPU")]
+        notes = [f"{p.platform} {p.tier}: " + (say("GPU not guaranteed", "不保证有卡") if not p.guaranteed else
+                                                say("guaranteed GPU", "保证有卡"))]
         calendar = seconds
         if p.session_max_hours and math.ceil(hours / p.session_max_hours) > MAX_SESSIONS:
             continue  # dozens of checkpoint/resume cycles: not a realistic plan
@@ -331,16 +335,20 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
             # only a job that fits one session is listed, and the note says the quota is an assumption
             if hours > (p.session_max_hours or UNPUBLISHED_QUOTA_HOURS):
                 continue
-            notes.append("GPU-hour quota not published: assumes one session's worth is available")
+            notes.append(say("GPU-hour quota not published: assumes one session's worth is available",
+                             "未公布 GPU 时长配额：假定够用一次会话"))
         if p.weekly_gpu_hours:
             if hours * e.n_gpus > p.weekly_gpu_hours * 4:
                 continue  # more than a month of quota: not a realistic plan
             weeks = math.ceil(hours * e.n_gpus / p.weekly_gpu_hours)
             calendar = seconds if weeks <= 1 else (weeks - 1) * WEEK + seconds / weeks
-            notes.append(f"uses {hours * e.n_gpus:.1f} of {p.weekly_gpu_hours:g} GPU-hours per week")
+            notes.append(say(f"uses {hours * e.n_gpus:.1f} of {p.weekly_gpu_hours:g} GPU-hours per week",
+                             f"用掉每周 {p.weekly_gpu_hours:g} GPU 小时配额中的 {hours * e.n_gpus:.1f}"))
         if p.session_max_hours and hours > p.session_max_hours:
-            notes.append(f"runs longer than one {p.session_max_hours:g} h session: checkpoint and resume "
-                         f"{math.ceil(hours / p.session_max_hours)} times")
+            times = math.ceil(hours / p.session_max_hours)
+            notes.append(say(f"runs longer than one {p.session_max_hours:g} h session: checkpoint and resume "
+                             f"{times} times",
+                             f"超过单次 {p.session_max_hours:g} 小时会话：需保存检查点并续跑 {times} 次"))
         if p.price_per_hour:
             amount = catalog.convert(p.price_per_hour, p.currency, c.currency) * hours * e.n_gpus
         elif p.price_per_month:
@@ -394,7 +402,6 @@ def explain(ranked: list[Candidate], c: Constraints) -> str:
     Chinese under ``--lang zh``)."""
     if not ranked:
         return ""
-    from gpuplan.i18n import lang
 
     a = ranked[0]
     e = a.estimate
@@ -475,8 +482,6 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     result = PlanResult(job, model, c, top, pareto_front(cands), explain(top, c), len(estimates) + len(closest),
                         len(estimates), assumptions=_assumptions(c, cal), platforms=free)
     if free:
-        from gpuplan.i18n import lang
-
         f = free[0]
         price = fmt_money(f.cost.total, f.cost.currency)
         result.explanation += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
