@@ -28,9 +28,16 @@ def _show_breakdown(e: Estimate, title: str, fmt: Any) -> None:
     rows.append({"part": tr("Total"), "value": fmt(e.total), "share": "100 %"})
     rows.append({"part": tr("Band (p10–p90)"), "value": f"{fmt(e.low)} – {fmt(e.high)}",
                  "share": f"n={e.band.n_rows}"})
+    held = e.band.held_around(e.total)
+    if held:
+        rows.append({"part": tr("Held-out band"), "value": f"{fmt(held[0])} – {fmt(held[1])}", "share": ""})
     table(rows, [Col(tr("Part"), "part"), Col(tr("Value"), "value", None, "right"),
                  Col(tr("Share"), "share", None, "right")], title,
-          f"band: {e.band.cls}, from calibration residuals (docs/accuracy.md)")
+          say(f"band: {e.band.cls}, p10–p90 of measured/estimated on the calibration rows; held-out: the same "
+              "with each source left out of the fit, to expect for setups unlike any calibrated "
+              "(docs/accuracy.md)",
+              f"误差带：{e.band.cls}，校准数据上 实测/估计 的 p10–p90；留出误差带：每个来源都不参与拟合时的同一分位，"
+              "适用于与校准数据不同的配置（docs/accuracy.md）"))
 
 
 def show_estimate(e: JobEstimate, json_out: bool) -> None:
@@ -191,9 +198,8 @@ def _band(e: JobEstimate) -> str:
     if e.time is None:  # serving: the latency model's band (measured/predicted, p10–p90)
         from gpuplan.estimate.calibration import fitted
 
-        b = fitted().band("inference_latency")
-        return say("band on latency", "延迟误差带") + f": {b.low:.2f}×–{b.high:.2f}× ({b.cls})"
-    return say("band on time", "时间误差带") + f": {e.time.band.low:.2f}×–{e.time.band.high:.2f}× ({e.time.band.cls})"
+        return say("band on latency", "延迟误差带") + ": " + fitted().band("inference_latency").describe()
+    return say("band on time", "时间误差带") + ": " + e.time.band.describe()
 
 
 def serving_costs(x: Any) -> dict[str, Any]:

@@ -23,6 +23,7 @@ class Calibration:
     values: dict[str, float]
     bands: dict[str, tuple[float, float, int]] = field(default_factory=dict)
     fitted_on: str = ""
+    held_out_bands: dict[str, tuple[float, float, int]] = field(default_factory=dict)
 
     def get(self, name: str) -> float:
         if name not in self.values:
@@ -32,7 +33,9 @@ class Calibration:
 
     def band(self, cls: str) -> Band:
         low, high, n = self.bands.get(cls, (0.7, 1.3, 0))
-        return Band(low, high, cls if n else f"{cls} (uncalibrated: ±30 % default)", n)
+        held = self.held_out_bands.get(cls)
+        return Band(low, high, cls if n else f"{cls} (uncalibrated: ±30 % default)", n,
+                    held[0] if held else None, held[1] if held else None)
 
     def with_values(self, **changes: float) -> Calibration:
         return replace(self, values={**self.values, **changes})
@@ -49,6 +52,8 @@ def fitted() -> Calibration:
     except (OSError, json.JSONDecodeError) as exc:
         raise CatalogError("gpuplan/data/fitted/params.json", 0, "", "", f"cannot read fitted parameters ({exc}).",
                            "rerun 'python bench/fit.py'.") from None
-    return Calibration(values={k: float(v) for k, v in data["values"].items()},
-                       bands={k: (float(v[0]), float(v[1]), int(v[2])) for k, v in data.get("bands", {}).items()},
-                       fitted_on=data.get("fitted_on", ""))
+    def table(key: str) -> dict[str, tuple[float, float, int]]:
+        return {k: (float(v[0]), float(v[1]), int(v[2])) for k, v in data.get(key, {}).items()}
+
+    return Calibration(values={k: float(v) for k, v in data["values"].items()}, bands=table("bands"),
+                       fitted_on=data.get("fitted_on", ""), held_out_bands=table("held_out_bands"))

@@ -22,19 +22,38 @@ class Assumption:
 @dataclass(frozen=True, slots=True)
 class Band:
     """Multiplicative error band: the true value is expected within [low·x, high·x] for 80 % of cases
-    like this one (p10 and p90 of measured/predicted over ``n_rows`` calibration rows of ``cls``)."""
+    like this one (p10 and p90 of measured/predicted over ``n_rows`` calibration rows of ``cls``).
+
+    ``held_low``/``held_high`` are the same quantiles when each source is left out of the fit: the band to
+    expect for a model, GPU or stack unlike any the calibration holds (wider, and the honest one there)."""
 
     low: float
     high: float
     cls: str
     n_rows: int
+    held_low: float | None = None
+    held_high: float | None = None
 
     def around(self, value: float) -> tuple[float, float]:
         return value * self.low, value * self.high
 
+    def held_around(self, value: float) -> tuple[float, float] | None:
+        if self.held_low is None or self.held_high is None:
+            return None
+        return value * self.held_low, value * self.held_high
+
+    def describe(self) -> str:
+        """'0.88×–1.62× (finetune_time; held out 0.65×–2.54×)'."""
+        held = (f"; held out {self.held_low:.2f}×–{self.held_high:.2f}×"
+                if self.held_low is not None and self.held_high is not None else "")
+        return f"{self.low:.2f}×–{self.high:.2f}× ({self.cls}{held})"
+
     def as_dict(self) -> dict[str, Any]:
-        return {"p10_ratio": round(self.low, 4), "p90_ratio": round(self.high, 4), "class": self.cls,
-                "calibration_rows": self.n_rows}
+        out: dict[str, Any] = {"p10_ratio": round(self.low, 4), "p90_ratio": round(self.high, 4),
+                               "class": self.cls, "calibration_rows": self.n_rows}
+        if self.held_low is not None and self.held_high is not None:
+            out.update(held_out_p10_ratio=round(self.held_low, 4), held_out_p90_ratio=round(self.held_high, 4))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +98,9 @@ class Estimate:
     def as_dict(self, key: str) -> dict[str, Any]:
         """JSON form; ``key`` is the unit-suffixed name of the total (``total_bytes``)."""
         suffix = key.rsplit("_", 1)[-1]
-        return {
-            key: self.total, f"low_{suffix}": self.low, f"high_{suffix}": self.high,
-            "breakdown_" + suffix: self.breakdown.as_dict(), "band": self.band.as_dict(),
-            "assumptions": [a.as_dict() for a in self.assumptions], **self.extra,
-        }
+        out: dict[str, Any] = {key: self.total, f"low_{suffix}": self.low, f"high_{suffix}": self.high}
+        held = self.band.held_around(self.total)
+        if held:
+            out.update({f"held_out_low_{suffix}": held[0], f"held_out_high_{suffix}": held[1]})
+        return {**out, "breakdown_" + suffix: self.breakdown.as_dict(), "band": self.band.as_dict(),
+                "assumptions": [a.as_dict() for a in self.assumptions], **self.extra}

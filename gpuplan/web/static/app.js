@@ -11,6 +11,7 @@ const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948
 
 // Page labels in Chinese. Table headers and breakdown parts come from gpuplan.i18n via /api/meta.
 const ZH = {
+  "sources left out of the fit": "来源不参与拟合时",
   "Which GPU, where, how many, how long, at what cost.": "用哪种显卡、在哪里租、几张、多久、花多少钱。",
   "Plan": "方案", "Estimate": "估算", "Task": "任务", "fine-tune": "微调", "pretrain": "预训练",
   "batch inference": "批量推理", "serving": "在线服务", "Method": "方法", "full": "全量", "freeze": "冻结部分层",
@@ -404,10 +405,15 @@ function breakdownRows(parts, total, fmt) {
     .map(([k, v]) => [t(k), fmt(v), `${Math.round(100 * v / (total || 1))} %`]);
 }
 
-function bandRow(est, key, fmt) {
+function bandRows(est, key, fmt) {
   const suffix = key.split("_").pop();
-  return [t("Band (p10–p90)"), `${fmt(est[`low_${suffix}`])} – ${fmt(est[`high_${suffix}`])}`,
-          `${est.band.class}, n=${est.band.calibration_rows}`];
+  const rows = [[t("Band (p10–p90)"), `${fmt(est[`low_${suffix}`])} – ${fmt(est[`high_${suffix}`])}`,
+                 `${est.band.class}, n=${est.band.calibration_rows}`]];
+  if (est[`held_out_low_${suffix}`] !== undefined) {  // each source left out of the fit: setups unlike any calibrated
+    rows.push([t("Held-out band"), `${fmt(est[`held_out_low_${suffix}`])} – ${fmt(est[`held_out_high_${suffix}`])}`,
+               t("sources left out of the fit")]);
+  }
+  return rows;
 }
 
 function renderEstimate(data) {
@@ -422,7 +428,7 @@ function renderEstimate(data) {
                                                         data.memory_available_bytes));
   fillTable($("#estimate-memory"), [t("Part"), t("Value"), t("Share")], [
     ...breakdownRows(mem.breakdown_bytes, mem.total_bytes, fmtBytes),
-    [t("Total"), fmtBytes(mem.total_bytes), "100 %"], bandRow(mem, "total_bytes", fmtBytes)]);
+    [t("Total"), fmtBytes(mem.total_bytes), "100 %"], ...bandRows(mem, "total_bytes", fmtBytes)]);
   renderTime(data.time);
   $("#estimate-speed").textContent = data.speed ? speedLine(data) : "";
   const assumptions = [...mem.assumptions, ...(data.time ? data.time.assumptions : [])];
@@ -437,7 +443,7 @@ function renderTime(time) {
   const table = el("table", { class: "data" }, el("thead"), el("tbody"));
   fillTable(table, [t("Part"), t("Value"), t("Share")], [
     ...breakdownRows(time.breakdown_seconds, time.total_seconds, fmtSeconds),
-    [t("Total"), fmtSeconds(time.total_seconds), "100 %"], bandRow(time, "total_seconds", fmtSeconds)]);
+    [t("Total"), fmtSeconds(time.total_seconds), "100 %"], ...bandRows(time, "total_seconds", fmtSeconds)]);
   const facts = [];
   if (time.tokens_per_s) facts.push(`${Math.round(time.tokens_per_s).toLocaleString("en-US")} ${t("tokens/s")}`);
   if (time.mfu) facts.push(`MFU ${Math.round(time.mfu * 100)} %`);
