@@ -62,6 +62,9 @@ def evaluate(cases: list[Case], cal: Calibration) -> list[Result]:
     return out
 
 
+MAX_UNDER_RATE = 0.10  # memory: a plan that says "fits" must fit
+
+
 @dataclass
 class Summary:
     cls: str
@@ -72,8 +75,21 @@ class Summary:
     target: float
 
     @property
+    def memory(self) -> bool:
+        return self.cls.endswith("_memory")
+
+    @property
     def ok(self) -> bool:
-        return self.median_abs <= self.target
+        """The median target, and for memory also at most 10 % of rows under-predicted (issue's targets)."""
+        return self.median_abs <= self.target and (not self.memory or self.under_rate <= MAX_UNDER_RATE + 1e-9)
+
+    @property
+    def status(self) -> str:
+        if self.ok:
+            return "meets target"
+        if self.median_abs > self.target:
+            return "misses target (median)"
+        return f"misses target (under-predicted {self.under_rate:.0%} > {MAX_UNDER_RATE:.0%} of rows)"
 
 
 def summarise(results: list[Result]) -> list[Summary]:
@@ -124,7 +140,7 @@ def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, lo
     for s in summarise(results):
         lo = f" {loso.get(s.cls, math.nan):.1%} |" if loso else ""
         lines.append(f"| {LABELS[s.cls]} | {s.n} | {s.median_abs:.1%} | {s.p90_abs:.1%} | {s.under_rate:.0%} | "
-                     f"≤ {s.target:.0%} |{lo} {'meets target' if s.ok else 'misses target'} |")
+                     f"≤ {s.target:.0%} |{lo} {s.status} |")
     lines += ["", "Memory classes: under-prediction should stay at or below 10 % of rows (a plan that says "
               "'fits' must fit).", ""]
     lines += ["## Error bands shown with estimates", "",
