@@ -323,7 +323,8 @@ def estimate(
     task: Annotated[str, typer.Option(help="infer, serve, finetune or pretrain.")] = "infer",
     method: MethodOpt = "full",
     gpu: Annotated[str, typer.Option(help="GPU name, e.g. H100, 4090, A100-80GB.")] = "H100",
-    n_gpus: Annotated[int | None, typer.Option("--n-gpus", help="GPUs (default: tp × pp × dp).")] = None,
+    n_gpus: Annotated[int | None, typer.Option(
+        "--n-gpus", help="GPUs (default: tp × pp; training spreads more over data parallelism).")] = None,
     tp: Annotated[int, typer.Option(help="Tensor parallel size.")] = 1,
     pp: Annotated[int, typer.Option(help="Pipeline parallel stages.")] = 1,
     zero: Annotated[int, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard) over data parallelism.")] = 0,
@@ -332,9 +333,11 @@ def estimate(
     recompute: Annotated[str, typer.Option(help="Activation recomputation: none, selective or full.")] = "none",
     precision: Annotated[str, typer.Option(help="auto (bf16 for adapters, bf16-mixed for full; fp16 on GPUs without "
                                                 "BF16), bf16-mixed, fp16-mixed, fp8-mixed, bf16 or fp32.")] = "auto",
-    optimizer: Annotated[str, typer.Option(help="adamw, adamw-8bit, paged-adamw-8bit, sgd, sgd-momentum, adafactor.")
+    optimizer: Annotated[str, typer.Option(help="adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, "
+                                                "sgd-momentum or adafactor.")
                          ] = "adamw",
-    framework: Annotated[str, typer.Option(help="hf, pytorch, deepspeed, megatron, torchtitan or torchtune.")] = "hf",
+    framework: Annotated[str, typer.Option(help="hf, pytorch, deepspeed, megatron, torchtitan, torchtune or llmc "
+                                                      "(llm.c).")] = "hf",
     samples: SamplesOpt = None, tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = 1.0,
     tokens: TokensOpt = None, seq_len: SeqOpt = None,
     prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 0,
@@ -375,7 +378,8 @@ ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude-gpus", help="Ne
 MaxGpusOpt = Annotated[int | None, typer.Option("--max-gpus", help="At most this many GPUs in total.")]
 BudgetOpt = Annotated[str | None, typer.Option(help="Most you will spend, e.g. 500USD or ¥3000.")]
 DeadlineOpt = Annotated[str | None, typer.Option(help="Must finish within, e.g. 12h or 3d.")]
-SpotOpt = Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot (default: both).")]
+SpotOpt = Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot (default: both; "
+                                                                      "serving: no spot unless --spot).")]
 CurrencyOpt = Annotated[str | None, typer.Option(help="USD or CNY (default: CNY with --market cn).")]
 ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per money, the seeds' 性价比).")]
 TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
@@ -469,7 +473,10 @@ def plan_finetune(
     dataset_tokens: Annotated[str | None, typer.Option("--dataset-tokens", help="Tokens in the dataset "
                                                                                  "(instead of samples).")] = None,
     seq_len: SeqOpt = None, lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear",
-    quant: Annotated[str | None, typer.Option("--quant", help="Frozen-base format for P-tuning: int4 or int8.")] = None,
+    quant: Annotated[str | None, typer.Option("--quant", help="Frozen-base format for P-tuning and LoRA: int4 or "
+                                                              "int8 (weight-only), or a format such as nf4.")] = None,
+    global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step "
+                                                                     "(0: 32).")] = 0,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10, compare_buy: BuyOpt = False,
@@ -480,7 +487,7 @@ def plan_finetune(
     _check_choice("--objective", objective, ("cost", "time", "value"))
     job = _job("finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
-               quant=quant)
+               quant=quant, global_batch=global_batch)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
     _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
 

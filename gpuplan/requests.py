@@ -70,7 +70,14 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
                tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
                rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
                lora_targets=lora_targets, global_batch=global_batch,
-               base_quant="int4-wo" if method == "ptuning" and quant in ("int4", "int4-wo") else None)
+               base_quant=_base_quant(method, quant))
+
+
+def _base_quant(method: str, quant: str | None) -> str | None:
+    """The frozen base's format for P-tuning and LoRA with --quant (ChatGLM's quantize(4)/(8) are weight-only)."""
+    if method not in ("ptuning", "lora") or not quant:
+        return None
+    return {"int8": "int8-wo", "int4": "int4-wo"}.get(quant.lower(), weight_format(quant, "--quant").name)
 
 
 def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 1, n_gpus: int | None = None,
@@ -108,8 +115,6 @@ def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | 
                                         prefix_len=prefix_len)
     if precision != "auto":  # auto: what training_setup picks for the method and the GPU
         overrides["precision"] = precision
-    if job.method in ("ptuning", "lora") and job.weight_format:
-        overrides["base_quant"] = weight_format(job.weight_format).name
     _choice("--framework", framework, FRAMEWORKS)
     dp = n // (tp * pp)
     job = replace(job, global_batch=dp * micro_batch * grad_accum)  # the batch these options make

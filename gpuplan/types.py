@@ -345,7 +345,7 @@ class InferSetup:
     output_len: int = 256
     tp: int = 1
     pp: int = 1
-    gpu_memory_utilization: float = 0.9  # vLLM / SGLang pre-allocation share
+    gpu_memory_utilization: float | None = None  # pre-allocation share; None: the engine's default (engines.csv)
     max_num_seqs: int | None = None  # engine cap on concurrent sequences
     full_logits: bool = False  # logits for every prompt position (scoring, old transformers generate)
 

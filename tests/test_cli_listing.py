@@ -104,7 +104,10 @@ def test_models_query_lists_qwen_presets(cli, catalog: Catalog) -> None:
         assert name in result.stdout
     assert "Llama-2-7B" not in result.stdout
     rows = _json(cli("models", "qwen", "--json"))
-    assert {r["name"] for r in rows} == {n for n, e in catalog.models.items() if e.family == "qwen"}
+    # the query matches a family or a name: Qwen's own presets and the distills built on Qwen
+    assert {r["name"] for r in rows} == {n for n, e in catalog.models.items()
+                                         if e.family == "qwen" or "qwen" in n.lower()}
+    assert "DeepSeek-R1-Distill-Qwen-7B" in {r["name"] for r in rows}
 
 
 def test_unknown_model_exits_2_with_a_suggestion(cli) -> None:

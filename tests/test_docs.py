@@ -147,3 +147,12 @@ def test_accuracy_report_summary_lists_every_class() -> None:
 def test_readme_links_the_docs_that_exist() -> None:
     for link in re.findall(r"\]\(((?:docs|gpuplan)/[^)#]+)\)", README):
         assert (REPO / link).exists(), link
+
+
+def test_the_command_reference_is_current() -> None:
+    # docs/cli.md is generated from the CLI; a new option or a changed default must be regenerated
+    import subprocess
+
+    result = subprocess.run([sys.executable, str(REPO / "scripts" / "cli_reference.py"), "--check"],
+                            capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert result.returncode == 0, result.stderr

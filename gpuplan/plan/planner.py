@@ -625,7 +625,7 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
 
 def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
     return [
-        {"name": "memory headroom", "value": f"{c.headroom:.0%} of the GPU kept free",
+        {"name": "memory headroom", "value": f"the estimate × {1 + c.headroom:g} must fit the GPU",
          "source": "allocator fragmentation and stray buffers"},
         {"name": "spot overhead", "value": f"+{c.spot_overhead:.0%} run time; serving plans use no spot unless "
                                           "--spot", "source": "gpuplan.plan.costing"},
