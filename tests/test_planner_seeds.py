@@ -202,7 +202,7 @@ def test_buy_rtx4090d_in_china_prints_a_break_even(cli: Cli) -> None:
 
 
 def test_deepseek_v3_is_served_from_its_fp8_checkpoint(catalog: Catalog) -> None:
-    # the published weights are block-wise FP8 (quantization_config quant_method fp8): ~0.69 TB to download,
+    # the published weights are block-wise FP8 (quantization_config quant_method fp8): ~0.67 TB to download,
     # not the 1.34 TB of a 16-bit copy, and the planner serves them as published unless told otherwise
     from gpuplan.estimate.memory import weights_bytes
     from gpuplan.estimate.quant import weight_format
