@@ -14,7 +14,11 @@ from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
 
 def _out(text: str) -> None:
-    text = paragraph(text)
+    """A sentence or paragraph for people: wrapped to the terminal (never use it for JSON or CSV)."""
+    _raw(paragraph(text))
+
+
+def _raw(text: str) -> None:
     sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
 
 
@@ -42,7 +46,7 @@ def _show_breakdown(e: Estimate, title: str, fmt: Any) -> None:
 
 def show_estimate(e: JobEstimate, json_out: bool) -> None:
     if json_out:
-        _out(to_json(e.as_dict()))
+        _raw(to_json(e.as_dict()))
         return
     state = tr("fits") if e.fits else tr("does not fit")
     _show_breakdown(e.memory, f"{tr('Memory per GPU')}: {e.model.name} on {e.describe()} — {state} "
@@ -126,7 +130,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
             data["rent_vs_buy"] = [o.as_dict() for o in _buy_rows(catalog, result, hours_per_month)]
         if result.job.task == "serve":
             data["serving"] = [serving_costs(x) for x in result.ranked]
-        _out(to_json(data))
+        _raw(to_json(data))
         return
     if fmt == "csv":
         sys.stdout.write(to_csv([_csv_row(i, x) for i, x in enumerate(result.ranked, 1)]))
@@ -245,7 +249,7 @@ def _buy_rows(catalog: Any, result: Any, hours_per_month: float | None) -> list[
 
 def show_fit(model: Any, rows: list[Any], json_out: bool) -> None:
     if json_out:
-        _out(to_json({"model": model.name, "rows": [r.as_dict() for r in rows]}))
+        _raw(to_json({"model": model.name, "rows": [r.as_dict() for r in rows]}))
         return
     out = []
     for r in rows:
@@ -257,7 +261,7 @@ def show_fit(model: Any, rows: list[Any], json_out: bool) -> None:
 
 def show_compare(c: Any, a: str, b: str, json_out: bool) -> None:
     if json_out:
-        _out(to_json(c.as_dict()))
+        _raw(to_json(c.as_dict()))
         return
     rows = []
     for r in c.rows:
@@ -275,7 +279,7 @@ def _num(v: float | None) -> str:
 
 def show_buy(rows: list[Any], json_out: bool) -> None:
     if json_out:
-        _out(to_json([r.as_dict() for r in rows]))
+        _raw(to_json([r.as_dict() for r in rows]))
         return
     out = []
     for o in rows:

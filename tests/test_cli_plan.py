@@ -296,3 +296,15 @@ def test_method_is_case_insensitive(cli: Cli) -> None:
     upper = _json(cli("estimate", "Qwen2.5-0.5B", "--task", "finetune", "--method", "QLoRA", "--json"))
     lower = _json(cli("estimate", "Qwen2.5-0.5B", "--task", "finetune", "--method", "qlora", "--json"))
     assert upper["memory"]["total_bytes"] == lower["memory"]["total_bytes"]
+
+
+@pytest.mark.parametrize("args", [
+    ("plan", "serve", "Qwen2.5-0.5B", "--rps", "2"), (*SMALL_JOB,), ("estimate", "Qwen2.5-0.5B"), ("gpus",),
+    ("fit", "Qwen2.5-0.5B"), ("compare", "A100-80GB", "H100", "--model", "Qwen2.5-0.5B"), ("buy", "--gpu", "H100"),
+    ("platforms",),
+], ids=lambda a: "-".join(a[:2]))
+def test_json_is_never_wrapped_to_the_terminal(cli: Cli, args: tuple[str, ...]) -> None:
+    # a narrow terminal wraps sentences, never JSON strings
+    result = cli(*args, "--json", env={"COLUMNS": "60"})
+    assert result.returncode == 0, result.stderr
+    json.loads(result.stdout)
