@@ -144,8 +144,9 @@ def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, lo
     lines += ["", "Memory classes: under-prediction should stay at or below 10 % of rows (a plan that says "
               "'fits' must fit).", ""]
     lines += ["## Error bands shown with estimates", "",
-              "p10–p90 of measured ÷ estimated (from `gpuplan/data/fitted/params.json`): in-sample, and held out —",
-              "each source group predicted by a fit that never saw it, the band for setups unlike any calibrated.",
+              "p10–p90 of true ÷ estimated size or time (from `gpuplan/data/fitted/params.json`; a row that measured",
+              "tokens/s counts as predicted ÷ measured rate): in-sample, and held out — each source group predicted",
+              "by a fit that never saw it, the band for setups unlike any calibrated.",
               "", "| band class | rows | in-sample p10–p90 | held-out p10–p90 |", "|---|---:|---:|---:|"]
     for cls, (low, high, n) in sorted(cal.bands.items()):
         held = cal.held_out_bands.get(cls)

@@ -52,6 +52,7 @@ class Case:
     group: str = ""  # source family, for leave-one-source-out
     assume: str = ""
     resolution: float = 0.0  # relative precision the value was published with (half a unit in the last digit)
+    rate: bool = False  # measured is a rate (tokens/s: higher is faster), not a time or a size
     # the inputs behind the estimate, for tools that answer the same question (bench/peers.py): model_name,
     # model (ModelSpec), gpu (Gpu), setup (TrainSetup or InferSetup), and what was measured (measure / quantity)
     meta: dict[str, Any] = field(default_factory=dict)
@@ -209,7 +210,7 @@ def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults
             return est.extra["gpu_hours"]
         return est.total
 
-    return Case(cls=cls, measured=measured, predict=predict_time,
+    return Case(cls=cls, measured=measured, predict=predict_time, rate=measure.startswith("tokens_per_s"),
                 meta={**inputs, "measure": measure, "tokens": tokens}, **common)
 
 
@@ -340,17 +341,17 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         def pred_g(cal: Calibration, m=model, g=gpu, s=setup) -> float:
             return latency(m, g, s, cal).extra["output_tokens_per_s"]
         return Case(cls="inference_throughput" if batch > 1 else "inference_latency", measured=value,
-                    predict=pred_g, **common), ""
+                    predict=pred_g, rate=True, **common), ""
     per_gpu_metric = metric.endswith("per_gpu")
     if metric.startswith("throughput_output") and offline:
         def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=per_gpu_metric) -> float:
             rate = throughput(m, g, s, cal).extra["output_tokens_per_s"]
             return rate / s.tp if per_gpu else rate
-        return Case(cls="inference_throughput", measured=value, predict=pred, **common), ""
+        return Case(cls="inference_throughput", measured=value, predict=pred, rate=True, **common), ""
     if metric.startswith("throughput_output"):
         def pred_b(cal: Calibration, m=model, g=gpu, s=setup) -> float:
             return latency(m, g, s, cal).extra["output_tokens_per_s"]
-        return Case(cls="inference_throughput", measured=value, predict=pred_b, **common), ""
+        return Case(cls="inference_throughput", measured=value, predict=pred_b, rate=True, **common), ""
     if metric.startswith(("decode_tok_s", "tpot")):
         measured = 1.0 / value if metric.startswith("decode") else value / 1000.0
 

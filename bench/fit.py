@@ -208,14 +208,18 @@ def fit_all(cases: list[Case], start: Calibration) -> Calibration:
 
 
 def _ratio(case: Case, cal: Calibration) -> float | None:
-    """measured / predicted, or None for bound rows and rows the estimators cannot predict."""
+    """true ÷ estimated in the direction the estimate is shown — bytes for memory, seconds for every speed
+    class (a rate row counts as predicted ÷ measured rate: measuring half the tokens/s means twice the time) —
+    or None for bound rows and rows the estimators cannot predict."""
     if case.bound:
         return None
     try:
         pred = case.predict(cal)
     except Exception:
         return None
-    return case.measured / pred if pred and math.isfinite(pred) else None
+    if not pred or not math.isfinite(pred):
+        return None
+    return pred / case.measured if case.rate else case.measured / pred
 
 
 def _band_key(cls: str) -> str:

@@ -65,3 +65,24 @@ def test_held_out_bands_are_reproducible(cases: list[Case]) -> None:
     for cls, (low, high, n) in fitted().held_out_bands.items():
         assert fresh[cls][2] == n
         assert fresh[cls][0] == pytest.approx(low, rel=0.05) and fresh[cls][1] == pytest.approx(high, rel=0.05)
+
+
+@pytest.mark.parametrize(("rate", "expected"), [(True, 2.0), (False, 0.5)])
+def test_bands_face_the_way_the_estimate_is_shown(rate: bool, expected: float) -> None:
+    # a rate measured at half the predicted tokens/s is a job that takes twice the estimated time; a time
+    # measured at half the prediction is half the time
+    from fit import _ratio
+
+    case = Case(id="x", cls="inference_throughput", measured=50.0, predict=lambda cal: 100.0, source="test",
+                describe="", rate=rate)
+    assert _ratio(case, start_values()) == pytest.approx(expected)
+
+
+def test_every_speed_row_says_whether_it_measured_a_rate(cases: list[Case]) -> None:
+    by_measure: dict[str, set[bool]] = {}
+    for c in cases:
+        if c.cls.endswith("_memory"):
+            assert not c.rate
+        elif "measure" in c.meta:
+            by_measure.setdefault(c.meta["measure"], set()).add(c.rate)
+    assert by_measure.get("tokens_per_s") == {True} and by_measure.get("tokens_per_s_per_gpu") == {True}
