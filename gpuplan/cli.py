@@ -5,6 +5,7 @@ Nothing here computes anything; see ``gpuplan.listing``, ``gpuplan.estimate`` an
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -427,14 +428,19 @@ def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, 
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan(cat, m, job, c)
-    if export:
-        _export(cat, model, result, export, out)
+    text = _export(cat, model, result, export, out) if export else None
+    if text is not None:  # no --out: the export is the output (`--export skypilot > task.yaml`), the plan stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
+        sys.stdout.write(text)
+        return
     show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
     if result.pick is None and not result.platforms:
         raise typer.Exit(1)  # no plan: the output says why; scripts see a failure
 
 
-def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> None:
+def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str | None:
+    """Write the export to ``out``; without ``out`` return its text for stdout."""
     """Write the pick as a file engines run (atomically: a temporary file renamed into place)."""
     import os
     import tempfile
@@ -456,14 +462,24 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> Non
     entry = find_preset(cat, model)
     text = render(chosen, fmt, entry.hf_repo if entry and entry.hf_repo else None)
     if out is None:
-        typer.echo(text, err=True)
-        return
+        return text
     target = Path(out)
-    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".gpuplan-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, target)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError("--out", f"the folder '{folder}' does not exist.", "create it first, or write elsewhere.")
+    if target.is_dir():
+        raise InputError("--out", f"'{target}' is a folder.", "give a file name, e.g. task.yaml.")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gpuplan-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)  # atomic: a reader never sees half a file
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError("--out", f"cannot write '{target}' ({exc.strerror}).",
+                         "check the path and its permissions.") from None
     typer.echo(f"wrote {target}", err=True)
+    return None
 
 
 @plan_app.command("finetune")

@@ -308,3 +308,20 @@ def test_json_is_never_wrapped_to_the_terminal(cli: Cli, args: tuple[str, ...]) 
     result = cli(*args, "--json", env={"COLUMNS": "60"})
     assert result.returncode == 0, result.stderr
     json.loads(result.stdout)
+
+
+def test_export_without_out_is_the_standard_output(cli: Cli) -> None:
+    # `gpuplan plan … --export skypilot > task.yaml` must capture the task, not the table
+    import yaml
+
+    result = cli("plan", "serve", "Qwen2.5-0.5B", "--rps", "1", "--export", "skypilot")
+    assert result.returncode == 0, result.stderr
+    task = yaml.safe_load(result.stdout)
+    assert task["resources"]["accelerators"] and task["service"]["replicas"] >= 1
+    assert "Why:" in result.stderr  # the plan itself went to stderr
+
+
+def test_export_into_a_missing_folder_is_an_input_error(cli: Cli, tmp_path: Path) -> None:
+    result = cli(*SMALL_JOB, "--export", "skypilot", "--out", str(tmp_path / "no-such-folder" / "task.yaml"))
+    _assert_error(result, "--out", "does not exist")
+    assert not list(tmp_path.iterdir())  # nothing half-written
