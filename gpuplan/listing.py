@@ -149,8 +149,12 @@ def list_offers(catalog: Catalog, *, gpus: Sequence[str] = (), exact: bool = Fal
     return sorted(views, key=lambda v: (keys[sort](v), v.offer.provider, v.offer.instance_type))
 
 
-def resolve_providers(catalog: Catalog, names: Sequence[str], field: str = "--providers") -> set[str]:
+def resolve_providers(catalog: Catalog, names: Sequence[str], field: str = "--providers",
+                      platforms: bool = False) -> set[str]:
+    """Canonical provider names for ``names``; with ``platforms``, notebook platforms (Kaggle, AutoDL …) count."""
     known = {normalize(p): p for p in catalog.providers()}
+    if platforms:
+        known.update({normalize(p.platform): p.platform for p in catalog.platforms})
     out: set[str] = set()
     for name in names:
         hit = known.get(normalize(name))

@@ -133,11 +133,15 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         _raw(to_json(data))
         return
     if fmt == "csv":
-        sys.stdout.write(to_csv([_csv_row(i, x) for i, x in enumerate(result.ranked, 1)]))
+        # rented plans ranked, then the notebook platforms (pricing "platform", rank continuing)
+        sys.stdout.write(to_csv([_csv_row(i, x) for i, x in enumerate([*result.ranked, *result.platforms], 1)]))
         return
     job = result.job
     if not result.ranked:
-        _out("No plan: " + (result.nothing_fits or "nothing fits."))
+        prefix = say("No rental plan: ", "没有可租用的方案：") if result.platforms else "No plan: "
+        _out(prefix + (result.nothing_fits or "nothing fits."))
+        if result.platforms:
+            _platforms_table(result)
         if result.suggestions:
             table([{"change": s["change"], "pick": s["pick"], "cost": fmt_money(s["cost"], s["currency"]),
                     "time": fmt_seconds(s["seconds"])} for s in result.suggestions],
@@ -172,12 +176,16 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         table(front, [Col(tr("Config"), "config"), Col(tr("Time"), "time", None, "right"),
                       Col(tr("Cost"), "cost", None, "right")], tr("Pareto front (cost vs time)"))
     if result.platforms:
-        rows = [{"where": x.label(), "time": fmt_seconds(x.calendar_seconds), "notes": "; ".join(x.notes),
-                 "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.platforms]
-        table(rows, [Col(tr("Platform"), "where"), Col(tr("Time"), "time", None, "right"),
-                     Col(tr("Cost"), "cost", None, "right"), Col(tr("notes"), "notes")], tr("Free and cheap platforms"))
+        _platforms_table(result)
     if compare_buy:
         show_buy(_buy_rows(catalog, result, hours_per_month), False)
+
+
+def _platforms_table(result: Any) -> None:
+    rows = [{"where": x.label(), "time": fmt_seconds(x.calendar_seconds), "notes": "; ".join(x.notes),
+             "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.platforms]
+    table(rows, [Col(tr("Platform"), "where"), Col(tr("Time"), "time", None, "right"),
+                 Col(tr("Cost"), "cost", None, "right"), Col(tr("notes"), "notes")], tr("Free and cheap platforms"))
 
 
 def _csv_row(rank: int, x: Any) -> dict[str, Any]:

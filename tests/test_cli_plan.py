@@ -61,9 +61,11 @@ def test_plan_csv_has_a_header_and_one_row_per_plan(cli: Cli, plan_json: dict[st
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     header = result.stdout.splitlines()[0].split(",")
     assert header[0] == "rank" and {"gpu", "n_gpus", "provider", "seconds", "memory_needed_bytes"} <= set(header)
-    assert len(rows) == len(plan_json["ranked"])
+    plans = plan_json["ranked"] + plan_json["platforms"]  # rented plans, then notebook platforms
+    assert len(rows) == len(plans)
     assert [r["rank"] for r in rows] == [str(i) for i in range(1, len(rows) + 1)]
-    assert [(r["gpu"], r["provider"]) for r in rows] == [(p["gpu"], p["provider"]) for p in plan_json["ranked"]]
+    assert [(r["gpu"], r["provider"]) for r in rows] == [(p["gpu"], p["provider"]) for p in plans]
+    assert {r["pricing"] for r in rows[len(plan_json["ranked"]):]} <= {"platform"}
 
 
 def test_plan_csv_cells_are_flat_values(cli: Cli) -> None:

@@ -254,10 +254,10 @@ def test_max_gpus_caps_the_total(tiny: Catalog) -> None:
 def test_free_notebook_with_a_weekly_quota(tiny: Catalog) -> None:
     # TinyNotebook gives 1 free TINY-SLOW GPU-hour a week in 2 h sessions. A ~2.3 h job fits within four
     # weeks of quota: it is listed at $0, takes three weeks of calendar time and needs a checkpoint/resume.
-    probe = next(x for x in _plan(tiny, ("TinyCheap",), samples=100_000, platforms=True).platforms
+    probe = next(x for x in _plan(tiny, ("TinyCheap", "TinyNotebook"), samples=100_000, platforms=True).platforms
                  if x.where == "TinyNotebook")
     samples = 100_000 * 2.5 * HOUR / probe.seconds  # a job of about 2.5 h on TINY-SLOW, whatever the fit says
-    r = _plan(tiny, ("TinyCheap",), samples=samples, platforms=True)
+    r = _plan(tiny, ("TinyCheap", "TinyNotebook"), samples=samples, platforms=True)
     nb = next(x for x in r.platforms if x.where == "TinyNotebook")
     hours = nb.seconds / HOUR
     assert 2 < hours < 3  # premise
@@ -268,7 +268,7 @@ def test_free_notebook_with_a_weekly_quota(tiny: Catalog) -> None:
     # the rented offers are still ranked separately
     assert [x.where for x in r.ranked] == ["TinyCheap"]
     # more than four weeks of quota is not a plan
-    assert not any(x.where == "TinyNotebook" for x in _plan(tiny, ("TinyCheap",), samples=2 * samples,
+    assert not any(x.where == "TinyNotebook" for x in _plan(tiny, ("TinyCheap", "TinyNotebook"), samples=2 * samples,
                                                               platforms=True).platforms)
 
 
@@ -283,7 +283,7 @@ def _with_platform(tmp_path: Path, row: str) -> Catalog:
 
 def _hours_job(cat: Catalog, hours: float) -> float:
     """Samples that make a job of about ``hours`` on one TINY-SLOW."""
-    probe = next(x for x in _plan(cat, ("TinyCheap",), samples=100_000, platforms=True).ranked)
+    probe = next(x for x in _plan(cat, ("TinyCheap",), samples=100_000).ranked)
     return 100_000 * hours * HOUR / probe.estimate.seconds
 
 
@@ -292,7 +292,7 @@ def test_a_free_tier_without_a_published_quota_is_listed_only_for_one_session(
         tmp_path: Path, hours: float, listed: bool) -> None:
     cat = _with_platform(tmp_path, "TinyMystery,free,global,TINY-SLOW,1,0,,USD,,3,,no,synthetic,2026-01-01,"
                                    "no published quota")
-    r = _plan(cat, ("TinyCheap",), samples=_hours_job(cat, hours), platforms=True)
+    r = _plan(cat, ("TinyCheap", "TinyMystery"), samples=_hours_job(cat, hours), platforms=True)
     found = [x for x in r.platforms if x.where == "TinyMystery"]
     assert bool(found) == listed
     if found:
@@ -303,9 +303,9 @@ def test_a_platform_needing_more_than_20_sessions_is_not_a_plan(tmp_path: Path) 
     # 100 GPU-hours a week in 0.1 h sessions: a 3 h job would need 30 checkpoint/resume cycles
     cat = _with_platform(tmp_path, "TinyShort,free,global,TINY-SLOW,1,0,,USD,100,0.1,,no,synthetic,2026-01-01,"
                                    "very short sessions")
-    r = _plan(cat, ("TinyCheap",), samples=_hours_job(cat, 3.0), platforms=True)
+    r = _plan(cat, ("TinyCheap", "TinyShort"), samples=_hours_job(cat, 3.0), platforms=True)
     assert not any(x.where == "TinyShort" for x in r.platforms)
-    short = _plan(cat, ("TinyCheap",), samples=_hours_job(cat, 1.5), platforms=True)  # 15 sessions
+    short = _plan(cat, ("TinyCheap", "TinyShort"), samples=_hours_job(cat, 1.5), platforms=True)  # 15 sessions
     assert any(x.where == "TinyShort" for x in short.platforms)
 
 
@@ -409,3 +409,10 @@ def test_a_price_older_than_180_days_is_flagged(tiny: Catalog) -> None:
         assert flagged == (age > STALE_PRICE_DAYS), (x.offer.as_of, x.notes)
         if flagged:
             assert f"price as of {x.offer.as_of.isoformat()} ({age} days old)" in "; ".join(x.notes)
+
+
+def test_provider_names_filter_notebook_platforms_too(tiny: Catalog) -> None:
+    only_rental = _plan(tiny, ("TinyCheap",), samples=10_000, platforms=True)
+    assert only_rental.ranked and not only_rental.platforms
+    only_notebook = _plan(tiny, ("TinyNotebook",), samples=10_000, platforms=True)
+    assert not only_notebook.ranked and [x.where for x in only_notebook.platforms] == ["TinyNotebook"]

@@ -463,7 +463,7 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     """Rank the ways to run ``job`` under ``c``."""
     cal = cal or fitted()
     _check_job(job, model)
-    providers = resolve_providers(catalog, c.providers) if c.providers else None
+    providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
     gpus = candidate_gpus(catalog, c)
     reasons: Counter[tuple[str, str]] = Counter()
     estimates, closest = _enumerate(model, job, c, cal, gpus, catalog, providers, reasons)
@@ -475,9 +475,10 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     top = _distinct(ranked, c.top)
     free = []
     if c.platforms and job.task in ("finetune", "infer") and c.spot is not True:
-        for e in estimates:
+        for e in estimates:  # --provider names platforms too; without it, all of them
             if e.n_gpus <= 2:
-                free += [x for x in _platform_candidates(catalog, e, c, e.seconds) if _within_limits(x, c)]
+                free += [x for x in _platform_candidates(catalog, e, c, e.seconds) if _within_limits(x, c)
+                         and (providers is None or x.where in providers)]
     free = _distinct(sorted(free, key=lambda x: (x.cost.total, x.calendar_seconds)), c.top)
     result = PlanResult(job, model, c, top, pareto_front(cands), explain(top, c), len(estimates) + len(closest),
                         len(estimates), assumptions=_assumptions(c, cal), platforms=free)
