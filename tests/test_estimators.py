@@ -175,3 +175,33 @@ def test_speed_estimates_are_sound(name: str, engine: str, batch: int, prompt: i
     bigger = replace(s, output_len=output + 100)  # more tokens to generate never take less time
     assert latency(m, GPU, bigger).total >= est.total
 
+
+
+@pytest.mark.parametrize(("engine", "gpu", "runs"), [
+    ("vllm", "V100", True), ("vllm", "P100", False), ("vllm", "MI300X", True), ("vllm", "TPU-v6e", True),
+    ("sglang", "T4", True), ("sglang", "V100", False), ("trtllm", "A100-80GB", True), ("trtllm", "T4", False),
+    ("trtllm", "MI300X", False), ("llamacpp", "TPU-v6e", False), ("hf", "Ascend-910B", True),
+])
+def test_each_engine_runs_only_where_its_docs_say(catalog: Catalog, engine: str, gpu: str, runs: bool) -> None:
+    from gpuplan.estimate.job import check_inference
+
+    s = InferSetup(engine=engine, weight_format="bf16" if engine != "llamacpp" else "gguf-q4_k_m")
+    if runs:
+        check_inference(catalog.model("Qwen2.5-0.5B"), catalog.gpu(gpu), s)
+    else:
+        with pytest.raises(InfeasibleError, match="does not run on") as info:
+            check_inference(catalog.model("Qwen2.5-0.5B"), catalog.gpu(gpu), s)
+        assert info.value.field == "--engine"
+
+
+@pytest.mark.parametrize(("gpu", "ok"), [("V100", False), ("T4", False), ("A100-80GB", True), ("H100", True),
+                                         ("MI300X", True)])
+def test_fp8_weights_need_fp8_units_or_ampere(catalog: Catalog, gpu: str, ok: bool) -> None:
+    from gpuplan.estimate.job import check_inference
+
+    s = InferSetup(engine="vllm", weight_format="fp8")
+    if ok:
+        check_inference(catalog.model("Qwen2.5-0.5B"), catalog.gpu(gpu), s)
+    else:
+        with pytest.raises(InfeasibleError, match="FP8 weights"):
+            check_inference(catalog.model("Qwen2.5-0.5B"), catalog.gpu(gpu), s)

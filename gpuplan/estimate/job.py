@@ -14,6 +14,7 @@ from typing import Any
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.engines import nvidia_generation, runs_on
 from gpuplan.estimate.infer_speed import Speed, max_batch, speed
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
@@ -128,7 +129,15 @@ def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
                               f"{m.name} supports ({m.max_positions} positions).",
                               f"keep prompt + output within {m.max_positions} tokens.")
     _check_tp(m, s.tp, "--tp")
+    if not runs_on(s.engine, gpu.vendor, gpu.architecture):
+        raise InfeasibleError("--engine", f"{get_engine(s.engine).name} does not run on {gpu.name} ({gpu.vendor} "
+                              f"{gpu.architecture}).", "use another --engine (hf runs wherever PyTorch does) or GPU.")
     fmt = weight_format(s.weight_format)
+    if fmt.compute == "fp8" and not gpu.fp8_flops_per_s and not (
+            gpu.vendor == "NVIDIA" and nvidia_generation(gpu.architecture) >= nvidia_generation("Ampere")):
+        raise InfeasibleError("--quant", f"FP8 weights need FP8 units or an NVIDIA Ampere or newer GPU (which runs "
+                              f"them as 8-bit weights with 16-bit math); {gpu.name} has neither.",
+                              "use --quant int8-wo or awq-int4, or a newer GPU.")
     if fmt.compute == "fp8" and not gpu.fp8_flops_per_s and s.engine == "trtllm":
         raise InfeasibleError("--quant", f"TensorRT-LLM FP8 needs FP8 tensor cores; {gpu.name} has none.",
                               "use --quant int8-wo or awq-int4, or an Ada/Hopper/Blackwell GPU.")
