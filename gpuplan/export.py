@@ -18,6 +18,7 @@ import yaml
 
 from gpuplan.errors import InputError
 from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.quant import native_format
 from gpuplan.plan.planner import Candidate
 from gpuplan.types import InferSetup
 from gpuplan.units import GB
@@ -51,9 +52,30 @@ def _infer_setup(c: Candidate, what: str) -> InferSetup:
     return setup
 
 
+def _servable(c: Candidate, what: str, server: str) -> InferSetup:
+    """The plan's setup, if ``server`` (vLLM or SGLang) can run it as planned; else an error that says why."""
+    s = _infer_setup(c, what)
+    if s.engine not in ("vllm", "sglang"):
+        raise InputError("--export", f"this plan was estimated for {get_engine(s.engine).name}; the {what} export "
+                         f"runs {server}.", f"plan with --engine {'sglang' if server == 'SGLang' else 'vllm'} to "
+                         "export it.")
+    m = c.estimate.model
+    native = native_format(m.native_dtype)
+    fmt = s.weight_format
+    if fmt in ("awq-int4", "gptq-int4", "gptq-int8") and fmt != native:
+        raise InputError("--export", f"the plan serves {fmt} weights, but {m.name} is published in {native}; "
+                         f"{server} loads {fmt.split('-')[0].upper()} weights only from a checkpoint quantized that "
+                         "way.", "plan with that checkpoint's config.json (its quantization_config makes the format "
+                         "the default), or use --quant fp8, which the server quantizes on load.")
+    if fmt not in _QUANTIZATION and fmt not in ("bf16", "fp16", "fp32", native):
+        raise InputError("--export", f"{server} has no on-load {fmt} quantization.",
+                         "use --quant fp8 (quantized on load), a pre-quantized AWQ/GPTQ checkpoint, or 16-bit.")
+    return s
+
+
 def vllm_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
     """``vllm serve`` with the plan's layout (vLLM engine arguments)."""
-    s = _infer_setup(c, "vllm")
+    s = _servable(c, "vllm", "vLLM")
     eng = get_engine("vllm")
     args = ["vllm", "serve", _model_ref(c, hf_repo), "--tensor-parallel-size", str(s.tp),
             "--max-model-len", str(s.context_len),
@@ -70,7 +92,7 @@ def vllm_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
 
 def sglang_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
     """``python -m sglang.launch_server`` with the plan's layout (SGLang server arguments)."""
-    s = _infer_setup(c, "sglang")
+    s = _servable(c, "sglang", "SGLang")
     eng = get_engine("sglang")
     args = ["python", "-m", "sglang.launch_server", "--model-path", _model_ref(c, hf_repo), "--tp", str(s.tp),
             "--context-length", str(s.context_len), "--mem-fraction-static", f"{eng.gpu_memory_utilization:g}",

@@ -112,3 +112,27 @@ def test_skypilot_export_falls_back_to_the_best_plan_skypilot_launches() -> None
     assert exportable([off_sky, on_sky], "skypilot") is on_sky
     assert exportable([off_sky, on_sky], "vllm") is off_sky  # engine commands run anywhere
     assert exportable([off_sky], "skypilot") is None
+
+
+def _with(c: Candidate, **setup: object) -> Candidate:
+    from dataclasses import replace
+
+    return replace(c, estimate=replace(c.estimate, setup=replace(c.estimate.setup, **setup)))
+
+
+@pytest.mark.parametrize(("setup", "words"), [
+    ({"weight_format": "int8-wo"}, "no on-load int8-wo"),
+    ({"weight_format": "awq-int4"}, "published in bf16"),  # Llama-3.1-8B's repository is not an AWQ checkpoint
+    ({"engine": "llamacpp", "weight_format": "gguf-q4_k_m"}, "estimated for llama.cpp"),
+    ({"engine": "trtllm"}, "estimated for TensorRT-LLM"),
+])
+@pytest.mark.parametrize("fmt", ["vllm", "sglang", "k8s", "skypilot"])
+def test_an_export_that_would_not_run_as_planned_is_refused(setup: dict[str, object], words: str, fmt: str) -> None:
+    with pytest.raises(InputError, match=words) as info:
+        render(_with(_serve_candidate(), **setup), fmt, "meta-llama/Llama-3.1-8B")
+    assert info.value.fix
+
+
+def test_fp8_is_quantized_on_load() -> None:
+    cmd = vllm_command(_with(_serve_candidate(), weight_format="fp8"), "meta-llama/Llama-3.1-8B")
+    assert cmd[cmd.index("--quantization") + 1] == "fp8"
