@@ -205,3 +205,21 @@ def test_fp8_weights_need_fp8_units_or_ampere(catalog: Catalog, gpu: str, ok: bo
     else:
         with pytest.raises(InfeasibleError, match="FP8 weights"):
             check_inference(catalog.model("Qwen2.5-0.5B"), catalog.gpu(gpu), s)
+
+
+def test_moe_decode_reads_only_the_experts_the_batch_reaches(catalog: Catalog) -> None:
+    from gpuplan.estimate.infer_speed import decode_weight_bytes, expert_fraction_touched
+    from gpuplan.estimate.quant import weight_format
+
+    moe = catalog.model("Qwen3-30B-A3B")  # 128 experts, 8 per token
+    assert expert_fraction_touched(moe, 1) == pytest.approx(8 / 128)
+    assert expert_fraction_touched(moe, 2) == pytest.approx(1 - (120 / 128) ** 2)
+    assert expert_fraction_touched(moe, 512) > 0.99
+    assert expert_fraction_touched(catalog.model("Qwen3-32B"), 1) == 1.0
+    s = InferSetup(engine="vllm", weight_format="bf16")
+    fmt = weight_format("bf16")
+    one, many = decode_weight_bytes(moe, fmt, s, 1), decode_weight_bytes(moe, fmt, s, 512)
+    assert one < 0.25 * many  # ~3.3B active of 30.5B parameters
+    # at batch 1 a 3B-active MoE decodes faster than a dense 32B model on the same GPU
+    g = catalog.gpu("H100")
+    assert speed(moe, g, s, 1).tpot_s < 0.5 * speed(catalog.model("Qwen3-32B"), g, s, 1).tpot_s

@@ -241,3 +241,11 @@ def test_batch_inference_runs_as_many_sequences_as_the_engine_holds(catalog: Cat
                                                         "bf16"))
     if requests > 256:  # batching is what makes a large batch job affordable
         assert e.seconds < one.seconds / 20
+
+
+def test_serving_never_plans_more_sequences_than_the_kv_cache_holds(catalog: Catalog) -> None:
+    r = _plan(catalog, "Llama-3.1-70B", Job(task="serve", rps=2, prompt_len=1000, output_len=300))
+    assert r.ranked
+    for x in r.ranked:
+        held = x.estimate.memory.extra["max_concurrent_seqs"]
+        assert x.estimate.setup.batch <= held, (x.label(), x.estimate.setup.batch, held)  # type: ignore[union-attr]

@@ -22,7 +22,8 @@ from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import Engine
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
-from gpuplan.estimate.memory import inference_memory, kv_bytes_per_token, weights_bytes
+from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_bytes_per_token, weights_bytes
+from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import WeightFormat, weight_format
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate
 from gpuplan.estimate.train_time import links
@@ -65,18 +66,38 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     return compute + comm
 
 
+def expert_fraction_touched(m: ModelSpec, batch: float) -> float:
+    """Share of a MoE layer's routed experts that ``batch`` tokens reach, each choosing top-k of E:
+    1 − (1 − k/E)^batch, the expected coverage of uniform routing (1 for dense models)."""
+    if not m.is_moe or m.n_experts <= 0:
+        return 1.0
+    return 1.0 - (1.0 - m.n_active_experts / m.n_experts) ** max(batch, 1.0)
+
+
+def decode_weight_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float) -> float:
+    """Weight bytes one decode step streams on the busiest GPU: every stage's weights (a token passes through
+    all of them), less the routed experts no token of the batch chose and less an untied embedding table, of
+    which a step gathers only ``batch`` rows."""
+    total = weights_bytes(m, fmt, s.tp, s.pp) * s.pp
+    p = count_params(m)
+    idle_experts = p.experts * (1.0 - expert_fraction_touched(m, batch)) * fmt.bytes_per_weight / s.tp
+    embed_bytes = fmt.bytes_per_weight if fmt.scope == "all" else 4.0 if fmt.name == "fp32" else BYTES_16
+    embeddings = 0.0 if m.tied_embeddings else p.embeddings * embed_bytes / s.tp
+    return max(0.0, total - idle_experts - embeddings)
+
+
 def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
                         cal: Calibration) -> tuple[float, str]:
     """Seconds of one decode step for ``batch`` sequences at mean ``context``, and what bounds the GEMMs.
 
-    GEMMs take max(weight bytes / bandwidth, FLOPs / peak); attention then reads every sequence's KV cache
-    (memory-bound, a separate kernel, so its time adds)."""
+    GEMMs take max(weight bytes read / bandwidth, FLOPs / peak) — for MoE only the experts the batch reaches
+    (:func:`decode_weight_bytes`); attention then reads every sequence's KV cache (memory-bound, a separate
+    kernel, so its time adds)."""
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt)
     bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory")
-    w = weights_bytes(m, fmt, s.tp, s.pp) * s.pp  # a token passes through every stage
-    gemm_memory = w / bandwidth
+    gemm_memory = decode_weight_bytes(m, fmt, s, batch) / bandwidth
     gemm_compute = batch * 2 * matmul_params(m) / s.tp / (peak * _eff(cal, eng, "eta_compute"))
     kv = batch * context * kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache)
     attention = kv / (_bandwidth(gpu) * _eff(cal, eng, "eta_kv"))

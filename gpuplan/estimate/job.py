@@ -226,9 +226,14 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
     if best is None or cap < 1:
         sp1 = speed(m, gpu, s, 1, cal)
         return JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=1), mem, None, sp1, 0, headroom)
-    replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
     setup = replace(s, batch=best.batch)
     mem = inference_memory(m, gpu, setup, cal)
+    held = int(mem.extra.get("max_concurrent_seqs") or best.batch)
+    if held < best.batch:  # activations at this batch leave less room for KV than at batch 1: hold fewer
+        best = replace(speed(m, gpu, s, max(1, held), cal), ttft_s=best.ttft_s)
+        setup = replace(s, batch=best.batch)
+        mem = inference_memory(m, gpu, setup, cal)
+    replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
     return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
 
 
