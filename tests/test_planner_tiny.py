@@ -338,8 +338,8 @@ def test_buying_a_restricted_part_in_china_is_refused(tiny: Catalog) -> None:
 
 
 def _key(objective: str, x: Candidate) -> tuple[float, float]:
-    if objective == "time":
-        return (_time(x), x.cost.total)
+    if objective == "time":  # times within 1 % tie, and the cheaper wins
+        return (round(math.log(_time(x)) / math.log(1.01)), x.cost.total)
     if objective == "value":
         return (x.value_score, x.cost.total)
     return (x.cost.total, _time(x))
@@ -416,3 +416,12 @@ def test_provider_names_filter_notebook_platforms_too(tiny: Catalog) -> None:
     assert only_rental.ranked and not only_rental.platforms
     only_notebook = _plan(tiny, ("TinyNotebook",), samples=10_000, platforms=True)
     assert not only_notebook.ranked and [x.where for x in only_notebook.platforms] == ["TinyNotebook"]
+
+
+def test_time_objective_treats_a_one_percent_difference_as_a_tie(tiny: Catalog) -> None:
+    # the fastest pick is never more expensive than another plan less than 1 % slower
+    r = _plan(tiny, ALL, objective="time")
+    pick = _pick(r)
+    for x in r.ranked[1:]:
+        if _time(x) <= _time(pick) * 1.005:
+            assert pick.cost.total <= x.cost.total

@@ -364,9 +364,12 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
 # ---------------------------------------------------------------- ranking
 
 
+TIME_TIE = math.log(1.01)
+
+
 def _key(c: Constraints) -> Any:
-    if c.objective == "time":
-        return lambda x: (x.calendar_seconds or x.seconds, x.cost.total)
+    if c.objective == "time":  # times within ~1 % are a tie (estimates are not that precise): the cheaper wins
+        return lambda x: (round(math.log(max(x.calendar_seconds or x.seconds, 1e-9)) / TIME_TIE), x.cost.total)
     if c.objective == "value":
         return lambda x: (x.value_score, x.cost.total)
     return lambda x: (x.cost.total, x.calendar_seconds or x.seconds)
