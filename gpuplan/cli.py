@@ -287,6 +287,16 @@ RankOpt = Annotated[int, typer.Option("--lora-rank", help="LoRA rank.")]
 TargetsOpt = Annotated[str, typer.Option("--lora-targets", help="all-linear, attention, qv or mlp.")]
 
 
+def _duration(text: str, field: str) -> float:
+    """A duration with its unit: on the command line a bare number (is 50 seconds or milliseconds?) is refused."""
+    from gpuplan.errors import InputError
+    from gpuplan.units import parse_seconds
+
+    if text.strip().replace(".", "", 1).isdigit():
+        raise InputError(field, f"'{text}' has no unit.", f"write it with one, e.g. {field} 50ms, 2s, 12h or 3d.")
+    return parse_seconds(text, field)
+
+
 def _positive(field: str, value: float | None) -> None:
     if value is not None and value <= 0:
         from gpuplan.errors import InputError
@@ -301,7 +311,7 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
          lora_targets: str = "all-linear", global_batch: int = 0) -> Any:
     """Parse the human forms (10k, 1.4T, 2s, 50ms) and build the validated job."""
     from gpuplan.requests import make_job
-    from gpuplan.units import parse_count, parse_seconds
+    from gpuplan.units import parse_count
 
     def count(text: str | None, field: str) -> float:
         return parse_count(text, field) if text else 0.0
@@ -310,8 +320,8 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
                     tokens_per_sample=count(tokens_per_sample, "--tokens-per-sample"), epochs=epochs,
                     tokens=count(tokens, "--tokens"), seq_len=seq_len, prompt=prompt, output=output, batch=batch,
                     requests=count(requests, "--requests"), rps=rps,
-                    ttft_s=parse_seconds(ttft, "--ttft") if ttft else None,
-                    tpot_s=parse_seconds(tpot, "--tpot") if tpot else None, quant=quant, lora_rank=lora_rank,
+                    ttft_s=_duration(ttft, "--ttft") if ttft else None,
+                    tpot_s=_duration(tpot, "--tpot") if tpot else None, quant=quant, lora_rank=lora_rank,
                     lora_targets=lora_targets, global_batch=global_batch)
 
 
@@ -397,7 +407,7 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
                  spot: bool | None, currency: str | None, objective: str, top: int, engine: str = "vllm",
                  quant: str | None = None) -> Any:
     from gpuplan.plan.planner import Constraints
-    from gpuplan.units import parse_currency, parse_money, parse_seconds
+    from gpuplan.units import parse_currency, parse_money
 
     _check_choice("--market", market, ("cn", "global"))
     cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
@@ -409,7 +419,7 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     _positive("--top", top)
     return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
                        exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
-                       deadline_s=parse_seconds(deadline, "--deadline") if deadline else None, spot=spot,
+                       deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
                        currency=cur, engine=engine, quant=quant, objective=objective, top=top)
 
 
@@ -501,6 +511,15 @@ def plan_finetune(
 ) -> None:
     """Plan a fine-tuning run from the dataset size (samples × tokens per sample × epochs)."""
     _check_choice("--objective", objective, ("cost", "time", "value"))
+    if dataset_tokens and (samples or tokens_per_sample):
+        from gpuplan.errors import InputError
+
+        raise InputError("--dataset-tokens", "give the dataset either as tokens or as samples × tokens per sample, "
+                         "not both.", "drop --dataset-tokens, or --samples and --tokens-per-sample.")
+    if hours_per_month is not None and not 0 < hours_per_month <= 744:
+        from gpuplan.errors import InputError
+
+        raise InputError("--hours-per-month", f"{hours_per_month:g} hours is not a month of use.", "use 1 to 744.")
     job = _job("finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
                quant=quant, global_batch=global_batch)

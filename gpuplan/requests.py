@@ -25,6 +25,9 @@ LIMITS = {"--samples": 1e12, "--tokens-per-sample": 1e7, "--tokens": 1e15, "--re
           "--lora-rank": 1e5, "--global-batch": 1e8}
 
 
+MIN_PRETRAIN_TOKENS = 1e6  # below this a --tokens value lost its unit (1.4 for 1.4T)
+
+
 def _positive(field: str, value: float | None) -> None:
     if value is None:
         return
@@ -59,6 +62,9 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
                          ("--requests", requests or None), ("--seq-len", seq_len), ("--ttft", ttft_s),
                          ("--tpot", tpot_s), ("--rps", rps or None), ("--global-batch", global_batch or None)):
         _positive(field, value)
+    if task == "pretrain" and tokens and tokens < MIN_PRETRAIN_TOKENS:
+        raise InputError("--tokens", f"{tokens:g} tokens is not a pretraining run.",
+                         "give the count with its unit, e.g. 100B or 1.4T.")
     if samples and not tokens_per_sample:
         raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
                          "add --tokens-per-sample, e.g. 512.")

@@ -190,6 +190,10 @@ JOB_1K = ("plan", "finetune", "Llama-2-7B", "--samples", "1k", "--tokens-per-sam
         pytest.param(("buy", "--gpu", "RTX4090", "--pue", "0.5"), id="pue-below-1"),
         pytest.param(("offers", "--min-gpus", "-1"), id="negative-min-gpus"),
         pytest.param(("fit", "./no-such-folder/config.json"), id="missing-config-path"),
+        pytest.param(("plan", "serve", "Llama-2-7B", "--rps", "1", "--tpot", "10"), id="duration-without-unit"),
+        pytest.param(("plan", "pretrain", "Llama-2-7B", "--tokens", "1.4"), id="pretrain-tokens-without-unit"),
+        pytest.param((*JOB_1K, "--dataset-tokens", "5M"), id="dataset-tokens-and-samples"),
+        pytest.param((*JOB_1K, "--compare-buy", "--hours-per-month", "-5"), id="negative-hours-per-month"),
         # option values checked in the CLI itself (typer.BadParameter): same format as every other error
         pytest.param((*JOB_1K, "--objective", "speed"), id="bad-objective"),
         pytest.param((*JOB_1K, "--market", "us"), id="bad-market"),
