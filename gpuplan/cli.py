@@ -548,7 +548,7 @@ def plan_pretrain(
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
-    """Plan pretraining on a token budget (multi-node, with the interconnect of the offer)."""
+    """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
     _check_choice("--objective", objective, ("cost", "time", "value"))
     job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)

@@ -32,7 +32,8 @@ def _pick(r: PlanResult) -> Candidate:
 
 
 def _lora(samples: float, tokens: int, **kw: object) -> Job:
-    return Job(task="finetune", method="lora", samples=samples, tokens_per_sample=tokens, seq_len=tokens,
+    kw.setdefault("method", "lora")
+    return Job(task="finetune", samples=samples, tokens_per_sample=tokens, seq_len=tokens,
                **kw)  # type: ignore[arg-type]
 
 
@@ -249,3 +250,23 @@ def test_serving_never_plans_more_sequences_than_the_kv_cache_holds(catalog: Cat
     for x in r.ranked:
         held = x.estimate.memory.extra["max_concurrent_seqs"]
         assert x.estimate.setup.batch <= held, (x.label(), x.estimate.setup.batch, held)  # type: ignore[union-attr]
+
+
+def test_multi_node_plans_use_cluster_offers_and_say_the_network_is_assumed(catalog: Catalog) -> None:
+    r = _plan(catalog, "Llama-3.1-8B", Job(task="pretrain", tokens=100e9, seq_len=2048), objective="time", top=40)
+    multi = [x for x in r.ranked + r.pareto if x.cost.instances > 1]
+    assert multi
+    for x in multi:
+        assert x.offer is not None and x.offer.pricing != "marketplace"  # independent hosts have no fabric
+        assert any("assumed" in n and "Gb/s" in n for n in x.notes)
+
+
+def test_adapters_shard_with_fsdp_not_tensor_parallelism(catalog: Catalog) -> None:
+    r = _plan(catalog, "Llama-3.1-70B", _lora(10_000, 512, method="qlora"), top=40)
+    assert r.ranked
+    assert all(x.estimate.setup.parallel.tp == 1 for x in r.ranked + r.pareto)  # type: ignore[union-attr]
+
+
+def test_non_nvidia_plans_say_their_speed_is_not_calibrated(catalog: Catalog) -> None:
+    r = _plan(catalog, "Llama-3.1-8B", Job(task="pretrain", tokens=100e9, seq_len=2048), gpus=("MI300X",))
+    assert r.ranked and all(any("not calibrated" in n for n in x.notes) for x in r.ranked)

@@ -184,8 +184,11 @@ def _training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
     if n == 1:
         return [Parallelism()]
     layouts = [Parallelism(dp=n, zero=3)]
-    if job.method in ("lora", "qlora", "ptuning", "freeze") or count_params(m).total < 3e9:
+    adapters = job.method in ("lora", "qlora", "ptuning", "freeze")
+    if adapters or count_params(m).total < 3e9:
         layouts.insert(0, Parallelism(dp=n, zero=0))
+    if adapters:  # PEFT/bitsandbytes stacks shard with FSDP/ZeRO; tensor parallelism is for full training
+        return layouts
     tp = min(8, n)
     if tp > 1 and m.n_heads % tp == 0 and (m.n_kv_heads % tp == 0 or tp % m.n_kv_heads == 0):
         layouts.append(Parallelism(tp=tp, dp=n // tp, zero=1 if n > tp else 0))
@@ -248,8 +251,8 @@ def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, c
 def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: set[str] | None,
                 serving: bool = False) -> list[tuple[Offer, int]]:
     """(offer, instances) pairs that give ``n`` GPUs of this type: one instance with exactly ``n``, or
-    ``n/8`` 8-GPU instances for multi-node. Serving leaves spot out unless ``--spot`` asks for it: a
-    preempted server drops its traffic."""
+    ``n/8`` 8-GPU instances for multi-node (not marketplace listings). Serving leaves spot out unless
+    ``--spot`` asks for it: a preempted server drops its traffic."""
     no_spot = c.spot is False or (serving and c.spot is None)
     out = []
     for o in catalog.offers:
@@ -263,8 +266,8 @@ def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: s
             continue
         if n <= 8 and o.gpu_count == n:
             out.append((o, 1))
-        elif n > 8 and o.gpu_count == 8 and n % 8 == 0:
-            out.append((o, n // 8))
+        elif n > 8 and o.gpu_count == 8 and n % 8 == 0 and o.pricing != "marketplace":
+            out.append((o, n // 8))  # marketplace hosts are independent machines, not a cluster with a fabric
     return out
 
 
@@ -282,6 +285,13 @@ def _disk_bytes(m: ModelSpec, job: Job) -> float:
     if job.task == "pretrain" or (job.task == "finetune" and job.method in ("full", "freeze")):
         checkpoint = params * 16.0  # weights + optimizer states of one resumable checkpoint
     return weights + data + checkpoint
+
+
+CALIBRATED_VENDORS = ("NVIDIA",)  # every speed row in bench/calibration/ ran on NVIDIA parts
+
+
+def cal_network_gbps() -> float:
+    return fitted().get("network_bytes_per_s_per_gpu") * 8 / 1e9
 
 
 # GPU rental prices change within months (the bundled offers of one GPU span several-fold over their dates);
@@ -306,6 +316,14 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
         if offer.pricing == "spot":
             notes.append(say(f"spot: +{c.spot_overhead:.0%} expected time for preemptions",
                              f"竞价实例：预计因抢占多用 {c.spot_overhead:.0%} 时间"))
+        if e.gpu.vendor not in CALIBRATED_VENDORS:
+            notes.append(say(f"speed fitted on NVIDIA runs only: {e.gpu.vendor} efficiency is not calibrated",
+                             f"速度只用 NVIDIA 实测拟合：{e.gpu.vendor} 的效率未经校准"))
+        if instances > 1 and not serving:
+            net = cal_network_gbps()
+            notes.append(say(f"{instances} nodes joined by an assumed {net:.0f} Gb/s per GPU network: check the "
+                             "provider's cluster networking",
+                             f"{instances} 台机器，假定节点间每卡 {net:.0f} Gb/s 网络：请核实云厂商的集群网络"))
         age = (dt.date.today() - offer.as_of).days
         if age > STALE_PRICE_DAYS:
             notes.append(say(f"price as of {offer.as_of.isoformat()} ({age} days old): check it",
