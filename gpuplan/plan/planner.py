@@ -287,6 +287,7 @@ def _disk_bytes(m: ModelSpec, job: Job) -> float:
     return weights + data + checkpoint
 
 
+LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
 CALIBRATED_VENDORS = ("NVIDIA",)  # every speed row in bench/calibration/ ran on NVIDIA parts
 
 
@@ -316,6 +317,9 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
         if offer.pricing == "spot":
             notes.append(say(f"spot: +{c.spot_overhead:.0%} expected time for preemptions",
                              f"竞价实例：预计因抢占多用 {c.spot_overhead:.0%} 时间"))
+        if e.total_gpus > LARGE_FLEET_GPUS:
+            notes.append(say(f"{e.total_gpus:,} GPUs in all: check that {offer.provider} has the capacity",
+                             f"共 {e.total_gpus:,} 张卡：请确认 {offer.provider} 有足够库存"))
         if e.gpu.vendor not in CALIBRATED_VENDORS:
             notes.append(say(f"speed fitted on NVIDIA runs only: {e.gpu.vendor} efficiency is not calibrated",
                              f"速度只用 NVIDIA 实测拟合：{e.gpu.vendor} 的效率未经校准"))
@@ -580,7 +584,12 @@ def _nothing_fits(fitting: list[JobEstimate], closest: list[JobEstimate], cands:
         if reasons:
             (message, fix), _ = reasons.most_common(1)[0]
             return f"no configuration can run this job: {message}" + (f" To fix: {fix}" if fix else "")
-        return "no GPU in the catalog can run this job."
+        where = "".join((f" in the {c.market} market" if c.market else "",
+                         " by the chosen providers" if c.providers else "",
+                         " as spot" if c.spot is True else " on demand" if c.spot is False else ""))
+        what = "the allowed GPUs" if (c.gpus or c.exclude_gpus) else "GPUs that can run it"
+        return (f"no offer has {what}{where}. To fix: allow more GPUs, another market or more providers "
+                "(see 'gpuplan offers').")
     slow = [e for e in closest if e.fits]  # serving: fits in memory but misses the latency targets at batch 1
     if slow:
         return _latency_miss(slow, c)
