@@ -270,3 +270,13 @@ def test_adapters_shard_with_fsdp_not_tensor_parallelism(catalog: Catalog) -> No
 def test_non_nvidia_plans_say_their_speed_is_not_calibrated(catalog: Catalog) -> None:
     r = _plan(catalog, "Llama-3.1-8B", Job(task="pretrain", tokens=100e9, seq_len=2048), gpus=("MI300X",))
     assert r.ranked and all(any("not calibrated" in n for n in x.notes) for x in r.ranked)
+
+
+def test_serving_packs_small_replicas_into_a_large_instance(catalog: Catalog) -> None:
+    # MI300X is only offered as 8-GPU instances: a 7B model is still served from one GPU per replica, and the
+    # whole instance is billed
+    r = _plan(catalog, "Qwen2.5-7B", Job(task="serve", rps=10, prompt_len=1000, output_len=300), gpus=("MI300X",))
+    pick = _pick(r)
+    assert pick.estimate.n_gpus == 1 and pick.offer is not None and pick.offer.gpu_count == 8
+    assert pick.cost.instances == 1 and pick.cost.total == pytest.approx(pick.offer.price_per_hour, rel=1e-6)
+    assert any("room for 8" in n for n in pick.notes)

@@ -249,12 +249,13 @@ def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, c
 
 
 def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: set[str] | None,
-                serving: bool = False) -> list[tuple[Offer, int]]:
+                serving: bool = False) -> list[tuple[Offer, float]]:
     """(offer, instances) pairs that give ``n`` GPUs of this type: one instance with exactly ``n``, or
-    ``n/8`` 8-GPU instances for multi-node (not marketplace listings). Serving leaves spot out unless
-    ``--spot`` asks for it: a preempted server drops its traffic."""
+    ``n/8`` 8-GPU instances for multi-node (not marketplace listings); for serving also a larger instance that
+    holds several replicas (the second number is then a fraction of an instance per replica). Serving leaves
+    spot out unless ``--spot`` asks for it: a preempted server drops its traffic."""
     no_spot = c.spot is False or (serving and c.spot is None)
-    out = []
+    out: list[tuple[Offer, float]] = []
     for o in catalog.offers:
         if o.gpu != gpu or (c.market and o.market != c.market):
             continue
@@ -268,6 +269,8 @@ def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: s
             out.append((o, 1))
         elif n > 8 and o.gpu_count == 8 and n % 8 == 0 and o.pricing != "marketplace":
             out.append((o, n // 8))  # marketplace hosts are independent machines, not a cluster with a fabric
+        elif serving and n < o.gpu_count <= 8 and o.gpu_count == int(o.gpu_count) and int(o.gpu_count) % n == 0:
+            out.append((o, n / o.gpu_count))  # several serving replicas share one instance (8 × TP1 on 8 GPUs)
     return out
 
 
@@ -309,9 +312,16 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
     seconds = HOUR if serving else e.seconds + startup
     disk = _disk_bytes(e.model, job)
     out = []
-    for offer, instances in _offers_for(catalog, e.gpu.name, e.n_gpus, c, providers, serving):
-        cost = rental_cost(catalog, offer, seconds, c.currency, instances * e.replicas, disk, c.spot_overhead)
+    for offer, per_replica in _offers_for(catalog, e.gpu.name, e.n_gpus, c, providers, serving):
+        instances = max(1, math.ceil(per_replica * e.replicas - 1e-9))
+        cost = rental_cost(catalog, offer, seconds, c.currency, instances, disk, c.spot_overhead)
         notes = [say(f"incl. {fmt_seconds(startup)} start-up", f"含 {fmt_seconds(startup)} 启动")] if startup else []
+        if per_replica < 1:
+            room = round(instances / per_replica)
+            notes.append(say(f"{e.replicas} replica(s) on {instances} {int(offer.gpu_count)}-GPU instance(s), "
+                             f"room for {room}",
+                             f"{e.replicas} 个副本跑在 {instances} 台 {int(offer.gpu_count)} 卡实例上，"
+                             f"最多可容纳 {room} 个"))
         if offer.gpu_mapping == "inferred":
             notes.append(say("GPU inferred from the instance family", "GPU 型号由实例系列推断"))
         if offer.pricing == "spot":
@@ -537,7 +547,8 @@ def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: S
     offered = _offered_counts(catalog, c, providers)
     for gpu in gpus:
         counts = [n for n in _counts(c, job) if (gpu.name, n) in offered or
-                  (n > 8 and (gpu.name, 8) in offered) or (n <= 2 and gpu.name in offered_platforms(catalog, c))]
+                  (n > 8 and (gpu.name, 8) in offered) or (n <= 2 and gpu.name in offered_platforms(catalog, c))
+                  or (job.task == "serve" and any(g == gpu.name and n < k <= 8 and k % n == 0 for g, k in offered))]
         for n in counts:
             if job.is_training:
                 best, near = _best_training(m, gpu, job, n, c, cal, reasons)
