@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuplan import i18n
-from gpuplan.errors import GpuplanError
+from gpuplan.errors import GpuplanError, check_choice, check_positive
 from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
@@ -88,8 +88,8 @@ def gpus(
     """List accelerators with memory, bandwidth, dense tensor TFLOPS and China export status."""
     from gpuplan.listing import gpu_row, list_gpus
 
-    _check_choice("--market", market, ("cn", "global"))
-    _check_choice("--segment", segment, ("datacenter", "workstation", "consumer", "tpu", "npu"))
+    check_choice("--market", market, ("cn", "global"))
+    check_choice("--segment", segment, ("datacenter", "workstation", "consumer", "tpu", "npu"))
     cat = _catalog(ctx)
     found = list_gpus(cat, market=market, vendor=vendor, segment=segment, sort=sort,
                       min_memory_bytes=parse_bytes(min_memory, "--min-memory") if min_memory else None)
@@ -111,14 +111,6 @@ def gpus(
                                                  if wide else "; --wide shows architecture, usable memory, links.")
     emit(rows if _fmt(json_out, csv_out) == "table" else [gpu_row(g) for g in found], cols,
          _fmt(json_out, csv_out), f"{tr('Accelerators')} ({len(rows)})", caption)
-
-
-def _check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
-    if value is not None and value not in choices:
-        from gpuplan.errors import InputError
-
-        raise InputError(field, f"'{value}' is not one of: {', '.join(choices)}.",
-                         "use one of: " + ", ".join(choices) + ".")
 
 
 # ---------------------------------------------------------------- offers
@@ -143,8 +135,8 @@ def offers(
     from gpuplan.listing import list_offers
     from gpuplan.units import parse_currency
 
-    _check_choice("--market", market, ("cn", "global"))
-    _positive("--min-gpus", min_gpus)
+    check_choice("--market", market, ("cn", "global"))
+    check_positive("--min-gpus", min_gpus)
     cur = parse_currency(currency, "--currency") if currency else None
     cat = _catalog(ctx)
     views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=cur, spot=spot,
@@ -236,7 +228,7 @@ def model(
 def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
               json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
     """List free and cheap notebook platforms (Kaggle, Colab, AutoDL, ...) with their quotas."""
-    _check_choice("--market", market, ("cn", "global"))
+    check_choice("--market", market, ("cn", "global"))
     cat = _catalog(ctx)
     rows = []
     for p in cat.platforms:
@@ -295,13 +287,6 @@ def _duration(text: str, field: str) -> float:
     if text.strip().replace(".", "", 1).isdigit():
         raise InputError(field, f"'{text}' has no unit.", f"write it with one, e.g. {field} 50ms, 2s, 12h or 3d.")
     return parse_seconds(text, field)
-
-
-def _positive(field: str, value: float | None) -> None:
-    if value is not None and value <= 0:
-        from gpuplan.errors import InputError
-
-        raise InputError(field, f"{value:g} must be greater than 0.", f"give a positive {field.lstrip('-')}.")
 
 
 def _job(task: str, method: str = "full", samples: str | None = None, tokens_per_sample: str | None = None,
@@ -409,14 +394,15 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     from gpuplan.plan.planner import Constraints
     from gpuplan.units import parse_currency, parse_money
 
-    _check_choice("--market", market, ("cn", "global"))
+    check_choice("--market", market, ("cn", "global"))
+    check_choice("--objective", objective, ("cost", "time", "value"))
     cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
     budget_amount = None
     if budget:
         amount, unit = parse_money(budget, "--budget")
-        _positive("--budget", amount)
+        check_positive("--budget", amount)
         budget_amount = amount if unit in (None, cur) else _catalog_convert(amount, unit, cur)
-    _positive("--top", top)
+    check_positive("--top", top)
     return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
                        exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
                        deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
@@ -510,7 +496,6 @@ def plan_finetune(
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a fine-tuning run from the dataset size (samples × tokens per sample × epochs)."""
-    _check_choice("--objective", objective, ("cost", "time", "value"))
     if dataset_tokens and (samples or tokens_per_sample):
         from gpuplan.errors import InputError
 
@@ -549,7 +534,6 @@ def plan_pretrain(
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
-    _check_choice("--objective", objective, ("cost", "time", "value"))
     job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
@@ -567,7 +551,6 @@ def plan_infer(
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a batch-inference job: requests × (prompt + output) tokens, continuously batched."""
-    _check_choice("--objective", objective, ("cost", "time", "value"))
     job = _job("infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
                      engine, quant)
@@ -589,8 +572,7 @@ def plan_serve(
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan serving steady traffic: replicas within the latency targets, cost per hour and per million tokens."""
-    _check_choice("--objective", objective, ("cost", "time", "value"))
-    _positive("--rps", rps)
+    check_positive("--rps", rps)
     job = _job("serve", prompt=prompt, output=output, rps=rps, ttft=ttft, tpot=tpot, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, None, spot, currency, objective, top,
                      engine, quant)
@@ -610,7 +592,7 @@ def fit(ctx: typer.Context, model: ModelArg,
     from gpuplan.plan.fitting import fit_table
     from gpuplan.present import show_fit
 
-    _positive("--context", context)
+    check_positive("--context", context)
     cat = _catalog(ctx)
     pool = [cat.gpus[n] for n in sorted(match_gpus(cat, gpus))] if gpus else None
     show_fit(cat.model(model), fit_table(cat, cat.model(model), pool, context), json_out)
@@ -648,9 +630,9 @@ def buy(ctx: typer.Context,
     from gpuplan.present import show_buy
     from gpuplan.units import parse_currency, parse_money
 
-    _check_choice("--market", market, ("cn", "global"))
+    check_choice("--market", market, ("cn", "global"))
     for field, value in (("--n-gpus", n_gpus), ("--years", years), ("--pue", pue)):
-        _positive(field, value)
+        check_positive(field, value)
     if pue is not None and pue < 1:
         from gpuplan.errors import InputError
 

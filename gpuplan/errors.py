@@ -15,6 +15,7 @@ type or change next; the CLI and the HTTP API print both and never a traceback::
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable
 
 
@@ -73,6 +74,27 @@ class ModelConfigError(GpuplanError):
 
 class OfflineError(GpuplanError):
     """Something needs the network (a Hugging Face Hub id) while gpuplan is offline."""
+
+
+def check_choice(field: str, value: str | None, choices: Iterable[str]) -> None:
+    """``value`` (None: not given) must be one of ``choices``."""
+    options = tuple(choices)
+    if value is not None and value not in options:
+        raise InputError(field, f"'{value}' is not one of: {', '.join(options)}.",
+                         "use one of: " + ", ".join(options) + ".")
+
+
+def check_positive(field: str, value: float | None, limit: float | None = None) -> None:
+    """``value`` (None: not given) must be a finite number above 0, and at most ``limit`` when one is given."""
+    if value is None:
+        return
+    if not math.isfinite(value):
+        raise InputError(field, f"{value} is not a finite number.", f"give a positive {field.lstrip('-')}.")
+    if value <= 0:
+        raise InputError(field, f"{value:g} must be greater than 0.", f"give a positive {field.lstrip('-')}.")
+    if limit is not None and value > limit:
+        raise InputError(field, f"{value:g} is beyond any real job (at most {limit:g}).",
+                         f"check the unit of {field}.")
 
 
 def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:

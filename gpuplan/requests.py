@@ -6,10 +6,9 @@ Field names in errors are the CLI's option names (``--samples``); the HTTP API m
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
-from gpuplan.errors import InputError
+from gpuplan.errors import InputError, check_choice, check_positive
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
 from gpuplan.estimate.quant import native_format, weight_format
@@ -29,21 +28,7 @@ MIN_PRETRAIN_TOKENS = 1e6  # below this a --tokens value lost its unit (1.4 for 
 
 
 def _positive(field: str, value: float | None) -> None:
-    if value is None:
-        return
-    if not math.isfinite(value):
-        raise InputError(field, f"{value} is not a finite number.", f"give a positive {field.lstrip('-')}.")
-    if value <= 0:
-        raise InputError(field, f"{value:g} must be greater than 0.", f"give a positive {field.lstrip('-')}.")
-    if field in LIMITS and value > LIMITS[field]:
-        raise InputError(field, f"{value:g} is beyond any real job (at most {LIMITS[field]:g}).",
-                         f"check the unit of {field}.")
-
-
-def _choice(field: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise InputError(field, f"'{value}' is not one of: {', '.join(choices)}.",
-                         "use one of: " + ", ".join(choices) + ".")
+    check_positive(field, value, LIMITS.get(field))
 
 
 def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_per_sample: float = 0.0,
@@ -52,10 +37,10 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
              ttft_s: float | None = None, tpot_s: float | None = None, quant: str | None = None,
              lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0) -> Job:
     """A validated job; sequences default to the tokens per sample, at most 4,096."""
-    _choice("--task", task, TASKS)
+    check_choice("--task", task, TASKS)
     method = "full" if task == "pretrain" else method.lower()
-    _choice("--method", method, METHODS)
-    _choice("--lora-targets", lora_targets, LORA_TARGETS)
+    check_choice("--method", method, METHODS)
+    check_choice("--lora-targets", lora_targets, LORA_TARGETS)
     for field, value in (("--prompt", prompt), ("--output", output), ("--batch", batch or None), ("--epochs", epochs),
                          ("--lora-rank", lora_rank), ("--samples", samples or None),
                          ("--tokens-per-sample", tokens_per_sample or None), ("--tokens", tokens or None),
@@ -108,11 +93,11 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
 def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | None, zero: int, micro_batch: int,
               grad_accum: int, recompute: str, precision: str, optimizer: str, framework: str,
               prefix_len: int) -> JobEstimate:
-    _choice("--recompute", recompute, RECOMPUTE)
-    _choice("--optimizer", optimizer, OPTIMIZERS)
-    _choice("--zero", str(zero), ("0", "1", "2", "3"))
+    check_choice("--recompute", recompute, RECOMPUTE)
+    check_choice("--optimizer", optimizer, OPTIMIZERS)
+    check_choice("--zero", str(zero), ("0", "1", "2", "3"))
     if precision != "auto":
-        _choice("--precision", precision, PRECISIONS)
+        check_choice("--precision", precision, PRECISIONS)
     n = n_gpus or tp * pp
     if n % (tp * pp):
         raise InputError("--n-gpus", f"{n} GPUs do not split into TP {tp} × PP {pp}.",
@@ -121,7 +106,7 @@ def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | 
                                         prefix_len=prefix_len)
     if precision != "auto":  # auto: what training_setup picks for the method and the GPU
         overrides["precision"] = precision
-    _choice("--framework", framework, FRAMEWORKS)
+    check_choice("--framework", framework, FRAMEWORKS)
     dp = n // (tp * pp)
     job = replace(job, global_batch=dp * micro_batch * grad_accum)  # the batch these options make
     setup = training_setup(job, Parallelism(tp=tp, pp=pp, dp=dp, zero=zero), micro_batch, recompute,

@@ -14,6 +14,12 @@ from gpuplan.errors import CatalogError
 from gpuplan.estimate.result import Band
 
 FITTED_PATH = BUNDLED_DIR / "fitted" / "params.json"
+CALIBRATED_VENDORS = ("NVIDIA",)  # every speed row in bench/calibration/ ran on NVIDIA parts
+
+
+def speed_calibrated(vendor: str) -> bool:
+    """Whether published runs on this vendor's parts went into the fitted speed parameters."""
+    return vendor in CALIBRATED_VENDORS
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_bytes_per_tok
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import WeightFormat, weight_format
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate
-from gpuplan.estimate.train_time import _uncalibrated, links
+from gpuplan.estimate.train_time import links, uncalibrated_note
 from gpuplan.types import Gpu, InferSetup, ModelSpec
 from gpuplan.units import GB, TERA
 
@@ -171,7 +171,7 @@ def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibrat
         Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory'):.0%} of bandwidth, "
                    f"compute {_eff(cal, eng, 'eta_compute'):.0%} of peak, "
                    f"{_eff(cal, eng, 'layer_overhead_s') * 1e6:.0f} µs per layer per step",
-                   "fitted (bench/fit.py)" + _uncalibrated(gpu)),
+                   "fitted (bench/fit.py)" + uncalibrated_note(gpu)),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),
         Assumption("batch", f"{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.memory import trainable_params
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate
@@ -133,7 +133,7 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s per GPU ({s.precision} dense)", gpu.source),
         Assumption("utilisation", f"{u:.1%} of peak ({s.framework}{', compiled' if s.compiled else ''}, "
                    f"{gpu.segment})",
-                   "fitted on published runs (bench/fit.py, docs/accuracy.md)" + _uncalibrated(gpu)),
+                   "fitted on published runs (bench/fit.py, docs/accuracy.md)" + uncalibrated_note(gpu)),
         Assumption("links", f"intra-node {link.intra_name} {link.intra_node / GB:,.0f} GB/s; "
                    f"inter-node {link.inter_name}", "gpus.csv; network is an assumption (params.json)"),
         Assumption("steps", f"{steps:,.0f} optimizer steps of {tokens_per_step:,.0f} tokens",
@@ -146,9 +146,9 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     return Estimate(Breakdown("seconds", parts), cal.band(cls), assumptions, extra)
 
 
-def _uncalibrated(gpu: Gpu) -> str:
-    """A warning for parts whose vendor no calibration row ran on (every published run fitted is NVIDIA)."""
-    return "" if gpu.vendor == "NVIDIA" else f"; none on {gpu.vendor} parts: their efficiency is not calibrated"
+def uncalibrated_note(gpu: Gpu) -> str:
+    """A warning for parts whose vendor no calibration row ran on."""
+    return "" if speed_calibrated(gpu.vendor) else f"; none on {gpu.vendor} parts: their efficiency is not calibrated"
 
 
 def optimizer_step_bytes(m: ModelSpec, s: TrainSetup) -> float:

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InfeasibleError, InputError
-from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.job import (
     DEFAULT_HEADROOM,
     JobEstimate,
@@ -291,19 +291,13 @@ def _disk_bytes(m: ModelSpec, job: Job) -> float:
 
 
 LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
-CALIBRATED_VENDORS = ("NVIDIA",)  # every speed row in bench/calibration/ ran on NVIDIA parts
-
-
-def cal_network_gbps() -> float:
-    return fitted().get("network_bytes_per_s_per_gpu") * 8 / 1e9
-
-
 # GPU rental prices change within months (the bundled offers of one GPU span several-fold over their dates);
 # a plan that rests on a price older than this says so.
 STALE_PRICE_DAYS = 180
 
 
-def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str] | None) -> list[Candidate]:
+def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str] | None,
+           cal: Calibration) -> list[Candidate]:
     job = e.job
     serving = job.task == "serve"
     if not math.isfinite(e.seconds) and not serving:
@@ -330,11 +324,11 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
         if e.total_gpus > LARGE_FLEET_GPUS:
             notes.append(say(f"{e.total_gpus:,} GPUs in all: check that {offer.provider} has the capacity",
                              f"共 {e.total_gpus:,} 张卡：请确认 {offer.provider} 有足够库存"))
-        if e.gpu.vendor not in CALIBRATED_VENDORS:
+        if not speed_calibrated(e.gpu.vendor):
             notes.append(say(f"speed fitted on NVIDIA runs only: {e.gpu.vendor} efficiency is not calibrated",
                              f"速度只用 NVIDIA 实测拟合：{e.gpu.vendor} 的效率未经校准"))
         if instances > 1 and not serving:
-            net = cal_network_gbps()
+            net = cal.get("network_bytes_per_s_per_gpu") * 8 / 1e9
             notes.append(say(f"{instances} nodes joined by an assumed {net:.0f} Gb/s per GPU network: check the "
                              "provider's cluster networking",
                              f"{instances} 台机器，假定节点间每卡 {net:.0f} Gb/s 网络：请核实云厂商的集群网络"))
@@ -504,7 +498,7 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     estimates, closest = _enumerate(model, job, c, cal, gpus, catalog, providers, reasons)
     cands: list[Candidate] = []
     for e in estimates:
-        cands += _price(catalog, e, c, providers)
+        cands += _price(catalog, e, c, providers, cal)
     cands = [x for x in cands if _within_limits(x, c)]
     ranked = sorted(cands, key=_key(c))
     top = _distinct(ranked, c.top)
