@@ -395,12 +395,10 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     from gpuplan.units import parse_currency, parse_money
 
     check_choice("--market", market, ("cn", "global"))
-    check_choice("--objective", objective, ("cost", "time", "value"))
     cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
     budget_amount = None
     if budget:
         amount, unit = parse_money(budget, "--budget")
-        check_positive("--budget", amount)
         budget_amount = amount if unit in (None, cur) else _catalog_convert(amount, unit, cur)
     check_positive("--top", top)
     return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
-from gpuplan.errors import GpuplanError, InfeasibleError, InputError
+from gpuplan.errors import GpuplanError, InfeasibleError, InputError, check_choice
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.job import (
     DEFAULT_HEADROOM,
@@ -61,8 +61,7 @@ class Constraints:
     spot_overhead: float = SPOT_OVERHEAD
 
     def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise InputError("--objective", f"'{self.objective}' is not an objective.", "use cost, time or value.")
+        check_choice("--objective", self.objective, OBJECTIVES)
         if self.max_gpus is not None and self.max_gpus < 1:
             raise InputError("--max-gpus", f"{self.max_gpus} GPUs is not a limit.", "give 1 or more.")
         if self.budget is not None and self.budget <= 0:
