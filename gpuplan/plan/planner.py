@@ -247,30 +247,32 @@ def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, c
 # ---------------------------------------------------------------- pricing
 
 
-def _offers_for(catalog: Catalog, gpu: str, n: int, c: Constraints, providers: set[str] | None,
-                serving: bool = False) -> list[tuple[Offer, float]]:
-    """(offer, instances) pairs that give ``n`` GPUs of this type: one instance with exactly ``n``, or
-    ``n/8`` 8-GPU instances for multi-node (not marketplace listings); for serving also a larger instance that
-    holds several replicas (the second number is then a fraction of an instance per replica). Serving leaves
-    spot out unless ``--spot`` asks for it: a preempted server drops its traffic."""
+def _usable_offers(catalog: Catalog, c: Constraints, providers: set[str] | None,
+                   serving: bool) -> dict[str, list[Offer]]:
+    """Offers per GPU within the market, providers and spot choice. Serving leaves spot out unless ``--spot``
+    asks for it (a preempted server drops its traffic); reserved prices need a commitment and are left out."""
     no_spot = c.spot is False or (serving and c.spot is None)
-    out: list[tuple[Offer, float]] = []
+    out: dict[str, list[Offer]] = {}
     for o in catalog.offers:
-        if o.gpu != gpu or (c.market and o.market != c.market):
+        if (c.market and o.market != c.market) or (providers is not None and o.provider not in providers):
             continue
-        if providers is not None and o.provider not in providers:
+        if (c.spot is True and o.pricing != "spot") or (no_spot and o.pricing == "spot") or o.pricing == "reserved":
             continue
-        if (c.spot is True and o.pricing != "spot") or (no_spot and o.pricing == "spot"):
-            continue
-        if o.pricing == "reserved":
-            continue
-        if n <= 8 and o.gpu_count == n:
-            out.append((o, 1))
-        elif n > 8 and o.gpu_count == 8 and n % 8 == 0 and o.pricing != "marketplace":
-            out.append((o, n // 8))  # marketplace hosts are independent machines, not a cluster with a fabric
-        elif serving and n < o.gpu_count <= 8 and o.gpu_count == int(o.gpu_count) and int(o.gpu_count) % n == 0:
-            out.append((o, n / o.gpu_count))  # several serving replicas share one instance (8 × TP1 on 8 GPUs)
+        out.setdefault(o.gpu, []).append(o)
     return out
+
+
+def _instances_per_replica(o: Offer, n: int, serving: bool) -> float | None:
+    """Instances of ``o`` one replica of ``n`` GPUs takes: 1 when the instance has exactly ``n``, n/8 8-GPU
+    instances for multi-node (not marketplace listings: independent hosts, no cluster fabric), and for serving
+    a fraction when several replicas share a larger instance (8 × TP1 on 8 GPUs); None when ``o`` cannot."""
+    if n <= 8 and o.gpu_count == n:
+        return 1
+    if n > 8 and o.gpu_count == 8 and n % 8 == 0 and o.pricing != "marketplace":
+        return n // 8
+    if serving and n < o.gpu_count <= 8 and o.gpu_count == int(o.gpu_count) and int(o.gpu_count) % n == 0:
+        return n / o.gpu_count
+    return None
 
 
 def _checkpoint_bytes(m: ModelSpec) -> float:
@@ -295,7 +297,7 @@ LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availabil
 STALE_PRICE_DAYS = 180
 
 
-def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str] | None,
+def _price(catalog: Catalog, e: JobEstimate, c: Constraints, offers: dict[str, list[Offer]],
            cal: Calibration) -> list[Candidate]:
     job = e.job
     serving = job.task == "serve"
@@ -305,7 +307,10 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, providers: set[str]
     seconds = HOUR if serving else e.seconds + startup
     disk = _disk_bytes(e.model, job)
     out = []
-    for offer, per_replica in _offers_for(catalog, e.gpu.name, e.n_gpus, c, providers, serving):
+    for offer in offers.get(e.gpu.name, []):
+        per_replica = _instances_per_replica(offer, e.n_gpus, serving)
+        if per_replica is None:
+            continue
         instances = max(1, math.ceil(per_replica * e.replicas - 1e-9))
         cost = rental_cost(catalog, offer, seconds, c.currency, instances, disk, c.spot_overhead)
         notes = [say(f"incl. {fmt_seconds(startup)} start-up", f"含 {fmt_seconds(startup)} 启动")] if startup else []
@@ -494,10 +499,11 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
     gpus = candidate_gpus(catalog, c)
     reasons: Counter[tuple[str, str]] = Counter()
-    estimates, closest = _enumerate(model, job, c, cal, gpus, catalog, providers, reasons)
+    offers = _usable_offers(catalog, c, providers, job.task == "serve")
+    estimates, closest = _enumerate(model, job, c, cal, gpus, catalog, offers, reasons)
     cands: list[Candidate] = []
     for e in estimates:
-        cands += _price(catalog, e, c, providers, cal)
+        cands += _price(catalog, e, c, offers, cal)
     cands = [x for x in cands if _within_limits(x, c)]
     ranked = sorted(cands, key=_key(c))
     top = _distinct(ranked, c.top)
@@ -533,15 +539,16 @@ def _check_job(job: Job, m: ModelSpec) -> None:
 
 
 def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
-               providers: set[str] | None, reasons: Counter[tuple[str, str]]
+               offers: dict[str, list[Offer]], reasons: Counter[tuple[str, str]]
                ) -> tuple[list[JobEstimate], list[JobEstimate]]:
+    """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide."""
     fitting: list[JobEstimate] = []
     closest: list[JobEstimate] = []
-    offered = _offered_counts(catalog, c, providers)
+    serving = job.task == "serve"
+    platforms = offered_platforms(catalog, c)
     for gpu in gpus:
-        counts = [n for n in _counts(c, job) if (gpu.name, n) in offered or
-                  (n > 8 and (gpu.name, 8) in offered) or (n <= 2 and gpu.name in offered_platforms(catalog, c))
-                  or (job.task == "serve" and any(g == gpu.name and n < k <= 8 and k % n == 0 for g, k in offered))]
+        counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or any(
+            _instances_per_replica(o, n, serving) is not None for o in offers.get(gpu.name, []))]
         for n in counts:
             if job.is_training:
                 best, near = _best_training(m, gpu, job, n, c, cal, reasons)
@@ -556,13 +563,6 @@ def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: S
             elif near:
                 closest.append(near)
     return fitting, closest
-
-
-def _offered_counts(catalog: Catalog, c: Constraints, providers: set[str] | None) -> set[tuple[str, int]]:
-    return {(o.gpu, int(o.gpu_count)) for o in catalog.offers
-            if o.gpu_count == int(o.gpu_count) and (not c.market or o.market == c.market)
-            and (providers is None or o.provider in providers)
-            and not (c.spot is True and o.pricing != "spot") and not (c.spot is False and o.pricing == "spot")}
 
 
 def offered_platforms(catalog: Catalog, c: Constraints) -> set[str]:
