@@ -37,10 +37,10 @@ def _show_breakdown(e: Estimate, title: str, fmt: Any) -> None:
         rows.append({"part": tr("Held-out band"), "value": f"{fmt(held[0])} – {fmt(held[1])}", "share": ""})
     table(rows, [Col(tr("Part"), "part"), Col(tr("Value"), "value", None, "right"),
                  Col(tr("Share"), "share", None, "right")], title,
-          say(f"band: {e.band.cls}, p10–p90 of measured/estimated on the calibration rows; held-out: the same "
+          say(f"band: {e.band.cls}, p10–p90 of true/estimated on the calibration rows; held-out: the same "
               "with each source left out of the fit, to expect for setups unlike any calibrated "
               "(docs/accuracy.md)",
-              f"误差带：{e.band.cls}，校准数据上 实测/估计 的 p10–p90；留出误差带：每个来源都不参与拟合时的同一分位，"
+              f"误差带：{e.band.cls}，校准数据上 实际/估计 的 p10–p90；留出误差带：每个来源都不参与拟合时的同一分位，"
               "适用于与校准数据不同的配置（docs/accuracy.md）"))
 
 

@@ -163,11 +163,21 @@ def latency(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = Non
 
 
 def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, kind: str) -> Estimate:
-    eng = get_engine(s.engine)
-    fmt = weight_format(s.weight_format)
-    peak, dtype = compute_peak(gpu, fmt)
     parts = (("prefill", sp.ttft_s), ("decode", s.output_len * sp.tpot_s))
-    assumptions = (
+    extra = {"ttft_s": sp.ttft_s, "tpot_s": sp.tpot_s, "batch": sp.batch,
+             "output_tokens_per_s": sp.output_tokens_per_s, "requests_per_s": sp.requests_per_s,
+             "bound": sp.bound, "decode_tokens_per_s_per_seq": 1 / sp.tpot_s if sp.tpot_s else math.inf}
+    return Estimate(Breakdown("seconds", parts), cal.band(f"inference_{kind}"),
+                    speed_assumptions(gpu, s, sp, cal, kind == "throughput"), extra)
+
+
+def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, largest_batch: bool
+                      ) -> tuple[Assumption, ...]:
+    """What a speed estimate rests on: the engine's fitted efficiencies, the part's peaks, the batch and
+    what bounds the decode step."""
+    eng = get_engine(s.engine)
+    peak, dtype = compute_peak(gpu, weight_format(s.weight_format))
+    return (
         Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory'):.0%} of bandwidth, "
                    f"compute {_eff(cal, eng, 'eta_compute'):.0%} of peak, "
                    f"{_eff(cal, eng, 'layer_overhead_s') * 1e6:.0f} µs per layer per step",
@@ -175,11 +185,7 @@ def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibrat
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),
         Assumption("batch", f"{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens",
-                   "largest that fits the KV cache and the engine cap" if kind == "throughput" else "as requested"),
+                   "largest that fits the KV cache and the engine cap" if largest_batch else "as requested"),
         Assumption("decode", f"{sp.bound}-bound",
                    "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
     )
-    extra = {"ttft_s": sp.ttft_s, "tpot_s": sp.tpot_s, "batch": sp.batch,
-             "output_tokens_per_s": sp.output_tokens_per_s, "requests_per_s": sp.requests_per_s,
-             "bound": sp.bound, "decode_tokens_per_s_per_seq": 1 / sp.tpot_s if sp.tpot_s else math.inf}
-    return Estimate(Breakdown("seconds", parts), cal.band(f"inference_{kind}"), assumptions, extra)

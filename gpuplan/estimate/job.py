@@ -15,7 +15,7 @@ from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import nvidia_generation, runs_on
-from gpuplan.estimate.infer_speed import Speed, max_batch, speed
+from gpuplan.estimate.infer_speed import Speed, max_batch, speed, speed_assumptions
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
@@ -197,7 +197,7 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
 
         parts = (("prefill", waves * sp.ttft_s), ("decode", waves * s.output_len * sp.tpot_s))
         time = Estimate(Breakdown("seconds", parts), cal.band("inference_throughput"),
-                        mem.assumptions[:1], {"batches": waves})
+                        speed_assumptions(gpu, s, sp, cal, largest_batch=job.batch <= 0), {"batches": waves})
     return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
 
 
