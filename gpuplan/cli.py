@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuplan import i18n
-from gpuplan.errors import GpuplanError, check_choice, check_positive
+from gpuplan.errors import GpuplanError, InputError, check_choice, check_positive
 from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
@@ -42,8 +42,6 @@ def _root(ctx: typer.Context, catalog: CatalogOpt = None,
           lang: Annotated[str, typer.Option("--lang", help="Language of tables and explanations: en or zh.")] = "",
           ) -> None:
     if lang and lang not in i18n.LANGS:
-        from gpuplan.errors import InputError
-
         raise InputError("--lang", f"'{lang}' is not a language gpuplan speaks.", "use en or zh.")
     if lang:
         i18n.set_lang(lang)
@@ -59,8 +57,6 @@ def _catalog(ctx: typer.Context) -> Any:
 
 def _fmt(json_out: bool, csv_out: bool) -> str:
     if json_out and csv_out:
-        from gpuplan.errors import InputError
-
         raise InputError("--json/--csv", "both output formats were asked for.", "choose one of --json and --csv.")
     return "json" if json_out else "csv" if csv_out else "table"
 
@@ -281,7 +277,6 @@ TargetsOpt = Annotated[str, typer.Option("--lora-targets", help="all-linear, att
 
 def _duration(text: str, field: str) -> float:
     """A duration with its unit: on the command line a bare number (is 50 seconds or milliseconds?) is refused."""
-    from gpuplan.errors import InputError
     from gpuplan.units import parse_seconds
 
     if text.strip().replace(".", "", 1).isdigit():
@@ -441,7 +436,6 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str
     from pathlib import Path
 
     from gpuplan.catalog.models import find_preset
-    from gpuplan.errors import InputError
     from gpuplan.export import SKYPILOT_CLOUDS, exportable, render
 
     if result.pick is None:
@@ -495,14 +489,12 @@ def plan_finetune(
 ) -> None:
     """Plan a fine-tuning run from the dataset size (samples × tokens per sample × epochs)."""
     if dataset_tokens and (samples or tokens_per_sample):
-        from gpuplan.errors import InputError
-
         raise InputError("--dataset-tokens", "give the dataset either as tokens or as samples × tokens per sample, "
                          "not both.", "drop --dataset-tokens, or --samples and --tokens-per-sample.")
-    if hours_per_month is not None and not 0 < hours_per_month <= 744:
-        from gpuplan.errors import InputError
+    if hours_per_month is not None:
+        from gpuplan.plan.buy import check_hours_per_month
 
-        raise InputError("--hours-per-month", f"{hours_per_month:g} hours is not a month of use.", "use 1 to 744.")
+        check_hours_per_month(hours_per_month)
     job = _job("finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
                quant=quant, global_batch=global_batch)
@@ -632,8 +624,6 @@ def buy(ctx: typer.Context,
     for field, value in (("--n-gpus", n_gpus), ("--years", years), ("--pue", pue)):
         check_positive(field, value)
     if pue is not None and pue < 1:
-        from gpuplan.errors import InputError
-
         raise InputError("--pue", f"{pue:g} is below 1: PUE is facility power over IT power.",
                          "use 1.0 for a desk, about 1.1-1.6 for a data center.")
     cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
@@ -646,8 +636,6 @@ def buy(ctx: typer.Context,
     if model:
         configs += _buy_configs(cat, cat.model(model), market)
     if not configs:
-        from gpuplan.errors import InputError
-
         raise InputError("--gpu", "nothing to price.", "give --gpu NAME (repeatable) or a MODEL.")
     rows = [ownership(cat, g, n, hours_per_month, market, cur, years, pue, price) for g, n in configs]
     show_buy(rows, json_out)

@@ -102,6 +102,11 @@ class Ownership:
         }
 
 
+def check_hours_per_month(hours_per_month: float) -> None:
+    if not 0 <= hours_per_month <= 744:
+        raise InputError("--hours-per-month", f"{hours_per_month:g} hours is not a month of use.", "use 0 to 744.")
+
+
 def purchase_price(catalog: Catalog, gpu: Gpu, market: str) -> PurchasePrice:
     rows = [p for p in catalog.purchase_prices if p.gpu == gpu.name]
     if not rows:
@@ -128,8 +133,7 @@ def ownership(catalog: Catalog, gpu: Gpu, n: int, hours_per_month: float, market
                               f"{gpu.export_rule} ({gpu.export_status}).",
                               "pick a part sold there (e.g. RTX4090D, L20, H20 where licensed, Ascend-910B), "
                               "or rent it.")
-    if not 0 <= hours_per_month <= 744:
-        raise InputError("--hours-per-month", f"{hours_per_month:g} hours is not a month of use.", "use 0 to 744.")
+    check_hours_per_month(hours_per_month)
     row = purchase_price(catalog, gpu, market)
     years = years or default("depreciation_years", market)["value"]
     pue = pue or default("pue", market)["value"]
