@@ -18,7 +18,6 @@ import argparse
 import math
 import statistics
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,19 +103,11 @@ def summarise(results: list[Result]) -> list[Summary]:
     return out
 
 
-def held_out(cases: list[Case], refit: Callable[[list[Case]], Calibration]) -> list[Result]:
+def held_out(cases: list[Case]) -> list[Result]:
     """Every row predicted by a fit that never saw its source group (the rows behind fit.held_out_bands)."""
-    held: list[Result] = []
-    for group in sorted({c.group for c in cases}):
-        train = [c for c in cases if c.group != group]
-        test = [c for c in cases if c.group == group]
-        held += evaluate(test, refit(train))
-    return held
+    from fit import source_refits
 
-
-def leave_one_source_out(cases: list[Case], refit: Callable[[list[Case]], Calibration]) -> dict[str, float]:
-    """Median |error| per class when each source group is predicted by a fit that never saw it."""
-    return {s.cls: s.median_abs for s in summarise(held_out(cases, refit))}
+    return [r for held, cal in source_refits(cases) for r in evaluate(held, cal)]
 
 
 def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, loso: dict[str, float] | None,
@@ -220,9 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     results = evaluate(cases, cal)
     loso, held = None, None
     if args.loso:
-        from fit import run
-
-        held = held_out(cases, lambda train: run(train))
+        held = held_out(cases)
         loso = {s.cls: s.median_abs for s in summarise(held)}
     print_summary(summarise(results), loso)
     print(f"{len(unmapped)} calibration rows not mapped (listed in docs/accuracy.md)")

@@ -16,7 +16,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -244,12 +244,17 @@ def held_out_bands(cases: list[Case]) -> dict[str, tuple[float, float, int]]:
     """The same quantiles, each row predicted by a fit that never saw its source group (leave one source out):
     what to expect for a model, GPU or engine the calibration does not cover."""
     by: dict[str, list[float]] = {}
-    for group in sorted({c.group for c in cases}):
-        cal = fit_all([c for c in cases if c.group != group], start_values())
-        for c in cases:
-            if c.group == group and (r := _ratio(c, cal)) is not None:
+    for held, cal in source_refits(cases):
+        for c in held:
+            if (r := _ratio(c, cal)) is not None:
                 by.setdefault(_band_key(c.cls), []).append(r)
     return _quantiles(by)
+
+
+def source_refits(cases: list[Case]) -> Iterator[tuple[list[Case], Calibration]]:
+    """Each source group's rows, with a fit (from the neutral start) on all the other rows."""
+    for group in sorted({c.group for c in cases}):
+        yield [c for c in cases if c.group == group], fit_all([c for c in cases if c.group != group], start_values())
 
 
 # Where the optimiser starts: neutral values (no framework factor, datasheet-like efficiencies, small
