@@ -56,6 +56,10 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
     if model_type in _UNSUPPORTED:
         raise ModelConfigError(f"'{name}' is a {model_type} model: {_UNSUPPORTED[model_type]}.",
                                "gpuplan sizes decoder-only transformers (and BERT); see 'gpuplan models'.")
+    if model_type not in _READERS and "intermediate_size" not in cfg:
+        raise ModelConfigError(f"'{name}' has model_type '{cfg.get('model_type')}', which gpuplan does not know, "
+                               "and is not Llama-shaped (no intermediate_size).",
+                               f"gpuplan reads these model types: {', '.join(SUPPORTED_MODEL_TYPES)}.")
     reader = _READERS.get(model_type, _llama_like)
     try:
         spec = reader(cfg, name)
@@ -166,11 +170,6 @@ def _base(cfg: Config, name: str, **overrides: Any) -> dict[str, Any]:
 
 def _llama_like(cfg: Config, name: str) -> ModelSpec:
     """Llama, Mistral, Yi, TinyLlama, SmolLM3, Baichuan 2, InternLM2, and unknown Llama-style configs."""
-    if "intermediate_size" not in cfg and str(cfg.get("model_type", "")).lower() not in _READERS:
-        known = ", ".join(SUPPORTED_MODEL_TYPES)
-        raise ModelConfigError(f"'{name}' has model_type '{cfg.get('model_type')}', which gpuplan does not know, "
-                               "and is not Llama-shaped (no intermediate_size).",
-                               f"gpuplan reads these model types: {known}.")
     if "intermediate_size" not in cfg:
         raise KeyError("intermediate_size")
     spec = _base(cfg, name)
