@@ -41,6 +41,9 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     method = "full" if task == "pretrain" else method.lower()
     check_choice("--method", method, METHODS)
     check_choice("--lora-targets", lora_targets, LORA_TARGETS)
+    for field, count in (("--batch", batch), ("--global-batch", global_batch)):  # 0: gpuplan chooses
+        if count < 0:
+            raise InputError(field, f"{count} is negative.", f"give a positive {field}, or 0 to let gpuplan choose.")
     for field, value in (("--prompt", prompt), ("--output", output), ("--batch", batch or None), ("--epochs", epochs),
                          ("--lora-rank", lora_rank), ("--samples", samples or None),
                          ("--tokens-per-sample", tokens_per_sample or None), ("--tokens", tokens or None),
@@ -53,9 +56,6 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     if samples and not tokens_per_sample:
         raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
                          "add --tokens-per-sample, e.g. 512.")
-    if rps < 0 or global_batch < 0 or batch < 0:
-        field = "--rps" if rps < 0 else "--global-batch" if global_batch < 0 else "--batch"
-        raise InputError(field, "must not be negative.", f"give a positive {field}.")
     seq = seq_len or (int(min(tokens_per_sample, 4096)) if tokens_per_sample else 2048)
     return Job(task=task, method=method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs,
                tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
