@@ -237,3 +237,39 @@ def test_full_recompute_keeps_fewer_activations(m, method, mb, seq) -> None:
     assert acts["selective"] < acts["none"]
     parts = {r: training_memory(m, replace(none, recompute=r)).breakdown.get("activations") for r in ("none", "full")}
     assert parts["full"] <= parts["none"]
+
+
+# ---------------------------------------------------------------- peak moment
+
+def _torchtune_8b(method: str, **kw: object) -> TrainSetup:
+    """llama3_1/8B_full_single_device: bf16, paged 8-bit AdamW fused into backward, checkpointing, chunked loss."""
+    base: dict[str, object] = dict(method=method, micro_batch=2, seq_len=2048, precision="bf16",
+                                   optimizer="paged-adamw-8bit", recompute="full", chunked_loss=True,
+                                   fused_optimizer_step=True, framework="torchtune")
+    base.update(kw)
+    return TrainSetup(**base)  # type: ignore[arg-type]
+
+
+def test_full_finetune_peak_holds_the_output_layer_gradient(catalog: Catalog) -> None:
+    # backward starts at the LM head: its bf16 weight gradient, 128,256 × 4,096 × 2 bytes (Llama-3.1-8B
+    # config.json vocab_size × hidden_size), exists while the activations and logits are still held
+    m = catalog.model("Llama-3.1-8B")
+    est = training_memory(m, _torchtune_8b("full"))
+    assert est.breakdown.get("gradients") == 128_256 * 4096 * 2
+    assert est.breakdown.get("logits") > 0  # the end-of-forward moment, not the end of backward
+    assert any("output layer's gradient" in a.value for a in est.assumptions)
+
+
+def test_frozen_output_layer_adds_no_gradient_at_the_forward_peak(catalog: Catalog) -> None:
+    m = catalog.model("Llama-3.1-8B")
+    est = training_memory(m, _torchtune_8b("lora", optimizer="adamw", fused_optimizer_step=False))
+    assert est.breakdown.get("logits") > 0
+    assert est.breakdown.get("gradients") == 0
+
+
+def test_accumulated_gradients_are_not_counted_twice(catalog: Catalog) -> None:
+    # with accumulation every gradient (the head's included) is already held through the forward pass
+    m = catalog.model("Llama-3.2-1B")
+    s = TrainSetup(method="full", micro_batch=1, seq_len=1024, precision="bf16", grad_accum=4)
+    est = training_memory(m, s)
+    assert est.breakdown.get("gradients") == pytest.approx(est.extra["gradients_bytes"])

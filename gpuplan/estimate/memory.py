@@ -333,11 +333,14 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
     # With gradient accumulation the gradients of the previous micro-batch stay through the next forward.
     coincide = s.grad_accum > 1
-    at_forward_end = acts + logits + (grads if coincide else 0.0)
+    # Backward starts at the output layer: its weight gradient (vocabulary × hidden, the largest single
+    # gradient of a full fine-tune) is made while every activation and the logits are still held. With
+    # accumulation that gradient already lives in the kept gradients.
+    first_grad = 0.0 if coincide else output_grad_bytes(m, s, g_b)
     # at the end of backward the first layer's activations are still alive while its gradients are made
     last_layer = min(acts, layer_activation_bytes(m, s, cal))
-    peak_in_backward = not coincide and grads + last_layer > acts + logits
-    grads_at_peak = grads if (coincide or peak_in_backward) else 0.0
+    peak_in_backward = not coincide and grads + last_layer > acts + logits + first_grad
+    grads_at_peak = grads if (coincide or peak_in_backward) else first_grad
     acts_at_peak, logits_at_peak = (last_layer, 0.0) if peak_in_backward else (acts, logits)
     dequant = _dequant_workspace(m, s)
     overhead = cal.get("train_overhead_bytes")
@@ -348,7 +351,6 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     # not around weights and optimizer states allocated once
     slack = cal.get("allocator_slack") * (acts_at_peak + logits_at_peak + grads_at_peak)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
-    del at_forward_end
     assumptions: tuple[Assumption, ...] = (
         Assumption("trainable parameters", f"{train:,.0f} of {total:,.0f} ({s.method})", _method_source(s)),
         Assumption("bytes per trainable parameter",
@@ -365,8 +367,9 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     )
     assumptions += (Assumption(
         "peak moment", ("end of backward: gradients complete, one layer's activations left" if peak_in_backward else
-                        "end of forward: activations and logits held" + (", gradients kept across micro-batches"
-                                                                         if coincide else ", gradients not yet made")),
+                        "end of forward: activations and logits held" + (
+                            ", gradients kept across micro-batches" if coincide else
+                            ", the output layer's gradient made first" if first_grad else ", gradients not yet made")),
         "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
     if paged or par.offload_optimizer:
         assumptions += (Assumption("optimizer states", "paged/offloaded: not counted on the GPU",
@@ -374,6 +377,14 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
              "logits_bytes": logits}
     return Estimate(Breakdown("bytes", parts), cal.band("training_memory"), assumptions, extra)
+
+
+def output_grad_bytes(m: ModelSpec, s: TrainSetup, grad_bytes: float) -> float:
+    """The output layer's weight gradient (tied or not, vocabulary × hidden), split by vocabulary-parallel TP;
+    zero when the method freezes the output layer."""
+    if s.method != "full":
+        return 0.0
+    return m.vocab * m.hidden * grad_bytes / s.parallel.tp
 
 
 def _frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
