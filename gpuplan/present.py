@@ -82,14 +82,22 @@ def _fit_hints(e: JobEstimate) -> list[str]:
     short = f"short by {fmt_bytes(e.shortfall_bytes)}"
     if isinstance(s, TrainSetup):
         hints = [short]
-        if s.recompute == "none":
-            hints.append("try --recompute full")
-        if s.micro_batch > 1:
-            hints.append("a smaller --micro-batch")
+        parts = e.memory.breakdown
+        # what every step holds whatever the batch: recomputation and smaller micro-batches cannot help there
+        states = sum(parts.get(k) for k in ("weights", "master_weights", "optimizer"))
+        if states * (1 + e.headroom) < e.capacity_bytes:
+            if s.recompute == "none":
+                hints.append("try --recompute full")
+            if s.micro_batch > 1:
+                hints.append("a smaller --micro-batch")
+        else:
+            hints.append(f"weights and optimizer states alone take {fmt_bytes(states)}")
         if s.method == "full":
             hints.append("--method lora or qlora")
         if s.parallel.n_gpus == 1:
             hints.append("more GPUs with --n-gpus and --zero 3")
+        elif s.parallel.zero < 3 and s.parallel.dp > 1:
+            hints.append("--zero 3 to shard weights, gradients and optimizer states over the GPUs")
         return hints
     return [short, "a smaller --batch or context", "--quant awq-int4 or int8-wo", "more GPUs with --tp"]
 

@@ -331,3 +331,18 @@ def test_export_into_a_missing_folder_is_an_input_error(cli: Cli, tmp_path: Path
     result = cli(*SMALL_JOB, "--export", "skypilot", "--out", str(tmp_path / "no-such-folder" / "task.yaml"))
     _assert_error(result, "--out", "does not exist")
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+def test_estimate_that_does_not_fit_names_knobs_that_can_help(cli: Cli) -> None:
+    # Llama-3.1-8B full fine-tune on one 24 GB card: 16-bit weights + fp32 AdamW states alone exceed it, so
+    # recomputation or a smaller micro-batch cannot help; LoRA or sharding over more GPUs can
+    alone = cli("estimate", "Llama-3.1-8B", "--task", "finetune", "--gpu", "4090", "--micro-batch", "4")
+    assert "Does not fit" in alone.stdout and "weights and optimizer states alone" in alone.stdout
+    assert "--recompute" not in alone.stdout and "--method lora" in alone.stdout
+    # activations are what overflow a LoRA run with long sequences: recomputation is the first knob
+    acts = cli("estimate", "Llama-3.1-8B", "--task", "finetune", "--method", "lora", "--gpu", "4090",
+               "--seq-len", "4096")
+    assert "Does not fit" in acts.stdout and "try --recompute full" in acts.stdout
+    # on several GPUs without ZeRO-3 the weights are replicated: sharding them is the hint
+    shard = cli("estimate", "Llama-3.1-70B", "--task", "finetune", "--gpu", "H100", "--n-gpus", "8")
+    assert "--zero 3" in shard.stdout
