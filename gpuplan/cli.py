@@ -286,7 +286,7 @@ def _duration(text: str, field: str) -> float:
 
 def _job(task: str, method: str = "full", samples: str | None = None, tokens_per_sample: str | None = None,
          epochs: float = 1.0, tokens: str | None = None, seq_len: int | None = None, prompt: int = 1024,
-         output: int = 256, batch: int = 1, requests: str | None = None, rps: float = 0.0,
+         output: int = 256, batch: int = 0, requests: str | None = None, rps: float = 0.0,
          ttft: str | None = None, tpot: str | None = None, quant: str | None = None, lora_rank: int = 16,
          lora_targets: str = "all-linear", global_batch: int = 0) -> Any:
     """Parse the human forms (10k, 1.4T, 2s, 50ms) and build the validated job."""

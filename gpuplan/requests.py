@@ -12,7 +12,18 @@ from gpuplan.errors import InputError, check_choice, check_positive
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.types import FRAMEWORKS, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, Gpu, Job, ModelSpec, Parallelism
+from gpuplan.types import (
+    FRAMEWORKS,
+    KV_DTYPES,
+    METHODS,
+    OPTIMIZERS,
+    PRECISIONS,
+    RECOMPUTE,
+    Gpu,
+    Job,
+    ModelSpec,
+    Parallelism,
+)
 
 LORA_TARGETS = ("all-linear", "attention", "qv", "mlp")
 TASKS = ("infer", "serve", "finetune", "pretrain")
@@ -38,9 +49,13 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
              lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0) -> Job:
     """A validated job; sequences default to the tokens per sample, at most 4,096."""
     check_choice("--task", task, TASKS)
-    method = "full" if task == "pretrain" else method.lower()
+    method = method.lower()
     check_choice("--method", method, METHODS)
     check_choice("--lora-targets", lora_targets, LORA_TARGETS)
+    _check_applies(task, method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs, tokens=tokens,
+                   seq_len=seq_len, prompt=prompt, output=output, batch=batch, requests=requests, rps=rps,
+                   ttft_s=ttft_s, tpot_s=tpot_s, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
+                   global_batch=global_batch)
     for field, count in (("--batch", batch), ("--global-batch", global_batch)):  # 0: gpuplan chooses
         if count < 0:
             raise InputError(field, f"{count} is negative.", f"give a positive {field}, or 0 to let gpuplan choose.")
@@ -53,6 +68,9 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     if task == "pretrain" and tokens and tokens < MIN_PRETRAIN_TOKENS:
         raise InputError("--tokens", f"{tokens:g} tokens is not a pretraining run.",
                          "give the count with its unit, e.g. 100B or 1.4T.")
+    if samples and tokens:
+        raise InputError("--tokens", "the training data is given twice: as samples and as tokens.",
+                         "give either --samples with --tokens-per-sample, or --tokens.")
     if samples and not tokens_per_sample:
         raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
                          "add --tokens-per-sample, e.g. 512.")
@@ -62,6 +80,42 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
                rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
                lora_targets=lora_targets, global_batch=global_batch,
                base_quant=_base_quant(method, quant))
+
+
+# Options that only mean something for some tasks or methods, with the value that means "not given". An option
+# given where it does not apply is refused, not ignored: the user meant something the estimate would not show.
+_INFERENCE_ONLY = (("--prompt", "prompt", 1024), ("--output", "output", 256), ("--batch", "batch", 0),
+                   ("--requests", "requests", 0.0), ("--rps", "rps", 0.0), ("--ttft", "ttft_s", None),
+                   ("--tpot", "tpot_s", None))
+_TRAINING_ONLY = (("--samples", "samples", 0.0), ("--tokens-per-sample", "tokens_per_sample", 0.0),
+                  ("--epochs", "epochs", 1.0), ("--tokens", "tokens", 0.0), ("--seq-len", "seq_len", None),
+                  ("--global-batch", "global_batch", 0))
+_LORA_ONLY = (("--lora-rank", "lora_rank", 16), ("--lora-targets", "lora_targets", "all-linear"))
+
+
+def _check_applies(task: str, method: str, **given: object) -> None:
+    training = task in ("finetune", "pretrain")
+    for field, key, unset in (_INFERENCE_ONLY if training else _TRAINING_ONLY):
+        if given[key] != unset:
+            where = "inference (--task infer or serve)" if training else "training (--task finetune or pretrain)"
+            raise InputError(field, f"{field} applies to {where}, not to --task {task}.", f"drop {field}.")
+    if task == "serve" and given["requests"]:
+        raise InputError("--requests", "serving is sized by a request rate, not a request count.",
+                         "use --task infer for a batch of requests.")
+    if task != "finetune" and method != "full":
+        raise InputError("--method", f"--method {method} is a fine-tuning method; --task {task} trains (or runs) "
+                         "every weight.", "use --task finetune, or drop --method.")
+    if method not in ("lora", "qlora"):
+        for field, key, unset in _LORA_ONLY:
+            if given[key] != unset:
+                raise InputError(field, f"{field} applies to --method lora or qlora, not {method}.", f"drop {field}.")
+    if training and given["quant"]:
+        if method == "qlora":
+            raise InputError("--quant", "QLoRA's frozen base is NF4 by definition.",
+                             "drop --quant, or use --method lora --quant int8 (or int4) for another base format.")
+        if method not in ("lora", "ptuning"):
+            raise InputError("--quant", f"--quant sets the frozen base of LoRA and P-tuning; --method {method} "
+                             "trains 16-bit weights.", "drop --quant, or use --method lora or ptuning.")
 
 
 def _base_quant(method: str, quant: str | None) -> str | None:
@@ -79,6 +133,27 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
     for field, value in (("--tp", tp), ("--pp", pp), ("--micro-batch", micro_batch), ("--grad-accum", grad_accum),
                          ("--prefix-len", prefix_len), ("--n-gpus", n_gpus)):
         _positive(field, value)
+    # every choice is checked whatever the task, so a typo never passes as "ignored"
+    check_choice("--recompute", recompute, RECOMPUTE)
+    check_choice("--optimizer", optimizer, OPTIMIZERS)
+    check_choice("--zero", str(zero), ("0", "1", "2", "3"))
+    if precision != "auto":
+        check_choice("--precision", precision, PRECISIONS)
+    check_choice("--framework", framework, FRAMEWORKS)
+    check_choice("--kv-dtype", kv_dtype, KV_DTYPES)
+    engine = get_engine(engine).engine
+    training_only = (("--zero", zero, 0), ("--micro-batch", micro_batch, 1), ("--grad-accum", grad_accum, 1),
+                     ("--recompute", recompute, "none"), ("--precision", precision, "auto"),
+                     ("--optimizer", optimizer, "adamw"), ("--framework", framework, "hf"))
+    inference_only = (("--engine", engine, "vllm"), ("--kv-dtype", kv_dtype, "bf16"))
+    for field, value, unset in (training_only if not job.is_training else inference_only):
+        if value != unset:
+            where = "training (--task finetune or pretrain)" if not job.is_training else \
+                "inference (--task infer or serve)"
+            raise InputError(field, f"{field} applies to {where}, not to --task {job.task}.", f"drop {field}.")
+    if prefix_len != 128 and job.method != "ptuning":
+        raise InputError("--prefix-len", f"--prefix-len applies to --method ptuning, not {job.method}.",
+                         "drop --prefix-len.")
     if job.is_training:
         return _training(m, gpu, job, tp, pp, n_gpus, zero, micro_batch, grad_accum, recompute, precision,
                          optimizer, framework, prefix_len)
@@ -93,11 +168,6 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
 def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | None, zero: int, micro_batch: int,
               grad_accum: int, recompute: str, precision: str, optimizer: str, framework: str,
               prefix_len: int) -> JobEstimate:
-    check_choice("--recompute", recompute, RECOMPUTE)
-    check_choice("--optimizer", optimizer, OPTIMIZERS)
-    check_choice("--zero", str(zero), ("0", "1", "2", "3"))
-    if precision != "auto":
-        check_choice("--precision", precision, PRECISIONS)
     n = n_gpus or tp * pp
     if n % (tp * pp):
         raise InputError("--n-gpus", f"{n} GPUs do not split into TP {tp} × PP {pp}.",
@@ -106,8 +176,10 @@ def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | 
                                         prefix_len=prefix_len)
     if precision != "auto":  # auto: what training_setup picks for the method and the GPU
         overrides["precision"] = precision
-    check_choice("--framework", framework, FRAMEWORKS)
     dp = n // (tp * pp)
+    if zero and dp == 1:
+        raise InputError("--zero", f"ZeRO shards over data-parallel ranks; {n} GPU(s) at TP {tp} × PP {pp} make "
+                         "only one.", f"use --n-gpus {2 * tp * pp} or more, or --zero 0.")
     job = replace(job, global_batch=dp * micro_batch * grad_accum)  # the batch these options make
     setup = training_setup(job, Parallelism(tp=tp, pp=pp, dp=dp, zero=zero), micro_batch, recompute,
                            gpu=gpu, **overrides)

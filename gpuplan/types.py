@@ -275,6 +275,7 @@ OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
 RECOMPUTE = ("none", "selective", "full")
 ENGINES = ("hf", "vllm", "sglang", "trtllm", "llamacpp")
+KV_DTYPES = ("bf16", "fp16", "fp8")
 FRAMEWORKS = ("hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune", "llmc")
 
 

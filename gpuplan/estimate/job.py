@@ -50,12 +50,21 @@ class JobEstimate:
         return self.memory.total * (1 + self.headroom)
 
     @property
+    def kv_shortfall_bytes(self) -> float:
+        """KV cache the batch needs beyond what the engine leaves for it (a pre-allocating engine reserves
+        ``gpu_memory_utilization`` of the GPU; the KV cache gets what weights and buffers leave of that)."""
+        budget = self.memory.extra.get("kv_budget_bytes")
+        if budget is None:
+            return 0.0
+        return max(0.0, self.memory.breakdown.get("kv_cache") - budget)
+
+    @property
     def fits(self) -> bool:
-        return self.needed_bytes <= self.capacity_bytes
+        return self.needed_bytes <= self.capacity_bytes and self.kv_shortfall_bytes <= 0
 
     @property
     def shortfall_bytes(self) -> float:
-        return max(0.0, self.needed_bytes - self.capacity_bytes)
+        return max(0.0, self.needed_bytes - self.capacity_bytes, self.kv_shortfall_bytes)
 
     @property
     def seconds(self) -> float:
@@ -183,7 +192,7 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
     check_inference(m, gpu, s)
     cal = cal or fitted()
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
-        s = replace(s, batch=auto_batch(m, gpu, job, s, cal))
+        s = replace(s, batch=auto_batch(m, gpu, job, s, cal, headroom))
     mem = inference_memory(m, gpu, s, cal)
     if not gpu.memory_bandwidth_bytes_per_s:
         return JobEstimate(job, m, gpu, s.n_gpus, s, mem, None, None, 1, headroom)
@@ -201,12 +210,32 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
     return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
 
 
-def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration) -> int:
+def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration,
+               headroom: float = DEFAULT_HEADROOM) -> int:
     """The batch of a batch-inference job run with continuous batching: the most sequences the engine holds at
-    once (its ``max_num_seqs`` and the KV cache), at most the job's requests; 1 without requests."""
+    once (its ``max_num_seqs`` and the KV cache), at most the job's requests; 1 without requests.
+
+    The KV capacity is first read at batch 1; a larger batch also needs larger prefill activations and
+    logits (all of them at once in transformers), so the batch is then lowered until that batch itself fits."""
     if job.task != "infer" or not job.requests:
         return 1
-    return max(1, min(max_batch(m, gpu, replace(s, batch=1), cal), math.ceil(job.requests)))
+    top = max(1, min(max_batch(m, gpu, replace(s, batch=1), cal), math.ceil(job.requests)))
+
+    def holds(b: int) -> bool:
+        est = JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=b), inference_memory(m, gpu, replace(s, batch=b),
+                                                                                      cal), None, None, 1, headroom)
+        return est.fits
+
+    if holds(top):
+        return top
+    lo, hi = 1, top - 1  # the largest batch that holds; 1 when none does (the estimate then says so)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if holds(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal: Calibration,
@@ -215,21 +244,21 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
     concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
     cap = max_batch(m, gpu, s, cal)
     best: Speed | None = None
-    b = 1
-    while b <= max(cap, 1):
+    # concurrency: the one asked for (job.batch), else doubling up to what the engine holds
+    sizes = [job.batch] if job.batch > 0 else [1 << k for k in range(max(cap, 1).bit_length())]
+    for b in sizes:
         sp = speed(m, gpu, s, b, cal)
         ttft = speed(m, gpu, s, 1, cal).ttft_s + sp.tpot_s  # a new prompt waits for at most one step
         if (job.tpot_s and sp.tpot_s > job.tpot_s) or (job.ttft_s and ttft > job.ttft_s):
             break
         best = replace(sp, ttft_s=ttft)
-        b *= 2
     if best is None or cap < 1:
         sp1 = speed(m, gpu, s, 1, cal)
         return JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=1), mem, None, sp1, 0, headroom)
     setup = replace(s, batch=best.batch)
     mem = inference_memory(m, gpu, setup, cal)
     held = int(mem.extra.get("max_concurrent_seqs") or best.batch)
-    if held < best.batch:  # activations at this batch leave less room for KV than at batch 1: hold fewer
+    if held < best.batch and job.batch <= 0:  # activations at this batch leave less room for KV: hold fewer
         best = replace(speed(m, gpu, s, max(1, held), cal), ttft_s=best.ttft_s)
         setup = replace(s, batch=best.batch)
         mem = inference_memory(m, gpu, setup, cal)

@@ -136,7 +136,7 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
 def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float | None, fixed: float,
                       latent: bool, block: int, mode: str, of_free: bool = False) -> dict[str, float | None]:
     """KV-cache capacity in tokens, concurrent sequences at this context, and the longest context at this
-    batch, on ``gpu`` (None when no GPU was given)."""
+    batch (at most the model's positions), on ``gpu`` (None when no GPU was given)."""
     if gpu is None:
         return {}
     share = (s.gpu_memory_utilization or util or 1.0) if mode == "preallocate" else 1.0
@@ -148,8 +148,9 @@ def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float 
     per_seq = kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block)
     tokens = max(0.0, budget / per_token) if per_token else math.inf
     seqs = max(0.0, budget / per_seq) if per_seq else math.inf
-    longest = max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent)
+    longest = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent), m.max_positions)
     return {"engine_reserved_bytes": gpu.memory_bytes * share if mode == "preallocate" else None,
+            "kv_budget_bytes": max(0.0, budget),
             "kv_capacity_tokens": math.floor(tokens), "max_concurrent_seqs": math.floor(seqs),
             "max_context_tokens": longest}
 

@@ -1,0 +1,75 @@
+"""One job on one configuration (``gpuplan.requests.estimate_config``, what ``gpuplan estimate`` runs): the
+verdict agrees with the engine's own capacity, a chosen batch fits at that batch, and options that do not
+apply to the task are refused rather than ignored."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.catalog import Catalog
+from gpuplan.errors import InputError
+from gpuplan.requests import estimate_config, make_job
+
+
+def test_vllm_without_room_for_one_sequence_does_not_fit(catalog: Catalog) -> None:
+    # 70B in FP8 (~66 GiB of weights) on an 80 GB H100: vLLM reserves 90 % of the GPU, and what the weights and
+    # buffers leave of it cannot hold one 8,448-token sequence's KV cache (320 KiB per token), so vLLM would
+    # refuse to start although the workload's own total is under 80 GB
+    m, g = catalog.model("Llama-3.1-70B"), catalog.gpu("H100")
+    e = estimate_config(m, g, make_job("infer", prompt=8192, output=256, quant="fp8"))
+    assert e.memory.extra["max_concurrent_seqs"] == 0
+    assert e.needed_bytes <= e.capacity_bytes  # the sum alone would have said "fits"
+    assert not e.fits and e.shortfall_bytes > 0
+    roomy = estimate_config(m, g, make_job("infer", prompt=1024, output=256, quant="fp8"))
+    assert roomy.fits and roomy.memory.extra["max_concurrent_seqs"] >= 1
+
+
+@pytest.mark.parametrize("engine", ["hf", "vllm", "sglang"])
+def test_batch_inference_picks_a_batch_that_fits_at_that_batch(catalog: Catalog, engine: str) -> None:
+    # transformers runs the whole batch's prefill at once: the batch-1 KV capacity overstates what fits
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("L4" if engine == "sglang" else "H100")
+    e = estimate_config(m, g, make_job("infer", requests=100_000), engine=engine)
+    assert e.fits
+    assert 1 < e.setup.batch <= e.memory.extra["max_concurrent_seqs"]
+    bigger = estimate_config(m, g, make_job("infer", requests=100_000, batch=e.setup.batch + 1), engine=engine)
+    assert engine != "hf" or not bigger.fits  # for hf it is the largest that fits (vLLM/SGLang: the engine cap)
+
+
+def test_longest_context_stops_at_the_model_positions(catalog: Catalog) -> None:
+    m = catalog.model("Mistral-7B-v0.2")
+    e = estimate_config(m, catalog.gpu("H100"), make_job("infer", prompt=16000, output=256))
+    assert e.memory.extra["max_context_tokens"] == m.max_positions
+
+
+def test_serving_at_a_given_concurrency(catalog: Catalog) -> None:
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("H100")
+    assert estimate_config(m, g, make_job("serve", batch=32)).speed.batch == 32  # type: ignore[union-attr]
+    assert estimate_config(m, g, make_job("serve")).speed.batch > 32  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("task", "job_kw", "config_kw", "field"), [
+    ("infer", {}, {"zero": 3}, "--zero"),
+    ("infer", {}, {"recompute": "full"}, "--recompute"),
+    ("infer", {"samples": 1000, "tokens_per_sample": 512}, {}, "--samples"),
+    ("infer", {"method": "lora"}, {}, "--method"),
+    ("serve", {"requests": 10}, {}, "--requests"),
+    ("finetune", {"prompt": 2048, "samples": 1000, "tokens_per_sample": 512}, {}, "--prompt"),
+    ("finetune", {"samples": 1000, "tokens_per_sample": 512}, {"engine": "sglang"}, "--engine"),
+    ("finetune", {"samples": 1000, "tokens_per_sample": 512}, {"kv_dtype": "fp8"}, "--kv-dtype"),
+    ("finetune", {"samples": 1000, "tokens_per_sample": 512, "tokens": 1e9}, {}, "--tokens"),
+    ("finetune", {"method": "qlora", "quant": "int8"}, {}, "--quant"),
+    ("finetune", {"method": "full", "quant": "awq-int4"}, {}, "--quant"),
+    ("finetune", {"method": "full", "lora_rank": 8}, {}, "--lora-rank"),
+    ("finetune", {"method": "lora"}, {"prefix_len": 64}, "--prefix-len"),
+    ("finetune", {"method": "lora"}, {"zero": 3}, "--zero"),  # ZeRO on one GPU has nothing to shard over
+    ("pretrain", {"method": "lora", "tokens": 1e9}, {}, "--method"),
+    ("infer", {}, {"kv_dtype": "int2"}, "--kv-dtype"),
+    ("finetune", {"method": "lora"}, {"engine": "banana"}, "--engine"),
+])
+def test_options_that_do_not_apply_are_refused(catalog: Catalog, task: str, job_kw: dict, config_kw: dict,
+                                                field: str) -> None:
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("H100")
+    with pytest.raises(InputError) as err:
+        estimate_config(m, g, make_job(task, **job_kw), **config_kw)
+    assert err.value.field == field
+    assert err.value.fix
