@@ -84,13 +84,15 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
 
 # Options that only mean something for some tasks or methods, with the value that means "not given". An option
 # given where it does not apply is refused, not ignored: the user meant something the estimate would not show.
-_INFERENCE_ONLY = (("--prompt", "prompt", 1024), ("--output", "output", 256), ("--batch", "batch", 0),
+_Unset = tuple[tuple[str, str, object], ...]  # (option, job field, the value that means "not given")
+_Given = tuple[tuple[str, object, object], ...]  # (option, value, the value that means "not given")
+_INFERENCE_ONLY: _Unset = (("--prompt", "prompt", 1024), ("--output", "output", 256), ("--batch", "batch", 0),
                    ("--requests", "requests", 0.0), ("--rps", "rps", 0.0), ("--ttft", "ttft_s", None),
                    ("--tpot", "tpot_s", None))
-_TRAINING_ONLY = (("--samples", "samples", 0.0), ("--tokens-per-sample", "tokens_per_sample", 0.0),
+_TRAINING_ONLY: _Unset = (("--samples", "samples", 0.0), ("--tokens-per-sample", "tokens_per_sample", 0.0),
                   ("--epochs", "epochs", 1.0), ("--tokens", "tokens", 0.0), ("--seq-len", "seq_len", None),
                   ("--global-batch", "global_batch", 0))
-_LORA_ONLY = (("--lora-rank", "lora_rank", 16), ("--lora-targets", "lora_targets", "all-linear"))
+_LORA_ONLY: _Unset = (("--lora-rank", "lora_rank", 16), ("--lora-targets", "lora_targets", "all-linear"))
 
 
 def _check_applies(task: str, method: str, **given: object) -> None:
@@ -142,15 +144,16 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
     check_choice("--framework", framework, FRAMEWORKS)
     check_choice("--kv-dtype", kv_dtype, KV_DTYPES)
     engine = get_engine(engine).engine
-    training_only = (("--zero", zero, 0), ("--micro-batch", micro_batch, 1), ("--grad-accum", grad_accum, 1),
-                     ("--recompute", recompute, "none"), ("--precision", precision, "auto"),
-                     ("--optimizer", optimizer, "adamw"), ("--framework", framework, "hf"))
-    inference_only = (("--engine", engine, "vllm"), ("--kv-dtype", kv_dtype, "bf16"))
-    for field, value, unset in (training_only if not job.is_training else inference_only):
-        if value != unset:
+    training_only: _Given = (
+        ("--zero", zero, 0), ("--micro-batch", micro_batch, 1), ("--grad-accum", grad_accum, 1),
+        ("--recompute", recompute, "none"), ("--precision", precision, "auto"), ("--optimizer", optimizer, "adamw"),
+        ("--framework", framework, "hf"))
+    inference_only: _Given = (("--engine", engine, "vllm"), ("--kv-dtype", kv_dtype, "bf16"))
+    for option, given, unset in (training_only if not job.is_training else inference_only):
+        if given != unset:
             where = "training (--task finetune or pretrain)" if not job.is_training else \
                 "inference (--task infer or serve)"
-            raise InputError(field, f"{field} applies to {where}, not to --task {job.task}.", f"drop {field}.")
+            raise InputError(option, f"{option} applies to {where}, not to --task {job.task}.", f"drop {option}.")
     if prefix_len != 128 and job.method != "ptuning":
         raise InputError("--prefix-len", f"--prefix-len applies to --method ptuning, not {job.method}.",
                          "drop --prefix-len.")

@@ -223,3 +223,22 @@ def test_moe_decode_reads_only_the_experts_the_batch_reaches(catalog: Catalog) -
     # at batch 1 a 3B-active MoE decodes faster than a dense 32B model on the same GPU
     g = catalog.gpu("H100")
     assert speed(moe, g, s, 1).tpot_s < 0.5 * speed(catalog.model("Qwen3-32B"), g, s, 1).tpot_s
+
+
+def test_zero3_gathers_a_frozen_base_every_micro_step() -> None:
+    # FSDP shards LoRA's frozen 16-bit base too, so each micro-step all-gathers ~141 GB of Llama-3.1-70B weights
+    # (twice: forward and backward) over the 16 GPUs' network, which the unsharded run does not pay
+    from gpuplan import load_catalog
+    from gpuplan.estimate.train_time import train_time
+    from gpuplan.types import Parallelism, TrainSetup
+
+    cat = load_catalog()
+    m, g = cat.model("Llama-3.1-70B"), cat.gpu("H100")
+
+    def comm(zero: int, method: str) -> float:
+        s = TrainSetup(method=method, micro_batch=4, seq_len=2048, precision="bf16",
+                       parallel=Parallelism(dp=16, zero=zero))
+        return train_time(m, g, s, 2e8).breakdown.get("data_parallel_comm")
+
+    assert comm(3, "lora") > 0 and comm(3, "lora") > 10 * comm(0, "lora")
+    assert comm(3, "qlora") < comm(3, "lora")  # the NF4 base is about a quarter of the bytes

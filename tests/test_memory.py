@@ -273,3 +273,25 @@ def test_accumulated_gradients_are_not_counted_twice(catalog: Catalog) -> None:
     s = TrainSetup(method="full", micro_batch=1, seq_len=1024, precision="bf16", grad_accum=4)
     est = training_memory(m, s)
     assert est.breakdown.get("gradients") == pytest.approx(est.extra["gradients_bytes"])
+
+
+def test_1f1b_first_stage_holds_min_of_stages_and_micro_batches(catalog: Catalog) -> None:
+    # Narayanan et al. 2021 sec. 2.2: the first of p stages keeps min(p, m) micro-batches of n_layers/p layers
+    m = catalog.model("Llama-3.1-8B")
+
+    def acts(pp: int, ga: int) -> float:
+        s = TrainSetup(method="full", micro_batch=1, seq_len=2048, grad_accum=ga, framework="megatron",
+                       parallel=Parallelism(pp=pp))
+        return training_memory(m, s).extra["activations_bytes"]
+
+    assert acts(8, 1) == pytest.approx(acts(1, 1) / 8)
+    assert acts(8, 4) == pytest.approx(acts(1, 1) / 2)
+    assert acts(8, 8) == pytest.approx(acts(1, 1)) == pytest.approx(acts(8, 32))
+
+
+def test_megatron_gradient_buffer_is_held_without_accumulation(catalog: Catalog) -> None:
+    m = catalog.model("Llama-3.2-1B")
+    s = TrainSetup(method="full", micro_batch=1, seq_len=1024, framework="megatron")
+    est = training_memory(m, s)
+    assert est.breakdown.get("gradients") == pytest.approx(est.extra["gradients_bytes"])
+    assert est.breakdown.get("activations") == pytest.approx(est.extra["activations_bytes"])

@@ -259,15 +259,16 @@ def _activation_scale(s: TrainSetup, cal: Calibration) -> float:
 
 
 def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
-    """Activations held at the end of the forward pass on one GPU (1F1B pipelines hold as many in-flight
-    micro-batches as stages, each of n_layers/pp layers, so the total does not shrink with PP)."""
+    """Activations held at the end of the forward pass on one GPU. A 1F1B pipeline's first stage holds
+    min(p, m) micro-batches in flight (m micro-batches per step), each of n_layers/p layers, so with m ≥ p the
+    total does not shrink with PP (Narayanan et al. 2021 sec. 2.2)."""
     par = s.parallel
     tokens = s.micro_batch * s.seq_len / par.cp
     shard = par.tp if par.sequence_parallel else 1
     per_layer = activation_bytes_per_token(m, s) * tokens / shard
-    layers = m.n_layers
+    layers = m.n_layers / par.pp * min(par.pp, s.grad_accum)
     if s.method == "freeze":  # no graph is built through the frozen bottom layers
-        layers = min(s.trainable_layers, m.n_layers)
+        layers = min(s.trainable_layers, layers)
     if s.recompute == "full":
         kept = layers * tokens * m.hidden * BYTES_16 / shard + per_layer
     elif s.recompute == "selective":
@@ -309,10 +310,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     total = count_params(m).total
     train = trainable_params(m, s)
     w_b, g_b, master_b, opt_b = state_bytes(s)
-    if s.method == "full":
-        frozen_bytes = 0.0
-    else:
-        frozen_bytes = _frozen_base_bytes(m, s)
+    frozen_bytes = frozen_base_bytes(m, s) / (par.dp if par.zero >= 3 else 1)
     model_shard = par.tp * par.pp
     zero = par.zero
     dp = par.dp
@@ -333,7 +331,8 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     # With zero_grad(set_to_none=True) and one micro-batch per step, gradients are created during backward
     # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
     # With gradient accumulation the gradients of the previous micro-batch stay through the next forward.
-    coincide = s.grad_accum > 1
+    # Megatron-LM allocates its fp32 gradient buffer once, for the whole run
+    coincide = s.grad_accum > 1 or s.framework == "megatron"
     # Backward starts at the output layer: its weight gradient (vocabulary × hidden, the largest single
     # gradient of a full fine-tune) is made while every activation and the logits are still held. With
     # accumulation that gradient already lives in the kept gradients.
@@ -369,6 +368,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     assumptions += (Assumption(
         "peak moment", ("end of backward: gradients complete, one layer's activations left" if peak_in_backward else
                         "end of forward: activations and logits held" + (
+                            ", gradients in Megatron's persistent buffer" if s.framework == "megatron" else
                             ", gradients kept across micro-batches" if coincide else
                             ", the output layer's gradient made first" if first_grad else ", gradients not yet made")),
         "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
@@ -388,17 +388,17 @@ def output_grad_bytes(m: ModelSpec, s: TrainSetup, grad_bytes: float) -> float:
     return m.vocab * m.hidden * grad_bytes / s.parallel.tp
 
 
-def _frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
-    """The frozen model's weights: 16-bit, or quantized (QLoRA NF4, ChatGLM int4/int8 for P-tuning)."""
+def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """The frozen model's weights on one TP × PP shard (before any ZeRO-3 sharding): 16-bit, or quantized
+    (QLoRA NF4, ChatGLM int4/int8 for P-tuning); zero for a full fine-tune."""
+    if s.method == "full":
+        return 0.0
     fmt_name = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
     if s.method == "freeze":
         frozen_params = count_params(m).total - trainable_params(m, s)
         return frozen_params * BYTES_16 / (s.parallel.tp * s.parallel.pp)
     fmt = weight_format(fmt_name) if fmt_name else weight_format("bf16")
-    base = weights_bytes(m, fmt, s.parallel.tp, s.parallel.pp)
-    if s.parallel.zero >= 3:
-        base /= s.parallel.dp
-    return base
+    return weights_bytes(m, fmt, s.parallel.tp, s.parallel.pp)
 
 
 def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:

@@ -11,8 +11,9 @@ torchtune, DeepSpeed), f_segment (consumer/workstation cards against their datas
 ``bench/fit.py`` on published runs and kept in ``data/fitted/params.json``.
 
 Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n of the buffer):
-- data parallel: one gradient all-reduce per optimizer step (ZeRO-3/FSDP: all-gather weights in forward and
-  backward + reduce-scatter gradients, every micro-step), overlapped with the backward pass;
+- data parallel: one gradient all-reduce per optimizer step (ZeRO-3/FSDP: all-gather the weights, a frozen
+  base included, in forward and backward + reduce-scatter gradients, every micro-step), overlapped with the
+  backward pass;
 - tensor parallel: four all-reduces of the activations per layer per micro-step, not overlapped;
 - pipeline: the 1F1B bubble, (p − 1)/m of the ideal compute time for m micro-batches per step
   (Narayanan et al. 2021, eq. 1).
@@ -25,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.flops import train_flops_per_token
-from gpuplan.estimate.memory import trainable_params
+from gpuplan.estimate.memory import frozen_base_bytes, trainable_params
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate
 from gpuplan.types import Gpu, ModelSpec, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
@@ -176,8 +177,12 @@ def _comm_per_step(m: ModelSpec, s: TrainSetup, link: Links) -> tuple[float, flo
     dp_bw = link.intra_node if par.n_gpus <= GPUS_PER_NODE else link.inter_node
     grad_bytes = trainable_params(m, s) * 2.0 / (par.tp * par.pp)
     ring = 2 * (par.dp - 1) / par.dp if par.dp > 1 else 0.0
-    if par.zero >= 3 and par.dp > 1:  # all-gather ×2 + reduce-scatter per micro-step (half a ring each)
-        dp = 3 * grad_bytes * ring / 2 * s.grad_accum / dp_bw
+    if par.zero >= 3 and par.dp > 1:
+        # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable
+        # ones in 16-bit and the frozen base of LoRA/QLoRA/P-tuning/freeze in its stored format — and
+        # reduce-scatter the trainable gradients (each half a ring)
+        gathered = grad_bytes + frozen_base_bytes(m, s)
+        dp = (2 * gathered + grad_bytes) * ring / 2 * s.grad_accum / dp_bw
     else:
         dp = grad_bytes * ring / dp_bw
     tp = 0.0
