@@ -295,3 +295,15 @@ def test_megatron_gradient_buffer_is_held_without_accumulation(catalog: Catalog)
     est = training_memory(m, s)
     assert est.breakdown.get("gradients") == pytest.approx(est.extra["gradients_bytes"])
     assert est.breakdown.get("activations") == pytest.approx(est.extra["activations_bytes"])
+
+
+def test_fp32_training_doubles_activations_and_a_frozen_base(catalog: Catalog) -> None:
+    m = catalog.model("Llama-3.2-1B")
+    for method in ("full", "lora"):
+        half = training_memory(m, TrainSetup(method=method, precision="bf16", seq_len=1024))
+        full = training_memory(m, TrainSetup(method=method, precision="fp32", seq_len=1024))
+        assert full.extra["activations_bytes"] == pytest.approx(2 * half.extra["activations_bytes"], rel=0.25)
+        assert full.extra["logits_bytes"] > half.extra["logits_bytes"]
+    lora16 = training_memory(m, TrainSetup(method="lora", precision="bf16")).breakdown.get("weights")
+    lora32 = training_memory(m, TrainSetup(method="lora", precision="fp32")).breakdown.get("weights")
+    assert lora32 == pytest.approx(2 * lora16, rel=0.01)

@@ -236,7 +236,13 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     extra = 0.0
     if adapted and s.framework == "hf":  # PEFT keeps adapters in fp32 and casts each adapted input to fp32
         extra = 4.0 * sum(i for i, _ in lora_targets(m, s.lora_targets))
-    return (attn + mlp) * BYTES_16 + extra
+    return (attn + mlp) * act_bytes(s) + extra
+
+
+def act_bytes(s: TrainSetup) -> float:
+    """Bytes per activation element: 4 when training in fp32, else 2 (bf16/fp16 autocast; fp8 training keeps
+    16-bit activations between its float8 matmuls)."""
+    return 4.0 if s.precision == "fp32" else BYTES_16
 
 
 def layer_activation_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
@@ -270,7 +276,7 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
     if s.method == "freeze":  # no graph is built through the frozen bottom layers
         layers = min(s.trainable_layers, layers)
     if s.recompute == "full":
-        kept = layers * tokens * m.hidden * BYTES_16 / shard + per_layer
+        kept = layers * tokens * m.hidden * act_bytes(s) / shard + per_layer
     elif s.recompute == "selective":
         kept = layers * per_layer * cal.get("selective_recompute_keep")
     else:
@@ -282,7 +288,7 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
     (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
-    per_entry = BYTES_16 + 8.0 / 8 if s.chunked_loss else BYTES_16 + 8.0
+    per_entry = act_bytes(s) + 8.0 / 8 if s.chunked_loss else act_bytes(s) + 8.0
     return tokens * m.vocab * per_entry / s.parallel.tp
 
 
@@ -396,8 +402,8 @@ def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
     fmt_name = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
     if s.method == "freeze":
         frozen_params = count_params(m).total - trainable_params(m, s)
-        return frozen_params * BYTES_16 / (s.parallel.tp * s.parallel.pp)
-    fmt = weight_format(fmt_name) if fmt_name else weight_format("bf16")
+        return frozen_params * act_bytes(s) / (s.parallel.tp * s.parallel.pp)
+    fmt = weight_format(fmt_name) if fmt_name else weight_format("fp32" if s.precision == "fp32" else "bf16")
     return weights_bytes(m, fmt, s.parallel.tp, s.parallel.pp)
 
 
