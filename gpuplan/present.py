@@ -67,7 +67,8 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
     if e.speed:
         s = e.speed
         _out(f"TTFT {fmt_seconds(s.ttft_s)}, TPOT {s.tpot_s * 1000:.1f} ms ({1 / s.tpot_s:,.0f} tokens/s per "
-             f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound).")
+             f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound)."
+             + (f" TTFT and TPOT band: {s.band.describe()} of the estimate." if s.band else ""))
         if e.job.task == "serve" and e.job.rps and e.replicas:
             _out(f"Replicas for {e.job.rps:g} req/s: {e.replicas} ({e.total_gpus} GPUs).")
         elif e.job.task == "serve" and e.fits and not e.replicas:

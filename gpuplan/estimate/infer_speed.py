@@ -25,7 +25,7 @@ from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_bytes_per_token, weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import WeightFormat, weight_format
-from gpuplan.estimate.result import Assumption, Breakdown, Estimate
+from gpuplan.estimate.result import Assumption, Band, Breakdown, Estimate
 from gpuplan.estimate.train_time import links, uncalibrated_note
 from gpuplan.types import Gpu, InferSetup, ModelSpec
 from gpuplan.units import GB, TERA
@@ -41,6 +41,7 @@ class Speed:
     output_tokens_per_s: float  # all sequences together
     requests_per_s: float
     bound: str  # memory | compute
+    band: Band | None = None  # of TTFT and TPOT (inference_latency, true/estimated)
 
 
 def compute_peak(gpu: Gpu, fmt: WeightFormat) -> tuple[float, str]:
@@ -141,7 +142,8 @@ def speed(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: int | None = None, cal: 
     tpot, bound = decode_step_seconds(m, gpu, s, b, ctx, cal)
     per_wave = ttft + s.output_len * tpot
     out_rate = b * s.output_len / per_wave if per_wave > 0 else 0.0
-    return Speed(ttft, tpot, b, out_rate, b / per_wave if per_wave > 0 else 0.0, bound)
+    return Speed(ttft, tpot, b, out_rate, b / per_wave if per_wave > 0 else 0.0, bound,
+                 cal.band("inference_latency"))
 
 
 def throughput(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> Estimate:

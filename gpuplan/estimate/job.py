@@ -91,9 +91,15 @@ class JobEstimate:
         if self.time:
             out["time"] = self.time.as_dict("total_seconds")
         if self.speed:
-            out["speed"] = {"ttft_seconds": self.speed.ttft_s, "tpot_seconds": self.speed.tpot_s,
-                            "batch": self.speed.batch, "output_tokens_per_second": self.speed.output_tokens_per_s,
-                            "requests_per_second": self.speed.requests_per_s, "bound": self.speed.bound}
+            sp = self.speed
+            out["speed"] = {"ttft_seconds": sp.ttft_s, "tpot_seconds": sp.tpot_s,
+                            "batch": sp.batch, "output_tokens_per_second": sp.output_tokens_per_s,
+                            "requests_per_second": sp.requests_per_s, "bound": sp.bound}
+            if sp.band:  # TTFT and TPOT are times: the band multiplies them directly
+                out["speed"].update(
+                    ttft_low_seconds=sp.ttft_s * sp.band.low, ttft_high_seconds=sp.ttft_s * sp.band.high,
+                    tpot_low_seconds=sp.tpot_s * sp.band.low, tpot_high_seconds=sp.tpot_s * sp.band.high,
+                    band=sp.band.as_dict())
         return out
 
 

@@ -457,7 +457,9 @@ function speedLine(data) {
   const reps = data.replicas > 1 ? ` · ${data.replicas} ${t("replicas")}` : "";
   return `${t("Speed")}: TTFT ${fmtSeconds(s.ttft_seconds)} · TPOT ${(s.tpot_seconds * 1000).toFixed(1)} ms · ` +
          `${Math.round(s.output_tokens_per_second).toLocaleString("en-US")} ${t("tokens/s")} ` +
-         `(batch ${s.batch}, ${s.bound}-bound)${reps}`;
+         `(batch ${s.batch}, ${s.bound}-bound)${reps}` +
+         (s.band ? ` · TPOT ${t("Band (p10–p90)")} ${(s.tpot_low_seconds * 1000).toFixed(1)}–` +
+                   `${(s.tpot_high_seconds * 1000).toFixed(1)} ms` : "");
 }
 
 // ---------------------------------------------------------------- language, tabs, start
