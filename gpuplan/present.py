@@ -59,6 +59,9 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
         _out(f"KV cache capacity: {extra['kv_capacity_tokens']:,} tokens; {extra['max_concurrent_seqs']:,} concurrent "
              f"sequences of {e.setup.context_len:,} tokens; longest context at batch {e.setup.batch}: "  # type: ignore[union-attr]
              f"{extra['max_context_tokens']:,} tokens.")
+    if e.job.task in ("infer", "serve") and not e.speed and not e.gpu.memory_bandwidth_bytes_per_s:
+        _out(f"No speed or time: {e.gpu.name}'s memory bandwidth is not in the catalog (no source was found); "
+             "'gpuplan gpus --json' shows what is known.")
     if e.time:
         _show_breakdown(e.time, f"{tr('Time')}: {fmt_seconds(e.time.total)}", fmt_seconds)
         t = e.time.extra

@@ -242,3 +242,17 @@ def test_zero3_gathers_a_frozen_base_every_micro_step() -> None:
 
     assert comm(3, "lora") > 0 and comm(3, "lora") > 10 * comm(0, "lora")
     assert comm(3, "qlora") < comm(3, "lora")  # the NF4 base is about a quarter of the bytes
+
+
+def test_a_time_says_which_catalog_specs_it_lacked() -> None:
+    # the Ascend 910B row has no memory bandwidth (sources disagree), so the optimizer step cannot be timed
+    from gpuplan import load_catalog
+    from gpuplan.estimate.train_time import train_time
+    from gpuplan.types import TrainSetup
+
+    cat = load_catalog()
+    m = cat.model("Llama-3.2-1B")
+    names = {a.name for a in train_time(m, cat.gpu("Ascend-910B"), TrainSetup(method="full"), 1e8).assumptions}
+    assert "memory bandwidth" in names
+    names = {a.name for a in train_time(m, cat.gpu("H100"), TrainSetup(method="full"), 1e8).assumptions}
+    assert not names & {"memory bandwidth", "16-bit tensor peak"}

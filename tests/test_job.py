@@ -73,3 +73,11 @@ def test_options_that_do_not_apply_are_refused(catalog: Catalog, task: str, job_
         estimate_config(m, g, make_job(task, **job_kw), **config_kw)
     assert err.value.field == field
     assert err.value.fix
+
+
+def test_ttft_and_tpot_carry_their_band(catalog: Catalog) -> None:
+    e = estimate_config(catalog.model("Llama-3.1-8B"), catalog.gpu("H100"), make_job("infer"))
+    sp = e.as_dict()["speed"]
+    assert sp["band"]["class"] == "inference_latency"
+    assert sp["ttft_low_seconds"] < sp["ttft_seconds"] < sp["ttft_high_seconds"]
+    assert sp["tpot_low_seconds"] < sp["tpot_seconds"] < sp["tpot_high_seconds"]

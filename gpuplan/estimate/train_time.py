@@ -140,11 +140,24 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         Assumption("steps", f"{steps:,.0f} optimizer steps of {tokens_per_step:,.0f} tokens",
                    "micro-batch × sequence × grad-accum × data-parallel ranks"),
     )
+    assumptions += missing_spec_notes(gpu)
     extra = {"mfu": mfu, "utilisation": u, "gpu_hours": sum(v for _, v in parts) * n / 3600,
              "tokens_per_s": tokens / max(sum(v for _, v in parts), 1e-9), "steps": steps,
              "human": fmt_seconds(sum(v for _, v in parts))}
     cls = "pretrain_throughput" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
     return Estimate(Breakdown("seconds", parts), cal.band(cls), assumptions, extra)
+
+
+def missing_spec_notes(gpu: Gpu) -> tuple[Assumption, ...]:
+    """What the catalog does not know about ``gpu`` that a time estimate needs, and which way it errs."""
+    notes: tuple[Assumption, ...] = ()
+    if not gpu.memory_bandwidth_bytes_per_s:
+        notes += (Assumption("memory bandwidth", "not in the catalog: the optimizer step is not counted",
+                             "gpus.csv (left empty where no source was found); the time is a lower bound"),)
+    if not (gpu.bf16_flops_per_s or gpu.fp16_flops_per_s):
+        notes += (Assumption("16-bit tensor peak", "not in the catalog: the FP32 rate is used",
+                             "gpus.csv (left empty where no source was found); the time is an upper bound"),)
+    return notes
 
 
 def uncalibrated_note(gpu: Gpu) -> str:
