@@ -128,7 +128,7 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
              ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total), ("pipeline_bubble", bubble))
     model_flops = train_flops_per_token(m, replace(s, recompute="none"))  # the method's work, no recomputation
     mfu = model_flops * tokens / (n * peak) / max(sum(v for _, v in parts), 1e-9)
-    assumptions = (
+    assumptions: tuple[Assumption, ...] = (
         Assumption("FLOPs per token", f"{train_flops_per_token(m, s) / 1e9:,.1f} GFLOP ({s.method}, recompute "
                    f"{s.recompute})", "6·N + attention (Kaplan et al. 2020); frozen base: 4·N"),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s per GPU ({s.precision} dense)", gpu.source),
