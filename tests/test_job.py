@@ -81,3 +81,17 @@ def test_ttft_and_tpot_carry_their_band(catalog: Catalog) -> None:
     assert sp["band"]["class"] == "inference_latency"
     assert sp["ttft_low_seconds"] < sp["ttft_seconds"] < sp["ttft_high_seconds"]
     assert sp["tpot_low_seconds"] < sp["tpot_seconds"] < sp["tpot_high_seconds"]
+
+
+@pytest.mark.parametrize(("quant", "engine", "kv_dtype", "pp", "field"), [
+    ("bnb-nf4", "trtllm", "bf16", 1, "--quant"),  # TensorRT-LLM has no bitsandbytes kernels
+    ("int8-wo", "llamacpp", "bf16", 1, "--quant"),  # llama.cpp loads GGUF files
+    (None, "hf", "fp8", 1, "--kv-dtype"),  # transformers keeps the KV cache in the model dtype
+    (None, "vllm", "bf16", 64, "--pp"),  # more stages than Llama-3.1-8B's 32 layers
+])
+def test_engine_and_format_combinations_that_do_not_run(catalog: Catalog, quant: str | None, engine: str,
+                                                        kv_dtype: str, pp: int, field: str) -> None:
+    with pytest.raises(InputError) as err:
+        estimate_config(catalog.model("Llama-3.1-8B"), catalog.gpu("H100"), make_job("infer", quant=quant),
+                        engine=engine, kv_dtype=kv_dtype, pp=pp)
+    assert err.value.field == field

@@ -159,6 +159,18 @@ def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
     if fmt.name.startswith("gguf") and s.engine != "llamacpp":
         raise InfeasibleError("--quant", f"GGUF ({fmt.name}) runs in llama.cpp, not {s.engine}.",
                               "use --engine llamacpp, or --quant awq-int4 for vLLM/SGLang.")
+    if s.engine == "llamacpp" and not fmt.name.startswith("gguf") and fmt.name not in ("bf16", "fp16", "fp32"):
+        raise InfeasibleError("--quant", f"llama.cpp loads GGUF files; {fmt.name} is not a GGUF type.",
+                              "use --quant gguf-q4_k_m (or gguf-q8_0, bf16), or --engine vllm.")
+    if fmt.name.startswith("bnb") and s.engine in ("trtllm", "llamacpp"):
+        raise InfeasibleError("--quant", f"bitsandbytes formats run in transformers, vLLM and SGLang, not "
+                              f"{get_engine(s.engine).name}.", "use --quant awq-int4 or int8-wo, or --engine vllm.")
+    if s.kv_dtype == "fp8" and s.engine == "hf":
+        raise InfeasibleError("--kv-dtype", "transformers keeps its KV cache in the model's dtype.",
+                              "use --kv-dtype bf16, or --engine vllm/sglang/trtllm for an FP8 KV cache.")
+    if s.pp > m.n_layers:
+        raise InfeasibleError("--pp", f"{s.pp} pipeline stages for {m.n_layers} layers.",
+                              f"use --pp {m.n_layers} or less.")
     if s.engine == "llamacpp" and s.tp > 1:
         raise InfeasibleError("--tp", "llama.cpp splits layers across GPUs; it has no tensor parallelism.",
                               "use --tp 1 (llama.cpp) or --engine vllm.")
