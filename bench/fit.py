@@ -104,7 +104,9 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
         bounds = [_BOUNDS[n] for n in names]
         if eng == REFERENCE_ENGINE:
             params += ["allreduce_latency_s", "eta_pcie"]
-            bounds += [(1e-6, 2e-4), (0.05, 1.0)]
+            # NCCL small-message all-reduce within a node takes ~10-25 µs; above 30 µs the latency would stand in
+            # for other per-step costs and make decode slower with more TP (docs/estimators.md)
+            bounds += [(1e-6, 3e-5), (0.05, 1.0)]
         inherited = [n for n in _BOUNDS if n not in names]
         cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in inherited})
         if rows and params:
