@@ -6,7 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import JobEstimate
+from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.i18n import say, tr
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
@@ -56,9 +58,16 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
         _out("Does not fit: " + "; ".join(_fit_hints(e)) + ". 'gpuplan plan' searches these for you.")
     extra = e.memory.extra
     if extra.get("kv_capacity_tokens") is not None:
-        _out(f"KV cache capacity: {extra['kv_capacity_tokens']:,} tokens; {extra['max_concurrent_seqs']:,} concurrent "
-             f"sequences of {e.setup.context_len:,} tokens; longest context at batch {e.setup.batch}: "  # type: ignore[union-attr]
-             f"{extra['max_context_tokens']:,} tokens.")
+        reserved = extra.get("engine_reserved_bytes")
+        eng = get_engine(e.setup.engine)  # type: ignore[union-attr]
+        cap = e.setup.max_num_seqs or eng.max_num_seqs  # type: ignore[union-attr]
+        _out((f"{eng.name} reserves {fmt_bytes(reserved)} per GPU up front (gpu_memory_utilization "
+              f"{e.setup.gpu_memory_utilization or eng.gpu_memory_utilization:g}); the table is what the workload "  # type: ignore[union-attr]
+              "uses of it. " if reserved else "")
+             + f"KV cache capacity: {extra['kv_capacity_tokens']:,} tokens; {extra['max_concurrent_seqs']:,} "
+             f"sequences of {e.setup.context_len:,} tokens fit" + (f" (the engine runs at most {cap:,} at once)"  # type: ignore[union-attr]
+                                                                  if cap else "")
+             + f"; longest context at batch {e.setup.batch}: {extra['max_context_tokens']:,} tokens.")  # type: ignore[union-attr]
     if e.job.task in ("infer", "serve") and not e.speed and not e.gpu.memory_bandwidth_bytes_per_s:
         _out(f"No speed or time: {e.gpu.name}'s memory bandwidth is not in the catalog (no source was found); "
              "'gpuplan gpus --json' shows what is known.")
@@ -105,7 +114,10 @@ def _fit_hints(e: JobEstimate) -> list[str]:
         elif s.parallel.zero < 3 and s.parallel.dp > 1:
             hints.append("--zero 3 to shard weights, gradients and optimizer states over the GPUs")
         return hints
-    return [short, "a smaller --batch or context", "--quant awq-int4 or int8-wo", "more GPUs with --tp"]
+    bits = weight_format(s.weight_format).bits_per_weight
+    smaller = [q for q in ("int8-wo", "awq-int4") if weight_format(q).bits_per_weight < bits - 1]
+    quant = [f"--quant {' or '.join(reversed(smaller))}"] if smaller else []
+    return [short, "a smaller --batch or context", *quant, "more GPUs with --tp"]
 
 
 # ---------------------------------------------------------------- plans

@@ -6,6 +6,7 @@ Field names in errors are the CLI's option names (``--samples``); the HTTP API m
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from gpuplan.errors import InputError, check_choice, check_positive
@@ -68,6 +69,9 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     if task == "pretrain" and tokens and tokens < MIN_PRETRAIN_TOKENS:
         raise InputError("--tokens", f"{tokens:g} tokens is not a pretraining run.",
                          "give the count with its unit, e.g. 100B or 1.4T.")
+    for field, whole in (("--requests", requests), ("--samples", samples)):
+        if whole and whole != math.floor(whole):
+            raise InputError(field, f"{whole:g} is not a whole number.", f"give a whole number of {field[2:]}.")
     if samples and tokens:
         raise InputError("--tokens", "the training data is given twice: as samples and as tokens.",
                          "give either --samples with --tokens-per-sample, or --tokens.")
