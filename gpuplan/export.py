@@ -52,13 +52,14 @@ def _infer_setup(c: Candidate, what: str) -> InferSetup:
     return setup
 
 
-def _servable(c: Candidate, what: str, server: str) -> InferSetup:
-    """The plan's setup, if ``server`` (vLLM or SGLang) can run it as planned; else an error that says why."""
+def _servable(c: Candidate, what: str, engine: str) -> InferSetup:
+    """The plan's setup, if ``engine`` (vllm or sglang) can run it as planned; else an error that says why.
+    A plan is sized for one engine's memory reservation and batching, so it is exported only to that engine."""
     s = _infer_setup(c, what)
-    if s.engine not in ("vllm", "sglang"):
-        raise InputError("--export", f"this plan was estimated for {get_engine(s.engine).name}; the {what} export "
-                         f"runs {server}.", f"plan with --engine {'sglang' if server == 'SGLang' else 'vllm'} to "
-                         "export it.")
+    server = get_engine(engine).name
+    if s.engine != engine:
+        raise InputError("--export", f"this plan was estimated for {get_engine(s.engine).name} (its memory reservation "
+                         f"and batch); the {what} export runs {server}.", f"plan with --engine {engine} to export it.")
     m = c.estimate.model
     native = native_format(m.native_dtype)
     fmt = s.weight_format
@@ -75,7 +76,7 @@ def _servable(c: Candidate, what: str, server: str) -> InferSetup:
 
 def vllm_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
     """``vllm serve`` with the plan's layout (vLLM engine arguments)."""
-    s = _servable(c, "vllm", "vLLM")
+    s = _servable(c, "vllm", "vllm")
     eng = get_engine("vllm")
     args = ["vllm", "serve", _model_ref(c, hf_repo), "--tensor-parallel-size", str(s.tp),
             "--max-model-len", str(s.context_len),
@@ -92,7 +93,7 @@ def vllm_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
 
 def sglang_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
     """``python -m sglang.launch_server`` with the plan's layout (SGLang server arguments)."""
-    s = _servable(c, "sglang", "SGLang")
+    s = _servable(c, "sglang", "sglang")
     eng = get_engine("sglang")
     args = ["python", "-m", "sglang.launch_server", "--model-path", _model_ref(c, hf_repo), "--tp", str(s.tp),
             "--context-length", str(s.context_len), "--mem-fraction-static", f"{eng.gpu_memory_utilization:g}",
@@ -125,10 +126,12 @@ def skypilot_task(c: Candidate, hf_repo: str | None = None) -> dict[str, Any]:
     resources["disk_size"] = max(64, int(_disk_gb(c)))
     task: dict[str, Any] = {"name": f"gpuplan-{e.job.task}-{e.model.name}".lower().replace(".", "-"),
                             "resources": resources, "num_nodes": nodes}
-    if isinstance(e.setup, InferSetup):
+    if isinstance(e.setup, InferSetup):  # the server the plan was sized for
         task["resources"]["ports"] = 8000
-        task["setup"] = "pip install vllm"
-        task["run"] = shlex.join(vllm_command(c, hf_repo)) + " --host 0.0.0.0 --port 8000"
+        sglang = e.setup.engine == "sglang"
+        task["setup"] = "pip install 'sglang[all]'" if sglang else "pip install vllm"
+        cmd = sglang_command(c, hf_repo) if sglang else vllm_command(c, hf_repo)
+        task["run"] = shlex.join(cmd) + " --host 0.0.0.0 --port 8000"
     if e.job.task == "serve":  # SkyPilot Serve (`sky serve up`): the planned number of replicas
         task["service"] = {"readiness_probe": "/v1/models", "replicas": max(1, e.replicas)}
     return task
@@ -140,14 +143,22 @@ def _disk_gb(c: Candidate) -> float:
     return _disk_bytes(c.estimate.model, c.estimate.job) / GB * 1.2
 
 
-def k8s_manifest(c: Candidate, hf_repo: str | None = None, image: str = "vllm/vllm-openai:latest") -> list[dict]:
-    """A Deployment (replicas = the plan's replicas) and a Service for the vLLM OpenAI server."""
+def k8s_manifest(c: Candidate, hf_repo: str | None = None, image: str | None = None) -> list[dict]:
+    """A Deployment (replicas = the plan's replicas) and a Service for the OpenAI-compatible server the plan
+    was sized for (vLLM, or SGLang)."""
     e = c.estimate
     s = _infer_setup(c, "k8s")
     name = f"gpuplan-{e.model.name}".lower().replace(".", "-")[:50]
+    if s.engine == "sglang":
+        cmd = sglang_command(c, hf_repo)
+        server = {"name": "sglang", "image": image or "lmsysorg/sglang:latest", "command": cmd[:3],
+                  "args": [*cmd[3:], "--host", "0.0.0.0", "--port", "8000"]}
+    else:
+        cmd = vllm_command(c, hf_repo)
+        server = {"name": "vllm", "image": image or "vllm/vllm-openai:latest", "command": cmd[:2],
+                  "args": [*cmd[2:], "--port", "8000"]}
     container = {
-        "name": "vllm", "image": image, "args": [*vllm_command(c, hf_repo)[2:], "--port", "8000"],
-        "command": ["vllm", "serve"], "ports": [{"containerPort": 8000}],
+        **server, "ports": [{"containerPort": 8000}],
         "resources": {"limits": {"nvidia.com/gpu": s.tp * s.pp}},
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
     }

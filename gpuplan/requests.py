@@ -69,6 +69,8 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     if task == "pretrain" and tokens and tokens < MIN_PRETRAIN_TOKENS:
         raise InputError("--tokens", f"{tokens:g} tokens is not a pretraining run.",
                          "give the count with its unit, e.g. 100B or 1.4T.")
+    # counts parsed from "2.01k" carry float noise (2009.9999…): round what is whole to within a millionth
+    requests, samples = (round(x) if abs(x - round(x)) < 1e-6 * max(1.0, x) else x for x in (requests, samples))
     for field, whole in (("--requests", requests), ("--samples", samples)):
         if whole and whole != math.floor(whole):
             raise InputError(field, f"{whole:g} is not a whole number.", f"give a whole number of {field[2:]}.")
@@ -83,7 +85,7 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
                tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
                rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
                lora_targets=lora_targets, global_batch=global_batch,
-               base_quant=_base_quant(method, quant))
+               base_quant=_base_quant(method, quant), seq_len_auto=seq_len is None)
 
 
 # Options that only mean something for some tasks or methods, with the value that means "not given". An option
@@ -105,6 +107,11 @@ def _check_applies(task: str, method: str, **given: object) -> None:
         if given[key] != unset:
             where = "inference (--task infer or serve)" if training else "training (--task finetune or pretrain)"
             raise InputError(field, f"{field} applies to {where}, not to --task {task}.", f"drop {field}.")
+    if task == "infer":  # a batch job has no request rate or latency targets
+        for field, key in (("--rps", "rps"), ("--ttft", "ttft_s"), ("--tpot", "tpot_s")):
+            if given[key]:
+                raise InputError(field, f"{field} applies to --task serve; a batch-inference job runs its requests "
+                                 "as fast as it can.", f"drop {field}, or use --task serve.")
     if task == "serve" and given["requests"]:
         raise InputError("--requests", "serving is sized by a request rate, not a request count.",
                          "use --task infer for a batch of requests.")
@@ -136,6 +143,7 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
                     precision: str = "auto", optimizer: str = "adamw", framework: str = "hf",
                     prefix_len: int = 128, engine: str = "vllm", kv_dtype: str = "bf16") -> JobEstimate:
     """Estimate ``job`` on one configuration given at the user's level (the ``estimate`` command)."""
+    job = job.for_model(m)
     for field, value in (("--tp", tp), ("--pp", pp), ("--micro-batch", micro_batch), ("--grad-accum", grad_accum),
                          ("--prefix-len", prefix_len), ("--n-gpus", n_gpus)):
         _positive(field, value)

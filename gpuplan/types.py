@@ -393,6 +393,16 @@ class Job:
     lora_rank: int = 16
     lora_targets: str = "all-linear"
     base_quant: str | None = None
+    seq_len_auto: bool = False  # seq_len was chosen, not given: it may be shortened to fit a model
+
+    def for_model(self, m: ModelSpec) -> Job:
+        """This job on ``m``: a chosen sequence length is cut to the positions the model supports (as trainers
+        truncate samples); a given one is kept, and checked later."""
+        if self.seq_len_auto and self.seq_len > m.max_positions:
+            from dataclasses import replace
+
+            return replace(self, seq_len=m.max_positions)
+        return self
 
     @property
     def train_tokens(self) -> float:

@@ -30,12 +30,12 @@ def _offer(provider: str, gpu: str, count: int, pricing: str = "on-demand") -> O
                  gpu_mapping="stated", source="test fixture", as_of=dt.date(2026, 1, 1))
 
 
-def _serve_candidate(provider: str = "AWS") -> Candidate:
+def _serve_candidate(provider: str = "AWS", engine: str = "vllm") -> Candidate:
     cat = load_catalog()
     m = cat.model("Llama-3.1-8B")
     gpu = cat.gpu("L40S")
     job = Job(task="serve", rps=5, prompt_len=1000, output_len=300, ttft_s=2.0, tpot_s=0.05, weight_format="fp8")
-    e = estimate_inference(m, gpu, job, inference_setup(job, 1, "vllm", "fp8"))
+    e = estimate_inference(m, gpu, job, inference_setup(job, 1, engine, "fp8"))
     return Candidate(e, 3600.0, Cost(2.0, 0.0, "USD", 3600.0, 1, 0.0), provider, _offer(provider, "L40S", 1))
 
 
@@ -46,10 +46,20 @@ def _check_golden(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8"), f"{name} changed; see the docstring to update it"
 
 
-@pytest.mark.parametrize("fmt, name", [("skypilot", "serve_skypilot.yaml"), ("vllm", "serve_vllm.sh"),
-                                       ("sglang", "serve_sglang.sh"), ("k8s", "serve_k8s.yaml")])
-def test_serving_exports_match_golden_files(fmt: str, name: str) -> None:
-    _check_golden(name, render(_serve_candidate(), fmt, "meta-llama/Llama-3.1-8B"))
+@pytest.mark.parametrize("fmt, engine, name", [
+    ("skypilot", "vllm", "serve_skypilot.yaml"), ("vllm", "vllm", "serve_vllm.sh"),
+    ("sglang", "sglang", "serve_sglang.sh"), ("k8s", "vllm", "serve_k8s.yaml"),
+    ("skypilot", "sglang", "serve_skypilot_sglang.yaml"), ("k8s", "sglang", "serve_k8s_sglang.yaml")])
+def test_serving_exports_match_golden_files(fmt: str, engine: str, name: str) -> None:
+    _check_golden(name, render(_serve_candidate(engine=engine), fmt, "meta-llama/Llama-3.1-8B"))
+
+
+@pytest.mark.parametrize(("planned", "fmt"), [("vllm", "sglang"), ("sglang", "vllm")])
+def test_a_plan_is_exported_only_to_the_engine_it_was_sized_for(planned: str, fmt: str) -> None:
+    # vLLM and SGLang reserve memory and hold batches differently: a batch sized for one may not fit the other
+    with pytest.raises(InputError, match="estimated for") as info:
+        render(_serve_candidate(engine=planned), fmt, "meta-llama/Llama-3.1-8B")
+    assert f"--engine {fmt}" in info.value.fix
 
 
 def test_vllm_command_carries_the_planned_layout() -> None:
@@ -128,8 +138,9 @@ def _with(c: Candidate, **setup: object) -> Candidate:
 ])
 @pytest.mark.parametrize("fmt", ["vllm", "sglang", "k8s", "skypilot"])
 def test_an_export_that_would_not_run_as_planned_is_refused(setup: dict[str, object], words: str, fmt: str) -> None:
+    planned = _serve_candidate(engine="sglang" if fmt == "sglang" else "vllm")
     with pytest.raises(InputError, match=words) as info:
-        render(_with(_serve_candidate(), **setup), fmt, "meta-llama/Llama-3.1-8B")
+        render(_with(planned, **setup), fmt, "meta-llama/Llama-3.1-8B")
     assert info.value.fix
 
 

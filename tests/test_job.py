@@ -95,3 +95,36 @@ def test_engine_and_format_combinations_that_do_not_run(catalog: Catalog, quant:
         estimate_config(catalog.model("Llama-3.1-8B"), catalog.gpu("H100"), make_job("infer", quant=quant),
                         engine=engine, kv_dtype=kv_dtype, pp=pp)
     assert err.value.field == field
+
+
+def test_counts_written_with_a_unit_are_whole(catalog: Catalog) -> None:
+    from gpuplan.units import parse_count
+
+    # 2.01 × 1000 is 2009.9999… in floating point: still the whole count 2010
+    assert make_job("finetune", samples=parse_count("2.01k", "--samples"), tokens_per_sample=512).samples == 2010
+    assert make_job("infer", requests=parse_count("1.015M", "--requests")).requests == 1_015_000
+
+
+def test_a_chosen_sequence_length_fits_the_model(catalog: Catalog) -> None:
+    # GPT-2 has 1,024 positions: the default 2,048-token sequence is cut to it; a given one is refused
+    m, g = catalog.model("GPT-2-124M"), catalog.gpu("H100")
+    e = estimate_config(m, g, make_job("pretrain", tokens=1e9))
+    assert e.setup.seq_len == 1024
+    with pytest.raises(InputError) as err:
+        estimate_config(m, g, make_job("pretrain", tokens=1e9, seq_len=2048))
+    assert err.value.field == "--seq-len"
+
+
+def test_serving_at_a_batch_that_does_not_fit_keeps_that_batch(catalog: Catalog) -> None:
+    e = estimate_config(catalog.model("Llama-3.1-70B"), catalog.gpu("H100"), make_job("serve", batch=64))
+    assert not e.fits
+    assert e.setup.batch == 64 and e.speed is not None and e.speed.batch == 64
+
+
+def test_planned_layouts_never_use_zero_on_one_data_parallel_rank(catalog: Catalog) -> None:
+    from gpuplan.plan.planner import _training_layouts
+
+    job = make_job("pretrain", tokens=1.4e12)
+    layouts = _training_layouts(catalog.model("LLaMA-65B"), 64, job)
+    assert any(p.pp > 1 and p.dp == 1 for p in layouts)
+    assert all(p.zero == 0 for p in layouts if p.dp == 1)

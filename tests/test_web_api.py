@@ -357,3 +357,13 @@ def test_importing_the_web_package_does_no_io_and_needs_no_fastapi() -> None:
     code = "import sys, gpuplan.web; print('fastapi' in sys.modules, 'uvicorn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert out.stdout.strip() == "False False"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"model": "Llama-3.1-8B", "task": "infer", "requests": "1k", "ttft_s": 0.001}, "ttft_s"),
+    ({"model": "Llama-3.1-8B", "task": "infer", "requests": "1k", "rps": 1000}, "rps"),
+    ({"model": "Llama-3.1-8B", "task": "finetune", "samples": "1k", "tokens_per_sample": 512, "engine": "sglang"},
+     "engine"),
+])
+def test_plan_refuses_fields_that_do_not_apply(client: TestClient, body: dict[str, Any], field: str) -> None:
+    _error(client.post("/api/plan", json=body), 400, field)

@@ -270,9 +270,11 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
         if (job.tpot_s and sp.tpot_s > job.tpot_s) or (job.ttft_s and ttft > job.ttft_s):
             break
         best = replace(sp, ttft_s=ttft)
-    if best is None or cap < 1:
-        sp1 = speed(m, gpu, s, 1, cal)
-        return JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=1), mem, None, sp1, 0, headroom)
+    if best is None or cap < 1:  # nothing meets the targets, or nothing fits: show the asked-for batch, else 1
+        b = job.batch or 1
+        return JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=b), inference_memory(m, gpu, replace(s, batch=b),
+                                                                                        cal),
+                           None, speed(m, gpu, s, b, cal), 0, headroom)
     setup = replace(s, batch=best.batch)
     mem = inference_memory(m, gpu, setup, cal)
     held = int(mem.extra.get("max_concurrent_seqs") or best.batch)

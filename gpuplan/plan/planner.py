@@ -194,7 +194,8 @@ def _training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
         if n >= 64 and job.task == "pretrain":
             for pp in (2, 4, 8, 16):
                 if n % (tp * pp) == 0 and m.n_layers >= pp:
-                    layouts.append(Parallelism(tp=tp, pp=pp, dp=n // (tp * pp), zero=1))
+                    dp = n // (tp * pp)
+                    layouts.append(Parallelism(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0))
     return layouts
 
 
@@ -495,6 +496,7 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
          suggest: bool = True) -> PlanResult:
     """Rank the ways to run ``job`` under ``c``."""
     cal = cal or fitted()
+    job = job.for_model(model)
     _check_job(job, model)
     providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
     gpus = candidate_gpus(catalog, c)

@@ -223,9 +223,11 @@ def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
     if req.task == "serve" and req.deadline_s is not None:
         raise InputError("deadline_s", "serving runs continuously; a deadline does not apply.",
                          "leave deadline_s out; use ttft_s and tpot_s for latency targets.")
+    inference = req.task in ("infer", "serve")
+    if not inference and req.engine != "vllm":
+        raise InputError("engine", f"an inference engine does not apply to task {req.task}.", "leave engine out.")
     cur = req.currency or ("CNY" if req.market == "cn" else "USD")
     budget = None if req.budget is None else cat.convert(req.budget, req.budget_currency or cur, cur)
-    inference = req.task in ("infer", "serve")
     return Constraints(market=req.market, providers=tuple(req.providers), gpus=tuple(req.gpus),
                        exclude_gpus=tuple(req.exclude_gpus), max_gpus=req.max_gpus, budget=budget,
                        deadline_s=req.deadline_s, spot=req.spot, currency=cur, engine=req.engine,
@@ -247,12 +249,16 @@ def api_field(option: str | None) -> str | None:
     """``--seq-len`` → ``seq_len``; ``--prompt/--output`` → ``prompt``."""
     if not option:
         return None
-    return option.split("/")[0].lstrip("-").replace("-", "_").lower() or None
+    name = option.split("/")[0].lstrip("-").replace("-", "_").lower()
+    return _API_NAMES.get(name, name) or None
+
+
+_API_NAMES = {"ttft": "ttft_s", "tpot": "tpot_s", "deadline": "deadline_s"}  # durations carry their unit in the API
 
 
 def api_words(text: str) -> str:
     """CLI options named in a message or fix, as API fields: ``use --seq-len 2048`` → ``use seq_len 2048``."""
-    return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", lambda m: m.group(1).replace("-", "_"), text)
+    return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", lambda m: api_field(m.group(0)) or "", text)
 
 
 def error_response(status: int, message: str, field: str | None, fix: str) -> JSONResponse:
