@@ -343,6 +343,7 @@ def test_request_enums_are_the_library_choices() -> None:
     pairs = [(web_models.Task, domain.TASKS), (web_models.Method, domain.METHODS),
              (web_models.Engine, domain.ENGINES), (web_models.Precision, domain.PRECISIONS),
              (web_models.Optimizer, domain.OPTIMIZERS), (web_models.Recompute, domain.RECOMPUTE),
+             (web_models.Framework, domain.FRAMEWORKS),
              (web_models.Objective, OBJECTIVES), (web_models.Currency, CURRENCIES)]
     for literal, choices in pairs:
         assert set(get_args(literal)) == set(choices), literal

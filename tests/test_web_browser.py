@@ -150,3 +150,16 @@ def test_the_pick_opens_in_the_estimate_tab_with_the_same_memory(page: Page) -> 
     expect(page.locator("#tab-estimate")).to_be_visible()
     expect(page.locator("#estimate-fit")).to_contain_text(memory)
     assert page.locator("#estimate-fit").inner_text().startswith("fits")
+
+
+def test_a_pretraining_pick_opens_with_its_framework(page: Page) -> None:
+    # pretraining plans run on Megatron-LM-class stacks: the estimate tab must estimate the same stack
+    page.select_option("#plan-form select[name=task]", "pretrain")
+    page.fill("#plan-form input[name=model]", "Llama-3.2-1B")
+    page.fill("#plan-form input[name=tokens]", "10B")
+    page.click("#plan-submit")
+    expect(page.locator("#plan-table tbody tr").first).to_be_visible(timeout=30_000)
+    memory = page.locator("#plan-table tbody tr").first.locator("td").nth(5).inner_text()
+    page.click("#pick-estimate")
+    expect(page.locator("#estimate-fit")).to_contain_text(memory)
+    assert page.locator("#estimate-form select[name=framework]").input_value() == "megatron"

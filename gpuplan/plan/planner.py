@@ -470,7 +470,8 @@ def _explain_en(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     what = {"cost": "cheapest", "time": "fastest", "value": "best value (work per money)"}[c.objective]
     spend = (f"costs {n['cost']} per hour" if a.estimate.job.task == "serve" else
              f"takes {n['time']} and costs {n['cost']}")
-    rate = f" at {n['rate']}/h" if n["rate"] else ""
+    k = a.cost.instances
+    rate = (f" at {n['rate']}/h" + (f" per instance × {k} instances" if k > 1 else "")) if n["rate"] else ""
     return (f"{n['pick']} is the {what} choice: the job needs {n['need']} per GPU (with {n['headroom']} headroom) "
             f"of {n['have']}, {spend}{rate}.")
 
@@ -478,7 +479,8 @@ def _explain_en(a: Candidate, n: dict[str, str], c: Constraints) -> str:
 def _explain_zh(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     what = {"cost": "最便宜", "time": "最快", "value": "性价比最高"}[c.objective]
     spend = (f"每小时 {n['cost']}" if a.estimate.job.task == "serve" else f"用时 {n['time']}，费用 {n['cost']}")
-    rate = f"（单价 {n['rate']}/小时）" if n["rate"] else ""
+    k = a.cost.instances
+    rate = (f"（单价 {n['rate']}/小时" + (f"/台 × {k} 台" if k > 1 else "") + "）") if n["rate"] else ""
     return (f"{what}的方案是 {n['pick']}：每卡需要 {n['need']} 显存（含 {n['headroom']} 余量），"
             f"可用 {n['have']}；{spend}{rate}。")
 

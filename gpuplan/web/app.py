@@ -238,7 +238,8 @@ def config_estimate(req: EstimateRequest, m: ModelSpec, g: Gpu) -> JobEstimate:
     """``gpuplan.requests.estimate_config`` with the request's fields (the ``estimate`` command)."""
     return estimate_config(m, g, job_from(req, req.task), tp=req.tp, pp=req.pp, n_gpus=req.n_gpus, zero=req.zero,
                            micro_batch=req.micro_batch, grad_accum=req.grad_accum, recompute=req.recompute,
-                           precision=req.precision, optimizer=req.optimizer, engine=req.engine,
+                           precision=req.precision, optimizer=req.optimizer, framework=req.framework,
+                           engine=req.engine,
                            kv_dtype=req.kv_dtype)
 
 

@@ -19,6 +19,7 @@ Engine = Literal["hf", "vllm", "sglang", "trtllm", "llamacpp"]
 Precision = Literal["bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32"]
 Optimizer = Literal["adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor"]
 Recompute = Literal["none", "selective", "full"]
+Framework = Literal["hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune", "llmc"]
 LoraTargets = Literal["all-linear", "attention", "qv", "mlp"]
 KvDtype = Literal["bf16", "fp16", "fp8"]
 Market = Literal["cn", "global"]
@@ -77,6 +78,7 @@ class EstimateRequest(JobFields):
     recompute: Recompute = "none"
     precision: Precision | Literal["auto"] = "auto"
     optimizer: Optimizer = "adamw"
+    framework: Framework = "hf"
     kv_dtype: KvDtype = "bf16"
     # the defaults of `gpuplan estimate`
     method: Method = "full"

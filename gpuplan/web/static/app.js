@@ -35,7 +35,7 @@ const ZH = {
   "Break-even": "回本点", "GPUs": "卡数", "models": "个模型", "offers": "条报价", "providers": "家云厂商",
   "calibration": "校准于", "Serving": "在线服务", "Pipeline stages": "流水线段数",
   "Gradient accumulation": "梯度累积步数", "Open the pick in the estimate tab": "在估算页打开推荐配置",
-  "Pareto front": "帕累托前沿",
+  "Pareto front": "帕累托前沿", "Framework": "训练框架",
 };
 
 const state = { lang: "en", labels: {}, meta: null, plan: null, estimate: null };
@@ -377,7 +377,7 @@ function pickFields(plan, planForm) {
   if (s.parallel) {
     Object.assign(fields, { tp: s.parallel.tp, pp: s.parallel.pp, zero: s.parallel.zero, method: s.method,
                             precision: s.precision, micro_batch: s.micro_batch, grad_accum: s.grad_accum,
-                            recompute: s.recompute, seq_len: s.seq_len });
+                            recompute: s.recompute, seq_len: s.seq_len, framework: s.framework });
     for (const name of ["samples", "tokens_per_sample", "tokens"]) fields[name] = planForm.elements[name].value;
   } else {
     Object.assign(fields, { tp: s.tp, pp: s.pp, prompt: s.prompt_len, output: s.output_len, batch: s.batch,
