@@ -101,7 +101,7 @@ def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
     """Names in ``known`` that look like ``name`` (case-insensitive), best first."""
     by_key = {k.lower(): k for k in known}
     hits = difflib.get_close_matches(name.lower(), list(by_key), n=n, cutoff=0.5)
-    substr = [v for k, v in by_key.items() if name.lower() and name.lower() in k and v not in hits]
+    substr = [v for k, v in by_key.items() if name.lower() and name.lower() in k and k not in hits]
     return ([by_key[h] for h in hits] + sorted(substr, key=len))[:n]
 
 

@@ -154,7 +154,12 @@ def _infer_setup(m: ModelSpec, g: Gpu, cal: Calibration) -> tuple[JobEstimate | 
     return None, 0
 
 
+NO_BANDWIDTH = "memory bandwidth not in the catalog"
+
+
 def _decode(m: ModelSpec, g: Gpu, cal: Calibration) -> tuple[float | None, str]:
+    if not g.memory_bandwidth_bytes_per_s:
+        return None, NO_BANDWIDTH
     e, tp = _infer_setup(m, g, cal)
     if e is None or e.speed is None:
         return None, "does not fit on 8"
@@ -162,6 +167,8 @@ def _decode(m: ModelSpec, g: Gpu, cal: Calibration) -> tuple[float | None, str]:
 
 
 def _tput(m: ModelSpec, g: Gpu, cal: Calibration) -> tuple[float | None, str]:
+    if not g.memory_bandwidth_bytes_per_s:
+        return None, NO_BANDWIDTH
     e, tp = _infer_setup(m, g, cal)
     if e is None:
         return None, "does not fit on 8"
