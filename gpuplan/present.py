@@ -12,6 +12,7 @@ from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.i18n import say, tr
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
+from gpuplan.types import InferSetup
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
 
@@ -55,38 +56,65 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
                               f"({fmt_bytes(e.needed_bytes)} with {e.headroom:.0%} headroom of "
                               f"{fmt_bytes(e.capacity_bytes)})", fmt_bytes)
     if not e.fits:
-        _out("Does not fit: " + "; ".join(_fit_hints(e)) + ". 'gpuplan plan' searches these for you.")
+        hints = say("; ", "；").join(_fit_hints(e))
+        _out(say(f"Does not fit: {hints}. 'gpuplan plan' searches these for you.",
+                 f"装不下：{hints}。'gpuplan plan' 会替你搜索这些改动。"))
     extra = e.memory.extra
-    if extra.get("kv_capacity_tokens") is not None:
-        reserved = extra.get("engine_reserved_bytes")
-        eng = get_engine(e.setup.engine)  # type: ignore[union-attr]
-        cap = e.setup.max_num_seqs or eng.max_num_seqs  # type: ignore[union-attr]
-        _out((f"{eng.name} reserves {fmt_bytes(reserved)} per GPU up front (gpu_memory_utilization "
-              f"{e.setup.gpu_memory_utilization or eng.gpu_memory_utilization:g}); the table is what the workload "  # type: ignore[union-attr]
-              "uses of it. " if reserved else "")
-             + f"KV cache capacity: {extra['kv_capacity_tokens']:,} tokens; {extra['max_concurrent_seqs']:,} "
-             f"sequences of {e.setup.context_len:,} tokens fit" + (f" (the engine runs at most {cap:,} at once)"  # type: ignore[union-attr]
-                                                                  if cap else "")
-             + f"; longest context at batch {e.setup.batch}: {extra['max_context_tokens']:,} tokens.")  # type: ignore[union-attr]
+    if extra.get("kv_capacity_tokens") is not None and isinstance(e.setup, InferSetup):
+        _out(_kv_line(e))
     if e.job.task in ("infer", "serve") and not e.speed and not e.gpu.memory_bandwidth_bytes_per_s:
-        _out(f"No speed or time: {e.gpu.name}'s memory bandwidth is not in the catalog (no source was found); "
-             "'gpuplan gpus --json' shows what is known.")
+        _out(say(f"No speed or time: {e.gpu.name}'s memory bandwidth is not in the catalog (no source was found); "
+                 "'gpuplan gpus --json' shows what is known.",
+                 f"没有速度和时间：目录里没有 {e.gpu.name} 的显存带宽（未找到来源）；"
+                 "'gpuplan gpus --json' 列出已知规格。"))
     if e.time:
         _show_breakdown(e.time, f"{tr('Time')}: {fmt_seconds(e.time.total)}", fmt_seconds)
         t = e.time.extra
         if "tokens_per_s" in t:
-            _out(f"{t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.0%}, {t['gpu_hours']:,.1f} GPU-hours.")
+            _out(say(f"{t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.0%}, {t['gpu_hours']:,.1f} GPU-hours.",
+                     f"{t['tokens_per_s']:,.0f} token/秒，MFU {t['mfu']:.0%}，{t['gpu_hours']:,.1f} 卡时。"))
     if e.speed:
         s = e.speed
-        _out(f"TTFT {fmt_seconds(s.ttft_s)}, TPOT {s.tpot_s * 1000:.1f} ms ({1 / s.tpot_s:,.0f} tokens/s per "
-             f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound)."
-             + (f" TTFT and TPOT band: {s.band.describe()} of the estimate." if s.band else ""))
+        band = s.band.describe() if s.band else ""
+        _out(say(f"TTFT {fmt_seconds(s.ttft_s)}, TPOT {s.tpot_s * 1000:.1f} ms ({1 / s.tpot_s:,.0f} tokens/s per "
+                 f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound)."
+                 + (f" TTFT and TPOT band: {band} of the estimate." if band else ""),
+                 f"TTFT {fmt_seconds(s.ttft_s)}，TPOT {s.tpot_s * 1000:.1f} ms"
+                 f"（每条序列 {1 / s.tpot_s:,.0f} token/秒），批大小 {s.batch} 时共输出 "
+                 f"{s.output_tokens_per_s:,.0f} token/秒（受{'显存带宽' if s.bound == 'memory' else '算力'}限制）。"
+                 + (f"TTFT 与 TPOT 误差带：估计值的 {band}。" if band else "")))
         if e.job.task == "serve" and e.job.rps and e.replicas:
-            _out(f"Replicas for {e.job.rps:g} req/s: {e.replicas} ({e.total_gpus} GPUs).")
+            _out(say(f"Replicas for {e.job.rps:g} req/s: {e.replicas} ({e.total_gpus} GPUs).",
+                     f"每秒 {e.job.rps:g} 个请求需要 {e.replicas} 个副本（{e.total_gpus} 张卡）。"))
         elif e.job.task == "serve" and e.fits and not e.replicas:
-            _out("No concurrency meets the latency targets on this configuration.")
+            _out(say("No concurrency meets the latency targets on this configuration.",
+                     "这个配置上没有任何并发度能满足延迟目标。"))
     rows = _assumption_rows(e.memory) + (_assumption_rows(e.time) if e.time else [])
     table(rows, [Col("", "name"), Col(tr("Value"), "value"), Col(tr("Source"), "source")], tr("Assumptions"))
+
+
+def _kv_line(e: JobEstimate) -> str:
+    """What a pre-allocating engine reserves, how much KV cache that leaves, and the longest context."""
+    s = e.setup
+    assert isinstance(s, InferSetup)
+    x = e.memory.extra
+    eng = get_engine(s.engine)
+    cap = s.max_num_seqs or eng.max_num_seqs
+    util = s.gpu_memory_utilization or eng.gpu_memory_utilization
+    reserved = x.get("engine_reserved_bytes")
+    tokens, seqs = f"{x['kv_capacity_tokens']:,}", f"{x['max_concurrent_seqs']:,}"
+    longest = f"{x['max_context_tokens']:,}"
+    en = (f"{eng.name} reserves {fmt_bytes(reserved)} per GPU up front (gpu_memory_utilization {util:g}); the table "
+          "is what the workload uses of it. " if reserved else "")
+    en += (f"KV cache capacity: {tokens} tokens; {seqs} sequences of {s.context_len:,} tokens fit"
+           + (f" (the engine runs at most {cap:,} at once)" if cap else "")
+           + f"; longest context at batch {s.batch}: {longest} tokens.")
+    zh = (f"{eng.name} 启动时每卡预留 {fmt_bytes(reserved)}（gpu_memory_utilization {util:g}），"
+          "上表是负载实际用掉的部分。" if reserved else "")
+    zh += (f"KV 缓存容量：{tokens} 个 token；可容纳 {seqs} 条 {s.context_len:,} token 的序列"
+           + (f"（引擎最多同时运行 {cap:,} 条）" if cap else "")
+           + f"；批大小 {s.batch} 时最长上下文 {longest} 个 token。")
+    return say(en, zh)
 
 
 def _fit_hints(e: JobEstimate) -> list[str]:
@@ -94,7 +122,7 @@ def _fit_hints(e: JobEstimate) -> list[str]:
     from gpuplan.types import TrainSetup
 
     s = e.setup
-    short = f"short by {fmt_bytes(e.shortfall_bytes)}"
+    short = say(f"short by {fmt_bytes(e.shortfall_bytes)}", f"差 {fmt_bytes(e.shortfall_bytes)}")
     if isinstance(s, TrainSetup):
         hints = [short]
         parts = e.memory.breakdown
@@ -102,22 +130,26 @@ def _fit_hints(e: JobEstimate) -> list[str]:
         states = sum(parts.get(k) for k in ("weights", "master_weights", "optimizer"))
         if states * (1 + e.headroom) < e.capacity_bytes:
             if s.recompute == "none":
-                hints.append("try --recompute full")
+                hints.append(say("try --recompute full", "试试 --recompute full"))
             if s.micro_batch > 1:
-                hints.append("a smaller --micro-batch")
+                hints.append(say("a smaller --micro-batch", "更小的 --micro-batch"))
         else:
-            hints.append(f"weights and optimizer states alone take {fmt_bytes(states)}")
+            hints.append(say(f"weights and optimizer states alone take {fmt_bytes(states)}",
+                             f"仅权重和优化器状态就占 {fmt_bytes(states)}"))
         if s.method == "full":
-            hints.append("--method lora or qlora")
+            hints.append(say("--method lora or qlora", "--method lora 或 qlora"))
         if s.parallel.n_gpus == 1:
-            hints.append("more GPUs with --n-gpus and --zero 3")
+            hints.append(say("more GPUs with --n-gpus and --zero 3", "用 --n-gpus 加卡并配合 --zero 3"))
         elif s.parallel.zero < 3 and s.parallel.dp > 1:
-            hints.append("--zero 3 to shard weights, gradients and optimizer states over the GPUs")
+            hints.append(say("--zero 3 to shard weights, gradients and optimizer states over the GPUs",
+                             "用 --zero 3 把权重、梯度和优化器状态切分到各卡"))
         return hints
     bits = weight_format(s.weight_format).bits_per_weight
     smaller = [q for q in ("int8-wo", "awq-int4") if weight_format(q).bits_per_weight < bits - 1]
-    quant = [f"--quant {' or '.join(reversed(smaller))}"] if smaller else []
-    return [short, "a smaller --batch or context", *quant, "more GPUs with --tp"]
+    quant = [say(f"--quant {' or '.join(reversed(smaller))}", f"--quant {' 或 '.join(reversed(smaller))}")
+             ] if smaller else []
+    return [short, say("a smaller --batch or context", "更小的 --batch 或上下文"), *quant,
+            say("more GPUs with --tp", "用 --tp 加卡")]
 
 
 # ---------------------------------------------------------------- plans

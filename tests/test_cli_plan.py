@@ -346,3 +346,10 @@ def test_estimate_that_does_not_fit_names_knobs_that_can_help(cli: Cli) -> None:
     # on several GPUs without ZeRO-3 the weights are replicated: sharding them is the hint
     shard = cli("estimate", "Llama-3.1-70B", "--task", "finetune", "--gpu", "H100", "--n-gpus", "8")
     assert "--zero 3" in shard.stdout
+
+
+def test_estimate_sentences_in_chinese(cli: Cli) -> None:
+    out = cli("--lang", "zh", "estimate", "Llama-3.1-70B", "--task", "serve", "--batch", "64").stdout
+    for needle in ("装不下：差", "KV 缓存容量", "每条序列", "误差带"):
+        assert needle in out, needle
+    assert "Does not fit" not in out and "KV cache capacity" not in out
