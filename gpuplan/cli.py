@@ -429,8 +429,8 @@ def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, 
 
 
 def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str | None:
-    """Write the export to ``out``; without ``out`` return its text for stdout."""
-    """Write the pick as a file engines run (atomically: a temporary file renamed into place)."""
+    """Write the pick as a file engines run to ``out`` (atomically: a temporary file renamed into place);
+    without ``out`` return its text for stdout."""
     import os
     import tempfile
     from pathlib import Path
@@ -491,6 +491,9 @@ def plan_finetune(
     if dataset_tokens and (samples or tokens_per_sample):
         raise InputError("--dataset-tokens", "give the dataset either as tokens or as samples × tokens per sample, "
                          "not both.", "drop --dataset-tokens, or --samples and --tokens-per-sample.")
+    if hours_per_month is not None and not compare_buy:
+        raise InputError("--hours-per-month", "it sets the use assumed by rent-vs-buy.",
+                         "add --compare-buy, or drop --hours-per-month.")
     if hours_per_month is not None:
         from gpuplan.plan.buy import check_hours_per_month
 

@@ -194,6 +194,7 @@ JOB_1K = ("plan", "finetune", "Llama-2-7B", "--samples", "1k", "--tokens-per-sam
         pytest.param(("plan", "pretrain", "Llama-2-7B", "--tokens", "1.4"), id="pretrain-tokens-without-unit"),
         pytest.param((*JOB_1K, "--dataset-tokens", "5M"), id="dataset-tokens-and-samples"),
         pytest.param((*JOB_1K, "--compare-buy", "--hours-per-month", "-5"), id="negative-hours-per-month"),
+        pytest.param((*JOB_1K, "--hours-per-month", "100"), id="hours-per-month-without-compare-buy"),
         # option values checked in the CLI itself (typer.BadParameter): same format as every other error
         pytest.param((*JOB_1K, "--objective", "speed"), id="bad-objective"),
         pytest.param((*JOB_1K, "--market", "us"), id="bad-market"),

@@ -649,7 +649,8 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
     if c.gpus:
         changes.append(("allow any GPU", job, replace(c, gpus=())))
     if c.budget is not None or c.deadline_s is not None:
-        changes.append(("drop the budget and deadline", job, replace(c, budget=None, deadline_s=None)))
+        limits = " and ".join(x for x, v in (("budget", c.budget), ("deadline", c.deadline_s)) if v is not None)
+        changes.append((f"drop the {limits}", job, replace(c, budget=None, deadline_s=None)))
     out = []
     for label, j2, c2 in changes:
         try:
