@@ -516,7 +516,8 @@ def _scaled(tokens: str | None, epochs: float) -> str | None:
 @plan_app.command("pretrain")
 def plan_pretrain(
     ctx: typer.Context, model: ModelArg, tokens: Annotated[str, typer.Option(help="Training tokens, e.g. 1.4T.")],
-    seq_len: Annotated[int, typer.Option("--seq-len", help="Sequence length.")] = 2048,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", help="Sequence length (default: 2048, at most the "
+                                                                  "model's positions).")] = None,
     global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step (0: 4M tokens "
                                                                      "worth, as LLaMA).")] = 0,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,

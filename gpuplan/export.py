@@ -58,8 +58,10 @@ def _servable(c: Candidate, what: str, engine: str) -> InferSetup:
     s = _infer_setup(c, what)
     server = get_engine(engine).name
     if s.engine != engine:
+        runs = server if what in ("vllm", "sglang") else "vLLM or SGLang"
+        fix = engine if what in ("vllm", "sglang") else "vllm (or sglang)"
         raise InputError("--export", f"this plan was estimated for {get_engine(s.engine).name} (its memory reservation "
-                         f"and batch); the {what} export runs {server}.", f"plan with --engine {engine} to export it.")
+                         f"and batch); the {what} export runs {runs}.", f"plan with --engine {fix} to export it.")
     m = c.estimate.model
     native = native_format(m.native_dtype)
     fmt = s.weight_format
@@ -74,9 +76,9 @@ def _servable(c: Candidate, what: str, engine: str) -> InferSetup:
     return s
 
 
-def vllm_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
-    """``vllm serve`` with the plan's layout (vLLM engine arguments)."""
-    s = _servable(c, "vllm", "vllm")
+def vllm_command(c: Candidate, hf_repo: str | None = None, what: str = "vllm") -> list[str]:
+    """``vllm serve`` with the plan's layout (vLLM engine arguments); ``what``: the export asked for."""
+    s = _servable(c, what, "vllm")
     eng = get_engine("vllm")
     args = ["vllm", "serve", _model_ref(c, hf_repo), "--tensor-parallel-size", str(s.tp),
             "--max-model-len", str(s.context_len),
@@ -91,9 +93,9 @@ def vllm_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
     return args
 
 
-def sglang_command(c: Candidate, hf_repo: str | None = None) -> list[str]:
+def sglang_command(c: Candidate, hf_repo: str | None = None, what: str = "sglang") -> list[str]:
     """``python -m sglang.launch_server`` with the plan's layout (SGLang server arguments)."""
-    s = _servable(c, "sglang", "sglang")
+    s = _servable(c, what, "sglang")
     eng = get_engine("sglang")
     args = ["python", "-m", "sglang.launch_server", "--model-path", _model_ref(c, hf_repo), "--tp", str(s.tp),
             "--context-length", str(s.context_len), "--mem-fraction-static", f"{eng.gpu_memory_utilization:g}",
@@ -130,7 +132,7 @@ def skypilot_task(c: Candidate, hf_repo: str | None = None) -> dict[str, Any]:
         task["resources"]["ports"] = 8000
         sglang = e.setup.engine == "sglang"
         task["setup"] = "pip install 'sglang[all]'" if sglang else "pip install vllm"
-        cmd = sglang_command(c, hf_repo) if sglang else vllm_command(c, hf_repo)
+        cmd = sglang_command(c, hf_repo, "skypilot") if sglang else vllm_command(c, hf_repo, "skypilot")
         task["run"] = shlex.join(cmd) + " --host 0.0.0.0 --port 8000"
     if e.job.task == "serve":  # SkyPilot Serve (`sky serve up`): the planned number of replicas
         task["service"] = {"readiness_probe": "/v1/models", "replicas": max(1, e.replicas)}
@@ -150,11 +152,11 @@ def k8s_manifest(c: Candidate, hf_repo: str | None = None, image: str | None = N
     s = _infer_setup(c, "k8s")
     name = f"gpuplan-{e.model.name}".lower().replace(".", "-")[:50]
     if s.engine == "sglang":
-        cmd = sglang_command(c, hf_repo)
+        cmd = sglang_command(c, hf_repo, "k8s")
         server = {"name": "sglang", "image": image or "lmsysorg/sglang:latest", "command": cmd[:3],
                   "args": [*cmd[3:], "--host", "0.0.0.0", "--port", "8000"]}
     else:
-        cmd = vllm_command(c, hf_repo)
+        cmd = vllm_command(c, hf_repo, "k8s")
         server = {"name": "vllm", "image": image or "vllm/vllm-openai:latest", "command": cmd[:2],
                   "args": [*cmd[2:], "--port", "8000"]}
     container = {

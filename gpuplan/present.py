@@ -145,11 +145,13 @@ def _fit_hints(e: JobEstimate) -> list[str]:
                              "用 --zero 3 把权重、梯度和优化器状态切分到各卡"))
         return hints
     bits = weight_format(s.weight_format).bits_per_weight
-    smaller = [q for q in ("int8-wo", "awq-int4") if weight_format(q).bits_per_weight < bits - 1]
+    llamacpp = s.engine == "llamacpp"  # GGUF files, layers split over GPUs (no tensor parallelism)
+    formats = ("gguf-q8_0", "gguf-q4_k_m") if llamacpp else ("int8-wo", "awq-int4")
+    smaller = [q for q in formats if weight_format(q).bits_per_weight < bits - 1]
     quant = [say(f"--quant {' or '.join(reversed(smaller))}", f"--quant {' 或 '.join(reversed(smaller))}")
              ] if smaller else []
-    return [short, say("a smaller --batch or context", "更小的 --batch 或上下文"), *quant,
-            say("more GPUs with --tp", "用 --tp 加卡")]
+    more = say("more GPUs with --pp", "用 --pp 加卡") if llamacpp else say("more GPUs with --tp", "用 --tp 加卡")
+    return [short, say("a smaller --batch or context", "更小的 --batch 或上下文"), *quant, more]
 
 
 # ---------------------------------------------------------------- plans

@@ -354,3 +354,14 @@ def test_estimate_sentences_in_chinese(cli: Cli) -> None:
     for needle in ("装不下：差", "KV 缓存容量", "每条序列", "误差带"):
         assert needle in out, needle
     assert "Does not fit" not in out and "KV cache capacity" not in out
+
+
+def test_llamacpp_fit_hints_name_gguf_formats_and_pipeline_stages(cli: Cli) -> None:
+    out = cli("estimate", "Llama-3.1-70B", "--gpu", "RTX4090", "--engine", "llamacpp").stdout
+    assert "gguf-q4_k_m" in out and "--pp" in out
+    assert "awq-int4" not in out and "--tp" not in out
+
+
+def test_pretraining_a_short_context_model_uses_its_positions(cli: Cli) -> None:
+    d = _json(cli("plan", "pretrain", "GPT-2-124M", "--tokens", "1B", "--max-gpus", "8", "--json"))
+    assert d["pick"]["estimate"]["setup"]["seq_len"] == 1024

@@ -147,3 +147,9 @@ def test_an_export_that_would_not_run_as_planned_is_refused(setup: dict[str, obj
 def test_fp8_is_quantized_on_load() -> None:
     cmd = vllm_command(_with(_serve_candidate(), weight_format="fp8"), "meta-llama/Llama-3.1-8B")
     assert cmd[cmd.index("--quantization") + 1] == "fp8"
+
+
+@pytest.mark.parametrize("fmt", ["k8s", "skypilot"])
+def test_a_server_export_names_itself_when_the_engine_has_no_server(fmt: str) -> None:
+    with pytest.raises(InputError, match=f"the {fmt} export runs vLLM or SGLang"):
+        render(_with(_serve_candidate(), engine="trtllm"), fmt, "meta-llama/Llama-3.1-8B")

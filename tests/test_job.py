@@ -128,3 +128,19 @@ def test_planned_layouts_never_use_zero_on_one_data_parallel_rank(catalog: Catal
     layouts = _training_layouts(catalog.model("LLaMA-65B"), 64, job)
     assert any(p.pp > 1 and p.dp == 1 for p in layouts)
     assert all(p.zero == 0 for p in layouts if p.dp == 1)
+
+
+def test_serving_concurrency_fits_at_that_concurrency(catalog: Catalog) -> None:
+    # transformers' prefill activations and logits grow with the batch: the batch-1 KV capacity overstates it
+    e = estimate_config(catalog.model("Llama-3.1-8B"), catalog.gpu("A10"), make_job("serve"), engine="hf")
+    assert e.fits and e.replicas >= 1
+
+
+def test_shortfall_counts_what_exceeds_the_engine_share(catalog: Catalog) -> None:
+    # Qwen2.5-72B at TP2 on H100 with SGLang: weights and buffers alone exceed the reserved share, so the
+    # shortfall is the KV cache plus that excess, not the KV cache alone
+    e = estimate_config(catalog.model("Qwen2.5-72B"), catalog.gpu("H100"), make_job("infer"), tp=2, engine="sglang")
+    budget = e.memory.extra["kv_budget_bytes"]
+    assert not e.fits and budget < 0
+    assert e.shortfall_bytes == pytest.approx(e.memory.breakdown.get("kv_cache") - budget)
+    assert e.as_dict()["memory_shortfall_bytes"] == pytest.approx(e.shortfall_bytes)

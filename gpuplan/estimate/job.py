@@ -86,6 +86,7 @@ class JobEstimate:
             "model": self.model.name, "gpu": self.gpu.name, "n_gpus": self.n_gpus, "replicas": self.replicas,
             "config": self.describe(), "fits": self.fits, "memory_needed_bytes": self.needed_bytes,
             "memory_available_bytes": self.capacity_bytes, "headroom": self.headroom,
+            "memory_shortfall_bytes": self.shortfall_bytes,
             "memory": self.memory.as_dict("total_bytes"), "setup": _setup_dict(self.setup),
         }
         if self.time:
@@ -238,15 +239,22 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
     if job.task != "infer" or not job.requests:
         return 1
     top = max(1, min(max_batch(m, gpu, replace(s, batch=1), cal), math.ceil(job.requests)))
+    return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
+
+
+def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float,
+                  top: int) -> int:
+    """The largest batch in 1..``top`` whose own memory (KV cache, prefill activations, logits) fits with the
+    headroom; 0 when not even one sequence does. Memory grows with the batch, so a bisection finds it."""
 
     def holds(b: int) -> bool:
-        est = JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=b), inference_memory(m, gpu, replace(s, batch=b),
-                                                                                      cal), None, None, 1, headroom)
-        return est.fits
+        setup = replace(s, batch=b)
+        return JobEstimate(job, m, gpu, s.n_gpus, setup, inference_memory(m, gpu, setup, cal), None, None, 1,
+                           headroom).fits
 
-    if holds(top):
-        return top
-    lo, hi = 1, top - 1  # the largest batch that holds; 1 when none does (the estimate then says so)
+    if top < 1 or not holds(1):
+        return 0
+    lo, hi = 1, top
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if holds(mid):
@@ -260,7 +268,8 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
              headroom: float) -> JobEstimate:
     """Replicas needed to carry ``job.rps`` within the TTFT/TPOT targets: each replica runs the largest
     concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
-    cap = max_batch(m, gpu, s, cal)
+    # what the engine holds: its cap and the KV cache at batch 1, then lowered until that batch itself fits
+    cap = largest_batch(m, gpu, job, s, cal, headroom, max_batch(m, gpu, s, cal))
     best: Speed | None = None
     # concurrency: the one asked for (job.batch), else doubling up to what the engine holds
     sizes = [job.batch] if job.batch > 0 else [1 << k for k in range(max(cap, 1).bit_length())]
@@ -277,11 +286,6 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
                            None, speed(m, gpu, s, b, cal), 0, headroom)
     setup = replace(s, batch=best.batch)
     mem = inference_memory(m, gpu, setup, cal)
-    held = int(mem.extra.get("max_concurrent_seqs") or best.batch)
-    if held < best.batch and job.batch <= 0:  # activations at this batch leave less room for KV: hold fewer
-        best = replace(speed(m, gpu, s, max(1, held), cal), ttft_s=best.ttft_s)
-        setup = replace(s, batch=best.batch)
-        mem = inference_memory(m, gpu, setup, cal)
     replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
     return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
 

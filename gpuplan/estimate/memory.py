@@ -150,7 +150,7 @@ def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float 
     seqs = max(0.0, budget / per_seq) if per_seq else math.inf
     longest = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent), m.max_positions)
     return {"engine_reserved_bytes": gpu.memory_bytes * share if mode == "preallocate" else None,
-            "kv_budget_bytes": max(0.0, budget),
+            "kv_budget_bytes": budget,  # negative when weights and buffers alone exceed the engine's share
             "kv_capacity_tokens": math.floor(tokens), "max_concurrent_seqs": math.floor(seqs),
             "max_context_tokens": longest}
 

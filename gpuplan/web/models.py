@@ -112,7 +112,7 @@ class PlanRequest(JobFields):
     # the defaults of `gpuplan plan finetune|pretrain|infer|serve`
     _defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "finetune": {"method": "lora", "objective": "cost"},
-        "pretrain": {"method": "full", "seq_len": 2048, "max_gpus": 2048, "objective": "time"},
+        "pretrain": {"method": "full", "max_gpus": 2048, "objective": "time"},
         "infer": {"prompt": 1024, "output": 256, "batch": 0, "requests": 1000, "objective": "cost"},
         "serve": {"prompt": 1000, "output": 300, "rps": 1.0, "objective": "cost"},
     }
