@@ -1160,13 +1160,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     grid = select_grid(args.quick, args.only)
+    if not grid:  # with or without --dry-run: a filter that selects nothing is a mistake
+        print(f"measure_gpu: no grid item matches --only {args.only!r}; '--dry-run' without --only lists them.",
+              file=sys.stderr)
+        return EXIT_CANNOT_RUN
     if args.dry_run:
         print_table(f"measure_gpu grid ({'quick' if args.quick else 'default'}): {len(grid)} items",
                     ("#", "kind", "model", "setting", "needs"), grid_rows(grid))
         return 0
-    if not grid:
-        print(f"measure_gpu: no grid item matches --only {args.only!r}; '--dry-run' lists them.", file=sys.stderr)
-        return EXIT_CANNOT_RUN
     problem = environment_problem()
     if problem:
         print(f"measure_gpu: {problem}", file=sys.stderr)

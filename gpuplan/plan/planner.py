@@ -169,7 +169,7 @@ def candidate_gpus(catalog: Catalog, c: Constraints) -> list[Gpu]:
 
 
 def _counts(c: Constraints, job: Job) -> list[int]:
-    limit = c.max_gpus or (4096 if job.task == "pretrain" else 64)
+    limit = c.max_gpus or (2048 if job.task == "pretrain" else 64)  # the CLI and API defaults
     counts = [n for n in NODE_COUNTS if n <= limit]
     n = 16
     while n <= limit:
