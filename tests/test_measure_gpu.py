@@ -125,6 +125,7 @@ def test_only_filters_the_grid() -> None:
     picked = mg.select_grid(False, "mistral")
     assert picked and all(i.model == "Mistral-7B" for i in picked)
     assert mg.select_grid(True, None) == mg.QUICK_GRID
+    assert mg.main(["--dry-run", "--only", "no-such-item"]) == mg.EXIT_CANNOT_RUN  # a filter that selects nothing
 
 
 # ---------------------------------------------------------------- rows
