@@ -101,12 +101,26 @@ _TRAINING_ONLY: _Unset = (("--samples", "samples", 0.0), ("--tokens-per-sample",
 _LORA_ONLY: _Unset = (("--lora-rank", "lora_rank", 16), ("--lora-targets", "lora_targets", "all-linear"))
 
 
+FOR_TRAINING = "training (--task finetune or pretrain)"
+FOR_INFERENCE = "inference (--task infer or serve)"
+
+
+def refuse_given(options: _Given, applies_to: str, here: str) -> None:
+    """Refuse the first of ``options`` that was given (is not at its "not given" value): it applies to
+    ``applies_to``, not ``here``."""
+    for option, value, unset in options:
+        if value != unset:
+            raise InputError(option, f"{option} applies to {applies_to}, not {here}.", f"drop {option}.")
+
+
+def _given(table: _Unset, values: dict[str, object]) -> _Given:
+    return tuple((option, values[key], unset) for option, key, unset in table)
+
+
 def _check_applies(task: str, method: str, **given: object) -> None:
     training = task in ("finetune", "pretrain")
-    for field, key, unset in (_INFERENCE_ONLY if training else _TRAINING_ONLY):
-        if given[key] != unset:
-            where = "inference (--task infer or serve)" if training else "training (--task finetune or pretrain)"
-            raise InputError(field, f"{field} applies to {where}, not to --task {task}.", f"drop {field}.")
+    refuse_given(_given(_INFERENCE_ONLY if training else _TRAINING_ONLY, given),
+                  FOR_INFERENCE if training else FOR_TRAINING, f"to --task {task}")
     if task == "infer":  # a batch job has no request rate or latency targets
         for field, key in (("--rps", "rps"), ("--ttft", "ttft_s"), ("--tpot", "tpot_s")):
             if given[key]:
@@ -119,9 +133,7 @@ def _check_applies(task: str, method: str, **given: object) -> None:
         raise InputError("--method", f"--method {method} is a fine-tuning method; --task {task} trains (or runs) "
                          "every weight.", "use --task finetune, or drop --method.")
     if method not in ("lora", "qlora"):
-        for field, key, unset in _LORA_ONLY:
-            if given[key] != unset:
-                raise InputError(field, f"{field} applies to --method lora or qlora, not {method}.", f"drop {field}.")
+        refuse_given(_given(_LORA_ONLY, given), "--method lora or qlora", method)
     if training and given["quant"]:
         if method == "qlora":
             raise InputError("--quant", "QLoRA's frozen base is NF4 by definition.",
@@ -161,14 +173,12 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
         ("--recompute", recompute, "none"), ("--precision", precision, "auto"), ("--optimizer", optimizer, "adamw"),
         ("--framework", framework, "hf"))
     inference_only: _Given = (("--engine", engine, "vllm"), ("--kv-dtype", kv_dtype, "bf16"))
-    for option, given, unset in (training_only if not job.is_training else inference_only):
-        if given != unset:
-            where = "training (--task finetune or pretrain)" if not job.is_training else \
-                "inference (--task infer or serve)"
-            raise InputError(option, f"{option} applies to {where}, not to --task {job.task}.", f"drop {option}.")
-    if prefix_len != 128 and job.method != "ptuning":
-        raise InputError("--prefix-len", f"--prefix-len applies to --method ptuning, not {job.method}.",
-                         "drop --prefix-len.")
+    if job.is_training:
+        refuse_given(inference_only, FOR_INFERENCE, f"to --task {job.task}")
+    else:
+        refuse_given(training_only, FOR_TRAINING, f"to --task {job.task}")
+    if job.method != "ptuning":
+        refuse_given((("--prefix-len", prefix_len, 128),), "--method ptuning", job.method)
     if job.is_training:
         return _training(m, gpu, job, tp, pp, n_gpus, zero, micro_batch, grad_accum, recompute, precision,
                          optimizer, framework, prefix_len)

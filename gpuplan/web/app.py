@@ -46,7 +46,7 @@ from gpuplan.plan.buy import ownership
 from gpuplan.plan.fitting import compare, fit_table
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan
 from gpuplan.present import serving_costs
-from gpuplan.requests import estimate_config, make_job
+from gpuplan.requests import FOR_INFERENCE, estimate_config, make_job, refuse_given
 from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec
 from gpuplan.units import CURRENCIES, parse_bytes, parse_count
 from gpuplan.web.models import Currency, EstimateRequest, JobFields, Market, PlanRequest, Segment
@@ -224,8 +224,8 @@ def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
         raise InputError("deadline_s", "serving runs continuously; a deadline does not apply.",
                          "leave deadline_s out; use ttft_s and tpot_s for latency targets.")
     inference = req.task in ("infer", "serve")
-    if not inference and req.engine != "vllm":
-        raise InputError("engine", f"an inference engine does not apply to task {req.task}.", "leave engine out.")
+    if not inference:  # the CLI's training plans have no --engine; the API's request model has the field
+        refuse_given((("engine", req.engine, "vllm"),), FOR_INFERENCE, f"to task {req.task}")
     cur = req.currency or ("CNY" if req.market == "cn" else "USD")
     budget = None if req.budget is None else cat.convert(req.budget, req.budget_currency or cur, cur)
     return Constraints(market=req.market, providers=tuple(req.providers), gpus=tuple(req.gpus),
