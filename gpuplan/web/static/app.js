@@ -501,7 +501,17 @@ function renderMeta() {
     `${c.providers} ${t("providers")} · ${c.models} ${t("models")} · ${t("calibration")} ${meta.calibration.fitted_on}`;
 }
 
+// Fields both forms share are written once in index.html (<template>s); each form gets its own copy, with
+// the form's id prefix in place of "{p}" so that every label still points at its own input.
+function fillTemplates() {
+  for (const slot of document.querySelectorAll("[data-template]")) {
+    const prefix = slot.closest("form").dataset.prefix;
+    slot.outerHTML = $(`#${slot.dataset.template}`).innerHTML.replaceAll("{p}", prefix);
+  }
+}
+
 function setUp() {
+  fillTemplates();
   const planForm = $("#plan-form");
   const estimateForm = $("#estimate-form");
   for (const form of [planForm, estimateForm]) {
