@@ -1,0 +1,166 @@
+"""Serving under load: TTFT and TPOT when requests arrive at a rate (open loop) or from N clients (closed loop).
+
+A continuously batching engine (Yu et al. 2022, Orca; Kwon et al. 2023, vLLM) runs one iteration after another;
+each iteration decodes one token for every running sequence and, with chunked prefill (Agrawal et al. 2024,
+Sarathi-Serve), also processes up to ``max_batched_tokens`` prompt tokens of newly arrived requests. In steady
+state at ``rate`` requests/s with prompt length P and output length O:
+
+- prefill share of the GPU: ρ = rate × T_prefill(P) (T_prefill from :func:`prefill_seconds`);
+- an iteration at decode batch B lasts t(B) = t_decode(B) / (1 − ρ): decode work, stretched by the prompt work
+  interleaved with it;
+- Little's law: B = rate × O × t(B) — solved as a fixed point (t grows with B: KV reads and, past the roofline
+  knee, compute);
+- TPOT = t(B); TTFT = queueing + the prompt's own prefill + the decode steps it shares iterations with + half an
+  iteration of waiting for the running one to end.
+Queueing of prompts is an M/D/1 queue at load ρ (Pollaczek–Khinchine: mean wait ρ·T/(2(1 − ρ))); its p99 uses
+the exponential tail of the waiting time, W_q(p) = E[W]/ρ × ln(ρ / (1 − p)) (Kingman's approximation). The number
+of running sequences of an M/G/∞ system is Poisson with mean B, so TPOT p99 is t at B's p99 (normal
+approximation B + 2.33·√B), which errs high (a request's TPOT averages its whole life).
+A closed loop of N clients is the same system with rate = N / (TTFT + O × TPOT), solved together.
+
+No parameter here is fitted: the per-iteration physics is :mod:`gpuplan.estimate.infer_speed`'s, whose
+efficiencies ``bench/fit.py`` fits; this module adds only queueing theory. When the rate exceeds what the
+configuration serves (ρ ≥ 1 or B beyond the KV cache / engine cap) the answer says saturated and gives the
+capacity instead of a latency.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds
+from gpuplan.estimate.result import Band
+from gpuplan.types import Gpu, InferSetup, ModelSpec
+
+Z99 = 2.326  # standard normal 99th percentile
+_ITERATIONS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSpeed:
+    """Latency and throughput of one configuration at one load."""
+
+    rate_per_s: float  # request arrivals per second
+    batch: float  # mean running sequences
+    prefill_share: float  # ρ: share of GPU time spent on prompts
+    ttft_mean_s: float
+    ttft_p50_s: float
+    ttft_p99_s: float
+    tpot_mean_s: float
+    tpot_p99_s: float
+    output_tokens_per_s: float
+    saturated: bool  # the load exceeds what the configuration serves
+    capacity_per_s: float  # the largest rate it serves (requests/s)
+    band: Band | None = None
+
+
+def _iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, rho: float, cal: Calibration) -> float:
+    ctx = s.prompt_len + s.output_len / 2
+    step, _ = decode_step_seconds(m, gpu, s, max(batch, 1.0), ctx, cal)
+    return step / max(1.0 - rho, 1e-9)
+
+
+def _steady_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, rho: float, cap: int,
+                  cal: Calibration) -> float | None:
+    """B = rate × O × t(B), or None when no B up to the engine's cap satisfies it (overload)."""
+    if rate * s.output_len * _iteration(m, gpu, s, cap, rho, cal) > cap:
+        return None
+    lo, hi = 0.0, float(cap)
+    for _ in range(_ITERATIONS):  # g(B) = rate·O·t(B) − B is positive at 0 and negative at cap: bisect
+        mid = (lo + hi) / 2
+        if rate * s.output_len * _iteration(m, gpu, s, mid, rho, cal) > mid:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _prefill_one(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> float:
+    return prefill_seconds(m, gpu, s, s.prompt_len, cal)
+
+
+def capacity(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> float:
+    """Largest request rate (requests/s) with a steady state: prompts below full GPU share and the running
+    batch within the KV cache and the engine's sequence cap."""
+    cal = cal or fitted()
+    cap = max_batch(m, gpu, s, cal)
+    if cap < 1:
+        return 0.0
+    t_p = _prefill_one(m, gpu, s, cal)
+    lo, hi = 0.0, 1.0 / t_p
+    for _ in range(_ITERATIONS):
+        mid = (lo + hi) / 2
+        if _steady_batch(m, gpu, s, mid, mid * t_p, cap, cal) is None:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration | None = None,
+            length_cv2: float = 0.0) -> LoadSpeed:
+    """Steady state at ``rate`` requests/s (Poisson arrivals); ``length_cv2`` is the squared coefficient of
+    variation of prompt lengths (0 for fixed lengths), which scales the queueing wait by (1 + c²)."""
+    cal = cal or fitted()
+    cap = max_batch(m, gpu, s, cal)
+    t_p = _prefill_one(m, gpu, s, cal)
+    rho = rate * t_p
+    batch = _steady_batch(m, gpu, s, rate, rho, cap, cal) if cap >= 1 and rho < 1 else None
+    if batch is None:
+        limit = capacity(m, gpu, s, cal)
+        return LoadSpeed(rate, float(cap), min(rho, 1.0), math.inf, math.inf, math.inf, math.inf, math.inf,
+                         limit * s.output_len, True, limit, cal.band("inference_latency"))
+    return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2)
+
+
+def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p: float, cap: int,
+           cal: Calibration, length_cv2: float = 0.0) -> LoadSpeed:
+    """Latencies at a known steady state (``rate`` arrivals/s, ``batch`` running sequences)."""
+    rho = min(rate * t_p, 0.999)
+    t_iter = _iteration(m, gpu, s, batch, rho, cal)
+    chunk = get_engine(s.engine).max_batched_tokens or s.prompt_len
+    n_chunks = math.ceil(s.prompt_len / chunk)
+    decode_share = n_chunks * _iteration(m, gpu, s, batch, 0.0, cal)  # the decodes its prefill iterations carry
+    wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
+    service = t_p + decode_share + t_iter / 2
+    tpot_p99 = _iteration(m, gpu, s, min(float(cap), batch + Z99 * math.sqrt(batch)), rho, cal)
+    return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service,
+                     _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, tpot_p99, rate * s.output_len,
+                     False, math.nan, cal.band("inference_latency"))
+
+
+def _wait_quantile(mean: float, rho: float, p: float) -> float:
+    """p-quantile of the queueing wait: zero with probability 1 − ρ, else exponential with mean E[W]/ρ."""
+    if mean <= 0 or rho <= 0 or p <= 1 - rho:
+        return 0.0
+    return mean / rho * math.log(rho / (1 - p))
+
+
+def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Calibration | None = None
+                   ) -> LoadSpeed:
+    """Steady state of ``clients`` closed-loop clients, each sending its next request when the last ends.
+
+    The engine runs at most its cap of them (the rest wait in its queue); with n running, each cycle takes
+    TTFT + O × TPOT, so the rate is X = n / cycle and the decode batch B = X × O × TPOT — a fixed point,
+    iterated from B = n."""
+    cal = cal or fitted()
+    cap = max_batch(m, gpu, s, cal)
+    if cap < 1:
+        return at_rate(m, gpu, s, math.inf, cal)
+    n = min(clients, cap)
+    t_p = _prefill_one(m, gpu, s, cal)
+    batch = float(n)
+    state = _state(m, gpu, s, 0.0, batch, t_p, cap, cal)
+    for _ in range(12):
+        cycle = state.ttft_mean_s + s.output_len * state.tpot_mean_s
+        rate = n / cycle
+        batch = max(1.0, min(float(n), rate * s.output_len * state.tpot_mean_s))
+        state = _state(m, gpu, s, rate, batch, t_p, cap, cal)
+    if clients > n:  # clients beyond the engine's cap wait in its queue for a free slot
+        extra = (clients - n) / max(state.rate_per_s, 1e-12)
+        state = replace(state, ttft_mean_s=state.ttft_mean_s + extra, ttft_p50_s=state.ttft_p50_s + extra,
+                        ttft_p99_s=state.ttft_p99_s + extra)
+    return state
