@@ -25,7 +25,7 @@ from scipy.optimize import least_squares, minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from calib import Case, all_cases
+from calib import BAND_OF, SPEED_CLASSES, Case, all_cases
 
 from gpuplan.estimate.calibration import FITTED_PATH, Calibration
 from gpuplan.units import GiB
@@ -71,7 +71,7 @@ def groups() -> list[Group]:
               # Python/data-loader overhead at most 0.3 s per micro-step
               [(0.05, 0.75), (0.05, 0.75), (0.05, 0.6), (0.8, 1.5), (0.3, 1.0), (0.3, 1.5), (0.2, 1.2),
                (0.01, 500), (0.3, 1.0), (0.05, 1.0), (0.0, 0.3)],
-              ("pretrain_throughput", "finetune_time")),
+              ("pretrain_throughput", "pretrain_gpu_hours", "finetune_time")),
     ]
 
 
@@ -89,7 +89,9 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
     """TensorRT-LLM (the engine with the most rows) first, with the link parameters; then each other engine
     on the parameters its rows identify. A parameter no row identifies takes TensorRT-LLM's value."""
     notes: dict[str, str] = {}
-    speed = [c for c in cases if c.cls in ("inference_throughput", "inference_latency")]
+    # rows measured under load test the queueing model (gpuplan.estimate.load), which has no parameter of its own:
+    # they are predicted with the efficiencies the other rows identify, never fitted on
+    speed = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"]
     by_engine: dict[str, list[Case]] = {}
     for c in speed:
         by_engine.setdefault(c.meta["engine"], []).append(c)
@@ -110,7 +112,7 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
         inherited = [n for n in _BOUNDS if n not in names]
         cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in inherited})
         if rows and params:
-            group = Group(f"inference {eng}", params, bounds, ("inference_throughput", "inference_latency"),
+            group = Group(f"inference {eng}", params, bounds, SPEED_CLASSES,
                           scale={"allreduce_latency_s": 1e-5, f"layer_overhead_s_{eng}": 1e-5})
             cal = fit_group(group, rows, cal)
         notes[eng] = (f"fitted {', '.join(names)} on {len(rows)} rows" if rows else "no rows") + (
@@ -225,7 +227,7 @@ def _ratio(case: Case, cal: Calibration) -> float | None:
 
 
 def _band_key(cls: str) -> str:
-    return "training_memory" if cls in ("finetune_memory", "pretrain_memory") else cls
+    return BAND_OF.get(cls, cls)
 
 
 def _quantiles(by: dict[str, list[float]]) -> dict[str, tuple[float, float, int]]:

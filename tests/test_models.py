@@ -196,7 +196,16 @@ LLAMA = {  # Llama-2-7B's shape
     ({"model_type": "mamba", "hidden_size": 768, "num_hidden_layers": 24}, "state-space"),
     ({"model_type": "gpt_bigcode_x", "n_embd": 768}, "does not know"),
     ({**LLAMA, "num_attention_heads": 0}, "zero attention heads"),
-], ids=["t5", "mamba", "unknown-type", "zero-heads"])
+    # an unknown type is refused even when Llama-shaped: Kimi-K2 (1.03 T) used to come out as a 39 B Llama
+    ({**LLAMA, "model_type": "kimi_k3", "n_routed_experts": 384}, "field model_type is 'kimi_k3'"),
+    ({**LLAMA, "model_type": "olmo9", "auto_map": {"AutoModel": "modeling.X"}}, "does not know"),
+    # a known type carrying fields its reader does not model names the field
+    ({**LLAMA, "num_local_experts": 8}, "num_local_experts = 8"),
+    ({**LLAMA, "kv_lora_rank": 512}, "kv_lora_rank"),
+    ({**LLAMA, "model_type": "qwen2", "full_attention_interval": 4}, "full_attention_interval"),
+    ({**LLAMA, "layer_types": ["linear_attention", "full_attention"]}, "layer_types holds linear_attention"),
+], ids=["t5", "mamba", "unknown-type", "zero-heads", "unknown-moe-type", "auto-map", "experts-in-dense-reader",
+        "latent-in-dense-reader", "linear-attention", "layer-types"])
 def test_models_gpuplan_cannot_size_say_so(tmp_path: Path, config: dict[str, object], words: str) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")

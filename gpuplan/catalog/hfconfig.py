@@ -56,11 +56,15 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
     if model_type in _UNSUPPORTED:
         raise ModelConfigError(f"'{name}' is a {model_type} model: {_UNSUPPORTED[model_type]}.",
                                "gpuplan sizes decoder-only transformers (and BERT); see 'gpuplan models'.")
-    if model_type not in _READERS and "intermediate_size" not in cfg:
-        raise ModelConfigError(f"'{name}' has model_type '{cfg.get('model_type')}', which gpuplan does not know, "
-                               "and is not Llama-shaped (no intermediate_size).",
-                               f"gpuplan reads these model types: {', '.join(SUPPORTED_MODEL_TYPES)}.")
-    reader = _READERS.get(model_type, _llama_like)
+    if model_type not in _READERS:
+        raise ModelConfigError(f"'{name}': field model_type is '{cfg.get('model_type')}', an architecture gpuplan "
+                               "does not know; sizing it as another would be a guess (its experts, attention or "
+                               "layer pattern may differ).",
+                               f"gpuplan reads these model types: {', '.join(SUPPORTED_MODEL_TYPES)}; if the model "
+                               "really is one of them (a renamed Llama, say), copy its config.json and set "
+                               "model_type to that type.")
+    _refuse_unread(cfg, name, model_type)
+    reader = _READERS[model_type]
     try:
         spec = reader(cfg, name)
     except KeyError as exc:
@@ -73,6 +77,7 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
         raise ModelConfigError(f"config of '{name}' has zero attention heads or zero layers.",
                                "check num_attention_heads and num_hidden_layers in the config.json.") from None
     _sanity(spec)
+    _check_read(cfg, spec)
     checkpoint = _checkpoint_format(cfg.get("quantization_config"))
     if checkpoint:
         spec = _with_note(replace(spec, native_dtype=checkpoint), f"checkpoint published in {checkpoint}")
@@ -96,7 +101,43 @@ def _checkpoint_format(qc: Any) -> str | None:
 
 
 def _text_type(model_type: str) -> str:
-    return {"gemma3": "gemma3_text"}.get(model_type, model_type)
+    return {"gemma3": "gemma3_text", "llama4": "llama4_text"}.get(model_type, model_type)
+
+
+# Config fields that change the architecture in ways a reader must model; a config that has one its reader
+# does not handle is refused, naming the field, instead of being sized as if the field were absent.
+_EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+_LINEAR_ATTENTION_KEYS = ("linear_num_value_heads", "linear_key_head_dim", "full_attention_interval",
+                          "attn_type_list", "block_types")
+_KNOWN_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
+
+
+def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
+    for key in _LINEAR_ATTENTION_KEYS:
+        if cfg.get(key):
+            raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: linear-attention / hybrid "
+                                   "layers, whose parameters and recurrent state gpuplan does not model.",
+                                   "choose a model with standard attention layers; see 'gpuplan models'.")
+    layer_types = cfg.get("layer_types")
+    if isinstance(layer_types, list):
+        odd = sorted({str(x) for x in layer_types} - _KNOWN_LAYER_TYPES)
+        if odd:
+            raise ModelConfigError(f"'{name}': layer_types holds {', '.join(odd)}, a layer kind gpuplan does not "
+                                   "model.", "choose a model with full or sliding-window attention layers.")
+
+
+def _check_read(cfg: Config, spec: ModelSpec) -> None:
+    """The reader used every architecture field the config has (experts, latent attention)."""
+    for key in _EXPERT_KEYS:
+        value = cfg.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 1 and not spec.is_moe:
+            raise ModelConfigError(f"'{spec.name}': the config sets {key} = {value} (a mixture of experts), but "
+                                   f"gpuplan's reader for model_type '{spec.model_type}' is for dense models.",
+                                   "check model_type in the config.json; a MoE needs its MoE model type.")
+    if cfg.get("kv_lora_rank") and not spec.is_mla:
+        raise ModelConfigError(f"'{spec.name}': the config sets kv_lora_rank (latent attention), which the "
+                               f"reader for model_type '{spec.model_type}' does not model.",
+                               "check model_type in the config.json.")
 
 
 def _with_note(spec: ModelSpec, note: str) -> ModelSpec:
@@ -395,7 +436,67 @@ def _glm_paper(cfg: Config, name: str) -> ModelSpec:
     return ModelSpec(**spec)
 
 
+def _sliding_from_layer_types(cfg: Config, spec: dict[str, Any]) -> None:
+    """Sliding-window layers as ``layer_types`` lists them (gpt-oss alternates sliding and full layers)."""
+    types = cfg.get("layer_types")
+    window = cfg.get("sliding_window")
+    if isinstance(types, list) and window:
+        spec.update(sliding_window=_int(window), n_sliding_layers=sum(1 for x in types if x == "sliding_attention"))
+    elif isinstance(types, list):
+        spec.update(sliding_window=None, n_sliding_layers=0)
+
+
+def _gpt_oss(cfg: Config, name: str) -> ModelSpec:
+    """gpt-oss (transformers GptOssForCausalLM): biased attention with per-head sinks, a biased router, and
+    experts whose fused gate/up and down projections carry biases."""
+    n_experts = _int(cfg["num_local_experts"])
+    spec = _base(cfg, name, qkv_bias=True, out_bias=True, mlp_bias=True, n_experts=n_experts,
+                 n_active_experts=_int(_first(cfg, "num_experts_per_tok", "experts_per_token")),
+                 moe_ffn_hidden=_int(cfg["intermediate_size"]))
+    _sliding_from_layer_types(cfg, spec)
+    # per layer: the router's bias (one per expert) and the attention sinks (one per head)
+    spec.update(extra_params=spec["n_layers"] * (n_experts + spec["n_heads"]))
+    return ModelSpec(**spec)
+
+
+def _llama4(cfg: Config, name: str) -> ModelSpec:
+    """Llama 4 text model (Llama4ForCausalLM): every ``interleave_moe_layer_step``-th layer a MoE of routed
+    experts plus one shared expert (both ``intermediate_size`` wide), the others dense MLPs
+    ``intermediate_size_mlp`` wide; RoPE layers attend within chunks of ``attention_chunk_size``."""
+    spec = _base(cfg, name, ffn_hidden=_int(cfg["intermediate_size_mlp"]),
+                 n_experts=_int(cfg["num_local_experts"]), n_active_experts=_int(cfg["num_experts_per_tok"]),
+                 moe_ffn_hidden=_int(cfg["intermediate_size"]), n_shared_experts=1,
+                 shared_ffn_hidden=_int(cfg["intermediate_size"]),
+                 moe_every=_int(cfg.get("interleave_moe_layer_step", 1)))
+    layers = cfg.get("moe_layers")
+    every = spec["moe_every"]
+    if layers is not None and list(layers) != [i for i in range(spec["n_layers"]) if (i + 1) % every == 0]:
+        raise ValueError("moe_layers other than every interleave_moe_layer_step-th layer are not supported")
+    chunk = cfg.get("attention_chunk_size")
+    rope_layers = cfg.get("no_rope_layers")
+    if chunk and isinstance(rope_layers, list):  # 1 = a RoPE layer, which attends within its chunk
+        spec.update(sliding_window=_int(chunk), n_sliding_layers=sum(1 for x in rope_layers if x))
+    spec["notes"] = ("chunked local attention counted as a sliding window of attention_chunk_size",)
+    return ModelSpec(**spec)
+
+
+def _glm4_moe(cfg: Config, name: str) -> ModelSpec:
+    """GLM-4.5 / 4.5-Air (Glm4MoeForCausalLM): DeepSeek-style MoE (shared experts, leading dense layers) with
+    standard grouped-query attention, biased q/k/v and optional q/k norms."""
+    spec = _base(cfg, name, qkv_bias=bool(cfg.get("attention_bias", False)), out_bias=False,
+                 qk_norm=bool(cfg.get("use_qk_norm", False)), n_experts=_int(cfg["n_routed_experts"]),
+                 n_active_experts=_int(cfg["num_experts_per_tok"]),
+                 n_shared_experts=_int(cfg.get("n_shared_experts") or 0),
+                 moe_ffn_hidden=_int(cfg["moe_intermediate_size"]),
+                 n_dense_layers=_int(cfg.get("first_k_dense_replace", 0)))
+    spec["shared_ffn_hidden"] = spec["moe_ffn_hidden"] * spec["n_shared_experts"]
+    if cfg.get("num_nextn_predict_layers"):
+        spec["notes"] = ("multi-token-prediction layer not counted (transformers does not build it)",)
+    return ModelSpec(**spec)
+
+
 _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
+    "gpt_oss": _gpt_oss, "llama4_text": _llama4, "glm4_moe": _glm4_moe, "kimi_k2": lambda c, n: _deepseek(c, n),
     "llama": _llama_like, "mistral": _llama_like, "yi": _llama_like, "smollm3": _llama_like,
     "baichuan": _llama_like, "internlm2": _llama_like, "qwen2": _qwen2, "qwen2_moe": _qwen2, "qwen3": _qwen2,
     "qwen3_moe": _qwen2, "mixtral": _mixtral, "gemma": _gemma, "gemma2": _gemma, "gemma3_text": _gemma,
