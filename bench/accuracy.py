@@ -114,11 +114,37 @@ def summarise(results: list[Result]) -> list[Summary]:
     return out
 
 
-def held_out(cases: list[Case]) -> list[Result]:
-    """Every row predicted by a fit that never saw its source group (the rows behind fit.held_out_bands)."""
-    from fit import source_refits
+HELD_BANDS: dict[str, tuple[float, float, int]] = {}  # the held-out bands of the last held_out() call
 
-    return [r for held, cal in source_refits(cases) for r in evaluate(held, cal)]
+
+def held_out(cases: list[Case]) -> list[Result]:
+    """Every row predicted by a fit that never saw its source group; also recomputes the held-out bands
+    (fit.held_out_bands) from the same refits, into HELD_BANDS."""
+    from fit import _band_key, _quantiles, _ratio, source_refits
+
+    results: list[Result] = []
+    ratios: dict[str, list[tuple[float, str]]] = {}
+    for held, cal in source_refits(cases):
+        results += evaluate(held, cal)
+        for c in held:
+            if (r := _ratio(c, cal)) is not None:
+                ratios.setdefault(_band_key(c.cls), []).append((r, c.group))
+    HELD_BANDS.clear()
+    HELD_BANDS.update(_quantiles(ratios))
+    return results
+
+
+def check_bands(committed: Calibration, rel: float = 0.05) -> list[str]:
+    """The held-out bands in params.json are the ones these refits give (5 % for optimiser noise)."""
+    out = []
+    for cls, (low, high, n) in committed.held_out_bands.items():
+        fresh = HELD_BANDS.get(cls)
+        if fresh is None or fresh[2] != n or not (math.isclose(fresh[0], low, rel_tol=rel)
+                                                   and math.isclose(fresh[1], high, rel_tol=rel)):
+            out.append(f"held-out band {cls}: params.json {low:.3f}–{high:.3f} (n={n}), refits give "
+                       + (f"{fresh[0]:.3f}–{fresh[1]:.3f} (n={fresh[2]})" if fresh else "none")
+                       + ": run python bench/fit.py")
+    return out
 
 
 def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, loso: dict[str, Summary] | None,
@@ -194,11 +220,12 @@ def baseline_json(held: list[Summary]) -> str:
                                "under_rate": round(s.under_rate, 4)} for s in held}, indent=1) + "\n"
 
 
-def check(held: list[Summary], goals: bool) -> int:
+def check(held: list[Summary], goals: bool, band_failures: list[str] | None = None) -> int:
     """Exit status of ``--check``: 1 when a class's LOSO median (or a memory class's under-prediction rate) is
-    worse than the committed baseline, or — with ``goals`` — when it misses its goal."""
+    worse than the committed baseline, when params.json's held-out bands are stale, or — with ``goals`` — when
+    a class misses its goal."""
     base = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
-    failures = []
+    failures = list(band_failures or [])
     for s in held:
         b = base.get(s.cls)
         if b and s.median_abs > b["median_abs"] + REGRESSION_SLACK:
@@ -272,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         loso = {s.cls: s for s in summarise(held)}
     print_summary(summarise(results), loso)
     if args.check or args.check_regressions:
-        return check(list((loso or {}).values()), goals=args.check)
+        return check(list((loso or {}).values()), goals=args.check, band_failures=check_bands(cal))
     if args.loso and not args.no_write and args.out == DOC:
         BASELINE.write_text(baseline_json(list((loso or {}).values())), encoding="utf-8")
     print(f"{len(unmapped)} calibration rows not mapped (listed in docs/accuracy.md)")

@@ -273,6 +273,11 @@ QuantOpt = Annotated[str | None, typer.Option("--quant", help="Weight format: bf
 EngineOpt = Annotated[str, typer.Option("--engine", help="hf, vllm, sglang, trtllm or llamacpp.")]
 RankOpt = Annotated[int, typer.Option("--lora-rank", help="LoRA rank.")]
 TargetsOpt = Annotated[str, typer.Option("--lora-targets", help="all-linear, attention, qv or mlp.")]
+FrameworkOpt = Annotated[str | None, typer.Option(
+    "--framework", help="Training framework whose defaults apply where options are not given (gradient "
+    "checkpointing, optimizer, loss, compile): llama-factory, hf, trl, torchtune, litgpt, axolotl, unsloth, "
+    "swift, deepspeed, megatron, torchtitan, llm-foundry, chatglm, glm4, pytorch or llmc "
+    "(gpuplan/data/frameworks.csv).")]
 
 
 def _duration(text: str, field: str) -> float:
@@ -288,7 +293,7 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
          epochs: float = 1.0, tokens: str | None = None, seq_len: int | None = None, prompt: int = 1024,
          output: int = 256, batch: int = 0, requests: str | None = None, rps: float = 0.0,
          ttft: str | None = None, tpot: str | None = None, quant: str | None = None, lora_rank: int = 16,
-         lora_targets: str = "all-linear", global_batch: int = 0) -> Any:
+         lora_targets: str = "all-linear", global_batch: int = 0, framework: str | None = None) -> Any:
     """Parse the human forms (10k, 1.4T, 2s, 50ms) and build the validated job."""
     from gpuplan.requests import make_job
     from gpuplan.units import parse_count
@@ -302,7 +307,7 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
                     requests=count(requests, "--requests"), rps=rps,
                     ttft_s=_duration(ttft, "--ttft") if ttft else None,
                     tpot_s=_duration(tpot, "--tpot") if tpot else None, quant=quant, lora_rank=lora_rank,
-                    lora_targets=lora_targets, global_batch=global_batch)
+                    lora_targets=lora_targets, global_batch=global_batch, framework=framework)
 
 
 # ---------------------------------------------------------------- estimate
@@ -321,14 +326,14 @@ def estimate(
     zero: Annotated[int, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard) over data parallelism.")] = 0,
     micro_batch: Annotated[int, typer.Option("--micro-batch", help="Sequences per GPU per micro-step.")] = 1,
     grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-steps per optimizer step.")] = 1,
-    recompute: Annotated[str, typer.Option(help="Activation recomputation: none, selective or full.")] = "none",
+    recompute: Annotated[str | None, typer.Option(help="Activation recomputation: none, selective or full "
+                                                       "(default: the --framework's default, else none).")] = None,
     precision: Annotated[str, typer.Option(help="auto (bf16 for adapters, bf16-mixed for full; fp16 on GPUs without "
                                                 "BF16), bf16-mixed, fp16-mixed, fp8-mixed, bf16 or fp32.")] = "auto",
-    optimizer: Annotated[str, typer.Option(help="adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, "
-                                                "sgd-momentum or adafactor.")
-                         ] = "adamw",
-    framework: Annotated[str, typer.Option(help="hf, pytorch, deepspeed, megatron, torchtitan, torchtune or llmc "
-                                                      "(llm.c).")] = "hf",
+    optimizer: Annotated[str | None, typer.Option(help="adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, "
+                                                       "sgd-momentum or adafactor (default: the --framework's "
+                                                       "default, else adamw).")] = None,
+    framework: FrameworkOpt = None,
     samples: SamplesOpt = None, tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = 1.0,
     tokens: TokensOpt = None, seq_len: SeqOpt = None,
     prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 0,
@@ -477,6 +482,7 @@ def plan_finetune(
     dataset_tokens: Annotated[str | None, typer.Option("--dataset-tokens", help="Tokens in the dataset "
                                                                                  "(instead of samples).")] = None,
     seq_len: SeqOpt = None, lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear",
+    framework: FrameworkOpt = None,
     quant: Annotated[str | None, typer.Option("--quant", help="Frozen-base format for P-tuning and LoRA: int4 or "
                                                               "int8 (weight-only), or a format such as nf4.")] = None,
     global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step "
@@ -500,7 +506,7 @@ def plan_finetune(
         check_hours_per_month(hours_per_month)
     job = _job("finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
-               quant=quant, global_batch=global_batch)
+               quant=quant, global_batch=global_batch, framework=framework)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
     _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
 
@@ -520,6 +526,7 @@ def plan_pretrain(
                                                                   "model's positions).")] = None,
     global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step (0: 4M tokens "
                                                                      "worth, as LLaMA).")] = 0,
+    framework: FrameworkOpt = None,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")] = 2048,
     budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
@@ -528,7 +535,7 @@ def plan_pretrain(
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
-    job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch)
+    job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 

@@ -53,7 +53,7 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
         return
     state = tr("fits") if e.fits else tr("does not fit")
     _show_breakdown(e.memory, f"{tr('Memory per GPU')}: {e.model.name} on {e.describe()} — {state} "
-                              f"({fmt_bytes(e.needed_bytes)} with {e.headroom:.0%} headroom of "
+                              f"({fmt_bytes(e.needed_bytes)} with a {e.margin:.0%} margin of "
                               f"{fmt_bytes(e.capacity_bytes)})", fmt_bytes)
     if not e.fits:
         hints = say("; ", "；").join(_fit_hints(e))
@@ -128,7 +128,7 @@ def _fit_hints(e: JobEstimate) -> list[str]:
         parts = e.memory.breakdown
         # what every step holds whatever the batch: recomputation and smaller micro-batches cannot help there
         states = sum(parts.get(k) for k in ("weights", "master_weights", "optimizer"))
-        if states * (1 + e.headroom) < e.capacity_bytes:
+        if states * (1 + e.margin) < e.capacity_bytes:
             if s.recompute == "none":
                 hints.append(say("try --recompute full", "试试 --recompute full"))
             if s.micro_batch > 1:

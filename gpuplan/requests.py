@@ -11,10 +11,10 @@ from dataclasses import replace
 
 from gpuplan.errors import InputError, check_choice, check_positive
 from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.types import (
-    FRAMEWORKS,
     KV_DTYPES,
     METHODS,
     OPTIMIZERS,
@@ -47,8 +47,10 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
              epochs: float = 1.0, tokens: float = 0.0, seq_len: int | None = None, prompt: int = 1024,
              output: int = 256, batch: int = 0, requests: float = 0.0, rps: float = 0.0,
              ttft_s: float | None = None, tpot_s: float | None = None, quant: str | None = None,
-             lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0) -> Job:
-    """A validated job; sequences default to the tokens per sample, at most 4,096."""
+             lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0,
+             framework: str | None = None) -> Job:
+    """A validated job; sequences default to the tokens per sample, at most 4,096; ``framework`` (training
+    only) names the framework whose defaults apply (data/frameworks.csv)."""
     check_choice("--task", task, TASKS)
     method = method.lower()
     check_choice("--method", method, METHODS)
@@ -56,7 +58,9 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     _check_applies(task, method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs, tokens=tokens,
                    seq_len=seq_len, prompt=prompt, output=output, batch=batch, requests=requests, rps=rps,
                    ttft_s=ttft_s, tpot_s=tpot_s, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
-                   global_batch=global_batch)
+                   global_batch=global_batch, framework=framework)
+    if framework is not None:
+        framework = get_framework(framework).framework
     for field, count in (("--batch", batch), ("--global-batch", global_batch)):  # 0: gpuplan chooses
         if count < 0:
             raise InputError(field, f"{count} is negative.", f"give a positive {field}, or 0 to let gpuplan choose.")
@@ -85,7 +89,7 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
                tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
                rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
                lora_targets=lora_targets, global_batch=global_batch,
-               base_quant=_base_quant(method, quant), seq_len_auto=seq_len is None)
+               base_quant=_base_quant(method, quant), seq_len_auto=seq_len is None, framework=framework)
 
 
 # Options that only mean something for some tasks or methods, with the value that means "not given". An option
@@ -97,7 +101,7 @@ _INFERENCE_ONLY: _Unset = (("--prompt", "prompt", 1024), ("--output", "output", 
                    ("--tpot", "tpot_s", None))
 _TRAINING_ONLY: _Unset = (("--samples", "samples", 0.0), ("--tokens-per-sample", "tokens_per_sample", 0.0),
                   ("--epochs", "epochs", 1.0), ("--tokens", "tokens", 0.0), ("--seq-len", "seq_len", None),
-                  ("--global-batch", "global_batch", 0))
+                  ("--global-batch", "global_batch", 0), ("--framework", "framework", None))
 _LORA_ONLY: _Unset = (("--lora-rank", "lora_rank", 16), ("--lora-targets", "lora_targets", "all-linear"))
 
 
@@ -151,27 +155,33 @@ def _base_quant(method: str, quant: str | None) -> str | None:
 
 
 def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 1, n_gpus: int | None = None,
-                    zero: int = 0, micro_batch: int = 1, grad_accum: int = 1, recompute: str = "none",
-                    precision: str = "auto", optimizer: str = "adamw", framework: str = "hf",
+                    zero: int = 0, micro_batch: int = 1, grad_accum: int = 1, recompute: str | None = None,
+                    precision: str = "auto", optimizer: str | None = None, framework: str | None = None,
                     prefix_len: int = 128, engine: str = "vllm", kv_dtype: str = "bf16") -> JobEstimate:
-    """Estimate ``job`` on one configuration given at the user's level (the ``estimate`` command)."""
+    """Estimate ``job`` on one configuration given at the user's level (the ``estimate`` command).
+
+    ``framework`` (a name of data/frameworks.csv) applies that framework's defaults for what is not given;
+    ``recompute`` and ``optimizer`` None mean the framework's default (none and adamw without one)."""
     job = job.for_model(m)
     for field, value in (("--tp", tp), ("--pp", pp), ("--micro-batch", micro_batch), ("--grad-accum", grad_accum),
                          ("--prefix-len", prefix_len), ("--n-gpus", n_gpus)):
         _positive(field, value)
     # every choice is checked whatever the task, so a typo never passes as "ignored"
-    check_choice("--recompute", recompute, RECOMPUTE)
-    check_choice("--optimizer", optimizer, OPTIMIZERS)
+    if recompute is not None:
+        check_choice("--recompute", recompute, RECOMPUTE)
+    if optimizer is not None:
+        check_choice("--optimizer", optimizer, OPTIMIZERS)
     check_choice("--zero", str(zero), ("0", "1", "2", "3"))
     if precision != "auto":
         check_choice("--precision", precision, PRECISIONS)
-    check_choice("--framework", framework, FRAMEWORKS)
+    if framework is not None:
+        framework = get_framework(framework).framework
     check_choice("--kv-dtype", kv_dtype, KV_DTYPES)
     engine = get_engine(engine).engine
     training_only: _Given = (
         ("--zero", zero, 0), ("--micro-batch", micro_batch, 1), ("--grad-accum", grad_accum, 1),
-        ("--recompute", recompute, "none"), ("--precision", precision, "auto"), ("--optimizer", optimizer, "adamw"),
-        ("--framework", framework, "hf"))
+        ("--recompute", recompute, None), ("--precision", precision, "auto"), ("--optimizer", optimizer, None),
+        ("--framework", framework, None))
     inference_only: _Given = (("--engine", engine, "vllm"), ("--kv-dtype", kv_dtype, "bf16"))
     if job.is_training:
         refuse_given(inference_only, FOR_INFERENCE, f"to --task {job.task}")
@@ -191,14 +201,16 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
 
 
 def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | None, zero: int, micro_batch: int,
-              grad_accum: int, recompute: str, precision: str, optimizer: str, framework: str,
+              grad_accum: int, recompute: str | None, precision: str, optimizer: str | None, framework: str | None,
               prefix_len: int) -> JobEstimate:
     n = n_gpus or tp * pp
     if n % (tp * pp):
         raise InputError("--n-gpus", f"{n} GPUs do not split into TP {tp} × PP {pp}.",
                          f"use a multiple of {tp * pp} GPUs.")
-    overrides: dict[str, object] = dict(grad_accum=grad_accum, optimizer=optimizer, framework=framework,
-                                        prefix_len=prefix_len)
+    overrides: dict[str, object] = dict(grad_accum=grad_accum, prefix_len=prefix_len)
+    if optimizer is not None:
+        overrides["optimizer"] = optimizer
+    job = replace(job, framework=framework)
     if precision != "auto":  # auto: what training_setup picks for the method and the GPU
         overrides["precision"] = precision
     dp = n // (tp * pp)

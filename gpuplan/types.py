@@ -393,6 +393,7 @@ class Job:
     lora_rank: int = 16
     lora_targets: str = "all-linear"
     base_quant: str | None = None
+    framework: str | None = None  # the training framework the user runs (its defaults apply); None: unstated
     seq_len_auto: bool = False  # seq_len was chosen, not given: it may be shortened to fit a model
 
     def for_model(self, m: ModelSpec) -> Job:

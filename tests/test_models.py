@@ -71,6 +71,8 @@ REMOTE_CODE_COUNTS = [
      "Qwen-7B-Chat GGUF metadata: 7,721,324,544 params (public file, repository not identified)"),
     ("Qwen-14B", 14e9, 0.02, "Qwen README model table: 14B (QwenLM/Qwen; public file, repository not identified)"),
     ("Qwen-72B", 72_287_920_128, 0.02, "Qwen-72B: 72,287,920,128 parameters (public file, repository not identified)"),
+    ("Kimi-K2", 1.0e12, 0.03, "MoonshotAI/Kimi-K2 README: '1 trillion total parameters' (rounded; the DeepseekV3 "
+     "class built from its config counts 1,026,408,209,408)"),
     ("Qwen-1.8B", 1.8e9, 0.028, "Qwen-1_8B model card: '1.8B' only, rounded to 0.1B, so ±2.8 % is the rounding "
      "itself (huggingface.co/Qwen/Qwen-1_8B)"),
 ]

@@ -164,7 +164,7 @@ def test_listings_are_the_cli_json(client: TestClient, cli: Cli, args: tuple[str
 
 def test_estimate_keys_for_training(client: TestClient) -> None:
     body = {"model": "ChatGLM2-6B", "task": "finetune", "method": "lora", "gpu": "RTX4090", "samples": "10k",
-            "tokens_per_sample": 1088, "precision": "bf16", "recompute": "full", "micro_batch": 4}
+            "tokens_per_sample": 1088, "precision": "bf16", "recompute": "full", "micro_batch": 1}
     e = _ok(client.post("/api/estimate", json=body))
     assert {"model", "gpu", "n_gpus", "config", "fits", "memory_needed_bytes", "memory_available_bytes",
             "headroom", "memory", "setup", "time"} <= set(e)
@@ -343,10 +343,16 @@ def test_request_enums_are_the_library_choices() -> None:
     pairs = [(web_models.Task, domain.TASKS), (web_models.Method, domain.METHODS),
              (web_models.Engine, domain.ENGINES), (web_models.Precision, domain.PRECISIONS),
              (web_models.Optimizer, domain.OPTIMIZERS), (web_models.Recompute, domain.RECOMPUTE),
-             (web_models.Framework, domain.FRAMEWORKS),
              (web_models.Objective, OBJECTIVES), (web_models.Currency, CURRENCIES)]
     for literal, choices in pairs:
         assert set(get_args(literal)) == set(choices), literal
+
+
+def test_an_unknown_framework_is_a_400_naming_the_field(client: TestClient) -> None:
+    body = {"model": "Qwen2.5-7B", "task": "finetune", "method": "lora", "gpu": "H100", "samples": "1k",
+            "tokens_per_sample": 512, "framework": "llamafactorx"}
+    r = client.post("/api/estimate", json=body)
+    assert r.status_code == 400 and "framework" in r.text and "llama-factory" in r.text
 
 
 def test_importing_the_web_package_does_no_io_and_needs_no_fastapi() -> None:

@@ -95,6 +95,8 @@ def _checkpoint_format(qc: Any) -> str | None:
     bits = qc.get("bits", qc.get("w_bit", 4))
     if method == "fp8":
         return "fp8"
+    if method == "mxfp4":  # gpt-oss: MoE experts in MXFP4, attention, router, embeddings and head in BF16
+        return "mxfp4"
     if method in ("awq", "gptq") and bits in (4, 8):
         return f"{method}-int{bits}" if (method, bits) != ("awq", 8) else None
     return None

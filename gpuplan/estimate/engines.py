@@ -54,15 +54,15 @@ def engine(name: str, field: str = "--engine") -> Engine:
 # "GPU installation" docs (NVIDIA compute capability 7.0 or newer; AMD Instinct MI200/MI300 on ROCm; Google TPU;
 # Intel Gaudi; Huawei Ascend through the vllm-ascend plugin); SGLang "Install" docs (NVIDIA, with RTX 20 / T4
 # needing an extra flag; AMD Instinct MI300-class; TPU; Ascend NPUs); TensorRT-LLM support matrix (NVIDIA
-# Ampere, Ada Lovelace, Hopper, Blackwell); llama.cpp backends (CUDA, HIP, Vulkan, SYCL, CANN; no TPU);
-# transformers runs wherever PyTorch does.
+# Ampere, Ada Lovelace, Hopper, Blackwell); llama.cpp backends (CUDA, HIP, Vulkan, SYCL, CANN, Metal on Apple
+# silicon; no TPU); transformers runs wherever PyTorch does (MPS on Apple silicon).
 NVIDIA_GENERATIONS = ("Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "Blackwell Ultra")
 _RUNS_ON: dict[str, dict[str, tuple[str, ...] | str | None]] = {
     "vllm": {"NVIDIA": "Volta", "AMD": ("CDNA 2", "CDNA 3", "CDNA 4"), "Google": None, "Intel": None, "Huawei": None},
     "sglang": {"NVIDIA": "Turing", "AMD": ("CDNA 3", "CDNA 4"), "Google": None, "Huawei": None},
     "trtllm": {"NVIDIA": "Ampere"},
-    "llamacpp": {"NVIDIA": None, "AMD": None, "Intel": None, "Huawei": None},
-    "hf": {"NVIDIA": None, "AMD": None, "Google": None, "Intel": None, "Huawei": None},
+    "llamacpp": {"NVIDIA": None, "AMD": None, "Intel": None, "Huawei": None, "Apple": None},
+    "hf": {"NVIDIA": None, "AMD": None, "Google": None, "Intel": None, "Huawei": None, "Apple": None},
 }
 
 

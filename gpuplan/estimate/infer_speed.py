@@ -56,12 +56,20 @@ def _eff(cal: Calibration, eng: Engine, name: str) -> float:
     return cal.get(f"{name}_{eng.engine}")
 
 
+def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
+    """Matmul FLOPs one token costs, with the routed experts' share weighted by 1/f_moe: a MoE layer runs many
+    small grouped GEMMs (each expert sees only the tokens routed to it) at a lower share of the peak than one
+    dense GEMM (Gale et al. 2023, MegaBlocks, sec. 3). Dense models: 2 × matmul parameters."""
+    experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0
+    return 2 * matmul_params(m) - experts + experts / _eff(cal, eng, "f_moe")
+
+
 def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
     """Seconds to prefill ``tokens`` prompt tokens (sequences of ``s.prompt_len``)."""
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt)
-    flops = tokens * (2 * matmul_params(m) + attention_flops_per_token(m, (s.prompt_len + 1) / 2))
+    flops = tokens * (gemm_flops_per_token(m, eng, cal) + attention_flops_per_token(m, (s.prompt_len + 1) / 2))
     compute = flops / (s.tp * peak * _eff(cal, eng, "eta_compute"))
     comm = _allreduce_seconds(m, gpu, s, tokens, cal)
     return compute + comm
@@ -99,7 +107,7 @@ def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, con
     peak, _ = compute_peak(gpu, fmt)
     bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory")
     gemm_memory = decode_weight_bytes(m, fmt, s, batch) / bandwidth
-    gemm_compute = batch * 2 * matmul_params(m) / s.tp / (peak * _eff(cal, eng, "eta_compute"))
+    gemm_compute = batch * gemm_flops_per_token(m, eng, cal) / s.tp / (peak * _eff(cal, eng, "eta_compute"))
     kv = batch * context * kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache)
     attention = kv / (_bandwidth(gpu) * _eff(cal, eng, "eta_kv"))
     comm = _allreduce_seconds(m, gpu, s, batch, cal)

@@ -15,15 +15,16 @@ from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import nvidia_generation, runs_on
+from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.infer_speed import Speed, max_batch, speed, speed_assumptions
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
-from gpuplan.estimate.result import Estimate
+from gpuplan.estimate.result import Assumption, Estimate
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Parallelism, TrainSetup
 from gpuplan.units import GiB, fmt_bytes
 
-DEFAULT_HEADROOM = 0.05  # keep 5 % of the GPU free: allocator fragmentation, stray buffers
+DEFAULT_HEADROOM = 0.05  # the margin where the memory estimate's class has no held-out band
 
 
 @dataclass(frozen=True)
@@ -39,15 +40,24 @@ class JobEstimate:
     time: Estimate | None  # training time, or the time of a batch-inference job
     speed: Speed | None
     replicas: int = 1
-    headroom: float = DEFAULT_HEADROOM
+    headroom: float | None = None  # least margin asked for; None: the held-out band alone decides
 
     @property
     def capacity_bytes(self) -> float:
         return self.gpu.memory_bytes
 
     @property
+    def margin(self) -> float:
+        """Share the memory estimate is raised by before it must fit: the upper end of its held-out band (p90 of
+        true ÷ estimated with each source predicted by a fit that never saw it) less 1 — so a "fits" holds for
+        nine in ten setups unlike any calibrated — and at least ``headroom`` when one is asked for."""
+        high = self.memory.band.held_high
+        base = max(0.0, high - 1.0) if high is not None else DEFAULT_HEADROOM
+        return max(base, self.headroom or 0.0)
+
+    @property
     def needed_bytes(self) -> float:
-        return self.memory.total * (1 + self.headroom)
+        return self.memory.total * (1 + self.margin)
 
     @property
     def kv_shortfall_bytes(self) -> float:
@@ -85,7 +95,7 @@ class JobEstimate:
         out: dict[str, Any] = {
             "model": self.model.name, "gpu": self.gpu.name, "n_gpus": self.n_gpus, "replicas": self.replicas,
             "config": self.describe(), "fits": self.fits, "memory_needed_bytes": self.needed_bytes,
-            "memory_available_bytes": self.capacity_bytes, "headroom": self.headroom,
+            "memory_available_bytes": self.capacity_bytes, "headroom": self.margin,
             "memory_shortfall_bytes": self.shortfall_bytes,
             "memory": self.memory.as_dict("total_bytes"), "setup": _setup_dict(self.setup),
         }
@@ -196,17 +206,20 @@ def _check_tp(m: ModelSpec, tp: int, field: str) -> None:
 
 
 def estimate_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration | None = None,
-                      headroom: float = DEFAULT_HEADROOM) -> JobEstimate:
+                      headroom: float | None = None) -> JobEstimate:
     check_training(m, gpu, job, s)
     cal = cal or fitted()
     mem = training_memory(m, s, cal)
+    if job.framework:
+        fw = get_framework(job.framework)
+        mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", fw.describe(), fw.source)))
     tokens = job.train_tokens
     time = train_time(m, gpu, s, tokens, cal) if tokens > 0 else None
     return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, time, None, 1, headroom)
 
 
 def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration | None = None,
-                       headroom: float = DEFAULT_HEADROOM) -> JobEstimate:
+                       headroom: float | None = None) -> JobEstimate:
     """Batch inference (``infer``) or steady serving (``serve``) on ``s.tp × s.pp`` GPUs per replica."""
     check_inference(m, gpu, s)
     cal = cal or fitted()
@@ -230,7 +243,7 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
 
 
 def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration,
-               headroom: float = DEFAULT_HEADROOM) -> int:
+               headroom: float | None = None) -> int:
     """The batch of a batch-inference job run with continuous batching: the most sequences the engine holds at
     once (its ``max_num_seqs`` and the KV cache), at most the job's requests; 1 without requests.
 
@@ -242,7 +255,7 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
 
 
-def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float,
+def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,
                   top: int) -> int:
     """The largest batch in 1..``top`` whose own memory (KV cache, prefill activations, logits) fits with the
     headroom; 0 when not even one sequence does. Memory grows with the batch, so a bisection finds it."""
@@ -265,7 +278,7 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
 
 
 def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal: Calibration,
-             headroom: float) -> JobEstimate:
+             headroom: float | None) -> JobEstimate:
     """Replicas needed to carry ``job.rps`` within the TTFT/TPOT targets: each replica runs the largest
     concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
     # what the engine holds: its cap and the KV cache at batch 1, then lowered until that batch itself fits
@@ -290,10 +303,12 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
     return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
 
 
-def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recompute: str = "none",
+def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recompute: str | None = None,
                    gpu: Gpu | None = None, **overrides: Any) -> TrainSetup:
     """A TrainSetup for ``job`` with gradient accumulation chosen to reach the job's global batch; on a
-    ``gpu`` without BF16 (Volta, Turing) the 16-bit format is FP16."""
+    ``gpu`` without BF16 (Volta, Turing) the 16-bit format is FP16. With ``job.framework`` its defaults apply
+    (stack, recomputation, optimizer, chunked loss, compilation) unless ``recompute``/``overrides`` say
+    otherwise; ``recompute`` None means the framework's default (none without a framework)."""
     global_batch = default_global_batch(job)
     if parallel.dp * micro_batch > global_batch:  # more sequences per step than the optimizer step holds
         raise InfeasibleError("--global-batch", f"{parallel.dp} data-parallel ranks × micro-batch {micro_batch} "
@@ -304,8 +319,13 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     # pretraining at scale runs on Megatron-LM/torchtitan-class stacks; fine-tuning on HF Trainer-class ones
     framework = "megatron" if job.task == "pretrain" else "hf"
     values: dict[str, Any] = dict(method=method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=accum,
-                                  recompute=recompute, lora_rank=job.lora_rank, lora_targets=job.lora_targets,
-                                  base_quant=job.base_quant, parallel=parallel, framework=framework)
+                                  recompute=recompute or "none", lora_rank=job.lora_rank,
+                                  lora_targets=job.lora_targets, base_quant=job.base_quant, parallel=parallel,
+                                  framework=framework)
+    if job.framework:
+        fw = get_framework(job.framework)
+        values.update(framework=fw.stack, recompute=recompute or fw.recompute, optimizer=fw.optimizer,
+                      chunked_loss=fw.chunked_loss, compiled=fw.compiled)
     half = "bf16" if gpu is None or gpu.supports_bf16 or gpu.vendor != "NVIDIA" else "fp16"
     if method in ("lora", "qlora", "ptuning"):
         values["precision"] = "bf16" if half == "bf16" else "fp16-mixed"
@@ -336,7 +356,7 @@ def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overri
 
 
 def memory_line(e: JobEstimate) -> str:
-    return (f"needs {fmt_bytes(e.needed_bytes)} per GPU (incl. {e.headroom:.0%} headroom) of "
+    return (f"needs {fmt_bytes(e.needed_bytes)} per GPU (incl. a {e.margin:.0%} margin: the held-out error band) of "
             f"{fmt_bytes(e.capacity_bytes)}")
 
 

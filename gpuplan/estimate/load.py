@@ -117,16 +117,18 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
 
 
 def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p: float, cap: int,
-           cal: Calibration, length_cv2: float = 0.0) -> LoadSpeed:
-    """Latencies at a known steady state (``rate`` arrivals/s, ``batch`` running sequences)."""
+           cal: Calibration, length_cv2: float = 0.0, others: float = 1.0) -> LoadSpeed:
+    """Latencies at a known steady state (``rate`` arrivals/s, ``batch`` running sequences); ``others`` is the
+    share of the prompt work that belongs to other requests and so stretches this one's decode steps (1 for
+    an open stream, (n − 1)/n for n closed-loop clients: a lone client's prefill never overlaps its decode)."""
     rho = min(rate * t_p, 0.999)
-    t_iter = _iteration(m, gpu, s, batch, rho, cal)
+    t_iter = _iteration(m, gpu, s, batch, rho * others, cal)
     chunk = get_engine(s.engine).max_batched_tokens or s.prompt_len
     n_chunks = math.ceil(s.prompt_len / chunk)
     decode_share = n_chunks * _iteration(m, gpu, s, batch, 0.0, cal)  # the decodes its prefill iterations carry
     wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
     service = t_p + decode_share + t_iter / 2
-    tpot_p99 = _iteration(m, gpu, s, min(float(cap), batch + Z99 * math.sqrt(batch)), rho, cal)
+    tpot_p99 = _iteration(m, gpu, s, min(float(cap), batch + Z99 * math.sqrt(batch)), rho * others, cal)
     return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service,
                      _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, tpot_p99, rate * s.output_len,
                      False, math.nan, cal.band("inference_latency"))
@@ -153,12 +155,13 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
     n = min(clients, cap)
     t_p = _prefill_one(m, gpu, s, cal)
     batch = float(n)
-    state = _state(m, gpu, s, 0.0, batch, t_p, cap, cal)
+    others = (n - 1) / n
+    state = _state(m, gpu, s, 0.0, batch, t_p, cap, cal, others=others)
     for _ in range(12):
         cycle = state.ttft_mean_s + s.output_len * state.tpot_mean_s
         rate = n / cycle
         batch = max(1.0, min(float(n), rate * s.output_len * state.tpot_mean_s))
-        state = _state(m, gpu, s, rate, batch, t_p, cap, cal)
+        state = _state(m, gpu, s, rate, batch, t_p, cap, cal, others=others)
     if clients > n:  # clients beyond the engine's cap wait in its queue for a free slot
         extra = (clients - n) / max(state.rate_per_s, 1e-12)
         state = replace(state, ttft_mean_s=state.ttft_mean_s + extra, ttft_p50_s=state.ttft_p50_s + extra,

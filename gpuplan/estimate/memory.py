@@ -46,6 +46,9 @@ def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1) -> 
     other_bytes = fmt.bytes_per_weight if fmt.scope == "all" else BYTES_16
     if fmt.name == "fp32":
         other_bytes = 4.0
+    if fmt.scope == "experts":  # MXFP4 checkpoints (gpt-oss): routed experts quantized, other linears 16-bit
+        experts = count_params(m).experts
+        return (experts * fmt.bytes_per_weight + (linear - experts) * BYTES_16) / (tp * pp) + other * BYTES_16 / tp
     return linear * fmt.bytes_per_weight / (tp * pp) + other * other_bytes / tp
 
 
@@ -256,8 +259,10 @@ def layer_activation_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> flo
 
 def _activation_scale(s: TrainSetup, cal: Calibration) -> float:
     # implementations differ in what they keep (fp32 norm inputs, attention masks, fused kernels): one
-    # fitted factor for Hugging Face modeling code, one for PyTorch-native stacks; torch.compile fuses more
-    family = "native" if s.framework in ("torchtune", "torchtitan", "megatron") else "hf"
+    # fitted factor for Hugging Face modeling code, one for the fused PyTorch-native stacks (torchtune,
+    # torchtitan, Megatron), one for plain PyTorch model code (LitGPT, nanoGPT); torch.compile fuses more
+    family = ("native" if s.framework in ("torchtune", "torchtitan", "megatron") else
+              "pytorch" if s.framework in ("pytorch", "llmc") else "hf")
     scale = cal.get(f"activation_scale_{family}")
     if s.compiled:
         scale *= cal.get("activation_compiled_factor")

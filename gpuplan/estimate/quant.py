@@ -11,7 +11,7 @@ from gpuplan.errors import InputError
 
 _COLUMNS = (
     Column("format", required=True), Column("bits_per_weight", "float", True, positive=True, max=64),
-    Column("scope", "enum", True, ("linear", "all")),
+    Column("scope", "enum", True, ("linear", "all", "experts")),
     Column("compute", "enum", True, ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
@@ -25,7 +25,7 @@ _ALIASES = {"awq": "awq-int4", "gptq": "gptq-int4", "nf4": "bnb-nf4-dq", "qlora"
 class WeightFormat:
     name: str
     bits_per_weight: float
-    scope: str  # linear: only the linear layers are stored this way; all: every tensor (GGUF)
+    scope: str  # linear: only the linear layers are stored this way; all: every tensor (GGUF); experts: routed experts
     compute: str  # the dtype the matmuls run in
     source: str
 

@@ -1,6 +1,6 @@
 """From a job to ranked GPU + offer choices.
 
-enumerate GPU types × counts × parallel layouts → keep what fits (with headroom) → estimate time →
+enumerate GPU types × counts × parallel layouts → keep what fits (with the held-out error margin) → estimate time →
 match offers (and free platforms) → cost each (price × billed time + storage + spot overhead) → rank by
 cost, time or value → Pareto front → explain the pick. When nothing fits, say by how much and price the
 cheapest changes that would make it fit.
@@ -19,7 +19,6 @@ from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InfeasibleError, InputError, check_choice
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.job import (
-    DEFAULT_HEADROOM,
     JobEstimate,
     estimate_inference,
     estimate_training,
@@ -56,7 +55,7 @@ class Constraints:
     quant: str | None = None
     objective: str = "cost"
     top: int = 10
-    headroom: float = DEFAULT_HEADROOM
+    headroom: float | None = None  # least memory margin; None: each estimate's held-out band
     platforms: bool = True
     spot_overhead: float = SPOT_OVERHEAD
 
@@ -68,7 +67,7 @@ class Constraints:
             raise InputError("--budget", "the budget must be positive.", "give an amount such as 500USD.")
         if self.deadline_s is not None and self.deadline_s <= 0:
             raise InputError("--deadline", "the deadline must be in the future.", "give a duration such as 2d.")
-        if not 0 <= self.headroom < 0.5:
+        if self.headroom is not None and not 0 <= self.headroom < 0.5:
             raise InputError("--headroom", f"{self.headroom:.0%} headroom is out of range.", "use 0 to 0.5.")
 
 
@@ -206,7 +205,8 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
     best: JobEstimate | None = None
     closest: JobEstimate | None = None
     for par in _training_layouts(m, n, job):
-        for recompute in ("none", "full"):
+        # the framework the user runs fixes recomputation (its default); without one, try both
+        for recompute in ((None,) if job.framework else ("none", "full")):
             for mb in (8, 4, 2, 1):
                 try:
                     setup = training_setup(job, par, mb, recompute, gpu=gpu)
@@ -398,9 +398,18 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
 TIME_TIE = math.log(1.01)
 
 
-def _key(c: Constraints) -> Any:
-    if c.objective == "time":  # times within ~1 % are a tie (estimates are not that precise): the cheaper wins
-        return lambda x: (round(math.log(max(x.calendar_seconds or x.seconds, 1e-9)) / TIME_TIE), x.cost.total)
+def _key(c: Constraints, cands: list[Candidate]) -> Any:
+    if c.objective == "time" and cands:
+        # times within 1 % of the fastest are a tie (estimates are not that precise): the cheaper wins; slower
+        # plans fall in 1 % steps from the fastest (steps counted from it, so two plans 0.1 % apart never straddle
+        # a step boundary at the top)
+        fastest = min(max(x.calendar_seconds or x.seconds, 1e-9) for x in cands)
+
+        def steps(x: Candidate) -> float:
+            s = math.log(max(x.calendar_seconds or x.seconds, 1e-9) / fastest) / TIME_TIE
+            return math.floor(s + 1e-9) if math.isfinite(s) else math.inf
+
+        return lambda x: (steps(x), x.cost.total)
     if c.objective == "value":
         return lambda x: (x.value_score, x.cost.total)
     return lambda x: (x.cost.total, x.calendar_seconds or x.seconds)
@@ -441,7 +450,7 @@ def explain(ranked: list[Candidate], c: Constraints) -> str:
     e = a.estimate
     runner = next((x for x in ranked[1:] if (x.estimate.gpu.name, x.where) != (e.gpu.name, a.where)), None)
     n = {"pick": a.label(), "need": fmt_bytes(e.needed_bytes), "have": fmt_bytes(e.capacity_bytes),
-         "headroom": f"{e.headroom:.0%}", "cost": fmt_money(a.cost.total, a.cost.currency),
+         "headroom": f"{e.margin:.0%}", "cost": fmt_money(a.cost.total, a.cost.currency),
          "time": fmt_seconds(a.calendar_seconds or a.seconds),
          "rate": fmt_money(hourly_price_of(a), a.cost.currency) if a.offer else ""}
     zh = lang() == "zh"
@@ -472,8 +481,8 @@ def _explain_en(a: Candidate, n: dict[str, str], c: Constraints) -> str:
              f"takes {n['time']} and costs {n['cost']}")
     k = a.cost.instances
     rate = (f" at {n['rate']}/h" + (f" per instance × {k} instances" if k > 1 else "")) if n["rate"] else ""
-    return (f"{n['pick']} is the {what} choice: the job needs {n['need']} per GPU (with {n['headroom']} headroom) "
-            f"of {n['have']}, {spend}{rate}.")
+    return (f"{n['pick']} is the {what} choice: the job needs {n['need']} per GPU (with a {n['headroom']} "
+            f"error margin) of {n['have']}, {spend}{rate}.")
 
 
 def _explain_zh(a: Candidate, n: dict[str, str], c: Constraints) -> str:
@@ -481,7 +490,7 @@ def _explain_zh(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     spend = (f"每小时 {n['cost']}" if a.estimate.job.task == "serve" else f"用时 {n['time']}，费用 {n['cost']}")
     k = a.cost.instances
     rate = (f"（单价 {n['rate']}/小时" + (f"/台 × {k} 台" if k > 1 else "") + "）") if n["rate"] else ""
-    return (f"{what}的方案是 {n['pick']}：每卡需要 {n['need']} 显存（含 {n['headroom']} 余量），"
+    return (f"{what}的方案是 {n['pick']}：每卡需要 {n['need']} 显存（含 {n['headroom']} 误差余量），"
             f"可用 {n['have']}；{spend}{rate}。")
 
 
@@ -509,7 +518,7 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     for e in estimates:
         cands += _price(catalog, e, c, offers, cal)
     cands = [x for x in cands if _within_limits(x, c)]
-    ranked = sorted(cands, key=_key(c))
+    ranked = sorted(cands, key=_key(c, cands))
     top = _distinct(ranked, c.top)
     free = []
     if c.platforms and job.task in ("finetune", "infer") and c.spot is not True:
@@ -665,8 +674,9 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
 
 def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
     return [
-        {"name": "memory headroom", "value": f"the estimate × {1 + c.headroom:g} must fit the GPU",
-         "source": "allocator fragmentation and stray buffers"},
+        {"name": "memory margin", "value": "the estimate × (1 + margin) must fit the GPU, the margin being the "
+         "upper end of its held-out error band" + (f", at least {c.headroom:.0%}" if c.headroom else ""),
+         "source": "held-out bands in gpuplan/data/fitted/params.json (docs/accuracy.md)"},
         {"name": "spot overhead", "value": f"+{c.spot_overhead:.0%} run time; serving plans use no spot unless "
                                           "--spot", "source": "gpuplan.plan.costing"},
         {"name": "start-up", "value": "5 min + weights downloaded at 500 MB/s, billed with each run",

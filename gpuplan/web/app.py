@@ -209,7 +209,8 @@ def count(value: float | str | None, field: str) -> float:
 
 def job_from(req: JobFields, task: str, **extra: Any) -> Job:
     """The :class:`Job` the CLI's options make (``gpuplan.requests.make_job``), from request fields."""
-    sizes = {"prompt": req.prompt, "output": req.output, "batch": req.batch}
+    sizes: dict[str, Any] = {"prompt": req.prompt, "output": req.output, "batch": req.batch,
+                             "framework": req.framework}
     return make_job(task, method=req.method or "full", samples=count(req.samples, "samples"),
                     tokens_per_sample=count(req.tokens_per_sample, "tokens_per_sample"), epochs=req.epochs,
                     tokens=count(req.tokens, "tokens"), requests=count(req.requests, "requests"),

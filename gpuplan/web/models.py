@@ -19,7 +19,6 @@ Engine = Literal["hf", "vllm", "sglang", "trtllm", "llamacpp"]
 Precision = Literal["bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32"]
 Optimizer = Literal["adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor"]
 Recompute = Literal["none", "selective", "full"]
-Framework = Literal["hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune", "llmc"]
 LoraTargets = Literal["all-linear", "attention", "qv", "mlp"]
 KvDtype = Literal["bf16", "fp16", "fp8"]
 Market = Literal["cn", "global"]
@@ -62,6 +61,8 @@ class JobFields(_Request):
     requests: Count | None = None
     quant: str | None = Field(None, min_length=1)
     engine: Engine = "vllm"
+    framework: str | None = Field(None, min_length=1, max_length=64,
+                                  description="Training framework whose defaults apply (gpuplan/data/frameworks.csv).")
 
 
 class EstimateRequest(JobFields):
@@ -75,10 +76,9 @@ class EstimateRequest(JobFields):
     zero: Literal[0, 1, 2, 3] = 0
     micro_batch: PositiveInt = 1
     grad_accum: PositiveInt = 1
-    recompute: Recompute = "none"
+    recompute: Recompute | None = None  # None: the framework's default (none without one)
     precision: Precision | Literal["auto"] = "auto"
-    optimizer: Optimizer = "adamw"
-    framework: Framework = "hf"
+    optimizer: Optimizer | None = None  # None: the framework's default (adamw without one)
     kv_dtype: KvDtype = "bf16"
     # the defaults of `gpuplan estimate`
     method: Method = "full"

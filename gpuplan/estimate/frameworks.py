@@ -1,0 +1,75 @@
+"""Training frameworks and the defaults they apply when a run does not state them, from ``data/frameworks.csv``.
+
+A published run (or a user's job) that says "LLaMA-Factory, LoRA" without more runs with LLaMA-Factory's
+defaults — gradient checkpointing on, for one — not with none of them. Each row names the framework's
+efficiency class (which fitted utilisation and memory family applies), its default activation recomputation,
+sequence packing, optimizer, micro-batch and fused/chunked loss, each with the code or docs it was read from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from gpuplan.catalog.csvload import Column, read_table
+from gpuplan.catalog.store import BUNDLED_DIR
+from gpuplan.errors import InputError
+from gpuplan.types import FRAMEWORKS, OPTIMIZERS, RECOMPUTE
+
+_COLUMNS = (
+    Column("framework", required=True), Column("name", required=True),
+    Column("stack", "enum", True, FRAMEWORKS),
+    Column("recompute", "enum", True, RECOMPUTE), Column("packing", "bool", True),
+    Column("optimizer", "enum", True, OPTIMIZERS), Column("micro_batch", "int", min=1),
+    Column("chunked_loss", "bool", True), Column("compiled", "bool", True),
+    Column("source", required=True), Column("as_of", "date", True), Column("notes"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Framework:
+    """A training framework's defaults (``stack``: the efficiency class gpuplan's fit distinguishes)."""
+
+    framework: str
+    name: str
+    stack: str
+    recompute: str
+    packing: bool
+    optimizer: str
+    micro_batch: int | None
+    chunked_loss: bool
+    compiled: bool
+    source: str
+
+    def describe(self) -> str:
+        checkpointing = {"none": "no activation recomputation", "full": "gradient checkpointing on",
+                         "selective": "selective recomputation"}[self.recompute]
+        return (f"{self.name} defaults: {checkpointing}, {'packed' if self.packing else 'unpacked'} sequences, "
+                f"{self.optimizer}" + (", chunked loss" if self.chunked_loss else "")
+                + (", torch.compile" if self.compiled else ""))
+
+
+@cache
+def frameworks() -> dict[str, Framework]:
+    rows = read_table(BUNDLED_DIR / "frameworks.csv", _COLUMNS, ["framework"], "gpuplan/data/frameworks.csv")
+    return {r.values["framework"]: Framework(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
+            for r in rows}
+
+
+_ALIASES = {"llamafactory": "llama-factory", "llama_factory": "llama-factory", "hf-trainer": "hf",
+            "transformers": "hf", "peft": "hf", "huggingface": "hf", "megatron-lm": "megatron", "nemo": "megatron",
+            "foundry": "llm-foundry", "llmfoundry": "llm-foundry", "llm.c": "llmc", "glm": "chatglm"}
+
+
+def framework(name: str, field: str = "--framework") -> Framework:
+    """The framework called ``name`` (case-insensitive, common spellings accepted)."""
+    table = frameworks()
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in table:
+        raise InputError(field, f"unknown framework '{name}'.", "use one of: " + ", ".join(sorted(table)) + ".")
+    return table[key]
+
+
+def framework_names() -> tuple[str, ...]:
+    return tuple(sorted(frameworks()))

@@ -1,0 +1,150 @@
+"""Serving under load (queueing on top of the per-iteration roofline), framework defaults, and the parts and
+formats added for machines people own (Apple silicon, MXFP4 checkpoints)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from conftest import run_cli
+
+from gpuplan.catalog import Catalog
+from gpuplan.errors import InputError
+from gpuplan.estimate.frameworks import framework, frameworks
+from gpuplan.estimate.infer_speed import latency
+from gpuplan.estimate.job import training_setup
+from gpuplan.estimate.load import at_concurrency, at_rate, capacity
+from gpuplan.estimate.memory import inference_memory
+from gpuplan.requests import estimate_config, make_job
+from gpuplan.types import FRAMEWORKS, InferSetup, Parallelism
+
+SETUP = InferSetup(engine="vllm", prompt_len=1000, output_len=300)
+
+
+@pytest.fixture
+def llama8b_h100(catalog: Catalog):  # type: ignore[no-untyped-def]
+    return catalog.model("Llama-3.1-8B"), catalog.gpu("H100")
+
+
+# ---------------------------------------------------------------- load
+
+
+def test_latency_grows_with_the_arrival_rate_and_saturates_past_capacity(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    m, g = llama8b_h100
+    limit = capacity(m, g, SETUP)
+    low, mid = at_rate(m, g, SETUP, 0.1 * limit), at_rate(m, g, SETUP, 0.8 * limit)
+    assert low.ttft_mean_s < mid.ttft_mean_s and low.tpot_mean_s < mid.tpot_mean_s
+    assert low.ttft_p99_s >= low.ttft_p50_s and mid.tpot_p99_s >= mid.tpot_mean_s
+    over = at_rate(m, g, SETUP, 1.5 * limit)
+    assert over.saturated and math.isinf(over.ttft_mean_s)
+    assert over.output_tokens_per_s == pytest.approx(limit * SETUP.output_len)
+
+
+def test_steady_state_obeys_littles_law(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # sequences in decode = arrival rate × time each spends decoding (O iterations of TPOT)
+    m, g = llama8b_h100
+    s = at_rate(m, g, SETUP, 5.0)
+    assert s.batch == pytest.approx(5.0 * SETUP.output_len * s.tpot_mean_s, rel=1e-3)
+    assert s.output_tokens_per_s == pytest.approx(5.0 * 300)
+
+
+def test_one_closed_loop_client_sees_batch_one_speed(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    m, g = llama8b_h100
+    one = at_concurrency(m, g, SETUP, 1)
+    alone = latency(m, g, SETUP)
+    assert one.tpot_mean_s == pytest.approx(alone.extra["tpot_s"], rel=0.02)
+    assert one.batch == pytest.approx(1.0, abs=0.05)
+
+
+def test_clients_beyond_the_engine_cap_wait_for_a_slot(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    m, g = llama8b_h100
+    at_cap, beyond = at_concurrency(m, g, SETUP, 256), at_concurrency(m, g, SETUP, 1024)
+    assert beyond.output_tokens_per_s == pytest.approx(at_cap.output_tokens_per_s, rel=0.01)
+    # 768 clients more, served at the same rate: each waits about 768 / rate longer for its first token
+    assert beyond.ttft_mean_s - at_cap.ttft_mean_s == pytest.approx(768 / at_cap.rate_per_s, rel=0.05)
+
+
+# ---------------------------------------------------------------- frameworks
+
+
+def test_every_framework_row_names_a_stack_gpuplan_models_and_a_source() -> None:
+    for fw in frameworks().values():
+        assert fw.stack in FRAMEWORKS and fw.source.strip(), fw.framework
+
+
+def test_llama_factory_checkpoints_gradients_unless_told_otherwise(catalog: Catalog) -> None:
+    job = make_job("finetune", method="lora", samples=1000, tokens_per_sample=1024, framework="LLaMA-Factory")
+    assert job.framework == "llama-factory"
+    setup = training_setup(job, Parallelism(), 1)
+    assert setup.recompute == framework("llama-factory").recompute == "full"
+    assert training_setup(job, Parallelism(), 1, "none").recompute == "none"  # an explicit choice wins
+
+
+def test_framework_default_lowers_the_memory_estimate(catalog: Catalog) -> None:
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("A100-80GB")
+    job = make_job("finetune", method="lora", samples=1000, tokens_per_sample=2048)
+    plain = estimate_config(m, g, job, micro_batch=4)
+    factory = estimate_config(m, g, job, micro_batch=4, framework="llama-factory")
+    assert factory.memory.breakdown.get("activations") < 0.5 * plain.memory.breakdown.get("activations")
+    assert any(a.name == "framework" and "LLaMA-Factory" in a.value for a in factory.memory.assumptions)
+
+
+def test_framework_is_refused_for_inference_and_unknown_names_are_named(catalog: Catalog) -> None:
+    with pytest.raises(InputError, match="--framework applies to training"):
+        make_job("infer", requests=10, framework="trl")
+    with pytest.raises(InputError) as info:
+        make_job("finetune", samples=10, tokens_per_sample=10, framework="llamafactorx")
+    assert info.value.field == "--framework" and "llama-factory" in info.value.fix
+
+
+def test_plan_cli_takes_a_framework() -> None:
+    out = run_cli("plan", "finetune", "Qwen2.5-7B", "--method", "lora", "--samples", "2k", "--tokens-per-sample",
+                  "1024", "--framework", "llama-factory", "--top", "1", "--json")
+    data = json.loads(out.stdout)
+    assert data["pick"]["estimate"]["setup"]["recompute"] == "full"
+
+
+# ---------------------------------------------------------------- parts and formats
+
+
+def test_gpt_oss_120b_in_its_mxfp4_checkpoint_fits_one_80gb_gpu(catalog: Catalog) -> None:
+    # openai/gpt-oss README: "gpt-oss-120b ... fits into a single 80GB GPU (like NVIDIA H100)"
+    m, g = catalog.model("gpt-oss-120b"), catalog.gpu("H100")
+    mem = inference_memory(m, g, InferSetup(engine="vllm", weight_format="mxfp4", prompt_len=1024, output_len=256))
+    assert 55 * 2**30 < mem.breakdown.get("weights") < 66 * 2**30
+    assert mem.total < g.memory_bytes
+
+
+def test_apple_silicon_decodes_at_its_unified_memory_bandwidth(catalog: Catalog) -> None:
+    # batch-1 decode is memory-bound: the M2 Ultra (800 GB/s) decodes faster than the M2 Max (400 GB/s), but
+    # by less than the bandwidth ratio, since the per-step kernel-launch overhead does not shrink with it
+    m = catalog.model("Llama-3.1-8B")
+    s = InferSetup(engine="llamacpp", weight_format="gguf-q4_k_m", prompt_len=512, output_len=128)
+    ultra, max_ = (latency(m, catalog.gpu(n), s).extra["tpot_s"] for n in ("M2-Ultra", "M2-Max"))
+    assert 1.3 < max_ / ultra < 2.0
+    assert catalog.gpu("M2-Max").memory_bytes < 96 * 1e9  # the GPU's default share of unified memory
+
+
+# ---------------------------------------------------------------- fits: the held-out band, not a fixed 5 %
+
+
+def test_fits_means_the_upper_end_of_the_held_out_band_fits(catalog: Catalog) -> None:
+    from gpuplan.estimate.calibration import fitted
+
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("A100-80GB")
+    e = estimate_config(m, g, make_job("finetune", method="lora", samples=100, tokens_per_sample=1024))
+    high = fitted().held_out_bands["training_memory"][1]
+    assert e.margin == pytest.approx(max(0.0, high - 1))
+    assert e.needed_bytes == pytest.approx(e.memory.total * high if high > 1 else e.memory.total)
+    assert e.as_dict()["headroom"] == pytest.approx(e.margin)
+
+
+def test_the_framework_option_help_names_every_framework_in_the_data() -> None:
+    import re
+
+    from gpuplan.cli import FrameworkOpt
+
+    help_text = FrameworkOpt.__metadata__[0].help
+    listed = set(re.findall(r"[a-z0-9][a-z0-9.-]*", help_text.split(":", 1)[1].split("(")[0])) - {"or"}
+    assert listed == set(frameworks()), "keep --framework's help in step with gpuplan/data/frameworks.csv"
