@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from gpuplan.errors import GpuplanError
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.frameworks import Framework, framework
 from gpuplan.estimate.memory import training_memory
+from gpuplan.estimate.params import count_params
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import ModelSpec, Parallelism, TrainSetup
 
@@ -130,10 +132,14 @@ def _mpt_benchmark(row: dict[str, str], seq_len: int) -> ModelSpec | None:
     if not (hidden and layers and heads and vocab):
         return None
     learned = "learned position" in row["notes"].lower()
-    return ModelSpec(name=row["model"], model_type="mpt", n_layers=layers, hidden=hidden, n_heads=heads,
+    spec = ModelSpec(name=row["model"], model_type="mpt", n_layers=layers, hidden=hidden, n_heads=heads,
                      n_kv_heads=heads, head_dim=hidden // heads, ffn_hidden=_int(row["ffn_hidden"]) or 4 * hidden,
                      vocab=vocab, gated_mlp=False, tied_embeddings=True, max_positions=seq_len,
                      positional="learned" if learned else "alibi", learned_positions=seq_len if learned else 0)
+    # the benchmark yamls keep MPT's default biases (no_bias false): biased linears and LayerNorms, which is
+    # what the row's published parameter count (NumParams) says — 11 hidden-sized vectors per layer more
+    biased = replace(spec, qkv_bias=True, out_bias=True, mlp_bias=True, norm_bias=True)
+    return biased if _int(row["n_params"]) == count_params(biased).total else spec
 
 
 # ---------------------------------------------------------------- pretraining

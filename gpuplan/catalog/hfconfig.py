@@ -310,10 +310,13 @@ def _falcon(cfg: Config, name: str) -> ModelSpec:
 def _mpt(cfg: Config, name: str) -> ModelSpec:
     d_model = _int(cfg["d_model"])
     attn = cfg.get("attn_config") or {}
-    if cfg.get("no_bias", True) is False:
-        raise ValueError("MPT with biases (no_bias=false) is not supported")
+    biased = cfg.get("no_bias", True) is False  # llm-foundry's default: biased linears and LayerNorms
+    learned = not attn.get("alibi", True)
     spec = _base(cfg, name, gated_mlp=False, ffn_hidden=_int(cfg.get("expansion_ratio", 4)) * d_model,
-                 tied_embeddings=True, positional="alibi" if attn.get("alibi", True) else "learned")
+                 tied_embeddings=True, positional="learned" if learned else "alibi",
+                 qkv_bias=biased, out_bias=biased, mlp_bias=biased, norm_bias=biased)
+    if learned:  # MPT without ALiBi learns a position table of max_seq_len rows (wpe)
+        spec.update(learned_positions=spec["max_positions"])
     return ModelSpec(**spec)
 
 

@@ -1,0 +1,76 @@
+"""Calibration rows mapped from their columns (bench/calib_rows.py, bench/calib.py): shapes rebuilt from a row
+match the count the source publishes, unstated conditions take the framework's default and are not fitted on,
+and the fit caps how much one source weighs."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+from calib import Case, all_cases  # noqa: E402
+from calib_rows import _finetune_case, _int, _mpt_benchmark  # noqa: E402
+from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
+
+from gpuplan.catalog import Catalog  # noqa: E402
+from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
+from gpuplan.estimate.params import count_params  # noqa: E402
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    with (BENCH / "calibration" / name).open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[Case]:
+    return all_cases()[0]
+
+
+def test_mpt_benchmark_shapes_count_what_llm_foundry_publishes() -> None:
+    # llm-foundry's benchmark table prints NumParams for every configuration (it grows with the sequence
+    # length: learned positions); the rebuilt shape must count exactly that, biases included
+    rows = [r for r in _rows("training_more.csv") if r["source_group"] == "llm-foundry-mpt-bench"]
+    assert len(rows) > 400
+    for r in rows:
+        spec = _mpt_benchmark(r, _int(r["seq_len"]) or 0)
+        assert spec is not None and count_params(spec).total == int(r["n_params"]), r["id"]
+
+
+def test_an_mpt_config_with_biases_is_read_not_refused() -> None:
+    base = {"model_type": "mpt", "d_model": 512, "n_heads": 8, "n_layers": 4, "vocab_size": 1000,
+            "max_seq_len": 256, "expansion_ratio": 4}
+    plain = count_params(parse_config(base, "mpt")).total
+    biased = count_params(parse_config({**base, "no_bias": False}, "mpt")).total
+    # per layer: q,k,v (3h) + out (h) + up (4h) + down (h) biases and two LayerNorm biases (2h); + the final norm
+    assert biased - plain == (11 * 4 + 1) * 512
+
+
+def test_an_unstated_condition_takes_the_framework_default_and_is_not_fitted_on(catalog: Catalog) -> None:
+    mapped = ((r, _finetune_case(catalog, r)[0]) for r in _rows("finetune_more.csv")
+              if r["grad_checkpointing"] in ("yes", "no"))
+    row, stated = next((r, c) for r, c in mapped if c is not None and c.fit)
+    unstated, _ = _finetune_case(catalog, {**row, "grad_checkpointing": "unstated"})
+    assert unstated is not None and not stated.assume
+    assert not unstated.fit and "default" in unstated.assume
+
+
+def test_a_fit_counts_at_most_forty_rows_of_one_source_per_class(cases: list[Case]) -> None:
+    used = fit_rows(cases)
+    per: dict[tuple[str, str], int] = {}
+    for c in used:
+        per[(c.group, c.cls)] = per.get((c.group, c.cls), 0) + 1
+        assert c.fit
+    assert max(per.values()) == FIT_ROWS_PER_SOURCE
+    assert sum(1 for c in cases if c.group == "GPUStack performance lab") > 10 * FIT_ROWS_PER_SOURCE
+
+
+def test_every_new_row_names_its_source_group(cases: list[Case]) -> None:
+    for c in cases:
+        if c.id.startswith(("srv-", "lcp-", "ftm-", "trm-")):
+            assert c.group and not c.group.startswith(("srv", "lcp", "ftm", "trm")), c.id
