@@ -478,7 +478,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             "quantity": field_name, "per_gpu": False, "rate": rate, "clients": clients}
     return Case(id=row["id"], cls=cls, measured=measured, predict=pred, source=row["source"], describe=describe,
                 group=_group(row["id"], row), assume=assume, resolution=resolution(row["value"]),
-                rate=cls == "serving_throughput", meta=meta, fit=not (isl_mean or osl_mean)), ""
+                rate=cls == "serving_throughput", meta=meta), ""
 
 
 def _float(text: str) -> float | None:

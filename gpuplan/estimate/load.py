@@ -20,8 +20,8 @@ A closed loop of N clients is the same system with rate = N / (TTFT + O × TPOT)
 
 No parameter here is fitted: the per-iteration physics is :mod:`gpuplan.estimate.infer_speed`'s, whose
 efficiencies ``bench/fit.py`` fits; this module adds only queueing theory. When the rate exceeds what the
-configuration serves (ρ ≥ 1 or B beyond the KV cache / engine cap) the answer says saturated and gives the
-capacity instead of a latency.
+configuration serves (ρ ≥ 1 or B beyond the KV cache / engine cap) the answer says saturated: TTFT is unbounded
+(the queue grows), TPOT is that of the engine running flat out, and the throughput is the capacity.
 """
 
 from __future__ import annotations
@@ -110,9 +110,14 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
     rho = rate * t_p
     batch = _steady_batch(m, gpu, s, rate, rho, cap, cal) if cap >= 1 and rho < 1 else None
     if batch is None:
+        # overloaded: the queue grows without bound (TTFT is unbounded), while the engine runs flat out — as
+        # many sequences as it holds, admitting prompts at the rate it serves them — so TPOT stays finite
         limit = capacity(m, gpu, s, cal)
-        return LoadSpeed(rate, float(cap), min(rho, 1.0), math.inf, math.inf, math.inf, math.inf, math.inf,
-                         limit * s.output_len, True, limit, cal.band("inference_latency"))
+        full = float(max(cap, 1))
+        busy = min(limit * t_p, 0.999)
+        tpot = _iteration(m, gpu, s, full, busy, cal)
+        return LoadSpeed(rate, full, busy, math.inf, math.inf, math.inf, tpot, tpot, limit * s.output_len, True,
+                         limit, cal.band("inference_latency"))
     return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2)
 
 
