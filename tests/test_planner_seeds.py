@@ -1,4 +1,4 @@
-"""The seed scenarios (/work/shared/seeds, README) as planner results on the bundled catalog — each is what
+"""The seed scenarios (the two documents gpuplan grew from, README) as planner results on the bundled catalog — each is what
 the estimators and the data give, not a special case in the code.
 
 Sources of the reference figures are beside each table row or in the test's comment.
