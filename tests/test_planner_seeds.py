@@ -1,5 +1,5 @@
-"""The seed scenarios (the two documents gpuplan grew from, README) as planner results on the bundled catalog — each is what
-the estimators and the data give, not a special case in the code.
+"""The seed scenarios (the documents gpuplan grew from, README) as planner results on the bundled catalog — each
+is what the estimators and the data give, not a special case in the code.
 
 Sources of the reference figures are beside each table row or in the test's comment.
 """
