@@ -331,18 +331,10 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, "variable request lengths (ShareGPT) without a stated mean"
     if engine is None:
         return None, f"engine '{row['engine']}' is not one gpuplan models"
-    preset = _preset_for(cat, row["model"])
-    if preset is None:
-        return None, f"model '{row['model']}' is not a preset"
-    prec = _precision(row["precision"])
-    if prec is None:
-        return None, f"precision '{row['precision']}' not mapped"
-    try:
-        gpu = cat.gpu(row.get("gpu_spec_name") or row["gpu"])
-    except Exception:
-        return None, f"GPU '{row.get('gpu_spec_name') or row['gpu']}' is not in the catalog"
-    if not gpu.memory_bandwidth_bytes_per_s:
-        return None, f"memory bandwidth of {gpu.name} is not in the catalog"
+    found = _speed_inputs(cat, row)
+    if isinstance(found, str):
+        return None, found
+    preset, prec, gpu = found
     tp = _int(row["tp"]) or 1
     (isl, means), (osl, _) = _length(row["isl"]), _length(row["osl"])
     if isl is None or osl is None:
@@ -444,18 +436,10 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, "Poisson arrivals without a stated rate"
     if scenario == "concurrency" and not clients:
         return None, "closed loop without a stated number of clients"
-    preset = _preset_for(cat, row["model"])
-    if preset is None:
-        return None, f"model '{row['model']}' is not a preset"
-    prec = _precision(row["precision"])
-    if prec is None:
-        return None, f"precision '{row['precision']}' not mapped"
-    try:
-        gpu = cat.gpu(row.get("gpu_spec_name") or row["gpu"])
-    except Exception:
-        return None, f"GPU '{row.get('gpu_spec_name') or row['gpu']}' is not in the catalog"
-    if not gpu.memory_bandwidth_bytes_per_s:
-        return None, f"memory bandwidth of {gpu.name} is not in the catalog"
+    found = _speed_inputs(cat, row)
+    if isinstance(found, str):
+        return None, found
+    preset, prec, gpu = found
     tp = _int(row["tp"]) or 1
     kv = "fp8" if prec[1] == "fp8" else "bf16" if prec[1] == "bf16" else "fp16"
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
@@ -487,6 +471,23 @@ def _float(text: str) -> float | None:
     except (TypeError, ValueError):
         return None
     return value if math.isfinite(value) and value > 0 else None
+
+
+def _speed_inputs(cat: Any, row: dict[str, str]) -> tuple[str, tuple[str, str], Any] | str:
+    """A speed row's preset, (weight format, activation dtype) and catalog GPU, or why it cannot be mapped."""
+    preset = _preset_for(cat, row["model"])
+    if preset is None:
+        return f"model '{row['model']}' is not a preset"
+    prec = _precision(row["precision"])
+    if prec is None:
+        return f"precision '{row['precision']}' not mapped"
+    try:
+        gpu = cat.gpu(row.get("gpu_spec_name") or row["gpu"])
+    except Exception:
+        return f"GPU '{row.get('gpu_spec_name') or row['gpu']}' is not in the catalog"
+    if not gpu.memory_bandwidth_bytes_per_s:
+        return f"memory bandwidth of {gpu.name} is not in the catalog"
+    return preset, prec, gpu
 
 
 def _speed_quantity(metric: str, offline: bool) -> str:
