@@ -178,6 +178,22 @@ def _brace_match(rid: str, pattern: str) -> bool:
     return any(fnmatch.fnmatch(rid, pattern[: m.start()] + alt + pattern[m.end():]) for alt in m.group(1).split(","))
 
 
+def training_memory_predictor(model: ModelSpec, setup: TrainSetup, measure: str) -> Callable[[Calibration], float]:
+    """gpuplan's training memory as the row measured it: ``reserved`` (PyTorch's pool: no CUDA context),
+    ``active`` (allocated: no context, no allocator slack), ``weights``, or the whole device."""
+    def predict(cal: Calibration) -> float:
+        est = training_memory(model, setup, cal)
+        if measure == "reserved":
+            return est.total - est.breakdown.get("overhead")
+        if measure == "active":
+            return est.total - est.breakdown.get("overhead") - est.breakdown.get("allocator_slack")
+        if measure == "weights":
+            return est.breakdown.get("weights")
+        return est.total
+
+    return predict
+
+
 def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults: dict[str, Any]) -> Case:
     model = _model(cat, spec["model"])
     gpu = cat.gpu(spec["gpu"])
@@ -194,17 +210,7 @@ def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults
         measured = _memory_value(row)
         bound = {"device_upper_bound": "upper", "device_lower_bound": "lower"}.get(measure, "")
 
-        def predict_mem(cal: Calibration, m=model, s=setup, how=measure) -> float:
-            est = training_memory(m, s, cal)
-            if how == "reserved":
-                return est.total - est.breakdown.get("overhead")
-            if how == "active":
-                return est.total - est.breakdown.get("overhead") - est.breakdown.get("allocator_slack")
-            if how == "weights":
-                return est.breakdown.get("weights")
-            return est.total
-
-        return Case(cls=cls, measured=measured, predict=predict_mem, bound=bound,
+        return Case(cls=cls, measured=measured, predict=training_memory_predictor(model, setup, measure), bound=bound,
                     meta={**inputs, "measure": measure}, **common)
     cls = ("finetune_time" if not kind.startswith("pretrain") else
            "pretrain_gpu_hours" if measure in ("gpu_hours", "seconds") else "pretrain_throughput")

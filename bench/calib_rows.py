@@ -15,12 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from calib import Case, Unmapped, _group, _memory_value, _preset_for, resolution
+from calib import Case, Unmapped, _group, _memory_value, _preset_for, resolution, training_memory_predictor
 
 from gpuplan.errors import GpuplanError
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.frameworks import Framework, framework
-from gpuplan.estimate.memory import training_memory
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import ModelSpec, Parallelism, TrainSetup
@@ -203,12 +202,8 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     meta = {"model_name": model.name, "model": model, "gpu": gpu, "setup": setup}
     if metric.startswith("peak_mem"):
         measured = float(row["value"]) * (2**30 if metric.endswith("gib") else 1e9)
-
-        def pred_mem(cal: Calibration, m: ModelSpec = model, s: TrainSetup = setup) -> float:
-            est = training_memory(m, s, cal)
-            return est.total - est.breakdown.get("overhead")
-
-        return Case(cls="pretrain_memory", measured=measured, predict=pred_mem, meta={**meta, "measure": "reserved"},
+        return Case(cls="pretrain_memory", measured=measured,
+                    predict=training_memory_predictor(model, setup, "reserved"), meta={**meta, "measure": "reserved"},
                     **common), ""
     tokens = 1e9
     if metric == "gpu_hours":
@@ -314,17 +309,8 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         how = {"torch_allocated": "active", "torch_reserved": "reserved"}.get(counter, "device")
         # predicted and reported, not fitted on (FIT_MEMORY): see the module docstring
         stated = FIT_MEMORY and stated and counter in ("torch_allocated", "torch_reserved", "nvidia_smi")
-
-        def pred_mem(cal: Calibration, m: ModelSpec = model, s: TrainSetup = setup, h: str = how) -> float:
-            est = training_memory(m, s, cal)
-            if h == "reserved":
-                return est.total - est.breakdown.get("overhead")
-            if h == "active":
-                return est.total - est.breakdown.get("overhead") - est.breakdown.get("allocator_slack")
-            return est.total
-
-        return Case(cls="finetune_memory", measured=measured, predict=pred_mem, meta={**meta, "measure": how},
-                    fit=stated, **common), ""
+        return Case(cls="finetune_memory", measured=measured, predict=training_memory_predictor(model, setup, how),
+                    meta={**meta, "measure": how}, fit=stated, **common), ""
     per_sample = _tokens_per_sample(row, seq)
     if per_sample is None:
         return None, "tokens per sample not stated (and sequences are not packed to the sequence length)"

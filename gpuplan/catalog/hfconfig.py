@@ -480,8 +480,8 @@ def _llama4(cfg: Config, name: str) -> ModelSpec:
     chunk = cfg.get("attention_chunk_size")
     rope_layers = cfg.get("no_rope_layers")
     if chunk and isinstance(rope_layers, list):  # 1 = a RoPE layer, which attends within its chunk
-        spec.update(sliding_window=_int(chunk), n_sliding_layers=sum(1 for x in rope_layers if x))
-    spec["notes"] = ("chunked local attention counted as a sliding window of attention_chunk_size",)
+        spec.update(sliding_window=_int(chunk), n_sliding_layers=sum(1 for x in rope_layers if x),
+                    notes=("chunked local attention counted as a sliding window of attention_chunk_size",))
     return ModelSpec(**spec)
 
 
@@ -501,7 +501,7 @@ def _glm4_moe(cfg: Config, name: str) -> ModelSpec:
 
 
 _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
-    "gpt_oss": _gpt_oss, "llama4_text": _llama4, "glm4_moe": _glm4_moe, "kimi_k2": lambda c, n: _deepseek(c, n),
+    "gpt_oss": _gpt_oss, "llama4_text": _llama4, "glm4_moe": _glm4_moe, "kimi_k2": _deepseek,
     "llama": _llama_like, "mistral": _llama_like, "yi": _llama_like, "smollm3": _llama_like,
     "baichuan": _llama_like, "internlm2": _llama_like, "qwen2": _qwen2, "qwen2_moe": _qwen2, "qwen3": _qwen2,
     "qwen3_moe": _qwen2, "mixtral": _mixtral, "gemma": _gemma, "gemma2": _gemma, "gemma3_text": _gemma,

@@ -69,7 +69,3 @@ def framework(name: str, field: str = "--framework") -> Framework:
     if key not in table:
         raise InputError(field, f"unknown framework '{name}'.", "use one of: " + ", ".join(sorted(table)) + ".")
     return table[key]
-
-
-def framework_names() -> tuple[str, ...]:
-    return tuple(sorted(frameworks()))
