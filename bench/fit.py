@@ -217,11 +217,12 @@ FIT_ROWS_PER_SOURCE = 40
 
 
 def fit_rows(cases: list[Case]) -> list[Case]:
-    """The rows a fit uses: those whose conditions are stated (``Case.fit``), at most FIT_ROWS_PER_SOURCE of
-    each (source group, class), a fixed spread over the group's rows."""
+    """The rows a fit uses: those whose conditions are stated (``Case.fit``) and that are not kept for the bands
+    only (``meta["fit_on"]`` False), at most FIT_ROWS_PER_SOURCE of each (source group, class), a fixed spread
+    over the group's rows."""
     by: dict[tuple[str, str], list[Case]] = {}
     for c in cases:
-        if c.fit:
+        if c.fit and c.meta.get("fit_on", True):
             by.setdefault((c.group, c.cls), []).append(c)
     out: list[Case] = []
     for rows in by.values():

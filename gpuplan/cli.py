@@ -276,7 +276,7 @@ TargetsOpt = Annotated[str, typer.Option("--lora-targets", help="all-linear, att
 FrameworkOpt = Annotated[str | None, typer.Option(
     "--framework", help="Training framework whose defaults apply where options are not given (gradient "
     "checkpointing, optimizer, loss, compile): llama-factory, hf, trl, torchtune, litgpt, axolotl, unsloth, "
-    "swift, deepspeed, megatron, torchtitan, llm-foundry, chatglm, glm4, pytorch or llmc "
+    "swift, deepspeed, megatron, torchtitan, llm-foundry, chatglm, glm4, qwen, pytorch or llmc "
     "(gpuplan/data/frameworks.csv).")]
 
 

@@ -92,6 +92,18 @@ def test_framework_default_lowers_the_memory_estimate(catalog: Catalog) -> None:
     assert any(a.name == "framework" and "LLaMA-Factory" in a.value for a in factory.memory.assumptions)
 
 
+def test_a_full_fine_tune_in_ms_swift_keeps_bf16_states_where_llama_factory_upcasts(catalog: Catalog) -> None:
+    # ms-swift's benchmark ran a full fine-tune of Qwen-7B on one A100-80GB (73.4 GiB); LLaMA-Factory upcasts
+    # trainable parameters to fp32 (16 bytes per parameter with Adam), which cannot fit 7.7 B parameters there
+    m, g = catalog.model("Qwen-7B"), catalog.gpu("A100-80GB")
+    job = make_job("finetune", method="full", samples=1000, tokens_per_sample=2048)
+    swift = estimate_config(m, g, job, micro_batch=1, framework="swift")
+    factory = estimate_config(m, g, job, micro_batch=1, framework="llama-factory")
+    assert swift.memory.total < swift.capacity_bytes < factory.memory.total
+    assert any(a.name == "framework" and "pure bf16" in a.value for a in swift.memory.assumptions)
+    assert not any("pure bf16" in a.value for a in factory.memory.assumptions)
+
+
 def test_framework_is_refused_for_inference_and_unknown_names_are_named(catalog: Catalog) -> None:
     with pytest.raises(InputError, match="--framework applies to training"):
         make_job("infer", requests=10, framework="trl")

@@ -3,7 +3,8 @@
 A published run (or a user's job) that says "LLaMA-Factory, LoRA" without more runs with LLaMA-Factory's
 defaults — gradient checkpointing on, for one — not with none of them. Each row names the framework's
 efficiency class (which fitted utilisation and memory family applies), its default activation recomputation,
-sequence packing, optimizer, micro-batch and fused/chunked loss, each with the code or docs it was read from.
+sequence packing, optimizer, micro-batch, fused/chunked loss and the precision of a full fine-tune (fp32 master
+and optimizer states, or the model's bf16 throughout), each with the code or docs it was read from.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from functools import cache
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
-from gpuplan.types import FRAMEWORKS, OPTIMIZERS, RECOMPUTE
+from gpuplan.types import FRAMEWORKS, OPTIMIZERS, PRECISIONS, RECOMPUTE
 
 _COLUMNS = (
     Column("framework", required=True), Column("name", required=True),
@@ -22,6 +23,7 @@ _COLUMNS = (
     Column("recompute", "enum", True, RECOMPUTE), Column("packing", "bool", True),
     Column("optimizer", "enum", True, OPTIMIZERS), Column("micro_batch", "int", min=1),
     Column("chunked_loss", "bool", True), Column("compiled", "bool", True),
+    Column("full_precision", "enum", True, PRECISIONS),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -39,6 +41,7 @@ class Framework:
     micro_batch: int | None
     chunked_loss: bool
     compiled: bool
+    full_precision: str  # a full fine-tune's precision: bf16-mixed keeps fp32 weights/states, bf16 does not
     source: str
 
     def describe(self) -> str:
@@ -46,7 +49,8 @@ class Framework:
                          "selective": "selective recomputation"}[self.recompute]
         return (f"{self.name} defaults: {checkpointing}, {'packed' if self.packing else 'unpacked'} sequences, "
                 f"{self.optimizer}" + (", chunked loss" if self.chunked_loss else "")
-                + (", torch.compile" if self.compiled else ""))
+                + (", torch.compile" if self.compiled else "")
+                + (", full fine-tuning in pure bf16 (no fp32 master or states)" if self.full_precision == "bf16" else ""))
 
 
 @cache

@@ -307,7 +307,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
                    gpu: Gpu | None = None, **overrides: Any) -> TrainSetup:
     """A TrainSetup for ``job`` with gradient accumulation chosen to reach the job's global batch; on a
     ``gpu`` without BF16 (Volta, Turing) the 16-bit format is FP16. With ``job.framework`` its defaults apply
-    (stack, recomputation, optimizer, chunked loss, compilation) unless ``recompute``/``overrides`` say
+    (stack, recomputation, optimizer, chunked loss, compilation, a full fine-tune's precision) unless ``recompute``/``overrides`` say
     otherwise; ``recompute`` None means the framework's default (none without a framework)."""
     global_batch = default_global_batch(job)
     if parallel.dp * micro_batch > global_batch:  # more sequences per step than the optimizer step holds
@@ -331,6 +331,8 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
         values["precision"] = "bf16" if half == "bf16" else "fp16-mixed"
     elif half == "fp16":
         values["precision"] = "fp16-mixed"
+    elif job.framework:
+        values["precision"] = get_framework(job.framework).full_precision
     values.update(overrides)
     return TrainSetup(**values)
 
