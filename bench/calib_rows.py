@@ -230,8 +230,11 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 # ---------------------------------------------------------------- fine-tuning
 
 _METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "ptuning": "ptuning", "freeze": "freeze"}
-_TARGETS = (("all", "all-linear"), ("q,v", "qv"), ("q_proj,v_proj", "qv"), ("qv", "qv"), ("attention", "attention"),
-            ("mlp", "mlp"))
+# module names of the adapted linears, as sources write them (Llama, Qwen v1, Baichuan, GLM, GPT-2 styles)
+_ATTENTION_MODULES = {"q", "k", "v", "o", "q_proj", "k_proj", "v_proj", "o_proj", "c_attn", "w_pack",
+                      "query_key_value", "qkv_proj", "wqkv", "attention", "attn"}
+_MLP_MODULES = {"gate_proj", "up_proj", "down_proj", "w1", "w2", "w3", "c_fc", "mlp", "dense_h_to_4h",
+                "dense_4h_to_h", "fc1", "fc2", "gate_up_proj"}
 
 
 def finetune_more_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
@@ -257,14 +260,36 @@ def _finetune_parallel(text: str, n: int, zero: int) -> Parallelism:
     return Parallelism(dp=n, zero=zero if n > 1 else 0)
 
 
+def _base_format(text: str, method: str) -> str | None:
+    """The frozen base's weight format (data/quant_formats.csv) a row names; None for a 16-bit base, "" for a
+    format gpuplan does not model. QLoRA without a stated type is bitsandbytes NF4 (Dettmers et al. 2023)."""
+    q = text.lower()
+    if not q.strip():
+        return "bnb-nf4" if method == "qlora" else None
+    if "aqlm" in q or "2bit" in q:
+        return ""
+    if "gptq" in q:
+        return "gptq-int8" if "int8" in q else "gptq-int4"
+    if "awq" in q:
+        return "awq-int4"
+    if "int8" in q:
+        return "bnb-int8" if "bnb" in q or "bitsandbytes" in q else "int8-wo"
+    if "4-bit" in q or "int4" in q or "nf4" in q or "q4" in q:
+        return "bnb-nf4-dq" if "double" in q or "nested" in q else "bnb-nf4"
+    return "bnb-nf4" if method == "qlora" else None
+
+
 def _targets(text: str) -> str:
-    low = text.lower().replace(" ", "")
-    for key, value in _TARGETS:
-        if key in low:
-            return value
-    if "k_proj" in low and "o_proj" in low and "gate" not in low:
-        return "attention"
-    return "all-linear" if ("gate" in low or "up_proj" in low) else "qv"
+    """gpuplan's LoRA target set nearest to the modules a row names (fused QKV counts as attention)."""
+    names = set(re.findall(r"[a-z0-9_]+", text.lower()))
+    if names & {"all", "all_linear", "linear"} or "all-linear" in text.lower():
+        return "all-linear"
+    attention, mlp = names & _ATTENTION_MODULES, names & _MLP_MODULES
+    if attention and mlp:
+        return "all-linear"
+    if mlp:
+        return "mlp"
+    return "qv" if not attention or attention <= {"q", "v", "q_proj", "v_proj"} else "attention"
 
 
 def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
@@ -290,9 +315,9 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     launcher = (framework_of(row["framework_version"]) if fw.stack == "deepspeed" else None) or fw
     recompute, assumed = _recompute(row["grad_checkpointing"], launcher)
     zero = _int(row["zero_stage"]) or 0
-    quant = row["quant_base"].lower()
-    base = ("bnb-nf4-dq" if "double" in quant or "dq" in quant else "bnb-nf4") if method == "qlora" else (
-        "int8-wo" if "int8" in quant else "int4-wo" if "int4" in quant else None)
+    base = _base_format(row["quant_base"], method)
+    if base == "":
+        return None, f"quantized base '{row['quant_base'][:40]}' is not a format gpuplan models"
     optimizer = row["optimizer"].lower()
     opt = ("paged-adamw-8bit" if "paged" in optimizer and "8" in optimizer else "adamw-8bit" if "8bit" in optimizer
            or "8-bit" in optimizer else "paged-adamw" if "paged" in optimizer else "sgd" if "sgd" in optimizer
@@ -304,7 +329,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, "LoRA that also trains the embedding and output layer (modules_to_save) is not modelled"
     if method in ("lora", "qlora"):
         values.update(lora_rank=_int(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]))
-    if base and method != "qlora":
+    if base:
         values["base_quant"] = base
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
         "bf16" if method in ("lora", "qlora", "ptuning") else "bf16-mixed")

@@ -76,6 +76,18 @@ class Gpu:
         return max(half, self.fp32_flops_per_s or 0.0)
 
     @property
+    def fp16_acc16_flops_per_s(self) -> float:
+        """FP16 tensor rate with FP16 accumulation (what a GEMM in cuBLAS's CUBLAS_COMPUTE_16F mode gets).
+        GeForce parts run FP32 accumulation at half the FP16-accumulate rate, so there it is twice
+        ``fp16_tflops`` (NVIDIA Ampere GA102 whitepaper, table 2: RTX 3090 FP16 tensor 142 TFLOPS with FP16
+        accumulate, 71 with FP32; Ada Lovelace whitepaper, appendix A: RTX 4090 330.3 vs 165.2); datacenter and
+        workstation parts run both at the full rate."""
+        half = self.half_flops_per_s
+        if self.vendor == "NVIDIA" and self.segment == "consumer" and self.fp16_flops_per_s:
+            return max(half, 2 * self.fp16_flops_per_s)
+        return half
+
+    @property
     def supports_bf16(self) -> bool:
         return self.bf16_flops_per_s is not None
 

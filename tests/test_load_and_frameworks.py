@@ -122,6 +122,21 @@ def test_plan_cli_takes_a_framework() -> None:
 # ---------------------------------------------------------------- parts and formats
 
 
+def test_llama_cpp_prefill_on_geforce_runs_at_the_fp16_accumulate_rate(catalog: Catalog) -> None:
+    # llama.cpp's cuBLAS GEMMs accumulate in FP16; GeForce parts run FP32 accumulation (what PyTorch and vLLM
+    # use) at half that rate, datacenter parts of the same chip run both at full rate (Ada whitepaper: RTX 4090
+    # 330.3 TFLOPS FP16 accumulate, 165.2 FP32 accumulate)
+    from gpuplan.estimate.engines import engine
+    from gpuplan.estimate.infer_speed import compute_peak
+    from gpuplan.estimate.quant import weight_format
+
+    fp16 = weight_format("fp16")
+    geforce, datacenter = catalog.gpu("RTX4090"), catalog.gpu("L40S")
+    assert compute_peak(geforce, fp16, engine("llamacpp"))[0] == pytest.approx(330.3e12, rel=0.01)
+    assert compute_peak(geforce, fp16, engine("vllm"))[0] == pytest.approx(165.2e12, rel=0.01)
+    assert compute_peak(datacenter, fp16, engine("llamacpp"))[0] == compute_peak(datacenter, fp16, engine("vllm"))[0]
+
+
 def test_gpt_oss_120b_in_its_mxfp4_checkpoint_fits_one_80gb_gpu(catalog: Catalog) -> None:
     # openai/gpt-oss README: "gpt-oss-120b ... fits into a single 80GB GPU (like NVIDIA H100)"
     m, g = catalog.model("gpt-oss-120b"), catalog.gpu("H100")

@@ -16,6 +16,7 @@ _COLUMNS = (
     Column("kv_share_of", "enum", False, ("total", "free")),
     Column("max_num_seqs", "int", min=1), Column("max_batched_tokens", "int", min=1),
     Column("kv_block_tokens", "int", True, min=1), Column("mla_latent_cache", "bool", True),
+    Column("half_accumulate", "bool", True),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -31,6 +32,7 @@ class Engine:
     max_batched_tokens: int | None
     kv_block_tokens: int
     mla_latent_cache: bool
+    half_accumulate: bool  # 16-bit GEMMs accumulate in FP16 (full tensor rate on GeForce parts)
     source: str
 
 

@@ -50,7 +50,8 @@ class Framework:
         return (f"{self.name} defaults: {checkpointing}, {'packed' if self.packing else 'unpacked'} sequences, "
                 f"{self.optimizer}" + (", chunked loss" if self.chunked_loss else "")
                 + (", torch.compile" if self.compiled else "")
-                + (", full fine-tuning in pure bf16 (no fp32 master or states)" if self.full_precision == "bf16" else ""))
+                + (", full fine-tuning in pure bf16 (no fp32 master or states)"
+                   if self.full_precision == "bf16" else ""))
 
 
 @cache

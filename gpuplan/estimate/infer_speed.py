@@ -44,11 +44,15 @@ class Speed:
     band: Band | None = None  # of TTFT and TPOT (inference_latency, true/estimated)
 
 
-def compute_peak(gpu: Gpu, fmt: WeightFormat) -> tuple[float, str]:
-    """Tensor peak for the format's matmuls; falls back to 16-bit where the part lacks the path."""
+def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None) -> tuple[float, str]:
+    """Tensor peak for the format's matmuls; falls back to 16-bit where the part lacks the path. An engine
+    whose 16-bit GEMMs accumulate in FP16 (llama.cpp) gets that rate, twice the FP32-accumulate one on GeForce
+    parts (:attr:`Gpu.fp16_acc16_flops_per_s`)."""
     rate = gpu.peak_flops_per_s(fmt.compute) if fmt.compute in ("fp8", "int8", "fp4") else None
     if rate:
         return rate, fmt.compute
+    if eng is not None and eng.half_accumulate and gpu.fp16_flops_per_s:
+        return gpu.fp16_acc16_flops_per_s, "fp16 (fp16 accumulate)"
     return gpu.half_flops_per_s, "bf16" if gpu.supports_bf16 else "fp16"
 
 
@@ -68,7 +72,7 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     """Seconds to prefill ``tokens`` prompt tokens (sequences of ``s.prompt_len``)."""
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
-    peak, _ = compute_peak(gpu, fmt)
+    peak, _ = compute_peak(gpu, fmt, eng)
     flops = tokens * (gemm_flops_per_token(m, eng, cal) + attention_flops_per_token(m, (s.prompt_len + 1) / 2))
     compute = flops / (s.tp * peak * _eff(cal, eng, "eta_compute"))
     comm = _allreduce_seconds(m, gpu, s, tokens, cal)
@@ -104,7 +108,7 @@ def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, con
     kernel, so its time adds)."""
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
-    peak, _ = compute_peak(gpu, fmt)
+    peak, _ = compute_peak(gpu, fmt, eng)
     bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory")
     gemm_memory = decode_weight_bytes(m, fmt, s, batch) / bandwidth
     gemm_compute = batch * gemm_flops_per_token(m, eng, cal) / s.tp / (peak * _eff(cal, eng, "eta_compute"))
@@ -186,7 +190,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
     """What a speed estimate rests on: the engine's fitted efficiencies, the part's peaks, the batch and
     what bounds the decode step."""
     eng = get_engine(s.engine)
-    peak, dtype = compute_peak(gpu, weight_format(s.weight_format))
+    peak, dtype = compute_peak(gpu, weight_format(s.weight_format), eng)
     return (
         Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory'):.0%} of bandwidth, "
                    f"compute {_eff(cal, eng, 'eta_compute'):.0%} of peak, "

@@ -307,8 +307,9 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
                    gpu: Gpu | None = None, **overrides: Any) -> TrainSetup:
     """A TrainSetup for ``job`` with gradient accumulation chosen to reach the job's global batch; on a
     ``gpu`` without BF16 (Volta, Turing) the 16-bit format is FP16. With ``job.framework`` its defaults apply
-    (stack, recomputation, optimizer, chunked loss, compilation, a full fine-tune's precision) unless ``recompute``/``overrides`` say
-    otherwise; ``recompute`` None means the framework's default (none without a framework)."""
+    (stack, recomputation, optimizer, chunked loss, compilation, a full fine-tune's precision) unless
+    ``recompute``/``overrides`` say otherwise; ``recompute`` None means the framework's default (none without a
+    framework)."""
     global_batch = default_global_batch(job)
     if parallel.dp * micro_batch > global_batch:  # more sequences per step than the optimizer step holds
         raise InfeasibleError("--global-batch", f"{parallel.dp} data-parallel ranks × micro-batch {micro_batch} "
