@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
+import typer.core
 
 from gpuplan import i18n
-from gpuplan.errors import GpuplanError, InputError, check_choice, check_positive
+from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
@@ -29,6 +30,46 @@ app = typer.Typer(
 @dataclass
 class Options:
     catalog_dirs: tuple[str, ...] = ()
+    noticed: bool = False  # the notice of replaced bundled rows was printed
+
+
+# Exit status of every command (docs/cli.md lists them): scripts tell "nothing fits" from "you typed it wrong".
+EXIT_CODES = {0: "success (also the help)", 1: "no plan fits the job and its constraints; the output says why",
+              2: "the input is wrong (an option, argument, file or catalog row); the message names it and the fix",
+              3: "an internal error: a bug in gpuplan (please report it with the command line)",
+              130: "interrupted (Ctrl-C)"}
+
+
+class RangedCommand(typer.core.TyperCommand):
+    """A command whose numeric options are checked against :data:`gpuplan.requests.RANGES` before it runs (one
+    table for the CLI and the HTTP API), and whose help states each range."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from gpuplan.requests import RANGES
+
+        super().__init__(*args, **kwargs)
+        for param in self.params:  # text options with a range (--deadline 3d) are checked where they are parsed
+            if isinstance(param, typer.core.TyperOption) and param.opts[0] in RANGES:
+                param.help = f"{param.help or ''} Range: {RANGES[param.opts[0]].text()}.".strip()
+
+    def invoke(self, ctx: Any) -> Any:
+        from gpuplan.requests import check_range
+
+        for param in self.params:
+            if _range_of(param) is not None:
+                check_range(param.opts[0], ctx.params.get(param.name or ""))
+        return super().invoke(ctx)
+
+
+def _range_of(param: Any) -> Any:
+    """The range of an int or float option (None for other parameters); an unlisted one is a bug (a test
+    checks that every numeric option has a range)."""
+    from gpuplan.requests import RANGES
+
+    kind = getattr(getattr(param, "type_descriptor", None), "annotation", None)  # typer's own parameter types
+    if param.param_type_name != "option" or kind not in (int, float):
+        return None
+    return RANGES[param.opts[0]]
 
 
 CatalogOpt = Annotated[list[str] | None, typer.Option(
@@ -52,7 +93,28 @@ def _catalog(ctx: typer.Context) -> Any:
     from gpuplan.catalog import load_catalog
 
     opts: Options = ctx.obj or Options()
-    return load_catalog(opts.catalog_dirs)
+    cat = load_catalog(opts.catalog_dirs)
+    if cat.replaced and not opts.noticed:
+        opts.noticed = True
+        typer.echo(replaced_notice(cat.replaced), err=True)
+    return cat
+
+
+def replaced_notice(replaced: tuple[str, ...], shown: int = 20) -> str:
+    """``note: …`` naming the bundled rows a user catalog replaces (the first ``shown`` of them)."""
+    more = f"; and {len(replaced) - shown} more" if len(replaced) > shown else ""
+    return (f"note: your catalog replaces {len(replaced)} bundled row(s): " + "; ".join(replaced[:shown]) + more
+            + ".")
+
+
+def _min_memory(text: str | None) -> float | None:
+    from gpuplan.requests import check_range
+
+    if text is None:
+        return None
+    n_bytes = parse_bytes(text, "--min-memory")
+    check_range("--min-memory", n_bytes, f"'{text}'")
+    return n_bytes
 
 
 def _fmt(json_out: bool, csv_out: bool) -> str:
@@ -68,7 +130,7 @@ def _num(digits: int = 0, suffix: str = "") -> Any:
 # ---------------------------------------------------------------- gpus
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def gpus(
     ctx: typer.Context,
     market: Annotated[str | None, typer.Option(help="cn: parts legally sold or offered in mainland China.")] = None,
@@ -88,7 +150,7 @@ def gpus(
     check_choice("--segment", segment, ("datacenter", "workstation", "consumer", "tpu", "npu"))
     cat = _catalog(ctx)
     found = list_gpus(cat, market=market, vendor=vendor, segment=segment, sort=sort,
-                      min_memory_bytes=parse_bytes(min_memory, "--min-memory") if min_memory else None)
+                      min_memory_bytes=_min_memory(min_memory))
     rows = [gpu_row(g) for g in found]
     narrow = [  # fits 100 columns; --wide adds the descriptive ones (JSON and CSV always carry every field)
         Col(tr("GPU"), "name"), Col(tr("Vendor"), "vendor"),
@@ -112,7 +174,7 @@ def gpus(
 # ---------------------------------------------------------------- offers
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def offers(
     ctx: typer.Context,
     gpu: Annotated[list[str] | None, typer.Option(
@@ -132,7 +194,6 @@ def offers(
     from gpuplan.units import parse_currency
 
     check_choice("--market", market, ("cn", "global"))
-    check_positive("--min-gpus", min_gpus)
     cur = parse_currency(currency, "--currency") if currency else None
     cat = _catalog(ctx)
     views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=cur, spot=spot,
@@ -170,7 +231,7 @@ def _plain_count(v: Any) -> str:
 # ---------------------------------------------------------------- models
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def models(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="Part of a name, repository or family (e.g. qwen, 70b).")] = "",
@@ -190,7 +251,7 @@ def models(
     emit(rows, cols, _fmt(json_out, csv_out), f"{tr('Model presets')} ({len(rows)})")
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def model(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Preset name, path to a config.json (or its folder), or a Hub id "
@@ -220,7 +281,7 @@ def model(
 # ---------------------------------------------------------------- platforms
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
               json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
     """List free and cheap notebook platforms (Kaggle, Colab, AutoDL, ...) with their quotas."""
@@ -281,12 +342,14 @@ FrameworkOpt = Annotated[str | None, typer.Option(
 
 
 def _duration(text: str, field: str) -> float:
-    """A duration with its unit: on the command line a bare number (is 50 seconds or milliseconds?) is refused."""
+    """A duration with its unit, in range: on the command line a bare number (is 50 seconds or milliseconds?)
+    is refused, whatever its form (``50``, ``1e308``, the ``30`` of ``1h30``)."""
+    from gpuplan.requests import check_range
     from gpuplan.units import parse_seconds
 
-    if text.strip().replace(".", "", 1).isdigit():
-        raise InputError(field, f"'{text}' has no unit.", f"write it with one, e.g. {field} 50ms, 2s, 12h or 3d.")
-    return parse_seconds(text, field)
+    seconds = parse_seconds(text, field, require_unit=True)
+    check_range(field, seconds, f"'{text}'")
+    return seconds
 
 
 def _job(task: str, method: str = "full", samples: str | None = None, tokens_per_sample: str | None = None,
@@ -313,7 +376,7 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
 # ---------------------------------------------------------------- estimate
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def estimate(
     ctx: typer.Context, model: ModelArg,
     task: Annotated[str, typer.Option(help="infer, serve, finetune or pretrain.")] = "infer",
@@ -398,9 +461,11 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
     budget_amount = None
     if budget:
+        from gpuplan.requests import check_range
+
         amount, unit = parse_money(budget, "--budget")
+        check_range("--budget", amount, f"'{budget}'")
         budget_amount = amount if unit in (None, cur) else _catalog_convert(amount, unit, cur)
-    check_positive("--top", top)
     return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
                        exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
                        deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
@@ -419,6 +484,11 @@ def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, 
     from gpuplan.plan.planner import plan
     from gpuplan.present import show_plan
 
+    if out is not None and not export:
+        raise InputError("--out", "--out names the file --export writes, and no --export was given.",
+                         "add --export skypilot (or vllm, sglang, k8s), or drop --out.")
+    if out is not None:
+        check_path("--out", out)
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan(cat, m, job, c)
@@ -475,7 +545,7 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str
     return None
 
 
-@plan_app.command("finetune")
+@plan_app.command("finetune", cls=RangedCommand)
 def plan_finetune(
     ctx: typer.Context, model: ModelArg, method: MethodOpt = "lora", samples: SamplesOpt = None,
     tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = 1.0,
@@ -514,12 +584,15 @@ def plan_finetune(
 def _scaled(tokens: str | None, epochs: float) -> str | None:
     if not tokens:
         return None
+    from gpuplan.requests import check_range
     from gpuplan.units import parse_count
 
-    return str(parse_count(tokens, "--dataset-tokens") * epochs)
+    n_tokens = parse_count(tokens, "--dataset-tokens")
+    check_range("--dataset-tokens", n_tokens, f"'{tokens}'")
+    return str(n_tokens * epochs)
 
 
-@plan_app.command("pretrain")
+@plan_app.command("pretrain", cls=RangedCommand)
 def plan_pretrain(
     ctx: typer.Context, model: ModelArg, tokens: Annotated[str, typer.Option(help="Training tokens, e.g. 1.4T.")],
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Sequence length (default: 2048, at most the "
@@ -540,7 +613,7 @@ def plan_pretrain(
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
-@plan_app.command("infer")
+@plan_app.command("infer", cls=RangedCommand)
 def plan_infer(
     ctx: typer.Context, model: ModelArg, prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 0,
     requests: Annotated[str, typer.Option(help="Requests to process, e.g. 100k.")] = "1000",
@@ -558,7 +631,7 @@ def plan_infer(
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
-@plan_app.command("serve")
+@plan_app.command("serve", cls=RangedCommand)
 def plan_serve(
     ctx: typer.Context, model: ModelArg,
     rps: Annotated[float, typer.Option(help="Steady requests per second.")] = 1.0,
@@ -573,7 +646,6 @@ def plan_serve(
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan serving steady traffic: replicas within the latency targets, cost per hour and per million tokens."""
-    check_positive("--rps", rps)
     job = _job("serve", prompt=prompt, output=output, rps=rps, ttft=ttft, tpot=tpot, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, None, spot, currency, objective, top,
                      engine, quant)
@@ -583,7 +655,7 @@ def plan_serve(
 # ---------------------------------------------------------------- fit, compare, buy
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def fit(ctx: typer.Context, model: ModelArg,
         context: Annotated[int, typer.Option(help="Tokens of context (inference) / sequence (training).")] = 2048,
         gpus: GpusOpt = None, json_out: JsonOpt = False) -> None:
@@ -593,13 +665,12 @@ def fit(ctx: typer.Context, model: ModelArg,
     from gpuplan.plan.fitting import fit_table
     from gpuplan.present import show_fit
 
-    check_positive("--context", context)
     cat = _catalog(ctx)
     pool = [cat.gpus[n] for n in sorted(match_gpus(cat, gpus))] if gpus else None
     show_fit(cat.model(model), fit_table(cat, cat.model(model), pool, context), json_out)
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def compare(ctx: typer.Context, gpu_a: Annotated[str, typer.Argument(help="First GPU.")],
             gpu_b: Annotated[str, typer.Argument(help="Second GPU.")],
             model: Annotated[str, typer.Option(help="Model to compare on.")] = "Llama-3.1-8B",
@@ -613,7 +684,7 @@ def compare(ctx: typer.Context, gpu_a: Annotated[str, typer.Argument(help="First
     show_compare(run_compare(cat, a, b, cat.model(model)), a.name, b.name, json_out)
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def buy(ctx: typer.Context,
         model: Annotated[str | None, typer.Argument(help="Optional model: price the smallest rentable GPUs that "
                                                          "fine-tune it with LoRA and serve it in 16-bit.")] = None,
@@ -632,16 +703,14 @@ def buy(ctx: typer.Context,
     from gpuplan.units import parse_currency, parse_money
 
     check_choice("--market", market, ("cn", "global"))
-    for field, value in (("--n-gpus", n_gpus), ("--years", years), ("--pue", pue)):
-        check_positive(field, value)
-    if pue is not None and pue < 1:
-        raise InputError("--pue", f"{pue:g} is below 1: PUE is facility power over IT power.",
-                         "use 1.0 for a desk, about 1.1-1.6 for a data center.")
     cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
     cat = _catalog(ctx)
     price = None
     if electricity:
+        from gpuplan.requests import check_range
+
         amount, unit = parse_money(electricity, "--electricity")
+        check_range("--electricity", amount, f"'{electricity}'")
         price = cat.convert(amount, unit or cur, cur)
     configs = [(cat.gpu(g), n_gpus) for g in gpu or ()]
     if model:
@@ -666,15 +735,25 @@ def _buy_configs(cat: Any, m: Any, market: str) -> list[tuple[Any, int]]:
     return out
 
 
-@app.command()
+@app.command(cls=RangedCommand)
 def web(ctx: typer.Context,
-        host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-        port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000) -> None:
+        host: Annotated[str, typer.Option(help="Address to listen on: 127.0.0.1 (this machine only), or an address "
+                                               "of this machine, or 0.0.0.0 for every interface (then use a "
+                                               "--token).")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+        token: Annotated[str | None, typer.Option(
+            envvar="GPUPLAN_WEB_TOKEN", show_envvar=False,
+            help="Require this secret (16+ characters) on every request: header 'Authorization: Bearer TOKEN', or "
+                 "open /?token=TOKEN once in the browser (also GPUPLAN_WEB_TOKEN).")] = None) -> None:
     """Serve the HTTP API (/api/...) and the web page with charts (needs: pip install 'gpuplan\\[web]')."""
-    from gpuplan.web import serve
+    from gpuplan.web import check_serve_options, serve
 
     opts: Options = ctx.obj or Options()
-    serve(host, port, opts.catalog_dirs)
+    warning = check_serve_options(host, token)
+    _catalog(ctx)  # a bad --catalog is reported now, and rows it replaces are named
+    if warning:
+        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+    serve(host, port, opts.catalog_dirs, token)
 
 
 # ---------------------------------------------------------------- entry point
@@ -682,7 +761,8 @@ def web(ctx: typer.Context,
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: library errors and usage errors become ``error: …`` / ``To fix: …`` on stderr
-    and exit status 2, never a traceback."""
+    and exit status 2, anything unexpected an ``internal error`` line and status 3; never a traceback
+    (``GPUPLAN_DEBUG=1`` shows it). :data:`EXIT_CODES` lists every status."""
     # the click that typer runs on (typer vendors its own copy): its exception classes
     clicks = sys.modules[typer.BadParameter.__module__]
     no_args = getattr(clicks, "NoArgsIsHelpError", ())
@@ -703,6 +783,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     except clicks.ClickException as err:
         _fail(err.format_message(), "")
+    except Exception as err:  # a bug: say so in one line, with what to do
+        import os
+
+        if os.environ.get("GPUPLAN_DEBUG"):
+            raise
+        _fail(f"internal error ({type(err).__name__}: {err}); this is a bug in gpuplan.",
+              "please report it with the command line; GPUPLAN_DEBUG=1 shows the traceback.", status=3)
     if isinstance(result, int) and result:
         sys.exit(result)
 
@@ -714,11 +801,11 @@ def _silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-def _fail(message: str, fix: str) -> None:
-    typer.secho(f"error: {message}", fg="red", err=True)
+def _fail(message: str, fix: str, status: int = 2) -> None:
+    typer.secho(f"error: {clip_echo(message)}", fg="red", err=True)
     if fix:
-        typer.echo(f"To fix: {fix}", err=True)
-    sys.exit(2)
+        typer.echo(f"To fix: {clip_echo(fix)}", err=True)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterable
 
 
@@ -64,7 +65,7 @@ class CatalogError(GpuplanError):
         where = f"{path}:{line}" if line else path
         col = f" column '{column}'" if column else ""
         val = f" value {value!r}" if value is not None and column else ""
-        super().__init__(f"{where}:{col}{val}: {problem}", fix)
+        super().__init__(f"{where}:{col}{val}: {problem}" if col else f"{where}: {problem}", fix)
         self.path, self.line, self.column, self.value = path, line, column, value
 
 
@@ -88,13 +89,39 @@ def check_positive(field: str, value: float | None, limit: float | None = None) 
     """``value`` (None: not given) must be a finite number above 0, and at most ``limit`` when one is given."""
     if value is None:
         return
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise InputError(field, f"{value} is not a finite number.", f"give a positive {field.lstrip('-')}.")
+    huge = isinstance(value, int) and abs(value) >= 10**15
+    shown = f"a {len(str(abs(value)))}-digit number" if huge else f"{value:g}"
     if value <= 0:
-        raise InputError(field, f"{value:g} must be greater than 0.", f"give a positive {field.lstrip('-')}.")
+        raise InputError(field, f"{shown} must be greater than 0.", f"give a positive {field.lstrip('-')}.")
     if limit is not None and value > limit:
-        raise InputError(field, f"{value:g} is beyond any real job (at most {limit:g}).",
-                         f"check the unit of {field}.")
+        raise InputError(field, f"{shown} is beyond any real job (at most {limit:g}).", f"check the unit of {field}.")
+
+
+NAME_MAX_BYTES = 255  # Linux and macOS: the longest file or folder name
+PATH_MAX_BYTES = 4096  # and the longest path
+
+
+def check_path(field: str, text: str) -> None:
+    """``text`` (a name or a path) is short enough to be a path, so that asking the file system about it
+    cannot fail with "File name too long"."""
+    encoded = text.encode("utf-8", "surrogateescape")
+    longest = max((len(part) for part in encoded.split(b"/")), default=0)
+    if longest > NAME_MAX_BYTES or len(encoded) > PATH_MAX_BYTES:
+        raise InputError(field, f"'{text}' is too long for a name or a path ({len(encoded):,} bytes; a file name "
+                         f"has at most {NAME_MAX_BYTES} bytes, a path {PATH_MAX_BYTES}).",
+                         "check what was pasted; give a preset name, or a path to an existing file or folder.")
+
+
+ECHO_CHARS = 200  # the most of a user's text that an error message repeats
+
+
+def clip_echo(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text`` with every run of more than ``limit`` characters between quotes (a value echoed back) cut to
+    ``limit`` characters and "…", and the whole at most ten such runs long: a 10 MB name is not sent back."""
+    clipped = re.sub(f"'([^'\\n]{{{limit}}})[^'\\n]+'", lambda m: f"'{m.group(1)}…'", text)
+    return clipped if len(clipped) <= 10 * limit else clipped[: 10 * limit] + "…"
 
 
 def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:

@@ -41,7 +41,21 @@ def _plain(value: Any) -> str:
 
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2, default=_json_default, allow_nan=False)
+    """JSON text; a non-finite number (an infinite break-even) is ``null``, as the HTTP API writes it."""
+    return json.dumps(finite(data), ensure_ascii=False, indent=2, default=_json_default, allow_nan=False)
+
+
+def finite(data: Any) -> Any:
+    """``data`` with every NaN and infinity in its dicts, lists and tuples (and ``as_dict()`` results) made None."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(v) for v in data]
+    if hasattr(data, "as_dict"):
+        return finite(data.as_dict())
+    return data
 
 
 def _json_default(obj: Any) -> Any:

@@ -7,9 +7,10 @@ Field names in errors are the CLI's option names (``--samples``); the HTTP API m
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from gpuplan.errors import InputError, check_choice, check_positive
+from gpuplan.errors import InputError, check_choice
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
@@ -25,22 +26,99 @@ from gpuplan.types import (
     ModelSpec,
     Parallelism,
 )
+from gpuplan.units import fmt_bytes
 
 LORA_TARGETS = ("all-linear", "attention", "qv", "mlp")
 TASKS = ("infer", "serve", "finetune", "pretrain")
 
 
-# Beyond these a request is a typo, not a plan (the largest published runs: ~15T tokens, 1M-token contexts).
-LIMITS = {"--samples": 1e12, "--tokens-per-sample": 1e7, "--tokens": 1e15, "--requests": 1e12, "--rps": 1e6,
-          "--epochs": 1e4, "--prompt": 1e7, "--output": 1e7, "--batch": 1e6, "--seq-len": 1e7,
-          "--lora-rank": 1e5, "--global-batch": 1e8}
+@dataclass(frozen=True, slots=True)
+class Range:
+    """The numbers an option accepts: ``low`` to ``high`` inclusive, or above ``low`` when ``above``."""
+
+    low: float
+    high: float
+    above: bool = False
+    zero: str = ""  # what 0 means where 0 is accepted as a choice ("all", "gpuplan chooses")
+    hint: str = ""  # what the number is, where the range alone does not say
+    unit: str = ""  # the unit the number is in ("seconds"), or a formatter for the bounds
+    fmt: Callable[[float], str] | None = None
+
+    def contains(self, value: float) -> bool:
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        return (value > self.low if self.above else value >= self.low) and value <= self.high
+
+    def text(self) -> str:
+        """``1 to 100,000``, ``more than 0 and at most 50 years``, ``0 to 1,000,000 (0: all)``."""
+        show = self.fmt or _shown
+        unit = f" {self.unit}" if self.unit else ""
+        span = (f"more than {show(self.low)} and at most {show(self.high)}{unit}" if self.above
+                else f"{show(self.low)} to {show(self.high)}{unit}")
+        return span + (f" (0: {self.zero})" if self.zero else "")
+
+
+# Every number a user gives, by the CLI's option name (the HTTP API uses the same ranges for its fields, in the
+# same units: seconds for durations, the plan's currency for money). Beyond these a request is a typo, not a
+# plan: the largest published runs are ~15T tokens on ~100k GPUs with 1M-token contexts.
+RANGES: dict[str, Range] = {
+    # the work
+    "--samples": Range(0, 1e12, above=True), "--tokens-per-sample": Range(0, 1e7, above=True),
+    "--tokens": Range(0, 1e15, above=True), "--dataset-tokens": Range(0, 1e15, above=True),
+    "--requests": Range(0, 1e12, above=True), "--rps": Range(0, 1e6, above=True),
+    "--epochs": Range(0, 1e4, above=True), "--prompt": Range(1, 1e7), "--output": Range(1, 1e7),
+    "--batch": Range(0, 1e6, zero="as many as fit"), "--seq-len": Range(1, 1e7), "--context": Range(1, 1e8),
+    "--lora-rank": Range(1, 1e5), "--global-batch": Range(0, 1e8, zero="gpuplan chooses"),
+    "--prefix-len": Range(1, 1e5),
+    # one configuration
+    "--n-gpus": Range(1, 100_000), "--tp": Range(1, 1024), "--pp": Range(1, 1024), "--zero": Range(0, 3),
+    "--micro-batch": Range(1, 1e5), "--grad-accum": Range(1, 1e6),
+    # plan constraints
+    "--max-gpus": Range(1, 100_000), "--top": Range(1, 1000), "--budget": Range(0, 1e12, above=True),
+    "--deadline": Range(0, 10 * 365 * 86400, above=True, unit="seconds (10 years)"),
+    "--ttft": Range(0, 3600, above=True, unit="seconds"), "--tpot": Range(0, 60, above=True, unit="seconds"),
+    # listings
+    "--limit": Range(0, 1e6, zero="all"), "--min-gpus": Range(0, 1e5, above=True),
+    "--min-memory": Range(0, 2**50, above=True, fmt=lambda n: fmt_bytes(n, 0)),
+    # rent or buy
+    "--hours-per-month": Range(0, 744, unit="hours"), "--years": Range(0, 50, above=True, unit="years"),
+    "--electricity": Range(0, 100, unit="per kWh"),
+    "--pue": Range(1, 4, hint="facility power over IT power: 1.0 at a desk, 1.1-1.6 in a data center"),
+    # the server
+    "--port": Range(1, 65535),
+}
+
+
+def check_range(field: str, value: float | None, shown: str | None = None) -> None:
+    """``value`` (None: not given) lies in the range :data:`RANGES` states for ``field``; ``shown`` is the text
+    the user typed, when that differs from the number (``2d`` for 172800 seconds)."""
+    if value is None or isinstance(value, bool):
+        return
+    r = RANGES[field]
+    if r.contains(value):
+        return
+    given = shown if shown is not None else _shown(value)
+    hint = f" ({r.hint})" if r.hint else ""
+    raise InputError(field, f"{given} is out of range: {field} takes {r.text()}{hint}.",
+                     f"give {field} {r.text()}" + ("; check its unit." if r.high > 1e6 else "."))
+
+
+def _shown(value: float) -> str:
+    """A number for a message: a huge integer as its digit count, not as all its digits."""
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return f"a {len(str(abs(value)))}-digit number"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:,.0f}" if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
 MIN_PRETRAIN_TOKENS = 1e6  # below this a --tokens value lost its unit (1.4 for 1.4T)
 
 
 def _positive(field: str, value: float | None) -> None:
-    check_positive(field, value, LIMITS.get(field))
+    check_range(field, value)
 
 
 def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_per_sample: float = 0.0,

@@ -73,8 +73,9 @@ def parse_count(text: str | float, field: str) -> float:
     return _number(m.group(1), field, "a count such as 10k") * _COUNT_UNITS[m.group(2).lower()]
 
 
-def parse_seconds(text: str | float, field: str) -> float:
-    """A duration: ``50ms``, ``2s``, ``1h30m``, ``1.5h``, ``21d``, ``2w``; a bare number is seconds."""
+def parse_seconds(text: str | float, field: str, require_unit: bool = False) -> float:
+    """A duration: ``50ms``, ``2s``, ``1h30m``, ``1.5h``, ``21d``, ``2w``; a bare number is seconds, unless
+    ``require_unit`` (the command line: is ``50`` seconds or milliseconds?) refuses every number without one."""
     if isinstance(text, (int, float)):
         return float(text)
     cleaned = text.strip().lower().replace(" ", "")
@@ -85,6 +86,10 @@ def parse_seconds(text: str | float, field: str) -> float:
         raise InputError(field, f"'{text}' is not a duration.", "write it like 50ms, 2s, 1h30m or 21d.")
     total = 0.0
     for num, unit in parts:
+        if require_unit and not unit:
+            where = f"'{text}' has no unit." if len(parts) == 1 else f"'{num}' in '{text}' has no unit."
+            raise InputError(field, where,
+                             f"write every number with its unit, e.g. {field} 50ms, 2s, 1h30min or 3d.")
         unit = unit.rstrip("s") if unit not in ("s", "ms") else unit
         if unit not in _TIME_UNITS and unit != "":
             raise InputError(field, f"unknown time unit '{unit}' in '{text}'.", "use ms, s, min, h, d or w.")

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer.main
 
-from gpuplan.cli import app
+from gpuplan.cli import EXIT_CODES, app
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 
@@ -63,6 +63,9 @@ def render() -> str:
                 names = " / ".join(f"`{o}`" for o in p.opts + p.secondary_opts)
                 lines.append(f"| {names} | {_default(p)} | {_cell(p.help or '')} |")
             lines.append("")
+    lines += ["## Exit status", "", "Every command ends with one of these (`gpuplan.cli.EXIT_CODES`):", "",
+              "| status | meaning |", "|---|---|", *(f"| {code} | {meaning} |" for code, meaning in EXIT_CODES.items()),
+              ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

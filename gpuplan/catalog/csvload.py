@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import errno
 import io
-from collections.abc import Callable, Sequence
+import os
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,10 +45,15 @@ def read_table(path: Path, columns: Sequence[Column], key: Sequence[str], label:
     shown = label or path.name
     text = _read_text(path, shown)
     reader = csv.DictReader(io.StringIO(text))
-    _check_header(reader.fieldnames or [], columns, shown)
+    try:
+        fieldnames = reader.fieldnames or []
+    except csv.Error as exc:
+        raise CatalogError(shown, 1, "", "", f"the header cannot be read as CSV ({exc}).",
+                           "the first line names the columns (see the data README).") from None
+    _check_header(fieldnames, columns, shown)
     rows: list[Row] = []
     seen: dict[tuple[Any, ...], int] = {}
-    for raw in reader:
+    for raw in _records(reader, shown):
         line = reader.line_num
         if None in raw:
             raise CatalogError(shown, line, "", "", "this row has more cells than the header.",
@@ -64,14 +72,77 @@ def read_table(path: Path, columns: Sequence[Column], key: Sequence[str], label:
 
 def _read_text(path: Path, shown: str) -> str:
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise CatalogError(shown, 0, "", "", "file is larger than 16 MiB.", "split it or trim it.")
-        return path.read_text(encoding="utf-8-sig")
+        data = read_regular_file(path, MAX_FILE_BYTES)
+    except FileProblem as problem:
+        raise CatalogError(shown, 0, "", "", problem.problem, problem.fix) from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise CatalogError(shown, 0, "", "", "file is not UTF-8 text.", "save it as UTF-8 CSV.") from None
+
+
+class FileProblem(Exception):
+    """Why a data file cannot be read (each reader turns it into its own error, naming the file)."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of ``path``, a regular file (or a link to one) of at most ``max_bytes``. A FIFO, a device
+    (``/dev/zero``), a folder, a dangling link or a link loop raises :class:`FileProblem`: reading one would
+    hang, never end, or silently skip the user's data."""
+    try:
+        info = os.stat(path)
     except OSError as exc:
-        raise CatalogError(shown, 0, "", "", f"cannot read file ({exc.strerror}).",
-                           "check the path and its permissions.") from None
+        raise _problem(path, exc) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise FileProblem(f"is {_kind(info.st_mode)}, not a regular file.", "put the data in a plain file.")
+    if info.st_size > max_bytes:
+        raise FileProblem(f"file is larger than {max_bytes // (1024 * 1024)} MiB.", "split it or trim it.")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise _problem(path, exc) from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # replaced between the two looks
+            raise FileProblem("is not a regular file.", "put the data in a plain file.")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FileProblem(f"file is larger than {max_bytes // (1024 * 1024)} MiB.", "split it or trim it.")
+    return data
+
+
+def _problem(path: Path, exc: OSError) -> FileProblem:
+    if exc.errno == errno.ELOOP:
+        return FileProblem("is a symbolic link that loops (it points back at itself).",
+                           "point the link at the real file, or replace it with the file.")
+    if exc.errno == errno.ENOENT and os.path.islink(path):
+        return FileProblem(f"is a symbolic link to '{os.readlink(path)}', which does not exist.",
+                           "point the link at an existing file, or remove it.")
+    return FileProblem(f"cannot read file ({exc.strerror}).", "check the path and its permissions.")
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a file")
+
+
+def _records(reader: csv.DictReader[str], shown: str) -> Iterator[dict[str, Any]]:
+    """The reader's rows; a csv error (a cell over the csv module's field limit) is a :class:`CatalogError`
+    at its line."""
+    while True:
+        try:
+            raw = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise CatalogError(shown, reader.line_num + 1, "", "", f"the row cannot be read as CSV ({exc}).",
+                               "look for a quote that is never closed; no cell needs more than a few "
+                               "hundred characters.") from None
+        yield raw
 
 
 def _check_header(found: Sequence[str], columns: Sequence[Column], shown: str) -> None:

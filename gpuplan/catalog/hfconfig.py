@@ -10,8 +10,10 @@ remote code is never imported or executed.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,22 +28,44 @@ Config = dict[str, Any]
 
 
 def read_config_file(path: Path, name: str | None = None) -> ModelSpec:
-    """Read and parse a config.json from disk (at most 1 MiB)."""
+    """Read and parse a config.json from disk: a regular file of at most 1 MiB, JSON nested at most
+    :data:`MAX_DEPTH` deep."""
+    from gpuplan.catalog.csvload import FileProblem, read_regular_file
+
     try:
         size = path.stat().st_size
-    except OSError as exc:
-        raise ModelConfigError(f"cannot read '{path}' ({exc.strerror}).", "check the path.") from None
+    except OSError:
+        size = 0  # read_regular_file says why
     if size > MAX_CONFIG_BYTES:
         raise ModelConfigError(f"'{path}' is {size / 1024 / 1024:.1f} MiB; a config.json is a few KiB.",
                                "pass the model's config.json, not a weights file.")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_regular_file(path, MAX_CONFIG_BYTES)
+    except FileProblem as problem:
+        raise ModelConfigError(f"'{path}': {problem.problem}", problem.fix) from None
+    try:
+        data = _loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelConfigError(f"'{path}' is not valid JSON ({exc}).",
                                "pass the model's config.json as published on its Hugging Face page.") from None
     if not isinstance(data, dict):
         raise ModelConfigError(f"'{path}' holds JSON but not an object.", "pass a config.json.")
     return parse_config(data, name or path.parent.name or path.stem)
+
+
+MAX_DEPTH = 32  # a config.json nests 2-4 levels (rope_scaling, quantization_config, text_config)
+
+
+def _loads(text: str) -> Any:
+    """JSON, refusing nesting deeper than :data:`MAX_DEPTH` before the parser recurses into it (100,000 nested
+    arrays would end in a RecursionError)."""
+    depth = 0
+    for bracket in re.finditer(r"[\[\]{}]", re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)):
+        depth += 1 if bracket.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            raise ModelConfigError(f"the JSON nests more than {MAX_DEPTH} levels deep; a config.json nests a few.",
+                                   "pass the model's config.json as published.")
+    return json.loads(text)
 
 
 def parse_config(cfg: Config, name: str) -> ModelSpec:
@@ -52,7 +76,15 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
         inner.setdefault("torch_dtype", cfg.get("torch_dtype"))
         spec = parse_config(inner, name)
         return _with_note(spec, "vision tower not counted: text model only")
+    _check_finite(cfg, name)
     model_type = str(cfg.get("model_type", "")).lower()
+    if cfg.get("auto_map") and model_type not in _READERS:
+        raise ModelConfigError(f"'{name}' has auto_map: its architecture is custom code in the model repository, "
+                               f"for model_type '{cfg.get('model_type')}', an architecture gpuplan does not know. "
+                               "gpuplan never runs that code, and sizing the model as another architecture would "
+                               "be a guess.", f"gpuplan reads these model types: {', '.join(SUPPORTED_MODEL_TYPES)}; "
+                               "if the custom code only renames one of them, copy the config.json and set "
+                               "model_type to it.")
     if model_type in _UNSUPPORTED:
         raise ModelConfigError(f"'{name}' is a {model_type} model: {_UNSUPPORTED[model_type]}.",
                                "gpuplan sizes decoder-only transformers (and BERT); see 'gpuplan models'.")
@@ -70,18 +102,64 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
     except KeyError as exc:
         raise ModelConfigError(f"config of '{name}' (model_type '{model_type}') lacks the key {exc}.",
                                "pass the complete config.json of the model.") from None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ModelConfigError(f"config of '{name}' has a value of the wrong type ({exc}).",
                                "pass the config.json as published.") from None
     except ZeroDivisionError:
         raise ModelConfigError(f"config of '{name}' has zero attention heads or zero layers.",
                                "check num_attention_heads and num_hidden_layers in the config.json.") from None
     _sanity(spec)
+    _check_sizes(cfg, name)
     _check_read(cfg, spec)
     checkpoint = _checkpoint_format(cfg.get("quantization_config"))
     if checkpoint:
         spec = _with_note(replace(spec, native_dtype=checkpoint), f"checkpoint published in {checkpoint}")
     return spec
+
+
+# Sizes that are whole numbers above 0 wherever a config gives them (0 or less is a broken config, not "none").
+_POSITIVE_KEYS = (
+    "hidden_size", "n_embd", "d_model", "intermediate_size", "intermediate_size_mlp", "n_inner", "ffn_hidden_size",
+    "ffn_dim", "inner_hidden_size", "moe_intermediate_size", "num_attention_heads", "n_head", "n_heads",
+    "num_key_value_heads", "num_kv_heads", "multi_query_group_num", "num_hidden_layers", "n_layer", "n_layers",
+    "num_layers", "head_dim", "kv_channels", "v_head_dim", "qk_rope_head_dim", "vocab_size", "padded_vocab_size",
+    "max_position_embeddings", "n_positions", "seq_length", "max_sequence_length", "max_seq_len",
+    "num_experts_per_tok", "num_local_experts", "n_routed_experts", "expansion_ratio",
+)
+MAX_SIZE = 10**12  # beyond any layer, vocabulary or context
+
+
+def _check_finite(cfg: Config, name: str) -> None:
+    """Every number in ``cfg`` is finite: JSON's ``Infinity``, ``NaN`` and ``1e400`` are refused, naming the
+    field."""
+    for path, value in _numbers(cfg, ""):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ModelConfigError(f"'{name}': field {path} is {value}, not a finite number.",
+                                   f"set {path} to the model's value, as in the published config.json.")
+
+
+def _check_sizes(cfg: Config, name: str) -> None:
+    """The sizes of :data:`_POSITIVE_KEYS` are above 0 and at most :data:`MAX_SIZE` wherever the config gives
+    them, also those a reader replaces when falsy (``head_dim: 0``)."""
+    for key in _POSITIVE_KEYS:
+        value = cfg.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not 0 < value <= MAX_SIZE:
+            shown = f"{value:g}" if abs(value) < 1e15 else f"a {len(str(int(value)))}-digit number"
+            raise ModelConfigError(f"'{name}': field {key} is {shown}; a size must be above 0 and at most "
+                                   f"{MAX_SIZE:.0e}.", f"set {key} to the model's value, as in the published "
+                                   "config.json.")
+
+
+def _numbers(value: Any, path: str, depth: int = 0) -> list[tuple[str, Any]]:
+    """(dotted path, number) for every number in a JSON value, at most :data:`MAX_DEPTH` levels down."""
+    if depth > MAX_DEPTH:
+        raise ModelConfigError(f"the config nests more than {MAX_DEPTH} levels deep at {path}.",
+                               "pass the model's config.json as published.")
+    if isinstance(value, dict):
+        return [n for k, v in value.items() for n in _numbers(v, f"{path}.{k}" if path else str(k), depth + 1)]
+    if isinstance(value, list):
+        return [n for i, v in enumerate(value) for n in _numbers(v, f"{path}[{i}]", depth + 1)]
+    return [(path, value)] if isinstance(value, (int, float)) and not isinstance(value, bool) else []
 
 
 def _checkpoint_format(qc: Any) -> str | None:
@@ -150,17 +228,24 @@ def _sanity(spec: ModelSpec) -> None:
     checks = [
         ("number of layers", spec.n_layers, 1, 1000), ("hidden size", spec.hidden, 1, 200_000),
         ("attention heads", spec.n_heads, 1, 4096), ("KV heads", spec.n_kv_heads, 1, 4096),
-        ("head size", spec.head_dim, 1, 4096), ("FFN size", spec.ffn_hidden, 0, 2_000_000),
+        ("head size", spec.head_dim, 1, 4096), ("FFN size", spec.ffn_hidden, 1, 2_000_000),
         ("vocabulary", spec.vocab, 1, 10_000_000), ("experts", spec.n_experts, 0, 100_000),
         ("max positions", spec.max_positions, 1, 100_000_000),
     ]
     for label, value, low, high in checks:
         if not low <= value <= high:
-            raise ModelConfigError(f"'{spec.name}': {label} {value} is outside [{low}, {high}].",
+            shown = str(value) if abs(value) < 10**15 else f"{len(str(abs(value)))} digits long"
+            raise ModelConfigError(f"'{spec.name}': {label} {shown} is outside [{low}, {high}].",
                                    "check the config.json; this is not a plausible transformer.")
     if spec.n_heads % spec.n_kv_heads:
         raise ModelConfigError(f"'{spec.name}': {spec.n_heads} heads do not divide into {spec.n_kv_heads} KV heads.",
                                "check num_key_value_heads in the config.json.")
+    if spec.n_experts and not 0 < spec.moe_ffn_hidden <= 2_000_000:
+        raise ModelConfigError(f"'{spec.name}': expert FFN size {spec.moe_ffn_hidden} is outside [1, 2000000].",
+                               "check moe_intermediate_size (or intermediate_size) in the config.json.")
+    negative = [f.name for f in fields(spec) if type(getattr(spec, f.name)) is int and getattr(spec, f.name) < 0]
+    if negative:
+        raise ModelConfigError(f"'{spec.name}': {', '.join(negative)} below 0.", "check the config.json.")
     if spec.n_experts and not 0 < spec.n_active_experts <= spec.n_experts:
         raise ModelConfigError(f"'{spec.name}': {spec.n_active_experts} active of {spec.n_experts} experts.",
                                "check num_experts_per_tok in the config.json.")

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from gpuplan.catalog import schemas
 from gpuplan.catalog.csvload import Column, Row, read_table
-from gpuplan.errors import CatalogError, InputError, UnknownNameError
+from gpuplan.errors import CatalogError, InputError, UnknownNameError, check_path
 from gpuplan.types import FxRate, Gpu, ModelEntry, ModelSpec, Offer, Platform, PurchasePrice
 from gpuplan.units import GB, TERA, GiB
 
@@ -43,6 +43,7 @@ class Catalog:
     fx_rates: tuple[FxRate, ...]
     models: dict[str, ModelEntry]
     dirs: tuple[Path, ...]
+    replaced: tuple[str, ...] = ()  # the bundled rows that user folders replace, e.g. "gpus.csv 'H100' (by …)"
 
     def resolve_gpu(self, name: str) -> str | None:
         return self.gpu_keys.get(normalize(name))
@@ -60,6 +61,7 @@ class Catalog:
         """Architecture of a preset, a local config.json, or (online only) a Hub id."""
         from gpuplan.catalog.models import resolve_model
 
+        check_path(field, name_or_path)
         return resolve_model(self, name_or_path, field)
 
     def providers(self) -> list[str]:
@@ -98,8 +100,14 @@ def catalog_dirs(extra: Sequence[str | os.PathLike[str]] = ()) -> tuple[Path, ..
     env = [p for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
     dirs = [BUNDLED_DIR]
     for raw in [*env, *extra]:
-        path = Path(raw).expanduser().resolve()
-        if not path.is_dir():
+        check_path("--catalog", os.fspath(raw))
+        try:
+            path = Path(raw).expanduser().resolve()
+            is_dir = path.is_dir()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
+            raise InputError("--catalog", f"'{raw}' cannot be opened as a folder ({exc}).",
+                             "give a folder laid out like gpuplan/data; if it is a link, point it at one.") from None
+        if not is_dir:
             raise InputError("--catalog", f"'{raw}' is not a folder.",
                              "give a folder laid out like gpuplan/data (see docs/catalog.md).")
         if path not in dirs:
@@ -143,8 +151,33 @@ def _load(dirs: tuple[Path, ...]) -> Catalog:
     return Catalog(
         gpus={g.name: g for g in gpus}, gpu_keys=gpu_keys, offers=tuple(offers),
         purchase_prices=tuple(prices), platforms=tuple(platforms), fx_rates=tuple(fx),
-        models={m.name: m for m in models}, dirs=dirs,
+        models={m.name: m for m in models}, dirs=dirs, replaced=_replaced(tables),
     )
+
+
+# What each data file's rows are keyed by (the rows a later folder replaces).
+_KEYED: tuple[tuple[str, Callable[[_DirTables], list[Any]], Callable[[Any], Any]], ...] = (
+    ("gpus.csv", lambda t: t.gpus, lambda g: g.name),
+    ("offers/", lambda t: t.offers, lambda o: o.key),
+    ("purchase_prices.csv", lambda t: t.prices, lambda p: (p.gpu, p.market, p.price_kind, p.source)),
+    ("platforms.csv", lambda t: t.platforms, lambda p: (p.platform, p.tier, p.gpu)),
+    ("fx.csv", lambda t: t.fx, lambda r: (r.date.isoformat(), r.base, r.quote)),
+    ("models/index.csv", lambda t: t.models, lambda m: m.name),
+)
+
+
+def _replaced(tables: list[_DirTables]) -> tuple[str, ...]:
+    """Bundled rows that a user folder's rows replace (same key), each as ``file 'key' (by folder)``."""
+    bundled, users = tables[0], tables[1:]
+    out: list[str] = []
+    for rel, rows, key in _KEYED:
+        mine = {key(x) for x in rows(bundled)}
+        for table in users:
+            for k in dict.fromkeys(key(x) for x in rows(table)):
+                if k in mine:
+                    shown = "/".join(map(str, k)) if isinstance(k, tuple) else str(k)
+                    out.append(f"{rel} '{shown}' (by {table.root})")
+    return tuple(out)
 
 
 def _merge(groups: Iterable[list[T]], key: Callable[[T], Any]) -> list[T]:
@@ -228,7 +261,7 @@ class _DirTables:
 
     def _rows(self, rel: str, columns: tuple[Column, ...], key: list[str]) -> list[Row]:
         path = self.root / rel
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():  # a dangling or looping link is an error, not "absent"
             if self.user:
                 return []
             raise CatalogError(self.label(rel), 0, "", "", "bundled file is missing.", "reinstall gpuplan.")
@@ -236,6 +269,9 @@ class _DirTables:
 
     def _read_offers(self) -> None:
         folder = self.root / "offers"
+        if folder.is_symlink() and not folder.is_dir():
+            raise CatalogError(self.label("offers/"), 0, "", "", "is a symbolic link to no folder (dangling or a "
+                               "loop).", "point the link at a folder of offer files, or remove it.")
         files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
         if not files and not self.user:
             raise CatalogError(self.label("offers/"), 0, "", "", "no offer files.", "reinstall gpuplan.")

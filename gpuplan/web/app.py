@@ -8,17 +8,28 @@ for a wrong type or a missing field), anything else is a 500 with the same shape
 
 Field names are the CLI's option names with ``_`` for ``-``; the library names options as the CLI spells
 them (``--seq-len``), so :func:`api_words` rewrites those to API field names (``seq_len``) in errors.
+
+Bounded work: :class:`~gpuplan.web.guard.Guard` refuses bodies over 1 MiB (413), every number has the CLI's
+range, lists and texts have a length limit (:mod:`gpuplan.web.models`), and errors echo at most 200
+characters of a value. Identical plan requests are answered from a cache (:data:`PLAN_CACHE_SIZE` entries,
+renewed daily). The OpenAPI document describes the error responses and declares the fields that take
+catalog names (GPUs, models, providers, formats, frameworks) as enums of the catalog the server reads.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import Path as Path_
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
@@ -26,8 +37,9 @@ from starlette.exceptions import HTTPException
 from gpuplan import __version__
 from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.catalog.models import find_preset
-from gpuplan.errors import GpuplanError, InputError, UnknownNameError, close_matches
+from gpuplan.errors import ECHO_CHARS, GpuplanError, InputError, UnknownNameError, clip_echo, close_matches
 from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_formats
 from gpuplan.i18n import LANGS, ZH
@@ -46,10 +58,22 @@ from gpuplan.plan.buy import ownership
 from gpuplan.plan.fitting import compare, fit_table
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan
 from gpuplan.present import serving_costs
-from gpuplan.requests import FOR_INFERENCE, estimate_config, make_job, refuse_given
+from gpuplan.requests import FOR_INFERENCE, RANGES, check_range, estimate_config, make_job, refuse_given
 from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec
 from gpuplan.units import CURRENCIES, parse_bytes, parse_count
-from gpuplan.web.models import Currency, EstimateRequest, JobFields, Market, PlanRequest, Segment
+from gpuplan.web.guard import MAX_BODY_BYTES, Guard
+from gpuplan.web.models import (
+    MAX_NAMES,
+    MAX_TEXT,
+    Currency,
+    ErrorBody,
+    EstimateRequest,
+    JobFields,
+    Market,
+    PlanRequest,
+    Segment,
+    bounds,
+)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 Row = dict[str, Any]
@@ -58,11 +82,18 @@ Row = dict[str, Any]
 # ---------------------------------------------------------------- the app
 
 
-def create_app(catalog_dirs: tuple[str, ...] = ()) -> FastAPI:
-    """The API under ``/api`` and the page at ``/``; the catalog is read on the first request (cached)."""
+PLAN_CACHE_SIZE = 512
+
+
+def create_app(catalog_dirs: tuple[str, ...] = (), allowed_hosts: tuple[str, ...] | None = None,
+               token: str | None = None, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+    """The API under ``/api`` and the page at ``/``; the catalog is read on the first request (cached).
+    ``allowed_hosts`` (None: any) and ``token`` (None: none) are checked on every request (``gpuplan web``
+    passes the loopback names when it listens on loopback)."""
     app = FastAPI(title="gpuplan", version=__version__, docs_url=None, redoc_url=None,  # those load a CDN
                   description="Which GPU, where, how many, how long, at what cost. See docs/web.md.")
     app.state.catalog_dirs = tuple(catalog_dirs)
+    app.state.plans = _plan_cache(tuple(catalog_dirs))
     app.include_router(router)
     app.add_exception_handler(GpuplanError, _library_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
@@ -70,7 +101,54 @@ def create_app(catalog_dirs: tuple[str, ...] = ()) -> FastAPI:
     app.add_exception_handler(Exception, _unexpected_error)
     app.add_api_route("/", _index, include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.add_middleware(Guard, allowed_hosts=allowed_hosts, token=token,  # type: ignore[arg-type]
+                       max_body_bytes=max_body_bytes)
+    app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
     return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, with the error shape for 400/401/413/422 and the name fields as enums of the
+    catalog this server reads (built once, on the first request for it)."""
+    if app.openapi_schema is None:
+        doc = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        names = _catalog_names(load_catalog(app.state.catalog_dirs))
+        for schema in doc.get("components", {}).get("schemas", {}).values():
+            for field, prop in schema.get("properties", {}).items():
+                _declare_enum(prop, names.get(field))
+        for path, item in doc.get("paths", {}).items():
+            for operation in item.values():
+                for param in operation.get("parameters", []):
+                    choices = _SORTS.get(path) if param["name"] == "sort" else names.get(param["name"])
+                    _declare_enum(param.get("schema", {}), choices)
+        app.openapi_schema = doc
+    return app.openapi_schema
+
+
+_SORTS = {"/api/gpus": GPU_SORTS, "/api/offers": OFFER_SORTS}
+
+
+def _catalog_names(cat: Catalog) -> dict[str, tuple[str, ...]]:
+    """Field name → the catalog names it takes (GPU fields also take aliases and family names, which the
+    document does not list; models also take their Hugging Face repository id)."""
+    gpus = tuple(sorted(cat.gpus))
+    models = tuple(sorted(cat.models))
+    providers = tuple(cat.providers())
+    return {"gpu": gpus, "gpus": gpus, "exclude_gpus": gpus, "a": gpus, "b": gpus, "model": models,
+            "name": models, "providers": providers, "provider": providers,
+            "vendor": tuple(sorted({g.vendor for g in cat.gpus.values()})),
+            "quant": tuple(weight_formats()), "framework": tuple(sorted(frameworks()))}
+
+
+def _declare_enum(schema: dict[str, Any], choices: tuple[str, ...] | None) -> None:
+    """Add ``enum`` to the string part of ``schema`` (a string, an array of strings, or either or null)."""
+    if not choices:
+        return
+    for part in [schema, *schema.get("anyOf", [])]:
+        if part.get("type") == "string":
+            part["enum"] = list(choices)
+        elif part.get("type") == "array" and part.get("items", {}).get("type") == "string":
+            part["items"]["enum"] = list(choices)
 
 
 def _index() -> FileResponse:
@@ -81,19 +159,35 @@ def catalog(request: Request) -> Catalog:
     return load_catalog(request.app.state.catalog_dirs)
 
 
+def ranged(option: str, default: Any = None) -> Any:
+    """A query parameter whose bounds are the CLI option's range (:data:`gpuplan.requests.RANGES`)."""
+    return Query(default, **bounds(option, whole=True))
+
+
+_ERROR = {"model": ErrorBody}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {**_ERROR, "description": "A value is wrong: out of range, not among the choices, an unknown name, or a "
+                                   "combination that cannot work. `field` names it; `fix` says what to send."},
+    401: {**_ERROR, "description": "The server was started with a token and the request lacks it."},
+    404: {**_ERROR, "description": "No such endpoint (a name in the path with a line break in it matches none)."},
+    413: {**_ERROR, "description": f"The body is larger than {MAX_BODY_BYTES // 1024} KiB."},
+    422: {**_ERROR, "description": "The body is not JSON, a field has the wrong type, or a required one is missing."},
+}
 Cat = Annotated[Catalog, Depends(catalog)]
-Names = Annotated[list[str] | None, Query()]
-router = APIRouter(prefix="/api")
+Names = Annotated[list[Annotated[str, Query(max_length=MAX_TEXT)]] | None, Query(max_length=MAX_NAMES)]
+Text = Annotated[str, Query(max_length=MAX_TEXT)]
+router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 
 # ---------------------------------------------------------------- listings
 
 
 @router.get("/gpus")
-def gpus(cat: Cat, market: Market | None = None, min_memory: str | None = None, vendor: str | None = None,
-         segment: Segment | None = None, sort: str = "name") -> list[Row]:
+def gpus(cat: Cat, market: Market | None = None, min_memory: Text | None = None, vendor: Text | None = None,
+         segment: Segment | None = None, sort: Text = "name") -> list[Row]:
     """``gpuplan gpus --json``; ``min_memory`` like ``48GB``."""
-    memory = parse_bytes(min_memory, "min_memory") if min_memory else None
+    memory = parse_bytes(min_memory, "--min-memory") if min_memory else None
+    check_range("--min-memory", memory, f"'{min_memory}'")
     found = list_gpus(cat, market=market, min_memory_bytes=memory, vendor=vendor, segment=segment, sort=sort)
     return [gpu_row(g) for g in found]
 
@@ -101,7 +195,7 @@ def gpus(cat: Cat, market: Market | None = None, min_memory: str | None = None, 
 @router.get("/offers")
 def offers(cat: Cat, gpu: Names = None, exact: bool = False, market: Market | None = None,
            currency: Currency | None = None, spot: bool | None = None, provider: Names = None,
-           sort: str = "gpu-price", limit: Annotated[int, Query(ge=0, description="0: all")] = 40) -> list[Row]:
+           sort: Text = "gpu-price", limit: int = ranged("--limit", 40)) -> list[Row]:
     """``gpuplan offers --json``: cheapest per GPU-hour first; ``exact`` matches GPU names without variants."""
     if provider:
         resolve_providers(cat, provider, "provider")
@@ -111,13 +205,13 @@ def offers(cat: Cat, gpu: Names = None, exact: bool = False, market: Market | No
 
 
 @router.get("/models")
-def models(cat: Cat, q: str = "") -> list[Row]:
+def models(cat: Cat, q: Text = "") -> list[Row]:
     """``gpuplan models QUERY --json``."""
     return model_rows(cat, q)
 
 
 @router.get("/models/{name:path}")
-def model_info(cat: Cat, name: str) -> Row:
+def model_info(cat: Cat, name: Annotated[str, Path_(max_length=MAX_TEXT)]) -> Row:
     """``gpuplan model NAME --json``."""
     return model_detail(cat, preset_model(cat, name, "name").name)
 
@@ -153,8 +247,13 @@ def estimate(req: EstimateRequest, cat: Cat) -> Row:
 
 
 @router.post("/plan")
-def plan_job(req: PlanRequest, cat: Cat) -> Row:
+def plan_job(req: PlanRequest, request: Request) -> Row:
     """``gpuplan plan TASK --json``: ranked choices, Pareto front, explanation, platforms, suggestions."""
+    plans: Callable[[str, dt.date], Row] = request.app.state.plans
+    return plans(req.model_dump_json(), dt.date.today())
+
+
+def plan_dict(req: PlanRequest, cat: Catalog) -> Row:
     extra = {"rps": req.rps or 0.0, "ttft_s": req.ttft_s, "tpot_s": req.tpot_s, "global_batch": req.global_batch}
     result = plan(cat, preset_model(cat, req.model), job_from(req, req.task, **extra), constraints_from(req, cat))
     data = result.as_dict()
@@ -163,8 +262,20 @@ def plan_job(req: PlanRequest, cat: Cat) -> Row:
     return data
 
 
+def _plan_cache(catalog_dirs: tuple[str, ...]) -> Callable[[str, dt.date], Row]:
+    """Plans by request (its canonical JSON) and day (offer ages change daily): a repeated request is answered
+    without planning again. Errors are not cached."""
+
+    @functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
+    def cached(body: str, day: dt.date) -> Row:
+        return plan_dict(PlanRequest.model_validate_json(body), load_catalog(catalog_dirs))
+
+    return cached
+
+
 @router.get("/fit/{model:path}")
-def fit(cat: Cat, model: str, context: Annotated[int, Query(gt=0)] = 2048, gpus: Names = None) -> Row:
+def fit(cat: Cat, model: Annotated[str, Path_(max_length=MAX_TEXT)], context: int = ranged("--context", 2048),
+        gpus: Names = None) -> Row:
     """``gpuplan fit MODEL --json``: smallest configurations per use case."""
     m = preset_model(cat, model)
     pool = [cat.gpus[n] for n in sorted(match_gpus(cat, gpus, "gpus"))] if gpus else None
@@ -172,14 +283,16 @@ def fit(cat: Cat, model: str, context: Annotated[int, Query(gt=0)] = 2048, gpus:
 
 
 @router.get("/compare")
-def compare_gpus(cat: Cat, a: str, b: str, model: str = "Llama-3.1-8B") -> Row:
+def compare_gpus(cat: Cat, a: Text, b: Text, model: Text = "Llama-3.1-8B") -> Row:
     """``gpuplan compare A B --model M --json``."""
     return compare(cat, cat.gpu(a, "a"), cat.gpu(b, "b"), preset_model(cat, model)).as_dict()
 
 
 @router.get("/buy")
-def buy(cat: Cat, gpu: Annotated[list[str], Query(min_length=1)], n_gpus: Annotated[int, Query(gt=0)] = 1,
-        hours_per_month: float = 200, market: Market = "global", currency: Currency | None = None) -> list[Row]:
+def buy(cat: Cat, gpu: Annotated[list[Annotated[str, Query(max_length=MAX_TEXT)]], Query(min_length=1,
+                                                                                          max_length=MAX_NAMES)],
+        n_gpus: int = ranged("--n-gpus", 1), hours_per_month: float = ranged("--hours-per-month", 200),
+        market: Market = "global", currency: Currency | None = None) -> list[Row]:
     """``gpuplan buy --json``: own versus rent, and the break-even hours per month."""
     cur = currency or ("CNY" if market == "cn" else "USD")
     return [ownership(cat, cat.gpu(g), n_gpus, hours_per_month, market, cur).as_dict() for g in gpu]
@@ -256,6 +369,7 @@ def api_field(option: str | None) -> str | None:
 
 
 _API_NAMES = {"ttft": "ttft_s", "tpot": "tpot_s", "deadline": "deadline_s"}  # durations carry their unit in the API
+_CLI_NAMES = {api: f"--{cli}" for cli, api in _API_NAMES.items()}
 
 
 def api_words(text: str) -> str:
@@ -264,7 +378,9 @@ def api_words(text: str) -> str:
 
 
 def error_response(status: int, message: str, field: str | None, fix: str) -> JSONResponse:
-    return JSONResponse({"error": message, "field": field, "fix": fix}, status_code=status)
+    """The error shape; values the client sent are echoed at most :data:`ECHO_CHARS` characters long."""
+    shown = None if field is None else field[:ECHO_CHARS]
+    return JSONResponse({"error": clip_echo(message), "field": shown, "fix": clip_echo(fix)}, status_code=status)
 
 
 def _library_error(request: Request, exc: Exception) -> JSONResponse:
@@ -309,6 +425,9 @@ def _validation_fix(error: dict[str, Any], field: str | None) -> str:
              "too_short": "give at least one value.", "json_invalid": "send a JSON object."}
     if field is None:
         return fixes.get(kind, "send a JSON object with the fields in docs/web.md.")
+    limits = RANGES.get(_CLI_NAMES.get(field, "--" + field.replace("_", "-")))
+    if kind in ("greater_than", "greater_than_equal", "less_than_equal") and limits is not None:
+        return f"{fixes[kind][:-1]}: {field} takes {limits.text()}."
     return fixes.get(kind, f"check '{field}': {error['msg'][:1].lower()}{error['msg'][1:]}.")
 
 

@@ -4,14 +4,18 @@ Field names are the CLI's option names with ``_`` for ``-`` (``--tokens-per-samp
 durations are seconds and say so (``deadline_s``). Counts (``samples``, ``tokens`` ...) take a number or the
 CLI's text form (``"10k"``, ``"1.4T"``); they are parsed by :func:`gpuplan.units.parse_count` in the adapter,
 so a bad one is reported like every other library error. The enums below are checked against the library's
-tuples by ``tests/test_web_api.py``.
+tuples by ``tests/test_web_api.py``. Every number's range comes from :data:`gpuplan.requests.RANGES` (the CLI's
+table), so a huge number is a 400 naming the field, and the OpenAPI document states each range; lists hold at
+most :data:`MAX_NAMES` names and texts at most :data:`MAX_TEXT` characters, which bounds each request's work.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from gpuplan.requests import RANGES
 
 Task = Literal["finetune", "pretrain", "infer", "serve"]
 Method = Literal["full", "lora", "qlora", "ptuning", "freeze"]
@@ -25,13 +29,38 @@ Market = Literal["cn", "global"]
 Segment = Literal["datacenter", "workstation", "consumer", "tpu", "npu"]
 Currency = Literal["USD", "CNY"]
 Objective = Literal["cost", "time", "value"]
-Count = float | str  # 10000, 1e4 or "10k"
+MAX_NAMES = 64  # names in one list field (GPUs, providers): more than the catalog holds of either
+MAX_TEXT = 256  # characters in one text field (a model or GPU name, a count such as "1.4T")
+Count = float | Annotated[str, Field(max_length=32)]  # 10000, 1e4 or "10k"
+Names = Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_NAMES)]
+
+
+def ranged(option: str, default: Any = None, whole: bool = True, **extra: Any) -> Any:
+    """A field whose bounds are the CLI option's range (``--max-gpus`` → 1 to 100,000)."""
+    return Field(default, **bounds(option, whole), **extra)
+
+
+def bounds(option: str, whole: bool) -> dict[str, Any]:
+    """Pydantic's bounds for the range of ``option``; for a whole number "at least 1" is "above 0", which the
+    error message then says."""
+    r = RANGES[option]
+    if r.above or (whole and r.low >= 1):
+        return {"gt": r.low if r.above else r.low - 1, "le": r.high}
+    return {"ge": r.low, "le": r.high}
+
+
+class ErrorBody(BaseModel):
+    """Every error response (400, 401, 413, 422, 500): what is wrong, the field it concerns, what to do."""
+
+    error: str
+    field: str | None
+    fix: str
 
 
 class _Request(BaseModel):
     """Unknown fields are errors (a typo such as ``sample`` must not be silently ignored)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     _defaults: ClassVar[dict[str, dict[str, Any]]] = {}
 
     @model_validator(mode="after")
@@ -46,20 +75,21 @@ class _Request(BaseModel):
 class JobFields(_Request):
     """What both an estimate and a plan describe: the model and the work."""
 
-    model: str = Field(min_length=1, description="A preset name from GET /api/models (or its Hub repository id).")
+    model: str = Field(min_length=1, max_length=MAX_TEXT,
+                       description="A preset name from GET /api/models (or its Hub repository id).")
     method: Method | None = None
     samples: Count | None = None
     tokens_per_sample: Count | None = None
-    epochs: PositiveFloat = 1.0
+    epochs: float = ranged("--epochs", 1.0)
     tokens: Count | None = None
-    seq_len: PositiveInt | None = None
-    lora_rank: PositiveInt = 16
+    seq_len: int | None = ranged("--seq-len")
+    lora_rank: int = ranged("--lora-rank", 16)
     lora_targets: LoraTargets = "all-linear"
-    prompt: PositiveInt | None = None
-    output: PositiveInt | None = None
-    batch: NonNegativeInt | None = None  # 0: as many as the engine holds (batch inference)
+    prompt: int | None = ranged("--prompt")
+    output: int | None = ranged("--output")
+    batch: int | None = ranged("--batch")  # 0: as many as the engine holds (batch inference)
     requests: Count | None = None
-    quant: str | None = Field(None, min_length=1)
+    quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
     engine: Engine = "vllm"
     framework: str | None = Field(None, min_length=1, max_length=64,
                                   description="Training framework whose defaults apply (gpuplan/data/frameworks.csv).")
@@ -69,53 +99,53 @@ class EstimateRequest(JobFields):
     """One configuration (``gpuplan estimate``)."""
 
     task: Task = "infer"
-    gpu: str = Field("H100", min_length=1)
-    n_gpus: PositiveInt | None = None
-    tp: PositiveInt = 1
-    pp: PositiveInt = 1
+    gpu: str = Field("H100", min_length=1, max_length=MAX_TEXT)
+    n_gpus: int | None = ranged("--n-gpus")
+    tp: int = ranged("--tp", 1)
+    pp: int = ranged("--pp", 1)
     zero: Literal[0, 1, 2, 3] = 0
-    micro_batch: PositiveInt = 1
-    grad_accum: PositiveInt = 1
+    micro_batch: int = ranged("--micro-batch", 1)
+    grad_accum: int = ranged("--grad-accum", 1)
     recompute: Recompute | None = None  # None: the framework's default (none without one)
     precision: Precision | Literal["auto"] = "auto"
     optimizer: Optimizer | None = None  # None: the framework's default (adamw without one)
     kv_dtype: KvDtype = "bf16"
     # the defaults of `gpuplan estimate`
     method: Method = "full"
-    prompt: PositiveInt = 1024
-    output: PositiveInt = 256
-    batch: NonNegativeInt = 0
+    prompt: int = ranged("--prompt", 1024)
+    output: int = ranged("--output", 256)
+    batch: int = ranged("--batch", 0)
 
 
 class PlanRequest(JobFields):
     """A job and the constraints to plan it under (``gpuplan plan TASK``)."""
 
     task: Task
-    global_batch: int = Field(0, ge=0, description="Sequences per optimizer step (0: 32 for fine-tuning, "
-                                                   "4M tokens for pretraining).")
-    rps: PositiveFloat | None = None
-    ttft_s: PositiveFloat | None = None
-    tpot_s: PositiveFloat | None = None
+    global_batch: int = ranged("--global-batch", 0, description="Sequences per optimizer step (0: 32 for "
+                                                                  "fine-tuning, 4M tokens for pretraining).")
+    rps: float | None = ranged("--rps")
+    ttft_s: float | None = ranged("--ttft")
+    tpot_s: float | None = ranged("--tpot")
     market: Market | None = None
-    providers: list[str] = []
-    gpus: list[str] = []
-    exclude_gpus: list[str] = []
-    max_gpus: PositiveInt | None = None
-    budget: PositiveFloat | None = None
+    providers: Names = []
+    gpus: Names = []
+    exclude_gpus: Names = []
+    max_gpus: int | None = ranged("--max-gpus")
+    budget: float | None = ranged("--budget")
     budget_currency: Currency | None = None
-    deadline_s: PositiveFloat | None = None
+    deadline_s: float | None = ranged("--deadline")
     spot: bool | None = None
     currency: Currency | None = None
     objective: Objective | None = None
-    top: PositiveInt = 10
+    top: int = ranged("--top", 10)
 
     # the defaults of `gpuplan plan finetune|pretrain|infer|serve`
     _defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "finetune": {"method": "lora", "objective": "cost"},
         "pretrain": {"method": "full", "max_gpus": 2048, "objective": "time"},
-        "infer": {"prompt": 1024, "output": 256, "batch": 0, "requests": 1000, "objective": "cost"},
+        "infer": {"prompt": 1024, "output": 256, "batch": 0, "requests": 1000.0, "objective": "cost"},
         "serve": {"prompt": 1000, "output": 300, "rps": 1.0, "objective": "cost"},
     }
 
 
-__all__ = ["EstimateRequest", "JobFields", "PlanRequest"]
+__all__ = ["ErrorBody", "EstimateRequest", "JobFields", "PlanRequest"]
