@@ -103,12 +103,16 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     peak = peak_flops(gpu, s.precision)
     u = utilisation(m, gpu, s, cal)
     flops = train_flops_per_token(m, s) * tokens
-    compute = flops / (n * peak * u)
+    # attention over the context runs in flash-attention kernels, at f_attention of the GEMMs' share of the
+    # peak (Dao 2023, FlashAttention-2, sec. 4.1: 50-73 % of A100 peak forward and backward, where GEMMs reach
+    # 80 %+); it is the larger part of the work at long sequences
+    share = _matmul_share(m, s)
+    attention = (1 - share) / cal.get("f_attention")
+    compute = flops * (share + attention) / (n * peak * u)
     if s.precision == "fp8-mixed":  # float8 linears: matmuls at the FP8 rate, attention stays 16-bit
         peak = gpu.half_flops_per_s
         fp8 = gpu.fp8_flops_per_s or peak
-        share = _matmul_share(m, s)
-        compute = flops * (share / (fp8 * cal.get("f_fp8")) + (1 - share) / peak) / (n * u)
+        compute = flops * (share / (fp8 * cal.get("f_fp8")) + attention / peak) / (n * u)
     tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
     steps = max(1.0, tokens / tokens_per_step)
     step_compute = compute / steps
