@@ -4,12 +4,17 @@ Every error a user can cause carries a message that names what was wrong and a `
 type or change next; the CLI and the HTTP API print both and never a traceback::
 
     GpuplanError                  base; .fix says what to do next
-    ├── InputError                a value the user gave (option, argument, API field) is wrong
+    ├── InputError                a value the user gave (option, argument, API field) is wrong      (ValueError)
     │   ├── UnknownNameError      a GPU, model, provider, ... name that is not in the catalog (did you mean)
+    │   │                                                                                          (LookupError)
     │   └── InfeasibleError       the request is well-formed but cannot be met (TP that does not divide heads)
     ├── CatalogError              a row of a bundled or user catalog file is wrong (file:line, column, value)
-    ├── ModelConfigError          a config.json that cannot be turned into an architecture
+    │                                                                                               (ValueError)
+    ├── ModelConfigError          a config.json that cannot be turned into an architecture          (ValueError)
     └── OfflineError              a lookup that needs the network while gpuplan runs offline
+
+The built-in in brackets is a second base, so ``except ValueError`` / ``except LookupError`` catch them too.
+Every error pickles (a web worker or a process pool can hand it back) with its message, fix and fields.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import difflib
 import math
 import re
 from collections.abc import Iterable
+from typing import Any
 
 
 class GpuplanError(Exception):
@@ -31,8 +37,20 @@ class GpuplanError(Exception):
     def __str__(self) -> str:
         return f"{self.message} To fix: {self.fix}" if self.fix else self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the default rebuilds with ``type(self)(*self.args)``, which the subclasses' signatures do not take
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
 
-class InputError(GpuplanError):
+
+def _rebuild(cls: type[GpuplanError], args: tuple[Any, ...], state: dict[str, Any]) -> GpuplanError:
+    """An unpickled error: the same class, arguments and attributes, without running ``__init__`` again."""
+    err = cls.__new__(cls, *args)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
+
+class InputError(GpuplanError, ValueError):
     """A value given by the user is malformed or out of range.
 
     ``field`` names the option, argument or API field (``--batch``, ``model``) so that every interface can
@@ -44,7 +62,7 @@ class InputError(GpuplanError):
         self.field = field
 
 
-class UnknownNameError(InputError):
+class UnknownNameError(InputError, LookupError):
     """A name that the catalog does not hold; the message suggests the closest known names."""
 
     def __init__(self, field: str, kind: str, name: str, known: Iterable[str], listing: str) -> None:
@@ -58,7 +76,7 @@ class InfeasibleError(InputError):
     """A combination of valid values that cannot work (e.g. TP 3 with 32 attention heads)."""
 
 
-class CatalogError(GpuplanError):
+class CatalogError(GpuplanError, ValueError):
     """A data row that fails validation; the message locates it as ``file:line``."""
 
     def __init__(self, path: str, line: int, column: str, value: str, problem: str, fix: str) -> None:
@@ -69,7 +87,7 @@ class CatalogError(GpuplanError):
         self.path, self.line, self.column, self.value = path, line, column, value
 
 
-class ModelConfigError(GpuplanError):
+class ModelConfigError(GpuplanError, ValueError):
     """A Hugging Face config.json that is not JSON, lacks a needed key, or describes an absurd model."""
 
 

@@ -17,7 +17,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from gpuplan.errors import ModelConfigError
+from gpuplan.errors import GpuplanError, ModelConfigError
 from gpuplan.types import ModelSpec
 
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -99,6 +99,8 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
     reader = _READERS[model_type]
     try:
         spec = reader(cfg, name)
+    except GpuplanError:  # already says what is wrong (and is a ValueError: not the clause below)
+        raise
     except KeyError as exc:
         raise ModelConfigError(f"config of '{name}' (model_type '{model_type}') lacks the key {exc}.",
                                "pass the complete config.json of the model.") from None

@@ -9,10 +9,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from gpuplan.catalog import schemas
@@ -33,15 +34,16 @@ def normalize(name: str) -> str:
 
 @dataclass(frozen=True)
 class Catalog:
-    """Everything gpuplan knows, validated. Build it with :func:`load_catalog`."""
+    """Everything gpuplan knows, validated. Build it with :func:`load_catalog`, which caches it and hands the same
+    one to every caller: so it is read-only all the way down (frozen rows in tuples and read-only mappings)."""
 
-    gpus: dict[str, Gpu]
-    gpu_keys: dict[str, str]
+    gpus: Mapping[str, Gpu]
+    gpu_keys: Mapping[str, str]
     offers: tuple[Offer, ...]
     purchase_prices: tuple[PurchasePrice, ...]
     platforms: tuple[Platform, ...]
     fx_rates: tuple[FxRate, ...]
-    models: dict[str, ModelEntry]
+    models: Mapping[str, ModelEntry]
     dirs: tuple[Path, ...]
     replaced: tuple[str, ...] = ()  # the bundled rows that user folders replace, e.g. "gpus.csv 'H100' (by …)"
 
@@ -69,10 +71,9 @@ class Catalog:
 
     def fx_rate(self, base: str, quote: str, on: dt.date | None = None) -> FxRate:
         """The newest rate on or before ``on`` (or the oldest one, if all are later)."""
-        rates = sorted((r for r in self.fx_rates if (r.base, r.quote) == (base, quote)), key=lambda r: r.date)
+        rates = self._rates_by_pair.get((base, quote), ())
         if not rates:
-            inverse = sorted((r for r in self.fx_rates if (r.base, r.quote) == (quote, base)),
-                             key=lambda r: r.date)
+            inverse = self._rates_by_pair.get((quote, base), ())
             if not inverse:
                 raise CatalogError("fx.csv", 0, "", "", f"no {base}->{quote} exchange rate.",
                                    f"add a dated {base}/{quote} row to fx.csv.")
@@ -87,8 +88,16 @@ class Catalog:
             return amount
         return amount * self.fx_rate(currency, to, on).rate
 
+    @cached_property
+    def _rates_by_pair(self) -> Mapping[tuple[str, str], tuple[FxRate, ...]]:
+        """``fx_rates`` by (base, quote), oldest first: a plan converts a price for every candidate."""
+        pairs: dict[tuple[str, str], list[FxRate]] = {}
+        for r in self.fx_rates:
+            pairs.setdefault((r.base, r.quote), []).append(r)
+        return MappingProxyType({k: tuple(sorted(v, key=lambda r: r.date)) for k, v in pairs.items()})
 
-def _pick_rate(rates: list[FxRate], on: dt.date | None) -> FxRate:
+
+def _pick_rate(rates: Sequence[FxRate], on: dt.date | None) -> FxRate:
     if on is None:
         return rates[-1]
     before = [r for r in rates if r.date <= on]
@@ -149,9 +158,9 @@ def _load(dirs: tuple[Path, ...]) -> Catalog:
     fx = _merge((t.fx for t in tables), lambda r: (r.date, r.base, r.quote))
     models = _merge((t.models for t in tables), lambda m: m.name)
     return Catalog(
-        gpus={g.name: g for g in gpus}, gpu_keys=gpu_keys, offers=tuple(offers),
+        gpus=MappingProxyType({g.name: g for g in gpus}), gpu_keys=MappingProxyType(gpu_keys), offers=tuple(offers),
         purchase_prices=tuple(prices), platforms=tuple(platforms), fx_rates=tuple(fx),
-        models={m.name: m for m in models}, dirs=dirs, replaced=_replaced(tables),
+        models=MappingProxyType({m.name: m for m in models}), dirs=dirs, replaced=_replaced(tables),
     )
 
 

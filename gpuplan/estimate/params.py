@@ -8,6 +8,7 @@ class ships in transformers, and against published counts for remote-code models
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gpuplan.types import ModelSpec
 
@@ -77,6 +78,20 @@ def mlp_params(m: ModelSpec, width: int) -> int:
 
 
 def count_params(m: ModelSpec) -> ParamBreakdown:
+    """The itemised count of ``m``, computed once per architecture: the estimators ask for it tens of thousands
+    of times in one plan."""
+    try:
+        return _cached_count(m)
+    except TypeError:  # a spec holding an unhashable value (a hand-built one): count it without the cache
+        return _count(m)
+
+
+@lru_cache(maxsize=1024)
+def _cached_count(m: ModelSpec) -> ParamBreakdown:
+    return _count(m)
+
+
+def _count(m: ModelSpec) -> ParamBreakdown:
     norm = m.hidden * (2 if m.norm_bias else 1)
     n_moe = m.n_moe_layers
     n_dense = m.n_layers - n_moe

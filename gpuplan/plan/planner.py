@@ -18,20 +18,24 @@ from typing import Any
 from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InfeasibleError, InputError, check_choice
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
+from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.job import (
     JobEstimate,
+    check_training,
     estimate_inference,
     estimate_training,
     inference_setup,
     training_setup,
 )
-from gpuplan.estimate.memory import weights_bytes
+from gpuplan.estimate.memory import training_memory, weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.estimate.result import Assumption, Estimate
+from gpuplan.estimate.train_time import train_time
 from gpuplan.i18n import lang, say
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
-from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform
+from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform, TrainSetup
 from gpuplan.units import GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
 
 OBJECTIVES = ("cost", "time", "value")
@@ -199,33 +203,74 @@ def _training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
 
 
 def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
-                   reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
-    """(fastest estimate that fits, smallest-shortfall estimate) for ``n`` × ``gpu``; why others cannot run
-    is counted in ``reasons``."""
+                   reasons: Counter[tuple[str, str]], sized: dict[TrainSetup, _Sized]
+                   ) -> tuple[JobEstimate | None, JobEstimate | None]:
+    """(fastest estimate that fits, None) for ``n`` × ``gpu``, or (None, smallest-shortfall estimate) when none
+    fits; why others cannot run is counted in ``reasons``. ``sized`` holds the plan's training-memory estimates
+    by setup (they do not depend on the GPU); only a setup that fits gets a time estimate."""
     best: JobEstimate | None = None
-    closest: JobEstimate | None = None
+    closest: tuple[TrainSetup, float] | None = None  # the setup that misses by the least, and by how much
     for par in _training_layouts(m, n, job):
         # the framework the user runs fixes recomputation (its default); without one, try both
         for recompute in ((None,) if job.framework else ("none", "full")):
             for mb in (8, 4, 2, 1):
                 try:
                     setup = training_setup(job, par, mb, recompute, gpu=gpu)
-                    e = estimate_training(m, gpu, job, setup, cal, c.headroom)
+                    check_training(m, gpu, job, setup)
                 except InfeasibleError as err:
                     reasons[(err.message, err.fix)] += 1
                     if err.field == "--global-batch":
                         continue  # a smaller micro-batch may fit the batch
                     break
-                if not e.fits:
-                    if closest is None or e.shortfall_bytes < closest.shortfall_bytes:
-                        closest = e
+                size = sized.get(setup)
+                if size is None:
+                    size = sized[setup] = _Sized.of(m, gpu, job, setup, cal, c.headroom)
+                if not size.fits(gpu):
+                    if closest is None or size.shortfall_bytes(gpu) < closest[1]:
+                        closest = (setup, size.shortfall_bytes(gpu))
                     continue
+                e = size.estimate(m, gpu, job, setup, cal, c.headroom)
                 if best is None or e.seconds < best.seconds:
                     best = e
                 break  # the largest micro-batch that fits is the fastest for this layout
             if best is not None and getattr(best.setup, "parallel", None) == par:
                 break  # no need to recompute when it already fits without
-    return best, closest
+    if best is not None or closest is None:
+        return best, None
+    return None, estimate_training(m, gpu, job, closest[0], cal, c.headroom)  # shown in full, time included
+
+
+@dataclass(frozen=True, slots=True)
+class _Sized:
+    """One training setup's memory as every GPU type sees it (it does not depend on the GPU): the estimate
+    :func:`estimate_training` reports and the bytes it needs with its margin. The test suite checks that what
+    is built from it equals :func:`estimate_training`."""
+
+    memory: Estimate
+    needed_bytes: float
+    kv_shortfall_bytes: float
+
+    @classmethod
+    def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
+           ) -> _Sized:
+        mem = training_memory(m, s, cal)
+        if job.framework:
+            fw = get_framework(job.framework)
+            mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", fw.describe(), fw.source)))
+        probe = JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, None, None, 1, headroom)
+        return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes)
+
+    def fits(self, gpu: Gpu) -> bool:  # JobEstimate.fits
+        return self.needed_bytes <= gpu.memory_bytes and self.kv_shortfall_bytes <= 0
+
+    def shortfall_bytes(self, gpu: Gpu) -> float:  # JobEstimate.shortfall_bytes
+        return max(0.0, self.needed_bytes - gpu.memory_bytes, self.kv_shortfall_bytes)
+
+    def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
+                 headroom: float | None) -> JobEstimate:
+        """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``)."""
+        time = train_time(m, gpu, s, job.train_tokens, cal) if job.train_tokens > 0 else None
+        return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
 
 
 def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
@@ -299,7 +344,10 @@ STALE_PRICE_DAYS = 180
 
 
 def _price(catalog: Catalog, e: JobEstimate, c: Constraints, offers: dict[str, list[Offer]],
-           cal: Calibration) -> list[Candidate]:
+           cal: Calibration, offer_notes: dict[Offer, tuple[tuple[str, ...], str]] | None = None
+           ) -> list[Candidate]:
+    """Every usable offer of ``e``'s GPU that can hold it, costed. ``offer_notes`` keeps the notes that depend on
+    the offer alone across the estimates of one plan."""
     job = e.job
     serving = job.task == "serve"
     if not math.isfinite(e.seconds) and not serving:
@@ -307,6 +355,12 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, offers: dict[str, l
     startup = 0.0 if serving else startup_seconds(_checkpoint_bytes(e.model))
     seconds = HOUR if serving else e.seconds + startup
     disk = _disk_bytes(e.model, job)
+    first = [say(f"incl. {fmt_seconds(startup)} start-up", f"含 {fmt_seconds(startup)} 启动")] if startup else []
+    uncalibrated = [] if speed_calibrated(e.gpu.vendor) else [
+        say(f"speed fitted on NVIDIA runs only: {e.gpu.vendor} efficiency is not calibrated",
+            f"速度只用 NVIDIA 实测拟合：{e.gpu.vendor} 的效率未经校准")]
+    memo = {} if offer_notes is None else offer_notes
+    today = dt.date.today()
     out = []
     for offer in offers.get(e.gpu.name, []):
         per_replica = _instances_per_replica(offer, e.n_gpus, serving)
@@ -314,36 +368,44 @@ def _price(catalog: Catalog, e: JobEstimate, c: Constraints, offers: dict[str, l
             continue
         instances = max(1, math.ceil(per_replica * e.replicas - 1e-9))
         cost = rental_cost(catalog, offer, seconds, c.currency, instances, disk, c.spot_overhead)
-        notes = [say(f"incl. {fmt_seconds(startup)} start-up", f"含 {fmt_seconds(startup)} 启动")] if startup else []
+        notes = list(first)
         if per_replica < 1:
             room = round(instances / per_replica)
             notes.append(say(f"{e.replicas} replica(s) on {instances} {int(offer.gpu_count)}-GPU instance(s), "
                              f"room for {room}",
                              f"{e.replicas} 个副本跑在 {instances} 台 {int(offer.gpu_count)} 卡实例上，"
                              f"最多可容纳 {room} 个"))
-        if offer.gpu_mapping == "inferred":
-            notes.append(say("GPU inferred from the instance family", "GPU 型号由实例系列推断"))
-        if offer.pricing == "spot":
-            notes.append(say(f"spot: +{c.spot_overhead:.0%} expected time for preemptions",
-                             f"竞价实例：预计因抢占多用 {c.spot_overhead:.0%} 时间"))
+        own, stale = memo.get(offer) or memo.setdefault(offer, _offer_notes(offer, c, today))
+        notes += own
         if e.total_gpus > LARGE_FLEET_GPUS:
             notes.append(say(f"{e.total_gpus:,} GPUs in all: check that {offer.provider} has the capacity",
                              f"共 {e.total_gpus:,} 张卡：请确认 {offer.provider} 有足够库存"))
-        if not speed_calibrated(e.gpu.vendor):
-            notes.append(say(f"speed fitted on NVIDIA runs only: {e.gpu.vendor} efficiency is not calibrated",
-                             f"速度只用 NVIDIA 实测拟合：{e.gpu.vendor} 的效率未经校准"))
+        notes += uncalibrated
         if instances > 1 and not serving:
             net = cal.get("network_bytes_per_s_per_gpu") * 8 / 1e9
             notes.append(say(f"{instances} nodes joined by an assumed {net:.0f} Gb/s per GPU network: check the "
                              "provider's cluster networking",
                              f"{instances} 台机器，假定节点间每卡 {net:.0f} Gb/s 网络：请核实云厂商的集群网络"))
-        age = (dt.date.today() - offer.as_of).days
-        if age > STALE_PRICE_DAYS:
-            notes.append(say(f"price as of {offer.as_of.isoformat()} ({age} days old): check it",
-                             f"价格日期 {offer.as_of.isoformat()}（{age} 天前），请核实"))
+        if stale:
+            notes.append(stale)
         out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer,
                              notes=tuple(notes)))
     return out
+
+
+def _offer_notes(offer: Offer, c: Constraints, today: dt.date) -> tuple[tuple[str, ...], str]:
+    """Notes on ``offer`` whatever runs on it: (an inferred GPU, spot preemptions), and the price's age ("" when
+    the price is recent; it is listed last)."""
+    notes = []
+    if offer.gpu_mapping == "inferred":
+        notes.append(say("GPU inferred from the instance family", "GPU 型号由实例系列推断"))
+    if offer.pricing == "spot":
+        notes.append(say(f"spot: +{c.spot_overhead:.0%} expected time for preemptions",
+                         f"竞价实例：预计因抢占多用 {c.spot_overhead:.0%} 时间"))
+    age = (today - offer.as_of).days
+    stale = say(f"price as of {offer.as_of.isoformat()} ({age} days old): check it",
+                f"价格日期 {offer.as_of.isoformat()}（{age} 天前），请核实") if age > STALE_PRICE_DAYS else ""
+    return tuple(notes), stale
 
 
 MAX_SESSIONS = 20  # more checkpoint/resume cycles than this is not a plan
@@ -515,8 +577,9 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     offers = _usable_offers(catalog, c, providers, job.task == "serve")
     estimates, closest = _enumerate(model, job, c, cal, gpus, catalog, offers, reasons)
     cands: list[Candidate] = []
+    offer_notes: dict[Offer, tuple[tuple[str, ...], str]] = {}  # the notes of each offer, made once a plan
     for e in estimates:
-        cands += _price(catalog, e, c, offers, cal)
+        cands += _price(catalog, e, c, offers, cal, offer_notes)
     cands = [x for x in cands if _within_limits(x, c)]
     ranked = sorted(cands, key=_key(c, cands))
     top = _distinct(ranked, c.top)
@@ -559,12 +622,13 @@ def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: S
     closest: list[JobEstimate] = []
     serving = job.task == "serve"
     platforms = offered_platforms(catalog, c)
+    sized: dict[TrainSetup, _Sized] = {}  # training memory by setup: the same on every GPU type
     for gpu in gpus:
         counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or any(
             _instances_per_replica(o, n, serving) is not None for o in offers.get(gpu.name, []))]
         for n in counts:
             if job.is_training:
-                best, near = _best_training(m, gpu, job, n, c, cal, reasons)
+                best, near = _best_training(m, gpu, job, n, c, cal, reasons, sized)
             else:
                 if n > 8:
                     continue

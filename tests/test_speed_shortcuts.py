@@ -1,0 +1,153 @@
+"""The shortcuts that make plans fast give the same answers as the long way round.
+
+The planner sizes training memory once per setup (it does not depend on the GPU) and estimates time only for
+setups that fit; parameter counts are cached per architecture; FX rates are indexed. Each is checked here
+against the plain function it stands in for. Also: the cached catalog is read-only, and errors pickle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from collections import Counter
+
+import pytest
+
+from gpuplan.catalog import Catalog, load_catalog
+from gpuplan.errors import (
+    CatalogError,
+    GpuplanError,
+    InfeasibleError,
+    InputError,
+    ModelConfigError,
+    OfflineError,
+    UnknownNameError,
+)
+from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.job import check_training, estimate_training, training_setup
+from gpuplan.estimate.params import count_params
+from gpuplan.plan.planner import Constraints, _best_training, _Sized, _training_layouts
+from gpuplan.types import Job, Parallelism, TrainSetup
+
+JOBS = (
+    ("Llama-2-7B", Job(task="finetune", method="lora", samples=10_000, tokens_per_sample=1024, seq_len=1024)),
+    ("Llama-2-7B", Job(task="finetune", method="full", samples=10_000, tokens_per_sample=2048, seq_len=2048)),
+    ("Qwen2.5-0.5B", Job(task="finetune", method="qlora", tokens=1e8, seq_len=4096, framework="torchtune")),
+    ("Mixtral-8x7B", Job(task="pretrain", tokens=1e11, seq_len=4096)),
+    ("ChatGLM2-6B", Job(task="finetune", method="ptuning", samples=1000, tokens_per_sample=512, seq_len=512)),
+)
+LAYOUTS = (Parallelism(), Parallelism(dp=8, zero=3), Parallelism(tp=8, dp=2, zero=1), Parallelism(tp=8, pp=2, dp=4))
+
+
+@pytest.mark.parametrize(("name", "job"), JOBS, ids=[f"{n}-{j.task}-{j.method}" for n, j in JOBS])
+def test_memory_sized_once_for_all_gpus_then_timed_is_estimate_training(catalog: Catalog, name: str,
+                                                                         job: Job) -> None:
+    m = catalog.model(name)
+    job = job.for_model(m)
+    cal = fitted()
+    compared = Counter[bool]()
+    for par in LAYOUTS:
+        for mb, recompute in ((8, "none"), (1, "full")):
+            shared: dict[TrainSetup, _Sized] = {}  # as in one plan: sized on the first GPU, reused on the others
+            for gpu in catalog.gpus.values():
+                try:
+                    setup = training_setup(job, par, mb, recompute, gpu=gpu)
+                    check_training(m, gpu, job, setup)
+                    want = estimate_training(m, gpu, job, setup, cal, 0.1)
+                except InfeasibleError:
+                    continue
+                size = shared.setdefault(setup, _Sized.of(m, gpu, job, setup, cal, 0.1))
+                assert size.fits(gpu) == want.fits
+                assert size.shortfall_bytes(gpu) == want.shortfall_bytes
+                if want.fits:
+                    assert size.estimate(m, gpu, job, setup, cal, 0.1).as_dict() == want.as_dict()
+                compared[want.fits] += 1
+    assert compared[True] and compared[False]  # both paths were exercised
+
+
+def test_the_closest_miss_is_shown_with_its_whole_estimate(catalog: Catalog) -> None:
+    """A configuration that does not fit is sized by memory alone while searching; the one reported as the
+    closest carries the same estimate as estimate_training, time included."""
+    m = catalog.model("Llama-2-70B")
+    job = Job(task="finetune", method="full", samples=1000, tokens_per_sample=2048, seq_len=2048).for_model(m)
+    gpu = catalog.gpu("RTX4090")
+    best, near = _best_training(m, gpu, job, 8, Constraints(), fitted(), Counter(), {})
+    assert best is None and near is not None and near.time is not None
+    assert isinstance(near.setup, TrainSetup)
+    assert near.as_dict() == estimate_training(m, gpu, job, near.setup, fitted()).as_dict()
+    assert near.setup.parallel in _training_layouts(m, 8, job)
+
+
+def test_parameter_counts_are_cached_and_exact(catalog: Catalog) -> None:
+    m = catalog.model("Llama-2-7B")
+    assert count_params(m) is count_params(m)
+    assert count_params(m).total == 6_738_415_616  # transformers LlamaForCausalLM numel
+    odd = dataclasses.replace(m, notes=["a list: not hashable"])  # type: ignore[arg-type]
+    assert count_params(odd) == count_params(m)
+
+
+def test_fx_conversion_picks_the_newest_rate_either_way(catalog: Catalog) -> None:
+    usd_cny = sorted((r for r in catalog.fx_rates if (r.base, r.quote) == ("USD", "CNY")), key=lambda r: r.date)
+    assert usd_cny, "the bundled FX table converts USD and CNY"
+    assert catalog.convert(2.0, "USD", "CNY") == 2.0 * usd_cny[-1].rate
+    assert catalog.convert(2.0, "CNY", "USD") == 2.0 / usd_cny[-1].rate
+    assert catalog.convert(2.0, "USD", "CNY", usd_cny[0].date) == 2.0 * usd_cny[0].rate
+
+
+# ---------------------------------------------------------------- the cached catalog is read-only
+
+
+def test_a_caller_cannot_change_the_cached_catalog_for_the_next() -> None:
+    cat = load_catalog()
+    n_gpus, n_models = len(cat.gpus), len(cat.models)
+    with pytest.raises(TypeError):
+        del cat.gpus["H100"]  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        cat.gpus["H100"] = cat.gpus["A100"]  # type: ignore[index]
+    with pytest.raises(TypeError):
+        cat.gpu_keys["h100"] = "A100"  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        cat.models.pop("Llama-2-7B")  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        cat.offers.append(cat.offers[0])  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cat.gpus = {}  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cat.gpus["H100"].tdp_w = 1  # type: ignore[misc]
+    again = load_catalog()
+    assert again is cat
+    assert len(again.gpus) == n_gpus and len(again.models) == n_models and again.gpu("H100").name == "H100"
+
+
+# ---------------------------------------------------------------- errors fit Python
+
+
+ERRORS: tuple[tuple[GpuplanError, tuple[type[Exception], ...]], ...] = (
+    (GpuplanError("something broke.", "try again."), ()),
+    (InputError("--batch", "-1 is not a batch.", "give 1 or more."), (ValueError,)),
+    (UnknownNameError("--gpu", "GPU", "h10", ["H100", "H200", "A100"], "gpuplan gpus"), (ValueError, LookupError)),
+    (InfeasibleError("--tp", "TP 3 does not divide 32 heads.", "use 1, 2, 4 or 8."), (ValueError,)),
+    (CatalogError("gpus.csv", 12, "tdp_w", "-5", "must be greater than 0.", "write the TDP."), (ValueError,)),
+    (ModelConfigError("'x' is not valid JSON.", "pass a config.json."), (ValueError,)),
+    (OfflineError("a Hub id needs the network.", "pass a local config.json."), ()),
+)
+
+
+@pytest.mark.parametrize(("err", "bases"), ERRORS, ids=[type(e).__name__ for e, _ in ERRORS])
+def test_errors_pickle_and_subclass_the_matching_built_in(err: GpuplanError, bases: tuple[type, ...]) -> None:
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is type(err)
+    assert str(back) == str(err) and back.args == err.args
+    assert vars(back) == vars(err)  # message, fix, field, suggestions, file:line ...
+    assert all(isinstance(back, b) for b in bases)
+    assert isinstance(back, ValueError) == (ValueError in bases)
+    assert isinstance(back, LookupError) == (LookupError in bases)
+
+
+def test_an_unknown_name_is_caught_as_a_lookup_error_with_its_suggestions(catalog: Catalog) -> None:
+    with pytest.raises(LookupError) as info:
+        catalog.gpu("h10")
+    back = pickle.loads(pickle.dumps(info.value))
+    assert isinstance(back, UnknownNameError)
+    assert back.suggestions and back.suggestions == info.value.suggestions  # the did-you-mean list survives
+    assert back.field == "--gpu" and "Did you mean" in str(back)
