@@ -230,7 +230,9 @@ def check(held: list[Summary], goals: bool, band_failures: list[str] | None = No
         b = base.get(s.cls)
         if b and s.median_abs > b["median_abs"] + REGRESSION_SLACK:
             failures.append(f"{s.cls}: LOSO median {s.median_abs:.1%}, was {b['median_abs']:.1%} (regressed)")
-        if b and s.memory and s.under_rate > b["under_rate"] + 1e-9 and s.under_rate > MAX_UNDER_RATE:
+        # one row changing side between refits on another machine (scipy/numpy builds differ) is not a regression
+        if b and s.memory and s.under_rate > b["under_rate"] + max(REGRESSION_SLACK, 1 / s.n) + 1e-9 \
+                and s.under_rate > MAX_UNDER_RATE:
             failures.append(f"{s.cls}: LOSO under-predicted {s.under_rate:.0%}, was {b['under_rate']:.0%} (regressed)")
         if goals and not s.ok:
             failures.append(f"{s.cls}: {s.status} (LOSO median {s.median_abs:.1%}, goal ≤ {s.target:.0%})")
