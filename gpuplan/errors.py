@@ -91,6 +91,16 @@ class ModelConfigError(GpuplanError, ValueError):
     """A Hugging Face config.json that is not JSON, lacks a needed key, or describes an absurd model."""
 
 
+class BudgetError(GpuplanError):
+    """A request needs more work than the caller allows (the HTTP API bounds each plan; the CLI does not)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"this plan needs more than the {seconds:g} s of work a request may take here.",
+                         "narrow it: fewer GPU types (gpu), a lower max_gpus, or a provider; or run "
+                         "'gpuplan plan' locally, which has no limit.")
+        self.seconds = seconds
+
+
 class OfflineError(GpuplanError):
     """Something needs the network (a Hugging Face Hub id) while gpuplan is offline."""
 

@@ -212,3 +212,14 @@ def test_gpuplan_web_beyond_loopback_warns_and_passes_the_token(monkeypatch: pyt
     code, _, err = run("web", "--host", "0.0.0.0", "--port", "8123")
     assert code == 0 and "warning: listening on 0.0.0.0: every request needs the token." in err
     assert calls == [("0.0.0.0", 8123, (), TOKEN)]
+
+
+def test_a_plan_past_the_work_budget_is_a_503_that_says_what_to_narrow() -> None:
+    tight = TestClient(create_app(plan_budget_s=1e-6), raise_server_exceptions=False)
+    body = {"model": "Llama-3.1-8B", "task": "pretrain", "tokens": "10B", "max_gpus": 512}
+    err = _error(tight.post("/api/plan", json=body), 503)
+    assert "max_gpus" in err["fix"] and "gpuplan plan" in err["fix"]
+    # the budget bounds the request, not the server: the next small request within it is planned
+    relaxed = TestClient(create_app(plan_budget_s=60), raise_server_exceptions=False)
+    assert relaxed.post("/api/plan", json=PLAN).status_code == 200
+    assert "503" in relaxed.get("/openapi.json").json()["paths"]["/api/plan"]["post"]["responses"]

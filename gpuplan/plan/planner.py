@@ -8,15 +8,18 @@ cheapest changes that would make it fit.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
 import math
+import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
-from gpuplan.errors import GpuplanError, InfeasibleError, InputError, check_choice
+from gpuplan.errors import BudgetError, GpuplanError, InfeasibleError, InputError, check_choice
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.job import (
@@ -211,6 +214,7 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
     best: JobEstimate | None = None
     closest: tuple[TrainSetup, float] | None = None  # the setup that misses by the least, and by how much
     for par in _training_layouts(m, n, job):
+        _check_budget()
         # the framework the user runs fixes recomputation (its default); without one, try both
         for recompute in ((None,) if job.framework else ("none", "full")):
             for mb in (8, 4, 2, 1):
@@ -614,6 +618,26 @@ def _check_job(job: Job, m: ModelSpec) -> None:
         raise InputError("--requests", "a batch inference job needs a number of requests.", "give --requests N.")
 
 
+_DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar("plan_deadline", default=None)
+
+
+@contextlib.contextmanager
+def work_budget(seconds: float) -> Iterator[None]:
+    """Bound the planning done inside the block to ``seconds`` of wall time: past it, the next candidate the
+    enumeration reaches raises :class:`~gpuplan.errors.BudgetError` (the HTTP API's per-request bound)."""
+    token = _DEADLINE.set((time.monotonic() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _check_budget() -> None:
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.monotonic() > deadline[0]:
+        raise BudgetError(deadline[1])
+
+
 def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
                offers: dict[str, list[Offer]], reasons: Counter[tuple[str, str]]
                ) -> tuple[list[JobEstimate], list[JobEstimate]]:
@@ -627,6 +651,7 @@ def _enumerate(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: S
         counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or any(
             _instances_per_replica(o, n, serving) is not None for o in offers.get(gpu.name, []))]
         for n in counts:
+            _check_budget()
             if job.is_training:
                 best, near = _best_training(m, gpu, job, n, c, cal, reasons, sized)
             else:
@@ -726,6 +751,7 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
         changes.append((f"drop the {limits}", job, replace(c, budget=None, deadline_s=None)))
     out = []
     for label, j2, c2 in changes:
+        _check_budget()
         try:
             r = plan(catalog, m, j2, c2, cal, suggest=False)
         except GpuplanError:

@@ -10,7 +10,8 @@ Field names are the CLI's option names with ``_`` for ``-``; the library names o
 them (``--seq-len``), so :func:`api_words` rewrites those to API field names (``seq_len``) in errors.
 
 Bounded work: :class:`~gpuplan.web.guard.Guard` refuses bodies over 1 MiB (413), every number has the CLI's
-range, lists and texts have a length limit (:mod:`gpuplan.web.models`), and errors echo at most 200
+range, lists and texts have a length limit (:mod:`gpuplan.web.models`), a plan may take
+:data:`PLAN_BUDGET_S` seconds of work (503 past it, saying what to narrow), and errors echo at most 200
 characters of a value. Identical plan requests are answered from a cache (:data:`PLAN_CACHE_SIZE` entries,
 renewed daily). The OpenAPI document describes the error responses and declares the fields that take
 catalog names (GPUs, models, providers, formats, frameworks) as enums of the catalog the server reads.
@@ -18,6 +19,7 @@ catalog names (GPUs, models, providers, formats, frameworks) as enums of the cat
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import re
@@ -37,7 +39,15 @@ from starlette.exceptions import HTTPException
 from gpuplan import __version__
 from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.catalog.models import find_preset
-from gpuplan.errors import ECHO_CHARS, GpuplanError, InputError, UnknownNameError, clip_echo, close_matches
+from gpuplan.errors import (
+    ECHO_CHARS,
+    BudgetError,
+    GpuplanError,
+    InputError,
+    UnknownNameError,
+    clip_echo,
+    close_matches,
+)
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import JobEstimate
@@ -56,7 +66,7 @@ from gpuplan.listing import (
 )
 from gpuplan.plan.buy import ownership
 from gpuplan.plan.fitting import compare, fit_table
-from gpuplan.plan.planner import OBJECTIVES, Constraints, plan
+from gpuplan.plan.planner import OBJECTIVES, Constraints, plan, work_budget
 from gpuplan.present import serving_costs
 from gpuplan.requests import FOR_INFERENCE, RANGES, check_range, estimate_config, make_job, refuse_given
 from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec
@@ -83,18 +93,22 @@ Row = dict[str, Any]
 
 
 PLAN_CACHE_SIZE = 512
+PLAN_BUDGET_S = 10.0  # wall time one plan request may take; past it the answer is 503 with what to narrow
 
 
 def create_app(catalog_dirs: tuple[str, ...] = (), allowed_hosts: tuple[str, ...] | None = None,
-               token: str | None = None, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+               token: str | None = None, max_body_bytes: int = MAX_BODY_BYTES,
+               plan_budget_s: float = PLAN_BUDGET_S) -> FastAPI:
     """The API under ``/api`` and the page at ``/``; the catalog is read on the first request (cached).
     ``allowed_hosts`` (None: any) and ``token`` (None: none) are checked on every request (``gpuplan web``
-    passes the loopback names when it listens on loopback)."""
+    passes the loopback names when it listens on loopback); a plan request may take ``plan_budget_s`` seconds
+    of work (503 past it)."""
     app = FastAPI(title="gpuplan", version=__version__, docs_url=None, redoc_url=None,  # those load a CDN
                   description="Which GPU, where, how many, how long, at what cost. See docs/web.md.")
     app.state.catalog_dirs = tuple(catalog_dirs)
-    app.state.plans = _plan_cache(tuple(catalog_dirs))
+    app.state.plans = _plan_cache(tuple(catalog_dirs), plan_budget_s)
     app.include_router(router)
+    app.add_exception_handler(BudgetError, _budget_error)
     app.add_exception_handler(GpuplanError, _library_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
@@ -246,29 +260,34 @@ def estimate(req: EstimateRequest, cat: Cat) -> Row:
     return config_estimate(req, m, g).as_dict()
 
 
-@router.post("/plan")
+@router.post("/plan", responses={503: {**_ERROR, "description": f"The plan needs more than the server's budget "
+                                      f"of work per request ({PLAN_BUDGET_S:g} s by default); `fix` says what to "
+                                      "narrow. Retry-After is not sent: the same request fails the same way."}})
 def plan_job(req: PlanRequest, request: Request) -> Row:
     """``gpuplan plan TASK --json``: ranked choices, Pareto front, explanation, platforms, suggestions."""
     plans: Callable[[str, dt.date], Row] = request.app.state.plans
     return plans(req.model_dump_json(), dt.date.today())
 
 
-def plan_dict(req: PlanRequest, cat: Catalog) -> Row:
+def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None) -> Row:
+    """The plan's JSON; with ``budget_s``, BudgetError once planning takes longer than that."""
     extra = {"rps": req.rps or 0.0, "ttft_s": req.ttft_s, "tpot_s": req.tpot_s, "global_batch": req.global_batch}
-    result = plan(cat, preset_model(cat, req.model), job_from(req, req.task, **extra), constraints_from(req, cat))
+    model, job, constraints = preset_model(cat, req.model), job_from(req, req.task, **extra), constraints_from(req, cat)
+    with work_budget(budget_s) if budget_s else contextlib.nullcontext():
+        result = plan(cat, model, job, constraints)
     data = result.as_dict()
     if req.task == "serve":
         data["serving"] = [serving_costs(x) for x in result.ranked]
     return data
 
 
-def _plan_cache(catalog_dirs: tuple[str, ...]) -> Callable[[str, dt.date], Row]:
+def _plan_cache(catalog_dirs: tuple[str, ...], budget_s: float) -> Callable[[str, dt.date], Row]:
     """Plans by request (its canonical JSON) and day (offer ages change daily): a repeated request is answered
     without planning again. Errors are not cached."""
 
     @functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
     def cached(body: str, day: dt.date) -> Row:
-        return plan_dict(PlanRequest.model_validate_json(body), load_catalog(catalog_dirs))
+        return plan_dict(PlanRequest.model_validate_json(body), load_catalog(catalog_dirs), budget_s)
 
     return cached
 
@@ -381,6 +400,11 @@ def error_response(status: int, message: str, field: str | None, fix: str) -> JS
     """The error shape; values the client sent are echoed at most :data:`ECHO_CHARS` characters long."""
     shown = None if field is None else field[:ECHO_CHARS]
     return JSONResponse({"error": clip_echo(message), "field": shown, "fix": clip_echo(fix)}, status_code=status)
+
+
+def _budget_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, BudgetError)
+    return error_response(503, exc.message, None, exc.fix)
 
 
 def _library_error(request: Request, exc: Exception) -> JSONResponse:
