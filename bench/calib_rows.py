@@ -325,10 +325,9 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     values: dict[str, Any] = dict(method=method, micro_batch=mb, seq_len=seq, grad_accum=accum, recompute=recompute,
                                   optimizer=opt, framework=fw.stack, chunked_loss=fw.chunked_loss,
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
-    if method in ("lora", "qlora") and re.search(r"embedding.*trainable", row["lora_targets"].lower()):
-        return None, "LoRA that also trains the embedding and output layer (modules_to_save) is not modelled"
     if method in ("lora", "qlora"):
-        values.update(lora_rank=_int(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]))
+        values.update(lora_rank=_int(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
+                      train_embeddings=bool(re.search(r"embedding.*trainable", row["lora_targets"].lower())))
     if base:
         values["base_quant"] = base
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (

@@ -4,6 +4,7 @@ prints requests per second with p50 and p99 latency per endpoint.
 
     python bench/load_api.py                          # 8 clients, at most 10 s or 3,000 requests per endpoint
     python bench/load_api.py --seconds 30 --clients 16 --max-requests 20000
+    python bench/load_api.py --workers 2              # two server processes
 
 Bounded: every endpoint stops at ``--seconds`` or ``--max-requests``, whichever comes first, and the server is
 stopped at the end. "plan (same request)" repeats one request (the server's cache answers it); "plan (new
@@ -65,9 +66,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(port: int) -> subprocess.Popen[bytes]:
+def start_server(port: int, workers: int = 1) -> subprocess.Popen[bytes]:
     env = {**os.environ, "GPUPLAN_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    server = subprocess.Popen([sys.executable, "-m", "gpuplan", "web", "--port", str(port)], cwd=REPO, env=env,
+    server = subprocess.Popen([sys.executable, "-m", "gpuplan", "web", "--port", str(port), "--workers",
+                               str(workers)], cwd=REPO, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -127,15 +129,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="longest run per endpoint (default 10)")
     ap.add_argument("--max-requests", type=int, default=3000, help="most requests per endpoint (default 3000)")
     ap.add_argument("--clients", type=int, default=8, help="concurrent keep-alive clients (default 8)")
+    ap.add_argument("--workers", type=int, default=1, help="server processes, gpuplan web --workers (default 1)")
     args = ap.parse_args(argv)
-    if not (0 < args.seconds <= 600 and 0 < args.max_requests <= 1_000_000 and 0 < args.clients <= 256):
-        ap.error("--seconds 0-600, --max-requests 1-1,000,000 and --clients 1-256")
+    if not (0 < args.seconds <= 600 and 0 < args.max_requests <= 1_000_000 and 0 < args.clients <= 256
+            and 1 <= args.workers <= 64):
+        ap.error("--seconds 0-600, --max-requests 1-1,000,000, --clients 1-256 and --workers 1-64")
     port = free_port()
-    server = start_server(port)
+    server = start_server(port, args.workers)
     failed = False
     try:
-        print(f"gpuplan web on 127.0.0.1:{port}; {args.clients} clients, at most {args.seconds:g} s or "
-              f"{args.max_requests} requests per endpoint; {os.cpu_count()} CPUs\n")
+        print(f"gpuplan web --workers {args.workers} on 127.0.0.1:{port}; {args.clients} clients, at most "
+              f"{args.seconds:g} s or {args.max_requests} requests per endpoint; {os.cpu_count()} CPUs\n")
         print(f"{'endpoint':<32} {'requests':>8} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}  statuses")
         for label, make in endpoints():
             r = load(port, make, args.clients, args.seconds, args.max_requests)

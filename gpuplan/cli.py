@@ -334,6 +334,8 @@ QuantOpt = Annotated[str | None, typer.Option("--quant", help="Weight format: bf
 EngineOpt = Annotated[str, typer.Option("--engine", help="hf, vllm, sglang, trtllm or llamacpp.")]
 RankOpt = Annotated[int, typer.Option("--lora-rank", help="LoRA rank.")]
 TargetsOpt = Annotated[str, typer.Option("--lora-targets", help="all-linear, attention, qv or mlp.")]
+EmbeddingsOpt = Annotated[bool, typer.Option("--train-embeddings", help="LoRA/QLoRA also trains the embedding and "
+                                             "output layer (PEFT modules_to_save), as when tokens are added.")]
 FrameworkOpt = Annotated[str | None, typer.Option(
     "--framework", help="Training framework whose defaults apply where options are not given (gradient "
     "checkpointing, optimizer, loss, compile): llama-factory, hf, trl, torchtune, litgpt, axolotl, unsloth, "
@@ -356,7 +358,8 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
          epochs: float = 1.0, tokens: str | None = None, seq_len: int | None = None, prompt: int = 1024,
          output: int = 256, batch: int = 0, requests: str | None = None, rps: float = 0.0,
          ttft: str | None = None, tpot: str | None = None, quant: str | None = None, lora_rank: int = 16,
-         lora_targets: str = "all-linear", global_batch: int = 0, framework: str | None = None) -> Any:
+         lora_targets: str = "all-linear", global_batch: int = 0, framework: str | None = None,
+         train_embeddings: bool = False) -> Any:
     """Parse the human forms (10k, 1.4T, 2s, 50ms) and build the validated job."""
     from gpuplan.requests import make_job
     from gpuplan.units import parse_count
@@ -370,7 +373,8 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
                     requests=count(requests, "--requests"), rps=rps,
                     ttft_s=_duration(ttft, "--ttft") if ttft else None,
                     tpot_s=_duration(tpot, "--tpot") if tpot else None, quant=quant, lora_rank=lora_rank,
-                    lora_targets=lora_targets, global_batch=global_batch, framework=framework)
+                    lora_targets=lora_targets, global_batch=global_batch, framework=framework,
+                    train_embeddings=train_embeddings)
 
 
 # ---------------------------------------------------------------- estimate
@@ -403,7 +407,7 @@ def estimate(
     requests: Annotated[str | None, typer.Option(help="Requests in a batch-inference job.")] = None,
     engine: EngineOpt = "vllm", quant: QuantOpt = None,
     kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV-cache dtype: bf16, fp16 or fp8.")] = "bf16",
-    lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear",
+    lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear", train_embeddings: EmbeddingsOpt = False,
     prefix_len: Annotated[int, typer.Option("--prefix-len", help="P-tuning v2 prefix length.")] = 128,
     json_out: JsonOpt = False,
 ) -> None:
@@ -414,7 +418,8 @@ def estimate(
     m = cat.model(model)
     g = cat.gpu(gpu)
     job = _job(task, method, samples, tokens_per_sample, epochs, tokens, seq_len, prompt=prompt, output=output,
-               batch=batch, requests=requests, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets)
+               batch=batch, requests=requests, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
+               train_embeddings=train_embeddings)
     e = estimate_config(m, g, job, tp=tp, pp=pp, n_gpus=n_gpus, zero=zero, micro_batch=micro_batch,
                         grad_accum=grad_accum, recompute=recompute, precision=precision, optimizer=optimizer,
                         framework=framework, prefix_len=prefix_len, engine=engine, kv_dtype=kv_dtype)
@@ -552,7 +557,7 @@ def plan_finetune(
     dataset_tokens: Annotated[str | None, typer.Option("--dataset-tokens", help="Tokens in the dataset "
                                                                                  "(instead of samples).")] = None,
     seq_len: SeqOpt = None, lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear",
-    framework: FrameworkOpt = None,
+    train_embeddings: EmbeddingsOpt = False, framework: FrameworkOpt = None,
     quant: Annotated[str | None, typer.Option("--quant", help="Frozen-base format for P-tuning and LoRA: int4 or "
                                                               "int8 (weight-only), or a format such as nf4.")] = None,
     global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step "
@@ -576,7 +581,7 @@ def plan_finetune(
         check_hours_per_month(hours_per_month)
     job = _job("finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
-               quant=quant, global_batch=global_batch, framework=framework)
+               quant=quant, global_batch=global_batch, framework=framework, train_embeddings=train_embeddings)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
     _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
 
@@ -744,7 +749,9 @@ def web(ctx: typer.Context,
         token: Annotated[str | None, typer.Option(
             envvar="GPUPLAN_WEB_TOKEN", show_envvar=False,
             help="Require this secret (16+ characters) on every request: header 'Authorization: Bearer TOKEN', or "
-                 "open /?token=TOKEN once in the browser (also GPUPLAN_WEB_TOKEN).")] = None) -> None:
+                 "open /?token=TOKEN once in the browser (also GPUPLAN_WEB_TOKEN).")] = None,
+        workers: Annotated[int, typer.Option(help="Server processes (uvicorn workers): plans run in parallel "
+                                                  "on as many cores.")] = 1) -> None:
     """Serve the HTTP API (/api/...) and the web page with charts (needs: pip install 'gpuplan\\[web]')."""
     from gpuplan.web import check_serve_options, serve
 
@@ -753,7 +760,7 @@ def web(ctx: typer.Context,
     _catalog(ctx)  # a bad --catalog is reported now, and rows it replaces are named
     if warning:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
-    serve(host, port, opts.catalog_dirs, token)
+    serve(host, port, opts.catalog_dirs, token, workers)
 
 
 # ---------------------------------------------------------------- entry point

@@ -85,7 +85,7 @@ RANGES: dict[str, Range] = {
     "--electricity": Range(0, 100, unit="per kWh"),
     "--pue": Range(1, 4, hint="facility power over IT power: 1.0 at a desk, 1.1-1.6 in a data center"),
     # the server
-    "--port": Range(1, 65535),
+    "--port": Range(1, 65535), "--workers": Range(1, 64),
 }
 
 
@@ -126,9 +126,10 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
              output: int = 256, batch: int = 0, requests: float = 0.0, rps: float = 0.0,
              ttft_s: float | None = None, tpot_s: float | None = None, quant: str | None = None,
              lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0,
-             framework: str | None = None) -> Job:
+             framework: str | None = None, train_embeddings: bool = False) -> Job:
     """A validated job; sequences default to the tokens per sample, at most 4,096; ``framework`` (training
-    only) names the framework whose defaults apply (data/frameworks.csv)."""
+    only) names the framework whose defaults apply (data/frameworks.csv); ``train_embeddings`` (LoRA and
+    QLoRA) also trains the embedding and output layer, as when tokens are added to the vocabulary."""
     check_choice("--task", task, TASKS)
     method = method.lower()
     check_choice("--method", method, METHODS)
@@ -136,7 +137,7 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
     _check_applies(task, method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs, tokens=tokens,
                    seq_len=seq_len, prompt=prompt, output=output, batch=batch, requests=requests, rps=rps,
                    ttft_s=ttft_s, tpot_s=tpot_s, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
-                   global_batch=global_batch, framework=framework)
+                   global_batch=global_batch, framework=framework, train_embeddings=train_embeddings)
     if framework is not None:
         framework = get_framework(framework).framework
     for field, count in (("--batch", batch), ("--global-batch", global_batch)):  # 0: gpuplan chooses
@@ -167,7 +168,8 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
                tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
                rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
                lora_targets=lora_targets, global_batch=global_batch,
-               base_quant=_base_quant(method, quant), seq_len_auto=seq_len is None, framework=framework)
+               base_quant=_base_quant(method, quant), seq_len_auto=seq_len is None, framework=framework,
+               train_embeddings=train_embeddings)
 
 
 # Options that only mean something for some tasks or methods, with the value that means "not given". An option
@@ -180,7 +182,8 @@ _INFERENCE_ONLY: _Unset = (("--prompt", "prompt", 1024), ("--output", "output", 
 _TRAINING_ONLY: _Unset = (("--samples", "samples", 0.0), ("--tokens-per-sample", "tokens_per_sample", 0.0),
                   ("--epochs", "epochs", 1.0), ("--tokens", "tokens", 0.0), ("--seq-len", "seq_len", None),
                   ("--global-batch", "global_batch", 0), ("--framework", "framework", None))
-_LORA_ONLY: _Unset = (("--lora-rank", "lora_rank", 16), ("--lora-targets", "lora_targets", "all-linear"))
+_LORA_ONLY: _Unset = (("--lora-rank", "lora_rank", 16), ("--lora-targets", "lora_targets", "all-linear"),
+                      ("--train-embeddings", "train_embeddings", False))
 
 
 FOR_TRAINING = "training (--task finetune or pretrain)"

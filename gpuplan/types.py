@@ -335,6 +335,7 @@ class TrainSetup:
     lora_targets: str = "all-linear"  # all-linear | attention | qv | mlp
     prefix_len: int = 128  # P-tuning v2 prefix length
     base_quant: str | None = None  # frozen base format for LoRA/P-tuning ("int4-wo", "int8-wo", "bnb-nf4-dq")
+    train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
     trainable_layers: int = 2  # freeze: train the last k layers
     parallel: Parallelism = Parallelism()
     framework: str = "hf"
@@ -406,6 +407,7 @@ class Job:
     lora_targets: str = "all-linear"
     base_quant: str | None = None
     framework: str | None = None  # the training framework the user runs (its defaults apply); None: unstated
+    train_embeddings: bool = False  # LoRA/QLoRA also trains the embedding and output layer (PEFT modules_to_save)
     seq_len_auto: bool = False  # seq_len was chosen, not given: it may be shortened to fit a model
 
     def for_model(self, m: ModelSpec) -> Job:

@@ -177,3 +177,20 @@ def test_the_framework_option_help_names_every_framework_in_the_data() -> None:
     help_text = FrameworkOpt.__metadata__[0].help
     listed = set(re.findall(r"[a-z0-9][a-z0-9.-]*", help_text.split(":", 1)[1].split("(")[0])) - {"or"}
     assert listed == set(frameworks()), "keep --framework's help in step with gpuplan/data/frameworks.csv"
+
+
+def test_lora_that_trains_embeddings_pays_for_a_trained_copy_of_both_tables(catalog: Catalog) -> None:
+    # Qwen (v1) README, 7B at 256 tokens on one A100: LoRA 20.1 GB, "LoRA (emb)" (embedding and output layer
+    # trained too) 33.7 GB: +13.6 GB for 2 × 151,936 × 4,096 = 1.24 B parameters, ~11 bytes each
+    m, g = catalog.model("Qwen-7B"), catalog.gpu("A100-80GB")
+    job = make_job("finetune", method="lora", samples=1000, tokens_per_sample=256)
+    plain = estimate_config(m, g, job, micro_batch=1, grad_accum=8)  # the README's batch 1, accumulation 8
+    emb = estimate_config(m, g, make_job("finetune", method="lora", samples=1000, tokens_per_sample=256,
+                                         train_embeddings=True), micro_batch=1, grad_accum=8)
+    extra = emb.memory.total - plain.memory.total
+    # bf16 copy + bf16 gradients + Adam states in bf16: 8 bytes each, under the measured ~11 (states in fp32?)
+    assert 0.7 * 13.6e9 < extra < 1.3 * 13.6e9
+    assert emb.memory.extra["trainable_params"] - plain.memory.extra["trainable_params"] == 2 * 151_936 * 4_096
+    assert emb.seconds > plain.seconds  # the output layer's weight gradient and the larger optimizer step
+    with pytest.raises(InputError, match="--train-embeddings"):
+        make_job("finetune", method="full", samples=1000, tokens_per_sample=256, train_embeddings=True)

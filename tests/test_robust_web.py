@@ -211,7 +211,7 @@ def test_gpuplan_web_beyond_loopback_warns_and_passes_the_token(monkeypatch: pyt
     monkeypatch.setenv("GPUPLAN_WEB_TOKEN", TOKEN)
     code, _, err = run("web", "--host", "0.0.0.0", "--port", "8123")
     assert code == 0 and "warning: listening on 0.0.0.0: every request needs the token." in err
-    assert calls == [("0.0.0.0", 8123, (), TOKEN)]
+    assert calls == [("0.0.0.0", 8123, (), TOKEN, 1)]
 
 
 def test_a_plan_past_the_work_budget_is_a_503_that_says_what_to_narrow() -> None:
@@ -223,3 +223,18 @@ def test_a_plan_past_the_work_budget_is_a_503_that_says_what_to_narrow() -> None
     relaxed = TestClient(create_app(plan_budget_s=60), raise_server_exceptions=False)
     assert relaxed.post("/api/plan", json=PLAN).status_code == 200
     assert "503" in relaxed.get("/openapi.json").json()["paths"]["/api/plan"]["post"]["responses"]
+
+
+def test_a_worker_process_builds_the_app_with_the_servers_token_and_host_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # gpuplan web --workers N: each uvicorn worker calls app_from_env(); the exposure rules must hold there too
+    from gpuplan.web.app import ENV_CATALOG, ENV_HOSTS, app_from_env
+
+    monkeypatch.setenv(ENV_CATALOG, "")
+    monkeypatch.setenv(ENV_HOSTS, ",".join(LOOPBACK_HOSTS))
+    monkeypatch.setenv("GPUPLAN_WEB_TOKEN", TOKEN)
+    c = TestClient(app_from_env(), raise_server_exceptions=False, base_url="http://127.0.0.1")
+    assert _error(c.get("/api/gpus"), 401, "token")
+    auth = {"authorization": "Bearer " + TOKEN}
+    assert c.get("/api/gpus", headers=auth).status_code == 200
+    assert c.get("/api/gpus", headers={**auth, "host": "rebind.example"}).status_code != 200

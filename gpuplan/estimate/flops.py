@@ -44,6 +44,8 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     elif s.method in ("lora", "qlora"):
         adapter = 6 * lora_params(m, s.lora_rank, s.lora_targets)
         total = 2 * fwd + adapter  # forward + input gradients through the frozen base
+        if s.train_embeddings:  # the output layer's weight gradient (the embedding's is a scatter-add)
+            total += 2 * m.vocab * m.hidden
     elif s.method == "ptuning":
         prefix = attention_flops_per_token(m, s.prefix_len)
         total = 2 * (fwd + prefix)

@@ -322,6 +322,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     values: dict[str, Any] = dict(method=method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=accum,
                                   recompute=recompute or "none", lora_rank=job.lora_rank,
                                   lora_targets=job.lora_targets, base_quant=job.base_quant, parallel=parallel,
+                                  train_embeddings=job.train_embeddings,
                                   framework=framework)
     if job.framework:
         fw = get_framework(job.framework)

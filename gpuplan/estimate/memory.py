@@ -181,12 +181,19 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     if s.method == "full":
         return count_params(m).total
     if s.method in ("lora", "qlora"):
-        return lora_params(m, s.lora_rank, s.lora_targets)
+        return lora_params(m, s.lora_rank, s.lora_targets) + (embedding_params(m) if s.train_embeddings else 0)
     if s.method == "ptuning":
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
     if s.method == "freeze":
         return per_layer_params(m) * min(s.trainable_layers, m.n_layers)
     raise AssertionError(s.method)
+
+
+def embedding_params(m: ModelSpec) -> int:
+    """The embedding table and the output layer (one matrix when tied): what PEFT's ``modules_to_save`` (or
+    LLaMA-Factory's ``additional_target``) trains fully next to the adapters. PEFT trains a copy and keeps the
+    frozen original, so the copy's weights count on top of the base."""
+    return m.vocab * m.hidden * (1 if m.tied_embeddings else 2)
 
 
 def per_layer_params(m: ModelSpec) -> float:
@@ -394,7 +401,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
 def output_grad_bytes(m: ModelSpec, s: TrainSetup, grad_bytes: float) -> float:
     """The output layer's weight gradient (tied or not, vocabulary × hidden), split by vocabulary-parallel TP;
     zero when the method freezes the output layer."""
-    if s.method != "full":
+    if s.method != "full" and not (s.train_embeddings and s.method in ("lora", "qlora")):
         return 0.0
     return m.vocab * m.hidden * grad_bytes / s.parallel.tp
 
@@ -423,11 +430,16 @@ def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
 def _method_source(s: TrainSetup) -> str:
     return {
         "full": "every parameter is trained",
-        "lora": f"LoRA (Hu et al. 2021), rank {s.lora_rank}, targets {s.lora_targets}",
-        "qlora": f"QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}",
+        "lora": f"LoRA (Hu et al. 2021), rank {s.lora_rank}, targets {s.lora_targets}" + _embeddings_note(s),
+        "qlora": f"QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}"
+                 + _embeddings_note(s),
         "ptuning": f"P-tuning v2 (Liu et al. 2022): prefix of {s.prefix_len} per layer for K and V",
         "freeze": f"freeze: last {s.trainable_layers} layers trained",
     }[s.method]
+
+
+def _embeddings_note(s: TrainSetup) -> str:
+    return "; embedding and output layer trained too (PEFT modules_to_save)" if s.train_embeddings else ""
 
 
 def gib(x: float) -> float:

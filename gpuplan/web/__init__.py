@@ -49,10 +49,12 @@ def check_serve_options(host: str, token: str | None) -> str | None:
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, catalog_dirs: Sequence[str] = (),
-          token: str | None = None) -> None:
+          token: str | None = None, workers: int = 1) -> None:
     """Run the API and the page with uvicorn until interrupted. The catalog is loaded before the server
     starts, so a bad ``--catalog`` folder or row is reported at once rather than on the first request. On
-    loopback only loopback Host headers are answered; ``token`` (if given) is required on every request."""
+    loopback only loopback Host headers are answered; ``token`` (if given) is required on every request.
+    ``workers`` > 1 runs that many processes (uvicorn's workers), each building the app from the
+    environment this sets (:func:`gpuplan.web.app.app_from_env`)."""
     try:
         import uvicorn
 
@@ -66,6 +68,18 @@ def serve(host: str = "127.0.0.1", port: int = 8000, catalog_dirs: Sequence[str]
     load_catalog(tuple(catalog_dirs))
     _check_bind(host, port)
     hosts = LOOPBACK_HOSTS if is_loopback(host) else None
+    if workers > 1:
+        import os
+
+        from gpuplan.web.app import ENV_CATALOG, ENV_HOSTS
+
+        os.environ[ENV_CATALOG] = os.pathsep.join(catalog_dirs)
+        os.environ[ENV_HOSTS] = ",".join(hosts) if hosts else ""
+        if token:
+            os.environ["GPUPLAN_WEB_TOKEN"] = token
+        uvicorn.run("gpuplan.web.app:app_from_env", factory=True, host=host, port=port, workers=workers,
+                    log_level="info")
+        return
     uvicorn.run(create_app(tuple(catalog_dirs), allowed_hosts=hosts, token=token), host=host, port=port,
                 log_level="info")
 

@@ -121,6 +121,19 @@ def create_app(catalog_dirs: tuple[str, ...] = (), allowed_hosts: tuple[str, ...
     return app
 
 
+ENV_CATALOG, ENV_HOSTS = "GPUPLAN_WEB_CATALOG", "GPUPLAN_WEB_HOSTS"
+
+
+def app_from_env() -> FastAPI:
+    """The app a uvicorn worker process builds (``gpuplan web --workers N``): catalog folders, allowed Host
+    names and token from the environment :func:`gpuplan.web.serve` sets."""
+    import os
+
+    dirs = tuple(d for d in os.environ.get(ENV_CATALOG, "").split(os.pathsep) if d)
+    hosts = tuple(h for h in os.environ.get(ENV_HOSTS, "").split(",") if h) or None
+    return create_app(dirs, allowed_hosts=hosts, token=os.environ.get("GPUPLAN_WEB_TOKEN") or None)
+
+
 def _openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's document, with the error shape for 400/401/413/422 and the name fields as enums of the
     catalog this server reads (built once, on the first request for it)."""
@@ -347,7 +360,7 @@ def job_from(req: JobFields, task: str, **extra: Any) -> Job:
                     tokens_per_sample=count(req.tokens_per_sample, "tokens_per_sample"), epochs=req.epochs,
                     tokens=count(req.tokens, "tokens"), requests=count(req.requests, "requests"),
                     seq_len=req.seq_len, quant=req.quant, lora_rank=req.lora_rank, lora_targets=req.lora_targets,
-                    **{k: v for k, v in sizes.items() if v is not None}, **extra)
+                    train_embeddings=req.train_embeddings, **{k: v for k, v in sizes.items() if v is not None}, **extra)
 
 
 def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:

@@ -85,6 +85,8 @@ class JobFields(_Request):
     seq_len: int | None = ranged("--seq-len")
     lora_rank: int = ranged("--lora-rank", 16)
     lora_targets: LoraTargets = "all-linear"
+    train_embeddings: bool = Field(False, description="LoRA/QLoRA also trains the embedding and output layer "
+                                                      "(PEFT modules_to_save), as when tokens are added.")
     prompt: int | None = ranged("--prompt")
     output: int | None = ranged("--output")
     batch: int | None = ranged("--batch")  # 0: as many as the engine holds (batch inference)
