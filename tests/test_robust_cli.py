@@ -63,6 +63,12 @@ def test_names_and_paths_too_long_for_the_file_system_name_the_option(argv: tupl
     assert len(err) < 600  # the 300 characters are echoed at most 200 long
 
 
+def test_a_home_folder_of_a_user_this_machine_lacks_is_an_input_error() -> None:
+    # found by the 48,853-case fuzz run: Path('~0').expanduser() raises RuntimeError
+    code, _, err = run("estimate", "~no-such-user-0")
+    assert code == 2 and err.startswith("error: model: '~no-such-user-0' is not a model preset"), err
+
+
 def test_buy_json_writes_an_infinite_break_even_as_null_like_the_api() -> None:
     # at European household power the 4090's electricity alone costs more than renting one
     code, out, err = run("buy", "--gpu", "RTX4090", "--electricity", "0.45USD", "--json")

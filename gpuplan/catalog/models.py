@@ -30,10 +30,15 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
     entry = find_preset(catalog, text)
     if entry is not None:
         return _read_preset(entry.path, entry.name)
-    path = Path(text).expanduser()
-    if path.is_dir() and (path / "config.json").is_file():
+    try:
+        path = Path(text).expanduser()
+        is_folder, is_file = path.is_dir() and (path / "config.json").is_file(), path.is_file()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: '~user' for a user this machine does not have
+        raise InputError(field, f"'{text}' is not a model preset, and it cannot be opened as a path ({exc}).",
+                         "check the path (a config.json or the folder holding one), or run 'gpuplan models'.") from None
+    if is_folder:
         return read_config_file(path / "config.json", path.resolve().name)
-    if path.is_file():
+    if is_file:
         return read_config_file(path, path.resolve().parent.name if path.name == "config.json" else path.stem)
     if _HUB_ID.match(text) and not text.endswith(".json"):
         return read_config_file(_hub_config(text), text)
