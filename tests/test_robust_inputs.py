@@ -106,17 +106,24 @@ def test_custom_code_of_a_type_gpuplan_reads_is_sized_by_that_reader(tmp_path: P
     assert read_config_file(_config(tmp_path, json.dumps(config))).hidden == 4096
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dangling", "loop"])
-def test_a_config_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
-    path = tmp_path / "config.json"
+def _special_file(path: Path, kind: str) -> None:
+    """Make ``path`` a FIFO, a link to /dev/zero, a dangling link, a link to itself, or a folder."""
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "dev-zero":
         path.symlink_to("/dev/zero")
     elif kind == "dangling":
-        path.symlink_to(tmp_path / "gone.json")
-    else:
+        path.symlink_to(path.parent / "moved-away")
+    elif kind == "loop":
         path.symlink_to(path)
+    else:
+        path.mkdir()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dangling", "loop"])
+def test_a_config_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "config.json"
+    _special_file(path, kind)
     with within(10), pytest.raises(ModelConfigError) as info:
         read_config_file(path)
     assert str(path) in str(info.value)
@@ -142,16 +149,7 @@ def _catalog_error(folder: Path) -> CatalogError:
 ], ids=["fifo", "dev-zero", "dangling", "loop", "folder"])
 def test_a_catalog_file_that_is_not_a_regular_file_is_named(tmp_path: Path, kind: str, words: str) -> None:
     path = tmp_path / "fx.csv"
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "dev-zero":
-        path.symlink_to("/dev/zero")
-    elif kind == "dangling":
-        path.symlink_to(tmp_path / "prices-moved-away.csv")
-    elif kind == "loop":
-        path.symlink_to(path)
-    else:
-        path.mkdir()
+    _special_file(path, kind)
     err = _catalog_error(tmp_path)
     assert str(err).startswith(f"{path}: ") and words in str(err), str(err)
     assert err.fix

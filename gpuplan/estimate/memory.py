@@ -181,12 +181,18 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     if s.method == "full":
         return count_params(m).total
     if s.method in ("lora", "qlora"):
-        return lora_params(m, s.lora_rank, s.lora_targets) + (embedding_params(m) if s.train_embeddings else 0)
+        return lora_params(m, s.lora_rank, s.lora_targets) + (embedding_params(m) if trains_embeddings(s) else 0)
     if s.method == "ptuning":
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
     if s.method == "freeze":
         return per_layer_params(m) * min(s.trainable_layers, m.n_layers)
     raise AssertionError(s.method)
+
+
+def trains_embeddings(s: TrainSetup) -> bool:
+    """Whether the embedding and output layer get gradients: a full fine-tune, or LoRA/QLoRA with
+    ``train_embeddings``."""
+    return s.method == "full" or (s.train_embeddings and s.method in ("lora", "qlora"))
 
 
 def embedding_params(m: ModelSpec) -> int:
@@ -401,7 +407,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
 def output_grad_bytes(m: ModelSpec, s: TrainSetup, grad_bytes: float) -> float:
     """The output layer's weight gradient (tied or not, vocabulary × hidden), split by vocabulary-parallel TP;
     zero when the method freezes the output layer."""
-    if s.method != "full" and not (s.train_embeddings and s.method in ("lora", "qlora")):
+    if not trains_embeddings(s):
         return 0.0
     return m.vocab * m.hidden * grad_bytes / s.parallel.tp
 

@@ -71,12 +71,12 @@ def serve(host: str = "127.0.0.1", port: int = 8000, catalog_dirs: Sequence[str]
     if workers > 1:
         import os
 
-        from gpuplan.web.app import ENV_CATALOG, ENV_HOSTS
+        from gpuplan.web.app import ENV_CATALOG, ENV_HOSTS, ENV_TOKEN
 
         os.environ[ENV_CATALOG] = os.pathsep.join(catalog_dirs)
         os.environ[ENV_HOSTS] = ",".join(hosts) if hosts else ""
         if token:
-            os.environ["GPUPLAN_WEB_TOKEN"] = token
+            os.environ[ENV_TOKEN] = token
         uvicorn.run("gpuplan.web.app:app_from_env", factory=True, host=host, port=port, workers=workers,
                     log_level="info")
         return

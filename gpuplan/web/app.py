@@ -121,7 +121,7 @@ def create_app(catalog_dirs: tuple[str, ...] = (), allowed_hosts: tuple[str, ...
     return app
 
 
-ENV_CATALOG, ENV_HOSTS = "GPUPLAN_WEB_CATALOG", "GPUPLAN_WEB_HOSTS"
+ENV_CATALOG, ENV_HOSTS, ENV_TOKEN = "GPUPLAN_WEB_CATALOG", "GPUPLAN_WEB_HOSTS", "GPUPLAN_WEB_TOKEN"
 
 
 def app_from_env() -> FastAPI:
@@ -131,7 +131,7 @@ def app_from_env() -> FastAPI:
 
     dirs = tuple(d for d in os.environ.get(ENV_CATALOG, "").split(os.pathsep) if d)
     hosts = tuple(h for h in os.environ.get(ENV_HOSTS, "").split(",") if h) or None
-    return create_app(dirs, allowed_hosts=hosts, token=os.environ.get("GPUPLAN_WEB_TOKEN") or None)
+    return create_app(dirs, allowed_hosts=hosts, token=os.environ.get(ENV_TOKEN) or None)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
