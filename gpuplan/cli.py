@@ -264,8 +264,9 @@ def refresh(
     provider: Annotated[list[str] | None, typer.Argument(
         help="Price sources to refresh (see above); none: all.", show_default=False)] = None,
     region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Regions to price for providers priced per region (AWS, Azure, Tencent Cloud, "
-                         "Alibaba Cloud), repeatable; default: each provider's usual ones.")] = None,
+        "--region", help="Region to price, repeatable: 'aws:us-west-2' for one provider, a bare name for every "
+                         "provider priced per region (AWS, Azure, Tencent Cloud, Alibaba Cloud); default: us-east-1, "
+                         "eastus, ap-beijing/ap-shanghai/ap-guangzhou, and the catalog's Alibaba Cloud regions.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     from gpuplan.catalog import load_catalog

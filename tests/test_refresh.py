@@ -279,3 +279,26 @@ def test_plan_and_buy_accept_eur(cli) -> None:
     assert plan.returncode == 0 and "€" in plan.stdout
     buy = cli("buy", "--gpu", "H100", "--currency", "EUR")
     assert buy.returncode == 0 and "€" in buy.stdout
+
+
+def test_a_region_prefixed_with_a_provider_is_for_that_provider_only() -> None:
+    from gpuplan.market.refresh import BY_KEY, regions_for
+
+    assert regions_for(BY_KEY["aws"], ["aws:us-west-2", "azure:westus"]) == ("us-west-2",)
+    assert regions_for(BY_KEY["azure"], ["aws:us-west-2"]) == ("eastus",)  # none for Azure: its default
+
+
+def test_http_api_history_answers_the_same_series(tmp_path: Path, monkeypatch) -> None:
+    from fastapi.testclient import TestClient
+
+    from gpuplan.web.app import create_app
+
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    run(tmp_path / "prices.sqlite", "lambda")
+    answer = TestClient(create_app()).get("/api/history", params={"gpu": "H100", "provider": "Lambda"})
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["gpu"] == "H100" and body["prices"].startswith("prices: bundled")
+    assert [(s["region"], s["last_price_per_hour"]) for s in body["series"]] == [("us-east-1", 3.29),
+                                                                                 ("us-west-1", 3.29)]
+    assert TestClient(create_app()).get("/api/history", params={"gpu": "H100", "tier": "weekly"}).status_code == 400

@@ -75,11 +75,18 @@ def refresh(catalog: Catalog, keys: Sequence[str] = (), regions: Sequence[str] =
     own = client is None
     client = client or httpx.Client(timeout=TIMEOUT, follow_redirects=True)
     try:
-        return [_one(p, catalog, tuple(regions) or p.default_regions, client, env, path, bool(keys), sleep)
-                for p in providers]
+        return [_one(p, catalog, regions_for(p, regions), client, env, path, bool(keys), sleep) for p in providers]
     finally:
         if own:
             client.close()
+
+
+def regions_for(p: Provider, regions: Sequence[str]) -> tuple[str, ...]:
+    """``aws:us-west-2`` is for AWS only, a bare ``us-west-2`` for every provider priced per region; none given
+    for a provider: its defaults."""
+    mine = [r.split(":", 1)[1] for r in regions if r.lower().startswith(p.key + ":")]
+    shared = [r for r in regions if ":" not in r]
+    return tuple(mine + shared) or p.default_regions
 
 
 def _one(p: Provider, catalog: Catalog, regions: tuple[str, ...], client: httpx.Client, env: Mapping[str, str],
