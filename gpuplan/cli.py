@@ -266,7 +266,8 @@ def refresh(
     region: Annotated[list[str] | None, typer.Option(
         "--region", help="Region to price, repeatable: 'aws:us-west-2' for one provider, a bare name for every "
                          "provider priced per region (AWS, Azure, Tencent Cloud, Alibaba Cloud); default: us-east-1, "
-                         "eastus, ap-beijing/ap-shanghai/ap-guangzhou, and the catalog's Alibaba Cloud regions.")] = None,
+                         "eastus, ap-beijing/ap-shanghai/ap-guangzhou, and the catalog's Alibaba Cloud regions.",
+    )] = None,
     json_out: JsonOpt = False,
 ) -> None:
     from gpuplan.catalog import load_catalog

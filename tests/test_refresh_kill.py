@@ -21,7 +21,7 @@ from gpuplan.market import store
 from gpuplan.market.refresh import refresh
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "refresh"))
-import serve  # noqa: E402
+import serve
 
 RUNS = 100
 MAX_DELAY_S = 0.25
