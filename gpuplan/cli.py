@@ -108,7 +108,7 @@ def _catalog_notes(cat: Any) -> list[str]:
 
     notes = [f"note: {prices_note(cat)}"] if cat.refreshed else []
     if cat.store_problem:
-        notes.append(f"warning: {clip_echo(cat.store_problem)} (bundled prices are in use)")
+        notes.append(f"warning: {clip_echo(cat.store_problem)}")
     return [*notes, replaced_notice(cat.replaced)] if cat.replaced else notes
 
 
@@ -284,7 +284,7 @@ def refresh(
     else:
         for row in rows:
             row["_what"] = (f"{row['n_rows']} prices" + (f", {row['n_fx']} FX rates" if row["n_fx"] else "")
-                            if row["status"] == "stored" else row["message"])
+                            if row["status"] == "stored" else "nothing (why: below)")
         emit(rows, [Col("Source", "source"), Col("Provider", "provider"), Col("Status", "status"),
                     Col("Stored", "_what"), Col("Unmapped SKUs", "n_unmapped", None, "right")], "table",
              f"Refresh into {store_path()}", "Unmapped SKUs name a GPU gpuplan does not know, or none at all; "
@@ -295,7 +295,7 @@ def refresh(
                 more = f"; and {len(o.unmapped) - 8} more" if len(o.unmapped) > 8 else ""
                 typer.echo(f"unmapped ({o.provider}): {shown}{more}", err=True)
             if o.status != "stored":
-                typer.echo(f"{o.status} ({o.provider}): {clip_echo(o.message)} To fix: {o.fix}", err=True)
+                typer.echo(f"{o.status}: {clip_echo(o.message)} To fix: {o.fix}", err=True)
     if any(o.status == "failed" for o in outcomes):
         raise typer.Exit(4)
 

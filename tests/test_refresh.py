@@ -302,3 +302,20 @@ def test_http_api_history_answers_the_same_series(tmp_path: Path, monkeypatch) -
     assert [(s["region"], s["last_price_per_hour"]) for s in body["series"]] == [("us-east-1", 3.29),
                                                                                  ("us-west-1", 3.29)]
     assert TestClient(create_app()).get("/api/history", params={"gpu": "H100", "tier": "weekly"}).status_code == 400
+
+
+def test_an_unreachable_host_and_a_broken_off_download_are_per_provider_messages(db: Path) -> None:
+    def unreachable(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("Name or service not known", request=request)
+
+    def broken(request: httpx.Request) -> httpx.Response:
+        class Stream(httpx.SyncByteStream):
+            def __iter__(self):  # type: ignore[no-untyped-def]
+                yield (FIXTURES / "aws_index_us-east-1.csv").read_bytes()[:900]
+                raise httpx.ReadError("connection reset", request=request)
+        return httpx.Response(200, stream=Stream())
+
+    got = run(db, "azure", handler=failing("prices.azure.com", unreachable))["azure"]
+    assert got.status == "failed" and got.message.startswith("Azure: cannot reach https://prices.azure.com")
+    got = run(db, "aws", handler=failing("pricing.us-east-1.amazonaws.com", broken))["aws"]
+    assert got.status == "failed" and "broke off (ReadError" in got.message and not store.latest(db).batches

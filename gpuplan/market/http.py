@@ -60,11 +60,31 @@ class Fetcher:
     def lines(self, url: str) -> Iterator[Iterator[str]]:
         """The body of a large text answer, line by line, without holding it in memory (AWS's offer files)."""
         for attempt in range(RETRIES + 1):
-            with self.client.stream("GET", url, headers={"User-Agent": USER_AGENT}) as response:
-                if self._retry(response, attempt, url):
-                    continue
-                yield response.iter_lines()
-                return
+            self.requests += 1
+            try:
+                with self.client.stream("GET", url, headers={"User-Agent": USER_AGENT}) as response:
+                    if self._retry(response, attempt, url):
+                        continue
+                    yield self._guarded(response.iter_lines(), url)
+                    return
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                if attempt == RETRIES:
+                    raise self._transport(exc, url, attempt) from None
+                self.sleep(BACKOFF_S * 2 ** attempt)
+
+    def _guarded(self, lines: Iterator[str], url: str) -> Iterator[str]:
+        try:
+            yield from lines
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            raise ProviderError(self.provider, f"the answer from {url} broke off ({type(exc).__name__}: {exc}).",
+                                "retry later; the previous prices stay in use.") from None
+
+    def _transport(self, exc: Exception, url: str, attempt: int) -> ProviderError:
+        if isinstance(exc, httpx.TimeoutException):
+            return ProviderError(self.provider, f"{url} did not answer in time ({attempt + 1} tries).",
+                                 "check the connection and retry later.")
+        return ProviderError(self.provider, f"cannot reach {url} ({type(exc).__name__}: {exc}).",
+                             "check the connection (and any proxy) and retry.")
 
     def malformed(self, url: str, problem: str) -> ProviderError:
         return ProviderError(self.provider, f"the response from {url} is not what the provider documents: "
@@ -78,16 +98,9 @@ class Fetcher:
             try:
                 response = self.client.request(method, url, headers={"User-Agent": USER_AGENT, **(headers or {})},
                                                **kwargs)
-            except httpx.TimeoutException:
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
                 if attempt == RETRIES:
-                    raise ProviderError(self.provider, f"{url} did not answer in time ({attempt + 1} tries).",
-                                        "check the connection and retry later.") from None
-                self.sleep(BACKOFF_S * 2 ** attempt)
-                continue
-            except httpx.TransportError as exc:
-                if attempt == RETRIES:
-                    raise ProviderError(self.provider, f"cannot reach {url} ({type(exc).__name__}: {exc}).",
-                                        "check the connection (and any proxy) and retry.") from None
+                    raise self._transport(exc, url, attempt) from None
                 self.sleep(BACKOFF_S * 2 ** attempt)
                 continue
             if response.status_code in accept or not self._retry(response, attempt, url):

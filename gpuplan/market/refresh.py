@@ -106,4 +106,8 @@ def _one(p: Provider, catalog: Catalog, regions: tuple[str, ...], client: httpx.
         return Outcome(p.key, p.name, status, unmapped=mapper.unmapped, message=err.message, fix=err.fix)
     except ProviderError as err:
         return Outcome(p.key, p.name, "failed", unmapped=mapper.unmapped, message=err.message, fix=err.fix)
+    except httpx.HTTPError as err:  # anything the fetcher did not already turn into a provider's message
+        return Outcome(p.key, p.name, "failed", unmapped=mapper.unmapped,
+                       message=f"{p.name}: {type(err).__name__}: {err}", fix="retry later; the previous prices "
+                       "stay in use.")
     return Outcome(p.key, p.name, "stored", len(rows), len(got.fx), batch, mapper.unmapped)
