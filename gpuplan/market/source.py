@@ -23,7 +23,8 @@ class Request:
         value = self.env.get(variable, "").strip()
         if not value:
             raise MissingKeyError(self.fetcher.provider, f"its price API needs a key and {variable} is not set.",
-                                  f"create one ({where}) and export {variable}=…; without it the other sources still refresh.")
+                                  f"create one ({where}) and export {variable}=…; without it the other sources "
+                                  "still refresh.")
         return value
 
     def row(self, instance_type: str, gpu: str, gpu_count: float, region: str, tier: str, price_per_hour: float,
