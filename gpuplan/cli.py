@@ -255,7 +255,8 @@ _REFRESH_HELP = (
     "TENCENTCLOUD_SECRET_KEY); aliyun (ECS DescribePrice, keys ALIBABA_CLOUD_ACCESS_KEY_ID and "
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET); ecb (ECB euro reference rates: EUR/USD, EUR/CNY). The store is "
     "prices.sqlite in $GPUPLAN_DATA_DIR (default $XDG_DATA_HOME/gpuplan, i.e. ~/.local/share/gpuplan); plans and "
-    "listings then use the newest refreshed prices over the bundled ones. Exit status 4 when a source failed.")
+    "listings then use the newest refreshed prices over the bundled ones. Exit status 4 when a source failed; "
+    "with GPUPLAN_OFFLINE set it refuses to run.")
 
 
 @app.command(cls=RangedCommand, help=_REFRESH_HELP)

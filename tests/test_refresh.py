@@ -255,6 +255,7 @@ def test_refresh_command_exits_4_when_a_source_fails(tmp_path: Path, monkeypatch
 
     monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("LAMBDA_API_KEY", raising=False)
+    monkeypatch.delenv("GPUPLAN_OFFLINE")  # the client below is the recorded responses, not the network
     real = httpx.Client
     monkeypatch.setattr(refresh_module.httpx, "Client", lambda **kw: real(transport=httpx.MockTransport(serve.answer)))
     with pytest.raises(SystemExit) as end:
@@ -319,3 +320,11 @@ def test_an_unreachable_host_and_a_broken_off_download_are_per_provider_messages
     assert got.status == "failed" and got.message.startswith("Azure: cannot reach https://prices.azure.com")
     got = run(db, "aws", handler=failing("pricing.us-east-1.amazonaws.com", broken))["aws"]
     assert got.status == "failed" and "broke off (ReadError" in got.message and not store.latest(db).batches
+
+
+def test_refresh_refuses_the_network_when_gpuplan_is_offline(capsys) -> None:
+    from gpuplan.cli import main
+
+    with pytest.raises(SystemExit) as end:  # conftest sets GPUPLAN_OFFLINE for every test
+        main(["refresh", "ecb"])
+    assert end.value.code == 2 and "needs the network, and GPUPLAN_OFFLINE is set" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from gpuplan.catalog import Catalog
-from gpuplan.errors import UnknownNameError
+from gpuplan.errors import OfflineError, UnknownNameError
 from gpuplan.market import china, fx, gpuclouds, hyperscalers, store
 from gpuplan.market.http import TIMEOUT, Fetcher, MissingKeyError, ProviderError
 from gpuplan.market.mapping import Mapper
@@ -37,6 +37,7 @@ PROVIDERS: tuple[Provider, ...] = (
 )
 BY_KEY = {p.key: p for p in PROVIDERS}
 STATUSES = ("stored", "failed", "skipped")
+OFFLINE_ENV = "GPUPLAN_OFFLINE"  # set: nothing may use the network (the test suite sets it)
 
 
 @dataclass
@@ -72,6 +73,10 @@ def refresh(catalog: Catalog, keys: Sequence[str] = (), regions: Sequence[str] =
     """Fetch and store each provider in turn; never raises for one provider's failure."""
     providers = resolve(keys)
     env = os.environ if env is None else env
+    if client is None and os.environ.get(OFFLINE_ENV, "") not in ("", "0"):
+        raise OfflineError(f"gpuplan refresh needs the network, and {OFFLINE_ENV} is set.",
+                           f"unset {OFFLINE_ENV} to refresh; plans and listings go on with the prices already "
+                           "stored and the bundled ones.")
     own = client is None
     client = client or httpx.Client(timeout=TIMEOUT, follow_redirects=True)
     try:
