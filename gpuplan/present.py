@@ -218,7 +218,8 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
     objective = tr({"cost": "cheapest", "time": "fastest", "value": "best value"}[result.constraints.objective])
     table(rows, cols, f"{tr('Plans')}: {result.model.name}, {what} — {objective}",
           say(f"{result.fitting_configs} configurations fit of {result.considered} considered; ",
-              f"{result.considered} 种配置中 {result.fitting_configs} 种装得下；") + _band(result.pick.estimate))
+              f"{result.considered} 种配置中 {result.fitting_configs} 种装得下；") + _limit_note(result)
+          + _band(result.pick.estimate))
     if job.task == "serve":
         s = serving_costs(result.pick)
         cur = s["currency"]
@@ -264,6 +265,17 @@ def _csv_row(rank: int, x: Any) -> dict[str, Any]:
         "source": o.source if o else (x.platform.source if x.platform else ""),
         "as_of": o.as_of.isoformat() if o else "", "notes": "; ".join(x.notes),
     }
+
+
+def _limit_note(result: Any) -> str:
+    """How many plans the default longest run left out (a ranking by money without --deadline)."""
+    from gpuplan.plan.planner import DEFAULT_MAX_SECONDS
+
+    if not result.too_long:
+        return ""
+    days, n = DEFAULT_MAX_SECONDS / 86400, result.too_long
+    return say(f"{n} plans over {days:g} days left out (--deadline sets another limit); ",
+               f"{n} 个超过 {days:g} 天的方案未列出（可用 --deadline 另设上限）；")
 
 
 def _band(e: JobEstimate) -> str:
