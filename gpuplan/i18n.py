@@ -33,7 +33,7 @@ ZH: dict[str, str] = {
     "Memory needed": "所需显存", "Memory available": "可用显存", "Throughput": "吞吐",
     "Use case": "使用场景", "Smallest fit": "最小可行配置", "Replicas": "副本数",
     "Rent vs buy": "租用 vs 购买", "Break-even": "回本点", "TTFT / TPOT": "首字延迟 / 每字延迟",
-    "Seqs/replica": "单副本并发", "Held-out band": "留出误差带",
+    "Seqs/replica": "单副本并发", "Settings": "设置", "Held-out band": "留出误差带",
     # sentences
     "days old": "天前", "no offers match": "没有符合条件的报价", "does not fit": "装不下", "fits": "装得下",
     "weights": "权重", "kv_cache": "KV 缓存", "activations": "激活值", "gradients": "梯度",

@@ -12,6 +12,7 @@ from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.i18n import say, tr
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
+from gpuplan.requests import settings_text
 from gpuplan.types import InferSetup
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
@@ -160,7 +161,7 @@ def _fit_hints(e: JobEstimate) -> list[str]:
 def _plan_row(x: Any, rank: int) -> dict[str, Any]:
     e = x.estimate
     row = {
-        "rank": rank, "config": e.describe(), "where": x.label().split(" on ", 1)[1],
+        "rank": rank, "config": e.describe(), "settings": settings_text(e), "where": x.label().split(" on ", 1)[1],
         "time": fmt_seconds(x.calendar_seconds or x.seconds),
         "cost": fmt_money(x.cost.total, x.cost.currency), "memory": f"{fmt_bytes(e.needed_bytes)} / "
                                                                    f"{fmt_bytes(e.capacity_bytes)}",
@@ -178,7 +179,8 @@ def _plan_cols(task: str) -> list[Col]:
                   Col(tr("Seqs/replica"), "batch", None, "right"), Col(tr("Cost"), "cost", None, "right")]
     else:
         middle = [Col(tr("Time"), "time", None, "right"), Col(tr("Cost"), "cost", None, "right")]
-    return [Col("#", "rank", None, "right"), Col(tr("Config"), "config"), Col(tr("Provider"), "where"), *middle,
+    return [Col("#", "rank", None, "right"), Col(tr("Config"), "config"), Col(tr("Settings"), "settings"),
+            Col(tr("Provider"), "where"), *middle,
             Col(tr("Memory needed"), "memory", None, "right"), Col(tr("notes"), "notes")]
 
 
@@ -254,7 +256,8 @@ def _csv_row(rank: int, x: Any) -> dict[str, Any]:
     o = x.offer
     return {
         "rank": rank, "gpu": x.estimate.gpu.name, "n_gpus": x.estimate.n_gpus, "replicas": x.estimate.replicas,
-        "config": x.estimate.describe(), "provider": x.where, "instance_type": o.instance_type if o else "",
+        "config": x.estimate.describe(), "settings": settings_text(x.estimate), "provider": x.where,
+        "instance_type": o.instance_type if o else "",
         "region": o.region if o else "", "pricing": o.pricing if o else "platform",
         "price_per_hour": o.price_per_hour if o else "", "price_currency": o.currency if o else "",
         "seconds": round(x.seconds, 1), "calendar_seconds": round(x.calendar_seconds or x.seconds, 1),

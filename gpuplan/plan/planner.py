@@ -38,6 +38,7 @@ from gpuplan.estimate.train_time import train_time
 from gpuplan.i18n import lang, say
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
+from gpuplan.requests import estimate_options, settings_text
 from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform, TrainSetup
 from gpuplan.units import DAY, GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
 
@@ -111,7 +112,8 @@ class Candidate:
             "human_time": fmt_seconds(self.seconds), "calendar_seconds": self.calendar_seconds or self.seconds,
             "cost": self.cost.as_dict(), "memory_needed_bytes": self.estimate.needed_bytes,
             "memory_available_bytes": self.estimate.capacity_bytes, "notes": list(self.notes),
-            "estimate": self.estimate.as_dict(),
+            "estimate": self.estimate.as_dict(), "settings": settings_text(self.estimate),
+            "estimate_options": estimate_options(self.estimate),
         }
         if self.offer:
             o = self.offer
