@@ -195,8 +195,9 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         _raw(to_json(data))
         return
     if fmt == "csv":
-        # rented plans ranked, then the notebook platforms (pricing "platform", rank continuing)
-        sys.stdout.write(to_csv([_csv_row(i, x) for i, x in enumerate([*result.ranked, *result.platforms], 1)]))
+        # --top rows: the rented plans ranked, then notebook platforms in the rows left (pricing "platform")
+        rows = [*result.ranked, *result.platforms][:result.constraints.top]
+        sys.stdout.write(to_csv([_csv_row(i, x) for i, x in enumerate(rows, 1)]))
         return
     job = result.job
     if not result.ranked:

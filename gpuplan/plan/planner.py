@@ -424,6 +424,8 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
     for p in catalog.platforms:  # accounts are per market: mainland-China platforms only with --market cn
         if p.gpu != e.gpu.name or p.gpu_count < e.n_gpus or p.market != (c.market or "global"):
             continue
+        if p.price_per_month is None and p.price_per_hour is None:
+            continue  # no published price (pay-as-you-go compute units): it cannot be priced, and is not free
         hours = seconds / HOUR
         notes = [f"{p.platform} {p.tier}: " + (say("GPU not guaranteed", "不保证有卡") if not p.guaranteed else
                                                 say("guaranteed GPU", "保证有卡"))]
