@@ -405,7 +405,8 @@ def history(
         for row in rows if fmt == "table" else []:
             row["_price"] = fmt_money(row["price_per_hour"], row["currency"])
         emit(rows, [Col("Fetched", "fetched_at"), Col("Provider", "provider"), Col("Instance", "instance_type"),
-                    Col("Region", "region"), Col("Tier", "tier"), Col("Price/h", "_price", None, "right")],
+                    Col("Region", "region"), Col("Zone", "zone"), Col("Tier", "tier"),
+                    Col("Price/h", "_price", None, "right")],
              fmt, f"{name}: {len(rows)} stored prices", "Prices as the provider states them (its currency).")
         return
     series = trend.series(found)
@@ -417,7 +418,7 @@ def history(
                    _range=f"{money('min_price_per_hour')}–{money('max_price_per_hour')}",
                    _change=f"{row['change_fraction']:+.1%}", _span=f"{row['first_at'][:10]} → {row['last_at'][:10]}")
     emit(rows, [Col("Provider", "provider"), Col("Instance", "instance_type"), Col("Region", "region"),
-                Col("Tier", "tier"), Col("Fetches", "n_points", None, "right"), Col("From → to", "_span"),
+                Col("Zone", "zone"), Col("Tier", "tier"), Col("Fetches", "n_points", None, "right"), Col("From → to", "_span"),
                 Col("First/h", "_first", None, "right"), Col("Last/h", "_last", None, "right"),
                 Col("Range", "_range", None, "right"), Col("Change", "_change", None, "right")],
          fmt, f"{name}: price trend of {len(rows)} offers", "Refreshed prices only (see 'gpuplan offers' for the "

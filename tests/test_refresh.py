@@ -89,7 +89,7 @@ def test_gpu_clouds_map_their_own_gpu_names_through_the_alias_table(db: Path) ->
 def test_chinese_clouds_sell_in_cny_and_skip_what_is_sold_out(db: Path) -> None:
     got = run(db, "tencent", "aliyun", regions=("ap-beijing", "cn-shanghai"))
     # GT4.8XLARGE192 is SOLD_OUT, S5.MEDIUM4 has no GPU
-    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing-5", "on-demand"): 28.64}
+    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 28.64}
     assert rows_of(db, "Alibaba Cloud") == {("ecs.gn7e-c16g1.4xlarge", "cn-shanghai", "on-demand"): 34.74}
     rows = store.latest(db).rows
     assert {r.currency for r in rows} == {"CNY"} and {r.market for r in rows} == {"cn"}
@@ -328,3 +328,60 @@ def test_refresh_refuses_the_network_when_gpuplan_is_offline(capsys) -> None:
     with pytest.raises(SystemExit) as end:  # conftest sets GPUPLAN_OFFLINE for every test
         main(["refresh", "ecb"])
     assert end.value.code == 2 and "needs the network, and GPUPLAN_OFFLINE is set" in capsys.readouterr().err
+
+
+def test_a_refreshed_price_supersedes_the_bundled_price_of_the_same_product(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    run(tmp_path / "prices.sqlite", "runpod", "vastai", "tencent", regions=("ap-beijing",))
+    cat = load_catalog()
+
+    def offers(provider: str, gpu: str, n: float, tier: str) -> list[tuple[str, str, float]]:
+        return sorted((o.instance_type, o.region, o.price_per_hour) for o in cat.offers
+                      if (o.provider, o.gpu, o.gpu_count, o.pricing) == (provider, gpu, n, tier))
+
+    bundled = [o for o in BASE.offers if (o.provider, o.gpu, o.gpu_count, o.pricing) == ("RunPod", "H100", 1,
+                                                                                          "on-demand")]
+    assert bundled  # the bundled 1x H100 SXM Secure Cloud rows (4.69 in 2024, ...) are no longer offered
+    assert offers("RunPod", "H100", 1, "on-demand") == [("1x NVIDIA H100 80GB HBM3 SECURE", "(any)", 2.69)]
+    # Vast.ai: the refreshed 8x H100 listing (Quebec) supersedes the bundled '(marketplace)' row
+    assert offers("Vast.ai", "H100", 8, "marketplace") == [("vast-h100-8x", "Quebec, CA", 17.92)]
+    # Tencent Cloud: the zone's price in region ap-beijing supersedes 'cn-mainland (zone unspecified)'
+    assert offers("Tencent Cloud", "A100", 1, "on-demand") == [("GT4.4XLARGE96", "ap-beijing", 28.64)]
+    # rows of other GPUs or counts of a refreshed provider stay
+    assert offers("Tencent Cloud", "A100", 8, "on-demand") == [
+        (o.instance_type, o.region, o.price_per_hour) for o in BASE.offers
+        if (o.provider, o.gpu, o.gpu_count, o.pricing) == ("Tencent Cloud", "A100", 8, "on-demand")]
+
+
+def test_tencent_rows_keep_region_and_zone_apart_and_history_finds_them_by_region(db: Path) -> None:
+    run(db, "tencent", regions=("ap-beijing",))
+    (row,) = store.history("A100", regions=("ap-beijing",), path=db)
+    assert (row.instance_type, row.region, row.zone) == ("GT4.4XLARGE96", "ap-beijing", "ap-beijing-5")
+
+
+def test_a_schema_1_store_is_read_and_then_migrated_on_the_next_write(db: Path) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    con.executescript(store._SCHEMA.replace(", zone TEXT NOT NULL DEFAULT ''", "") + "PRAGMA user_version=1;")
+    con.execute("INSERT INTO batch VALUES (1, 'AWS', '2026-11-01T00:00:00Z', 1, 0, 'u')")
+    con.execute("INSERT INTO price VALUES (1, 'AWS', 'p4d.24xlarge', 'A100-40GB', 8, 96, 1152, 'us-east-1', "
+                "'global', 'on-demand', 'instance', 21.9576, 'USD', 'u', '2026-11-01T00:00:00Z')")
+    con.commit()
+    con.close()
+    assert [r.zone for r in store.latest(db).rows] == [""]
+    run(db, "tencent", regions=("ap-beijing",))
+    assert sorted(r.zone for r in store.history("A100-40GB", path=db) + store.history("A100", path=db)) == [
+        "", "ap-beijing-5"]
+    assert store.check(db) == []
+
+
+def test_lambda_types_without_capacity_are_stored_but_cannot_be_picked(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    db = tmp_path / "prices.sqlite"
+    answer = json.loads((FIXTURES / "lambda_instance_types.json").read_text())
+    for entry in answer["data"].values():
+        entry["regions_with_capacity_available"] = []
+    run(db, "lambda", handler=failing("cloud.lambda.ai", lambda r: httpx.Response(200, json=answer)))
+    assert {r.region for r in store.latest(db).rows} == {store.NO_CAPACITY}
+    assert not [o for o in load_catalog().offers if o.region == store.NO_CAPACITY]

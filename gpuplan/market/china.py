@@ -23,6 +23,7 @@ TENCENT_DOC = "https://www.tencentcloud.com/document/api/213/33254"
 TENCENT_SIGN_DOC = "https://www.tencentcloud.com/document/api/213/33224"  # TC3-HMAC-SHA256
 TENCENT_KEY_ENV = "TENCENTCLOUD_SECRET_ID"
 TENCENT_SECRET_ENV = "TENCENTCLOUD_SECRET_KEY"
+_TENCENT_ZONE = re.compile(r"-\d+$")  # zone ap-beijing-5 lies in region ap-beijing
 
 
 def fetch_tencent(req: Request) -> Fetched:
@@ -40,7 +41,7 @@ def fetch_tencent(req: Request) -> Fetched:
         if "Error" in response:
             raise _tencent_error(req, response["Error"])
         items = need(response.get("InstanceTypeQuotaSet"), list, "'InstanceTypeQuotaSet'", f, TENCENT_API)
-        out.rows += [r for item in items if (r := _tencent_row(req, item))]
+        out.rows += [r for item in items if (r := _tencent_row(req, item, region)) and r not in out.rows]
     return out
 
 
@@ -52,7 +53,7 @@ def _tencent_error(req: Request, error: Any) -> ProviderError:
     return ProviderError(req.fetcher.provider, f"the API answered error {code}: {error.get('Message', '')}", fix)
 
 
-def _tencent_row(req: Request, item: Any) -> Any:
+def _tencent_row(req: Request, item: Any, region: str) -> Any:
     f, url = req.fetcher, TENCENT_API
     item = need(item, dict, "an item of 'InstanceTypeQuotaSet'", f, url)
     n_gpus = item.get("Gpu") or 0
@@ -67,9 +68,10 @@ def _tencent_row(req: Request, item: Any) -> Any:
     if price.get("ChargeUnit") != "HOUR":
         return None
     unit_price = price.get("UnitPriceDiscount") or price.get("UnitPrice")
-    return req.row(sku, known.gpu, known.gpu_count, str(item.get("Zone", "")), "on-demand",
+    zone = str(item.get("Zone", ""))
+    return req.row(sku, known.gpu, known.gpu_count, _TENCENT_ZONE.sub("", zone) if zone else region, "on-demand",
                    float(need(unit_price, (int, float), "'Price.UnitPrice'", f, url)), "CNY", url, market="cn",
-                   vcpus=known.vcpus, ram_gib=known.ram_gib)
+                   vcpus=known.vcpus, ram_gib=known.ram_gib, zone=zone)
 
 
 def tc3_headers(secret_id: str, secret_key: str, action: str, region: str, body: str, timestamp: int,

@@ -1,6 +1,10 @@
-"""The bundled catalog overlaid by the newest refreshed rows: a refreshed price replaces the bundled row with
-the same provider, instance type, region and tier, and adds one where there was none. GPU-only prices (Google
-Cloud bills a GPU on top of its VM) are kept in the history but never stand in for a whole instance."""
+"""The bundled catalog overlaid by the newest refreshed rows. A refreshed price replaces the bundled row with
+the same provider, instance type, region and tier, and adds one where there was none. It also supersedes the
+provider's bundled rows of the same GPU, GPU count and tier whose region it covers (the same region, or either
+side names no place, such as '(marketplace)' or 'cn-mainland (zone unspecified)'), so an older bundled price
+of the same product never stands beside the refreshed one. GPU-only prices (Google Cloud bills a GPU on top of
+its VM) are kept in the history but never stand in for a whole instance; a type listed with no capacity
+anywhere is kept in the history but cannot be picked."""
 
 from __future__ import annotations
 
@@ -37,15 +41,31 @@ def overlay(base: Catalog, snap: store.Snapshot) -> Catalog:
     for r in snap.rows:
         canonical = base.resolve_gpu(r.gpu)
         if (r.unit != "instance" or canonical is None or r.currency not in CURRENCIES or r.tier not in PRICINGS
-                or not r.price_per_hour > 0 or not r.gpu_count > 0):
+                or not r.price_per_hour > 0 or not r.gpu_count > 0 or r.region == store.NO_CAPACITY):
             continue
         offer = _offer(r, canonical, templates.get((r.provider, r.instance_type)))
-        fresh[offer.key] = offer
-    offers = [fresh.pop(o.key, o) for o in base.offers] + list(fresh.values())
+        if offer.key not in fresh or offer.price_per_hour < fresh[offer.key].price_per_hour:
+            fresh[offer.key] = offer  # zones of one region: the cheapest
+    offers = [fresh.pop(o.key, o) for o in base.offers if not _superseded(o, fresh)] + list(fresh.values())
     rates = {(f.date, f.base, f.quote): f for f in (*base.fx_rates, *snap.fx)
              if f.base in CURRENCIES and f.quote in CURRENCIES}
     used = tuple((b.provider, b.fetched_at) for b in snap.batches)
     return dataclasses.replace(base, offers=tuple(offers), fx_rates=tuple(rates.values()), refreshed=used)
+
+
+def _superseded(bundled: Offer, fresh: dict[tuple[str, str, str, str], Offer]) -> bool:
+    """Whether a refreshed row of the same provider, GPU, GPU count and tier covers ``bundled``'s region (its
+    own key is replaced, not superseded)."""
+    if bundled.key in fresh:
+        return False
+    return any(f.provider == bundled.provider and f.gpu == bundled.gpu and f.gpu_count == bundled.gpu_count
+               and f.pricing == bundled.pricing
+               and (f.region == bundled.region or not _names_a_place(f.region) or not _names_a_place(bundled.region))
+               for f in fresh.values())
+
+
+def _names_a_place(region: str) -> bool:
+    return not region.startswith("(") and "unspecified" not in region
 
 
 def _offer(r: store.PriceRow, gpu: str, template: Offer | None) -> Offer:

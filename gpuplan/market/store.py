@@ -6,7 +6,8 @@ earlier batch. The file lives in ``$GPUPLAN_DATA_DIR`` or else ``$XDG_DATA_HOME/
 
     batch(id, provider, fetched_at, n_rows, n_fx, source_url)
     price(batch_id, provider, instance_type, gpu, gpu_count, vcpus, ram_gib, region, market, tier,
-          unit, price_per_hour, currency, source_url, fetched_at)        unit: instance | gpu-only
+          unit, price_per_hour, currency, source_url, fetched_at, zone)  unit: instance | gpu-only
+                                                                         zone: '' unless priced per zone
     fx(batch_id, date, base, quote, rate, source)
 """
 
@@ -25,8 +26,9 @@ from gpuplan.types import FxRate
 
 ENV_DIR = "GPUPLAN_DATA_DIR"
 FILE_NAME = "prices.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added price.zone (a schema-1 store is migrated on its next write)
 UNITS = ("instance", "gpu-only")
+NO_CAPACITY = "(no capacity now)"  # the region of a type listed with capacity in no region
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS batch (
@@ -36,7 +38,7 @@ CREATE TABLE IF NOT EXISTS price (
     batch_id INTEGER NOT NULL REFERENCES batch(id), provider TEXT NOT NULL, instance_type TEXT NOT NULL,
     gpu TEXT NOT NULL, gpu_count REAL NOT NULL, vcpus REAL, ram_gib REAL, region TEXT NOT NULL,
     market TEXT NOT NULL, tier TEXT NOT NULL, unit TEXT NOT NULL, price_per_hour REAL NOT NULL,
-    currency TEXT NOT NULL, source_url TEXT NOT NULL, fetched_at TEXT NOT NULL);
+    currency TEXT NOT NULL, source_url TEXT NOT NULL, fetched_at TEXT NOT NULL, zone TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS fx (
     batch_id INTEGER NOT NULL REFERENCES batch(id), date TEXT NOT NULL, base TEXT NOT NULL,
     quote TEXT NOT NULL, rate REAL NOT NULL, source TEXT NOT NULL);
@@ -71,6 +73,7 @@ class PriceRow:
     currency: str
     source_url: str
     fetched_at: str  # ISO 8601 UTC, seconds
+    zone: str = ""  # the zone within ``region`` where the provider prices per zone (Tencent Cloud)
 
     @property
     def fetched_date(self) -> dt.date:
@@ -88,6 +91,13 @@ class Batch:
 
 
 _PRICE_COLUMNS = ", ".join(f.name for f in fields(PriceRow))
+
+
+def _columns(con: sqlite3.Connection) -> str:
+    """The price columns to select (a schema-1 store, read before its first new write, has no zone)."""
+    if con.execute("PRAGMA user_version").fetchone()[0] >= 2:
+        return _PRICE_COLUMNS
+    return _PRICE_COLUMNS.replace(", zone", ", '' AS zone")
 
 
 def data_dir() -> Path:
@@ -131,6 +141,9 @@ def _check_version(con: sqlite3.Connection, path: Path, create: bool) -> None:
         con.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
     elif version == 0 and not con.execute("SELECT name FROM sqlite_master WHERE name='batch'").fetchone():
         raise sqlite3.DatabaseError("it has no price tables")
+    elif version == 1 and create:
+        con.executescript("BEGIN IMMEDIATE; ALTER TABLE price ADD COLUMN zone TEXT NOT NULL DEFAULT ''; "
+                          f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
     elif version > SCHEMA_VERSION:
         raise StoreError(path, f"was written by a newer gpuplan (schema {version}, this one reads "
                          f"{SCHEMA_VERSION}).", "upgrade gpuplan, or point GPUPLAN_DATA_DIR elsewhere.")
@@ -147,7 +160,7 @@ def write_batch(provider: str, rows: Sequence[PriceRow], fx: Sequence[FxRate] = 
             cur = con.execute("INSERT INTO batch (provider, fetched_at, n_rows, n_fx, source_url) VALUES (?,?,?,?,?)",
                               (provider, when, len(rows), len(fx), source_url))
             batch_id = int(cur.lastrowid or 0)
-            con.executemany(f"INSERT INTO price (batch_id, {_PRICE_COLUMNS}) VALUES (?{',?' * 14})",
+            con.executemany(f"INSERT INTO price (batch_id, {_PRICE_COLUMNS}) VALUES (?{',?' * len(fields(PriceRow))})",
                             [(batch_id, *astuple(r)) for r in rows])
             con.executemany("INSERT INTO fx (batch_id, date, base, quote, rate, source) VALUES (?,?,?,?,?,?)",
                             [(batch_id, r.date.isoformat(), r.base, r.quote, r.rate, r.source) for r in fx])
@@ -177,7 +190,7 @@ def latest(path: Path | None = None) -> Snapshot:
                 "(SELECT max(id) FROM batch GROUP BY provider) ORDER BY provider")]
             ids = [b.id for b in batches if b.n_rows]
             rows = [PriceRow(*r) for r in con.execute(
-                f"SELECT {_PRICE_COLUMNS} FROM price WHERE batch_id IN ({','.join('?' * len(ids))})", ids)]
+                f"SELECT {_columns(con)} FROM price WHERE batch_id IN ({','.join('?' * len(ids))})", ids)]
             fx = [FxRate(dt.date.fromisoformat(d), b, q, rate, s)
                   for d, b, q, rate, s in con.execute("SELECT date, base, quote, rate, source FROM fx ORDER BY rowid")]
     except FileNotFoundError:
@@ -189,7 +202,7 @@ def history(gpu: str, providers: Sequence[str] = (), regions: Sequence[str] = ()
             path: Path | None = None) -> list[PriceRow]:
     """Every stored price of ``gpu`` (canonical name), oldest first."""
     path = path or store_path()
-    sql = f"SELECT {_PRICE_COLUMNS} FROM price WHERE gpu = ?"
+    sql = "SELECT {columns} FROM price WHERE gpu = ?"
     args: list[str] = [gpu]
     for column, values in (("provider", providers), ("region", regions)):
         if values:
@@ -198,7 +211,7 @@ def history(gpu: str, providers: Sequence[str] = (), regions: Sequence[str] = ()
     try:
         with _connect(path, create=False) as con:
             sql += " ORDER BY fetched_at, batch_id, provider, instance_type"
-            return [PriceRow(*r) for r in con.execute(sql, args)]
+            return [PriceRow(*r) for r in con.execute(sql.format(columns=_columns(con)), args)]
     except FileNotFoundError:
         return []
 
