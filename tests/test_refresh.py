@@ -385,3 +385,20 @@ def test_lambda_types_without_capacity_are_stored_but_cannot_be_picked(tmp_path:
     run(db, "lambda", handler=failing("cloud.lambda.ai", lambda r: httpx.Response(200, json=answer)))
     assert {r.region for r in store.latest(db).rows} == {store.NO_CAPACITY}
     assert not [o for o in load_catalog().offers if o.region == store.NO_CAPACITY]
+
+
+def test_refreshing_one_region_keeps_the_refreshed_prices_of_the_others(db: Path) -> None:
+    recorded = (FIXTURES / "tencent_zone_configs.json").read_text()
+
+    def tencent(zone: str, price: str) -> Callable[[httpx.Request], httpx.Response]:
+        text = recorded.replace("ap-beijing-5", zone).replace("28.64", price)
+        return failing("cvm.tencentcloudapi.com", lambda r: httpx.Response(200, text=text))
+
+    run(db, "tencent", regions=("ap-beijing",))
+    run(db, "tencent", regions=("ap-shanghai",), handler=tencent("ap-shanghai-2", "27.5"))
+    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 28.64,
+                                            ("GT4.4XLARGE96", "ap-shanghai", "on-demand"): 27.5}
+    # a newer fetch of Beijing replaces Beijing's price and leaves Shanghai's
+    run(db, "tencent", regions=("ap-beijing",), handler=tencent("ap-beijing-5", "26.0"))
+    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 26.0,
+                                            ("GT4.4XLARGE96", "ap-shanghai", "on-demand"): 27.5}

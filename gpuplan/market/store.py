@@ -173,7 +173,8 @@ def write_batch(provider: str, rows: Sequence[PriceRow], fx: Sequence[FxRate] = 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What the store holds now: the newest batch of each provider with its rows, and every FX rate."""
+    """What the store holds now: the newest batch of each provider, the rows of the newest batch that priced
+    each (provider, region), and every FX rate."""
 
     batches: tuple[Batch, ...]
     rows: tuple[PriceRow, ...]
@@ -181,16 +182,18 @@ class Snapshot:
 
 
 def latest(path: Path | None = None) -> Snapshot:
-    """The newest batch per provider (empty when there is no store yet)."""
+    """Per provider and region the rows of the newest batch that priced that region, so refreshing one region
+    keeps the refreshed prices of the others and a type gone from a region's newest fetch is gone (empty when
+    there is no store yet)."""
     path = path or store_path()
     try:
         with _connect(path, create=False) as con:
             batches = [Batch(*r) for r in con.execute(
                 "SELECT id, provider, fetched_at, n_rows, n_fx, source_url FROM batch WHERE id IN "
                 "(SELECT max(id) FROM batch GROUP BY provider) ORDER BY provider")]
-            ids = [b.id for b in batches if b.n_rows]
             rows = [PriceRow(*r) for r in con.execute(
-                f"SELECT {_columns(con)} FROM price WHERE batch_id IN ({','.join('?' * len(ids))})", ids)]
+                f"WITH newest AS (SELECT provider, region, max(batch_id) AS id FROM price GROUP BY provider, region) "
+                f"SELECT {_columns(con)} FROM price JOIN newest USING (provider, region) WHERE batch_id = newest.id")]
             fx = [FxRate(dt.date.fromisoformat(d), b, q, rate, s)
                   for d, b, q, rate, s in con.execute("SELECT date, base, quote, rate, source FROM fx ORDER BY rowid")]
     except FileNotFoundError:
