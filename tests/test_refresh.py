@@ -402,3 +402,28 @@ def test_refreshing_one_region_keeps_the_refreshed_prices_of_the_others(db: Path
     run(db, "tencent", regions=("ap-beijing",), handler=tencent("ap-beijing-5", "26.0"))
     assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 26.0,
                                             ("GT4.4XLARGE96", "ap-shanghai", "on-demand"): 27.5}
+
+
+def test_a_ranking_is_the_same_in_every_display_currency_when_fx_rates_have_different_dates() -> None:
+    import dataclasses
+
+    import gpuplan
+    from gpuplan.types import FxRate
+
+    # USD->CNY from one day, the EUR pairs from another: their cross (8.2 CNY per EUR / 1.0 USD per EUR = 8.2
+    # CNY per USD) disagrees with the direct 6.7351 by 22 %, so converting CNY prices straight to EUR would
+    # reorder USD and CNY offers
+    rates = (FxRate(dt.date(2026, 9, 30), "USD", "CNY", 6.7351, "test"),
+             FxRate(dt.date(2025, 11, 27), "EUR", "CNY", 8.2, "test"),
+             FxRate(dt.date(2025, 11, 27), "EUR", "USD", 1.0, "test"))
+    cat = dataclasses.replace(BASE, fx_rates=rates)
+
+    def order(currency: str) -> list[tuple[str, str, int]]:
+        p = gpuplan.plan("Llama-3.1-8B", "serve", rps=5, top=40, currency=currency, catalog=cat)
+        assert {x.cost.currency for x in p.ranked} == {currency}
+        return [(x.where, x.estimate.describe(), i) for i, x in enumerate(p.ranked)]
+
+    usd = order("USD")
+    assert len(usd) == 40 and {"CNY", "USD"} <= {o.currency for x in gpuplan.plan(
+        "Llama-3.1-8B", "serve", rps=5, top=40, catalog=cat).ranked for o in [x.offer]}
+    assert order("CNY") == usd and order("EUR") == usd
