@@ -427,3 +427,75 @@ def test_a_ranking_is_the_same_in_every_display_currency_when_fx_rates_have_diff
     assert len(usd) == 40 and {"CNY", "USD"} <= {o.currency for x in gpuplan.plan(
         "Llama-3.1-8B", "serve", rps=5, top=40, catalog=cat).ranked for o in [x.offer]}
     assert order("CNY") == usd and order("EUR") == usd
+
+
+# ---------------------------------------------------------------- a store that is locked, read-only or corrupt
+
+
+def counting(calls: list[str]) -> Callable[[httpx.Request], httpx.Response]:
+    def answer(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.host)
+        return serve.answer(request)
+    return answer
+
+
+def test_a_locked_store_is_named_as_locked_quickly_and_nothing_is_fetched(db: Path, monkeypatch) -> None:
+    import sqlite3
+    import time
+
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    run(db, "runpod")
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another refresh is writing
+    calls: list[str] = []
+    start = time.monotonic()
+    with pytest.raises(store.StoreError, match="is locked by another process") as err:
+        run(db, "runpod", "vastai", handler=counting(calls))
+    assert time.monotonic() - start < 5 and calls == []
+    assert "move the file aside" not in str(err.value) and "wait for the other gpuplan refresh" in err.value.fix
+    assert [r.provider for r in store.latest(db).rows][:1] == ["RunPod"]  # a locked store is still read
+    other.execute("ROLLBACK")
+
+
+def test_a_store_locked_during_the_refresh_fails_that_provider_only(db: Path, monkeypatch) -> None:
+    import sqlite3
+
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    other = sqlite3.connect(db, isolation_level=None)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "api.runpod.io":
+            other.execute("BEGIN IMMEDIATE")  # another writer starts while RunPod is being fetched ...
+        elif other.in_transaction:
+            other.execute("ROLLBACK")  # ... and is done before Vast.ai is
+        return serve.answer(request)
+
+    got = run(db, "runpod", "vastai", handler=answer)
+    assert (got["runpod"].status, got["vastai"].status) == ("failed", "stored")
+    assert "locked" in got["runpod"].message and "wait for the other" in got["runpod"].fix
+
+
+def test_a_read_only_store_is_named_as_read_only_and_still_read(db: Path, monkeypatch) -> None:
+    import sqlite3
+
+    run(db, "runpod")
+    connect = sqlite3.connect
+
+    def read_only_media(target, *args, **kwargs):  # type: ignore[no-untyped-def]
+        uri = str(target) if kwargs.get("uri") else f"{Path(target).resolve().as_uri()}?mode=ro"
+        return connect(uri, *args, **{**kwargs, "uri": True})
+
+    monkeypatch.setattr(sqlite3, "connect", read_only_media)  # every open as on read-only media
+    assert {r.provider for r in store.latest(db).rows} == {"RunPod"}
+    calls: list[str] = []
+    with pytest.raises(store.StoreError, match="cannot be written") as err:
+        run(db, "vastai", handler=counting(calls))
+    assert calls == [] and "GPUPLAN_DATA_DIR" in err.value.fix and "move the file aside" not in err.value.fix
+
+
+def test_a_corrupt_store_stops_refresh_before_anything_is_fetched(db: Path) -> None:
+    db.write_bytes(b"this is not a database" * 100)
+    calls: list[str] = []
+    with pytest.raises(store.StoreError, match="cannot be read") as err:
+        run(db, "runpod", handler=counting(calls))
+    assert calls == [] and "move the file aside" in err.value.fix

@@ -70,13 +70,15 @@ def resolve(keys: Sequence[str]) -> list[Provider]:
 def refresh(catalog: Catalog, keys: Sequence[str] = (), regions: Sequence[str] = (), *,
             client: httpx.Client | None = None, env: Mapping[str, str] | None = None, path: Path | None = None,
             sleep: Callable[[float], None] | None = None) -> list[Outcome]:
-    """Fetch and store each provider in turn; never raises for one provider's failure."""
+    """Fetch and store each provider in turn; never raises for one provider's failure. A store that cannot be
+    written (locked, read-only, corrupt) raises its :class:`store.StoreError` before anything is fetched."""
     providers = resolve(keys)
     env = os.environ if env is None else env
     if client is None and os.environ.get(OFFLINE_ENV, "") not in ("", "0"):
         raise OfflineError(f"gpuplan refresh needs the network, and {OFFLINE_ENV} is set.",
                            f"unset {OFFLINE_ENV} to refresh; plans and listings go on with the prices already "
                            "stored and the bundled ones.")
+    store.check_writable(path)
     own = client is None
     client = client or httpx.Client(timeout=TIMEOUT, follow_redirects=True)
     try:
@@ -109,7 +111,7 @@ def _one(p: Provider, catalog: Catalog, regions: tuple[str, ...], client: httpx.
     except MissingKeyError as err:
         status = "failed" if named else "skipped"
         return Outcome(p.key, p.name, status, unmapped=mapper.unmapped, message=err.message, fix=err.fix)
-    except ProviderError as err:
+    except (ProviderError, store.StoreError) as err:  # StoreError: e.g. another refresh holds the lock
         return Outcome(p.key, p.name, "failed", unmapped=mapper.unmapped, message=err.message, fix=err.fix)
     except httpx.HTTPError as err:  # anything the fetcher did not already turn into a provider's message
         return Outcome(p.key, p.name, "failed", unmapped=mapper.unmapped,

@@ -116,23 +116,64 @@ def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+LOCK_WAIT_S = 5.0  # how long a write waits for another writer (a refresh in another terminal) to finish
+
+
 @contextmanager
 def _connect(path: Path, create: bool) -> Iterator[sqlite3.Connection]:
+    """A connection for writing (``create``: made if missing, write-ahead log) or, else, a read-only one that
+    never writes to the file (no journal-mode change), so a store on read-only media can be read."""
     if not create and not path.is_file():
         raise FileNotFoundError(path)
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        con = sqlite3.connect(path, timeout=30, isolation_level=None)  # transactions are explicit
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(path, timeout=LOCK_WAIT_S, isolation_level=None)  # transactions are explicit
+        else:
+            con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=LOCK_WAIT_S,
+                                  isolation_level=None)
         with closing(con):
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=FULL")
+            if create:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=FULL")
             _check_version(con, path, create)
             yield con
     except sqlite3.DatabaseError as exc:
-        raise StoreError(path, f"cannot be read ({exc}).",
-                         f"move the file aside (e.g. mv '{path}' '{path}.broken') and run 'gpuplan refresh' "
-                         "again; until then gpuplan uses the bundled prices only.") from None
+        raise _problem(path, exc, create) from None
+    except PermissionError as exc:
+        raise _read_only(path, str(exc)) from None
+
+
+def _problem(path: Path, exc: sqlite3.DatabaseError, writing: bool) -> StoreError:
+    """The store's problem named by kind: locked, read-only, or unreadable (corrupt), each with its own fix."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return StoreError(path, f"is locked by another process ({exc}; waited {LOCK_WAIT_S:g} s).",
+                          "wait for the other gpuplan refresh (or the program holding the file) to finish, then "
+                          "run the command again; the file itself is fine.")
+    if name.startswith("SQLITE_READONLY") or (writing and name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM",
+                                                                             "SQLITE_AUTH"))):
+        return _read_only(path, str(exc))
+    return StoreError(path, f"cannot be read ({exc}).",
+                      f"move the file aside (e.g. mv '{path}' '{path}.broken') and run 'gpuplan refresh' "
+                      "again; until then gpuplan uses the bundled prices only.")
+
+
+def _read_only(path: Path, why: str) -> StoreError:
+    return StoreError(path, f"cannot be written ({why}).",
+                      f"make {path.parent} writable, or point {ENV_DIR} at a writable folder; the prices already "
+                      "stored are still read.")
+
+
+def check_writable(path: Path | None = None) -> None:
+    """Raise the store's :class:`StoreError` unless a batch could be written now (refresh asks before it
+    fetches anything, so a store it could not write is named before any download)."""
+    with _connect(path or store_path(), create=True) as con:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")  # a real write (BEGIN alone writes nothing)
+        finally:
+            con.execute("ROLLBACK")
 
 
 def _check_version(con: sqlite3.Connection, path: Path, create: bool) -> None:
