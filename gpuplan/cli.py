@@ -349,6 +349,7 @@ def refresh(
     outcomes = run_refresh(load_catalog(opts.catalog_dirs, refreshed=False), provider or (), region or ())
     rows = [{"source": o.key, "provider": o.provider, "status": o.status, "n_rows": o.n_rows, "n_fx": o.n_fx,
              "batch_id": o.batch_id, "n_unmapped": len(o.unmapped), "unmapped": o.unmapped,
+             "n_not_offered": len(o.not_offered), "not_offered": o.not_offered,
              "message": o.message, "fix": o.fix} for o in outcomes]
     if json_out:
         emit(rows, [], "json", payload={"store": str(store_path()), "sources": rows})
@@ -357,14 +358,20 @@ def refresh(
             row["_what"] = (f"{row['n_rows']} prices" + (f", {row['n_fx']} FX rates" if row["n_fx"] else "")
                             if row["status"] == "stored" else "nothing (why: below)")
         emit(rows, [Col("Source", "source"), Col("Provider", "provider"), Col("Status", "status"),
-                    Col("Stored", "_what"), Col("Unmapped SKUs", "n_unmapped", None, "right")], "table",
+                    Col("Stored", "_what"), Col("Unmapped SKUs", "n_unmapped", None, "right"),
+                    Col("Not offered", "n_not_offered", None, "right")], "table",
              f"Refresh into {store_path()}", "Unmapped SKUs name a GPU gpuplan does not know, or none at all; "
-             "they are listed below and not stored (add an alias to gpu_aliases.csv to map one).")
+             "they are listed below and not stored (add an alias to gpu_aliases.csv to map one). Not offered: "
+             "catalog types the provider says it does not sell in a region asked about.")
         for o in outcomes:
             if o.unmapped:
                 shown = "; ".join(f"{sku} ({what})" for sku, what in list(o.unmapped.items())[:8])
                 more = f"; and {len(o.unmapped) - 8} more" if len(o.unmapped) > 8 else ""
                 typer.echo(f"unmapped ({o.provider}): {shown}{more}", err=True)
+            if o.not_offered:
+                shown = "; ".join(f"{sku} ({why})" for sku, why in list(o.not_offered.items())[:8])
+                more = f"; and {len(o.not_offered) - 8} more" if len(o.not_offered) > 8 else ""
+                typer.echo(f"not offered in region ({o.provider}): {shown}{more}", err=True)
             if o.status != "stored":
                 typer.echo(f"{o.status}: {clip_echo(o.message)} To fix: {o.fix}", err=True)
     if any(o.status == "failed" for o in outcomes):

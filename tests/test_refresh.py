@@ -94,7 +94,9 @@ def test_chinese_clouds_sell_in_cny_and_skip_what_is_sold_out(db: Path) -> None:
     rows = store.latest(db).rows
     assert {r.currency for r in rows} == {"CNY"} and {r.market for r in rows} == {"cn"}
     assert "ZZ9.48XLARGE" in got["tencent"].unmapped
-    assert got["aliyun"].unmapped["ecs.gn7-c12g1.3xlarge"].endswith("InvalidInstanceType.NotFound")
+    # a type the catalog lists that the region does not sell is 'not offered', not an unmapped SKU
+    assert got["aliyun"].not_offered["ecs.gn7-c12g1.3xlarge in cn-shanghai"] == "InvalidInstanceType.NotFound"
+    assert "ecs.gn7-c12g1.3xlarge" not in got["aliyun"].unmapped
 
 
 def test_ecb_rates_become_dated_fx_rows(db: Path) -> None:
@@ -499,3 +501,15 @@ def test_a_corrupt_store_stops_refresh_before_anything_is_fetched(db: Path) -> N
     with pytest.raises(store.StoreError, match="cannot be read") as err:
         run(db, "runpod", handler=counting(calls))
     assert calls == [] and "move the file aside" in err.value.fix
+
+
+@pytest.mark.parametrize(("code", "names_the_keys"), [
+    ("InvalidAccessKeyId.NotFound", True), ("SignatureDoesNotMatch", True), ("Forbidden.RAM", True),
+    ("Throttling.User", False)])
+def test_an_alibaba_error_answer_is_named_by_its_code(db: Path, code: str, names_the_keys: bool) -> None:
+    recorded = json.loads((FIXTURES / "aliyun_not_found.json").read_text())
+    body = {**recorded, "Code": code, "Message": "as the API says it"}
+    got = run(db, "aliyun", regions=("cn-shanghai",),
+              handler=failing("ecs.aliyuncs.com", lambda r: httpx.Response(400, json=body)))["aliyun"]
+    assert got.status == "failed" and code in got.message and "changed" not in got.message
+    assert ("ALIBABA_CLOUD_ACCESS_KEY_ID" in got.fix and "ALIBABA_CLOUD_ACCESS_KEY_SECRET" in got.fix) is names_the_keys

@@ -120,8 +120,11 @@ def fetch_aliyun(req: Request) -> Fetched:
         params = {"Action": "DescribePrice", "Version": "2014-05-26", "RegionId": region, "ResourceType": "instance",
                   "InstanceType": instance_type, "PriceUnit": "Hour", "Format": "JSON"}
         answer = f.json("GET", ALIYUN_API, accept=(400, 404), params=rpc_signed(params, key_id, secret))
-        if isinstance(answer, dict) and str(answer.get("Code", "")).startswith("InvalidInstanceType"):
-            req.mapper.miss(instance_type, f"not priced in {region}: {answer['Code']}")
+        if isinstance(answer, dict) and "Code" in answer and "PriceInfo" not in answer:
+            code = str(answer["Code"])
+            if not code.startswith("InvalidInstanceType"):
+                raise _aliyun_error(req, code, str(answer.get("Message", "")))
+            req.mapper.absent(instance_type, region, code)
             continue
         info = need(answer.get("PriceInfo") if isinstance(answer, dict) else None, dict, "'PriceInfo'", f, ALIYUN_API)
         price = need(info.get("Price"), dict, "'PriceInfo.Price'", f, ALIYUN_API)
@@ -134,6 +137,17 @@ def fetch_aliyun(req: Request) -> Fetched:
                                 ALIYUN_API + "?Action=DescribePrice", market="cn",
                                 vcpus=known.vcpus, ram_gib=known.ram_gib))
     return out
+
+
+def _aliyun_error(req: Request, code: str, message: str) -> ProviderError:
+    """An error answer of DescribePrice: a refused key names the variables to check; anything else is the
+    provider's error with its code."""
+    if code.startswith(("InvalidAccessKeyId", "Forbidden")) or code == "SignatureDoesNotMatch":
+        fix = (f"check {ALIYUN_KEY_ENV} and {ALIYUN_SECRET_ENV} (an AccessKey of the account, enabled, with "
+               "permission to call ECS DescribePrice); the previous prices stay in use.")
+        return ProviderError(req.fetcher.provider, f"the API refused the key: {code}: {message}", fix)
+    return ProviderError(req.fetcher.provider, f"the API answered error {code}: {message}",
+                         "retry later; the previous prices stay in use.")
 
 
 def rpc_signed(params: dict[str, str], key_id: str, secret: str, nonce: str = "",

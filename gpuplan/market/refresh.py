@@ -52,6 +52,7 @@ class Outcome:
     n_fx: int = 0
     batch_id: int | None = None
     unmapped: dict[str, str] = field(default_factory=dict)
+    not_offered: dict[str, str] = field(default_factory=dict)  # "SKU in region" the provider says it does not sell
     message: str = ""
     fix: str = ""
 
@@ -117,4 +118,4 @@ def _one(p: Provider, catalog: Catalog, regions: tuple[str, ...], client: httpx.
         return Outcome(p.key, p.name, "failed", unmapped=mapper.unmapped,
                        message=f"{p.name}: {type(err).__name__}: {err}", fix="retry later; the previous prices "
                        "stay in use.")
-    return Outcome(p.key, p.name, "stored", len(rows), len(got.fx), batch, mapper.unmapped)
+    return Outcome(p.key, p.name, "stored", len(rows), len(got.fx), batch, mapper.unmapped, mapper.not_offered)
