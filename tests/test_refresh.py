@@ -114,6 +114,30 @@ def test_alibaba_signature_matches_the_worked_example_of_its_documentation() -> 
     assert signed["Signature"] == "OLeaidS1JvxuMvnyHOwuJ+uX5qY="
 
 
+def test_tencent_signature_matches_the_worked_example_of_its_documentation() -> None:
+    # Tencent Cloud's "Signature v3" page (https://www.tencentcloud.com/document/product/267/37447, the
+    # TC3-HMAC-SHA256 section) works a CVM DescribeInstances call in ap-guangzhou through with SecretId
+    # AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPLE, SecretKey Gu5t9xGARNpq86cd98joQYCN3EXAMPLE, timestamp 1551113065
+    # (2019-02-25 UTC) and this body; it gives the body hash 35e9c5b0..., the hashed canonical request
+    # 5ffe6a04... and the signature below, with SignedHeaders content-type;host
+    import hashlib
+
+    from gpuplan.market.china import tc3_headers
+
+    body = '{"Limit": 1, "Filters": [{"Values": ["\\u672a\\u547d\\u540d"], "Name": "instance-name"}]}'
+    assert hashlib.sha256(body.encode()).hexdigest() == (
+        "35e9c5b0e3ae67532d3c9f17ead6c90222632e5b1ff7f6e89887f1398934f064")  # the example's inputs, as printed
+    headers = tc3_headers("AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPLE", "Gu5t9xGARNpq86cd98joQYCN3EXAMPLE",
+                          "DescribeInstances", "ap-guangzhou", body, 1551113065)
+    assert headers["Authorization"] == (
+        "TC3-HMAC-SHA256 Credential=AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPLE/2019-02-25/cvm/tc3_request, "
+        "SignedHeaders=content-type;host, Signature=72e494ea809ad7a8c8f7a4507b9bddcbaa8e581f516e8da2f66e2c5a96525168")
+    assert {k: headers[k] for k in ("Content-Type", "Host", "X-TC-Action", "X-TC-Version", "X-TC-Region",
+                                    "X-TC-Timestamp")} == {
+        "Content-Type": "application/json; charset=utf-8", "Host": "cvm.tencentcloudapi.com",
+        "X-TC-Action": "DescribeInstances", "X-TC-Version": "2017-03-12", "X-TC-Region": "ap-guangzhou",
+        "X-TC-Timestamp": "1551113065"}
+
 # ---------------------------------------------------------------- isolation, retries and bad answers
 
 
