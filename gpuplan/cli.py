@@ -425,7 +425,8 @@ def history(
                    _range=f"{money('min_price_per_hour')}–{money('max_price_per_hour')}",
                    _change=f"{row['change_fraction']:+.1%}", _span=f"{row['first_at'][:10]} → {row['last_at'][:10]}")
     emit(rows, [Col("Provider", "provider"), Col("Instance", "instance_type"), Col("Region", "region"),
-                Col("Zone", "zone"), Col("Tier", "tier"), Col("Fetches", "n_points", None, "right"), Col("From → to", "_span"),
+                Col("Zone", "zone"), Col("Tier", "tier"), Col("Fetches", "n_points", None, "right"),
+                Col("From → to", "_span"),
                 Col("First/h", "_first", None, "right"), Col("Last/h", "_last", None, "right"),
                 Col("Range", "_range", None, "right"), Col("Change", "_change", None, "right")],
          fmt, f"{name}: price trend of {len(rows)} offers", "Refreshed prices only (see 'gpuplan offers' for the "

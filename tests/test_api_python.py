@@ -70,3 +70,31 @@ def test_to_pandas() -> None:
 def test_an_unknown_option_names_the_near_one() -> None:
     with pytest.raises(InputError, match="did you mean tokens_per_sample"):
         gpuplan.plan("Qwen2.5-0.5B", "finetune", samples="2k", tokens_per_sampel=512)
+
+
+# the API takes and refuses what the CLI takes and refuses, and its error names the argument
+@pytest.mark.parametrize(("name", "value", "accepted"), [
+    ("currency", "JPY", False), ("currency", "€", True), ("currency", "eur", True), ("currency", 5, False),
+    ("rps", "abc", False), ("rps", 0, False), ("rps", "5", True), ("rps", 2e6, False),
+    ("top", 0, False), ("top", 2.5, False), ("top", "3", True), ("top", 1001, False),
+    ("max_gpus", 0, False), ("prompt", -1, False), ("deadline", "11y", False), ("budget", "-5", False)])
+def test_the_api_accepts_and_refuses_what_the_cli_does(name: str, value: object, accepted: bool,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuplan.cli import main
+
+    options = {"rps": 5, name: value}
+    argv = ["plan", "serve", "Llama-3.1-8B"] + [
+        a for k, v in options.items() for a in (f"--{k.replace('_', '-')}", str(v))]
+    try:
+        main([*argv, "--json"])
+        cli_code = 0
+    except SystemExit as exit_:
+        cli_code = int(exit_.code or 0)
+    capsys.readouterr()
+    assert (cli_code == 0) is accepted
+    if accepted:
+        assert gpuplan.plan("Llama-3.1-8B", "serve", **options).ranked
+        return
+    with pytest.raises(InputError) as err:
+        gpuplan.plan("Llama-3.1-8B", "serve", **options)
+    assert err.value.field == name and "fx.csv" not in str(err.value)
