@@ -43,11 +43,12 @@ def _choices(command: str) -> dict[str, tuple[str, ...]]:
     from gpuplan.plan.planner import OBJECTIVES
     from gpuplan.requests import LORA_TARGETS, TASKS
     from gpuplan.types import ENGINES, KV_DTYPES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE
+    from gpuplan.units import CURRENCIES
 
     return {"--market": ("cn", "global"), "--objective": OBJECTIVES, "--method": METHODS, "--task": TASKS,
             "--engine": ENGINES, "--recompute": RECOMPUTE, "--precision": ("auto", *PRECISIONS),
             "--optimizer": OPTIMIZERS, "--lora-targets": LORA_TARGETS, "--kv-dtype": KV_DTYPES,
-            "--currency": ("USD", "CNY"), "--zero": ("0", "1", "2", "3"), "--lang": LANG_NAMES,
+            "--currency": CURRENCIES, "--zero": ("0", "1", "2", "3"), "--lang": LANG_NAMES,
             "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
             "--export": ("skypilot", "vllm", "sglang", "k8s"),
             "--sort": GPU_SORTS if command == "gpus" else OFFER_SORTS}
