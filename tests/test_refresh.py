@@ -248,7 +248,9 @@ def test_refreshed_rows_replace_bundled_ones_and_are_said_to(tmp_path: Path, mon
     assert not [o for o in cat.offers if "(GPU only)" in o.instance_type]
     assert cat.fx_rate("EUR", "USD").rate == 1.1593 and cat.fx_rate("EUR", "USD").date == dt.date(2026, 11, 30)
     note = prices_note(cat)
-    assert note.startswith("prices: bundled 20") and f"refreshed AWS {dt.date.today().isoformat()}" in note
+    assert note.startswith("prices: bundled offers as read up to 20")
+    assert f"refreshed AWS {dt.date.today().isoformat()}" in note and note.endswith("; FX rates of 2026-11-30")
+    assert "ECB" not in note  # FX rates are no refreshed prices
 
 
 def test_history_shows_the_trend_of_each_offer(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -537,3 +539,31 @@ def test_an_alibaba_error_answer_is_named_by_its_code(db: Path, code: str, names
               handler=failing("ecs.aliyuncs.com", lambda r: httpx.Response(400, json=body)))["aliyun"]
     assert got.status == "failed" and code in got.message and "changed" not in got.message
     assert ("ALIBABA_CLOUD_ACCESS_KEY_ID" in got.fix and "ALIBABA_CLOUD_ACCESS_KEY_SECRET" in got.fix) is names_the_keys
+
+
+
+def test_offline_is_off_for_0_false_no_and_off(tmp_path: Path, monkeypatch) -> None:
+    from gpuplan.errors import OfflineError
+
+    broken = tmp_path / "prices.sqlite"
+    broken.write_bytes(b"not a database" * 100)  # so a run that gets past the offline check stops at the store
+    for value in ("0", "false", "No", " off ", ""):
+        monkeypatch.setenv("GPUPLAN_OFFLINE", value)
+        with pytest.raises(store.StoreError):
+            refresh(BASE, ("ecb",), path=broken)
+    for value in ("1", "true", "yes"):
+        monkeypatch.setenv("GPUPLAN_OFFLINE", value)
+        with pytest.raises(OfflineError):
+            refresh(BASE, ("ecb",), path=broken)
+
+
+def test_different_prices_for_one_offer_in_one_answer_are_reported_and_the_lowest_kept(db: Path) -> None:
+    answer = json.loads((FIXTURES / "tencent_zone_configs.json").read_text())
+    items = answer["Response"]["InstanceTypeQuotaSet"]
+    twin = json.loads(json.dumps(next(i for i in items if i["InstanceType"] == "GT4.4XLARGE96")))
+    twin["Price"]["UnitPrice"] = twin["Price"]["UnitPriceDiscount"] = 30.0  # the same zone listed again, dearer
+    items.append(twin)
+    handler = failing("cvm.tencentcloudapi.com", lambda r: httpx.Response(200, json=answer))
+    got = run(db, "tencent", regions=("ap-beijing",), handler=handler)["tencent"]
+    assert got.clashes == {"GT4.4XLARGE96 ap-beijing ap-beijing-5 on-demand": "28.64, 30 CNY"}
+    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 28.64}

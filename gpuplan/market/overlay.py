@@ -49,7 +49,7 @@ def overlay(base: Catalog, snap: store.Snapshot) -> Catalog:
     offers = [fresh.pop(o.key, o) for o in base.offers if not _superseded(o, fresh)] + list(fresh.values())
     rates = {(f.date, f.base, f.quote): f for f in (*base.fx_rates, *snap.fx)
              if f.base in CURRENCIES and f.quote in CURRENCIES}
-    used = tuple((b.provider, b.fetched_at) for b in snap.batches)
+    used = tuple((b.provider, b.fetched_at) for b in snap.batches if b.n_rows)  # price batches, not FX-only ones
     return dataclasses.replace(base, offers=tuple(offers), fx_rates=tuple(rates.values()), refreshed=used)
 
 
@@ -86,12 +86,16 @@ def _offer(r: store.PriceRow, gpu: str, template: Offer | None) -> Offer:
 
 
 def prices_note(catalog) -> str:  # type: ignore[no-untyped-def]
-    """'prices: bundled 2026-11-29 + refreshed AWS 2026-12-01, Azure 2026-12-01' ('' when nothing is refreshed)."""
+    """'prices: bundled offers as read up to 2026-11-29 + refreshed AWS 2026-12-01, Azure 2026-12-01; FX rates
+    of 2026-11-30' ('' when no price is refreshed). The bundled date is the newest day a bundled offer was
+    published or, for an undated source, read: older offers stay older."""
     if not catalog.refreshed:
         return ""
     bundled = max((o.as_of for o in catalog.offers if o.file != "price store"), default=dt.date.min)
     refreshed = ", ".join(f"{name} {when[:10]}" for name, when in catalog.refreshed)
-    return f"prices: bundled {bundled.isoformat()} + refreshed {refreshed}"
+    fx = max((r.date for r in catalog.fx_rates), default=None)
+    return (f"prices: bundled offers as read up to {bundled.isoformat()} + refreshed {refreshed}"
+            + (f"; FX rates of {fx.isoformat()}" if fx else ""))
 
 
 def store_signature() -> tuple[Path, tuple[int, ...]]:
