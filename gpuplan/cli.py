@@ -134,8 +134,16 @@ app = typer.Typer(
 
 CatalogOpt = Annotated[list[str] | None, typer.Option(
     "--catalog", help="Extra catalog folder laid out like gpuplan/data (repeatable; also GPUPLAN_CATALOG).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (base units, unit-suffixed keys).")]
-CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV.")]
+def _machine_output(value: bool) -> bool:
+    """JSON and CSV are an interface: their values are English whatever --lang or the locale says."""
+    if value:
+        i18n.set_lang("en")
+    return value
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", callback=_machine_output,
+                                       help="Print JSON (base units, unit-suffixed keys; English values).")]
+CsvOpt = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print CSV.")]
 
 
 def _show_version(value: bool) -> None:
@@ -148,9 +156,9 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(ctx: typer.Context, catalog: CatalogOpt = None,
-          lang: Annotated[str, typer.Option("--lang", help="Language of tables, explanations, errors and help: en "
-                                            "or zh (zh-CN); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is "
-                                            "Chinese).")] = "",
+          lang: Annotated[str, typer.Option("--lang", help="Language of tables and explanations: en or zh (zh-CN); "
+                                            "default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is Chinese). JSON and "
+                                            "CSV stay English.")] = "",
           version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
                                                 help="Print the version and exit.")] = False,
           ) -> None:
@@ -375,7 +383,7 @@ def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(hel
     cols = [Col(tr("Platform"), "platform"), Col(tr("Tier"), "tier"), Col(tr("GPU"), "gpu"),
             Col(tr("GPUs"), "gpu_count", _plain_count, "right"), Col(tr("Price"), "_price", None, "right"),
             Col(tr("Quota"), "_quota"), Col(tr("Session"), "_session", None, "right"),
-            Col("guaranteed", "guaranteed")]
+            Col(tr("Guaranteed"), "guaranteed")]
     fmt = _fmt(json_out, csv_out)
     if fmt != "table":
         rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
@@ -530,7 +538,7 @@ ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per m
 TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
 BuyOpt = Annotated[bool, typer.Option("--compare-buy", help="Also compare buying the picked GPUs.")]
 HoursOpt = Annotated[float | None, typer.Option("--hours-per-month", help="Use per month, for --compare-buy.")]
-CsvOut = Annotated[bool, typer.Option("--csv", help="Print the ranked plans as CSV.")]
+CsvOut = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print the ranked plans as CSV.")]
 ExportOpt = Annotated[str | None, typer.Option("--export", help="Also write the pick as skypilot (task YAML), vllm or "
                                                                "sglang (server command) or k8s (manifest).")]
 OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (default: print it).")]
@@ -890,9 +898,9 @@ def _silence_stdout() -> None:
 
 
 def _fail(message: str, fix: str, status: int = 2) -> None:
-    typer.secho(f"error: {clip_echo(message)}", fg="red", err=True)
+    typer.secho(f"{tr('error')}: {clip_echo(message)}", fg="red", err=True)
     if fix:
-        typer.echo(f"To fix: {clip_echo(fix)}", err=True)
+        typer.echo(f"{tr('To fix')}: {clip_echo(fix)}", err=True)
     sys.exit(status)
 
 

@@ -35,7 +35,7 @@ from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Assumption, Estimate
 from gpuplan.estimate.train_time import train_time
-from gpuplan.i18n import lang, say
+from gpuplan.i18n import lang, say, using
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
 from gpuplan.requests import estimate_options, settings_text
@@ -144,6 +144,7 @@ class PlanResult:
     platforms: list[Candidate] = field(default_factory=list)  # free/cheap notebook platforms that fit
     assumptions: list[dict[str, str]] = field(default_factory=list)
     too_long: int = 0  # priced plans over the default longest run (:func:`max_seconds`), left out
+    explanation_zh: str = ""  # the explanation in Chinese (the web page shows it; JSON carries both)
 
     @property
     def pick(self) -> Candidate | None:
@@ -154,8 +155,9 @@ class PlanResult:
             "model": self.model.name, "task": self.job.task, "objective": self.constraints.objective,
             "currency": self.constraints.currency, "pick": self.pick.as_dict() if self.pick else None,
             "ranked": [c.as_dict() for c in self.ranked], "pareto": [c.as_dict() for c in self.pareto],
-            "explanation": self.explanation, "configs_considered": self.considered,
-            "configs_that_fit": self.fitting_configs, "nothing_fits": self.nothing_fits or None,
+            "explanation": self.explanation, "explanation_zh": self.explanation_zh,
+            "configs_considered": self.considered, "configs_that_fit": self.fitting_configs,
+            "nothing_fits": self.nothing_fits or None,
             "suggestions": self.suggestions, "assumptions": self.assumptions,
             "platforms": [c.as_dict() for c in self.platforms], "max_seconds": max_seconds(self.constraints),
         }
@@ -678,20 +680,29 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
                 free += [x for x in _platform_candidates(catalog, e, c, e.seconds) if _within_limits(x, c)
                          and (providers is None or x.where in providers)]
     free = _distinct(sorted(free, key=lambda x: (x.cost.total, x.calendar_seconds)), c.top)
-    result = PlanResult(job, model, c, top, pareto_front(cands), explain(top, c), len(estimates) + len(closest),
+    result = PlanResult(job, model, c, top, pareto_front(cands), _explanation(top, free, c),
+                        len(estimates) + len(closest),
                         len(estimates), assumptions=_assumptions(c, cal), platforms=free,
                         too_long=sum(c.deadline_s is None and _time(x) > (max_seconds(c) or math.inf)
                                      for x in priced))
-    if free:
-        f = free[0]
-        price = fmt_money(f.cost.total, f.cost.currency)
-        result.explanation += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
-                               else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
+    with using("zh"):
+        result.explanation_zh = _explanation(top, free, c)
     if not top:
         result.nothing_fits = _nothing_fits(estimates, closest, priced, c, reasons)
         if suggest:
             result.suggestions = suggestions(catalog, model, job, c, cal)
     return result
+
+
+def _explanation(top: list[Candidate], free: list[Candidate], c: Constraints) -> str:
+    """Why the pick, and the notebook platform that also fits, in the current language."""
+    text = explain(top, c)
+    if free:
+        f = free[0]
+        price = fmt_money(f.cost.total, f.cost.currency)
+        text += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
+                 else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
+    return text
 
 
 def _check_job(job: Job, m: ModelSpec) -> None:

@@ -9,42 +9,14 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
                  "#9c755f", "#bab0ac", "#86bcb6", "#d37295"];
 
-// Page labels in Chinese. Table headers and breakdown parts come from gpuplan.i18n via /api/meta.
-const ZH = {
-  "sources left out of the fit": "来源不参与拟合时",
-  "Which GPU, where, how many, how long, at what cost.": "用哪种显卡、在哪里租、几张、多久、花多少钱。",
-  "Plan": "方案", "Estimate": "估算", "Task": "任务", "fine-tune": "微调", "pretrain": "预训练",
-  "batch inference": "批量推理", "serving": "在线服务", "Method": "方法", "full": "全量", "freeze": "冻结部分层",
-  "Samples": "样本数", "Tokens per sample": "每条样本 token 数", "Training tokens": "训练 token 数",
-  "Requests": "请求数", "Requests per second": "每秒请求数", "Prompt tokens": "输入 token 数",
-  "Output tokens": "输出 token 数", "Market": "市场", "any": "不限", "China (CNY)": "中国大陆（人民币）",
-  "global": "海外", "Currency": "币种", "market's": "随市场", "Objective": "目标", "cheapest": "最省钱",
-  "fastest": "最快", "best value (work per money)": "性价比最高", "Only these GPUs": "只用这些显卡",
-  "Spot instances": "竞价实例", "allowed": "允许", "only spot": "只用竞价实例", "no spot": "不用竞价实例",
-  "Make a plan": "生成方案", "Memory per GPU of the pick": "推荐方案的单卡显存", "Tensor parallel": "张量并行",
-  "Precision": "精度", "ZeRO stage": "ZeRO 阶段", "Micro-batch": "微批大小", "Activation checkpointing": "激活重计算",
-  "none": "不用", "selective": "选择性", "Sequence length": "序列长度", "Batch": "批大小",
-  "Weight format": "权重格式", "Engine": "推理引擎", "Rank": "排名", "Notes": "备注",
-  "Memory needed / available": "所需 / 可用显存", "per hour": "每小时", "To fix": "解决办法",
-  "headroom": "余量", "capacity": "容量", "Working…": "计算中…", "No plan": "没有可行方案",
-  "Changes that would make it fit": "能让它装下的改动", "Change": "改动", "Time (log scale)": "时间（对数坐标）",
-  "Cost (log scale)": "费用（对数坐标）", "other plans": "其他方案", "Speed": "速度",
-  "configurations fit of": "个配置装得下，共考虑", "considered": "个", "by": "按",
-  "tokens/s": "token/秒", "GPU-hours": "卡时", "replicas": "副本",
-  "Could not reach the gpuplan server.": "无法连接 gpuplan 服务。", "Name": "名称",
-  "Break-even": "回本点", "GPUs": "卡数", "models": "个模型", "offers": "条报价", "providers": "家云厂商",
-  "calibration": "校准于", "Serving": "在线服务", "Pipeline stages": "流水线段数",
-  "Gradient accumulation": "梯度累积步数", "Open the pick in the estimate tab": "在估算页打开推荐配置",
-  "Pareto front": "帕累托前沿", "Framework": "训练框架",
-};
-
 const state = { lang: "en", labels: {}, meta: null, plan: null, estimate: null };
 
 // ---------------------------------------------------------------- helpers
 
+// Chinese labels: the one catalogue the CLI uses too (gpuplan/i18n.py), from /api/meta
 function t(text) {
   if (state.lang !== "zh") return text;
-  return ZH[text] || state.labels[text] || text;
+  return state.labels[text] || text;
 }
 
 function $(selector, root = document) { return root.querySelector(selector); }
@@ -329,7 +301,8 @@ function renderPlan(data) {
   $("#plan-results").hidden = false;
   $("#plan-title").textContent = `${t("Plans")}: ${data.model} — ${t(TASK_LABELS[data.task])}, ` +
                                  `${t("by")} ${t(OBJECTIVE_LABELS[data.objective])}`;
-  $("#plan-explanation").textContent = data.explanation;
+  $("#plan-explanation").textContent = state.lang === "zh" && data.explanation_zh ? data.explanation_zh
+                                                                                  : data.explanation;
   renderNothingFits(data);
   fillTable($("#plan-table"), ["#", t("Config"), t("Provider"), t("Time"), t("Cost"), t("Memory needed / available"),
                                t("Notes")], data.ranked.slice(0, TABLE_ROWS).map((c, i) => planRow(c, i + 1, serving)));
