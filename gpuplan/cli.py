@@ -35,21 +35,31 @@ EXIT_CODES = {0: "success (also the help)", 1: "it does not fit: no plan fits th
               130: "interrupted (Ctrl-C)"}
 
 
-def _choices(command: str) -> dict[str, tuple[str, ...]]:
-    """The values each choice option of ``command`` accepts, from the vocabularies the library checks."""
-    from gpuplan.i18n import LANG_NAMES
-    from gpuplan.listing import GPU_SORTS, OFFER_SORTS
-    from gpuplan.plan.planner import OBJECTIVES
-    from gpuplan.requests import LORA_TARGETS, TASKS
-    from gpuplan.types import ENGINES, KV_DTYPES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE
+def _choices(name: str, command: str) -> tuple[str, ...] | None:
+    """The values choice option ``name`` of ``command`` accepts, from the vocabularies the library checks (each
+    imported only when its option is shown)."""
+    from gpuplan import types
 
-    return {"--market": ("cn", "global"), "--objective": OBJECTIVES, "--method": METHODS, "--task": TASKS,
-            "--engine": ENGINES, "--recompute": RECOMPUTE, "--precision": ("auto", *PRECISIONS),
-            "--optimizer": OPTIMIZERS, "--lora-targets": LORA_TARGETS, "--kv-dtype": KV_DTYPES,
-            "--currency": ("USD", "CNY"), "--zero": ("0", "1", "2", "3"), "--lang": LANG_NAMES,
-            "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
-            "--export": ("skypilot", "vllm", "sglang", "k8s"),
-            "--sort": GPU_SORTS if command == "gpus" else OFFER_SORTS}
+    fixed = {"--market": ("cn", "global"), "--currency": ("USD", "CNY"), "--zero": ("0", "1", "2", "3"),
+             "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
+             "--export": ("skypilot", "vllm", "sglang", "k8s"), "--method": types.METHODS, "--engine": types.ENGINES,
+             "--recompute": types.RECOMPUTE, "--precision": ("auto", *types.PRECISIONS),
+             "--optimizer": types.OPTIMIZERS, "--kv-dtype": types.KV_DTYPES, "--lang": i18n.LANG_NAMES}
+    if name in fixed:
+        return fixed[name]
+    if name == "--objective":
+        from gpuplan.plan.planner import OBJECTIVES
+
+        return OBJECTIVES
+    if name in ("--task", "--lora-targets"):
+        from gpuplan.requests import LORA_TARGETS, TASKS
+
+        return TASKS if name == "--task" else LORA_TARGETS
+    if name == "--sort":
+        from gpuplan.listing import GPU_SORTS, OFFER_SORTS
+
+        return GPU_SORTS if command == "gpus" else OFFER_SORTS
+    return None
 
 
 # what a text option takes, where it is not a choice (help shows it instead of the parameter's Python type)
@@ -62,13 +72,13 @@ METAVARS = {"--samples": "COUNT", "--tokens-per-sample": "COUNT", "--tokens": "C
 def label_params(params: list[Any], command: str) -> None:
     """Help shows each option's real values: ``[cn|global]`` for a choice, COUNT/DURATION/... for text, none for
     a flag, NAME for other text, INTEGER or NUMBER for numbers."""
-    choices = _choices(command)
     for p in params:
         if p.param_type_name != "option" or p.metavar is not None:
             continue
         name, kind = p.opts[0], getattr(getattr(p, "type_descriptor", None), "annotation", str)
-        if name in choices:
-            p.metavar = "[" + "|".join(choices[name]) + "]"
+        choices = _choices(name, command)
+        if choices:
+            p.metavar = "[" + "|".join(choices) + "]"
         elif getattr(p, "is_flag", False):
             p.metavar = ""
         else:

@@ -40,7 +40,12 @@ ZH: dict[str, str] = {
     "Rent vs buy": "租用 vs 购买", "Break-even": "回本点", "TTFT / TPOT": "首字延迟 / 每字延迟",
     "Seqs/replica": "单副本并发", "Settings": "设置", "Measure": "指标", "Configurations": "配置",
     "Purchase (incl. host)": "购置（含主机）", "Own": "自有成本", "Rent": "租用成本", "Verdict": "结论",
-    "Guaranteed": "保证有卡", "nothing up to 8 GPUs": "8 卡以内都装不下", "error": "错误",
+    "Guaranteed": "保证有卡", "nothing up to 8 GPUs": "8 卡以内都装不下", "error": "错误", "Saving": "节省",
+    "Cost per hour": "每小时费用", "Epochs": "轮数", "First-token target (s)": "首字延迟目标（秒）",
+    "Per-token target (ms)": "每字延迟目标（毫秒）", "Only these providers": "只用这些云厂商",
+    "At most GPUs": "最多卡数", "Budget (in the currency)": "预算（所选币种）", "Deadline (days)": "期限（天）",
+    "Per 1M output tokens": "每百万输出 token",
+    "Cheaper alternatives": "更省钱的改动",
     "free": "免费", "pay per use, rate not published": "按量付费，未公布单价", "Held-out band": "留出误差带",
     # sentences
     "days old": "天前", "no offers match": "没有符合条件的报价", "does not fit": "装不下", "fits": "装得下",
@@ -78,6 +83,16 @@ ZH: dict[str, str] = {
     "Serving": "在线服务", "Pipeline stages": "流水线段数", "Gradient accumulation": "梯度累积步数",
     "Open the pick in the estimate tab": "在估算页打开推荐配置", "Pareto front": "帕累托前沿",
     "Framework": "训练框架",
+}
+
+
+# English words for the breakdown parts, whose keys are the JSON's (snake_case): tables and the page's legends
+EN: dict[str, str] = {
+    "kv_cache": "KV cache", "master_weights": "FP32 master weights", "optimizer": "optimizer states",
+    "allocator_slack": "allocator slack", "overhead": "CUDA/framework overhead", "dequant": "dequantization buffer",
+    "step_overhead": "per-step framework overhead", "optimizer_step": "optimizer step",
+    "data_parallel_comm": "data-parallel communication", "tensor_parallel_comm": "tensor-parallel communication",
+    "pipeline_bubble": "pipeline bubble",
 }
 
 
@@ -126,7 +141,7 @@ def lang() -> str:
 
 
 def tr(text: str) -> str:
-    return ZH.get(text, text) if lang() == "zh" else text
+    return ZH.get(text, text) if lang() == "zh" else EN.get(text, text)
 
 
 def say(en: str, zh: str) -> str:

@@ -234,6 +234,8 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
                  f"服务：{reps} 个副本，每小时 {hourly}；每百万输入 token {per_in}，每百万输出 token {per_out}"
                  "（按预填充与解码所占 GPU 时间拆分每小时费用）。"))
     _out(tr("Why") + ": " + result.explanation)
+    if result.alternatives:
+        _alternatives_table(result)
     front = [{"config": x.label(), "time": fmt_seconds(x.calendar_seconds or x.seconds),
               "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.pareto[:8]]
     if len(front) > 1 and job.task != "serve":
@@ -243,6 +245,22 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         _platforms_table(result)
     if compare_buy:
         show_buy(_buy_rows(catalog, result, hours_per_month), False)
+
+
+def _alternatives_table(result: Any) -> None:
+    """Priced changes that would run a plan that fits for less, the largest saving first."""
+    per = "/h" if result.job.task == "serve" else ""
+    rows = [{"change": a["change"], "saving": f"−{a['saving']:.0%}", "pick": a["pick"],
+             "cost": fmt_money(a["cost"], a["currency"]) + per, "time": fmt_seconds(a["seconds"])}
+            for a in result.alternatives]
+    first = result.alternatives[0]
+    _out(say(f"Cheaper: {first['change']} would cost {first['saving']:.0%} less.",
+             f"更省钱：{first['change']} 可省 {first['saving']:.0%}。"))
+    cols = [Col(tr("Change"), "change"), Col(tr("Saving"), "saving", None, "right"), Col(tr("Pick"), "pick"),
+            Col(tr("Cost"), "cost", None, "right")]
+    if result.job.task != "serve":
+        cols.append(Col(tr("Time"), "time", None, "right"))
+    table(rows, cols, tr("Cheaper alternatives"))
 
 
 def _platforms_table(result: Any) -> None:

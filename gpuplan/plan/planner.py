@@ -145,6 +145,7 @@ class PlanResult:
     assumptions: list[dict[str, str]] = field(default_factory=list)
     too_long: int = 0  # priced plans over the default longest run (:func:`max_seconds`), left out
     explanation_zh: str = ""  # the explanation in Chinese (the web page shows it; JSON carries both)
+    alternatives: list[dict[str, Any]] = field(default_factory=list)  # cheaper changes to a plan that fits
 
     @property
     def pick(self) -> Candidate | None:
@@ -158,7 +159,7 @@ class PlanResult:
             "explanation": self.explanation, "explanation_zh": self.explanation_zh,
             "configs_considered": self.considered, "configs_that_fit": self.fitting_configs,
             "nothing_fits": self.nothing_fits or None,
-            "suggestions": self.suggestions, "assumptions": self.assumptions,
+            "suggestions": self.suggestions, "alternatives": self.alternatives, "assumptions": self.assumptions,
             "platforms": [c.as_dict() for c in self.platforms], "max_seconds": max_seconds(self.constraints),
         }
 
@@ -691,6 +692,8 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
         result.nothing_fits = _nothing_fits(estimates, closest, priced, c, reasons)
         if suggest:
             result.suggestions = suggestions(catalog, model, job, c, cal)
+    elif suggest:
+        result.alternatives = alternatives(catalog, model, job, c, cal, top[0])
     return result
 
 
@@ -872,6 +875,47 @@ def _limit_text(c: Constraints) -> str:
     if max_seconds(c) is None:
         return "none (--objective time)"
     return f"{fmt_seconds(DEFAULT_MAX_SECONDS)} by default for --objective {c.objective}; --deadline sets another"
+
+
+def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constraints]]:
+    """What might run the same job for less: a smaller weight format or another engine (inference), a lighter
+    method (fine-tuning), any GPU when --gpus narrowed them."""
+    changes: list[tuple[str, Job, Constraints]] = []
+    if job.task in ("infer", "serve"):
+        current = c.quant or job.weight_format
+        for q in ("fp8", "int8-wo", "awq-int4"):
+            if current != q and (current is None or weight_format(current).bits_per_weight > weight_format(q)
+                                 .bits_per_weight):
+                changes.append((f"quantize to {q}", replace(job, weight_format=q), replace(c, quant=q)))
+        if not (current or "").startswith("gguf"):
+            changes += [(f"serve with {e}", job, replace(c, engine=e)) for e in ("vllm", "sglang") if e != c.engine]
+    if job.task == "finetune":
+        lighter = {"full": ("lora", "qlora"), "freeze": ("lora", "qlora"), "lora": ("qlora",)}
+        names = {"lora": "LoRA", "qlora": "QLoRA"}
+        changes += [(f"switch to {names[m]}", replace(job, method=m, base_quant=None), c)
+                    for m in lighter.get(job.method, ())]
+    if c.gpus:
+        changes.append(("allow any GPU", job, replace(c, gpus=())))
+    return changes
+
+
+def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration, pick: Candidate
+                 ) -> list[dict[str, Any]]:
+    """Changes that would run a job that fits for less than ``pick``, each priced by planning again with it, the
+    largest saving first (``saving``: the share of the pick's cost saved; within the cost tie, none)."""
+    out = []
+    for label, j2, c2 in _cheaper_changes(job, c):
+        _check_budget()
+        try:
+            r = plan(catalog, m, j2, c2, cal, suggest=False)
+        except GpuplanError:
+            continue
+        saving = 1 - r.pick.cost.total / pick.cost.total if r.pick and pick.cost.total > 0 else 0.0
+        if r.pick and saving > COST_TIE_SHARE:
+            out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 4),
+                        "currency": c2.currency, "seconds": r.pick.calendar_seconds or r.pick.seconds,
+                        "saving": saving})
+    return sorted(out, key=lambda a: -a["saving"])
 
 
 def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:

@@ -52,7 +52,7 @@ from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_formats
-from gpuplan.i18n import LANGS, ZH, using
+from gpuplan.i18n import EN, LANGS, ZH, using
 from gpuplan.listing import (
     GPU_SORTS,
     OFFER_SORTS,
@@ -260,7 +260,7 @@ def meta(cat: Cat) -> Row:
                "currency": CURRENCIES, "quant": tuple(weight_formats()), "gpu_sort": GPU_SORTS,
                "offer_sort": OFFER_SORTS}
     return {"version": __version__, "counts": counts, "calibration": {"fitted_on": fitted().fitted_on},
-            "languages": list(LANGS), "labels": {"zh": ZH}, "choices": choices}
+            "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "choices": choices}
 
 
 # ---------------------------------------------------------------- computations
