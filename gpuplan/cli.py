@@ -615,19 +615,20 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str
     from pathlib import Path
 
     from gpuplan.catalog.models import find_preset
-    from gpuplan.export import SKYPILOT_CLOUDS, exportable, render
+    from gpuplan.export import exportable, render
 
     if result.pick is None:
         raise InputError("--export", "there is no plan to export.", "relax the constraints until a plan fits.")
-    chosen = exportable(result.ranked, fmt)
+    clouds = cat.skypilot_clouds()
+    chosen = exportable(result.ranked, fmt, clouds)
     if chosen is None:
         raise InputError("--export", f"none of the {len(result.ranked)} plans is on a cloud SkyPilot launches.",
-                         "add --provider with one of: " + ", ".join(sorted(SKYPILOT_CLOUDS)) + ".")
+                         "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
     if chosen is not result.pick:
         typer.echo(f"note: the pick ({result.pick.label()}) is on a provider SkyPilot does not launch; exporting "
                    f"the best plan it does: {chosen.label()}", err=True)
     entry = find_preset(cat, model)
-    text = render(chosen, fmt, entry.hf_repo if entry and entry.hf_repo else None)
+    text = render(chosen, fmt, entry.hf_repo if entry and entry.hf_repo else None, clouds)
     if out is None:
         return text
     target = Path(out)
