@@ -539,34 +539,27 @@ def _distinct(ranked: list[Candidate], top: int) -> list[Candidate]:
     choices = list(best.values())
     if len(choices) <= top:
         return choices
-    keep = [choices[0], *_spread(_tie_front(choices), top // 2)]
-    same_size = Counter(x.estimate.total_gpus for x in keep)
+    shown: dict[int, Candidate] = {id(x): x for x in (choices[0], *_spread(_tie_front(choices), top // 2))}
+    same_size = Counter(x.estimate.total_gpus for x in shown.values())
 
     def room(x: Candidate) -> bool:  # a fleet size above one node is a dial: a few rows of each size at most
         return x.estimate.total_gpus <= 8 or same_size[x.estimate.total_gpus] < max(2, top // 3)
 
     for first_of_gpu in (True, False):
-        gpus = {_choice(x)[0] for x in keep}
+        gpus = {x.estimate.gpu.name for x in shown.values()}
         for x in choices:
-            if len(_first_distinct(keep, top)) >= top:
+            if len(shown) >= top:
                 break
-            if room(x) and not (first_of_gpu and _choice(x)[0] in gpus) and all(x is not y for y in keep):
-                gpus.add(_choice(x)[0])
-                same_size[x.estimate.total_gpus] += 1
-                keep.append(x)
-    shown = {id(x) for x in _first_distinct([*keep, *choices], top)}
-    return [x for x in choices if id(x) in shown]
-
-
-def _first_distinct(xs: list[Candidate], n: int) -> list[Candidate]:
-    """The first ``n`` different candidates of ``xs`` (by identity), in order."""
-    out: list[Candidate] = []
-    for x in xs:
-        if len(out) >= n:
+            if id(x) in shown or not room(x) or (first_of_gpu and x.estimate.gpu.name in gpus):
+                continue
+            shown[id(x)] = x
+            gpus.add(x.estimate.gpu.name)
+            same_size[x.estimate.total_gpus] += 1
+    for x in choices:  # nothing else is left: the next choices, whatever their size
+        if len(shown) >= top:
             break
-        if all(x is not y for y in out):
-            out.append(x)
-    return out
+        shown.setdefault(id(x), x)
+    return [x for x in choices if id(x) in shown]
 
 
 def _tie_front(cands: list[Candidate]) -> list[Candidate]:
