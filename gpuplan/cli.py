@@ -79,6 +79,7 @@ def label_params(params: list[Any], command: str) -> None:
         choices = _choices(name, command)
         if choices:
             p.metavar = "[" + "|".join(choices) + "]"
+            p._custom_shell_complete = _completer(choices)  # the shell completes the values too
         elif getattr(p, "is_flag", False):
             p.metavar = ""
         else:
@@ -86,6 +87,10 @@ def label_params(params: list[Any], command: str) -> None:
     for p in params:
         if p.param_type_name == "argument":  # typer shows an argument's Python type; it is text the help explains
             p.display_type_rich = lambda ctx: "TEXT"
+
+
+def _completer(choices: tuple[str, ...]) -> Any:
+    return lambda ctx, param, incomplete: [c for c in choices if c.startswith(incomplete)]
 
 
 class RootGroup(typer.core.TyperGroup):
