@@ -6,7 +6,7 @@ the expected pick obvious by hand (TinyCheap, the fixture's cheapest on-demand o
 
 | provider     | pricing     | price  | what it is for |
 |--------------|-------------|--------|----------------|
-| TinyAaa      | on-demand   | $0.50  | same price as TinyCheap, but its source is undated (an old header: no optional columns) |
+| TinyAaa      | on-demand   | $0.50  | as TinyCheap, but undated (an old header: no optional columns) |
 | TinyReserved | reserved    | $0.20  | cheapest of all, but needs a 12-month commitment |
 | TinyMarket   | marketplace | $0.30  | cheaper than on-demand, but a third-party host |
 | TinyHourly   | on-demand   | $0.40  | (fixture) per started hour: dear for short jobs |
@@ -118,7 +118,7 @@ def test_commit_months_goes_with_reserved_only(tmp_path: Path, pricing: str, mon
 
 def test_an_unknown_header_column_still_names_the_optional_ones(tmp_path: Path) -> None:
     folder = _folder(tmp_path, {"tinybad.csv": ([*OLD_HEADER, "commitment"], [_offer("TinyBad", "tb", "1")])})
-    with pytest.raises(CatalogError, match="unknown columns.*commitment.*commit_months, dated may be left out"):
+    with pytest.raises(CatalogError, match=r"unknown columns.*commitment.*commit_months, dated may be left out"):
         load_catalog([folder])
 
 
