@@ -217,3 +217,29 @@ def test_cli_offers_and_plan_show_tiers_and_ages(folder: Path) -> None:
                   "--tokens-per-sample", "512", "--tier", "committed")
     assert bad.returncode == 2
     assert "--tier: 'committed' is not one of: on-demand, spot, reserved, marketplace." in bad.stderr
+
+
+# ---------------------------------------------------------------- the HTTP API
+
+
+def test_api_plans_and_lists_by_tier(folder: Path) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+        from fastapi.testclient import TestClient
+    from gpuplan.web.app import create_app
+
+    client = TestClient(create_app((str(folder),)))
+    body = {"model": MODEL, "task": "finetune", "method": "lora", "samples": 20000, "tokens_per_sample": 512,
+            "providers": list(TRIO)}
+    default = client.post("/api/plan", json=body).json()
+    assert {p["offer"]["pricing"] for p in default["ranked"]} == {"on-demand"}
+    reserved = client.post("/api/plan", json={**body, "tiers": ["reserved"]}).json()
+    assert reserved["ranked"][0]["offer"]["commit_months"] == 12
+    bad = client.post("/api/plan", json={**body, "tiers": ["committed"]})
+    assert bad.status_code in (400, 422) and bad.json()["field"] == "tiers" and "reserved" in bad.text
+    rows = client.get("/api/offers", params={"provider": ["TinyAaa", "TinyMarket"], "tier": "marketplace"}).json()
+    assert [r["provider"] for r in rows] == ["TinyMarket"]
+    undated = client.get("/api/offers", params={"provider": "TinyAaa"}).json()[0]
+    assert (undated["dated"], undated["price_age"]) == (False, f"undated (read on {READ_ON})")
