@@ -148,7 +148,8 @@ def list_offers(catalog: Catalog, *, gpus: Sequence[str] = (), exact: bool = Fal
     views = [_view(catalog, o, currency or o.currency, today) for o in offers]
     keys = {
         "price": lambda v: v.price_per_hour, "gpu-price": lambda v: v.price_per_gpu_hour,
-        "gpus": lambda v: -v.offer.gpu_count, "age": lambda v: v.age_days, "provider": lambda v: v.offer.provider,
+        "gpus": lambda v: -v.offer.gpu_count, "provider": lambda v: v.offer.provider,
+        "age": lambda v: (not v.offer.dated, v.age_days),  # an undated price's age is unknown: after the dated
     }
     if currency is None and len({v.currency for v in views}) > 1:
         usd = {id(v): catalog.convert(v.price_per_gpu_hour, v.currency, "USD") for v in views}

@@ -243,3 +243,9 @@ def test_api_plans_and_lists_by_tier(folder: Path) -> None:
     assert [r["provider"] for r in rows] == ["TinyMarket"]
     undated = client.get("/api/offers", params={"provider": "TinyAaa"}).json()[0]
     assert (undated["dated"], undated["price_age"]) == (False, f"undated (read on {READ_ON})")
+
+
+def test_sorting_by_age_puts_undated_prices_last(cat: Catalog) -> None:
+    # TinyAaa was read on 2026-01-01 like TinyCheap's date, but its own date is unknown: it sorts after
+    order = [v.offer.provider for v in list_offers(cat, providers=["TinyAaa", "TinyCheap", "TinyYuan"], sort="age")]
+    assert order == ["TinyCheap", "TinyYuan", "TinyAaa"]  # 2026-01-01, 2025-03-15, then the undated one
