@@ -17,6 +17,7 @@ from gpuplan import i18n
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
+from gpuplan.types import STALE_AFTER_DAYS
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
 
 
@@ -288,6 +289,8 @@ def offers(
     market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
     currency: Annotated[str | None, typer.Option(help="Show prices in USD, CNY or EUR (newest FX rate).")] = None,
     spot: Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot.")] = None,
+    tier: Annotated[list[str] | None, typer.Option(
+        "--tier", help="Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
     min_gpus: Annotated[float | None, typer.Option(help="At least this many GPUs per instance.")] = None,
     sort: Annotated[str, typer.Option(help="gpu-price, price, gpus, age or provider.")] = "gpu-price",
@@ -302,19 +305,20 @@ def offers(
     cur = parse_currency(currency, "--currency") if currency else None
     cat = _catalog(ctx)
     views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=cur, spot=spot,
-                        providers=provider or (), min_gpus=min_gpus, sort=sort)
+                        providers=provider or (), min_gpus=min_gpus, sort=sort, tiers=tier or ())
     shown = views[:limit] if limit > 0 else views
     rows = [v.row() for v in shown]
     money = lambda key: lambda r: fmt_money(r[key], r["currency"])  # noqa: E731
     for row in rows:
         row["_price"] = money("price_per_hour")(row)
         row["_gpu_price"] = money("price_per_gpu_hour")(row)
-        row["_age"] = f"{row['age_days']} d" + ("*" if row["undated_source"] else "")
+        row["_age"] = row["price_age"] + (" ⚠" if row["stale"] else "")
+        row["_pricing"] = row["pricing"] + (f" {row['commit_months']} mo" if row["commit_months"] else "")
         row["_gpu"] = row["gpu"] + ("†" if row["gpu_mapping"] == "inferred" else "")
     cols = [
         Col(tr("Provider"), "provider"), Col(tr("Instance"), "instance_type"), Col(tr("GPU"), "_gpu"),
         Col(tr("GPUs"), "gpu_count", _plain_count, "right"), Col(tr("Region"), "region"),
-        Col(tr("Pricing"), "pricing"), Col(tr("Price/h"), "_price", None, "right"),
+        Col(tr("Pricing"), "_pricing"), Col(tr("Price/h"), "_price", None, "right"),
         Col(tr("Per GPU-h"), "_gpu_price", None, "right"), Col(tr("Age"), "_age", None, "right"),
     ]
     fmt = _fmt(json_out, csv_out)
@@ -325,7 +329,8 @@ def offers(
         return
     more = f" — showing {len(shown)} of {len(views)}; --limit 0 shows all" if len(shown) < len(views) else ""
     emit(rows, cols, fmt, f"{tr('Cloud offers')} ({len(views)}){more}",
-         "Age = days since the price was published. * undated source: age counts from the day it was read. "
+         f"Age = days since the price was published; 'undated' = the source states no date. ⚠ older than "
+         f"{STALE_AFTER_DAYS} days: check the price. reserved rows need the commitment shown (mo = months). "
          "† GPU inferred from the instance family. --json shows each row's source.")
 
 
@@ -674,6 +679,9 @@ BudgetOpt = Annotated[str | None, typer.Option(help="Most you will spend, e.g. 5
 DeadlineOpt = Annotated[str | None, typer.Option(help="Must finish within, e.g. 12h or 3d.")]
 SpotOpt = Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot (default: both; "
                                                                       "serving: no spot unless --spot).")]
+TierOpt = Annotated[list[str] | None, typer.Option(
+    "--tier", help="Pricing tiers to plan with: on-demand, spot, reserved, marketplace (repeatable; default: "
+                   "on-demand and spot).")]
 CurrencyOpt = Annotated[str | None, typer.Option(help="USD, CNY or EUR (default: CNY with --market cn).")]
 ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per money, the seeds' 性价比).")]
 TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
@@ -688,7 +696,8 @@ OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (de
 def _constraints(market: str | None, provider: list[str] | None, gpus: list[str] | None,
                  exclude_gpus: list[str] | None, max_gpus: int | None, budget: str | None, deadline: str | None,
                  spot: bool | None, currency: str | None, objective: str, top: int, engine: str = "vllm",
-                 quant: str | None = None) -> Any:
+                 quant: str | None = None, tiers: list[str] | None = None) -> Any:
+    from gpuplan.listing import parse_tiers
     from gpuplan.plan.planner import Constraints
     from gpuplan.units import parse_currency, parse_money
 
@@ -704,7 +713,8 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
                        exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
                        deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
-                       currency=cur, engine=engine, quant=quant, objective=objective, top=top)
+                       currency=cur, engine=engine, quant=quant, objective=objective, top=top,
+                       tiers=parse_tiers(tiers or ()))
 
 
 def _catalog_convert(amount: float, unit: str, to: str) -> float:
@@ -795,6 +805,7 @@ def plan_finetune(
                                                                      "(0: 32).")] = 0,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    tier: TierOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10, compare_buy: BuyOpt = False,
     hours_per_month: HoursOpt = None, export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
@@ -813,7 +824,8 @@ def plan_finetune(
     job = _job("finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
                quant=quant, global_batch=global_batch, framework=framework, train_embeddings=train_embeddings)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
+                     tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
 
 
@@ -838,14 +850,15 @@ def plan_pretrain(
     framework: FrameworkOpt = None,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")] = 2048,
-    budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None, tier: TierOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "time", top: TopOpt = 10,
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
     job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
+                     tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
@@ -856,14 +869,14 @@ def plan_infer(
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
-    currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
+    tier: TierOpt = None, currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a batch-inference job: requests × (prompt + output) tokens, continuously batched."""
     job = _job("infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
-                     engine, quant)
+                     engine, quant, tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
@@ -876,7 +889,7 @@ def plan_serve(
     tpot: Annotated[str | None, typer.Option(help="Time-per-output-token target, e.g. 50ms.")] = None,
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
-    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, spot: SpotOpt = None,
+    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, spot: SpotOpt = None, tier: TierOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
@@ -884,7 +897,7 @@ def plan_serve(
     """Plan serving steady traffic: replicas within the latency targets, cost per hour and per million tokens."""
     job = _job("serve", prompt=prompt, output=output, rps=rps, ttft=ttft, tpot=tpot, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, None, spot, currency, objective, top,
-                     engine, quant)
+                     engine, quant, tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
