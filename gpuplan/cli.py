@@ -529,19 +529,20 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dic
 
     if result.pick is None:
         raise InputError("--export", "there is no plan to export.", "relax the constraints until a plan fits.")
-    chosen = exportable(result.ranked, fmt)
+    clouds = cat.skypilot_clouds()
+    chosen = exportable(result.ranked, fmt, clouds)
     entry = find_preset(cat, model)
     hf_repo = entry.hf_repo if entry and entry.hf_repo else None
     if chosen is None:
-        render(result.pick, fmt, hf_repo)  # raises the reason SkyPilot cannot launch the pick
+        render(result.pick, fmt, hf_repo, clouds)  # raises the reason SkyPilot cannot launch the pick
         raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
-                         "add --provider with a cloud SkyPilot launches (see docs/export.md).")
+                         "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
     if chosen is not result.pick:
         typer.echo(f"note: the pick ({result.pick.label()}) is not one SkyPilot launches; exporting the best plan "
                    f"it does: {chosen.label()}", err=True)
-    text = render(chosen, fmt, hf_repo)
+    text = render(chosen, fmt, hf_repo, clouds)
     exported: dict[str, Any] = {"format": fmt, "plan": chosen.label(), "text": text,
-                                "document": document(chosen, fmt, hf_repo)}
+                                "document": document(chosen, fmt, hf_repo, clouds)}
     if out is not None:
         _write_atomic(out, text)
         exported["path"] = out

@@ -214,9 +214,10 @@ def test_every_accelerator_name_is_canonical_in_skypilot(row: dict[str, str]) ->
 def test_every_cloud_the_export_writes_is_a_skypilot_cloud() -> None:
     from sky.utils import registry as sky_registry
 
-    for provider in skypilot._CLOUDS:
-        cloud = skypilot.skypilot_cloud(provider)
+    for provider, cloud in skypilot.skypilot_clouds().items():  # providers.csv's skypilot_cloud column
         assert cloud in sky_registry.CLOUD_REGISTRY, provider
+    # and every cloud the accelerator registry names is one SkyPilot registers
+    assert {r["skypilot_cloud"] for r in _data_rows()} <= set(sky_registry.CLOUD_REGISTRY)
     assert "hyperstack" not in sky_registry.CLOUD_REGISTRY  # the cloud an old export wrote; SkyPilot refuses it
 
 
@@ -245,6 +246,7 @@ def test_provider_without_a_skypilot_cloud_is_refused_with_the_supported_list() 
 
 
 def test_skypilot_export_falls_back_to_the_best_plan_skypilot_launches() -> None:
+    # providers.csv: Hyperstack has no SkyPilot cloud
     off_sky, on_sky = _serve(provider="Hyperstack"), _serve(provider="RunPod", instance=None)
     assert exportable([off_sky, on_sky], "skypilot") is on_sky
     assert exportable([off_sky, on_sky], "vllm") is off_sky  # engine commands run anywhere

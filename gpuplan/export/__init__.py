@@ -15,6 +15,7 @@ user fills in.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -23,13 +24,14 @@ from gpuplan.errors import InputError
 from gpuplan.export import k8s, skypilot
 from gpuplan.export.registry import version
 from gpuplan.export.serve import ServeGroup, group_of, server_command
+from gpuplan.export.skypilot import skypilot_clouds
 from gpuplan.plan.planner import Candidate
 from gpuplan.types import InferSetup, Offer
 
 FORMATS = ("skypilot", "vllm", "sglang", "k8s")
 
 __all__ = ["FORMATS", "ServeGroup", "document", "exportable", "group_of", "render", "serve_document",
-           "server_command", "text"]
+           "server_command", "skypilot_clouds", "text"]
 
 
 class _Block(yaml.SafeDumper):
@@ -61,22 +63,23 @@ def _check(fmt: str) -> None:
         raise InputError("--export", f"unknown export format '{fmt}'.", "use one of: " + ", ".join(FORMATS) + ".")
 
 
-def document(c: Candidate, fmt: str, hf_repo: str | None = None) -> Any:
-    """The export as data: a SkyPilot task (dict), the Kubernetes objects (list), or the server argv (list)."""
+def document(c: Candidate, fmt: str, hf_repo: str | None = None, clouds: Mapping[str, str] | None = None) -> Any:
+    """The export as data: a SkyPilot task (dict), the Kubernetes objects (list), or the server argv (list).
+    ``clouds``: provider -> SkyPilot cloud (default: the bundled catalog's providers.csv)."""
     _check(fmt)
     model = hf_repo or c.estimate.model.name
     if fmt == "skypilot" and not isinstance(c.estimate.setup, InferSetup):
-        return skypilot.training_task(c, model)
+        return skypilot.training_task(c, model, clouds)
     return serve_document(group_of(c, model, fmt), fmt, c.offer, skypilot.target_qps(c),
-                          skypilot.disk_bytes(c.estimate))
+                          skypilot.disk_bytes(c.estimate), clouds)
 
 
 def serve_document(g: ServeGroup, fmt: str, offer: Offer | None = None, target_qps_per_replica: float | None = None,
-                   disk_bytes: float = 0.0) -> Any:
+                   disk_bytes: float = 0.0, clouds: Mapping[str, str] | None = None) -> Any:
     """One serving group's export as data (see :func:`document`): what a fleet planner calls per group."""
     _check(fmt)
     if fmt == "skypilot":
-        return skypilot.service_task(g, offer, target_qps_per_replica, disk_bytes=disk_bytes)
+        return skypilot.service_task(g, offer, target_qps_per_replica, disk_bytes=disk_bytes, clouds=clouds)
     if fmt == "k8s":
         return k8s.manifests(g)
     if g.engine != fmt:
@@ -103,9 +106,9 @@ def _header(label: str, fmt: str, doc: Any) -> str:
     return "".join(f"# {line}\n" for line in lines)
 
 
-def render(c: Candidate, fmt: str, hf_repo: str | None = None) -> str:
+def render(c: Candidate, fmt: str, hf_repo: str | None = None, clouds: Mapping[str, str] | None = None) -> str:
     """The export as text (YAML, or a shell command line), headed by comments on what it runs and needs."""
-    return text(document(c, fmt, hf_repo), fmt, c.label())
+    return text(document(c, fmt, hf_repo, clouds), fmt, c.label())
 
 
 def text(doc: Any, fmt: str, label: str) -> str:
@@ -119,10 +122,10 @@ def text(doc: Any, fmt: str, label: str) -> str:
     return _header(label, fmt, doc) + body
 
 
-def exportable(ranked: list[Candidate], fmt: str) -> Candidate | None:
+def exportable(ranked: list[Candidate], fmt: str, clouds: Mapping[str, str] | None = None) -> Candidate | None:
     """The best-ranked plan ``fmt`` can express: any rented plan for the engine commands and k8s, one SkyPilot
     launches (its cloud, with the planned GPU in SkyPilot's registry) for ``skypilot``."""
     for c in ranked:
-        if fmt != "skypilot" or skypilot.launchable(c):
+        if fmt != "skypilot" or skypilot.launchable(c, clouds):
             return c
     return None

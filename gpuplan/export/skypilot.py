@@ -6,7 +6,7 @@ from preemption: ``job_recovery`` relaunches the task, which resumes from the la
 Serving tasks run the planned server and a ``service`` with the planned replicas, a replica policy that scales on
 requests per second, a ``/health`` readiness probe and, on spot, an on-demand fallback.
 
-Cloud names are SkyPilot's (each provider's ``skypilot_cloud``); accelerator names come from SkyPilot's
+Cloud names are SkyPilot's (each provider's ``skypilot_cloud`` in providers.csv); accelerator names come from SkyPilot's
 accelerator registry (``gpuplan/data/skypilot_accelerators.csv``). A plan SkyPilot cannot launch is refused.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 from gpuplan.errors import InputError
@@ -28,29 +29,35 @@ from gpuplan.units import GB
 
 GPUS_PER_NODE = 8
 MAX_RESTARTS_ON_ERRORS = 3  # relaunches after a failure of the job itself (preemptions are always recovered)
-# gpuplan provider -> SkyPilot cloud (sky.utils.registry.CLOUD_REGISTRY keys in SkyPilot 0.14.1)
-_CLOUDS = {"AWS": "aws", "GCP": "gcp", "Azure": "azure", "Lambda": "lambda", "RunPod": "runpod", "Vast.ai": "vast",
-           "FluidStack": "fluidstack", "Paperspace": "paperspace", "Cudo Compute": "cudo", "DigitalOcean": "do",
-           "Nebius": "nebius", "OCI": "oci", "Prime Intellect": "primeintellect", "Mithril": "mithril",
-           "Verda (DataCrunch)": "verda"}
 # clouds whose offers name the API's own regions and instance types (the others' rows describe a listing)
 _API_NAMES = ("aws", "gcp", "azure", "oci", "lambda", "nebius", "cudo")
 _NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
-def skypilot_cloud(provider: str) -> str | None:
-    return _CLOUDS.get(provider)
+def skypilot_clouds(clouds: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """Provider -> SkyPilot cloud: ``clouds`` when given (the CLI passes its catalog's), else the bundled
+    catalog's ``skypilot_cloud`` column of providers.csv (checked against SkyPilot's CLOUD_REGISTRY)."""
+    if clouds is not None:
+        return clouds
+    from gpuplan.catalog import load_catalog
+
+    return load_catalog().skypilot_clouds()
 
 
-def launchable(c: Candidate) -> bool:
+def skypilot_cloud(provider: str, clouds: Mapping[str, str] | None = None) -> str | None:
+    return skypilot_clouds(clouds).get(provider)
+
+
+def launchable(c: Candidate, clouds: Mapping[str, str] | None = None) -> bool:
     """Whether SkyPilot can launch ``c`` as planned: a cloud it knows, with the planned GPU in its registry."""
     if c.offer is None:
         return False
-    cloud = skypilot_cloud(c.offer.provider)
+    cloud = skypilot_cloud(c.offer.provider, clouds)
     return cloud is not None and registry.skypilot_accelerator(c.estimate.gpu.name, cloud) is not None
 
 
-def _resources(gpu: str, offer: Offer | None, per_node: int, disk_bytes: float) -> dict[str, Any]:
+def _resources(gpu: str, offer: Offer | None, per_node: int, disk_bytes: float,
+               clouds: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The ``resources`` section for ``per_node`` × ``gpu`` on ``offer`` (None: any cloud SkyPilot picks)."""
     if offer is None:
         where = registry.skypilot_clouds_with(gpu)
@@ -61,11 +68,11 @@ def _resources(gpu: str, offer: Offer | None, per_node: int, disk_bytes: float) 
             raise InputError("--export", f"SkyPilot names {gpu} differently per cloud ({', '.join(sorted(names))}).",
                              "give the offer (its cloud) to export.")
         return {"accelerators": f"{names.pop()}:{per_node}", "disk_size": _disk_gb(disk_bytes)}
-    cloud = skypilot_cloud(offer.provider)
+    cloud = skypilot_cloud(offer.provider, clouds)
     if cloud is None:
         raise InputError("--export", f"SkyPilot has no cloud for provider '{offer.provider}'.",
-                         "pick a plan on " + ", ".join(sorted(_CLOUDS)) + " (--provider), or use another "
-                         "export format.")
+                         "pick a plan on " + ", ".join(sorted(skypilot_clouds(clouds))) + " (--provider), or use "
+                         "another export format.")
     accelerator = registry.skypilot_accelerator(gpu, cloud)
     if accelerator is None:
         where = registry.skypilot_clouds_with(gpu)
@@ -100,7 +107,7 @@ def _storage(name: str) -> tuple[dict[str, str], dict[str, Any]]:
     return {"CKPT_BUCKET": bucket}, {CKPT_DIR: {"name": "${CKPT_BUCKET}", "mode": "MOUNT_CACHED"}}
 
 
-def training_task(c: Candidate, model_ref: str) -> dict[str, Any]:
+def training_task(c: Candidate, model_ref: str, clouds: Mapping[str, str] | None = None) -> dict[str, Any]:
     e = c.estimate
     assert isinstance(e.setup, TrainSetup)
     per_node = min(e.n_gpus, GPUS_PER_NODE)
@@ -109,7 +116,7 @@ def training_task(c: Candidate, model_ref: str) -> dict[str, Any]:
     if c.offer is None:
         raise InputError("--export", "this plan runs on a notebook platform, which SkyPilot does not launch.",
                          "plan with --provider set to a cloud SkyPilot launches.")
-    resources = _resources(e.gpu.name, c.offer, per_node, disk_bytes(e))
+    resources = _resources(e.gpu.name, c.offer, per_node, disk_bytes(e), clouds)
     resources["job_recovery"] = {"strategy": "EAGER_NEXT_REGION", "max_restarts_on_errors": MAX_RESTARTS_ON_ERRORS}
     run = train_run(e, model_ref, nodes, name)
     envs, mounts = _storage(name)
@@ -123,14 +130,15 @@ def target_qps(c: Candidate) -> float | None:
 
 
 def service_task(g: ServeGroup, offer: Offer | None = None, target_qps_per_replica: float | None = None,
-                 max_replicas: int | None = None, disk_bytes: float = 0.0) -> dict[str, Any]:
+                 max_replicas: int | None = None, disk_bytes: float = 0.0,
+                 clouds: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A SkyServe task for one serving group. ``offer`` gives cloud, region and instance (None: SkyPilot picks,
     spot as ``g.spot`` says); ``target_qps_per_replica`` is the planned capacity of one replica, which the
     autoscaler keeps each replica below; the group may grow to ``max_replicas`` (default twice the plan)."""
     if g.gpus_per_replica > GPUS_PER_NODE:
         raise InputError("--export", f"a replica of {g.gpus_per_replica} GPUs spans nodes; the skypilot export "
                          "writes single-node replicas.", "plan with --max-gpus 8.")
-    resources = _resources(g.gpu, offer, g.gpus_per_replica, disk_bytes)
+    resources = _resources(g.gpu, offer, g.gpus_per_replica, disk_bytes, clouds)
     resources.setdefault("use_spot", g.spot)
     resources["ports"] = PORT
     policy: dict[str, Any] = {"min_replicas": g.replicas, "max_replicas": max_replicas or 2 * g.replicas}
