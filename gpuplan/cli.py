@@ -538,8 +538,13 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dic
         raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
                          "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
     if chosen is not result.pick:
-        typer.echo(f"note: the pick ({result.pick.label()}) is not one SkyPilot launches; exporting the best plan "
-                   f"it does: {chosen.label()}", err=True)
+        try:
+            render(result.pick, fmt, hf_repo, clouds)
+            why = ""
+        except InputError as err:
+            why = f" ({err.message.removeprefix('--export: ')})"
+        typer.echo(f"note: the pick ({result.pick.label()}) cannot be exported to SkyPilot as planned{why}; "
+                   f"exporting the best plan that can: {chosen.label()}", err=True)
     text = render(chosen, fmt, hf_repo, clouds)
     exported: dict[str, Any] = {"format": fmt, "plan": chosen.label(), "text": text,
                                 "document": document(chosen, fmt, hf_repo, clouds)}

@@ -198,6 +198,9 @@ def test_accelerator_data_is_skypilots_registry() -> None:
     with (FIXTURES / "skypilot_catalog" / "accelerators.csv").open(encoding="utf-8") as f:
         recorded = {(cloud.lower(), r["AcceleratorName"]) for r in csv.DictReader(f)
                     for cloud in yaml.safe_load(r["Clouds"])}
+    # and the clouds missing from that file, from their own catalogs (Verda, Mithril)
+    with (FIXTURES / "skypilot_catalog" / "cloud_catalogs.csv").open(encoding="utf-8") as f:
+        recorded |= {(r["skypilot_cloud"], r["AcceleratorName"]) for r in csv.DictReader(f)}
     assert {(r["skypilot_cloud"], r["accelerator"]) for r in _data_rows()} == recorded
 
 
@@ -226,6 +229,7 @@ def test_every_cloud_the_export_writes_is_a_skypilot_cloud() -> None:
     ("H100-PCIe", "runpod", "H100"),
     ("A6000", "runpod", "RTXA6000"), ("A6000", "lambda", "A6000"),
     ("RTX4090", "aws", None),  # AWS has no RTX 4090
+    ("A100-80GB", "mithril", "A100"), ("RTX6000-Ada", "verda", "RTX-6000-Ada"),  # from those clouds' catalogs
 ])
 def test_skypilot_names_some_gpus_per_cloud(gpu: str, cloud: str, name: str | None) -> None:
     assert registry.skypilot_accelerator(gpu, cloud) == name
@@ -526,3 +530,11 @@ def test_k8s_for_a_gpu_without_a_sourced_label_is_refused() -> None:
 def test_text_heads_the_file_with_what_the_user_fills_in() -> None:
     head = text(skypilot_doc(_qlora()), "skypilot", "plan").splitlines()[1]
     assert "--env DATASET=..." in head and "CKPT_BUCKET" in head and "HF_TOKEN" in head
+
+
+def test_skypilot_export_skips_a_plan_the_framework_cannot_run_for_the_next_that_it_can() -> None:
+    # a tensor-parallel full fine-tune: LLaMA-Factory has no tensor parallelism, the ZeRO-3 plan below it runs
+    tp = _full()
+    tp = replace(tp, estimate=replace(tp.estimate, setup=replace(FULL, parallel=Parallelism(tp=8))))
+    assert exportable([tp, _full()], "skypilot") is not tp
+    assert exportable([tp], "skypilot") is None

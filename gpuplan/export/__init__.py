@@ -123,9 +123,20 @@ def text(doc: Any, fmt: str, label: str) -> str:
 
 
 def exportable(ranked: list[Candidate], fmt: str, clouds: Mapping[str, str] | None = None) -> Candidate | None:
-    """The best-ranked plan ``fmt`` can express: any rented plan for the engine commands and k8s, one SkyPilot
-    launches (its cloud, with the planned GPU in SkyPilot's registry) for ``skypilot``."""
+    """The best-ranked plan ``fmt`` can express: the pick for the engine commands and k8s (which explain what
+    they refuse), and for ``skypilot`` the first plan SkyPilot launches (its cloud, with the planned GPU in
+    SkyPilot's registry) whose task the export can write as planned."""
     for c in ranked:
-        if fmt != "skypilot" or skypilot.launchable(c, clouds):
+        if fmt != "skypilot":
+            return c
+        if skypilot.launchable(c, clouds) and _writes(c, clouds):
             return c
     return None
+
+
+def _writes(c: Candidate, clouds: Mapping[str, str] | None) -> bool:
+    try:
+        document(c, "skypilot", None, clouds)
+    except InputError:
+        return False
+    return True
