@@ -448,6 +448,20 @@ class Job:
     train_embeddings: bool = False  # LoRA/QLoRA also trains the embedding and output layer (PEFT modules_to_save)
     seq_len_auto: bool = False  # seq_len was chosen, not given: it may be shortened to fit a model
 
+    def __post_init__(self) -> None:
+        """Counts and durations may be given as the CLI's text (``samples="20k"``, ``ttft_s="2s"``): read once
+        here, so every field holds its base unit."""
+        from gpuplan.units import parse_count, parse_seconds
+
+        for name in ("samples", "tokens_per_sample", "tokens", "requests", "epochs", "rps"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, parse_count(value, name))
+        for name in ("ttft_s", "tpot_s"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, parse_seconds(value, name))
+
     def for_model(self, m: ModelSpec) -> Job:
         """This job on ``m``: a chosen sequence length is cut to the positions the model supports (as trainers
         truncate samples); a given one is kept, and checked later."""

@@ -27,6 +27,7 @@ fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
 .venv/bin/ruff check gpuplan bench tests
 .venv/bin/mypy
-.venv/bin/python -m pytest -q "$@"
+# the summary line (counts of passed/failed) is printed; a skipped test fails the run
+GPUPLAN_FAIL_ON_SKIP=1 .venv/bin/python -m pytest -rfE "$@"
 .venv/bin/python bench/fit.py --check
 .venv/bin/python bench/accuracy.py --check-regressions  # leave-one-source-out refits; fails on a regression
