@@ -6,6 +6,8 @@ Nothing here computes anything; see ``gpuplan.listing``, ``gpuplan.estimate`` an
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -737,41 +739,66 @@ def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, 
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan(cat, m, job, c)
-    text = _export(cat, model, result, export, out) if export else None
-    if text is not None:  # no --out: the export is the output (`--export skypilot > task.yaml`), the plan stderr
+    if not export:
+        show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
+        if result.pick is None and not result.platforms:
+            raise typer.Exit(1)  # no plan: the output says why; scripts see a failure
+        return
+    exported = _export(cat, model, result, export, out)
+    if json_out:  # one JSON document on stdout: the plan, and the export inside it
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            show_plan(cat, result, "json", compare_buy, hours_per_month)
+        from gpuplan.render import to_json
+
+        sys.stdout.write(to_json({**json.loads(buf.getvalue()), "export": exported}) + "\n")
+        return
+    if out is None:  # the export is the output (`--export skypilot > task.yaml`), the plan goes to stderr
         with contextlib.redirect_stdout(sys.stderr):
             show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
-        sys.stdout.write(text)
+        sys.stdout.write(exported["text"])
         return
     show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
-    if result.pick is None and not result.platforms:
-        raise typer.Exit(1)  # no plan: the output says why; scripts see a failure
 
 
-def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str | None:
-    """Write the pick as a file engines run to ``out`` (atomically: a temporary file renamed into place);
-    without ``out`` return its text for stdout."""
-    import os
-    import tempfile
-    from pathlib import Path
-
+def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dict[str, Any]:
+    """The pick (or the best plan ``fmt`` can express) as files engines run: format, plan, text and the same as
+    data; written to ``out`` atomically (a temporary file renamed into place) when given."""
     from gpuplan.catalog.models import find_preset
-    from gpuplan.export import exportable, render
+    from gpuplan.export import document, exportable, render
 
     if result.pick is None:
         raise InputError("--export", "there is no plan to export.", "relax the constraints until a plan fits.")
     clouds = cat.skypilot_clouds()
     chosen = exportable(result.ranked, fmt, clouds)
+    entry = find_preset(cat, model)
+    hf_repo = entry.hf_repo if entry and entry.hf_repo else None
     if chosen is None:
-        raise InputError("--export", f"none of the {len(result.ranked)} plans is on a cloud SkyPilot launches.",
+        render(result.pick, fmt, hf_repo, clouds)  # raises the reason SkyPilot cannot launch the pick
+        raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
                          "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
     if chosen is not result.pick:
-        typer.echo(f"note: the pick ({result.pick.label()}) is on a provider SkyPilot does not launch; exporting "
-                   f"the best plan it does: {chosen.label()}", err=True)
-    entry = find_preset(cat, model)
-    text = render(chosen, fmt, entry.hf_repo if entry and entry.hf_repo else None, clouds)
-    if out is None:
-        return text
+        try:
+            render(result.pick, fmt, hf_repo, clouds)
+            why = ""
+        except InputError as err:
+            why = f" ({err.message.removeprefix('--export: ')})"
+        typer.echo(f"note: the pick ({result.pick.label()}) cannot be exported to SkyPilot as planned{why}; "
+                   f"exporting the best plan that can: {chosen.label()}", err=True)
+    text = render(chosen, fmt, hf_repo, clouds)
+    exported: dict[str, Any] = {"format": fmt, "plan": chosen.label(), "text": text,
+                                "document": document(chosen, fmt, hf_repo, clouds)}
+    if out is not None:
+        _write_atomic(out, text)
+        exported["path"] = out
+    return exported
+
+
+def _write_atomic(out: str, text: str) -> None:
+    import os
+    import tempfile
+    from pathlib import Path
+
     target = Path(out)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
@@ -788,7 +815,6 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str
         raise InputError("--out", f"cannot write '{target}' ({exc.strerror}).",
                          "check the path and its permissions.") from None
     typer.echo(f"wrote {target}", err=True)
-    return None
 
 
 @plan_app.command("finetune", cls=RangedCommand)
