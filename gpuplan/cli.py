@@ -6,6 +6,8 @@ Nothing here computes anything; see ``gpuplan.listing``, ``gpuplan.estimate`` an
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -17,6 +19,7 @@ from gpuplan import i18n
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
+from gpuplan.types import STALE_AFTER_DAYS
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
 
 
@@ -36,22 +39,32 @@ EXIT_CODES = {0: "success (also the help)", 1: "it does not fit: no plan fits th
               130: "interrupted (Ctrl-C)"}
 
 
-def _choices(command: str) -> dict[str, tuple[str, ...]]:
-    """The values each choice option of ``command`` accepts, from the vocabularies the library checks."""
-    from gpuplan.i18n import LANG_NAMES
-    from gpuplan.listing import GPU_SORTS, OFFER_SORTS
-    from gpuplan.plan.planner import OBJECTIVES
-    from gpuplan.requests import LORA_TARGETS, TASKS
-    from gpuplan.types import ENGINES, KV_DTYPES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE
+def _choices(name: str, command: str) -> tuple[str, ...] | None:
+    """The values choice option ``name`` of ``command`` accepts, from the vocabularies the library checks (each
+    imported only when its option is shown)."""
+    from gpuplan import types
     from gpuplan.units import CURRENCIES
 
-    return {"--market": ("cn", "global"), "--objective": OBJECTIVES, "--method": METHODS, "--task": TASKS,
-            "--engine": ENGINES, "--recompute": RECOMPUTE, "--precision": ("auto", *PRECISIONS),
-            "--optimizer": OPTIMIZERS, "--lora-targets": LORA_TARGETS, "--kv-dtype": KV_DTYPES,
-            "--currency": CURRENCIES, "--zero": ("0", "1", "2", "3"), "--lang": LANG_NAMES,
-            "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
-            "--export": ("skypilot", "vllm", "sglang", "k8s"),
-            "--sort": GPU_SORTS if command == "gpus" else OFFER_SORTS}
+    fixed = {"--market": ("cn", "global"), "--currency": CURRENCIES, "--zero": ("0", "1", "2", "3"),
+             "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
+             "--export": ("skypilot", "vllm", "sglang", "k8s"), "--method": types.METHODS, "--engine": types.ENGINES,
+             "--recompute": types.RECOMPUTE, "--precision": ("auto", *types.PRECISIONS),
+             "--optimizer": types.OPTIMIZERS, "--kv-dtype": types.KV_DTYPES, "--lang": i18n.LANG_NAMES}
+    if name in fixed:
+        return fixed[name]
+    if name == "--objective":
+        from gpuplan.plan.planner import OBJECTIVES
+
+        return OBJECTIVES
+    if name in ("--task", "--lora-targets"):
+        from gpuplan.requests import LORA_TARGETS, TASKS
+
+        return TASKS if name == "--task" else LORA_TARGETS
+    if name == "--sort":
+        from gpuplan.listing import GPU_SORTS, OFFER_SORTS
+
+        return GPU_SORTS if command == "gpus" else OFFER_SORTS
+    return None
 
 
 # what a text option takes, where it is not a choice (help shows it instead of the parameter's Python type)
@@ -64,13 +77,14 @@ METAVARS = {"--samples": "COUNT", "--tokens-per-sample": "COUNT", "--tokens": "C
 def label_params(params: list[Any], command: str) -> None:
     """Help shows each option's real values: ``[cn|global]`` for a choice, COUNT/DURATION/... for text, none for
     a flag, NAME for other text, INTEGER or NUMBER for numbers."""
-    choices = _choices(command)
     for p in params:
         if p.param_type_name != "option" or p.metavar is not None:
             continue
         name, kind = p.opts[0], getattr(getattr(p, "type_descriptor", None), "annotation", str)
-        if name in choices:
-            p.metavar = "[" + "|".join(choices[name]) + "]"
+        choices = _choices(name, command)
+        if choices:
+            p.metavar = "[" + "|".join(choices) + "]"
+            p._custom_shell_complete = _completer(choices)  # the shell completes the values too
         elif getattr(p, "is_flag", False):
             p.metavar = ""
         else:
@@ -78,6 +92,10 @@ def label_params(params: list[Any], command: str) -> None:
     for p in params:
         if p.param_type_name == "argument":  # typer shows an argument's Python type; it is text the help explains
             p.display_type_rich = lambda ctx: "TEXT"
+
+
+def _completer(choices: tuple[str, ...]) -> Any:
+    return lambda ctx, param, incomplete: [c for c in choices if c.startswith(incomplete)]
 
 
 class RootGroup(typer.core.TyperGroup):
@@ -136,8 +154,16 @@ app = typer.Typer(
 
 CatalogOpt = Annotated[list[str] | None, typer.Option(
     "--catalog", help="Extra catalog folder laid out like gpuplan/data (repeatable; also GPUPLAN_CATALOG).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (base units, unit-suffixed keys).")]
-CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV.")]
+def _machine_output(value: bool) -> bool:
+    """JSON and CSV are an interface: their values are English whatever --lang or the locale says."""
+    if value:
+        i18n.set_lang("en")
+    return value
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", callback=_machine_output,
+                                       help="Print JSON (base units, unit-suffixed keys; English values).")]
+CsvOpt = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print CSV.")]
 
 
 def _show_version(value: bool) -> None:
@@ -150,9 +176,9 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(ctx: typer.Context, catalog: CatalogOpt = None,
-          lang: Annotated[str, typer.Option("--lang", help="Language of tables, explanations, errors and help: en "
-                                            "or zh (zh-CN); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is "
-                                            "Chinese).")] = "",
+          lang: Annotated[str, typer.Option("--lang", help="Language of tables and explanations: en or zh (zh-CN); "
+                                            "default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is Chinese). JSON and "
+                                            "CSV stay English.")] = "",
           version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
                                                 help="Print the version and exit.")] = False,
           ) -> None:
@@ -266,6 +292,8 @@ def offers(
     market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
     currency: Annotated[str | None, typer.Option(help="Show prices in USD, CNY or EUR (newest FX rate).")] = None,
     spot: Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot.")] = None,
+    tier: Annotated[list[str] | None, typer.Option(
+        "--tier", help="Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
     min_gpus: Annotated[float | None, typer.Option(help="At least this many GPUs per instance.")] = None,
     sort: Annotated[str, typer.Option(help="gpu-price, price, gpus, age or provider.")] = "gpu-price",
@@ -280,19 +308,20 @@ def offers(
     cur = parse_currency(currency, "--currency") if currency else None
     cat = _catalog(ctx)
     views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=cur, spot=spot,
-                        providers=provider or (), min_gpus=min_gpus, sort=sort)
+                        providers=provider or (), min_gpus=min_gpus, sort=sort, tiers=tier or ())
     shown = views[:limit] if limit > 0 else views
     rows = [v.row() for v in shown]
     money = lambda key: lambda r: fmt_money(r[key], r["currency"])  # noqa: E731
     for row in rows:
         row["_price"] = money("price_per_hour")(row)
         row["_gpu_price"] = money("price_per_gpu_hour")(row)
-        row["_age"] = f"{row['age_days']} d" + ("*" if row["undated_source"] else "")
+        row["_age"] = row["price_age"] + (" ⚠" if row["stale"] else "")
+        row["_pricing"] = row["pricing"] + (f" {row['commit_months']} mo" if row["commit_months"] else "")
         row["_gpu"] = row["gpu"] + ("†" if row["gpu_mapping"] == "inferred" else "")
     cols = [
         Col(tr("Provider"), "provider"), Col(tr("Instance"), "instance_type"), Col(tr("GPU"), "_gpu"),
         Col(tr("GPUs"), "gpu_count", _plain_count, "right"), Col(tr("Region"), "region"),
-        Col(tr("Pricing"), "pricing"), Col(tr("Price/h"), "_price", None, "right"),
+        Col(tr("Pricing"), "_pricing"), Col(tr("Price/h"), "_price", None, "right"),
         Col(tr("Per GPU-h"), "_gpu_price", None, "right"), Col(tr("Age"), "_age", None, "right"),
     ]
     fmt = _fmt(json_out, csv_out)
@@ -303,7 +332,8 @@ def offers(
         return
     more = f" — showing {len(shown)} of {len(views)}; --limit 0 shows all" if len(shown) < len(views) else ""
     emit(rows, cols, fmt, f"{tr('Cloud offers')} ({len(views)}){more}",
-         "Age = days since the price was published. * undated source: age counts from the day it was read. "
+         f"Age = days since the price was published; 'undated' = the source states no date. ⚠ older than "
+         f"{STALE_AFTER_DAYS} days: check the price. reserved rows need the commitment shown (mo = months). "
          "† GPU inferred from the instance family. --json shows each row's source.")
 
 
@@ -523,7 +553,7 @@ def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(hel
     cols = [Col(tr("Platform"), "platform"), Col(tr("Tier"), "tier"), Col(tr("GPU"), "gpu"),
             Col(tr("GPUs"), "gpu_count", _plain_count, "right"), Col(tr("Price"), "_price", None, "right"),
             Col(tr("Quota"), "_quota"), Col(tr("Session"), "_session", None, "right"),
-            Col("guaranteed", "guaranteed")]
+            Col(tr("Guaranteed"), "guaranteed")]
     fmt = _fmt(json_out, csv_out)
     if fmt != "table":
         rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
@@ -673,12 +703,15 @@ BudgetOpt = Annotated[str | None, typer.Option(help="Most you will spend, e.g. 5
 DeadlineOpt = Annotated[str | None, typer.Option(help="Must finish within, e.g. 12h or 3d.")]
 SpotOpt = Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot (default: both; "
                                                                       "serving: no spot unless --spot).")]
+TierOpt = Annotated[list[str] | None, typer.Option(
+    "--tier", help="Pricing tiers to plan with: on-demand, spot, reserved, marketplace (repeatable; default: "
+                   "on-demand and spot).")]
 CurrencyOpt = Annotated[str | None, typer.Option(help="USD, CNY or EUR (default: CNY with --market cn).")]
 ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per money, the seeds' 性价比).")]
 TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
 BuyOpt = Annotated[bool, typer.Option("--compare-buy", help="Also compare buying the picked GPUs.")]
 HoursOpt = Annotated[float | None, typer.Option("--hours-per-month", help="Use per month, for --compare-buy.")]
-CsvOut = Annotated[bool, typer.Option("--csv", help="Print the ranked plans as CSV.")]
+CsvOut = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print the ranked plans as CSV.")]
 ExportOpt = Annotated[str | None, typer.Option("--export", help="Also write the pick as skypilot (task YAML), vllm or "
                                                                "sglang (server command) or k8s (manifest).")]
 OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (default: print it).")]
@@ -687,7 +720,8 @@ OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (de
 def _constraints(market: str | None, provider: list[str] | None, gpus: list[str] | None,
                  exclude_gpus: list[str] | None, max_gpus: int | None, budget: str | None, deadline: str | None,
                  spot: bool | None, currency: str | None, objective: str, top: int, engine: str = "vllm",
-                 quant: str | None = None) -> Any:
+                 quant: str | None = None, tiers: list[str] | None = None) -> Any:
+    from gpuplan.listing import parse_tiers
     from gpuplan.plan.planner import Constraints
     from gpuplan.units import parse_currency, parse_money
 
@@ -703,7 +737,8 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
                        exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
                        deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
-                       currency=cur, engine=engine, quant=quant, objective=objective, top=top)
+                       currency=cur, engine=engine, quant=quant, objective=objective, top=top,
+                       tiers=parse_tiers(tiers or ()))
 
 
 def _catalog_convert(amount: float, unit: str, to: str) -> float:
@@ -726,41 +761,66 @@ def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, 
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan(cat, m, job, c)
-    text = _export(cat, model, result, export, out) if export else None
-    if text is not None:  # no --out: the export is the output (`--export skypilot > task.yaml`), the plan stderr
+    if not export:
+        show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
+        if result.pick is None and not result.platforms:
+            raise typer.Exit(1)  # no plan: the output says why; scripts see a failure
+        return
+    exported = _export(cat, model, result, export, out)
+    if json_out:  # one JSON document on stdout: the plan, and the export inside it
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            show_plan(cat, result, "json", compare_buy, hours_per_month)
+        from gpuplan.render import to_json
+
+        sys.stdout.write(to_json({**json.loads(buf.getvalue()), "export": exported}) + "\n")
+        return
+    if out is None:  # the export is the output (`--export skypilot > task.yaml`), the plan goes to stderr
         with contextlib.redirect_stdout(sys.stderr):
             show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
-        sys.stdout.write(text)
+        sys.stdout.write(exported["text"])
         return
     show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
-    if result.pick is None and not result.platforms:
-        raise typer.Exit(1)  # no plan: the output says why; scripts see a failure
 
 
-def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str | None:
-    """Write the pick as a file engines run to ``out`` (atomically: a temporary file renamed into place);
-    without ``out`` return its text for stdout."""
-    import os
-    import tempfile
-    from pathlib import Path
-
+def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dict[str, Any]:
+    """The pick (or the best plan ``fmt`` can express) as files engines run: format, plan, text and the same as
+    data; written to ``out`` atomically (a temporary file renamed into place) when given."""
     from gpuplan.catalog.models import find_preset
-    from gpuplan.export import exportable, render
+    from gpuplan.export import document, exportable, render
 
     if result.pick is None:
         raise InputError("--export", "there is no plan to export.", "relax the constraints until a plan fits.")
     clouds = cat.skypilot_clouds()
     chosen = exportable(result.ranked, fmt, clouds)
+    entry = find_preset(cat, model)
+    hf_repo = entry.hf_repo if entry and entry.hf_repo else None
     if chosen is None:
-        raise InputError("--export", f"none of the {len(result.ranked)} plans is on a cloud SkyPilot launches.",
+        render(result.pick, fmt, hf_repo, clouds)  # raises the reason SkyPilot cannot launch the pick
+        raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
                          "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
     if chosen is not result.pick:
-        typer.echo(f"note: the pick ({result.pick.label()}) is on a provider SkyPilot does not launch; exporting "
-                   f"the best plan it does: {chosen.label()}", err=True)
-    entry = find_preset(cat, model)
-    text = render(chosen, fmt, entry.hf_repo if entry and entry.hf_repo else None, clouds)
-    if out is None:
-        return text
+        try:
+            render(result.pick, fmt, hf_repo, clouds)
+            why = ""
+        except InputError as err:
+            why = f" ({err.message.removeprefix('--export: ')})"
+        typer.echo(f"note: the pick ({result.pick.label()}) cannot be exported to SkyPilot as planned{why}; "
+                   f"exporting the best plan that can: {chosen.label()}", err=True)
+    text = render(chosen, fmt, hf_repo, clouds)
+    exported: dict[str, Any] = {"format": fmt, "plan": chosen.label(), "text": text,
+                                "document": document(chosen, fmt, hf_repo, clouds)}
+    if out is not None:
+        _write_atomic(out, text)
+        exported["path"] = out
+    return exported
+
+
+def _write_atomic(out: str, text: str) -> None:
+    import os
+    import tempfile
+    from pathlib import Path
+
     target = Path(out)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
@@ -777,7 +837,6 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str
         raise InputError("--out", f"cannot write '{target}' ({exc.strerror}).",
                          "check the path and its permissions.") from None
     typer.echo(f"wrote {target}", err=True)
-    return None
 
 
 @plan_app.command("finetune", cls=RangedCommand)
@@ -794,6 +853,7 @@ def plan_finetune(
                                                                      "(0: 32).")] = 0,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    tier: TierOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10, compare_buy: BuyOpt = False,
     hours_per_month: HoursOpt = None, export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
@@ -812,7 +872,8 @@ def plan_finetune(
     job = _job("finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
                quant=quant, global_batch=global_batch, framework=framework, train_embeddings=train_embeddings)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
+                     tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
 
 
@@ -837,14 +898,15 @@ def plan_pretrain(
     framework: FrameworkOpt = None,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")] = 2048,
-    budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None, tier: TierOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "time", top: TopOpt = 10,
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
     job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
+                     tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
@@ -855,14 +917,14 @@ def plan_infer(
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
-    currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
+    tier: TierOpt = None, currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a batch-inference job: requests × (prompt + output) tokens, continuously batched."""
     job = _job("infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
-                     engine, quant)
+                     engine, quant, tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
@@ -875,7 +937,7 @@ def plan_serve(
     tpot: Annotated[str | None, typer.Option(help="Time-per-output-token target, e.g. 50ms.")] = None,
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
-    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, spot: SpotOpt = None,
+    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, spot: SpotOpt = None, tier: TierOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
@@ -883,7 +945,7 @@ def plan_serve(
     """Plan serving steady traffic: replicas within the latency targets, cost per hour and per million tokens."""
     job = _job("serve", prompt=prompt, output=output, rps=rps, ttft=ttft, tpot=tpot, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, None, spot, currency, objective, top,
-                     engine, quant)
+                     engine, quant, tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
@@ -1039,9 +1101,9 @@ def _silence_stdout() -> None:
 
 
 def _fail(message: str, fix: str, status: int = 2) -> None:
-    typer.secho(f"error: {clip_echo(message)}", fg="red", err=True)
+    typer.secho(f"{tr('error')}: {clip_echo(message)}", fg="red", err=True)
     if fix:
-        typer.echo(f"To fix: {clip_echo(fix)}", err=True)
+        typer.echo(f"{tr('To fix')}: {clip_echo(fix)}", err=True)
     sys.exit(status)
 
 

@@ -98,3 +98,10 @@ def test_the_api_accepts_and_refuses_what_the_cli_does(name: str, value: object,
     with pytest.raises(InputError) as err:
         gpuplan.plan("Llama-3.1-8B", "serve", **options)
     assert err.value.field == name and "fx.csv" not in str(err.value)
+
+
+def test_serving_rows_show_latency_and_hourly_cost() -> None:
+    p = gpuplan.plan("Qwen2.5-0.5B", "serve", rps=2, ttft="2s", top=3)
+    rows = p.rows()
+    assert rows and all("time" not in r and r["cost"].endswith("/h") and " / " in r["latency"] for r in rows)
+    assert "1 h 00 min" not in repr(p)

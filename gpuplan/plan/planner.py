@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
+from gpuplan.catalog.schemas import PRICINGS
 from gpuplan.errors import BudgetError, GpuplanError, InfeasibleError, InputError, check_choice
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.frameworks import framework as get_framework
@@ -35,14 +36,15 @@ from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Assumption, Estimate
 from gpuplan.estimate.train_time import train_time
-from gpuplan.i18n import lang, say
-from gpuplan.listing import match_gpus, resolve_providers
+from gpuplan.i18n import lang, say, using
+from gpuplan.listing import match_gpus, price_age, resolve_providers, stale_note
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
 from gpuplan.requests import estimate_options, settings_text
 from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform, TrainSetup
 from gpuplan.units import DAY, GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
 
 OBJECTIVES = ("cost", "time", "value")
+DEFAULT_TIERS = ("on-demand", "spot")  # reserved needs a commitment; marketplace hosts are third parties
 NODE_COUNTS = (1, 2, 4, 8)
 
 
@@ -66,9 +68,12 @@ class Constraints:
     headroom: float | None = None  # least memory margin; None: each estimate's held-out band
     platforms: bool = True
     spot_overhead: float = SPOT_OVERHEAD
+    tiers: tuple[str, ...] = ()  # pricing tiers to plan with; () = DEFAULT_TIERS
 
     def __post_init__(self) -> None:
         check_choice("--objective", self.objective, OBJECTIVES)
+        for tier in self.tiers:
+            check_choice("--tier", tier, PRICINGS)
         if self.max_gpus is not None and self.max_gpus < 1:
             raise InputError("--max-gpus", f"{self.max_gpus} GPUs is not a limit.", "give 1 or more.")
         if self.budget is not None and self.budget <= 0:
@@ -77,6 +82,12 @@ class Constraints:
             raise InputError("--deadline", "the deadline must be in the future.", "give a duration such as 2d.")
         if self.headroom is not None and not 0 <= self.headroom < 0.5:
             raise InputError("--headroom", f"{self.headroom:.0%} headroom is out of range.", "use 0 to 0.5.")
+
+    @property
+    def pricings(self) -> tuple[str, ...]:
+        """The pricing tiers offers may have: on-demand and spot unless ``tiers`` asks for others (a committed
+        price never stands in for an on-demand one)."""
+        return self.tiers or DEFAULT_TIERS
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,8 @@ class Candidate:
             d["offer"] = {"provider": o.provider, "instance_type": o.instance_type, "region": o.region,
                           "market": o.market, "pricing": o.pricing, "price_per_hour": o.price_per_hour,
                           "currency": o.currency, "gpu_count": o.gpu_count, "source": o.source,
-                          "as_of": o.as_of.isoformat()}
+                          "as_of": o.as_of.isoformat(), "commit_months": o.commit_months, "dated": o.dated,
+                          "price_age": price_age(o, dt.date.today()), "stale": o.is_stale(dt.date.today())}
         if self.platform:
             p = self.platform
             d["platform"] = {"platform": p.platform, "tier": p.tier, "weekly_gpu_hours": p.weekly_gpu_hours,
@@ -144,6 +156,8 @@ class PlanResult:
     platforms: list[Candidate] = field(default_factory=list)  # free/cheap notebook platforms that fit
     assumptions: list[dict[str, str]] = field(default_factory=list)
     too_long: int = 0  # priced plans over the default longest run (:func:`max_seconds`), left out
+    explanation_zh: str = ""  # the explanation in Chinese (the web page shows it; JSON carries both)
+    alternatives: list[dict[str, Any]] = field(default_factory=list)  # cheaper changes to a plan that fits
 
     @property
     def pick(self) -> Candidate | None:
@@ -154,9 +168,10 @@ class PlanResult:
             "model": self.model.name, "task": self.job.task, "objective": self.constraints.objective,
             "currency": self.constraints.currency, "pick": self.pick.as_dict() if self.pick else None,
             "ranked": [c.as_dict() for c in self.ranked], "pareto": [c.as_dict() for c in self.pareto],
-            "explanation": self.explanation, "configs_considered": self.considered,
-            "configs_that_fit": self.fitting_configs, "nothing_fits": self.nothing_fits or None,
-            "suggestions": self.suggestions, "assumptions": self.assumptions,
+            "explanation": self.explanation, "explanation_zh": self.explanation_zh,
+            "configs_considered": self.considered, "configs_that_fit": self.fitting_configs,
+            "nothing_fits": self.nothing_fits or None,
+            "suggestions": self.suggestions, "alternatives": self.alternatives, "assumptions": self.assumptions,
             "platforms": [c.as_dict() for c in self.platforms], "max_seconds": max_seconds(self.constraints),
         }
 
@@ -302,14 +317,15 @@ def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, c
 
 def _usable_offers(catalog: Catalog, c: Constraints, providers: set[str] | None,
                    serving: bool) -> dict[str, list[Offer]]:
-    """Offers per GPU within the market, providers and spot choice. Serving leaves spot out unless ``--spot``
-    asks for it (a preempted server drops its traffic); reserved prices need a commitment and are left out."""
-    no_spot = c.spot is False or (serving and c.spot is None)
+    """Offers per GPU within the market, providers, pricing tiers and spot choice. Serving leaves spot out unless
+    ``--spot`` or ``--tier spot`` asks for it (a preempted server drops its traffic)."""
+    no_spot = c.spot is False or (serving and c.spot is None and "spot" not in c.tiers)
     out: dict[str, list[Offer]] = {}
     for o in catalog.offers:
         if (c.market and o.market != c.market) or (providers is not None and o.provider not in providers):
             continue
-        if (c.spot is True and o.pricing != "spot") or (no_spot and o.pricing == "spot") or o.pricing == "reserved":
+        if (o.pricing not in c.pricings or (c.spot is True and o.pricing != "spot")
+                or (no_spot and o.pricing == "spot")):
             continue
         out.setdefault(o.gpu, []).append(o)
     return out
@@ -345,9 +361,6 @@ def _disk_bytes(m: ModelSpec, job: Job) -> float:
 
 
 LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
-# GPU rental prices change within months (the bundled offers of one GPU span several-fold over their dates);
-# a plan that rests on a price older than this says so.
-STALE_PRICE_DAYS = 180
 
 
 def _price(catalog: Catalog, e: JobEstimate, c: Constraints, offers: dict[str, list[Offer]],
@@ -409,10 +422,12 @@ def _offer_notes(offer: Offer, c: Constraints, today: dt.date) -> tuple[tuple[st
     if offer.pricing == "spot":
         notes.append(say(f"spot: +{c.spot_overhead:.0%} expected time for preemptions",
                          f"竞价实例：预计因抢占多用 {c.spot_overhead:.0%} 时间"))
-    age = (today - offer.as_of).days
-    stale = say(f"price as of {offer.as_of.isoformat()} ({age} days old): check it",
-                f"价格日期 {offer.as_of.isoformat()}（{age} 天前），请核实") if age > STALE_PRICE_DAYS else ""
-    return tuple(notes), stale
+    if offer.commit_months:
+        notes.append(say(f"reserved: needs a {offer.commit_months}-month commitment (the cost counts only the "
+                         "hours used)", f"预留价格：需承诺 {offer.commit_months} 个月（费用只计使用时长）"))
+    if not offer.dated:
+        notes.append(price_age(offer, today))
+    return tuple(notes), stale_note(offer, today)
 
 
 MAX_SESSIONS = 20  # more checkpoint/resume cycles than this is not a plan
@@ -500,12 +515,17 @@ def _key(c: Constraints, cands: list[Candidate]) -> Any:
         return lambda x: 0
     if c.objective == "time":
         fastest = min(_time(x) for x in cands)
-        return lambda x: (_steps(_time(x), fastest, TIME_TIE), x.cost.total)
+        return lambda x: (_steps(_time(x), fastest, TIME_TIE), x.cost.total, _undated(x))
     if c.objective == "value":
         best = min(x.value_score for x in cands)
-        return lambda x: (_steps(x.value_score, best, COST_TIE), _time(x))
+        return lambda x: (_steps(x.value_score, best, COST_TIE), _time(x), _undated(x))
     cheapest = min(x.cost.total for x in cands)
-    return lambda x: (_steps(x.cost.total, cheapest, COST_TIE), _time(x))
+    return lambda x: (_steps(x.cost.total, cheapest, COST_TIE), _time(x), _undated(x))
+
+
+def _undated(x: Candidate) -> bool:
+    """At the same cost (and time) a dated price ranks above one whose source states no date."""
+    return x.offer is not None and not x.offer.dated
 
 
 def pareto_front(cands: Iterable[Candidate]) -> list[Candidate]:
@@ -536,34 +556,27 @@ def _distinct(ranked: list[Candidate], top: int) -> list[Candidate]:
     choices = list(best.values())
     if len(choices) <= top:
         return choices
-    keep = [choices[0], *_spread(_tie_front(choices), top // 2)]
-    same_size = Counter(x.estimate.total_gpus for x in keep)
+    shown: dict[int, Candidate] = {id(x): x for x in (choices[0], *_spread(_tie_front(choices), top // 2))}
+    same_size = Counter(x.estimate.total_gpus for x in shown.values())
 
     def room(x: Candidate) -> bool:  # a fleet size above one node is a dial: a few rows of each size at most
         return x.estimate.total_gpus <= 8 or same_size[x.estimate.total_gpus] < max(2, top // 3)
 
     for first_of_gpu in (True, False):
-        gpus = {_choice(x)[0] for x in keep}
+        gpus = {x.estimate.gpu.name for x in shown.values()}
         for x in choices:
-            if len(_first_distinct(keep, top)) >= top:
+            if len(shown) >= top:
                 break
-            if room(x) and not (first_of_gpu and _choice(x)[0] in gpus) and all(x is not y for y in keep):
-                gpus.add(_choice(x)[0])
-                same_size[x.estimate.total_gpus] += 1
-                keep.append(x)
-    shown = {id(x) for x in _first_distinct([*keep, *choices], top)}
-    return [x for x in choices if id(x) in shown]
-
-
-def _first_distinct(xs: list[Candidate], n: int) -> list[Candidate]:
-    """The first ``n`` different candidates of ``xs`` (by identity), in order."""
-    out: list[Candidate] = []
-    for x in xs:
-        if len(out) >= n:
+            if id(x) in shown or not room(x) or (first_of_gpu and x.estimate.gpu.name in gpus):
+                continue
+            shown[id(x)] = x
+            gpus.add(x.estimate.gpu.name)
+            same_size[x.estimate.total_gpus] += 1
+    for x in choices:  # nothing else is left: the next choices, whatever their size
+        if len(shown) >= top:
             break
-        if all(x is not y for y in out):
-            out.append(x)
-    return out
+        shown.setdefault(id(x), x)
+    return [x for x in choices if id(x) in shown]
 
 
 def _tie_front(cands: list[Candidate]) -> list[Candidate]:
@@ -678,20 +691,31 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
                 free += [x for x in _platform_candidates(catalog, e, c, e.seconds) if _within_limits(x, c)
                          and (providers is None or x.where in providers)]
     free = _distinct(sorted(free, key=lambda x: (x.cost.total, x.calendar_seconds)), c.top)
-    result = PlanResult(job, model, c, top, pareto_front(cands), explain(top, c), len(estimates) + len(closest),
+    result = PlanResult(job, model, c, top, pareto_front(cands), _explanation(top, free, c),
+                        len(estimates) + len(closest),
                         len(estimates), assumptions=_assumptions(c, cal), platforms=free,
                         too_long=sum(c.deadline_s is None and _time(x) > (max_seconds(c) or math.inf)
                                      for x in priced))
-    if free:
-        f = free[0]
-        price = fmt_money(f.cost.total, f.cost.currency)
-        result.explanation += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
-                               else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
+    with using("zh"):
+        result.explanation_zh = _explanation(top, free, c)
     if not top:
         result.nothing_fits = _nothing_fits(estimates, closest, priced, c, reasons)
         if suggest:
             result.suggestions = suggestions(catalog, model, job, c, cal)
+    elif suggest:
+        result.alternatives = alternatives(catalog, model, job, c, cal, top[0])
     return result
+
+
+def _explanation(top: list[Candidate], free: list[Candidate], c: Constraints) -> str:
+    """Why the pick, and the notebook platform that also fits, in the current language."""
+    text = explain(top, c)
+    if free:
+        f = free[0]
+        price = fmt_money(f.cost.total, f.cost.currency)
+        text += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
+                 else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
+    return text
 
 
 def _check_job(job: Job, m: ModelSpec) -> None:
@@ -861,6 +885,47 @@ def _limit_text(c: Constraints) -> str:
     if max_seconds(c) is None:
         return "none (--objective time)"
     return f"{fmt_seconds(DEFAULT_MAX_SECONDS)} by default for --objective {c.objective}; --deadline sets another"
+
+
+def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constraints]]:
+    """What might run the same job for less: a smaller weight format or another engine (inference), a lighter
+    method (fine-tuning), any GPU when --gpus narrowed them."""
+    changes: list[tuple[str, Job, Constraints]] = []
+    if job.task in ("infer", "serve"):
+        current = c.quant or job.weight_format
+        for q in ("fp8", "int8-wo", "awq-int4"):
+            if current != q and (current is None or weight_format(current).bits_per_weight > weight_format(q)
+                                 .bits_per_weight):
+                changes.append((f"quantize to {q}", replace(job, weight_format=q), replace(c, quant=q)))
+        if not (current or "").startswith("gguf"):
+            changes += [(f"serve with {e}", job, replace(c, engine=e)) for e in ("vllm", "sglang") if e != c.engine]
+    if job.task == "finetune":
+        lighter = {"full": ("lora", "qlora"), "freeze": ("lora", "qlora"), "lora": ("qlora",)}
+        names = {"lora": "LoRA", "qlora": "QLoRA"}
+        changes += [(f"switch to {names[m]}", replace(job, method=m, base_quant=None), c)
+                    for m in lighter.get(job.method, ())]
+    if c.gpus:
+        changes.append(("allow any GPU", job, replace(c, gpus=())))
+    return changes
+
+
+def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration, pick: Candidate
+                 ) -> list[dict[str, Any]]:
+    """Changes that would run a job that fits for less than ``pick``, each priced by planning again with it, the
+    largest saving first (``saving``: the share of the pick's cost saved; within the cost tie, none)."""
+    out = []
+    for label, j2, c2 in _cheaper_changes(job, c):
+        _check_budget()
+        try:
+            r = plan(catalog, m, j2, c2, cal, suggest=False)
+        except GpuplanError:
+            continue
+        saving = 1 - r.pick.cost.total / pick.cost.total if r.pick and pick.cost.total > 0 else 0.0
+        if r.pick and saving > COST_TIE_SHARE:
+            out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 4),
+                        "currency": c2.currency, "seconds": r.pick.calendar_seconds or r.pick.seconds,
+                        "saving": saving})
+    return sorted(out, key=lambda a: -a["saving"])
 
 
 def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:

@@ -39,6 +39,7 @@ from starlette.exceptions import HTTPException
 from gpuplan import __version__
 from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.catalog.models import find_preset
+from gpuplan.catalog.schemas import PRICINGS
 from gpuplan.errors import (
     ECHO_CHARS,
     BudgetError,
@@ -52,7 +53,7 @@ from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_formats
-from gpuplan.i18n import LANGS, ZH
+from gpuplan.i18n import EN, LANGS, ZH, using
 from gpuplan.listing import (
     GPU_SORTS,
     OFFER_SORTS,
@@ -82,6 +83,7 @@ from gpuplan.web.models import (
     Market,
     PlanRequest,
     Segment,
+    Tier,
     bounds,
 )
 
@@ -222,12 +224,13 @@ def gpus(cat: Cat, market: Market | None = None, min_memory: Text | None = None,
 @router.get("/offers")
 def offers(cat: Cat, gpu: Names = None, exact: bool = False, market: Market | None = None,
            currency: Currency | None = None, spot: bool | None = None, provider: Names = None,
+           tier: Annotated[list[Tier] | None, Query(max_length=4)] = None,
            sort: Text = "gpu-price", limit: int = ranged("--limit", 40)) -> list[Row]:
     """``gpuplan offers --json``: cheapest per GPU-hour first; ``exact`` matches GPU names without variants."""
     if provider:
         resolve_providers(cat, provider, "provider")
     views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=currency, spot=spot,
-                        providers=provider or (), sort=sort)
+                        providers=provider or (), sort=sort, tiers=tier or ())
     return [v.row() for v in (views[:limit] if limit else views)]
 
 
@@ -269,15 +272,15 @@ def history(cat: Cat, gpu: Text, provider: Names = None, region: Names = None, t
 @router.get("/meta")
 def meta(cat: Cat) -> Row:
     """Version, catalog sizes, calibration date, languages, the choices of each enum field, and the Chinese
-    labels of :mod:`gpuplan.i18n` (the page uses them for breakdown parts)."""
+    labels of :mod:`gpuplan.i18n`: the one catalogue of the CLI and the page."""
     counts = {"gpus": len(cat.gpus), "offers": len(cat.offers), "providers": len(cat.providers()),
               "models": len(cat.models), "platforms": len(cat.platforms)}
     choices = {"task": TASKS, "method": METHODS, "engine": ENGINES, "precision": PRECISIONS,
                "optimizer": OPTIMIZERS, "recompute": RECOMPUTE, "objective": OBJECTIVES, "market": ("cn", "global"),
                "currency": CURRENCIES, "quant": tuple(weight_formats()), "gpu_sort": GPU_SORTS,
-               "offer_sort": OFFER_SORTS}
+               "offer_sort": OFFER_SORTS, "tier": PRICINGS}
     return {"version": __version__, "counts": counts, "calibration": {"fitted_on": fitted().fitted_on},
-            "languages": list(LANGS), "labels": {"zh": ZH}, "choices": choices}
+            "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "choices": choices}
 
 
 # ---------------------------------------------------------------- computations
@@ -287,7 +290,8 @@ def meta(cat: Cat) -> Row:
 def estimate(req: EstimateRequest, cat: Cat) -> Row:
     """``gpuplan estimate --json``: memory breakdown, time or speed, band and assumptions."""
     m, g = preset_model(cat, req.model), cat.gpu(req.gpu)
-    return config_estimate(req, m, g).as_dict()
+    with using("en"):  # JSON values are English whatever the server's locale
+        return config_estimate(req, m, g).as_dict()
 
 
 @router.post("/plan", responses={503: {**_ERROR, "description": f"The plan needs more than the server's budget "
@@ -303,7 +307,7 @@ def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None) -> 
     """The plan's JSON; with ``budget_s``, BudgetError once planning takes longer than that."""
     extra = {"rps": req.rps or 0.0, "ttft_s": req.ttft_s, "tpot_s": req.tpot_s, "global_batch": req.global_batch}
     model, job, constraints = preset_model(cat, req.model), job_from(req, req.task, **extra), constraints_from(req, cat)
-    with work_budget(budget_s) if budget_s else contextlib.nullcontext():
+    with work_budget(budget_s) if budget_s else contextlib.nullcontext(), using("en"):  # English JSON values
         result = plan(cat, model, job, constraints)
     data = result.as_dict()
     if req.task == "serve":
@@ -394,7 +398,8 @@ def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
     return Constraints(market=req.market, providers=tuple(req.providers), gpus=tuple(req.gpus),
                        exclude_gpus=tuple(req.exclude_gpus), max_gpus=req.max_gpus, budget=budget,
                        deadline_s=req.deadline_s, spot=req.spot, currency=cur, engine=req.engine,
-                       quant=req.quant if inference else None, objective=req.objective or "cost", top=req.top)
+                       quant=req.quant if inference else None, objective=req.objective or "cost", top=req.top,
+                       tiers=tuple(dict.fromkeys(req.tiers)))
 
 
 def config_estimate(req: EstimateRequest, m: ModelSpec, g: Gpu) -> JobEstimate:
