@@ -389,10 +389,9 @@ def refresh(
     if json_out:
         emit(rows, [], "json", payload={"store": str(store_path()), "sources": rows})
     else:
-        for row in rows:
-            row["_what"] = (_count(row["n_rows"], "price") + (f", {_count(row['n_fx'], 'FX rate')}" if row["n_fx"]
-                                                              else "")
-                            if row["status"] == "stored" else "nothing (why: below)")
+        for row, o in zip(rows, outcomes, strict=True):
+            row["_what"] = (_count(o.n_rows, "price") + (f", {_count(o.n_fx, 'FX rate')}" if o.n_fx else "")
+                            if o.status == "stored" else "nothing (why: below)")
         emit(rows, [Col("Source", "source"), Col("Provider", "provider"), Col("Status", "status"),
                     Col("Stored", "_what"), Col("Unmapped SKUs", "n_unmapped", None, "right"),
                     Col("Not offered", "n_not_offered", None, "right")], "table",
