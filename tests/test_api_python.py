@@ -3,6 +3,7 @@ CLI's text forms, giving what the CLI gives; readable results, an HTML view for 
 
 from __future__ import annotations
 
+import contextvars
 import json
 import subprocess
 from collections.abc import Callable
@@ -85,8 +86,8 @@ def test_the_api_accepts_and_refuses_what_the_cli_does(name: str, value: object,
     options = {"rps": 5, name: value}
     argv = ["plan", "serve", "Llama-3.1-8B"] + [
         a for k, v in options.items() for a in (f"--{k.replace('_', '-')}", str(v))]
-    try:
-        main([*argv, "--json"])
+    try:  # in a context of its own: the CLI sets the language for the rest of its context
+        contextvars.copy_context().run(main, [*argv, "--json"])
         cli_code = 0
     except SystemExit as exit_:
         cli_code = int(exit_.code or 0)
