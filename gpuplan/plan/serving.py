@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -52,10 +52,10 @@ TOLERATE = ("zone", "region", "none")
 DEFAULT_TTFT_P99_S = 5.0  # gpuplan's target when none is given: a queue that stays bounded (docs/serving.md)
 HEADROOM_STEPS = (0.0, 0.1, 0.25, 0.5, 1.0)  # peak raised by these shares until the availability target holds
 REGIONS_PER_CONFIG = 2  # cheapest (provider, region) places kept per configuration and pricing
-CONFIGS_KEPT = 8  # configurations kept for the mix, the cheapest per unit of capacity first
-SINGLE_TYPES_TRIED = 3  # GPU types tried alone for the comparison, cheapest per capacity first
+CONFIGS_KEPT = 6  # configurations kept for the mix, the cheapest per unit of capacity first
+SINGLE_TYPES_TRIED = 2  # GPU types tried alone for the comparison, cheapest per capacity first
 PRUNE_FACTOR = 3.0  # a configuration whose optimistic cost per request/s is this many times the best is skipped
-MILP_TIME_LIMIT_S = 10.0
+MILP_TIME_LIMIT_S = 0.3  # per solve; past it HiGHS's best mix is kept and its optimality gap reported
 MIP_GAP = 1e-3  # the cost is known to 0.1 %: well within the price data's own error
 PRESOLVE = False  # HiGHS presolve prints to stdout on some of these problems and is slower here
 
@@ -396,6 +396,7 @@ class Mix:
     routing: tuple[tuple[float, ...], ...]
     cost_per_hour: float
     seconds: float
+    gap: float = 0.0  # HiGHS's relative optimality gap (0: proven optimal within MIP_GAP)
 
 
 def scenarios(pools: Sequence[Pool], tolerate: str) -> list[frozenset[str]]:
@@ -412,13 +413,45 @@ def solve_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float], pool
               failures: Sequence[frozenset[str]], budget: float | None = None) -> Mix | None:
     """The cheapest units per pool such that, in every scenario of ``failures`` (the domains lost), the replicas
     left can take ``demand[b]`` requests/s of every bucket b, ``capacity[i][b]`` being what one replica of
-    configuration i takes of bucket b alone (0: cannot). None when no mix does (within ``budget``)."""
+    configuration i takes of bucket b alone (0: cannot). None when no mix does (within ``budget``).
+
+    With several buckets each scenario has its own assignment, so scenarios are added as the solution violates
+    them (constraint generation: solve with the scenarios so far, check every other one with an LP, add those
+    it fails, solve again); the answer is the same as with all of them at once."""
+    start = time.perf_counter()
+    # scenarios that take the same pools are one scenario, and one inside another is implied by it
+    lost_sets = _maximal(frozenset(p for p, pool in enumerate(pools) if pool.domains & lost) for lost in failures)
+    if len(demand) == 1:
+        mix = _solve_sets(capacity, demand, pools, lost_sets, budget)
+    else:
+        active = lost_sets[:1]
+        while True:
+            mix = _solve_sets(capacity, demand, pools, active, budget)
+            if mix is None:
+                break
+            failed = [s for s in lost_sets if s not in active and not _survives(capacity, demand, pools, mix, s)]
+            if not failed:
+                break
+            active += failed
+    return replace(mix, seconds=time.perf_counter() - start) if mix else None
+
+
+def _survives(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool], mix: Mix,
+              lost: frozenset[int]) -> bool:
+    if not any(mix.units[p] for p in lost):
+        return True  # it loses nothing the solution rents: as good as the scenario with nothing lost
+    left = [0.0] * len(capacity)
+    for p, (units, pool) in enumerate(zip(mix.units, pools, strict=True)):
+        if p not in lost:
+            left[pool.config] += units * pool.replicas_per_unit
+    return serves(capacity, demand, left)
+
+
+def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool],
+                lost_sets: Sequence[frozenset[int]], budget: float | None) -> Mix | None:
+    """:func:`solve_mix` for scenarios given as the sets of pools each loses (the first loses none)."""
     start = time.perf_counter()
     n_cfg, n_b, n_p = len(capacity), len(demand), len(pools)
-    # scenarios that take the same pools are one scenario
-    lost_sets = list(dict.fromkeys(frozenset(p for p, pool in enumerate(pools) if pool.domains & lost)
-                                   for lost in failures))
-    lost_sets.sort(key=len)  # nothing lost first: its routing is the one reported
     x_index: dict[tuple[int, int, int], int] = {}
     if n_b > 1:
         for f in range(len(lost_sets)):
@@ -478,13 +511,24 @@ def solve_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float], pool
         routing = tuple(tuple(float(res.x[x_index[(0, i, b)]]) if (0, i, b) in x_index else 0.0
                               for b in range(n_b)) for i in range(n_cfg))
     total = sum(u * p.cost_per_unit for u, p in zip(units, pools, strict=True))
-    return Mix(units, routing, total, time.perf_counter() - start)
+    gap = float(getattr(res, "mip_gap", 0.0) or 0.0) if res.status == 1 else 0.0
+    return Mix(units, routing, total, time.perf_counter() - start, gap)
+
+
+def _maximal(sets: Iterable[frozenset[int]]) -> list[frozenset[int]]:
+    """Nothing lost, then the lost sets no other contains (surviving a larger loss survives every part of it)."""
+    unique = sorted(set(sets), key=len, reverse=True)
+    kept: list[frozenset[int]] = []
+    for s in unique:
+        if s and not any(s < k for k in kept):
+            kept.append(s)
+    return [frozenset(), *kept]
 
 
 def serves(capacity: Sequence[Sequence[float]], demand: Sequence[float], replicas: Sequence[float]) -> bool:
     """Whether ``replicas[i]`` replicas of each configuration can take ``demand`` (an LP feasibility check)."""
-    mix = solve_mix(capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), int(math.floor(n + 1e-9)))
-                                       for i, n in enumerate(replicas)], [frozenset()])
+    mix = _solve_sets(capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), int(math.floor(n + 1e-9)))
+                                         for i, n in enumerate(replicas)], [frozenset()], None)
     return mix is not None
 
 
@@ -531,6 +575,7 @@ class Fleet:
     headroom: float  # share the peak was raised by
     availability: float
     solve_seconds: float
+    gap: float = 0.0  # the solver's optimality gap when it stopped at its time limit
 
     @property
     def gpu_types(self) -> tuple[str, ...]:
@@ -541,7 +586,7 @@ class Fleet:
                 "routing": [{"config": c, "bucket": b, "requests_per_s": x} for c, b, x in self.routing],
                 "headroom": self.headroom, "availability": self.availability,
                 "violation_minutes_per_month": av.violation_minutes_per_month(self.availability),
-                "gpu_types": list(self.gpu_types), "solve_seconds": self.solve_seconds}
+                "gpu_types": list(self.gpu_types), "solve_seconds": self.solve_seconds, "optimality_gap": self.gap}
 
 
 @dataclass(frozen=True, slots=True)
@@ -723,7 +768,7 @@ def _mix_capacity(c: ReplicaConfig, shares: Sequence[float]) -> float:
 
 
 def _fleet(mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig], r: ServeRequest, headroom: float,
-           recovery_s: float, checkpoint_bytes: float) -> Fleet:
+           recovery_s: float, rate: float) -> Fleet:
     groups = []
     for u, p in zip(mix.units, pools, strict=True):
         if u <= 0:
@@ -735,12 +780,13 @@ def _fleet(mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig], r:
                                  u * p.cost_per_unit, p.offer.source, p.offer.as_of.isoformat()))
     routing = tuple((configs[i].describe(), b, x) for i, row in enumerate(mix.routing) for b, x in enumerate(row)
                     if x > 1e-9)
-    availability = _availability(mix, pools, configs, r, recovery_s)
-    return Fleet(tuple(groups), mix.cost_per_hour, routing, headroom, availability, mix.seconds)
+    availability = _availability(mix, pools, configs, r, recovery_s, rate)
+    return Fleet(tuple(groups), mix.cost_per_hour, routing, headroom, availability, mix.seconds, mix.gap)
 
 
 def _availability(mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig], r: ServeRequest,
-                  recovery_s: float) -> float:
+                  recovery_s: float, rate: float) -> float:
+    """P(the replicas up carry ``rate``), times the router's availability."""
     shares = [b.share for b in r.buckets]
     groups, chosen = [], []
     for u, p in zip(mix.units, pools, strict=True):
@@ -755,26 +801,26 @@ def _availability(mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConf
         chosen.append(p)
     if not groups:
         return 0.0
-    inside = av.fleet_availability(groups, _domain_q(chosen, recovery_s), r.peak)
+    inside = av.fleet_availability(groups, _domain_q(chosen, recovery_s), rate)
     router = min(av.router_availability(p.offer.provider) for p in chosen if p.offer is not None)
     return inside * router
 
 
 def _solve(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: ServeRequest, rate: float,
-           recovery_s: float, checkpoint_bytes: float) -> tuple[Fleet | None, int]:
+           recovery_s: float, checkpoint_bytes: float, from_headroom: float = 0.0) -> tuple[Fleet | None, int]:
     """The cheapest fleet for ``rate`` that meets the availability target (raising the peak by headroom steps
     until it does; the last step's fleet when none does), and how many scenarios it was checked against."""
     failures = scenarios(pools, r.tolerate)
     capacity = [c.capacity_per_s for c in configs]
     fleet = None
     total_s = 0.0
-    for h in HEADROOM_STEPS:
+    for h in (x for x in HEADROOM_STEPS if x >= from_headroom):
         demand = [rate * (1 + h) * b.share for b in r.buckets]
         mix = solve_mix(capacity, demand, pools, failures, r.budget_per_hour)
         if mix is None:
             break
         total_s += mix.seconds
-        fleet = _fleet(mix, pools, configs, r, h, recovery_s, checkpoint_bytes)
+        fleet = _fleet(mix, pools, configs, r, h, recovery_s, rate)
         if fleet.availability >= r.availability:
             break
     if fleet is not None:
@@ -808,10 +854,10 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     fleet, n_scen = _solve(configs, pools, r, r.peak, rec.total_s, checkpoint)
     average = None
     if fleet is not None and r.peak > r.mean_rps:
-        average, _ = _solve(configs, pools, r, r.mean_rps, rec.total_s, checkpoint)
+        average, _ = _solve(configs, pools, r, r.mean_rps, rec.total_s, checkpoint, fleet.headroom)
     elif fleet is not None:
         average = fleet
-    single = _best_single(configs, pools, r, rec.total_s, checkpoint)
+    single = _best_single(configs, pools, r, rec.total_s, checkpoint, fleet.headroom if fleet else 0.0)
     cost_in, cost_out = _token_costs(average or fleet, configs, r)
     notes = _notes(fleet, single, r)
     why = "" if fleet else _why_nothing(gpus, configs, misses, r)
@@ -841,8 +887,9 @@ def _keep_cheapest(configs: list[ReplicaConfig], pools: list[Pool], r: ServeRequ
 
 
 def _best_single(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: ServeRequest, recovery_s: float,
-                 checkpoint: float) -> Fleet | None:
-    """The cheapest fleet of one GPU type only (all its pools: zones and pricing may still mix)."""
+                 checkpoint: float, from_headroom: float) -> Fleet | None:
+    """The cheapest fleet of one GPU type only (all its pools: zones and pricing may still mix), its headroom
+    search starting where the mix's ended (to bound the work)."""
     best = None
     for gpu in list(dict.fromkeys(c.gpu for c in configs))[:SINGLE_TYPES_TRIED]:  # cheapest first
         idx = [i for i, c in enumerate(configs) if c.gpu == gpu]
@@ -850,7 +897,7 @@ def _best_single(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: Ser
             continue
         mapping = {old: new for new, old in enumerate(idx)}
         sub = [replace(p, config=mapping[p.config]) for p in pools if p.config in mapping]
-        fleet, _ = _solve([configs[i] for i in idx], sub, r, r.peak, recovery_s, checkpoint)
+        fleet, _ = _solve([configs[i] for i in idx], sub, r, r.peak, recovery_s, checkpoint, from_headroom)
         if fleet is not None and (best is None or fleet.cost_per_hour < best.cost_per_hour):
             best = fleet
     return best
@@ -881,6 +928,9 @@ def _token_costs(fleet: Fleet | None, configs: Sequence[ReplicaConfig], r: Serve
 
 def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[str, ...]:
     notes = []
+    if fleet and fleet.gap > MIP_GAP:
+        notes.append(f"the mix solver stopped at its {MILP_TIME_LIMIT_S:g} s limit: the fleet is within "
+                     f"{fleet.gap:.1%} of the cheapest")
     if fleet and fleet.availability < r.availability:
         notes.append(f"availability target not reached: {fleet.availability:.4%} expected with "
                      f"+{fleet.headroom:.0%} headroom against {r.availability:.3%} asked")
