@@ -725,10 +725,9 @@ def _money(text: str | None, field: str, currency: str) -> float | None:
 def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str | None:
     """Export the fleet's largest group (its GPU type on its provider) through the single-configuration planner,
     whose pick the exporters take."""
+    from gpuplan.export import SKYPILOT_CLOUDS
     from gpuplan.plan.planner import Constraints, plan
     from gpuplan.requests import make_job
-
-    from gpuplan.export import SKYPILOT_CLOUDS
 
     if result.fleet is None:
         raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")

@@ -502,11 +502,12 @@ def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], po
                                                                        "mip_rel_gap": MIP_GAP})
     if res.x is None or res.status not in (0, 1):
         return None
-    units = tuple(int(round(v)) for v in res.x[:n_p])
+    units = tuple(round(float(v)) for v in res.x[:n_p])
     if n_b == 1:  # the traffic goes to the replicas in proportion to what they take
         up = [sum(u * p.replicas_per_unit for u, p in zip(units, pools, strict=True) if p.config == i) *
               capacity[i][0] for i in range(n_cfg)]
-        routing = tuple((demand[0] * x / sum(up),) if sum(up) > 0 else (0.0,) for x in up)
+        routing: tuple[tuple[float, ...], ...] = tuple((demand[0] * x / sum(up),) if sum(up) > 0 else (0.0,)
+                                                       for x in up)
     else:
         routing = tuple(tuple(float(res.x[x_index[(0, i, b)]]) if (0, i, b) in x_index else 0.0
                               for b in range(n_b)) for i in range(n_cfg))
@@ -527,7 +528,7 @@ def _maximal(sets: Iterable[frozenset[int]]) -> list[frozenset[int]]:
 
 def serves(capacity: Sequence[Sequence[float]], demand: Sequence[float], replicas: Sequence[float]) -> bool:
     """Whether ``replicas[i]`` replicas of each configuration can take ``demand`` (an LP feasibility check)."""
-    mix = _solve_sets(capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), int(math.floor(n + 1e-9)))
+    mix = _solve_sets(capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), math.floor(n + 1e-9))
                                          for i, n in enumerate(replicas)], [frozenset()], None)
     return mix is not None
 

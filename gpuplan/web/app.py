@@ -422,8 +422,9 @@ def api_field(option: str | None) -> str | None:
     return _API_NAMES.get(name, name) or None
 
 
+# durations carry their unit in the API; list options are plural there
 _API_NAMES = {"ttft": "ttft_s", "tpot": "tpot_s", "deadline": "deadline_s", "ttft_p99": "ttft_p99_s",
-              "tpot_p99": "tpot_p99_s", "region": "regions", "bucket": "buckets"}  # durations carry their unit in the API
+              "tpot_p99": "tpot_p99_s", "region": "regions", "bucket": "buckets"}
 _CLI_NAMES = {api: f"--{cli}" for cli, api in _API_NAMES.items()}
 
 
