@@ -19,7 +19,7 @@ import functools
 import itertools
 import math
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,7 +130,24 @@ def binomial_available(n: int, need: int, u: float) -> float:
     """P(at least ``need`` of ``n`` independent replicas are up), each down with probability ``u``."""
     if need <= 0:
         return 1.0
-    return sum(math.comb(n, j) * u**j * (1 - u) ** (n - j) for j in range(0, n - need + 1))
+    return math.fsum(itertools.islice(binomial_pmf(n, u), max(0, n - need + 1)))
+
+
+def binomial_pmf(n: int, u: float) -> Iterator[float]:
+    """P(j of ``n`` down) for j = 0, 1, …, n, each down with probability ``u``, by the recurrence
+    p(j+1) = p(j) · (n − j)/(j + 1) · u/(1 − u) (no huge binomial coefficients for large fleets)."""
+    if u <= 0:
+        yield 1.0
+        yield from (0.0 for _ in range(n))
+        return
+    if u >= 1:
+        yield from (0.0 for _ in range(n))
+        yield 1.0
+        return
+    p, ratio = (1 - u) ** n, u / (1 - u)
+    for j in range(n + 1):
+        yield p
+        p *= (n - j) / (j + 1) * ratio
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,12 +189,11 @@ def carries(groups: Iterable[Group], demand: float, floor: float = 1e-15) -> flo
     lost: dict[float, float] = {0.0: 1.0}
     for g in groups:
         nxt: dict[float, float] = {}
-        pmf = [math.comb(g.n, j) * g.u**j * (1 - g.u) ** (g.n - j) for j in range(g.n + 1)]
         for already, p in lost.items():
-            for j, pj in enumerate(pmf):
+            for j, pj in enumerate(binomial_pmf(g.n, g.u)):
                 x = already + j * g.capacity
-                if x > slack + 1e-9:
-                    break
+                if x > slack + 1e-9 or (pj < floor and j > g.n * g.u):
+                    break  # beyond the slack, or past the mode where the terms only shrink
                 if p * pj >= floor:
                     nxt[x] = nxt.get(x, 0.0) + p * pj
         lost = nxt

@@ -157,8 +157,8 @@ MAX_BUCKETS = 16  # request-size buckets in one serving request
 class BucketFields(_Request):
     """One request size of the traffic: ``share`` of the requests have ``prompt`` + ``output`` tokens."""
 
-    prompt: int = ranged("--prompt")
-    output: int = ranged("--output")
+    prompt: int = ranged("--prompt", ...)
+    output: int = ranged("--output", ...)
     share: float = Field(gt=0, le=1, description="Share of the traffic; the shares of all buckets add up to 1.")
 
 
