@@ -2,18 +2,28 @@
 
 The Python API is the library the CLI and the HTTP API are skins over::
 
-    from gpuplan import load_catalog
-    cat = load_catalog()
+    import gpuplan
+    p = gpuplan.plan("Qwen2.5-7B", "finetune", samples="20k", tokens_per_sample="1k")
+    p                               # the ranked plans; a table in a notebook; p.to_pandas() with pandas
+    e = gpuplan.estimate("Qwen2.5-7B", "RTX4090", task="finetune", method="qlora", samples="20k",
+                         tokens_per_sample="1k")
+    e.fits, e.needed_bytes
+
+    cat = gpuplan.load_catalog()
     cat.gpu("4090")                 # Gpu(name='RTX4090', ...)
     cat.model("Llama-2-7B")         # ModelSpec(...)
 
-Importing gpuplan reads no files: the catalog is loaded on first use.
+Importing gpuplan reads no files: the catalog is loaded on first use. ``gpuplan.estimate`` is the package of
+estimators, callable as the API's estimate (:func:`gpuplan.api.estimate`).
 """
 
+from gpuplan.api import Estimate, Plan, plan
 from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.errors import GpuplanError, InputError
 from gpuplan.estimate.params import count_params
+from gpuplan.types import Job
 
 __version__ = "0.1.0"
 
-__all__ = ["Catalog", "GpuplanError", "InputError", "__version__", "count_params", "load_catalog"]
+__all__ = ["Catalog", "Estimate", "GpuplanError", "InputError", "Job", "Plan", "__version__", "count_params",
+           "load_catalog", "plan"]

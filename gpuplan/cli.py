@@ -19,13 +19,6 @@ from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
 
-app = typer.Typer(
-    name="gpuplan", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-    help="Which GPU, where, how many, how long, at what cost — for LLM training, fine-tuning and serving. "
-         "Offline; every number with its source, assumptions and error band.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
 
 @dataclass
 class Options:
@@ -34,15 +27,69 @@ class Options:
 
 
 # Exit status of every command (docs/cli.md lists them): scripts tell "nothing fits" from "you typed it wrong".
-EXIT_CODES = {0: "success (also the help)", 1: "no plan fits the job and its constraints; the output says why",
+EXIT_CODES = {0: "success (also the help)", 1: "it does not fit: no plan fits the job and its constraints, or the "
+                                            "estimated configuration does not fit in memory (or, serving, meets "
+                                            "no latency target); the output says why",
               2: "the input is wrong (an option, argument, file or catalog row); the message names it and the fix",
               3: "an internal error: a bug in gpuplan (please report it with the command line)",
               130: "interrupted (Ctrl-C)"}
 
 
+def _choices(command: str) -> dict[str, tuple[str, ...]]:
+    """The values each choice option of ``command`` accepts, from the vocabularies the library checks."""
+    from gpuplan.i18n import LANG_NAMES
+    from gpuplan.listing import GPU_SORTS, OFFER_SORTS
+    from gpuplan.plan.planner import OBJECTIVES
+    from gpuplan.requests import LORA_TARGETS, TASKS
+    from gpuplan.types import ENGINES, KV_DTYPES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE
+
+    return {"--market": ("cn", "global"), "--objective": OBJECTIVES, "--method": METHODS, "--task": TASKS,
+            "--engine": ENGINES, "--recompute": RECOMPUTE, "--precision": ("auto", *PRECISIONS),
+            "--optimizer": OPTIMIZERS, "--lora-targets": LORA_TARGETS, "--kv-dtype": KV_DTYPES,
+            "--currency": ("USD", "CNY"), "--zero": ("0", "1", "2", "3"), "--lang": LANG_NAMES,
+            "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
+            "--export": ("skypilot", "vllm", "sglang", "k8s"),
+            "--sort": GPU_SORTS if command == "gpus" else OFFER_SORTS}
+
+
+# what a text option takes, where it is not a choice (help shows it instead of the parameter's Python type)
+METAVARS = {"--samples": "COUNT", "--tokens-per-sample": "COUNT", "--tokens": "COUNT", "--dataset-tokens": "COUNT",
+            "--requests": "COUNT", "--budget": "MONEY", "--electricity": "MONEY", "--deadline": "DURATION",
+            "--ttft": "DURATION", "--tpot": "DURATION", "--min-memory": "SIZE", "--out": "FILE",
+            "--catalog": "FOLDER", "--quant": "FORMAT"}
+
+
+def label_params(params: list[Any], command: str) -> None:
+    """Help shows each option's real values: ``[cn|global]`` for a choice, COUNT/DURATION/... for text, none for
+    a flag, NAME for other text, INTEGER or NUMBER for numbers."""
+    choices = _choices(command)
+    for p in params:
+        if p.param_type_name != "option" or p.metavar is not None:
+            continue
+        name, kind = p.opts[0], getattr(getattr(p, "type_descriptor", None), "annotation", str)
+        if name in choices:
+            p.metavar = "[" + "|".join(choices[name]) + "]"
+        elif getattr(p, "is_flag", False):
+            p.metavar = ""
+        else:
+            p.metavar = METAVARS.get(name) or {int: "INTEGER", float: "NUMBER"}.get(kind, "NAME")
+    for p in params:
+        if p.param_type_name == "argument":  # typer shows an argument's Python type; it is text the help explains
+            p.display_type_rich = lambda ctx: "TEXT"
+
+
+class RootGroup(typer.core.TyperGroup):
+    """The ``gpuplan`` group, its global options (typer's completion ones too) labelled as the commands' are."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        label_params(params, "gpuplan")
+        return params
+
+
 class RangedCommand(typer.core.TyperCommand):
     """A command whose numeric options are checked against :data:`gpuplan.requests.RANGES` before it runs (one
-    table for the CLI and the HTTP API), and whose help states each range."""
+    table for the CLI and the HTTP API), and whose help states each range and each option's values."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         from gpuplan.requests import RANGES
@@ -51,6 +98,11 @@ class RangedCommand(typer.core.TyperCommand):
         for param in self.params:  # text options with a range (--deadline 3d) are checked where they are parsed
             if isinstance(param, typer.core.TyperOption) and param.opts[0] in RANGES:
                 param.help = f"{param.help or ''} Range: {RANGES[param.opts[0]].text()}.".strip()
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        label_params(params, self.name or "")
+        return params
 
     def invoke(self, ctx: Any) -> Any:
         from gpuplan.requests import check_range
@@ -72,20 +124,38 @@ def _range_of(param: Any) -> Any:
     return RANGES[param.opts[0]]
 
 
+app = typer.Typer(
+    name="gpuplan", cls=RootGroup, no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
+    help="Which GPU, where, how many, how long, at what cost — for LLM training, fine-tuning and serving. "
+         "Offline; every number with its source, assumptions and error band.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
 CatalogOpt = Annotated[list[str] | None, typer.Option(
     "--catalog", help="Extra catalog folder laid out like gpuplan/data (repeatable; also GPUPLAN_CATALOG).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (base units, unit-suffixed keys).")]
 CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV.")]
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from gpuplan import __version__
+
+        typer.echo(f"gpuplan {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(ctx: typer.Context, catalog: CatalogOpt = None,
-          lang: Annotated[str, typer.Option("--lang", help="Language of tables and explanations: en or zh.")] = "",
+          lang: Annotated[str, typer.Option("--lang", help="Language of tables, explanations, errors and help: en "
+                                            "or zh (zh-CN); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is "
+                                            "Chinese).")] = "",
+          version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
+                                                help="Print the version and exit.")] = False,
           ) -> None:
-    if lang and lang not in i18n.LANGS:
-        raise InputError("--lang", f"'{lang}' is not a language gpuplan speaks.", "use en or zh.")
     if lang:
-        i18n.set_lang(lang)
+        i18n.set_lang(i18n.parse_lang(lang, "--lang"))
     ctx.obj = Options(tuple(catalog or ()))
 
 
@@ -299,9 +369,7 @@ def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(hel
             "as_of": p.as_of.isoformat(), "notes": p.notes,
         })
     for r in rows:
-        r["_price"] = ("free" if not r["price_per_month"] and not r["price_per_hour"] else
-                       fmt_money(r["price_per_month"], r["currency"]) + "/month" if r["price_per_month"] else
-                       fmt_money(r["price_per_hour"], r["currency"]) + "/h")
+        r["_price"] = _platform_price(r)
         r["_quota"] = f"{r['weekly_gpu_hours']:g} GPU-h/week" if r["weekly_gpu_hours"] else "—"
         r["_session"] = f"{r['session_max_hours']:g} h" if r["session_max_hours"] else "—"
     cols = [Col(tr("Platform"), "platform"), Col(tr("Tier"), "tier"), Col(tr("GPU"), "gpu"),
@@ -312,6 +380,17 @@ def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(hel
     if fmt != "table":
         rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
     emit(rows, cols, fmt, f"{tr('Free and cheap platforms')} ({len(rows)})")
+
+
+def _platform_price(r: dict[str, Any]) -> str:
+    """Free only where the data says 0; an empty price is unknown (Colab's pay-as-you-go compute units have no
+    published hourly rate), never free."""
+    month, hour, cur = r["price_per_month"], r["price_per_hour"], r["currency"]
+    if month is None and hour is None:
+        return tr("pay per use, rate not published")
+    if month:
+        return fmt_money(month, cur) + "/month"
+    return fmt_money(hour, cur) + "/h" if hour else tr("free")
 
 
 # ---------------------------------------------------------------- shared job options
@@ -426,6 +505,8 @@ def estimate(
     from gpuplan.present import show_estimate
 
     show_estimate(e, json_out)
+    if not e.fits or (e.job.task == "serve" and not e.replicas):
+        raise typer.Exit(1)  # as a plan that finds nothing: scripts see that this configuration cannot run it
 
 
 # ---------------------------------------------------------------- plan
@@ -516,19 +597,20 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str
     from pathlib import Path
 
     from gpuplan.catalog.models import find_preset
-    from gpuplan.export import SKYPILOT_CLOUDS, exportable, render
+    from gpuplan.export import exportable, render
 
     if result.pick is None:
         raise InputError("--export", "there is no plan to export.", "relax the constraints until a plan fits.")
-    chosen = exportable(result.ranked, fmt)
+    clouds = cat.skypilot_clouds()
+    chosen = exportable(result.ranked, fmt, clouds)
     if chosen is None:
         raise InputError("--export", f"none of the {len(result.ranked)} plans is on a cloud SkyPilot launches.",
-                         "add --provider with one of: " + ", ".join(sorted(SKYPILOT_CLOUDS)) + ".")
+                         "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
     if chosen is not result.pick:
         typer.echo(f"note: the pick ({result.pick.label()}) is on a provider SkyPilot does not launch; exporting "
                    f"the best plan it does: {chosen.label()}", err=True)
     entry = find_preset(cat, model)
-    text = render(chosen, fmt, entry.hf_repo if entry and entry.hf_repo else None)
+    text = render(chosen, fmt, entry.hf_repo if entry and entry.hf_repo else None, clouds)
     if out is None:
         return text
     target = Path(out)

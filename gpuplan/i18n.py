@@ -11,6 +11,7 @@ import os
 from contextvars import ContextVar
 
 LANGS = ("en", "zh")
+LANG_NAMES = ("en", "zh", "zh-CN")  # what --lang accepts
 _lang: ContextVar[str] = ContextVar("gpuplan_lang", default="")
 
 ZH: dict[str, str] = {
@@ -33,7 +34,7 @@ ZH: dict[str, str] = {
     "Memory needed": "所需显存", "Memory available": "可用显存", "Throughput": "吞吐",
     "Use case": "使用场景", "Smallest fit": "最小可行配置", "Replicas": "副本数",
     "Rent vs buy": "租用 vs 购买", "Break-even": "回本点", "TTFT / TPOT": "首字延迟 / 每字延迟",
-    "Seqs/replica": "单副本并发", "Held-out band": "留出误差带",
+    "Seqs/replica": "单副本并发", "Settings": "设置", "Held-out band": "留出误差带",
     # sentences
     "days old": "天前", "no offers match": "没有符合条件的报价", "does not fit": "装不下", "fits": "装得下",
     "weights": "权重", "kv_cache": "KV 缓存", "activations": "激活值", "gradients": "梯度",
@@ -53,13 +54,38 @@ ZH: dict[str, str] = {
 }
 
 
+def normalize(text: str) -> str | None:
+    """The language a locale or tag names: ``zh``, ``zh-CN``, ``zh_CN.UTF-8`` → ``zh``; ``en_US``, ``C`` → ``en``;
+    None for an empty one."""
+    base = text.strip().split(".")[0].replace("_", "-").split("-")[0].lower()
+    if not base:
+        return None
+    return "zh" if base == "zh" else "en"
+
+
+def parse_lang(text: str, field: str) -> str:
+    """A language the user named (``--lang``): one of :data:`LANG_NAMES`, any case."""
+    from gpuplan.errors import InputError
+
+    if text.replace("_", "-").lower() not in {n.lower() for n in LANG_NAMES}:
+        raise InputError(field, f"'{text}' is not a language gpuplan speaks.", "use en or zh (zh-CN).")
+    return normalize(text) or "en"
+
+
 def set_lang(lang: str) -> None:
     _lang.set(lang)
 
 
 def lang() -> str:
-    chosen = _lang.get() or os.environ.get("GPUPLAN_LANG", "")
-    return chosen if chosen in LANGS else "en"
+    """``--lang``, else GPUPLAN_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG), else English."""
+    chosen = _lang.get()
+    if chosen:
+        return chosen
+    for var in ("GPUPLAN_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        found = normalize(os.environ.get(var, ""))
+        if found:
+            return found
+    return "en"
 
 
 def tr(text: str) -> str:

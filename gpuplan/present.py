@@ -12,6 +12,7 @@ from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.i18n import say, tr
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
+from gpuplan.requests import settings_text
 from gpuplan.types import InferSetup
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
@@ -160,7 +161,7 @@ def _fit_hints(e: JobEstimate) -> list[str]:
 def _plan_row(x: Any, rank: int) -> dict[str, Any]:
     e = x.estimate
     row = {
-        "rank": rank, "config": e.describe(), "where": x.label().split(" on ", 1)[1],
+        "rank": rank, "config": e.describe(), "settings": settings_text(e), "where": x.label().split(" on ", 1)[1],
         "time": fmt_seconds(x.calendar_seconds or x.seconds),
         "cost": fmt_money(x.cost.total, x.cost.currency), "memory": f"{fmt_bytes(e.needed_bytes)} / "
                                                                    f"{fmt_bytes(e.capacity_bytes)}",
@@ -178,7 +179,8 @@ def _plan_cols(task: str) -> list[Col]:
                   Col(tr("Seqs/replica"), "batch", None, "right"), Col(tr("Cost"), "cost", None, "right")]
     else:
         middle = [Col(tr("Time"), "time", None, "right"), Col(tr("Cost"), "cost", None, "right")]
-    return [Col("#", "rank", None, "right"), Col(tr("Config"), "config"), Col(tr("Provider"), "where"), *middle,
+    return [Col("#", "rank", None, "right"), Col(tr("Config"), "config"), Col(tr("Settings"), "settings"),
+            Col(tr("Provider"), "where"), *middle,
             Col(tr("Memory needed"), "memory", None, "right"), Col(tr("notes"), "notes")]
 
 
@@ -193,8 +195,9 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         _raw(to_json(data))
         return
     if fmt == "csv":
-        # rented plans ranked, then the notebook platforms (pricing "platform", rank continuing)
-        sys.stdout.write(to_csv([_csv_row(i, x) for i, x in enumerate([*result.ranked, *result.platforms], 1)]))
+        # --top rows: the rented plans ranked, then notebook platforms in the rows left (pricing "platform")
+        rows = [*result.ranked, *result.platforms][:result.constraints.top]
+        sys.stdout.write(to_csv([_csv_row(i, x) for i, x in enumerate(rows, 1)]))
         return
     job = result.job
     if not result.ranked:
@@ -218,7 +221,8 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
     objective = tr({"cost": "cheapest", "time": "fastest", "value": "best value"}[result.constraints.objective])
     table(rows, cols, f"{tr('Plans')}: {result.model.name}, {what} — {objective}",
           say(f"{result.fitting_configs} configurations fit of {result.considered} considered; ",
-              f"{result.considered} 种配置中 {result.fitting_configs} 种装得下；") + _band(result.pick.estimate))
+              f"{result.considered} 种配置中 {result.fitting_configs} 种装得下；") + _limit_note(result)
+          + _band(result.pick.estimate))
     if job.task == "serve":
         s = serving_costs(result.pick)
         cur = s["currency"]
@@ -253,7 +257,8 @@ def _csv_row(rank: int, x: Any) -> dict[str, Any]:
     o = x.offer
     return {
         "rank": rank, "gpu": x.estimate.gpu.name, "n_gpus": x.estimate.n_gpus, "replicas": x.estimate.replicas,
-        "config": x.estimate.describe(), "provider": x.where, "instance_type": o.instance_type if o else "",
+        "config": x.estimate.describe(), "settings": settings_text(x.estimate), "provider": x.where,
+        "instance_type": o.instance_type if o else "",
         "region": o.region if o else "", "pricing": o.pricing if o else "platform",
         "price_per_hour": o.price_per_hour if o else "", "price_currency": o.currency if o else "",
         "seconds": round(x.seconds, 1), "calendar_seconds": round(x.calendar_seconds or x.seconds, 1),
@@ -264,6 +269,17 @@ def _csv_row(rank: int, x: Any) -> dict[str, Any]:
         "source": o.source if o else (x.platform.source if x.platform else ""),
         "as_of": o.as_of.isoformat() if o else "", "notes": "; ".join(x.notes),
     }
+
+
+def _limit_note(result: Any) -> str:
+    """How many plans the default longest run left out (a ranking by money without --deadline)."""
+    from gpuplan.plan.planner import DEFAULT_MAX_SECONDS
+
+    if not result.too_long:
+        return ""
+    days, n = DEFAULT_MAX_SECONDS / 86400, result.too_long
+    return say(f"{n} plans over {days:g} days left out (--deadline sets another limit); ",
+               f"{n} 个超过 {days:g} 天的方案未列出（可用 --deadline 另设上限）；")
 
 
 def _band(e: JobEstimate) -> str:

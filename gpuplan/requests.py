@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from gpuplan.errors import InputError, check_choice
 from gpuplan.estimate.engines import engine as get_engine
@@ -25,6 +26,7 @@ from gpuplan.types import (
     Job,
     ModelSpec,
     Parallelism,
+    TrainSetup,
 )
 from gpuplan.units import fmt_bytes
 
@@ -308,3 +310,59 @@ def _training(m: ModelSpec, gpu: Gpu, job: Job, tp: int, pp: int, n_gpus: int | 
     setup = training_setup(job, Parallelism(tp=tp, pp=pp, dp=dp, zero=zero), micro_batch, recompute,
                            gpu=gpu, **overrides)
     return estimate_training(m, gpu, job, setup)
+
+
+# ---------------------------------------------------------------- the way back: an estimate's options
+
+
+def estimate_options(e: JobEstimate) -> dict[str, Any]:
+    """The ``estimate`` options (CLI names) that reproduce ``e``: ``gpuplan estimate MODEL`` with them prices the
+    same memory and time as the plan row ``e`` came from (a test checks it row by row)."""
+    job, s = e.job, e.setup
+    opts: dict[str, Any] = {"--task": job.task, "--gpu": e.gpu.name}
+    if isinstance(s, TrainSetup):
+        par = s.parallel
+        opts.update({"--method": s.method, "--n-gpus": par.n_gpus, "--tp": par.tp, "--pp": par.pp, "--zero": par.zero,
+                     "--micro-batch": s.micro_batch, "--grad-accum": s.grad_accum, "--recompute": s.recompute,
+                     "--precision": s.precision, "--optimizer": s.optimizer, "--framework": job.framework,
+                     "--tokens": job.train_tokens, "--seq-len": s.seq_len})
+        if s.method in ("lora", "qlora"):
+            opts.update({"--lora-rank": s.lora_rank, "--lora-targets": s.lora_targets,
+                         "--train-embeddings": s.train_embeddings or None})
+        if s.method == "ptuning":
+            opts["--prefix-len"] = s.prefix_len
+        opts["--quant"] = s.base_quant if s.method != "qlora" else None
+    else:
+        opts.update({"--tp": s.tp, "--pp": s.pp, "--engine": s.engine, "--quant": s.weight_format,
+                     "--kv-dtype": s.kv_dtype, "--prompt": s.prompt_len, "--output": s.output_len, "--batch": s.batch})
+        if job.task == "infer":
+            opts["--requests"] = job.requests
+    return {k: v for k, v in opts.items() if v is not None}
+
+
+def estimate_argv(model: str, e: JobEstimate) -> list[str]:
+    """``gpuplan estimate`` as an argument list that reproduces ``e`` (flags without a value when true)."""
+    argv = ["estimate", model]
+    for flag, value in estimate_options(e).items():
+        if value is True:
+            argv.append(flag)
+        else:
+            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return argv
+
+
+def settings_text(e: JobEstimate) -> str:
+    """The settings a plan row priced, compactly: ``mb 4 × ga 8 · recompute full · bf16`` (training) or
+    ``vllm · awq-int4 · batch 64`` (inference); the layout is in the row's config."""
+    s = e.setup
+    if isinstance(s, TrainSetup):
+        parts = [f"mb {s.micro_batch} × ga {s.grad_accum}", f"recompute {s.recompute}", s.precision]
+        if s.optimizer != "adamw":
+            parts.append(s.optimizer)
+        if s.base_quant:
+            parts.append(f"base {s.base_quant}")
+        return " · ".join(parts)
+    parts = [s.engine, s.weight_format, f"batch {s.batch}"]
+    if s.kv_dtype != "bf16":
+        parts.append(f"KV {s.kv_dtype}")
+    return " · ".join(parts)

@@ -175,6 +175,44 @@ class Platform:
     notes: str = ""
 
 
+PRODUCTION_TIERS = ("hyperscaler", "gpu-cloud")
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderTerms:
+    """What renting from one provider commits it to (a row of ``providers.csv``). ``None`` = not published or
+    not found; each fact comes with the page it was read from."""
+
+    provider: str
+    tier: str  # hyperscaler | gpu-cloud | marketplace | notebook
+    sla_pct: float | None  # monthly uptime a single instance is covered by
+    sla_multi_zone_pct: float | None  # ... instances spread over two or more zones
+    preemption_notice_s: float | None  # warning before a spot/preemptible instance is reclaimed
+    min_billing_s: float | None  # shortest time any run is billed for
+    egress_usd_per_gb: float | None  # internet egress, first paid tier (0: the provider charges none)
+    zones_per_region: int | None
+    skypilot_cloud: str  # the name `sky launch --cloud` takes; "" when SkyPilot cannot launch it
+    source: str
+    as_of: dt.date
+    sla_source: str = ""
+    preemption_source: str = ""
+    billing_source: str = ""
+    egress_source: str = ""
+    zones_source: str = ""
+    skypilot_source: str = ""
+    notes: str = ""
+
+    @property
+    def production_grade(self) -> bool:
+        """Whether the provider runs the hardware it rents under a contract (hyperscalers and GPU clouds), as
+        opposed to a marketplace of third-party hosts or a notebook platform."""
+        return self.tier in PRODUCTION_TIERS
+
+    @property
+    def skypilot_launches(self) -> bool:
+        return bool(self.skypilot_cloud)
+
+
 @dataclass(frozen=True, slots=True)
 class FxRate:
     date: dt.date
@@ -409,6 +447,20 @@ class Job:
     framework: str | None = None  # the training framework the user runs (its defaults apply); None: unstated
     train_embeddings: bool = False  # LoRA/QLoRA also trains the embedding and output layer (PEFT modules_to_save)
     seq_len_auto: bool = False  # seq_len was chosen, not given: it may be shortened to fit a model
+
+    def __post_init__(self) -> None:
+        """Counts and durations may be given as the CLI's text (``samples="20k"``, ``ttft_s="2s"``): read once
+        here, so every field holds its base unit."""
+        from gpuplan.units import parse_count, parse_seconds
+
+        for name in ("samples", "tokens_per_sample", "tokens", "requests", "epochs", "rps"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, parse_count(value, name))
+        for name in ("ttft_s", "tpot_s"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, parse_seconds(value, name))
 
     def for_model(self, m: ModelSpec) -> Job:
         """This job on ``m``: a chosen sequence length is cut to the positions the model supports (as trainers

@@ -118,7 +118,7 @@ def test_skypilot_names_an_instance_type_only_where_skypilot_knows_it(provider: 
 def test_skypilot_export_falls_back_to_the_best_plan_skypilot_launches() -> None:
     from gpuplan.export import exportable
 
-    off_sky, on_sky = _serve_candidate("Prime Intellect"), _serve_candidate("RunPod")
+    off_sky, on_sky = _serve_candidate("Hyperstack"), _serve_candidate("RunPod")  # providers.csv: no SkyPilot cloud
     assert exportable([off_sky, on_sky], "skypilot") is on_sky
     assert exportable([off_sky, on_sky], "vllm") is off_sky  # engine commands run anywhere
     assert exportable([off_sky], "skypilot") is None

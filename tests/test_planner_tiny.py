@@ -131,7 +131,7 @@ def test_included_disk_beats_a_storage_price(tiny: Catalog) -> None:
     # more than the whole run at TinyCheap, whose 100 GB included disk holds them for free.
     r = _plan(tiny, ("TinyCheap", "TinyDisk"), objective="cost")
     assert _pick(r).where == "TinyCheap" and _pick(r).cost.storage == 0
-    disk = next(x for x in r.ranked if x.where == "TinyDisk")
+    disk = _pick(_plan(tiny, ("TinyDisk",), objective="cost"))  # the same choice elsewhere: not a row of its own
     m = tiny.model(MODEL)
     need = 2.0 * count_params(m).total + 4.0 * _job().train_tokens  # 16-bit weights + int32 token ids
     expected = 200 * need / GB * max(disk.cost.billed_seconds, HOUR) / MONTH
@@ -229,7 +229,7 @@ def test_budget_drops_plans_over_it(tiny: Catalog) -> None:
     r = _plan(tiny, ALL, budget=0.50)
     assert any(x.cost.total > 0.50 for x in everything.ranked)
     assert r.ranked and all(x.cost.total <= 0.50 for x in r.ranked + r.pareto)
-    assert {x.where for x in r.ranked} >= {"TinyCheap", "TinyHourly", "TinyDisk", "TinyYuan"}
+    assert _pick(everything).cost.total <= 0.50 and _pick(r).label() == _pick(everything).label()
 
 
 def test_deadline_drops_plans_over_it(tiny: Catalog) -> None:
@@ -337,12 +337,23 @@ def test_buying_a_restricted_part_in_china_is_refused(tiny: Catalog) -> None:
 # ---------------------------------------------------------------- properties
 
 
-def _key(objective: str, x: Candidate, fastest: float = 1.0) -> tuple[float, float]:
-    if objective == "time":  # times within 1 % of the fastest tie and the cheaper wins; slower ones in 1 % steps
-        return (math.floor(math.log(_time(x) / fastest) / math.log(1.01) + 1e-9), x.cost.total)
+def _steps(value: float, best: float, share: float) -> float:
+    return math.floor(math.log(value / best) / math.log1p(share) + 1e-9)
+
+
+def _key(objective: str, x: Candidate, best: float = 1.0) -> tuple[float, float]:
+    """Times within 1 % of the fastest tie and the cheaper wins; costs (or value scores) within 2 % of the best
+    tie and the faster wins; beyond, in steps of the same size from the best."""
+    if objective == "time":
+        return (_steps(_time(x), best, 0.01), x.cost.total)
     if objective == "value":
-        return (x.value_score, x.cost.total)
-    return (x.cost.total, _time(x))
+        return (_steps(x.value_score, best, 0.02), _time(x))
+    return (_steps(x.cost.total, best, 0.02), _time(x))
+
+
+def _best(objective: str, xs: list[Candidate]) -> float:
+    return min(_time(x) if objective == "time" else x.value_score if objective == "value" else x.cost.total
+               for x in xs)
 
 
 def _run_seconds(x: Candidate) -> float:
@@ -378,15 +389,18 @@ def test_plans_are_sorted_fit_and_priced_by_the_formula(tiny: Catalog, samples: 
     r = plan(tiny, tiny.model(MODEL), _job(samples, tokens),
              Constraints(providers=ALL, objective=objective, spot=spot, currency=currency, platforms=False))
     assert r.ranked
-    fastest = min(_time(x) for x in r.ranked)
-    keys = [_key(objective, x, fastest) for x in r.ranked]
+    every = plan(tiny, tiny.model(MODEL), _job(samples, tokens),  # every choice, to find the best of all
+                 Constraints(providers=ALL, objective=objective, spot=spot, currency=currency, platforms=False,
+                             top=10_000))
+    best = _best(objective, every.ranked)
+    keys = [_key(objective, x, best) for x in r.ranked]
     assert keys == sorted(keys)
     for x in r.ranked + r.pareto:
         assert x.estimate.fits and x.estimate.needed_bytes <= x.estimate.capacity_bytes
         assert x.cost.currency == currency
         _check_cost(tiny, x, currency)
     # the pick is the best of everything priced, not only of the rows shown
-    assert _key(objective, _pick(r), fastest) == min(keys)
+    assert _key(objective, _pick(r), best) == min(_key(objective, x, best) for x in every.ranked)
     # Pareto front: sorted by cost (time falling), and no member is beaten on both cost and time
     front = r.pareto
     assert front
@@ -395,9 +409,9 @@ def test_plans_are_sorted_fit_and_priced_by_the_formula(tiny: Catalog, samples: 
     for a in front:
         for b in r.ranked:
             assert not (b.cost.total < a.cost.total - 1e-12 and _time(b) < _time(a) - 1e-9), (a.label(), b.label())
-    # the cheapest plan and the fastest plan are on the front
-    assert front[0].cost.total == pytest.approx(min(x.cost.total for x in r.ranked))
-    assert times[-1] == pytest.approx(min(_time(x) for x in r.ranked))
+    # the cheapest plan and the fastest plan are on the front (rows show each choice's best-ranked provider)
+    assert front[0].cost.total <= min(x.cost.total for x in every.ranked) + 1e-12
+    assert times[-1] == pytest.approx(min(_time(x) for x in every.ranked))
 
 
 def test_a_price_older_than_180_days_is_flagged(tiny: Catalog) -> None:

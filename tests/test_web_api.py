@@ -65,9 +65,12 @@ def _error(response: Any, status: int, field: str | None) -> dict[str, Any]:
 
 
 def _cli_json(cli: Cli, *args: str) -> Any:
+    """The CLI's JSON; an estimate that does not fit exits 1 (its JSON printed all the same)."""
     result = cli(*args, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    out = json.loads(result.stdout) if result.returncode in (0, 1) else None
+    fits = out is None or args[0] != "estimate" or out["fits"]
+    assert result.returncode == (0 if fits else 1), result.stderr
+    return out
 
 
 # ---------------------------------------------------------------- listings
@@ -203,7 +206,8 @@ def test_lesson_plan_picks_a_fitting_offer_in_cny(client: TestClient) -> None:
     assert first["memory_needed_bytes"] <= first["memory_available_bytes"] and first["estimate"]["fits"]
     assert plan["currency"] == "CNY" and first["cost"]["currency"] == "CNY" and first["offer"]["market"] == "cn"
     costs = [c["cost"]["total"] for c in ranked]
-    assert costs == sorted(costs)  # objective cost
+    steps = [math.floor(math.log(c / min(costs)) / math.log1p(0.02) + 1e-9) for c in costs]
+    assert steps == sorted(steps)  # objective cost: costs within 2 % tie (the faster wins)
     assert all(c["estimate"]["fits"] for c in ranked)
     assert plan["explanation"].startswith(first["config"])
 

@@ -13,6 +13,7 @@ VENDORS = ("NVIDIA", "AMD", "Intel", "Google", "Huawei", "AWS", "Apple")
 FORM_FACTORS = ("PCIe", "SXM2", "SXM4", "SXM5", "SXM6", "OAM", "NVL", "Superchip", "TPU", "Board")
 VERIFICATIONS = ("read-at-source", "datasheet-cited", "secondhand")
 PRICE_KINDS = ("list", "street", "retail", "msrp", "system-share")
+PROVIDER_TIERS = ("hyperscaler", "gpu-cloud", "marketplace", "notebook")
 
 _TFLOPS = dict(kind="float", positive=True, max=1e5)
 
@@ -63,6 +64,24 @@ PLATFORMS = (
     C("session_max_hours", "float", positive=True, max=24 * 31),
     C("idle_timeout_min", "float", positive=True, max=24 * 60 * 31),
     C("guaranteed", "bool", True), C("source", required=True), C("as_of", "date", True), C("notes"),
+)
+
+# Each fact column is paired with the column that says where it was read (a fact without its source is a load error).
+PROVIDER_FACT_SOURCES = (
+    (("sla_pct", "sla_multi_zone_pct"), "sla_source"), (("preemption_notice_s",), "preemption_source"),
+    (("min_billing_s",), "billing_source"), (("egress_usd_per_gb",), "egress_source"),
+    (("zones_per_region",), "zones_source"), (("skypilot_cloud",), "skypilot_source"),
+)
+
+PROVIDERS = (
+    C("provider", required=True), C("tier", "enum", True, PROVIDER_TIERS),
+    C("sla_pct", "float", min=50, max=100), C("sla_multi_zone_pct", "float", min=50, max=100), C("sla_source"),
+    C("preemption_notice_s", "float", min=0, max=86400), C("preemption_source"),
+    C("min_billing_s", "float", positive=True, max=31 * 86400), C("billing_source"),
+    C("egress_usd_per_gb", "float", min=0, max=10), C("egress_source"),
+    C("zones_per_region", "int", min=1, max=20), C("zones_source"),
+    C("skypilot_cloud"), C("skypilot_source"),
+    C("source", required=True), C("as_of", "date", True), C("notes"),
 )
 
 FX = (

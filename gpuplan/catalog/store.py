@@ -10,7 +10,7 @@ import datetime as dt
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from gpuplan.catalog import schemas
 from gpuplan.catalog.csvload import Column, Row, read_table
 from gpuplan.errors import CatalogError, InputError, UnknownNameError, check_path
-from gpuplan.types import FxRate, Gpu, ModelEntry, ModelSpec, Offer, Platform, PurchasePrice
+from gpuplan.types import FxRate, Gpu, ModelEntry, ModelSpec, Offer, Platform, ProviderTerms, PurchasePrice
 from gpuplan.units import GB, TERA, GiB
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -46,6 +46,7 @@ class Catalog:
     models: Mapping[str, ModelEntry]
     dirs: tuple[Path, ...]
     replaced: tuple[str, ...] = ()  # the bundled rows that user folders replace, e.g. "gpus.csv 'H100' (by …)"
+    provider_terms: Mapping[str, ProviderTerms] = field(default_factory=lambda: MappingProxyType({}))  # by provider
 
     def resolve_gpu(self, name: str) -> str | None:
         return self.gpu_keys.get(normalize(name))
@@ -68,6 +69,21 @@ class Catalog:
 
     def providers(self) -> list[str]:
         return sorted({o.provider for o in self.offers})
+
+    def provider(self, name: str, field: str = "--provider") -> ProviderTerms:
+        """The terms of provider ``name`` (case, spaces, '-' and '_' do not matter)."""
+        terms = self.provider_terms.get(name) or self._terms_by_key.get(normalize(name))
+        if terms is None:
+            raise UnknownNameError(field, "provider", name, list(self.provider_terms), "gpuplan offers")
+        return terms
+
+    @cached_property
+    def _terms_by_key(self) -> Mapping[str, ProviderTerms]:
+        return MappingProxyType({normalize(k): v for k, v in self.provider_terms.items()})
+
+    def skypilot_clouds(self) -> dict[str, str]:
+        """Provider name -> the cloud name SkyPilot launches it under, for every provider SkyPilot launches."""
+        return {t.provider: t.skypilot_cloud for t in self.provider_terms.values() if t.skypilot_cloud}
 
     def fx_rate(self, base: str, quote: str, on: dt.date | None = None) -> FxRate:
         """The newest rate on or before ``on`` (or the oldest one, if all are later)."""
@@ -145,6 +161,8 @@ def _load(dirs: tuple[Path, ...]) -> Catalog:
 
     offers = _merge((t.offers for t in tables), lambda o: o.key)
     offers = [_with_gpu(o, check_gpu(o.gpu, o.file, o.line)) for o in offers]
+    terms = {p.provider: p for p in _merge((t.terms for t in tables), lambda p: p.provider)}
+    _check_offer_providers(offers, terms)
     prices = _merge((t.prices for t in tables), lambda p: (p.gpu, p.market, p.price_kind, p.source))
     platforms = _merge((t.platforms for t in tables), lambda p: (p.platform, p.tier, p.gpu))
     for table in tables:
@@ -161,7 +179,18 @@ def _load(dirs: tuple[Path, ...]) -> Catalog:
         gpus=MappingProxyType({g.name: g for g in gpus}), gpu_keys=MappingProxyType(gpu_keys), offers=tuple(offers),
         purchase_prices=tuple(prices), platforms=tuple(platforms), fx_rates=tuple(fx),
         models=MappingProxyType({m.name: m for m in models}), dirs=dirs, replaced=_replaced(tables),
+        provider_terms=MappingProxyType(terms),
     )
+
+
+def _check_offer_providers(offers: list[Offer], terms: Mapping[str, ProviderTerms]) -> None:
+    """Every offer's provider has a providers.csv row: plans filter by the provider's tier."""
+    for o in offers:
+        if o.provider not in terms:
+            where = Path(o.file).parent.parent / "providers.csv"  # beside the offers/ folder the row came from
+            raise CatalogError(o.file, o.line, "provider", o.provider, "has no row in providers.csv.",
+                               f"add a row for '{o.provider}' to {where} (at least provider, tier, source and "
+                               "as_of; see the data README), or spell the provider as an existing row does.")
 
 
 # What each data file's rows are keyed by (the rows a later folder replaces).
@@ -171,6 +200,7 @@ _KEYED: tuple[tuple[str, Callable[[_DirTables], list[Any]], Callable[[Any], Any]
     ("purchase_prices.csv", lambda t: t.prices, lambda p: (p.gpu, p.market, p.price_kind, p.source)),
     ("platforms.csv", lambda t: t.platforms, lambda p: (p.platform, p.tier, p.gpu)),
     ("fx.csv", lambda t: t.fx, lambda r: (r.date.isoformat(), r.base, r.quote)),
+    ("providers.csv", lambda t: t.terms, lambda p: p.provider),
     ("models/index.csv", lambda t: t.models, lambda m: m.name),
 )
 
@@ -240,6 +270,7 @@ class _DirTables:
     fx: list[FxRate]
     models: list[ModelEntry]
     dated: list[tuple[str, int, str, dt.date]]
+    terms: list[ProviderTerms] = field(default_factory=list)
 
     def label(self, rel: str) -> str:
         return str(self.root / rel) if self.user else f"gpuplan/data/{rel}"
@@ -265,6 +296,9 @@ class _DirTables:
             self.platform_lines.append((platform, r.line))
             self.dated.append(("platforms.csv", r.line, "as_of", platform.as_of))
         self.fx = [FxRate(**r.values) for r in self._rows("fx.csv", schemas.FX, ["date", "base", "quote"])]
+        for r in self._rows("providers.csv", schemas.PROVIDERS, ["provider"]):
+            self.terms.append(_provider_terms(r, self.label("providers.csv")))
+            self.dated.append(("providers.csv", r.line, "as_of", r.values["as_of"]))
         self._read_models()
         return self
 
@@ -357,3 +391,22 @@ def _offer(row: Row, where: str) -> Offer:
         storage_price_per_gb_month=v["storage_price_per_gb_month"], gpu_mapping=v["gpu_mapping"],
         source=v["source"], as_of=v["as_of"], notes=v["notes"] or "", file=where, line=row.line,
     )
+
+
+def _provider_terms(row: Row, where: str) -> ProviderTerms:
+    v = row.values
+    for facts, source in schemas.PROVIDER_FACT_SOURCES:
+        for fact in facts:
+            if v[fact] is not None and not v[source]:
+                raise CatalogError(where, row.line, source, "", f"is empty but '{fact}' is filled in.",
+                                   f"say where '{fact}' was read (a page, or a file at a revision), or clear it.")
+    low, high = v["sla_pct"], v["sla_multi_zone_pct"]
+    if low is not None and high is not None and high < low:
+        raise CatalogError(where, row.line, "sla_multi_zone_pct", str(high), f"is below sla_pct ({low}).",
+                           "sla_pct is the single-instance SLA, sla_multi_zone_pct the one across zones.")
+    cells: dict[str, Any] = {k: ("" if val is None and k in _TERMS_TEXT else val) for k, val in v.items()}
+    return ProviderTerms(**cells)
+
+
+_TERMS_TEXT = frozenset(("skypilot_cloud", "notes", "sla_source", "preemption_source", "billing_source",
+                         "egress_source", "zones_source", "skypilot_source"))

@@ -38,8 +38,9 @@ from gpuplan.estimate.train_time import train_time
 from gpuplan.i18n import lang, say
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
+from gpuplan.requests import estimate_options, settings_text
 from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform, TrainSetup
-from gpuplan.units import GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
+from gpuplan.units import DAY, GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
 
 OBJECTIVES = ("cost", "time", "value")
 NODE_COUNTS = (1, 2, 4, 8)
@@ -111,7 +112,8 @@ class Candidate:
             "human_time": fmt_seconds(self.seconds), "calendar_seconds": self.calendar_seconds or self.seconds,
             "cost": self.cost.as_dict(), "memory_needed_bytes": self.estimate.needed_bytes,
             "memory_available_bytes": self.estimate.capacity_bytes, "notes": list(self.notes),
-            "estimate": self.estimate.as_dict(),
+            "estimate": self.estimate.as_dict(), "settings": settings_text(self.estimate),
+            "estimate_options": estimate_options(self.estimate),
         }
         if self.offer:
             o = self.offer
@@ -141,6 +143,7 @@ class PlanResult:
     suggestions: list[dict[str, Any]] = field(default_factory=list)
     platforms: list[Candidate] = field(default_factory=list)  # free/cheap notebook platforms that fit
     assumptions: list[dict[str, str]] = field(default_factory=list)
+    too_long: int = 0  # priced plans over the default longest run (:func:`max_seconds`), left out
 
     @property
     def pick(self) -> Candidate | None:
@@ -154,7 +157,7 @@ class PlanResult:
             "explanation": self.explanation, "configs_considered": self.considered,
             "configs_that_fit": self.fitting_configs, "nothing_fits": self.nothing_fits or None,
             "suggestions": self.suggestions, "assumptions": self.assumptions,
-            "platforms": [c.as_dict() for c in self.platforms],
+            "platforms": [c.as_dict() for c in self.platforms], "max_seconds": max_seconds(self.constraints),
         }
 
 
@@ -421,6 +424,8 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
     for p in catalog.platforms:  # accounts are per market: mainland-China platforms only with --market cn
         if p.gpu != e.gpu.name or p.gpu_count < e.n_gpus or p.market != (c.market or "global"):
             continue
+        if p.price_per_month is None and p.price_per_hour is None:
+            continue  # no published price (pay-as-you-go compute units): it cannot be priced, and is not free
         hours = seconds / HOUR
         notes = [f"{p.platform} {p.tier}: " + (say("GPU not guaranteed", "不保证有卡") if not p.guaranteed else
                                                 say("guaranteed GPU", "保证有卡"))]
@@ -461,49 +466,126 @@ def _platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, secon
 # ---------------------------------------------------------------- ranking
 
 
+# Estimates carry bands of tens of percent (docs/accuracy.md): times within 1 % of the fastest, or costs within
+# 2 % of the cheapest, are the same for all a user can tell. The other measure decides among them.
 TIME_TIE = math.log(1.01)
+COST_TIE_SHARE = 0.02
+COST_TIE = math.log1p(COST_TIE_SHARE)
+# --objective cost or value without --deadline: the longest run a plan may take. Money decides those rankings,
+# and a run of years that saves a fraction of a percent is not a plan (docs/planner.md).
+DEFAULT_MAX_SECONDS = 30 * DAY
+
+
+def max_seconds(c: Constraints) -> float | None:
+    """The longest a plan may take: ``--deadline``, else :data:`DEFAULT_MAX_SECONDS` when money ranks."""
+    if c.deadline_s is not None:
+        return c.deadline_s
+    return DEFAULT_MAX_SECONDS if c.objective in ("cost", "value") else None
+
+
+def _steps(value: float, best: float, tie: float) -> float:
+    """Tie steps of ``value`` above ``best`` (0 within the tie; counted from the best, so two values 0.1 % apart
+    never straddle a step boundary at the top)."""
+    s = math.log(max(value, 1e-12) / max(best, 1e-12)) / tie
+    return math.floor(s + 1e-9) if math.isfinite(s) else math.inf
+
+
+def _time(x: Candidate) -> float:
+    return x.calendar_seconds or x.seconds
 
 
 def _key(c: Constraints, cands: list[Candidate]) -> Any:
-    if c.objective == "time" and cands:
-        # times within 1 % of the fastest are a tie (estimates are not that precise): the cheaper wins; slower
-        # plans fall in 1 % steps from the fastest (steps counted from it, so two plans 0.1 % apart never straddle
-        # a step boundary at the top)
-        fastest = min(max(x.calendar_seconds or x.seconds, 1e-9) for x in cands)
-
-        def steps(x: Candidate) -> float:
-            s = math.log(max(x.calendar_seconds or x.seconds, 1e-9) / fastest) / TIME_TIE
-            return math.floor(s + 1e-9) if math.isfinite(s) else math.inf
-
-        return lambda x: (steps(x), x.cost.total)
+    """Sort key: the objective in tie steps from the best candidate, then the other measure."""
+    if not cands:
+        return lambda x: 0
+    if c.objective == "time":
+        fastest = min(_time(x) for x in cands)
+        return lambda x: (_steps(_time(x), fastest, TIME_TIE), x.cost.total)
     if c.objective == "value":
-        return lambda x: (x.value_score, x.cost.total)
-    return lambda x: (x.cost.total, x.calendar_seconds or x.seconds)
+        best = min(x.value_score for x in cands)
+        return lambda x: (_steps(x.value_score, best, COST_TIE), _time(x))
+    cheapest = min(x.cost.total for x in cands)
+    return lambda x: (_steps(x.cost.total, cheapest, COST_TIE), _time(x))
 
 
 def pareto_front(cands: Iterable[Candidate]) -> list[Candidate]:
     """Candidates no other candidate beats on both cost and time (ties keep the first)."""
     front: list[Candidate] = []
-    for x in sorted(cands, key=lambda x: (x.cost.total, x.calendar_seconds or x.seconds)):
-        t = x.calendar_seconds or x.seconds
-        if not front or t < (front[-1].calendar_seconds or front[-1].seconds) - 1e-9:
+    for x in sorted(cands, key=lambda x: (x.cost.total, _time(x))):
+        if not front or _time(x) < _time(front[-1]) - 1e-9:
             front.append(x)
     return front
 
 
+def _choice(x: Candidate) -> tuple[Any, ...]:
+    """What a user chooses: GPU, count and pricing. The same on another provider is a variant of it (a
+    notebook platform is a choice of its own)."""
+    where = (x.platform.platform, x.platform.tier) if x.platform else (x.offer.pricing if x.offer else "",)
+    return (x.estimate.gpu.name, x.estimate.n_gpus, *where)
+
+
 def _distinct(ranked: list[Candidate], top: int) -> list[Candidate]:
-    """The best candidate of each (GPU, count, provider/platform, pricing), in rank order."""
-    seen: set[tuple[Any, ...]] = set()
-    out = []
+    """The rows to show, in rank order: the pick; choices spread along the Pareto front of cost and time (up to
+    half of the rows); then the best-ranked choice of each GPU not shown yet; then the next choices, with a few
+    rows at most of one multi-node fleet size until nothing else is left. A choice (:func:`_choice`) is shown
+    once, by its best-ranked candidate: the table shows the trade-off and the alternatives rather than variants
+    of the pick."""
+    best: dict[tuple[Any, ...], Candidate] = {}
     for x in ranked:
-        key = (x.estimate.gpu.name, x.estimate.n_gpus, x.where, x.offer.pricing if x.offer else "platform")
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(x)
-        if len(out) >= top:
+        best.setdefault(_choice(x), x)
+    choices = list(best.values())
+    if len(choices) <= top:
+        return choices
+    keep = [choices[0], *_spread(_tie_front(choices), top // 2)]
+    same_size = Counter(x.estimate.total_gpus for x in keep)
+
+    def room(x: Candidate) -> bool:  # a fleet size above one node is a dial: a few rows of each size at most
+        return x.estimate.total_gpus <= 8 or same_size[x.estimate.total_gpus] < max(2, top // 3)
+
+    for first_of_gpu in (True, False):
+        gpus = {_choice(x)[0] for x in keep}
+        for x in choices:
+            if len(_first_distinct(keep, top)) >= top:
+                break
+            if room(x) and not (first_of_gpu and _choice(x)[0] in gpus) and all(x is not y for y in keep):
+                gpus.add(_choice(x)[0])
+                same_size[x.estimate.total_gpus] += 1
+                keep.append(x)
+    shown = {id(x) for x in _first_distinct([*keep, *choices], top)}
+    return [x for x in choices if id(x) in shown]
+
+
+def _first_distinct(xs: list[Candidate], n: int) -> list[Candidate]:
+    """The first ``n`` different candidates of ``xs`` (by identity), in order."""
+    out: list[Candidate] = []
+    for x in xs:
+        if len(out) >= n:
             break
+        if all(x is not y for y in out):
+            out.append(x)
     return out
+
+
+def _tie_front(cands: list[Candidate]) -> list[Candidate]:
+    """The Pareto front with costs within :data:`COST_TIE` of each other counted as one: of each 2 % cost step
+    from the cheapest, the fastest member (as ``--objective cost`` ranks them)."""
+    front = pareto_front(cands)
+    if not front:
+        return front
+    cheapest = front[0].cost.total
+    by_step: dict[float, Candidate] = {}
+    for x in front:  # by cost, times falling: the last of a step is its fastest
+        by_step[_steps(x.cost.total, cheapest, COST_TIE)] = x
+    return list(by_step.values())
+
+
+def _spread(front: list[Candidate], k: int) -> list[Candidate]:
+    """``k`` members of ``front`` evenly spaced along it, both ends included."""
+    if len(front) <= k:
+        return front
+    if k <= 1:
+        return front[:k]
+    return [front[round(i * (len(front) - 1) / (k - 1))] for i in range(k)]
 
 
 def explain(ranked: list[Candidate], c: Constraints) -> str:
@@ -547,7 +629,8 @@ def _explain_en(a: Candidate, n: dict[str, str], c: Constraints) -> str:
              f"takes {n['time']} and costs {n['cost']}")
     k = a.cost.instances
     rate = (f" at {n['rate']}/h" + (f" per instance × {k} instances" if k > 1 else "")) if n["rate"] else ""
-    return (f"{n['pick']} is the {what} choice: the job needs {n['need']} per GPU (with a {n['headroom']} "
+    tie = f" (costs within {COST_TIE_SHARE:.0%} tie; the faster wins)" if c.objective != "time" else ""
+    return (f"{n['pick']} is the {what} choice{tie}: the job needs {n['need']} per GPU (with a {n['headroom']} "
             f"error margin) of {n['have']}, {spend}{rate}.")
 
 
@@ -556,7 +639,8 @@ def _explain_zh(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     spend = (f"每小时 {n['cost']}" if a.estimate.job.task == "serve" else f"用时 {n['time']}，费用 {n['cost']}")
     k = a.cost.instances
     rate = (f"（单价 {n['rate']}/小时" + (f"/台 × {k} 台" if k > 1 else "") + "）") if n["rate"] else ""
-    return (f"{what}的方案是 {n['pick']}：每卡需要 {n['need']} 显存（含 {n['headroom']} 误差余量），"
+    tie = f"（费用相差 {COST_TIE_SHARE:.0%} 以内算持平，取更快的）" if c.objective != "time" else ""
+    return (f"{what}的方案是 {n['pick']}{tie}：每卡需要 {n['need']} 显存（含 {n['headroom']} 误差余量），"
             f"可用 {n['have']}；{spend}{rate}。")
 
 
@@ -584,7 +668,7 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
     offer_notes: dict[Offer, tuple[tuple[str, ...], str]] = {}  # the notes of each offer, made once a plan
     for e in estimates:
         cands += _price(catalog, e, c, offers, cal, offer_notes)
-    cands = [x for x in cands if _within_limits(x, c)]
+    priced, cands = cands, [x for x in cands if _within_limits(x, c)]
     ranked = sorted(cands, key=_key(c, cands))
     top = _distinct(ranked, c.top)
     free = []
@@ -595,14 +679,16 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
                          and (providers is None or x.where in providers)]
     free = _distinct(sorted(free, key=lambda x: (x.cost.total, x.calendar_seconds)), c.top)
     result = PlanResult(job, model, c, top, pareto_front(cands), explain(top, c), len(estimates) + len(closest),
-                        len(estimates), assumptions=_assumptions(c, cal), platforms=free)
+                        len(estimates), assumptions=_assumptions(c, cal), platforms=free,
+                        too_long=sum(c.deadline_s is None and _time(x) > (max_seconds(c) or math.inf)
+                                     for x in priced))
     if free:
         f = free[0]
         price = fmt_money(f.cost.total, f.cost.currency)
         result.explanation += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
                                else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
     if not top:
-        result.nothing_fits = _nothing_fits(estimates, closest, cands, c, reasons)
+        result.nothing_fits = _nothing_fits(estimates, closest, priced, c, reasons)
         if suggest:
             result.suggestions = suggestions(catalog, model, job, c, cal)
     return result
@@ -676,14 +762,21 @@ def offered_platforms(catalog: Catalog, c: Constraints) -> set[str]:
 def _within_limits(x: Candidate, c: Constraints) -> bool:
     if c.budget is not None and x.cost.total > c.budget:
         return False
-    if c.deadline_s is not None and (x.calendar_seconds or x.seconds) > c.deadline_s:
+    limit = max_seconds(c)
+    if limit is not None and _time(x) > limit:
         return False
     return c.max_gpus is None or x.estimate.total_gpus <= c.max_gpus
 
 
 def _nothing_fits(fitting: list[JobEstimate], closest: list[JobEstimate], cands: list[Candidate],
                   c: Constraints, reasons: Counter[tuple[str, str]]) -> str:
-    if fitting and not cands:
+    fastest = min(cands, key=_time, default=None)
+    if fastest is not None and c.deadline_s is None and max_seconds(c) and _time(fastest) > DEFAULT_MAX_SECONDS:
+        return (f"every plan takes longer than {fmt_seconds(DEFAULT_MAX_SECONDS)}, the longest --objective "
+                f"{c.objective} allows without a deadline (the fastest, {fastest.label()}, takes "
+                f"{fmt_seconds(_time(fastest))}). To fix: give a longer --deadline (e.g. --deadline "
+                f"{math.ceil(_time(fastest) / DAY)}d), or use --objective time.")
+    if fitting:
         return ("configurations fit in memory, but none is offered within the constraints (market, providers, "
                 "spot, budget, deadline).")
     if not closest:
@@ -762,6 +855,14 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
     return sorted(out, key=lambda s: s["cost"])
 
 
+def _limit_text(c: Constraints) -> str:
+    if c.deadline_s is not None:
+        return f"{fmt_seconds(c.deadline_s)} (--deadline)"
+    if max_seconds(c) is None:
+        return "none (--objective time)"
+    return f"{fmt_seconds(DEFAULT_MAX_SECONDS)} by default for --objective {c.objective}; --deadline sets another"
+
+
 def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
     return [
         {"name": "memory margin", "value": "the estimate × (1 + margin) must fit the GPU, the margin being the "
@@ -773,6 +874,10 @@ def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
          "source": "gpuplan.plan.costing.STARTUP_SECONDS"},
         {"name": "storage", "value": "weights + data + one checkpoint beyond the included disk",
          "source": "offer's included_disk_gb and storage price"},
+        {"name": "longest run", "value": _limit_text(c), "source": "gpuplan.plan.planner.DEFAULT_MAX_SECONDS"},
+        {"name": "ties", "value": f"costs within {COST_TIE_SHARE:.0%} of the cheapest tie and the faster wins; times "
+         f"within {math.expm1(TIME_TIE):.0%} of the fastest tie and the cheaper wins",
+         "source": "gpuplan.plan.planner.COST_TIE_SHARE, TIME_TIE"},
         {"name": "calibration", "value": cal.fitted_on or "fitted parameters", "source": "docs/accuracy.md"},
         {"name": "FX", "value": "newest USD/CNY rate for every price", "source": "data/fx.csv"},
     ]

@@ -1,0 +1,77 @@
+"""Mainland-China offers as a buyer there uses them: which clouds and parts ``--market cn`` can plan on, that a
+mainland plan only ever rents mainland offers, that a spot price is used only when asked, and that an undated
+price keeps the day it was read."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+from gpuplan.catalog import Catalog
+
+# Clouds and GPU rental platforms with mainland regions that the bundled data prices (AWS China is AWS's own
+# mainland partition). Huawei Cloud is missing: no price page of it could be read (see gpuplan/data/README.md).
+MAINLAND_PROVIDERS = {"Alibaba Cloud", "Tencent Cloud", "Volcengine", "JD Cloud", "AutoDL", "Baidu AI Cloud",
+                      "UCloud Compshare", "AWS China"}
+
+# Parts a buyer in mainland China rents whose price the bundled data holds for a mainland region.
+MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB-PCIe", "L20", "A10", "T4", "V100", "V100-32GB", "P40",
+                  "RTX4090", "RTX4090D"]
+
+
+def _json(*args: str) -> Any:
+    result = run_cli(*args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_mainland_offers_come_from_eight_providers(catalog: Catalog) -> None:
+    providers = {o.provider for o in catalog.offers if o.market == "cn"}
+    assert providers >= MAINLAND_PROVIDERS
+    assert len(providers) >= 8
+
+
+@pytest.mark.parametrize("part", MAINLAND_PARTS)
+def test_part_has_a_dated_mainland_offer(catalog: Catalog, part: str) -> None:
+    offers = [o for o in catalog.offers if o.market == "cn" and o.gpu == part]
+    assert offers, f"no mainland offer for {part}"
+    assert all(o.source.strip() and isinstance(o.as_of, dt.date) for o in offers)
+
+
+def test_a_mainland_plan_rents_only_mainland_offers_in_yuan() -> None:
+    # 70B in bf16 (~141 GB of weights) needs several cards, so the ranking draws on the multi-GPU mainland rows
+    plan = _json("plan", "serve", "DeepSeek-R1-Distill-Llama-70B", "--market", "cn", "--rps", "1", "--top", "5")
+    ranked = plan["ranked"]
+    assert len(ranked) >= 2
+    assert {p["offer"]["market"] for p in ranked} == {"cn"}
+    assert {p["cost"]["currency"] for p in ranked} == {"CNY"}
+    totals = [p["cost"]["total"] for p in ranked]
+    assert totals == sorted(totals)
+
+
+def test_a_mainland_spot_price_is_used_only_with_spot() -> None:
+    # A 7B model fits one 24 GB card. UCloud Compshare's spot RTX 4090 (1.04 CNY/h) is the cheapest mainland
+    # 24 GB card of all, so it wins exactly when spot is allowed; without --spot every pick is on-demand.
+    args = ("plan", "serve", "DeepSeek-R1-Distill-Qwen-7B", "--market", "cn", "--rps", "0.2", "--top", "5")
+    default = _json(*args)
+    assert {p["offer"]["pricing"] for p in default["ranked"]} == {"on-demand"}
+    spot = _json(*args, "--spot")
+    assert spot["pick"]["offer"]["pricing"] == "spot"
+    assert spot["pick"]["offer"]["provider"] == "UCloud Compshare"
+    assert spot["pick"]["offer"]["price_per_hour"] == pytest.approx(1.04)
+    assert spot["pick"]["cost"]["total"] < default["pick"]["cost"]["total"]
+
+
+def test_an_undated_mainland_price_is_never_later_than_the_day_it_was_read(catalog: Catalog) -> None:
+    read_on = re.compile(r"undated source \(read on (\d{4}-\d{2}-\d{2})\)")
+    checked = 0
+    for o in catalog.offers:
+        if o.market == "cn" and (m := read_on.search(o.notes or "")):
+            checked += 1
+            assert o.as_of <= dt.date.fromisoformat(m.group(1)), (o.provider, o.instance_type)
+    assert checked >= 3

@@ -1,0 +1,89 @@
+"""Ranking never recommends an absurd duration, and the rows shown are distinct choices (issue 14, item 3).
+
+Scenarios on the bundled catalog: the assertions are properties (limits, ties, distinctness) that hold whatever
+the prices are, so a price update does not break them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from gpuplan.catalog import Catalog
+from gpuplan.plan.planner import (
+    COST_TIE_SHARE,
+    DEFAULT_MAX_SECONDS,
+    Candidate,
+    Constraints,
+    PlanResult,
+    _choice,
+    plan,
+)
+from gpuplan.requests import make_job
+from gpuplan.units import DAY
+
+
+def _time(x: Candidate) -> float:
+    return x.calendar_seconds or x.seconds
+
+
+def _pretrain(catalog: Catalog, model: str, tokens: float, **c: object) -> PlanResult:
+    job = make_job("pretrain", tokens=tokens)
+    c.setdefault("max_gpus", 2048)  # the CLI's default for pretraining
+    return plan(catalog, catalog.model(model), job, Constraints(**c))  # type: ignore[arg-type]
+
+
+def test_the_default_limit_is_a_month() -> None:
+    assert DEFAULT_MAX_SECONDS == 30 * DAY and COST_TIE_SHARE == 0.02
+
+
+def test_cost_never_picks_a_run_of_a_year_to_save_a_fraction_of_a_percent(catalog: Catalog) -> None:
+    # Llama-3.1-70B on 1T tokens over MI300X: 16 GPUs take ~441 days and cost ~0.2 % less than 2,048 GPUs taking
+    # ~3.4 days (the cost of data parallelism grows only with its communication). The issue's case: a 1,332-day
+    # 8×MI300X run ranked first because it was 0.015 % cheaper.
+    r = _pretrain(catalog, "Llama-3.1-70B", 1e12, gpus=("MI300X",), objective="cost")
+    assert r.pick is not None
+    assert all(_time(x) <= DEFAULT_MAX_SECONDS for x in r.ranked + r.pareto + r.platforms)
+    allowed = _pretrain(catalog, "Llama-3.1-70B", 1e12, gpus=("MI300X",), objective="cost", deadline_s=3650 * DAY)
+    cheapest = min(x.cost.total for x in allowed.pareto)
+    slowest = max(_time(x) for x in allowed.pareto)
+    assert slowest > 300 * DAY  # the long runs exist; the default limit left them out
+    # a deadline allows them, and the tie still prefers the faster of plans within 2 % of the cheapest
+    assert allowed.pick is not None and allowed.pick.cost.total <= cheapest * (1 + COST_TIE_SHARE)
+    within = [x for x in allowed.pareto if x.cost.total <= cheapest * (1 + COST_TIE_SHARE)]
+    assert _time(allowed.pick) == pytest.approx(min(_time(x) for x in within))
+    assert _time(allowed.pick) < 30 * DAY
+
+
+def test_the_limit_is_stated(catalog: Catalog) -> None:
+    r = _pretrain(catalog, "Llama-3.1-8B", 1e12, objective="cost")
+    assert r.as_dict()["max_seconds"] == DEFAULT_MAX_SECONDS
+    assert any(a["name"] == "longest run" and "30.0 days" in a["value"] for a in r.assumptions)
+    assert "costs within 2% tie; the faster wins" in r.explanation
+    by_time = _pretrain(catalog, "Llama-3.1-8B", 1e12, objective="time")
+    assert by_time.as_dict()["max_seconds"] is None
+
+
+def test_nothing_within_the_limit_says_what_to_type(catalog: Catalog) -> None:
+    # 15T tokens on at most 64 GPUs: every plan takes months
+    r = _pretrain(catalog, "Llama-3.1-70B", 15e12, objective="cost", max_gpus=64)
+    assert r.pick is None
+    assert "longer than 30.0 days" in r.nothing_fits and "--deadline" in r.nothing_fits
+
+
+def test_rows_are_distinct_choices_along_the_front(catalog: Catalog) -> None:
+    # the pretraining default (fastest, up to 2,048 GPUs) once filled its ten rows with 2,048-GPU variants
+    r = _pretrain(catalog, "Llama-3.1-8B", 1e12, objective="time")
+    assert len(r.ranked) == 10
+    choices = [_choice(x) for x in r.ranked]
+    assert len(set(choices)) == len(choices)  # one row per GPU, count and pricing
+    sizes = Counter(x.estimate.total_gpus for x in r.ranked)
+    assert max(sizes.values()) <= 3 and len(sizes) >= 4
+    assert len({x.estimate.gpu.name for x in r.ranked}) >= 5
+    # the cheap end of the trade-off is shown too: a row within 2 % of the cheapest plan of all
+    cheapest = min(x.cost.total for x in r.pareto)
+    assert min(x.cost.total for x in r.ranked) <= cheapest * (1 + COST_TIE_SHARE)
+    # and the rows stay in rank order (fastest first)
+    times = [_time(x) for x in r.ranked]
+    assert times[0] == min(times)
