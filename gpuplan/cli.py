@@ -807,16 +807,16 @@ def _money(text: str | None, field: str, currency: str) -> float | None:
 def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str | None:
     """Export the fleet's largest group (its GPU type on its provider) through the single-configuration planner,
     whose pick the exporters take."""
-    from gpuplan.export import SKYPILOT_CLOUDS
     from gpuplan.plan.planner import Constraints, plan
     from gpuplan.requests import make_job
 
+    clouds = cat.skypilot_clouds()
     if result.fleet is None:
         raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
-    groups = [g for g in result.fleet.groups if fmt != "skypilot" or g.provider in SKYPILOT_CLOUDS]
+    groups = [g for g in result.fleet.groups if fmt != "skypilot" or g.provider in clouds]
     if not groups:
         raise InputError("--export", "no group of the fleet is on a cloud SkyPilot launches.",
-                         "add --provider with one of: " + ", ".join(sorted(SKYPILOT_CLOUDS)) + ".")
+                         "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
     group = max(groups, key=lambda g: g.replicas)
     r = result.request
     first = r.buckets[0]

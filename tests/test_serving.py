@@ -63,6 +63,13 @@ def test_mixed_capacities_count_capacity_not_replicas() -> None:
     assert av.fleet_availability([big, small], {}, 3) == pytest.approx(0.9 + 0.1 * 0.9**3, rel=1e-12)
 
 
+def test_zone_and_region_unavailability_come_from_the_sla() -> None:
+    # a 99.5 % single-instance SLA: a zone is out 0.5 % of the time; no published SLA: the default row
+    assert av.zone_unavailability(99.5) == pytest.approx(0.005)
+    assert av.zone_unavailability(None) == pytest.approx(1 - av.figure("instance_sla_pct").value / 100)
+    assert av.region_unavailability(99.99) == pytest.approx(1e-4)
+
+
 def test_recovery_is_provisioning_plus_weight_load_plus_warmup() -> None:
     # 16 GB of weights at the planner's 500 MB/s: 32 s, plus its 300 s start-up and the measured warm-up
     r = av.recovery(16e9)
@@ -232,3 +239,21 @@ def test_a_region_no_offer_has_is_refused(catalog) -> None:  # type: ignore[no-u
     with pytest.raises(InputError, match="no offer is in region 'us-east-9'") as err:
         plan_serving(catalog, catalog.model("Qwen2.5-7B"), ServeRequest(1.0, regions=("us-east-9",)))
     assert err.value.field == "--region" and "gpuplan offers" in err.value.fix
+
+
+def test_a_hyperscaler_fleet_spreads_over_the_zones_of_a_region(catalog) -> None:  # type: ignore[no-untyped-def]
+    # AWS publishes 3 zones per region (providers.csv): losing one zone must leave the peak served
+    p = plan_serving(catalog, catalog.model("Qwen2.5-7B"), ServeRequest(5.0, 12.0, providers=("AWS",)))
+    assert p.fleet is not None
+    zones = {g.zone for g in p.fleet.groups}
+    assert len(zones) >= 2 and all("/zone-" in z for z in zones)
+
+
+def test_mainland_serving_leaves_out_notebook_platforms(catalog) -> None:  # type: ignore[no-untyped-def]
+    # the lesson calls notebook GPU platforms (AutoDL) unfit for serving: only production tiers are planned
+    p = plan_serving(catalog, catalog.model("Qwen2.5-7B"), ServeRequest(5.0, market="cn", currency="CNY"))
+    assert p.fleet is not None
+    assert all(catalog.provider(g.provider).production_grade for g in p.fleet.groups)
+    allowed = plan_serving(catalog, catalog.model("Qwen2.5-7B"),
+                           ServeRequest(5.0, market="cn", currency="CNY", allow_marketplace=True))
+    assert allowed.fleet is not None and allowed.fleet.cost_per_hour <= p.fleet.cost_per_hour

@@ -106,12 +106,15 @@ def replica_unavailability(n_gpus: int, recovery_s: float) -> float:
     return down / (1 + down)
 
 
-def zone_unavailability(provider: str) -> float:
-    return 1 - figure("instance_sla_pct", provider).value / 100
+def zone_unavailability(sla_pct: float | None) -> float:
+    """The chance one zone is out: 1 − the provider's single-instance SLA (providers.csv ``sla_pct``), or the
+    default commitment of availability.csv where the provider publishes none."""
+    return 1 - (sla_pct if sla_pct is not None else figure("instance_sla_pct").value) / 100
 
 
-def region_unavailability(provider: str) -> float:
-    return 1 - figure("multizone_sla_pct", provider).value / 100
+def region_unavailability(sla_multi_zone_pct: float | None) -> float:
+    """The chance a whole region is out: 1 − the provider's multi-zone SLA, or the default."""
+    return 1 - (sla_multi_zone_pct if sla_multi_zone_pct is not None else figure("multizone_sla_pct").value) / 100
 
 
 def router_availability(provider: str) -> float:

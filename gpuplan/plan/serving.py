@@ -652,10 +652,10 @@ class ServePlan:
 # ---------------------------------------------------------------- the planner
 
 
-def _zones(offer: Offer) -> int:
-    """Zones of the offer's region a fleet can spread over. The provider table (zones per region) is not in this
-    catalog yet: one zone per region, so a zone lost is the region lost (the safe reading)."""
-    return 1
+def _zones(catalog: Catalog, offer: Offer) -> int:
+    """Zones of the offer's region a fleet can spread over: the provider's zones per region (providers.csv);
+    where that is not published, one (a zone lost is the region lost: the safe reading)."""
+    return catalog.provider(offer.provider).zones_per_region or 1
 
 
 def _units(offer: Offer, n: int) -> tuple[float, int] | None:
@@ -693,8 +693,9 @@ def _offers(catalog: Catalog, r: ServeRequest) -> list[Offer]:
             continue
         if o.pricing == "reserved" or (o.pricing == "spot" and not r.spot):
             continue
-        if o.pricing == "marketplace" and not r.allow_marketplace:
-            continue
+        if not r.allow_marketplace and (o.pricing == "marketplace" or
+                                        not catalog.provider(o.provider).production_grade):
+            continue  # marketplace hosts and notebook platforms are not production serving (providers.csv tier)
         if r.regions and o.region not in r.regions:
             continue
         out.append(o)
@@ -732,8 +733,9 @@ def _pools(catalog: Catalog, r: ServeRequest, configs: Sequence[ReplicaConfig], 
             places = sorted((v for k, v in best.items() if k[2] == pricing), key=lambda v: v[0] / v[2])
             for per_unit, o, reps, inst in places[:REGIONS_PER_CONFIG]:
                 cap = 1 if o.pricing == "marketplace" else r.max_instances_per_offer
-                for z in range(_zones(o)):
-                    zone = f"{o.region}/zone-{z + 1}" if _zones(o) > 1 else o.region
+                zones = _zones(catalog, o)
+                for z in range(zones):
+                    zone = f"{o.region}/zone-{z + 1}" if zones > 1 else o.region
                     domains = {f"zone:{o.provider}/{zone}", f"region:{o.provider}/{o.region}"}
                     if o.pricing == "spot":
                         domains.add(f"spot:{o.provider}/{o.region}/{o.instance_type}")
@@ -743,16 +745,19 @@ def _pools(catalog: Catalog, r: ServeRequest, configs: Sequence[ReplicaConfig], 
     return pools
 
 
-def _domain_q(pools: Sequence[Pool], recovery_s: float) -> dict[str, float]:
+def _domain_q(catalog: Catalog, pools: Sequence[Pool], recovery_s: float) -> dict[str, float]:
+    """The chance each failure domain is out: a zone (or a marketplace host) at the provider's single-instance
+    SLA, a region at its multi-zone SLA (providers.csv; availability.csv's defaults where none is published),
+    a spot pool at its preemption rate × recovery."""
     q: dict[str, float] = {}
     for p in pools:
         assert p.offer is not None
+        terms = catalog.provider(p.offer.provider)
+        zone = av.zone_unavailability(terms.sla_pct)
         for d in p.domains:
             kind = d.split(":", 1)[0]
-            q[d] = {"zone": av.zone_unavailability(p.offer.provider),
-                    "region": av.region_unavailability(p.offer.provider),
-                    "spot": av.spot_pool_unavailability(recovery_s),
-                    "host": av.zone_unavailability(p.offer.provider)}[kind]
+            q[d] = {"zone": zone, "region": av.region_unavailability(terms.sla_multi_zone_pct),
+                    "spot": av.spot_pool_unavailability(recovery_s), "host": zone}[kind]
     return q
 
 
@@ -768,8 +773,8 @@ def _mix_capacity(c: ReplicaConfig, shares: Sequence[float]) -> float:
     return total / sum(s / cap for s, cap in used)
 
 
-def _fleet(mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig], r: ServeRequest, headroom: float,
-           recovery_s: float, rate: float) -> Fleet:
+def _fleet(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig], r: ServeRequest,
+           headroom: float, recovery_s: float, rate: float) -> Fleet:
     groups = []
     for u, p in zip(mix.units, pools, strict=True):
         if u <= 0:
@@ -781,12 +786,12 @@ def _fleet(mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig], r:
                                  u * p.cost_per_unit, p.offer.source, p.offer.as_of.isoformat()))
     routing = tuple((configs[i].describe(), b, x) for i, row in enumerate(mix.routing) for b, x in enumerate(row)
                     if x > 1e-9)
-    availability = _availability(mix, pools, configs, r, recovery_s, rate)
+    availability = _availability(catalog, mix, pools, configs, r, recovery_s, rate)
     return Fleet(tuple(groups), mix.cost_per_hour, routing, headroom, availability, mix.seconds, mix.gap)
 
 
-def _availability(mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig], r: ServeRequest,
-                  recovery_s: float, rate: float) -> float:
+def _availability(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig],
+                  r: ServeRequest, recovery_s: float, rate: float) -> float:
     """P(the replicas up carry ``rate``), times the router's availability."""
     shares = [b.share for b in r.buckets]
     groups, chosen = [], []
@@ -802,13 +807,13 @@ def _availability(mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConf
         chosen.append(p)
     if not groups:
         return 0.0
-    inside = av.fleet_availability(groups, _domain_q(chosen, recovery_s), rate)
+    inside = av.fleet_availability(groups, _domain_q(catalog, chosen, recovery_s), rate)
     router = min(av.router_availability(p.offer.provider) for p in chosen if p.offer is not None)
     return inside * router
 
 
 def _solve(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: ServeRequest, rate: float,
-           recovery_s: float, checkpoint_bytes: float, from_headroom: float = 0.0) -> tuple[Fleet | None, int]:
+           recovery_s: float, catalog: Catalog, from_headroom: float = 0.0) -> tuple[Fleet | None, int]:
     """The cheapest fleet for ``rate`` that meets the availability target (raising the peak by headroom steps
     until it does; the last step's fleet when none does), and how many scenarios it was checked against."""
     failures = scenarios(pools, r.tolerate)
@@ -821,7 +826,7 @@ def _solve(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: ServeRequ
         if mix is None:
             break
         total_s += mix.seconds
-        fleet = _fleet(mix, pools, configs, r, h, recovery_s, rate)
+        fleet = _fleet(catalog, mix, pools, configs, r, h, recovery_s, rate)
         if fleet.availability >= r.availability:
             break
     if fleet is not None:
@@ -852,13 +857,13 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
         why = _why_nothing(gpus, configs, misses, r)
         return ServePlan(m.name, r, None, None, None, tuple(configs), rec, None, None, assumptions, (), why,
                          time.perf_counter() - start)
-    fleet, n_scen = _solve(configs, pools, r, r.peak, rec.total_s, checkpoint)
+    fleet, n_scen = _solve(configs, pools, r, r.peak, rec.total_s, catalog)
     average = None
     if fleet is not None and r.peak > r.mean_rps:
-        average, _ = _solve(configs, pools, r, r.mean_rps, rec.total_s, checkpoint, fleet.headroom)
+        average, _ = _solve(configs, pools, r, r.mean_rps, rec.total_s, catalog, fleet.headroom)
     elif fleet is not None:
         average = fleet
-    single = _best_single(configs, pools, r, rec.total_s, checkpoint, fleet.headroom if fleet else 0.0)
+    single = _best_single(configs, pools, r, rec.total_s, catalog, fleet.headroom if fleet else 0.0)
     cost_in, cost_out = _token_costs(average or fleet, configs, r)
     notes = _notes(fleet, single, r)
     why = "" if fleet else _why_nothing(gpus, configs, misses, r)
@@ -888,7 +893,7 @@ def _keep_cheapest(configs: list[ReplicaConfig], pools: list[Pool], r: ServeRequ
 
 
 def _best_single(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: ServeRequest, recovery_s: float,
-                 checkpoint: float, from_headroom: float) -> Fleet | None:
+                 catalog: Catalog, from_headroom: float) -> Fleet | None:
     """The cheapest fleet of one GPU type only (all its pools: zones and pricing may still mix), its headroom
     search starting where the mix's ended (to bound the work)."""
     best = None
@@ -898,7 +903,7 @@ def _best_single(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: Ser
             continue
         mapping = {old: new for new, old in enumerate(idx)}
         sub = [replace(p, config=mapping[p.config]) for p in pools if p.config in mapping]
-        fleet, _ = _solve([configs[i] for i in idx], sub, r, r.peak, recovery_s, checkpoint, from_headroom)
+        fleet, _ = _solve([configs[i] for i in idx], sub, r, r.peak, recovery_s, catalog, from_headroom)
         if fleet is not None and (best is None or fleet.cost_per_hour < best.cost_per_hour):
             best = fleet
     return best
@@ -989,8 +994,7 @@ def _assumptions(rec: av.Recovery, configs: Sequence[ReplicaConfig], r: ServeReq
         f = av.figure(name, scope)
         return {"name": f"{f.name} ({f.scope})", "value": f"{f.value:g} {f.unit}", "source": f"{f.source}, {f.as_of}"}
 
-    out = [row("gpu_interruptions_per_gpu_hour"), row("instance_sla_pct", "AWS"), row("instance_sla_pct", "GCP"),
-           row("instance_sla_pct"), row("multizone_sla_pct"), row("lb_sla_pct"),
+    out = [row("gpu_interruptions_per_gpu_hour"), row("instance_sla_pct"), row("multizone_sla_pct"), row("lb_sla_pct"),
            row("spot_interruptions_per_month"), row("warmup_seconds", "vllm"),
            {"name": "recovery", "value": f"{rec.total_s:.0f} s = provisioning {rec.provisioning_s:.0f} s + weight "
             f"load {rec.weight_load_s:.0f} s + warm-up {rec.warmup_s:.0f} s",
@@ -999,8 +1003,10 @@ def _assumptions(rec: av.Recovery, configs: Sequence[ReplicaConfig], r: ServeReq
             "Kingman's exponential tail)", "source": "gpuplan.estimate.load"},
            {"name": "mixed buckets", "value": "a replica given several buckets shares its time linearly",
             "source": "Griggs et al. 2024 (Mélange), sec. 4"},
-           {"name": "zones", "value": "one zone per region until the provider table gives zones per region",
-            "source": "gpuplan.plan.serving._zones"}]
+           {"name": "zones and SLAs", "value": "zones per region and single-/multi-zone SLAs from the provider table "
+            "(one zone per region, and availability.csv's defaults, where a provider publishes none); marketplace "
+            "and notebook tiers left out" + (" (allowed here)" if r.allow_marketplace else ""),
+            "source": "gpuplan/data/providers.csv"}]
     if r.targets.ttft_p50_s is None and r.targets.ttft_p99_s is None:
         out.append({"name": "default TTFT target", "value": f"p99 ≤ {DEFAULT_TTFT_P99_S:g} s",
                     "source": "gpuplan.plan.serving.DEFAULT_TTFT_P99_S (no --ttft given)"})
