@@ -32,6 +32,7 @@ EXIT_CODES = {0: "success (also the help)", 1: "it does not fit: no plan fits th
                                             "no latency target); the output says why",
               2: "the input is wrong (an option, argument, file or catalog row); the message names it and the fix",
               3: "an internal error: a bug in gpuplan (please report it with the command line)",
+              4: "refresh: at least one price source failed; the others were stored and the output names each failure",
               130: "interrupted (Ctrl-C)"}
 
 
@@ -164,10 +165,21 @@ def _catalog(ctx: typer.Context) -> Any:
 
     opts: Options = ctx.obj or Options()
     cat = load_catalog(opts.catalog_dirs)
-    if cat.replaced and not opts.noticed:
+    if not opts.noticed:
         opts.noticed = True
-        typer.echo(replaced_notice(cat.replaced), err=True)
+        for note in _catalog_notes(cat):
+            typer.echo(note, err=True)
     return cat
+
+
+def _catalog_notes(cat: Any) -> list[str]:
+    """Which prices are in use (bundled, refreshed), a store that cannot be read, rows a user catalog replaces."""
+    from gpuplan.market.overlay import prices_note
+
+    notes = [f"note: {prices_note(cat)}"] if cat.refreshed else []
+    if cat.store_problem:
+        notes.append(f"warning: {clip_echo(cat.store_problem)}")
+    return [*notes, replaced_notice(cat.replaced)] if cat.replaced else notes
 
 
 def replaced_notice(replaced: tuple[str, ...], shown: int = 20) -> str:
@@ -251,7 +263,7 @@ def offers(
         "--gpu", help="GPU name; a family (A100) also matches its variants (A100-80GB). Repeatable.")] = None,
     exact: Annotated[bool, typer.Option(help="Match --gpu names exactly, without variants.")] = False,
     market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
-    currency: Annotated[str | None, typer.Option(help="Show prices in USD or CNY (newest FX rate).")] = None,
+    currency: Annotated[str | None, typer.Option(help="Show prices in USD, CNY or EUR (newest FX rate).")] = None,
     spot: Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot.")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
     min_gpus: Annotated[float | None, typer.Option(help="At least this many GPUs per instance.")] = None,
@@ -296,6 +308,120 @@ def offers(
 
 def _plain_count(v: Any) -> str:
     return f"{v:g}"
+
+
+# ---------------------------------------------------------------- refresh, history
+
+
+# Every source of gpuplan.market.refresh.PROVIDERS with its key variable (a test keeps this list complete); kept
+# literal so that the command line starts without importing the HTTP client.
+_REFRESH_HELP = (
+    "Fetch current GPU prices and FX rates from the providers' public price APIs into the local price store, each "
+    "provider on its own: one failing leaves the others and its earlier prices intact. With no PROVIDER, all of "
+    "them; those whose key is not set are skipped. Sources: aws (AWS price list bulk API); azure (Azure retail "
+    "prices API); gcp (Cloud Billing catalog, key GPUPLAN_GCP_API_KEY); runpod (GraphQL gpuTypes, key "
+    "RUNPOD_API_KEY); vastai (marketplace search, key VAST_API_KEY optional); lambda (instance types, key "
+    "LAMBDA_API_KEY); tencent (CVM DescribeZoneInstanceConfigInfos, keys TENCENTCLOUD_SECRET_ID and "
+    "TENCENTCLOUD_SECRET_KEY); aliyun (ECS DescribePrice, keys ALIBABA_CLOUD_ACCESS_KEY_ID and "
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET); ecb (ECB euro reference rates: EUR/USD, EUR/CNY). The store is "
+    "prices.sqlite in $GPUPLAN_DATA_DIR (default $XDG_DATA_HOME/gpuplan, i.e. ~/.local/share/gpuplan); plans and "
+    "listings then use the newest refreshed prices over the bundled ones. Exit status 4 when a source failed; "
+    "with GPUPLAN_OFFLINE set it refuses to run.")
+
+
+@app.command(cls=RangedCommand, help=_REFRESH_HELP)
+def refresh(
+    ctx: typer.Context,
+    provider: Annotated[list[str] | None, typer.Argument(
+        help="Price sources to refresh (see above); none: all.", show_default=False)] = None,
+    region: Annotated[list[str] | None, typer.Option(
+        "--region", help="Region to price, repeatable: 'aws:us-west-2' for one provider, a bare name for every "
+                         "provider priced per region (AWS, Azure, Tencent Cloud, Alibaba Cloud); default: us-east-1, "
+                         "eastus, ap-beijing/ap-shanghai/ap-guangzhou, and the catalog's Alibaba Cloud regions.",
+    )] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from gpuplan.catalog import load_catalog
+    from gpuplan.market.refresh import refresh as run_refresh
+    from gpuplan.market.store import store_path
+
+    opts: Options = ctx.obj or Options()
+    outcomes = run_refresh(load_catalog(opts.catalog_dirs, refreshed=False), provider or (), region or ())
+    rows = [{"source": o.key, "provider": o.provider, "status": o.status, "n_rows": o.n_rows, "n_fx": o.n_fx,
+             "batch_id": o.batch_id, "n_unmapped": len(o.unmapped), "unmapped": o.unmapped,
+             "message": o.message, "fix": o.fix} for o in outcomes]
+    if json_out:
+        emit(rows, [], "json", payload={"store": str(store_path()), "sources": rows})
+    else:
+        for row in rows:
+            row["_what"] = (f"{row['n_rows']} prices" + (f", {row['n_fx']} FX rates" if row["n_fx"] else "")
+                            if row["status"] == "stored" else "nothing (why: below)")
+        emit(rows, [Col("Source", "source"), Col("Provider", "provider"), Col("Status", "status"),
+                    Col("Stored", "_what"), Col("Unmapped SKUs", "n_unmapped", None, "right")], "table",
+             f"Refresh into {store_path()}", "Unmapped SKUs name a GPU gpuplan does not know, or none at all; "
+             "they are listed below and not stored (add an alias to gpu_aliases.csv to map one).")
+        for o in outcomes:
+            if o.unmapped:
+                shown = "; ".join(f"{sku} ({what})" for sku, what in list(o.unmapped.items())[:8])
+                more = f"; and {len(o.unmapped) - 8} more" if len(o.unmapped) > 8 else ""
+                typer.echo(f"unmapped ({o.provider}): {shown}{more}", err=True)
+            if o.status != "stored":
+                typer.echo(f"{o.status}: {clip_echo(o.message)} To fix: {o.fix}", err=True)
+    if any(o.status == "failed" for o in outcomes):
+        raise typer.Exit(4)
+
+
+@app.command(cls=RangedCommand)
+def history(
+    ctx: typer.Context,
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU name (aliases work), e.g. H100.")],
+    provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", help="Region (repeatable).")] = None,
+    tier: Annotated[str | None, typer.Option(help="on-demand, spot, reserved or marketplace.")] = None,
+    points: Annotated[bool, typer.Option("--points", help="Every stored price, not one line per offer.")] = False,
+    json_out: JsonOpt = False, csv_out: CsvOpt = False,
+) -> None:
+    """Show how refreshed prices of a GPU moved: per offer the first, last, lowest and highest price stored by
+    'gpuplan refresh' (--points: every fetch)."""
+    from dataclasses import asdict
+
+    from gpuplan.catalog.schemas import PRICINGS
+    from gpuplan.listing import resolve_providers
+    from gpuplan.market import history as trend
+    from gpuplan.market.store import history as stored
+
+    check_choice("--tier", tier, PRICINGS)
+    cat = _catalog(ctx)
+    name = cat.gpu(gpu).name
+    providers = sorted(resolve_providers(cat, provider, "--provider")) if provider else []
+    found = [r for r in stored(name, providers, region or ()) if tier is None or r.tier == tier]
+    fmt = _fmt(json_out, csv_out)
+    if not found and fmt == "table":
+        typer.echo(f"no refreshed prices of {name} stored yet" + (" for these filters" if provider or region or tier
+                   else "") + ". Run 'gpuplan refresh' (see 'gpuplan refresh --help') to fetch current prices.")
+        return
+    if points:
+        rows = [asdict(r) for r in found]
+        for row in rows if fmt == "table" else []:
+            row["_price"] = fmt_money(row["price_per_hour"], row["currency"])
+        emit(rows, [Col("Fetched", "fetched_at"), Col("Provider", "provider"), Col("Instance", "instance_type"),
+                    Col("Region", "region"), Col("Tier", "tier"), Col("Price/h", "_price", None, "right")],
+             fmt, f"{name}: {len(rows)} stored prices", "Prices as the provider states them (its currency).")
+        return
+    series = trend.series(found)
+    rows = [{**asdict(s), "change_fraction": s.change_fraction, "last_price_per_gpu_hour": s.last_price_per_gpu_hour}
+            for s in series]
+    for row in rows if fmt == "table" else []:
+        money = lambda key, r=row: fmt_money(r[key], r["currency"])  # noqa: E731
+        row.update(_first=money("first_price_per_hour"), _last=money("last_price_per_hour"),
+                   _range=f"{money('min_price_per_hour')}–{money('max_price_per_hour')}",
+                   _change=f"{row['change_fraction']:+.1%}", _span=f"{row['first_at'][:10]} → {row['last_at'][:10]}")
+    emit(rows, [Col("Provider", "provider"), Col("Instance", "instance_type"), Col("Region", "region"),
+                Col("Tier", "tier"), Col("Fetches", "n_points", None, "right"), Col("From → to", "_span"),
+                Col("First/h", "_first", None, "right"), Col("Last/h", "_last", None, "right"),
+                Col("Range", "_range", None, "right"), Col("Change", "_change", None, "right")],
+         fmt, f"{name}: price trend of {len(rows)} offers", "Refreshed prices only (see 'gpuplan offers' for the "
+         "bundled ones); GPU-only prices (unit gpu-only) exclude the VM they attach to. --points shows every fetch.")
 
 
 # ---------------------------------------------------------------- models
@@ -525,7 +651,7 @@ BudgetOpt = Annotated[str | None, typer.Option(help="Most you will spend, e.g. 5
 DeadlineOpt = Annotated[str | None, typer.Option(help="Must finish within, e.g. 12h or 3d.")]
 SpotOpt = Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot (default: both; "
                                                                       "serving: no spot unless --spot).")]
-CurrencyOpt = Annotated[str | None, typer.Option(help="USD or CNY (default: CNY with --market cn).")]
+CurrencyOpt = Annotated[str | None, typer.Option(help="USD, CNY or EUR (default: CNY with --market cn).")]
 ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per money, the seeds' 性价比).")]
 TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
 BuyOpt = Annotated[bool, typer.Option("--compare-buy", help="Also compare buying the picked GPUs.")]

@@ -26,9 +26,10 @@ DAY = 86400.0
 WEEK = 7 * DAY
 MONTH = 30.4375 * DAY  # mean Gregorian month; used for per-month prices only
 
-CURRENCIES = ("USD", "CNY")
+CURRENCIES = ("USD", "CNY", "EUR")
 _CURRENCY_SIGNS = {"$": "USD", "us$": "USD", "usd": "USD", "¥": "CNY", "￥": "CNY", "cny": "CNY",
-                   "rmb": "CNY", "元": "CNY"}
+                   "rmb": "CNY", "元": "CNY",
+                   "€": "EUR", "eur": "EUR"}
 
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
 _BYTE_UNITS = {"": GiB, "b": 1, "k": KiB, "kb": KiB, "kib": KiB, "m": MiB, "mb": MiB, "mib": MiB,
@@ -110,14 +111,14 @@ def parse_money(text: str | float, field: str) -> tuple[float, str | None]:
     signs = [s.lower() for s in (m.group(1), m.group(3)) if s]
     currencies = {_CURRENCY_SIGNS.get(s) for s in signs}
     if None in currencies or len(currencies) > 1:
-        raise InputError(field, f"unknown currency in '{text}'.", "use USD ($) or CNY (¥).")
+        raise InputError(field, f"unknown currency in '{text}'.", "use USD ($), CNY (¥) or EUR (€).")
     return _number(m.group(2), field, "an amount"), (currencies.pop() if currencies else None)
 
 
 def parse_currency(text: str, field: str) -> str:
     code = _CURRENCY_SIGNS.get(text.strip().lower())
     if code is None:
-        raise InputError(field, f"unknown currency '{text}'.", "use USD or CNY.")
+        raise InputError(field, f"unknown currency '{text}'.", "use USD, CNY or EUR.")
     return code
 
 
@@ -157,7 +158,7 @@ def fmt_seconds(seconds: float) -> str:
 
 def fmt_money(amount: float, currency: str, digits: int | None = None) -> str:
     """'$1.29', '¥11.63', '$1,234'."""
-    sign = {"USD": "$", "CNY": "¥"}.get(currency, currency + " ")
+    sign = {"USD": "$", "CNY": "¥", "EUR": "€"}.get(currency, currency + " ")
     if digits is None:
         digits = 0 if abs(amount) >= 1000 else 2 if abs(amount) >= 0.1 or amount == 0 else 4
     return f"{'-' if amount < 0 else ''}{sign}{abs(amount):,.{digits}f}"

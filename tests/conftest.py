@@ -1,7 +1,8 @@
 """Shared fixtures: the bundled catalog, a runner for the real command line, and data-file readers.
 
 The tests assert on the *bundled* data, so a ``GPUPLAN_CATALOG`` set in the developer's shell is removed for
-this process (tests that exercise it set it themselves with ``monkeypatch``).
+this process (tests that exercise it set it themselves with ``monkeypatch``), and the price store is an empty
+folder of the test run's own.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import csv
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +21,9 @@ from hypothesis import HealthCheck, settings
 from gpuplan.catalog import BUNDLED_DIR, Catalog, load_catalog
 
 os.environ.pop("GPUPLAN_CATALOG", None)
+# ... and prices refreshed into the developer's own price store never reach them: an empty data folder
+os.environ["GPUPLAN_DATA_DIR"] = tempfile.mkdtemp(prefix="gpuplan-test-data-")
+os.environ["GPUPLAN_OFFLINE"] = "1"  # no test uses the network: 'gpuplan refresh' refuses, Hub ids are refused
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS_DATA = Path(__file__).resolve().parent / "data"

@@ -190,7 +190,7 @@ def test_a_bug_exits_3_with_one_line_not_a_traceback(monkeypatch: pytest.MonkeyP
 
 
 def test_the_statuses_are_distinct_and_documented() -> None:
-    assert sorted(cli.EXIT_CODES) == [0, 1, 2, 3, 130]
+    assert sorted(cli.EXIT_CODES) == [0, 1, 2, 3, 4, 130]
     doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     section = doc.split("## Exit status", 1)[1].split("\n## ", 1)[0]
     for code, meaning in cli.EXIT_CODES.items():

@@ -155,10 +155,10 @@ def test_money_round_trip(amount: float, currency: str) -> None:
     (parse_seconds, "2 fortnights", "--deadline"),
     (parse_seconds, "soon", "--deadline"),
     (parse_seconds, "", "--deadline"),
-    (parse_money, "€5", "--budget"),
+    (parse_money, "£5", "--budget"),
     (parse_money, "$500 CNY", "--budget"),
     (parse_money, "five dollars", "--budget"),
-    (parse_currency, "EUR", "--currency"),
+    (parse_currency, "GBP", "--currency"),
 ])
 def test_bad_input_raises_input_error_naming_the_field(parse, text: str, field: str) -> None:
     with pytest.raises(InputError) as info:

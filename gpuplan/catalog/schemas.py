@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuplan.catalog.csvload import Column as C
 
 MARKETS = ("cn", "global")
-CURRENCIES = ("USD", "CNY")
+CURRENCIES = ("USD", "CNY", "EUR")
 PRICINGS = ("on-demand", "spot", "reserved", "marketplace")
 EXPORT_STATUSES = ("unrestricted", "restricted", "china-compliant", "license-required", "domestic", "not-sold")
 SEGMENTS = ("datacenter", "workstation", "consumer", "laptop", "desktop", "tpu", "npu")

@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -47,6 +47,8 @@ class Catalog:
     dirs: tuple[Path, ...]
     replaced: tuple[str, ...] = ()  # the bundled rows that user folders replace, e.g. "gpus.csv 'H100' (by …)"
     provider_terms: Mapping[str, ProviderTerms] = field(default_factory=lambda: MappingProxyType({}))  # by provider
+    refreshed: tuple[tuple[str, str], ...] = ()  # (provider, fetched_at) of the price store's batches overlaid
+    store_problem: str = ""  # why the price store could not be read (then only bundled prices are in use)
 
     def resolve_gpu(self, name: str) -> str | None:
         return self.gpu_keys.get(normalize(name))
@@ -140,9 +142,26 @@ def catalog_dirs(extra: Sequence[str | os.PathLike[str]] = ()) -> tuple[Path, ..
     return tuple(dirs)
 
 
-def load_catalog(extra: Sequence[str | os.PathLike[str]] = ()) -> Catalog:
-    """The catalog from the bundled data and user folders (cached per folder list)."""
-    return _load(catalog_dirs(extra))
+def load_catalog(extra: Sequence[str | os.PathLike[str]] = (), refreshed: bool = True) -> Catalog:
+    """The catalog from the bundled data and user folders (cached per folder list), overlaid by the newest
+    prices of ``gpuplan refresh`` unless ``refreshed`` is False."""
+    base = _load(catalog_dirs(extra))
+    return with_refreshed_prices(base) if refreshed else base
+
+
+def with_refreshed_prices(base: Catalog) -> Catalog:
+    """``base`` overlaid by the price store's newest rows, re-read only when the store file changes."""
+    from gpuplan.market.overlay import store_signature
+
+    path, signature = store_signature()
+    return _overlaid(base.dirs, path, signature) if signature else base
+
+
+@lru_cache(maxsize=8)
+def _overlaid(dirs: tuple[Path, ...], path: Path, signature: tuple[int, ...]) -> Catalog:
+    from gpuplan.market.overlay import with_refreshed
+
+    return with_refreshed(_load(dirs), path)
 
 
 @cache

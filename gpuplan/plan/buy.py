@@ -17,6 +17,7 @@ from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.catalog.csvload import Column, read_table
+from gpuplan.catalog.schemas import CURRENCIES
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.plan.costing import hourly_price
@@ -25,7 +26,7 @@ from gpuplan.types import Gpu, Offer, PurchasePrice
 _COLUMNS = (
     Column("key", required=True), Column("market", "enum", True, ("cn", "global")),
     Column("value", "float", True, positive=True), Column("unit", required=True),
-    Column("currency", "enum", False, ("USD", "CNY")), Column("source", required=True),
+    Column("currency", "enum", False, CURRENCIES), Column("source", required=True),
     Column("as_of", "date", True), Column("notes"),
 )
 _KIND_ORDER = ("street", "retail", "msrp", "list", "system-share")

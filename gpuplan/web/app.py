@@ -250,6 +250,23 @@ def platforms(cat: Cat, market: Market | None = None) -> list[Row]:
     return [asdict(p) for p in cat.platforms if market is None or p.market == market]
 
 
+@router.get("/history")
+def history(cat: Cat, gpu: Text, provider: Names = None, region: Names = None, tier: Text | None = None) -> Row:
+    """``gpuplan history --json``: per offer, the first, last, lowest and highest refreshed price of ``gpu``."""
+    from gpuplan.catalog.schemas import PRICINGS
+    from gpuplan.errors import check_choice
+    from gpuplan.market.history import series
+    from gpuplan.market.overlay import prices_note
+    from gpuplan.market.store import history as stored
+
+    check_choice("tier", tier, PRICINGS)
+    name = cat.gpu(gpu, "gpu").name
+    providers = sorted(resolve_providers(cat, provider, "provider")) if provider else []
+    rows = [r for r in stored(name, providers, region or ()) if tier is None or r.tier == tier]
+    return {"gpu": name, "prices": prices_note(cat), "series": [
+        {**asdict(s), "change_fraction": s.change_fraction} for s in series(rows)]}
+
+
 @router.get("/meta")
 def meta(cat: Cat) -> Row:
     """Version, catalog sizes, calibration date, languages, the choices of each enum field, and the Chinese

@@ -1,0 +1,87 @@
+"""The bundled catalog overlaid by the newest refreshed rows: a refreshed price replaces the bundled row with
+the same provider, instance type, region and tier, and adds one where there was none. GPU-only prices (Google
+Cloud bills a GPU on top of its VM) are kept in the history but never stand in for a whole instance."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuplan.catalog.schemas import CURRENCIES, PRICINGS
+from gpuplan.market import store
+from gpuplan.types import Offer
+from gpuplan.units import GiB
+
+if TYPE_CHECKING:
+    from gpuplan.catalog.store import Catalog
+
+
+def with_refreshed(base: Catalog, path: Path | None = None) -> Catalog:
+    """``base`` (a Catalog) with the store's newest rows; a store that cannot be read leaves ``base`` as it is
+    and says why in ``store_problem``."""
+    path = path or store.store_path()
+    try:
+        snap = store.latest(path)
+    except store.StoreError as err:
+        return dataclasses.replace(base, store_problem=str(err))
+    if not snap.batches:
+        return base
+    return overlay(base, snap)
+
+
+def overlay(base: Catalog, snap: store.Snapshot) -> Catalog:
+    templates = {(o.provider, o.instance_type): o for o in base.offers}
+    fresh: dict[tuple[str, str, str, str], Offer] = {}
+    for r in snap.rows:
+        canonical = base.resolve_gpu(r.gpu)
+        if (r.unit != "instance" or canonical is None or r.currency not in CURRENCIES or r.tier not in PRICINGS
+                or not r.price_per_hour > 0 or not r.gpu_count > 0):
+            continue
+        offer = _offer(r, canonical, templates.get((r.provider, r.instance_type)))
+        fresh[offer.key] = offer
+    offers = [fresh.pop(o.key, o) for o in base.offers] + list(fresh.values())
+    rates = {(f.date, f.base, f.quote): f for f in (*base.fx_rates, *snap.fx)
+             if f.base in CURRENCIES and f.quote in CURRENCIES}
+    used = tuple((b.provider, b.fetched_at) for b in snap.batches)
+    return dataclasses.replace(base, offers=tuple(offers), fx_rates=tuple(rates.values()), refreshed=used)
+
+
+def _offer(r: store.PriceRow, gpu: str, template: Offer | None) -> Offer:
+    same = template is not None and template.gpu == gpu and template.gpu_count == r.gpu_count
+    t = template if same else None
+    return Offer(
+        provider=r.provider, instance_type=r.instance_type, gpu=gpu, gpu_count=r.gpu_count,
+        vcpus=r.vcpus if r.vcpus is not None else (t.vcpus if t else None),
+        ram_bytes=r.ram_gib * GiB if r.ram_gib else (t.ram_bytes if t else None), region=r.region,
+        market=r.market, price_per_hour=r.price_per_hour, currency=r.currency, pricing=r.tier,
+        billing_granularity_s=t.billing_granularity_s if t else None,
+        included_disk_bytes=t.included_disk_bytes if t else None,
+        storage_price_per_gb_month=t.storage_price_per_gb_month if t else None,
+        gpu_mapping=t.gpu_mapping if t else "stated",
+        source=f"{r.source_url} (gpuplan refresh, fetched {r.fetched_at})", as_of=r.fetched_date,
+        notes=f"refreshed price, fetched {r.fetched_at}", file="price store", line=0,
+    )
+
+
+def prices_note(catalog) -> str:  # type: ignore[no-untyped-def]
+    """'prices: bundled 2026-11-29 + refreshed AWS 2026-12-01, Azure 2026-12-01' ('' when nothing is refreshed)."""
+    if not catalog.refreshed:
+        return ""
+    bundled = max((o.as_of for o in catalog.offers if o.file != "price store"), default=dt.date.min)
+    refreshed = ", ".join(f"{name} {when[:10]}" for name, when in catalog.refreshed)
+    return f"prices: bundled {bundled.isoformat()} + refreshed {refreshed}"
+
+
+def store_signature() -> tuple[Path, tuple[int, ...]]:
+    """The store's path and (size, mtime) of it and its write-ahead log; () when there is no store."""
+    path = store.store_path()
+    stamp: list[int] = []
+    for p in (path, path.with_name(path.name + "-wal")):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        stamp += [st.st_size, st.st_mtime_ns]
+    return path, tuple(stamp)
