@@ -13,11 +13,13 @@ The Python API is the library the CLI and the HTTP API are skins over::
     cat.gpu("4090")                 # Gpu(name='RTX4090', ...)
     cat.model("Llama-2-7B")         # ModelSpec(...)
 
-Importing gpuplan reads no files: the catalog is loaded on first use. ``gpuplan.estimate`` is the package of
-estimators, callable as the API's estimate (:func:`gpuplan.api.estimate`).
+Importing gpuplan reads no files: the catalog is loaded on first use. ``gpuplan.plan`` and ``gpuplan.estimate``
+are the packages of the planner and the estimators, callable as the API's :func:`gpuplan.api.plan` and
+:func:`gpuplan.api.estimate`.
 """
 
-from gpuplan.api import Estimate, Plan, plan
+import gpuplan.estimate as estimate
+import gpuplan.plan as plan
 from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.errors import GpuplanError, InputError
 from gpuplan.estimate.params import count_params
@@ -25,5 +27,14 @@ from gpuplan.types import Job
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:  # the API's result types, imported on first use
+    if name in ("Estimate", "Plan"):
+        from gpuplan import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'gpuplan' has no attribute '{name}'")
+
+
 __all__ = ["Catalog", "Estimate", "GpuplanError", "InputError", "Job", "Plan", "__version__", "count_params",
-           "load_catalog", "plan"]
+           "estimate", "load_catalog", "plan"]

@@ -146,10 +146,16 @@ class Plan:
         out = []
         for i, x in enumerate(self.result.ranked, 1):
             e = x.estimate
-            out.append({"#": i, "config": e.describe(), "settings": settings_text(e), "provider": x.where,
-                        "time": fmt_seconds(x.calendar_seconds or x.seconds),
-                        "cost": fmt_money(x.cost.total, x.cost.currency),
-                        "memory": f"{fmt_bytes(e.needed_bytes)} / {fmt_bytes(e.capacity_bytes)}"})
+            row: dict[str, Any] = {"#": i, "config": e.describe(), "settings": settings_text(e), "provider": x.where,
+                                   "time": fmt_seconds(x.calendar_seconds or x.seconds),
+                                   "cost": fmt_money(x.cost.total, x.cost.currency),
+                                   "memory": f"{fmt_bytes(e.needed_bytes)} / {fmt_bytes(e.capacity_bytes)}"}
+            if e.job.task == "serve":  # priced per hour: the latency at the planned load instead of a duration
+                del row["time"]
+                row["cost"] += "/h"
+                if e.speed:
+                    row["latency"] = f"{fmt_seconds(e.speed.ttft_s)} / {fmt_seconds(e.speed.tpot_s)}"
+            out.append(row)
         return out
 
     def _title(self) -> str:

@@ -36,21 +36,31 @@ EXIT_CODES = {0: "success (also the help)", 1: "it does not fit: no plan fits th
               130: "interrupted (Ctrl-C)"}
 
 
-def _choices(command: str) -> dict[str, tuple[str, ...]]:
-    """The values each choice option of ``command`` accepts, from the vocabularies the library checks."""
-    from gpuplan.i18n import LANG_NAMES
-    from gpuplan.listing import GPU_SORTS, OFFER_SORTS
-    from gpuplan.plan.planner import OBJECTIVES
-    from gpuplan.requests import LORA_TARGETS, TASKS
-    from gpuplan.types import ENGINES, KV_DTYPES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE
+def _choices(name: str, command: str) -> tuple[str, ...] | None:
+    """The values choice option ``name`` of ``command`` accepts, from the vocabularies the library checks (each
+    imported only when its option is shown)."""
+    from gpuplan import types
 
-    return {"--market": ("cn", "global"), "--objective": OBJECTIVES, "--method": METHODS, "--task": TASKS,
-            "--engine": ENGINES, "--recompute": RECOMPUTE, "--precision": ("auto", *PRECISIONS),
-            "--optimizer": OPTIMIZERS, "--lora-targets": LORA_TARGETS, "--kv-dtype": KV_DTYPES,
-            "--currency": ("USD", "CNY"), "--zero": ("0", "1", "2", "3"), "--lang": LANG_NAMES,
-            "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
-            "--export": ("skypilot", "vllm", "sglang", "k8s"),
-            "--sort": GPU_SORTS if command == "gpus" else OFFER_SORTS}
+    fixed = {"--market": ("cn", "global"), "--currency": ("USD", "CNY"), "--zero": ("0", "1", "2", "3"),
+             "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
+             "--export": ("skypilot", "vllm", "sglang", "k8s"), "--method": types.METHODS, "--engine": types.ENGINES,
+             "--recompute": types.RECOMPUTE, "--precision": ("auto", *types.PRECISIONS),
+             "--optimizer": types.OPTIMIZERS, "--kv-dtype": types.KV_DTYPES, "--lang": i18n.LANG_NAMES}
+    if name in fixed:
+        return fixed[name]
+    if name == "--objective":
+        from gpuplan.plan.planner import OBJECTIVES
+
+        return OBJECTIVES
+    if name in ("--task", "--lora-targets"):
+        from gpuplan.requests import LORA_TARGETS, TASKS
+
+        return TASKS if name == "--task" else LORA_TARGETS
+    if name == "--sort":
+        from gpuplan.listing import GPU_SORTS, OFFER_SORTS
+
+        return GPU_SORTS if command == "gpus" else OFFER_SORTS
+    return None
 
 
 # what a text option takes, where it is not a choice (help shows it instead of the parameter's Python type)
@@ -63,13 +73,14 @@ METAVARS = {"--samples": "COUNT", "--tokens-per-sample": "COUNT", "--tokens": "C
 def label_params(params: list[Any], command: str) -> None:
     """Help shows each option's real values: ``[cn|global]`` for a choice, COUNT/DURATION/... for text, none for
     a flag, NAME for other text, INTEGER or NUMBER for numbers."""
-    choices = _choices(command)
     for p in params:
         if p.param_type_name != "option" or p.metavar is not None:
             continue
         name, kind = p.opts[0], getattr(getattr(p, "type_descriptor", None), "annotation", str)
-        if name in choices:
-            p.metavar = "[" + "|".join(choices[name]) + "]"
+        choices = _choices(name, command)
+        if choices:
+            p.metavar = "[" + "|".join(choices) + "]"
+            p._custom_shell_complete = _completer(choices)  # the shell completes the values too
         elif getattr(p, "is_flag", False):
             p.metavar = ""
         else:
@@ -77,6 +88,10 @@ def label_params(params: list[Any], command: str) -> None:
     for p in params:
         if p.param_type_name == "argument":  # typer shows an argument's Python type; it is text the help explains
             p.display_type_rich = lambda ctx: "TEXT"
+
+
+def _completer(choices: tuple[str, ...]) -> Any:
+    return lambda ctx, param, incomplete: [c for c in choices if c.startswith(incomplete)]
 
 
 class RootGroup(typer.core.TyperGroup):
@@ -135,8 +150,16 @@ app = typer.Typer(
 
 CatalogOpt = Annotated[list[str] | None, typer.Option(
     "--catalog", help="Extra catalog folder laid out like gpuplan/data (repeatable; also GPUPLAN_CATALOG).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (base units, unit-suffixed keys).")]
-CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV.")]
+def _machine_output(value: bool) -> bool:
+    """JSON and CSV are an interface: their values are English whatever --lang or the locale says."""
+    if value:
+        i18n.set_lang("en")
+    return value
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", callback=_machine_output,
+                                       help="Print JSON (base units, unit-suffixed keys; English values).")]
+CsvOpt = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print CSV.")]
 
 
 def _show_version(value: bool) -> None:
@@ -149,9 +172,9 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(ctx: typer.Context, catalog: CatalogOpt = None,
-          lang: Annotated[str, typer.Option("--lang", help="Language of tables, explanations, errors and help: en "
-                                            "or zh (zh-CN); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is "
-                                            "Chinese).")] = "",
+          lang: Annotated[str, typer.Option("--lang", help="Language of tables and explanations: en or zh (zh-CN); "
+                                            "default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is Chinese). JSON and "
+                                            "CSV stay English.")] = "",
           version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
                                                 help="Print the version and exit.")] = False,
           ) -> None:
@@ -501,7 +524,7 @@ def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(hel
     cols = [Col(tr("Platform"), "platform"), Col(tr("Tier"), "tier"), Col(tr("GPU"), "gpu"),
             Col(tr("GPUs"), "gpu_count", _plain_count, "right"), Col(tr("Price"), "_price", None, "right"),
             Col(tr("Quota"), "_quota"), Col(tr("Session"), "_session", None, "right"),
-            Col("guaranteed", "guaranteed")]
+            Col(tr("Guaranteed"), "guaranteed")]
     fmt = _fmt(json_out, csv_out)
     if fmt != "table":
         rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
@@ -656,7 +679,7 @@ ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per m
 TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
 BuyOpt = Annotated[bool, typer.Option("--compare-buy", help="Also compare buying the picked GPUs.")]
 HoursOpt = Annotated[float | None, typer.Option("--hours-per-month", help="Use per month, for --compare-buy.")]
-CsvOut = Annotated[bool, typer.Option("--csv", help="Print the ranked plans as CSV.")]
+CsvOut = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print the ranked plans as CSV.")]
 ExportOpt = Annotated[str | None, typer.Option("--export", help="Also write the pick as skypilot (task YAML), vllm or "
                                                                "sglang (server command) or k8s (manifest).")]
 OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (default: print it).")]
@@ -1109,9 +1132,9 @@ def _silence_stdout() -> None:
 
 
 def _fail(message: str, fix: str, status: int = 2) -> None:
-    typer.secho(f"error: {clip_echo(message)}", fg="red", err=True)
+    typer.secho(f"{tr('error')}: {clip_echo(message)}", fg="red", err=True)
     if fix:
-        typer.echo(f"To fix: {clip_echo(fix)}", err=True)
+        typer.echo(f"{tr('To fix')}: {clip_echo(fix)}", err=True)
     sys.exit(status)
 
 

@@ -1,13 +1,17 @@
 """English and Chinese labels for what gpuplan shows people.
 
-``tr(text)`` returns ``text`` in English and its Chinese form when the language is ``zh`` (``--lang zh`` or
-``GPUPLAN_LANG=zh``). Keys are the English strings themselves, so a missing translation shows English.
-JSON and CSV keys are never translated: they are an interface.
+``tr(text)`` returns ``text`` in English and its Chinese form when the language is ``zh`` (``--lang zh``,
+``GPUPLAN_LANG=zh`` or a ``zh_CN`` locale). Keys are the English strings themselves, so a missing translation
+shows English. :data:`ZH` is the one catalogue of the CLI and the web page (served by ``/api/meta``). JSON and
+CSV are made in English whatever the language (keys and values are an interface); a plan's JSON carries its
+explanation in both languages.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from contextvars import ContextVar
 
 LANGS = ("en", "zh")
@@ -34,15 +38,23 @@ ZH: dict[str, str] = {
     "Memory needed": "所需显存", "Memory available": "可用显存", "Throughput": "吞吐",
     "Use case": "使用场景", "Smallest fit": "最小可行配置", "Replicas": "副本数",
     "Rent vs buy": "租用 vs 购买", "Break-even": "回本点", "TTFT / TPOT": "首字延迟 / 每字延迟",
-    "Seqs/replica": "单副本并发", "Settings": "设置", "Held-out band": "留出误差带",
+    "Seqs/replica": "单副本并发", "Settings": "设置", "Measure": "指标", "Configurations": "配置",
+    "Purchase (incl. host)": "购置（含主机）", "Own": "自有成本", "Rent": "租用成本", "Verdict": "结论",
+    "Guaranteed": "保证有卡", "nothing up to 8 GPUs": "8 卡以内都装不下", "error": "错误", "Saving": "节省",
+    "Cost per hour": "每小时费用", "Epochs": "轮数", "First-token target (s)": "首字延迟目标（秒）",
+    "Per-token target (ms)": "每字延迟目标（毫秒）", "Only these providers": "只用这些云厂商",
+    "At most GPUs": "最多卡数", "Budget (in the currency)": "预算（所选币种）", "Deadline (days)": "期限（天）",
+    "Per 1M output tokens": "每百万输出 token",
+    "Cheaper alternatives": "更省钱的改动",
+    "free": "免费", "pay per use, rate not published": "按量付费，未公布单价", "Held-out band": "留出误差带",
     # sentences
     "days old": "天前", "no offers match": "没有符合条件的报价", "does not fit": "装不下", "fits": "装得下",
     "weights": "权重", "kv_cache": "KV 缓存", "activations": "激活值", "gradients": "梯度",
     "optimizer": "优化器状态", "master_weights": "FP32 主权重", "adapter": "适配器", "workspace": "工作区",
     "logits": "logits", "overhead": "CUDA/框架开销", "dequant": "反量化缓冲", "prefix": "前缀",
     "cheapest": "最便宜", "fastest": "最快", "best value": "性价比最高",
-    "step_overhead": "每步框架开销", "notes": "备注", "Changes that would make it fit": "能装下的调整",
-    "by": "排序", "fine-tune": "微调", "pretraining": "预训练", "batch inference": "批量推理", "serving": "在线服务",
+    "step_overhead": "每步框架开销", "notes": "备注", "Changes that would make it fit": "能让它装下的改动",
+    "by": "按", "fine-tune": "微调", "pretraining": "预训练", "batch inference": "批量推理", "serving": "在线服务",
     "tokens": "tokens", "requests of": "个请求，每个", "incl.": "含", "start-up": "启动",
     # breakdown parts not named above (memory: allocator slack; time: training steps, inference phases)
     "allocator_slack": "分配器预留", "compute": "计算", "optimizer_step": "优化器更新",
@@ -51,6 +63,39 @@ ZH: dict[str, str] = {
     # serving fleets (gpuplan.present_serving)
     "Fleet": "服务集群", "Instances": "实例数", "Bucket": "请求规格", "req/s": "请求/秒",
     "Routing with nothing lost": "无故障时的请求分配", "Note": "注意", "Assumption": "假设",
+    # the web page's labels (gpuplan/web/static: its forms, tables and charts), served by /api/meta
+    "sources left out of the fit": "来源不参与拟合时",
+    "Which GPU, where, how many, how long, at what cost.": "用哪种显卡、在哪里租、几张、多久、花多少钱。",
+    "Plan": "方案", "Estimate": "估算", "Task": "任务", "pretrain": "预训练", "Method": "方法", "full": "全量",
+    "freeze": "冻结部分层", "Samples": "样本数", "Tokens per sample": "每条样本 token 数",
+    "Training tokens": "训练 token 数", "Requests": "请求数", "Requests per second": "每秒请求数",
+    "Prompt tokens": "输入 token 数", "Output tokens": "输出 token 数", "Market": "市场", "any": "不限",
+    "China (CNY)": "中国大陆（人民币）", "global": "海外", "Currency": "币种", "market's": "随市场",
+    "Objective": "目标", "best value (work per money)": "性价比最高", "Only these GPUs": "只用这些显卡",
+    "Spot instances": "竞价实例", "allowed": "允许", "only spot": "只用竞价实例", "no spot": "不用竞价实例",
+    "Make a plan": "生成方案", "Memory per GPU of the pick": "推荐方案的单卡显存", "Tensor parallel": "张量并行",
+    "Precision": "精度", "ZeRO stage": "ZeRO 阶段", "Micro-batch": "微批大小",
+    "Activation checkpointing": "激活重计算", "none": "不用", "selective": "选择性", "Sequence length": "序列长度",
+    "Batch": "批大小", "Weight format": "权重格式", "Engine": "推理引擎", "Rank": "排名", "Notes": "备注",
+    "Memory needed / available": "所需 / 可用显存", "per hour": "每小时", "To fix": "解决办法", "headroom": "余量",
+    "capacity": "容量", "Working…": "计算中…", "No plan": "没有可行方案", "Change": "改动",
+    "Time (log scale)": "时间（对数坐标）", "Cost (log scale)": "费用（对数坐标）", "other plans": "其他方案",
+    "Speed": "速度", "configurations fit of": "个配置装得下，共考虑", "considered": "个", "tokens/s": "token/秒",
+    "GPU-hours": "卡时", "replicas": "副本", "Could not reach the gpuplan server.": "无法连接 gpuplan 服务。",
+    "Name": "名称", "models": "个模型", "offers": "条报价", "providers": "家云厂商", "calibration": "校准于",
+    "Serving": "在线服务", "Pipeline stages": "流水线段数", "Gradient accumulation": "梯度累积步数",
+    "Open the pick in the estimate tab": "在估算页打开推荐配置", "Pareto front": "帕累托前沿",
+    "Framework": "训练框架",
+}
+
+
+# English words for the breakdown parts, whose keys are the JSON's (snake_case): tables and the page's legends
+EN: dict[str, str] = {
+    "kv_cache": "KV cache", "master_weights": "FP32 master weights", "optimizer": "optimizer states",
+    "allocator_slack": "allocator slack", "overhead": "CUDA/framework overhead", "dequant": "dequantization buffer",
+    "step_overhead": "per-step framework overhead", "optimizer_step": "optimizer step",
+    "data_parallel_comm": "data-parallel communication", "tensor_parallel_comm": "tensor-parallel communication",
+    "pipeline_bubble": "pipeline bubble",
 }
 
 
@@ -76,6 +121,16 @@ def set_lang(lang: str) -> None:
     _lang.set(lang)
 
 
+@contextlib.contextmanager
+def using(lang: str) -> Iterator[None]:
+    """Make sentences in ``lang`` inside the block (JSON is made in English whatever the user's language)."""
+    token = _lang.set(lang)
+    try:
+        yield
+    finally:
+        _lang.reset(token)
+
+
 def lang() -> str:
     """``--lang``, else GPUPLAN_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG), else English."""
     chosen = _lang.get()
@@ -89,7 +144,7 @@ def lang() -> str:
 
 
 def tr(text: str) -> str:
-    return ZH.get(text, text) if lang() == "zh" else text
+    return ZH.get(text, text) if lang() == "zh" else EN.get(text, text)
 
 
 def say(en: str, zh: str) -> str:

@@ -201,14 +201,14 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         return
     job = result.job
     if not result.ranked:
-        prefix = say("No rental plan: ", "没有可租用的方案：") if result.platforms else "No plan: "
+        prefix = say("No rental plan: ", "没有可租用的方案：") if result.platforms else say("No plan: ", "没有方案：")
         _out(prefix + (result.nothing_fits or "nothing fits."))
         if result.platforms:
             _platforms_table(result)
         if result.suggestions:
             table([{"change": s["change"], "pick": s["pick"], "cost": fmt_money(s["cost"], s["currency"]),
                     "time": fmt_seconds(s["seconds"])} for s in result.suggestions],
-                  [Col("change", "change"), Col(tr("Pick"), "pick"), Col(tr("Cost"), "cost", None, "right"),
+                  [Col(tr("Change"), "change"), Col(tr("Pick"), "pick"), Col(tr("Cost"), "cost", None, "right"),
                    Col(tr("Time"), "time", None, "right")], "Changes that would make it fit")
         return
     rows = [_plan_row(x, i) for i, x in enumerate(result.ranked, 1)]
@@ -234,6 +234,8 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
                  f"服务：{reps} 个副本，每小时 {hourly}；每百万输入 token {per_in}，每百万输出 token {per_out}"
                  "（按预填充与解码所占 GPU 时间拆分每小时费用）。"))
     _out(tr("Why") + ": " + result.explanation)
+    if result.alternatives:
+        _alternatives_table(result)
     front = [{"config": x.label(), "time": fmt_seconds(x.calendar_seconds or x.seconds),
               "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.pareto[:8]]
     if len(front) > 1 and job.task != "serve":
@@ -243,6 +245,22 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         _platforms_table(result)
     if compare_buy:
         show_buy(_buy_rows(catalog, result, hours_per_month), False)
+
+
+def _alternatives_table(result: Any) -> None:
+    """Priced changes that would run a plan that fits for less, the largest saving first."""
+    per = "/h" if result.job.task == "serve" else ""
+    rows = [{"change": a["change"], "saving": f"−{a['saving']:.0%}", "pick": a["pick"],
+             "cost": fmt_money(a["cost"], a["currency"]) + per, "time": fmt_seconds(a["seconds"])}
+            for a in result.alternatives]
+    first = result.alternatives[0]
+    _out(say(f"Cheaper: {first['change']} would cost {first['saving']:.0%} less.",
+             f"更省钱：{first['change']} 可省 {first['saving']:.0%}。"))
+    cols = [Col(tr("Change"), "change"), Col(tr("Saving"), "saving", None, "right"), Col(tr("Pick"), "pick"),
+            Col(tr("Cost"), "cost", None, "right")]
+    if result.job.task != "serve":
+        cols.append(Col(tr("Time"), "time", None, "right"))
+    table(rows, cols, tr("Cheaper alternatives"))
 
 
 def _platforms_table(result: Any) -> None:
@@ -338,9 +356,10 @@ def show_fit(model: Any, rows: list[Any], json_out: bool) -> None:
     out = []
     for r in rows:
         opts = [f"{e.describe()} ({fmt_bytes(e.needed_bytes)})" for e in r.options]
-        out.append({"use": r.use_case, "fit": "; ".join(opts) or "nothing up to 8 GPUs", "settings": r.settings})
-    table(out, [Col(tr("Use case"), "use"), Col(tr("Smallest fit"), "fit"), Col("settings", "settings")],
-          f"{model.name}: smallest GPU configurations that fit (memory per GPU incl. headroom)")
+        out.append({"use": r.use_case, "fit": "; ".join(opts) or tr("nothing up to 8 GPUs"), "settings": r.settings})
+    table(out, [Col(tr("Use case"), "use"), Col(tr("Smallest fit"), "fit"), Col(tr("Settings"), "settings")],
+          say(f"{model.name}: smallest GPU configurations that fit (memory per GPU incl. headroom)",
+              f"{model.name}：装得下的最小显卡配置（单卡显存，含余量）"))
 
 
 def show_compare(c: Any, a: str, b: str, json_out: bool) -> None:
@@ -352,9 +371,10 @@ def show_compare(c: Any, a: str, b: str, json_out: bool) -> None:
         rows.append({"measure": r["measure"], "a": _num(r[a]), "b": _num(r[b]),
                      "ratio": f"{r['ratio']:.2f}×" if r["ratio"] else "—",
                      "configs": f"{r[a + '_config']} | {r[b + '_config']}"})
-    table(rows, [Col("measure", "measure"), Col(a, "a", None, "right"), Col(b, "b", None, "right"),
-                 Col(f"{b} / {a}", "ratio", None, "right"), Col("configurations", "configs")],
-          f"{b} vs {a} on {c.model} (gpuplan estimates; bands in docs/accuracy.md)")
+    table(rows, [Col(tr("Measure"), "measure"), Col(a, "a", None, "right"), Col(b, "b", None, "right"),
+                 Col(f"{b} / {a}", "ratio", None, "right"), Col(tr("Configurations"), "configs")],
+          say(f"{b} vs {a} on {c.model} (gpuplan estimates; bands in docs/accuracy.md)",
+              f"{c.model} 上 {b} 对比 {a}（gpuplan 估计；误差带见 docs/accuracy.md）"))
 
 
 def _num(v: float | None) -> str:
@@ -375,10 +395,11 @@ def show_buy(rows: list[Any], json_out: bool) -> None:
             "break_even": "—" if be is None else ("never" if be == float("inf") else f"{be:,.0f} h/month"),
             "verdict": o.verdict,
         })
-    table(out, [Col(tr("GPU"), "gpu"), Col("purchase (incl. host)", "buy", None, "right"),
-                Col("own", "own", None, "right"), Col("rent", "rent", None, "right"),
-                Col(tr("Break-even"), "break_even", None, "right"), Col("verdict", "verdict")], tr("Rent vs buy"),
-          f"{rows[0].years:g}-year depreciation, PUE {rows[0].pue:g}, power at TDP; prices and sources in --json"
+    table(out, [Col(tr("GPU"), "gpu"), Col(tr("Purchase (incl. host)"), "buy", None, "right"),
+                Col(tr("Own"), "own", None, "right"), Col(tr("Rent"), "rent", None, "right"),
+                Col(tr("Break-even"), "break_even", None, "right"), Col(tr("Verdict"), "verdict")], tr("Rent vs buy"),
+          say(f"{rows[0].years:g}-year depreciation, PUE {rows[0].pue:g}, power at TDP; prices and sources in --json",
+              f"按 {rows[0].years:g} 年折旧，PUE {rows[0].pue:g}，功耗按 TDP；价格与来源见 --json")
           if rows else None)
 
 

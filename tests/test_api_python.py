@@ -70,3 +70,10 @@ def test_to_pandas() -> None:
 def test_an_unknown_option_names_the_near_one() -> None:
     with pytest.raises(InputError, match="did you mean tokens_per_sample"):
         gpuplan.plan("Qwen2.5-0.5B", "finetune", samples="2k", tokens_per_sampel=512)
+
+
+def test_serving_rows_show_latency_and_hourly_cost() -> None:
+    p = gpuplan.plan("Qwen2.5-0.5B", "serve", rps=2, ttft="2s", top=3)
+    rows = p.rows()
+    assert rows and all("time" not in r and r["cost"].endswith("/h") and " / " in r["latency"] for r in rows)
+    assert "1 h 00 min" not in repr(p)

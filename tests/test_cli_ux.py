@@ -37,6 +37,19 @@ def test_shell_completion_script(cli: Cli) -> None:
     assert "_gpuplan_completion" in result.stdout and "complete " in result.stdout
 
 
+@pytest.mark.parametrize(("words", "cword", "expected"), [
+    ("gpuplan plan finetune --objective ", 4, ["cost", "time", "value"]),  # an option's values
+    ("gpuplan estimate M --task f", 4, ["finetune"]),
+    ("gpuplan plan finetune --ma", 3, ["--market", "--max-gpus"]),  # option names
+    ("gpuplan pl", 1, ["platforms", "plan"]),  # commands
+])
+def test_the_shell_completes_commands_options_and_values(cli: Cli, words: str, cword: int,
+                                                        expected: list[str]) -> None:
+    result = cli(env={"_GPUPLAN_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == expected
+
+
 @pytest.mark.parametrize("path", _commands(), ids=lambda p: " ".join(p) or "gpuplan")
 def test_help_shows_values_not_python_types(cli: Cli, path: list[str]) -> None:
     result = cli(*path, "--help", env=WIDE)

@@ -56,7 +56,7 @@ LONG = "a" * 300  # over the 255-byte limit of a file name
     (("model", LONG), "model"),
     (("fit", "x/" * 2100), "model"),  # over the 4096-byte limit of a path
     (("--catalog", LONG, "gpus"), "--catalog"),
-    (("plan", "infer", "Qwen2.5-0.5B", "--export", "vllm", "--out", f"/tmp/{LONG}"), "--out"),
+    (("plan", "infer", "Qwen2.5-0.5B", "--export", "vllm", "--out", f"{LONG}.sh"), "--out"),
 ], ids=["estimate", "model", "path", "catalog", "out"])
 def test_names_and_paths_too_long_for_the_file_system_name_the_option(argv: tuple[str, ...], option: str) -> None:
     err = refused(argv, f"error: {option}: ", "too long for a name or a path")

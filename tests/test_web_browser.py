@@ -96,7 +96,7 @@ def test_default_plan_shows_table_pareto_and_breakdown(page: Page, tmp_path: Pat
     assert 1 <= rows.count() <= 10
     first = rows.first.locator("td")
     assert first.nth(0).inner_text() == "1"
-    assert "¥" in first.nth(4).inner_text()  # market cn: costs in CNY
+    assert "¥" in first.nth(5).inner_text()  # market cn: costs in CNY (after config, settings, provider, time)
     assert page.locator("#plan-explanation").inner_text().strip()
     assert page.locator("#pareto-chart svg circle").count() >= 2
     assert page.locator("#pareto-chart svg circle.front").count() >= 1
@@ -145,7 +145,7 @@ def test_estimate_tab_shows_breakdown_band_and_assumptions(page: Page, tmp_path:
 
 def test_the_pick_opens_in_the_estimate_tab_with_the_same_memory(page: Page) -> None:
     _plan(page)
-    memory = page.locator("#plan-table tbody tr").first.locator("td").nth(5).inner_text()  # "22.7 GiB / 24.0 GiB"
+    memory = page.locator("#plan-table tbody tr").first.locator("td").nth(6).inner_text()  # "22.7 GiB / 24.0 GiB"
     page.click("#pick-estimate")
     expect(page.locator("#tab-estimate")).to_be_visible()
     expect(page.locator("#estimate-fit")).to_contain_text(memory)
@@ -159,7 +159,93 @@ def test_a_pretraining_pick_opens_with_its_framework(page: Page) -> None:
     page.fill("#plan-form input[name=tokens]", "10B")
     page.click("#plan-submit")
     expect(page.locator("#plan-table tbody tr").first).to_be_visible(timeout=30_000)
-    memory = page.locator("#plan-table tbody tr").first.locator("td").nth(5).inner_text()
+    memory = page.locator("#plan-table tbody tr").first.locator("td").nth(6).inner_text()
     page.click("#pick-estimate")
     expect(page.locator("#estimate-fit")).to_contain_text(memory)
     assert page.locator("#estimate-form select[name=framework]").input_value() == "megatron"
+
+
+# ---------------------------------------------------------------- phone and desktop layouts (issue 14, item 7)
+
+SIZES = {"phone": (390, 844), "desktop": (1280, 1000)}
+
+# every element's right edge, and the rendered size of each chart's tick and point labels
+LAYOUT_JS = """() => {
+  const width = window.innerWidth;
+  const wide = [];
+  for (const node of document.querySelectorAll("body *")) {
+    const r = node.getBoundingClientRect();
+    const name = `${node.tagName}#${node.id}.${node.className?.baseVal ?? node.className}`;
+    if (r.width > 0 && r.right > width + 1) wide.push(name);
+  }
+  const sizes = [...document.querySelectorAll("svg text.tick, svg text.pt-label, svg text.label")].map((t) =>
+    parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a);
+  return { width, scroll: document.documentElement.scrollWidth, wide: wide.slice(0, 5), sizes };
+}"""
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]  # PNG: signature, IHDR length and type, then width and height
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+@pytest.fixture(params=list(SIZES))
+def sized(request: pytest.FixtureRequest, browser: Browser, base_url: str) -> Iterator[tuple[str, Page]]:
+    width, height = SIZES[request.param]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    pg = context.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    errors: list[Any] = []
+    pg.on("pageerror", lambda exc: errors.append(exc))
+    pg.goto(base_url + "/")
+    expect(pg.locator("#meta-line")).not_to_be_empty()
+    yield request.param, pg
+    context.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def _check_layout(pg: Page, name: str, shot: Path) -> None:
+    layout = pg.evaluate(LAYOUT_JS)
+    assert layout["scroll"] <= layout["width"], layout  # no sideways scrolling
+    assert not layout["wide"], layout  # no element sticks out of the screen
+    assert layout["sizes"] and min(layout["sizes"]) >= 10, layout  # chart text readable, at phone width too
+    pg.screenshot(path=str(shot), full_page=True)
+    assert _png_size(shot)[0] == SIZES[name][0]  # the whole page fits the screen's width
+
+
+def test_plan_page_fits_the_screen(sized: tuple[str, Page], tmp_path: Path) -> None:
+    name, pg = sized
+    _plan(pg)
+    _check_layout(pg, name, tmp_path / f"plan-{name}.png")
+    labels = pg.locator("#pareto-chart svg text.pt-label")
+    assert labels.count() >= 1 and "×" in (labels.first.text_content() or "")  # front points named by their config
+    legend = pg.locator("#pick-breakdown .legend").inner_text()
+    assert "_" not in legend and "weights" in legend  # parts in words, not JSON keys
+
+
+def test_estimate_page_fits_the_screen(sized: tuple[str, Page], tmp_path: Path) -> None:
+    name, pg = sized
+    pg.click("#tab-button-estimate")
+    pg.click("#estimate-submit")
+    expect(pg.locator("#estimate-memory tbody tr").first).to_be_visible()
+    _check_layout(pg, name, tmp_path / f"estimate-{name}.png")
+
+
+def test_serving_form_and_results(sized: tuple[str, Page], tmp_path: Path) -> None:
+    name, pg = sized
+    pg.select_option("#plan-form select[name=task]", "serve")
+    pg.fill("#plan-form input[name=model]", "Qwen2.5-7B")
+    for field in ("ttft_s", "tpot_s", "quant", "engine", "providers", "max_gpus", "budget"):
+        expect(pg.locator(f"#plan-form .field[data-field={field}]")).to_be_visible()
+    expect(pg.locator("#plan-form .field[data-field=deadline_s]")).to_be_hidden()  # serving runs continuously
+    pg.fill("#plan-ttft", "2")
+    pg.fill("#plan-tpot", "60")
+    pg.select_option("#plan-market", "global")
+    _plan(pg)
+    headers = pg.locator("#plan-table thead th").all_inner_texts()
+    assert "Per 1M output tokens" in headers and "TTFT / TPOT" in headers and "Time" not in headers
+    first = pg.locator("#plan-table tbody tr").first.locator("td")
+    cells = first.all_inner_texts()
+    assert not any("per hour" in c for c in cells)
+    assert "$" in cells[headers.index("Per 1M output tokens")] and "ms" in cells[headers.index("TTFT / TPOT")]
+    _check_layout(pg, name, tmp_path / f"serve-{name}.png")

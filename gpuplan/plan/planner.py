@@ -35,7 +35,7 @@ from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Assumption, Estimate
 from gpuplan.estimate.train_time import train_time
-from gpuplan.i18n import lang, say
+from gpuplan.i18n import lang, say, using
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
 from gpuplan.requests import estimate_options, settings_text
@@ -144,6 +144,8 @@ class PlanResult:
     platforms: list[Candidate] = field(default_factory=list)  # free/cheap notebook platforms that fit
     assumptions: list[dict[str, str]] = field(default_factory=list)
     too_long: int = 0  # priced plans over the default longest run (:func:`max_seconds`), left out
+    explanation_zh: str = ""  # the explanation in Chinese (the web page shows it; JSON carries both)
+    alternatives: list[dict[str, Any]] = field(default_factory=list)  # cheaper changes to a plan that fits
 
     @property
     def pick(self) -> Candidate | None:
@@ -154,9 +156,10 @@ class PlanResult:
             "model": self.model.name, "task": self.job.task, "objective": self.constraints.objective,
             "currency": self.constraints.currency, "pick": self.pick.as_dict() if self.pick else None,
             "ranked": [c.as_dict() for c in self.ranked], "pareto": [c.as_dict() for c in self.pareto],
-            "explanation": self.explanation, "configs_considered": self.considered,
-            "configs_that_fit": self.fitting_configs, "nothing_fits": self.nothing_fits or None,
-            "suggestions": self.suggestions, "assumptions": self.assumptions,
+            "explanation": self.explanation, "explanation_zh": self.explanation_zh,
+            "configs_considered": self.considered, "configs_that_fit": self.fitting_configs,
+            "nothing_fits": self.nothing_fits or None,
+            "suggestions": self.suggestions, "alternatives": self.alternatives, "assumptions": self.assumptions,
             "platforms": [c.as_dict() for c in self.platforms], "max_seconds": max_seconds(self.constraints),
         }
 
@@ -536,34 +539,27 @@ def _distinct(ranked: list[Candidate], top: int) -> list[Candidate]:
     choices = list(best.values())
     if len(choices) <= top:
         return choices
-    keep = [choices[0], *_spread(_tie_front(choices), top // 2)]
-    same_size = Counter(x.estimate.total_gpus for x in keep)
+    shown: dict[int, Candidate] = {id(x): x for x in (choices[0], *_spread(_tie_front(choices), top // 2))}
+    same_size = Counter(x.estimate.total_gpus for x in shown.values())
 
     def room(x: Candidate) -> bool:  # a fleet size above one node is a dial: a few rows of each size at most
         return x.estimate.total_gpus <= 8 or same_size[x.estimate.total_gpus] < max(2, top // 3)
 
     for first_of_gpu in (True, False):
-        gpus = {_choice(x)[0] for x in keep}
+        gpus = {x.estimate.gpu.name for x in shown.values()}
         for x in choices:
-            if len(_first_distinct(keep, top)) >= top:
+            if len(shown) >= top:
                 break
-            if room(x) and not (first_of_gpu and _choice(x)[0] in gpus) and all(x is not y for y in keep):
-                gpus.add(_choice(x)[0])
-                same_size[x.estimate.total_gpus] += 1
-                keep.append(x)
-    shown = {id(x) for x in _first_distinct([*keep, *choices], top)}
-    return [x for x in choices if id(x) in shown]
-
-
-def _first_distinct(xs: list[Candidate], n: int) -> list[Candidate]:
-    """The first ``n`` different candidates of ``xs`` (by identity), in order."""
-    out: list[Candidate] = []
-    for x in xs:
-        if len(out) >= n:
+            if id(x) in shown or not room(x) or (first_of_gpu and x.estimate.gpu.name in gpus):
+                continue
+            shown[id(x)] = x
+            gpus.add(x.estimate.gpu.name)
+            same_size[x.estimate.total_gpus] += 1
+    for x in choices:  # nothing else is left: the next choices, whatever their size
+        if len(shown) >= top:
             break
-        if all(x is not y for y in out):
-            out.append(x)
-    return out
+        shown.setdefault(id(x), x)
+    return [x for x in choices if id(x) in shown]
 
 
 def _tie_front(cands: list[Candidate]) -> list[Candidate]:
@@ -678,20 +674,31 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
                 free += [x for x in _platform_candidates(catalog, e, c, e.seconds) if _within_limits(x, c)
                          and (providers is None or x.where in providers)]
     free = _distinct(sorted(free, key=lambda x: (x.cost.total, x.calendar_seconds)), c.top)
-    result = PlanResult(job, model, c, top, pareto_front(cands), explain(top, c), len(estimates) + len(closest),
+    result = PlanResult(job, model, c, top, pareto_front(cands), _explanation(top, free, c),
+                        len(estimates) + len(closest),
                         len(estimates), assumptions=_assumptions(c, cal), platforms=free,
                         too_long=sum(c.deadline_s is None and _time(x) > (max_seconds(c) or math.inf)
                                      for x in priced))
-    if free:
-        f = free[0]
-        price = fmt_money(f.cost.total, f.cost.currency)
-        result.explanation += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
-                               else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
+    with using("zh"):
+        result.explanation_zh = _explanation(top, free, c)
     if not top:
         result.nothing_fits = _nothing_fits(estimates, closest, priced, c, reasons)
         if suggest:
             result.suggestions = suggestions(catalog, model, job, c, cal)
+    elif suggest:
+        result.alternatives = alternatives(catalog, model, job, c, cal, top[0])
     return result
+
+
+def _explanation(top: list[Candidate], free: list[Candidate], c: Constraints) -> str:
+    """Why the pick, and the notebook platform that also fits, in the current language."""
+    text = explain(top, c)
+    if free:
+        f = free[0]
+        price = fmt_money(f.cost.total, f.cost.currency)
+        text += (f"免费/低价平台也能跑：{f.label()}，{price}（{'；'.join(f.notes)}）。" if lang() == "zh"
+                 else f" A notebook platform also fits: {f.label()} for {price} ({'; '.join(f.notes)}).")
+    return text
 
 
 def _check_job(job: Job, m: ModelSpec) -> None:
@@ -861,6 +868,47 @@ def _limit_text(c: Constraints) -> str:
     if max_seconds(c) is None:
         return "none (--objective time)"
     return f"{fmt_seconds(DEFAULT_MAX_SECONDS)} by default for --objective {c.objective}; --deadline sets another"
+
+
+def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constraints]]:
+    """What might run the same job for less: a smaller weight format or another engine (inference), a lighter
+    method (fine-tuning), any GPU when --gpus narrowed them."""
+    changes: list[tuple[str, Job, Constraints]] = []
+    if job.task in ("infer", "serve"):
+        current = c.quant or job.weight_format
+        for q in ("fp8", "int8-wo", "awq-int4"):
+            if current != q and (current is None or weight_format(current).bits_per_weight > weight_format(q)
+                                 .bits_per_weight):
+                changes.append((f"quantize to {q}", replace(job, weight_format=q), replace(c, quant=q)))
+        if not (current or "").startswith("gguf"):
+            changes += [(f"serve with {e}", job, replace(c, engine=e)) for e in ("vllm", "sglang") if e != c.engine]
+    if job.task == "finetune":
+        lighter = {"full": ("lora", "qlora"), "freeze": ("lora", "qlora"), "lora": ("qlora",)}
+        names = {"lora": "LoRA", "qlora": "QLoRA"}
+        changes += [(f"switch to {names[m]}", replace(job, method=m, base_quant=None), c)
+                    for m in lighter.get(job.method, ())]
+    if c.gpus:
+        changes.append(("allow any GPU", job, replace(c, gpus=())))
+    return changes
+
+
+def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration, pick: Candidate
+                 ) -> list[dict[str, Any]]:
+    """Changes that would run a job that fits for less than ``pick``, each priced by planning again with it, the
+    largest saving first (``saving``: the share of the pick's cost saved; within the cost tie, none)."""
+    out = []
+    for label, j2, c2 in _cheaper_changes(job, c):
+        _check_budget()
+        try:
+            r = plan(catalog, m, j2, c2, cal, suggest=False)
+        except GpuplanError:
+            continue
+        saving = 1 - r.pick.cost.total / pick.cost.total if r.pick and pick.cost.total > 0 else 0.0
+        if r.pick and saving > COST_TIE_SHARE:
+            out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 4),
+                        "currency": c2.currency, "seconds": r.pick.calendar_seconds or r.pick.seconds,
+                        "saving": saving})
+    return sorted(out, key=lambda a: -a["saving"])
 
 
 def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:

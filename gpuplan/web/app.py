@@ -52,7 +52,7 @@ from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_formats
-from gpuplan.i18n import LANGS, ZH
+from gpuplan.i18n import EN, LANGS, ZH, using
 from gpuplan.listing import (
     GPU_SORTS,
     OFFER_SORTS,
@@ -270,7 +270,7 @@ def history(cat: Cat, gpu: Text, provider: Names = None, region: Names = None, t
 @router.get("/meta")
 def meta(cat: Cat) -> Row:
     """Version, catalog sizes, calibration date, languages, the choices of each enum field, and the Chinese
-    labels of :mod:`gpuplan.i18n` (the page uses them for breakdown parts)."""
+    labels of :mod:`gpuplan.i18n`: the one catalogue of the CLI and the page."""
     counts = {"gpus": len(cat.gpus), "offers": len(cat.offers), "providers": len(cat.providers()),
               "models": len(cat.models), "platforms": len(cat.platforms)}
     choices = {"task": TASKS, "method": METHODS, "engine": ENGINES, "precision": PRECISIONS,
@@ -278,7 +278,7 @@ def meta(cat: Cat) -> Row:
                "currency": CURRENCIES, "quant": tuple(weight_formats()), "gpu_sort": GPU_SORTS,
                "offer_sort": OFFER_SORTS}
     return {"version": __version__, "counts": counts, "calibration": {"fitted_on": fitted().fitted_on},
-            "languages": list(LANGS), "labels": {"zh": ZH}, "choices": choices}
+            "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "choices": choices}
 
 
 # ---------------------------------------------------------------- computations
@@ -288,7 +288,8 @@ def meta(cat: Cat) -> Row:
 def estimate(req: EstimateRequest, cat: Cat) -> Row:
     """``gpuplan estimate --json``: memory breakdown, time or speed, band and assumptions."""
     m, g = preset_model(cat, req.model), cat.gpu(req.gpu)
-    return config_estimate(req, m, g).as_dict()
+    with using("en"):  # JSON values are English whatever the server's locale
+        return config_estimate(req, m, g).as_dict()
 
 
 @router.post("/plan", responses={503: {**_ERROR, "description": f"The plan needs more than the server's budget "
@@ -304,7 +305,7 @@ def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None) -> 
     """The plan's JSON; with ``budget_s``, BudgetError once planning takes longer than that."""
     extra = {"rps": req.rps or 0.0, "ttft_s": req.ttft_s, "tpot_s": req.tpot_s, "global_batch": req.global_batch}
     model, job, constraints = preset_model(cat, req.model), job_from(req, req.task, **extra), constraints_from(req, cat)
-    with work_budget(budget_s) if budget_s else contextlib.nullcontext():
+    with work_budget(budget_s) if budget_s else contextlib.nullcontext(), using("en"):  # English JSON values
         result = plan(cat, model, job, constraints)
     data = result.as_dict()
     if req.task == "serve":

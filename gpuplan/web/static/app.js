@@ -9,42 +9,14 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
                  "#9c755f", "#bab0ac", "#86bcb6", "#d37295"];
 
-// Page labels in Chinese. Table headers and breakdown parts come from gpuplan.i18n via /api/meta.
-const ZH = {
-  "sources left out of the fit": "来源不参与拟合时",
-  "Which GPU, where, how many, how long, at what cost.": "用哪种显卡、在哪里租、几张、多久、花多少钱。",
-  "Plan": "方案", "Estimate": "估算", "Task": "任务", "fine-tune": "微调", "pretrain": "预训练",
-  "batch inference": "批量推理", "serving": "在线服务", "Method": "方法", "full": "全量", "freeze": "冻结部分层",
-  "Samples": "样本数", "Tokens per sample": "每条样本 token 数", "Training tokens": "训练 token 数",
-  "Requests": "请求数", "Requests per second": "每秒请求数", "Prompt tokens": "输入 token 数",
-  "Output tokens": "输出 token 数", "Market": "市场", "any": "不限", "China (CNY)": "中国大陆（人民币）",
-  "global": "海外", "Currency": "币种", "market's": "随市场", "Objective": "目标", "cheapest": "最省钱",
-  "fastest": "最快", "best value (work per money)": "性价比最高", "Only these GPUs": "只用这些显卡",
-  "Spot instances": "竞价实例", "allowed": "允许", "only spot": "只用竞价实例", "no spot": "不用竞价实例",
-  "Make a plan": "生成方案", "Memory per GPU of the pick": "推荐方案的单卡显存", "Tensor parallel": "张量并行",
-  "Precision": "精度", "ZeRO stage": "ZeRO 阶段", "Micro-batch": "微批大小", "Activation checkpointing": "激活重计算",
-  "none": "不用", "selective": "选择性", "Sequence length": "序列长度", "Batch": "批大小",
-  "Weight format": "权重格式", "Engine": "推理引擎", "Rank": "排名", "Notes": "备注",
-  "Memory needed / available": "所需 / 可用显存", "per hour": "每小时", "To fix": "解决办法",
-  "headroom": "余量", "capacity": "容量", "Working…": "计算中…", "No plan": "没有可行方案",
-  "Changes that would make it fit": "能让它装下的改动", "Change": "改动", "Time (log scale)": "时间（对数坐标）",
-  "Cost (log scale)": "费用（对数坐标）", "other plans": "其他方案", "Speed": "速度",
-  "configurations fit of": "个配置装得下，共考虑", "considered": "个", "by": "按",
-  "tokens/s": "token/秒", "GPU-hours": "卡时", "replicas": "副本",
-  "Could not reach the gpuplan server.": "无法连接 gpuplan 服务。", "Name": "名称",
-  "Break-even": "回本点", "GPUs": "卡数", "models": "个模型", "offers": "条报价", "providers": "家云厂商",
-  "calibration": "校准于", "Serving": "在线服务", "Pipeline stages": "流水线段数",
-  "Gradient accumulation": "梯度累积步数", "Open the pick in the estimate tab": "在估算页打开推荐配置",
-  "Pareto front": "帕累托前沿", "Framework": "训练框架",
-};
-
-const state = { lang: "en", labels: {}, meta: null, plan: null, estimate: null };
+const state = { lang: "en", labels: {}, labelsEn: {}, meta: null, plan: null, estimate: null };
 
 // ---------------------------------------------------------------- helpers
 
+// Chinese labels: the one catalogue the CLI uses too (gpuplan/i18n.py), from /api/meta
 function t(text) {
-  if (state.lang !== "zh") return text;
-  return ZH[text] || state.labels[text] || text;
+  if (state.lang !== "zh") return state.labelsEn[text] || text;
+  return state.labels[text] || text;
 }
 
 function $(selector, root = document) { return root.querySelector(selector); }
@@ -95,7 +67,9 @@ function fillTable(table, headers, rows) {
   const head = $("thead", table);
   const body = $("tbody", table);
   head.replaceChildren(el("tr", {}, ...headers.map((h) => el("th", {}, h))));
-  body.replaceChildren(...rows.map((cells) => el("tr", {}, ...cells.map((c) => el("td", {}, c ?? "—")))));
+  // each cell names its column (data-label): on a phone the rows show as cards, one line per column
+  body.replaceChildren(...rows.map((cells) => el("tr", {}, ...cells.map((c, i) => el("td", { "data-label": headers[i] ?? "" },
+                                                                                     c ?? "—")))));
 }
 
 // ---------------------------------------------------------------- API
@@ -136,6 +110,8 @@ function fieldValue(input) {
     case "number": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) : raw;
     case "list": return raw.split(/[\s,]+/).filter(Boolean);
     case "bool": return raw === "true";
+    case "ms": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) / 1000 : raw;  // the API takes seconds
+    case "days": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) * 86400 : raw;
     default: return raw;  // counts such as "10k" are parsed by the API
   }
 }
@@ -190,11 +166,21 @@ async function submit(form, path, extra, render, status) {
 
 // ---------------------------------------------------------------- charts
 
-function logTicks(lo, hi, candidates) {
+function logTicks(lo, hi, candidates, most = 6) {
   const inside = candidates.filter((v) => v >= lo && v <= hi);
-  if (inside.length <= 6) return inside;
-  const step = Math.ceil(inside.length / 6);
+  if (inside.length <= most) return inside;
+  const step = Math.ceil(inside.length / most);
   return inside.filter((_, i) => i % step === 0);
+}
+
+// Charts are drawn at the width they are shown at (one SVG unit = one CSS pixel), so their text keeps its size
+// on a phone instead of shrinking with a scaled-down picture.
+function chartWidth(node, widest) {
+  return Math.round(Math.max(280, Math.min(widest, node?.clientWidth || widest)));
+}
+
+function shortConfig(config) {
+  return config.split(" (")[0];  // "8× H100 (DP8 ZeRO-3)" → "8× H100"
 }
 
 function costCandidates() {
@@ -230,8 +216,8 @@ function candidateKey(c) {
 }
 
 // Cost against time: every plan grey, the Pareto front highlighted and joined, the pick ringed.
-function paretoChart(data) {
-  const W = 560, H = 320, L = 70, R = 16, T = 14, B = 46;
+function paretoChart(data, W = 560) {
+  const H = 320, L = 70, R = 16, T = 14, B = 46;
   const all = new Map();
   for (const c of [...data.ranked, ...data.pareto]) if (c.cost.total > 0) all.set(candidateKey(c), c);
   const points = [...all.values()];
@@ -241,7 +227,8 @@ function paretoChart(data) {
   const y = logScale(points.map((c) => c.cost.total), H - B, T);
   root.append(svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }),
               svg("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" }));
-  for (const v of logTicks(x.lo, x.hi, TIME_TICKS)) {
+  const most = Math.max(3, Math.floor((W - L - R) / 70));  // ticks at least ~70 px apart
+  for (const v of logTicks(x.lo, x.hi, TIME_TICKS, most)) {
     root.append(svg("line", { x1: x(v), y1: T, x2: x(v), y2: H - B, class: "grid" }),
                 svg("text", { x: x(v), y: H - B + 16, class: "tick", "text-anchor": "middle" }, fmtTick(v)));
   }
@@ -264,6 +251,13 @@ function paretoChart(data) {
                                 `${fmtMoney(c.cost.total, c.cost.currency)}`));
     root.append(dot);
   }
+  // the front's points (and the pick) named on the chart, each label left of its point when it would run out
+  for (const c of points.filter((p) => front.has(candidateKey(p)) || candidateKey(p) === pick)) {
+    const px = x(c.calendar_seconds);
+    const left = px > W - R - 90;
+    root.append(svg("text", { x: left ? px - 8 : px + 8, y: y(c.cost.total) - 6, class: "pt-label",
+                              "text-anchor": left ? "end" : "start" }, shortConfig(c.config)));
+  }
   const box = el("div", { class: "pareto-box" });
   box.append(root, legend([["var(--front)", t("Pareto front"), ""], ["#afb8c1", t("other plans"), ""],
                            [null, t("Pick"), "", "pick"]]));
@@ -277,8 +271,8 @@ function legend(entries) {
 }
 
 // One stacked bar: the breakdown parts, the headroom, and a mark at the GPU's memory.
-function breakdownBar(parts, neededBytes, capacityBytes) {
-  const W = 560, H = 64, L = 4, R = 4, Y = 8, BAR = 30;
+function breakdownBar(parts, neededBytes, capacityBytes, W = 560) {
+  const H = 64, L = 4, R = 4, Y = 8, BAR = 30;
   const entries = Object.entries(parts).filter(([, v]) => v > 0);
   const total = entries.reduce((s, [, v]) => s + v, 0);
   const scale = (W - L - R) / (Math.max(neededBytes, capacityBytes, total) * 1.02);
@@ -317,10 +311,36 @@ function whereLabel(c) {
   return c.provider;
 }
 
-function planRow(c, rank, serving) {
-  const cost = fmtMoney(c.cost.total, c.cost.currency) + (serving ? "/h" : "");
-  return [String(rank), c.config, whereLabel(c), serving ? t("per hour") : fmtSeconds(c.calendar_seconds), cost,
-          `${fmtBytes(c.memory_needed_bytes)} / ${fmtBytes(c.memory_available_bytes)}`, c.notes.join("; ")];
+// A ranked plan as table cells; serving rows show latency where others show time, their cost per hour and
+// per million output tokens (the plan's "serving" list, row for row).
+function planRow(c, rank, serving, perToken) {
+  const memory = `${fmtBytes(c.memory_needed_bytes)} / ${fmtBytes(c.memory_available_bytes)}`;
+  if (!serving) {
+    return [String(rank), c.config, c.settings, whereLabel(c), fmtSeconds(c.calendar_seconds),
+            fmtMoney(c.cost.total, c.cost.currency), memory, c.notes.join("; ")];
+  }
+  const s = c.estimate.speed;
+  const latency = s ? `${fmtSeconds(s.ttft_seconds)} / ${(s.tpot_seconds * 1000).toFixed(0)} ms` : "—";
+  const million = perToken ? fmtMoney(perToken.cost_per_million_output_tokens, perToken.currency) : "—";
+  return [String(rank), c.config, c.settings, whereLabel(c), latency,
+          `${fmtMoney(c.cost.total, c.cost.currency)}/h`, million, memory, c.notes.join("; ")];
+}
+
+function planHeaders(serving) {
+  const head = ["#", t("Config"), t("Settings"), t("Provider")];
+  const middle = serving ? [t("TTFT / TPOT"), t("Cost per hour"), t("Per 1M output tokens")] : [t("Time"), t("Cost")];
+  return [...head, ...middle, t("Memory needed / available"), t("Notes")];
+}
+
+function renderAlternatives(data) {
+  const box = $("#plan-alternatives");
+  const alts = data.alternatives || [];
+  if (!alts.length) return box.replaceChildren();
+  const per = data.task === "serve" ? "/h" : "";
+  const table = el("table", { class: "data" }, el("thead"), el("tbody"));
+  fillTable(table, [t("Change"), t("Saving"), t("Pick"), t("Cost")], alts.map((a) =>
+    [a.change, `−${Math.round(a.saving * 100)} %`, a.pick, fmtMoney(a.cost, a.currency) + per]));
+  box.replaceChildren(el("h3", {}, t("Cheaper alternatives")), table);
 }
 
 function renderPlan(data) {
@@ -329,20 +349,23 @@ function renderPlan(data) {
   $("#plan-results").hidden = false;
   $("#plan-title").textContent = `${t("Plans")}: ${data.model} — ${t(TASK_LABELS[data.task])}, ` +
                                  `${t("by")} ${t(OBJECTIVE_LABELS[data.objective])}`;
-  $("#plan-explanation").textContent = data.explanation;
+  $("#plan-explanation").textContent = state.lang === "zh" && data.explanation_zh ? data.explanation_zh
+                                                                                  : data.explanation;
   renderNothingFits(data);
-  fillTable($("#plan-table"), ["#", t("Config"), t("Provider"), t("Time"), t("Cost"), t("Memory needed / available"),
-                               t("Notes")], data.ranked.slice(0, TABLE_ROWS).map((c, i) => planRow(c, i + 1, serving)));
+  const perToken = data.serving || [];
+  fillTable($("#plan-table"), planHeaders(serving),
+            data.ranked.slice(0, TABLE_ROWS).map((c, i) => planRow(c, i + 1, serving, perToken[i])));
+  renderAlternatives(data);
   $("#plan-table").hidden = !data.ranked.length;
   $("#plan-caption").textContent = `${data.configs_that_fit} ${t("configurations fit of")} ` +
                                    `${data.configs_considered} ${t("considered")}`;
   $("#pareto-figure").hidden = serving || !data.ranked.length;
-  $("#pareto-chart").replaceChildren(paretoChart(data));
+  $("#pareto-chart").replaceChildren(paretoChart(data, chartWidth($("#pareto-chart"), 560)));
   $("#pick-figure").hidden = !data.pick;
   if (data.pick) {
     const e = data.pick.estimate;
     $("#pick-breakdown").replaceChildren(breakdownBar(e.memory.breakdown_bytes, e.memory_needed_bytes,
-                                                      e.memory_available_bytes));
+                                                      e.memory_available_bytes, chartWidth($("#pick-breakdown"), 560)));
   }
   renderPlatforms(data);
   $("#plan-json").textContent = JSON.stringify(data, null, 2);
@@ -425,7 +448,8 @@ function renderEstimate(data) {
   $("#estimate-fit").className = `explanation ${data.fits ? "ok" : "bad"}`;
   const mem = data.memory;
   $("#estimate-breakdown").replaceChildren(breakdownBar(mem.breakdown_bytes, data.memory_needed_bytes,
-                                                        data.memory_available_bytes));
+                                                        data.memory_available_bytes,
+                                                        chartWidth($("#estimate-breakdown"), 760)));
   fillTable($("#estimate-memory"), [t("Part"), t("Value"), t("Share")], [
     ...breakdownRows(mem.breakdown_bytes, mem.total_bytes, fmtBytes),
     [t("Total"), fmtBytes(mem.total_bytes), "100 %"], ...bandRows(mem, "total_bytes", fmtBytes)]);
@@ -487,6 +511,7 @@ function fillDatalist(id, values) {
 async function loadCatalog() {
   const [meta, models, gpus] = await Promise.all([api("/api/meta"), api("/api/models"), api("/api/gpus")]);
   state.labels = meta.labels.zh;
+  state.labelsEn = meta.labels.en || {};
   fillDatalist("#model-list", models.map((m) => m.name));
   fillDatalist("#gpu-list", gpus.map((g) => g.name));
   fillDatalist("#quant-list", meta.choices.quant);
