@@ -6,6 +6,8 @@ Nothing here computes anything; see ``gpuplan.listing``, ``gpuplan.estimate`` an
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -17,6 +19,7 @@ from gpuplan import i18n
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
+from gpuplan.types import STALE_AFTER_DAYS
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
 
 
@@ -288,6 +291,8 @@ def offers(
     market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
     currency: Annotated[str | None, typer.Option(help="Show prices in USD, CNY or EUR (newest FX rate).")] = None,
     spot: Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot.")] = None,
+    tier: Annotated[list[str] | None, typer.Option(
+        "--tier", help="Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
     min_gpus: Annotated[float | None, typer.Option(help="At least this many GPUs per instance.")] = None,
     sort: Annotated[str, typer.Option(help="gpu-price, price, gpus, age or provider.")] = "gpu-price",
@@ -302,19 +307,20 @@ def offers(
     cur = parse_currency(currency, "--currency") if currency else None
     cat = _catalog(ctx)
     views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=cur, spot=spot,
-                        providers=provider or (), min_gpus=min_gpus, sort=sort)
+                        providers=provider or (), min_gpus=min_gpus, sort=sort, tiers=tier or ())
     shown = views[:limit] if limit > 0 else views
     rows = [v.row() for v in shown]
     money = lambda key: lambda r: fmt_money(r[key], r["currency"])  # noqa: E731
     for row in rows:
         row["_price"] = money("price_per_hour")(row)
         row["_gpu_price"] = money("price_per_gpu_hour")(row)
-        row["_age"] = f"{row['age_days']} d" + ("*" if row["undated_source"] else "")
+        row["_age"] = row["price_age"] + (" ⚠" if row["stale"] else "")
+        row["_pricing"] = row["pricing"] + (f" {row['commit_months']} mo" if row["commit_months"] else "")
         row["_gpu"] = row["gpu"] + ("†" if row["gpu_mapping"] == "inferred" else "")
     cols = [
         Col(tr("Provider"), "provider"), Col(tr("Instance"), "instance_type"), Col(tr("GPU"), "_gpu"),
         Col(tr("GPUs"), "gpu_count", _plain_count, "right"), Col(tr("Region"), "region"),
-        Col(tr("Pricing"), "pricing"), Col(tr("Price/h"), "_price", None, "right"),
+        Col(tr("Pricing"), "_pricing"), Col(tr("Price/h"), "_price", None, "right"),
         Col(tr("Per GPU-h"), "_gpu_price", None, "right"), Col(tr("Age"), "_age", None, "right"),
     ]
     fmt = _fmt(json_out, csv_out)
@@ -325,7 +331,8 @@ def offers(
         return
     more = f" — showing {len(shown)} of {len(views)}; --limit 0 shows all" if len(shown) < len(views) else ""
     emit(rows, cols, fmt, f"{tr('Cloud offers')} ({len(views)}){more}",
-         "Age = days since the price was published. * undated source: age counts from the day it was read. "
+         f"Age = days since the price was published; 'undated' = the source states no date. ⚠ older than "
+         f"{STALE_AFTER_DAYS} days: check the price. reserved rows need the commitment shown (mo = months). "
          "† GPU inferred from the instance family. --json shows each row's source.")
 
 
@@ -674,6 +681,9 @@ BudgetOpt = Annotated[str | None, typer.Option(help="Most you will spend, e.g. 5
 DeadlineOpt = Annotated[str | None, typer.Option(help="Must finish within, e.g. 12h or 3d.")]
 SpotOpt = Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot (default: both; "
                                                                       "serving: no spot unless --spot).")]
+TierOpt = Annotated[list[str] | None, typer.Option(
+    "--tier", help="Pricing tiers to plan with: on-demand, spot, reserved, marketplace (repeatable; default: "
+                   "on-demand and spot).")]
 CurrencyOpt = Annotated[str | None, typer.Option(help="USD, CNY or EUR (default: CNY with --market cn).")]
 ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per money, the seeds' 性价比).")]
 TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
@@ -688,7 +698,8 @@ OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (de
 def _constraints(market: str | None, provider: list[str] | None, gpus: list[str] | None,
                  exclude_gpus: list[str] | None, max_gpus: int | None, budget: str | None, deadline: str | None,
                  spot: bool | None, currency: str | None, objective: str, top: int, engine: str = "vllm",
-                 quant: str | None = None) -> Any:
+                 quant: str | None = None, tiers: list[str] | None = None) -> Any:
+    from gpuplan.listing import parse_tiers
     from gpuplan.plan.planner import Constraints
     from gpuplan.units import parse_currency, parse_money
 
@@ -704,7 +715,8 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
                        exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
                        deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
-                       currency=cur, engine=engine, quant=quant, objective=objective, top=top)
+                       currency=cur, engine=engine, quant=quant, objective=objective, top=top,
+                       tiers=parse_tiers(tiers or ()))
 
 
 def _catalog_convert(amount: float, unit: str, to: str) -> float:
@@ -727,41 +739,66 @@ def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, 
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan(cat, m, job, c)
-    text = _export(cat, model, result, export, out) if export else None
-    if text is not None:  # no --out: the export is the output (`--export skypilot > task.yaml`), the plan stderr
+    if not export:
+        show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
+        if result.pick is None and not result.platforms:
+            raise typer.Exit(1)  # no plan: the output says why; scripts see a failure
+        return
+    exported = _export(cat, model, result, export, out)
+    if json_out:  # one JSON document on stdout: the plan, and the export inside it
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            show_plan(cat, result, "json", compare_buy, hours_per_month)
+        from gpuplan.render import to_json
+
+        sys.stdout.write(to_json({**json.loads(buf.getvalue()), "export": exported}) + "\n")
+        return
+    if out is None:  # the export is the output (`--export skypilot > task.yaml`), the plan goes to stderr
         with contextlib.redirect_stdout(sys.stderr):
             show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
-        sys.stdout.write(text)
+        sys.stdout.write(exported["text"])
         return
     show_plan(cat, result, _fmt(json_out, csv_out), compare_buy, hours_per_month)
-    if result.pick is None and not result.platforms:
-        raise typer.Exit(1)  # no plan: the output says why; scripts see a failure
 
 
-def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str | None:
-    """Write the pick as a file engines run to ``out`` (atomically: a temporary file renamed into place);
-    without ``out`` return its text for stdout."""
-    import os
-    import tempfile
-    from pathlib import Path
-
+def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dict[str, Any]:
+    """The pick (or the best plan ``fmt`` can express) as files engines run: format, plan, text and the same as
+    data; written to ``out`` atomically (a temporary file renamed into place) when given."""
     from gpuplan.catalog.models import find_preset
-    from gpuplan.export import exportable, render
+    from gpuplan.export import document, exportable, render
 
     if result.pick is None:
         raise InputError("--export", "there is no plan to export.", "relax the constraints until a plan fits.")
     clouds = cat.skypilot_clouds()
     chosen = exportable(result.ranked, fmt, clouds)
+    entry = find_preset(cat, model)
+    hf_repo = entry.hf_repo if entry and entry.hf_repo else None
     if chosen is None:
-        raise InputError("--export", f"none of the {len(result.ranked)} plans is on a cloud SkyPilot launches.",
+        render(result.pick, fmt, hf_repo, clouds)  # raises the reason SkyPilot cannot launch the pick
+        raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
                          "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
     if chosen is not result.pick:
-        typer.echo(f"note: the pick ({result.pick.label()}) is on a provider SkyPilot does not launch; exporting "
-                   f"the best plan it does: {chosen.label()}", err=True)
-    entry = find_preset(cat, model)
-    text = render(chosen, fmt, entry.hf_repo if entry and entry.hf_repo else None, clouds)
-    if out is None:
-        return text
+        try:
+            render(result.pick, fmt, hf_repo, clouds)
+            why = ""
+        except InputError as err:
+            why = f" ({err.message.removeprefix('--export: ')})"
+        typer.echo(f"note: the pick ({result.pick.label()}) cannot be exported to SkyPilot as planned{why}; "
+                   f"exporting the best plan that can: {chosen.label()}", err=True)
+    text = render(chosen, fmt, hf_repo, clouds)
+    exported: dict[str, Any] = {"format": fmt, "plan": chosen.label(), "text": text,
+                                "document": document(chosen, fmt, hf_repo, clouds)}
+    if out is not None:
+        _write_atomic(out, text)
+        exported["path"] = out
+    return exported
+
+
+def _write_atomic(out: str, text: str) -> None:
+    import os
+    import tempfile
+    from pathlib import Path
+
     target = Path(out)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
@@ -778,7 +815,6 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str
         raise InputError("--out", f"cannot write '{target}' ({exc.strerror}).",
                          "check the path and its permissions.") from None
     typer.echo(f"wrote {target}", err=True)
-    return None
 
 
 @plan_app.command("finetune", cls=RangedCommand)
@@ -795,6 +831,7 @@ def plan_finetune(
                                                                      "(0: 32).")] = 0,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    tier: TierOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10, compare_buy: BuyOpt = False,
     hours_per_month: HoursOpt = None, export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
@@ -813,7 +850,8 @@ def plan_finetune(
     job = _job("finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
                quant=quant, global_batch=global_batch, framework=framework, train_embeddings=train_embeddings)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
+                     tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
 
 
@@ -838,14 +876,15 @@ def plan_pretrain(
     framework: FrameworkOpt = None,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")] = 2048,
-    budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
+    budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None, tier: TierOpt = None,
     currency: CurrencyOpt = None, objective: ObjectiveOpt = "time", top: TopOpt = 10,
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
     job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top)
+    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
+                     tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
@@ -856,14 +895,14 @@ def plan_infer(
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
-    currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
+    tier: TierOpt = None, currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a batch-inference job: requests × (prompt + output) tokens, continuously batched."""
     job = _job("infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
-                     engine, quant)
+                     engine, quant, tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
 
 
@@ -924,16 +963,25 @@ def plan_serve(
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan_serving(cat, m, request)
-    if export:
-        text = _serve_export(cat, model, result, export, out)
-        if text is not None:
-            with contextlib.redirect_stdout(sys.stderr):
-                show_serving(result, "json" if json_out else "table")
-            sys.stdout.write(text)
-            return
-    show_serving(result, "json" if json_out else "table")
-    if result.fleet is None:
-        raise typer.Exit(1)
+    if out is not None:
+        check_path("--out", out)
+    if not export:
+        show_serving(result, "json" if json_out else "table")
+        if result.fleet is None:
+            raise typer.Exit(1)
+        return
+    exported, pick = _serve_export(cat, model, result, export, out)
+    if json_out:  # one JSON document on stdout: the fleet, the exported group's configuration and the export
+        from gpuplan.render import to_json
+
+        sys.stdout.write(to_json({**result.as_dict(), "pick": pick.as_dict(), "export": exported}) + "\n")
+        return
+    if out is None:  # the export is the output (`--export skypilot > task.yaml`), the plan goes to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            show_serving(result, "table")
+        sys.stdout.write(exported["text"])
+        return
+    show_serving(result, "table")
 
 
 def _currency(currency: str | None, market: str | None) -> str:
@@ -953,31 +1001,40 @@ def _money(text: str | None, field: str, currency: str) -> float | None:
     return amount if unit in (None, currency) else _catalog_convert(amount, unit, currency)
 
 
-def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> str | None:
-    """Export the fleet's largest group (its GPU type on its provider) through the single-configuration planner,
-    whose pick the exporters take."""
+def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> tuple[dict[str, Any], Any]:
+    """Export the fleet's largest group that ``fmt`` can express (its GPU type on its provider) through the
+    single-configuration planner, whose pick the exporters take: (the export, that pick). When no group can be
+    expressed (a cloud SkyPilot does not launch), the best single configuration that can, with a note."""
     from gpuplan.plan.planner import Constraints, plan
     from gpuplan.requests import make_job
 
-    clouds = cat.skypilot_clouds()
     if result.fleet is None:
         raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
-    groups = [g for g in result.fleet.groups if fmt != "skypilot" or g.provider in clouds]
-    if not groups:
-        raise InputError("--export", "no group of the fleet is on a cloud SkyPilot launches.",
-                         "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
-    group = max(groups, key=lambda g: g.replicas)
     r = result.request
     first = r.buckets[0]
+    m = cat.model(model)
+    failure: InputError | None = None
+    for group in sorted(result.fleet.groups, key=lambda g: -g.replicas):
+        job = make_job("serve", prompt=first.prompt_len, output=first.output_len, rps=r.peak,
+                       ttft_s=r.targets.ttft_p50_s, tpot_s=r.targets.tpot_p50_s, quant=group.config.quant)
+        c = Constraints(market=r.market, providers=(group.provider,), gpus=(group.config.gpu,),
+                        currency=r.currency, engine=r.engine, quant=group.config.quant, spot=group.spot)
+        picked = plan(cat, m, job, c, suggest=False)
+        if picked.pick is None:
+            continue
+        try:
+            return _export(cat, model, picked, fmt, out), picked.pick
+        except InputError as err:
+            failure = err
     job = make_job("serve", prompt=first.prompt_len, output=first.output_len, rps=r.peak,
-                   ttft_s=r.targets.ttft_p50_s, tpot_s=r.targets.tpot_p50_s, quant=group.config.quant)
-    c = Constraints(market=r.market, providers=(group.provider,), gpus=(group.config.gpu,), currency=r.currency,
-                    engine=r.engine, quant=group.config.quant, spot=group.spot)
-    picked = plan(cat, cat.model(model), job, c, suggest=False)
-    if picked.pick is None:
-        raise InputError("--export", f"the group {group.config.describe()} on {group.provider} cannot be exported "
-                         "as one configuration.", "export without --tpot/--ttft, or pick another provider.")
-    return _export(cat, model, picked, fmt, out)
+                   ttft_s=r.targets.ttft_p50_s, tpot_s=r.targets.tpot_p50_s, quant=r.quant)
+    ranked = plan(cat, m, job, Constraints(market=r.market, providers=r.providers, currency=r.currency,
+                                           engine=r.engine, quant=r.quant), suggest=False)
+    if ranked.pick is None:
+        raise failure or InputError("--export", "no group of the fleet can be exported.", "try another --export.")
+    typer.echo(f"note: no group of the fleet can be written as --export {fmt}; exporting the best single "
+               "configuration that can be instead", err=True)
+    return _export(cat, model, ranked, fmt, out), ranked.pick
 
 
 # ---------------------------------------------------------------- fit, compare, buy

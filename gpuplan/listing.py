@@ -10,10 +10,12 @@ from typing import Any
 
 from gpuplan.catalog import Catalog, normalize
 from gpuplan.catalog.models import find_preset
-from gpuplan.errors import InputError, UnknownNameError
+from gpuplan.catalog.schemas import PRICINGS
+from gpuplan.errors import InputError, UnknownNameError, check_choice
 from gpuplan.estimate.memory import kv_bytes_per_token
 from gpuplan.estimate.params import count_params
-from gpuplan.types import Gpu, Offer
+from gpuplan.i18n import say
+from gpuplan.types import STALE_AFTER_DAYS, Gpu, Offer
 from gpuplan.units import GB, TERA, GiB
 
 GPU_SORTS = ("name", "memory", "bandwidth", "bf16", "fp8", "year", "tdp")
@@ -97,6 +99,7 @@ class OfferView:
     price_per_gpu_hour: float
     currency: str
     age_days: int
+    today: dt.date
 
     def row(self) -> dict[str, Any]:
         o = self.offer
@@ -109,17 +112,19 @@ class OfferView:
             "vcpus": o.vcpus, "ram_gib": None if o.ram_bytes is None else round(o.ram_bytes / GiB, 1),
             "billing_granularity_s": o.billing_granularity_s,
             "included_disk_gb": None if o.included_disk_bytes is None else o.included_disk_bytes / GB,
-            "gpu_mapping": o.gpu_mapping, "as_of": o.as_of.isoformat(), "age_days": self.age_days,
-            "undated_source": "undated" in o.notes.lower(),
-            "source": o.source, "notes": o.notes,
+            "gpu_mapping": o.gpu_mapping, "commit_months": o.commit_months, "as_of": o.as_of.isoformat(),
+            "dated": o.dated, "age_days": self.age_days, "price_age": price_age(o, self.today),
+            "stale": o.is_stale(self.today), "source": o.source, "notes": o.notes,
         }
 
 
 def list_offers(catalog: Catalog, *, gpus: Sequence[str] = (), exact: bool = False, market: str | None = None,
                 currency: str | None = None, spot: bool | None = None, providers: Sequence[str] = (),
                 min_gpus: float | None = None, sort: str = "gpu-price", today: dt.date | None = None,
+                tiers: Sequence[str] = (),
                 ) -> list[OfferView]:
-    """Offers matching the filters, cheapest per GPU-hour first (or by ``sort``)."""
+    """Offers matching the filters (``tiers``: pricing models, default all), cheapest per GPU-hour first (or by
+    ``sort``); at the same price a dated one before an undated one."""
     if sort not in OFFER_SORTS:
         raise InputError("--sort", f"unknown sort key '{sort}'.", "use one of: " + ", ".join(OFFER_SORTS) + ".")
     today = today or dt.date.today()
@@ -137,16 +142,51 @@ def list_offers(catalog: Catalog, *, gpus: Sequence[str] = (), exact: bool = Fal
         offers = [o for o in offers if o.pricing != "spot"]
     if min_gpus is not None:
         offers = [o for o in offers if o.gpu_count >= min_gpus]
+    if tiers:
+        wanted_tiers = parse_tiers(tiers)
+        offers = [o for o in offers if o.pricing in wanted_tiers]
     views = [_view(catalog, o, currency or o.currency, today) for o in offers]
     keys = {
         "price": lambda v: v.price_per_hour, "gpu-price": lambda v: v.price_per_gpu_hour,
-        "gpus": lambda v: -v.offer.gpu_count, "age": lambda v: v.age_days, "provider": lambda v: v.offer.provider,
+        "gpus": lambda v: -v.offer.gpu_count, "provider": lambda v: v.offer.provider,
+        "age": lambda v: (not v.offer.dated, v.age_days),  # an undated price's age is unknown: after the dated
     }
     if currency is None and len({v.currency for v in views}) > 1:
         usd = {id(v): catalog.convert(v.price_per_gpu_hour, v.currency, "USD") for v in views}
         keys["gpu-price"] = lambda v: usd[id(v)]
         keys["price"] = lambda v: catalog.convert(v.price_per_hour, v.currency, "USD")
-    return sorted(views, key=lambda v: (keys[sort](v), v.offer.provider, v.offer.instance_type))
+    return sorted(views, key=lambda v: (keys[sort](v), not v.offer.dated, v.offer.provider, v.offer.instance_type))
+
+
+def parse_tiers(tiers: Sequence[str], field: str = "--tier") -> tuple[str, ...]:
+    """Pricing tiers named by the user (repeatable or comma-separated), checked against the accepted ones."""
+    out: list[str] = []
+    for item in tiers:
+        for name in (part.strip().lower() for part in item.split(",")):
+            check_choice(field, name, PRICINGS)
+            if name not in out:
+                out.append(name)
+    return tuple(out)
+
+
+def price_age(o: Offer, today: dt.date) -> str:
+    """How old the price is, as people read it: "97 d", or "undated (read on 2026-11-29)" when the source
+    states no date (the read date is then only a lower bound on its age)."""
+    if not o.dated:
+        return say(f"undated (read on {o.as_of.isoformat()})", f"未注明日期（{o.as_of.isoformat()} 读取）")
+    return say(f"{o.age_days(today)} d", f"{o.age_days(today)} 天")
+
+
+def stale_note(o: Offer, today: dt.date) -> str:
+    """The flag an offer older than STALE_AFTER_DAYS carries wherever it is shown ("" when recent)."""
+    if not o.is_stale(today):
+        return ""
+    age = o.age_days(today)
+    if o.dated:
+        return say(f"price as of {o.as_of.isoformat()}, {age} days old (over {STALE_AFTER_DAYS}): check it",
+                   f"价格日期 {o.as_of.isoformat()}，已 {age} 天（超过 {STALE_AFTER_DAYS} 天），请核实")
+    return say(f"undated price read {age} days ago (over {STALE_AFTER_DAYS}): check it",
+               f"未注明日期的价格，{age} 天前读取（超过 {STALE_AFTER_DAYS} 天），请核实")
 
 
 def resolve_providers(catalog: Catalog, names: Sequence[str], field: str = "--providers",
@@ -166,7 +206,7 @@ def resolve_providers(catalog: Catalog, names: Sequence[str], field: str = "--pr
 
 def _view(catalog: Catalog, o: Offer, currency: str, today: dt.date) -> OfferView:
     price = catalog.convert(o.price_per_hour, o.currency, currency)
-    return OfferView(o, price, price / o.gpu_count, currency, (today - o.as_of).days)
+    return OfferView(o, price, price / o.gpu_count, currency, o.age_days(today), today)
 
 
 def model_rows(catalog: Catalog, query: str = "") -> list[dict[str, Any]]:
@@ -214,4 +254,5 @@ def model_detail(catalog: Catalog, name_or_path: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["gpu_row", "list_gpus", "list_offers", "match_gpus", "model_detail", "model_rows"]
+__all__ = ["gpu_row", "list_gpus", "list_offers", "match_gpus", "model_detail", "model_rows", "parse_tiers",
+           "price_age", "stale_note"]

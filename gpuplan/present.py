@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from typing import Any
 
@@ -11,6 +12,7 @@ from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.i18n import say, tr
+from gpuplan.listing import price_age
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.requests import settings_text
 from gpuplan.types import InferSetup
@@ -285,7 +287,9 @@ def _csv_row(rank: int, x: Any) -> dict[str, Any]:
         "memory_needed_bytes": round(x.estimate.needed_bytes),
         "memory_available_bytes": round(x.estimate.capacity_bytes),
         "source": o.source if o else (x.platform.source if x.platform else ""),
-        "as_of": o.as_of.isoformat() if o else "", "notes": "; ".join(x.notes),
+        "as_of": o.as_of.isoformat() if o else "", "dated": o.dated if o else "",
+        "price_age": price_age(o, dt.date.today()) if o else "", "stale": o.is_stale(dt.date.today()) if o else "",
+        "commit_months": (o.commit_months or "") if o else "", "notes": "; ".join(x.notes),
     }
 
 

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from gpuplan.units import GiB, MiB
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")
+# GPU rental prices move within weeks (the bundled offers of one GPU span several-fold over their dates): an offer
+# whose price is older than this is flagged wherever it is shown.
+STALE_AFTER_DAYS = 90
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +132,21 @@ class Offer:
     source: str
     as_of: dt.date
     notes: str = ""
+    commit_months: int | None = None  # the term of a reserved/committed price; None for the other tiers
+    dated: bool = True  # False: the source states no date and as_of is the day it was read
     file: str = field(default="", compare=False)
     line: int = field(default=0, compare=False)
 
     @property
     def price_per_gpu_hour(self) -> float:
         return self.price_per_hour / self.gpu_count
+
+    def age_days(self, today: dt.date) -> int:
+        """Days since ``as_of``; for an undated source, the least the price can be (read that long ago)."""
+        return (today - self.as_of).days
+
+    def is_stale(self, today: dt.date) -> bool:
+        return self.age_days(today) > STALE_AFTER_DAYS
 
     @property
     def key(self) -> tuple[str, str, str, str]:

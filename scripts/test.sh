@@ -20,6 +20,10 @@ fi
 # ... and skypilot (tests/test_providers.py checks providers.csv against its cloud registry), without its clashing pins
 .venv/bin/python -c "import sky.clouds" 2>/dev/null || \
   .venv/bin/python -m pip install --quiet --no-deps -r bench/requirements-peers-nodeps.txt
+# ... and what the export tests need to load tasks with SkyPilot's task loader and accelerator registry, and to
+# validate manifests with kubernetes-validate (tests/requirements-export.txt)
+.venv/bin/python -c "import sky.task, pandas, pendulum, kubernetes_validate" 2>/dev/null || \
+  .venv/bin/python -m pip install --quiet -e ".[test]" -r tests/requirements-export.txt
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
 .venv/bin/ruff check gpuplan bench tests
 .venv/bin/mypy

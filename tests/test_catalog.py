@@ -182,7 +182,8 @@ def test_user_offer_replaces_the_bundled_row_with_the_same_key(tmp_path: Path, c
 
 
 def test_user_offer_with_a_new_key_is_added(tmp_path: Path, catalog: Catalog) -> None:
-    write_offers(tmp_path, [{**BUNDLED_ROW, "instance_type": "our-reserved-a10", "pricing": "reserved"}])
+    write_offers(tmp_path, [{**BUNDLED_ROW, "instance_type": "our-reserved-a10", "pricing": "reserved",
+                             "commit_months": "12"}])
     assert len(load_catalog([tmp_path]).offers) == len(catalog.offers) + 1
 
 

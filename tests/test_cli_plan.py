@@ -333,7 +333,7 @@ def test_export_without_out_is_the_standard_output(cli: Cli) -> None:
     result = cli("plan", "serve", "Qwen2.5-0.5B", "--rps", "1", "--export", "skypilot")
     assert result.returncode == 0, result.stderr
     task = yaml.safe_load(result.stdout)
-    assert task["resources"]["accelerators"] and task["service"]["replicas"] >= 1
+    assert task["resources"]["accelerators"] and task["service"]["replica_policy"]["min_replicas"] >= 1
     assert "Why:" in result.stderr  # the plan itself went to stderr
 
 

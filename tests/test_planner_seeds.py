@@ -107,7 +107,10 @@ def test_mpt_30b_16bit_fits_one_80_gb_gpu(catalog: Catalog, gpu: str) -> None:
 @pytest.mark.parametrize("model", ["Qwen2.5-1.5B", "ChatGLM2-6B"])
 def test_small_lora_by_cost_picks_a_small_datacenter_part(catalog: Catalog, model: str) -> None:
     # A10/T4-class: a professional (datacenter or workstation, e.g. A10, L4, T4, RTX A5000) card of 24 GB or less
-    r = _plan(catalog, model, _lora(2_000, 512), market="global", spot=False, objective="cost")
+    # a budget search includes marketplace hosts (RunPod Community Cloud, Vast.ai), which plans leave out unless
+    # asked: on on-demand prices alone an A40 (48 GB) undercuts a 24 GB A5000 by 3 %
+    r = _plan(catalog, model, _lora(2_000, 512), market="global", spot=False, objective="cost",
+              tiers=("on-demand", "marketplace"))
     pick = _pick(r)
     small_dc = {n for n, x in catalog.gpus.items()
                 if x.segment in ("datacenter", "workstation") and x.memory_nominal_gb <= 24}

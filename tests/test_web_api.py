@@ -29,6 +29,7 @@ from conftest import REPO
 
 from gpuplan import types as domain
 from gpuplan.catalog import Catalog
+from gpuplan.catalog.schemas import PRICINGS
 from gpuplan.estimate.calibration import fitted
 from gpuplan.listing import gpu_row, match_gpus
 from gpuplan.plan.planner import OBJECTIVES
@@ -347,7 +348,7 @@ def test_request_enums_are_the_library_choices() -> None:
     pairs = [(web_models.Task, domain.TASKS), (web_models.Method, domain.METHODS),
              (web_models.Engine, domain.ENGINES), (web_models.Precision, domain.PRECISIONS),
              (web_models.Optimizer, domain.OPTIMIZERS), (web_models.Recompute, domain.RECOMPUTE),
-             (web_models.Objective, OBJECTIVES), (web_models.Currency, CURRENCIES)]
+             (web_models.Objective, OBJECTIVES), (web_models.Currency, CURRENCIES), (web_models.Tier, PRICINGS)]
     for literal, choices in pairs:
         assert set(get_args(literal)) == set(choices), literal
 

@@ -32,6 +32,7 @@ class Column:
     min: float | None = None  # inclusive
     max: float | None = None  # inclusive
     positive: bool = False  # strictly > 0
+    optional: bool = False  # the header may leave the column out (every cell then reads as empty)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,13 +148,15 @@ def _records(reader: csv.DictReader[str], shown: str) -> Iterator[dict[str, Any]
 
 def _check_header(found: Sequence[str], columns: Sequence[Column], shown: str) -> None:
     names = [c.name for c in columns]
-    missing = [n for n in names if n not in found]
+    missing = [c.name for c in columns if c.name not in found and not c.optional]
     unknown = [f for f in found if f not in names]
     if missing or unknown:
         parts = ([f"missing columns {missing}"] if missing else []) + (
             [f"unknown columns {unknown}"] if unknown else [])
+        optional = [c.name for c in columns if c.optional]
         raise CatalogError(shown, 1, "", "", "; ".join(parts) + ".",
-                           "the header must be: " + ",".join(names) + " (see the data README).")
+                           "the header must be: " + ",".join(names) + " (see the data README)"
+                           + (f"; {', '.join(optional)} may be left out" if optional else "") + ".")
 
 
 def _cell(raw: str | None, col: Column, shown: str, line: int) -> Any:

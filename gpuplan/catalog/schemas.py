@@ -50,10 +50,11 @@ OFFERS = (
     C("ram_gib", "float", positive=True, max=65536), C("region", required=True),
     C("market", "enum", True, MARKETS), C("price_per_hour", "float", True, positive=True, max=1e5),
     C("currency", "enum", True, CURRENCIES), C("pricing", "enum", True, PRICINGS),
+    C("commit_months", "int", min=1, max=120, optional=True),
     C("billing_granularity_s", "float", positive=True, max=31 * 86400),
     C("included_disk_gb", "float", min=0, max=1e6), C("storage_price_per_gb_month", "float", min=0, max=1e3),
     C("gpu_mapping", "enum", True, ("stated", "inferred")), C("source", required=True),
-    C("as_of", "date", True), C("notes"),
+    C("as_of", "date", True), C("dated", "bool", optional=True), C("notes"),
 )
 
 PLATFORMS = (

@@ -408,8 +408,23 @@ def _offer(row: Row, where: str) -> Offer:
         billing_granularity_s=v["billing_granularity_s"],
         included_disk_bytes=(v["included_disk_gb"] * GB if v["included_disk_gb"] is not None else None),
         storage_price_per_gb_month=v["storage_price_per_gb_month"], gpu_mapping=v["gpu_mapping"],
-        source=v["source"], as_of=v["as_of"], notes=v["notes"] or "", file=where, line=row.line,
+        source=v["source"], as_of=v["as_of"], notes=v["notes"] or "", commit_months=_commit_months(row, where),
+        dated=v["dated"] if v["dated"] is not None else "undated" not in (v["notes"] or "").lower(),
+        file=where, line=row.line,
     )
+
+
+def _commit_months(row: Row, where: str) -> int | None:
+    """The term of a reserved price: required there (a committed price is not comparable without it), and
+    only there."""
+    months, pricing = row.values["commit_months"], row.values["pricing"]
+    if pricing == "reserved" and months is None:
+        raise CatalogError(where, row.line, "commit_months", "", "is empty but pricing is reserved.",
+                           "write the length of the commitment in months (12, 36 ...).")
+    if pricing != "reserved" and months is not None:
+        raise CatalogError(where, row.line, "commit_months", str(months), f"is set but pricing is {pricing}.",
+                           "clear it, or set pricing to reserved if the price needs the commitment.")
+    return months
 
 
 def _provider_terms(row: Row, where: str) -> ProviderTerms:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
+from gpuplan.catalog.schemas import PRICINGS
 from gpuplan.errors import BudgetError, GpuplanError, InfeasibleError, InputError, check_choice
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.frameworks import framework as get_framework
@@ -36,13 +37,14 @@ from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Assumption, Estimate
 from gpuplan.estimate.train_time import train_time
 from gpuplan.i18n import lang, say, using
-from gpuplan.listing import match_gpus, resolve_providers
+from gpuplan.listing import match_gpus, price_age, resolve_providers, stale_note
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
 from gpuplan.requests import estimate_options, settings_text
 from gpuplan.types import Gpu, Job, ModelSpec, Offer, Parallelism, Platform, TrainSetup
 from gpuplan.units import DAY, GB, HOUR, WEEK, fmt_bytes, fmt_money, fmt_seconds
 
 OBJECTIVES = ("cost", "time", "value")
+DEFAULT_TIERS = ("on-demand", "spot")  # reserved needs a commitment; marketplace hosts are third parties
 NODE_COUNTS = (1, 2, 4, 8)
 
 
@@ -66,9 +68,12 @@ class Constraints:
     headroom: float | None = None  # least memory margin; None: each estimate's held-out band
     platforms: bool = True
     spot_overhead: float = SPOT_OVERHEAD
+    tiers: tuple[str, ...] = ()  # pricing tiers to plan with; () = DEFAULT_TIERS
 
     def __post_init__(self) -> None:
         check_choice("--objective", self.objective, OBJECTIVES)
+        for tier in self.tiers:
+            check_choice("--tier", tier, PRICINGS)
         if self.max_gpus is not None and self.max_gpus < 1:
             raise InputError("--max-gpus", f"{self.max_gpus} GPUs is not a limit.", "give 1 or more.")
         if self.budget is not None and self.budget <= 0:
@@ -77,6 +82,12 @@ class Constraints:
             raise InputError("--deadline", "the deadline must be in the future.", "give a duration such as 2d.")
         if self.headroom is not None and not 0 <= self.headroom < 0.5:
             raise InputError("--headroom", f"{self.headroom:.0%} headroom is out of range.", "use 0 to 0.5.")
+
+    @property
+    def pricings(self) -> tuple[str, ...]:
+        """The pricing tiers offers may have: on-demand and spot unless ``tiers`` asks for others (a committed
+        price never stands in for an on-demand one)."""
+        return self.tiers or DEFAULT_TIERS
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,8 @@ class Candidate:
             d["offer"] = {"provider": o.provider, "instance_type": o.instance_type, "region": o.region,
                           "market": o.market, "pricing": o.pricing, "price_per_hour": o.price_per_hour,
                           "currency": o.currency, "gpu_count": o.gpu_count, "source": o.source,
-                          "as_of": o.as_of.isoformat()}
+                          "as_of": o.as_of.isoformat(), "commit_months": o.commit_months, "dated": o.dated,
+                          "price_age": price_age(o, dt.date.today()), "stale": o.is_stale(dt.date.today())}
         if self.platform:
             p = self.platform
             d["platform"] = {"platform": p.platform, "tier": p.tier, "weekly_gpu_hours": p.weekly_gpu_hours,
@@ -305,14 +317,15 @@ def _best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, c
 
 def _usable_offers(catalog: Catalog, c: Constraints, providers: set[str] | None,
                    serving: bool) -> dict[str, list[Offer]]:
-    """Offers per GPU within the market, providers and spot choice. Serving leaves spot out unless ``--spot``
-    asks for it (a preempted server drops its traffic); reserved prices need a commitment and are left out."""
-    no_spot = c.spot is False or (serving and c.spot is None)
+    """Offers per GPU within the market, providers, pricing tiers and spot choice. Serving leaves spot out unless
+    ``--spot`` or ``--tier spot`` asks for it (a preempted server drops its traffic)."""
+    no_spot = c.spot is False or (serving and c.spot is None and "spot" not in c.tiers)
     out: dict[str, list[Offer]] = {}
     for o in catalog.offers:
         if (c.market and o.market != c.market) or (providers is not None and o.provider not in providers):
             continue
-        if (c.spot is True and o.pricing != "spot") or (no_spot and o.pricing == "spot") or o.pricing == "reserved":
+        if (o.pricing not in c.pricings or (c.spot is True and o.pricing != "spot")
+                or (no_spot and o.pricing == "spot")):
             continue
         out.setdefault(o.gpu, []).append(o)
     return out
@@ -348,9 +361,6 @@ def _disk_bytes(m: ModelSpec, job: Job) -> float:
 
 
 LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
-# GPU rental prices change within months (the bundled offers of one GPU span several-fold over their dates);
-# a plan that rests on a price older than this says so.
-STALE_PRICE_DAYS = 180
 
 
 def _price(catalog: Catalog, e: JobEstimate, c: Constraints, offers: dict[str, list[Offer]],
@@ -412,10 +422,12 @@ def _offer_notes(offer: Offer, c: Constraints, today: dt.date) -> tuple[tuple[st
     if offer.pricing == "spot":
         notes.append(say(f"spot: +{c.spot_overhead:.0%} expected time for preemptions",
                          f"竞价实例：预计因抢占多用 {c.spot_overhead:.0%} 时间"))
-    age = (today - offer.as_of).days
-    stale = say(f"price as of {offer.as_of.isoformat()} ({age} days old): check it",
-                f"价格日期 {offer.as_of.isoformat()}（{age} 天前），请核实") if age > STALE_PRICE_DAYS else ""
-    return tuple(notes), stale
+    if offer.commit_months:
+        notes.append(say(f"reserved: needs a {offer.commit_months}-month commitment (the cost counts only the "
+                         "hours used)", f"预留价格：需承诺 {offer.commit_months} 个月（费用只计使用时长）"))
+    if not offer.dated:
+        notes.append(price_age(offer, today))
+    return tuple(notes), stale_note(offer, today)
 
 
 MAX_SESSIONS = 20  # more checkpoint/resume cycles than this is not a plan
@@ -503,12 +515,17 @@ def _key(c: Constraints, cands: list[Candidate]) -> Any:
         return lambda x: 0
     if c.objective == "time":
         fastest = min(_time(x) for x in cands)
-        return lambda x: (_steps(_time(x), fastest, TIME_TIE), x.cost.total)
+        return lambda x: (_steps(_time(x), fastest, TIME_TIE), x.cost.total, _undated(x))
     if c.objective == "value":
         best = min(x.value_score for x in cands)
-        return lambda x: (_steps(x.value_score, best, COST_TIE), _time(x))
+        return lambda x: (_steps(x.value_score, best, COST_TIE), _time(x), _undated(x))
     cheapest = min(x.cost.total for x in cands)
-    return lambda x: (_steps(x.cost.total, cheapest, COST_TIE), _time(x))
+    return lambda x: (_steps(x.cost.total, cheapest, COST_TIE), _time(x), _undated(x))
+
+
+def _undated(x: Candidate) -> bool:
+    """At the same cost (and time) a dated price ranks above one whose source states no date."""
+    return x.offer is not None and not x.offer.dated
 
 
 def pareto_front(cands: Iterable[Candidate]) -> list[Candidate]:

@@ -39,6 +39,7 @@ from starlette.exceptions import HTTPException
 from gpuplan import __version__
 from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.catalog.models import find_preset
+from gpuplan.catalog.schemas import PRICINGS
 from gpuplan.errors import (
     ECHO_CHARS,
     BudgetError,
@@ -83,6 +84,7 @@ from gpuplan.web.models import (
     PlanRequest,
     Segment,
     ServeRequestBody,
+    Tier,
     bounds,
 )
 
@@ -223,12 +225,13 @@ def gpus(cat: Cat, market: Market | None = None, min_memory: Text | None = None,
 @router.get("/offers")
 def offers(cat: Cat, gpu: Names = None, exact: bool = False, market: Market | None = None,
            currency: Currency | None = None, spot: bool | None = None, provider: Names = None,
+           tier: Annotated[list[Tier] | None, Query(max_length=4)] = None,
            sort: Text = "gpu-price", limit: int = ranged("--limit", 40)) -> list[Row]:
     """``gpuplan offers --json``: cheapest per GPU-hour first; ``exact`` matches GPU names without variants."""
     if provider:
         resolve_providers(cat, provider, "provider")
     views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=currency, spot=spot,
-                        providers=provider or (), sort=sort)
+                        providers=provider or (), sort=sort, tiers=tier or ())
     return [v.row() for v in (views[:limit] if limit else views)]
 
 
@@ -276,7 +279,7 @@ def meta(cat: Cat) -> Row:
     choices = {"task": TASKS, "method": METHODS, "engine": ENGINES, "precision": PRECISIONS,
                "optimizer": OPTIMIZERS, "recompute": RECOMPUTE, "objective": OBJECTIVES, "market": ("cn", "global"),
                "currency": CURRENCIES, "quant": tuple(weight_formats()), "gpu_sort": GPU_SORTS,
-               "offer_sort": OFFER_SORTS}
+               "offer_sort": OFFER_SORTS, "tier": PRICINGS}
     return {"version": __version__, "counts": counts, "calibration": {"fitted_on": fitted().fitted_on},
             "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "choices": choices}
 
@@ -417,7 +420,8 @@ def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
     return Constraints(market=req.market, providers=tuple(req.providers), gpus=tuple(req.gpus),
                        exclude_gpus=tuple(req.exclude_gpus), max_gpus=req.max_gpus, budget=budget,
                        deadline_s=req.deadline_s, spot=req.spot, currency=cur, engine=req.engine,
-                       quant=req.quant if inference else None, objective=req.objective or "cost", top=req.top)
+                       quant=req.quant if inference else None, objective=req.objective or "cost", top=req.top,
+                       tiers=tuple(dict.fromkeys(req.tiers)))
 
 
 def config_estimate(req: EstimateRequest, m: ModelSpec, g: Gpu) -> JobEstimate:

@@ -29,6 +29,7 @@ Market = Literal["cn", "global"]
 Segment = Literal["datacenter", "workstation", "consumer", "tpu", "npu"]
 Currency = Literal["USD", "CNY", "EUR"]
 Objective = Literal["cost", "time", "value"]
+Tier = Literal["on-demand", "spot", "reserved", "marketplace"]  # an offer's pricing (catalog.schemas.PRICINGS)
 MAX_NAMES = 64  # names in one list field (GPUs, providers): more than the catalog holds of either
 MAX_TEXT = 256  # characters in one text field (a model or GPU name, a count such as "1.4T")
 Count = float | Annotated[str, Field(max_length=32)]  # 10000, 1e4 or "10k"
@@ -137,6 +138,8 @@ class PlanRequest(JobFields):
     budget_currency: Currency | None = None
     deadline_s: float | None = ranged("--deadline")
     spot: bool | None = None
+    tiers: list[Tier] = Field([], max_length=4, description="Pricing tiers to plan with (default: on-demand and "
+                                                            "spot; reserved and marketplace only when named).")
     currency: Currency | None = None
     objective: Objective | None = None
     top: int = ranged("--top", 10)

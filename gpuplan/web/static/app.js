@@ -306,7 +306,8 @@ const TASK_LABELS = { finetune: "fine-tune", pretrain: "pretrain", infer: "batch
 const OBJECTIVE_LABELS = { cost: "cheapest", time: "fastest", value: "best value (work per money)" };
 
 function whereLabel(c) {
-  if (c.offer) return `${c.provider} (${c.offer.instance_type})`;
+  // ⚠: the price is older than 90 days (the API's offer.stale); the notes say how old, or that it is undated
+  if (c.offer) return `${c.provider} (${c.offer.instance_type})` + (c.offer.stale ? " ⚠" : "");
   if (c.platform) return `${c.platform.platform} ${c.platform.tier}`;
   return c.provider;
 }

@@ -1,0 +1,114 @@
+"""Kubernetes hand-off for one serving group: Deployment, Service, PodDisruptionBudget and HorizontalPodAutoscaler.
+
+- Nodes are selected by the ``nvidia.com/gpu.product`` label NVIDIA GPU feature discovery (part of the GPU
+  Operator) sets, from ``gpuplan/data/gfd_labels.csv``.
+- ``HF_TOKEN`` comes from the Secret ``hf-token`` (key ``token``); it is optional so public models start without
+  it, and gated ones (meta-llama/*, ...) need it: ``kubectl create secret generic hf-token --from-literal=token=…``.
+- ``/health`` answers once the weights are loaded: a startup probe allows the load (up to 30 min), then readiness
+  and liveness probes take over.
+- Replicas spread over zones (``topology.kubernetes.io/zone``); the PDB lets a drain take one replica at a time.
+- The HPA scales on the server's queue length through the custom metrics API, which needs an adapter such as
+  Prometheus Adapter with a rule exposing the server's gauge (``vllm:num_requests_waiting`` or
+  ``sglang:num_queue_reqs``) per pod under the name used here (colons renamed to underscores); see
+  docs/export.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplan.errors import InputError
+from gpuplan.export.registry import gfd_product_label
+from gpuplan.export.serve import PORT, QUEUE_METRIC, ServeGroup, image, server_command
+
+SECRET = "hf-token"
+ZONE_KEY = "topology.kubernetes.io/zone"
+GPUS_PER_NODE = 8
+LOAD_TIMEOUT_S = 1800  # startup probe budget: weights download + load + warm-up
+PROBE_PERIOD_S = 10
+
+
+def queue_target(g: ServeGroup) -> int:
+    """Waiting requests per pod above which the HPA adds a replica: a tenth of the batch the plan sized (queueing
+    means the replica is full; a small queue absorbs bursts without scaling on every spike)."""
+    return max(1, g.max_num_seqs // 10)
+
+
+def manifests(g: ServeGroup, max_replicas: int | None = None) -> list[dict[str, Any]]:
+    """The objects for ``g``; the HPA may grow the group to ``max_replicas`` (default: twice the plan)."""
+    if g.gpus_per_replica > GPUS_PER_NODE:
+        raise InputError("--export", f"a replica of {g.gpus_per_replica} GPUs spans nodes; the k8s export writes "
+                         "single-node replicas.", "plan with --max-gpus 8, or deploy multi-node replicas with "
+                         "LeaderWorkerSet by hand.")
+    labels = {"app": g.name}
+    return [_deployment(g, labels), _service(g, labels), _pdb(g, labels),
+            _hpa(g, max_replicas or max(2 * g.replicas, g.replicas + 1))]
+
+
+def _container(g: ServeGroup) -> dict[str, Any]:
+    cmd = server_command(g)
+    split = 2 if g.engine == "vllm" else 3  # `vllm serve` | `python -m sglang.launch_server`
+    probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": PROBE_PERIOD_S}
+    return {
+        "name": g.engine, "image": image(g.engine), "command": cmd[:split], "args": cmd[split:],
+        "ports": [{"name": "http", "containerPort": PORT}],
+        "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "token",
+                                                                   "optional": True}}}],
+        "resources": {"limits": {"nvidia.com/gpu": g.gpus_per_replica}},
+        "startupProbe": {**probe, "failureThreshold": LOAD_TIMEOUT_S // PROBE_PERIOD_S},
+        "readinessProbe": {**probe, "failureThreshold": 3},
+        "livenessProbe": {**probe, "failureThreshold": 6},
+        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+    }
+
+
+def _affinity(g: ServeGroup) -> dict[str, Any]:
+    if not g.zones:
+        return {}
+    term = {"matchExpressions": [{"key": ZONE_KEY, "operator": "In", "values": list(g.zones)}]}
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [term]}}}}
+
+
+def _deployment(g: ServeGroup, labels: dict[str, str]) -> dict[str, Any]:
+    spread = {"maxSkew": 1, "topologyKey": ZONE_KEY, "labelSelector": {"matchLabels": labels},
+              "whenUnsatisfiable": "DoNotSchedule" if g.replicas > 1 else "ScheduleAnyway"}
+    pod = {
+        "containers": [_container(g)],
+        "nodeSelector": {"nvidia.com/gpu.product": gfd_product_label(g.gpu)},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "topologySpreadConstraints": [spread], **_affinity(g),
+        "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
+    }
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": g.name, "labels": labels},
+            "spec": {"replicas": g.replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": pod}}}
+
+
+def _service(g: ServeGroup, labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": g.name, "labels": labels},
+            "spec": {"selector": labels, "ports": [{"name": "http", "port": PORT, "targetPort": "http"}]}}
+
+
+def _pdb(g: ServeGroup, labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": g.name},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}}}
+
+
+def _hpa(g: ServeGroup, max_replicas: int) -> dict[str, Any]:
+    metric = QUEUE_METRIC[g.engine].replace(":", "_")
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": g.name},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": g.name},
+                     "minReplicas": g.replicas, "maxReplicas": max_replicas,
+                     "metrics": [{"type": "Pods", "pods": {
+                         "metric": {"name": metric},
+                         "target": {"type": "AverageValue", "averageValue": str(queue_target(g))}}}]}}
+
+
+def adapter_rule(engine: str) -> str:
+    """The Prometheus Adapter rule that exposes the server's queue gauge per pod under the HPA's metric name."""
+    source = QUEUE_METRIC[engine]
+    return (f'- seriesQuery: \'{source}{{namespace!="",pod!=""}}\'\n'
+            '  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}\n'
+            f'  name: {{matches: "^{source}$", as: "{source.replace(":", "_")}"}}\n'
+            "  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n")

@@ -1,0 +1,81 @@
+"""The names and options the target tools accept, read from data files with sources (``gpuplan/data``):
+
+- ``flags/<tool>.json``: every option of the pinned vLLM, SGLang, LLaMA-Factory and Megatron-LM, recorded from
+  the tool's own argument parser by ``scripts/record_flags.py``;
+- ``skypilot_accelerators.csv``: SkyPilot's accelerator registry (its catalog's ``common/accelerators.csv``), one
+  row per accelerator and cloud, with the gpuplan GPU each name is;
+- ``gfd_labels.csv``: the ``nvidia.com/gpu.product`` label NVIDIA GPU feature discovery sets for a GPU.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+from types import MappingProxyType
+from typing import Any
+
+from gpuplan.catalog.store import BUNDLED_DIR
+from gpuplan.errors import InputError
+
+TOOLS = ("vllm", "sglang", "llamafactory", "megatron")
+
+
+@functools.cache
+def flags(tool: str) -> MappingProxyType[str, Any]:
+    """The record of ``tool``'s options: version, source, and ``options`` (name -> takes_value, choices)."""
+    with (BUNDLED_DIR / "flags" / f"{tool}.json").open(encoding="utf-8") as f:
+        return MappingProxyType(json.load(f))
+
+
+def version(tool: str) -> str:
+    return str(flags(tool)["version"])
+
+
+def check_options(tool: str, used: dict[str, str | None]) -> None:
+    """Raise if an option (or a value with recorded choices) is not one ``tool`` accepts: an export must never
+    write what the engine would refuse."""
+    options = flags(tool)["options"]
+    for name, value in used.items():
+        spec = options.get(name)
+        if spec is None:
+            raise InputError("--export", f"{tool} {version(tool)} has no option '{name}'.",
+                             "report this: the export and the recorded options disagree.")
+        if value is not None and spec["choices"] and value not in spec["choices"]:
+            raise InputError("--export", f"{tool} {version(tool)} does not accept {name} {value}.",
+                             f"accepted: {', '.join(spec['choices'])}.")
+
+
+@functools.cache
+def _accelerators() -> tuple[tuple[str, str, str], ...]:
+    with (BUNDLED_DIR / "skypilot_accelerators.csv").open(encoding="utf-8") as f:
+        return tuple((r["skypilot_cloud"], r["accelerator"], r["gpu"]) for r in csv.DictReader(f))
+
+
+def skypilot_accelerator(gpu: str, cloud: str) -> str | None:
+    """SkyPilot's name for ``gpu`` on ``cloud`` (its registry names some GPUs per cloud: RunPod's 'H100' is the
+    PCIe part, its SXM one 'H100-SXM'); None where SkyPilot's catalog lists no such accelerator there."""
+    for row_cloud, accelerator, row_gpu in _accelerators():
+        if row_cloud == cloud and row_gpu == gpu:
+            return accelerator
+    return None
+
+
+def skypilot_clouds_with(gpu: str) -> list[str]:
+    return sorted({c for c, _, g in _accelerators() if g == gpu})
+
+
+@functools.cache
+def _gfd() -> MappingProxyType[str, str]:
+    with (BUNDLED_DIR / "gfd_labels.csv").open(encoding="utf-8") as f:
+        return MappingProxyType({r["gpu"]: r["gpu_product_label"] for r in csv.DictReader(f)})
+
+
+def gfd_product_label(gpu: str) -> str:
+    """The ``nvidia.com/gpu.product`` value GPU feature discovery sets on nodes with ``gpu``."""
+    label = _gfd().get(gpu)
+    if label is None:
+        raise InputError("--export", f"no sourced GPU feature discovery label for {gpu} "
+                         "(gpuplan/data/gfd_labels.csv), so the manifest could not select its nodes.",
+                         "plan with --gpus set to one of: " + ", ".join(sorted(_gfd())) + ".")
+    return label

@@ -1,0 +1,182 @@
+"""Serving hand-off: one group of identical replicas as plain inputs, and the vLLM / SGLang server command for it.
+
+A fleet planner with several GPU types calls these once per group. Flags are those of the pinned releases
+(``gpuplan/data/flags/vllm.json``, ``sglang.json``, recorded from each release's own argument parser); every
+command built here is checked against that record before it is returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplan.errors import InputError
+from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.quant import native_format
+from gpuplan.export.registry import check_options, version
+from gpuplan.plan.planner import Candidate
+from gpuplan.types import InferSetup
+
+PORT = 8000
+SERVERS = ("vllm", "sglang")
+
+# weight format -> the server's on-load (or checkpoint) quantization method, for the pinned versions. vLLM 0.33
+# has no bitsandbytes method (QUANTIZATION_METHODS); SGLang quantizes a 16-bit checkpoint to NF4 with double
+# quantization while loading (model_loader/loader.py BitsAndBytesModelLoader: quantize_4bit(...,
+# compress_statistics=True, quant_type="nf4")), chosen by --load-format bitsandbytes.
+_QUANT = {
+    "vllm": {"awq-int4": "awq", "gptq-int4": "gptq", "gptq-int8": "gptq", "fp8": "fp8"},
+    "sglang": {"awq-int4": "awq", "gptq-int4": "gptq", "gptq-int8": "gptq", "fp8": "fp8",
+               "bnb-nf4": "bitsandbytes", "bnb-nf4-dq": "bitsandbytes"},
+}
+_KV_FP8 = {"vllm": "fp8", "sglang": "fp8_e5m2"}
+_UNQUANTIZED = ("bf16", "fp16", "fp32")
+
+
+@dataclass(frozen=True, slots=True)
+class ServeGroup:
+    """One group of identical serving replicas: what a server command and a deployment need, nothing more."""
+
+    model: str  # Hugging Face repository (or local path) the server loads
+    gpu: str  # gpuplan GPU name
+    engine: str  # vllm | sglang
+    weight_format: str = "bf16"
+    kv_dtype: str = "bf16"
+    tp: int = 1
+    pp: int = 1
+    context_len: int = 4096
+    max_num_seqs: int = 256
+    gpu_memory_utilization: float | None = None  # None: the engine's default (engines.csv)
+    replicas: int = 1
+    zones: tuple[str, ...] = ()
+    spot: bool = False
+    name: str = "gpuplan-serve"
+
+    def __post_init__(self) -> None:
+        if self.engine not in SERVERS:
+            raise InputError("--engine", f"the serving exports run vLLM or SGLang, not '{self.engine}'.",
+                             "plan with --engine vllm (or sglang).")
+        for field, value in (("tp", self.tp), ("pp", self.pp), ("replicas", self.replicas),
+                             ("max_num_seqs", self.max_num_seqs), ("context_len", self.context_len)):
+            if value < 1:
+                raise InputError(field, f"must be at least 1, got {value}.", f"give {field} >= 1.")
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def memory_share(self) -> float:
+        return self.gpu_memory_utilization or get_engine(self.engine).gpu_memory_utilization or 0.9
+
+
+def group_of(c: Candidate, model: str, what: str) -> ServeGroup:
+    """The serving group a planned candidate describes; ``what`` is the export asked for (named in errors)."""
+    e = c.estimate
+    s = e.setup
+    if not isinstance(s, InferSetup):
+        raise InputError("--export", f"{what} runs an inference server; this plan is a {e.job.task} job.",
+                         "use --export skypilot for training plans.")
+    if s.engine not in SERVERS:
+        runs = get_engine(what).name if what in SERVERS else "vLLM or SGLang"
+        fix = what if what in SERVERS else "vllm (or sglang)"
+        raise InputError("--export", f"this plan was estimated for {get_engine(s.engine).name} (its memory "
+                         f"reservation and batch); the {what} export runs {runs}.", f"plan with --engine {fix} to "
+                         "export it.")
+    _check_format(s.weight_format, native_format(e.model.native_dtype), e.model.name, s.engine)
+    spot = c.offer is not None and c.offer.pricing == "spot"
+    return ServeGroup(model=model, gpu=e.gpu.name, engine=s.engine, weight_format=s.weight_format,
+                      kv_dtype=s.kv_dtype, tp=s.tp, pp=s.pp, context_len=s.context_len,
+                      max_num_seqs=max(1, s.batch), gpu_memory_utilization=s.gpu_memory_utilization,
+                      replicas=max(1, e.replicas), spot=spot, name=_name(e.model.name))
+
+
+def _name(model: str) -> str:
+    return f"gpuplan-{model}".lower().replace(".", "-").replace("_", "-")[:50].rstrip("-")
+
+
+def _check_format(fmt: str, native: str, model: str, engine: str) -> None:
+    server = f"{get_engine(engine).name} {version(engine)}"
+    if fmt in ("awq-int4", "gptq-int4", "gptq-int8") and fmt != native:
+        raise InputError("--export", f"the plan serves {fmt} weights, but {model} is published in {native}; "
+                         f"{server} loads {fmt.split('-')[0].upper()} weights only from a checkpoint quantized "
+                         "that way.", "plan with that checkpoint's config.json (its quantization_config makes "
+                         "the format the default), or use --quant fp8, which the server quantizes on load.")
+    if fmt in _QUANT[engine] or fmt in _UNQUANTIZED or fmt == native:
+        return
+    other = [e for e in SERVERS if e != engine and fmt in _QUANT[e]]
+    fix = f"plan with --engine {other[0]}, which quantizes {fmt} on load; or " if other else ""
+    raise InputError("--export", f"{server} has no on-load {fmt} quantization.",
+                     fix + "use --quant fp8 (quantized on load), a pre-quantized AWQ/GPTQ checkpoint, or 16-bit.")
+
+
+def server_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:
+    """The server command line for one replica of ``g``, listening on ``host:port``."""
+    return vllm_command(g, host, port) if g.engine == "vllm" else sglang_command(g, host, port)
+
+
+def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:
+    """``vllm serve`` (vLLM 0.33.0 engine and frontend arguments)."""
+    _check_format(g.weight_format, g.weight_format, g.model, "vllm")
+    opts: dict[str, str | None] = {
+        "--tensor-parallel-size": str(g.tp), "--max-model-len": str(g.context_len),
+        "--gpu-memory-utilization": f"{g.memory_share:g}", "--max-num-seqs": str(g.max_num_seqs)}
+    if g.pp > 1:
+        opts["--pipeline-parallel-size"] = str(g.pp)
+    if g.weight_format in _QUANT["vllm"]:
+        opts["--quantization"] = _QUANT["vllm"][g.weight_format]
+    if g.kv_dtype == "fp8":
+        opts["--kv-cache-dtype"] = _KV_FP8["vllm"]
+    opts |= {"--host": host, "--port": str(port)}
+    check_options("vllm", opts)
+    return ["vllm", "serve", g.model, *_argv(opts)]
+
+
+def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:
+    """``python -m sglang.launch_server`` (SGLang 0.5.23 server arguments); ``--enable-metrics`` serves the
+    Prometheus metrics an autoscaler reads."""
+    _check_format(g.weight_format, g.weight_format, g.model, "sglang")
+    opts: dict[str, str | None] = {
+        "--model-path": g.model, "--tp-size": str(g.tp), "--context-length": str(g.context_len),
+        "--mem-fraction-static": f"{g.memory_share:g}", "--max-running-requests": str(g.max_num_seqs)}
+    if g.pp > 1:
+        opts["--pp-size"] = str(g.pp)
+    if g.weight_format in _QUANT["sglang"]:
+        opts["--quantization"] = _QUANT["sglang"][g.weight_format]
+        if opts["--quantization"] == "bitsandbytes":
+            opts["--load-format"] = "bitsandbytes"
+    if g.kv_dtype == "fp8":
+        opts["--kv-cache-dtype"] = _KV_FP8["sglang"]
+    opts |= {"--enable-metrics": None, "--host": host, "--port": str(port)}
+    check_options("sglang", opts)
+    return ["python", "-m", "sglang.launch_server", *_argv(opts)]
+
+
+def _argv(opts: dict[str, str | None]) -> list[str]:
+    out: list[str] = []
+    for flag, value in opts.items():
+        out += [flag] if value is None else [flag, value]
+    return out
+
+
+def install(g: ServeGroup) -> str:
+    """The pip line that installs the pinned server (the version its flags were checked against), with
+    bitsandbytes when SGLang quantizes with it (its loader asks for bitsandbytes>=0.44.0)."""
+    if g.engine == "vllm":
+        return f"pip install 'vllm=={version('vllm')}'"
+    bnb = " 'bitsandbytes>=0.44.0'" if _QUANT["sglang"].get(g.weight_format) == "bitsandbytes" else ""
+    return f"pip install 'sglang[all]=={version('sglang')}'{bnb}"
+
+
+def image(engine: str) -> str:
+    """The engine's published container image at the pinned version (Docker Hub tags vX.Y.Z: vLLM's
+    vllm/vllm-openai, SGLang's lmsysorg/sglang per sgl-project/sglang docs/docs/get-started/install.mdx
+    @7760d5264ac16b85392aefb1bf5c13ce38d9632e)."""
+    return f"vllm/vllm-openai:v{version('vllm')}" if engine == "vllm" else \
+        f"lmsysorg/sglang:v{version('sglang')}"
+
+
+# queue-length gauge each server exports on /metrics (vLLM 0.33.0 vllm/v1/metrics/loggers.py
+# vllm:num_requests_waiting; SGLang 0.5.23 sglang/srt/observability/metrics_collector.py sglang:num_queue_reqs,
+# served with --enable-metrics). Both answer GET /health (vllm/entrypoints/serve/instrumentator/health.py,
+# sglang/srt/entrypoints/http_server.py) with 200 once the model is loaded.
+QUEUE_METRIC = {"vllm": "vllm:num_requests_waiting", "sglang": "sglang:num_queue_reqs"}

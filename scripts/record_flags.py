@@ -1,0 +1,115 @@
+"""Record the options a released engine or trainer accepts, as data the export tests check every export against.
+
+gpuplan's exports (``--export vllm|sglang|k8s|skypilot``) must use only flags and config keys the pinned
+version accepts. Installing these tools needs CUDA builds far too heavy for the test machine, so this script
+builds each tool's *own* argument parser from its released source once, at data-build time, and writes every
+option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
+
+- vllm 0.33.0 (PyPI wheel): ``vllm serve``'s parser (``make_arg_parser``). ``--quantization`` and
+  ``--kv-cache-dtype`` are free strings in argparse, checked against ``QUANTIZATION_METHODS`` and
+  ``KV_CACHE_DTYPES`` when the engine config is built; those lists are recorded as their choices.
+- sglang 0.5.23 (PyPI wheel): ``python -m sglang.launch_server``'s parser (``ServerArgs.add_cli_args``).
+- llamafactory 0.9.5 (PyPI wheel): the keys of ``llamafactory-cli train CONFIG.yaml`` (the ``HfArgumentParser``
+  over ``_TRAIN_ARGS``; a YAML key is an option's ``dest``).
+- Megatron-LM at a commit (GitHub source): ``pretrain_gpt.py``'s parser (``add_megatron_arguments``).
+
+To regenerate (no GPU needed)::
+
+    pip download --no-deps -d wheels vllm==0.33.0 sglang==0.5.23 llamafactory==0.9.5
+    for w in wheels/*.whl; do unzip -q -o "$w" -d src; done    # plus Megatron-LM's tree, git archive'd into src
+    # the parsers import pure-Python packages the project does not need: install the ones an import names as
+    # missing with `pip install --no-deps --target deps NAME` (msgspec, pybase64, cbor2, openai, dill, ...)
+    PYTHONPATH=src:deps python scripts/record_flags.py vllm wheels/vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl
+    PYTHONPATH=src:deps python scripts/record_flags.py sglang wheels/sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl
+    PYTHONPATH=src:deps DISABLE_VERSION_CHECK=1 \\
+        python scripts/record_flags.py llamafactory wheels/llamafactory-0.9.5-py3-none-any.whl
+    PYTHONPATH=src:deps python scripts/record_flags.py megatron NVIDIA/Megatron-LM@<commit>
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).resolve().parent.parent / "gpuplan" / "data" / "flags"
+
+
+def _vllm() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    import vllm.platforms as platforms
+    from vllm.platforms.cpu import CpuPlatform
+
+    platforms._current_platform = CpuPlatform()  # no GPU here; any platform builds the same parser
+    from vllm.config.cache import KV_CACHE_DTYPES
+    from vllm.entrypoints.common.cli_args import make_arg_parser
+    from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    return make_arg_parser(FlexibleArgumentParser()), {"--quantization": list(QUANTIZATION_METHODS),
+                                                       "--kv-cache-dtype": list(KV_CACHE_DTYPES)}
+
+
+def _sglang() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    from sglang.srt.server_args import ServerArgs
+
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return parser, {}
+
+
+def _llamafactory() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    from llamafactory.hparams.parser import _TRAIN_ARGS
+    from transformers import HfArgumentParser
+
+    return HfArgumentParser(_TRAIN_ARGS), {}
+
+
+def _megatron() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    import typing
+
+    import typing_extensions
+
+    if not hasattr(typing, "override"):  # Megatron-LM imports typing.override (Python 3.12)
+        typing.override = typing_extensions.override  # type: ignore[attr-defined]
+    from megatron.training.arguments import add_megatron_arguments
+
+    return add_megatron_arguments(argparse.ArgumentParser(allow_abbrev=False)), {}
+
+
+def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]], by_dest: bool) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for action in parser._actions:
+        names = [action.dest] if by_dest else [f for f in action.option_strings if f.startswith("--")]
+        for name in names:
+            flag = action.option_strings[0] if action.option_strings else name
+            choices = extra_choices.get(flag, action.choices)
+            options[name] = {"takes_value": action.nargs != 0,
+                             "choices": sorted(str(c) for c in choices) if choices else None}
+    options.pop("help", None)
+    return dict(sorted(options.items()))
+
+
+def main() -> None:
+    tool, origin = sys.argv[1], sys.argv[2]
+    parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron}[tool]()
+    if origin.endswith(".whl"):
+        wheel = Path(origin)
+        where = {"version": wheel.name.split("-")[1], "source": f"PyPI wheel {wheel.name}",
+                 "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
+    else:
+        where = {"version": origin.split("@")[1], "source": f"GitHub {origin}"}
+    record = {"tool": tool, **where, "recorded": dt.date.today().isoformat(),
+              "how": "the tool's own argument parser, built from that source by scripts/record_flags.py",
+              "keys": "yaml-config keys (option dest)" if tool == "llamafactory" else "command-line flags",
+              "options": _options(parser, extra, by_dest=tool == "llamafactory")}
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{tool}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"{tool} {record['version']}: {len(record['options'])} options")
+
+
+if __name__ == "__main__":
+    main()
