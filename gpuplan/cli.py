@@ -930,22 +930,132 @@ def plan_infer(
 @plan_app.command("serve", cls=RangedCommand)
 def plan_serve(
     ctx: typer.Context, model: ModelArg,
-    rps: Annotated[float, typer.Option(help="Steady requests per second.")] = 1.0,
+    rps: Annotated[float, typer.Option(help="Mean requests per second.")] = 1.0,
+    peak_rps: Annotated[float | None, typer.Option("--peak-rps", help="Peak requests per second the fleet is "
+                                                                     "sized for (default: the mean).")] = None,
     prompt: PromptOpt = 1000, output: OutputOpt = 300,
-    ttft: Annotated[str | None, typer.Option(help="Time-to-first-token target, e.g. 2s.")] = None,
-    tpot: Annotated[str | None, typer.Option(help="Time-per-output-token target, e.g. 50ms.")] = None,
+    bucket: Annotated[list[str] | None, typer.Option("--bucket", help="A request-size bucket PROMPT:OUTPUT:SHARE, "
+                                                     "e.g. 512:128:0.7 (repeatable; shares add up to 1; "
+                                                     "replaces --prompt/--output).")] = None,
+    ttft: Annotated[str | None, typer.Option(help="Median time-to-first-token target, e.g. 500ms.")] = None,
+    ttft_p99: Annotated[str | None, typer.Option("--ttft-p99", help="p99 time-to-first-token target, e.g. 2s "
+                                                 "(default 5s when no TTFT target is given).")] = None,
+    tpot: Annotated[str | None, typer.Option(help="Median time-per-output-token target, e.g. 50ms.")] = None,
+    tpot_p99: Annotated[str | None, typer.Option("--tpot-p99", help="p99 time-per-output-token target, "
+                                                 "e.g. 80ms.")] = None,
+    availability: Annotated[float, typer.Option(help="Availability target in percent, e.g. 99.9.")] = 99.9,
+    tolerate: Annotated[str, typer.Option(help="Failure domain the fleet must survive losing: zone, region or "
+                                                "none.")] = "zone",
+    region: Annotated[list[str] | None, typer.Option("--region", help="Only offers in these regions "
+                                                                      "(repeatable).")] = None,
+    spot: Annotated[bool, typer.Option("--spot/--no-spot", help="Allow spot capacity in the mix (preemptions "
+                                                                "are correlated within a spot pool).")] = False,
+    allow_marketplace: Annotated[bool, typer.Option("--allow-marketplace", help="Allow marketplace / community "
+                                                    "hosts, which production serving leaves out.")] = False,
+    prefix_hit: Annotated[float, typer.Option("--prefix-hit", help="Share of prompt tokens served from the prefix "
+                                                                   "cache.")] = 0.0,
+    max_per_offer: Annotated[int | None, typer.Option("--max-per-offer", help="At most this many instances of "
+                                                      "one offer (a provider's capacity).")] = None,
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
-    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, spot: SpotOpt = None, tier: TierOpt = None,
-    currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
-    export: ExportOpt = None, out: OutOpt = None,
-    json_out: JsonOpt = False, csv_out: CsvOut = False,
+    budget: Annotated[str | None, typer.Option(help="Most the fleet may cost per hour, e.g. 40USD.")] = None,
+    currency: CurrencyOpt = None, export: ExportOpt = None, out: OutOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    """Plan serving steady traffic: replicas within the latency targets, cost per hour and per million tokens."""
-    job = _job("serve", prompt=prompt, output=output, rps=rps, ttft=ttft, tpot=tpot, quant=quant)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, None, spot, currency, objective, top,
-                     engine, quant, tier)
-    _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
+    """Plan a serving fleet that stays up: the cheapest mix of GPU types, zones and on-demand/spot that meets the
+    latency targets at peak with the largest failure domain lost, its expected availability and cost per token."""
+    from gpuplan.plan.serving import Targets, parse_buckets, plan_serving, serve_request
+    from gpuplan.present_serving import show_serving
+
+    if out is not None and not export:
+        raise InputError("--out", "--out names the file --export writes, and no --export was given.",
+                         "add --export skypilot (or vllm, sglang, k8s), or drop --out.")
+    check_choice("--market", market, ("cn", "global"))
+    cur = _currency(currency, market)
+    targets = Targets(_duration(ttft, "--ttft") if ttft else None,
+                      _duration(ttft_p99, "--ttft-p99") if ttft_p99 else None,
+                      _duration(tpot, "--tpot") if tpot else None,
+                      _duration(tpot_p99, "--tpot-p99") if tpot_p99 else None)
+    request = serve_request(
+        rps, peak_rps, parse_buckets(bucket or (), prompt, output), targets, availability, tolerate=tolerate,
+        market=market, providers=tuple(provider or ()), regions=tuple(region or ()), gpus=tuple(gpus or ()),
+        exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
+        prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
+        budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer)
+    cat = _catalog(ctx)
+    m = cat.model(model)
+    result = plan_serving(cat, m, request)
+    if out is not None:
+        check_path("--out", out)
+    if not export:
+        show_serving(result, "json" if json_out else "table")
+        if result.fleet is None:
+            raise typer.Exit(1)
+        return
+    exported, pick = _serve_export(cat, model, result, export, out)
+    if json_out:  # one JSON document on stdout: the fleet, the exported group's configuration and the export
+        from gpuplan.render import to_json
+
+        sys.stdout.write(to_json({**result.as_dict(), "pick": pick.as_dict(), "export": exported}) + "\n")
+        return
+    if out is None:  # the export is the output (`--export skypilot > task.yaml`), the plan goes to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            show_serving(result, "table")
+        sys.stdout.write(exported["text"])
+        return
+    show_serving(result, "table")
+
+
+def _currency(currency: str | None, market: str | None) -> str:
+    from gpuplan.units import parse_currency
+
+    return parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
+
+
+def _money(text: str | None, field: str, currency: str) -> float | None:
+    from gpuplan.requests import check_range
+    from gpuplan.units import parse_money
+
+    if not text:
+        return None
+    amount, unit = parse_money(text, field)
+    check_range(field, amount, f"'{text}'")
+    return amount if unit in (None, currency) else _catalog_convert(amount, unit, currency)
+
+
+def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> tuple[dict[str, Any], Any]:
+    """Export the fleet's largest group that ``fmt`` can express (its GPU type on its provider) through the
+    single-configuration planner, whose pick the exporters take: (the export, that pick). When no group can be
+    expressed (a cloud SkyPilot does not launch), the best single configuration that can, with a note."""
+    from gpuplan.plan.planner import Constraints, plan
+    from gpuplan.requests import make_job
+
+    if result.fleet is None:
+        raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
+    r = result.request
+    first = r.buckets[0]
+    m = cat.model(model)
+    failure: InputError | None = None
+    for group in sorted(result.fleet.groups, key=lambda g: -g.replicas):
+        job = make_job("serve", prompt=first.prompt_len, output=first.output_len, rps=r.peak,
+                       ttft_s=r.targets.ttft_p50_s, tpot_s=r.targets.tpot_p50_s, quant=group.config.quant)
+        c = Constraints(market=r.market, providers=(group.provider,), gpus=(group.config.gpu,),
+                        currency=r.currency, engine=r.engine, quant=group.config.quant, spot=group.spot)
+        picked = plan(cat, m, job, c, suggest=False)
+        if picked.pick is None:
+            continue
+        try:
+            return _export(cat, model, picked, fmt, out), picked.pick
+        except InputError as err:
+            failure = err
+    job = make_job("serve", prompt=first.prompt_len, output=first.output_len, rps=r.peak,
+                   ttft_s=r.targets.ttft_p50_s, tpot_s=r.targets.tpot_p50_s, quant=r.quant)
+    ranked = plan(cat, m, job, Constraints(market=r.market, providers=r.providers, currency=r.currency,
+                                           engine=r.engine, quant=r.quant), suggest=False)
+    if ranked.pick is None:
+        raise failure or InputError("--export", "no group of the fleet can be exported.", "try another --export.")
+    typer.echo(f"note: no group of the fleet can be written as --export {fmt}; exporting the best single "
+               "configuration that can be instead", err=True)
+    return _export(cat, model, ranked, fmt, out), ranked.pick
 
 
 # ---------------------------------------------------------------- fit, compare, buy

@@ -79,6 +79,12 @@ RANGES: dict[str, Range] = {
     "--max-gpus": Range(1, 100_000), "--top": Range(1, 1000), "--budget": Range(0, 1e12, above=True),
     "--deadline": Range(0, 10 * 365 * 86400, above=True, unit="seconds (10 years)"),
     "--ttft": Range(0, 3600, above=True, unit="seconds"), "--tpot": Range(0, 60, above=True, unit="seconds"),
+    # serving that stays up (gpuplan.plan.serving)
+    "--peak-rps": Range(0, 1e6, above=True), "--ttft-p99": Range(0, 3600, above=True, unit="seconds"),
+    "--tpot-p99": Range(0, 60, above=True, unit="seconds"),
+    "--availability": Range(0, 100, above=True, unit="percent", hint="a percentage below 100, e.g. 99.9"),
+    "--prefix-hit": Range(0, 0.99, hint="share of prompt tokens found in the prefix cache"),
+    "--max-per-offer": Range(1, 100_000),
     # listings
     "--limit": Range(0, 1e6, zero="all"), "--min-gpus": Range(0, 1e5, above=True),
     "--min-memory": Range(0, 2**50, above=True, fmt=lambda n: fmt_bytes(n, 0)),

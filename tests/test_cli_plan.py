@@ -233,9 +233,9 @@ def test_no_plan_says_why_and_exits_1(cli: Cli, args: tuple[str, ...], needles: 
 def test_serving_table_shows_latency_and_concurrency_priced_per_hour(cli: Cli) -> None:
     r = cli("plan", "serve", "Qwen2.5-0.5B", "--rps", "2", "--prompt", "500", "--output", "200", "--tpot", "50ms")
     assert r.returncode == 0, r.stderr
-    assert "TTFT / TPOT" in r.stdout and "band on latency" in r.stdout
-    runner = re.search(r"The runner-up, .*\((.*?)\)\.$", r.stdout, re.M)
-    assert runner and re.fullmatch(r"\$[\d.,]+/h", runner.group(1)), r.stdout[-600:]  # an hourly price, no duration
+    assert "TTFT / TPOT" in r.stdout and "band on latency" in r.stdout and "Seqs/replica" in r.stdout
+    hourly = re.search(r"^(\$[\d.,]+)/h at peak, .* per million output tokens", r.stdout, re.M)
+    assert hourly, r.stdout[-600:]  # the fleet priced per hour and per token
 
 
 def test_value_explanation_says_how_much_more_the_runner_up_pays(cli: Cli) -> None:

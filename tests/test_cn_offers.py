@@ -5,12 +5,10 @@ price keeps the day it was read."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from typing import Any
 
 import pytest
-from conftest import run_cli
 
 from gpuplan.catalog import Catalog
 
@@ -22,12 +20,6 @@ MAINLAND_PROVIDERS = {"Alibaba Cloud", "Tencent Cloud", "Volcengine", "JD Cloud"
 # Parts a buyer in mainland China rents whose price the bundled data holds for a mainland region.
 MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB-PCIe", "L20", "A10", "T4", "V100", "V100-32GB", "P40",
                   "RTX4090", "RTX4090D"]
-
-
-def _json(*args: str) -> Any:
-    result = run_cli(*args, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def test_mainland_offers_come_from_eight_providers(catalog: Catalog) -> None:
@@ -43,9 +35,19 @@ def test_part_has_a_dated_mainland_offer(catalog: Catalog, part: str) -> None:
     assert all(o.source.strip() and isinstance(o.as_of, dt.date) for o in offers)
 
 
-def test_a_mainland_plan_rents_only_mainland_offers_in_yuan() -> None:
+def _serve_ranking(catalog: Catalog, model: str, rps: float, spot: bool | None = None) -> Any:
+    """The single-configuration ranking for serving (``plan()``; ``gpuplan plan serve`` plans whole fleets)."""
+    from gpuplan.plan.planner import Constraints, plan
+    from gpuplan.types import Job
+
+    job = Job(task="serve", rps=rps, prompt_len=1000, output_len=300)
+    c = Constraints(market="cn", currency="CNY", top=5, spot=spot)
+    return plan(catalog, catalog.model(model), job, c).as_dict()
+
+
+def test_a_mainland_plan_rents_only_mainland_offers_in_yuan(catalog: Catalog) -> None:
     # 70B in bf16 (~141 GB of weights) needs several cards, so the ranking draws on the multi-GPU mainland rows
-    plan = _json("plan", "serve", "DeepSeek-R1-Distill-Llama-70B", "--market", "cn", "--rps", "1", "--top", "5")
+    plan = _serve_ranking(catalog, "DeepSeek-R1-Distill-Llama-70B", 1.0)
     ranked = plan["ranked"]
     assert len(ranked) >= 2
     assert {p["offer"]["market"] for p in ranked} == {"cn"}
@@ -54,13 +56,12 @@ def test_a_mainland_plan_rents_only_mainland_offers_in_yuan() -> None:
     assert totals == sorted(totals)
 
 
-def test_a_mainland_spot_price_is_used_only_with_spot() -> None:
+def test_a_mainland_spot_price_is_used_only_with_spot(catalog: Catalog) -> None:
     # A 7B model fits one 24 GB card. UCloud Compshare's spot RTX 4090 (1.04 CNY/h) is the cheapest mainland
     # 24 GB card of all, so it wins exactly when spot is allowed; without --spot every pick is on-demand.
-    args = ("plan", "serve", "DeepSeek-R1-Distill-Qwen-7B", "--market", "cn", "--rps", "0.2", "--top", "5")
-    default = _json(*args)
+    default = _serve_ranking(catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2)
     assert {p["offer"]["pricing"] for p in default["ranked"]} == {"on-demand"}
-    spot = _json(*args, "--spot")
+    spot = _serve_ranking(catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2, spot=True)
     assert spot["pick"]["offer"]["pricing"] == "spot"
     assert spot["pick"]["offer"]["provider"] == "UCloud Compshare"
     assert spot["pick"]["offer"]["price_per_hour"] == pytest.approx(1.04)

@@ -509,18 +509,27 @@ def _time(x: Candidate) -> float:
     return x.calendar_seconds or x.seconds
 
 
+def _speed(x: Candidate) -> float:
+    """What "faster" means when ranking: the wall time of a job; for serving, whose candidates are all priced
+    per hour, a request's latency at the planned load (TTFT + output tokens × TPOT)."""
+    e = x.estimate
+    if e.job.task == "serve" and e.speed is not None:
+        return e.speed.ttft_s + e.job.output_len * e.speed.tpot_s
+    return _time(x)
+
+
 def _key(c: Constraints, cands: list[Candidate]) -> Any:
-    """Sort key: the objective in tie steps from the best candidate, then the other measure."""
+    """Sort key: the objective in tie steps from the best candidate, then the other measure, then cost."""
     if not cands:
         return lambda x: 0
     if c.objective == "time":
-        fastest = min(_time(x) for x in cands)
-        return lambda x: (_steps(_time(x), fastest, TIME_TIE), x.cost.total, _undated(x))
+        fastest = min(_speed(x) for x in cands)
+        return lambda x: (_steps(_speed(x), fastest, TIME_TIE), x.cost.total, _undated(x))
     if c.objective == "value":
         best = min(x.value_score for x in cands)
-        return lambda x: (_steps(x.value_score, best, COST_TIE), _time(x), _undated(x))
+        return lambda x: (_steps(x.value_score, best, COST_TIE), _speed(x), x.cost.total, _undated(x))
     cheapest = min(x.cost.total for x in cands)
-    return lambda x: (_steps(x.cost.total, cheapest, COST_TIE), _time(x), _undated(x))
+    return lambda x: (_steps(x.cost.total, cheapest, COST_TIE), _speed(x), x.cost.total, _undated(x))
 
 
 def _undated(x: Candidate) -> bool:
@@ -642,7 +651,8 @@ def _explain_en(a: Candidate, n: dict[str, str], c: Constraints) -> str:
              f"takes {n['time']} and costs {n['cost']}")
     k = a.cost.instances
     rate = (f" at {n['rate']}/h" + (f" per instance × {k} instances" if k > 1 else "")) if n["rate"] else ""
-    tie = f" (costs within {COST_TIE_SHARE:.0%} tie; the faster wins)" if c.objective != "time" else ""
+    faster = "the lower latency" if a.estimate.job.task == "serve" else "the faster"
+    tie = f" (costs within {COST_TIE_SHARE:.0%} tie; {faster} wins)" if c.objective != "time" else ""
     return (f"{n['pick']} is the {what} choice{tie}: the job needs {n['need']} per GPU (with a {n['headroom']} "
             f"error margin) of {n['have']}, {spend}{rate}.")
 
@@ -652,7 +662,8 @@ def _explain_zh(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     spend = (f"每小时 {n['cost']}" if a.estimate.job.task == "serve" else f"用时 {n['time']}，费用 {n['cost']}")
     k = a.cost.instances
     rate = (f"（单价 {n['rate']}/小时" + (f"/台 × {k} 台" if k > 1 else "") + "）") if n["rate"] else ""
-    tie = f"（费用相差 {COST_TIE_SHARE:.0%} 以内算持平，取更快的）" if c.objective != "time" else ""
+    faster = "延迟更低的" if a.estimate.job.task == "serve" else "更快的"
+    tie = f"（费用相差 {COST_TIE_SHARE:.0%} 以内算持平，取{faster}）" if c.objective != "time" else ""
     return (f"{what}的方案是 {n['pick']}{tie}：每卡需要 {n['need']} 显存（含 {n['headroom']} 误差余量），"
             f"可用 {n['have']}；{spend}{rate}。")
 

@@ -83,6 +83,7 @@ from gpuplan.web.models import (
     Market,
     PlanRequest,
     Segment,
+    ServeRequestBody,
     Tier,
     bounds,
 )
@@ -315,6 +316,27 @@ def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None) -> 
     return data
 
 
+@router.post("/serve")
+def serve_plan(req: ServeRequestBody, cat: Cat) -> Row:
+    """``gpuplan plan serve --json``: the fleet at peak and at the mean rate, the best single-GPU-type fleet,
+    cost per hour and per million tokens, expected availability, routing and assumptions. A request that cannot
+    be planned (availability ≥ 100, a p99 target below its p50, an unknown region ...) is a 400 naming the
+    field; a request no fleet serves is a 200 with ``fleet`` null and ``nothing_fits`` saying why."""
+    from gpuplan.plan.serving import Bucket, Targets, parse_buckets, plan_serving, serve_request
+
+    buckets = (tuple(Bucket(b.prompt, b.output, b.share) for b in req.buckets) if req.buckets
+               else parse_buckets((), req.prompt, req.output))
+    targets = Targets(req.ttft_s, req.ttft_p99_s, req.tpot_s, req.tpot_p99_s)
+    currency = req.currency or ("CNY" if req.market == "cn" else "USD")
+    r = serve_request(req.rps, req.peak_rps, buckets, targets, req.availability, tolerate=req.tolerate,
+                      market=req.market, providers=tuple(req.providers), regions=tuple(req.regions),
+                      gpus=tuple(req.gpus), exclude_gpus=tuple(req.exclude_gpus), spot=req.spot,
+                      allow_marketplace=req.allow_marketplace, prefix_hit=req.prefix_hit, engine=req.engine,
+                      quant=req.quant, currency=currency, budget_per_hour=req.budget,
+                      max_instances_per_offer=req.max_per_offer)
+    return plan_serving(cat, preset_model(cat, req.model), r).as_dict()
+
+
 def _plan_cache(catalog_dirs: tuple[str, ...], budget_s: float) -> Callable[[str, dt.date], Row]:
     """Plans by request (its canonical JSON) and day (offer ages change daily): a repeated request is answered
     without planning again. Errors are not cached."""
@@ -422,7 +444,9 @@ def api_field(option: str | None) -> str | None:
     return _API_NAMES.get(name, name) or None
 
 
-_API_NAMES = {"ttft": "ttft_s", "tpot": "tpot_s", "deadline": "deadline_s"}  # durations carry their unit in the API
+# durations carry their unit in the API; list options are plural there
+_API_NAMES = {"ttft": "ttft_s", "tpot": "tpot_s", "deadline": "deadline_s", "ttft_p99": "ttft_p99_s",
+              "tpot_p99": "tpot_p99_s", "region": "regions", "bucket": "buckets"}
 _CLI_NAMES = {api: f"--{cli}" for cli, api in _API_NAMES.items()}
 
 
@@ -475,7 +499,7 @@ def _validation_fix(error: dict[str, Any], field: str | None) -> str:
     ctx = error.get("ctx") or {}
     kind = error["type"]
     if kind == "extra_forbidden":
-        known = set(EstimateRequest.model_fields) | set(PlanRequest.model_fields)
+        known = set(EstimateRequest.model_fields) | set(PlanRequest.model_fields) | set(ServeRequestBody.model_fields)
         hint = close_matches(field or "", known, 1)
         return f"remove '{field}'" + (f"; did you mean '{hint[0]}'?" if hint else " (see docs/web.md).")
     fixes = {"literal_error": f"use {ctx.get('expected')}.", "greater_than": f"give a number above {ctx.get('gt')}.",

@@ -153,4 +153,52 @@ class PlanRequest(JobFields):
     }
 
 
-__all__ = ["ErrorBody", "EstimateRequest", "JobFields", "PlanRequest"]
+Tolerate = Literal["zone", "region", "none"]
+MAX_BUCKETS = 16  # request-size buckets in one serving request
+
+
+class BucketFields(_Request):
+    """One request size of the traffic: ``share`` of the requests have ``prompt`` + ``output`` tokens."""
+
+    prompt: int = ranged("--prompt", ...)
+    output: int = ranged("--output", ...)
+    share: float = Field(gt=0, le=1, description="Share of the traffic; the shares of all buckets add up to 1.")
+
+
+class ServeRequestBody(_Request):
+    """A serving fleet to plan (``gpuplan plan serve --json``). Durations in seconds, money per hour in
+    ``currency``, availability in percent."""
+
+    model: str = Field(min_length=1, max_length=MAX_TEXT,
+                       description="A preset name from GET /api/models (or its Hub repository id).")
+    rps: float = ranged("--rps", 1.0, whole=False, description="Mean requests per second.")
+    peak_rps: float | None = ranged("--peak-rps", whole=False,
+                                    description="Peak requests per second (default: the mean).")
+    prompt: int = ranged("--prompt", 1000)
+    output: int = ranged("--output", 300)
+    buckets: Annotated[list[BucketFields], Field(max_length=MAX_BUCKETS)] = Field(
+        [], description="Request-size buckets; when given they replace prompt/output.")
+    ttft_s: float | None = ranged("--ttft", whole=False, description="Median TTFT target.")
+    ttft_p99_s: float | None = ranged("--ttft-p99", whole=False, description="p99 TTFT target (5 s when no TTFT "
+                                                                             "target is given).")
+    tpot_s: float | None = ranged("--tpot", whole=False, description="Median TPOT target.")
+    tpot_p99_s: float | None = ranged("--tpot-p99", whole=False, description="p99 TPOT target.")
+    availability: float = ranged("--availability", 99.9, whole=False,
+                                 description="Availability target in percent, below 100.")
+    tolerate: Tolerate = "zone"
+    market: Market | None = None
+    providers: Names = []
+    regions: Names = []
+    gpus: Names = []
+    exclude_gpus: Names = []
+    spot: bool = Field(False, description="Allow spot capacity in the mix.")
+    allow_marketplace: bool = Field(False, description="Allow marketplace / community hosts.")
+    prefix_hit: float = ranged("--prefix-hit", 0.0, whole=False)
+    quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
+    engine: Engine = "vllm"
+    currency: Currency | None = None
+    budget: float | None = ranged("--budget", whole=False, description="Most the fleet may cost per hour.")
+    max_per_offer: int | None = ranged("--max-per-offer")
+
+
+__all__ = ["BucketFields", "ErrorBody", "EstimateRequest", "JobFields", "PlanRequest", "ServeRequestBody"]

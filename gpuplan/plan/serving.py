@@ -1,0 +1,1021 @@
+"""Serving that stays up: the cheapest fleet that meets latency targets at peak load with a failure domain lost.
+
+Stages, one after the other:
+
+1. **Replica configurations** — every GPU type with a usable offer, at the smallest tensor-parallel size that
+   holds the model and the next one, and, for a model no 8-GPU node holds, TP 8 within a node × PP across
+   nodes of 8-GPU cluster offers (the network between nodes is the calibration's named assumption).
+2. **Capacity per replica** — for each configuration and request-size bucket, the largest arrival rate whose
+   TTFT and TPOT (p50 and p99) stay within the targets under the load-dependent latency model
+   (:mod:`gpuplan.estimate.load`: continuous batching, Little's law, M/D/1 queueing of prompts).
+3. **Pools** — each usable offer in each zone of its region is a pool of identical replicas; a pool belongs to
+   failure domains (its zone, its provider region, and for spot its spot pool).
+4. **Mix** — a mixed-integer program (scipy.optimize.milp, HiGHS) picks how many instances of each pool to
+   rent so that, in every failure scenario (nothing lost, or any one domain lost), the replicas left can be
+   assigned the peak traffic of every bucket: the Mélange formulation (Griggs et al. 2024, "Mélange: Cost
+   Efficient Large Language Model Serving by Exploiting GPU Heterogeneity", sec. 4) with one assignment per
+   failure scenario. A replica given several buckets shares its time: Σ_b rate_b / capacity_b ≤ 1.
+5. **Availability** — :mod:`gpuplan.plan.availability` turns the fleet into an expected availability; if it is
+   below the target the peak is raised by a headroom step and the mix solved again.
+
+The result carries, per group, what an exporter needs (GPU, count, TP/PP, engine, quantization, replicas,
+zones, spot) and every assumption with its source.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_matrix
+
+from gpuplan.catalog import Catalog
+from gpuplan.errors import InfeasibleError, InputError, close_matches
+from gpuplan.estimate import load
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds
+from gpuplan.estimate.job import JobEstimate, check_inference, inference_setup, largest_batch
+from gpuplan.estimate.memory import inference_memory, weights_bytes
+from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.listing import match_gpus, resolve_providers
+from gpuplan.plan import availability as av
+from gpuplan.plan.costing import hourly_price
+from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer
+from gpuplan.units import HOUR
+
+TOLERATE = ("zone", "region", "none")
+DEFAULT_TTFT_P99_S = 5.0  # gpuplan's target when none is given: a queue that stays bounded (docs/serving.md)
+HEADROOM_STEPS = (0.0, 0.1, 0.25, 0.5, 1.0)  # peak raised by these shares until the availability target holds
+REGIONS_PER_CONFIG = 2  # cheapest (provider, region) places kept per configuration and pricing
+CONFIGS_KEPT = 6  # configurations kept for the mix, the cheapest per unit of capacity first
+SINGLE_TYPES_TRIED = 2  # GPU types tried alone for the comparison, cheapest per capacity first
+PRUNE_FACTOR = 3.0  # a configuration whose optimistic cost per request/s is this many times the best is skipped
+MILP_TIME_LIMIT_S = 0.3  # per solve; past it HiGHS's best mix is kept and its optimality gap reported
+MIP_GAP = 1e-3  # the cost is known to 0.1 %: well within the price data's own error
+PRESOLVE = False  # HiGHS presolve prints to stdout on some of these problems and is slower here
+
+
+# ---------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """Requests of one size: ``share`` of the traffic has ``prompt_len`` prompt and ``output_len`` output tokens."""
+
+    prompt_len: int
+    output_len: int
+    share: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.prompt_len < 1 or self.output_len < 1:
+            raise InputError("--bucket", f"{self.prompt_len}:{self.output_len} has an empty prompt or output.",
+                             "give PROMPT:OUTPUT:SHARE with positive token counts, e.g. 512:128:0.7.")
+        if not 0 < self.share <= 1:
+            raise InputError("--bucket", f"a share of {self.share:g} is not a part of the traffic.",
+                             "give a share above 0 and at most 1; the shares add up to 1.")
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """Latency targets; None: no target at that percentile. TPOT p50 is the mean step (the load model's)."""
+
+    ttft_p50_s: float | None = None
+    ttft_p99_s: float | None = None
+    tpot_p50_s: float | None = None
+    tpot_p99_s: float | None = None
+
+    def __post_init__(self) -> None:
+        for field_, low, high in (("--ttft-p99", self.ttft_p50_s, self.ttft_p99_s),
+                                  ("--tpot-p99", self.tpot_p50_s, self.tpot_p99_s)):
+            if low is not None and high is not None and high < low:
+                raise InputError(field_, f"the p99 target ({high:g} s) is below the p50 one ({low:g} s); the 99th "
+                                 "percentile is never faster than the median.",
+                                 f"give {field_} at least the p50 target, or drop one of them.")
+
+    def effective(self) -> Targets:
+        """These targets, with gpuplan's default p99 TTFT when no TTFT target is given."""
+        if self.ttft_p50_s is None and self.ttft_p99_s is None:
+            return replace(self, ttft_p99_s=DEFAULT_TTFT_P99_S)
+        return self
+
+    def met(self, s: load.LoadSpeed) -> bool:
+        pairs = ((self.ttft_p50_s, s.ttft_p50_s), (self.ttft_p99_s, s.ttft_p99_s),
+                 (self.tpot_p50_s, s.tpot_mean_s), (self.tpot_p99_s, s.tpot_p99_s))
+        return not s.saturated and all(t is None or v <= t for t, v in pairs)
+
+
+@dataclass(frozen=True, slots=True)
+class ServeRequest:
+    """What the platform team asks for. Rates in requests/s; money in ``currency`` per hour."""
+
+    mean_rps: float
+    peak_rps: float | None = None  # None: the mean (flat traffic)
+    buckets: tuple[Bucket, ...] = (Bucket(1000, 300),)
+    targets: Targets = Targets()
+    availability: float = 0.999  # a fraction
+    tolerate: str = "zone"  # the failure domain whose loss the fleet survives: zone | region | none
+    market: str | None = None
+    providers: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+    exclude_gpus: tuple[str, ...] = ()
+    spot: bool = False  # spot capacity allowed in the mix
+    allow_marketplace: bool = False
+    prefix_hit: float = 0.0  # share of prompt tokens served from the prefix cache
+    engine: str = "vllm"
+    quant: str | None = None
+    currency: str = "USD"
+    budget_per_hour: float | None = None
+    max_instances_per_offer: int | None = None
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.mean_rps) and self.mean_rps > 0):
+            raise InputError("--rps", f"a rate of {self.mean_rps:g} requests/s serves nobody.",
+                             "give the mean request rate, e.g. --rps 5.")
+        if self.peak_rps is not None and not self.peak_rps >= self.mean_rps:
+            raise InputError("--peak-rps", f"the peak ({self.peak_rps:g}/s) is below the mean ({self.mean_rps:g}/s).",
+                             "give a peak at least the mean, or leave --peak-rps out.")
+        if not 0 < self.availability < 1:
+            raise InputError("--availability", f"{self.availability * 100:g} % cannot be planned: no fleet is "
+                             "never down (and 0 % is no target).",
+                             "give a percentage below 100, e.g. --availability 99.9.")
+        if self.tolerate not in TOLERATE:
+            raise InputError("--tolerate", f"'{self.tolerate}' is not a failure domain.",
+                             "use zone, region or none.")
+        if not 0 <= self.prefix_hit < 1:
+            raise InputError("--prefix-hit", f"{self.prefix_hit:g} is not a share of the prompt below 1.",
+                             "give a share from 0 to 0.99, e.g. 0.3.")
+        if abs(sum(b.share for b in self.buckets) - 1) > 1e-6:
+            raise InputError("--bucket", f"the bucket shares add up to {sum(b.share for b in self.buckets):g}.",
+                             "make the shares of all --bucket options add up to 1.")
+        if self.budget_per_hour is not None and self.budget_per_hour <= 0:
+            raise InputError("--budget", "the budget must be positive.", "give an amount per hour, e.g. 20USD.")
+
+    @property
+    def peak(self) -> float:
+        return self.peak_rps if self.peak_rps is not None else self.mean_rps
+
+
+def parse_buckets(texts: Sequence[str], prompt: int, output: int) -> tuple[Bucket, ...]:
+    """Buckets from ``PROMPT:OUTPUT:SHARE`` texts; none given: one bucket of ``prompt`` + ``output`` tokens."""
+    if not texts:
+        return (Bucket(prompt, output, 1.0),)
+    out = []
+    for text in texts:
+        parts = text.split(":")
+        try:
+            p, o, share = int(parts[0]), int(parts[1]), float(parts[2])
+        except (ValueError, IndexError):
+            raise InputError("--bucket", f"'{text}' is not PROMPT:OUTPUT:SHARE.",
+                             "give e.g. --bucket 512:128:0.7 --bucket 4096:512:0.3.") from None
+        if len(parts) != 3 or not math.isfinite(share):
+            raise InputError("--bucket", f"'{text}' is not PROMPT:OUTPUT:SHARE.",
+                             "give e.g. --bucket 512:128:0.7 --bucket 4096:512:0.3.")
+        if p > 10_000_000 or o > 10_000_000:
+            raise InputError("--bucket", f"'{text}' is longer than any model's context.",
+                             "give prompt and output token counts below 10,000,000.")
+        out.append(Bucket(p, o, share))
+    return tuple(out)
+
+
+def serve_request(mean_rps: float, peak_rps: float | None, buckets: tuple[Bucket, ...], targets: Targets,
+                  availability_pct: float, **options: Any) -> ServeRequest:
+    """A request from user-level values (availability in percent); the CLI and the HTTP API share it."""
+    if not (math.isfinite(availability_pct) and 0 < availability_pct < 100):
+        raise InputError("--availability", f"{availability_pct:g} % cannot be planned: no fleet is never down, and "
+                         "at or below 0 % is no target.", "give a percentage below 100, e.g. --availability 99.9.")
+    return ServeRequest(mean_rps, peak_rps, buckets, targets, availability_pct / 100, **options)
+
+
+# ---------------------------------------------------------------- configurations and their capacity
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaConfig:
+    """One way to run a replica; ``capacity_per_s[b]`` is the most requests/s of bucket b it serves within the
+    targets (0: it cannot serve that bucket); ``prefill_share[b]`` the share of its GPU time that prompts take
+    at that rate."""
+
+    gpu: str
+    tp: int
+    pp: int
+    quant: str
+    engine: str
+    capacity_per_s: tuple[float, ...]
+    prefill_share: tuple[float, ...]
+    max_num_seqs: int
+    network: str = ""  # between nodes, when pp > 1
+    ttft_p99_s: tuple[float, ...] = ()  # at that rate, per bucket: the worst the targets allow it to reach
+    tpot_p99_s: tuple[float, ...] = ()
+    latency_band: tuple[float, float] | None = None  # true ÷ estimated latency, p10 and p90 (docs/accuracy.md)
+
+    @property
+    def n_gpus(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def nodes(self) -> int:
+        return max(1, self.n_gpus // 8) if self.pp > 1 else 1
+
+    def describe(self) -> str:
+        layout = f"TP{self.tp}" + (f" × PP{self.pp} over {self.nodes} nodes" if self.pp > 1 else "")
+        return f"{self.n_gpus}× {self.gpu} {layout} {self.quant}"
+
+
+def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: bool) -> list[InferSetup]:
+    """The smallest TP (1, 2, 4, 8) that holds the model and the next; with ``multinode``, TP 8 × PP 2 and 4."""
+    out: list[InferSetup] = []
+    for tp in (1, 2, 4, 8):
+        s = inference_setup(job, tp, engine, fmt)
+        if _holds(m, gpu, job, s):
+            out.append(s)
+            if len(out) == 2:
+                return out
+    if out or not multinode:
+        return out
+    for pp in (2, 4):
+        s = replace(inference_setup(job, 8, engine, fmt), pp=pp)
+        if _holds(m, gpu, job, s):
+            return [s]
+    return []
+
+
+def _holds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup) -> bool:
+    try:
+        check_inference(m, gpu, s)
+    except InfeasibleError:
+        return False
+    cal = fitted()
+    one = replace(s, batch=1)
+    return JobEstimate(job, m, gpu, s.n_gpus, one, inference_memory(m, gpu, one, cal), None, None).fits and \
+        max_batch(m, gpu, s, cal) >= 1
+
+
+def replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: Calibration
+                 ) -> tuple[float, load.LoadSpeed | None]:
+    """The largest arrival rate (requests/s) at which ``s`` meets ``targets``, and the load state there; 0 and the
+    state at a trickle of requests when not even that meets them. The latencies grow with the rate, so a
+    bisection finds it."""
+    top = load.capacity(m, gpu, s, cal)
+    if top <= 0:
+        return 0.0, None
+    lo, hi = top * 1e-3, top * 0.999
+    trickle = load.at_rate(m, gpu, s, lo, cal)
+    if not targets.met(trickle):
+        return 0.0, replace(trickle, saturated=True)  # the state at a trickle, marked as not meeting the targets
+    if targets.met(load.at_rate(m, gpu, s, hi, cal)):
+        return hi, load.at_rate(m, gpu, s, hi, cal)
+    for _ in range(14):
+        mid = (lo + hi) / 2
+        if targets.met(load.at_rate(m, gpu, s, mid, cal)):
+            lo = mid
+        else:
+            hi = mid
+    return lo, load.at_rate(m, gpu, s, lo, cal)
+
+
+@dataclass(frozen=True, slots=True)
+class Miss:
+    """A configuration that holds the model but meets no target even at a trickle: its latencies there."""
+
+    config: str
+    ttft_p50_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p99_s: float
+
+
+def configurations(m: ModelSpec, gpus: Sequence[Gpu], r: ServeRequest, multinode_gpus: set[str],
+                   cal: Calibration, unit_price: Callable[[str, int], float | None]
+                   ) -> tuple[list[ReplicaConfig], list[Miss]]:
+    """The configurations worth pricing: each that serves a bucket within the targets, computed cheapest first by
+    an optimistic cost (the cheapest offer's price per replica ÷ the rate the replica serves with no latency
+    target), stopping at configurations that cannot come within ``PRUNE_FACTOR`` of the best one found."""
+    targets = r.targets.effective()
+    fmt = weight_format(r.quant or native_format(m.native_dtype)).name
+    engine = "llamacpp" if fmt.startswith("gguf") else r.engine
+    longest = max(r.buckets, key=lambda b: b.prompt_len + b.output_len)
+    job = Job(task="serve", prompt_len=longest.prompt_len, output_len=longest.output_len, weight_format=fmt)
+    shares = [b.share for b in r.buckets]
+    ranked: list[tuple[float, Gpu, InferSetup]] = []
+    for gpu in gpus:
+        for s in _setups(m, gpu, job, fmt, engine, gpu.name in multinode_gpus):
+            price = unit_price(gpu.name, s.n_gpus)
+            if price is None:
+                continue
+            tops = [_rate_bound(m, gpu, _bucket_setup(s, b, r), cal) for b in r.buckets]
+            served = [(sh, t) for sh, t in zip(shares, tops, strict=True) if t > 0]
+            if served:
+                ranked.append((price * sum(sh / t for sh, t in served) / sum(sh for sh, _ in served), gpu, s))
+    out: list[ReplicaConfig] = []
+    misses: list[Miss] = []
+    best = math.inf
+    for optimistic, gpu, s in sorted(ranked, key=lambda x: x[0]):
+        if optimistic > PRUNE_FACTOR * best or len(out) >= CONFIGS_KEPT:
+            break
+        c = _config(m, gpu, s, r, targets, fmt, engine, job, cal, misses)
+        if c is None:
+            continue
+        out.append(c)
+        mixed = _mix_capacity(c, shares)
+        if mixed > 0 and all(x > 0 for x in c.capacity_per_s):
+            best = min(best, (unit_price(gpu.name, s.n_gpus) or math.inf) / mixed)
+    return out, misses
+
+
+def _rate_bound(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> float:
+    """An upper bound of :func:`load.capacity` from two steps: prompts cannot take more than all of the GPU
+    (1 / prefill time) and the batch cannot exceed what the engine holds (cap / (O × step at cap))."""
+    cap = max_batch(m, gpu, s, cal)
+    if cap < 1:
+        return 0.0
+    step, _ = decode_step_seconds(m, gpu, s, cap, s.prompt_len + s.output_len / 2, cal)
+    return min(1 / prefill_seconds(m, gpu, s, s.prompt_len, cal), cap / (s.output_len * step))
+
+
+def _bucket_setup(s: InferSetup, b: Bucket, r: ServeRequest) -> InferSetup:
+    """``s`` for bucket ``b``: prompt tokens found in the prefix cache skip prefill and share their KV blocks."""
+    return replace(s, prompt_len=max(1, round(b.prompt_len * (1 - r.prefix_hit))), output_len=b.output_len)
+
+
+def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Targets, fmt: str, engine: str,
+            job: Job, cal: Calibration, misses: list[Miss]) -> ReplicaConfig | None:
+    seqs = max(1, largest_batch(m, gpu, job, s, cal, None, max_batch(m, gpu, s, cal)))
+    caps, shares, ttfts, tpots = [], [], [], []
+    trickle = None
+    band = None
+    for b in r.buckets:
+        rate, state = replica_rate(m, gpu, replace(_bucket_setup(s, b, r), max_num_seqs=seqs), targets, cal)
+        caps.append(rate)
+        ok = state is not None and rate > 0
+        shares.append(state.prefill_share if state and ok else 0.0)
+        ttfts.append(state.ttft_p99_s if state and ok else math.inf)
+        tpots.append(state.tpot_p99_s if state and ok else math.inf)
+        if state and state.band:
+            band = (state.band.low, state.band.high)
+        trickle = trickle or (state if rate <= 0 else None)
+    if not any(c > 0 for c in caps):
+        if trickle is not None:
+            name = f"{s.n_gpus}× {gpu.name}" + (f" (TP{s.tp})" if s.tp > 1 else "")
+            misses.append(Miss(name, trickle.ttft_p50_s, trickle.ttft_p99_s, trickle.tpot_mean_s, trickle.tpot_p99_s))
+        return None
+    net = f"{cal.get('network_bytes_per_s_per_gpu') * 8 / 1e9:.0f} Gb/s per GPU between nodes" if s.pp > 1 else ""
+    return ReplicaConfig(gpu.name, s.tp, s.pp, fmt, engine, tuple(caps), tuple(shares), seqs, net, tuple(ttfts),
+                         tuple(tpots), band)
+
+
+# ---------------------------------------------------------------- pools and the mix
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """Identical replicas of one configuration from one offer in one zone. One unit is what is rented together:
+    one instance (holding ``replicas_per_unit`` replicas) or, across nodes, the instances of one replica."""
+
+    config: int  # index into the configurations
+    cost_per_unit: float  # per hour, in the plan's currency
+    replicas_per_unit: float
+    domains: frozenset[str]
+    cap_units: int | None = None
+    offer: Offer | None = None
+    zone: str = ""
+    instances_per_unit: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Mix:
+    """A solution: units rented per pool, and the traffic each configuration takes per bucket when nothing is
+    lost (requests/s)."""
+
+    units: tuple[int, ...]
+    routing: tuple[tuple[float, ...], ...]
+    cost_per_hour: float
+    seconds: float
+    gap: float = 0.0  # HiGHS's relative optimality gap (0: proven optimal within MIP_GAP)
+
+
+def scenarios(pools: Sequence[Pool], tolerate: str) -> list[frozenset[str]]:
+    """The failure scenarios a fleet must survive: nothing lost, and each domain of the tolerated kind (and every
+    spot pool) lost alone."""
+    if tolerate == "none":
+        return [frozenset()]
+    kinds = ("zone:", "spot:") if tolerate == "zone" else ("zone:", "region:", "spot:")
+    domains = sorted({d for p in pools for d in p.domains if d.startswith(kinds)})
+    return [frozenset()] + [frozenset([d]) for d in domains]
+
+
+def solve_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool],
+              failures: Sequence[frozenset[str]], budget: float | None = None) -> Mix | None:
+    """The cheapest units per pool such that, in every scenario of ``failures`` (the domains lost), the replicas
+    left can take ``demand[b]`` requests/s of every bucket b, ``capacity[i][b]`` being what one replica of
+    configuration i takes of bucket b alone (0: cannot). None when no mix does (within ``budget``).
+
+    With several buckets each scenario has its own assignment, so scenarios are added as the solution violates
+    them (constraint generation: solve with the scenarios so far, check every other one with an LP, add those
+    it fails, solve again); the answer is the same as with all of them at once."""
+    start = time.perf_counter()
+    # scenarios that take the same pools are one scenario, and one inside another is implied by it
+    lost_sets = _maximal(frozenset(p for p, pool in enumerate(pools) if pool.domains & lost) for lost in failures)
+    if len(demand) == 1:
+        mix = _solve_sets(capacity, demand, pools, lost_sets, budget)
+    else:
+        active = lost_sets[:1]
+        while True:
+            mix = _solve_sets(capacity, demand, pools, active, budget)
+            if mix is None:
+                break
+            failed = [s for s in lost_sets if s not in active and not _survives(capacity, demand, pools, mix, s)]
+            if not failed:
+                break
+            active += failed
+    return replace(mix, seconds=time.perf_counter() - start) if mix else None
+
+
+def _survives(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool], mix: Mix,
+              lost: frozenset[int]) -> bool:
+    if not any(mix.units[p] for p in lost):
+        return True  # it loses nothing the solution rents: as good as the scenario with nothing lost
+    left = [0.0] * len(capacity)
+    for p, (units, pool) in enumerate(zip(mix.units, pools, strict=True)):
+        if p not in lost:
+            left[pool.config] += units * pool.replicas_per_unit
+    return serves(capacity, demand, left)
+
+
+def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool],
+                lost_sets: Sequence[frozenset[int]], budget: float | None) -> Mix | None:
+    """:func:`solve_mix` for scenarios given as the sets of pools each loses (the first loses none)."""
+    start = time.perf_counter()
+    n_cfg, n_b, n_p = len(capacity), len(demand), len(pools)
+    x_index: dict[tuple[int, int, int], int] = {}
+    if n_b > 1:
+        for f in range(len(lost_sets)):
+            for i in range(n_cfg):
+                for b in range(n_b):
+                    if capacity[i][b] > 0:
+                        x_index[(f, i, b)] = n_p + len(x_index)
+    n_var = n_p + len(x_index)
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    lo: list[float] = []
+    hi: list[float] = []
+
+    def add(entries: list[tuple[int, float]], low: float, high: float) -> None:
+        r = len(lo)
+        for c, v in entries:
+            rows.append(r)
+            cols.append(c)
+            vals.append(v)
+        lo.append(low)
+        hi.append(high)
+
+    for f, gone in enumerate(lost_sets):
+        if n_b == 1:  # one bucket: the replicas left carry it, no assignment needed
+            add([(p, pool.replicas_per_unit * capacity[pool.config][0]) for p, pool in enumerate(pools)
+                 if p not in gone and capacity[pool.config][0] > 0], demand[0], np.inf)
+            continue
+        for b in range(n_b):  # every bucket's traffic is placed
+            add([(x_index[(f, i, b)], 1.0) for i in range(n_cfg) if (f, i, b) in x_index], demand[b], np.inf)
+        for i in range(n_cfg):  # on replicas that are up: Σ_b x/c ≤ replicas left
+            entries = [(x_index[(f, i, b)], 1 / capacity[i][b]) for b in range(n_b) if (f, i, b) in x_index]
+            entries += [(p, -pool.replicas_per_unit) for p, pool in enumerate(pools)
+                        if pool.config == i and p not in gone]
+            if entries:
+                add(entries, -np.inf, 0.0)
+    cost = np.zeros(n_var)
+    cost[:n_p] = [p.cost_per_unit for p in pools]
+    if budget is not None:
+        add([(p, pool.cost_per_unit) for p, pool in enumerate(pools)], -np.inf, budget)
+    a = coo_matrix((vals, (rows, cols)), shape=(len(lo), n_var)).tocsr()
+    upper = np.full(n_var, np.inf)
+    upper[:n_p] = [p.cap_units if p.cap_units is not None else np.inf for p in pools]
+    integrality = np.zeros(n_var)
+    integrality[:n_p] = 1
+    res = milp(cost, constraints=LinearConstraint(a, np.array(lo), np.array(hi)), integrality=integrality,
+               bounds=Bounds(np.zeros(n_var), upper), options={"time_limit": MILP_TIME_LIMIT_S, "presolve": PRESOLVE,
+                                                                       "mip_rel_gap": MIP_GAP})
+    if res.x is None or res.status not in (0, 1):
+        return None
+    units = tuple(round(float(v)) for v in res.x[:n_p])
+    if n_b == 1:  # the traffic goes to the replicas in proportion to what they take
+        up = [sum(u * p.replicas_per_unit for u, p in zip(units, pools, strict=True) if p.config == i) *
+              capacity[i][0] for i in range(n_cfg)]
+        routing: tuple[tuple[float, ...], ...] = tuple((demand[0] * x / sum(up),) if sum(up) > 0 else (0.0,)
+                                                       for x in up)
+    else:
+        routing = tuple(tuple(float(res.x[x_index[(0, i, b)]]) if (0, i, b) in x_index else 0.0
+                              for b in range(n_b)) for i in range(n_cfg))
+    total = sum(u * p.cost_per_unit for u, p in zip(units, pools, strict=True))
+    gap = float(getattr(res, "mip_gap", 0.0) or 0.0) if res.status == 1 else 0.0
+    return Mix(units, routing, total, time.perf_counter() - start, gap)
+
+
+def _maximal(sets: Iterable[frozenset[int]]) -> list[frozenset[int]]:
+    """Nothing lost, then the lost sets no other contains (surviving a larger loss survives every part of it)."""
+    unique = sorted(set(sets), key=len, reverse=True)
+    kept: list[frozenset[int]] = []
+    for s in unique:
+        if s and not any(s < k for k in kept):
+            kept.append(s)
+    return [frozenset(), *kept]
+
+
+def serves(capacity: Sequence[Sequence[float]], demand: Sequence[float], replicas: Sequence[float]) -> bool:
+    """Whether ``replicas[i]`` replicas of each configuration can take ``demand`` (an LP feasibility check)."""
+    mix = _solve_sets(capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), math.floor(n + 1e-9))
+                                         for i, n in enumerate(replicas)], [frozenset()], None)
+    return mix is not None
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class FleetGroup:
+    """Replicas of one configuration from one offer in one zone: what an exporter turns into one service."""
+
+    config: ReplicaConfig
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    pricing: str  # on-demand | spot | marketplace
+    instances: int
+    replicas: int
+    cost_per_hour: float
+    offer_source: str
+    offer_as_of: str
+
+    @property
+    def spot(self) -> bool:
+        return self.pricing == "spot"
+
+    def as_dict(self) -> dict[str, Any]:
+        c = self.config
+        return {"gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "nodes": c.nodes, "engine": c.engine,
+                "quant": c.quant, "max_num_seqs": c.max_num_seqs, "provider": self.provider,
+                "instance_type": self.instance_type, "region": self.region, "zone": self.zone,
+                "pricing": self.pricing, "spot": self.spot, "instances": self.instances, "replicas": self.replicas,
+                "cost_per_hour": self.cost_per_hour, "network": c.network or None,
+                "capacity_per_replica_per_s": list(c.capacity_per_s), "ttft_p99_s_at_capacity": list(c.ttft_p99_s),
+                "tpot_p99_s_at_capacity": list(c.tpot_p99_s), "offer_source": self.offer_source,
+                "offer_as_of": self.offer_as_of}
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    groups: tuple[FleetGroup, ...]
+    cost_per_hour: float
+    routing: tuple[tuple[str, int, float], ...]  # (GPU configuration, bucket index, requests/s) with nothing lost
+    headroom: float  # share the peak was raised by
+    availability: float
+    solve_seconds: float
+    gap: float = 0.0  # the solver's optimality gap when it stopped at its time limit
+
+    @property
+    def gpu_types(self) -> tuple[str, ...]:
+        return tuple(sorted({g.config.gpu for g in self.groups}))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"groups": [g.as_dict() for g in self.groups], "cost_per_hour": self.cost_per_hour,
+                "routing": [{"config": c, "bucket": b, "requests_per_s": x} for c, b, x in self.routing],
+                "headroom": self.headroom, "availability": self.availability,
+                "violation_minutes_per_month": av.violation_minutes_per_month(self.availability),
+                "gpu_types": list(self.gpu_types), "solve_seconds": self.solve_seconds, "optimality_gap": self.gap}
+
+
+@dataclass(frozen=True, slots=True)
+class ServePlan:
+    model: str
+    request: ServeRequest
+    fleet: Fleet | None  # at peak
+    average: Fleet | None  # the same rules at the mean rate (what an autoscaler runs most of the day)
+    single_type: Fleet | None  # the best fleet of one GPU configuration
+    configs: tuple[ReplicaConfig, ...]
+    recovery: av.Recovery
+    cost_per_m_input: float | None
+    cost_per_m_output: float | None
+    assumptions: tuple[dict[str, str], ...]
+    notes: tuple[str, ...] = ()
+    nothing_fits: str = ""
+    seconds: float = 0.0
+    scenarios: int = 0
+    pools: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def saving_per_hour(self) -> float | None:
+        if self.fleet is None or self.single_type is None:
+            return None
+        return self.single_type.cost_per_hour - self.fleet.cost_per_hour
+
+    def as_dict(self) -> dict[str, Any]:
+        r = self.request
+        return {
+            "model": self.model, "currency": r.currency,
+            "request": {"mean_rps": r.mean_rps, "peak_rps": r.peak, "availability": r.availability,
+                        "tolerate": r.tolerate, "spot": r.spot, "allow_marketplace": r.allow_marketplace,
+                        "prefix_hit": r.prefix_hit, "engine": r.engine, "quant": r.quant,
+                        "buckets": [{"prompt_len": b.prompt_len, "output_len": b.output_len, "share": b.share}
+                                    for b in r.buckets],
+                        "targets": {"ttft_p50_s": r.targets.ttft_p50_s, "ttft_p99_s": r.targets.effective().ttft_p99_s,
+                                    "tpot_p50_s": r.targets.tpot_p50_s, "tpot_p99_s": r.targets.tpot_p99_s}},
+            "fleet": self.fleet.as_dict() if self.fleet else None,
+            "average_load_fleet": self.average.as_dict() if self.average else None,
+            "single_type_fleet": self.single_type.as_dict() if self.single_type else None,
+            "saving_per_hour": self.saving_per_hour,
+            "cost_per_hour_peak": self.fleet.cost_per_hour if self.fleet else None,
+            "cost_per_hour_average": self.average.cost_per_hour if self.average else None,
+            "cost_per_million_input_tokens": self.cost_per_m_input,
+            "cost_per_million_output_tokens": self.cost_per_m_output,
+            "expected_availability": self.fleet.availability if self.fleet else None,
+            "violation_minutes_per_month": (av.violation_minutes_per_month(self.fleet.availability)
+                                            if self.fleet else None),
+            "recovery_seconds": {"provisioning": self.recovery.provisioning_s,
+                                 "weight_load": self.recovery.weight_load_s, "warmup": self.recovery.warmup_s,
+                                 "total": self.recovery.total_s},
+            "configurations": [{"config": c.describe(), "gpu": c.gpu, "tp": c.tp, "pp": c.pp, "quant": c.quant,
+                                "engine": c.engine, "network": c.network or None,
+                                "capacity_per_replica_per_s": list(c.capacity_per_s)} for c in self.configs],
+            "assumptions": list(self.assumptions), "notes": list(self.notes),
+            "nothing_fits": self.nothing_fits or None, "seconds": self.seconds, "scenarios": self.scenarios,
+            "pools": self.pools,
+        }
+
+
+# ---------------------------------------------------------------- the planner
+
+
+def _zones(catalog: Catalog, offer: Offer) -> int:
+    """Zones of the offer's region a fleet can spread over: the provider's zones per region (providers.csv);
+    where that is not published, one (a zone lost is the region lost: the safe reading)."""
+    return catalog.provider(offer.provider).zones_per_region or 1
+
+
+def _units(offer: Offer, n: int) -> tuple[float, int] | None:
+    """(replicas per unit, instances per unit) of ``offer`` for replicas of ``n`` GPUs, or None."""
+    count = offer.gpu_count
+    if count == n:
+        return 1.0, 1
+    if n > 8 and count == 8 and n % 8 == 0 and offer.pricing != "marketplace":
+        return 1.0, n // 8
+    if n < count <= 8 and count == int(count) and int(count) % n == 0:
+        return float(int(count) // n), 1
+    return None
+
+
+def _unit_prices(catalog: Catalog, offers: Sequence[Offer], r: ServeRequest) -> Callable[[str, int], float | None]:
+    """The cheapest hourly price of one replica of ``n`` GPUs of a type among ``offers`` (None: none fits)."""
+    cheapest: dict[tuple[str, int], float] = {}
+
+    def price(gpu: str, n: int) -> float | None:
+        if (gpu, n) not in cheapest:
+            per = [hourly_price(catalog, o, r.currency) * u[1] / u[0] for o in offers if o.gpu == gpu
+                   for u in [_units(o, n)] if u is not None]
+            cheapest[(gpu, n)] = min(per) if per else math.inf
+        value = cheapest[(gpu, n)]
+        return None if math.isinf(value) else value
+
+    return price
+
+
+def _offers(catalog: Catalog, r: ServeRequest) -> list[Offer]:
+    providers = resolve_providers(catalog, r.providers, platforms=False) if r.providers else None
+    out = []
+    for o in catalog.offers:
+        if (r.market and o.market != r.market) or (providers is not None and o.provider not in providers):
+            continue
+        if o.pricing == "reserved" or (o.pricing == "spot" and not r.spot):
+            continue
+        if not r.allow_marketplace and (o.pricing == "marketplace" or
+                                        not catalog.provider(o.provider).production_grade):
+            continue  # marketplace hosts and notebook platforms are not production serving (providers.csv tier)
+        if r.regions and o.region not in r.regions:
+            continue
+        out.append(o)
+    return out
+
+
+def check_regions(catalog: Catalog, r: ServeRequest) -> None:
+    known = sorted({o.region for o in catalog.offers if not r.market or o.market == r.market})
+    for region in r.regions:
+        if region not in known:
+            hint = close_matches(region, known)
+            did = f" Did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+            raise InputError("--region", f"no offer is in region '{region}'.{did}",
+                             "run 'gpuplan offers' to see the regions offers are in, or drop --region.")
+
+
+def _pools(catalog: Catalog, r: ServeRequest, configs: Sequence[ReplicaConfig], offers: Sequence[Offer],
+           recovery_s: float) -> list[Pool]:
+    """The pools of every configuration: per pricing, the cheapest offers in its ``REGIONS_PER_CONFIG`` cheapest
+    (provider, region) places, in each zone."""
+    pools: list[Pool] = []
+    for i, c in enumerate(configs):
+        best: dict[tuple[str, str, str], tuple[float, Offer, float, int]] = {}
+        for o in offers:
+            if o.gpu != c.gpu:
+                continue
+            units = _units(o, c.n_gpus)
+            if units is None:
+                continue
+            per_unit = hourly_price(catalog, o, r.currency) * units[1]
+            key = (o.provider, o.region, o.pricing)
+            if key not in best or per_unit / units[0] < best[key][0] / best[key][2]:
+                best[key] = (per_unit, o, units[0], units[1])
+        for pricing in ("on-demand", "spot", "marketplace"):
+            places = sorted((v for k, v in best.items() if k[2] == pricing), key=lambda v: v[0] / v[2])
+            for per_unit, o, reps, inst in places[:REGIONS_PER_CONFIG]:
+                cap = 1 if o.pricing == "marketplace" else r.max_instances_per_offer
+                zones = _zones(catalog, o)
+                for z in range(zones):
+                    zone = f"{o.region}/zone-{z + 1}" if zones > 1 else o.region
+                    domains = {f"zone:{o.provider}/{zone}", f"region:{o.provider}/{o.region}"}
+                    if o.pricing == "spot":
+                        domains.add(f"spot:{o.provider}/{o.region}/{o.instance_type}")
+                    if o.pricing == "marketplace":
+                        domains.add(f"host:{o.provider}/{o.instance_type}/{o.region}")
+                    pools.append(Pool(i, per_unit, reps, frozenset(domains), cap, o, zone, inst))
+    return pools
+
+
+def _domain_q(catalog: Catalog, pools: Sequence[Pool], recovery_s: float) -> dict[str, float]:
+    """The chance each failure domain is out: a zone (or a marketplace host) at the provider's single-instance
+    SLA, a region at its multi-zone SLA (providers.csv; availability.csv's defaults where none is published),
+    a spot pool at its preemption rate × recovery."""
+    q: dict[str, float] = {}
+    for p in pools:
+        assert p.offer is not None
+        terms = catalog.provider(p.offer.provider)
+        zone = av.zone_unavailability(terms.sla_pct)
+        for d in p.domains:
+            kind = d.split(":", 1)[0]
+            q[d] = {"zone": zone, "region": av.region_unavailability(terms.sla_multi_zone_pct),
+                    "spot": av.spot_pool_unavailability(recovery_s), "host": zone}[kind]
+    return q
+
+
+def _mix_capacity(c: ReplicaConfig, shares: Sequence[float]) -> float:
+    """Requests/s of the traffic mix ``shares`` (per bucket) one replica takes: the harmonic combination."""
+    used = [(s, cap) for s, cap in zip(shares, c.capacity_per_s, strict=True) if s > 0]
+    if not used or any(cap <= 0 for _, cap in used):
+        served = [(s, cap) for s, cap in used if cap > 0]
+        used = served
+    if not used:
+        return 0.0
+    total = sum(s for s, _ in used)
+    return total / sum(s / cap for s, cap in used)
+
+
+def _fleet(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig], r: ServeRequest,
+           headroom: float, recovery_s: float, rate: float) -> Fleet:
+    groups = []
+    for u, p in zip(mix.units, pools, strict=True):
+        if u <= 0:
+            continue
+        assert p.offer is not None
+        c = configs[p.config]
+        groups.append(FleetGroup(c, p.offer.provider, p.offer.instance_type, p.offer.region, p.zone,
+                                 p.offer.pricing, u * p.instances_per_unit, int(u * p.replicas_per_unit),
+                                 u * p.cost_per_unit, p.offer.source, p.offer.as_of.isoformat()))
+    routing = tuple((configs[i].describe(), b, x) for i, row in enumerate(mix.routing) for b, x in enumerate(row)
+                    if x > 1e-9)
+    availability = _availability(catalog, mix, pools, configs, r, recovery_s, rate)
+    return Fleet(tuple(groups), mix.cost_per_hour, routing, headroom, availability, mix.seconds, mix.gap)
+
+
+def _availability(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig],
+                  r: ServeRequest, recovery_s: float, rate: float) -> float:
+    """P(the replicas up carry ``rate``), times the router's availability."""
+    shares = [b.share for b in r.buckets]
+    groups, chosen = [], []
+    for u, p in zip(mix.units, pools, strict=True):
+        if u <= 0:
+            continue
+        c = configs[p.config]
+        routed = mix.routing[p.config]
+        mixed = routed if sum(routed) > 0 else shares
+        w = _mix_capacity(c, [x / sum(mixed) for x in mixed])
+        groups.append(av.Group(int(u * p.replicas_per_unit), w, av.replica_unavailability(c.n_gpus, recovery_s),
+                               p.domains))
+        chosen.append(p)
+    if not groups:
+        return 0.0
+    inside = av.fleet_availability(groups, _domain_q(catalog, chosen, recovery_s), rate)
+    router = min(av.router_availability(p.offer.provider) for p in chosen if p.offer is not None)
+    return inside * router
+
+
+def _solve(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: ServeRequest, rate: float,
+           recovery_s: float, catalog: Catalog, from_headroom: float = 0.0) -> tuple[Fleet | None, int]:
+    """The cheapest fleet for ``rate`` that meets the availability target (raising the peak by headroom steps
+    until it does; the last step's fleet when none does), and how many scenarios it was checked against."""
+    failures = scenarios(pools, r.tolerate)
+    capacity = [c.capacity_per_s for c in configs]
+    fleet = None
+    total_s = 0.0
+    for h in (x for x in HEADROOM_STEPS if x >= from_headroom):
+        demand = [rate * (1 + h) * b.share for b in r.buckets]
+        mix = solve_mix(capacity, demand, pools, failures, r.budget_per_hour)
+        if mix is None:
+            break
+        total_s += mix.seconds
+        fleet = _fleet(catalog, mix, pools, configs, r, h, recovery_s, rate)
+        if fleet.availability >= r.availability:
+            break
+    if fleet is not None:
+        fleet = replace(fleet, solve_seconds=total_s)
+    return fleet, len(failures)
+
+
+def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibration | None = None) -> ServePlan:
+    """The cheapest fleet serving ``r`` on ``m``, the best single-configuration fleet to compare, the fleet at
+    the mean rate, the cost per million tokens and the expected availability."""
+    start = time.perf_counter()
+    cal = cal or fitted()
+    check_regions(catalog, r)
+    offers = _offers(catalog, r)
+    allowed = match_gpus(catalog, r.gpus, "--gpus") if r.gpus else set(catalog.gpus)
+    denied = match_gpus(catalog, r.exclude_gpus, "--exclude-gpus") if r.exclude_gpus else set()
+    offered = {o.gpu for o in offers}
+    gpus = [catalog.gpus[n] for n in sorted((allowed - denied) & offered)
+            if catalog.gpus[n].memory_bandwidth_bytes_per_s and catalog.gpus[n].half_flops_per_s > 0]
+    multinode = {o.gpu for o in offers if o.gpu_count == 8 and o.pricing != "marketplace"}
+    checkpoint = weights_bytes(m, weight_format(native_format(m.native_dtype)))
+    rec = av.recovery(checkpoint, r.engine)
+    configs, misses = configurations(m, gpus, r, multinode, cal, _unit_prices(catalog, offers, r))
+    pools = _pools(catalog, r, configs, offers, rec.total_s)
+    configs, pools = _keep_cheapest(configs, pools, r)
+    assumptions = _assumptions(rec, configs, r, cal)
+    if not pools:
+        why = _why_nothing(gpus, configs, misses, r)
+        return ServePlan(m.name, r, None, None, None, tuple(configs), rec, None, None, assumptions, (), why,
+                         time.perf_counter() - start)
+    fleet, n_scen = _solve(configs, pools, r, r.peak, rec.total_s, catalog)
+    average = None
+    if fleet is not None and r.peak > r.mean_rps:
+        average, _ = _solve(configs, pools, r, r.mean_rps, rec.total_s, catalog, fleet.headroom)
+    elif fleet is not None:
+        average = fleet
+    single = _best_single(configs, pools, r, rec.total_s, catalog, fleet.headroom if fleet else 0.0)
+    cost_in, cost_out = _token_costs(average or fleet, configs, r)
+    notes = _notes(fleet, single, r)
+    why = "" if fleet else _why_nothing(gpus, configs, misses, r)
+    return ServePlan(m.name, r, fleet, average, single, tuple(configs), rec, cost_in, cost_out, assumptions,
+                     notes, why, time.perf_counter() - start, n_scen, len(pools))
+
+
+def _keep_cheapest(configs: list[ReplicaConfig], pools: list[Pool], r: ServeRequest
+                   ) -> tuple[list[ReplicaConfig], list[Pool]]:
+    """The ``CONFIGS_KEPT`` configurations with the lowest cost per request/s of the traffic mix, their pools
+    renumbered."""
+    shares = [b.share for b in r.buckets]
+    unit_cost: dict[int, float] = {}
+    for p in pools:
+        w = _mix_capacity(configs[p.config], shares) * p.replicas_per_unit
+        if w > 0:
+            unit_cost[p.config] = min(unit_cost.get(p.config, math.inf), p.cost_per_unit / w)
+    # a configuration that alone serves a bucket no cheaper one serves is kept too
+    keep = sorted(unit_cost, key=unit_cost.__getitem__)[:CONFIGS_KEPT]
+    for b in range(len(shares)):
+        if not any(configs[i].capacity_per_s[b] > 0 for i in keep):
+            extra = [i for i in unit_cost if configs[i].capacity_per_s[b] > 0]
+            keep += extra[:1]
+    index = {old: new for new, old in enumerate(keep)}
+    kept_pools = [replace(p, config=index[p.config]) for p in pools if p.config in index]
+    return [configs[i] for i in keep], kept_pools
+
+
+def _best_single(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: ServeRequest, recovery_s: float,
+                 catalog: Catalog, from_headroom: float) -> Fleet | None:
+    """The cheapest fleet of one GPU type only (all its pools: zones and pricing may still mix), its headroom
+    search starting where the mix's ended (to bound the work)."""
+    best = None
+    for gpu in list(dict.fromkeys(c.gpu for c in configs))[:SINGLE_TYPES_TRIED]:  # cheapest first
+        idx = [i for i, c in enumerate(configs) if c.gpu == gpu]
+        if not all(any(configs[i].capacity_per_s[b] > 0 for i in idx) for b in range(len(r.buckets))):
+            continue
+        mapping = {old: new for new, old in enumerate(idx)}
+        sub = [replace(p, config=mapping[p.config]) for p in pools if p.config in mapping]
+        fleet, _ = _solve([configs[i] for i in idx], sub, r, r.peak, recovery_s, catalog, from_headroom)
+        if fleet is not None and (best is None or fleet.cost_per_hour < best.cost_per_hour):
+            best = fleet
+    return best
+
+
+def _token_costs(fleet: Fleet | None, configs: Sequence[ReplicaConfig], r: ServeRequest
+                 ) -> tuple[float | None, float | None]:
+    """$ per million input and output tokens at the mean rate, the fleet's hourly cost split by the GPU time
+    prompts (prefill) and outputs (decode) take on the replicas the traffic is routed to."""
+    if fleet is None:
+        return None, None
+    by_name = {c.describe(): c for c in configs}
+    prefill = decode = 0.0
+    for name, b, x in fleet.routing:
+        c = by_name[name]
+        busy = x / c.capacity_per_s[b]  # replica-equivalents this traffic keeps busy
+        prefill += busy * c.prefill_share[b]
+        decode += busy * (1 - c.prefill_share[b])
+    if prefill + decode <= 0:
+        return None, None
+    tokens_in = r.mean_rps * HOUR * sum(b.share * b.prompt_len for b in r.buckets)
+    tokens_out = r.mean_rps * HOUR * sum(b.share * b.output_len for b in r.buckets)
+    cost = fleet.cost_per_hour
+    per_in = cost * prefill / (prefill + decode) / tokens_in * 1e6
+    per_out = cost * decode / (prefill + decode) / tokens_out * 1e6
+    return per_in, per_out
+
+
+def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[str, ...]:
+    notes = []
+    if fleet and fleet.gap > MIP_GAP:
+        notes.append(f"the mix solver stopped at its {MILP_TIME_LIMIT_S:g} s limit: the fleet is within "
+                     f"{fleet.gap:.1%} of the cheapest")
+    if fleet and fleet.availability < r.availability:
+        notes.append(f"availability target not reached: {fleet.availability:.4%} expected with "
+                     f"+{fleet.headroom:.0%} headroom against {r.availability:.3%} asked")
+    if fleet and len(fleet.gpu_types) > 1:
+        by_size = len(r.buckets) > 1 and len({(c, b) for c, b, _ in fleet.routing}) > len({c for c, _, _ in
+                                                                                       fleet.routing})
+        if by_size or len(r.buckets) > 1:
+            notes.append(f"the mix sends requests by size to {', '.join(fleet.gpu_types)}: it needs a length-aware "
+                         "router (prompt + output buckets as in the routing table)")
+        else:
+            notes.append(f"the mix spreads one kind of request over {', '.join(fleet.gpu_types)}: the router "
+                         "weights each replica by the rate it serves (routing table), not round-robin")
+    return tuple(notes)
+
+
+def _why_nothing(gpus: Sequence[Gpu], configs: Sequence[ReplicaConfig], misses: Sequence[Miss],
+                 r: ServeRequest) -> str:
+    if not gpus:
+        return ("no offer is left after the market, providers, regions, spot and marketplace choices. To fix: "
+                "allow more providers or regions, --spot, or --allow-marketplace.")
+    if not configs and misses:
+        return _latency_miss(misses, r.targets.effective())
+    if not configs:
+        return ("nothing holds the model on the GPUs offered (8 GPUs per node, or TP 8 × PP across 8-GPU cluster "
+                "offers). To fix: quantize (--quant fp8 or awq-int4), or allow larger GPUs or more providers.")
+    if r.budget_per_hour is not None:
+        return "no fleet survives the failure scenarios within the budget. To fix: raise --budget."
+    return ("no fleet survives the failure scenarios with these offers. To fix: allow more regions or providers, "
+            "or --tolerate none.")
+
+
+def _latency_miss(misses: Sequence[Miss], t: Targets) -> str:
+    from gpuplan.units import fmt_seconds
+
+    parts = []
+    for target, attr, option, what in ((t.ttft_p50_s, "ttft_p50_s", "--ttft", "first token"),
+                                       (t.ttft_p99_s, "ttft_p99_s", "--ttft-p99", "p99 first token"),
+                                       (t.tpot_p50_s, "tpot_p50_s", "--tpot", "token step"),
+                                       (t.tpot_p99_s, "tpot_p99_s", "--tpot-p99", "p99 token step")):
+        if target is None:
+            continue
+        best = min(misses, key=lambda x: float(getattr(x, attr)))
+        value = float(getattr(best, attr))
+        if value > target:
+            parts.append(f"the quickest {what} is {fmt_seconds(value)} on {best.config} (target {option} "
+                         f"{fmt_seconds(target)})")
+    what = "; ".join(parts) or "no configuration meets the latency targets together"
+    return (f"configurations fit in memory, but none meets the latency targets even at a trickle of requests: "
+            f"{what}. To fix: relax the targets, use shorter prompts, or allow faster GPUs.")
+
+
+def _assumptions(rec: av.Recovery, configs: Sequence[ReplicaConfig], r: ServeRequest, cal: Calibration
+                 ) -> tuple[dict[str, str], ...]:
+    def row(name: str, scope: str = "default") -> dict[str, str]:
+        f = av.figure(name, scope)
+        return {"name": f"{f.name} ({f.scope})", "value": f"{f.value:g} {f.unit}", "source": f"{f.source}, {f.as_of}"}
+
+    out = [row("gpu_interruptions_per_gpu_hour"), row("instance_sla_pct"), row("multizone_sla_pct"), row("lb_sla_pct"),
+           row("spot_interruptions_per_month"), row("warmup_seconds", "vllm"),
+           {"name": "recovery", "value": f"{rec.total_s:.0f} s = provisioning {rec.provisioning_s:.0f} s + weight "
+            f"load {rec.weight_load_s:.0f} s + warm-up {rec.warmup_s:.0f} s",
+            "source": "gpuplan.plan.costing (STARTUP_SECONDS, WEIGHTS_DOWNLOAD_BYTES_PER_S) + availability.csv"},
+           {"name": "latency model", "value": "continuous batching, Little's law, M/D/1 prompt queue (p99 by "
+            "Kingman's exponential tail)", "source": "gpuplan.estimate.load"},
+           {"name": "mixed buckets", "value": "a replica given several buckets shares its time linearly",
+            "source": "Griggs et al. 2024 (Mélange), sec. 4"},
+           {"name": "zones and SLAs", "value": "zones per region and single-/multi-zone SLAs from the provider table "
+            "(one zone per region, and availability.csv's defaults, where a provider publishes none); marketplace "
+            "and notebook tiers left out" + (" (allowed here)" if r.allow_marketplace else ""),
+            "source": "gpuplan/data/providers.csv"}]
+    if r.targets.ttft_p50_s is None and r.targets.ttft_p99_s is None:
+        out.append({"name": "default TTFT target", "value": f"p99 ≤ {DEFAULT_TTFT_P99_S:g} s",
+                    "source": "gpuplan.plan.serving.DEFAULT_TTFT_P99_S (no --ttft given)"})
+    if r.prefix_hit:
+        out.append({"name": "prefix cache", "value": f"{r.prefix_hit:.0%} of prompt tokens skip prefill and share "
+                    "their KV blocks", "source": "request"})
+    if any(c.pp > 1 for c in configs):
+        net = cal.get("network_bytes_per_s_per_gpu") * 8 / 1e9
+        out.append({"name": "network between nodes", "value": f"{net:.0f} Gb/s per GPU (pipeline stages pass "
+                    "hidden states once per step: a few MB, well under 1 % of a step); expert parallelism is "
+                    "not modelled", "source": "gpuplan/data/fitted/params.json network_bytes_per_s_per_gpu"})
+    return tuple(out)

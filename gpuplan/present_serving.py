@@ -1,0 +1,96 @@
+"""Render a serving fleet plan (:class:`gpuplan.plan.serving.ServePlan`): a table of replica groups and the
+sentences around it for people, or its JSON twin."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from gpuplan.i18n import say, tr
+from gpuplan.plan.availability import violation_minutes_per_month
+from gpuplan.plan.serving import Fleet, ServePlan
+from gpuplan.render import Col, paragraph, table, to_json
+from gpuplan.units import fmt_money, fmt_seconds
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(paragraph(text) + "\n")
+
+
+def show_serving(p: ServePlan, fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(to_json(p.as_dict()) + "\n")
+        return
+    if p.fleet is None:
+        _out("No plan: " + (p.nothing_fits or "nothing fits."))
+        return
+    r, f, cur = p.request, p.fleet, p.request.currency
+    rows = [_row(g, cur) for g in f.groups]
+    cols = [Col(tr("Config"), "config"), Col(tr("Provider"), "provider"), Col(tr("Region"), "zone"),
+            Col(tr("Pricing"), "pricing"), Col(tr("Replicas"), "replicas", None, "right"),
+            Col(tr("Instances"), "instances", None, "right"), Col(tr("Seqs/replica"), "seqs", None, "right"),
+            Col(tr("TTFT / TPOT") + " p99", "latency", None, "right"), Col(tr("Price/h"), "cost", None, "right")]
+    lengths = ", ".join(f"{b.prompt_len}+{b.output_len} ({b.share:.0%})" for b in r.buckets)
+    band = next((g.config.latency_band for g in f.groups if g.config.latency_band), None)
+    shown = say(f"; the band on latency is ×{band[0]:.2f}–×{band[1]:.2f} (p10–p90 of measured ÷ estimated)",
+                f"；延迟误差带 ×{band[0]:.2f}–×{band[1]:.2f}（实测 ÷ 估计的 p10–p90）") if band else ""
+    table(rows, cols, f"{tr('Fleet')}: {p.model}, {r.mean_rps:g} req/s mean, {r.peak:g} peak × {lengths}",
+          say(f"{p.pools} pools of {len(p.configs)} configurations, {p.scenarios} failure scenarios; "
+              f"planned in {p.seconds:.2f} s; TTFT / TPOT p99 at the most a replica is given",
+              f"{len(p.configs)} 种配置的 {p.pools} 个资源池，{p.scenarios} 种故障情形；用时 {p.seconds:.2f} 秒；"
+              "首字/每字延迟为单副本满载时的 p99"))
+    if shown:
+        _out(shown.lstrip("；; ").capitalize())
+    _out(_summary(p, f, cur))
+    _out(tr("Why") + ": " + _why(p, f, cur))
+    if len(r.buckets) > 1 or len(f.gpu_types) > 1:
+        table([{"config": c, "bucket": f"{r.buckets[b].prompt_len}+{r.buckets[b].output_len}",
+                "rate": f"{x:.2f}"} for c, b, x in f.routing],
+              [Col(tr("Config"), "config"), Col(tr("Bucket"), "bucket"), Col(tr("req/s"), "rate", None, "right")],
+              tr("Routing with nothing lost"))
+    for note in p.notes:
+        _out(tr("Note") + ": " + note)
+    table(list(p.assumptions), [Col(tr("Assumption"), "name"), Col(tr("Value"), "value"),
+                                Col(tr("Source"), "source")], tr("Assumptions"))
+
+
+def _row(g: Any, cur: str) -> dict[str, Any]:
+    c = g.config
+    worst = [(t, p) for t, p, cap in zip(c.ttft_p99_s, c.tpot_p99_s, c.capacity_per_s, strict=True) if cap > 0]
+    latency = " / ".join((fmt_seconds(max(t for t, _ in worst)), fmt_seconds(max(p for _, p in worst))))
+    return {"config": c.describe(), "provider": g.provider, "zone": g.zone, "pricing": g.pricing,
+            "replicas": g.replicas, "instances": g.instances, "seqs": c.max_num_seqs, "latency": latency,
+            "cost": fmt_money(g.cost_per_hour, cur)}
+
+
+def _summary(p: ServePlan, f: Fleet, cur: str) -> str:
+    peak = fmt_money(f.cost_per_hour, cur)
+    avg = fmt_money(p.average.cost_per_hour, cur) if p.average else "—"
+    per_in = fmt_money(p.cost_per_m_input, cur) if p.cost_per_m_input is not None else "—"
+    per_out = fmt_money(p.cost_per_m_output, cur) if p.cost_per_m_output is not None else "—"
+    minutes = violation_minutes_per_month(f.availability)
+    rec = fmt_seconds(p.recovery.total_s)
+    return say(f"{peak}/h at peak, {avg}/h at the mean rate; {per_in} per million input and {per_out} per million "
+               f"output tokens. Expected availability {f.availability:.4%} (target {p.request.availability:.2%}): "
+               f"about {minutes:.1f} minutes a month below the targets; a lost replica is back in {rec}.",
+               f"峰值每小时 {peak}，平均负载每小时 {avg}；每百万输入 token {per_in}，每百万输出 token {per_out}。"
+               f"预计可用性 {f.availability:.4%}（目标 {p.request.availability:.2%}），每月约 {minutes:.1f} 分钟"
+               f"达不到延迟目标；一个副本故障后 {rec} 恢复。")
+
+
+def _why(p: ServePlan, f: Fleet, cur: str) -> str:
+    domain = {"zone": say("any one zone or spot pool", "任一可用区或竞价资源池"),
+              "region": say("any one region or spot pool", "任一区域或竞价资源池"),
+              "none": say("nothing", "不考虑故障")}[p.request.tolerate]
+    text = say(f"the cheapest mix that still meets the latency targets at peak (+{f.headroom:.0%} headroom) with "
+               f"{domain} lost.",
+               f"在峰值（+{f.headroom:.0%} 余量）下失去{domain}后仍满足延迟目标的最便宜组合。")
+    s = p.single_type
+    if s is not None and s is not f and len(f.gpu_types) > 1 and p.saving_per_hour is not None:
+        save = fmt_money(p.saving_per_hour, cur)
+        share = p.saving_per_hour / s.cost_per_hour if s.cost_per_hour else 0.0
+        text += say(f" The best single-GPU-type fleet ({', '.join(s.gpu_types)}) costs "
+                    f"{fmt_money(s.cost_per_hour, cur)}/h: the mix saves {save}/h ({share:.0%}).",
+                    f" 最好的单一型号方案（{', '.join(s.gpu_types)}）每小时 {fmt_money(s.cost_per_hour, cur)}："
+                    f"混合方案每小时省 {save}（{share:.0%}）。")
+    return text
