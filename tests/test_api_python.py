@@ -74,30 +74,33 @@ def test_an_unknown_option_names_the_near_one() -> None:
 
 
 # the API takes and refuses what the CLI takes and refuses, and its error names the argument
-@pytest.mark.parametrize(("name", "value", "accepted"), [
-    ("currency", "JPY", False), ("currency", "€", True), ("currency", "eur", True), ("currency", 5, False),
-    ("rps", "abc", False), ("rps", 0, False), ("rps", "5", True), ("rps", 2e6, False),
-    ("top", 0, False), ("top", 2.5, False), ("top", "3", True), ("top", 1001, False),
-    ("max_gpus", 0, False), ("prompt", -1, False), ("deadline", "11y", False), ("budget", "-5", False)])
-def test_the_api_accepts_and_refuses_what_the_cli_does(name: str, value: object, accepted: bool,
+@pytest.mark.parametrize(("task", "name", "value", "accepted"), [
+    ("infer", "currency", "JPY", False), ("infer", "currency", "€", True), ("serve", "currency", "eur", True),
+    ("infer", "currency", 5, False), ("serve", "rps", "abc", False), ("serve", "rps", 0, False),
+    ("serve", "rps", "5", True), ("serve", "rps", 2e6, False), ("infer", "top", 0, False),
+    ("infer", "top", 2.5, False), ("infer", "top", "3", True), ("infer", "top", 1001, False),
+    ("infer", "max_gpus", 0, False), ("infer", "prompt", -1, False), ("infer", "deadline", "11y", False),
+    ("infer", "budget", "-5", False)])
+def test_the_api_accepts_and_refuses_what_the_cli_does(task: str, name: str, value: object, accepted: bool,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     from gpuplan.cli import main
 
-    options = {"rps": 5, name: value}
-    argv = ["plan", "serve", "Llama-3.1-8B"] + [
+    options = {**({"rps": 5} if task == "serve" else {"requests": "1000"}), name: value}
+    argv = ["plan", task, "Llama-3.1-8B"] + [
         a for k, v in options.items() for a in (f"--{k.replace('_', '-')}", str(v))]
     try:  # in a context of its own: the CLI sets the language for the rest of its context
         contextvars.copy_context().run(main, [*argv, "--json"])
         cli_code = 0
     except SystemExit as exit_:
         cli_code = int(exit_.code or 0)
-    capsys.readouterr()
+    err_text = capsys.readouterr().err
+    assert "No such option" not in err_text  # refused for the value, not for the option
     assert (cli_code == 0) is accepted
     if accepted:
-        assert gpuplan.plan("Llama-3.1-8B", "serve", **options).ranked
+        assert gpuplan.plan("Llama-3.1-8B", task, **options).ranked
         return
     with pytest.raises(InputError) as err:
-        gpuplan.plan("Llama-3.1-8B", "serve", **options)
+        gpuplan.plan("Llama-3.1-8B", task, **options)
     assert err.value.field == name and "fx.csv" not in str(err.value)
 
 
