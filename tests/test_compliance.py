@@ -106,10 +106,12 @@ def test_cli_shows_the_checklist_in_both_languages_and_the_same_json() -> None:
     args = ("plan", "serve", "Qwen2.5-0.5B", "--rps", "2", "--market", "global", "--users", "cn")
     en, zh = _cli(*args), _cli("--lang", "zh", *args)
     assert en.returncode == zh.returncode == 0, en.stderr + zh.stderr
-    assert "China compliance checklist" in en.stdout and "not legal advice" in en.stdout
-    assert "data-export rules apply" in en.stdout and "www.cac.gov.cn/2022-07/07" in en.stdout
-    assert "中国合规清单" in zh.stdout and "不构成法律意见" in zh.stdout
-    assert "生成式人工智能服务管理暂行办法" in zh.stdout
+    text_en = " ".join(en.stdout.split())  # paragraphs wrap to the terminal's width
+    text_zh = "".join(zh.stdout.split())
+    assert "China compliance checklist" in text_en and "not legal advice" in text_en
+    assert "data-export rules apply" in text_en and "www.cac.gov.cn/2022-07/07" in text_en
+    assert "中国合规清单" in text_zh and "不构成法律意见" in text_zh
+    assert "生成式人工智能服务管理暂行办法" in text_zh
     j_en, j_zh = _cli(*args, "--json"), _cli("--lang", "zh", *args, "--json")
     a, b = json.loads(j_en.stdout), json.loads(j_zh.stdout)
     for d in (a, b):

@@ -33,11 +33,11 @@ COLUMNS = (Column("id", required=True), Column("name_zh", required=True), Column
 DISCLAIMER_EN = ("Information with sources, not legal advice: check the current texts and your own obligations "
                  "with counsel before launch.")
 DISCLAIMER_ZH = "以下为附来源的信息，不构成法律意见：上线前请对照现行原文并咨询法律专业人士确认自身义务。"
-EXPORT_EN = ("Part of the fleet runs outside mainland China while the users are in it: their prompts and logs are "
-             "outbound data, so the data-export rules apply (PIPL art. 38-40: separate consent and a security "
+EXPORT_EN = ("Part of the fleet runs outside mainland China while the users are in it: their prompts and logs can "
+             "count as outbound data, so the data-export rules apply (PIPL art. 38-40: separate consent and a security "
              "assessment, certification or the standard contract). To keep the data in mainland China, plan with "
              "--market cn.")
-EXPORT_ZH = ("部分机群部署在境外而用户在境内：用户的提示词和日志属于出境数据，适用数据出境规则"
+EXPORT_ZH = ("部分机群部署在境外而用户在境内：用户的提示词和日志可能构成出境数据，适用数据出境规则"
              "（个人信息保护法第三十八至四十条：单独同意，并通过安全评估、认证或标准合同之一）。"
              "如需数据留在境内，请用 --market cn 规划。")
 
