@@ -23,7 +23,7 @@ from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.plan.planner import PlanResult
-from gpuplan.units import fmt_bytes, fmt_money, fmt_seconds, parse_count, parse_money, parse_seconds
+from gpuplan.units import fmt_bytes, fmt_money, fmt_seconds, parse_count, parse_currency, parse_money, parse_seconds
 
 # the job's options and what each takes (counts and durations may be text); the rest are the plan's constraints
 _JOB_COUNTS = ("samples", "tokens_per_sample", "tokens", "requests")
@@ -33,6 +33,11 @@ _PLAN_OPTIONS = ("market", "providers", "gpus", "exclude_gpus", "max_gpus", "bud
                  "engine", "objective", "top")
 _ESTIMATE_OPTIONS = ("n_gpus", "tp", "pp", "zero", "micro_batch", "grad_accum", "recompute", "precision",
                      "optimizer", "prefix_len", "engine", "kv_dtype")
+# the numbers and what the CLI's option takes (int: a whole number); each is checked against the CLI's RANGES
+_NUMBERS: dict[str, type] = {
+    "epochs": float, "rps": float, "seq_len": int, "prompt": int, "output": int, "batch": int, "lora_rank": int,
+    "global_batch": int, "max_gpus": int, "top": int, "n_gpus": int, "tp": int, "pp": int, "zero": int,
+    "micro_batch": int, "grad_accum": int, "prefix_len": int}
 
 
 def plan(model: str, task: str = "finetune", *, catalog: Catalog | None = None, **options: Any) -> Plan:
@@ -42,6 +47,7 @@ def plan(model: str, task: str = "finetune", *, catalog: Catalog | None = None, 
     from gpuplan.plan.planner import plan as run_plan
 
     _check_names(options, (*_JOB_OPTIONS, *_PLAN_OPTIONS), "gpuplan.plan")
+    options = _numbers(options)
     cat = catalog or load_catalog()
     if task == "finetune":
         options.setdefault("method", "lora")
@@ -50,17 +56,20 @@ def plan(model: str, task: str = "finetune", *, catalog: Catalog | None = None, 
         options.setdefault("max_gpus", 2048)
     job = _job(task, {k: v for k, v in options.items() if k in _JOB_OPTIONS})
     c = {k: v for k, v in options.items() if k in _PLAN_OPTIONS}
-    currency = str(c.pop("currency", None) or ("CNY" if c.get("market") == "cn" else "USD")).upper()
+    given = c.pop("currency", None)
+    currency = parse_currency(_text(given, "currency"), "currency") if given is not None else (
+        "CNY" if c.get("market") == "cn" else "USD")
     budget = c.pop("budget", None)
     deadline = c.pop("deadline", None)
+    deadline_s = parse_seconds(deadline, "deadline") if deadline is not None else None
+    _in_range("deadline", deadline_s)
     for name in ("providers", "gpus", "exclude_gpus"):
         if isinstance(c.get(name), str):
             c[name] = (c[name],)
         c[name] = tuple(c.get(name) or ())
     if task in ("infer", "serve") and options.get("quant"):
         c["quant"] = options["quant"]
-    constraints = Constraints(currency=currency, budget=_money(cat, budget, currency),
-                              deadline_s=parse_seconds(deadline, "deadline") if deadline is not None else None, **c)
+    constraints = Constraints(currency=currency, budget=_money(cat, budget, currency), deadline_s=deadline_s, **c)
     m = cat.model(model)
     return Plan(run_plan(cat, m, job, constraints))
 
@@ -71,6 +80,7 @@ def estimate(model: str, gpu: str = "H100", task: str = "infer", *, catalog: Cat
     from gpuplan.requests import estimate_config
 
     _check_names(options, (*_JOB_OPTIONS, *_ESTIMATE_OPTIONS), "gpuplan.estimate")
+    options = _numbers(options)
     cat = catalog or load_catalog()
     job = _job(task, {k: v for k, v in options.items() if k in _JOB_OPTIONS})
     config = {k: v for k, v in options.items() if k in _ESTIMATE_OPTIONS}
@@ -88,6 +98,57 @@ def _check_names(options: dict[str, Any], known: tuple[str, ...], where: str) ->
                              f"{hint}options: {', '.join(sorted(set(known)))}.")
 
 
+def _numbers(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with each number read as the CLI reads it (``5``, ``"5"``; an int option refuses ``2.5``)
+    and checked against the CLI's range; an error names the argument."""
+    out = dict(options)
+    for name, kind in _NUMBERS.items():
+        if out.get(name) is None:
+            continue
+        value = out[name]
+        if isinstance(value, str):
+            try:
+                value = kind(value.strip())
+            except ValueError:
+                value = None
+        elif kind is int and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and isinstance(value, float)):
+            what = "a whole number" if kind is int else "a number"
+            raise InputError(name, f"{out[name]!r} is not {what}.", f"give {name} {_range_text(name)}.")
+        _in_range(name, value)
+        out[name] = value
+    return out
+
+
+def _range_text(name: str) -> str:
+    from gpuplan.requests import RANGES
+
+    return RANGES[_option(name)].text()
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _in_range(name: str, value: float | None) -> None:
+    """The CLI's range check of option ``--name``, its error naming the argument ``name``."""
+    from gpuplan.requests import check_range
+
+    option = _option(name)
+    try:
+        check_range(option, value)
+    except InputError as err:
+        problem = err.message.split(": ", 1)[-1].replace(option, name)
+        raise InputError(name, problem, err.fix.replace(option, name)) from None
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise InputError(name, f"{value!r} is not text.", "give it as text, e.g. 'USD', 'CNY', 'EUR' or '€'.")
+    return value
+
+
 def _job(task: str, options: dict[str, Any]) -> Any:
     from gpuplan.requests import make_job
 
@@ -95,9 +156,11 @@ def _job(task: str, options: dict[str, Any]) -> Any:
     for name in _JOB_COUNTS:
         if o.get(name) is not None:
             o[name] = parse_count(o[name], name)
+            _in_range(name, o[name] or None)  # 0: not given, as on the command line
     for name in ("ttft", "tpot"):
         if o.get(name) is not None:
             o[f"{name}_s"] = parse_seconds(o.pop(name), name)
+            _in_range(name, o[f"{name}_s"])
         else:
             o.pop(name, None)
     return make_job(task, **{k: v for k, v in o.items() if v is not None})
@@ -107,7 +170,9 @@ def _money(cat: Catalog, amount: Any, currency: str) -> float | None:
     if amount is None:
         return None
     value, unit = parse_money(amount, "budget")
-    return value if unit in (None, currency) else cat.convert(value, unit, currency)
+    value = value if unit in (None, currency) else cat.convert(value, unit, currency)
+    _in_range("budget", value)
+    return value
 
 
 def _pandas() -> Any:

@@ -43,8 +43,9 @@ def _choices(name: str, command: str) -> tuple[str, ...] | None:
     """The values choice option ``name`` of ``command`` accepts, from the vocabularies the library checks (each
     imported only when its option is shown)."""
     from gpuplan import types
+    from gpuplan.units import CURRENCIES
 
-    fixed = {"--market": ("cn", "global"), "--currency": ("USD", "CNY"), "--zero": ("0", "1", "2", "3"),
+    fixed = {"--market": ("cn", "global"), "--currency": CURRENCIES, "--zero": ("0", "1", "2", "3"),
              "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
              "--export": ("skypilot", "vllm", "sglang", "k8s"), "--method": types.METHODS, "--engine": types.ENGINES,
              "--recompute": types.RECOMPUTE, "--precision": ("auto", *types.PRECISIONS),
@@ -357,7 +358,11 @@ _REFRESH_HELP = (
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET); ecb (ECB euro reference rates: EUR/USD, EUR/CNY). The store is "
     "prices.sqlite in $GPUPLAN_DATA_DIR (default $XDG_DATA_HOME/gpuplan, i.e. ~/.local/share/gpuplan); plans and "
     "listings then use the newest refreshed prices over the bundled ones. Exit status 4 when a source failed; "
-    "with GPUPLAN_OFFLINE set it refuses to run.")
+    "with GPUPLAN_OFFLINE set (to anything but 0, false, no or off) it refuses to run.")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 @app.command(cls=RangedCommand, help=_REFRESH_HELP)
@@ -380,22 +385,33 @@ def refresh(
     outcomes = run_refresh(load_catalog(opts.catalog_dirs, refreshed=False), provider or (), region or ())
     rows = [{"source": o.key, "provider": o.provider, "status": o.status, "n_rows": o.n_rows, "n_fx": o.n_fx,
              "batch_id": o.batch_id, "n_unmapped": len(o.unmapped), "unmapped": o.unmapped,
+             "n_not_offered": len(o.not_offered), "not_offered": o.not_offered, "clashes": o.clashes,
              "message": o.message, "fix": o.fix} for o in outcomes]
     if json_out:
         emit(rows, [], "json", payload={"store": str(store_path()), "sources": rows})
     else:
-        for row in rows:
-            row["_what"] = (f"{row['n_rows']} prices" + (f", {row['n_fx']} FX rates" if row["n_fx"] else "")
-                            if row["status"] == "stored" else "nothing (why: below)")
+        for row, o in zip(rows, outcomes, strict=True):
+            row["_what"] = (_count(o.n_rows, "price") + (f", {_count(o.n_fx, 'FX rate')}" if o.n_fx else "")
+                            if o.status == "stored" else "nothing (why: below)")
         emit(rows, [Col("Source", "source"), Col("Provider", "provider"), Col("Status", "status"),
-                    Col("Stored", "_what"), Col("Unmapped SKUs", "n_unmapped", None, "right")], "table",
+                    Col("Stored", "_what"), Col("Unmapped SKUs", "n_unmapped", None, "right"),
+                    Col("Not offered", "n_not_offered", None, "right")], "table",
              f"Refresh into {store_path()}", "Unmapped SKUs name a GPU gpuplan does not know, or none at all; "
-             "they are listed below and not stored (add an alias to gpu_aliases.csv to map one).")
+             "they are listed below and not stored (add an alias to gpu_aliases.csv to map one). Not offered: "
+             "catalog types the provider says it does not sell in a region asked about.")
         for o in outcomes:
             if o.unmapped:
                 shown = "; ".join(f"{sku} ({what})" for sku, what in list(o.unmapped.items())[:8])
                 more = f"; and {len(o.unmapped) - 8} more" if len(o.unmapped) > 8 else ""
                 typer.echo(f"unmapped ({o.provider}): {shown}{more}", err=True)
+            if o.clashes:
+                shown = "; ".join(f"{offer} ({prices})" for offer, prices in o.clashes.items())
+                typer.echo(f"different prices for one offer in one answer ({o.provider}; the lowest is stored): "
+                           f"{shown}", err=True)
+            if o.not_offered:
+                shown = "; ".join(f"{sku} ({why})" for sku, why in list(o.not_offered.items())[:8])
+                more = f"; and {len(o.not_offered) - 8} more" if len(o.not_offered) > 8 else ""
+                typer.echo(f"not offered in region ({o.provider}): {shown}{more}", err=True)
             if o.status != "stored":
                 typer.echo(f"{o.status}: {clip_echo(o.message)} To fix: {o.fix}", err=True)
     if any(o.status == "failed" for o in outcomes):
@@ -436,7 +452,8 @@ def history(
         for row in rows if fmt == "table" else []:
             row["_price"] = fmt_money(row["price_per_hour"], row["currency"])
         emit(rows, [Col("Fetched", "fetched_at"), Col("Provider", "provider"), Col("Instance", "instance_type"),
-                    Col("Region", "region"), Col("Tier", "tier"), Col("Price/h", "_price", None, "right")],
+                    Col("Region", "region"), Col("Zone", "zone"), Col("Tier", "tier"), Col("Unit", "unit"),
+                    Col("Price/h", "_price", None, "right")],
              fmt, f"{name}: {len(rows)} stored prices", "Prices as the provider states them (its currency).")
         return
     series = trend.series(found)
@@ -445,13 +462,17 @@ def history(
     for row in rows if fmt == "table" else []:
         money = lambda key, r=row: fmt_money(r[key], r["currency"])  # noqa: E731
         row.update(_first=money("first_price_per_hour"), _last=money("last_price_per_hour"),
+                   _last_gpu=money("last_price_per_gpu_hour"),
                    _range=f"{money('min_price_per_hour')}–{money('max_price_per_hour')}",
                    _change=f"{row['change_fraction']:+.1%}", _span=f"{row['first_at'][:10]} → {row['last_at'][:10]}")
     emit(rows, [Col("Provider", "provider"), Col("Instance", "instance_type"), Col("Region", "region"),
-                Col("Tier", "tier"), Col("Fetches", "n_points", None, "right"), Col("From → to", "_span"),
+                Col("Zone", "zone"), Col("Tier", "tier"), Col("Unit", "unit"),
+                Col("Fetches", "n_points", None, "right"), Col("From → to", "_span"),
                 Col("First/h", "_first", None, "right"), Col("Last/h", "_last", None, "right"),
+                Col("Last/GPU-h", "_last_gpu", None, "right"),
                 Col("Range", "_range", None, "right"), Col("Change", "_change", None, "right")],
-         fmt, f"{name}: price trend of {len(rows)} offers", "Refreshed prices only (see 'gpuplan offers' for the "
+         fmt, f"{name}: price trend of {len(rows)} offers", "Sorted by currency, then last price per GPU-hour. "
+         "Refreshed prices only (see 'gpuplan offers' for the "
          "bundled ones); GPU-only prices (unit gpu-only) exclude the VM they attach to. --points shows every fetch.")
 
 

@@ -3,6 +3,7 @@ CLI's text forms, giving what the CLI gives; readable results, an HTML view for 
 
 from __future__ import annotations
 
+import contextvars
 import json
 import subprocess
 from collections.abc import Callable
@@ -70,6 +71,37 @@ def test_to_pandas() -> None:
 def test_an_unknown_option_names_the_near_one() -> None:
     with pytest.raises(InputError, match="did you mean tokens_per_sample"):
         gpuplan.plan("Qwen2.5-0.5B", "finetune", samples="2k", tokens_per_sampel=512)
+
+
+# the API takes and refuses what the CLI takes and refuses, and its error names the argument
+@pytest.mark.parametrize(("task", "name", "value", "accepted"), [
+    ("infer", "currency", "JPY", False), ("infer", "currency", "€", True), ("serve", "currency", "eur", True),
+    ("infer", "currency", 5, False), ("serve", "rps", "abc", False), ("serve", "rps", 0, False),
+    ("serve", "rps", "5", True), ("serve", "rps", 2e6, False), ("infer", "top", 0, False),
+    ("infer", "top", 2.5, False), ("infer", "top", "3", True), ("infer", "top", 1001, False),
+    ("infer", "max_gpus", 0, False), ("infer", "prompt", -1, False), ("infer", "deadline", "11y", False),
+    ("infer", "budget", "-5", False)])
+def test_the_api_accepts_and_refuses_what_the_cli_does(task: str, name: str, value: object, accepted: bool,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuplan.cli import main
+
+    options = {**({"rps": 5} if task == "serve" else {"requests": "1000"}), name: value}
+    argv = ["plan", task, "Llama-3.1-8B"] + [
+        a for k, v in options.items() for a in (f"--{k.replace('_', '-')}", str(v))]
+    try:  # in a context of its own: the CLI sets the language for the rest of its context
+        contextvars.copy_context().run(main, [*argv, "--json"])
+        cli_code = 0
+    except SystemExit as exit_:
+        cli_code = int(exit_.code or 0)
+    err_text = capsys.readouterr().err
+    assert "No such option" not in err_text  # refused for the value, not for the option
+    assert (cli_code == 0) is accepted
+    if accepted:
+        assert gpuplan.plan("Llama-3.1-8B", task, **options).ranked
+        return
+    with pytest.raises(InputError) as err:
+        gpuplan.plan("Llama-3.1-8B", task, **options)
+    assert err.value.field == name and "fx.csv" not in str(err.value)
 
 
 def test_serving_rows_show_latency_and_hourly_cost() -> None:

@@ -89,12 +89,14 @@ def test_gpu_clouds_map_their_own_gpu_names_through_the_alias_table(db: Path) ->
 def test_chinese_clouds_sell_in_cny_and_skip_what_is_sold_out(db: Path) -> None:
     got = run(db, "tencent", "aliyun", regions=("ap-beijing", "cn-shanghai"))
     # GT4.8XLARGE192 is SOLD_OUT, S5.MEDIUM4 has no GPU
-    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing-5", "on-demand"): 28.64}
+    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 28.64}
     assert rows_of(db, "Alibaba Cloud") == {("ecs.gn7e-c16g1.4xlarge", "cn-shanghai", "on-demand"): 34.74}
     rows = store.latest(db).rows
     assert {r.currency for r in rows} == {"CNY"} and {r.market for r in rows} == {"cn"}
     assert "ZZ9.48XLARGE" in got["tencent"].unmapped
-    assert got["aliyun"].unmapped["ecs.gn7-c12g1.3xlarge"].endswith("InvalidInstanceType.NotFound")
+    # a type the catalog lists that the region does not sell is 'not offered', not an unmapped SKU
+    assert got["aliyun"].not_offered["ecs.gn7-c12g1.3xlarge in cn-shanghai"] == "InvalidInstanceType.NotFound"
+    assert "ecs.gn7-c12g1.3xlarge" not in got["aliyun"].unmapped
 
 
 def test_ecb_rates_become_dated_fx_rows(db: Path) -> None:
@@ -111,6 +113,30 @@ def test_alibaba_signature_matches_the_worked_example_of_its_documentation() -> 
                         timestamp="2016-02-23T12:46:24Z")
     assert signed["Signature"] == "OLeaidS1JvxuMvnyHOwuJ+uX5qY="
 
+
+def test_tencent_signature_matches_the_worked_example_of_its_documentation() -> None:
+    # Tencent Cloud's "Signature v3" page (https://www.tencentcloud.com/document/product/267/37447, the
+    # TC3-HMAC-SHA256 section) works a CVM DescribeInstances call in ap-guangzhou through with SecretId
+    # AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPLE, SecretKey Gu5t9xGARNpq86cd98joQYCN3EXAMPLE, timestamp 1551113065
+    # (2019-02-25 UTC) and this body; it gives the body hash 35e9c5b0..., the hashed canonical request
+    # 5ffe6a04... and the signature below, with SignedHeaders content-type;host
+    import hashlib
+
+    from gpuplan.market.china import tc3_headers
+
+    body = '{"Limit": 1, "Filters": [{"Values": ["\\u672a\\u547d\\u540d"], "Name": "instance-name"}]}'
+    assert hashlib.sha256(body.encode()).hexdigest() == (
+        "35e9c5b0e3ae67532d3c9f17ead6c90222632e5b1ff7f6e89887f1398934f064")  # the example's inputs, as printed
+    headers = tc3_headers("AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPLE", "Gu5t9xGARNpq86cd98joQYCN3EXAMPLE",
+                          "DescribeInstances", "ap-guangzhou", body, 1551113065)
+    assert headers["Authorization"] == (
+        "TC3-HMAC-SHA256 Credential=AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPLE/2019-02-25/cvm/tc3_request, "
+        "SignedHeaders=content-type;host, Signature=72e494ea809ad7a8c8f7a4507b9bddcbaa8e581f516e8da2f66e2c5a96525168")
+    assert {k: headers[k] for k in ("Content-Type", "Host", "X-TC-Action", "X-TC-Version", "X-TC-Region",
+                                    "X-TC-Timestamp")} == {
+        "Content-Type": "application/json; charset=utf-8", "Host": "cvm.tencentcloudapi.com",
+        "X-TC-Action": "DescribeInstances", "X-TC-Version": "2017-03-12", "X-TC-Region": "ap-guangzhou",
+        "X-TC-Timestamp": "1551113065"}
 
 # ---------------------------------------------------------------- isolation, retries and bad answers
 
@@ -222,7 +248,9 @@ def test_refreshed_rows_replace_bundled_ones_and_are_said_to(tmp_path: Path, mon
     assert not [o for o in cat.offers if "(GPU only)" in o.instance_type]
     assert cat.fx_rate("EUR", "USD").rate == 1.1593 and cat.fx_rate("EUR", "USD").date == dt.date(2026, 11, 30)
     note = prices_note(cat)
-    assert note.startswith("prices: bundled 20") and f"refreshed AWS {dt.date.today().isoformat()}" in note
+    assert note.startswith("prices: bundled offers as read up to 20")
+    assert f"refreshed AWS {dt.date.today().isoformat()}" in note and note.endswith("; FX rates of 2026-11-30")
+    assert "ECB" not in note  # FX rates are no refreshed prices
 
 
 def test_history_shows_the_trend_of_each_offer(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -328,3 +356,214 @@ def test_refresh_refuses_the_network_when_gpuplan_is_offline(capsys) -> None:
     with pytest.raises(SystemExit) as end:  # conftest sets GPUPLAN_OFFLINE for every test
         main(["refresh", "ecb"])
     assert end.value.code == 2 and "needs the network, and GPUPLAN_OFFLINE is set" in capsys.readouterr().err
+
+
+def test_a_refreshed_price_supersedes_the_bundled_price_of_the_same_product(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    run(tmp_path / "prices.sqlite", "runpod", "vastai", "tencent", regions=("ap-beijing",))
+    cat = load_catalog()
+
+    def offers(provider: str, gpu: str, n: float, tier: str) -> list[tuple[str, str, float]]:
+        return sorted((o.instance_type, o.region, o.price_per_hour) for o in cat.offers
+                      if (o.provider, o.gpu, o.gpu_count, o.pricing) == (provider, gpu, n, tier))
+
+    bundled = [o for o in BASE.offers if (o.provider, o.gpu, o.gpu_count, o.pricing) == ("RunPod", "H100", 1,
+                                                                                          "on-demand")]
+    assert bundled  # the bundled 1x H100 SXM Secure Cloud rows (4.69 in 2024, ...) are no longer offered
+    assert offers("RunPod", "H100", 1, "on-demand") == [("1x NVIDIA H100 80GB HBM3 SECURE", "(any)", 2.69)]
+    # Vast.ai: the refreshed 8x H100 listing (Quebec) supersedes the bundled '(marketplace)' row
+    assert offers("Vast.ai", "H100", 8, "marketplace") == [("vast-h100-8x", "Quebec, CA", 17.92)]
+    # Tencent Cloud: the zone's price in region ap-beijing supersedes 'cn-mainland (zone unspecified)'
+    assert offers("Tencent Cloud", "A100", 1, "on-demand") == [("GT4.4XLARGE96", "ap-beijing", 28.64)]
+    # rows of other GPUs or counts of a refreshed provider stay
+    assert offers("Tencent Cloud", "A100", 8, "on-demand") == [
+        (o.instance_type, o.region, o.price_per_hour) for o in BASE.offers
+        if (o.provider, o.gpu, o.gpu_count, o.pricing) == ("Tencent Cloud", "A100", 8, "on-demand")]
+
+
+def test_tencent_rows_keep_region_and_zone_apart_and_history_finds_them_by_region(db: Path) -> None:
+    run(db, "tencent", regions=("ap-beijing",))
+    (row,) = store.history("A100", regions=("ap-beijing",), path=db)
+    assert (row.instance_type, row.region, row.zone) == ("GT4.4XLARGE96", "ap-beijing", "ap-beijing-5")
+
+
+def test_a_schema_1_store_is_read_and_then_migrated_on_the_next_write(db: Path) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    con.executescript(store._SCHEMA.replace(", zone TEXT NOT NULL DEFAULT ''", "") + "PRAGMA user_version=1;")
+    con.execute("INSERT INTO batch VALUES (1, 'AWS', '2026-11-01T00:00:00Z', 1, 0, 'u')")
+    con.execute("INSERT INTO price VALUES (1, 'AWS', 'p4d.24xlarge', 'A100-40GB', 8, 96, 1152, 'us-east-1', "
+                "'global', 'on-demand', 'instance', 21.9576, 'USD', 'u', '2026-11-01T00:00:00Z')")
+    con.commit()
+    con.close()
+    assert [r.zone for r in store.latest(db).rows] == [""]
+    run(db, "tencent", regions=("ap-beijing",))
+    assert sorted(r.zone for r in store.history("A100-40GB", path=db) + store.history("A100", path=db)) == [
+        "", "ap-beijing-5"]
+    assert store.check(db) == []
+
+
+def test_lambda_types_without_capacity_are_stored_but_cannot_be_picked(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    db = tmp_path / "prices.sqlite"
+    answer = json.loads((FIXTURES / "lambda_instance_types.json").read_text())
+    for entry in answer["data"].values():
+        entry["regions_with_capacity_available"] = []
+    run(db, "lambda", handler=failing("cloud.lambda.ai", lambda r: httpx.Response(200, json=answer)))
+    assert {r.region for r in store.latest(db).rows} == {store.NO_CAPACITY}
+    assert not [o for o in load_catalog().offers if o.region == store.NO_CAPACITY]
+
+
+def test_refreshing_one_region_keeps_the_refreshed_prices_of_the_others(db: Path) -> None:
+    recorded = (FIXTURES / "tencent_zone_configs.json").read_text()
+
+    def tencent(zone: str, price: str) -> Callable[[httpx.Request], httpx.Response]:
+        text = recorded.replace("ap-beijing-5", zone).replace("28.64", price)
+        return failing("cvm.tencentcloudapi.com", lambda r: httpx.Response(200, text=text))
+
+    run(db, "tencent", regions=("ap-beijing",))
+    run(db, "tencent", regions=("ap-shanghai",), handler=tencent("ap-shanghai-2", "27.5"))
+    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 28.64,
+                                            ("GT4.4XLARGE96", "ap-shanghai", "on-demand"): 27.5}
+    # a newer fetch of Beijing replaces Beijing's price and leaves Shanghai's
+    run(db, "tencent", regions=("ap-beijing",), handler=tencent("ap-beijing-5", "26.0"))
+    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 26.0,
+                                            ("GT4.4XLARGE96", "ap-shanghai", "on-demand"): 27.5}
+
+
+def test_a_ranking_is_the_same_in_every_display_currency_when_fx_rates_have_different_dates() -> None:
+    import dataclasses
+
+    import gpuplan
+    from gpuplan.types import FxRate
+
+    # USD->CNY from one day, the EUR pairs from another: their cross (8.2 CNY per EUR / 1.0 USD per EUR = 8.2
+    # CNY per USD) disagrees with the direct 6.7351 by 22 %, so converting CNY prices straight to EUR would
+    # reorder USD and CNY offers
+    rates = (FxRate(dt.date(2026, 9, 30), "USD", "CNY", 6.7351, "test"),
+             FxRate(dt.date(2025, 11, 27), "EUR", "CNY", 8.2, "test"),
+             FxRate(dt.date(2025, 11, 27), "EUR", "USD", 1.0, "test"))
+    cat = dataclasses.replace(BASE, fx_rates=rates)
+
+    def order(currency: str) -> list[tuple[str, str, int]]:
+        p = gpuplan.plan("Llama-3.1-8B", "serve", rps=5, top=40, currency=currency, catalog=cat)
+        assert {x.cost.currency for x in p.ranked} == {currency}
+        return [(x.where, x.estimate.describe(), i) for i, x in enumerate(p.ranked)]
+
+    usd = order("USD")
+    assert len(usd) == 40 and {"CNY", "USD"} <= {o.currency for x in gpuplan.plan(
+        "Llama-3.1-8B", "serve", rps=5, top=40, catalog=cat).ranked for o in [x.offer]}
+    assert order("CNY") == usd and order("EUR") == usd
+
+
+# ---------------------------------------------------------------- a store that is locked, read-only or corrupt
+
+
+def counting(calls: list[str]) -> Callable[[httpx.Request], httpx.Response]:
+    def answer(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.host)
+        return serve.answer(request)
+    return answer
+
+
+def test_a_locked_store_is_named_as_locked_quickly_and_nothing_is_fetched(db: Path, monkeypatch) -> None:
+    import sqlite3
+    import time
+
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    run(db, "runpod")
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another refresh is writing
+    calls: list[str] = []
+    start = time.monotonic()
+    with pytest.raises(store.StoreError, match="is locked by another process") as err:
+        run(db, "runpod", "vastai", handler=counting(calls))
+    assert time.monotonic() - start < 5 and calls == []
+    assert "move the file aside" not in str(err.value) and "wait for the other gpuplan refresh" in err.value.fix
+    assert [r.provider for r in store.latest(db).rows][:1] == ["RunPod"]  # a locked store is still read
+    other.execute("ROLLBACK")
+
+
+def test_a_store_locked_during_the_refresh_fails_that_provider_only(db: Path, monkeypatch) -> None:
+    import sqlite3
+
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    other = sqlite3.connect(db, isolation_level=None)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "api.runpod.io":
+            other.execute("BEGIN IMMEDIATE")  # another writer starts while RunPod is being fetched ...
+        elif other.in_transaction:
+            other.execute("ROLLBACK")  # ... and is done before Vast.ai is
+        return serve.answer(request)
+
+    got = run(db, "runpod", "vastai", handler=answer)
+    assert (got["runpod"].status, got["vastai"].status) == ("failed", "stored")
+    assert "locked" in got["runpod"].message and "wait for the other" in got["runpod"].fix
+
+
+def test_a_read_only_store_is_named_as_read_only_and_still_read(db: Path, monkeypatch) -> None:
+    import sqlite3
+
+    run(db, "runpod")
+    connect = sqlite3.connect
+
+    def read_only_media(target, *args, **kwargs):  # type: ignore[no-untyped-def]
+        uri = str(target) if kwargs.get("uri") else f"{Path(target).resolve().as_uri()}?mode=ro"
+        return connect(uri, *args, **{**kwargs, "uri": True})
+
+    monkeypatch.setattr(sqlite3, "connect", read_only_media)  # every open as on read-only media
+    assert {r.provider for r in store.latest(db).rows} == {"RunPod"}
+    calls: list[str] = []
+    with pytest.raises(store.StoreError, match="cannot be written") as err:
+        run(db, "vastai", handler=counting(calls))
+    assert calls == [] and "GPUPLAN_DATA_DIR" in err.value.fix and "move the file aside" not in err.value.fix
+
+
+def test_a_corrupt_store_stops_refresh_before_anything_is_fetched(db: Path) -> None:
+    db.write_bytes(b"this is not a database" * 100)
+    calls: list[str] = []
+    with pytest.raises(store.StoreError, match="cannot be read") as err:
+        run(db, "runpod", handler=counting(calls))
+    assert calls == [] and "move the file aside" in err.value.fix
+
+
+@pytest.mark.parametrize(("code", "names_the_keys"), [
+    ("InvalidAccessKeyId.NotFound", True), ("SignatureDoesNotMatch", True), ("Forbidden.RAM", True),
+    ("Throttling.User", False)])
+def test_an_alibaba_error_answer_is_named_by_its_code(db: Path, code: str, names_the_keys: bool) -> None:
+    recorded = json.loads((FIXTURES / "aliyun_not_found.json").read_text())
+    body = {**recorded, "Code": code, "Message": "as the API says it"}
+    got = run(db, "aliyun", regions=("cn-shanghai",),
+              handler=failing("ecs.aliyuncs.com", lambda r: httpx.Response(400, json=body)))["aliyun"]
+    assert got.status == "failed" and code in got.message and "changed" not in got.message
+    assert ("ALIBABA_CLOUD_ACCESS_KEY_ID" in got.fix and "ALIBABA_CLOUD_ACCESS_KEY_SECRET" in got.fix) is names_the_keys
+
+
+
+def test_offline_is_off_for_0_false_no_and_off(tmp_path: Path, monkeypatch) -> None:
+    from gpuplan.errors import OfflineError
+
+    broken = tmp_path / "prices.sqlite"
+    broken.write_bytes(b"not a database" * 100)  # so a run that gets past the offline check stops at the store
+    for value in ("0", "false", "No", " off ", ""):
+        monkeypatch.setenv("GPUPLAN_OFFLINE", value)
+        with pytest.raises(store.StoreError):
+            refresh(BASE, ("ecb",), path=broken)
+    for value in ("1", "true", "yes"):
+        monkeypatch.setenv("GPUPLAN_OFFLINE", value)
+        with pytest.raises(OfflineError):
+            refresh(BASE, ("ecb",), path=broken)
+
+
+def test_different_prices_for_one_offer_in_one_answer_are_reported_and_the_lowest_kept(db: Path) -> None:
+    answer = json.loads((FIXTURES / "tencent_zone_configs.json").read_text())
+    items = answer["Response"]["InstanceTypeQuotaSet"]
+    twin = json.loads(json.dumps(next(i for i in items if i["InstanceType"] == "GT4.4XLARGE96")))
+    twin["Price"]["UnitPrice"] = twin["Price"]["UnitPriceDiscount"] = 30.0  # the same zone listed again, dearer
+    items.append(twin)
+    handler = failing("cvm.tencentcloudapi.com", lambda r: httpx.Response(200, json=answer))
+    got = run(db, "tencent", regions=("ap-beijing",), handler=handler)["tencent"]
+    assert got.clashes == {"GT4.4XLARGE96 ap-beijing ap-beijing-5 on-demand": "28.64, 30 CNY"}
+    assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 28.64}

@@ -55,7 +55,9 @@ def _read_preset(path: str, name: str) -> ModelSpec:
 
 def _hub_config(repo_id: str) -> Path:
     """Download only ``config.json`` of ``repo_id`` through huggingface_hub; never any code or weights."""
-    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("GPUPLAN_OFFLINE")
+    from gpuplan.market import is_offline
+
+    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or is_offline()
     fix = (f"download config.json of '{repo_id}' and pass its path, or use a preset from 'gpuplan models'.")
     if offline:
         raise OfflineError(f"'{repo_id}' looks like a Hugging Face Hub id, but gpuplan is offline "

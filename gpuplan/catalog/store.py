@@ -24,6 +24,7 @@ from gpuplan.units import GB, TERA, GiB
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_VAR = "GPUPLAN_CATALOG"
+FX_PIVOT = "USD"  # every conversion goes through it (Catalog.convert)
 T = TypeVar("T")
 
 
@@ -100,11 +101,14 @@ class Catalog:
         return _pick_rate(rates, on)
 
     def convert(self, amount: float, currency: str, to: str, on: dt.date | None = None) -> float:
-        """``amount`` in ``to``; at the newest rate unless ``on`` asks for the rate of a date. Plans and
-        listings convert every price at the newest rate, so a ranking never depends on the display currency."""
+        """``amount`` in ``to``, through USD: first to USD, then to ``to``, each at the newest rate (or the rate
+        of ``on``). Every price thus meets the same USD->``to`` factor, so a ranking never depends on the display
+        currency even when the rates of different pairs have different dates (a CNY->EUR cross of one day's
+        EUR rates would not agree with another day's USD->CNY rate)."""
         if currency == to:
             return amount
-        return amount * self.fx_rate(currency, to, on).rate
+        usd = amount if currency == FX_PIVOT else amount * self.fx_rate(currency, FX_PIVOT, on).rate
+        return usd if to == FX_PIVOT else usd * self.fx_rate(FX_PIVOT, to, on).rate
 
     @cached_property
     def _rates_by_pair(self) -> Mapping[tuple[str, str], tuple[FxRate, ...]]:

@@ -23,6 +23,7 @@ TENCENT_DOC = "https://www.tencentcloud.com/document/api/213/33254"
 TENCENT_SIGN_DOC = "https://www.tencentcloud.com/document/api/213/33224"  # TC3-HMAC-SHA256
 TENCENT_KEY_ENV = "TENCENTCLOUD_SECRET_ID"
 TENCENT_SECRET_ENV = "TENCENTCLOUD_SECRET_KEY"
+_TENCENT_ZONE = re.compile(r"-\d+$")  # zone ap-beijing-5 lies in region ap-beijing
 
 
 def fetch_tencent(req: Request) -> Fetched:
@@ -40,7 +41,7 @@ def fetch_tencent(req: Request) -> Fetched:
         if "Error" in response:
             raise _tencent_error(req, response["Error"])
         items = need(response.get("InstanceTypeQuotaSet"), list, "'InstanceTypeQuotaSet'", f, TENCENT_API)
-        out.rows += [r for item in items if (r := _tencent_row(req, item))]
+        out.rows += [r for item in items if (r := _tencent_row(req, item, region)) and r not in out.rows]
     return out
 
 
@@ -52,7 +53,7 @@ def _tencent_error(req: Request, error: Any) -> ProviderError:
     return ProviderError(req.fetcher.provider, f"the API answered error {code}: {error.get('Message', '')}", fix)
 
 
-def _tencent_row(req: Request, item: Any) -> Any:
+def _tencent_row(req: Request, item: Any, region: str) -> Any:
     f, url = req.fetcher, TENCENT_API
     item = need(item, dict, "an item of 'InstanceTypeQuotaSet'", f, url)
     n_gpus = item.get("Gpu") or 0
@@ -67,9 +68,10 @@ def _tencent_row(req: Request, item: Any) -> Any:
     if price.get("ChargeUnit") != "HOUR":
         return None
     unit_price = price.get("UnitPriceDiscount") or price.get("UnitPrice")
-    return req.row(sku, known.gpu, known.gpu_count, str(item.get("Zone", "")), "on-demand",
+    zone = str(item.get("Zone", ""))
+    return req.row(sku, known.gpu, known.gpu_count, _TENCENT_ZONE.sub("", zone) if zone else region, "on-demand",
                    float(need(unit_price, (int, float), "'Price.UnitPrice'", f, url)), "CNY", url, market="cn",
-                   vcpus=known.vcpus, ram_gib=known.ram_gib)
+                   vcpus=known.vcpus, ram_gib=known.ram_gib, zone=zone)
 
 
 def tc3_headers(secret_id: str, secret_key: str, action: str, region: str, body: str, timestamp: int,
@@ -118,8 +120,11 @@ def fetch_aliyun(req: Request) -> Fetched:
         params = {"Action": "DescribePrice", "Version": "2014-05-26", "RegionId": region, "ResourceType": "instance",
                   "InstanceType": instance_type, "PriceUnit": "Hour", "Format": "JSON"}
         answer = f.json("GET", ALIYUN_API, accept=(400, 404), params=rpc_signed(params, key_id, secret))
-        if isinstance(answer, dict) and str(answer.get("Code", "")).startswith("InvalidInstanceType"):
-            req.mapper.miss(instance_type, f"not priced in {region}: {answer['Code']}")
+        if isinstance(answer, dict) and "Code" in answer and "PriceInfo" not in answer:
+            code = str(answer["Code"])
+            if not code.startswith("InvalidInstanceType"):
+                raise _aliyun_error(req, code, str(answer.get("Message", "")))
+            req.mapper.absent(instance_type, region, code)
             continue
         info = need(answer.get("PriceInfo") if isinstance(answer, dict) else None, dict, "'PriceInfo'", f, ALIYUN_API)
         price = need(info.get("Price"), dict, "'PriceInfo.Price'", f, ALIYUN_API)
@@ -132,6 +137,17 @@ def fetch_aliyun(req: Request) -> Fetched:
                                 ALIYUN_API + "?Action=DescribePrice", market="cn",
                                 vcpus=known.vcpus, ram_gib=known.ram_gib))
     return out
+
+
+def _aliyun_error(req: Request, code: str, message: str) -> ProviderError:
+    """An error answer of DescribePrice: a refused key names the variables to check; anything else is the
+    provider's error with its code."""
+    if code.startswith(("InvalidAccessKeyId", "Forbidden")) or code == "SignatureDoesNotMatch":
+        fix = (f"check {ALIYUN_KEY_ENV} and {ALIYUN_SECRET_ENV} (an AccessKey of the account, enabled, with "
+               "permission to call ECS DescribePrice); the previous prices stay in use.")
+        return ProviderError(req.fetcher.provider, f"the API refused the key: {code}: {message}", fix)
+    return ProviderError(req.fetcher.provider, f"the API answered error {code}: {message}",
+                         "retry later; the previous prices stay in use.")
 
 
 def rpc_signed(params: dict[str, str], key_id: str, secret: str, nonce: str = "",

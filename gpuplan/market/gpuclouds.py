@@ -7,6 +7,7 @@ from typing import Any
 
 from gpuplan.market.http import need
 from gpuplan.market.source import Fetched, Request
+from gpuplan.market.store import NO_CAPACITY
 
 # ---------------------------------------------------------------- RunPod: the GraphQL API's gpuTypes
 
@@ -116,7 +117,7 @@ def fetch_lambda(req: Request) -> Fetched:
             continue
         regions = need(entry.get("regions_with_capacity_available", []), list, "'regions_with_capacity_available'",
                        f, LAMBDA_API)
-        names = [str(r.get("name")) for r in regions if isinstance(r, dict) and r.get("name")] or ["(no capacity now)"]
+        names = [str(r.get("name")) for r in regions if isinstance(r, dict) and r.get("name")] or [NO_CAPACITY]
         for region in names:
             out.rows.append(req.row(name, gpu, float(n), region, "on-demand", cents / 100, "USD", LAMBDA_API,
                                     vcpus=_float(specs.get("vcpus")), ram_gib=_float(specs.get("memory_gib"))))

@@ -24,6 +24,7 @@ class Series:
     last_price_per_hour: float
     min_price_per_hour: float
     max_price_per_hour: float
+    zone: str = ""  # where the provider prices per zone within the region
 
     @property
     def change_fraction(self) -> float:
@@ -38,11 +39,11 @@ def series(rows: Sequence[PriceRow]) -> list[Series]:
     """``rows`` (oldest first) grouped per offer and currency, cheapest last price per GPU-hour first."""
     groups: dict[tuple[str, ...], list[PriceRow]] = {}
     for r in rows:
-        groups.setdefault((r.provider, r.instance_type, r.region, r.tier, r.unit, r.currency), []).append(r)
+        groups.setdefault((r.provider, r.instance_type, r.region, r.tier, r.unit, r.currency, r.zone), []).append(r)
     out = []
-    for (provider, instance, region, tier, unit, currency), points in groups.items():
+    for (provider, instance, region, tier, unit, currency, zone), points in groups.items():
         prices = [p.price_per_hour for p in points]
         out.append(Series(provider, instance, region, tier, unit, currency, points[-1].gpu_count,
                           points[0].fetched_at, points[-1].fetched_at, len(points), prices[0], prices[-1],
-                          min(prices), max(prices)))
+                          min(prices), max(prices), zone))
     return sorted(out, key=lambda s: (s.currency, s.last_price_per_gpu_hour, s.provider, s.instance_type))

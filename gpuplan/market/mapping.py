@@ -24,6 +24,7 @@ class Mapper:
     catalog: Catalog
     provider: str  # the catalog's provider name ("AWS", "Tencent Cloud")
     unmapped: dict[str, str] = field(default_factory=dict)  # SKU -> what the provider calls its GPU
+    not_offered: dict[str, str] = field(default_factory=dict)  # "SKU in region" -> the provider's answer
 
     def instance(self, instance_type: str) -> Known | None:
         return self._instances.get(instance_type)
@@ -37,6 +38,10 @@ class Mapper:
 
     def miss(self, sku: str, gpu_text: str) -> None:
         self.unmapped[sku] = gpu_text
+
+    def absent(self, sku: str, region: str, answer: str) -> None:
+        """A SKU the catalog knows that the provider says it does not sell in ``region`` (not a mapping gap)."""
+        self.not_offered[f"{sku} in {region}"] = answer
 
     def instance_types(self) -> list[tuple[str, str]]:
         """(instance_type, region) of the catalog's rows for this provider (what Alibaba Cloud is asked about)."""

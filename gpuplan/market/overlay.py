@@ -1,6 +1,10 @@
-"""The bundled catalog overlaid by the newest refreshed rows: a refreshed price replaces the bundled row with
-the same provider, instance type, region and tier, and adds one where there was none. GPU-only prices (Google
-Cloud bills a GPU on top of its VM) are kept in the history but never stand in for a whole instance."""
+"""The bundled catalog overlaid by the newest refreshed rows. A refreshed price replaces the bundled row with
+the same provider, instance type, region and tier, and adds one where there was none. It also supersedes the
+provider's bundled rows of the same GPU, GPU count and tier whose region it covers (the same region, or either
+side names no place, such as '(marketplace)' or 'cn-mainland (zone unspecified)'), so an older bundled price
+of the same product never stands beside the refreshed one. GPU-only prices (Google Cloud bills a GPU on top of
+its VM) are kept in the history but never stand in for a whole instance; a type listed with no capacity
+anywhere is kept in the history but cannot be picked."""
 
 from __future__ import annotations
 
@@ -37,15 +41,31 @@ def overlay(base: Catalog, snap: store.Snapshot) -> Catalog:
     for r in snap.rows:
         canonical = base.resolve_gpu(r.gpu)
         if (r.unit != "instance" or canonical is None or r.currency not in CURRENCIES or r.tier not in PRICINGS
-                or not r.price_per_hour > 0 or not r.gpu_count > 0):
+                or not r.price_per_hour > 0 or not r.gpu_count > 0 or r.region == store.NO_CAPACITY):
             continue
         offer = _offer(r, canonical, templates.get((r.provider, r.instance_type)))
-        fresh[offer.key] = offer
-    offers = [fresh.pop(o.key, o) for o in base.offers] + list(fresh.values())
+        if offer.key not in fresh or offer.price_per_hour < fresh[offer.key].price_per_hour:
+            fresh[offer.key] = offer  # zones of one region: the cheapest
+    offers = [fresh.pop(o.key, o) for o in base.offers if not _superseded(o, fresh)] + list(fresh.values())
     rates = {(f.date, f.base, f.quote): f for f in (*base.fx_rates, *snap.fx)
              if f.base in CURRENCIES and f.quote in CURRENCIES}
-    used = tuple((b.provider, b.fetched_at) for b in snap.batches)
+    used = tuple((b.provider, b.fetched_at) for b in snap.batches if b.n_rows)  # price batches, not FX-only ones
     return dataclasses.replace(base, offers=tuple(offers), fx_rates=tuple(rates.values()), refreshed=used)
+
+
+def _superseded(bundled: Offer, fresh: dict[tuple[str, str, str, str], Offer]) -> bool:
+    """Whether a refreshed row of the same provider, GPU, GPU count and tier covers ``bundled``'s region (its
+    own key is replaced, not superseded)."""
+    if bundled.key in fresh:
+        return False
+    return any(f.provider == bundled.provider and f.gpu == bundled.gpu and f.gpu_count == bundled.gpu_count
+               and f.pricing == bundled.pricing
+               and (f.region == bundled.region or not _names_a_place(f.region) or not _names_a_place(bundled.region))
+               for f in fresh.values())
+
+
+def _names_a_place(region: str) -> bool:
+    return not region.startswith("(") and "unspecified" not in region
 
 
 def _offer(r: store.PriceRow, gpu: str, template: Offer | None) -> Offer:
@@ -66,12 +86,16 @@ def _offer(r: store.PriceRow, gpu: str, template: Offer | None) -> Offer:
 
 
 def prices_note(catalog) -> str:  # type: ignore[no-untyped-def]
-    """'prices: bundled 2026-11-29 + refreshed AWS 2026-12-01, Azure 2026-12-01' ('' when nothing is refreshed)."""
+    """'prices: bundled offers as read up to 2026-11-29 + refreshed AWS 2026-12-01, Azure 2026-12-01; FX rates
+    of 2026-11-30' ('' when no price is refreshed). The bundled date is the newest day a bundled offer was
+    published or, for an undated source, read: older offers stay older."""
     if not catalog.refreshed:
         return ""
     bundled = max((o.as_of for o in catalog.offers if o.file != "price store"), default=dt.date.min)
     refreshed = ", ".join(f"{name} {when[:10]}" for name, when in catalog.refreshed)
-    return f"prices: bundled {bundled.isoformat()} + refreshed {refreshed}"
+    fx = max((r.date for r in catalog.fx_rates), default=None)
+    return (f"prices: bundled offers as read up to {bundled.isoformat()} + refreshed {refreshed}"
+            + (f"; FX rates of {fx.isoformat()}" if fx else ""))
 
 
 def store_signature() -> tuple[Path, tuple[int, ...]]:

@@ -15,7 +15,7 @@ import httpx
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import OfflineError, UnknownNameError
-from gpuplan.market import china, fx, gpuclouds, hyperscalers, store
+from gpuplan.market import OFFLINE_ENV, china, fx, gpuclouds, hyperscalers, is_offline, store
 from gpuplan.market.http import TIMEOUT, Fetcher, MissingKeyError, ProviderError
 from gpuplan.market.mapping import Mapper
 from gpuplan.market.source import Provider, Request
@@ -37,7 +37,6 @@ PROVIDERS: tuple[Provider, ...] = (
 )
 BY_KEY = {p.key: p for p in PROVIDERS}
 STATUSES = ("stored", "failed", "skipped")
-OFFLINE_ENV = "GPUPLAN_OFFLINE"  # set: nothing may use the network (the test suite sets it)
 
 
 @dataclass
@@ -52,6 +51,8 @@ class Outcome:
     n_fx: int = 0
     batch_id: int | None = None
     unmapped: dict[str, str] = field(default_factory=dict)
+    not_offered: dict[str, str] = field(default_factory=dict)  # "SKU in region" the provider says it does not sell
+    clashes: dict[str, str] = field(default_factory=dict)  # offer -> its different prices in one answer
     message: str = ""
     fix: str = ""
 
@@ -70,13 +71,15 @@ def resolve(keys: Sequence[str]) -> list[Provider]:
 def refresh(catalog: Catalog, keys: Sequence[str] = (), regions: Sequence[str] = (), *,
             client: httpx.Client | None = None, env: Mapping[str, str] | None = None, path: Path | None = None,
             sleep: Callable[[float], None] | None = None) -> list[Outcome]:
-    """Fetch and store each provider in turn; never raises for one provider's failure."""
+    """Fetch and store each provider in turn; never raises for one provider's failure. A store that cannot be
+    written (locked, read-only, corrupt) raises its :class:`store.StoreError` before anything is fetched."""
     providers = resolve(keys)
     env = os.environ if env is None else env
-    if client is None and os.environ.get(OFFLINE_ENV, "") not in ("", "0"):
+    if client is None and is_offline():
         raise OfflineError(f"gpuplan refresh needs the network, and {OFFLINE_ENV} is set.",
                            f"unset {OFFLINE_ENV} to refresh; plans and listings go on with the prices already "
                            "stored and the bundled ones.")
+    store.check_writable(path)
     own = client is None
     client = client or httpx.Client(timeout=TIMEOUT, follow_redirects=True)
     try:
@@ -104,15 +107,27 @@ def _one(p: Provider, catalog: Catalog, regions: tuple[str, ...], client: httpx.
         if not got.rows and not got.fx:
             raise ProviderError(p.name, "the answer held no GPU price gpuplan can use (every SKU unmapped, or "
                                 "none listed).", "see the unmapped SKUs below; the previous prices stay in use.")
-        rows = list({(r.instance_type, r.region, r.tier, r.unit): r for r in got.rows}.values())  # one per offer
+        rows, clashes = _one_per_offer(got.rows)
         batch = store.write_batch(p.name, rows, got.fx, got.source_url, req.fetched_at, path)
     except MissingKeyError as err:
         status = "failed" if named else "skipped"
         return Outcome(p.key, p.name, status, unmapped=mapper.unmapped, message=err.message, fix=err.fix)
-    except ProviderError as err:
+    except (ProviderError, store.StoreError) as err:  # StoreError: e.g. another refresh holds the lock
         return Outcome(p.key, p.name, "failed", unmapped=mapper.unmapped, message=err.message, fix=err.fix)
     except httpx.HTTPError as err:  # anything the fetcher did not already turn into a provider's message
         return Outcome(p.key, p.name, "failed", unmapped=mapper.unmapped,
                        message=f"{p.name}: {type(err).__name__}: {err}", fix="retry later; the previous prices "
                        "stay in use.")
-    return Outcome(p.key, p.name, "stored", len(rows), len(got.fx), batch, mapper.unmapped)
+    return Outcome(p.key, p.name, "stored", len(rows), len(got.fx), batch, mapper.unmapped, mapper.not_offered,
+                   clashes=clashes)
+
+
+def _one_per_offer(rows: Sequence[store.PriceRow]) -> tuple[list[store.PriceRow], dict[str, str]]:
+    """One row per offer (instance type, region, zone, tier, unit): a repeated identical row is dropped; rows
+    of one offer with different prices keep the lowest, and each such offer is reported with its prices."""
+    by_offer: dict[tuple[str, ...], list[store.PriceRow]] = {}
+    for r in rows:
+        by_offer.setdefault((r.instance_type, r.region, r.zone, r.tier, r.unit), []).append(r)
+    clashes = {" ".join(filter(None, key[:4])): ", ".join(f"{p:g}" for p in sorted({r.price_per_hour for r in same}))
+               + f" {same[0].currency}" for key, same in by_offer.items() if len({r.price_per_hour for r in same}) > 1}
+    return [min(same, key=lambda r: r.price_per_hour) for same in by_offer.values()], clashes

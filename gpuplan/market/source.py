@@ -29,9 +29,9 @@ class Request:
 
     def row(self, instance_type: str, gpu: str, gpu_count: float, region: str, tier: str, price_per_hour: float,
             currency: str, url: str, *, market: str = "global", unit: str = "instance",
-            vcpus: float | None = None, ram_gib: float | None = None) -> PriceRow:
+            vcpus: float | None = None, ram_gib: float | None = None, zone: str = "") -> PriceRow:
         return PriceRow(self.mapper.provider, instance_type, gpu, gpu_count, vcpus, ram_gib, region, market, tier,
-                        unit, price_per_hour, currency, url, self.fetched_at)
+                        unit, price_per_hour, currency, url, self.fetched_at, zone)
 
 
 @dataclass
