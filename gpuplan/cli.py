@@ -49,7 +49,8 @@ def _choices(name: str, command: str) -> tuple[str, ...] | None:
              "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
              "--export": ("skypilot", "vllm", "sglang", "k8s"), "--method": types.METHODS, "--engine": types.ENGINES,
              "--recompute": types.RECOMPUTE, "--precision": ("auto", *types.PRECISIONS),
-             "--optimizer": types.OPTIMIZERS, "--kv-dtype": types.KV_DTYPES, "--lang": i18n.LANG_NAMES}
+             "--optimizer": types.OPTIMIZERS, "--kv-dtype": types.KV_DTYPES, "--lang": i18n.LANG_NAMES,
+             "--users": ("cn", "global")}
     if name in fixed:
         return fixed[name]
     if name == "--objective":
@@ -958,6 +959,9 @@ def plan_serve(
                                                       "one offer (a provider's capacity).")] = None,
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
+    users: Annotated[str, typer.Option(help="Where the users are: cn (mainland China: the plan carries the China "
+                                            "compliance checklist, and says when data export rules apply) or "
+                                            "global.")] = "global",
     budget: Annotated[str | None, typer.Option(help="Most the fleet may cost per hour, e.g. 40USD.")] = None,
     currency: CurrencyOpt = None, export: ExportOpt = None, out: OutOpt = None, json_out: JsonOpt = False,
 ) -> None:
@@ -970,6 +974,7 @@ def plan_serve(
         raise InputError("--out", "--out names the file --export writes, and no --export was given.",
                          "add --export skypilot (or vllm, sglang, k8s), or drop --out.")
     check_choice("--market", market, ("cn", "global"))
+    check_choice("--users", users, ("cn", "global"))
     cur = _currency(currency, market)
     targets = Targets(_duration(ttft, "--ttft") if ttft else None,
                       _duration(ttft_p99, "--ttft-p99") if ttft_p99 else None,
@@ -977,8 +982,8 @@ def plan_serve(
                       _duration(tpot_p99, "--tpot-p99") if tpot_p99 else None)
     request = serve_request(
         rps, peak_rps, parse_buckets(bucket or (), prompt, output), targets, availability, tolerate=tolerate,
-        market=market, providers=tuple(provider or ()), regions=tuple(region or ()), gpus=tuple(gpus or ()),
-        exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
+        market=market, users=users, providers=tuple(provider or ()), regions=tuple(region or ()),
+        gpus=tuple(gpus or ()), exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
         prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
         budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer)
     cat = _catalog(ctx)

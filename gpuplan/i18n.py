@@ -19,6 +19,8 @@ LANG_NAMES = ("en", "zh", "zh-CN")  # what --lang accepts
 _lang: ContextVar[str] = ContextVar("gpuplan_lang", default="")
 
 ZH: dict[str, str] = {
+    # compliance checklist (plan serve)
+    "China compliance checklist": "中国合规清单",
     # listing headers
     "GPU": "显卡", "Vendor": "厂商", "Segment": "类别", "Architecture": "架构", "Form": "形态",
     "Memory": "显存", "Usable": "可用显存", "Bandwidth": "带宽", "BF16/FP16": "BF16/FP16", "FP8": "FP8",

@@ -8,6 +8,7 @@ from typing import Any
 
 from gpuplan.i18n import say, tr
 from gpuplan.plan.availability import violation_minutes_per_month
+from gpuplan.plan.compliance import DISCLAIMER_EN, DISCLAIMER_ZH, EXPORT_EN, EXPORT_ZH, Checklist
 from gpuplan.plan.serving import Fleet, ServePlan
 from gpuplan.render import Col, paragraph, table, to_json
 from gpuplan.units import fmt_money, fmt_seconds
@@ -23,6 +24,7 @@ def show_serving(p: ServePlan, fmt: str) -> None:
         return
     if p.fleet is None:
         _out("No plan: " + (p.nothing_fits or "nothing fits."))
+        _show_checklist(p.checklist)
         return
     r, f, cur = p.request, p.fleet, p.request.currency
     rows = [_row(g, cur) for g in f.groups]
@@ -52,6 +54,24 @@ def show_serving(p: ServePlan, fmt: str) -> None:
         _out(tr("Note") + ": " + note)
     table(list(p.assumptions), [Col(tr("Assumption"), "name"), Col(tr("Value"), "value"),
                                 Col(tr("Source"), "source")], tr("Assumptions"))
+    _show_checklist(p.checklist)
+
+
+def _show_checklist(c: Checklist | None) -> None:
+    """The China compliance checklist: per rule its authority, dates, what it asks, whether it changes the plan
+    and its source (whole, so it can be cited), then the disclaimer."""
+    if c is None:
+        return
+    _out(tr("China compliance checklist") + ":")
+    for n, i in enumerate(c.items, 1):
+        plan = say("yes: data export rules apply", "是：适用数据出境规则") if c.changes_plan(i) else say("no", "否")
+        _out(say(f"{n}. {i.name_en} ({i.authority_en}; issued {i.issued}, in force {i.in_force}). {i.asks_en} "
+                 f"Changes the plan: {plan}. Source: {i.source} (checked {i.date_checked}).",
+                 f"{n}. {i.name_zh}（{i.authority_zh}；{i.issued} 发布，{i.in_force} 施行）。{i.asks_zh}"
+                 f"影响方案：{plan}。来源：{i.source}（{i.date_checked} 核对）。"))
+    if c.abroad:
+        _out(tr("Note") + ": " + say(EXPORT_EN, EXPORT_ZH) + " (" + ", ".join(c.abroad) + ")")
+    _out(say(DISCLAIMER_EN, DISCLAIMER_ZH))
 
 
 def _row(g: Any, cur: str) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan import availability as av
+from gpuplan.plan import compliance
 from gpuplan.plan.costing import hourly_price
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer
 from gpuplan.units import HOUR
@@ -120,6 +121,7 @@ class ServeRequest:
     availability: float = 0.999  # a fraction
     tolerate: str = "zone"  # the failure domain whose loss the fleet survives: zone | region | none
     market: str | None = None
+    users: str = "global"  # where the users are: cn (mainland China) or global; cn brings the compliance checklist
     providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
@@ -147,6 +149,7 @@ class ServeRequest:
         if self.tolerate not in TOLERATE:
             raise InputError("--tolerate", f"'{self.tolerate}' is not a failure domain.",
                              "use zone, region or none.")
+        compliance.check_users(self.users)
         if not 0 <= self.prefix_hit < 1:
             raise InputError("--prefix-hit", f"{self.prefix_hit:g} is not a share of the prompt below 1.",
                              "give a share from 0 to 0.99, e.g. 0.3.")
@@ -551,6 +554,7 @@ class FleetGroup:
     cost_per_hour: float
     offer_source: str
     offer_as_of: str
+    market: str = ""  # the offer's market: cn = a mainland-China region
 
     @property
     def spot(self) -> bool:
@@ -565,7 +569,7 @@ class FleetGroup:
                 "cost_per_hour": self.cost_per_hour, "network": c.network or None,
                 "capacity_per_replica_per_s": list(c.capacity_per_s), "ttft_p99_s_at_capacity": list(c.ttft_p99_s),
                 "tpot_p99_s_at_capacity": list(c.tpot_p99_s), "offer_source": self.offer_source,
-                "offer_as_of": self.offer_as_of}
+                "offer_as_of": self.offer_as_of, "market": self.market}
 
 
 @dataclass(frozen=True, slots=True)
@@ -608,6 +612,7 @@ class ServePlan:
     scenarios: int = 0
     pools: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    checklist: compliance.Checklist | None = None  # China compliance (market or users cn)
 
     @property
     def saving_per_hour(self) -> float | None:
@@ -620,7 +625,8 @@ class ServePlan:
         return {
             "model": self.model, "currency": r.currency,
             "request": {"mean_rps": r.mean_rps, "peak_rps": r.peak, "availability": r.availability,
-                        "tolerate": r.tolerate, "spot": r.spot, "allow_marketplace": r.allow_marketplace,
+                        "tolerate": r.tolerate, "users": r.users, "spot": r.spot,
+                        "allow_marketplace": r.allow_marketplace,
                         "prefix_hit": r.prefix_hit, "engine": r.engine, "quant": r.quant,
                         "buckets": [{"prompt_len": b.prompt_len, "output_len": b.output_len, "share": b.share}
                                     for b in r.buckets],
@@ -646,6 +652,7 @@ class ServePlan:
             "assumptions": list(self.assumptions), "notes": list(self.notes),
             "nothing_fits": self.nothing_fits or None, "seconds": self.seconds, "scenarios": self.scenarios,
             "pools": self.pools,
+            "compliance": self.checklist.as_dict() if self.checklist else None,
         }
 
 
@@ -783,7 +790,7 @@ def _fleet(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[
         c = configs[p.config]
         groups.append(FleetGroup(c, p.offer.provider, p.offer.instance_type, p.offer.region, p.zone,
                                  p.offer.pricing, u * p.instances_per_unit, int(u * p.replicas_per_unit),
-                                 u * p.cost_per_unit, p.offer.source, p.offer.as_of.isoformat()))
+                                 u * p.cost_per_unit, p.offer.source, p.offer.as_of.isoformat(), p.offer.market))
     routing = tuple((configs[i].describe(), b, x) for i, row in enumerate(mix.routing) for b, x in enumerate(row)
                     if x > 1e-9)
     availability = _availability(catalog, mix, pools, configs, r, recovery_s, rate)
@@ -856,7 +863,7 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     if not pools:
         why = _why_nothing(gpus, configs, misses, r)
         return ServePlan(m.name, r, None, None, None, tuple(configs), rec, None, None, assumptions, (), why,
-                         time.perf_counter() - start)
+                         time.perf_counter() - start, checklist=compliance.checklist(r.market, r.users, []))
     fleet, n_scen = _solve(configs, pools, r, r.peak, rec.total_s, catalog)
     average = None
     if fleet is not None and r.peak > r.mean_rps:
@@ -867,8 +874,10 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     cost_in, cost_out = _token_costs(average or fleet, configs, r)
     notes = _notes(fleet, single, r)
     why = "" if fleet else _why_nothing(gpus, configs, misses, r)
+    places = [(g.market, f"{g.provider} {g.region}") for g in fleet.groups] if fleet else []
     return ServePlan(m.name, r, fleet, average, single, tuple(configs), rec, cost_in, cost_out, assumptions,
-                     notes, why, time.perf_counter() - start, n_scen, len(pools))
+                     notes, why, time.perf_counter() - start, n_scen, len(pools),
+                     checklist=compliance.checklist(r.market, r.users, places))
 
 
 def _keep_cheapest(configs: list[ReplicaConfig], pools: list[Pool], r: ServeRequest

@@ -187,6 +187,8 @@ class ServeRequestBody(_Request):
                                  description="Availability target in percent, below 100.")
     tolerate: Tolerate = "zone"
     market: Market | None = None
+    users: Market = Field("global", description="Where the users are: cn (mainland China) adds the China compliance "
+                                                "checklist to the answer.")
     providers: Names = []
     regions: Names = []
     gpus: Names = []
