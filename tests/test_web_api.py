@@ -219,6 +219,17 @@ def test_plan_is_the_cli_json(client: TestClient, cli: Cli) -> None:
     assert _ok(client.post("/api/plan", json={**LESSON, "objective": "value", "top": 5})) == _cli_json(cli, *args)
 
 
+def test_priced_alternatives_are_asked_for(client: TestClient, cli: Cli) -> None:
+    # pricing the cheaper changes plans once more per change (about twice the work), so the API does it when
+    # asked (the web page asks); the CLI always does, and the two then agree
+    body = {"model": "Llama-3.1-8B", "task": "infer", "requests": 10000, "top": 3}
+    assert _ok(client.post("/api/plan", json=body))["alternatives"] == []
+    asked = _ok(client.post("/api/plan", json={**body, "alternatives": True}))["alternatives"]
+    cli_json = _cli_json(cli, "plan", "infer", "Llama-3.1-8B", "--requests", "10k", "--top", "3")
+    assert asked and asked == cli_json["alternatives"]
+    assert any(a["change"] == "quantize to fp8" for a in asked)
+
+
 def test_plan_serving_adds_costs_per_million_tokens(client: TestClient) -> None:
     plan = _ok(client.post("/api/plan", json={"model": "Llama-2-7B", "task": "serve", "rps": 2, "top": 3}))
     assert len(plan["serving"]) == len(plan["ranked"]) > 0

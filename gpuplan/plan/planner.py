@@ -678,8 +678,9 @@ def hourly_price_of(x: Candidate) -> float:
 
 
 def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration | None = None,
-         suggest: bool = True) -> PlanResult:
-    """Rank the ways to run ``job`` under ``c``."""
+         suggest: bool = True, alternatives_too: bool = True) -> PlanResult:
+    """Rank the ways to run ``job`` under ``c``. ``suggest``: price the changes that would fit when nothing
+    does; ``alternatives_too``: price the cheaper changes to a plan that fits (one more plan per change)."""
     cal = cal or fitted()
     job = job.for_model(model)
     _check_job(job, model)
@@ -713,7 +714,7 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
         result.nothing_fits = _nothing_fits(estimates, closest, priced, c, reasons)
         if suggest:
             result.suggestions = suggestions(catalog, model, job, c, cal)
-    elif suggest:
+    elif suggest and alternatives_too:
         result.alternatives = alternatives(catalog, model, job, c, cal, top[0])
     return result
 

@@ -309,7 +309,7 @@ def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None) -> 
     extra = {"rps": req.rps or 0.0, "ttft_s": req.ttft_s, "tpot_s": req.tpot_s, "global_batch": req.global_batch}
     model, job, constraints = preset_model(cat, req.model), job_from(req, req.task, **extra), constraints_from(req, cat)
     with work_budget(budget_s) if budget_s else contextlib.nullcontext(), using("en"):  # English JSON values
-        result = plan(cat, model, job, constraints)
+        result = plan(cat, model, job, constraints, alternatives_too=req.alternatives)
     data = result.as_dict()
     if req.task == "serve":
         data["serving"] = [serving_costs(x) for x in result.ranked]

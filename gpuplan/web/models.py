@@ -143,6 +143,9 @@ class PlanRequest(JobFields):
     currency: Currency | None = None
     objective: Objective | None = None
     top: int = ranged("--top", 10)
+    alternatives: bool = Field(False, description="Also price the cheaper changes to a plan that fits (a cheaper "
+                                                  "format, engine, method or any GPU): one more plan per change, "
+                                                  "so about twice the work; the web page asks for them.")
 
     # the defaults of `gpuplan plan finetune|pretrain|infer|serve`
     _defaults: ClassVar[dict[str, dict[str, Any]]] = {

@@ -554,7 +554,7 @@ function setUp() {
   estimateForm.elements.task.addEventListener("change", precision);
   planForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    submit(planForm, "/api/plan", { top: CHART_TOP }, renderPlan, $("#plan-status"));
+    submit(planForm, "/api/plan", { top: CHART_TOP, alternatives: true }, renderPlan, $("#plan-status"));
   });
   estimateForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
