@@ -234,6 +234,35 @@ def test_corrupt_store_is_named_with_the_fix_and_bundled_prices_stay_in_use(tmp_
         store.history("H100", path=tmp_path / "prices.sqlite")
 
 
+@pytest.mark.parametrize("made", ["empty file", "journal mode only"])
+def test_a_store_whose_first_refresh_was_killed_reads_as_no_store(tmp_path: Path, monkeypatch, made: str) -> None:
+    # a first refresh killed after the file was made but before its schema committed leaves a file with no
+    # tables: nothing was stored, so there are no refreshed prices, and nothing is "corrupt"
+    import sqlite3
+
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))
+    path = tmp_path / "prices.sqlite"
+    path.touch()
+    if made == "journal mode only":
+        with sqlite3.connect(path) as con:
+            con.execute("PRAGMA journal_mode=WAL")
+    cat = load_catalog()
+    assert cat.store_problem == "" and cat.offers == BASE.offers
+    assert store.latest(path).rows == () and store.history("H100", path=path) == [] and store.check(path) == []
+    run(path, "aws")  # the next refresh makes the schema and stores its batch
+    assert store.latest(path).rows
+
+
+def test_an_sqlite_file_of_something_else_is_not_read_as_a_store(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "prices.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE notes (text TEXT)")
+    with pytest.raises(store.StoreError, match="no price tables"):
+        store.latest(path)
+
+
 def test_refreshed_rows_replace_bundled_ones_and_are_said_to(tmp_path: Path, monkeypatch) -> None:
     from gpuplan.market.overlay import prices_note
 

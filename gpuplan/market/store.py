@@ -181,6 +181,9 @@ def _check_version(con: sqlite3.Connection, path: Path, create: bool) -> None:
     if version == 0 and create:
         con.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
     elif version == 0 and not con.execute("SELECT name FROM sqlite_master WHERE name='batch'").fetchone():
+        if not con.execute("SELECT 1 FROM sqlite_master").fetchone():
+            # made but never committed to (the first refresh was stopped before its schema): no store yet
+            raise FileNotFoundError(path)
         raise sqlite3.DatabaseError("it has no price tables")
     elif version == 1 and create:
         con.executescript("BEGIN IMMEDIATE; ALTER TABLE price ADD COLUMN zone TEXT NOT NULL DEFAULT ''; "
@@ -263,11 +266,14 @@ def history(gpu: str, providers: Sequence[str] = (), regions: Sequence[str] = ()
 def check(path: Path | None = None) -> list[str]:
     """Problems found in the store: SQLite's own integrity check, and batches whose rows are not all there."""
     path = path or store_path()
-    with _connect(path, create=False) as con:
-        problems = [r[0] for r in con.execute("PRAGMA integrity_check") if r[0] != "ok"]
-        for b_id, want, want_fx, got, got_fx in con.execute(
-                "SELECT b.id, b.n_rows, b.n_fx, (SELECT count(*) FROM price p WHERE p.batch_id = b.id), "
-                "(SELECT count(*) FROM fx f WHERE f.batch_id = b.id) FROM batch b"):
-            if (want, want_fx) != (got, got_fx):
-                problems.append(f"batch {b_id}: {got}/{want} price rows, {got_fx}/{want_fx} FX rows")
+    try:
+        with _connect(path, create=False) as con:
+            problems = [r[0] for r in con.execute("PRAGMA integrity_check") if r[0] != "ok"]
+            for b_id, want, want_fx, got, got_fx in con.execute(
+                    "SELECT b.id, b.n_rows, b.n_fx, (SELECT count(*) FROM price p WHERE p.batch_id = b.id), "
+                    "(SELECT count(*) FROM fx f WHERE f.batch_id = b.id) FROM batch b"):
+                if (want, want_fx) != (got, got_fx):
+                    problems.append(f"batch {b_id}: {got}/{want} price rows, {got_fx}/{want_fx} FX rows")
+    except FileNotFoundError:  # no store, or one whose first refresh never committed: nothing to check
+        return []
     return problems
