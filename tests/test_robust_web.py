@@ -225,6 +225,18 @@ def test_a_plan_past_the_work_budget_is_a_503_that_says_what_to_narrow() -> None
     assert "503" in relaxed.get("/openapi.json").json()["paths"]["/api/plan"]["post"]["responses"]
 
 
+def test_a_fleet_past_the_work_budget_is_a_503_not_a_request_that_runs_for_minutes() -> None:
+    # found by the API fuzzer: a million requests/s of 13,694-token answers made a fleet whose availability
+    # sum ran for about 40 s on one worker
+    tight = TestClient(create_app(plan_budget_s=1.0), raise_server_exceptions=False)
+    body = {"model": "Qwen1.5-4B", "tolerate": "region", "output": 13694, "availability": 23.8, "rps": 1e6,
+            "prompt": 168, "providers": ["Latitude.sh", "UCloud Compshare", "RunPod", "Novita AI"]}
+    err = _error(tight.post("/api/serve", json=body), 503)
+    assert "gpuplan plan" in err["fix"]
+    assert tight.post("/api/serve", json={"model": "Qwen2.5-7B", "rps": 5}).status_code == 200
+    assert "503" in tight.get("/openapi.json").json()["paths"]["/api/serve"]["post"]["responses"]
+
+
 def test_a_worker_process_builds_the_app_with_the_servers_token_and_host_check(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # gpuplan web --workers N: each uvicorn worker calls app_from_env(); the exposure rules must hold there too

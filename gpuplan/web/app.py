@@ -110,6 +110,7 @@ def create_app(catalog_dirs: tuple[str, ...] = (), allowed_hosts: tuple[str, ...
                   description="Which GPU, where, how many, how long, at what cost. See docs/web.md.")
     app.state.catalog_dirs = tuple(catalog_dirs)
     app.state.plans = _plan_cache(tuple(catalog_dirs), plan_budget_s)
+    app.state.plan_budget_s = plan_budget_s
     app.include_router(router)
     app.add_exception_handler(BudgetError, _budget_error)
     app.add_exception_handler(GpuplanError, _library_error)
@@ -316,8 +317,10 @@ def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None) -> 
     return data
 
 
-@router.post("/serve")
-def serve_plan(req: ServeRequestBody, cat: Cat) -> Row:
+@router.post("/serve", responses={503: {**_ERROR, "description": f"The fleet needs more than the server's budget "
+                                        f"of work per request ({PLAN_BUDGET_S:g} s by default); `fix` says what "
+                                        "to narrow."}})
+def serve_plan(req: ServeRequestBody, cat: Cat, request: Request) -> Row:
     """``gpuplan plan serve --json``: the fleet at peak and at the mean rate, the best single-GPU-type fleet,
     cost per hour and per million tokens, expected availability, routing and assumptions. A request that cannot
     be planned (availability ≥ 100, a p99 target below its p50, an unknown region ...) is a 400 naming the
@@ -334,7 +337,8 @@ def serve_plan(req: ServeRequestBody, cat: Cat) -> Row:
                       allow_marketplace=req.allow_marketplace, prefix_hit=req.prefix_hit, engine=req.engine,
                       quant=req.quant, currency=currency, budget_per_hour=req.budget,
                       max_instances_per_offer=req.max_per_offer)
-    return plan_serving(cat, preset_model(cat, req.model), r).as_dict()
+    with work_budget(request.app.state.plan_budget_s):
+        return plan_serving(cat, preset_model(cat, req.model), r).as_dict()
 
 
 def _plan_cache(catalog_dirs: tuple[str, ...], budget_s: float) -> Callable[[str, dt.date], Row]:
