@@ -32,7 +32,7 @@ if not CHROMIUM.exists():
                 allow_module_level=True)
 
 import uvicorn  # noqa: E402
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
 
 from gpuplan.web.app import create_app  # noqa: E402
 
@@ -78,12 +78,19 @@ def page(browser: Browser, base_url: str) -> Iterator[Page]:
     pg.on("request", lambda r: None if r.url.startswith(base_url) else outside.append(r.url))
     errors: list[Any] = []
     pg.on("pageerror", lambda exc: errors.append(exc))
+    pg.on("console", lambda msg: _refused(msg, errors))
     pg.goto(base_url + "/")
     expect(pg.locator("#meta-line")).not_to_be_empty()  # /api/meta, /api/models and /api/gpus answered
     yield pg
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
     assert not outside, f"the page reached beyond the local server: {outside}"
+
+
+def _refused(msg: ConsoleMessage, errors: list[Any]) -> None:
+    """What the page's Content-Security-Policy refused (an inline style the page meant to apply, say)."""
+    if msg.type == "error" and "Content Security Policy" in msg.text:
+        errors.append(msg.text)
 
 
 def _plan(page: Page) -> None:
@@ -185,6 +192,12 @@ LAYOUT_JS = """() => {
 }"""
 
 
+def _rgb(hex_colour: str) -> str:
+    """``#4e79a7`` as the browser's computed style writes it: ``rgb(78, 121, 167)``."""
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
 def _png_size(path: Path) -> tuple[int, int]:
     head = path.read_bytes()[:24]  # PNG: signature, IHDR length and type, then width and height
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
@@ -198,6 +211,7 @@ def sized(request: pytest.FixtureRequest, browser: Browser, base_url: str) -> It
     pg.set_default_timeout(TIMEOUT_MS)
     errors: list[Any] = []
     pg.on("pageerror", lambda exc: errors.append(exc))
+    pg.on("console", lambda msg: _refused(msg, errors))
     pg.goto(base_url + "/")
     expect(pg.locator("#meta-line")).not_to_be_empty()
     yield request.param, pg
@@ -222,6 +236,11 @@ def test_plan_page_fits_the_screen(sized: tuple[str, Page], tmp_path: Path) -> N
     assert labels.count() >= 1 and "×" in (labels.first.text_content() or "")  # front points named by their config
     legend = pg.locator("#pick-breakdown .legend").inner_text()
     assert "_" not in legend and "weights" in legend  # parts in words, not JSON keys
+    fills = pg.locator("#pick-breakdown svg rect.seg").evaluate_all(
+        "(rects) => rects.map((r) => r.getAttribute('fill'))")
+    swatches = pg.locator("#pick-breakdown .legend .swatch").evaluate_all(
+        "(spans) => spans.map((s) => getComputedStyle(s).backgroundColor)")
+    assert swatches[:len(fills)] == [_rgb(f) for f in fills]  # each legend entry has its part's colour
 
 
 def test_estimate_page_fits_the_screen(sized: tuple[str, Page], tmp_path: Path) -> None:
@@ -301,7 +320,8 @@ def test_request_sizes_are_rows_sent_as_buckets(page: Page) -> None:
     with page.expect_request("**/api/serve") as sent:
         page.click("#serve-submit")
     body = sent.value.post_data_json
-    assert body["buckets"] == [{"prompt": 300, "output": 100, "share": 0.7}, {"prompt": 4000, "output": 500, "share": 0.3}]
+    assert body["buckets"] == [{"prompt": 300, "output": 100, "share": 0.7},
+                               {"prompt": 4000, "output": 500, "share": 0.3}]
     assert "prompt" not in body and "output" not in body
     expect(page.locator("#serve-routing tbody tr").first).to_be_visible()
     routed = page.locator("#serve-routing tbody").inner_text()
@@ -368,7 +388,8 @@ def test_the_fleet_view_renders_what_the_api_answered(sized: tuple[str, Page], t
     values = [int(v) for v in pg.locator("#serve-chart svg text.bar-value").all_text_contents()]
     assert sum(values) == sum(g["replicas"] for g in fleet["groups"])
     assert pg.locator("#serve-chart svg rect.bar.spot").count() == len({p for p in places if p[3]})
-    colours = {bars.nth(i).get_attribute("data-gpu"): bars.nth(i).get_attribute("data-colour") for i in range(bars.count())}
+    colours = {bars.nth(i).get_attribute("data-gpu"): bars.nth(i).get_attribute("data-colour")
+               for i in range(bars.count())}
     assert len(set(colours.values())) == len(fleet["gpu_types"])  # one colour per GPU type, all different
     legend = pg.locator("#serve-chart .legend").inner_text()
     assert all(gpu in legend for gpu in fleet["gpu_types"]) and "spot: hatched" in legend and "on-demand" in legend

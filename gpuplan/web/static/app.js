@@ -266,10 +266,15 @@ function paretoChart(data, W = 560) {
   return box;
 }
 
+// The colour goes through the CSSOM: the page's Content-Security-Policy refuses style attributes.
 function legend(entries) {
+  const swatch = (color, cls) => {
+    const node = el("span", { class: `swatch ${cls || ""}` });
+    if (color) node.style.background = color;
+    return node;
+  };
   return el("ul", { class: "legend" }, ...entries.map(([color, name, value, cls]) => el("li", {},
-    el("span", { class: `swatch ${cls || ""}`, style: color ? `background:${color}` : "" }), `${name} `,
-    el("span", { class: "value" }, value))));
+    swatch(color, cls), `${name} `, el("span", { class: "value" }, value))));
 }
 
 // One stacked bar: the breakdown parts, the headroom, and a mark at the GPU's memory.
@@ -726,7 +731,7 @@ function renderGuard(data) {
 }
 
 function link(url) {
-  return url.startsWith("https://") || url.startsWith("http://")
+  return /^https?:\/\//.test(url)  // a source's address opens in a new tab; other sources are text
     ? el("a", { href: url, rel: "noreferrer noopener", target: "_blank" }, url) : url;
 }
 
