@@ -320,6 +320,7 @@ def test_request_sizes_are_rows_sent_as_buckets(page: Page) -> None:
     with page.expect_request("**/api/serve") as sent:
         page.click("#serve-submit")
     body = sent.value.post_data_json
+    assert isinstance(body, dict)
     assert body["buckets"] == [{"prompt": 300, "output": 100, "share": 0.7},
                                {"prompt": 4000, "output": 500, "share": 0.3}]
     assert "prompt" not in body and "output" not in body
