@@ -1,7 +1,7 @@
 """The shortcuts that make plans fast give the same answers as the long way round.
 
-The planner sizes training memory once per setup (it does not depend on the GPU) and estimates time only for
-setups that fit; parameter counts are cached per architecture; FX rates are indexed. Each is checked here
+The planner sizes training memory once per setup (it does not depend on the GPU), estimates time only for
+setups that fit, and describes (assumptions, breakdown) only the fastest layout of each GPU count; parameter counts are cached per architecture; FX rates are indexed. Each is checked here
 against the plain function it stands in for. Also: the cached catalog is read-only, and errors pickle.
 """
 
@@ -61,6 +61,8 @@ def test_memory_sized_once_for_all_gpus_then_timed_is_estimate_training(catalog:
                 assert size.shortfall_bytes(gpu) == want.shortfall_bytes
                 if want.fits:
                     assert size.estimate(m, gpu, job, setup, cal, 0.1).as_dict() == want.as_dict()
+                    # the planner compares layouts by this, and describes only the winner
+                    assert size.seconds(m, gpu, job, setup, cal) == want.seconds
                 compared[want.fits] += 1
     assert compared[True] and compared[False]  # both paths were exercised
 
