@@ -1,8 +1,9 @@
 """The shortcuts that make plans fast give the same answers as the long way round.
 
 The planner sizes training memory once per setup (it does not depend on the GPU), estimates time only for
-setups that fit, and describes (assumptions, breakdown) only the fastest layout of each GPU count; parameter counts are cached per architecture; FX rates are indexed. Each is checked here
-against the plain function it stands in for. Also: the cached catalog is read-only, and errors pickle.
+setups that fit, and describes (assumptions, breakdown) only the fastest layout of each GPU count; parameter
+counts are cached per architecture; FX rates are indexed. Each is checked here against the plain function it
+stands in for. Also: the cached catalog is read-only, and errors pickle.
 """
 
 from __future__ import annotations
