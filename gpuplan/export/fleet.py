@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuplan.errors import InputError
@@ -57,11 +57,14 @@ def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | 
     context = max(b.prompt_len + b.output_len for b in p.request.buckets)
     zones = list(dict.fromkeys(g.zone for g in fleet.groups))
     slotted = len(zones) > 1
+    quiet = p.day.quiet_replicas if p.day is not None and fleet is p.fleet else ()
     out = []
     for i, fg in enumerate(fleet.groups, 1):
         group = _serve_group(fg, m, model_ref, what, context, base if len(fleet.groups) == 1 else
                              _label(f"{base}-{i}-{fg.config.gpu}"), base,
                              f"z{zones.index(fg.zone) + 1}" if slotted else "")
+        if quiet:  # the autoscalers may follow the daily profile down to its quietest hour's fleet
+            group = replace(group, min_replicas=quiet[i - 1])
         capacity, given = fleet.replica_rate(fg.config, shares)
         out.append(Part(group, fg.offer, round(capacity, 3), given, _describe(fg), fg.zone,
                         skypilot.weights_disk_bytes(m)))
@@ -166,6 +169,8 @@ def _k8s_header(ps: Sequence[Part], label: str, note: str) -> str:
     lines += [f"group {n}: {x.group.name} = {x.describe}" + (f" (zone slot {x.group.zone_slot})"
                                                               if x.group.zone_slot else "")
               for n, x in enumerate(ps, 1)]
+    lines += [f"{x.group.name}: the daily profile's quietest hour needs none of its replicas, but an HPA keeps one "
+              "(scaling to zero needs the HPAScaleToZero feature gate)" for x in ps if x.group.fewest == 0]
     if any(x.group.zone_slot for x in ps):
         lines.append(f"zone slots: pods of different slots never share a {k8s.ZONE_KEY} (pod anti-affinity), so "
                      "losing a zone loses one slot at most, as the plan assumes; the cluster needs a zone per slot")

@@ -47,6 +47,7 @@ class ServeGroup:
     max_num_seqs: int = 256
     gpu_memory_utilization: float | None = None  # None: the engine's default (engines.csv)
     replicas: int = 1
+    min_replicas: int | None = None  # the fewest an autoscaler keeps (a daily profile's quietest hour); None: replicas
     zones: tuple[str, ...] = ()
     spot: bool = False
     name: str = "gpuplan-serve"
@@ -61,6 +62,11 @@ class ServeGroup:
                              ("max_num_seqs", self.max_num_seqs), ("context_len", self.context_len)):
             if value < 1:
                 raise InputError(field, f"must be at least 1, got {value}.", f"give {field} >= 1.")
+
+    @property
+    def fewest(self) -> int:
+        """The replicas an autoscaler may scale down to."""
+        return self.replicas if self.min_replicas is None else min(self.min_replicas, self.replicas)
 
     @property
     def gpus_per_replica(self) -> int:

@@ -44,7 +44,7 @@ from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan import availability as av
-from gpuplan.plan import compliance
+from gpuplan.plan import compliance, traffic
 from gpuplan.plan.costing import hourly_price
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer
 from gpuplan.units import HOUR
@@ -134,8 +134,15 @@ class ServeRequest:
     currency: str = "USD"
     budget_per_hour: float | None = None
     max_instances_per_offer: int | None = None
+    profile: tuple[float, ...] = ()  # 24 hourly mean rates (hour 0 first); () = none. Its mean is mean_rps
 
     def __post_init__(self) -> None:
+        if self.profile:
+            traffic.check_profile(self.profile)
+            if not math.isclose(self.mean_rps, traffic.mean_rate(self.profile), rel_tol=1e-9):
+                raise InputError("--profile", f"the mean rate ({self.mean_rps:g}/s) is not the profile's mean "
+                                 f"({traffic.mean_rate(self.profile):g}/s).",
+                                 "give --profile alone: its mean is the mean rate (or use serve_request).")
         if not (math.isfinite(self.mean_rps) and self.mean_rps > 0):
             raise InputError("--rps", f"a rate of {self.mean_rps:g} requests/s serves nobody.",
                              "give the mean request rate, e.g. --rps 5.")
@@ -161,7 +168,9 @@ class ServeRequest:
 
     @property
     def peak(self) -> float:
-        return self.peak_rps if self.peak_rps is not None else self.mean_rps
+        """The rate the fleet is sized for: the peak given, the profile's busiest hour when that is higher."""
+        given = self.peak_rps if self.peak_rps is not None else self.mean_rps
+        return max(given, *self.profile) if self.profile else given
 
 
 def parse_buckets(texts: Sequence[str], prompt: int, output: int) -> tuple[Bucket, ...]:
@@ -186,13 +195,19 @@ def parse_buckets(texts: Sequence[str], prompt: int, output: int) -> tuple[Bucke
     return tuple(out)
 
 
-def serve_request(mean_rps: float, peak_rps: float | None, buckets: tuple[Bucket, ...], targets: Targets,
-                  availability_pct: float, **options: Any) -> ServeRequest:
-    """A request from user-level values (availability in percent); the CLI and the HTTP API share it."""
+def serve_request(mean_rps: float | None, peak_rps: float | None, buckets: tuple[Bucket, ...], targets: Targets,
+                  availability_pct: float, profile: Sequence[float] | None = None, **options: Any) -> ServeRequest:
+    """A request from user-level values (availability in percent; with a daily ``profile`` the mean rate is its
+    mean, so ``mean_rps`` is None); the CLI and the HTTP API share it."""
     if not (math.isfinite(availability_pct) and 0 < availability_pct < 100):
         raise InputError("--availability", f"{availability_pct:g} % cannot be planned: no fleet is never down, and "
                          "at or below 0 % is no target.", "give a percentage below 100, e.g. --availability 99.9.")
-    return ServeRequest(mean_rps, peak_rps, buckets, targets, availability_pct / 100, **options)
+    rates = traffic.check_profile(profile) if profile is not None else ()
+    if rates and mean_rps is not None:
+        raise InputError("--profile", "both a mean rate (--rps) and a daily profile were given.",
+                         "give one of them: the profile's mean is the mean rate.")
+    mean = traffic.mean_rate(rates) if rates else (1.0 if mean_rps is None else mean_rps)
+    return ServeRequest(mean, peak_rps, buckets, targets, availability_pct / 100, profile=rates, **options)
 
 
 # ---------------------------------------------------------------- configurations and their capacity
@@ -582,6 +597,7 @@ class Fleet:
     availability: float
     solve_seconds: float
     gap: float = 0.0  # the solver's optimality gap when it stopped at its time limit
+    sources: tuple[tuple[Pool, int], ...] = field(default=(), compare=False)  # the pools rented and units of each
 
     @property
     def gpu_types(self) -> tuple[str, ...]:
@@ -627,6 +643,7 @@ class ServePlan:
     pools: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     checklist: compliance.Checklist | None = None  # China compliance (market or users cn)
+    day: traffic.DayCost | None = None  # the daily profile followed by the peak fleet scaled down, when given
 
     @property
     def saving_per_hour(self) -> float | None:
@@ -642,6 +659,7 @@ class ServePlan:
                         "tolerate": r.tolerate, "users": r.users, "spot": r.spot,
                         "allow_marketplace": r.allow_marketplace,
                         "prefix_hit": r.prefix_hit, "engine": r.engine, "quant": r.quant,
+                        "profile": list(r.profile) or None,
                         "buckets": [{"prompt_len": b.prompt_len, "output_len": b.output_len, "share": b.share}
                                     for b in r.buckets],
                         "targets": {"ttft_p50_s": r.targets.ttft_p50_s, "ttft_p99_s": r.targets.effective().ttft_p99_s,
@@ -667,6 +685,7 @@ class ServePlan:
             "nothing_fits": self.nothing_fits or None, "seconds": self.seconds, "scenarios": self.scenarios,
             "pools": self.pools,
             "compliance": self.checklist.as_dict() if self.checklist else None,
+            "daily_profile": self.day.as_dict() if self.day else None,
         }
 
 
@@ -809,7 +828,8 @@ def _fleet(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[
     routing = tuple((configs[i].describe(), b, x) for i, row in enumerate(mix.routing) for b, x in enumerate(row)
                     if x > 1e-9)
     availability = _availability(catalog, mix, pools, configs, r, recovery_s, rate)
-    return Fleet(tuple(groups), mix.cost_per_hour, routing, headroom, availability, mix.seconds, mix.gap)
+    sources = tuple((p, u) for u, p in zip(mix.units, pools, strict=True) if u > 0)
+    return Fleet(tuple(groups), mix.cost_per_hour, routing, headroom, availability, mix.seconds, mix.gap, sources)
 
 
 def _availability(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig],
@@ -890,9 +910,40 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     notes = _notes(fleet, single, r)
     why = "" if fleet else _why_nothing(gpus, configs, misses, r)
     places = [(g.market, f"{g.provider} {g.region}") for g in fleet.groups] if fleet else []
+    day = follow_profile(catalog, fleet, configs, r, rec.total_s) if fleet and r.profile else None
     return ServePlan(m.name, r, fleet, average, single, tuple(configs), rec, cost_in, cost_out, assumptions,
                      notes, why, time.perf_counter() - start, n_scen, len(pools),
-                     checklist=compliance.checklist(r.market, r.users, places))
+                     checklist=compliance.checklist(r.market, r.users, places), day=day)
+
+
+QUIET_SHARE = 1e-6  # an hour of no traffic is planned at this share of the peak: the fleet it keeps only survives
+
+
+def follow_profile(catalog: Catalog, fleet: Fleet, configs: Sequence[ReplicaConfig], r: ServeRequest,
+                   recovery_s: float) -> traffic.DayCost:
+    """The day of ``r.profile`` on the peak ``fleet`` scaled down by groups (gpuplan.plan.traffic says why this
+    reading): each hour, the cheapest part of the fleet — at most its units of each pool rented — that carries
+    the hour's rate in every failure scenario and meets the availability target (the fleet's own availability
+    when that is below the target); the whole fleet for an hour no smaller part serves. An hour of no traffic
+    keeps the smallest part that survives the tolerated loss: scaling to zero would make the first request
+    wait a recovery."""
+    pools = [replace(p, cap_units=u) for p, u in fleet.sources]
+    wanted = min(r.availability, fleet.availability)
+    by_rate: dict[float, float] = {}
+    quiet: Fleet = fleet
+    for rate in sorted(set(r.profile)):
+        cost = fleet.cost_per_hour
+        if rate < r.peak:
+            scaled, _ = _solve(configs, pools, replace(r, availability=wanted), max(rate, QUIET_SHARE * r.peak),
+                               recovery_s, catalog)
+            if scaled is not None and scaled.availability >= wanted and scaled.cost_per_hour < cost:
+                cost = scaled.cost_per_hour
+                quiet = scaled if scaled.cost_per_hour < quiet.cost_per_hour else quiet
+        by_rate[rate] = cost
+    units = {id(p): u for p, u in quiet.sources}
+    kept = tuple(int(units.get(id(p), 0) * p.replicas_per_unit) for p in pools)  # per group, as fleet.groups
+    tokens = sum(b.share * (b.prompt_len + b.output_len) for b in r.buckets)
+    return traffic.DayCost(r.profile, tuple(by_rate[x] for x in r.profile), fleet.cost_per_hour, tokens, kept)
 
 
 def _keep_cheapest(configs: list[ReplicaConfig], pools: list[Pool], r: ServeRequest

@@ -331,7 +331,8 @@ def serve_plan(req: ServeRequestBody, cat: Cat, request: Request) -> Row:
                else parse_buckets((), req.prompt, req.output))
     targets = Targets(req.ttft_s, req.ttft_p99_s, req.tpot_s, req.tpot_p99_s)
     currency = req.currency or ("CNY" if req.market == "cn" else "USD")
-    r = serve_request(req.rps, req.peak_rps, buckets, targets, req.availability, tolerate=req.tolerate,
+    r = serve_request(req.rps, req.peak_rps, buckets, targets, req.availability, profile=req.profile,
+                      tolerate=req.tolerate,
                       market=req.market, users=req.users, providers=tuple(req.providers), regions=tuple(req.regions),
                       gpus=tuple(req.gpus), exclude_gpus=tuple(req.exclude_gpus), spot=req.spot,
                       allow_marketplace=req.allow_marketplace, prefix_hit=req.prefix_hit, engine=req.engine,
