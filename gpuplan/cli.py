@@ -964,6 +964,11 @@ def plan_serve(
                                                                    "cache.")] = 0.0,
     max_per_offer: Annotated[int | None, typer.Option("--max-per-offer", help="At most this many instances of "
                                                       "one offer (a provider's capacity).")] = None,
+    adapters: Annotated[int, typer.Option(help="LoRA adapters served on the same base (multi-LoRA), all resident on "
+                                               "every replica: their memory comes out of the KV cache, and each "
+                                               "decode step reads the adapters its batch uses.")] = 0,
+    adapter_rank: Annotated[int, typer.Option("--adapter-rank", help="Rank of the largest adapter (vLLM reserves "
+                                              "its next --max-lora-rank choice).")] = 16,
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     users: Annotated[str, typer.Option(help="Where the users are: cn (mainland China: the plan carries the China "
@@ -994,7 +999,8 @@ def plan_serve(
         market=market, users=users, providers=tuple(provider or ()), regions=tuple(region or ()),
         gpus=tuple(gpus or ()), exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
         prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
-        budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer)
+        budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer, adapters=adapters,
+        adapter_rank=adapter_rank)
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan_serving(cat, m, request)

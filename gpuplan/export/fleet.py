@@ -24,7 +24,7 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.quant import native_format
 from gpuplan.export import k8s, skypilot
 from gpuplan.export.registry import version
-from gpuplan.export.serve import SERVERS, ServeGroup, check_format, server_command
+from gpuplan.export.serve import SERVERS, ServeGroup, adapters_to_fill, check_format, server_command
 from gpuplan.plan.serving import Fleet, FleetGroup, ServePlan
 from gpuplan.types import ModelSpec, Offer
 
@@ -81,7 +81,8 @@ def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, contex
     check_format(c.quant, native_format(m.native_dtype), m.name, c.engine)
     return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
                       context_len=context, max_num_seqs=c.max_num_seqs, replicas=max(1, fg.replicas),
-                      spot=fg.spot, name=name, service=service, zone_slot=slot)
+                      spot=fg.spot, name=name, service=service, zone_slot=slot, lora_adapters=c.lora_adapters,
+                      lora_rank=c.lora_rank)
 
 
 def _label(text: str) -> str:
@@ -157,6 +158,8 @@ def texts(ps: Sequence[Part], fmt: str, docs: list[Any], label: str, note: str) 
             lines += [f"flags checked against {fmt} {version(fmt)}",
                       f"run on each of its {x.group.replicas} replicas ({x.group.gpus_per_replica}× {x.group.gpu})"]
             body = shlex.join(doc) + "\n"
+        if x.group.lora_adapters:
+            lines.append(adapters_to_fill(x.group))
         if note:
             lines.append("routing: " + note)
         out.append((x.group.name, "".join(f"# {line}\n" for line in _wrap(lines)) + body))
@@ -179,6 +182,8 @@ def _k8s_header(ps: Sequence[Part], label: str, note: str) -> str:
               "the HPAs read a custom metric: install Prometheus Adapter with this rule (docs/export.md):"]
     for e in engines:
         lines += ["  " + line for line in k8s.adapter_rule(e).splitlines()]
+    lines += list(dict.fromkeys(adapters_to_fill(x.group) + " (args of the container)" for x in ps
+                                if x.group.lora_adapters))
     if note:
         lines.append("routing: " + note)
     return "".join(f"# {line}\n" for line in _wrap(lines))

@@ -50,6 +50,9 @@ from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer
 from gpuplan.units import HOUR
 
 TOLERATE = ("zone", "region", "none")
+LORA_ENGINES = ("vllm", "sglang")
+MAX_ADAPTERS = 10_000
+MAX_ADAPTER_RANK = 512  # the largest --max-lora-rank vLLM 0.33 accepts (gpuplan/data/flags/vllm.json)
 DEFAULT_TTFT_P99_S = 5.0  # gpuplan's target when none is given: a queue that stays bounded (docs/serving.md)
 HEADROOM_STEPS = (0.0, 0.1, 0.25, 0.5, 1.0)  # peak raised by these shares until the availability target holds
 REGIONS_PER_CONFIG = 2  # cheapest (provider, region) places kept per configuration and pricing
@@ -135,6 +138,8 @@ class ServeRequest:
     budget_per_hour: float | None = None
     max_instances_per_offer: int | None = None
     profile: tuple[float, ...] = ()  # 24 hourly mean rates (hour 0 first); () = none. Its mean is mean_rps
+    adapters: int = 0  # LoRA adapters served on the same base (multi-LoRA), every one resident on each replica
+    adapter_rank: int = 16  # the largest adapter's rank
 
     def __post_init__(self) -> None:
         if self.profile:
@@ -163,6 +168,15 @@ class ServeRequest:
         if abs(sum(b.share for b in self.buckets) - 1) > 1e-6:
             raise InputError("--bucket", f"the bucket shares add up to {sum(b.share for b in self.buckets):g}.",
                              "make the shares of all --bucket options add up to 1.")
+        if not 0 <= self.adapters <= MAX_ADAPTERS:
+            raise InputError("--adapters", f"{self.adapters} adapters cannot be served.",
+                             f"give 0 (none) to {MAX_ADAPTERS:,} LoRA adapters.")
+        if self.adapters and not 1 <= self.adapter_rank <= MAX_ADAPTER_RANK:
+            raise InputError("--adapter-rank", f"a rank of {self.adapter_rank} is not one an engine serves.",
+                             f"give the largest adapter's rank, 1 to {MAX_ADAPTER_RANK}, e.g. 16.")
+        if self.adapters and self.engine not in LORA_ENGINES:
+            raise InputError("--adapters", f"multi-LoRA serving is planned on vLLM or SGLang, not '{self.engine}'.",
+                             "plan with --engine vllm (or sglang), or drop --adapters.")
         if self.budget_per_hour is not None and self.budget_per_hour <= 0:
             raise InputError("--budget", "the budget must be positive.", "give an amount per hour, e.g. 20USD.")
 
@@ -231,6 +245,8 @@ class ReplicaConfig:
     ttft_p99_s: tuple[float, ...] = ()  # at that rate, per bucket: the worst the targets allow it to reach
     tpot_p99_s: tuple[float, ...] = ()
     latency_band: tuple[float, float] | None = None  # true ÷ estimated latency, p10 and p90 (docs/accuracy.md)
+    lora_adapters: int = 0  # resident LoRA adapters (multi-LoRA), 0: none
+    lora_rank: int = 0  # the rank reserved per adapter
 
     @property
     def n_gpus(self) -> int:
@@ -242,14 +258,18 @@ class ReplicaConfig:
 
     def describe(self) -> str:
         layout = f"TP{self.tp}" + (f" × PP{self.pp} over {self.nodes} nodes" if self.pp > 1 else "")
-        return f"{self.n_gpus}× {self.gpu} {layout} {self.quant}"
+        lora = f" + {self.lora_adapters} LoRA r{self.lora_rank}" if self.lora_adapters else ""
+        return f"{self.n_gpus}× {self.gpu} {layout} {self.quant}{lora}"
 
 
-def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: bool) -> list[InferSetup]:
-    """The smallest TP (1, 2, 4, 8) that holds the model and the next; with ``multinode``, TP 8 × PP 2 and 4."""
+def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: bool,
+            lora: tuple[int, int] = (0, 0)) -> list[InferSetup]:
+    """The smallest TP (1, 2, 4, 8) that holds the model (and ``lora`` = (adapters, rank) resident) and the
+    next; with ``multinode``, TP 8 × PP 2 and 4."""
     out: list[InferSetup] = []
+    adapters = {"lora_adapters": lora[0], "lora_rank": lora[1]}
     for tp in (1, 2, 4, 8):
-        s = inference_setup(job, tp, engine, fmt)
+        s = inference_setup(job, tp, engine, fmt, **adapters)
         if _holds(m, gpu, job, s):
             out.append(s)
             if len(out) == 2:
@@ -257,7 +277,7 @@ def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: 
     if out or not multinode:
         return out
     for pp in (2, 4):
-        s = replace(inference_setup(job, 8, engine, fmt), pp=pp)
+        s = replace(inference_setup(job, 8, engine, fmt, **adapters), pp=pp)
         if _holds(m, gpu, job, s):
             return [s]
     return []
@@ -322,7 +342,7 @@ def configurations(m: ModelSpec, gpus: Sequence[Gpu], r: ServeRequest, multinode
     shares = [b.share for b in r.buckets]
     ranked: list[tuple[float, Gpu, InferSetup]] = []
     for gpu in gpus:
-        for s in _setups(m, gpu, job, fmt, engine, gpu.name in multinode_gpus):
+        for s in _setups(m, gpu, job, fmt, engine, gpu.name in multinode_gpus, reserved_lora(r)):
             price = unit_price(gpu.name, s.n_gpus)
             if price is None:
                 continue
@@ -384,7 +404,20 @@ def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Tar
         return None
     net = f"{cal.get('network_bytes_per_s_per_gpu') * 8 / 1e9:.0f} Gb/s per GPU between nodes" if s.pp > 1 else ""
     return ReplicaConfig(gpu.name, s.tp, s.pp, fmt, engine, tuple(caps), tuple(shares), seqs, net, tuple(ttfts),
-                         tuple(tpots), band)
+                         tuple(tpots), band, s.lora_adapters, s.lora_rank)
+
+
+def reserved_lora(r: ServeRequest) -> tuple[int, int]:
+    """(adapters, rank) each replica reserves: vLLM reserves its slots at a --max-lora-rank it accepts, the
+    smallest of its choices at least the adapters' rank (vllm.json); SGLang at the rank itself."""
+    if not r.adapters:
+        return 0, 0
+    if r.engine != "vllm":
+        return r.adapters, r.adapter_rank
+    from gpuplan.export.registry import flags
+
+    choices = sorted(int(c) for c in flags("vllm")["options"]["--max-lora-rank"]["choices"])
+    return r.adapters, next(c for c in choices if c >= r.adapter_rank)
 
 
 # ---------------------------------------------------------------- pools and the mix
@@ -579,7 +612,8 @@ class FleetGroup:
     def as_dict(self) -> dict[str, Any]:
         c = self.config
         return {"gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "nodes": c.nodes, "engine": c.engine,
-                "quant": c.quant, "max_num_seqs": c.max_num_seqs, "provider": self.provider,
+                "quant": c.quant, "max_num_seqs": c.max_num_seqs, "lora_adapters": c.lora_adapters,
+                "lora_rank": c.lora_rank or None, "provider": self.provider,
                 "instance_type": self.instance_type, "region": self.region, "zone": self.zone,
                 "pricing": self.pricing, "spot": self.spot, "instances": self.instances, "replicas": self.replicas,
                 "cost_per_hour": self.cost_per_hour, "network": c.network or None,
@@ -659,7 +693,8 @@ class ServePlan:
                         "tolerate": r.tolerate, "users": r.users, "spot": r.spot,
                         "allow_marketplace": r.allow_marketplace,
                         "prefix_hit": r.prefix_hit, "engine": r.engine, "quant": r.quant,
-                        "profile": list(r.profile) or None,
+                        "profile": list(r.profile) or None, "adapters": r.adapters,
+                        "adapter_rank": r.adapter_rank if r.adapters else None,
                         "buckets": [{"prompt_len": b.prompt_len, "output_len": b.output_len, "share": b.share}
                                     for b in r.buckets],
                         "targets": {"ttft_p50_s": r.targets.ttft_p50_s, "ttft_p99_s": r.targets.effective().ttft_p99_s,
@@ -679,6 +714,7 @@ class ServePlan:
                                  "weight_load": self.recovery.weight_load_s, "warmup": self.recovery.warmup_s,
                                  "total": self.recovery.total_s},
             "configurations": [{"config": c.describe(), "gpu": c.gpu, "tp": c.tp, "pp": c.pp, "quant": c.quant,
+                                "lora_adapters": c.lora_adapters, "lora_rank": c.lora_rank or None,
                                 "engine": c.engine, "network": c.network or None,
                                 "capacity_per_replica_per_s": list(c.capacity_per_s)} for c in self.configs],
             "assumptions": list(self.assumptions), "notes": list(self.notes),
@@ -882,6 +918,9 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     start = time.perf_counter()
     cal = cal or fitted()
     check_regions(catalog, r)
+    if r.adapters and m.is_moe:
+        raise InputError("--adapters", f"{m.name} is a mixture-of-experts model; LoRA adapters on its experts are "
+                         "not modelled.", "plan a dense model, or drop --adapters.")
     offers = _offers(catalog, r)
     allowed = match_gpus(catalog, r.gpus, "--gpus") if r.gpus else set(catalog.gpus)
     denied = match_gpus(catalog, r.exclude_gpus, "--exclude-gpus") if r.exclude_gpus else set()
@@ -1085,6 +1124,14 @@ def _assumptions(rec: av.Recovery, configs: Sequence[ReplicaConfig], r: ServeReq
     if r.targets.ttft_p50_s is None and r.targets.ttft_p99_s is None:
         out.append({"name": "default TTFT target", "value": f"p99 ≤ {DEFAULT_TTFT_P99_S:g} s",
                     "source": "gpuplan.plan.serving.DEFAULT_TTFT_P99_S (no --ttft given)"})
+    if r.adapters:
+        n, rank = reserved_lora(r)
+        out.append({"name": "multi-LoRA", "value": f"{n} adapters of rank {rank} resident on every replica, on every "
+                    "linear layer in 16-bit (r·(in + out) per matrix), out of the KV cache; requests spread evenly "
+                    "over them; each token adds its adapter's FLOPs, each decode step reads every distinct adapter "
+                    "of its batch once", "source": "Hu et al. 2021 (LoRA); Chen et al. 2023 'Punica' "
+                    "(arXiv:2310.18547, SGMV) and Sheng et al. 2023 'S-LoRA' (arXiv:2311.03285, MBGMV): batched "
+                    "kernels over adapters; vLLM LoRA layers for the slots and their sharding"})
     if r.prefix_hit:
         out.append({"name": "prefix cache", "value": f"{r.prefix_hit:.0%} of prompt tokens skip prefill and share "
                     "their KV blocks", "source": "request"})

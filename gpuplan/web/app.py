@@ -337,7 +337,8 @@ def serve_plan(req: ServeRequestBody, cat: Cat, request: Request) -> Row:
                       gpus=tuple(req.gpus), exclude_gpus=tuple(req.exclude_gpus), spot=req.spot,
                       allow_marketplace=req.allow_marketplace, prefix_hit=req.prefix_hit, engine=req.engine,
                       quant=req.quant, currency=currency, budget_per_hour=req.budget,
-                      max_instances_per_offer=req.max_per_offer)
+                      max_instances_per_offer=req.max_per_offer, adapters=req.adapters,
+                      adapter_rank=req.adapter_rank)
     with work_budget(request.app.state.plan_budget_s):
         return plan_serving(cat, preset_model(cat, req.model), r).as_dict()
 

@@ -209,6 +209,9 @@ class ServeRequestBody(_Request):
     currency: Currency | None = None
     budget: float | None = ranged("--budget", whole=False, description="Most the fleet may cost per hour.")
     max_per_offer: int | None = ranged("--max-per-offer")
+    adapters: int = ranged("--adapters", 0, description="LoRA adapters served on the same base (multi-LoRA), all "
+                           "resident on every replica.")
+    adapter_rank: int = ranged("--adapter-rank", 16, description="Rank of the largest adapter.")
 
 
 __all__ = ["BucketFields", "ErrorBody", "EstimateRequest", "JobFields", "PlanRequest", "ServeRequestBody"]
