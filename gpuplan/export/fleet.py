@@ -25,7 +25,7 @@ from gpuplan.estimate.quant import native_format
 from gpuplan.export import k8s, skypilot
 from gpuplan.export.registry import version
 from gpuplan.export.serve import SERVERS, ServeGroup, adapters_to_fill, check_format, server_command
-from gpuplan.plan.serving import Fleet, FleetGroup, ServePlan
+from gpuplan.plan.serving import Bucket, Fleet, FleetGroup, ServePlan
 from gpuplan.types import ModelSpec, Offer
 
 _LABEL = re.compile(r"[^a-z0-9-]+")
@@ -46,15 +46,17 @@ class Part:
 
 
 def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | None = None,
-          service: str | None = None) -> list[Part]:
+          service: str | None = None, buckets: Sequence[Bucket] | None = None) -> list[Part]:
     """The parts of ``fleet`` (default: the plan's peak fleet) serving ``m`` from ``model_ref``, named after
-    ``service`` (default: the model); ``what`` is the export asked for (named in errors)."""
+    ``service`` (default: the model); ``what`` is the export asked for (named in errors). ``buckets`` are the
+    request sizes that fleet serves (default: the plan's; a second model such as a guard passes its own)."""
     fleet = fleet or p.fleet
     if fleet is None:
         raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
     base = service or _label(f"gpuplan-{m.name}")[:NAME_CHARS].rstrip("-")
-    shares = [b.share for b in p.request.buckets]
-    context = max(b.prompt_len + b.output_len for b in p.request.buckets)
+    sizes = buckets or p.request.buckets
+    shares = [b.share for b in sizes]
+    context = max(b.prompt_len + b.output_len for b in sizes)
     zones = list(dict.fromkeys(g.zone for g in fleet.groups))
     slotted = len(zones) > 1
     quiet = p.day.quiet_replicas if p.day is not None and fleet is p.fleet else ()
