@@ -129,9 +129,9 @@ def routing_note(ps: Sequence[Part], by_size: bool, fmt: str = "k8s") -> str:
     if max(rates) - min(rates) <= 0.01 * max(rates):
         return ("every replica is given the same rate, so an even spread over all replicas (what a Kubernetes "
                 f"Service does) matches the plan. Traffic with nothing lost: {shares}.")
-    return ("the groups' replicas take different rates: weight them by capacity, not round-robin (a Kubernetes "
-            "Service spreads connections evenly over pods; a weighted router in front, e.g. a Gateway API "
-            "HTTPRoute whose backendRefs are one Service per group, weighted by these shares). Traffic with "
+    return ("the groups' replicas take different rates, so weight them by capacity, not round-robin: a Kubernetes "
+            "Service spreads connections evenly over pods, so put a weighted router in front, e.g. a Gateway API "
+            "HTTPRoute whose backendRefs are one Service per group, weighted by these shares. Traffic with "
             f"nothing lost: {shares}.")
 
 
