@@ -99,7 +99,22 @@ def _completer(choices: tuple[str, ...]) -> Any:
     return lambda ctx, param, incomplete: [c for c in choices if c.startswith(incomplete)]
 
 
-class RootGroup(typer.core.TyperGroup):
+class LocalUsage:
+    """The usage line in the language of the moment: ``用法：gpuplan plan [选项] 命令 [参数]...`` in Chinese (names
+    of commands, arguments and options stay as they are typed)."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None and option.help:
+            option.help = tr(option.help)
+        return option
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        pieces = [tr(p) for p in self.collect_usage_pieces(ctx)]  # type: ignore[attr-defined]
+        formatter.write_usage(ctx.command_path, " ".join(pieces), prefix=tr("Usage: "))
+
+
+class RootGroup(LocalUsage, typer.core.TyperGroup):
     """The ``gpuplan`` group, its global options (typer's completion ones too) labelled as the commands' are."""
 
     def get_params(self, ctx: Any) -> list[Any]:
@@ -108,7 +123,7 @@ class RootGroup(typer.core.TyperGroup):
         return params
 
 
-class RangedCommand(typer.core.TyperCommand):
+class RangedCommand(LocalUsage, typer.core.TyperCommand):
     """A command whose numeric options are checked against :data:`gpuplan.requests.RANGES` before it runs (one
     table for the CLI and the HTTP API), and whose help states each range and each option's values."""
 
@@ -689,7 +704,7 @@ def estimate(
 
 # ---------------------------------------------------------------- plan
 
-plan_app = typer.Typer(no_args_is_help=True, help="Rank GPU + offer choices for a job by cost, time or value.")
+plan_app = typer.Typer(cls=RootGroup, no_args_is_help=True, help="Rank GPU + offer choices for a job by cost, time or value.")
 app.add_typer(plan_app, name="plan")
 
 MarketOpt = Annotated[str | None, typer.Option(help="cn (mainland China, CNY) or global.")]
@@ -1179,32 +1194,79 @@ def main(argv: list[str] | None = None) -> None:
     # the click that typer runs on (typer vendors its own copy): its exception classes
     clicks = sys.modules[typer.BadParameter.__module__]
     no_args = getattr(clicks, "NoArgsIsHelpError", ())
+    # the language is known before click parses anything: help and usage errors are in it, and so are error
+    # lines of --json and --csv (whose output is English)
+    lang = i18n.lang_of_argv(sys.argv[1:] if argv is None else argv)
+    command = typer.main.get_command(app)
+    if lang == "zh":
+        with i18n.using("zh"):
+            translate_help(command)
     try:
-        result = app(args=argv, prog_name="gpuplan", standalone_mode=False)
+        with i18n.using(lang):
+            result = command.main(args=argv, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as err:
-        _fail(err.message, err.fix)
+        with i18n.using(lang):
+            _fail(*err.in_language())
     except no_args as err:  # bare `gpuplan` or `gpuplan plan`: the help, as a successful run
         err.show()
         sys.exit(0)
     except clicks.UsageError as err:
-        command = err.ctx.command_path if err.ctx else "gpuplan"
-        _fail(err.format_message(), f"see '{command} --help' for the options.")
+        path = err.ctx.command_path if err.ctx else "gpuplan"
+        with i18n.using(lang):
+            _fail(i18n.translate(err.format_message()), i18n.translate(f"see '{path} --help' for the options."))
     except (getattr(clicks, "Abort", KeyboardInterrupt), KeyboardInterrupt):
         sys.exit(130)
     except BrokenPipeError:  # `gpuplan … | head`: the reader left; nothing to report
         _silence_stdout()
         sys.exit(0)
     except clicks.ClickException as err:
-        _fail(err.format_message(), "")
+        with i18n.using(lang):
+            _fail(i18n.translate(err.format_message()), "")
     except Exception as err:  # a bug: say so in one line, with what to do
         import os
 
         if os.environ.get("GPUPLAN_DEBUG"):
             raise
-        _fail(f"internal error ({type(err).__name__}: {err}); this is a bug in gpuplan.",
-              "please report it with the command line; GPUPLAN_DEBUG=1 shows the traceback.", status=3)
+        with i18n.using(lang):
+            _fail(i18n.translate(f"internal error ({type(err).__name__}: {err}); this is a bug in gpuplan."),
+                  i18n.translate("please report it with the command line; GPUPLAN_DEBUG=1 shows the traceback."),
+                  status=3)
     if isinstance(result, int) and result:
         sys.exit(result)
+
+
+def translate_help(command: Any) -> None:
+    """Put the help of ``command``, its options and its subcommands in the current language (in place: once, before
+    click renders any of it), and the words typer puts around them (panel titles, [default: …], [required])."""
+    import typer.rich_utils as rich_help
+
+    for name in ("ARGUMENTS_PANEL_TITLE", "OPTIONS_PANEL_TITLE", "COMMANDS_PANEL_TITLE", "ERRORS_PANEL_TITLE",
+                 "DEFAULT_STRING", "REQUIRED_LONG_STRING", "ENVVAR_STRING", "DEPRECATED_STRING", "ABORTED_TEXT"):
+        setattr(rich_help, name, tr(getattr(rich_help, name)))
+    rich_help._make_rich_text = _folding(rich_help._make_rich_text)  # type: ignore[attr-defined]
+    _translate_command(command)
+
+
+def _folding(make: Any) -> Any:
+    """typer's help text, folded where a line has no space to break at (Chinese), rather than cut with '…'."""
+
+    def folded(**kwargs: Any) -> Any:
+        text = make(**kwargs)
+        if hasattr(text, "overflow"):
+            text.overflow = "fold"
+        return text
+
+    return folded
+
+
+def _translate_command(command: Any) -> None:
+    command.help = i18n.help_text(command.help)
+    command.short_help = i18n.help_text(command.short_help)
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = i18n.help_text(param.help)
+    for sub in getattr(command, "commands", {}).values():
+        _translate_command(sub)
 
 
 def _silence_stdout() -> None:
