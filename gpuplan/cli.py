@@ -813,7 +813,7 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dic
     if chosen is None:
         render(result.pick, fmt, hf_repo, clouds)  # raises the reason SkyPilot cannot launch the pick
         raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
-                         "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
+                         f"add --provider with one of: {', '.join(sorted(clouds))}.")
     if chosen is not result.pick:
         try:
             render(result.pick, fmt, hf_repo, clouds)
@@ -1277,9 +1277,10 @@ def _silence_stdout() -> None:
 
 
 def _fail(message: str, fix: str, status: int = 2) -> None:
-    typer.secho(f"{tr('error')}: {clip_echo(message)}", fg="red", err=True)
+    colon = i18n.say(": ", "：")
+    typer.secho(f"{tr('error')}{colon}{clip_echo(message)}", fg="red", err=True)
     if fix:
-        typer.echo(f"{tr('To fix')}: {clip_echo(fix)}", err=True)
+        typer.echo(f"{tr('To fix')}{colon}{clip_echo(fix)}", err=True)
     sys.exit(status)
 
 

@@ -150,7 +150,7 @@ def check_choice(field: str, value: str | None, choices: Iterable[str]) -> None:
     options = tuple(choices)
     if value is not None and value not in options:
         raise InputError(field, f"'{value}' is not one of: {', '.join(options)}.",
-                         "use one of: " + ", ".join(options) + ".")
+                         f"use one of: {', '.join(options)}.")
 
 
 def check_positive(field: str, value: float | None, limit: float | None = None) -> None:

@@ -100,6 +100,15 @@ ZH: dict[str, str] = {
     "Serving": "在线服务", "Pipeline stages": "流水线段数", "Gradient accumulation": "梯度累积步数",
     "Open the pick in the estimate tab": "在估算页打开推荐配置", "Pareto front": "帕累托前沿",
     "Framework": "训练框架",
+    # the assumptions tables' names (gpuplan.estimate)
+    "weight format": "权重格式", "KV cache": "KV 缓存", "engine": "推理引擎", "CUDA context (outside PyTorch)":
+        "CUDA 上下文（PyTorch 之外）", "framework workspace (cuBLAS, buffers)": "框架工作区（cuBLAS、缓冲区）",
+    "trainable parameters": "可训练参数", "bytes per trainable parameter": "每个可训练参数的字节数",
+    "parallelism": "并行方式", "loss": "损失", "allocator slack": "分配器预留", "peak moment": "显存峰值时刻",
+    "optimizer states": "优化器状态", "FLOPs per token": "每 token 浮点运算量", "peak": "峰值算力",
+    "utilisation": "利用率", "links": "互联", "steps": "步数", "memory bandwidth": "显存带宽",
+    "16-bit tensor peak": "16 位张量峰值", "framework": "训练框架", "engine efficiency": "引擎效率", "batch": "批大小",
+    "never": "永不回本", "GPU_A": "GPU_A",
     **HELP,
 }
 
@@ -231,6 +240,8 @@ def _fill(hole: str, values: dict[str, str]) -> str:
     translated."""
     name, _, how = hole[1:-1].partition("|")
     value = values.get("{" + name + "}", hole)
+    if how == "l":  # a list of phrases, each translated
+        return "，".join(zh_sentence(v) for v in value.split(", "))
     return zh_sentence(value) if how == "t" else value
 
 

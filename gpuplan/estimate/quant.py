@@ -60,14 +60,14 @@ def weight_format(name: str, field: str = "--quant") -> WeightFormat:
     from gpuplan.errors import close_matches
 
     hint = close_matches(name, list(formats))
-    raise InputError(field, f"unknown weight format '{name}'" + (f"; did you mean {', '.join(hint)}?" if hint else "."),
-                     "use one of: " + ", ".join(formats) + ".")
+    did = f"; did you mean {', '.join(hint)}?" if hint else "."
+    raise InputError(field, f"unknown weight format '{name}'{did}", f"use one of: {', '.join(formats)}.")
 
 
 def kv_bytes_per_value(kv_dtype: str, field: str = "--kv-dtype") -> float:
     table = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0, "int8": 1.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
     if kv_dtype not in table:
-        raise InputError(field, f"unknown KV-cache dtype '{kv_dtype}'.", "use one of: " + ", ".join(table) + ".")
+        raise InputError(field, f"unknown KV-cache dtype '{kv_dtype}'.", f"use one of: {', '.join(table)}.")
     return table[kv_dtype]
 
 
