@@ -10,6 +10,7 @@ import io
 import json
 import sys
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -1197,12 +1198,8 @@ def main(argv: list[str] | None = None) -> None:
     # the language is known before click parses anything: help and usage errors are in it, and so are error
     # lines of --json and --csv (whose output is English)
     lang = i18n.lang_of_argv(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(app)
-    if lang == "zh":
-        with i18n.using("zh"):
-            translate_help(command)
     try:
-        with i18n.using(lang):
+        with i18n.using(lang), help_in(lang) as command:
             result = command.main(args=argv, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as err:
         with i18n.using(lang):
@@ -1235,16 +1232,30 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(result)
 
 
-def translate_help(command: Any) -> None:
-    """Put the help of ``command``, its options and its subcommands in the current language (in place: once, before
-    click renders any of it), and the words typer puts around them (panel titles, [default: …], [required])."""
+@contextlib.contextmanager
+def help_in(lang: str) -> Iterator[Any]:
+    """The click command tree of ``gpuplan`` with every command's and option's help in ``lang``, and the words typer
+    puts around them (panel titles, [default: …], [required]) in it while the block runs (restored after it)."""
     import typer.rich_utils as rich_help
 
-    for name in ("ARGUMENTS_PANEL_TITLE", "OPTIONS_PANEL_TITLE", "COMMANDS_PANEL_TITLE", "ERRORS_PANEL_TITLE",
-                 "DEFAULT_STRING", "REQUIRED_LONG_STRING", "ENVVAR_STRING", "DEPRECATED_STRING", "ABORTED_TEXT"):
-        setattr(rich_help, name, tr(getattr(rich_help, name)))
-    rich_help._make_rich_text = _folding(rich_help._make_rich_text)  # type: ignore[attr-defined]
-    _translate_command(command)
+    command = typer.main.get_command(app)
+    if lang != "zh":
+        yield command
+        return
+    names = ("ARGUMENTS_PANEL_TITLE", "OPTIONS_PANEL_TITLE", "COMMANDS_PANEL_TITLE", "ERRORS_PANEL_TITLE",
+             "DEFAULT_STRING", "REQUIRED_LONG_STRING", "ENVVAR_STRING", "DEPRECATED_STRING", "ABORTED_TEXT",
+             "_make_rich_text")
+    saved = {name: getattr(rich_help, name) for name in names}
+    with i18n.using(lang):
+        for name in names[:-1]:
+            setattr(rich_help, name, tr(saved[name]))
+        rich_help._make_rich_text = _folding(saved["_make_rich_text"])  # type: ignore[attr-defined]
+        translate_help(command)
+    try:
+        yield command
+    finally:
+        for name, value in saved.items():
+            setattr(rich_help, name, value)
 
 
 def _folding(make: Any) -> Any:
@@ -1259,14 +1270,15 @@ def _folding(make: Any) -> Any:
     return folded
 
 
-def _translate_command(command: Any) -> None:
+def translate_help(command: Any) -> None:
+    """Put the help of ``command``, its options and its subcommands in the current language, in place."""
     command.help = i18n.help_text(command.help)
     command.short_help = i18n.help_text(command.short_help)
     for param in command.params:
         if getattr(param, "help", None):
             param.help = i18n.help_text(param.help)
     for sub in getattr(command, "commands", {}).values():
-        _translate_command(sub)
+        translate_help(sub)
 
 
 def _silence_stdout() -> None:

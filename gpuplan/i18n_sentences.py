@@ -596,8 +596,7 @@ TEMPLATES: dict[str, str] = {
     " Did you mean {x}?": "你是不是想用 {x}？",
     "memory": "显存带宽", "on": "开", "off": "关", ", compiled": "，已编译", "all": "全部", "weight": "权重",
     "datacenter": "数据中心卡", "workstation": "工作站卡", "consumer": "消费级显卡", "tpu": "TPU", "npu": "NPU",
-    "static": "静态预分配", "dynamic": "按需分配",
-    # ---- composed sentences (parts chosen at run time)
+        # ---- composed sentences (parts chosen at run time)
     "cannot read file ({exc.strerror}).": "无法读取文件（{exc.strerror}）。",
     "is {_kind(info.st_mode)}, not a regular file.": "是{_kind(info.st_mode)|t}，不是普通文件。",
     "a folder": "文件夹", "a named pipe (FIFO)": "命名管道（FIFO）", "a device": "设备", "a socket": "套接字",
@@ -786,4 +785,8 @@ TEMPLATES: dict[str, str] = {
     "nothing fits.": "都装不下。",
     "recovery": "故障恢复", "latency model": "延迟模型", "mixed buckets": "混合请求规格", "zones and SLAs": "可用区与 SLA",
     "default TTFT target": "默认首字延迟目标", "prefix cache": "前缀缓存", "network between nodes": "节点间网络",
+    "0: as many as fit": "0：装得下的最大值", "0: gpuplan chooses": "0：由 gpuplan 选择", "0: all": "0：全部",
+    "preallocate": "预分配", "on-demand": "按需分配", "context": "按上下文分配",
+    "no activation recomputation": "不做激活重计算", "gradient checkpointing on": "开启梯度检查点",
+    "selective recomputation": "选择性重计算",
 }

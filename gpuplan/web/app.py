@@ -459,24 +459,33 @@ def api_words(text: str) -> str:
     return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", lambda m: api_field(m.group(0)) or "", text)
 
 
-def error_response(status: int, message: str, field: str | None, fix: str) -> JSONResponse:
-    """The error shape; values the client sent are echoed at most :data:`ECHO_CHARS` characters long."""
+def error_response(status: int, message: str, field: str | None, fix: str,
+                   chinese: tuple[str, str] | None = None) -> JSONResponse:
+    """The error shape, its text in English and (``error_zh``/``fix_zh``) in Chinese: ``chinese``, else the
+    catalogue's translation; values the client sent are echoed at most :data:`ECHO_CHARS` characters long."""
+    from gpuplan.i18n import zh_sentence
+
     shown = None if field is None else field[:ECHO_CHARS]
-    return JSONResponse({"error": clip_echo(message), "field": shown, "fix": clip_echo(fix)}, status_code=status)
+    message_zh, fix_zh = chinese or (zh_sentence(message), zh_sentence(fix))
+    return JSONResponse({"error": clip_echo(message), "field": shown, "fix": clip_echo(fix),
+                         "error_zh": clip_echo(message_zh), "fix_zh": clip_echo(fix_zh)}, status_code=status)
 
 
 def _budget_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, BudgetError)
-    return error_response(503, exc.message, None, exc.fix)
+    return error_response(503, exc.message, None, exc.fix, exc.in_chinese())
 
 
 def _library_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GpuplanError)
     option = getattr(exc, "field", None)
     message = exc.message
+    message_zh, fix_zh = exc.in_chinese()
     if option and message.startswith(option + ": "):
         message = f"{api_field(option)}: {message[len(option) + 2:]}"
-    return error_response(400, api_words(message), api_field(option), api_words(exc.fix))
+        message_zh = f"{api_field(option)}：{message_zh.removeprefix(option + '：')}"
+    return error_response(400, api_words(message), api_field(option), api_words(exc.fix),
+                          (api_words(message_zh), api_words(fix_zh)))
 
 
 # pydantic error types that mean "wrong type or shape" (422); the rest mean "a value out of range" (400)

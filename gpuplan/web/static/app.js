@@ -136,10 +136,13 @@ function clearErrors(form) {
   general.textContent = "";
 }
 
-// The API's {"error", "field", "fix"} next to the form field it names, or under the form.
+// The API's {"error", "field", "fix"} (in Chinese mode its "error_zh", "fix_zh") next to the form field it names,
+// or under the form.
 function showError(form, err) {
   clearErrors(form);
-  const text = err.error + (err.fix ? ` — ${t("To fix")}: ${err.fix}` : "");
+  const zh = state.lang === "zh" && err.error_zh;
+  const message = zh ? err.error_zh : err.error, fix = zh ? err.fix_zh : err.fix;
+  const text = message + (fix ? ` — ${t("To fix")}: ${fix}` : "");
   const box = err.field ? form.querySelector(`.field[data-field="${CSS.escape(err.field)}"]`) : null;
   if (box && !box.hidden) {
     box.classList.add("invalid");
