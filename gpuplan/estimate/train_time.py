@@ -91,13 +91,23 @@ def utilisation(m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration) -> floa
     return min(MAX_UTILISATION, framework * segment * method * ramp)
 
 
-def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None) -> Estimate:
-    """Wall time to train on ``tokens`` tokens (samples × tokens per sample × epochs) with setup ``s``."""
-    if tokens <= 0:
-        from gpuplan.errors import InputError
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """What a training step costs, before it is described: the parts in seconds and the figures behind them."""
 
-        raise InputError("tokens", "the job has no tokens.", "give --samples and --tokens-per-sample, or --tokens.")
-    cal = cal or fitted()
+    parts: tuple[tuple[str, float], ...]
+    peak: float
+    utilisation: float
+    steps: float
+    tokens_per_step: float
+    link: Links
+
+    @property
+    def seconds(self) -> float:
+        return sum(v for _, v in self.parts)
+
+
+def _parts(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration) -> _Parts:
     par = s.parallel
     n = par.n_gpus
     peak = peak_flops(gpu, s.precision)
@@ -130,8 +140,26 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         step_overhead = steps * s.grad_accum * cal.get("micro_step_overhead_s")
     parts = (("compute", compute), ("optimizer_step", optimizer), ("step_overhead", step_overhead),
              ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total), ("pipeline_bubble", bubble))
+    return _Parts(parts, peak, u, steps, tokens_per_step, link)
+
+
+def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None) -> float:
+    """The total of :func:`train_time`, without describing it: what a planner compares across layouts."""
+    return _parts(m, gpu, s, tokens, cal or fitted()).seconds
+
+
+def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None) -> Estimate:
+    """Wall time to train on ``tokens`` tokens (samples × tokens per sample × epochs) with setup ``s``."""
+    if tokens <= 0:
+        from gpuplan.errors import InputError
+
+        raise InputError("tokens", "the job has no tokens.", "give --samples and --tokens-per-sample, or --tokens.")
+    cal = cal or fitted()
+    n = s.parallel.n_gpus
+    t = _parts(m, gpu, s, tokens, cal)
+    peak, u, steps, link, total = t.peak, t.utilisation, t.steps, t.link, t.seconds
     model_flops = train_flops_per_token(m, replace(s, recompute="none"))  # the method's work, no recomputation
-    mfu = model_flops * tokens / (n * peak) / max(sum(v for _, v in parts), 1e-9)
+    mfu = model_flops * tokens / (n * peak) / max(total, 1e-9)
     assumptions: tuple[Assumption, ...] = (
         Assumption("FLOPs per token", f"{train_flops_per_token(m, s) / 1e9:,.1f} GFLOP ({s.method}, recompute "
                    f"{s.recompute})", "6·N + attention (Kaplan et al. 2020); frozen base: 4·N"),
@@ -141,15 +169,15 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
                    "fitted on published runs (bench/fit.py, docs/accuracy.md)" + uncalibrated_note(gpu)),
         Assumption("links", f"intra-node {link.intra_name} {link.intra_node / GB:,.0f} GB/s; "
                    f"inter-node {link.inter_name}", "gpus.csv; network is an assumption (params.json)"),
-        Assumption("steps", f"{steps:,.0f} optimizer steps of {tokens_per_step:,.0f} tokens",
+        Assumption("steps", f"{steps:,.0f} optimizer steps of {t.tokens_per_step:,.0f} tokens",
                    "micro-batch × sequence × grad-accum × data-parallel ranks"),
     )
     assumptions += missing_spec_notes(gpu)
-    extra = {"mfu": mfu, "utilisation": u, "gpu_hours": sum(v for _, v in parts) * n / 3600,
-             "tokens_per_s": tokens / max(sum(v for _, v in parts), 1e-9), "steps": steps,
-             "human": fmt_seconds(sum(v for _, v in parts))}
+    extra = {"mfu": mfu, "utilisation": u, "gpu_hours": total * n / 3600,
+             "tokens_per_s": tokens / max(total, 1e-9), "steps": steps,
+             "human": fmt_seconds(total)}
     cls = "pretrain_throughput" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
-    return Estimate(Breakdown("seconds", parts), cal.band(cls), assumptions, extra)
+    return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, extra)
 
 
 def missing_spec_notes(gpu: Gpu) -> tuple[Assumption, ...]:

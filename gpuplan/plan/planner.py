@@ -35,7 +35,7 @@ from gpuplan.estimate.memory import training_memory, weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Assumption, Estimate
-from gpuplan.estimate.train_time import train_time
+from gpuplan.estimate.train_time import train_seconds, train_time
 from gpuplan.i18n import lang, say, using
 from gpuplan.listing import match_gpus, price_age, resolve_providers, stale_note
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, rental_cost, startup_seconds
@@ -229,7 +229,7 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
     """(fastest estimate that fits, None) for ``n`` × ``gpu``, or (None, smallest-shortfall estimate) when none
     fits; why others cannot run is counted in ``reasons``. ``sized`` holds the plan's training-memory estimates
     by setup (they do not depend on the GPU); only a setup that fits gets a time estimate."""
-    best: JobEstimate | None = None
+    best: tuple[float, TrainSetup, _Sized] | None = None  # the fastest setup that fits: (seconds, setup, memory)
     closest: tuple[TrainSetup, float] | None = None  # the setup that misses by the least, and by how much
     for par in _training_layouts(m, n, job):
         _check_budget()
@@ -251,14 +251,17 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                     if closest is None or size.shortfall_bytes(gpu) < closest[1]:
                         closest = (setup, size.shortfall_bytes(gpu))
                     continue
-                e = size.estimate(m, gpu, job, setup, cal, c.headroom)
-                if best is None or e.seconds < best.seconds:
-                    best = e
+                seconds = size.seconds(m, gpu, job, setup, cal)
+                if best is None or seconds < best[0]:
+                    best = (seconds, setup, size)
                 break  # the largest micro-batch that fits is the fastest for this layout
-            if best is not None and getattr(best.setup, "parallel", None) == par:
+            if best is not None and best[1].parallel == par:
                 break  # no need to recompute when it already fits without
-    if best is not None or closest is None:
-        return best, None
+    if best is not None:  # only the winner is described in full (its assumptions and breakdown)
+        _, setup, size = best
+        return size.estimate(m, gpu, job, setup, cal, c.headroom), None
+    if closest is None:
+        return None, None
     return None, estimate_training(m, gpu, job, closest[0], cal, c.headroom)  # shown in full, time included
 
 
@@ -287,6 +290,10 @@ class _Sized:
 
     def shortfall_bytes(self, gpu: Gpu) -> float:  # JobEstimate.shortfall_bytes
         return max(0.0, self.needed_bytes - gpu.memory_bytes, self.kv_shortfall_bytes)
+
+    def seconds(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> float:
+        """What ``self.estimate(...).seconds`` is, without describing the estimate."""
+        return train_seconds(m, gpu, s, job.train_tokens, cal) if job.train_tokens > 0 else math.inf
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None) -> JobEstimate:
@@ -681,7 +688,12 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
          suggest: bool = True, alternatives_too: bool = True) -> PlanResult:
     """Rank the ways to run ``job`` under ``c``. ``suggest``: price the changes that would fit when nothing
     does; ``alternatives_too``: price the cheaper changes to a plan that fits (one more plan per change)."""
-    cal = cal or fitted()
+    with using(lang()):  # the language is read once, not at each of the thousands of sentences priced
+        return _plan(catalog, model, job, c, cal or fitted(), suggest, alternatives_too)
+
+
+def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,
+          alternatives_too: bool) -> PlanResult:
     job = job.for_model(model)
     _check_job(job, model)
     providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
