@@ -9,8 +9,8 @@ import contextlib
 import io
 import json
 import sys
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -193,9 +193,9 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(ctx: typer.Context, catalog: CatalogOpt = None,
-          lang: Annotated[str, typer.Option("--lang", help="Language of tables and explanations: en or zh (zh-CN); "
-                                            "default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is Chinese). JSON and "
-                                            "CSV stay English.")] = "",
+          lang: Annotated[str, typer.Option("--lang", help="Language of tables, explanations, help and errors: en "
+                                            "or zh (zh-CN); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is "
+                                            "Chinese). JSON and CSV stay English.")] = "",
           version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
                                                 help="Print the version and exit.")] = False,
           ) -> None:
@@ -705,7 +705,8 @@ def estimate(
 
 # ---------------------------------------------------------------- plan
 
-plan_app = typer.Typer(cls=RootGroup, no_args_is_help=True, help="Rank GPU + offer choices for a job by cost, time or value.")
+plan_app = typer.Typer(cls=RootGroup, no_args_is_help=True,
+                       help="Rank GPU + offer choices for a job by cost, time or value.")
 app.add_typer(plan_app, name="plan")
 
 MarketOpt = Annotated[str | None, typer.Option(help="cn (mainland China, CNY) or global.")]

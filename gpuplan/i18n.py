@@ -193,7 +193,7 @@ def zh_sentence(text: str) -> str:
         m = pattern.match(text)
         if m:
             values = dict(zip(holes, m.groups(), strict=True))
-            return _HOLE.sub(lambda h: _fill(h.group(0), values), zh)
+            return _HOLE.sub(lambda h, found=values: _fill(h.group(0), found), zh)  # type: ignore[misc]
     return _range_zh(text) or text
 
 

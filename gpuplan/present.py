@@ -392,12 +392,13 @@ def show_buy(rows: list[Any], json_out: bool) -> None:
         _raw(to_json([r.as_dict() for r in rows]))
         return
     out = []
+    month = say("/month", "/月")
     for o in rows:
         be = o.break_even_hours_per_month
         out.append({
             "gpu": f"{o.n_gpus}× {o.gpu.name}", "buy": fmt_money(o.purchase, o.currency, 0),
-            "own": fmt_money(o.own_per_month, o.currency, 0) + say("/month", "/月"),
-            "rent": "—" if o.rent_per_month is None else fmt_money(o.rent_per_month, o.currency, 0) + say("/month", "/月"),
+            "own": fmt_money(o.own_per_month, o.currency, 0) + month,
+            "rent": "—" if o.rent_per_month is None else fmt_money(o.rent_per_month, o.currency, 0) + month,
             "break_even": "—" if be is None else (say("never", "永不回本") if be == float("inf") else
                                                   say(f"{be:,.0f} h/month", f"每月 {be:,.0f} 小时")),
             "verdict": translate(o.verdict),

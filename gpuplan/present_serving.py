@@ -53,7 +53,8 @@ def show_serving(p: ServePlan, fmt: str) -> None:
               tr("Routing with nothing lost"))
     for note in p.notes:
         _out(tr("Note") + say(": ", "：") + translate(note))
-    rows = [{"name": translate(a["name"]), "value": translate(a["value"]), "source": a["source"]} for a in p.assumptions]
+    rows = [{"name": translate(a["name"]), "value": translate(a["value"]), "source": a["source"]}
+            for a in p.assumptions]
     table(rows, [Col(tr("Assumption"), "name"), Col(tr("Value"), "value"),
                                 Col(tr("Source"), "source")], tr("Assumptions"))
     _show_checklist(p.checklist)

@@ -48,7 +48,8 @@ class Framework:
         checkpointing = {"none": "no activation recomputation", "full": "gradient checkpointing on",
                          "selective": "selective recomputation"}[self.recompute]
         rest = ", ".join([checkpointing, f"{'packed' if self.packing else 'unpacked'} sequences", self.optimizer]
-                         + (["chunked loss"] if self.chunked_loss else []) + (["torch.compile"] if self.compiled else [])
+                         + (["chunked loss"] if self.chunked_loss else [])
+                         + (["torch.compile"] if self.compiled else [])
                          + (["full fine-tuning in pure bf16 (no fp32 master or states)"]
                             if self.full_precision == "bf16" else []))
         return f"{self.name} defaults: {rest}"
