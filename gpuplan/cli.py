@@ -223,7 +223,8 @@ def _catalog_notes(cat: Any) -> list[str]:
     notes = [f"note: {prices_note(cat)}"] if cat.refreshed else []
     if cat.store_problem:
         notes.append(f"warning: {clip_echo(cat.store_problem)}")
-    return [*notes, replaced_notice(cat.replaced)] if cat.replaced else notes
+    notes = [*notes, replaced_notice(cat.replaced)] if cat.replaced else notes
+    return [i18n.translate(n) for n in notes]
 
 
 def replaced_notice(replaced: tuple[str, ...], shown: int = 20) -> str:
@@ -294,7 +295,7 @@ def gpus(
     caption = "TFLOPS are dense tensor rates" + ("; 'Usable' is the driver-visible capacity where published."
                                                  if wide else "; --wide shows architecture, usable memory, links.")
     emit(rows if _fmt(json_out, csv_out) == "table" else [gpu_row(g) for g in found], cols,
-         _fmt(json_out, csv_out), f"{tr('Accelerators')} ({len(rows)})", caption)
+         _fmt(json_out, csv_out), f"{tr('Accelerators')} ({len(rows)})", i18n.translate(caption))
 
 
 # ---------------------------------------------------------------- offers
@@ -345,13 +346,13 @@ def offers(
     if fmt != "table":
         rows = [v.row() for v in shown]
     if not views and fmt == "table":
-        typer.echo(tr("no offers match") + ". Try fewer filters, or 'gpuplan offers' to see all.")
+        typer.echo(i18n.translate("no offers match. Try fewer filters, or 'gpuplan offers' to see all."))
         return
     more = f" — showing {len(shown)} of {len(views)}; --limit 0 shows all" if len(shown) < len(views) else ""
-    emit(rows, cols, fmt, f"{tr('Cloud offers')} ({len(views)}){more}",
-         f"Age = days since the price was published; 'undated' = the source states no date. ⚠ older than "
-         f"{STALE_AFTER_DAYS} days: check the price. reserved rows need the commitment shown (mo = months). "
-         "† GPU inferred from the instance family. --json shows each row's source.")
+    emit(rows, cols, fmt, f"{tr('Cloud offers')} ({len(views)}){i18n.translate(more)}",
+         i18n.translate(f"Age = days since the price was published; 'undated' = the source states no date. ⚠ older "
+                        f"than {STALE_AFTER_DAYS} days: check the price. reserved rows need the commitment shown (mo = "
+                        "months). † GPU inferred from the instance family. --json shows each row's source."))
 
 
 def _plain_count(v: Any) -> str:
@@ -460,8 +461,9 @@ def history(
     found = [r for r in stored(name, providers, region or ()) if tier is None or r.tier == tier]
     fmt = _fmt(json_out, csv_out)
     if not found and fmt == "table":
-        typer.echo(f"no refreshed prices of {name} stored yet" + (" for these filters" if provider or region or tier
-                   else "") + ". Run 'gpuplan refresh' (see 'gpuplan refresh --help') to fetch current prices.")
+        typer.echo(i18n.translate(f"no refreshed prices of {name} stored yet" + (
+            " for these filters" if provider or region or tier else "")
+            + ". Run 'gpuplan refresh' (see 'gpuplan refresh --help') to fetch current prices."))
         return
     if points:
         rows = [asdict(r) for r in found]
@@ -531,12 +533,12 @@ def model(
         return
     arch = [{"k": k, "v": v} for k, v in detail["architecture"].items() if v not in (None, 0, False)]
     emit(arch, [Col("", "k"), Col("", "v", None, "right")], "table", f"{detail['name']}",
-         f"source: {detail['source']}")
+         i18n.translate(f"source: {detail['source']}"))
     total = detail["params"]["total"]
     rows = [{"part": k, "n": v, "share": f"{100 * v / total:.1f} %"} for k, v in detail["params"].items()
             if v and k not in ("total", "active")]
-    rows += [{"part": "total", "n": total, "share": "100 %"},
-             {"part": "active per token", "n": detail["params"]["active"], "share": ""}]
+    rows += [{"part": i18n.translate("total"), "n": total, "share": "100 %"},
+             {"part": i18n.translate("active per token"), "n": detail["params"]["active"], "share": ""}]
     emit(rows, [Col(tr("Part"), "part"), Col(tr("Params"), "n", lambda v: f"{v:,}", "right"),
                 Col(tr("Share"), "share", None, "right")], "table", tr("Parameter breakdown"),
          "; ".join(detail["notes"]) or None)
@@ -822,8 +824,8 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dic
             why = ""
         except InputError as err:
             why = f" ({err.message.removeprefix('--export: ')})"
-        typer.echo(f"note: the pick ({result.pick.label()}) cannot be exported to SkyPilot as planned{why}; "
-                   f"exporting the best plan that can: {chosen.label()}", err=True)
+        typer.echo(i18n.translate(f"note: the pick ({result.pick.label()}) cannot be exported to SkyPilot as "
+                                  f"planned{why}; exporting the best plan that can: {chosen.label()}"), err=True)
     text = render(chosen, fmt, hf_repo, clouds)
     exported: dict[str, Any] = {"format": fmt, "plan": chosen.label(), "text": text,
                                 "document": document(chosen, fmt, hf_repo, clouds)}
@@ -853,7 +855,7 @@ def _write_atomic(out: str, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise InputError("--out", f"cannot write '{target}' ({exc.strerror}).",
                          "check the path and its permissions.") from None
-    typer.echo(f"wrote {target}", err=True)
+    typer.echo(i18n.translate(f"wrote {target}"), err=True)
 
 
 @plan_app.command("finetune", cls=RangedCommand)
@@ -1075,8 +1077,8 @@ def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None) 
                                            engine=r.engine, quant=r.quant), suggest=False)
     if ranked.pick is None:
         raise failure or InputError("--export", "no group of the fleet can be exported.", "try another --export.")
-    typer.echo(f"note: no group of the fleet can be written as --export {fmt}; exporting the best single "
-               "configuration that can be instead", err=True)
+    typer.echo(i18n.translate(f"note: no group of the fleet can be written as --export {fmt}; exporting the best "
+                              "single configuration that can be instead"), err=True)
     return _export(cat, model, ranked, fmt, out), ranked.pick
 
 

@@ -217,7 +217,7 @@ def _range_zh(text: str) -> str | None:
 
 
 _HOLE = re.compile(r"\{[^{}]*\}")
-_MIN_LETTERS = 6  # a template with fewer letters of its own (e.g. "{a}: {b}") would match sentences it is not
+_MIN_LETTERS = 2  # a template with fewer letters of its own (e.g. "{a}: {b}") would match sentences it is not
 
 
 @functools.cache

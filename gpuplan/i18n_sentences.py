@@ -351,7 +351,7 @@ TEMPLATES: dict[str, str] = {
     # assumptions (the values of the assumptions tables)
     "{fmt.name} = {fmt.bits_per_weight} bits/weight ({fmt.scope} tensors)": "{fmt.name} = 每权重 {fmt.bits_per_weight} 位（{fmt.scope|t}张量）",
     "{eng.name}: {eng.memory_mode} memory": "{eng.name}：{eng.memory_mode|t}显存",
-    "{train} of {total} ({s.method})": "{total} 中的 {train}（{s.method}）",
+    "{train} of {total} ({s.method})": "{train} / {total}（{s.method}）",
     "weights {w_b} + grads {g_b} + master {master_b} + optimizer {opt_b} ({s.precision}, {s.optimizer}, "
     "{s.framework})":
         "权重 {w_b} + 梯度 {g_b} + 主权重 {master_b} + 优化器 {opt_b}（{s.precision}，{s.optimizer}，{s.framework}）",
@@ -373,7 +373,7 @@ TEMPLATES: dict[str, str] = {
     "{u} of peak ({s.framework}{', compiled' if s.compiled else ''}, {gpu.segment})":
         "峰值的 {u}（{s.framework}{', compiled' if s.compiled else ''|t}，{gpu.segment|t}）",
     "intra-node {link.intra_name} {link.intra_node / GB} GB/s; inter-node {link.inter_name}":
-        "节点内 {link.intra_name} {link.intra_node / GB} GB/s；节点间 {link.inter_name}",
+        "节点内 {link.intra_name} {link.intra_node / GB} GB/s；节点间 {link.inter_name|t}",
     "{steps} optimizer steps of {tokens_per_step} tokens": "{steps} 个优化器步，每步 {tokens_per_step} 个 token",
     "not in the catalog: the optimizer step is not counted": "目录中没有：不计优化器更新时间",
     "not in the catalog: the FP32 rate is used": "目录中没有：按 FP32 算力计算",
@@ -667,8 +667,6 @@ TEMPLATES: dict[str, str] = {
         "前向传播结束时：持有激活值和 logits，输出层的梯度最先生成",
     "end of forward: activations and logits held, gradients not yet made": "前向传播结束时：持有激活值和 logits，梯度尚未生成",
     "1 GPU": "1 张卡",
-    ", chunked loss": "，分块计算损失", ", torch.compile": "，torch.compile",
-    ", full fine-tuning in pure bf16 (no fp32 master or states)": "，全量微调用纯 bf16（没有 fp32 主权重和状态）",
     # serving fleets (gpuplan.plan.serving): notes, why nothing fits, assumptions
     "the mix solver stopped at its {MILP_TIME_LIMIT_S} s limit: the fleet is within {fleet.gap} of the cheapest":
         "组合求解器在 {MILP_TIME_LIMIT_S} 秒时限处停止：该集群与最便宜方案的差距在 {fleet.gap} 以内",
@@ -789,4 +787,89 @@ TEMPLATES: dict[str, str] = {
     "preallocate": "预分配", "on-demand": "按需分配", "context": "按上下文分配",
     "no activation recomputation": "不做激活重计算", "gradient checkpointing on": "开启梯度检查点",
     "selective recomputation": "选择性重计算",
+    # ---- the assumptions' sources where they explain rather than cite (a citation stays as published)
+    "ZeRO stage shards optimizer (1), gradients (2), weights (3)": "ZeRO 阶段切分：优化器状态（1）、梯度（2）、权重（3）",
+    "10 bytes per vocabulary entry per token": "每个 token 每个词表项 10 字节",
+    "fitted on training-memory rows (bench/fit.py)": "在训练显存数据上拟合（bench/fit.py）",
+    "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)":
+        "PyTorch 缓存分配器在已分配峰值之上的预留，拟合得出（bench/fit.py）",
+    "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients":
+        "PyTorch zero_grad(set_to_none=True)；梯度累积会保留梯度",
+    "bitsandbytes paged optimizers use CUDA managed memory that spills to the host":
+        "bitsandbytes 的分页优化器使用 CUDA 统一内存，放不下时溢出到主机内存",
+    "fitted on device-level inference-memory rows (bench/fit.py)": "在设备级推理显存数据上拟合（bench/fit.py）",
+    "fitted on PyTorch-counted inference-memory rows (bench/fit.py)": "在 PyTorch 统计的推理显存数据上拟合（bench/fit.py）",
+    "transformers >= 4.45 keeps only the last position's logits during generation":
+        "transformers >= 4.45 在生成时只保留最后一个位置的 logits",
+    "2·n_kv_heads·head_dim·bytes per layer; DeepSeek-V2 sec. 2.1 for MLA":
+        "每层 2·n_kv_heads·head_dim·字节数；MLA 见 DeepSeek-V2 第 2.1 节",
+    "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth":
+        "roofline 模型：max(权重字节/带宽, FLOPs/峰值) + KV 字节/带宽",
+    "largest that fits the KV cache and the engine cap": "KV 缓存和引擎上限允许的最大值", "as requested": "按请求给定",
+    "fitted (bench/fit.py)": "拟合得出（bench/fit.py）",
+    "fitted (bench/fit.py); none on {gpu.vendor} parts: their efficiency is not calibrated":
+        "拟合得出（bench/fit.py）；没有 {gpu.vendor} 产品的数据：其效率未经校准",
+    "fitted on published runs (bench/fit.py, docs/accuracy.md)": "在公开的训练记录上拟合（bench/fit.py、docs/accuracy.md）",
+    "fitted on published runs (bench/fit.py, docs/accuracy.md); none on {gpu.vendor} parts: their efficiency is not "
+    "calibrated":
+        "在公开的训练记录上拟合（bench/fit.py、docs/accuracy.md）；没有 {gpu.vendor} 产品的数据：其效率未经校准",
+    "gpus.csv; network is an assumption (params.json)": "gpus.csv；网络带宽是假设值（params.json）",
+    "micro-batch × sequence × grad-accum × data-parallel ranks": "微批 × 序列长度 × 梯度累积 × 数据并行 rank 数",
+    "gpus.csv (left empty where no source was found); the time is a lower bound": "gpus.csv（找不到来源处留空）；时间为下限",
+    "gpus.csv (left empty where no source was found); the time is an upper bound": "gpus.csv（找不到来源处留空）；时间为上限",
+    "6·N + attention (Kaplan et al. 2020); frozen base: 4·N": "6·N + 注意力（Kaplan et al. 2020）；冻结底座：4·N",
+    "Korthikanti et al. 2022 sec. 4.1, re-derived": "Korthikanti et al. 2022 第 4.1 节，重新推导",
+    "every parameter is trained": "训练全部参数",
+    "LoRA (Hu et al. 2021), rank {s.lora_rank}, targets {s.lora_targets}": "LoRA（Hu et al. 2021），秩 {s.lora_rank}，目标层 {s.lora_targets}",
+    "LoRA (Hu et al. 2021), rank {s.lora_rank}, targets {s.lora_targets}; embedding and output layer trained too "
+    "(PEFT modules_to_save)":
+        "LoRA（Hu et al. 2021），秩 {s.lora_rank}，目标层 {s.lora_targets}；词嵌入和输出层也参与训练（PEFT modules_to_save）",
+    "QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}":
+        "QLoRA（Dettmers et al. 2023）：NF4 底座 + LoRA 秩 {s.lora_rank}，目标层 {s.lora_targets}",
+    "QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}; embedding and output "
+    "layer trained too (PEFT modules_to_save)":
+        "QLoRA（Dettmers et al. 2023）：NF4 底座 + LoRA 秩 {s.lora_rank}，目标层 {s.lora_targets}；词嵌入和输出层也参与训练"
+        "（PEFT modules_to_save）",
+    "P-tuning v2 (Liu et al. 2022): prefix of {s.prefix_len} per layer for K and V":
+        "P-tuning v2（Liu et al. 2022）：每层 K 和 V 各 {s.prefix_len} 长度的前缀",
+    "freeze: last {s.trainable_layers} layers trained": "冻结：只训练最后 {s.trainable_layers} 层",
+    "{net * 8 / 1000000000.0} Gb/s per GPU network": "每卡 {net * 8 / 1000000000.0} Gb/s 网络",
+    # assumption values of serving fleets (availability.csv units) and error bands
+    "{v} percent per month": "每月 {v} %", "{v} per GPU-hour": "每卡时 {v}", "{v} per instance-month": "每实例每月 {v}",
+    "{v} seconds": "{v} 秒",
+    "{self.low}×–{self.high}× ({self.cls}; held out {self.held_low}×–{self.held_high}×)":
+        "{self.low}×–{self.high}×（{self.cls}；留出 {self.held_low}×–{self.held_high}×）",
+    "{self.low}×–{self.high}× ({self.cls})": "{self.low}×–{self.high}×（{self.cls}）",
+    # listings' captions and notes (gpuplan.cli)
+    "TFLOPS are dense tensor rates; 'Usable' is the driver-visible capacity where published.":
+        "TFLOPS 为稠密张量算力；“可用显存”是已公布的驱动可见容量。",
+    "TFLOPS are dense tensor rates; --wide shows architecture, usable memory, links.":
+        "TFLOPS 为稠密张量算力；--wide 显示架构、可用显存和互联。",
+    "Age = days since the price was published; 'undated' = the source states no date. ⚠ older than {STALE_AFTER_DAYS} "
+    "days: check the price. reserved rows need the commitment shown (mo = months). † GPU inferred from the instance "
+    "family. --json shows each row's source.":
+        "价格时效 = 价格发布至今的天数；'undated' = 来源未注明日期。⚠ 超过 {STALE_AFTER_DAYS} 天：请核实价格。reserved "
+        "行需要所示的承诺期（mo = 月）。† 显卡型号由实例系列推断。--json 显示每行的来源。",
+    "no offers match. Try fewer filters, or 'gpuplan offers' to see all.": "没有符合条件的报价。请减少筛选条件，或运行 'gpuplan offers' 查看全部。",
+    " — showing {len(shown)} of {len(views)}; --limit 0 shows all": " — 显示 {len(views)} 条中的 {len(shown)} 条；--limit 0 显示全部",
+    "no refreshed prices of {name} stored yet. Run 'gpuplan refresh' (see 'gpuplan refresh --help') to fetch current "
+    "prices.":
+        "还没有存下 {name} 刷新后的价格。请运行 'gpuplan refresh'（见 'gpuplan refresh --help'）拉取当前价格。",
+    "no refreshed prices of {name} stored yet for these filters. Run 'gpuplan refresh' (see 'gpuplan refresh --help') "
+    "to fetch current prices.":
+        "按这些筛选条件还没有存下 {name} 刷新后的价格。请运行 'gpuplan refresh'（见 'gpuplan refresh --help'）拉取当前价格。",
+    "total": "合计", "active per token": "每 token 激活", "source: {detail['source']}": "来源：{detail['source']}",
+    "wrote {target}": "已写入 {target}",
+    "note: {x}": "注意：{x|t}", "warning: {x}": "警告：{x|t}",
+    "prices: bundled offers as read up to {bundled.isoformat()} + refreshed {refreshed}":
+        "价格：内置报价（读取至 {bundled.isoformat()}）+ 刷新的 {refreshed}",
+    "prices: bundled offers as read up to {bundled.isoformat()} + refreshed {refreshed}; FX rates of {fx.isoformat()}":
+        "价格：内置报价（读取至 {bundled.isoformat()}）+ 刷新的 {refreshed}；汇率日期 {fx.isoformat()}",
+    "your catalog replaces {n} bundled row(s): {rows}.": "你的目录替换了 {n} 行内置数据：{rows}。",
+    "the pick ({result.pick.label()}) cannot be exported to SkyPilot as planned{why}; exporting the best plan that "
+    "can: {chosen.label()}":
+        "推荐方案（{result.pick.label()}）无法按规划导出到 SkyPilot{why|t}；改为导出能导出的最佳方案：{chosen.label()}",
+    "no group of the fleet can be written as --export {fmt}; exporting the best single configuration that can be "
+    "instead":
+        "集群中没有任何一组能写成 --export {fmt}；改为导出能导出的最佳单一配置",
 }

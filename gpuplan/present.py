@@ -30,7 +30,7 @@ def _raw(text: str) -> None:
 
 def _assumption_rows(e: Estimate) -> list[dict[str, str]]:
     """The assumptions table's rows: name and value in the language of the moment, the source as cited."""
-    return [{"name": tr(a.name), "value": translate(a.value), "source": a.source} for a in e.assumptions]
+    return [{"name": tr(a.name), "value": translate(a.value), "source": translate(a.source)} for a in e.assumptions]
 
 
 def _show_breakdown(e: Estimate, title: str, fmt: Any) -> None:
@@ -56,9 +56,11 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
         _raw(to_json(e.as_dict()))
         return
     state = tr("fits") if e.fits else tr("does not fit")
-    _show_breakdown(e.memory, f"{tr('Memory per GPU')}: {e.model.name} on {e.describe()} — {state} "
-                              f"({fmt_bytes(e.needed_bytes)} with a {e.margin:.0%} margin of "
-                              f"{fmt_bytes(e.capacity_bytes)})", fmt_bytes)
+    needed, capacity = fmt_bytes(e.needed_bytes), fmt_bytes(e.capacity_bytes)
+    _show_breakdown(e.memory, say(f"{tr('Memory per GPU')}: {e.model.name} on {e.describe()} — {state} ({needed} "
+                                  f"with a {e.margin:.0%} margin of {capacity})",
+                                  f"{tr('Memory per GPU')}：{e.model.name}，{e.describe()} — {state}"
+                                  f"（含 {e.margin:.0%} 余量需要 {needed}，可用 {capacity}）"), fmt_bytes)
     if not e.fits:
         hints = say("; ", "；").join(_fit_hints(e))
         _out(say(f"Does not fit: {hints}. 'gpuplan plan' searches these for you.",
@@ -79,7 +81,7 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
                      f"{t['tokens_per_s']:,.0f} token/秒，MFU {t['mfu']:.0%}，{t['gpu_hours']:,.1f} 卡时。"))
     if e.speed:
         s = e.speed
-        band = s.band.describe() if s.band else ""
+        band = translate(s.band.describe()) if s.band else ""
         _out(say(f"TTFT {fmt_seconds(s.ttft_s)}, TPOT {s.tpot_s * 1000:.1f} ms ({1 / s.tpot_s:,.0f} tokens/s per "
                  f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound)."
                  + (f" TTFT and TPOT band: {band} of the estimate." if band else ""),
@@ -309,8 +311,8 @@ def _band(e: JobEstimate) -> str:
     if e.time is None:  # serving: the latency model's band (measured/predicted, p10–p90)
         from gpuplan.estimate.calibration import fitted
 
-        return say("band on latency", "延迟误差带") + ": " + fitted().band("inference_latency").describe()
-    return say("band on time", "时间误差带") + ": " + e.time.band.describe()
+        return say("band on latency: ", "延迟误差带：") + translate(fitted().band("inference_latency").describe())
+    return say("band on time: ", "时间误差带：") + translate(e.time.band.describe())
 
 
 def serving_costs(x: Any) -> dict[str, Any]:

@@ -45,7 +45,7 @@ def show_serving(p: ServePlan, fmt: str) -> None:
     if shown:
         _out(shown.lstrip("；; ").capitalize())
     _out(_summary(p, f, cur))
-    _out(tr("Why") + ": " + _why(p, f, cur))
+    _out(tr("Why") + say(": ", "：") + _why(p, f, cur))
     if len(r.buckets) > 1 or len(f.gpu_types) > 1:
         table([{"config": c, "bucket": f"{r.buckets[b].prompt_len}+{r.buckets[b].output_len}",
                 "rate": f"{x:.2f}"} for c, b, x in f.routing],

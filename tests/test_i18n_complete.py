@@ -249,14 +249,27 @@ def test_plan_explanations_and_notes_are_chinese() -> None:
 
 
 @pytest.mark.parametrize("argv", [["fit", "Qwen2.5-7B"], ["buy", "--gpu", "RTX4090", "--gpu", "H100"],
-                                  ["compare", "A100-80GB", "H100"]])
-def test_fit_buy_and_compare_rows_are_chinese(argv: list[str]) -> None:
-    code, out, _ = run(["--lang", "zh", *argv])
-    assert code == 0
-    rows = [line for line in out.splitlines() if line.startswith("│")]
-    assert rows
-    for line in rows:
+                                  ["compare", "A100-80GB", "H100"], ["gpus"], ["offers", "--limit", "3"],
+                                  ["model", "Qwen2.5-7B"], ["history", "--gpu", "H100", "--provider", "nowhere"]])
+def test_listings_fit_buy_and_compare_are_chinese(argv: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(tmp_path))  # no refreshed prices: history says so
+    code, out, err = run(["--lang", "zh", *argv])
+    assert code in (0, 2), err
+    lines = [line for line in (out + err).splitlines() if line.strip() and not line.startswith(("┏", "┡", "└"))]
+    assert lines
+    for line in lines:
         assert not _english_words(line), line
+
+
+def test_the_page_gets_the_sentence_templates_with_the_labels() -> None:
+    fastapi = pytest.importorskip("fastapi.testclient")
+    from gpuplan.web.app import create_app
+
+    meta = fastapi.TestClient(create_app()).get("/api/meta").json()
+    assert meta["templates"]["zh"] == TEMPLATES and meta["labels"]["zh"] == ZH
+    page = (ROOT / "gpuplan" / "web" / "static" / "app.js").read_text(encoding="utf-8")
+    assert "compileTemplates(state.templates)" in page and "ts(a.value)" in page
 
 
 def test_a_missing_translation_shows_english_not_garbage() -> None:

@@ -53,7 +53,7 @@ from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_formats
-from gpuplan.i18n import EN, LANGS, ZH, using
+from gpuplan.i18n import EN, LANGS, TEMPLATES, ZH, using
 from gpuplan.listing import (
     GPU_SORTS,
     OFFER_SORTS,
@@ -274,7 +274,7 @@ def history(cat: Cat, gpu: Text, provider: Names = None, region: Names = None, t
 @router.get("/meta")
 def meta(cat: Cat) -> Row:
     """Version, catalog sizes, calibration date, languages, the choices of each enum field, and the Chinese
-    labels of :mod:`gpuplan.i18n`: the one catalogue of the CLI and the page."""
+    labels and sentence templates of :mod:`gpuplan.i18n`: the one catalogue of the CLI and the page."""
     counts = {"gpus": len(cat.gpus), "offers": len(cat.offers), "providers": len(cat.providers()),
               "models": len(cat.models), "platforms": len(cat.platforms)}
     choices = {"task": TASKS, "method": METHODS, "engine": ENGINES, "precision": PRECISIONS,
@@ -282,7 +282,8 @@ def meta(cat: Cat) -> Row:
                "currency": CURRENCIES, "quant": tuple(weight_formats()), "gpu_sort": GPU_SORTS,
                "offer_sort": OFFER_SORTS, "tier": PRICINGS}
     return {"version": __version__, "counts": counts, "calibration": {"fitted_on": fitted().fitted_on},
-            "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "choices": choices}
+            "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "templates": {"zh": TEMPLATES},
+            "choices": choices}
 
 
 # ---------------------------------------------------------------- computations
