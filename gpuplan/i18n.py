@@ -9,7 +9,8 @@ the language (keys and values are an interface); a plan's JSON carries its expla
 Sentences the library builds with values in them (error messages and fixes, assumption values, notes) are
 translated by :func:`translate` through :data:`TEMPLATES` (:mod:`gpuplan.i18n_sentences`): each key is the
 sentence's source text with every interpolated expression written ``{expression}``, and its value the Chinese
-with the same ``{expression}`` holes (``{expression|t}``: the value is translated too). The English and the
+with the same ``{expression}`` holes (``{expression|t}``: the value is translated too; ``{expression|l}``: a list
+of phrases, each translated). The English and the
 Chinese of a sentence sit side by side, and ``scripts/i18n_templates.py`` lists every sentence of the source
 that has no Chinese form (a test fails on one).
 """
@@ -108,7 +109,7 @@ ZH: dict[str, str] = {
     "optimizer states": "优化器状态", "FLOPs per token": "每 token 浮点运算量", "peak": "峰值算力",
     "utilisation": "利用率", "links": "互联", "steps": "步数", "memory bandwidth": "显存带宽",
     "16-bit tensor peak": "16 位张量峰值", "framework": "训练框架", "engine efficiency": "引擎效率", "batch": "批大小",
-    "never": "永不回本", "GPU_A": "GPU_A",
+    "never": "永不回本",
     **HELP,
 }
 
@@ -243,16 +244,6 @@ def _fill(hole: str, values: dict[str, str]) -> str:
     if how == "l":  # a list of phrases, each translated
         return "，".join(zh_sentence(v) for v in value.split(", "))
     return zh_sentence(value) if how == "t" else value
-
-
-def joined(items: Sequence[str], conjunction: str = "or") -> str:
-    """``'a', 'b' or 'c'`` (``'a'、'b' 或 'c'`` in Chinese)."""
-    quoted = [f"'{i}'" for i in items]
-    if len(quoted) < 2:
-        return "".join(quoted)
-    if lang() == "zh":
-        return "、".join(quoted[:-1]) + (" 或 " if conjunction == "or" else " 和 ") + quoted[-1]
-    return ", ".join(quoted[:-1]) + f" {conjunction} " + quoted[-1]
 
 
 def help_text(text: str | None) -> str | None:
