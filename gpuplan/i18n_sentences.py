@@ -872,4 +872,53 @@ TEMPLATES: dict[str, str] = {
     "no group of the fleet can be written as --export {fmt}; exporting the best single configuration that can be "
     "instead":
         "集群中没有任何一组能写成 --export {fmt}；改为导出能导出的最佳单一配置",
+    # ---- the HTTP API's own errors (gpuplan.web): the guard, validation, unknown routes
+    "this server answers requests for 127.0.0.1 or localhost, not for Host '{shown}'.":
+        "这个服务只响应发给 127.0.0.1 或 localhost 的请求，不响应 Host '{shown}'。",
+    "open http://127.0.0.1:PORT/ (a page from another site cannot use this server).":
+        "请打开 http://127.0.0.1:PORT/（其他网站的页面不能使用这个服务）。",
+    "the request body is larger than {self.max_body_bytes // 1024} KiB.": "请求体大于 {self.max_body_bytes // 1024} KiB。",
+    "send a smaller request: a plan or an estimate is a few hundred bytes of JSON.":
+        "请发送更小的请求：一次规划或估算只需几百字节的 JSON。",
+    "this server needs its token.": "这个服务需要令牌。",
+    "send 'Authorization: Bearer TOKEN', or open /?token=TOKEN once in the browser.":
+        "请发送 'Authorization: Bearer TOKEN'，或在浏览器中打开一次 /?token=TOKEN。",
+    "remove '{field}'; did you mean '{hint[0]}'?": "请去掉 '{field}'；你是不是想用 '{hint[0]}'？",
+    "remove '{field}' (see docs/web.md).": "请去掉 '{field}'（见 docs/web.md）。",
+    "use {ctx.get('expected')}.": "请用 {ctx.get('expected')}。", "give a number above {ctx.get('gt')}.": "请给出大于 {ctx.get('gt')} 的数。",
+    "give {ctx.get('ge')} or more.": "请给出 {ctx.get('ge')} 或更大的数。", "add '{field}'.": "请加上 '{field}'。",
+    "give {ctx.get('le')} or less.": "请给出 {ctx.get('le')} 或更小的数。", "give a non-empty value.": "请给出非空的值。",
+    "give at least one value.": "请至少给出一个值。", "send a JSON object.": "请发送 JSON 对象。",
+    "send a JSON object with the fields in docs/web.md.": "请发送包含 docs/web.md 所列字段的 JSON 对象。",
+    "{fixes[kind][:-1]}: {field} takes {limits.text()}.": "{fixes[kind][:-1]|t}：{field} 的取值为 {limits.text()|t}。",
+    "give a number above 0": "请给出大于 0 的数", "give 0 or more": "请给出 0 或更大的数", "give 1 or more": "请给出 1 或更大的数",
+    "check '{field}': {msg}.": "请检查 '{field}'：{msg|t}。",
+    "see docs/web.md for the endpoints, or GET /openapi.json.": "接口见 docs/web.md，或 GET /openapi.json。",
+    "internal error ({type(exc).__name__}) in {request.url.path}: a bug in gpuplan.":
+        "{request.url.path} 出现内部错误（{type(exc).__name__}）：这是 gpuplan 的缺陷。",
+    "please report it with the request that caused it.": "请附上引发它的请求报告此问题。",
+    # pydantic's validation messages (the API's field types)
+    "Field required": "缺少必填字段", "Extra inputs are not permitted": "不接受多余的字段",
+    "field required": "缺少必填字段", "extra inputs are not permitted": "不接受多余的字段",
+    "Input should be greater than {gt}": "应大于 {gt}", "Input should be greater than or equal to {ge}": "应大于或等于 {ge}",
+    "Input should be less than or equal to {le}": "应小于或等于 {le}", "Input should be less than {lt}": "应小于 {lt}",
+    "input should be greater than {gt}": "应大于 {gt}", "input should be greater than or equal to {ge}": "应大于或等于 {ge}",
+    "input should be less than or equal to {le}": "应小于或等于 {le}", "input should be less than {lt}": "应小于 {lt}",
+    "Input should be a valid integer": "应为有效的整数", "Input should be a valid number": "应为有效的数字",
+    "Input should be a valid string": "应为有效的字符串", "Input should be a valid boolean": "应为有效的布尔值",
+    "Input should be a valid list": "应为有效的列表", "Input should be a valid dictionary": "应为有效的对象",
+    "input should be a valid integer": "应为有效的整数", "input should be a valid number": "应为有效的数字",
+    "input should be a valid string": "应为有效的字符串", "input should be a valid boolean": "应为有效的布尔值",
+    "input should be a valid list": "应为有效的列表", "input should be a valid dictionary": "应为有效的对象",
+    "Input should be a finite number": "应为有限的数", "input should be a finite number": "应为有限的数",
+    "Input should be {expected}": "应为 {expected}", "input should be {expected}": "应为 {expected}",
+    "String should have at least {n} character": "字符串至少应有 {n} 个字符",
+    "String should have at least {n} characters": "字符串至少应有 {n} 个字符",
+    "String should have at most {n} characters": "字符串至多应有 {n} 个字符",
+    "List should have at least {n} item after validation, not {m}": "列表至少应有 {n} 项，实际为 {m} 项",
+    "List should have at most {n} items after validation, not {m}": "列表至多应有 {n} 项，实际为 {m} 项",
+    "JSON decode error": "JSON 解析错误", "Input should be a valid integer, unable to parse string as an integer":
+        "应为有效的整数，无法把字符串解析为整数",
+    "Input should be a valid number, unable to parse string as a number": "应为有效的数字，无法把字符串解析为数字",
+    "Input should be a valid integer, got a number with a fractional part": "应为有效的整数，实际是带小数的数",
 }

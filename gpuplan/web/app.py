@@ -2,9 +2,10 @@
 
 Every endpoint calls the same functions as the matching CLI command and returns the dict its ``--json``
 prints (units in the keys); the page at ``/`` only renders what the API returns (datasette's JSON twin).
-Errors: every :class:`~gpuplan.errors.GpuplanError` becomes HTTP 400 with ``{"error", "field", "fix"}``,
-request-validation errors take the same shape (400 for a value out of range or not among the choices, 422
-for a wrong type or a missing field), anything else is a 500 with the same shape; never a traceback.
+Errors: every :class:`~gpuplan.errors.GpuplanError` becomes HTTP 400 with ``{"error", "field", "fix"}`` and the
+same in Chinese (``error_zh``, ``fix_zh``), request-validation errors take the same shape (400 for a value out of
+range or not among the choices, 422 for a wrong type or a missing field), anything else is a 500 with the same
+shape; never a traceback.
 
 Field names are the CLI's option names with ``_`` for ``-``; the library names options as the CLI spells
 them (``--seq-len``), so :func:`api_words` rewrites those to API field names (``seq_len``) in errors.
@@ -53,7 +54,7 @@ from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_formats
-from gpuplan.i18n import EN, LANGS, TEMPLATES, ZH, using
+from gpuplan.i18n import EN, LANGS, TEMPLATES, ZH, using, zh_sentence
 from gpuplan.listing import (
     GPU_SORTS,
     OFFER_SORTS,
@@ -464,8 +465,6 @@ def error_response(status: int, message: str, field: str | None, fix: str,
                    chinese: tuple[str, str] | None = None) -> JSONResponse:
     """The error shape, its text in English and (``error_zh``/``fix_zh``) in Chinese: ``chinese``, else the
     catalogue's translation; values the client sent are echoed at most :data:`ECHO_CHARS` characters long."""
-    from gpuplan.i18n import zh_sentence
-
     shown = None if field is None else field[:ECHO_CHARS]
     message_zh, fix_zh = chinese or (zh_sentence(message), zh_sentence(fix))
     return JSONResponse({"error": clip_echo(message), "field": shown, "fix": clip_echo(fix),
@@ -500,7 +499,9 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     field = _loc_field(first["loc"])
     shape = first["type"] in _SHAPE_ERRORS or first["type"].endswith(("_type", "_parsing"))
     message = "; ".join(f"{_loc_field(e['loc']) or 'request'}: {e['msg']}" for e in errors)
-    return error_response(422 if shape else 400, message, field, _validation_fix(first, field))
+    message_zh = "；".join(f"{_loc_field(e['loc']) or '请求'}：{zh_sentence(e['msg'])}" for e in errors)
+    fix = _validation_fix(first, field)
+    return error_response(422 if shape else 400, message, field, fix, (message_zh, zh_sentence(fix)))
 
 
 def _loc_field(loc: tuple[Any, ...]) -> str | None:
