@@ -207,6 +207,8 @@ HELP: dict[str, str] = {
     "Also write the pick as skypilot (task YAML), vllm or sglang (server command) or k8s (manifest).":
         "同时把推荐方案导出为 skypilot（任务 YAML）、vllm 或 sglang（服务启动命令）或 k8s（清单）。",
     "File for --export (default: print it).": "--export 写入的文件（默认直接输出）。",
+    "File for --export (default: print it); for plan serve, an existing folder gets one file per fleet group.":
+        "--export 写入的文件（默认直接输出）；plan serve 时若给已存在的文件夹，则每个集群组写一个文件。",
     "Print the ranked plans as CSV.": "以 CSV 输出排好序的方案。",
     "Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between).":
         "按 token 预算规划预训练（多机：节点内 NVLink，节点间假设每卡 400 Gb/s）。",

@@ -921,4 +921,22 @@ TEMPLATES: dict[str, str] = {
         "应为有效的整数，无法把字符串解析为整数",
     "Input should be a valid number, unable to parse string as a number": "应为有效的数字，无法把字符串解析为数字",
     "Input should be a valid integer, got a number with a fractional part": "应为有效的整数，实际是带小数的数",
+    # ---- fleet exports (gpuplan.export.fleet, gpuplan.export.k8s, gpuplan.cli)
+    "the fleet has {len(files)} groups, and `sky serve up` loads one service per file (a file of several YAML "
+    "documents is a pipeline, which it refuses).":
+        "集群有 {len(files)} 组，而 `sky serve up` 每个文件只加载一个服务（含多个 YAML 文档的文件会被当作流水线而拒绝）。",
+    "give --out an existing folder: one file per group is written there (or add --json).":
+        "请给 --out 一个已存在的文件夹：每组写一个文件（或加上 --json）。",
+    "this fleet was estimated for {get_engine(c.engine).name} (its memory reservation and batch); the {what} export "
+    "runs vLLM or SGLang.":
+        "这个集群是按 {get_engine(c.engine).name} 估算的（它的显存预留和批大小）；{what} 导出运行的是 vLLM 或 SGLang。",
+    "plan with --engine vllm (or sglang) to export it.": "请用 --engine vllm（或 sglang）规划后再导出。",
+    "this fleet was estimated for {x.group.engine} (its memory reservation and batch); the {fmt} export runs {fmt}.":
+        "这个集群是按 {x.group.engine} 估算的（它的显存预留和批大小）；{fmt} 导出运行的是 {fmt}。",
+    "two groups of the fleet have the same name.": "集群中有两组同名。",
+    "report this: the fleet export names every group.": "请报告此问题：集群导出会为每组命名。",
+    "note: the fleet cannot be exported to SkyPilot as planned ({detail}); exporting the cheapest fleet SkyPilot "
+    "launches instead: {now}/h (was {was}/h)":
+        "注意：该集群无法按规划导出到 SkyPilot（{detail|t}）；改为导出 SkyPilot 能启动的最便宜集群：每小时 {now}"
+        "（原为每小时 {was}）",
 }
