@@ -963,6 +963,13 @@ def plan_serve(
                                             "compliance checklist, and says when data export rules apply) or "
                                             "global.")] = "global",
     budget: Annotated[str | None, typer.Option(help="Most the fleet may cost per hour, e.g. 40USD.")] = None,
+    guard: Annotated[str, typer.Option(help="Content-safety guard: a guard model (Llama-Guard-3-1B, Llama-Guard-3-8B, "
+                                            "ShieldGemma-2B, ShieldGemma-9B) sized as a second model, api (a "
+                                            "moderation service, mainland for --users cn), api:SERVICE, or none.")
+                     ] = "none",
+    guard_mode: Annotated[str, typer.Option("--guard-mode", help="serial: the guard checks the prompt before the "
+                                            "main prefill (its time comes out of the TTFT target); parallel: "
+                                            "alongside it, the first token held for the verdict.")] = "serial",
     currency: CurrencyOpt = None, export: ExportOpt = None, out: OutOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Plan a serving fleet that stays up: the cheapest mix of GPU types, zones and on-demand/spot that meets the
@@ -985,7 +992,8 @@ def plan_serve(
         market=market, users=users, providers=tuple(provider or ()), regions=tuple(region or ()),
         gpus=tuple(gpus or ()), exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
         prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
-        budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer)
+        budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer, guard=guard,
+        guard_mode=guard_mode)
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan_serving(cat, m, request)
@@ -997,6 +1005,7 @@ def plan_serve(
             raise typer.Exit(1)
         return
     exported, pick = _serve_export(cat, model, result, export, out)
+    exported = _with_guard(cat, result, exported, export, out)
     if json_out:  # one JSON document on stdout: the fleet, the exported group's configuration and the export
         from gpuplan.render import to_json
 
@@ -1025,6 +1034,20 @@ def _money(text: str | None, field: str, currency: str) -> float | None:
     amount, unit = parse_money(text, field)
     check_range(field, amount, f"'{text}'")
     return amount if unit in (None, currency) else _catalog_convert(amount, unit, currency)
+
+
+def _with_guard(cat: Any, result: Any, exported: dict[str, Any], fmt: str, out: str | None) -> dict[str, Any]:
+    """The export with the guard model's server command (``guard`` in the JSON, after the main one in the text
+    and in the file written)."""
+    from gpuplan.export.guard import append_to_text, guard_export
+
+    guard = guard_export(cat, result)
+    if guard is None:
+        return exported
+    text = append_to_text(exported["text"], fmt, guard)
+    if out is not None:
+        _write_atomic(out, text)
+    return {**exported, "text": text, "guard": guard}
 
 
 def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> tuple[dict[str, Any], Any]:

@@ -157,6 +157,7 @@ class PlanRequest(JobFields):
 
 
 Tolerate = Literal["zone", "region", "none"]
+GuardMode = Literal["serial", "parallel"]
 MAX_BUCKETS = 16  # request-size buckets in one serving request
 
 
@@ -204,6 +205,11 @@ class ServeRequestBody(_Request):
     currency: Currency | None = None
     budget: float | None = ranged("--budget", whole=False, description="Most the fleet may cost per hour.")
     max_per_offer: int | None = ranged("--max-per-offer")
+    guard: str = Field("none", min_length=1, max_length=MAX_TEXT,
+                       description="Content-safety guard: a guard preset sized as a second model, api (a moderation "
+                                   "service), api:SERVICE, or none (gpuplan/data/guards.csv, moderation_apis.csv).")
+    guard_mode: GuardMode = Field("serial", description="serial: the guard checks the prompt before the main "
+                                                        "prefill; parallel: alongside it.")
 
 
 __all__ = ["BucketFields", "ErrorBody", "EstimateRequest", "JobFields", "PlanRequest", "ServeRequestBody"]
