@@ -389,7 +389,7 @@ def _colocated(catalog: Catalog, m: ModelSpec, gm: ModelSpec, p: Preset, r: sv.S
         if g.name not in guard_cfg:
             c = sv.one_gpu_config(gm, g, gr, cal, [])
             guard_cfg[g.name] = c if c is not None and all(x > 0 for x in c.capacity_per_s) else None
-            need[g.name] = _guard_bytes(gm, g, gr, cal)
+            need[g.name] = guard_bytes(gm, g, gr, cal)
         return guard_cfg[g.name]
 
     def configure(mm: ModelSpec, gpus: Sequence[Gpu], rr: sv.ServeRequest, multinode: set[str], cc: Calibration,
@@ -397,7 +397,7 @@ def _colocated(catalog: Catalog, m: ModelSpec, gm: ModelSpec, p: Preset, r: sv.S
         smaller = [replace(g, memory_visible_mib=(g.memory_bytes - need[g.name]) / MiB) for g in gpus
                    if guard_on(g) is not None and need[g.name] < 0.5 * g.memory_bytes]
         configs, misses = sv.configurations(mm, smaller, rr, multinode, cc, unit_price)
-        return [_share_time(c, guard_cfg[c.gpu], len(p.kinds)) for c in configs], misses
+        return [share_time(c, guard_cfg[c.gpu], len(p.kinds)) for c in configs], misses
 
     t = r.targets.effective()
 
@@ -435,7 +435,7 @@ def _colocated(catalog: Catalog, m: ModelSpec, gm: ModelSpec, p: Preset, r: sv.S
     return _Placed("colocated", main, None, verdict, response, "", mem)
 
 
-def _guard_bytes(gm: ModelSpec, g: Gpu, gr: sv.ServeRequest, cal: Calibration) -> float:
+def guard_bytes(gm: ModelSpec, g: Gpu, gr: sv.ServeRequest, cal: Calibration) -> float:
     """Memory a co-located guard takes of one GPU: its weights, the KV cache of ``COLOCATED_GUARD_SEQS``
     sequences of its longest check, its activations and its own engine's overhead."""
     _, fmt, engine, job = sv._basics(gm, gr)
@@ -443,7 +443,7 @@ def _guard_bytes(gm: ModelSpec, g: Gpu, gr: sv.ServeRequest, cal: Calibration) -
     return float(inference_memory(gm, g, s, cal).total)
 
 
-def _share_time(c: sv.ReplicaConfig, g: sv.ReplicaConfig | None, k: int) -> sv.ReplicaConfig:
+def share_time(c: sv.ReplicaConfig, g: sv.ReplicaConfig | None, k: int) -> sv.ReplicaConfig:
     """``c`` with the guard's checks taking their time from it: a main request of bucket b brings one check of
     each kind, each taking 1 / c_guard of the GPU, so capacity_b = 1 / (1 / c_b + Σ_checks 1 / c_guard)."""
     if g is None:
@@ -458,6 +458,17 @@ def _share_time(c: sv.ReplicaConfig, g: sv.ReplicaConfig | None, k: int) -> sv.R
 # ---------------------------------------------------------------- the plan
 
 
+def guard_request(r: sv.ServeRequest, p: Preset) -> sv.ServeRequest:
+    """What the guard serves: every check of every request (``len(p.kinds)`` per request, so that many times the
+    rate), in the checks' buckets, to its share of the TTFT targets, and (with its own fleet) to the square root of
+    the availability target; the main model's quantization, prefix cache and budget are not the guard's."""
+    k = len(p.kinds)
+    return replace(r, mean_rps=r.mean_rps * k, peak_rps=r.peak * k if r.peak_rps is not None else None,
+                   buckets=p.buckets(r.buckets), targets=_guard_targets(r.targets.effective(), r.guard_mode),
+                   availability=math.sqrt(r.availability), quant=None, prefix_hit=0.0, budget_per_hour=None,
+                   guard="none")
+
+
 def plan_guarded(catalog: Catalog, m: ModelSpec, r: sv.ServeRequest, cal: Calibration) -> sv.ServePlan:
     """The serving plan of ``m`` for ``r`` with its guard: a moderation service, or the guard model at its
     cheapest placement (the others priced in ``options``)."""
@@ -466,11 +477,7 @@ def plan_guarded(catalog: Catalog, m: ModelSpec, r: sv.ServeRequest, cal: Calibr
         return _with_service(catalog, sv.plan_fleet(catalog, m, replace(r, guard="none"), cal), r)
     p = presets()[r.guard]
     gm = catalog.model(p.name, "--guard")
-    k = len(p.kinds)
-    gr = replace(r, mean_rps=r.mean_rps * k, peak_rps=r.peak * k if r.peak_rps is not None else None,
-                 buckets=p.buckets(r.buckets), targets=_guard_targets(r.targets.effective(), r.guard_mode),
-                 availability=math.sqrt(r.availability), quant=None, prefix_hit=0.0, budget_per_hour=None,
-                 guard="none")
+    gr = guard_request(r, p)
     placed = [_colocated(catalog, m, gm, p, r, gr, cal), _own_fleet(catalog, m, gm, p, r, gr, cal, "separate"),
               _own_fleet(catalog, m, gm, p, r, gr, cal, "mig")]
     options = tuple(Option(x.placement, x.cost,
