@@ -14,7 +14,8 @@ is kept:
 - ``colocated``: the guard runs beside the main model on one GPU of each main replica. Its memory
   (weights and the KV cache of ``COLOCATED_GUARD_SEQS`` sequences) leaves the main model less KV cache, so the
   main replica's capacity is recomputed on the smaller GPU; its prefills take GPU time from the main model,
-  which shares its time linearly (as in the mix): capacity = 1 / (1 / c_main + Σ_checks 1 / c_guard).
+  which shares its time linearly (as in the mix): capacity = 1 / (1 / c_main + Σ_checks 1 / c_guard). It is
+  priced on the GPU types the main model alone ranks cheapest.
 
 Latency: ``serial`` (the default) checks the prompt before the main prefill, so the main model's TTFT targets
 shrink by the guard's verdict time; the guard is given ``GUARD_TTFT_SHARE`` of the TTFT targets. ``parallel``
@@ -392,10 +393,17 @@ def _colocated(catalog: Catalog, m: ModelSpec, gm: ModelSpec, p: Preset, r: sv.S
             need[g.name] = guard_bytes(gm, g, gr, cal)
         return guard_cfg[g.name]
 
+    candidates: list[str] = []
+
     def configure(mm: ModelSpec, gpus: Sequence[Gpu], rr: sv.ServeRequest, multinode: set[str], cc: Calibration,
                   unit_price: Any) -> tuple[list[sv.ReplicaConfig], list[sv.Miss]]:
+        # the GPU types worth pricing are those the main model alone ranks cheapest (co-location takes a similar
+        # share from each): the guard is sized on those only, not on every GPU offered
+        if not candidates:
+            candidates.extend(dict.fromkeys(c.gpu for c in sv.configurations(mm, gpus, rr, multinode, cc,
+                                                                              unit_price)[0]))
         smaller = [replace(g, memory_visible_mib=(g.memory_bytes - need[g.name]) / MiB) for g in gpus
-                   if guard_on(g) is not None and need[g.name] < 0.5 * g.memory_bytes]
+                   if g.name in candidates and guard_on(g) is not None and need[g.name] < 0.5 * g.memory_bytes]
         configs, misses = sv.configurations(mm, smaller, rr, multinode, cc, unit_price)
         return [share_time(c, guard_cfg[c.gpu], len(p.kinds)) for c in configs], misses
 
