@@ -174,10 +174,14 @@ def pricing(factor: int, tmp: Path, runs: int) -> tuple[int, float]:
 
 def _table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(cells: tuple[str, ...]) -> str:  # the first column left-aligned, figures right-aligned
+        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(cells, widths,
+                                                                                             strict=True)))
+
     print(f"\n{title}")
-    print("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    for r in rows:
-        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+    for cells in (header, *rows):
+        print(line(cells))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,10 @@
 """The shortcuts that make plans fast give the same answers as the long way round.
 
 The planner sizes training memory once per setup (it does not depend on the GPU), estimates time only for
-setups that fit, and describes (assumptions, breakdown) only the fastest layout of each GPU count; parameter counts are cached per architecture; FX rates are indexed. Each is checked here
-against the plain function it stands in for. Also: the cached catalog is read-only, and errors pickle.
+setups that fit, and describes (assumptions, breakdown) only the fastest layout of each GPU count; parameter
+counts are cached per architecture; FX rates are indexed; the longest context is read off the KV cache's line
+instead of bisected. Each is checked here against the plain function it stands in for. Also: the cached
+catalog is read-only, and errors pickle.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gpuplan.errors import (
 )
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.job import check_training, estimate_training, training_setup
+from gpuplan.estimate.memory import kv_cache_bytes, max_context
 from gpuplan.estimate.params import count_params
 from gpuplan.plan.planner import Constraints, _best_training, _Sized, _training_layouts
 from gpuplan.types import Job, Parallelism, TrainSetup
@@ -153,3 +156,37 @@ def test_an_unknown_name_is_caught_as_a_lookup_error_with_its_suggestions(catalo
     assert isinstance(back, UnknownNameError)
     assert back.suggestions and back.suggestions == info.value.suggestions  # the did-you-mean list survives
     assert back.field == "--gpu" and "Did you mean" in str(back)
+
+
+# ---------------------------------------------------------------- the longest context, read off the line
+
+
+def _bisected_context(m, budget, batch, kv_dtype, tp, pp, latent):  # type: ignore[no-untyped-def]
+    """The long way: the largest context in 0..2^26 whose cache fits, by bisection over kv_cache_bytes."""
+    lo, hi = 0, 1 << 26
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if kv_cache_bytes(m, batch, mid, kv_dtype, tp, pp, latent) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@pytest.mark.parametrize("name", ["Llama-3.1-8B", "Qwen2.5-0.5B", "DeepSeek-V3", "Mixtral-8x7B", "Gemma-2-9B",
+                                  "gpt-oss-20b", "Gemma-3-27B"])
+def test_longest_context_equals_the_bisection(catalog: Catalog, name: str) -> None:
+    """Sliding-window models (Gemma 2/3, gpt-oss) bend the line at the window; MLA (DeepSeek-V3) caches a
+    latent; every budget from nothing to far beyond 2^26 tokens gives the bisection's answer."""
+    if name not in catalog.models:
+        pytest.fail(f"{name} is not a bundled preset any more: pick another with the same property")
+    m = catalog.model(name)
+    per = kv_cache_bytes(m, 1, 1, "bf16")
+    windows = [m.sliding_window] if m.sliding_window else []
+    for batch, tp, pp, kv, latent in ((1, 1, 1, "bf16", True), (7, 2, 1, "fp8", True), (3, 4, 2, "bf16", False)):
+        budgets = [0.0, per * 0.5, per, per * 1000.3, per * 131_072, per * 1e9, 1e18]
+        budgets += [kv_cache_bytes(m, batch, w + d, kv, tp, pp, latent) + e for w in windows for d in (-1, 0, 1)
+                    for e in (-1.0, 0.0, 1.0)]
+        for budget in budgets:
+            assert max_context(m, budget, batch, kv, tp, pp, latent) == \
+                _bisected_context(m, budget, batch, kv, tp, pp, latent), (budget, batch, tp, pp, kv, latent)

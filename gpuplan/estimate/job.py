@@ -262,8 +262,8 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
 
     def holds(b: int) -> bool:
         setup = replace(s, batch=b)
-        return JobEstimate(job, m, gpu, s.n_gpus, setup, inference_memory(m, gpu, setup, cal), None, None, 1,
-                           headroom).fits
+        mem = inference_memory(m, gpu, setup, cal, describe=False)
+        return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, None, 1, headroom).fits
 
     if top < 1 or not holds(1):
         return 0
@@ -286,9 +286,10 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
     best: Speed | None = None
     # concurrency: the one asked for (job.batch), else doubling up to what the engine holds
     sizes = [job.batch] if job.batch > 0 else [1 << k for k in range(max(cap, 1).bit_length())]
+    alone = speed(m, gpu, s, 1, cal).ttft_s  # a prompt's own prefill, then it waits for at most one step
     for b in sizes:
         sp = speed(m, gpu, s, b, cal)
-        ttft = speed(m, gpu, s, 1, cal).ttft_s + sp.tpot_s  # a new prompt waits for at most one step
+        ttft = alone + sp.tpot_s
         if (job.tpot_s and sp.tpot_s > job.tpot_s) or (job.ttft_s and ttft > job.ttft_s):
             break
         best = replace(sp, ttft_s=ttft)

@@ -92,11 +92,13 @@ def _forward_workspace_bytes(m: ModelSpec, tokens: float, tp: int) -> float:
     return tokens * per_token * BYTES_16
 
 
-def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration | None = None) -> Estimate:
+def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration | None = None,
+                     describe: bool = True) -> Estimate:
     """Memory per GPU to serve ``s.batch`` sequences of ``s.context_len`` tokens.
 
     For pre-allocating engines (vLLM, SGLang, TensorRT-LLM) the breakdown is what the workload needs; the
     ``extra`` answers say what the engine would reserve and how many tokens of KV cache fit in it.
+    ``describe=False`` leaves the assumptions out: the same numbers, for searches that only ask whether it fits.
     """
     cal = cal or fitted()
     eng = get_engine(s.engine)
@@ -119,6 +121,8 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
     fixed = weights + workspace + logits + framework + overhead
     extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
                               eng.memory_mode, eng.kv_share_of == "free")
+    if not describe:
+        return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), (), extra)
     assumptions = (
         Assumption("weight format", f"{fmt.name} = {fmt.bits_per_weight:g} bits/weight ({fmt.scope} tensors)",
                    fmt.source),
@@ -160,17 +164,33 @@ def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float 
 
 def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp: int, pp: int,
                 latent: bool) -> int:
-    """Longest context (tokens) whose KV cache for ``batch`` sequences fits in ``budget_bytes``."""
+    """Longest context (tokens, at most 2^26) whose KV cache for ``batch`` sequences fits in ``budget_bytes``.
+
+    The cache grows linearly with the context, more slowly once sliding-window layers reach their window, so the
+    answer is read off that line and then checked against :func:`kv_cache_bytes` itself (which also decides
+    the last token when rounding puts it on the boundary)."""
     if budget_bytes <= 0:
         return 0
-    lo, hi = 0, 1 << 26
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if kv_cache_bytes(m, batch, mid, kv_dtype, tp, pp, latent) <= budget_bytes:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    top = 1 << 26
+
+    def fits(ctx: int) -> bool:
+        return kv_cache_bytes(m, batch, ctx, kv_dtype, tp, pp, latent) <= budget_bytes
+
+    if fits(top):
+        return top
+    window = m.sliding_window if m.n_sliding_layers and m.sliding_window else 0
+    full = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_layers - m.n_sliding_layers) * batch / pp
+    sliding = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers) * batch / pp if window else 0.0
+    if window and budget_bytes >= (full + sliding) * window:  # past the window only the full layers grow
+        guess = window + (budget_bytes - (full + sliding) * window) / full if full else top
+    else:
+        guess = budget_bytes / (full + sliding)
+    ctx = min(top, max(0, math.floor(guess)))
+    while ctx > 0 and not fits(ctx):
+        ctx -= 1
+    while ctx < top and fits(ctx + 1):
+        ctx += 1
+    return ctx
 
 
 # ---------------------------------------------------------------- training

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
@@ -47,6 +47,12 @@ def weight_formats() -> dict[str, WeightFormat]:
 
 
 def weight_format(name: str, field: str = "--quant") -> WeightFormat:
+    """The format ``name`` names (aliases, any case, ``_`` or ``-``); an unknown name raises InputError."""
+    return _weight_format(name, field)
+
+
+@lru_cache(maxsize=512)  # estimators ask thousands of times per plan; a failed lookup raises and is not cached
+def _weight_format(name: str, field: str) -> WeightFormat:
     formats = weight_formats()
     key = name.strip().lower().replace("_", "-") if name.lower() not in _ALIASES else name.lower()
     key = _ALIASES.get(name.strip().lower(), key)
@@ -64,11 +70,16 @@ def weight_format(name: str, field: str = "--quant") -> WeightFormat:
                      "use one of: " + ", ".join(formats) + ".")
 
 
+KV_BYTES_PER_VALUE = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0, "int8": 1.0, "q8_0": 34 / 32,
+                      "q4_0": 18 / 32}
+
+
 def kv_bytes_per_value(kv_dtype: str, field: str = "--kv-dtype") -> float:
-    table = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0, "int8": 1.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
-    if kv_dtype not in table:
-        raise InputError(field, f"unknown KV-cache dtype '{kv_dtype}'.", "use one of: " + ", ".join(table) + ".")
-    return table[kv_dtype]
+    try:
+        return KV_BYTES_PER_VALUE[kv_dtype]
+    except KeyError:
+        raise InputError(field, f"unknown KV-cache dtype '{kv_dtype}'.",
+                         "use one of: " + ", ".join(KV_BYTES_PER_VALUE) + ".") from None
 
 
 def native_format(native_dtype: str) -> str:

@@ -270,7 +270,8 @@ def _holds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup) -> bool:
         return False
     cal = fitted()
     one = replace(s, batch=1)
-    return JobEstimate(job, m, gpu, s.n_gpus, one, inference_memory(m, gpu, one, cal), None, None).fits and \
+    return JobEstimate(job, m, gpu, s.n_gpus, one, inference_memory(m, gpu, one, cal, describe=False), None,
+                       None).fits and \
         max_batch(m, gpu, s, cal) >= 1
 
 
