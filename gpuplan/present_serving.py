@@ -115,15 +115,32 @@ def _show_guard(p: ServePlan, cur: str) -> None:
                              f"独立部署 {g.replicas} 个副本（{g.gpus} 块 GPU）"),
              "mig": say(f"on {g.replicas} MIG slices ({g.gpus} GPUs)",
                         f"部署在 {g.replicas} 个 MIG 切片上（{g.gpus} 块 GPU）")}[g.placement]
+    why = _placement_why(g, cur)
     what = {"prompt": say("prompts", "提示词"), "response": say("responses", "回答"),
             "both": say("prompts and responses", "提示词和回答")}[g.checks]
     _out(say(f"Guard: {g.name} checks {what} {where}; it adds {adds} (p50 / p99) to the first token "
              f"({g.mode}), the main model planned to a p99 TTFT of {main}; the response check takes {resp} (p99) "
              f"after the last token. It costs {peak}/h at peak and {avg}/h at the mean rate"
-             + (f", availability {g.availability:.4%}" if g.fleet is not None else "") + f". Why: {g.reason}.",
+             + (f", availability {g.availability:.4%}" if g.fleet is not None else "") + f". Why: {why}.",
              f"内容安全：{g.name} 检查{what}，{where}；首字延迟增加 {adds}（p50 / p99，{g.mode}），主模型按 p99 "
              f"首字 {main} 规划；回答检查在最后一个 token 后需 {resp}（p99）。峰值每小时 {peak}，平均每小时 {avg}"
-             + (f"，可用性 {g.availability:.4%}" if g.fleet is not None else "") + f"。原因：{g.reason}。"))
+             + (f"，可用性 {g.availability:.4%}" if g.fleet is not None else "") + f"。原因：{why}。"))
+
+
+def _placement_why(g: Any, cur: str) -> str:
+    """Why the guard runs where it does: the placement's cost at peak (main model and guard) and the others'."""
+    names = {"colocated": say("co-located", "同卡"), "separate": say("its own fleet", "独立集群"),
+             "mig": say("MIG slices", "MIG 切片")}
+    best = next(o for o in g.options if o.placement == g.placement)
+    others = []
+    for o in g.options:
+        if o is best:
+            continue
+        others.append(f"{names[o.placement]} {fmt_money(o.cost_per_hour_peak, cur)}/h" if o.cost_per_hour_peak
+                      is not None else say(f"{names[o.placement]} does not fit", f"{names[o.placement]}放不下"))
+    cost = fmt_money(best.cost_per_hour_peak or 0.0, cur)
+    return say(f"{names[best.placement]} is the cheapest, {cost}/h at peak for both models; " + ", ".join(others),
+               f"{names[best.placement]}最便宜，两个模型峰值合计每小时 {cost}；" + "，".join(others))
 
 
 def _summary(p: ServePlan, f: Fleet, cur: str) -> str:

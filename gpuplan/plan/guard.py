@@ -595,7 +595,8 @@ def _assumptions(p: Preset, r: sv.ServeRequest, best: _Placed) -> tuple[dict[str
     if best.placement == "colocated":
         out.append({"name": "co-located guard", "value": f"one guard engine (TP 1, {COLOCATED_GUARD_SEQS} sequences) "
                     "on one GPU of each replica; its memory leaves every GPU of the replica that much less for KV "
-                    "cache; its prefills take GPU time from the main model (capacity 1 / (1/c + Σ 1/c_guard))",
+                    "cache; its prefills take GPU time from the main model (capacity 1 / (1/c + Σ 1/c_guard)); its "
+                    "verdict time is its own at that load (the two engines' kernels interleaving is not modelled)",
                     "source": "gpuplan.plan.guard.COLOCATED_GUARD_SEQS; Griggs et al. 2024 (time sharing)"})
     else:
         out.append({"name": "availability split", "value": f"main fleet and guard fleet each planned to "
