@@ -66,10 +66,11 @@ def test_the_export_gives_both_servers_with_checked_flags(model: str) -> None:
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    main_argv = d["export"]["document"]
+    main_argvs = d["export"]["document"]  # one server command per group of the main fleet
     guard_argv = d["export"]["guard"]["argv"]
-    assert main_argv[:2] == ["vllm", "serve"] and guard_argv[:3] == ["vllm", "serve", "meta-llama/Llama-Guard-3-1B"]
+    assert main_argvs and all(a[:2] == ["vllm", "serve"] for a in main_argvs)
+    assert guard_argv[:3] == ["vllm", "serve", "meta-llama/Llama-Guard-3-1B"]
     known = flags("vllm")["options"]
-    for argv in (main_argv, guard_argv):
+    for argv in (*main_argvs, guard_argv):
         assert all(a in known for a in argv if a.startswith("--")), argv  # what check_options accepted
     assert d["export"]["guard"]["text"] in d["export"]["text"]  # the written export holds the guard's command too

@@ -63,12 +63,19 @@ def guard_export(cat: Catalog, plan: Any) -> dict[str, Any] | None:
                  "with CUDA_VISIBLE_DEVICES=MIG-<uuid>, behind the guard's own endpoint"]
     else:
         notes = [f"{sum(x.replicas for x in g.fleet.groups)} replicas behind the guard's own endpoint"]
-    return {"placement": g.placement, "model": group.model, "argv": argv, "text": shlex.join(argv), "notes": notes}
+    return {"placement": g.placement, "model": group.model, "name": group.name, "argv": argv,
+            "text": shlex.join(argv), "notes": notes}
+
+
+def guard_file(guard: dict[str, Any]) -> dict[str, str]:
+    """The guard's server command as one more file of a server-format export (its stem and text)."""
+    head = f"# content-safety guard ({guard['placement']}): {'; '.join(guard['notes'])}"
+    return {"name": guard["name"], "text": f"{head}\n{guard['text']}\n"}
 
 
 def append_to_text(text: str, fmt: str, guard: dict[str, Any]) -> str:
-    """The main export's text with the guard's command after it: a second command for the server formats, a
-    comment in the YAML ones (valid YAML still)."""
+    """A YAML export's text with the guard's command after it as a comment (valid YAML still; a server-format
+    export takes :func:`guard_file` instead)."""
     head = f"# content-safety guard ({guard['placement']}): {'; '.join(guard['notes'])}"
     line = guard["text"] if fmt in ("vllm", "sglang") else f"# {guard['text']}"
     return text.rstrip("\n") + f"\n\n{head}\n{line}\n"
