@@ -994,6 +994,13 @@ def plan_serve(
                                             "compliance checklist, and says when data export rules apply) or "
                                             "global.")] = "global",
     budget: Annotated[str | None, typer.Option(help="Most the fleet may cost per hour, e.g. 40USD.")] = None,
+    guard: Annotated[str, typer.Option(help="Content-safety guard: a guard model (Llama-Guard-3-1B, Llama-Guard-3-8B, "
+                                            "ShieldGemma-2B, ShieldGemma-9B) sized as a second model, api (a "
+                                            "moderation service, mainland for --users cn), api:SERVICE, or none.")
+                     ] = "none",
+    guard_mode: Annotated[str, typer.Option("--guard-mode", help="serial: the guard checks the prompt before the "
+                                            "main prefill (its time comes out of the TTFT target); parallel: "
+                                            "alongside it, the first token held for the verdict.")] = "serial",
     currency: CurrencyOpt = None, export: ExportOpt = None, out: OutOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Plan a serving fleet that stays up: the cheapest mix of GPU types, zones and on-demand/spot that meets the
@@ -1019,7 +1026,8 @@ def plan_serve(
         gpus=tuple(gpus or ()), exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
         prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
         budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer, adapters=adapters,
-        adapter_rank=adapter_rank)
+        adapter_rank=adapter_rank, guard=guard,
+        guard_mode=guard_mode)
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan_serving(cat, m, request)
@@ -1085,8 +1093,25 @@ def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None, 
             raise
         result = _skypilot_fleet(cat, m, result, clouds, err)
         exported = fleet.export(result, m, ref, fmt, clouds)
+    exported = _with_guard(cat, result, exported, fmt)
     _write_export(exported, fmt, out, json_out)
     return exported, result
+
+
+def _with_guard(cat: Any, result: Any, exported: dict[str, Any], fmt: str) -> dict[str, Any]:
+    """The export with the guard model's server command (gpuplan.export.guard): ``guard`` in the JSON; one more
+    file (a second command) for the server formats, a comment after the last group in the YAML ones."""
+    from gpuplan.export.guard import append_to_text, guard_export, guard_file
+
+    guard = guard_export(cat, result)
+    if guard is None:
+        return exported
+    files = [dict(f) for f in exported["files"]]
+    if fmt in ("vllm", "sglang"):
+        files.append(guard_file(guard))
+    else:
+        files[-1]["text"] = append_to_text(files[-1]["text"], fmt, guard)
+    return {**exported, "files": files, "guard": guard}
 
 
 def _skypilot_fleet(cat: Any, m: Any, result: Any, clouds: Any, err: InputError) -> Any:

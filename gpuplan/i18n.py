@@ -77,7 +77,7 @@ ZH: dict[str, str] = {
     "prefill": "预填充", "decode": "解码",
     # serving fleets (gpuplan.present_serving)
     "Fleet": "服务集群", "Instances": "实例数", "Bucket": "请求规格", "req/s": "请求/秒",
-    "Routing with nothing lost": "无故障时的请求分配", "Note": "注意", "Assumption": "假设",
+    "Routing with nothing lost": "无故障时的请求分配", "Note": "注意", "Assumption": "假设", "Guard": "内容安全模型",
     # the web page's labels (gpuplan/web/static: its forms, tables and charts), served by /api/meta
     "sources left out of the fit": "来源不参与拟合时",
     "Which GPU, where, how many, how long, at what cost.": "用哪种显卡、在哪里租、几张、多久、花多少钱。",

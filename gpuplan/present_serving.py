@@ -54,6 +54,8 @@ def show_serving(p: ServePlan, fmt: str) -> None:
                 "rate": f"{x:.2f}"} for c, b, x in f.routing],
               [Col(tr("Config"), "config"), Col(tr("Bucket"), "bucket"), Col(tr("req/s"), "rate", None, "right")],
               tr("Routing with nothing lost"))
+    if p.guard is not None:
+        _show_guard(p, cur)
     for note in p.notes:
         _out(tr("Note") + say(": ", "：") + translate(note))
     rows = [{"name": translate(a["name"]), "value": translate(a["value"]), "source": a["source"]}
@@ -89,18 +91,77 @@ def _row(g: Any, cur: str) -> dict[str, Any]:
             "cost": fmt_money(g.cost_per_hour, cur)}
 
 
+def _show_guard(p: ServePlan, cur: str) -> None:
+    """The guard: its own fleet's groups (if it has one), the latency it adds, its cost, and why this placement."""
+    g = p.guard
+    if g.fleet is not None:
+        table([_row(x, cur) for x in g.fleet.groups],
+              [Col(tr("Config"), "config"), Col(tr("Provider"), "provider"), Col(tr("Region"), "zone"),
+               Col(tr("Pricing"), "pricing"), Col(tr("Replicas"), "replicas", None, "right"),
+               Col(tr("Instances"), "instances", None, "right"),
+               Col(tr("TTFT / TPOT") + " p99", "latency", None, "right"), Col(tr("Price/h"), "cost", None, "right")],
+              f"{tr('Guard')}: {g.name} ({g.placement}, {g.mode})")
+    peak, avg = fmt_money(g.cost_per_hour_peak, cur), fmt_money(g.cost_per_hour_average, cur)
+    if g.kind == "api" and g.service is not None:
+        s = g.service
+        unit = say("request", "次请求") if s.unit == "request" else say(f"{s.chars_per_unit} characters",
+                                                                        f"{s.chars_per_unit} 字符")
+        _out(say(f"Guard: the moderation service {s.service} ({s.provider}) checks every prompt and response at "
+                 f"{s.price_per_unit:g} {s.currency} per {unit} ({s.source}, {s.as_of}): {peak}/h at peak, {avg}/h "
+                 f"at the mean rate. {g.reason}.",
+                 f"内容安全：审核服务 {s.service}（{s.provider}）检查每个提示词和回答，每 {unit} {s.price_per_unit:g} "
+                 f"{s.currency}（{s.source}，{s.as_of}）：峰值每小时 {peak}，平均每小时 {avg}。{g.reason}。"))
+        return
+    adds = (f"{fmt_seconds(g.added_ttft_p50_s or 0.0)} / {fmt_seconds(g.added_ttft_p99_s or 0.0)}")
+    main = fmt_seconds(g.main_ttft_p99_s) if g.main_ttft_p99_s is not None else "—"
+    resp = fmt_seconds(g.response_check_p99_s) if g.response_check_p99_s is not None else "—"
+    where = {"colocated": say("beside the main model on one GPU of each replica",
+                              "与主模型同卡部署（每个副本的一块 GPU）"),
+             "separate": say(f"on its own {g.replicas} replicas ({g.gpus} GPUs)",
+                             f"独立部署 {g.replicas} 个副本（{g.gpus} 块 GPU）"),
+             "mig": say(f"on {g.replicas} MIG slices ({g.gpus} GPUs)",
+                        f"部署在 {g.replicas} 个 MIG 切片上（{g.gpus} 块 GPU）")}[g.placement]
+    why = _placement_why(g, cur)
+    what = {"prompt": say("prompts", "提示词"), "response": say("responses", "回答"),
+            "both": say("prompts and responses", "提示词和回答")}[g.checks]
+    _out(say(f"Guard: {g.name} checks {what} {where}; it adds {adds} (p50 / p99) to the first token "
+             f"({g.mode}), the main model planned to a p99 TTFT of {main}; the response check takes {resp} (p99) "
+             f"after the last token. It costs {peak}/h at peak and {avg}/h at the mean rate"
+             + (f", availability {g.availability:.4%}" if g.fleet is not None else "") + f". Why: {why}.",
+             f"内容安全：{g.name} 检查{what}，{where}；首字延迟增加 {adds}（p50 / p99，{g.mode}），主模型按 p99 "
+             f"首字 {main} 规划；回答检查在最后一个 token 后需 {resp}（p99）。峰值每小时 {peak}，平均每小时 {avg}"
+             + (f"，可用性 {g.availability:.4%}" if g.fleet is not None else "") + f"。原因：{why}。"))
+
+
+def _placement_why(g: Any, cur: str) -> str:
+    """Why the guard runs where it does: the placement's cost at peak (main model and guard) and the others'."""
+    names = {"colocated": say("co-located", "同卡"), "separate": say("its own fleet", "独立集群"),
+             "mig": say("MIG slices", "MIG 切片")}
+    best = next(o for o in g.options if o.placement == g.placement)
+    others = []
+    for o in g.options:
+        if o is best:
+            continue
+        others.append(f"{names[o.placement]} {fmt_money(o.cost_per_hour_peak, cur)}/h" if o.cost_per_hour_peak
+                      is not None else say(f"{names[o.placement]} does not fit", f"{names[o.placement]}放不下"))
+    cost = fmt_money(best.cost_per_hour_peak or 0.0, cur)
+    return say(f"{names[best.placement]} is the cheapest, {cost}/h at peak for both models; " + ", ".join(others),
+               f"{names[best.placement]}最便宜，两个模型峰值合计每小时 {cost}；" + "，".join(others))
+
+
 def _summary(p: ServePlan, f: Fleet, cur: str) -> str:
-    peak = fmt_money(f.cost_per_hour, cur)
-    avg = fmt_money(p.average.cost_per_hour, cur) if p.average else "—"
+    peak = fmt_money(p.cost_per_hour_peak or f.cost_per_hour, cur)
+    avg = fmt_money(p.cost_per_hour_average, cur) if p.cost_per_hour_average is not None else "—"
     per_in = fmt_money(p.cost_per_m_input, cur) if p.cost_per_m_input is not None else "—"
     per_out = fmt_money(p.cost_per_m_output, cur) if p.cost_per_m_output is not None else "—"
-    minutes = violation_minutes_per_month(f.availability)
+    availability = p.availability if p.availability is not None else f.availability
+    minutes = violation_minutes_per_month(availability)
     rec = fmt_seconds(p.recovery.total_s)
     return say(f"{peak}/h at peak, {avg}/h at the mean rate; {per_in} per million input and {per_out} per million "
-               f"output tokens. Expected availability {f.availability:.4%} (target {p.request.availability:.2%}): "
+               f"output tokens. Expected availability {availability:.4%} (target {p.request.availability:.2%}): "
                f"about {minutes:.1f} minutes a month below the targets; a lost replica is back in {rec}.",
                f"峰值每小时 {peak}，平均负载每小时 {avg}；每百万输入 token {per_in}，每百万输出 token {per_out}。"
-               f"预计可用性 {f.availability:.4%}（目标 {p.request.availability:.2%}），每月约 {minutes:.1f} 分钟"
+               f"预计可用性 {availability:.4%}（目标 {p.request.availability:.2%}），每月约 {minutes:.1f} 分钟"
                f"达不到延迟目标；一个副本故障后 {rec} 恢复。")
 
 

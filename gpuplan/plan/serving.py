@@ -53,6 +53,7 @@ TOLERATE = ("zone", "region", "none")
 LORA_ENGINES = ("vllm", "sglang")
 MAX_ADAPTERS = 10_000
 MAX_ADAPTER_RANK = 512  # the largest --max-lora-rank vLLM 0.33 accepts (gpuplan/data/flags/vllm.json)
+GUARD_MODES = ("serial", "parallel")
 DEFAULT_TTFT_P99_S = 5.0  # gpuplan's target when none is given: a queue that stays bounded (docs/serving.md)
 HEADROOM_STEPS = (0.0, 0.1, 0.25, 0.5, 1.0)  # peak raised by these shares until the availability target holds
 REGIONS_PER_CONFIG = 2  # cheapest (provider, region) places kept per configuration and pricing
@@ -140,6 +141,8 @@ class ServeRequest:
     profile: tuple[float, ...] = ()  # 24 hourly mean rates (hour 0 first); () = none. Its mean is mean_rps
     adapters: int = 0  # LoRA adapters served on the same base (multi-LoRA), every one resident on each replica
     adapter_rank: int = 16  # the largest adapter's rank
+    guard: str = "none"  # a guard preset (gpuplan/data/guards.csv), api, api:SERVICE, or none
+    guard_mode: str = "serial"  # serial: the guard checks the prompt before the prefill; parallel: alongside it
 
     def __post_init__(self) -> None:
         if self.profile:
@@ -179,6 +182,12 @@ class ServeRequest:
                              "plan with --engine vllm (or sglang), or drop --adapters.")
         if self.budget_per_hour is not None and self.budget_per_hour <= 0:
             raise InputError("--budget", "the budget must be positive.", "give an amount per hour, e.g. 20USD.")
+        from gpuplan.plan.guard import check_guard
+
+        check_guard(self.guard)
+        if self.guard_mode not in GUARD_MODES:
+            raise InputError("--guard-mode", f"'{self.guard_mode}' is not a way to run the guard.",
+                             "use serial (the guard checks the prompt before the prefill) or parallel.")
 
     @property
     def peak(self) -> float:
@@ -247,6 +256,10 @@ class ReplicaConfig:
     latency_band: tuple[float, float] | None = None  # true ÷ estimated latency, p10 and p90 (docs/accuracy.md)
     lora_adapters: int = 0  # resident LoRA adapters (multi-LoRA), 0: none
     lora_rank: int = 0  # the rank reserved per adapter
+    ttft_p50_s: tuple[float, ...] = ()  # at that rate, per bucket
+    tpot_mean_s: tuple[float, ...] = ()
+    mig: str = ""  # a MIG profile (1g.10gb ...): the replica is one slice of a GPU
+    slices_per_gpu: int = 1  # replicas one GPU holds (MIG slices)
 
     @property
     def n_gpus(self) -> int:
@@ -257,6 +270,8 @@ class ReplicaConfig:
         return max(1, self.n_gpus // 8) if self.pp > 1 else 1
 
     def describe(self) -> str:
+        if self.mig:
+            return f"{self.gpu} MIG {self.mig} (×{self.slices_per_gpu} per GPU) {self.quant}"
         layout = f"TP{self.tp}" + (f" × PP{self.pp} over {self.nodes} nodes" if self.pp > 1 else "")
         lora = f" + {self.lora_adapters} LoRA r{self.lora_rank}" if self.lora_adapters else ""
         return f"{self.n_gpus}× {self.gpu} {layout} {self.quant}{lora}"
@@ -335,11 +350,7 @@ def configurations(m: ModelSpec, gpus: Sequence[Gpu], r: ServeRequest, multinode
     """The configurations worth pricing: each that serves a bucket within the targets, computed cheapest first by
     an optimistic cost (the cheapest offer's price per replica ÷ the rate the replica serves with no latency
     target), stopping at configurations that cannot come within ``PRUNE_FACTOR`` of the best one found."""
-    targets = r.targets.effective()
-    fmt = weight_format(r.quant or native_format(m.native_dtype)).name
-    engine = "llamacpp" if fmt.startswith("gguf") else r.engine
-    longest = max(r.buckets, key=lambda b: b.prompt_len + b.output_len)
-    job = Job(task="serve", prompt_len=longest.prompt_len, output_len=longest.output_len, weight_format=fmt)
+    targets, fmt, engine, job = _basics(m, r)
     shares = [b.share for b in r.buckets]
     ranked: list[tuple[float, Gpu, InferSetup]] = []
     for gpu in gpus:
@@ -367,6 +378,26 @@ def configurations(m: ModelSpec, gpus: Sequence[Gpu], r: ServeRequest, multinode
     return out, misses
 
 
+def _basics(m: ModelSpec, r: ServeRequest) -> tuple[Targets, str, str, Job]:
+    """The targets, weight format, engine and sizing job every configuration of ``m`` for ``r`` shares."""
+    fmt = weight_format(r.quant or native_format(m.native_dtype)).name
+    engine = "llamacpp" if fmt.startswith("gguf") else r.engine
+    longest = max(r.buckets, key=lambda b: b.prompt_len + b.output_len)
+    job = Job(task="serve", prompt_len=longest.prompt_len, output_len=longest.output_len, weight_format=fmt)
+    return r.targets.effective(), fmt, engine, job
+
+
+def one_gpu_config(m: ModelSpec, gpu: Gpu, r: ServeRequest, cal: Calibration, misses: list[Miss]
+                   ) -> ReplicaConfig | None:
+    """The replica of ``m`` on one ``gpu`` (TP 1) for ``r``, or None when it does not hold the model or meets
+    no target (then ``misses`` says why)."""
+    targets, fmt, engine, job = _basics(m, r)
+    s = inference_setup(job, 1, engine, fmt)
+    if not _holds(m, gpu, job, s):
+        return None
+    return _config(m, gpu, s, r, targets, fmt, engine, job, cal, misses)
+
+
 def _rate_bound(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> float:
     """An upper bound of :func:`load.capacity` from two steps: prompts cannot take more than all of the GPU
     (1 / prefill time) and the batch cannot exceed what the engine holds (cap / (O × step at cap))."""
@@ -385,7 +416,7 @@ def _bucket_setup(s: InferSetup, b: Bucket, r: ServeRequest) -> InferSetup:
 def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Targets, fmt: str, engine: str,
             job: Job, cal: Calibration, misses: list[Miss]) -> ReplicaConfig | None:
     seqs = max(1, largest_batch(m, gpu, job, s, cal, None, max_batch(m, gpu, s, cal)))
-    caps, shares, ttfts, tpots = [], [], [], []
+    caps, shares, ttfts, tpots, ttft50s, tpot50s = [], [], [], [], [], []
     trickle = None
     band = None
     for b in r.buckets:
@@ -395,6 +426,8 @@ def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Tar
         shares.append(state.prefill_share if state and ok else 0.0)
         ttfts.append(state.ttft_p99_s if state and ok else math.inf)
         tpots.append(state.tpot_p99_s if state and ok else math.inf)
+        ttft50s.append(state.ttft_p50_s if state and ok else math.inf)
+        tpot50s.append(state.tpot_mean_s if state and ok else math.inf)
         if state and state.band:
             band = (state.band.low, state.band.high)
         trickle = trickle or (state if rate <= 0 else None)
@@ -405,7 +438,8 @@ def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Tar
         return None
     net = f"{cal.get('network_bytes_per_s_per_gpu') * 8 / 1e9:.0f} Gb/s per GPU between nodes" if s.pp > 1 else ""
     return ReplicaConfig(gpu.name, s.tp, s.pp, fmt, engine, tuple(caps), tuple(shares), seqs, net, tuple(ttfts),
-                         tuple(tpots), band, s.lora_adapters, s.lora_rank)
+                         tuple(tpots), band, s.lora_adapters, s.lora_rank, tuple(ttft50s),
+                         tuple(tpot50s))
 
 
 def reserved_lora(r: ServeRequest) -> tuple[int, int]:
@@ -619,7 +653,7 @@ class FleetGroup:
                 "pricing": self.pricing, "spot": self.spot, "instances": self.instances, "replicas": self.replicas,
                 "cost_per_hour": self.cost_per_hour, "network": c.network or None,
                 "capacity_per_replica_per_s": list(c.capacity_per_s), "ttft_p99_s_at_capacity": list(c.ttft_p99_s),
-                "tpot_p99_s_at_capacity": list(c.tpot_p99_s), "offer_source": self.offer_source,
+                "tpot_p99_s_at_capacity": list(c.tpot_p99_s), "mig": c.mig or None, "offer_source": self.offer_source,
                 "offer_as_of": self.offer_as_of, "market": self.market}
 
 
@@ -679,12 +713,33 @@ class ServePlan:
     extra: dict[str, Any] = field(default_factory=dict)
     checklist: compliance.Checklist | None = None  # China compliance (market or users cn)
     day: traffic.DayCost | None = None  # the daily profile followed by the peak fleet scaled down, when given
+    guard: Any = None  # gpuplan.plan.guard.GuardPlan: the content-safety guard, None without one
 
     @property
     def saving_per_hour(self) -> float | None:
         if self.fleet is None or self.single_type is None:
             return None
         return self.single_type.cost_per_hour - self.fleet.cost_per_hour
+
+    @property
+    def cost_per_hour_peak(self) -> float | None:
+        """The fleet at peak, and the guard's fleet or moderation service at peak."""
+        if self.fleet is None:
+            return None
+        return self.fleet.cost_per_hour + (self.guard.cost_per_hour_peak if self.guard else 0.0)
+
+    @property
+    def cost_per_hour_average(self) -> float | None:
+        if self.average is None:
+            return None
+        return self.average.cost_per_hour + (self.guard.cost_per_hour_average if self.guard else 0.0)
+
+    @property
+    def availability(self) -> float | None:
+        """The service's expected availability: the fleet's, times the guard's fleet's when it has its own."""
+        if self.fleet is None:
+            return None
+        return self.fleet.availability * (self.guard.availability if self.guard else 1.0)
 
     def as_dict(self) -> dict[str, Any]:
         r = self.request
@@ -696,6 +751,7 @@ class ServePlan:
                         "prefix_hit": r.prefix_hit, "engine": r.engine, "quant": r.quant,
                         "profile": list(r.profile) or None, "adapters": r.adapters,
                         "adapter_rank": r.adapter_rank if r.adapters else None,
+                        "guard": r.guard, "guard_mode": r.guard_mode,
                         "buckets": [{"prompt_len": b.prompt_len, "output_len": b.output_len, "share": b.share}
                                     for b in r.buckets],
                         "targets": {"ttft_p50_s": r.targets.ttft_p50_s, "ttft_p99_s": r.targets.effective().ttft_p99_s,
@@ -704,13 +760,13 @@ class ServePlan:
             "average_load_fleet": self.average.as_dict() if self.average else None,
             "single_type_fleet": self.single_type.as_dict() if self.single_type else None,
             "saving_per_hour": self.saving_per_hour,
-            "cost_per_hour_peak": self.fleet.cost_per_hour if self.fleet else None,
-            "cost_per_hour_average": self.average.cost_per_hour if self.average else None,
+            "cost_per_hour_peak": self.cost_per_hour_peak,
+            "cost_per_hour_average": self.cost_per_hour_average,
             "cost_per_million_input_tokens": self.cost_per_m_input,
             "cost_per_million_output_tokens": self.cost_per_m_output,
-            "expected_availability": self.fleet.availability if self.fleet else None,
-            "violation_minutes_per_month": (av.violation_minutes_per_month(self.fleet.availability)
-                                            if self.fleet else None),
+            "expected_availability": self.availability,
+            "violation_minutes_per_month": (av.violation_minutes_per_month(self.availability)
+                                            if self.availability is not None else None),
             "recovery_seconds": {"provisioning": self.recovery.provisioning_s,
                                  "weight_load": self.recovery.weight_load_s, "warmup": self.recovery.warmup_s,
                                  "total": self.recovery.total_s},
@@ -723,6 +779,7 @@ class ServePlan:
             "pools": self.pools,
             "compliance": self.checklist.as_dict() if self.checklist else None,
             "daily_profile": self.day.as_dict() if self.day else None,
+            "guard": self.guard.as_dict() if self.guard else None,
         }
 
 
@@ -809,6 +866,7 @@ def _pools(catalog: Catalog, r: ServeRequest, configs: Sequence[ReplicaConfig], 
         for pricing in ("on-demand", "spot", "marketplace"):
             places = sorted((v for k, v in best.items() if k[2] == pricing), key=lambda v: v[0] / v[2])
             for per_unit, o, reps, inst in places[:REGIONS_PER_CONFIG]:
+                reps *= c.slices_per_gpu  # MIG: each GPU of the instance holds several slices
                 cap = 1 if o.pricing == "marketplace" else r.max_instances_per_offer
                 zones = _zones(catalog, o)
                 for z in range(zones):
@@ -915,9 +973,25 @@ def _solve(configs: Sequence[ReplicaConfig], pools: Sequence[Pool], r: ServeRequ
 
 def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibration | None = None) -> ServePlan:
     """The cheapest fleet serving ``r`` on ``m``, the best single-configuration fleet to compare, the fleet at
-    the mean rate, the cost per million tokens and the expected availability."""
-    start = time.perf_counter()
+    the mean rate, the cost per million tokens and the expected availability; with ``r.guard``, the guard model
+    (or moderation service) sized alongside it (:mod:`gpuplan.plan.guard`)."""
     cal = cal or fitted()
+    if r.guard != "none":
+        from gpuplan.plan import guard
+
+        return guard.plan_guarded(catalog, m, r, cal)
+    return plan_fleet(catalog, m, r, cal)
+
+
+Configure = Callable[[ModelSpec, Sequence[Gpu], ServeRequest, set[str], Calibration,
+                      Callable[[str, int], float | None]], tuple[list[ReplicaConfig], list["Miss"]]]
+
+
+def plan_fleet(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibration,
+               configure: Configure | None = None) -> ServePlan:
+    """:func:`plan_serving` for one model, its guard left out; ``configure`` replaces :func:`configurations`
+    (a guard on MIG slices, or a model sharing its GPUs with a guard)."""
+    start = time.perf_counter()
     check_regions(catalog, r)
     if r.adapters and m.is_moe:
         raise InputError("--adapters", f"{m.name} is a mixture-of-experts model; LoRA adapters on its experts are "
@@ -931,7 +1005,7 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     multinode = {o.gpu for o in offers if o.gpu_count == 8 and o.pricing != "marketplace"}
     checkpoint = weights_bytes(m, weight_format(native_format(m.native_dtype)))
     rec = av.recovery(checkpoint, r.engine)
-    configs, misses = configurations(m, gpus, r, multinode, cal, _unit_prices(catalog, offers, r))
+    configs, misses = (configure or configurations)(m, gpus, r, multinode, cal, _unit_prices(catalog, offers, r))
     pools = _pools(catalog, r, configs, offers, rec.total_s)
     configs, pools = _keep_cheapest(configs, pools, r)
     assumptions = _assumptions(rec, configs, r, cal)

@@ -68,7 +68,9 @@ from gpuplan.listing import (
 )
 from gpuplan.plan.buy import ownership
 from gpuplan.plan.fitting import compare, fit_table
+from gpuplan.plan.guard import names as guard_names
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan, work_budget
+from gpuplan.plan.serving import GUARD_MODES
 from gpuplan.present import serving_costs
 from gpuplan.requests import FOR_INFERENCE, RANGES, check_range, estimate_config, make_job, refuse_given
 from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec
@@ -169,7 +171,7 @@ def _catalog_names(cat: Catalog) -> dict[str, tuple[str, ...]]:
     return {"gpu": gpus, "gpus": gpus, "exclude_gpus": gpus, "a": gpus, "b": gpus, "model": models,
             "name": models, "providers": providers, "provider": providers,
             "vendor": tuple(sorted({g.vendor for g in cat.gpus.values()})),
-            "quant": tuple(weight_formats()), "framework": tuple(sorted(frameworks()))}
+            "quant": tuple(weight_formats()), "framework": tuple(sorted(frameworks())), "guard": guard_names()}
 
 
 def _declare_enum(schema: dict[str, Any], choices: tuple[str, ...] | None) -> None:
@@ -281,7 +283,7 @@ def meta(cat: Cat) -> Row:
     choices = {"task": TASKS, "method": METHODS, "engine": ENGINES, "precision": PRECISIONS,
                "optimizer": OPTIMIZERS, "recompute": RECOMPUTE, "objective": OBJECTIVES, "market": ("cn", "global"),
                "currency": CURRENCIES, "quant": tuple(weight_formats()), "gpu_sort": GPU_SORTS,
-               "offer_sort": OFFER_SORTS, "tier": PRICINGS}
+               "offer_sort": OFFER_SORTS, "tier": PRICINGS, "guard": guard_names(), "guard_mode": GUARD_MODES}
     return {"version": __version__, "counts": counts, "calibration": {"fitted_on": fitted().fitted_on},
             "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "templates": {"zh": TEMPLATES},
             "choices": choices}
@@ -340,7 +342,8 @@ def serve_plan(req: ServeRequestBody, cat: Cat, request: Request) -> Row:
                       allow_marketplace=req.allow_marketplace, prefix_hit=req.prefix_hit, engine=req.engine,
                       quant=req.quant, currency=currency, budget_per_hour=req.budget,
                       max_instances_per_offer=req.max_per_offer, adapters=req.adapters,
-                      adapter_rank=req.adapter_rank)
+                      adapter_rank=req.adapter_rank, guard=req.guard,
+                      guard_mode=req.guard_mode)
     with work_budget(request.app.state.plan_budget_s):
         return plan_serving(cat, preset_model(cat, req.model), r).as_dict()
 

@@ -159,6 +159,7 @@ class PlanRequest(JobFields):
 
 
 Tolerate = Literal["zone", "region", "none"]
+GuardMode = Literal["serial", "parallel"]
 MAX_BUCKETS = 16  # request-size buckets in one serving request
 
 
@@ -214,6 +215,11 @@ class ServeRequestBody(_Request):
     adapters: int = ranged("--adapters", 0, description="LoRA adapters served on the same base (multi-LoRA), all "
                            "resident on every replica.")
     adapter_rank: int = ranged("--adapter-rank", 16, description="Rank of the largest adapter.")
+    guard: str = Field("none", min_length=1, max_length=MAX_TEXT,
+                       description="Content-safety guard: a guard preset sized as a second model, api (a moderation "
+                                   "service), api:SERVICE, or none (gpuplan/data/guards.csv, moderation_apis.csv).")
+    guard_mode: GuardMode = Field("serial", description="serial: the guard checks the prompt before the main "
+                                                        "prefill; parallel: alongside it.")
 
 
 __all__ = ["BucketFields", "ErrorBody", "EstimateRequest", "JobFields", "PlanRequest", "ServeRequestBody"]
