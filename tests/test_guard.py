@@ -246,3 +246,17 @@ def test_a_guard_that_fits_nowhere_is_refused(catalog) -> None:  # type: ignore[
     p = plan_serving(catalog, m, dataclasses.replace(r, guard="ShieldGemma-9B"))
     assert p.fleet is None and "fits nowhere" in p.nothing_fits and "--guard" in p.nothing_fits
     assert all(part in p.nothing_fits for part in ("colocated:", "separate:", "mig:"))
+
+
+def test_a_guard_joins_a_daily_profile_and_multi_lora(catalog) -> None:  # type: ignore[no-untyped-def]
+    """The guard checks every request of the day (its load follows the profile, times its checks) and serves no
+    LoRA adapter of the main model; the plan carries the guard, the day's cost and the adapters together."""
+    day = (2.0,) * 12 + (10.0,) * 12
+    r = ServeRequest(6.0, 10.0, targets=TTFT, profile=day, adapters=4, guard="Llama-Guard-3-1B")
+    p = guard.presets()["Llama-Guard-3-1B"]
+    g = guard.guard_request(r, p)
+    k = len(p.kinds)
+    assert g.profile == tuple(x * k for x in day) and g.mean_rps == 6.0 * k and g.adapters == 0
+    plan = plan_serving(catalog, catalog.model("Qwen2.5-7B"), r)
+    assert plan.guard is not None and plan.day is not None and plan.fleet is not None
+    assert all(grp.config.lora_adapters == 4 for grp in plan.fleet.groups)
