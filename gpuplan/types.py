@@ -305,6 +305,7 @@ class ModelSpec:
     encoder_only: bool = False
     extra_params: int = 0  # parameters of parts the flags above do not describe (e.g. a BERT pooler)
     notes: tuple[str, ...] = ()
+    remote_code: bool = False  # config.json has auto_map: servers load the repository's code (--trust-remote-code)
 
     @property
     def is_moe(self) -> bool:

@@ -74,3 +74,7 @@ def test_the_export_gives_both_servers_with_checked_flags(model: str) -> None:
     for argv in (*main_argvs, guard_argv):
         assert all(a in known for a in argv if a.startswith("--")), argv  # what check_options accepted
     assert d["export"]["guard"]["text"] in d["export"]["text"]  # the written export holds the guard's command too
+    # ChatGLM's tokenizer and modelling code live in its repository (config.json auto_map): vLLM refuses to load
+    # it without --trust-remote-code; a model without custom code is not given the flag
+    assert all(("--trust-remote-code" in a) == (model == "ChatGLM2-6B") for a in main_argvs), main_argvs
+    assert "--trust-remote-code" not in guard_argv

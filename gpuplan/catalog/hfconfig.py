@@ -116,6 +116,8 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
     checkpoint = _checkpoint_format(cfg.get("quantization_config"))
     if checkpoint:
         spec = _with_note(replace(spec, native_dtype=checkpoint), f"checkpoint published in {checkpoint}")
+    if cfg.get("auto_map"):  # its modelling or tokenizer code lives in the repository: engines must be told to load it
+        spec = replace(spec, remote_code=True)
     return spec
 
 

@@ -84,7 +84,7 @@ def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, contex
     return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
                       context_len=context, max_num_seqs=c.max_num_seqs, replicas=max(1, fg.replicas),
                       spot=fg.spot, name=name, service=service, zone_slot=slot, lora_adapters=c.lora_adapters,
-                      lora_rank=c.lora_rank)
+                      lora_rank=c.lora_rank, trust_remote_code=m.remote_code)
 
 
 def _label(text: str) -> str:

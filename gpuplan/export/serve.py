@@ -55,6 +55,7 @@ class ServeGroup:
     lora_adapters: int = 0  # LoRA adapters served on the base (multi-LoRA), all resident
     lora_rank: int = 0  # the rank reserved per adapter (vLLM: one of its --max-lora-rank choices)
     zone_slot: str = ""  # the plan's failure zone this group is in ("": the fleet does not rely on zones)
+    trust_remote_code: bool = False  # the model's config has auto_map (ChatGLM): the server runs the repo's code
 
     def __post_init__(self) -> None:
         if self.engine not in SERVERS:
@@ -97,7 +98,8 @@ def group_of(c: Candidate, model: str, what: str) -> ServeGroup:
     return ServeGroup(model=model, gpu=e.gpu.name, engine=s.engine, weight_format=s.weight_format,
                       kv_dtype=s.kv_dtype, tp=s.tp, pp=s.pp, context_len=s.context_len,
                       max_num_seqs=max(1, s.batch), gpu_memory_utilization=s.gpu_memory_utilization,
-                      replicas=max(1, e.replicas), spot=spot, name=_name(e.model.name))
+                      replicas=max(1, e.replicas), spot=spot, name=_name(e.model.name),
+                      trust_remote_code=e.model.remote_code)
 
 
 def _name(model: str) -> str:
@@ -136,6 +138,8 @@ def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list
         opts["--quantization"] = _QUANT["vllm"][g.weight_format]
     if g.kv_dtype == "fp8":
         opts["--kv-cache-dtype"] = _KV_FP8["vllm"]
+    if g.trust_remote_code:  # vLLM refuses a repository with custom code (auto_map) without it
+        opts["--trust-remote-code"] = None
     if g.lora_adapters:  # every adapter resident on the GPU (a batch may mix them all) and cached on the CPU
         opts |= {"--enable-lora": None, "--max-loras": str(g.lora_adapters), "--max-lora-rank": str(g.lora_rank),
                  "--max-cpu-loras": str(g.lora_adapters)}
@@ -159,6 +163,8 @@ def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> li
             opts["--load-format"] = "bitsandbytes"
     if g.kv_dtype == "fp8":
         opts["--kv-cache-dtype"] = _KV_FP8["sglang"]
+    if g.trust_remote_code:
+        opts["--trust-remote-code"] = None
     if g.lora_adapters:  # slots for every adapter in a batch, on every linear the plan counted
         opts |= {"--enable-lora": None, "--max-loras-per-batch": str(g.lora_adapters),
                  "--max-lora-rank": str(g.lora_rank), "--lora-target-modules": "all"}
