@@ -112,6 +112,8 @@ def scaled_catalog(factor: int, folder: Path) -> None:
 
 def _plans() -> dict[str, Callable[[], object]]:
     """Each kind of plan on the bundled catalog, as the CLI makes it."""
+    from dataclasses import replace
+
     from gpuplan.catalog import load_catalog
     from gpuplan.plan.planner import Constraints, plan
     from gpuplan.plan.serving import Bucket, ServeRequest, Targets, plan_serving
@@ -127,6 +129,10 @@ def _plans() -> dict[str, Callable[[], object]]:
     one = ServeRequest(5.0, 12.0, (Bucket(1000, 300),), Targets(ttft_p99_s=2.0, tpot_p99_s=0.05), spot=True)
     two = ServeRequest(5.0, 12.0, (Bucket(300, 100, 0.7), Bucket(4000, 500, 0.3)),
                        Targets(ttft_p99_s=2.0, tpot_p99_s=0.05), spot=True)
+    hours = (2, 2, 1, 1, 1, 1, 2, 4, 8, 10, 12, 12, 11, 10, 10, 11, 12, 12, 10, 8, 6, 4, 3, 2)  # docs/serving.md
+    day = ServeRequest(sum(hours) / 24, None, (Bucket(1000, 300),), Targets(ttft_p99_s=2.0, tpot_p99_s=0.05),
+                       spot=True, profile=tuple(float(h) for h in hours))
+    lora = replace(one, adapters=8, adapter_rank=16)
     return {
         "fine-tune plan (ChatGLM2-6B LoRA, cn)": lambda: plan(cat, chatglm, finetune, cn),
         "pretraining plan (Llama-2-7B, 1T tokens)": lambda: plan(cat, llama, pretrain, Constraints()),
@@ -134,6 +140,8 @@ def _plans() -> dict[str, Callable[[], object]]:
         "one-replica serving plan (plan --task serve)": lambda: plan(cat, qwen, serve, Constraints()),
         "serving fleet (MILP), 1 request size": lambda: plan_serving(cat, qwen, one),
         "serving fleet (MILP), 2 request sizes": lambda: plan_serving(cat, qwen, two),
+        "serving fleet (MILP), daily profile": lambda: plan_serving(cat, qwen, day),
+        "serving fleet (MILP), 8 LoRA adapters": lambda: plan_serving(cat, qwen, lora),
     }
 
 

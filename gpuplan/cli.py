@@ -951,9 +951,15 @@ def plan_infer(
 @plan_app.command("serve", cls=RangedCommand)
 def plan_serve(
     ctx: typer.Context, model: ModelArg,
-    rps: Annotated[float, typer.Option(help="Mean requests per second.")] = 1.0,
+    rps: Annotated[float | None, typer.Option(help="Mean requests per second (default 1; with --profile, the "
+                                                   "profile's mean).")] = None,
     peak_rps: Annotated[float | None, typer.Option("--peak-rps", help="Peak requests per second the fleet is "
-                                                                     "sized for (default: the mean).")] = None,
+                                                                     "sized for (default: the mean, or the "
+                                                                     "profile's busiest hour).")] = None,
+    profile: Annotated[str | None, typer.Option(help="Daily traffic: 24 hourly mean rates, e.g. 2,2,1,…,3,2 (hour "
+                                                "0 first), or a CSV file of hour,rps rows. The fleet is sized for "
+                                                "its peak; the plan prices following it with autoscaling against "
+                                                "a fixed peak fleet.")] = None,
     prompt: PromptOpt = 1000, output: OutputOpt = 300,
     bucket: Annotated[list[str] | None, typer.Option("--bucket", help="A request-size bucket PROMPT:OUTPUT:SHARE, "
                                                      "e.g. 512:128:0.7 (repeatable; shares add up to 1; "
@@ -977,6 +983,11 @@ def plan_serve(
                                                                    "cache.")] = 0.0,
     max_per_offer: Annotated[int | None, typer.Option("--max-per-offer", help="At most this many instances of "
                                                       "one offer (a provider's capacity).")] = None,
+    adapters: Annotated[int, typer.Option(help="LoRA adapters served on the same base (multi-LoRA), all resident on "
+                                               "every replica: their memory comes out of the KV cache, and each "
+                                               "decode step reads the adapters its batch uses.")] = 0,
+    adapter_rank: Annotated[int, typer.Option("--adapter-rank", help="Rank of the largest adapter (vLLM reserves "
+                                              "its next --max-lora-rank choice).")] = 16,
     quant: QuantOpt = None, engine: EngineOpt = "vllm",
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     users: Annotated[str, typer.Option(help="Where the users are: cn (mainland China: the plan carries the China "
@@ -988,6 +999,7 @@ def plan_serve(
     """Plan a serving fleet that stays up: the cheapest mix of GPU types, zones and on-demand/spot that meets the
     latency targets at peak with the largest failure domain lost, its expected availability and cost per token."""
     from gpuplan.plan.serving import Targets, parse_buckets, plan_serving, serve_request
+    from gpuplan.plan.traffic import parse_profile
     from gpuplan.present_serving import show_serving
 
     if out is not None and not export:
@@ -1001,11 +1013,13 @@ def plan_serve(
                       _duration(tpot, "--tpot") if tpot else None,
                       _duration(tpot_p99, "--tpot-p99") if tpot_p99 else None)
     request = serve_request(
-        rps, peak_rps, parse_buckets(bucket or (), prompt, output), targets, availability, tolerate=tolerate,
+        rps, peak_rps, parse_buckets(bucket or (), prompt, output), targets, availability,
+        profile=parse_profile(profile) if profile is not None else None, tolerate=tolerate,
         market=market, users=users, providers=tuple(provider or ()), regions=tuple(region or ()),
         gpus=tuple(gpus or ()), exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
         prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
-        budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer)
+        budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer, adapters=adapters,
+        adapter_rank=adapter_rank)
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan_serving(cat, m, request)

@@ -10,6 +10,7 @@ from gpuplan.i18n import say, tr, translate
 from gpuplan.plan.availability import violation_minutes_per_month
 from gpuplan.plan.compliance import DISCLAIMER_EN, DISCLAIMER_ZH, EXPORT_EN, EXPORT_ZH, Checklist
 from gpuplan.plan.serving import Fleet, ServePlan
+from gpuplan.plan.traffic import DayCost, mean_rate
 from gpuplan.render import Col, paragraph, table, to_json
 from gpuplan.units import fmt_money, fmt_seconds
 
@@ -45,6 +46,8 @@ def show_serving(p: ServePlan, fmt: str) -> None:
     if shown:
         _out(shown.lstrip("；; ").capitalize())
     _out(_summary(p, f, cur))
+    if p.day is not None:
+        _out(_day(p.day, cur))
     _out(tr("Why") + say(": ", "：") + _why(p, f, cur))
     if len(r.buckets) > 1 or len(f.gpu_types) > 1:
         table([{"config": c, "bucket": f"{r.buckets[b].prompt_len}+{r.buckets[b].output_len}",
@@ -99,6 +102,22 @@ def _summary(p: ServePlan, f: Fleet, cur: str) -> str:
                f"峰值每小时 {peak}，平均负载每小时 {avg}；每百万输入 token {per_in}，每百万输出 token {per_out}。"
                f"预计可用性 {f.availability:.4%}（目标 {p.request.availability:.2%}），每月约 {minutes:.1f} 分钟"
                f"达不到延迟目标；一个副本故障后 {rec} 恢复。")
+
+
+def _day(d: DayCost, cur: str) -> str:
+    auto, fixed = fmt_money(d.autoscaled_per_day, cur), fmt_money(d.fixed_per_day, cur)
+    saving = d.fixed_per_day - d.autoscaled_per_day
+    share = saving / d.fixed_per_day if d.fixed_per_day else 0.0
+    per_auto = fmt_money(d.per_million_tokens(d.autoscaled_per_day), cur)
+    per_fixed = fmt_money(d.per_million_tokens(d.fixed_per_day), cur)
+    mean, peak = mean_rate(d.hourly_rps), max(d.hourly_rps)
+    return say(f"Daily profile ({mean:.2f} req/s mean, {peak:g} at the busiest hour): following it with autoscaling "
+               f"(the peak fleet scaled down by groups, hour by hour) costs {auto}/day, against {fixed}/day for the "
+               f"peak fleet all day: {fmt_money(saving, cur)} ({share:.0%}) less; {per_auto} against {per_fixed} per "
+               "million tokens (input and output) at the profile's mean.",
+               f"日流量曲线（平均 {mean:.2f} 请求/秒，最忙时 {peak:g}）：按小时自动缩放（峰值机群按组缩减）"
+               f"每天 {auto}，峰值机群全天运行每天 {fixed}：省 {fmt_money(saving, cur)}（{share:.0%}）；"
+               f"按曲线平均计每百万 token（输入加输出）{per_auto}，固定机群 {per_fixed}。")
 
 
 def _why(p: ServePlan, f: Fleet, cur: str) -> str:

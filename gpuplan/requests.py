@@ -85,6 +85,7 @@ RANGES: dict[str, Range] = {
     "--availability": Range(0, 100, above=True, unit="percent", hint="a percentage below 100, e.g. 99.9"),
     "--prefix-hit": Range(0, 0.99, hint="share of prompt tokens found in the prefix cache"),
     "--max-per-offer": Range(1, 100_000),
+    "--adapters": Range(0, 10_000, zero="none"), "--adapter-rank": Range(1, 512),
     # listings
     "--limit": Range(0, 1e6, zero="all"), "--min-gpus": Range(0, 1e5, above=True),
     "--min-memory": Range(0, 2**50, above=True, fmt=lambda n: fmt_bytes(n, 0)),

@@ -412,6 +412,8 @@ class InferSetup:
     gpu_memory_utilization: float | None = None  # pre-allocation share; None: the engine's default (engines.csv)
     max_num_seqs: int | None = None  # engine cap on concurrent sequences
     full_logits: bool = False  # logits for every prompt position (scoring, old transformers generate)
+    lora_adapters: int = 0  # LoRA adapters resident on the GPUs, any of which a batch may mix (multi-LoRA)
+    lora_rank: int = 0  # the rank the engine reserves per adapter (its largest adapter's)
 
     @property
     def context_len(self) -> int:

@@ -6,7 +6,9 @@ Scaling Transformer Inference", sec. 2):
 - a decode step of B sequences reads the weights once and each sequence's KV cache:
   max(bytes / (bandwidth × η_memory), FLOPs / (peak × η_compute));
 - tensor parallelism adds two all-reduces of the hidden states per layer (latency α + bytes / link);
-- each step pays an engine overhead per layer (kernel launches, Python; small with CUDA graphs).
+- each step pays an engine overhead per layer (kernel launches, Python; small with CUDA graphs);
+- with LoRA adapters (multi-LoRA serving), every token adds its adapter's FLOPs and a decode step reads each
+  distinct adapter of the batch once (batched gather kernels: Punica, Chen et al. 2023; S-LoRA, Sheng et al. 2023).
 η_memory, η_compute and the step overhead are fitted per engine by ``bench/fit.py`` on published
 measurements (docs/accuracy.md). Offline throughput runs as many sequences as the KV cache and the
 engine's sequence cap allow.
@@ -22,7 +24,14 @@ from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import Engine
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
-from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_bytes_per_token, weights_bytes
+from gpuplan.estimate.memory import (
+    BYTES_16,
+    inference_memory,
+    kv_bytes_per_token,
+    lora_params,
+    served_adapter_bytes,
+    weights_bytes,
+)
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import WeightFormat, weight_format
 from gpuplan.estimate.result import Assumption, Band, Breakdown, Estimate
@@ -68,12 +77,32 @@ def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
     return 2 * matmul_params(m) - experts + experts / _eff(cal, eng, "f_moe")
 
 
+def lora_flops_per_token(m: ModelSpec, s: InferSetup) -> float:
+    """FLOPs the token's LoRA adapter adds: x·A then (x·A)·B on every adapted linear, 2·r·(in + out) each."""
+    if s.lora_adapters <= 0:
+        return 0.0
+    return 2.0 * lora_params(m, s.lora_rank, "all-linear")
+
+
+def lora_step_bytes(m: ModelSpec, s: InferSetup, batch: float) -> float:
+    """Adapter bytes one decode step reads on the busiest GPU: each distinct adapter of the batch once, as the
+    batched kernels gather them (Punica's SGMV, Chen et al. 2023; S-LoRA's MBGMV, Sheng et al. 2023). With
+    requests spread evenly over N resident adapters, ``batch`` sequences use N·(1 − (1 − 1/N)^batch) distinct
+    ones on average."""
+    n = s.lora_adapters
+    if n <= 0:
+        return 0.0
+    distinct = n * (1.0 - (1.0 - 1.0 / n) ** max(batch, 1.0))
+    return distinct * served_adapter_bytes(m, 1, s.lora_rank, s.tp, 1)
+
+
 def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
     """Seconds to prefill ``tokens`` prompt tokens (sequences of ``s.prompt_len``)."""
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
-    flops = tokens * (gemm_flops_per_token(m, eng, cal) + attention_flops_per_token(m, (s.prompt_len + 1) / 2))
+    flops = tokens * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s) +
+                      attention_flops_per_token(m, (s.prompt_len + 1) / 2))
     compute = flops / (s.tp * peak * _eff(cal, eng, "eta_compute"))
     comm = _allreduce_seconds(m, gpu, s, tokens, cal)
     return compute + comm
@@ -110,8 +139,9 @@ def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, con
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
     bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory")
-    gemm_memory = decode_weight_bytes(m, fmt, s, batch) / bandwidth
-    gemm_compute = batch * gemm_flops_per_token(m, eng, cal) / s.tp / (peak * _eff(cal, eng, "eta_compute"))
+    gemm_memory = (decode_weight_bytes(m, fmt, s, batch) + lora_step_bytes(m, s, batch)) / bandwidth
+    gemm_flops = gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s)
+    gemm_compute = batch * gemm_flops / s.tp / (peak * _eff(cal, eng, "eta_compute"))
     kv = batch * context * kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache)
     attention = kv / (_bandwidth(gpu) * _eff(cal, eng, "eta_kv"))
     comm = _allreduce_seconds(m, gpu, s, batch, cal)

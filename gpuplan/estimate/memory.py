@@ -116,9 +116,10 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
     logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
     overhead = cal.get("infer_overhead_bytes")
     framework = cal.get("infer_workspace_bytes")
+    adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
     parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
-             ("workspace", framework), ("overhead", overhead))
-    fixed = weights + workspace + logits + framework + overhead
+             ("workspace", framework), ("overhead", overhead)) + ((("adapter", adapters),) if adapters else ())
+    fixed = weights + workspace + logits + framework + overhead + adapters
     extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
                               eng.memory_mode, eng.kv_share_of == "free")
     if not describe:
@@ -136,7 +137,10 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
                    "fitted on PyTorch-counted inference-memory rows (bench/fit.py)"),
         Assumption("logits", "all prompt tokens" if s.full_logits else "last token only (generate)",
                    "transformers >= 4.45 keeps only the last position's logits during generation"),
-    )
+    ) + ((Assumption("LoRA adapters", f"{s.lora_adapters} resident, rank {s.lora_rank}, on every linear layer, "
+                     f"16-bit: {fmt_bytes(adapters)} per GPU, out of the KV cache",
+                     "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do"),)
+         if adapters else ())
     return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, extra)
 
 
@@ -246,6 +250,23 @@ def lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
 def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
     """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out)."""
     return m.n_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
+
+
+def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, pp: int = 1) -> float:
+    """GPU memory per GPU of ``n_adapters`` resident LoRA adapters of rank ``rank`` on every linear layer, 16-bit.
+
+    Per layer and adapted matrix A (in×r) and B (r×out) (Hu et al. 2021), the sum over layers ÷ pipeline stages.
+    The engine reserves every adapter slot on every linear it can adapt (vLLM's LoRA layers stack
+    ``max_loras`` × ``max_lora_rank`` buffers per layer). Under tensor parallelism vLLM (without
+    --fully-sharded-loras) shards B of the column-parallel matrices (q, k, v, gate, up) and A of the row-parallel
+    ones (o, down), and keeps the other factor whole on every GPU (vllm/lora/layers: ColumnParallelLinearWithLoRA
+    slices lora_b; the S-LoRA "ShardedLoRA" variants, Sheng et al. 2023, slice lora_a too)."""
+    if n_adapters <= 0 or rank <= 0:
+        return 0.0
+    matrices = lora_targets(m, "all-linear")
+    row_parallel = {3, len(matrices) - 1}  # o and down (attention q, k, v, o come first, down last)
+    per_layer = sum(rank * (i / tp + o if k in row_parallel else i + o / tp) for k, (i, o) in enumerate(matrices))
+    return n_adapters * per_layer * m.n_layers / pp * BYTES_16
 
 
 def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
@@ -472,4 +493,5 @@ def gib(x: float) -> float:
     return x / GiB
 
 
-__all__ = ["inference_memory", "kv_cache_bytes", "lora_params", "mlp_params", "training_memory", "weights_bytes"]
+__all__ = ["inference_memory", "kv_cache_bytes", "lora_params", "mlp_params", "served_adapter_bytes", "training_memory",
+           "weights_bytes"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuplan.errors import InputError
@@ -24,8 +24,8 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.quant import native_format
 from gpuplan.export import k8s, skypilot
 from gpuplan.export.registry import version
-from gpuplan.export.serve import SERVERS, ServeGroup, check_format, server_command
-from gpuplan.plan.serving import Fleet, FleetGroup, ServePlan
+from gpuplan.export.serve import SERVERS, ServeGroup, adapters_to_fill, check_format, server_command
+from gpuplan.plan.serving import Bucket, Fleet, FleetGroup, ServePlan
 from gpuplan.types import ModelSpec, Offer
 
 _LABEL = re.compile(r"[^a-z0-9-]+")
@@ -46,22 +46,27 @@ class Part:
 
 
 def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | None = None,
-          service: str | None = None) -> list[Part]:
+          service: str | None = None, buckets: Sequence[Bucket] | None = None) -> list[Part]:
     """The parts of ``fleet`` (default: the plan's peak fleet) serving ``m`` from ``model_ref``, named after
-    ``service`` (default: the model); ``what`` is the export asked for (named in errors)."""
+    ``service`` (default: the model); ``what`` is the export asked for (named in errors). ``buckets`` are the
+    request sizes that fleet serves (default: the plan's; a second model such as a guard passes its own)."""
     fleet = fleet or p.fleet
     if fleet is None:
         raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
     base = service or _label(f"gpuplan-{m.name}")[:NAME_CHARS].rstrip("-")
-    shares = [b.share for b in p.request.buckets]
-    context = max(b.prompt_len + b.output_len for b in p.request.buckets)
+    sizes = buckets or p.request.buckets
+    shares = [b.share for b in sizes]
+    context = max(b.prompt_len + b.output_len for b in sizes)
     zones = list(dict.fromkeys(g.zone for g in fleet.groups))
     slotted = len(zones) > 1
+    quiet = p.day.quiet_replicas if p.day is not None and fleet is p.fleet else ()
     out = []
     for i, fg in enumerate(fleet.groups, 1):
         group = _serve_group(fg, m, model_ref, what, context, base if len(fleet.groups) == 1 else
                              _label(f"{base}-{i}-{fg.config.gpu}"), base,
                              f"z{zones.index(fg.zone) + 1}" if slotted else "")
+        if quiet:  # the autoscalers may follow the daily profile down to its quietest hour's fleet
+            group = replace(group, min_replicas=quiet[i - 1])
         capacity, given = fleet.replica_rate(fg.config, shares)
         out.append(Part(group, fg.offer, round(capacity, 3), given, _describe(fg), fg.zone,
                         skypilot.weights_disk_bytes(m)))
@@ -78,7 +83,8 @@ def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, contex
     check_format(c.quant, native_format(m.native_dtype), m.name, c.engine)
     return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
                       context_len=context, max_num_seqs=c.max_num_seqs, replicas=max(1, fg.replicas),
-                      spot=fg.spot, name=name, service=service, zone_slot=slot)
+                      spot=fg.spot, name=name, service=service, zone_slot=slot, lora_adapters=c.lora_adapters,
+                      lora_rank=c.lora_rank)
 
 
 def _label(text: str) -> str:
@@ -123,9 +129,9 @@ def routing_note(ps: Sequence[Part], by_size: bool, fmt: str = "k8s") -> str:
     if max(rates) - min(rates) <= 0.01 * max(rates):
         return ("every replica is given the same rate, so an even spread over all replicas (what a Kubernetes "
                 f"Service does) matches the plan. Traffic with nothing lost: {shares}.")
-    return ("the groups' replicas take different rates: weight them by capacity, not round-robin (a Kubernetes "
-            "Service spreads connections evenly over pods; a weighted router in front, e.g. a Gateway API "
-            "HTTPRoute whose backendRefs are one Service per group, weighted by these shares). Traffic with "
+    return ("the groups' replicas take different rates, so weight them by capacity, not round-robin: a Kubernetes "
+            "Service spreads connections evenly over pods, so put a weighted router in front, e.g. a Gateway API "
+            "HTTPRoute whose backendRefs are one Service per group, weighted by these shares. Traffic with "
             f"nothing lost: {shares}.")
 
 
@@ -154,6 +160,8 @@ def texts(ps: Sequence[Part], fmt: str, docs: list[Any], label: str, note: str) 
             lines += [f"flags checked against {fmt} {version(fmt)}",
                       f"run on each of its {x.group.replicas} replicas ({x.group.gpus_per_replica}× {x.group.gpu})"]
             body = shlex.join(doc) + "\n"
+        if x.group.lora_adapters:
+            lines.append(adapters_to_fill(x.group))
         if note:
             lines.append("routing: " + note)
         out.append((x.group.name, "".join(f"# {line}\n" for line in _wrap(lines)) + body))
@@ -166,6 +174,8 @@ def _k8s_header(ps: Sequence[Part], label: str, note: str) -> str:
     lines += [f"group {n}: {x.group.name} = {x.describe}" + (f" (zone slot {x.group.zone_slot})"
                                                               if x.group.zone_slot else "")
               for n, x in enumerate(ps, 1)]
+    lines += [f"{x.group.name}: the daily profile's quietest hour needs none of its replicas, but an HPA keeps one "
+              "(scaling to zero needs the HPAScaleToZero feature gate)" for x in ps if x.group.fewest == 0]
     if any(x.group.zone_slot for x in ps):
         lines.append(f"zone slots: pods of different slots never share a {k8s.ZONE_KEY} (pod anti-affinity), so "
                      "losing a zone loses one slot at most, as the plan assumes; the cluster needs a zone per slot")
@@ -174,6 +184,8 @@ def _k8s_header(ps: Sequence[Part], label: str, note: str) -> str:
               "the HPAs read a custom metric: install Prometheus Adapter with this rule (docs/export.md):"]
     for e in engines:
         lines += ["  " + line for line in k8s.adapter_rule(e).splitlines()]
+    lines += list(dict.fromkeys(adapters_to_fill(x.group) + " (args of the container)" for x in ps
+                                if x.group.lora_adapters))
     if note:
         lines.append("routing: " + note)
     return "".join(f"# {line}\n" for line in _wrap(lines))

@@ -148,7 +148,7 @@ def _hpa(g: ServeGroup, max_replicas: int) -> dict[str, Any]:
     metric = QUEUE_METRIC[g.engine].replace(":", "_")
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": g.name},
             "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": g.name},
-                     "minReplicas": g.replicas, "maxReplicas": max_replicas,
+                     "minReplicas": max(1, g.fewest), "maxReplicas": max_replicas,
                      "metrics": [{"type": "Pods", "pods": {
                          "metric": {"name": metric},
                          "target": {"type": "AverageValue", "averageValue": str(queue_target(g))}}}]}}

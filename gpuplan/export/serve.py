@@ -47,10 +47,13 @@ class ServeGroup:
     max_num_seqs: int = 256
     gpu_memory_utilization: float | None = None  # None: the engine's default (engines.csv)
     replicas: int = 1
+    min_replicas: int | None = None  # the fewest an autoscaler keeps (a daily profile's quietest hour); None: replicas
     zones: tuple[str, ...] = ()
     spot: bool = False
     name: str = "gpuplan-serve"
     service: str = ""  # the Service (app label) the group answers behind, shared by a fleet's groups; "": name
+    lora_adapters: int = 0  # LoRA adapters served on the base (multi-LoRA), all resident
+    lora_rank: int = 0  # the rank reserved per adapter (vLLM: one of its --max-lora-rank choices)
     zone_slot: str = ""  # the plan's failure zone this group is in ("": the fleet does not rely on zones)
 
     def __post_init__(self) -> None:
@@ -61,6 +64,11 @@ class ServeGroup:
                              ("max_num_seqs", self.max_num_seqs), ("context_len", self.context_len)):
             if value < 1:
                 raise InputError(field, f"must be at least 1, got {value}.", f"give {field} >= 1.")
+
+    @property
+    def fewest(self) -> int:
+        """The replicas an autoscaler may scale down to."""
+        return self.replicas if self.min_replicas is None else min(self.min_replicas, self.replicas)
 
     @property
     def gpus_per_replica(self) -> int:
@@ -128,6 +136,9 @@ def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list
         opts["--quantization"] = _QUANT["vllm"][g.weight_format]
     if g.kv_dtype == "fp8":
         opts["--kv-cache-dtype"] = _KV_FP8["vllm"]
+    if g.lora_adapters:  # every adapter resident on the GPU (a batch may mix them all) and cached on the CPU
+        opts |= {"--enable-lora": None, "--max-loras": str(g.lora_adapters), "--max-lora-rank": str(g.lora_rank),
+                 "--max-cpu-loras": str(g.lora_adapters)}
     opts |= {"--host": host, "--port": str(port)}
     check_options("vllm", opts)
     return ["vllm", "serve", g.model, *_argv(opts)]
@@ -148,9 +159,20 @@ def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> li
             opts["--load-format"] = "bitsandbytes"
     if g.kv_dtype == "fp8":
         opts["--kv-cache-dtype"] = _KV_FP8["sglang"]
+    if g.lora_adapters:  # slots for every adapter in a batch, on every linear the plan counted
+        opts |= {"--enable-lora": None, "--max-loras-per-batch": str(g.lora_adapters),
+                 "--max-lora-rank": str(g.lora_rank), "--lora-target-modules": "all"}
     opts |= {"--enable-metrics": None, "--host": host, "--port": str(port)}
     check_options("sglang", opts)
     return ["python", "-m", "sglang.launch_server", *_argv(opts)]
+
+
+def adapters_to_fill(g: ServeGroup) -> str:
+    """The option the user adds for the adapters' files (their names and paths are not part of the plan)."""
+    if not g.lora_adapters:
+        return ""
+    flag = "--lora-modules NAME=PATH" if g.engine == "vllm" else "--lora-paths NAME=PATH"
+    return f"add {flag} for each of the {g.lora_adapters} LoRA adapters (rank at most {g.lora_rank})"
 
 
 def _argv(opts: dict[str, str | None]) -> list[str]:

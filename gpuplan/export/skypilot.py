@@ -150,7 +150,7 @@ def service_task(g: ServeGroup, offer: Offer | None = None, target_qps_per_repli
     resources = _resources(g.gpu, offer, g.gpus_per_replica, disk_bytes, clouds)
     resources.setdefault("use_spot", g.spot)
     resources["ports"] = PORT
-    policy: dict[str, Any] = {"min_replicas": g.replicas, "max_replicas": max_replicas or 2 * g.replicas}
+    policy: dict[str, Any] = {"min_replicas": g.fewest, "max_replicas": max_replicas or 2 * g.replicas}
     if target_qps_per_replica:
         policy["target_qps_per_replica"] = target_qps_per_replica
     if resources["use_spot"]:  # keep one on-demand replica, and replace preempted spot ones on demand

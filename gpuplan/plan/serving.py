@@ -44,12 +44,15 @@ from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan import availability as av
-from gpuplan.plan import compliance
+from gpuplan.plan import compliance, traffic
 from gpuplan.plan.costing import hourly_price
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer
 from gpuplan.units import HOUR
 
 TOLERATE = ("zone", "region", "none")
+LORA_ENGINES = ("vllm", "sglang")
+MAX_ADAPTERS = 10_000
+MAX_ADAPTER_RANK = 512  # the largest --max-lora-rank vLLM 0.33 accepts (gpuplan/data/flags/vllm.json)
 DEFAULT_TTFT_P99_S = 5.0  # gpuplan's target when none is given: a queue that stays bounded (docs/serving.md)
 HEADROOM_STEPS = (0.0, 0.1, 0.25, 0.5, 1.0)  # peak raised by these shares until the availability target holds
 REGIONS_PER_CONFIG = 2  # cheapest (provider, region) places kept per configuration and pricing
@@ -134,8 +137,17 @@ class ServeRequest:
     currency: str = "USD"
     budget_per_hour: float | None = None
     max_instances_per_offer: int | None = None
+    profile: tuple[float, ...] = ()  # 24 hourly mean rates (hour 0 first); () = none. Its mean is mean_rps
+    adapters: int = 0  # LoRA adapters served on the same base (multi-LoRA), every one resident on each replica
+    adapter_rank: int = 16  # the largest adapter's rank
 
     def __post_init__(self) -> None:
+        if self.profile:
+            traffic.check_profile(self.profile)
+            if not math.isclose(self.mean_rps, traffic.mean_rate(self.profile), rel_tol=1e-9):
+                raise InputError("--profile", f"the mean rate ({self.mean_rps:g}/s) is not the profile's mean "
+                                 f"({traffic.mean_rate(self.profile):g}/s).",
+                                 "give --profile alone: its mean is the mean rate (or use serve_request).")
         if not (math.isfinite(self.mean_rps) and self.mean_rps > 0):
             raise InputError("--rps", f"a rate of {self.mean_rps:g} requests/s serves nobody.",
                              "give the mean request rate, e.g. --rps 5.")
@@ -156,12 +168,23 @@ class ServeRequest:
         if abs(sum(b.share for b in self.buckets) - 1) > 1e-6:
             raise InputError("--bucket", f"the bucket shares add up to {sum(b.share for b in self.buckets):g}.",
                              "make the shares of all --bucket options add up to 1.")
+        if not 0 <= self.adapters <= MAX_ADAPTERS:
+            raise InputError("--adapters", f"{self.adapters} adapters cannot be served.",
+                             f"give 0 (none) to {MAX_ADAPTERS:,} LoRA adapters.")
+        if self.adapters and not 1 <= self.adapter_rank <= MAX_ADAPTER_RANK:
+            raise InputError("--adapter-rank", f"a rank of {self.adapter_rank} is not one an engine serves.",
+                             f"give the largest adapter's rank, 1 to {MAX_ADAPTER_RANK}, e.g. 16.")
+        if self.adapters and self.engine not in LORA_ENGINES:
+            raise InputError("--adapters", f"multi-LoRA serving is planned on vLLM or SGLang, not '{self.engine}'.",
+                             "plan with --engine vllm (or sglang), or drop --adapters.")
         if self.budget_per_hour is not None and self.budget_per_hour <= 0:
             raise InputError("--budget", "the budget must be positive.", "give an amount per hour, e.g. 20USD.")
 
     @property
     def peak(self) -> float:
-        return self.peak_rps if self.peak_rps is not None else self.mean_rps
+        """The rate the fleet is sized for: the peak given, the profile's busiest hour when that is higher."""
+        given = self.peak_rps if self.peak_rps is not None else self.mean_rps
+        return max(given, *self.profile) if self.profile else given
 
 
 def parse_buckets(texts: Sequence[str], prompt: int, output: int) -> tuple[Bucket, ...]:
@@ -186,13 +209,19 @@ def parse_buckets(texts: Sequence[str], prompt: int, output: int) -> tuple[Bucke
     return tuple(out)
 
 
-def serve_request(mean_rps: float, peak_rps: float | None, buckets: tuple[Bucket, ...], targets: Targets,
-                  availability_pct: float, **options: Any) -> ServeRequest:
-    """A request from user-level values (availability in percent); the CLI and the HTTP API share it."""
+def serve_request(mean_rps: float | None, peak_rps: float | None, buckets: tuple[Bucket, ...], targets: Targets,
+                  availability_pct: float, profile: Sequence[float] | None = None, **options: Any) -> ServeRequest:
+    """A request from user-level values (availability in percent; with a daily ``profile`` the mean rate is its
+    mean, so ``mean_rps`` is None); the CLI and the HTTP API share it."""
     if not (math.isfinite(availability_pct) and 0 < availability_pct < 100):
         raise InputError("--availability", f"{availability_pct:g} % cannot be planned: no fleet is never down, and "
                          "at or below 0 % is no target.", "give a percentage below 100, e.g. --availability 99.9.")
-    return ServeRequest(mean_rps, peak_rps, buckets, targets, availability_pct / 100, **options)
+    rates = traffic.check_profile(profile) if profile is not None else ()
+    if rates and mean_rps is not None:
+        raise InputError("--profile", "both a mean rate (--rps) and a daily profile were given.",
+                         "give one of them: the profile's mean is the mean rate.")
+    mean = traffic.mean_rate(rates) if rates else (1.0 if mean_rps is None else mean_rps)
+    return ServeRequest(mean, peak_rps, buckets, targets, availability_pct / 100, profile=rates, **options)
 
 
 # ---------------------------------------------------------------- configurations and their capacity
@@ -216,6 +245,8 @@ class ReplicaConfig:
     ttft_p99_s: tuple[float, ...] = ()  # at that rate, per bucket: the worst the targets allow it to reach
     tpot_p99_s: tuple[float, ...] = ()
     latency_band: tuple[float, float] | None = None  # true ÷ estimated latency, p10 and p90 (docs/accuracy.md)
+    lora_adapters: int = 0  # resident LoRA adapters (multi-LoRA), 0: none
+    lora_rank: int = 0  # the rank reserved per adapter
 
     @property
     def n_gpus(self) -> int:
@@ -227,14 +258,18 @@ class ReplicaConfig:
 
     def describe(self) -> str:
         layout = f"TP{self.tp}" + (f" × PP{self.pp} over {self.nodes} nodes" if self.pp > 1 else "")
-        return f"{self.n_gpus}× {self.gpu} {layout} {self.quant}"
+        lora = f" + {self.lora_adapters} LoRA r{self.lora_rank}" if self.lora_adapters else ""
+        return f"{self.n_gpus}× {self.gpu} {layout} {self.quant}{lora}"
 
 
-def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: bool) -> list[InferSetup]:
-    """The smallest TP (1, 2, 4, 8) that holds the model and the next; with ``multinode``, TP 8 × PP 2 and 4."""
+def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: bool,
+            lora: tuple[int, int] = (0, 0)) -> list[InferSetup]:
+    """The smallest TP (1, 2, 4, 8) that holds the model (and ``lora`` = (adapters, rank) resident) and the
+    next; with ``multinode``, TP 8 × PP 2 and 4."""
     out: list[InferSetup] = []
+    adapters = {"lora_adapters": lora[0], "lora_rank": lora[1]}
     for tp in (1, 2, 4, 8):
-        s = inference_setup(job, tp, engine, fmt)
+        s = inference_setup(job, tp, engine, fmt, **adapters)
         if _holds(m, gpu, job, s):
             out.append(s)
             if len(out) == 2:
@@ -242,7 +277,7 @@ def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: 
     if out or not multinode:
         return out
     for pp in (2, 4):
-        s = replace(inference_setup(job, 8, engine, fmt), pp=pp)
+        s = replace(inference_setup(job, 8, engine, fmt, **adapters), pp=pp)
         if _holds(m, gpu, job, s):
             return [s]
     return []
@@ -308,7 +343,7 @@ def configurations(m: ModelSpec, gpus: Sequence[Gpu], r: ServeRequest, multinode
     shares = [b.share for b in r.buckets]
     ranked: list[tuple[float, Gpu, InferSetup]] = []
     for gpu in gpus:
-        for s in _setups(m, gpu, job, fmt, engine, gpu.name in multinode_gpus):
+        for s in _setups(m, gpu, job, fmt, engine, gpu.name in multinode_gpus, reserved_lora(r)):
             price = unit_price(gpu.name, s.n_gpus)
             if price is None:
                 continue
@@ -370,7 +405,20 @@ def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Tar
         return None
     net = f"{cal.get('network_bytes_per_s_per_gpu') * 8 / 1e9:.0f} Gb/s per GPU between nodes" if s.pp > 1 else ""
     return ReplicaConfig(gpu.name, s.tp, s.pp, fmt, engine, tuple(caps), tuple(shares), seqs, net, tuple(ttfts),
-                         tuple(tpots), band)
+                         tuple(tpots), band, s.lora_adapters, s.lora_rank)
+
+
+def reserved_lora(r: ServeRequest) -> tuple[int, int]:
+    """(adapters, rank) each replica reserves: vLLM reserves its slots at a --max-lora-rank it accepts, the
+    smallest of its choices at least the adapters' rank (vllm.json); SGLang at the rank itself."""
+    if not r.adapters:
+        return 0, 0
+    if r.engine != "vllm":
+        return r.adapters, r.adapter_rank
+    from gpuplan.export.registry import flags
+
+    choices = sorted(int(c) for c in flags("vllm")["options"]["--max-lora-rank"]["choices"])
+    return r.adapters, next(c for c in choices if c >= r.adapter_rank)
 
 
 # ---------------------------------------------------------------- pools and the mix
@@ -565,8 +613,8 @@ class FleetGroup:
     def as_dict(self) -> dict[str, Any]:
         c = self.config
         return {"config": c.describe(), "gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "nodes": c.nodes,
-                "engine": c.engine,
-                "quant": c.quant, "max_num_seqs": c.max_num_seqs, "provider": self.provider,
+                "engine": c.engine, "quant": c.quant, "max_num_seqs": c.max_num_seqs, "lora_adapters": c.lora_adapters,
+                "lora_rank": c.lora_rank or None, "provider": self.provider,
                 "instance_type": self.instance_type, "region": self.region, "zone": self.zone,
                 "pricing": self.pricing, "spot": self.spot, "instances": self.instances, "replicas": self.replicas,
                 "cost_per_hour": self.cost_per_hour, "network": c.network or None,
@@ -584,6 +632,7 @@ class Fleet:
     availability: float
     solve_seconds: float
     gap: float = 0.0  # the solver's optimality gap when it stopped at its time limit
+    sources: tuple[tuple[Pool, int], ...] = field(default=(), compare=False)  # the pools rented and units of each
 
     @property
     def gpu_types(self) -> tuple[str, ...]:
@@ -629,6 +678,7 @@ class ServePlan:
     pools: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     checklist: compliance.Checklist | None = None  # China compliance (market or users cn)
+    day: traffic.DayCost | None = None  # the daily profile followed by the peak fleet scaled down, when given
 
     @property
     def saving_per_hour(self) -> float | None:
@@ -644,6 +694,8 @@ class ServePlan:
                         "tolerate": r.tolerate, "users": r.users, "spot": r.spot,
                         "allow_marketplace": r.allow_marketplace,
                         "prefix_hit": r.prefix_hit, "engine": r.engine, "quant": r.quant,
+                        "profile": list(r.profile) or None, "adapters": r.adapters,
+                        "adapter_rank": r.adapter_rank if r.adapters else None,
                         "buckets": [{"prompt_len": b.prompt_len, "output_len": b.output_len, "share": b.share}
                                     for b in r.buckets],
                         "targets": {"ttft_p50_s": r.targets.ttft_p50_s, "ttft_p99_s": r.targets.effective().ttft_p99_s,
@@ -663,12 +715,14 @@ class ServePlan:
                                  "weight_load": self.recovery.weight_load_s, "warmup": self.recovery.warmup_s,
                                  "total": self.recovery.total_s},
             "configurations": [{"config": c.describe(), "gpu": c.gpu, "tp": c.tp, "pp": c.pp, "quant": c.quant,
+                                "lora_adapters": c.lora_adapters, "lora_rank": c.lora_rank or None,
                                 "engine": c.engine, "network": c.network or None,
                                 "capacity_per_replica_per_s": list(c.capacity_per_s)} for c in self.configs],
             "assumptions": list(self.assumptions), "notes": list(self.notes),
             "nothing_fits": self.nothing_fits or None, "seconds": self.seconds, "scenarios": self.scenarios,
             "pools": self.pools,
             "compliance": self.checklist.as_dict() if self.checklist else None,
+            "daily_profile": self.day.as_dict() if self.day else None,
         }
 
 
@@ -811,7 +865,8 @@ def _fleet(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[
     routing = tuple((configs[i].describe(), b, x) for i, row in enumerate(mix.routing) for b, x in enumerate(row)
                     if x > 1e-9)
     availability = _availability(catalog, mix, pools, configs, r, recovery_s, rate)
-    return Fleet(tuple(groups), mix.cost_per_hour, routing, headroom, availability, mix.seconds, mix.gap)
+    sources = tuple((p, u) for u, p in zip(mix.units, pools, strict=True) if u > 0)
+    return Fleet(tuple(groups), mix.cost_per_hour, routing, headroom, availability, mix.seconds, mix.gap, sources)
 
 
 def _availability(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[ReplicaConfig],
@@ -864,6 +919,9 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     start = time.perf_counter()
     cal = cal or fitted()
     check_regions(catalog, r)
+    if r.adapters and m.is_moe:
+        raise InputError("--adapters", f"{m.name} is a mixture-of-experts model; LoRA adapters on its experts are "
+                         "not modelled.", "plan a dense model, or drop --adapters.")
     offers = _offers(catalog, r)
     allowed = match_gpus(catalog, r.gpus, "--gpus") if r.gpus else set(catalog.gpus)
     denied = match_gpus(catalog, r.exclude_gpus, "--exclude-gpus") if r.exclude_gpus else set()
@@ -892,9 +950,40 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     notes = _notes(fleet, single, r)
     why = "" if fleet else _why_nothing(gpus, configs, misses, r)
     places = [(g.market, f"{g.provider} {g.region}") for g in fleet.groups] if fleet else []
+    day = follow_profile(catalog, fleet, configs, r, rec.total_s) if fleet and r.profile else None
     return ServePlan(m.name, r, fleet, average, single, tuple(configs), rec, cost_in, cost_out, assumptions,
                      notes, why, time.perf_counter() - start, n_scen, len(pools),
-                     checklist=compliance.checklist(r.market, r.users, places))
+                     checklist=compliance.checklist(r.market, r.users, places), day=day)
+
+
+QUIET_SHARE = 1e-6  # an hour of no traffic is planned at this share of the peak: the fleet it keeps only survives
+
+
+def follow_profile(catalog: Catalog, fleet: Fleet, configs: Sequence[ReplicaConfig], r: ServeRequest,
+                   recovery_s: float) -> traffic.DayCost:
+    """The day of ``r.profile`` on the peak ``fleet`` scaled down by groups (gpuplan.plan.traffic says why this
+    reading): each hour, the cheapest part of the fleet — at most its units of each pool rented — that carries
+    the hour's rate in every failure scenario and meets the availability target (the fleet's own availability
+    when that is below the target); the whole fleet for an hour no smaller part serves. An hour of no traffic
+    keeps the smallest part that survives the tolerated loss: scaling to zero would make the first request
+    wait a recovery."""
+    pools = [replace(p, cap_units=u) for p, u in fleet.sources]
+    wanted = min(r.availability, fleet.availability)
+    by_rate: dict[float, float] = {}
+    quiet: Fleet = fleet
+    for rate in sorted(set(r.profile)):
+        cost = fleet.cost_per_hour
+        if rate < r.peak:
+            scaled, _ = _solve(configs, pools, replace(r, availability=wanted), max(rate, QUIET_SHARE * r.peak),
+                               recovery_s, catalog)
+            if scaled is not None and scaled.availability >= wanted and scaled.cost_per_hour < cost:
+                cost = scaled.cost_per_hour
+                quiet = scaled if scaled.cost_per_hour < quiet.cost_per_hour else quiet
+        by_rate[rate] = cost
+    units = {id(p): u for p, u in quiet.sources}
+    kept = tuple(int(units.get(id(p), 0) * p.replicas_per_unit) for p in pools)  # per group, as fleet.groups
+    tokens = sum(b.share * (b.prompt_len + b.output_len) for b in r.buckets)
+    return traffic.DayCost(r.profile, tuple(by_rate[x] for x in r.profile), fleet.cost_per_hour, tokens, kept)
 
 
 def _keep_cheapest(configs: list[ReplicaConfig], pools: list[Pool], r: ServeRequest
@@ -1036,6 +1125,14 @@ def _assumptions(rec: av.Recovery, configs: Sequence[ReplicaConfig], r: ServeReq
     if r.targets.ttft_p50_s is None and r.targets.ttft_p99_s is None:
         out.append({"name": "default TTFT target", "value": f"p99 ≤ {DEFAULT_TTFT_P99_S:g} s",
                     "source": "gpuplan.plan.serving.DEFAULT_TTFT_P99_S (no --ttft given)"})
+    if r.adapters:
+        n, rank = reserved_lora(r)
+        out.append({"name": "multi-LoRA", "value": f"{n} adapters of rank {rank} resident on every replica, on every "
+                    "linear layer in 16-bit (r·(in + out) per matrix), out of the KV cache; requests spread evenly "
+                    "over them; each token adds its adapter's FLOPs, each decode step reads every distinct adapter "
+                    "of its batch once", "source": "Hu et al. 2021 (LoRA); Chen et al. 2023 'Punica' "
+                    "(arXiv:2310.18547, SGMV) and Sheng et al. 2023 'S-LoRA' (arXiv:2311.03285, MBGMV): batched "
+                    "kernels over adapters; vLLM LoRA layers for the slots and their sharding"})
     if r.prefix_hit:
         out.append({"name": "prefix cache", "value": f"{r.prefix_hit:.0%} of prompt tokens skip prefill and share "
                     "their KV blocks", "source": "request"})

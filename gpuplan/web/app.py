@@ -333,12 +333,14 @@ def serve_plan(req: ServeRequestBody, cat: Cat, request: Request) -> Row:
                else parse_buckets((), req.prompt, req.output))
     targets = Targets(req.ttft_s, req.ttft_p99_s, req.tpot_s, req.tpot_p99_s)
     currency = req.currency or ("CNY" if req.market == "cn" else "USD")
-    r = serve_request(req.rps, req.peak_rps, buckets, targets, req.availability, tolerate=req.tolerate,
+    r = serve_request(req.rps, req.peak_rps, buckets, targets, req.availability, profile=req.profile,
+                      tolerate=req.tolerate,
                       market=req.market, users=req.users, providers=tuple(req.providers), regions=tuple(req.regions),
                       gpus=tuple(req.gpus), exclude_gpus=tuple(req.exclude_gpus), spot=req.spot,
                       allow_marketplace=req.allow_marketplace, prefix_hit=req.prefix_hit, engine=req.engine,
                       quant=req.quant, currency=currency, budget_per_hour=req.budget,
-                      max_instances_per_offer=req.max_per_offer)
+                      max_instances_per_offer=req.max_per_offer, adapters=req.adapters,
+                      adapter_rank=req.adapter_rank)
     with work_budget(request.app.state.plan_budget_s):
         return plan_serving(cat, preset_model(cat, req.model), r).as_dict()
 

@@ -176,9 +176,14 @@ class ServeRequestBody(_Request):
 
     model: str = Field(min_length=1, max_length=MAX_TEXT,
                        description="A preset name from GET /api/models (or its Hub repository id).")
-    rps: float = ranged("--rps", 1.0, whole=False, description="Mean requests per second.")
+    rps: float | None = ranged("--rps", whole=False, description="Mean requests per second (default 1; with "
+                               "profile, the profile's mean).")
     peak_rps: float | None = ranged("--peak-rps", whole=False,
                                     description="Peak requests per second (default: the mean).")
+    profile: Annotated[list[float], Field(max_length=24)] | None = Field(
+        None, description="Daily traffic: 24 hourly mean requests per second, hour 0 first. The fleet is sized for "
+        "its peak (or peak_rps when larger); the answer's daily_profile prices following it with autoscaling "
+        "against a fixed peak fleet.")
     prompt: int = ranged("--prompt", 1000)
     output: int = ranged("--output", 300)
     buckets: Annotated[list[BucketFields], Field(max_length=MAX_BUCKETS)] = Field(
@@ -206,6 +211,9 @@ class ServeRequestBody(_Request):
     currency: Currency | None = None
     budget: float | None = ranged("--budget", whole=False, description="Most the fleet may cost per hour.")
     max_per_offer: int | None = ranged("--max-per-offer")
+    adapters: int = ranged("--adapters", 0, description="LoRA adapters served on the same base (multi-LoRA), all "
+                           "resident on every replica.")
+    adapter_rank: int = ranged("--adapter-rank", 16, description="Rank of the largest adapter.")
 
 
 __all__ = ["BucketFields", "ErrorBody", "EstimateRequest", "JobFields", "PlanRequest", "ServeRequestBody"]
