@@ -974,4 +974,5 @@ TEMPLATES: dict[str, str] = {
         "常驻 {s.lora_adapters} 个，秩 {s.lora_rank}，作用于每个线性层，16 位：每卡 {fmt_bytes(adapters)}，从 KV 缓存中扣除",
     "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do":
         "每个矩阵 r·(in + out)（Hu et al. 2021）；每层按 vLLM 的 LoRA 层方式预留槽位",
+    "unknown guard '{name}'.{did}": "未知的护栏 '{name}'。{did|t}",
 }
