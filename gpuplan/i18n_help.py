@@ -245,4 +245,18 @@ HELP: dict[str, str] = {
     "export rules apply) or global.":
         "用户所在地：cn（中国大陆：方案附中国合规清单，并说明何时适用数据出境规则）或 global。",
     "Most the fleet may cost per hour, e.g. 40USD.": "集群每小时费用上限，例如 40USD。",
+    "Mean requests per second (default 1; with --profile, the profile's mean).":
+        "平均每秒请求数（默认 1；给了 --profile 时取其平均值）。",
+    "Peak requests per second the fleet is sized for (default: the mean, or the profile's busiest hour).":
+        "集群按其规划的峰值每秒请求数（默认等于平均值，或 --profile 中最忙的一小时）。",
+    "Daily traffic: 24 hourly mean rates, e.g. 2,2,1,…,3,2 (hour 0 first), or a CSV file of hour,rps rows. The fleet "
+    "is sized for its peak; the plan prices following it with autoscaling against a fixed peak fleet.":
+        "每日流量：24 个每小时平均速率，例如 2,2,1,…,3,2（从 0 点开始），或 hour,rps 行的 CSV 文件。集群按其峰值规划；"
+        "方案对比按流量自动扩缩容与固定峰值集群两种方式的费用。",
+    "LoRA adapters served on the same base (multi-LoRA), all resident on every replica: their memory comes out of "
+    "the KV cache, and each decode step reads the adapters its batch uses.":
+        "在同一底座上服务的 LoRA 适配器数（multi-LoRA），全部常驻于每个副本：其显存从 KV 缓存中扣除，每个解码步读取"
+        "本批次用到的适配器。",
+    "Rank of the largest adapter (vLLM reserves its next --max-lora-rank choice).":
+        "最大适配器的秩（vLLM 按不小于它的下一档 --max-lora-rank 预留）。",
 }

@@ -939,4 +939,39 @@ TEMPLATES: dict[str, str] = {
     "launches instead: {now}/h (was {was}/h)":
         "注意：该集群无法按规划导出到 SkyPilot（{detail|t}）；改为导出 SkyPilot 能启动的最便宜集群：每小时 {now}"
         "（原为每小时 {was}）",
+    # ---- daily profiles and multi-LoRA serving (gpuplan.plan.traffic, gpuplan.plan.serving)
+    "a daily profile has {HOURS} hourly rates; {len(rates)} were given.": "每日流量应有 {HOURS} 个每小时速率；实际给了 {len(rates)} 个。",
+    "give one mean rate per hour, 0 to 23, e.g. {EXAMPLE}.": "请为 0 到 23 点每小时给一个平均速率，例如 {EXAMPLE}。",
+    "hour {hour} has a rate of {rate} requests/s.": "{hour} 点的速率为每秒 {rate} 个请求。",
+    "give every hour a finite rate from 0 to {top} (the range of --rps).": "请为每小时给出 0 到 {top} 的有限速率（--rps 的范围）。",
+    "every hour of the profile is 0 requests/s: there is nothing to serve.": "流量中每小时都是每秒 0 个请求：没有要服务的请求。",
+    "give the mean rate of each hour, e.g. {EXAMPLE}.": "请给出每小时的平均速率，例如 {EXAMPLE}。",
+    "'{text}' is neither a file nor a list of 24 rates.": "'{text}' 既不是文件，也不是 24 个速率的列表。",
+    "give a CSV file of hour,rps rows, or the rates: {EXAMPLE}.": "请给出 hour,rps 行的 CSV 文件，或直接给速率：{EXAMPLE}。",
+    "'{text}' is not a list of numbers.": "'{text}' 不是数字列表。",
+    "give the rates, e.g. {EXAMPLE}.": "请给出速率，例如 {EXAMPLE}。",
+    "cannot read '{path}' ({exc}).": "无法读取 '{path}'（{exc}）。",
+    "give a readable UTF-8 CSV file.": "请给出可读的 UTF-8 CSV 文件。",
+    "{path}: row {n} {','.join(row)} is not hour,rps.": "{path}：第 {n} 行 {','.join(row)} 不是 hour,rps。",
+    "write one row per hour: the hour (0-23) and its mean requests per second.": "每小时写一行：小时（0-23）和该小时的平均每秒请求数。",
+    "{path}: row {n} has hour {row[0].strip()}.": "{path}：第 {n} 行的小时为 {row[0].strip()}。",
+    "give each hour from 0 to 23 exactly once.": "0 到 23 点每小时恰好给一次。",
+    "{path}: hours {', '.join(map(str, missing))} are missing.": "{path}：缺少 {', '.join(map(str, missing))} 点。",
+    "both a mean rate (--rps) and a daily profile were given.": "同时给了平均速率（--rps）和每日流量。",
+    "give one of them: the profile's mean is the mean rate.": "请只给其中一个：每日流量的平均值就是平均速率。",
+    "{self.adapters} adapters cannot be served.": "无法服务 {self.adapters} 个适配器。",
+    "give 0 (none) to {MAX_ADAPTERS} LoRA adapters.": "请给出 0（不用）到 {MAX_ADAPTERS} 个 LoRA 适配器。",
+    "a rank of {self.adapter_rank} is not one an engine serves.": "推理引擎不支持秩 {self.adapter_rank}。",
+    "give the largest adapter's rank, 1 to {MAX_ADAPTER_RANK}, e.g. 16.": "请给出最大适配器的秩，1 到 {MAX_ADAPTER_RANK}，例如 16。",
+    "multi-LoRA serving is planned on vLLM or SGLang, not '{self.engine}'.": "multi-LoRA 服务只按 vLLM 或 SGLang 规划，不支持 '{self.engine}'。",
+    "plan with --engine vllm (or sglang), or drop --adapters.": "请用 --engine vllm（或 sglang）规划，或去掉 --adapters。",
+    "{m.name} is a mixture-of-experts model; LoRA adapters on its experts are not modelled.":
+        "{m.name} 是混合专家模型；未对其专家上的 LoRA 适配器建模。",
+    "plan a dense model, or drop --adapters.": "请规划稠密模型，或去掉 --adapters。",
+    "LoRA adapters": "LoRA 适配器",
+    "{s.lora_adapters} resident, rank {s.lora_rank}, on every linear layer, 16-bit: {fmt_bytes(adapters)} per GPU, "
+    "out of the KV cache":
+        "常驻 {s.lora_adapters} 个，秩 {s.lora_rank}，作用于每个线性层，16 位：每卡 {fmt_bytes(adapters)}，从 KV 缓存中扣除",
+    "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do":
+        "每个矩阵 r·(in + out)（Hu et al. 2021）；每层按 vLLM 的 LoRA 层方式预留槽位",
 }

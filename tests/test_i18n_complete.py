@@ -58,8 +58,8 @@ def test_every_help_text_has_its_chinese_form() -> None:
         for path, command in _commands(root):
             texts = [("help", command.help)] + [(p.opts[0] if p.opts else p.name, p.help) for p in command.params
                                                  if getattr(p, "help", None)]
-            missing += [f"gpuplan {' '.join(path)} {where}: {text}" for where, text in texts
-                        if text and not CJK.search(text)]
+            missing += [f"gpuplan {' '.join(path)} {where}: {text}" for where, text in texts  # the range apart
+                        if text and not CJK.search(text.split("范围：")[0])]
     assert not missing, "\n".join(missing)
 
 
