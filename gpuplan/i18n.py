@@ -130,6 +130,9 @@ ZH: dict[str, str] = {
     "Content-safety guard": "内容安全护栏", "Guard model": "护栏模型", "Where it runs": "部署位置",
     "Added TTFT p99": "增加的首字延迟 p99", "Rule": "规定", "Issued / in force": "发布 / 施行", "What it asks": "要求",
     "Changes the plan": "影响方案", "checked": "核对于",
+    "Daily profile: 24 hourly mean req/s (instead of the mean)": "日流量曲线：24 个小时的平均每秒请求数（代替平均值）",
+    "LoRA adapters (multi-LoRA)": "LoRA 适配器数（多 LoRA）", "Largest adapter rank": "最大适配器秩",
+    "Per day following the profile": "按日流量曲线每天费用", "peak fleet all day": "峰值集群全天",
     # the assumptions tables' names (gpuplan.estimate)
     "weight format": "权重格式", "KV cache": "KV 缓存", "engine": "推理引擎", "CUDA context (outside PyTorch)":
         "CUDA 上下文（PyTorch 之外）", "framework workspace (cuBLAS, buffers)": "框架工作区（cuBLAS、缓冲区）",

@@ -292,6 +292,8 @@ def test_the_serving_form_posts_its_fields_to_the_fleet_planner(page: Page) -> N
     page.fill("#srv-quant", "fp8")
     page.fill("#srv-budget", "50")
     page.fill("#srv-max-per-offer", "4")
+    page.fill("#srv-adapters", "8")
+    page.fill("#srv-adapter-rank", "32")
     with page.expect_request("**/api/serve") as sent:
         page.click("#serve-submit")
     body = sent.value.post_data_json
@@ -299,11 +301,25 @@ def test_the_serving_form_posts_its_fields_to_the_fleet_planner(page: Page) -> N
                     "tpot_p99_s": 0.05, "prompt": 1000, "output": 300, "availability": 99.5, "tolerate": "region",
                     "spot": False, "allow_marketplace": True, "market": "global", "users": "global",
                     "gpus": ["H100", "L40S"], "providers": ["RunPod"], "prefix_hit": 0.3, "engine": "sglang",
-                    "quant": "fp8", "budget": 50, "max_per_offer": 4}
+                    "quant": "fp8", "budget": 50, "max_per_offer": 4, "adapters": 8, "adapter_rank": 32}
     expect(page.locator("#serve-results")).to_be_visible()
     # the plan tab no longer plans one serving replica: fleets are planned here
     assert "serve" not in page.locator("#plan-form select[name=task] option").evaluate_all(
         "(options) => options.map((o) => o.value)")
+
+
+def test_a_daily_profile_replaces_the_mean_rate(page: Page) -> None:
+    hours = [2, 2, 1, 1, 1, 1, 2, 4, 8, 10, 12, 12, 11, 10, 10, 11, 12, 12, 10, 8, 6, 4, 3, 2]
+    page.click("#tab-button-serve")
+    page.fill("#srv-peak-rps", "")
+    page.fill("#srv-profile", ", ".join(map(str, hours)))
+    with page.expect_response("**/api/serve") as answer:
+        page.click("#serve-submit")
+    body = answer.value.request.post_data_json
+    assert isinstance(body, dict) and body["profile"] == hours and "rps" not in body  # the API refuses both
+    day = answer.value.json()["daily_profile"]
+    expect(page.locator("#serve-figures")).to_contain_text(
+        f"${day['autoscaled_per_day']:.2f} (peak fleet all day ${day['fixed_per_day']:.2f})")
 
 
 def test_request_sizes_are_rows_sent_as_buckets(page: Page) -> None:

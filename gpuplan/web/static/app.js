@@ -145,6 +145,7 @@ function fieldValue(input) {
     case "int":
     case "number": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) : raw;
     case "list": return raw.split(/[\s,]+/).filter(Boolean);
+    case "numbers": return raw.split(/[\s,]+/).filter(Boolean).map((v) => (Number.isFinite(Number(v)) ? Number(v) : v));
     case "bool": return raw === "true";
     case "check": return input.checked;
     case "ms": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) / 1000 : raw;  // the API takes seconds
@@ -550,6 +551,7 @@ function showBucketShares() {
 
 function serveBody(form) {
   const body = formBody(form);
+  if (body.profile) delete body.rps;  // a daily profile replaces the mean rate (its mean)
   const rows = [...$("#srv-buckets").children].map((row) => ["prompt", "output", "share"].map((name) =>
     fieldValue($(`input[name=bucket_${name}]`, row))));
   if (rows.length === 1) {
@@ -621,6 +623,11 @@ function serveFigures(data) {
     figure(t("Recovery of a lost replica"), recovery),
     figure(t("Replicas at peak / at the mean rate"), `${replicas(data.fleet)} / ${replicas(data.average_load_fleet)}`),
   ];
+  const day = data.daily_profile;
+  if (day) {
+    parts.push(figure(t("Per day following the profile"), `${fmtMoney(day.autoscaled_per_day, cur)} ` +
+                      `(${t("peak fleet all day")} ${fmtMoney(day.fixed_per_day, cur)})`));
+  }
   if (data.fleet.headroom > 0) parts.push(figure(t("Peak raised for availability by"), fmtPercent(data.fleet.headroom, 0)));
   return parts;
 }
@@ -752,7 +759,7 @@ function renderRouting(data) {
 function renderServeNotes(data) {
   const box = $("#serve-notes");
   if (!data.notes.length) return box.replaceChildren();
-  box.replaceChildren(el("h3", {}, t("Notes")), el("ul", { class: "notes" }, ...data.notes.map((n) => el("li", {}, n))));
+  box.replaceChildren(el("h3", {}, t("Notes")), el("ul", { class: "notes" }, ...data.notes.map((n) => el("li", {}, ts(n)))));
 }
 
 // A guard (safety) model beside the main one, when the answer has one: only the fields named here are read.
@@ -807,11 +814,11 @@ function renderServe(data) {
                                   `${r.peak_rps} ${t("peak")} × ${sizes} ${t("tokens")}`;
   const nothing = $("#serve-nothing");
   nothing.hidden = Boolean(data.fleet);
-  nothing.textContent = data.fleet ? "" : `${t("No plan")}: ${data.nothing_fits}`;
+  nothing.textContent = data.fleet ? "" : `${t("No plan")}: ${ts(data.nothing_fits)}`;
   $("#serve-fleet").hidden = !data.fleet;
   if (data.fleet) renderFleet(data);
   fillTable($("#serve-assumptions"), [t("Name"), t("Value"), t("Source")],
-            data.assumptions.map((a) => [a.name, a.value, a.source]));
+            data.assumptions.map((a) => [t(a.name), ts(a.value), ts(a.source)]));
   renderCompliance(data);
   $("#serve-json").textContent = JSON.stringify(data, null, 2);
 }
