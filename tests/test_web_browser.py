@@ -301,7 +301,8 @@ def test_the_serving_form_posts_its_fields_to_the_fleet_planner(page: Page) -> N
                     "tpot_p99_s": 0.05, "prompt": 1000, "output": 300, "availability": 99.5, "tolerate": "region",
                     "spot": False, "allow_marketplace": True, "market": "global", "users": "global",
                     "gpus": ["H100", "L40S"], "providers": ["RunPod"], "prefix_hit": 0.3, "engine": "sglang",
-                    "quant": "fp8", "budget": 50, "max_per_offer": 4, "adapters": 8, "adapter_rank": 32}
+                    "quant": "fp8", "budget": 50, "max_per_offer": 4, "adapters": 8, "adapter_rank": 32,
+                    "guard": "none", "guard_mode": "serial"}
     expect(page.locator("#serve-results")).to_be_visible()
     # the plan tab no longer plans one serving replica: fleets are planned here
     assert "serve" not in page.locator("#plan-form select[name=task] option").evaluate_all(
@@ -453,14 +454,23 @@ def test_no_fleet_says_why_and_hides_the_fleet(page: Page) -> None:
     expect(page.locator("#serve-compliance")).to_be_hidden()
 
 
-def test_a_guard_model_in_the_answer_gets_its_section(page: Page, base_url: str) -> None:
-    # the API's answer, recorded here, with a guard object added: the view reads these four fields only
-    answer = page.request.post(base_url + "/api/serve", data={"model": "Qwen2.5-7B", "rps": 5}).json()
-    guard = {"model": "Llama-Guard-3-1B", "placement": "separate GPUs", "cost_per_hour": 0.5, "added_ttft_p99_s": 0.04}
-    page.route("**/api/serve", lambda route: route.fulfill(json={**answer, "guard": guard}))
+def test_a_guard_asked_for_in_the_form_is_sent_and_shown(page: Page) -> None:
     page.click("#tab-button-serve")
-    page.click("#serve-submit")
+    page.select_option("#srv-guard", "Llama-Guard-3-1B")
+    page.select_option("#srv-guard-mode", "parallel")
+    with page.expect_response("**/api/serve") as answered:
+        page.click("#serve-submit")
+    response = answered.value
+    body = response.request.post_data_json
+    assert isinstance(body, dict) and body["guard"] == "Llama-Guard-3-1B" and body["guard_mode"] == "parallel"
+    guard = response.json()["guard"]
     box = page.locator("#serve-guard")
     expect(box).to_be_visible()
     text = box.inner_text()
-    assert "Llama-Guard-3-1B" in text and "separate GPUs" in text and "$0.50/h" in text and "40 ms" in text
+    places = {"separate": "on its own GPUs", "colocated": "beside the main model", "mig": "on MIG slices"}
+    assert "Llama-Guard-3-1B" in text and places[guard["placement"]] in text and "parallel" in text
+    if guard["placement"] == "colocated":  # it runs on the main fleet's GPUs, which the fleet's cost already has
+        assert "in the main fleet's cost" in text
+    else:
+        assert f"${guard['cost_per_hour_peak']:.2f}/h" in text
+    assert guard["reason"].split(" ")[0] in text  # why this placement, from the plan

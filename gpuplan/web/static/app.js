@@ -762,18 +762,33 @@ function renderServeNotes(data) {
   box.replaceChildren(el("h3", {}, t("Notes")), el("ul", { class: "notes" }, ...data.notes.map((n) => el("li", {}, ts(n)))));
 }
 
-// A guard (safety) model beside the main one, when the answer has one: only the fields named here are read.
+// The content-safety guard of the answer (gpuplan.plan.guard.GuardPlan.as_dict), when the request asked for one.
+const GUARD_PLACES = { separate: "on its own GPUs", colocated: "beside the main model, on its GPUs",
+                       mig: "on MIG slices", api: "a moderation service" };
+
 function renderGuard(data) {
   const box = $("#serve-guard");
   const g = data.guard;
   box.hidden = !g || typeof g !== "object";
   if (box.hidden) return box.replaceChildren();
-  const facts = [];
-  if (g.model !== undefined) facts.push(figure(t("Guard model"), String(g.model)));
-  if (g.placement !== undefined) facts.push(figure(t("Where it runs"), String(g.placement)));
-  if (typeof g.cost_per_hour === "number") facts.push(figure(t("Cost per hour"), `${fmtMoney(g.cost_per_hour, data.currency)}/h`));
-  if (typeof g.added_ttft_p99_s === "number") facts.push(figure(t("Added TTFT p99"), fmtSeconds(g.added_ttft_p99_s)));
-  box.replaceChildren(el("h3", {}, t("Content-safety guard")), el("dl", { class: "figures" }, ...facts));
+  const cur = data.currency;
+  const facts = [figure(t(g.kind === "api" ? "Moderation service" : "Guard model"), String(g.model ?? g.service)),
+                 figure(t("Where it runs"), t(GUARD_PLACES[g.placement] ?? g.placement))];
+  if (g.placement === "colocated") {
+    facts.push(figure(t("Cost per hour"), t("in the main fleet's cost (it shares its GPUs)")));
+  } else if (typeof g.cost_per_hour_peak === "number") {
+    facts.push(figure(t("Cost per hour"), `${fmtMoney(g.cost_per_hour_peak, cur)}/h ${t("at peak")}, ` +
+      `${fmtMoney(g.cost_per_hour_average, cur)}/h ${t("at the mean rate")}`));
+  }
+  if (typeof g.added_latency_p99_s === "number") {
+    facts.push(figure(t("Added to the first token (p50 / p99)"),
+      `${fmtSeconds(g.added_latency_p50_s)} / ${fmtSeconds(g.added_latency_p99_s)} (${t(g.mode)})`));
+  }
+  if (g.kind === "model" && typeof g.availability === "number") {
+    facts.push(figure(t("Guard availability"), fmtPercent(g.availability, 3)));
+  }
+  const why = g.reason ? [el("p", { class: "why" }, ts(g.reason))] : [];
+  box.replaceChildren(el("h3", {}, t("Content-safety guard")), el("dl", { class: "figures" }, ...facts), ...why);
 }
 
 function link(url) {
@@ -874,6 +889,9 @@ async function loadCatalog() {
   fillDatalist("#model-list", models.map((m) => m.name));
   fillDatalist("#gpu-list", gpus.map((g) => g.name));
   fillDatalist("#quant-list", meta.choices.quant);
+  $("#srv-guard").replaceChildren(...meta.choices.guard.map((name) =>
+    el("option", name === "none" ? { value: name, selected: "", "data-i18n": "none" } : { value: name },
+       name === "none" ? t("none") : name)));
   state.meta = meta;
 }
 
