@@ -42,6 +42,8 @@ def test_mainland_offers_are_many_and_tiered(catalog: Catalog) -> None:
     # every subscription row names its term: a month (包月) or a year (AWS China's 1-year reserved instances)
     assert {o.commit_months for o in cn if o.pricing == "reserved"} == {1, 12}
     assert all(o.commit_months is None for o in cn if o.pricing != "reserved")
+    # a subscription is not billed by the second: its rows do not carry the on-demand billing granularity
+    assert all(o.billing_granularity_s is None for o in cn if o.pricing == "reserved")
 
 
 def test_a_monthly_price_is_spread_over_a_730_hour_month(catalog: Catalog) -> None:
