@@ -714,7 +714,8 @@ HoursOpt = Annotated[float | None, typer.Option("--hours-per-month", help="Use p
 CsvOut = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print the ranked plans as CSV.")]
 ExportOpt = Annotated[str | None, typer.Option("--export", help="Also write the pick as skypilot (task YAML), vllm or "
                                                                "sglang (server command) or k8s (manifest).")]
-OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (default: print it).")]
+OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (default: print it); for plan serve, "
+                                                       "an existing folder gets one file per fleet group.")]
 
 
 def _constraints(market: str | None, provider: list[str] | None, gpus: list[str] | None,
@@ -996,11 +997,11 @@ def plan_serve(
         if result.fleet is None:
             raise typer.Exit(1)
         return
-    exported, pick = _serve_export(cat, model, result, export, out)
-    if json_out:  # one JSON document on stdout: the fleet, the exported group's configuration and the export
+    exported, result = _serve_export(cat, model, result, export, out, json_out)
+    if json_out:  # one JSON document on stdout: the fleet and the export of every group
         from gpuplan.render import to_json
 
-        sys.stdout.write(to_json({**result.as_dict(), "pick": pick.as_dict(), "export": exported}) + "\n")
+        sys.stdout.write(to_json({**result.as_dict(), "export": exported}) + "\n")
         return
     if out is None:  # the export is the output (`--export skypilot > task.yaml`), the plan goes to stderr
         with contextlib.redirect_stdout(sys.stderr):
@@ -1027,40 +1028,88 @@ def _money(text: str | None, field: str, currency: str) -> float | None:
     return amount if unit in (None, currency) else _catalog_convert(amount, unit, currency)
 
 
-def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> tuple[dict[str, Any], Any]:
-    """Export the fleet's largest group that ``fmt`` can express (its GPU type on its provider) through the
-    single-configuration planner, whose pick the exporters take: (the export, that pick). When no group can be
-    expressed (a cloud SkyPilot does not launch), the best single configuration that can, with a note."""
-    from gpuplan.plan.planner import Constraints, plan
-    from gpuplan.requests import make_job
+SKYPILOT_REPLANS = 3  # rounds of planning the fleet again without what SkyPilot cannot launch
+
+
+def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None, json_out: bool
+                  ) -> tuple[dict[str, Any], Any]:
+    """Export every group of the fleet (gpuplan.export.fleet): (the export, the plan exported). For skypilot, a
+    fleet with a group SkyPilot cannot launch is planned again on the providers SkyPilot has clouds for, with a
+    note; when that fleet cannot be written either, the reason is the error."""
+    from gpuplan.catalog.models import find_preset
+    from gpuplan.export import fleet
 
     if result.fleet is None:
         raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
-    r = result.request
-    first = r.buckets[0]
     m = cat.model(model)
-    failure: InputError | None = None
-    for group in sorted(result.fleet.groups, key=lambda g: -g.replicas):
-        job = make_job("serve", prompt=first.prompt_len, output=first.output_len, rps=r.peak,
-                       ttft_s=r.targets.ttft_p50_s, tpot_s=r.targets.tpot_p50_s, quant=group.config.quant)
-        c = Constraints(market=r.market, providers=(group.provider,), gpus=(group.config.gpu,),
-                        currency=r.currency, engine=r.engine, quant=group.config.quant, spot=group.spot)
-        picked = plan(cat, m, job, c, suggest=False)
-        if picked.pick is None:
-            continue
-        try:
-            return _export(cat, model, picked, fmt, out), picked.pick
-        except InputError as err:
-            failure = err
-    job = make_job("serve", prompt=first.prompt_len, output=first.output_len, rps=r.peak,
-                   ttft_s=r.targets.ttft_p50_s, tpot_s=r.targets.tpot_p50_s, quant=r.quant)
-    ranked = plan(cat, m, job, Constraints(market=r.market, providers=r.providers, currency=r.currency,
-                                           engine=r.engine, quant=r.quant), suggest=False)
-    if ranked.pick is None:
-        raise failure or InputError("--export", "no group of the fleet can be exported.", "try another --export.")
-    typer.echo(f"note: no group of the fleet can be written as --export {fmt}; exporting the best single "
-               "configuration that can be instead", err=True)
-    return _export(cat, model, ranked, fmt, out), ranked.pick
+    entry = find_preset(cat, model)
+    ref = entry.hf_repo if entry and entry.hf_repo else m.name
+    clouds = cat.skypilot_clouds()
+    try:
+        exported = fleet.export(result, m, ref, fmt, clouds)
+    except InputError as err:
+        if fmt != "skypilot":
+            raise
+        result = _skypilot_fleet(cat, m, result, clouds, err)
+        exported = fleet.export(result, m, ref, fmt, clouds)
+    _write_export(exported, fmt, out, json_out)
+    return exported, result
+
+
+def _skypilot_fleet(cat: Any, m: Any, result: Any, clouds: Any, err: InputError) -> Any:
+    """The fleet planned again without what SkyPilot cannot launch: providers it has no cloud for, and GPUs its
+    registry lists on none of the clouds the fleet used (a few rounds, each leaving out what the last fleet
+    needed and SkyPilot lacks)."""
+    from dataclasses import replace
+
+    from gpuplan.export import registry
+    from gpuplan.plan.serving import plan_serving
+
+    r = result.request
+    again = result
+    providers = tuple(p for p in clouds if not r.providers or p in r.providers)
+    excluded = tuple(r.exclude_gpus)
+    for _ in range(SKYPILOT_REPLANS):
+        bad = {g.config.gpu for g in again.fleet.groups if g.provider in clouds and
+               registry.skypilot_accelerator(g.config.gpu, clouds[g.provider]) is None}
+        excluded += tuple(sorted(bad))
+        again = plan_serving(cat, m, replace(r, providers=providers, exclude_gpus=excluded))
+        if again.fleet is None:
+            raise err
+        if all(g.provider in clouds and registry.skypilot_accelerator(g.config.gpu, clouds[g.provider])
+               for g in again.fleet.groups):
+            break
+    was, now = fmt_money(result.fleet.cost_per_hour, r.currency), fmt_money(again.fleet.cost_per_hour, r.currency)
+    typer.echo(f"note: the fleet cannot be exported to SkyPilot as planned ({err.message.removeprefix('--export: ')}"
+               f"); exporting the cheapest fleet SkyPilot launches instead: {now}/h (was {was}/h)", err=True)
+    return again
+
+
+def _write_export(exported: dict[str, Any], fmt: str, out: str | None, json_out: bool) -> None:
+    """``text`` (the whole export on standard output, or in ``out``) or, when ``out`` is a folder, one file per
+    group (``paths``). SkyPilot's ``sky serve up`` loads one service per file, so a fleet of several SkyPilot
+    groups is written to a folder (or read from the JSON's ``files``)."""
+    from pathlib import Path
+
+    files = exported["files"]
+    ext = ".yaml" if fmt in ("k8s", "skypilot") else ".sh"
+    if out is not None and Path(out).is_dir():
+        exported["paths"] = []
+        for f in files:
+            target = str(Path(out) / (f["name"] + ext))
+            _write_atomic(target, f["text"])
+            exported["paths"].append(target)
+        exported["text"] = ("---\n" if fmt == "skypilot" else "\n").join(f["text"] for f in files)
+        return
+    if fmt == "skypilot" and len(files) > 1 and (out is not None or not json_out):
+        raise InputError("--out", f"the fleet has {len(files)} groups, and `sky serve up` loads one service per "
+                         "file (a file of several YAML documents is a pipeline, which it refuses).",
+                         "give --out an existing folder: one file per group is written there (or add --json).")
+    between = "---\n" if fmt == "skypilot" else "\n"  # a YAML stream of the services (the JSON's text)
+    exported["text"] = between.join(f["text"] for f in files)
+    if out is not None:
+        _write_atomic(out, exported["text"])
+        exported["path"] = out
 
 
 # ---------------------------------------------------------------- fit, compare, buy

@@ -327,10 +327,11 @@ def test_json_is_never_wrapped_to_the_terminal(cli: Cli, args: tuple[str, ...]) 
 
 
 def test_export_without_out_is_the_standard_output(cli: Cli) -> None:
-    # `gpuplan plan … --export skypilot > task.yaml` must capture the task, not the table
+    # `gpuplan plan … --export skypilot > task.yaml` must capture the task, not the table (a one-group fleet:
+    # several SkyPilot services are one file each, written to a folder)
     import yaml
 
-    result = cli("plan", "serve", "Qwen2.5-0.5B", "--rps", "1", "--export", "skypilot")
+    result = cli("plan", "serve", "Qwen2.5-0.5B", "--rps", "1", "--tolerate", "none", "--export", "skypilot")
     assert result.returncode == 0, result.stderr
     task = yaml.safe_load(result.stdout)
     assert task["resources"]["accelerators"] and task["service"]["replica_policy"]["min_replicas"] >= 1

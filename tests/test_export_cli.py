@@ -24,16 +24,18 @@ def test_export_with_json_keeps_stdout_one_json_document(cli: Cli, fmt: str) -> 
     data = json.loads(result.stdout)  # nothing printed before or after the JSON
     export = data["export"]
     assert export["format"] == fmt and export["plan"]
-    assert data["pick"] is not None
-    if fmt in ("vllm", "sglang"):  # the command is inside the JSON, as argv and as the line the file holds
-        assert export["document"][0] in ("vllm", "python")
-        line = next(x for x in export["text"].splitlines() if not x.startswith("#"))
-        assert shlex.split(line) == export["document"]
+    n = len(data["fleet"]["groups"])
+    assert len(export["groups"]) == n  # every group of the fleet
+    if fmt in ("vllm", "sglang"):  # the commands are inside the JSON, as argv and as the lines the file holds
+        assert all(argv[0] in ("vllm", "python") for argv in export["document"])
+        lines = [x for x in export["text"].splitlines() if x and not x.startswith("#")]
+        assert [shlex.split(x) for x in lines] == export["document"]
     elif fmt == "k8s":
-        assert [d["kind"] for d in export["document"]] == ["Deployment", "Service", "PodDisruptionBudget",
-                                                          "HorizontalPodAutoscaler"]
+        kinds = [d["kind"] for d in export["document"]]
+        assert kinds == ["Deployment"] * n + ["Service"] + ["PodDisruptionBudget"] * n + \
+            ["HorizontalPodAutoscaler"] * n
     else:
-        assert yaml.safe_load(export["text"]) == export["document"]
+        assert list(yaml.safe_load_all(export["text"])) == export["document"]
 
 
 def test_export_with_json_and_out_writes_the_file_and_names_it(cli: Cli, tmp_path: Path) -> None:

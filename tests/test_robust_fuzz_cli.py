@@ -4,7 +4,9 @@ unitless, overlong, unknown names, broken config files and catalog folders), ``g
 (an internal error).
 
 CI runs ``GPUPLAN_FUZZ_EXAMPLES`` (default 800) command lines; the full run of the robustness issue is
-``GPUPLAN_FUZZ_EXAMPLES=100000 python -m pytest tests/test_robust_fuzz_cli.py``.
+``GPUPLAN_FUZZ_EXAMPLES=100000 python -m pytest -s tests/test_robust_fuzz_cli.py`` (``-s`` prints the count
+and the exit statuses). ``GPUPLAN_FUZZ_COMMANDS="plan serve"`` restricts it to the commands named, and
+``-p hypothesis --hypothesis-seed N`` lets several processes share a run.
 """
 
 from __future__ import annotations
@@ -38,7 +40,12 @@ def _leaves(cmd: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, .
 
 
 ROOT = typer.main.get_command(cli.app)
-COMMANDS = list(_leaves(ROOT))
+ALL_COMMANDS = list(_leaves(ROOT))
+# GPUPLAN_FUZZ_COMMANDS="plan serve,estimate" fuzzes only those commands (a change to one command, at a high count)
+_ONLY = {c.strip() for c in os.environ.get("GPUPLAN_FUZZ_COMMANDS", "").split(",") if c.strip()}
+COMMANDS = [(path, cmd) for path, cmd in ALL_COMMANDS if not _ONLY or " ".join(path) in _ONLY]
+if _ONLY and len(COMMANDS) != len(_ONLY):
+    raise ValueError(f"GPUPLAN_FUZZ_COMMANDS names commands gpuplan does not have: {sorted(_ONLY)}")
 
 # values that broke or fooled the CLI before, and their neighbours
 NUMBERS = ["0", "1", "2", "-1", "3", "8", "64", "1024", "65536", "99999", "100001", "1e3", "1.5", "0.5", "1e308",
@@ -167,5 +174,5 @@ def test_no_command_line_ends_in_a_traceback(broken: dict[str, str], data: st.Da
 
 
 def test_the_fuzzer_reaches_every_command() -> None:
-    paths = {" ".join(path) for path, _ in COMMANDS}
+    paths = {" ".join(path) for path, _ in ALL_COMMANDS}
     assert {"estimate", "plan finetune", "plan serve", "buy", "web", "offers", "fit"} <= paths

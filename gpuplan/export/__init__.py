@@ -7,9 +7,9 @@
 - ``vllm`` / ``sglang``: the server command line (vLLM 0.33.0, SGLang 0.5.23 flags).
 - ``k8s``: Deployment, Service, PodDisruptionBudget and HorizontalPodAutoscaler for the planned server.
 
-The serving exports are built from a :class:`~gpuplan.export.serve.ServeGroup` (plain per-group inputs), so a
-fleet of several GPU types exports one group at a time. See docs/export.md for what each file runs and what the
-user fills in.
+The serving exports are built from a :class:`~gpuplan.export.serve.ServeGroup` (plain per-group inputs);
+:mod:`gpuplan.export.fleet` exports every group of a serving fleet. See docs/export.md for what each file runs
+and what the user fills in.
 """
 
 from __future__ import annotations

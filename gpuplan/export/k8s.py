@@ -7,6 +7,10 @@
 - ``/health`` answers once the weights are loaded: a startup probe allows the load (up to 30 min), then readiness
   and liveness probes take over.
 - Replicas spread over zones (``topology.kubernetes.io/zone``); the PDB lets a drain take one replica at a time.
+- A fleet (:func:`fleet_manifests`) is one Deployment, PodDisruptionBudget and HPA per group behind one Service
+  that selects every group. Groups the plan put in different zones carry a zone-slot label and a required pod
+  anti-affinity: no zone holds pods of two slots, so losing a zone loses at most one slot, the loss the plan
+  was sized to survive.
 - The HPA scales on the server's queue length through the custom metrics API, which needs an adapter such as
   Prometheus Adapter with a rule exposing the server's gauge (``vllm:num_requests_waiting`` or
   ``sglang:num_queue_reqs``) per pod under the name used here (colons renamed to underscores); see
@@ -23,6 +27,8 @@ from gpuplan.export.serve import PORT, QUEUE_METRIC, ServeGroup, image, server_c
 
 SECRET = "hf-token"
 ZONE_KEY = "topology.kubernetes.io/zone"
+GROUP_KEY = "gpuplan.io/group"
+SLOT_KEY = "gpuplan.io/zone-slot"
 GPUS_PER_NODE = 8
 LOAD_TIMEOUT_S = 1800  # startup probe budget: weights download + load + warm-up
 PROBE_PERIOD_S = 10
@@ -43,6 +49,45 @@ def manifests(g: ServeGroup, max_replicas: int | None = None) -> list[dict[str, 
     labels = {"app": g.name}
     return [_deployment(g, labels), _service(g, labels), _pdb(g, labels),
             _hpa(g, max_replicas or max(2 * g.replicas, g.replicas + 1))]
+
+
+def fleet_manifests(groups: list[ServeGroup]) -> list[dict[str, Any]]:
+    """The objects for a fleet: per group a Deployment, a PodDisruptionBudget and an HPA (from its planned
+    replicas to twice that), and one Service per ``service`` name selecting all of its groups. One group alone
+    gives exactly :func:`manifests`."""
+    if len(groups) == 1 and not groups[0].zone_slot:
+        return manifests(groups[0])
+    names = [g.name for g in groups]
+    if len(set(names)) != len(names):
+        raise InputError("--export", "two groups of the fleet have the same name.", "report this: the fleet "
+                         "export names every group.")
+    for g in groups:
+        manifests(g)  # refuses what one group cannot run as (multi-node replicas)
+    slots = {g.service or g.name: {x.zone_slot for x in groups if (x.service or x.name) == (g.service or g.name)}
+             for g in groups}
+    deployments, pdbs, hpas = [], [], []
+    for g in groups:
+        app = g.service or g.name
+        labels = {"app": app, GROUP_KEY: g.name} | ({SLOT_KEY: g.zone_slot} if g.zone_slot else {})
+        dep = _deployment(g, labels, {"app": app, GROUP_KEY: g.name})
+        if len(slots[app]) > 1 and g.zone_slot:
+            dep["spec"]["template"]["spec"]["affinity"] = _apart(app, g.zone_slot) | \
+                dep["spec"]["template"]["spec"].get("affinity", {})
+        deployments.append(dep)
+        pdbs.append(_pdb(g, {"app": app, GROUP_KEY: g.name}))
+        hpas.append(_hpa(g, max(2 * g.replicas, g.replicas + 1)))
+    services = [_service(g, {"app": g.service or g.name}, g.service or g.name)
+                for g in {(x.service or x.name): x for x in groups}.values()]
+    return [*deployments, *services, *pdbs, *hpas]
+
+
+def _apart(app: str, slot: str) -> dict[str, Any]:
+    """A pod anti-affinity that keeps this slot's pods out of any zone where the same service has pods of
+    another slot (symmetric for required terms: the scheduler checks both directions)."""
+    selector = {"matchExpressions": [{"key": "app", "operator": "In", "values": [app]},
+                                     {"key": SLOT_KEY, "operator": "NotIn", "values": [slot]}]}
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": selector, "topologyKey": ZONE_KEY}]}}
 
 
 def _container(g: ServeGroup) -> dict[str, Any]:
@@ -70,9 +115,13 @@ def _affinity(g: ServeGroup) -> dict[str, Any]:
         "nodeSelectorTerms": [term]}}}}
 
 
-def _deployment(g: ServeGroup, labels: dict[str, str]) -> dict[str, Any]:
-    spread = {"maxSkew": 1, "topologyKey": ZONE_KEY, "labelSelector": {"matchLabels": labels},
-              "whenUnsatisfiable": "DoNotSchedule" if g.replicas > 1 else "ScheduleAnyway"}
+def _deployment(g: ServeGroup, labels: dict[str, str], selector: dict[str, str] | None = None) -> dict[str, Any]:
+    """``labels`` on the pods, ``selector`` (default: the labels) the Deployment's own. A group pinned to a zone
+    slot only prefers to spread: the slot's anti-affinity decides its zones."""
+    selector = selector or labels
+    hard = g.replicas > 1 and not g.zone_slot
+    spread = {"maxSkew": 1, "topologyKey": ZONE_KEY, "labelSelector": {"matchLabels": selector},
+              "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway"}
     pod = {
         "containers": [_container(g)],
         "nodeSelector": {"nvidia.com/gpu.product": gfd_product_label(g.gpu)},
@@ -81,12 +130,12 @@ def _deployment(g: ServeGroup, labels: dict[str, str]) -> dict[str, Any]:
         "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
     }
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": g.name, "labels": labels},
-            "spec": {"replicas": g.replicas, "selector": {"matchLabels": labels},
+            "spec": {"replicas": g.replicas, "selector": {"matchLabels": selector},
                      "template": {"metadata": {"labels": labels}, "spec": pod}}}
 
 
-def _service(g: ServeGroup, labels: dict[str, str]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": g.name, "labels": labels},
+def _service(g: ServeGroup, labels: dict[str, str], name: str | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name or g.name, "labels": labels},
             "spec": {"selector": labels, "ports": [{"name": "http", "port": PORT, "targetPort": "http"}]}}
 
 

@@ -50,6 +50,8 @@ class ServeGroup:
     zones: tuple[str, ...] = ()
     spot: bool = False
     name: str = "gpuplan-serve"
+    service: str = ""  # the Service (app label) the group answers behind, shared by a fleet's groups; "": name
+    zone_slot: str = ""  # the plan's failure zone this group is in ("": the fleet does not rely on zones)
 
     def __post_init__(self) -> None:
         if self.engine not in SERVERS:
@@ -82,7 +84,7 @@ def group_of(c: Candidate, model: str, what: str) -> ServeGroup:
         raise InputError("--export", f"this plan was estimated for {get_engine(s.engine).name} (its memory "
                          f"reservation and batch); the {what} export runs {runs}.", f"plan with --engine {fix} to "
                          "export it.")
-    _check_format(s.weight_format, native_format(e.model.native_dtype), e.model.name, s.engine)
+    check_format(s.weight_format, native_format(e.model.native_dtype), e.model.name, s.engine)
     spot = c.offer is not None and c.offer.pricing == "spot"
     return ServeGroup(model=model, gpu=e.gpu.name, engine=s.engine, weight_format=s.weight_format,
                       kv_dtype=s.kv_dtype, tp=s.tp, pp=s.pp, context_len=s.context_len,
@@ -94,7 +96,7 @@ def _name(model: str) -> str:
     return f"gpuplan-{model}".lower().replace(".", "-").replace("_", "-")[:50].rstrip("-")
 
 
-def _check_format(fmt: str, native: str, model: str, engine: str) -> None:
+def check_format(fmt: str, native: str, model: str, engine: str) -> None:
     server = f"{get_engine(engine).name} {version(engine)}"
     if fmt in ("awq-int4", "gptq-int4", "gptq-int8") and fmt != native:
         raise InputError("--export", f"the plan serves {fmt} weights, but {model} is published in {native}; "
@@ -116,7 +118,7 @@ def server_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> li
 
 def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:
     """``vllm serve`` (vLLM 0.33.0 engine and frontend arguments)."""
-    _check_format(g.weight_format, g.weight_format, g.model, "vllm")
+    check_format(g.weight_format, g.weight_format, g.model, "vllm")
     opts: dict[str, str | None] = {
         "--tensor-parallel-size": str(g.tp), "--max-model-len": str(g.context_len),
         "--gpu-memory-utilization": f"{g.memory_share:g}", "--max-num-seqs": str(g.max_num_seqs)}
@@ -134,7 +136,7 @@ def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list
 def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:
     """``python -m sglang.launch_server`` (SGLang 0.5.23 server arguments); ``--enable-metrics`` serves the
     Prometheus metrics an autoscaler reads."""
-    _check_format(g.weight_format, g.weight_format, g.model, "sglang")
+    check_format(g.weight_format, g.weight_format, g.model, "sglang")
     opts: dict[str, str | None] = {
         "--model-path": g.model, "--tp-size": str(g.tp), "--context-length": str(g.context_len),
         "--mem-fraction-static": f"{g.memory_share:g}", "--max-running-requests": str(g.max_num_seqs)}

@@ -24,7 +24,7 @@ from gpuplan.export import registry
 from gpuplan.export.serve import PORT, ServeGroup, install, server_command
 from gpuplan.export.train import CKPT_DIR, train_run
 from gpuplan.plan.planner import Candidate
-from gpuplan.types import Offer, TrainSetup
+from gpuplan.types import ModelSpec, Offer, TrainSetup
 from gpuplan.units import GB
 
 GPUS_PER_NODE = 8
@@ -100,6 +100,15 @@ def disk_bytes(e: JobEstimate) -> float:
     from gpuplan.plan.planner import _disk_bytes as planned
 
     return planned(e.model, e.job)
+
+
+def weights_disk_bytes(m: ModelSpec) -> float:
+    """What a serving replica's disk holds: the published checkpoint (the planner's figure for a job with no
+    data)."""
+    from gpuplan.estimate.memory import weights_bytes
+    from gpuplan.estimate.quant import native_format, weight_format
+
+    return weights_bytes(m, weight_format(native_format(m.native_dtype)))
 
 
 def _storage(name: str) -> tuple[dict[str, str], dict[str, Any]]:

@@ -556,6 +556,7 @@ class FleetGroup:
     offer_source: str
     offer_as_of: str
     market: str = ""  # the offer's market: cn = a mainland-China region
+    offer: Offer | None = field(default=None, compare=False)  # the offer rented (the exporters read it)
 
     @property
     def spot(self) -> bool:
@@ -563,7 +564,8 @@ class FleetGroup:
 
     def as_dict(self) -> dict[str, Any]:
         c = self.config
-        return {"gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "nodes": c.nodes, "engine": c.engine,
+        return {"config": c.describe(), "gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "nodes": c.nodes,
+                "engine": c.engine,
                 "quant": c.quant, "max_num_seqs": c.max_num_seqs, "provider": self.provider,
                 "instance_type": self.instance_type, "region": self.region, "zone": self.zone,
                 "pricing": self.pricing, "spot": self.spot, "instances": self.instances, "replicas": self.replicas,
@@ -586,6 +588,19 @@ class Fleet:
     @property
     def gpu_types(self) -> tuple[str, ...]:
         return tuple(sorted({g.config.gpu for g in self.groups}))
+
+    def routed(self, config: ReplicaConfig, n_buckets: int) -> tuple[float, ...]:
+        """Requests/s of each bucket routed to ``config``'s replicas with nothing lost."""
+        name = config.describe()
+        return tuple(sum(x for c, b, x in self.routing if c == name and b == i) for i in range(n_buckets))
+
+    def replica_rate(self, config: ReplicaConfig, shares: Sequence[float]) -> tuple[float, float]:
+        """(the most requests/s one replica of ``config`` takes of the traffic routed to it — of ``shares`` when
+        none is routed there, a spare for failures —, the requests/s each replica is given with nothing lost)."""
+        routed = self.routed(config, len(shares))
+        n = sum(g.replicas for g in self.groups if g.config == config)
+        mixed = routed if sum(routed) > 0 else tuple(shares)
+        return _mix_capacity(config, [x / sum(mixed) for x in mixed]), sum(routed) / n if n else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"groups": [g.as_dict() for g in self.groups], "cost_per_hour": self.cost_per_hour,
@@ -791,7 +806,8 @@ def _fleet(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[
         c = configs[p.config]
         groups.append(FleetGroup(c, p.offer.provider, p.offer.instance_type, p.offer.region, p.zone,
                                  p.offer.pricing, u * p.instances_per_unit, int(u * p.replicas_per_unit),
-                                 u * p.cost_per_unit, p.offer.source, p.offer.as_of.isoformat(), p.offer.market))
+                                 u * p.cost_per_unit, p.offer.source, p.offer.as_of.isoformat(), p.offer.market,
+                                 p.offer))
     routing = tuple((configs[i].describe(), b, x) for i, row in enumerate(mix.routing) for b, x in enumerate(row)
                     if x > 1e-9)
     availability = _availability(catalog, mix, pools, configs, r, recovery_s, rate)

@@ -1,0 +1,226 @@
+"""Hand-off of a whole serving fleet (:class:`gpuplan.plan.serving.ServePlan`): every group, not only the first.
+
+A fleet group (one configuration from one offer in one zone) becomes a :class:`Part`: the plain server inputs
+(:class:`~gpuplan.export.serve.ServeGroup`), the offer it rents, the requests/s one replica serves within the
+targets and is given with nothing lost. :func:`parts` builds them for one model on one fleet; a second model
+of the same plan (a guard) builds its own and the exporters take the concatenation.
+
+- ``skypilot``: one ``service`` task per group. ``sky serve up`` loads one task per file (a file of several
+  YAML documents is a pipeline, which it refuses), so a fleet of several groups is one file per group.
+- ``k8s``: one Deployment, PodDisruptionBudget and HPA per group behind one Service (:func:`k8s.fleet_manifests`).
+- ``vllm`` / ``sglang``: one server command per group.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplan.errors import InputError
+from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.quant import native_format
+from gpuplan.export import k8s, skypilot
+from gpuplan.export.registry import version
+from gpuplan.export.serve import SERVERS, ServeGroup, check_format, server_command
+from gpuplan.plan.serving import Fleet, FleetGroup, ServePlan
+from gpuplan.types import ModelSpec, Offer
+
+_LABEL = re.compile(r"[^a-z0-9-]+")
+NAME_CHARS = 40  # a group's name is a label value (at most 63 characters): the model's part is cut to this
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One group of a fleet as the exporters take it."""
+
+    group: ServeGroup
+    offer: Offer | None
+    capacity_per_replica: float  # requests/s one replica serves within the targets (the autoscaler's target)
+    given_per_replica: float  # requests/s each replica is routed with nothing lost (the router's weight)
+    describe: str  # "2 × 1× H100 TP1 bf16, AWS us-east-1/zone-1, spot"
+    zone: str  # the plan's zone (its failure domain)
+    disk_bytes: float = 0.0
+
+
+def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | None = None,
+          service: str | None = None) -> list[Part]:
+    """The parts of ``fleet`` (default: the plan's peak fleet) serving ``m`` from ``model_ref``, named after
+    ``service`` (default: the model); ``what`` is the export asked for (named in errors)."""
+    fleet = fleet or p.fleet
+    if fleet is None:
+        raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
+    base = service or _label(f"gpuplan-{m.name}")[:NAME_CHARS].rstrip("-")
+    shares = [b.share for b in p.request.buckets]
+    context = max(b.prompt_len + b.output_len for b in p.request.buckets)
+    zones = list(dict.fromkeys(g.zone for g in fleet.groups))
+    slotted = len(zones) > 1
+    out = []
+    for i, fg in enumerate(fleet.groups, 1):
+        group = _serve_group(fg, m, model_ref, what, context, base if len(fleet.groups) == 1 else
+                             _label(f"{base}-{i}-{fg.config.gpu}"), base,
+                             f"z{zones.index(fg.zone) + 1}" if slotted else "")
+        capacity, given = fleet.replica_rate(fg.config, shares)
+        out.append(Part(group, fg.offer, round(capacity, 3), given, _describe(fg), fg.zone,
+                        skypilot.weights_disk_bytes(m)))
+    return out
+
+
+def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, context: int, name: str, service: str,
+                 slot: str) -> ServeGroup:
+    c = fg.config
+    if c.engine not in SERVERS:
+        raise InputError("--export", f"this fleet was estimated for {get_engine(c.engine).name} (its memory "
+                         f"reservation and batch); the {what} export runs vLLM or SGLang.",
+                         "plan with --engine vllm (or sglang) to export it.")
+    check_format(c.quant, native_format(m.native_dtype), m.name, c.engine)
+    return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
+                      context_len=context, max_num_seqs=c.max_num_seqs, replicas=max(1, fg.replicas),
+                      spot=fg.spot, name=name, service=service, zone_slot=slot)
+
+
+def _label(text: str) -> str:
+    return _LABEL.sub("-", text.lower()).strip("-")
+
+
+def _describe(fg: FleetGroup) -> str:
+    return f"{fg.replicas} × {fg.config.describe()}, {fg.provider} {fg.zone}, {fg.pricing}"
+
+
+def documents(ps: Sequence[Part], fmt: str, clouds: Mapping[str, str] | None = None) -> list[Any]:
+    """Per part its SkyPilot service task or server argv; for ``k8s`` the fleet's objects."""
+    if fmt == "k8s":
+        return k8s.fleet_manifests([x.group for x in ps])
+    if fmt == "skypilot":
+        return [skypilot.service_task(x.group, x.offer, x.capacity_per_replica or None, disk_bytes=x.disk_bytes,
+                                      clouds=clouds) for x in ps]
+    for x in ps:
+        if x.group.engine != fmt:
+            raise InputError("--export", f"this fleet was estimated for {x.group.engine} (its memory reservation "
+                             f"and batch); the {fmt} export runs {fmt}.", f"plan with --engine {fmt} to export it.")
+    return [server_command(x.group) for x in ps]
+
+
+def routing_note(ps: Sequence[Part], by_size: bool, fmt: str = "k8s") -> str:
+    """What the router in front of the groups must do for the fleet to carry the load as planned."""
+    if len(ps) == 1:
+        return ""
+    total = sum(x.given_per_replica * x.group.replicas for x in ps) or 1.0
+    shares = "; ".join(f"{x.group.name} {x.given_per_replica * x.group.replicas / total:.0%} "
+                       f"({x.given_per_replica:.2f} req/s per replica)" for x in ps)
+    if by_size:
+        return ("the plan sends requests by size to different GPU types (its routing table): a length-aware router "
+                "must read each request's prompt length and send it to its group (Kubernetes Services and the "
+                "Gateway API match paths and headers, not bodies: have the client or an application router set a "
+                "header, e.g. x-request-bucket, and route on it to one backend per group). Traffic with nothing "
+                f"lost: {shares}.")
+    if fmt == "skypilot":
+        return ("each group is its own SkyServe service with its own endpoint: a load balancer in front sends each "
+                f"its share of the traffic. Traffic with nothing lost: {shares}.")
+    rates = [x.given_per_replica for x in ps]
+    if max(rates) - min(rates) <= 0.01 * max(rates):
+        return ("every replica is given the same rate, so an even spread over all replicas (what a Kubernetes "
+                f"Service does) matches the plan. Traffic with nothing lost: {shares}.")
+    return ("the groups' replicas take different rates: weight them by capacity, not round-robin (a Kubernetes "
+            "Service spreads connections evenly over pods; a weighted router in front, e.g. a Gateway API "
+            "HTTPRoute whose backendRefs are one Service per group, weighted by these shares). Traffic with "
+            f"nothing lost: {shares}.")
+
+
+def _by_size(p: ServePlan, fleet: Fleet) -> bool:
+    return len(p.request.buckets) > 1 and len(fleet.gpu_types) > 1
+
+
+def texts(ps: Sequence[Part], fmt: str, docs: list[Any], label: str, note: str) -> list[tuple[str, str]]:
+    """(file stem, text) of every file the export writes: one for ``k8s`` (``kubectl apply -f`` reads several
+    documents), one per group for ``skypilot``, ``vllm`` and ``sglang``."""
+    if fmt == "k8s":
+        return [(ps[0].group.service or ps[0].group.name, _k8s_header(ps, label, note) + _yaml_all(docs))]
+    out = []
+    for n, (x, doc) in enumerate(zip(ps, docs, strict=True), 1):
+        lines = [f"generated by gpuplan for the fleet {label}",
+                 f"group {n} of {len(ps)}: {x.describe}"]
+        if fmt == "skypilot":
+            lines.append(f"sky serve up THIS.yaml -n {x.group.name} --secret HF_TOKEN   (gated models need a "
+                         "Hugging Face token)")
+            if any(y is not x and y.offer and x.offer and (y.offer.provider, y.offer.region) ==
+                   (x.offer.provider, x.offer.region) for y in ps):
+                lines.append(f"the plan puts this group in {x.zone}, apart from the other groups' zones: add "
+                             "resources.zone with a zone no other group uses (SkyPilot picks one otherwise)")
+            body = _yaml(doc)
+        else:
+            lines += [f"flags checked against {fmt} {version(fmt)}",
+                      f"run on each of its {x.group.replicas} replicas ({x.group.gpus_per_replica}× {x.group.gpu})"]
+            body = shlex.join(doc) + "\n"
+        if note:
+            lines.append("routing: " + note)
+        out.append((x.group.name, "".join(f"# {line}\n" for line in _wrap(lines)) + body))
+    return out
+
+
+def _k8s_header(ps: Sequence[Part], label: str, note: str) -> str:
+    engines = list(dict.fromkeys(x.group.engine for x in ps))
+    lines = [f"generated by gpuplan for the fleet {label}"]
+    lines += [f"group {n}: {x.group.name} = {x.describe}" + (f" (zone slot {x.group.zone_slot})"
+                                                              if x.group.zone_slot else "")
+              for n, x in enumerate(ps, 1)]
+    if any(x.group.zone_slot for x in ps):
+        lines.append(f"zone slots: pods of different slots never share a {k8s.ZONE_KEY} (pod anti-affinity), so "
+                     "losing a zone loses one slot at most, as the plan assumes; the cluster needs a zone per slot")
+    lines += [f"server flags checked against {', '.join(f'{e} {version(e)}' for e in engines)}; create the Secret "
+              "for gated models:", f"  kubectl create secret generic {k8s.SECRET} --from-literal=token=hf_...",
+              "the HPAs read a custom metric: install Prometheus Adapter with this rule (docs/export.md):"]
+    for e in engines:
+        lines += ["  " + line for line in k8s.adapter_rule(e).splitlines()]
+    if note:
+        lines.append("routing: " + note)
+    return "".join(f"# {line}\n" for line in _wrap(lines))
+
+
+def _wrap(lines: list[str], width: int = 116) -> list[str]:
+    import textwrap
+
+    out = []
+    for line in lines:
+        indent = line[: len(line) - len(line.lstrip())]
+        out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False) or [""]
+    return out
+
+
+def _yaml(doc: Any) -> str:
+    from gpuplan.export import _yaml as dump
+
+    return dump(doc)
+
+
+def _yaml_all(docs: list[Any]) -> str:
+    from gpuplan.export import _yaml_all as dump
+
+    return dump(docs)
+
+
+def export(p: ServePlan, m: ModelSpec, model_ref: str, fmt: str, clouds: Mapping[str, str] | None = None
+           ) -> dict[str, Any]:
+    """The fleet's export as data: ``format``, ``plan``, ``routing`` (the note), ``document`` (the k8s objects, or
+    one task / argv per group), ``groups`` (per group its name, the fleet group, its document) and ``files``
+    (stem and text of each file)."""
+    ps = parts(p, m, model_ref, fmt)
+    assert p.fleet is not None  # parts() refused a plan without one
+    docs = documents(ps, fmt, clouds)
+    label = fleet_label(p)
+    note = routing_note(ps, _by_size(p, p.fleet), fmt)
+    files = texts(ps, fmt, docs, label, note)
+    groups = [{"name": x.group.name, "fleet_group": fg.as_dict(), "capacity_per_replica_per_s":
+               x.capacity_per_replica, "given_per_replica_per_s": x.given_per_replica, "zone_slot":
+               x.group.zone_slot or None, **({"document": d} if fmt != "k8s" else {})}
+              for x, fg, d in zip(ps, p.fleet.groups, docs if fmt != "k8s" else [None] * len(ps), strict=True)]
+    return {"format": fmt, "plan": label, "routing": note or None, "document": docs, "groups": groups,
+            "files": [{"name": stem, "text": body} for stem, body in files]}
+
+
+def fleet_label(p: ServePlan) -> str:
+    f = p.fleet
+    assert f is not None
+    return f"{p.model}: " + " + ".join(f"{g.replicas} × {g.config.describe()}" for g in f.groups)
