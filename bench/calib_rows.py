@@ -324,9 +324,11 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
            else fw.optimizer)
     values: dict[str, Any] = dict(method=method, micro_batch=mb, seq_len=seq, grad_accum=accum, recompute=recompute,
                                   optimizer=opt, framework=fw.stack, chunked_loss=fw.chunked_loss,
+                                  flash_attention=row["flash_attention"].strip().lower() != "no",
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
     if method in ("lora", "qlora"):
         values.update(lora_rank=_int(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
+                      lora_dropout=launcher.lora_dropout or 0.0,
                       train_embeddings=bool(re.search(r"embedding.*trainable", row["lora_targets"].lower())))
     if base:
         values["base_quant"] = base

@@ -145,6 +145,7 @@ ZH: dict[str, str] = {
     "weight format": "权重格式", "KV cache": "KV 缓存", "engine": "推理引擎", "CUDA context (outside PyTorch)":
         "CUDA 上下文（PyTorch 之外）", "framework workspace (cuBLAS, buffers)": "框架工作区（cuBLAS、缓冲区）",
     "trainable parameters": "可训练参数", "bytes per trainable parameter": "每个可训练参数的字节数",
+    "modeling code": "建模代码",
     "parallelism": "并行方式", "loss": "损失", "allocator slack": "分配器预留", "peak moment": "显存峰值时刻",
     "optimizer states": "优化器状态", "FLOPs per token": "每 token 浮点运算量",
     "utilisation": "利用率", "links": "互联", "steps": "步数", "memory bandwidth": "显存带宽",

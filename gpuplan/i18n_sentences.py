@@ -975,4 +975,16 @@ TEMPLATES: dict[str, str] = {
     "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do":
         "每个矩阵 r·(in + out)（Hu et al. 2021）；每层按 vLLM 的 LoRA 层方式预留槽位",
     "unknown guard '{name}'.{did}": "未知的护栏 '{name}'。{did|t}",
+    # training memory: what each stack's modeling code keeps (gpuplan/data/stacks.csv)
+    "{s.framework} modeling code: {rest}": "{s.framework} 建模代码：{rest|l}",
+    "norms keep an fp32 copy of their input": "归一化层保留一份 fp32 的输入副本",
+    "K/V expanded to every query head": "K/V 扩展到每个查询头",
+    "fp32 adapters keep an fp32 copy of each adapted input": "fp32 适配器为每个被适配的输入保留一份 fp32 副本",
+    "LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input":
+        "LoRA 丢弃率 {s.lora_dropout:g}：每个适配器输入多一份丢弃后的副本和 1 字节掩码",
+    "bitsandbytes matmuls keep every quantized linear's input": "bitsandbytes 矩阵乘法保留每个量化线性层的输入",
+    "the output layer is quantized too": "输出层也被量化",
+    "a tied output layer is held as its own matrix": "与嵌入共享的输出层单独存为一个矩阵",
+    "only the layer's own tensors": "只有各层自身的张量",
+    "LoRA dropout {self.lora_dropout:g}": "LoRA 丢弃率 {self.lora_dropout:g}",
 }

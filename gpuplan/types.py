@@ -384,6 +384,7 @@ class TrainSetup:
     chunked_loss: bool = False  # loss computed in chunks: logits never held in fp32 for the whole sequence
     lora_rank: int = 16
     lora_targets: str = "all-linear"  # all-linear | attention | qv | mlp
+    lora_dropout: float = 0.0  # dropout on each adapter's input (PEFT's LoraConfig default 0.0)
     prefix_len: int = 128  # P-tuning v2 prefix length
     base_quant: str | None = None  # frozen base format for LoRA/P-tuning ("int4-wo", "int8-wo", "bnb-nf4-dq")
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)

@@ -209,7 +209,13 @@ def test_lora_below_full_and_qlora_below_lora(m, recompute, targets, shape) -> N
     full = TrainSetup(method="full", micro_batch=mb, seq_len=seq, recompute=recompute, lora_targets=targets)
     lora, qlora = replace(full, method="lora"), replace(full, method="qlora")
     assert training_memory(m, lora).total < training_memory(m, full).total
-    assert training_memory(m, qlora).total < training_memory(m, lora).total
+    # QLoRA stores the base in 4 bits, but bitsandbytes' matmuls keep every frozen linear's input, so QLoRA can
+    # need more than LoRA where activations outweigh the weights (LitGPT's TinyLlama rows measure 16.2 GB
+    # for QLoRA against 13.5 GB for LoRA at the same step): what holds is that the base is smaller and the extra
+    # is no more than those inputs
+    q, lo = training_memory(m, qlora), training_memory(m, lora)
+    assert q.breakdown.get("weights") < lo.breakdown.get("weights")
+    assert q.extra["activations_bytes"] >= lo.extra["activations_bytes"]
 
 
 @given(models, recomputes, st.integers(1, 16), st.integers(16, 32768))
@@ -299,11 +305,16 @@ def test_megatron_gradient_buffer_is_held_without_accumulation(catalog: Catalog)
 
 def test_fp32_training_doubles_activations_and_a_frozen_base(catalog: Catalog) -> None:
     m = catalog.model("Llama-3.2-1B")
+    # a stack whose norms and adapters keep 16-bit copies (data/stacks.csv): every saved tensor doubles
     for method in ("full", "lora"):
-        half = training_memory(m, TrainSetup(method=method, precision="bf16", seq_len=1024))
-        full = training_memory(m, TrainSetup(method=method, precision="fp32", seq_len=1024))
-        assert full.extra["activations_bytes"] == pytest.approx(2 * half.extra["activations_bytes"], rel=0.25)
+        half = training_memory(m, TrainSetup(method=method, precision="bf16", seq_len=1024, framework="torchtitan"))
+        full = training_memory(m, TrainSetup(method=method, precision="fp32", seq_len=1024, framework="torchtitan"))
+        assert full.extra["activations_bytes"] == pytest.approx(2 * half.extra["activations_bytes"], rel=1e-9)
         assert full.extra["logits_bytes"] > half.extra["logits_bytes"]
+    # Hugging Face norms keep an fp32 copy of their input in either precision, so less than double there
+    half = training_memory(m, TrainSetup(method="full", precision="bf16", seq_len=1024)).extra["activations_bytes"]
+    full = training_memory(m, TrainSetup(method="full", precision="fp32", seq_len=1024)).extra["activations_bytes"]
+    assert half < full < 2 * half
     lora16 = training_memory(m, TrainSetup(method="lora", precision="bf16")).breakdown.get("weights")
     lora32 = training_memory(m, TrainSetup(method="lora", precision="fp32")).breakdown.get("weights")
     assert lora32 == pytest.approx(2 * lora16, rel=0.01)

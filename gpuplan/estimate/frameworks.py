@@ -23,7 +23,7 @@ _COLUMNS = (
     Column("recompute", "enum", True, RECOMPUTE), Column("packing", "bool", True),
     Column("optimizer", "enum", True, OPTIMIZERS), Column("micro_batch", "int", min=1),
     Column("chunked_loss", "bool", True), Column("compiled", "bool", True),
-    Column("full_precision", "enum", True, PRECISIONS),
+    Column("full_precision", "enum", True, PRECISIONS), Column("lora_dropout", "float", min=0.0, max=0.9),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -42,6 +42,7 @@ class Framework:
     chunked_loss: bool
     compiled: bool
     full_precision: str  # a full fine-tune's precision: bf16-mixed keeps fp32 weights/states, bf16 does not
+    lora_dropout: float | None  # the LoRA dropout its configs default to (None: not stated)
     source: str
 
     def describe(self) -> str:
@@ -51,7 +52,8 @@ class Framework:
                          + (["chunked loss"] if self.chunked_loss else [])
                          + (["torch.compile"] if self.compiled else [])
                          + (["full fine-tuning in pure bf16 (no fp32 master or states)"]
-                            if self.full_precision == "bf16" else []))
+                            if self.full_precision == "bf16" else [])
+                         + ([f"LoRA dropout {self.lora_dropout:g}"] if self.lora_dropout else []))
         return f"{self.name} defaults: {rest}"
 
 
@@ -60,6 +62,40 @@ def frameworks() -> dict[str, Framework]:
     rows = read_table(BUNDLED_DIR / "frameworks.csv", _COLUMNS, ["framework"], "gpuplan/data/frameworks.csv")
     return {r.values["framework"]: Framework(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
             for r in rows}
+
+
+_STACK_COLUMNS = (
+    Column("stack", "enum", True, FRAMEWORKS), Column("norm_input_fp32", "bool", True),
+    Column("adapters_fp32", "bool", True), Column("fused_qkv", "bool", True), Column("expands_kv_heads", "bool", True),
+    Column("quantizes_output_layer", "bool", True), Column("unties_embeddings", "bool", True),
+    Column("source", required=True), Column("as_of", "date", True), Column("notes"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """What a stack's modeling code keeps for backward, where it differs between stacks (``data/stacks.csv``)."""
+
+    stack: str
+    norm_input_fp32: bool  # norms upcast their input to fp32 and keep that copy for backward
+    adapters_fp32: bool  # LoRA adapters in fp32: each adapted module keeps an fp32 copy of its input
+    fused_qkv: bool  # one projection makes Q, K and V: one adapter input for the three
+    expands_kv_heads: bool  # grouped K/V heads are expanded to every query head before attention
+    quantizes_output_layer: bool  # a quantized base quantizes the output layer too (dequantized per call)
+    unties_embeddings: bool  # a tied output layer is loaded as its own matrix
+    source: str
+
+
+@cache
+def stacks() -> dict[str, Stack]:
+    rows = read_table(BUNDLED_DIR / "stacks.csv", _STACK_COLUMNS, ["stack"], "gpuplan/data/stacks.csv")
+    return {r.values["stack"]: Stack(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
+            for r in rows}
+
+
+def stack(name: str) -> Stack:
+    """The modeling behaviour of stack ``name`` (one of ``types.FRAMEWORKS``; every one has a row)."""
+    return stacks()[name]
 
 
 _ALIASES = {"llamafactory": "llama-factory", "llama_factory": "llama-factory", "hf-trainer": "hf",

@@ -308,7 +308,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
                    gpu: Gpu | None = None, **overrides: Any) -> TrainSetup:
     """A TrainSetup for ``job`` with gradient accumulation chosen to reach the job's global batch; on a
     ``gpu`` without BF16 (Volta, Turing) the 16-bit format is FP16. With ``job.framework`` its defaults apply
-    (stack, recomputation, optimizer, chunked loss, compilation, a full fine-tune's precision) unless
+    (stack, recomputation, optimizer, chunked loss, compilation, LoRA dropout, a full fine-tune's precision) unless
     ``recompute``/``overrides`` say otherwise; ``recompute`` None means the framework's default (none without a
     framework)."""
     global_batch = default_global_batch(job)
@@ -328,7 +328,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     if job.framework:
         fw = get_framework(job.framework)
         values.update(framework=fw.stack, recompute=recompute or fw.recompute, optimizer=fw.optimizer,
-                      chunked_loss=fw.chunked_loss, compiled=fw.compiled)
+                      chunked_loss=fw.chunked_loss, compiled=fw.compiled, lora_dropout=fw.lora_dropout or 0.0)
     half = "bf16" if gpu is None or gpu.supports_bf16 or gpu.vendor != "NVIDIA" else "fp16"
     if method in ("lora", "qlora", "ptuning"):
         values["precision"] = "bf16" if half == "bf16" else "fp16-mixed"

@@ -20,6 +20,7 @@ import math
 
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate
@@ -270,30 +271,72 @@ def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, 
 
 
 def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
-    """Bytes autograd keeps per token for one layer (16-bit activations), before recomputation.
+    """Bytes autograd keeps per token for one layer, before recomputation.
 
-    Saved tensors of a pre-norm decoder layer without dropout and with flash attention:
-    attention: layer input (norm backward), normed input (QKV weight grads), Q, K, V, attention output;
-    MLP: block input, normed input (up/gate weight grads), up and gate outputs, act(gate), the product
-    (down weight grad). Tensors needed only for a frozen linear's weight gradient are not kept.
+    Saved tensors of a pre-norm decoder layer without dropout and with flash attention (without it, also the
+    attention probabilities, n_heads × seq_len per token):
+    attention: the norm's input, the normed input (QKV weight grads), Q, K, V, attention output;
+    MLP: the norm's input, the normed input (up/gate weight grads), up and gate outputs, act(gate), the product
+    (down weight grad). Tensors needed only for a frozen linear's weight gradient are not kept, unless the
+    frozen linear is a bitsandbytes matmul, which keeps its input whatever needs it. What the stack's modeling
+    code adds is data (``data/stacks.csv``): norms that keep an fp32 copy of their input, K/V heads expanded to
+    every query head, and the adapters' own copies of their inputs (``_adapter_input_bytes``).
     """
-    adapted = s.method in ("lora", "qlora")
-    frozen = s.method in ("lora", "qlora", "ptuning", "freeze") and s.method != "full"
-    attn_inputs_needed = not frozen or (adapted and s.lora_targets in ("qv", "attention", "all-linear"))
-    mlp_inputs_needed = not frozen or (adapted and s.lora_targets in ("mlp", "all-linear"))
-    attn = m.hidden + m.q_dim + 2 * m.kv_dim + m.q_dim + (m.hidden if attn_inputs_needed else 0)
+    st = stack(s.framework)
+    ab = act_bytes(s)
+    norm_in = 4.0 if st.norm_input_fp32 else ab
+    frozen = s.method in ("lora", "qlora", "ptuning", "freeze")
+    keeps_inputs = not frozen or _bnb_base(s)
+    reads_x = s.method in ("lora", "qlora") and not st.adapters_fp32 and s.lora_dropout == 0
+    attn_needed = keeps_inputs or (reads_x and s.lora_targets in ("qv", "attention", "all-linear"))
+    mlp_needed = keeps_inputs or (reads_x and s.lora_targets in ("mlp", "all-linear"))
+    kv = m.q_dim if st.expands_kv_heads and m.kv_dim < m.q_dim else m.kv_dim
+    attn = norm_in * m.hidden + ab * (2 * m.q_dim + 2 * kv + (m.hidden if attn_needed else 0))
+    if not s.flash_attention:  # eager attention keeps each token's row of attention probabilities
+        attn += m.n_heads * s.seq_len * _SCORE_BYTES_EXTRA_16 + m.n_heads * s.seq_len * ab
     if m.is_moe:
         width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden
     else:
         width = m.ffn_hidden
     mlp_core = (3 if m.gated_mlp else 2) * width  # gate/up outputs and the activation output
-    mlp = m.hidden + mlp_core + ((m.hidden + width) if mlp_inputs_needed else 0)
+    mlp = norm_in * m.hidden + ab * (mlp_core + ((m.hidden + width) if mlp_needed else 0))
     if m.parallel_attn:
-        mlp -= m.hidden  # one shared block input
-    extra = 0.0
-    if adapted and s.framework == "hf":  # PEFT keeps adapters in fp32 and casts each adapted input to fp32
-        extra = 4.0 * sum(i for i, _ in lora_targets(m, s.lora_targets))
-    return (attn + mlp) * act_bytes(s) + extra
+        mlp -= norm_in * m.hidden  # one shared block input
+    return attn + mlp + _adapter_input_bytes(m, s)
+
+
+# Korthikanti et al. 2022 sec. 4.1 count 2·a·s² bytes of softmax output per sequence for the attention
+# probabilities; transformers' eager attention computes them in fp32 and keeps both that output (softmax backward)
+# and its 16-bit copy (the P·V matmul): models/llama/modeling_llama.py @002272831fba584eb30dca9729c1be456836960a,
+# ``softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)``; the fp32 part is this constant
+_SCORE_BYTES_EXTRA_16 = 4.0
+
+
+def _bnb_base(s: TrainSetup) -> bool:
+    """Whether the frozen base runs through bitsandbytes matmuls: MatMul4Bit and MatMul8bitLt keep their input A
+    for backward whenever an input needs a gradient (TimDettmers/bitsandbytes bitsandbytes/autograd/_functions.py
+    @29e3420c6de4c62086603aff47107ef378062e91, ``ctx.tensors = (A, B)``)."""
+    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else "")
+    return fmt.startswith("bnb-")
+
+
+def _adapter_input_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """What LoRA's branch keeps per token per layer besides the layer's own tensors: each adapter's A matmul keeps
+    the input it was given. PEFT casts the input to the adapters' fp32 (a 4-byte copy per adapted module); with
+    dropout each module keeps its own dropped copy (activation dtype, or fp32 in PEFT) and the dropout's mask
+    (1 byte per element: ``torch.native_dropout`` returns a bool mask). Without either, the adapter reads the
+    layer's input, which ``activation_bytes_per_token`` counts. A fused QKV projection has one adapter input."""
+    if s.method not in ("lora", "qlora"):
+        return 0.0
+    st = stack(s.framework)
+    dropout = s.lora_dropout > 0
+    copy = 4.0 if st.adapters_fp32 else act_bytes(s) if dropout else 0.0
+    per_element = copy + (1.0 if dropout else 0.0)
+    inputs = [i for i, _ in lora_targets(m, s.lora_targets)]
+    if st.fused_qkv and s.lora_targets in ("qv", "attention", "all-linear"):
+        shared = 3 if s.lora_targets != "qv" else 2  # q, k, v (or q and v) read one input through one module
+        inputs = inputs[shared - 1:]
+    return per_element * sum(inputs)
 
 
 def act_bytes(s: TrainSetup) -> float:
@@ -424,6 +467,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
         Assumption("parallelism", par.describe(), "ZeRO stage shards optimizer (1), gradients (2), weights (3)"),
         Assumption("activations", f"recompute {s.recompute}, flash attention {'on' if s.flash_attention else 'off'}"
                    ", fitted implementation factor", "Korthikanti et al. 2022 sec. 4.1, re-derived"),
+        Assumption("modeling code", describe_stack(s), stack(s.framework).source),
         Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
                    "10 bytes per vocabulary entry per token"),
         Assumption("overhead", fmt_bytes(overhead), "fitted on training-memory rows (bench/fit.py)"),
@@ -463,15 +507,51 @@ def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
         frozen_params = count_params(m).total - trainable_params(m, s)
         return frozen_params * act_bytes(s) / (s.parallel.tp * s.parallel.pp)
     fmt = weight_format(fmt_name) if fmt_name else weight_format("fp32" if s.precision == "fp32" else "bf16")
-    return weights_bytes(m, fmt, s.parallel.tp, s.parallel.pp)
+    return weights_bytes(m, fmt, s.parallel.tp, s.parallel.pp) + _output_layer_change(m, s, fmt, fmt_name is not None)
+
+
+def _output_layer_change(m: ModelSpec, s: TrainSetup, fmt: WeightFormat, quantized_base: bool) -> float:
+    """How the stack's handling of the output layer changes the frozen base's bytes (``data/stacks.csv``): a
+    stack that quantizes every linear stores an untied output layer in the base's format, not 16-bit; one that
+    unties a tied output layer holds it as a second matrix (LitGPT loads ``lm_head.weight`` as a copy of
+    ``wte.weight``)."""
+    st = stack(s.framework)
+    head = m.vocab * m.hidden / s.parallel.tp
+    quantized = quantized_base and st.quantizes_output_layer
+    head_bytes = head * (fmt.bytes_per_weight if quantized else act_bytes(s))
+    if m.tied_embeddings:
+        return head_bytes if st.unties_embeddings else 0.0
+    return head_bytes - head * act_bytes(s) if quantized else 0.0
 
 
 def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
-    """A quantized base is dequantized to 16-bit one matrix at a time: the largest linear of a layer."""
+    """A quantized base is dequantized to 16-bit one matrix at a time: the largest linear of a layer, or the
+    output layer (vocabulary × hidden) where the stack quantizes it too."""
     if not (s.base_quant or s.method == "qlora"):
         return 0.0
     width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
-    return max(m.hidden * width, m.hidden * m.q_dim) * BYTES_16 / s.parallel.tp
+    largest = max(m.hidden * width, m.hidden * m.q_dim)
+    if stack(s.framework).quantizes_output_layer:
+        largest = max(largest, m.vocab * m.hidden)
+    return largest * BYTES_16 / s.parallel.tp
+
+
+def describe_stack(s: TrainSetup) -> str:
+    """What the stack's modeling code keeps that the layer's own tensors do not say (``data/stacks.csv``)."""
+    st = stack(s.framework)
+    kept = [text for on, text in (
+        (st.norm_input_fp32, "norms keep an fp32 copy of their input"),
+        (st.expands_kv_heads, "K/V expanded to every query head"),
+        (s.method in ("lora", "qlora") and st.adapters_fp32, "fp32 adapters keep an fp32 copy of each adapted input"),
+        (s.method in ("lora", "qlora") and s.lora_dropout > 0,
+         f"LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input"),
+        (_bnb_base(s), "bitsandbytes matmuls keep every quantized linear's input"),
+        (s.method != "full" and st.quantizes_output_layer and bool(s.base_quant or s.method == "qlora"),
+         "the output layer is quantized too"),
+        (s.method != "full" and st.unties_embeddings, "a tied output layer is held as its own matrix"),
+    ) if on]
+    rest = ", ".join(kept) if kept else "only the layer's own tensors"
+    return f"{s.framework} modeling code: {rest}"
 
 
 def _method_source(s: TrainSetup) -> str:

@@ -1,0 +1,119 @@
+"""Training-memory terms that depend on what the stack's modeling code keeps (data/stacks.csv), on LoRA dropout,
+on bitsandbytes' saved inputs and on eager attention: hand-computed bytes per token per layer, with the
+published measurements they were checked against."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gpuplan.catalog import Catalog
+from gpuplan.estimate.frameworks import framework, stacks
+from gpuplan.estimate.memory import activation_bytes_per_token, training_memory
+from gpuplan.estimate.quant import weight_format
+from gpuplan.types import FRAMEWORKS, TrainSetup
+from gpuplan.units import GiB
+
+# Llama-2-7B: hidden 4096, 32 query and 32 K/V heads of 128, SwiGLU MLP 11008 wide, vocabulary 32000 (untied)
+H, F, V = 4096, 11008, 32000
+
+
+def test_every_stack_has_its_modeling_row() -> None:
+    assert set(stacks()) == set(FRAMEWORKS)
+
+
+def test_lora_dropout_adds_one_mask_byte_per_adapter_input_in_peft(catalog: Catalog) -> None:
+    # PEFT keeps an fp32 copy of each adapted input either way; dropout adds its bool mask: q and v adapters read
+    # the 4096-wide normed input, so 2 × 4096 × 1 byte per token per layer
+    m = catalog.model("Llama-2-7B")
+    plain = TrainSetup(method="lora", lora_targets="qv", framework="hf")
+    dropped = replace(plain, lora_dropout=0.05)
+    assert activation_bytes_per_token(m, dropped) - activation_bytes_per_token(m, plain) == 2 * H * 1
+
+
+def test_lora_dropout_in_litgpt_keeps_a_dropped_copy_and_mask_of_the_fused_qkv_input(catalog: Catalog) -> None:
+    # LitGPT: one fused QKV module, bf16 adapters. Without dropout the adapter reads the normed input (2 bytes ×
+    # 4096, kept); with dropout that input is not kept, the dropped copy (2 bytes) and the mask (1 byte) are
+    m = catalog.model("Llama-2-7B")
+    plain = TrainSetup(method="lora", lora_targets="qv", framework="pytorch", precision="bf16")
+    dropped = replace(plain, lora_dropout=0.05)
+    assert activation_bytes_per_token(m, dropped) - activation_bytes_per_token(m, plain) == (2 + 1) * H - 2 * H
+
+
+def test_bitsandbytes_base_keeps_every_frozen_linear_input(catalog: Catalog) -> None:
+    # MatMul4Bit saves its input A: the attention's normed input (4096), the MLP's normed input (4096) and the
+    # gated product that feeds down_proj (11008), 2 bytes each; PEFT's q/v adapters read fp32 copies either way
+    m = catalog.model("Llama-2-7B")
+    lora = TrainSetup(method="lora", lora_targets="qv", framework="hf")
+    qlora = replace(lora, method="qlora")
+    assert activation_bytes_per_token(m, qlora) - activation_bytes_per_token(m, lora) == 2 * (H + H + F)
+    gptq = replace(qlora, base_quant="gptq-int4")  # AutoGPTQ's kernels are not bitsandbytes matmuls
+    assert activation_bytes_per_token(m, gptq) == activation_bytes_per_token(m, lora)
+
+
+def test_litgpt_expands_grouped_kv_heads_before_attention(catalog: Catalog) -> None:
+    # Llama-3-8B: 32 query heads, 8 K/V heads of 128. LitGPT expands K and V to 32 heads before SDPA, which keeps
+    # them: 2 × (4096 − 1024) × 2 bytes more than Hugging Face's flash-attention path (norms are fp32 in both)
+    m = catalog.model("Llama-3-8B")
+    hf, litgpt = TrainSetup(method="full", framework="hf"), TrainSetup(method="full", framework="pytorch")
+    assert activation_bytes_per_token(m, litgpt) - activation_bytes_per_token(m, hf) == 2 * (4096 - 1024) * 2
+
+
+def test_norms_keep_an_fp32_copy_of_their_input(catalog: Catalog) -> None:
+    # two norms per layer: 4 bytes × 4096 instead of 2 bytes × 4096 each (transformers' LlamaRMSNorm upcasts)
+    m = catalog.model("Llama-2-7B")
+    hf, titan = TrainSetup(method="full", framework="hf"), TrainSetup(method="full", framework="torchtitan")
+    assert activation_bytes_per_token(m, hf) - activation_bytes_per_token(m, titan) == 2 * (4 - 2) * H
+
+
+def test_eager_attention_keeps_fp32_and_16bit_probabilities(catalog: Catalog) -> None:
+    # 32 heads × 2048 attended positions per token, an fp32 softmax output and its bf16 copy: 6 bytes each
+    m = catalog.model("Llama-2-7B")
+    flash = TrainSetup(method="full", seq_len=2048)
+    eager = replace(flash, flash_attention=False)
+    assert activation_bytes_per_token(m, eager) - activation_bytes_per_token(m, flash) == 32 * 2048 * (4 + 2)
+
+
+def test_litgpt_holds_a_tied_output_layer_as_its_own_matrix(catalog: Catalog) -> None:
+    # Llama-3.2-1B ties its 128256 × 2048 output layer to the embedding; LitGPT loads lm_head as a copy (bf16)
+    m = catalog.model("Llama-3.2-1B")
+    hf = training_memory(m, TrainSetup(method="lora", framework="hf", precision="bf16"))
+    litgpt = training_memory(m, TrainSetup(method="lora", framework="pytorch", precision="bf16"))
+    assert litgpt.breakdown.get("weights") - hf.breakdown.get("weights") == pytest.approx(128256 * 2048 * 2)
+
+
+def test_litgpt_qlora_quantizes_and_dequantizes_the_output_layer(catalog: Catalog) -> None:
+    # Fabric's BitsandbytesPrecision quantizes every nn.Linear: Llama-2-7B's untied 32000 × 4096 head is stored at
+    # NF4 with double quantization instead of 16-bit, and dequantized whole (16-bit) when it runs — the largest
+    # matrix to dequantize (a layer's largest is 4096 × 11008)
+    m = catalog.model("Llama-2-7B")
+    hf = training_memory(m, TrainSetup(method="qlora", framework="hf", precision="bf16"))
+    litgpt = training_memory(m, TrainSetup(method="qlora", framework="pytorch", precision="bf16"))
+    nf4 = weight_format("bnb-nf4-dq").bytes_per_weight
+    assert litgpt.breakdown.get("weights") - hf.breakdown.get("weights") == pytest.approx(V * H * (nf4 - 2))
+    assert litgpt.breakdown.get("dequant") == pytest.approx(V * H * 2)
+    assert hf.breakdown.get("dequant") == pytest.approx(H * F * 2)
+
+
+def test_framework_lora_dropout_defaults_are_read() -> None:
+    assert framework("litgpt").lora_dropout == 0.05  # config_hub/finetune/*/lora.yaml
+    assert framework("swift").lora_dropout == 0.05  # ms-swift lora_dropout_p
+    assert framework("hf").lora_dropout == 0.0  # peft LoraConfig
+    assert framework("megatron").lora_dropout is None  # not stated
+
+
+def test_eager_attention_flips_fits_on_a_40gb_card(catalog: Catalog) -> None:
+    # ms-swift's 2024 benchmark (docs/source_en/LLM/Benchmark.md @cdb169b7): Qwen-7B-Chat LoRA, 2048 tokens,
+    # batch 1, no gradient checkpointing, use_flash_attn false: 57.67 GiB reserved, more than an A100-40GB holds.
+    # Before eager attention was modelled the estimate was 36.3 GiB, below the card even before any margin.
+    m = catalog.model("Qwen-7B")
+    a100 = catalog.gpu("A100")
+    s = TrainSetup(method="lora", lora_targets="attention", micro_batch=1, seq_len=2048, grad_accum=16,
+                   precision="bf16", framework="hf", lora_dropout=framework("swift").lora_dropout or 0.0,
+                   flash_attention=False)
+    est = training_memory(m, s)
+    assert est.total > a100.memory_bytes
+    assert est.total >= 0.9 * 57.67 * GiB
+    with_flash = training_memory(m, replace(s, flash_attention=True))
+    assert with_flash.total < est.total - 10 * GiB  # the published flash run needed 37.70 GiB, 20 GiB less
