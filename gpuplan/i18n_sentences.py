@@ -987,4 +987,8 @@ TEMPLATES: dict[str, str] = {
     "a tied output layer is held as its own matrix": "与嵌入共享的输出层单独存为一个矩阵",
     "only the layer's own tensors": "只有各层自身的张量",
     "LoRA dropout {self.lora_dropout:g}": "LoRA 丢弃率 {self.lora_dropout:g}",
+    "'{path}' is longer than a daily profile ({MAX_FILE_BYTES // 1024} KiB at most).":
+        "'{path}' 比日流量曲线长（最多 {MAX_FILE_BYTES // 1024} KiB）。",
+    "give a CSV file of 24 hour,rps rows.": "请给出 24 行 hour,rps 的 CSV 文件。",
+    "'{path}' is not a CSV file ({exc}).": "'{path}' 不是 CSV 文件（{exc}）。",
 }

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from gpuplan.catalog import load_catalog
 from gpuplan.errors import InputError
+from gpuplan.plan import traffic
 from gpuplan.plan.serving import ServePlan, Targets, parse_buckets, plan_serving, serve_request
 from gpuplan.plan.traffic import DayCost, check_profile, parse_profile
 from gpuplan.web.app import create_app
@@ -138,3 +139,20 @@ def test_api_takes_a_profile_and_refuses_a_bad_one(client: TestClient) -> None:
     assert bad.status_code == 400 and bad.json()["field"] == "profile"
     both = client.post("/api/serve", json={"model": "Qwen2.5-7B", "rps": 3, "profile": list(STEP)})
     assert both.status_code == 400 and both.json()["field"] == "profile"
+
+
+@pytest.mark.parametrize("content", ['"' + "x" * 200_000 + "\n", "0,1\x00\n", "0,1\n" * 20_000])
+def test_a_profile_file_that_is_not_a_small_csv_is_refused_naming_the_option(tmp_path, content) -> None:  # type: ignore[no-untyped-def]
+    """A field over the csv module's limit, a NUL byte, a file far longer than 24 rows (the CLI fuzzer found
+    the first: an internal error)."""
+    path = tmp_path / "profile.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        traffic.parse_profile(str(path))
+    assert err.value.field == "--profile"
+
+
+def test_an_overlong_profile_text_is_not_taken_for_a_path() -> None:
+    with pytest.raises(InputError) as err:
+        traffic.parse_profile("a" * 5000)
+    assert err.value.field == "--profile" and "neither a file nor" in err.value.message

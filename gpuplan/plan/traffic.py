@@ -14,6 +14,7 @@ fleet runs, so it is not what is priced.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,7 +51,11 @@ def parse_profile(text: str) -> tuple[float, ...]:
     """Rates from ``text``: 24 comma-separated numbers, or the path of a CSV file of ``hour,rps`` rows (a header
     row is allowed; every hour 0-23 once)."""
     path = Path(text)
-    if path.is_file():
+    try:
+        is_file = path.is_file()
+    except (OSError, ValueError):  # a name too long for a path, or one with a NUL: it is not a file
+        is_file = False
+    if is_file:
         return check_profile(_read_csv(path))
     if "," not in text:
         raise InputError(FIELD, f"'{text}' is neither a file nor a list of 24 rates.",
@@ -62,12 +67,23 @@ def parse_profile(text: str) -> tuple[float, ...]:
     return check_profile(rates)
 
 
+MAX_FILE_BYTES = 64 * 1024  # 24 rows of hour,rps fit in a few hundred bytes
+
+
 def _read_csv(path: Path) -> list[float]:
     try:
         with path.open(encoding="utf-8", newline="") as f:
-            rows = [r for r in csv.reader(f) if r and any(c.strip() for c in r)]
+            text = f.read(MAX_FILE_BYTES + 1)
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(FIELD, f"cannot read '{path}' ({exc}).", "give a readable UTF-8 CSV file.") from None
+    if len(text) > MAX_FILE_BYTES:
+        raise InputError(FIELD, f"'{path}' is longer than a daily profile ({MAX_FILE_BYTES // 1024} KiB at most).",
+                         "give a CSV file of 24 hour,rps rows.")
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
+    except csv.Error as exc:  # a NUL byte, an unclosed quote over a huge field
+        raise InputError(FIELD, f"'{path}' is not a CSV file ({exc}).", "give a CSV file of 24 hour,rps rows.") \
+            from None
     if rows and not _numeric(rows[0]):
         rows = rows[1:]  # a header
     by_hour: dict[int, float] = {}
