@@ -1,6 +1,7 @@
 """Mainland-China offers as a buyer there uses them: which clouds and parts ``--market cn`` can plan on, that a
-mainland plan only ever rents mainland offers, that a spot price is used only when asked, and that an undated
-price keeps the day it was read."""
+mainland plan only ever rents mainland offers, that a spot or subscription (包月/包年) price is used only when
+asked, that a subscription price is its monthly figure spread over the month, and that an undated price keeps the
+day it was read."""
 
 from __future__ import annotations
 
@@ -18,14 +19,60 @@ MAINLAND_PROVIDERS = {"Alibaba Cloud", "Tencent Cloud", "Volcengine", "JD Cloud"
                       "UCloud Compshare", "AWS China"}
 
 # Parts a buyer in mainland China rents whose price the bundled data holds for a mainland region.
-MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB-PCIe", "L20", "A10", "T4", "V100", "V100-32GB", "P40",
-                  "RTX4090", "RTX4090D"]
+MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB", "A800-80GB-PCIe", "H20", "L20", "A10", "A10G", "T4", "V100",
+                  "V100-32GB", "P40", "RTX4090", "RTX4090D", "RTX5090", "RTX3090"]
+
+# 277 mainland rows on 2026-12-01, less the 13 rows tests/test_offer_sources.py still lists as waiting for a real
+# source (they go once the providers' own pages replace them)
+MIN_MAINLAND_OFFERS = 264
+HOURS_PER_MONTH = 730  # a subscription price is recorded per hour over a 730-hour month (gpuplan.plan.buy uses 730)
+MONTHLY = re.compile(r"([\d.]+) (?:CNY|RMB)/month")
 
 
 def test_mainland_offers_come_from_eight_providers(catalog: Catalog) -> None:
     providers = {o.provider for o in catalog.offers if o.market == "cn"}
     assert providers >= MAINLAND_PROVIDERS
     assert len(providers) >= 8
+
+
+def test_mainland_offers_are_many_and_tiered(catalog: Catalog) -> None:
+    cn = [o for o in catalog.offers if o.market == "cn"]
+    assert len(cn) >= MIN_MAINLAND_OFFERS
+    assert {o.pricing for o in cn} >= {"on-demand", "spot", "reserved"}
+    # every subscription row names its term: a month (包月) or a year (AWS China's 1-year reserved instances)
+    assert {o.commit_months for o in cn if o.pricing == "reserved"} == {1, 12}
+    assert all(o.commit_months is None for o in cn if o.pricing != "reserved")
+
+
+def test_a_monthly_price_is_spread_over_a_730_hour_month(catalog: Catalog) -> None:
+    # e.g. UCloud Compshare's H20 包月 4500 CNY/month is 6.1644 CNY/h; Tencent's GT4.4XLARGE96 13748 is 18.8329
+    checked = 0
+    for o in catalog.offers:
+        if o.market == "cn" and o.pricing == "reserved" and o.commit_months == 1:
+            m = MONTHLY.search(o.notes or "")
+            assert m, f"{o.file}:{o.line}: a monthly row states its monthly price in the notes"
+            assert o.price_per_hour * HOURS_PER_MONTH == pytest.approx(float(m.group(1)), abs=0.04)
+            assert o.price_per_hour < _on_demand(catalog, o).price_per_hour  # a month costs less per hour
+            checked += 1
+    assert checked >= 70
+
+
+def _on_demand(catalog: Catalog, reserved: Any) -> Any:
+    same = [o for o in catalog.offers if (o.provider, o.instance_type, o.region, o.pricing)
+            == (reserved.provider, reserved.instance_type, reserved.region, "on-demand")]
+    if not same:  # Compshare's 4090 row of the price table: its on-demand twin is the API example's 16 vCPU row
+        same = [o for o in catalog.offers if o.provider == reserved.provider and o.gpu == reserved.gpu
+                and o.pricing == "on-demand"]
+    assert same, (reserved.provider, reserved.instance_type)
+    return same[0]
+
+
+def test_a_subscription_price_is_used_only_when_asked(catalog: Catalog) -> None:
+    default = _serve_ranking(catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2)
+    assert {p["offer"]["pricing"] for p in default["ranked"]} == {"on-demand"}
+    reserved = _serve_ranking(catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2, tiers=("reserved",))
+    assert {p["offer"]["pricing"] for p in reserved["ranked"]} == {"reserved"}
+    assert all(p["offer"]["commit_months"] in (1, 12) for p in reserved["ranked"])
 
 
 @pytest.mark.parametrize("part", MAINLAND_PARTS)
@@ -35,13 +82,14 @@ def test_part_has_a_dated_mainland_offer(catalog: Catalog, part: str) -> None:
     assert all(o.source.strip() and isinstance(o.as_of, dt.date) for o in offers)
 
 
-def _serve_ranking(catalog: Catalog, model: str, rps: float, spot: bool | None = None) -> Any:
+def _serve_ranking(catalog: Catalog, model: str, rps: float, spot: bool | None = None,
+                   tiers: tuple[str, ...] = ()) -> Any:
     """The single-configuration ranking for serving (``plan()``; ``gpuplan plan serve`` plans whole fleets)."""
     from gpuplan.plan.planner import Constraints, plan
     from gpuplan.types import Job
 
     job = Job(task="serve", rps=rps, prompt_len=1000, output_len=300)
-    c = Constraints(market="cn", currency="CNY", top=5, spot=spot)
+    c = Constraints(market="cn", currency="CNY", top=5, spot=spot, tiers=tiers)
     return plan(catalog, catalog.model(model), job, c).as_dict()
 
 

@@ -2,7 +2,8 @@
 
 Starts the app with uvicorn on a free localhost port, submits the default plan (ChatGLM2-6B, LoRA, 10k samples
 of 1,088 tokens, China market), and checks what a user sees: the ranked table, the Pareto chart, the memory
-bar of the pick, the 中文 toggle, an API error shown next to its field, and the estimate tab. The browser
+bar of the pick, the 中文 toggle, an API error shown next to its field, the estimate tab, and the serving tab
+(the form posting ``/api/serve``, the fleet view, errors at their fields), at phone and desktop sizes. The browser
 reaches nothing but the local server. Skipped when chromium or the Python packages are missing.
 """
 
@@ -31,7 +32,7 @@ if not CHROMIUM.exists():
                 allow_module_level=True)
 
 import uvicorn  # noqa: E402
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
 
 from gpuplan.web.app import create_app  # noqa: E402
 
@@ -77,12 +78,19 @@ def page(browser: Browser, base_url: str) -> Iterator[Page]:
     pg.on("request", lambda r: None if r.url.startswith(base_url) else outside.append(r.url))
     errors: list[Any] = []
     pg.on("pageerror", lambda exc: errors.append(exc))
+    pg.on("console", lambda msg: _refused(msg, errors))
     pg.goto(base_url + "/")
     expect(pg.locator("#meta-line")).not_to_be_empty()  # /api/meta, /api/models and /api/gpus answered
     yield pg
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
     assert not outside, f"the page reached beyond the local server: {outside}"
+
+
+def _refused(msg: ConsoleMessage, errors: list[Any]) -> None:
+    """What the page's Content-Security-Policy refused (an inline style the page meant to apply, say)."""
+    if msg.type == "error" and "Content Security Policy" in msg.text:
+        errors.append(msg.text)
 
 
 def _plan(page: Page) -> None:
@@ -184,6 +192,12 @@ LAYOUT_JS = """() => {
 }"""
 
 
+def _rgb(hex_colour: str) -> str:
+    """``#4e79a7`` as the browser's computed style writes it: ``rgb(78, 121, 167)``."""
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
 def _png_size(path: Path) -> tuple[int, int]:
     head = path.read_bytes()[:24]  # PNG: signature, IHDR length and type, then width and height
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
@@ -197,6 +211,7 @@ def sized(request: pytest.FixtureRequest, browser: Browser, base_url: str) -> It
     pg.set_default_timeout(TIMEOUT_MS)
     errors: list[Any] = []
     pg.on("pageerror", lambda exc: errors.append(exc))
+    pg.on("console", lambda msg: _refused(msg, errors))
     pg.goto(base_url + "/")
     expect(pg.locator("#meta-line")).not_to_be_empty()
     yield request.param, pg
@@ -221,6 +236,11 @@ def test_plan_page_fits_the_screen(sized: tuple[str, Page], tmp_path: Path) -> N
     assert labels.count() >= 1 and "×" in (labels.first.text_content() or "")  # front points named by their config
     legend = pg.locator("#pick-breakdown .legend").inner_text()
     assert "_" not in legend and "weights" in legend  # parts in words, not JSON keys
+    fills = pg.locator("#pick-breakdown svg rect.seg").evaluate_all(
+        "(rects) => rects.map((r) => r.getAttribute('fill'))")
+    swatches = pg.locator("#pick-breakdown .legend .swatch").evaluate_all(
+        "(spans) => spans.map((s) => getComputedStyle(s).backgroundColor)")
+    assert swatches[:len(fills)] == [_rgb(f) for f in fills]  # each legend entry has its part's colour
 
 
 def test_estimate_page_fits_the_screen(sized: tuple[str, Page], tmp_path: Path) -> None:
@@ -231,21 +251,197 @@ def test_estimate_page_fits_the_screen(sized: tuple[str, Page], tmp_path: Path) 
     _check_layout(pg, name, tmp_path / f"estimate-{name}.png")
 
 
-def test_serving_form_and_results(sized: tuple[str, Page], tmp_path: Path) -> None:
+# ---------------------------------------------------------------- the serving tab: POST /api/serve and the fleet view
+
+# Llama-3.1-70B at 10 req/s (20 at peak), p99 targets 3 s / 80 ms, spot allowed, users in mainland China: on the
+# bundled catalog a mix of several GPU types, on-demand and spot, with the China checklist (its places abroad)
+FLEET_FORM = {"#srv-model": "Llama-3.1-70B", "#srv-rps": "10", "#srv-peak-rps": "20", "#srv-ttft-p99": "3",
+              "#srv-tpot-p99": "80"}
+
+
+def _serve(pg: Page, fill: dict[str, str] | None = None, spot: bool = True, users: str = "cn") -> dict[str, Any]:
+    """Fill the serving form, submit it, and return the JSON the page received (and rendered)."""
+    pg.click("#tab-button-serve")
+    for selector, value in (FLEET_FORM if fill is None else fill).items():
+        pg.fill(selector, value)
+    if spot:
+        pg.check("#srv-spot")
+    pg.select_option("#srv-users", users)
+    with pg.expect_response("**/api/serve") as answer:
+        pg.click("#serve-submit")
+    expect(pg.locator("#serve-results")).to_be_visible()
+    data: dict[str, Any] = answer.value.json()
+    return data
+
+
+def test_the_serving_form_posts_its_fields_to_the_fleet_planner(page: Page) -> None:
+    page.click("#tab-button-serve")
+    page.fill("#srv-ttft", "1")
+    page.fill("#srv-tpot", "30")
+    page.fill("#srv-availability", "99.5")
+    page.select_option("#srv-tolerate", "region")
+    page.check("#srv-marketplace")
+    page.select_option("#srv-market", "global")
+    page.fill("#srv-gpus", "H100, L40S")
+    page.fill("#srv-providers", "RunPod")
+    page.fill("#srv-prefix-hit", "0.3")
+    page.select_option("#srv-engine", "sglang")
+    page.fill("#srv-quant", "fp8")
+    page.fill("#srv-budget", "50")
+    page.fill("#srv-max-per-offer", "4")
+    with page.expect_request("**/api/serve") as sent:
+        page.click("#serve-submit")
+    body = sent.value.post_data_json
+    assert body == {"model": "Qwen2.5-7B", "rps": 5, "peak_rps": 12, "ttft_s": 1, "ttft_p99_s": 2, "tpot_s": 0.03,
+                    "tpot_p99_s": 0.05, "prompt": 1000, "output": 300, "availability": 99.5, "tolerate": "region",
+                    "spot": False, "allow_marketplace": True, "market": "global", "users": "global",
+                    "gpus": ["H100", "L40S"], "providers": ["RunPod"], "prefix_hit": 0.3, "engine": "sglang",
+                    "quant": "fp8", "budget": 50, "max_per_offer": 4}
+    expect(page.locator("#serve-results")).to_be_visible()
+    # the plan tab no longer plans one serving replica: fleets are planned here
+    assert "serve" not in page.locator("#plan-form select[name=task] option").evaluate_all(
+        "(options) => options.map((o) => o.value)")
+
+
+def test_request_sizes_are_rows_sent_as_buckets(page: Page) -> None:
+    page.click("#tab-button-serve")
+    rows = page.locator("#srv-buckets .bucket-row")
+    expect(rows.first.locator("input[name=bucket_share]")).to_be_hidden()  # one size: its share is 1
+    page.click("#srv-add-bucket")
+    page.click("#srv-add-bucket")
+    expect(rows).to_have_count(3)
+    rows.nth(2).locator("button.remove").click()
+    expect(rows).to_have_count(2)
+    for row, (prompt, output, share) in zip((rows.nth(0), rows.nth(1)), (("300", "100", "0.7"), ("4000", "500", "0.3")),
+                                            strict=True):
+        row.locator("input[name=bucket_prompt]").fill(prompt)
+        row.locator("input[name=bucket_output]").fill(output)
+        row.locator("input[name=bucket_share]").fill(share)
+    with page.expect_request("**/api/serve") as sent:
+        page.click("#serve-submit")
+    body = sent.value.post_data_json
+    assert isinstance(body, dict)
+    assert body["buckets"] == [{"prompt": 300, "output": 100, "share": 0.7},
+                               {"prompt": 4000, "output": 500, "share": 0.3}]
+    assert "prompt" not in body and "output" not in body
+    expect(page.locator("#serve-routing tbody tr").first).to_be_visible()
+    routed = page.locator("#serve-routing tbody").inner_text()
+    assert "300 + 100 tokens (70 %)" in routed and "4000 + 500 tokens (30 %)" in routed
+
+
+# (what the form gets wrong, the field the error must land on, words of the API's message)
+FIELD_ERRORS = [
+    ({"#srv-availability": "100"}, "availability", "availability: 100 %"),
+    ({"#srv-ttft": "3", "#srv-ttft-p99": "1"}, "ttft_p99_s", "below the p50 one"),
+    ({"#srv-rps": "8", "#srv-peak-rps": "4"}, "peak_rps", "below the mean"),
+    ({"#srv-regions": "mars"}, "regions", "no offer is in region 'mars'"),
+    ({"#srv-rps": "0"}, "rps", "greater than 0"),
+]
+
+
+@pytest.mark.parametrize(("fill", "field", "words"), FIELD_ERRORS)
+def test_an_api_error_lands_on_the_serving_field_it_names(page: Page, fill: dict[str, str], field: str,
+                                                         words: str) -> None:
+    page.click("#tab-button-serve")
+    for selector, value in fill.items():
+        page.fill(selector, value)
+    page.click("#serve-submit")
+    box = page.locator(f"#serve-form .field[data-field~={field}]")
+    expect(box.locator(".err")).to_contain_text(words)
+    assert "To fix" in box.locator(".err").inner_text()  # the API's fix is shown with the message
+    expect(page.locator("#serve-form .field.invalid")).to_have_count(1)  # on that field and no other
+    expect(page.locator("#serve-results")).to_be_hidden()
+
+
+def test_bucket_shares_that_do_not_add_up_are_shown_at_the_request_sizes(page: Page) -> None:
+    page.click("#tab-button-serve")
+    page.click("#srv-add-bucket")
+    second = page.locator("#srv-buckets .bucket-row").nth(1)
+    page.locator("#srv-buckets .bucket-row").first.locator("input[name=bucket_share]").fill("0.5")
+    second.locator("input[name=bucket_prompt]").fill("4000")
+    second.locator("input[name=bucket_output]").fill("500")
+    second.locator("input[name=bucket_share]").fill("0.3")
+    page.click("#serve-submit")
+    expect(page.locator("#serve-form .field.buckets .err")).to_contain_text("add up to 0.8")
+    expect(page.locator("#serve-form .field.invalid")).to_have_count(1)
+
+
+def test_the_fleet_view_renders_what_the_api_answered(sized: tuple[str, Page], tmp_path: Path) -> None:
     name, pg = sized
-    pg.select_option("#plan-form select[name=task]", "serve")
-    pg.fill("#plan-form input[name=model]", "Qwen2.5-7B")
-    for field in ("ttft_s", "tpot_s", "quant", "engine", "providers", "max_gpus", "budget"):
-        expect(pg.locator(f"#plan-form .field[data-field={field}]")).to_be_visible()
-    expect(pg.locator("#plan-form .field[data-field=deadline_s]")).to_be_hidden()  # serving runs continuously
-    pg.fill("#plan-ttft", "2")
-    pg.fill("#plan-tpot", "60")
-    pg.select_option("#plan-market", "global")
-    _plan(pg)
-    headers = pg.locator("#plan-table thead th").all_inner_texts()
-    assert "Per 1M output tokens" in headers and "TTFT / TPOT" in headers and "Time" not in headers
-    first = pg.locator("#plan-table tbody tr").first.locator("td")
-    cells = first.all_inner_texts()
-    assert not any("per hour" in c for c in cells)
-    assert "$" in cells[headers.index("Per 1M output tokens")] and "ms" in cells[headers.index("TTFT / TPOT")]
-    _check_layout(pg, name, tmp_path / f"serve-{name}.png")
+    data = _serve(pg)
+    fleet = data["fleet"]
+    assert len(fleet["gpu_types"]) >= 2, "the scenario should plan a mix of GPU types; pick another if it does not"
+    # the groups table: one row per group of the answer, in its order, with its replicas and $/h
+    rows = pg.locator("#serve-groups tbody tr")
+    expect(rows).to_have_count(len(fleet["groups"]))
+    headers = pg.locator("#serve-groups thead th").all_inner_texts()
+    for i, group in enumerate(fleet["groups"]):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells[0] == group["config"] and group["provider"] in cells[1]
+        assert cells[headers.index("Replicas")] == str(group["replicas"])
+        assert cells[headers.index("Pricing")] == group["pricing"]
+        assert cells[headers.index("Cost per hour")] == f"${group['cost_per_hour']:.2f}/h"
+        assert " / " in cells[headers.index("TTFT / TPOT p99")] and "ms" in cells[headers.index("TTFT / TPOT p99")]
+    # the chart: a bar per GPU type × zone × pricing, labelled with its replicas; spot bars hatched
+    places = {(g["gpu"], g["provider"], g["zone"], g["spot"]) for g in fleet["groups"]}
+    bars = pg.locator("#serve-chart svg rect.bar")
+    expect(bars).to_have_count(len(places))
+    values = [int(v) for v in pg.locator("#serve-chart svg text.bar-value").all_text_contents()]
+    assert sum(values) == sum(g["replicas"] for g in fleet["groups"])
+    assert pg.locator("#serve-chart svg rect.bar.spot").count() == len({p for p in places if p[3]})
+    colours = {bars.nth(i).get_attribute("data-gpu"): bars.nth(i).get_attribute("data-colour")
+               for i in range(bars.count())}
+    assert len(set(colours.values())) == len(fleet["gpu_types"])  # one colour per GPU type, all different
+    legend = pg.locator("#serve-chart .legend").inner_text()
+    assert all(gpu in legend for gpu in fleet["gpu_types"]) and "spot: hatched" in legend and "on-demand" in legend
+    # the headline figures
+    figures = pg.locator("#serve-figures").inner_text()
+    assert f"${data['cost_per_hour_peak']:.2f}/h" in figures and f"${data['cost_per_hour_average']:.2f}/h" in figures
+    assert f"{data['expected_availability'] * 100:.4f} % (target 99.9 %)" in figures
+    assert f"{data['violation_minutes_per_month']:.1f} min" in figures and "Recovery" in figures
+    assert "Per 1M input tokens" in figures and "Per 1M output tokens" in figures
+    why = pg.locator("#serve-why").inner_text()
+    assert ", ".join(data["single_type_fleet"]["gpu_types"]) in why and "the mix saves" in why
+    assert pg.locator("#serve-notes li").count() == len(data["notes"])
+    assert pg.locator("#serve-assumptions tbody tr").count() == len(data["assumptions"])
+    # the China checklist (users in mainland China), with the line that it is not legal advice
+    checklist = data["compliance"]
+    expect(pg.locator("#serve-checklist tbody tr")).to_have_count(len(checklist["items"]))
+    assert "not legal advice" in pg.locator("#serve-disclaimer").inner_text()
+    expect(pg.locator("#serve-guard")).to_be_hidden()  # the answer has no guard model
+    _check_layout(pg, name, tmp_path / f"fleet-{name}.png")
+
+
+def test_the_fleet_view_in_chinese(page: Page, tmp_path: Path) -> None:
+    data = _serve(page)
+    page.click("#lang-zh")
+    expect(page.locator("#tab-button-serve")).to_have_text("在线服务")
+    expect(page.locator("#serve-groups thead th").first).to_have_text("配置")  # from gpuplan.i18n via /api/meta
+    first = data["compliance"]["items"][0]
+    expect(page.locator("#serve-checklist tbody tr").first).to_contain_text(first["name_zh"])
+    expect(page.locator("#serve-disclaimer")).to_have_text(data["compliance"]["disclaimer_zh"])
+    assert "竞价" in page.locator("#serve-chart .legend").inner_text()
+    page.screenshot(path=str(tmp_path / "fleet-zh.png"), full_page=True)
+    page.click("#lang-en")
+    expect(page.locator("#serve-disclaimer")).to_have_text(data["compliance"]["disclaimer"])
+
+
+def test_no_fleet_says_why_and_hides_the_fleet(page: Page) -> None:
+    data = _serve(page, {"#srv-budget": "0.01"}, spot=False, users="global")
+    assert data["fleet"] is None
+    expect(page.locator("#serve-nothing")).to_contain_text(data["nothing_fits"])
+    expect(page.locator("#serve-fleet")).to_be_hidden()
+    expect(page.locator("#serve-compliance")).to_be_hidden()
+
+
+def test_a_guard_model_in_the_answer_gets_its_section(page: Page, base_url: str) -> None:
+    # the API's answer, recorded here, with a guard object added: the view reads these four fields only
+    answer = page.request.post(base_url + "/api/serve", data={"model": "Qwen2.5-7B", "rps": 5}).json()
+    guard = {"model": "Llama-Guard-3-1B", "placement": "separate GPUs", "cost_per_hour": 0.5, "added_ttft_p99_s": 0.04}
+    page.route("**/api/serve", lambda route: route.fulfill(json={**answer, "guard": guard}))
+    page.click("#tab-button-serve")
+    page.click("#serve-submit")
+    box = page.locator("#serve-guard")
+    expect(box).to_be_visible()
+    text = box.inner_text()
+    assert "Llama-Guard-3-1B" in text and "separate GPUs" in text and "$0.50/h" in text and "40 ms" in text

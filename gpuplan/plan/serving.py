@@ -612,8 +612,8 @@ class FleetGroup:
 
     def as_dict(self) -> dict[str, Any]:
         c = self.config
-        return {"gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "nodes": c.nodes, "engine": c.engine,
-                "quant": c.quant, "max_num_seqs": c.max_num_seqs, "lora_adapters": c.lora_adapters,
+        return {"config": c.describe(), "gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "nodes": c.nodes,
+                "engine": c.engine, "quant": c.quant, "max_num_seqs": c.max_num_seqs, "lora_adapters": c.lora_adapters,
                 "lora_rank": c.lora_rank or None, "provider": self.provider,
                 "instance_type": self.instance_type, "region": self.region, "zone": self.zone,
                 "pricing": self.pricing, "spot": self.spot, "instances": self.instances, "replicas": self.replicas,

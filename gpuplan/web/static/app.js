@@ -1,5 +1,5 @@
 // gpuplan's page: forms that POST to the JSON API and render what it returns (tables and inline SVG).
-// Nothing here estimates or ranks anything; every number comes from /api/plan or /api/estimate.
+// Nothing here estimates or ranks anything; every number comes from /api/plan, /api/serve or /api/estimate.
 // Vanilla JS, no network beyond this server, no build step.
 "use strict";
 
@@ -9,7 +9,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
                  "#9c755f", "#bab0ac", "#86bcb6", "#d37295"];
 
-const state = { lang: "en", labels: {}, labelsEn: {}, meta: null, plan: null, estimate: null };
+const state = { lang: "en", labels: {}, labelsEn: {}, meta: null, plan: null, estimate: null, serve: null };
 
 // ---------------------------------------------------------------- helpers
 
@@ -110,6 +110,7 @@ function fieldValue(input) {
     case "number": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) : raw;
     case "list": return raw.split(/[\s,]+/).filter(Boolean);
     case "bool": return raw === "true";
+    case "check": return input.checked;
     case "ms": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) / 1000 : raw;  // the API takes seconds
     case "days": return raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) * 86400 : raw;
     default: return raw;  // counts such as "10k" are parsed by the API
@@ -118,7 +119,7 @@ function fieldValue(input) {
 
 function formBody(form) {
   const body = {};
-  for (const box of form.querySelectorAll(".field")) {
+  for (const box of form.querySelectorAll(".field:not([data-custom])")) {
     const input = $("input, select", box);
     if (box.hidden || !input || input.value.trim() === "") continue;
     body[input.name] = fieldValue(input);
@@ -140,7 +141,8 @@ function clearErrors(form) {
 function showError(form, err) {
   clearErrors(form);
   const text = err.error + (err.fix ? ` — ${t("To fix")}: ${err.fix}` : "");
-  const box = err.field ? form.querySelector(`.field[data-field="${CSS.escape(err.field)}"]`) : null;
+  // a box may stand for several fields (the request sizes: buckets, prompt and output)
+  const box = err.field ? form.querySelector(`.field[data-field~="${CSS.escape(err.field)}"]`) : null;
   if (box && !box.hidden) {
     box.classList.add("invalid");
     box.append(el("div", { class: "err", role: "alert" }, text));
@@ -152,11 +154,11 @@ function showError(form, err) {
   }
 }
 
-async function submit(form, path, extra, render, status) {
+async function submit(form, path, extra, render, status, body = formBody) {
   clearErrors(form);
   status.textContent = t("Working…");
   try {
-    render(await api(path, { ...formBody(form), ...extra }));
+    render(await api(path, { ...body(form), ...extra }));
   } catch (err) {
     showError(form, err);
   } finally {
@@ -264,10 +266,15 @@ function paretoChart(data, W = 560) {
   return box;
 }
 
+// The colour goes through the CSSOM: the page's Content-Security-Policy refuses style attributes.
 function legend(entries) {
+  const swatch = (color, cls) => {
+    const node = el("span", { class: `swatch ${cls || ""}` });
+    if (color) node.style.background = color;
+    return node;
+  };
   return el("ul", { class: "legend" }, ...entries.map(([color, name, value, cls]) => el("li", {},
-    el("span", { class: `swatch ${cls || ""}`, style: color ? `background:${color}` : "" }), `${name} `,
-    el("span", { class: "value" }, value))));
+    swatch(color, cls), `${name} `, el("span", { class: "value" }, value))));
 }
 
 // One stacked bar: the breakdown parts, the headroom, and a mark at the GPU's memory.
@@ -312,55 +319,42 @@ function whereLabel(c) {
   return c.provider;
 }
 
-// A ranked plan as table cells; serving rows show latency where others show time, their cost per hour and
-// per million output tokens (the plan's "serving" list, row for row).
-function planRow(c, rank, serving, perToken) {
+// A ranked plan as table cells (serving fleets have their own tab and view, below).
+function planRow(c, rank) {
   const memory = `${fmtBytes(c.memory_needed_bytes)} / ${fmtBytes(c.memory_available_bytes)}`;
-  if (!serving) {
-    return [String(rank), c.config, c.settings, whereLabel(c), fmtSeconds(c.calendar_seconds),
-            fmtMoney(c.cost.total, c.cost.currency), memory, c.notes.join("; ")];
-  }
-  const s = c.estimate.speed;
-  const latency = s ? `${fmtSeconds(s.ttft_seconds)} / ${(s.tpot_seconds * 1000).toFixed(0)} ms` : "—";
-  const million = perToken ? fmtMoney(perToken.cost_per_million_output_tokens, perToken.currency) : "—";
-  return [String(rank), c.config, c.settings, whereLabel(c), latency,
-          `${fmtMoney(c.cost.total, c.cost.currency)}/h`, million, memory, c.notes.join("; ")];
+  return [String(rank), c.config, c.settings, whereLabel(c), fmtSeconds(c.calendar_seconds),
+          fmtMoney(c.cost.total, c.cost.currency), memory, c.notes.join("; ")];
 }
 
-function planHeaders(serving) {
-  const head = ["#", t("Config"), t("Settings"), t("Provider")];
-  const middle = serving ? [t("TTFT / TPOT"), t("Cost per hour"), t("Per 1M output tokens")] : [t("Time"), t("Cost")];
-  return [...head, ...middle, t("Memory needed / available"), t("Notes")];
+function planHeaders() {
+  return ["#", t("Config"), t("Settings"), t("Provider"), t("Time"), t("Cost"), t("Memory needed / available"),
+          t("Notes")];
 }
 
 function renderAlternatives(data) {
   const box = $("#plan-alternatives");
   const alts = data.alternatives || [];
   if (!alts.length) return box.replaceChildren();
-  const per = data.task === "serve" ? "/h" : "";
   const table = el("table", { class: "data" }, el("thead"), el("tbody"));
   fillTable(table, [t("Change"), t("Saving"), t("Pick"), t("Cost")], alts.map((a) =>
-    [a.change, `−${Math.round(a.saving * 100)} %`, a.pick, fmtMoney(a.cost, a.currency) + per]));
+    [a.change, `−${Math.round(a.saving * 100)} %`, a.pick, fmtMoney(a.cost, a.currency)]));
   box.replaceChildren(el("h3", {}, t("Cheaper alternatives")), table);
 }
 
 function renderPlan(data) {
   state.plan = data;
-  const serving = data.task === "serve";
   $("#plan-results").hidden = false;
   $("#plan-title").textContent = `${t("Plans")}: ${data.model} — ${t(TASK_LABELS[data.task])}, ` +
                                  `${t("by")} ${t(OBJECTIVE_LABELS[data.objective])}`;
   $("#plan-explanation").textContent = state.lang === "zh" && data.explanation_zh ? data.explanation_zh
                                                                                   : data.explanation;
   renderNothingFits(data);
-  const perToken = data.serving || [];
-  fillTable($("#plan-table"), planHeaders(serving),
-            data.ranked.slice(0, TABLE_ROWS).map((c, i) => planRow(c, i + 1, serving, perToken[i])));
+  fillTable($("#plan-table"), planHeaders(), data.ranked.slice(0, TABLE_ROWS).map((c, i) => planRow(c, i + 1)));
   renderAlternatives(data);
   $("#plan-table").hidden = !data.ranked.length;
   $("#plan-caption").textContent = `${data.configs_that_fit} ${t("configurations fit of")} ` +
                                    `${data.configs_considered} ${t("considered")}`;
-  $("#pareto-figure").hidden = serving || !data.ranked.length;
+  $("#pareto-figure").hidden = !data.ranked.length;
   $("#pareto-chart").replaceChildren(paretoChart(data, chartWidth($("#pareto-chart"), 560)));
   $("#pick-figure").hidden = !data.pick;
   if (data.pick) {
@@ -487,17 +481,333 @@ function speedLine(data) {
                    `${(s.tpot_high_seconds * 1000).toFixed(1)} ms` : "");
 }
 
+// ---------------------------------------------------------------- serving fleet (POST /api/serve)
+
+// Request sizes: one row sends prompt and output; several send buckets whose shares add up to 1.
+function addBucketRow(prompt = "", output = "", share = "") {
+  const rows = $("#srv-buckets");
+  const n = rows.children.length + 1;
+  const cell = (name, label, value, attrs) => el("label", { class: `bucket-${name}` }, el("span", { "data-i18n": label },
+    t(label)), el("input", { name: `bucket_${name}`, type: "number", step: "any", value: String(value), "data-kind": "number",
+                                 ...attrs }));
+  const remove = el("button", { type: "button", class: "secondary remove", "data-i18n-title": "Remove this size",
+                                title: t("Remove this size"), "aria-label": t("Remove this size") }, "×");
+  const row = el("div", { class: "bucket-row", "data-bucket": String(n) },
+                 cell("prompt", "Prompt tokens", prompt, { min: "1" }), cell("output", "Output tokens", output, { min: "1" }),
+                 cell("share", "Share", share, { min: "0", max: "1" }), remove);
+  remove.addEventListener("click", () => { row.remove(); showBucketShares(); });
+  rows.append(row);
+  showBucketShares();
+}
+
+// with one size there is nothing to share: its share is 1 and the row cannot be removed
+function showBucketShares() {
+  const rows = [...$("#srv-buckets").children];
+  for (const row of rows) {
+    $(".bucket-share", row).hidden = rows.length === 1;
+    $(".remove", row).hidden = rows.length === 1;
+  }
+}
+
+function serveBody(form) {
+  const body = formBody(form);
+  const rows = [...$("#srv-buckets").children].map((row) => ["prompt", "output", "share"].map((name) =>
+    fieldValue($(`input[name=bucket_${name}]`, row))));
+  if (rows.length === 1) {
+    const [prompt, output] = rows[0];
+    if (prompt !== "") body.prompt = prompt;
+    if (output !== "") body.output = output;
+  } else {
+    body.buckets = rows.map(([prompt, output, share]) => ({ prompt, output, share }));
+  }
+  return body;
+}
+
+const PRICING_LABELS = { "on-demand": "on-demand", spot: "spot", reserved: "reserved", marketplace: "marketplace" };
+
+function fmtPercent(fraction, digits) {
+  return `${(fraction * 100).toFixed(digits)} %`;
+}
+
+function groupPlace(g) {
+  return g.zone === g.region || g.zone.startsWith(`${g.region}/`) ? g.zone : `${g.region} · ${g.zone}`;
+}
+
+// the slowest p99 latencies of a group over the request sizes it can serve (as the CLI's table)
+function groupLatency(g) {
+  const served = g.capacity_per_replica_per_s.map((cap, i) => [cap, i]).filter(([cap]) => cap > 0).map(([, i]) => i);
+  if (!served.length) return "—";
+  const ttft = Math.max(...served.map((i) => g.ttft_p99_s_at_capacity[i]));
+  const tpot = Math.max(...served.map((i) => g.tpot_p99_s_at_capacity[i]));
+  return `${fmtSeconds(ttft)} / ${(tpot * 1000).toFixed(0)} ms`;
+}
+
+function groupRows(fleet, currency) {
+  return fleet.groups.map((g) => [g.config, `${g.provider} (${g.instance_type})`, groupPlace(g),
+    t(PRICING_LABELS[g.pricing] ?? g.pricing), String(g.replicas), String(g.instances), groupLatency(g),
+    `${fmtMoney(g.cost_per_hour, currency)}/h`]);
+}
+
+function groupHeaders() {
+  return [t("Config"), t("Provider"), t("Region / zone"), t("Pricing"), t("Replicas"), t("Instances"),
+          `${t("TTFT / TPOT")} p99`, t("Cost per hour")];
+}
+
+function replicas(fleet) {
+  return fleet ? fleet.groups.reduce((n, g) => n + g.replicas, 0) : 0;
+}
+
+// one headline figure: a <div> holding its <dt> and <dd> (HTML allows such groups in a <dl>)
+function figure(name, value, cls = "") {
+  return el("div", { class: "figure" }, el("dt", {}, name), el("dd", cls ? { class: cls } : {}, value));
+}
+
+function serveFigures(data) {
+  const cur = data.currency;
+  const perHour = (x) => (x === null || x === undefined ? "—" : `${fmtMoney(x, cur)}/h`);
+  const perMillion = (x) => (x === null || x === undefined ? "—" : fmtMoney(x, cur));
+  const target = data.request.availability;
+  const met = data.expected_availability >= target;
+  const r = data.recovery_seconds;
+  const recovery = `${fmtSeconds(r.total)} (${t("provisioning")} ${fmtSeconds(r.provisioning)} + ` +
+                   `${t("weight load")} ${fmtSeconds(r.weight_load)} + ${t("warm-up")} ${fmtSeconds(r.warmup)})`;
+  const parts = [
+    figure(t("Cost per hour at peak"), perHour(data.cost_per_hour_peak)),
+    figure(t("Cost per hour at the mean rate"), perHour(data.cost_per_hour_average)),
+    figure(t("Per 1M input tokens"), perMillion(data.cost_per_million_input_tokens)),
+    figure(t("Per 1M output tokens"), perMillion(data.cost_per_million_output_tokens)),
+    figure(t("Expected availability"), `${fmtPercent(data.expected_availability, 4)} (${t("target")} ` +
+                                       `${+(target * 100).toFixed(4)} %)`, met ? "ok" : "bad"),
+    figure(t("SLO-violation minutes per month"), `${data.violation_minutes_per_month.toFixed(1)} min`),
+    figure(t("Recovery of a lost replica"), recovery),
+    figure(t("Replicas at peak / at the mean rate"), `${replicas(data.fleet)} / ${replicas(data.average_load_fleet)}`),
+  ];
+  if (data.fleet.headroom > 0) parts.push(figure(t("Peak raised for availability by"), fmtPercent(data.fleet.headroom, 0)));
+  return parts;
+}
+
+// The best fleet of one GPU type, and what the mix saves against it.
+function singleTypeLine(data) {
+  const s = data.single_type_fleet;
+  const cur = data.currency;
+  if (!s) return `${t("Best single-GPU-type fleet")}: —`;
+  const head = `${t("Best single-GPU-type fleet")} (${s.gpu_types.join(", ")}): ${fmtMoney(s.cost_per_hour, cur)}/h`;
+  if (data.fleet.gpu_types.length < 2) return `${head} · ${t("the fleet is that fleet: one GPU type")}`;
+  const share = s.cost_per_hour ? Math.round(100 * data.saving_per_hour / s.cost_per_hour) : 0;
+  return `${head} · ${t("the mix saves")} ${fmtMoney(data.saving_per_hour, cur)}/h (${share} %)`;
+}
+
+// A bar per GPU type × zone × pricing: its length the replicas there, its colour the GPU type, spot hatched.
+function fleetBars(fleet) {
+  const bars = new Map();
+  for (const g of fleet.groups) {
+    const key = [g.gpu, g.provider, groupPlace(g), g.spot].join("|");
+    const bar = bars.get(key) ?? { gpu: g.gpu, where: `${g.provider} ${groupPlace(g)}`, spot: g.spot, replicas: 0 };
+    bar.replicas += g.replicas;
+    bars.set(key, bar);
+  }
+  return [...bars.values()].sort((a, b) => a.gpu.localeCompare(b.gpu) || b.replicas - a.replicas);
+}
+
+function gpuColours(fleet) {
+  return new Map(fleet.gpu_types.map((name, i) => [name, PALETTE[i % PALETTE.length]]));
+}
+
+// width of a text at a font size, for labels that must not run past the chart (CJK characters are one em)
+function textWidth(text, px) {
+  return [...text].reduce((w, ch) => w + (/[\u2e80-\u9fff\uff00-\uffef]/.test(ch) ? 1 : 0.62) * px, 0);
+}
+
+function fitText(text, px, width) {
+  if (textWidth(text, px) <= width) return text;
+  let out = text;
+  while (out.length > 1 && textWidth(`${out}…`, px) > width) out = out.slice(0, -1);
+  return `${out}…`;
+}
+
+function niceStep(most, count) {
+  for (const step of [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]) if (most / step <= count) return step;
+  return Math.ceil(most / count);
+}
+
+function hatch(id, colour) {
+  const p = svg("pattern", { id, patternUnits: "userSpaceOnUse", width: 6, height: 6,
+                             patternTransform: "rotate(45)" });
+  p.append(svg("rect", { width: 6, height: 6, fill: colour }), svg("line", { x1: 0, y1: 0, x2: 0, y2: 6,
+                                                                            stroke: "#fff", "stroke-width": 2.5 }));
+  return p;
+}
+
+function fleetChart(fleet, W = 760) {
+  const bars = fleetBars(fleet);
+  const colours = gpuColours(fleet);
+  const L = 8, R = 40, T = 6, ROW = 46, BAR = 16, B = 40;
+  const H = T + bars.length * ROW + B;
+  const most = Math.max(...bars.map((b) => b.replicas));
+  const x = (v) => L + v / most * (W - L - R);
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "fleet", role: "img",
+                            "aria-label": t("Replicas per GPU type, zone and pricing") });
+  const defs = svg("defs");
+  fleet.gpu_types.forEach((name, i) => defs.append(hatch(`fleet-hatch-${i}`, colours.get(name))));
+  root.append(defs);
+  const axisY = T + bars.length * ROW;
+  const step = niceStep(most, Math.max(2, Math.floor((W - L - R) / 60)));
+  for (let v = 0; v <= most; v += step) {
+    root.append(svg("line", { x1: x(v), y1: T, x2: x(v), y2: axisY, class: "grid" }),
+                svg("text", { x: x(v), y: axisY + 16, class: "tick", "text-anchor": "middle" }, String(v)));
+  }
+  root.append(svg("line", { x1: L, y1: axisY, x2: W - R, y2: axisY, class: "axis" }),
+              svg("text", { x: (L + W - R) / 2, y: H - 6, class: "label", "text-anchor": "middle" }, t("Replicas")));
+  bars.forEach((b, i) => {
+    const top = T + i * ROW;
+    const pricing = t(b.spot ? "spot" : "on-demand");
+    const name = `${b.gpu} · ${b.where} · ${pricing}`;
+    root.append(svg("text", { x: L, y: top + 14, class: "label bar-label" }, fitText(name, 12, W - L - 4)));
+    const index = fleet.gpu_types.indexOf(b.gpu);
+    const rect = svg("rect", { x: L, y: top + 20, width: Math.max(x(b.replicas) - L, 2), height: BAR,
+                               fill: b.spot ? `url(#fleet-hatch-${index})` : colours.get(b.gpu),
+                               class: `bar${b.spot ? " spot" : ""}`, "data-gpu": b.gpu, "data-colour": colours.get(b.gpu) });
+    rect.append(svg("title", {}, `${name}: ${b.replicas} ${t("replicas")}`));
+    root.append(rect, svg("text", { x: x(b.replicas) + 6, y: top + 33, class: "pt-label bar-value" }, String(b.replicas)));
+  });
+  const box = el("div", { class: "fleet-box" });
+  box.append(root, fleetLegend(fleet, colours));
+  return box;
+}
+
+// the legend in words: each GPU type's colour, and what solid and hatched bars mean
+function fleetLegend(fleet, colours) {
+  const swatch = (fill, defs) => {
+    const s = svg("svg", { width: 14, height: 12, class: "swatch-svg", "aria-hidden": "true" });
+    if (defs) s.append(defs);
+    s.append(svg("rect", { x: 0.5, y: 0.5, width: 13, height: 11, rx: 2, fill, stroke: "#656d76",
+                           "stroke-width": 0.5 }));
+    return s;
+  };
+  const item = (s, text) => el("li", {}, s, ` ${text}`);
+  const spotDefs = svg("defs");
+  spotDefs.append(hatch("legend-hatch", "#656d76"));
+  return el("ul", { class: "legend fleet-legend" },
+            ...fleet.gpu_types.map((name) => item(swatch(colours.get(name)), name)),
+            item(swatch("#656d76"), t("on-demand: solid")),
+            item(swatch("url(#legend-hatch)", spotDefs), t("spot: hatched")));
+}
+
+function smallTable(headers, rows) {
+  const table = el("table", { class: "data" }, el("thead"), el("tbody"));
+  fillTable(table, headers, rows);
+  return table;
+}
+
+function renderRouting(data) {
+  const sizes = data.request.buckets;
+  const rows = data.fleet.routing.map((r) => {
+    const b = sizes[r.bucket];
+    return [r.config, `${b.prompt_len} + ${b.output_len} ${t("tokens")} (${Math.round(b.share * 100)} %)`,
+            r.requests_per_s.toFixed(2)];
+  });
+  $("#serve-routing").replaceChildren(el("h3", {}, t("Routing with nothing lost")),
+                                      smallTable([t("Config"), t("Bucket"), t("req/s")], rows));
+}
+
+function renderServeNotes(data) {
+  const box = $("#serve-notes");
+  if (!data.notes.length) return box.replaceChildren();
+  box.replaceChildren(el("h3", {}, t("Notes")), el("ul", { class: "notes" }, ...data.notes.map((n) => el("li", {}, n))));
+}
+
+// A guard (safety) model beside the main one, when the answer has one: only the fields named here are read.
+function renderGuard(data) {
+  const box = $("#serve-guard");
+  const g = data.guard;
+  box.hidden = !g || typeof g !== "object";
+  if (box.hidden) return box.replaceChildren();
+  const facts = [];
+  if (g.model !== undefined) facts.push(figure(t("Guard model"), String(g.model)));
+  if (g.placement !== undefined) facts.push(figure(t("Where it runs"), String(g.placement)));
+  if (typeof g.cost_per_hour === "number") facts.push(figure(t("Cost per hour"), `${fmtMoney(g.cost_per_hour, data.currency)}/h`));
+  if (typeof g.added_ttft_p99_s === "number") facts.push(figure(t("Added TTFT p99"), fmtSeconds(g.added_ttft_p99_s)));
+  box.replaceChildren(el("h3", {}, t("Content-safety guard")), el("dl", { class: "figures" }, ...facts));
+}
+
+function link(url) {
+  return /^https?:\/\//.test(url)  // a source's address opens in a new tab; other sources are text
+    ? el("a", { href: url, rel: "noreferrer noopener", target: "_blank" }, url) : url;
+}
+
+// The China compliance checklist in the page's language: what each rule asks, whether it changes the plan.
+function renderCompliance(data) {
+  const box = $("#serve-compliance");
+  const c = data.compliance;
+  box.hidden = !c;
+  if (!c) return box.replaceChildren();
+  const zh = state.lang === "zh";
+  const rows = c.items.map((i, n) => {
+    const source = el("span", {}, link(i.source), ` (${t("checked")} ${i.date_checked})`);
+    return [String(n + 1), `${zh ? i.name_zh : i.name_en} — ${zh ? i.authority_zh : i.authority_en}`,
+            el("span", {}, i.issued, el("br"), i.in_force), zh ? i.asks_zh : i.asks_en, t(i.changes_plan ? "yes" : "no"), source];
+  });
+  const table = smallTable(["#", t("Rule"), t("Issued / in force"), t("What it asks"), t("Changes the plan"),
+                            t("Source")], rows);
+  table.id = "serve-checklist";
+  const parts = [el("h3", {}, t("China compliance checklist")),
+                 el("p", { class: "disclaimer", id: "serve-disclaimer" }, zh ? c.disclaimer_zh : c.disclaimer)];
+  if (c.data_export_applies) {
+    parts.push(el("p", { class: "nothing" }, zh ? c.data_export_note_zh : c.data_export_note,
+                  c.abroad.length ? ` (${c.abroad.join(", ")})` : ""));
+  }
+  box.replaceChildren(...parts, table);
+}
+
+function renderServe(data) {
+  state.serve = data;
+  $("#serve-results").hidden = false;
+  const r = data.request;
+  const sizes = r.buckets.map((b) => `${b.prompt_len} + ${b.output_len}`).join(", ");
+  $("#serve-title").textContent = `${t("Fleet")}: ${data.model} — ${r.mean_rps} ${t("req/s")} ${t("mean")}, ` +
+                                  `${r.peak_rps} ${t("peak")} × ${sizes} ${t("tokens")}`;
+  const nothing = $("#serve-nothing");
+  nothing.hidden = Boolean(data.fleet);
+  nothing.textContent = data.fleet ? "" : `${t("No plan")}: ${data.nothing_fits}`;
+  $("#serve-fleet").hidden = !data.fleet;
+  if (data.fleet) renderFleet(data);
+  fillTable($("#serve-assumptions"), [t("Name"), t("Value"), t("Source")],
+            data.assumptions.map((a) => [a.name, a.value, a.source]));
+  renderCompliance(data);
+  $("#serve-json").textContent = JSON.stringify(data, null, 2);
+}
+
+function renderFleet(data) {
+  const f = data.fleet;
+  $("#serve-figures").replaceChildren(...serveFigures(data));
+  $("#serve-why").textContent = singleTypeLine(data);
+  fillTable($("#serve-groups"), groupHeaders(), groupRows(f, data.currency));
+  const gap = f.optimality_gap > 0 ? ` · ${t("optimality gap")} ${fmtPercent(f.optimality_gap, 1)}` : "";
+  $("#serve-caption").textContent = `${data.pools} ${t("pools")} · ${data.configurations.length} ` +
+    `${t("configurations")} · ${data.scenarios} ${t("failure scenarios")} · ${t("planned in")} ` +
+    `${fmtSeconds(data.seconds)}${gap} · ${t("TTFT / TPOT p99 at the most a replica is given")}`;
+  $("#serve-chart").replaceChildren(fleetChart(f, chartWidth($("#serve-chart"), 760)));
+  renderRouting(data);
+  renderServeNotes(data);
+  renderGuard(data);
+}
+
 // ---------------------------------------------------------------- language, tabs, start
 
 function applyLang(lang) {
   state.lang = lang;
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
   for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
+  for (const node of document.querySelectorAll("[data-i18n-title]")) {
+    node.title = t(node.dataset.i18nTitle);
+    node.setAttribute("aria-label", node.title);
+  }
   for (const b of document.querySelectorAll(".lang button")) b.classList.toggle("active", b.dataset.lang === lang);
   try { localStorage.setItem("gpuplan-lang", lang); } catch { /* private mode */ }
   renderMeta();
   if (state.plan) renderPlan(state.plan);
   if (state.estimate) renderEstimate(state.estimate);
+  if (state.serve) renderServe(state.serve);
 }
 
 function showTab(name) {
@@ -540,6 +850,8 @@ function setUp() {
   fillTemplates();
   const planForm = $("#plan-form");
   const estimateForm = $("#estimate-form");
+  const serveForm = $("#serve-form");
+  planForm.elements.task.querySelector("option[value=serve]").remove();  // fleets: the serving tab (/api/serve)
   for (const form of [planForm, estimateForm]) {
     form.elements.task.addEventListener("change", () => { showTaskFields(form); clearErrors(form); });
     showTaskFields(form);
@@ -560,6 +872,12 @@ function setUp() {
     ev.preventDefault();
     submit(estimateForm, "/api/estimate", {}, renderEstimate, $("#estimate-status"));
   });
+  serveForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    submit(serveForm, "/api/serve", {}, renderServe, $("#serve-status"), serveBody);
+  });
+  addBucketRow(1000, 300, 1);
+  $("#srv-add-bucket").addEventListener("click", () => addBucketRow());
   $("#pick-estimate").addEventListener("click", estimatePick);
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
   for (const b of document.querySelectorAll(".lang button")) b.addEventListener("click", () => applyLang(b.dataset.lang));
