@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -99,7 +100,22 @@ def _completer(choices: tuple[str, ...]) -> Any:
     return lambda ctx, param, incomplete: [c for c in choices if c.startswith(incomplete)]
 
 
-class RootGroup(typer.core.TyperGroup):
+class LocalUsage:
+    """The usage line in the language of the moment: ``用法：gpuplan plan [选项] 命令 [参数]...`` in Chinese (names
+    of commands, arguments and options stay as they are typed)."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None and option.help:
+            option.help = tr(option.help)
+        return option
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        pieces = [tr(p) for p in self.collect_usage_pieces(ctx)]  # type: ignore[attr-defined]
+        formatter.write_usage(ctx.command_path, " ".join(pieces), prefix=tr("Usage: "))
+
+
+class RootGroup(LocalUsage, typer.core.TyperGroup):
     """The ``gpuplan`` group, its global options (typer's completion ones too) labelled as the commands' are."""
 
     def get_params(self, ctx: Any) -> list[Any]:
@@ -108,7 +124,7 @@ class RootGroup(typer.core.TyperGroup):
         return params
 
 
-class RangedCommand(typer.core.TyperCommand):
+class RangedCommand(LocalUsage, typer.core.TyperCommand):
     """A command whose numeric options are checked against :data:`gpuplan.requests.RANGES` before it runs (one
     table for the CLI and the HTTP API), and whose help states each range and each option's values."""
 
@@ -177,9 +193,9 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(ctx: typer.Context, catalog: CatalogOpt = None,
-          lang: Annotated[str, typer.Option("--lang", help="Language of tables and explanations: en or zh (zh-CN); "
-                                            "default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is Chinese). JSON and "
-                                            "CSV stay English.")] = "",
+          lang: Annotated[str, typer.Option("--lang", help="Language of tables, explanations, help and errors: en "
+                                            "or zh (zh-CN); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is "
+                                            "Chinese). JSON and CSV stay English.")] = "",
           version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
                                                 help="Print the version and exit.")] = False,
           ) -> None:
@@ -207,7 +223,8 @@ def _catalog_notes(cat: Any) -> list[str]:
     notes = [f"note: {prices_note(cat)}"] if cat.refreshed else []
     if cat.store_problem:
         notes.append(f"warning: {clip_echo(cat.store_problem)}")
-    return [*notes, replaced_notice(cat.replaced)] if cat.replaced else notes
+    notes = [*notes, replaced_notice(cat.replaced)] if cat.replaced else notes
+    return [i18n.translate(n) for n in notes]
 
 
 def replaced_notice(replaced: tuple[str, ...], shown: int = 20) -> str:
@@ -278,7 +295,7 @@ def gpus(
     caption = "TFLOPS are dense tensor rates" + ("; 'Usable' is the driver-visible capacity where published."
                                                  if wide else "; --wide shows architecture, usable memory, links.")
     emit(rows if _fmt(json_out, csv_out) == "table" else [gpu_row(g) for g in found], cols,
-         _fmt(json_out, csv_out), f"{tr('Accelerators')} ({len(rows)})", caption)
+         _fmt(json_out, csv_out), f"{tr('Accelerators')} ({len(rows)})", i18n.translate(caption))
 
 
 # ---------------------------------------------------------------- offers
@@ -329,13 +346,13 @@ def offers(
     if fmt != "table":
         rows = [v.row() for v in shown]
     if not views and fmt == "table":
-        typer.echo(tr("no offers match") + ". Try fewer filters, or 'gpuplan offers' to see all.")
+        typer.echo(i18n.translate("no offers match. Try fewer filters, or 'gpuplan offers' to see all."))
         return
     more = f" — showing {len(shown)} of {len(views)}; --limit 0 shows all" if len(shown) < len(views) else ""
-    emit(rows, cols, fmt, f"{tr('Cloud offers')} ({len(views)}){more}",
-         f"Age = days since the price was published; 'undated' = the source states no date. ⚠ older than "
-         f"{STALE_AFTER_DAYS} days: check the price. reserved rows need the commitment shown (mo = months). "
-         "† GPU inferred from the instance family. --json shows each row's source.")
+    emit(rows, cols, fmt, f"{tr('Cloud offers')} ({len(views)}){i18n.translate(more)}",
+         i18n.translate(f"Age = days since the price was published; 'undated' = the source states no date. ⚠ older "
+                        f"than {STALE_AFTER_DAYS} days: check the price. reserved rows need the commitment shown (mo = "
+                        "months). † GPU inferred from the instance family. --json shows each row's source."))
 
 
 def _plain_count(v: Any) -> str:
@@ -444,8 +461,9 @@ def history(
     found = [r for r in stored(name, providers, region or ()) if tier is None or r.tier == tier]
     fmt = _fmt(json_out, csv_out)
     if not found and fmt == "table":
-        typer.echo(f"no refreshed prices of {name} stored yet" + (" for these filters" if provider or region or tier
-                   else "") + ". Run 'gpuplan refresh' (see 'gpuplan refresh --help') to fetch current prices.")
+        typer.echo(i18n.translate(f"no refreshed prices of {name} stored yet" + (
+            " for these filters" if provider or region or tier else "")
+            + ". Run 'gpuplan refresh' (see 'gpuplan refresh --help') to fetch current prices."))
         return
     if points:
         rows = [asdict(r) for r in found]
@@ -515,12 +533,12 @@ def model(
         return
     arch = [{"k": k, "v": v} for k, v in detail["architecture"].items() if v not in (None, 0, False)]
     emit(arch, [Col("", "k"), Col("", "v", None, "right")], "table", f"{detail['name']}",
-         f"source: {detail['source']}")
+         i18n.translate(f"source: {detail['source']}"))
     total = detail["params"]["total"]
     rows = [{"part": k, "n": v, "share": f"{100 * v / total:.1f} %"} for k, v in detail["params"].items()
             if v and k not in ("total", "active")]
-    rows += [{"part": "total", "n": total, "share": "100 %"},
-             {"part": "active per token", "n": detail["params"]["active"], "share": ""}]
+    rows += [{"part": i18n.translate("total"), "n": total, "share": "100 %"},
+             {"part": i18n.translate("active per token"), "n": detail["params"]["active"], "share": ""}]
     emit(rows, [Col(tr("Part"), "part"), Col(tr("Params"), "n", lambda v: f"{v:,}", "right"),
                 Col(tr("Share"), "share", None, "right")], "table", tr("Parameter breakdown"),
          "; ".join(detail["notes"]) or None)
@@ -689,7 +707,8 @@ def estimate(
 
 # ---------------------------------------------------------------- plan
 
-plan_app = typer.Typer(no_args_is_help=True, help="Rank GPU + offer choices for a job by cost, time or value.")
+plan_app = typer.Typer(cls=RootGroup, no_args_is_help=True,
+                       help="Rank GPU + offer choices for a job by cost, time or value.")
 app.add_typer(plan_app, name="plan")
 
 MarketOpt = Annotated[str | None, typer.Option(help="cn (mainland China, CNY) or global.")]
@@ -799,15 +818,15 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dic
     if chosen is None:
         render(result.pick, fmt, hf_repo, clouds)  # raises the reason SkyPilot cannot launch the pick
         raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
-                         "add --provider with one of: " + ", ".join(sorted(clouds)) + ".")
+                         f"add --provider with one of: {', '.join(sorted(clouds))}.")
     if chosen is not result.pick:
         try:
             render(result.pick, fmt, hf_repo, clouds)
             why = ""
         except InputError as err:
             why = f" ({err.message.removeprefix('--export: ')})"
-        typer.echo(f"note: the pick ({result.pick.label()}) cannot be exported to SkyPilot as planned{why}; "
-                   f"exporting the best plan that can: {chosen.label()}", err=True)
+        typer.echo(i18n.translate(f"note: the pick ({result.pick.label()}) cannot be exported to SkyPilot as "
+                                  f"planned{why}; exporting the best plan that can: {chosen.label()}"), err=True)
     text = render(chosen, fmt, hf_repo, clouds)
     exported: dict[str, Any] = {"format": fmt, "plan": chosen.label(), "text": text,
                                 "document": document(chosen, fmt, hf_repo, clouds)}
@@ -837,7 +856,7 @@ def _write_atomic(out: str, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise InputError("--out", f"cannot write '{target}' ({exc.strerror}).",
                          "check the path and its permissions.") from None
-    typer.echo(f"wrote {target}", err=True)
+    typer.echo(i18n.translate(f"wrote {target}"), err=True)
 
 
 @plan_app.command("finetune", cls=RangedCommand)
@@ -1094,8 +1113,9 @@ def _skypilot_fleet(cat: Any, m: Any, result: Any, clouds: Any, err: InputError)
                for g in again.fleet.groups):
             break
     was, now = fmt_money(result.fleet.cost_per_hour, r.currency), fmt_money(again.fleet.cost_per_hour, r.currency)
-    typer.echo(f"note: the fleet cannot be exported to SkyPilot as planned ({err.message.removeprefix('--export: ')}"
-               f"); exporting the cheapest fleet SkyPilot launches instead: {now}/h (was {was}/h)", err=True)
+    typer.echo(i18n.translate(f"note: the fleet cannot be exported to SkyPilot as planned "
+                              f"({err.message.removeprefix('--export: ')}); exporting the cheapest fleet SkyPilot "
+                              f"launches instead: {now}/h (was {was}/h)"), err=True)
     return again
 
 
@@ -1242,32 +1262,90 @@ def main(argv: list[str] | None = None) -> None:
     # the click that typer runs on (typer vendors its own copy): its exception classes
     clicks = sys.modules[typer.BadParameter.__module__]
     no_args = getattr(clicks, "NoArgsIsHelpError", ())
+    # the language is known before click parses anything: help and usage errors are in it, and so are error
+    # lines of --json and --csv (whose output is English)
+    lang = i18n.lang_of_argv(sys.argv[1:] if argv is None else argv)
     try:
-        result = app(args=argv, prog_name="gpuplan", standalone_mode=False)
+        with i18n.using(lang), help_in(lang) as command:
+            result = command.main(args=argv, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as err:
-        _fail(err.message, err.fix)
+        with i18n.using(lang):
+            _fail(*err.in_language())
     except no_args as err:  # bare `gpuplan` or `gpuplan plan`: the help, as a successful run
         err.show()
         sys.exit(0)
     except clicks.UsageError as err:
-        command = err.ctx.command_path if err.ctx else "gpuplan"
-        _fail(err.format_message(), f"see '{command} --help' for the options.")
+        path = err.ctx.command_path if err.ctx else "gpuplan"
+        with i18n.using(lang):
+            _fail(i18n.translate(err.format_message()), i18n.translate(f"see '{path} --help' for the options."))
     except (getattr(clicks, "Abort", KeyboardInterrupt), KeyboardInterrupt):
         sys.exit(130)
     except BrokenPipeError:  # `gpuplan … | head`: the reader left; nothing to report
         _silence_stdout()
         sys.exit(0)
     except clicks.ClickException as err:
-        _fail(err.format_message(), "")
+        with i18n.using(lang):
+            _fail(i18n.translate(err.format_message()), "")
     except Exception as err:  # a bug: say so in one line, with what to do
         import os
 
         if os.environ.get("GPUPLAN_DEBUG"):
             raise
-        _fail(f"internal error ({type(err).__name__}: {err}); this is a bug in gpuplan.",
-              "please report it with the command line; GPUPLAN_DEBUG=1 shows the traceback.", status=3)
+        with i18n.using(lang):
+            _fail(i18n.translate(f"internal error ({type(err).__name__}: {err}); this is a bug in gpuplan."),
+                  i18n.translate("please report it with the command line; GPUPLAN_DEBUG=1 shows the traceback."),
+                  status=3)
     if isinstance(result, int) and result:
         sys.exit(result)
+
+
+@contextlib.contextmanager
+def help_in(lang: str) -> Iterator[Any]:
+    """The click command tree of ``gpuplan`` with every command's and option's help in ``lang``, and the words typer
+    puts around them (panel titles, [default: …], [required]) in it while the block runs (restored after it)."""
+    import typer.rich_utils as rich_help
+
+    command = typer.main.get_command(app)
+    if lang != "zh":
+        yield command
+        return
+    names = ("ARGUMENTS_PANEL_TITLE", "OPTIONS_PANEL_TITLE", "COMMANDS_PANEL_TITLE", "ERRORS_PANEL_TITLE",
+             "DEFAULT_STRING", "REQUIRED_LONG_STRING", "ENVVAR_STRING", "DEPRECATED_STRING", "ABORTED_TEXT",
+             "_make_rich_text")
+    saved = {name: getattr(rich_help, name) for name in names}
+    with i18n.using(lang):
+        for name in names[:-1]:
+            setattr(rich_help, name, tr(saved[name]))
+        rich_help._make_rich_text = _folding(saved["_make_rich_text"])  # type: ignore[attr-defined]
+        translate_help(command)
+    try:
+        yield command
+    finally:
+        for name, value in saved.items():
+            setattr(rich_help, name, value)
+
+
+def _folding(make: Any) -> Any:
+    """typer's help text, folded where a line has no space to break at (Chinese), rather than cut with '…'."""
+
+    def folded(**kwargs: Any) -> Any:
+        text = make(**kwargs)
+        if hasattr(text, "overflow"):
+            text.overflow = "fold"
+        return text
+
+    return folded
+
+
+def translate_help(command: Any) -> None:
+    """Put the help of ``command``, its options and its subcommands in the current language, in place."""
+    command.help = i18n.help_text(command.help)
+    command.short_help = i18n.help_text(command.short_help)
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = i18n.help_text(param.help)
+    for sub in getattr(command, "commands", {}).values():
+        translate_help(sub)
 
 
 def _silence_stdout() -> None:
@@ -1278,9 +1356,10 @@ def _silence_stdout() -> None:
 
 
 def _fail(message: str, fix: str, status: int = 2) -> None:
-    typer.secho(f"{tr('error')}: {clip_echo(message)}", fg="red", err=True)
+    colon = i18n.say(": ", "：")
+    typer.secho(f"{tr('error')}{colon}{clip_echo(message)}", fg="red", err=True)
     if fix:
-        typer.echo(f"{tr('To fix')}: {clip_echo(fix)}", err=True)
+        typer.echo(f"{tr('To fix')}{colon}{clip_echo(fix)}", err=True)
     sys.exit(status)
 
 

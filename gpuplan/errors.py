@@ -15,6 +15,8 @@ type or change next; the CLI and the HTTP API print both and never a traceback::
 
 The built-in in brackets is a second base, so ``except ValueError`` / ``except LookupError`` catch them too.
 Every error pickles (a web worker or a process pool can hand it back) with its message, fix and fields.
+Messages are made in English; :meth:`GpuplanError.in_chinese` gives them in Chinese (the CLI in ``--lang zh``,
+the HTTP API's ``error_zh``/``fix_zh``) through the sentence templates of :mod:`gpuplan.i18n`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,28 @@ class GpuplanError(Exception):
         super().__init__(message)
         self.message = message
         self.fix = fix
+        self.detail = message  # the message without the place it names (a field, a file:line), which subclasses add
+
+    def in_chinese(self) -> tuple[str, str]:
+        """(message, fix) in Chinese; a sentence with no Chinese form stays English."""
+        from gpuplan.i18n import zh_sentence
+
+        return self._where_zh() + self._detail_zh(), zh_sentence(self.fix)
+
+    def in_language(self) -> tuple[str, str]:
+        """(message, fix) in the language of the moment (:func:`gpuplan.i18n.lang`)."""
+        from gpuplan.i18n import lang
+
+        return self.in_chinese() if lang() == "zh" else (self.message, self.fix)
+
+    def _where_zh(self) -> str:
+        where = self.message.removesuffix(self.detail) if self.message.endswith(self.detail) else ""
+        return where[:-2] + "：" if where.endswith(": ") else where
+
+    def _detail_zh(self) -> str:
+        from gpuplan.i18n import zh_sentence
+
+        return zh_sentence(self.detail)
 
     def __str__(self) -> str:
         return f"{self.message} To fix: {self.fix}" if self.fix else self.message
@@ -60,6 +84,7 @@ class InputError(GpuplanError, ValueError):
     def __init__(self, field: str, message: str, fix: str = "") -> None:
         super().__init__(f"{field}: {message}", fix)
         self.field = field
+        self.detail = message
 
 
 class UnknownNameError(InputError, LookupError):
@@ -69,7 +94,14 @@ class UnknownNameError(InputError, LookupError):
         self.suggestions = close_matches(name, known)
         hint = f" Did you mean {_or_list(self.suggestions)}?" if self.suggestions else ""
         super().__init__(field, f"unknown {kind} '{name}'.{hint}", f"run '{listing}' to list them.")
-        self.name = name
+        self.name, self.kind, self.listing = name, kind, listing
+
+    def in_chinese(self) -> tuple[str, str]:
+        from gpuplan.i18n import tr, using
+
+        with using("zh"):
+            hint = f"你是不是想用 {_or_list(self.suggestions, ' 或 ', '、')}？" if self.suggestions else ""
+            return f"{self.field}：未知的{tr(self.kind)} '{self.name}'。{hint}", f"运行 '{self.listing}' 查看全部。"
 
 
 class InfeasibleError(InputError):
@@ -85,6 +117,14 @@ class CatalogError(GpuplanError, ValueError):
         val = f" value {value!r}" if value is not None and column else ""
         super().__init__(f"{where}:{col}{val}: {problem}" if col else f"{where}: {problem}", fix)
         self.path, self.line, self.column, self.value = path, line, column, value
+        self.detail = problem
+
+    def _where_zh(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        if not self.column:
+            return where + "："
+        val = f" 值 {self.value!r}" if self.value is not None else ""
+        return f"{where}：列 '{self.column}'{val}："
 
 
 class ModelConfigError(GpuplanError, ValueError):
@@ -110,7 +150,7 @@ def check_choice(field: str, value: str | None, choices: Iterable[str]) -> None:
     options = tuple(choices)
     if value is not None and value not in options:
         raise InputError(field, f"'{value}' is not one of: {', '.join(options)}.",
-                         "use one of: " + ", ".join(options) + ".")
+                         f"use one of: {', '.join(options)}.")
 
 
 def check_positive(field: str, value: float | None, limit: float | None = None) -> None:
@@ -160,6 +200,6 @@ def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
     return ([by_key[h] for h in hits] + sorted(substr, key=len))[:n]
 
 
-def _or_list(items: list[str]) -> str:
+def _or_list(items: list[str], last: str = " or ", sep: str = ", ") -> str:
     quoted = [f"'{i}'" for i in items]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return quoted[0] if len(quoted) == 1 else sep.join(quoted[:-1]) + last + quoted[-1]

@@ -2,17 +2,30 @@
 
 ``tr(text)`` returns ``text`` in English and its Chinese form when the language is ``zh`` (``--lang zh``,
 ``GPUPLAN_LANG=zh`` or a ``zh_CN`` locale). Keys are the English strings themselves, so a missing translation
-shows English. :data:`ZH` is the one catalogue of the CLI and the web page (served by ``/api/meta``). JSON and
-CSV are made in English whatever the language (keys and values are an interface); a plan's JSON carries its
-explanation in both languages.
+shows English. :data:`ZH` is the one catalogue of the CLI and the web page (served by ``/api/meta``): labels,
+and the help of every command and option (:mod:`gpuplan.i18n_help`). JSON and CSV are made in English whatever
+the language (keys and values are an interface); a plan's JSON carries its explanation in both languages.
+
+Sentences the library builds with values in them (error messages and fixes, assumption values, notes) are
+translated by :func:`translate` through :data:`TEMPLATES` (:mod:`gpuplan.i18n_sentences`): each key is the
+sentence's source text with every interpolated expression written ``{expression}``, and its value the Chinese
+with the same ``{expression}`` holes (``{expression|t}``: the value is translated too; ``{expression|l}``: a list
+of phrases, each translated). The English and the
+Chinese of a sentence sit side by side, and ``scripts/i18n_templates.py`` lists every sentence of the source
+that has no Chinese form (a test fails on one).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
+
+from gpuplan.i18n_help import HELP
+from gpuplan.i18n_sentences import TEMPLATES
 
 LANGS = ("en", "zh")
 LANG_NAMES = ("en", "zh", "zh-CN")  # what --lang accepts
@@ -117,6 +130,16 @@ ZH: dict[str, str] = {
     "Content-safety guard": "内容安全护栏", "Guard model": "护栏模型", "Where it runs": "部署位置",
     "Added TTFT p99": "增加的首字延迟 p99", "Rule": "规定", "Issued / in force": "发布 / 施行", "What it asks": "要求",
     "Changes the plan": "影响方案", "checked": "核对于",
+    # the assumptions tables' names (gpuplan.estimate)
+    "weight format": "权重格式", "KV cache": "KV 缓存", "engine": "推理引擎", "CUDA context (outside PyTorch)":
+        "CUDA 上下文（PyTorch 之外）", "framework workspace (cuBLAS, buffers)": "框架工作区（cuBLAS、缓冲区）",
+    "trainable parameters": "可训练参数", "bytes per trainable parameter": "每个可训练参数的字节数",
+    "parallelism": "并行方式", "loss": "损失", "allocator slack": "分配器预留", "peak moment": "显存峰值时刻",
+    "optimizer states": "优化器状态", "FLOPs per token": "每 token 浮点运算量",
+    "utilisation": "利用率", "links": "互联", "steps": "步数", "memory bandwidth": "显存带宽",
+    "16-bit tensor peak": "16 位张量峰值", "framework": "训练框架", "engine efficiency": "引擎效率", "batch": "批大小",
+    "never": "永不回本",
+    **HELP,
 }
 
 
@@ -181,3 +204,93 @@ def tr(text: str) -> str:
 def say(en: str, zh: str) -> str:
     """A sentence with numbers in it, given in both languages at the place it is built."""
     return zh if lang() == "zh" else en
+
+
+def translate(text: str) -> str:
+    """``text`` (a sentence the library built in English) in the current language: itself in English; in Chinese
+    its label (:data:`ZH`) or its template's Chinese (:data:`TEMPLATES`) with the values put in, else itself."""
+    if lang() != "zh" or not text:
+        return text
+    return zh_sentence(text)
+
+
+def zh_sentence(text: str) -> str:
+    """``text`` in Chinese whatever the language (the HTTP API sends both)."""
+    exact = TEMPLATES.get(text) or ZH.get(text)
+    if exact:
+        return exact
+    for pattern, holes, zh in _patterns():
+        m = pattern.match(text)
+        if m:
+            values = dict(zip(holes, m.groups(), strict=True))
+            return _HOLE.sub(lambda h, found=values: _fill(h.group(0), found), zh)  # type: ignore[misc]
+    return _range_zh(text) or text
+
+
+_RANGE = re.compile(r"(?:more than (?P<low>.+?) and at most (?P<high>.+?)|(?P<start>.+?) to (?P<end>.+?))"
+                    r"(?: (?P<unit>seconds \(10 years\)|seconds|percent|hours|years|per kWh))?"
+                    r"(?: \(0: (?P<zero>.+)\))?")
+_RANGE_WORDS = {"seconds (10 years)": " 秒（10 年）", "seconds": " 秒", "percent": " %", "hours": " 小时",
+                "years": " 年", "per kWh": "（每千瓦时）", "as many as fit": "装得下的最大值",
+                "gpuplan chooses": "由 gpuplan 选择", "all": "全部"}
+
+
+def _range_zh(text: str) -> str | None:
+    """A range as :meth:`gpuplan.requests.Range.text` states it (``more than 0 and at most 50 years``), in
+    Chinese; None for other text."""
+    m = _RANGE.fullmatch(text)
+    if not m or not any(c.isdigit() for c in text):
+        return None
+    unit = _RANGE_WORDS.get(m["unit"] or "", "")
+    span = f"大于 {m['low']}、至多 {m['high']}{unit}" if m["low"] else f"{m['start']} 到 {m['end']}{unit}"
+    return span + (f"（0：{_RANGE_WORDS.get(m['zero'], m['zero'])}）" if m["zero"] else "")
+
+
+_HOLE = re.compile(r"\{[^{}]*\}")
+_MIN_LETTERS = 2  # a template with fewer letters of its own (e.g. "{a}: {b}") would match sentences it is not
+
+
+@functools.cache
+def _patterns() -> tuple[tuple[re.Pattern[str], tuple[str, ...], str], ...]:
+    """Every template with holes as a pattern (each hole a group), the one with the most text of its own first."""
+    found = []
+    for en, zh in TEMPLATES.items():
+        holes = tuple(_HOLE.findall(en))
+        literal = _HOLE.split(en)
+        if not holes or sum(c.isalpha() for c in "".join(literal)) < _MIN_LETTERS:
+            continue
+        pattern = "(.*?)".join(re.escape(part) for part in literal)
+        found.append((len("".join(literal)), re.compile(pattern + r"\Z", re.S), holes, zh))
+    found.sort(key=lambda f: -f[0])
+    return tuple((p, h, z) for _, p, h, z in found)
+
+
+def _fill(hole: str, values: dict[str, str]) -> str:
+    """A hole of a Chinese template filled: ``{x}`` with the value of ``{x}`` in the English, ``{x|t}`` with it
+    translated."""
+    name, _, how = hole[1:-1].partition("|")
+    value = values.get("{" + name + "}", hole)
+    if how == "l":  # a list of phrases, each translated
+        return "，".join(zh_sentence(v) for v in value.split(", "))
+    return zh_sentence(value) if how == "t" else value
+
+
+def help_text(text: str | None) -> str | None:
+    """A command's or option's help in the current language (whitespace as click folds it); a trailing
+    "Range: …." that gpuplan adds is translated apart."""
+    if not text or lang() != "zh":
+        return text
+    base, sep, rest = " ".join(text.split()).partition(" Range: ")
+    zh = ZH.get(base, base) if base else ""
+    return f"{zh}{'范围：' + zh_sentence(rest.removesuffix('.')) + '。' if sep else ''}"
+
+
+def lang_of_argv(argv: Sequence[str]) -> str:
+    """The language a command line asks for (``--lang X`` or ``--lang=X`` anywhere in it), else :func:`lang`:
+    known before click parses it, so that help and usage errors are in that language."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else arg[7:] if arg.startswith("--lang=") \
+            else None
+        if value is not None and value.replace("_", "-").lower() in {n.lower() for n in LANG_NAMES}:
+            return normalize(value) or "en"
+    return lang()

@@ -50,7 +50,7 @@ def gpu_row(g: Gpu) -> dict[str, Any]:
 def list_gpus(catalog: Catalog, *, market: str | None = None, min_memory_bytes: float | None = None,
               vendor: str | None = None, segment: str | None = None, sort: str = "name") -> list[Gpu]:
     if sort not in GPU_SORTS:
-        raise InputError("--sort", f"unknown sort key '{sort}'.", "use one of: " + ", ".join(GPU_SORTS) + ".")
+        raise InputError("--sort", f"unknown sort key '{sort}'.", f"use one of: {', '.join(GPU_SORTS)}.")
     gpus = list(catalog.gpus.values())
     if vendor:
         vendors = {g.vendor.lower(): g.vendor for g in gpus}
@@ -126,7 +126,7 @@ def list_offers(catalog: Catalog, *, gpus: Sequence[str] = (), exact: bool = Fal
     """Offers matching the filters (``tiers``: pricing models, default all), cheapest per GPU-hour first (or by
     ``sort``); at the same price a dated one before an undated one."""
     if sort not in OFFER_SORTS:
-        raise InputError("--sort", f"unknown sort key '{sort}'.", "use one of: " + ", ".join(OFFER_SORTS) + ".")
+        raise InputError("--sort", f"unknown sort key '{sort}'.", f"use one of: {', '.join(OFFER_SORTS)}.")
     today = today or dt.date.today()
     offers = list(catalog.offers)
     if gpus:

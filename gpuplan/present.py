@@ -11,7 +11,7 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
-from gpuplan.i18n import say, tr
+from gpuplan.i18n import lang, say, tr, translate
 from gpuplan.listing import price_age
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.requests import settings_text
@@ -29,7 +29,8 @@ def _raw(text: str) -> None:
 
 
 def _assumption_rows(e: Estimate) -> list[dict[str, str]]:
-    return [a.as_dict() for a in e.assumptions]
+    """The assumptions table's rows: name and value in the language of the moment, the source as cited."""
+    return [{"name": tr(a.name), "value": translate(a.value), "source": translate(a.source)} for a in e.assumptions]
 
 
 def _show_breakdown(e: Estimate, title: str, fmt: Any) -> None:
@@ -55,9 +56,11 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
         _raw(to_json(e.as_dict()))
         return
     state = tr("fits") if e.fits else tr("does not fit")
-    _show_breakdown(e.memory, f"{tr('Memory per GPU')}: {e.model.name} on {e.describe()} — {state} "
-                              f"({fmt_bytes(e.needed_bytes)} with a {e.margin:.0%} margin of "
-                              f"{fmt_bytes(e.capacity_bytes)})", fmt_bytes)
+    needed, capacity = fmt_bytes(e.needed_bytes), fmt_bytes(e.capacity_bytes)
+    _show_breakdown(e.memory, say(f"{tr('Memory per GPU')}: {e.model.name} on {e.describe()} — {state} ({needed} "
+                                  f"with a {e.margin:.0%} margin of {capacity})",
+                                  f"{tr('Memory per GPU')}：{e.model.name}，{e.describe()} — {state}"
+                                  f"（含 {e.margin:.0%} 余量需要 {needed}，可用 {capacity}）"), fmt_bytes)
     if not e.fits:
         hints = say("; ", "；").join(_fit_hints(e))
         _out(say(f"Does not fit: {hints}. 'gpuplan plan' searches these for you.",
@@ -78,7 +81,7 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
                      f"{t['tokens_per_s']:,.0f} token/秒，MFU {t['mfu']:.0%}，{t['gpu_hours']:,.1f} 卡时。"))
     if e.speed:
         s = e.speed
-        band = s.band.describe() if s.band else ""
+        band = translate(s.band.describe()) if s.band else ""
         _out(say(f"TTFT {fmt_seconds(s.ttft_s)}, TPOT {s.tpot_s * 1000:.1f} ms ({1 / s.tpot_s:,.0f} tokens/s per "
                  f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound)."
                  + (f" TTFT and TPOT band: {band} of the estimate." if band else ""),
@@ -204,14 +207,14 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
     job = result.job
     if not result.ranked:
         prefix = say("No rental plan: ", "没有可租用的方案：") if result.platforms else say("No plan: ", "没有方案：")
-        _out(prefix + (result.nothing_fits or "nothing fits."))
+        _out(prefix + translate(result.nothing_fits or "nothing fits."))
         if result.platforms:
             _platforms_table(result)
         if result.suggestions:
-            table([{"change": s["change"], "pick": s["pick"], "cost": fmt_money(s["cost"], s["currency"]),
+            table([{"change": translate(s["change"]), "pick": s["pick"], "cost": fmt_money(s["cost"], s["currency"]),
                     "time": fmt_seconds(s["seconds"])} for s in result.suggestions],
                   [Col(tr("Change"), "change"), Col(tr("Pick"), "pick"), Col(tr("Cost"), "cost", None, "right"),
-                   Col(tr("Time"), "time", None, "right")], "Changes that would make it fit")
+                   Col(tr("Time"), "time", None, "right")], tr("Changes that would make it fit"))
         return
     rows = [_plan_row(x, i) for i, x in enumerate(result.ranked, 1)]
     cols = _plan_cols(job.task)
@@ -235,7 +238,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
                  "output tokens (the hourly cost split by the GPU time prefill and decode take).",
                  f"服务：{reps} 个副本，每小时 {hourly}；每百万输入 token {per_in}，每百万输出 token {per_out}"
                  "（按预填充与解码所占 GPU 时间拆分每小时费用）。"))
-    _out(tr("Why") + ": " + result.explanation)
+    _out(tr("Why") + ": " + (result.explanation_zh if lang() == "zh" and result.explanation_zh else result.explanation))
     if result.alternatives:
         _alternatives_table(result)
     front = [{"config": x.label(), "time": fmt_seconds(x.calendar_seconds or x.seconds),
@@ -252,12 +255,12 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
 def _alternatives_table(result: Any) -> None:
     """Priced changes that would run a plan that fits for less, the largest saving first."""
     per = "/h" if result.job.task == "serve" else ""
-    rows = [{"change": a["change"], "saving": f"−{a['saving']:.0%}", "pick": a["pick"],
+    rows = [{"change": translate(a["change"]), "saving": f"−{a['saving']:.0%}", "pick": a["pick"],
              "cost": fmt_money(a["cost"], a["currency"]) + per, "time": fmt_seconds(a["seconds"])}
             for a in result.alternatives]
     first = result.alternatives[0]
     _out(say(f"Cheaper: {first['change']} would cost {first['saving']:.0%} less.",
-             f"更省钱：{first['change']} 可省 {first['saving']:.0%}。"))
+             f"更省钱：{translate(first['change'])}可省 {first['saving']:.0%}。"))
     cols = [Col(tr("Change"), "change"), Col(tr("Saving"), "saving", None, "right"), Col(tr("Pick"), "pick"),
             Col(tr("Cost"), "cost", None, "right")]
     if result.job.task != "serve":
@@ -308,8 +311,8 @@ def _band(e: JobEstimate) -> str:
     if e.time is None:  # serving: the latency model's band (measured/predicted, p10–p90)
         from gpuplan.estimate.calibration import fitted
 
-        return say("band on latency", "延迟误差带") + ": " + fitted().band("inference_latency").describe()
-    return say("band on time", "时间误差带") + ": " + e.time.band.describe()
+        return say("band on latency: ", "延迟误差带：") + translate(fitted().band("inference_latency").describe())
+    return say("band on time: ", "时间误差带：") + translate(e.time.band.describe())
 
 
 def serving_costs(x: Any) -> dict[str, Any]:
@@ -360,7 +363,8 @@ def show_fit(model: Any, rows: list[Any], json_out: bool) -> None:
     out = []
     for r in rows:
         opts = [f"{e.describe()} ({fmt_bytes(e.needed_bytes)})" for e in r.options]
-        out.append({"use": r.use_case, "fit": "; ".join(opts) or tr("nothing up to 8 GPUs"), "settings": r.settings})
+        out.append({"use": translate(r.use_case), "fit": say("; ", "；").join(opts) or tr("nothing up to 8 GPUs"),
+                    "settings": translate(r.settings)})
     table(out, [Col(tr("Use case"), "use"), Col(tr("Smallest fit"), "fit"), Col(tr("Settings"), "settings")],
           say(f"{model.name}: smallest GPU configurations that fit (memory per GPU incl. headroom)",
               f"{model.name}：装得下的最小显卡配置（单卡显存，含余量）"))
@@ -372,7 +376,7 @@ def show_compare(c: Any, a: str, b: str, json_out: bool) -> None:
         return
     rows = []
     for r in c.rows:
-        rows.append({"measure": r["measure"], "a": _num(r[a]), "b": _num(r[b]),
+        rows.append({"measure": translate(r["measure"]), "a": _num(r[a]), "b": _num(r[b]),
                      "ratio": f"{r['ratio']:.2f}×" if r["ratio"] else "—",
                      "configs": f"{r[a + '_config']} | {r[b + '_config']}"})
     table(rows, [Col(tr("Measure"), "measure"), Col(a, "a", None, "right"), Col(b, "b", None, "right"),
@@ -390,14 +394,16 @@ def show_buy(rows: list[Any], json_out: bool) -> None:
         _raw(to_json([r.as_dict() for r in rows]))
         return
     out = []
+    month = say("/month", "/月")
     for o in rows:
         be = o.break_even_hours_per_month
         out.append({
             "gpu": f"{o.n_gpus}× {o.gpu.name}", "buy": fmt_money(o.purchase, o.currency, 0),
-            "own": fmt_money(o.own_per_month, o.currency, 0) + "/month",
-            "rent": "—" if o.rent_per_month is None else fmt_money(o.rent_per_month, o.currency, 0) + "/month",
-            "break_even": "—" if be is None else ("never" if be == float("inf") else f"{be:,.0f} h/month"),
-            "verdict": o.verdict,
+            "own": fmt_money(o.own_per_month, o.currency, 0) + month,
+            "rent": "—" if o.rent_per_month is None else fmt_money(o.rent_per_month, o.currency, 0) + month,
+            "break_even": "—" if be is None else (say("never", "永不回本") if be == float("inf") else
+                                                  say(f"{be:,.0f} h/month", f"每月 {be:,.0f} 小时")),
+            "verdict": translate(o.verdict),
         })
     table(out, [Col(tr("GPU"), "gpu"), Col(tr("Purchase (incl. host)"), "buy", None, "right"),
                 Col(tr("Own"), "own", None, "right"), Col(tr("Rent"), "rent", None, "right"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gpuplan.i18n import say, tr
+from gpuplan.i18n import say, tr, translate
 from gpuplan.plan.availability import violation_minutes_per_month
 from gpuplan.plan.compliance import DISCLAIMER_EN, DISCLAIMER_ZH, EXPORT_EN, EXPORT_ZH, Checklist
 from gpuplan.plan.serving import Fleet, ServePlan
@@ -24,7 +24,7 @@ def show_serving(p: ServePlan, fmt: str) -> None:
         sys.stdout.write(to_json(p.as_dict()) + "\n")
         return
     if p.fleet is None:
-        _out("No plan: " + (p.nothing_fits or "nothing fits."))
+        _out(say("No plan: ", "没有方案：") + translate(p.nothing_fits or "nothing fits."))
         _show_checklist(p.checklist)
         return
     r, f, cur = p.request, p.fleet, p.request.currency
@@ -37,7 +37,8 @@ def show_serving(p: ServePlan, fmt: str) -> None:
     band = next((g.config.latency_band for g in f.groups if g.config.latency_band), None)
     shown = say(f"; the band on latency is ×{band[0]:.2f}–×{band[1]:.2f} (p10–p90 of measured ÷ estimated)",
                 f"；延迟误差带 ×{band[0]:.2f}–×{band[1]:.2f}（实测 ÷ 估计的 p10–p90）") if band else ""
-    table(rows, cols, f"{tr('Fleet')}: {p.model}, {r.mean_rps:g} req/s mean, {r.peak:g} peak × {lengths}",
+    table(rows, cols, say(f"{tr('Fleet')}: {p.model}, {r.mean_rps:g} req/s mean, {r.peak:g} peak × {lengths}",
+                          f"{tr('Fleet')}：{p.model}，平均 {r.mean_rps:g} 请求/秒，峰值 {r.peak:g} × {lengths}"),
           say(f"{p.pools} pools of {len(p.configs)} configurations, {p.scenarios} failure scenarios; "
               f"planned in {p.seconds:.2f} s; TTFT / TPOT p99 at the most a replica is given",
               f"{len(p.configs)} 种配置的 {p.pools} 个资源池，{p.scenarios} 种故障情形；用时 {p.seconds:.2f} 秒；"
@@ -47,15 +48,17 @@ def show_serving(p: ServePlan, fmt: str) -> None:
     _out(_summary(p, f, cur))
     if p.day is not None:
         _out(_day(p.day, cur))
-    _out(tr("Why") + ": " + _why(p, f, cur))
+    _out(tr("Why") + say(": ", "：") + _why(p, f, cur))
     if len(r.buckets) > 1 or len(f.gpu_types) > 1:
         table([{"config": c, "bucket": f"{r.buckets[b].prompt_len}+{r.buckets[b].output_len}",
                 "rate": f"{x:.2f}"} for c, b, x in f.routing],
               [Col(tr("Config"), "config"), Col(tr("Bucket"), "bucket"), Col(tr("req/s"), "rate", None, "right")],
               tr("Routing with nothing lost"))
     for note in p.notes:
-        _out(tr("Note") + ": " + note)
-    table(list(p.assumptions), [Col(tr("Assumption"), "name"), Col(tr("Value"), "value"),
+        _out(tr("Note") + say(": ", "：") + translate(note))
+    rows = [{"name": translate(a["name"]), "value": translate(a["value"]), "source": a["source"]}
+            for a in p.assumptions]
+    table(rows, [Col(tr("Assumption"), "name"), Col(tr("Value"), "value"),
                                 Col(tr("Source"), "source")], tr("Assumptions"))
     _show_checklist(p.checklist)
 

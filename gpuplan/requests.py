@@ -107,9 +107,9 @@ def check_range(field: str, value: float | None, shown: str | None = None) -> No
     if r.contains(value):
         return
     given = shown if shown is not None else _shown(value)
-    hint = f" ({r.hint})" if r.hint else ""
-    raise InputError(field, f"{given} is out of range: {field} takes {r.text()}{hint}.",
-                     f"give {field} {r.text()}" + ("; check its unit." if r.high > 1e6 else "."))
+    raise InputError(field, f"{given} is out of range: {field} takes {r.text()} ({r.hint})." if r.hint else
+                     f"{given} is out of range: {field} takes {r.text()}.",
+                     f"give {field} {r.text()}; check its unit." if r.high > 1e6 else f"give {field} {r.text()}.")
 
 
 def _shown(value: float) -> str:

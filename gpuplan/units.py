@@ -88,8 +88,8 @@ def parse_seconds(text: str | float, field: str, require_unit: bool = False) -> 
     total = 0.0
     for num, unit in parts:
         if require_unit and not unit:
-            where = f"'{text}' has no unit." if len(parts) == 1 else f"'{num}' in '{text}' has no unit."
-            raise InputError(field, where,
+            raise InputError(field, f"'{text}' has no unit." if len(parts) == 1 else
+                             f"'{num}' in '{text}' has no unit.",
                              f"write every number with its unit, e.g. {field} 50ms, 2s, 1h30min or 3d.")
         unit = unit.rstrip("s") if unit not in ("s", "ms") else unit
         if unit not in _TIME_UNITS and unit != "":

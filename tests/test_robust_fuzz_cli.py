@@ -170,7 +170,7 @@ def test_no_command_line_ends_in_a_traceback(broken: dict[str, str], data: st.Da
     assert "Traceback" not in output and "internal error" not in output, (argv, output[-2000:])
     assert code in (0, 1, 2), (argv, code, output[-2000:])
     if code == 2:
-        assert "error:" in output or "错误:" in output, (argv, output[-2000:])  # --lang zh translates it
+        assert "error:" in output or "错误：" in output, (argv, output[-2000:])  # --lang zh translates it
 
 
 def test_the_fuzzer_reaches_every_command() -> None:

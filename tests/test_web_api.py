@@ -38,7 +38,7 @@ from gpuplan.web import app as web_app
 from gpuplan.web import models as web_models
 from gpuplan.web.app import create_app
 
-ERROR_KEYS = {"error", "field", "fix"}
+ERROR_KEYS = {"error", "field", "fix", "error_zh", "fix_zh"}
 LESSON = {"model": "ChatGLM2-6B", "task": "finetune", "method": "lora", "samples": "10k",
           "tokens_per_sample": 1088, "market": "cn"}
 Cli = Callable[..., subprocess.CompletedProcess[str]]

@@ -37,6 +37,9 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_play
 from gpuplan.web.app import create_app  # noqa: E402
 
 TIMEOUT_MS = 20_000
+# assertions wait as long as actions: a serving fleet is answered in ~0.4 s on an idle machine, several seconds
+# on a loaded 2-core one, past expect()'s own 5 s default
+expect.set_options(timeout=TIMEOUT_MS)
 
 
 def _free_port() -> int:

@@ -154,9 +154,10 @@ def _check_header(found: Sequence[str], columns: Sequence[Column], shown: str) -
         parts = ([f"missing columns {missing}"] if missing else []) + (
             [f"unknown columns {unknown}"] if unknown else [])
         optional = [c.name for c in columns if c.optional]
+        header = ",".join(names)
         raise CatalogError(shown, 1, "", "", "; ".join(parts) + ".",
-                           "the header must be: " + ",".join(names) + " (see the data README)"
-                           + (f"; {', '.join(optional)} may be left out" if optional else "") + ".")
+                           f"the header must be: {header} (see the data README); {', '.join(optional)} may be "
+                           "left out." if optional else f"the header must be: {header} (see the data README).")
 
 
 def _cell(raw: str | None, col: Column, shown: str, line: int) -> Any:

@@ -66,7 +66,7 @@ def _hub_config(repo_id: str) -> Path:
         from huggingface_hub import hf_hub_download
     except ImportError:
         raise OfflineError(f"'{repo_id}' looks like a Hugging Face Hub id, but huggingface_hub is not installed.",
-                           "pip install 'gpuplan[hub]', or " + fix) from None
+                           f"pip install 'gpuplan[hub]', or {fix}") from None
     try:
         return Path(hf_hub_download(repo_id, "config.json", etag_timeout=5))
     except Exception as exc:  # network errors, gated repos, missing repos: all end the same way for users

@@ -48,7 +48,7 @@ def engine(name: str, field: str = "--engine") -> Engine:
     key = {"transformers": "hf", "huggingface": "hf", "tensorrt-llm": "trtllm", "trt-llm": "trtllm",
            "llama.cpp": "llamacpp", "llama-cpp": "llamacpp"}.get(name.lower(), name.lower())
     if key not in table:
-        raise InputError(field, f"unknown engine '{name}'.", "use one of: " + ", ".join(table) + ".")
+        raise InputError(field, f"unknown engine '{name}'.", f"use one of: {', '.join(table)}.")
     return table[key]
 
 

@@ -47,11 +47,12 @@ class Framework:
     def describe(self) -> str:
         checkpointing = {"none": "no activation recomputation", "full": "gradient checkpointing on",
                          "selective": "selective recomputation"}[self.recompute]
-        return (f"{self.name} defaults: {checkpointing}, {'packed' if self.packing else 'unpacked'} sequences, "
-                f"{self.optimizer}" + (", chunked loss" if self.chunked_loss else "")
-                + (", torch.compile" if self.compiled else "")
-                + (", full fine-tuning in pure bf16 (no fp32 master or states)"
-                   if self.full_precision == "bf16" else ""))
+        rest = ", ".join([checkpointing, f"{'packed' if self.packing else 'unpacked'} sequences", self.optimizer]
+                         + (["chunked loss"] if self.chunked_loss else [])
+                         + (["torch.compile"] if self.compiled else [])
+                         + (["full fine-tuning in pure bf16 (no fp32 master or states)"]
+                            if self.full_precision == "bf16" else []))
+        return f"{self.name} defaults: {rest}"
 
 
 @cache
@@ -72,5 +73,5 @@ def framework(name: str, field: str = "--framework") -> Framework:
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in table:
-        raise InputError(field, f"unknown framework '{name}'.", "use one of: " + ", ".join(sorted(table)) + ".")
+        raise InputError(field, f"unknown framework '{name}'.", f"use one of: {', '.join(sorted(table))}.")
     return table[key]

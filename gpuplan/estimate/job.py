@@ -195,8 +195,8 @@ def _check_tp(m: ModelSpec, tp: int, field: str) -> None:
         raise InputError(field, f"{tp} is not a tensor-parallel size.", "use 1, 2, 4 or 8.")
     if m.n_heads % tp:
         raise InfeasibleError(field, f"TP {tp} does not divide {m.name}'s {m.n_heads} attention heads.",
-                              "use a TP size that divides " + str(m.n_heads) + " (" +
-                              ", ".join(str(t) for t in (1, 2, 4, 8, 16) if m.n_heads % t == 0) + ").")
+                              f"use a TP size that divides {m.n_heads} "
+                              f"({', '.join(str(t) for t in (1, 2, 4, 8, 16) if m.n_heads % t == 0)}).")
     if not m.is_mla and m.n_kv_heads % tp and tp % m.n_kv_heads:
         raise InfeasibleError(field, f"TP {tp} neither divides nor is a multiple of {m.name}'s {m.n_kv_heads} KV "
                               "heads.", "use a TP size that divides the KV heads or is a multiple of them.")

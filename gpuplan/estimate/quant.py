@@ -66,8 +66,8 @@ def _weight_format(name: str, field: str) -> WeightFormat:
     from gpuplan.errors import close_matches
 
     hint = close_matches(name, list(formats))
-    raise InputError(field, f"unknown weight format '{name}'" + (f"; did you mean {', '.join(hint)}?" if hint else "."),
-                     "use one of: " + ", ".join(formats) + ".")
+    did = f"; did you mean {', '.join(hint)}?" if hint else "."
+    raise InputError(field, f"unknown weight format '{name}'{did}", f"use one of: {', '.join(formats)}.")
 
 
 KV_BYTES_PER_VALUE = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0, "int8": 1.0, "q8_0": 34 / 32,
@@ -79,7 +79,7 @@ def kv_bytes_per_value(kv_dtype: str, field: str = "--kv-dtype") -> float:
         return KV_BYTES_PER_VALUE[kv_dtype]
     except KeyError:
         raise InputError(field, f"unknown KV-cache dtype '{kv_dtype}'.",
-                         "use one of: " + ", ".join(KV_BYTES_PER_VALUE) + ".") from None
+                         f"use one of: {', '.join(KV_BYTES_PER_VALUE)}.") from None
 
 
 def native_format(native_dtype: str) -> str:

@@ -60,7 +60,7 @@ def _yaml_all(docs: list[Any]) -> str:
 
 def _check(fmt: str) -> None:
     if fmt not in FORMATS:
-        raise InputError("--export", f"unknown export format '{fmt}'.", "use one of: " + ", ".join(FORMATS) + ".")
+        raise InputError("--export", f"unknown export format '{fmt}'.", f"use one of: {', '.join(FORMATS)}.")
 
 
 def document(c: Candidate, fmt: str, hf_repo: str | None = None, clouds: Mapping[str, str] | None = None) -> Any:

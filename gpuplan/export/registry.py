@@ -77,5 +77,5 @@ def gfd_product_label(gpu: str) -> str:
     if label is None:
         raise InputError("--export", f"no sourced GPU feature discovery label for {gpu} "
                          "(gpuplan/data/gfd_labels.csv), so the manifest could not select its nodes.",
-                         "plan with --gpus set to one of: " + ", ".join(sorted(_gfd())) + ".")
+                         f"plan with --gpus set to one of: {', '.join(sorted(_gfd()))}.")
     return label

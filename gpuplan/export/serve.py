@@ -114,9 +114,9 @@ def check_format(fmt: str, native: str, model: str, engine: str) -> None:
     if fmt in _QUANT[engine] or fmt in _UNQUANTIZED or fmt == native:
         return
     other = [e for e in SERVERS if e != engine and fmt in _QUANT[e]]
-    fix = f"plan with --engine {other[0]}, which quantizes {fmt} on load; or " if other else ""
+    fix = "use --quant fp8 (quantized on load), a pre-quantized AWQ/GPTQ checkpoint, or 16-bit."
     raise InputError("--export", f"{server} has no on-load {fmt} quantization.",
-                     fix + "use --quant fp8 (quantized on load), a pre-quantized AWQ/GPTQ checkpoint, or 16-bit.")
+                     f"plan with --engine {other[0]}, which quantizes {fmt} on load; or {fix}" if other else fix)
 
 
 def server_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:

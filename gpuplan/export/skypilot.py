@@ -71,7 +71,7 @@ def _resources(gpu: str, offer: Offer | None, per_node: int, disk_bytes: float,
     cloud = skypilot_cloud(offer.provider, clouds)
     if cloud is None:
         raise InputError("--export", f"SkyPilot has no cloud for provider '{offer.provider}'.",
-                         "pick a plan on " + ", ".join(sorted(skypilot_clouds(clouds))) + " (--provider), or use "
+                         f"pick a plan on {', '.join(sorted(skypilot_clouds(clouds)))} (--provider), or use "
                          "another export format.")
     accelerator = registry.skypilot_accelerator(gpu, cloud)
     if accelerator is None:

@@ -113,7 +113,7 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
     optim = _HF_OPTIM.get(s.optimizer)
     if optim is None:
         raise InputError("--export", f"LLaMA-Factory has no '{s.optimizer}' optimizer.",
-                         "plan with --optimizer " + " or ".join(sorted(_HF_OPTIM)) + ".")
+                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
     steps = _steps(e, s)
     cfg |= {"cutoff_len": s.seq_len, "per_device_train_batch_size": s.micro_batch,
             "gradient_accumulation_steps": s.grad_accum,

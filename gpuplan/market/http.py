@@ -30,6 +30,7 @@ class ProviderError(GpuplanError):
     def __init__(self, provider: str, message: str, fix: str = "") -> None:
         super().__init__(f"{provider}: {message}", fix)
         self.provider = provider
+        self.detail = message
 
 
 class MissingKeyError(ProviderError):

@@ -53,6 +53,10 @@ class StoreError(GpuplanError):
     def __init__(self, path: Path, problem: str, fix: str) -> None:
         super().__init__(f"price store {path}: {problem}", fix)
         self.path = path
+        self.detail = problem
+
+    def _where_zh(self) -> str:
+        return f"价格库 {self.path}："
 
 
 @dataclass(frozen=True, slots=True)

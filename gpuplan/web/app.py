@@ -2,9 +2,10 @@
 
 Every endpoint calls the same functions as the matching CLI command and returns the dict its ``--json``
 prints (units in the keys); the page at ``/`` only renders what the API returns (datasette's JSON twin).
-Errors: every :class:`~gpuplan.errors.GpuplanError` becomes HTTP 400 with ``{"error", "field", "fix"}``,
-request-validation errors take the same shape (400 for a value out of range or not among the choices, 422
-for a wrong type or a missing field), anything else is a 500 with the same shape; never a traceback.
+Errors: every :class:`~gpuplan.errors.GpuplanError` becomes HTTP 400 with ``{"error", "field", "fix"}`` and the
+same in Chinese (``error_zh``, ``fix_zh``), request-validation errors take the same shape (400 for a value out of
+range or not among the choices, 422 for a wrong type or a missing field), anything else is a 500 with the same
+shape; never a traceback.
 
 Field names are the CLI's option names with ``_`` for ``-``; the library names options as the CLI spells
 them (``--seq-len``), so :func:`api_words` rewrites those to API field names (``seq_len``) in errors.
@@ -53,7 +54,7 @@ from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_formats
-from gpuplan.i18n import EN, LANGS, ZH, using
+from gpuplan.i18n import EN, LANGS, TEMPLATES, ZH, using, zh_sentence
 from gpuplan.listing import (
     GPU_SORTS,
     OFFER_SORTS,
@@ -274,7 +275,7 @@ def history(cat: Cat, gpu: Text, provider: Names = None, region: Names = None, t
 @router.get("/meta")
 def meta(cat: Cat) -> Row:
     """Version, catalog sizes, calibration date, languages, the choices of each enum field, and the Chinese
-    labels of :mod:`gpuplan.i18n`: the one catalogue of the CLI and the page."""
+    labels and sentence templates of :mod:`gpuplan.i18n`: the one catalogue of the CLI and the page."""
     counts = {"gpus": len(cat.gpus), "offers": len(cat.offers), "providers": len(cat.providers()),
               "models": len(cat.models), "platforms": len(cat.platforms)}
     choices = {"task": TASKS, "method": METHODS, "engine": ENGINES, "precision": PRECISIONS,
@@ -282,7 +283,8 @@ def meta(cat: Cat) -> Row:
                "currency": CURRENCIES, "quant": tuple(weight_formats()), "gpu_sort": GPU_SORTS,
                "offer_sort": OFFER_SORTS, "tier": PRICINGS}
     return {"version": __version__, "counts": counts, "calibration": {"fitted_on": fitted().fitted_on},
-            "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "choices": choices}
+            "languages": list(LANGS), "labels": {"zh": ZH, "en": EN}, "templates": {"zh": TEMPLATES},
+            "choices": choices}
 
 
 # ---------------------------------------------------------------- computations
@@ -461,24 +463,31 @@ def api_words(text: str) -> str:
     return re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", lambda m: api_field(m.group(0)) or "", text)
 
 
-def error_response(status: int, message: str, field: str | None, fix: str) -> JSONResponse:
-    """The error shape; values the client sent are echoed at most :data:`ECHO_CHARS` characters long."""
+def error_response(status: int, message: str, field: str | None, fix: str,
+                   chinese: tuple[str, str] | None = None) -> JSONResponse:
+    """The error shape, its text in English and (``error_zh``/``fix_zh``) in Chinese: ``chinese``, else the
+    catalogue's translation; values the client sent are echoed at most :data:`ECHO_CHARS` characters long."""
     shown = None if field is None else field[:ECHO_CHARS]
-    return JSONResponse({"error": clip_echo(message), "field": shown, "fix": clip_echo(fix)}, status_code=status)
+    message_zh, fix_zh = chinese or (zh_sentence(message), zh_sentence(fix))
+    return JSONResponse({"error": clip_echo(message), "field": shown, "fix": clip_echo(fix),
+                         "error_zh": clip_echo(message_zh), "fix_zh": clip_echo(fix_zh)}, status_code=status)
 
 
 def _budget_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, BudgetError)
-    return error_response(503, exc.message, None, exc.fix)
+    return error_response(503, exc.message, None, exc.fix, exc.in_chinese())
 
 
 def _library_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GpuplanError)
     option = getattr(exc, "field", None)
     message = exc.message
+    message_zh, fix_zh = exc.in_chinese()
     if option and message.startswith(option + ": "):
         message = f"{api_field(option)}: {message[len(option) + 2:]}"
-    return error_response(400, api_words(message), api_field(option), api_words(exc.fix))
+        message_zh = f"{api_field(option)}：{message_zh.removeprefix(option + '：')}"
+    return error_response(400, api_words(message), api_field(option), api_words(exc.fix),
+                          (api_words(message_zh), api_words(fix_zh)))
 
 
 # pydantic error types that mean "wrong type or shape" (422); the rest mean "a value out of range" (400)
@@ -492,7 +501,9 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     field = _loc_field(first["loc"])
     shape = first["type"] in _SHAPE_ERRORS or first["type"].endswith(("_type", "_parsing"))
     message = "; ".join(f"{_loc_field(e['loc']) or 'request'}: {e['msg']}" for e in errors)
-    return error_response(422 if shape else 400, message, field, _validation_fix(first, field))
+    message_zh = "；".join(f"{_loc_field(e['loc']) or '请求'}：{zh_sentence(e['msg'])}" for e in errors)
+    fix = _validation_fix(first, field)
+    return error_response(422 if shape else 400, message, field, fix, (message_zh, zh_sentence(fix)))
 
 
 def _loc_field(loc: tuple[Any, ...]) -> str | None:

@@ -160,7 +160,10 @@ def _with_headers(send: Send) -> Send:
 
 
 async def _error(send: Send, status: int, message: str, field: str | None, fix: str) -> None:
-    body = json.dumps({"error": message, "field": field, "fix": fix}).encode()
+    from gpuplan.i18n import zh_sentence
+
+    body = json.dumps({"error": message, "field": field, "fix": fix, "error_zh": zh_sentence(message),
+                       "fix_zh": zh_sentence(fix)}).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

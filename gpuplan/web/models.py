@@ -56,6 +56,8 @@ class ErrorBody(BaseModel):
     error: str
     field: str | None
     fix: str
+    error_zh: str = Field(description="`error` in Chinese (the page shows it in Chinese mode)")
+    fix_zh: str = Field(description="`fix` in Chinese")
 
 
 class _Request(BaseModel):

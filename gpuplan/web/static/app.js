@@ -9,7 +9,8 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
                  "#9c755f", "#bab0ac", "#86bcb6", "#d37295"];
 
-const state = { lang: "en", labels: {}, labelsEn: {}, meta: null, plan: null, estimate: null, serve: null };
+const state = { lang: "en", labels: {}, labelsEn: {}, templates: {}, patterns: [], meta: null, plan: null,
+                estimate: null, serve: null };
 
 // ---------------------------------------------------------------- helpers
 
@@ -17,6 +18,41 @@ const state = { lang: "en", labels: {}, labelsEn: {}, meta: null, plan: null, es
 function t(text) {
   if (state.lang !== "zh") return state.labelsEn[text] || text;
   return state.labels[text] || text;
+}
+
+// Sentences the API makes in English with values in them (notes, assumptions, why nothing fits), in Chinese by
+// the templates the CLI uses (gpuplan.i18n.TEMPLATES, from /api/meta): "{expression}" in a template stands for
+// any text, "{expression|t}" for text translated in turn, "{expression|l}" for a list of phrases
+const HOLE = /\{[^{}]*\}/g;
+
+function compileTemplates(templates) {
+  const found = [];
+  for (const [en, zh] of Object.entries(templates)) {
+    const holes = en.match(HOLE) || [];
+    const literal = en.split(HOLE);
+    if (!holes.length || literal.join("").replace(/[^A-Za-z]/g, "").length < 2) continue;
+    const escaped = literal.map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    found.push({ size: literal.join("").length, pattern: new RegExp(`^${escaped.join("([\\s\\S]*?)")}$`), holes, zh });
+  }
+  return found.sort((a, b) => b.size - a.size);
+}
+
+function ts(text) {
+  if (state.lang !== "zh" || !text) return text;
+  const exact = state.templates[text] || state.labels[text];
+  if (exact) return exact;
+  for (const { pattern, holes, zh } of state.patterns) {
+    const m = text.match(pattern);
+    if (!m) continue;
+    const values = Object.fromEntries(holes.map((hole, i) => [hole, m[i + 1]]));
+    return zh.replace(HOLE, (hole) => {
+      const bar = hole.indexOf("|");
+      const name = bar < 0 ? hole : `${hole.slice(0, bar)}}`, how = bar < 0 ? "" : hole.slice(bar + 1, -1);
+      const value = values[name] ?? hole;
+      return how === "t" ? ts(value) : how === "l" ? value.split(", ").map(ts).join("，") : value;
+    });
+  }
+  return text;
 }
 
 function $(selector, root = document) { return root.querySelector(selector); }
@@ -137,10 +173,13 @@ function clearErrors(form) {
   general.textContent = "";
 }
 
-// The API's {"error", "field", "fix"} next to the form field it names, or under the form.
+// The API's {"error", "field", "fix"} (in Chinese mode its "error_zh", "fix_zh") next to the form field it names,
+// or under the form.
 function showError(form, err) {
   clearErrors(form);
-  const text = err.error + (err.fix ? ` — ${t("To fix")}: ${err.fix}` : "");
+  const zh = state.lang === "zh" && err.error_zh;
+  const message = zh ? err.error_zh : err.error, fix = zh ? err.fix_zh : err.fix;
+  const text = message + (fix ? ` — ${t("To fix")}: ${fix}` : "");
   // a box may stand for several fields (the request sizes: buckets, prompt and output)
   const box = err.field ? form.querySelector(`.field[data-field~="${CSS.escape(err.field)}"]`) : null;
   if (box && !box.hidden) {
@@ -323,7 +362,7 @@ function whereLabel(c) {
 function planRow(c, rank) {
   const memory = `${fmtBytes(c.memory_needed_bytes)} / ${fmtBytes(c.memory_available_bytes)}`;
   return [String(rank), c.config, c.settings, whereLabel(c), fmtSeconds(c.calendar_seconds),
-          fmtMoney(c.cost.total, c.cost.currency), memory, c.notes.join("; ")];
+          fmtMoney(c.cost.total, c.cost.currency), memory, c.notes.map(ts).join("; ")];
 }
 
 function planHeaders() {
@@ -337,7 +376,7 @@ function renderAlternatives(data) {
   if (!alts.length) return box.replaceChildren();
   const table = el("table", { class: "data" }, el("thead"), el("tbody"));
   fillTable(table, [t("Change"), t("Saving"), t("Pick"), t("Cost")], alts.map((a) =>
-    [a.change, `−${Math.round(a.saving * 100)} %`, a.pick, fmtMoney(a.cost, a.currency)]));
+    [ts(a.change), `−${Math.round(a.saving * 100)} %`, a.pick, fmtMoney(a.cost, a.currency)]));
   box.replaceChildren(el("h3", {}, t("Cheaper alternatives")), table);
 }
 
@@ -372,8 +411,8 @@ function renderNothingFits(data) {
   if (!data.nothing_fits) return box.replaceChildren();
   const table = el("table", { class: "data" }, el("thead"), el("tbody"));
   fillTable(table, [t("Change"), t("Pick"), t("Cost"), t("Time")], data.suggestions.map((s) =>
-    [s.change, s.pick, fmtMoney(s.cost, s.currency), fmtSeconds(s.seconds)]));
-  box.replaceChildren(el("p", {}, `${t("No plan")}: ${data.nothing_fits}`),
+    [ts(s.change), s.pick, fmtMoney(s.cost, s.currency), fmtSeconds(s.seconds)]));
+  box.replaceChildren(el("p", {}, `${t("No plan")}: ${ts(data.nothing_fits)}`),
                       ...(data.suggestions.length ? [el("h3", {}, t("Changes that would make it fit")), table] : []));
 }
 
@@ -383,7 +422,7 @@ function renderPlatforms(data) {
   const table = el("table", { class: "data" }, el("thead"), el("tbody"));
   fillTable(table, [t("Platform"), t("Config"), t("Time"), t("Cost"), t("Notes")], data.platforms.map((c) =>
     [whereLabel(c), c.config, fmtSeconds(c.calendar_seconds), fmtMoney(c.cost.total, c.cost.currency),
-     c.notes.join("; ")]));
+     c.notes.map(ts).join("; ")]));
   box.replaceChildren(el("h3", {}, t("Free and cheap platforms")), table);
 }
 
@@ -452,7 +491,7 @@ function renderEstimate(data) {
   $("#estimate-speed").textContent = data.speed ? speedLine(data) : "";
   const assumptions = [...mem.assumptions, ...(data.time ? data.time.assumptions : [])];
   fillTable($("#estimate-assumptions"), [t("Name"), t("Value"), t("Source")],
-            assumptions.map((a) => [a.name, a.value, a.source]));
+            assumptions.map((a) => [t(a.name), ts(a.value), ts(a.source)]));
   $("#estimate-json").textContent = JSON.stringify(data, null, 2);
 }
 
@@ -823,6 +862,8 @@ async function loadCatalog() {
   const [meta, models, gpus] = await Promise.all([api("/api/meta"), api("/api/models"), api("/api/gpus")]);
   state.labels = meta.labels.zh;
   state.labelsEn = meta.labels.en || {};
+  state.templates = (meta.templates || {}).zh || {};
+  state.patterns = compileTemplates(state.templates);
   fillDatalist("#model-list", models.map((m) => m.name));
   fillDatalist("#gpu-list", gpus.map((g) => g.name));
   fillDatalist("#quant-list", meta.choices.quant);
