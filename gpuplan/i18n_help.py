@@ -245,4 +245,8 @@ HELP: dict[str, str] = {
     "export rules apply) or global.":
         "用户所在地：cn（中国大陆：方案附中国合规清单，并说明何时适用数据出境规则）或 global。",
     "Most the fleet may cost per hour, e.g. 40USD.": "集群每小时费用上限，例如 40USD。",
+    "Daily traffic: 24 hourly mean rates, e.g. 2,2,1,…,3,2 (hour 0 first), or a CSV file of hour,rps rows. The fleet "
+    "is sized for its peak; the plan prices following it with autoscaling against a fixed peak fleet.":
+        "日流量：24 个小时平均速率，例如 2,2,1,…,3,2（从 0 点起），或 hour,rps 行的 CSV 文件。集群按其峰值配置；"
+        "方案给出按曲线自动缩放与固定峰值集群的费用对比。",
 }

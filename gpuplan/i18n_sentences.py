@@ -939,4 +939,33 @@ TEMPLATES: dict[str, str] = {
     "launches instead: {now}/h (was {was}/h)":
         "注意：该集群无法按规划导出到 SkyPilot（{detail|t}）；改为导出 SkyPilot 能启动的最便宜集群：每小时 {now}"
         "（原为每小时 {was}）",
+    # daily profile and multi-LoRA (gpuplan.plan.traffic, gpuplan.plan.serving, gpuplan.estimate.memory)
+    '{s.lora_adapters} resident, rank {s.lora_rank}, on every linear layer, 16-bit: {fmt_bytes(adapters)} per GPU, out of the KV cache':
+        '{s.lora_adapters} 个常驻，秩 {s.lora_rank}，作用于每个线性层，16 位：每卡 {fmt_bytes(adapters)}，从 KV 缓存中扣除',
+    'both a mean rate (--rps) and a daily profile were given.':
+        '同时给出了平均速率（--rps）和日流量曲线。',
+    '{m.name} is a mixture-of-experts model; LoRA adapters on its experts are not modelled.':
+        '{m.name} 是混合专家模型；其专家上的 LoRA 适配器不在模型范围内。',
+    'plan a dense model, or drop --adapters.':
+        '请规划稠密模型，或去掉 --adapters。',
+    '{self.adapters} adapters cannot be served.':
+        '无法服务 {self.adapters} 个适配器。',
+    "multi-LoRA serving is planned on vLLM or SGLang, not '{self.engine}'.":
+        "多 LoRA 服务只按 vLLM 或 SGLang 规划，不支持 '{self.engine}'。",
+    'plan with --engine vllm (or sglang), or drop --adapters.':
+        '请用 --engine vllm（或 sglang）规划，或去掉 --adapters。',
+    'a daily profile has {HOURS} hourly rates; {len(rates)} were given.':
+        '日流量曲线有 {HOURS} 个小时速率；给出了 {len(rates)} 个。',
+    "'{text}' is neither a file nor a list of 24 rates.":
+        "'{text}' 既不是文件，也不是 24 个速率的列表。",
+    "{path}: hours {', '.join(map(str, missing))} are missing.":
+        "{path}：缺少第 {', '.join(map(str, missing))} 小时。",
+    'hour {hour} has a rate of {rate} requests/s.':
+        '第 {hour} 小时的速率为每秒 {rate} 个请求。',
+    "cannot read '{path}' ({exc}).":
+        "无法读取 '{path}'（{exc}）。",
+    'write one row per hour: the hour (0-23) and its mean requests per second.':
+        '每小时写一行：小时（0-23）和该小时的平均每秒请求数。',
+    '{path}: row {n} has hour {row[0].strip()}.':
+        '{path}：第 {n} 行的小时为 {row[0].strip()}。',
 }
