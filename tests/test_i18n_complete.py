@@ -4,15 +4,13 @@ Chinese form does not pass."""
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import importlib.util
-import io
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import run_cli
 
 from gpuplan import cli
 from gpuplan.i18n import TEMPLATES, ZH, translate, using, zh_sentence
@@ -32,14 +30,7 @@ def _templates_module() -> Any:
 
 def run(argv: list[str]) -> tuple[int, str, str]:
     """``gpuplan ARGV`` in-process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    code: Any = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            contextvars.copy_context().run(cli.main, argv)
-        except SystemExit as exc:
-            code = exc.code
-    return (code if isinstance(code, int) else 1), out.getvalue(), err.getvalue()
+    return run_cli(argv)
 
 
 def _commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:

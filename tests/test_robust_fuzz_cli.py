@@ -11,9 +11,6 @@ and the exit statuses). ``GPUPLAN_FUZZ_COMMANDS="plan serve"`` restricts it to t
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import io
 import json
 import os
 import re
@@ -22,6 +19,7 @@ from typing import Any
 
 import pytest
 import typer.main
+from clirun import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -149,14 +147,8 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
 
 def run(argv: list[str]) -> tuple[int, str]:
     """``gpuplan ARGV`` in-process: (exit status, stdout + stderr); the language a --lang sets stays in the call."""
-    out, err = io.StringIO(), io.StringIO()
-    code: Any = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            contextvars.copy_context().run(cli.main, argv)
-        except SystemExit as exc:
-            code = exc.code
-    return (code if isinstance(code, int) else 1 if code else 0), out.getvalue() + err.getvalue()
+    code, out, err = run_cli(argv)
+    return code, out + err
 
 
 @settings(max_examples=EXAMPLES, deadline=None, database=None,
