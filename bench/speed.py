@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -164,8 +165,7 @@ def pricing(factor: int, tmp: Path, runs: int) -> tuple[int, float]:
     c = planner.Constraints()
     cal = fitted()
     offers = planner._usable_offers(cat, c, None, False)
-    estimates, _ = planner._enumerate(m, job, c, cal, planner.candidate_gpus(cat, c), cat, offers, __import__(
-        "collections").Counter())
+    estimates, _ = planner._enumerate(m, job, c, cal, planner.candidate_gpus(cat, c), cat, offers, Counter())
 
     def price_all() -> int:
         notes: dict[Any, Any] = {}
