@@ -783,6 +783,21 @@ TEMPLATES: dict[str, str] = {
     "nothing fits.": "都装不下。",
     "recovery": "故障恢复", "latency model": "延迟模型", "mixed buckets": "混合请求规格", "zones and SLAs": "可用区与 SLA",
     "default TTFT target": "默认首字延迟目标", "prefix cache": "前缀缓存", "network between nodes": "节点间网络",
+    "guard checks": "安全护栏的检查", "guard latency": "安全护栏的延迟", "co-located guard": "同卡部署的安全护栏",
+    "co-located interference": "同卡部署的相互干扰", "availability split": "可用性分配", "MIG slices": "MIG 切片",
+    "moderation price": "审核服务价格", "characters per token": "每 token 字符数", "service latency": "审核服务延迟",
+    "none published, so the plan counts 0 s: the check's round trip adds to every TTFT; measure it and lower "
+    "--ttft/--ttft-p99 by it, or use --guard-mode parallel":
+        "服务方未公布延迟，规划按 0 秒计：审核请求的往返时间会加到每个首字延迟上；请实测并把 --ttft/--ttft-p99 减去它，"
+        "或使用 --guard-mode parallel",
+    "none published, so the plan counts 0 s: the check runs beside the main prefill, and the first token "
+    "waits only for what its round trip takes beyond the prefill":
+        "服务方未公布延迟，规划按 0 秒计：审核与主模型预填充同时进行，首字只需多等往返时间超出预填充的部分",
+    "the two servers time-share the GPU (no MPS), as the linear split assumes; the context switches "
+    "between them and their contention for caches and memory bandwidth are not modelled, so the "
+    "co-located capacity and verdict times err fast":
+        "两个服务分时共用 GPU（未启用 MPS），与线性分摊的假设一致；二者之间的上下文切换以及对缓存和显存带宽的争用没有建模，"
+        "因此同卡部署的容量和判定时间偏乐观",
     "0: as many as fit": "0：装得下的最大值", "0: gpuplan chooses": "0：由 gpuplan 选择", "0: all": "0：全部",
     "preallocate": "预分配", "on-demand": "按需分配", "context": "按上下文分配",
     "no activation recomputation": "不做激活重计算", "gradient checkpointing on": "开启梯度检查点",

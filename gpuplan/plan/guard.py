@@ -54,6 +54,21 @@ GUARD_TTFT_SHARE = 0.25  # of the TTFT targets the serial guard is planned to: g
 CHARS_PER_TOKEN = 4.0  # OpenAI's rule of thumb for English text ("1 token ≈ 4 characters"), to price per characters
 COLOCATED_GUARD_SEQS = 8  # sequences a co-located guard's engine holds (--max-num-seqs): its KV cache is sized for them
 SHARE_STEP = 0.001  # a co-located guard's memory share is written with three decimals, rounded up to this step
+# What the services' pages leave out: none of moderation_apis.csv's services publishes a latency, so the plan counts
+# none, per mode (serial: the check precedes the main prefill; parallel: it runs beside it)
+SERVICE_LATENCY = {
+    "serial": "none published, so the plan counts 0 s: the check's round trip adds to every TTFT; measure it and lower "
+              "--ttft/--ttft-p99 by it, or use --guard-mode parallel",
+    "parallel": "none published, so the plan counts 0 s: the check runs beside the main prefill, and the first token "
+                "waits only for what its round trip takes beyond the prefill",
+}
+# Two servers on one GPU without MPS do not run kernels at once: the GPU switches between their contexts (NVIDIA MPS
+# docs), the time sharing the co-located split assumes; what the switching and their contention cost is not known
+INTERFERENCE = ("the two servers time-share the GPU (no MPS), as the linear split assumes; the context switches "
+                "between them and their contention for caches and memory bandwidth are not modelled, so the "
+                "co-located capacity and verdict times err fast")
+INTERFERENCE_SOURCE = ("NVIDIA Multi-Process Service docs, https://docs.nvidia.com/deploy/mps/index.html (without "
+                       "MPS, processes sharing a GPU swap their scheduling resources on and off it), read 2026-12-01")
 CHECKS = ("prompt", "response", "both")
 PLACEMENTS = ("colocated", "separate", "mig")
 
@@ -623,8 +638,9 @@ def _assumptions(p: Preset, r: sv.ServeRequest, best: _Placed) -> tuple[dict[str
         out.append({"name": "co-located guard", "value": f"one guard engine (TP 1, {COLOCATED_GUARD_SEQS} sequences) "
                     "on one GPU of each replica; its memory leaves every GPU of the replica that much less for KV "
                     "cache; its prefills take GPU time from the main model (capacity 1 / (1/c + Σ 1/c_guard)); its "
-                    "verdict time is its own at that load (the two engines' kernels interleaving is not modelled)",
+                    "verdict time is its own at that load",
                     "source": "gpuplan.plan.guard.COLOCATED_GUARD_SEQS; Griggs et al. 2024 (time sharing)"})
+        out.append({"name": "co-located interference", "value": INTERFERENCE, "source": INTERFERENCE_SOURCE})
     else:
         out.append({"name": "availability split", "value": f"main fleet and guard fleet each planned to "
                     f"{math.sqrt(r.availability):.5%} (√ of {r.availability:.3%}): a request needs both",
@@ -676,8 +692,8 @@ def _with_service(catalog: Catalog, main: sv.ServePlan, r: sv.ServeRequest) -> s
                    {"name": "characters per token", "value": f"{CHARS_PER_TOKEN:g} (English text; Chinese runs fewer "
                     "characters a token, so a per-character price errs high there)",
                     "source": "OpenAI's rule of thumb, gpuplan.plan.guard.CHARS_PER_TOKEN"},
-                   {"name": "service latency", "value": "not estimated: the services publish no latency; a serial "
-                    "check adds its round trip to the TTFT", "source": "gpuplan.plan.guard"})
+                   {"name": "service latency", "value": SERVICE_LATENCY[r.guard_mode],
+                    "source": f"{s.source} (no latency published; gpuplan.plan.guard.SERVICE_LATENCY)"})
     opts = (Option("api", (main.fleet.cost_per_hour + peak) if main.fleet else None, peak, None),)
     gp = GuardPlan(s.service, "api", r.guard_mode, "api", "both", None, None, peak, avg, 1.0, None, None, None, None,
                    None, t.ttft_p50_s, t.ttft_p99_s, opts, f"{s.service} ({s.provider}): {why}", assumptions, s)
