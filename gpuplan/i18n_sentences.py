@@ -554,6 +554,23 @@ TEMPLATES: dict[str, str] = {
     "the bucket shares add up to {sum((b.share for b in self.buckets))}.": "各请求规格的占比之和为 {sum((b.share for b in self.buckets))}。",
     "make the shares of all --bucket options add up to 1.": "请让所有 --bucket 的占比之和为 1。",
     "give an amount per hour, e.g. 20USD.": "请给出每小时金额，例如 20USD。",
+    "'{text}' is not PCT:PROMPT:OUTPUT.": "'{text}' 不是 PCT:PROMPT:OUTPUT 格式。",
+    "give e.g. --percentile 50:500:150 --percentile 90:2000:400 --percentile 99:8000:1000.":
+        "请这样给出：--percentile 50:500:150 --percentile 90:2000:400 --percentile 99:8000:1000。",
+    "no percentile was given.": "没有给出任何分位数。",
+    "give e.g. --percentile 50:500:150.": "请这样给出：--percentile 50:500:150。",
+    "{pct:g} is not a percentile above 0 and at most 100.": "{pct:g} 不是大于 0、不超过 100 的分位数。",
+    "give percentiles such as 50, 90 and 99.": "请给出 50、90、99 这样的分位数。",
+    "the lengths at p{pct:g} ({p}, {o}) are not 1 to 10,000,000 tokens.":
+        "p{pct:g} 处的长度（{p}, {o}）不在 1 到 10,000,000 个 token 之间。",
+    "give prompt and output token counts from 1 to 10,000,000.": "请给出 1 到 10,000,000 之间的输入和输出 token 数。",
+    "p{a:g} is given twice.": "p{a:g} 给了两次。",
+    "give each percentile once.": "每个分位数只给一次。",
+    "the lengths fall from p{a:g} ({pa}, {oa}) to p{b:g} ({pb}, {ob}); a higher percentile is never shorter.":
+        "长度从 p{a:g}（{pa}, {oa}）到 p{b:g}（{pb}, {ob}）变短了；更高的分位数不会更短。",
+    "give lengths that grow with the percentile.": "请给出随分位数增长的长度。",
+    "both --bucket and --percentile were given.": "同时给出了 --bucket 和 --percentile。",
+    "describe the request sizes one way: buckets or percentiles.": "请只用一种方式描述请求规格：请求规格或分位数。",
     "'{text}' is not PROMPT:OUTPUT:SHARE.": "'{text}' 不是 PROMPT:OUTPUT:SHARE 格式。",
     "give e.g. --bucket 512:128:0.7 --bucket 4096:512:0.3.": "请这样给出：--bucket 512:128:0.7 --bucket 4096:512:0.3。",
     "'{text}' is longer than any model's context.": "'{text}' 超过了任何模型的上下文长度。",
