@@ -18,13 +18,14 @@ from gpuplan.catalog import Catalog
 MAINLAND_PROVIDERS = {"Alibaba Cloud", "Tencent Cloud", "Volcengine", "JD Cloud", "AutoDL", "Baidu AI Cloud",
                       "UCloud Compshare", "AWS China"}
 
-# Parts a buyer in mainland China rents whose price the bundled data holds for a mainland region.
-MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB", "A800-80GB-PCIe", "H20", "L20", "A10", "A10G", "T4", "V100",
-                  "V100-32GB", "P40", "RTX4090", "RTX4090D", "RTX5090", "RTX3090"]
+# Parts a buyer in mainland China rents whose price the bundled data holds for a mainland region. L20, the
+# A800 PCIe card and the RTX 4090D had only rows whose source could not be identified; those rows are gone and
+# the parts stay unpriced in mainland China until a provider's own page of them is read (gpuplan/data/README.md).
+MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB", "H20", "A10", "A10G", "T4", "V100", "V100-32GB", "P40",
+                  "RTX4090", "RTX5090", "RTX3090"]
 
-# 277 mainland rows on 2026-12-01, less the 13 rows tests/test_offer_sources.py still lists as waiting for a real
-# source (they go once the providers' own pages replace them)
-MIN_MAINLAND_OFFERS = 264
+# 285 mainland rows on 2026-12-01: 179 on-demand, 1 spot, 105 subscriptions
+MIN_MAINLAND_OFFERS = 285
 HOURS_PER_MONTH = 730  # a subscription price is recorded per hour over a 730-hour month (gpuplan.plan.buy uses 730)
 MONTHLY = re.compile(r"([\d.]+) (?:CNY|RMB)/month")
 
