@@ -3,6 +3,7 @@ sentences around it for people, or its JSON twin."""
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from typing import Any
 
@@ -88,7 +89,7 @@ def _row(g: Any, cur: str) -> dict[str, Any]:
     latency = " / ".join((fmt_seconds(max(t for t, _ in worst)), fmt_seconds(max(p for _, p in worst))))
     return {"config": c.describe(), "provider": g.provider, "zone": g.zone, "pricing": g.pricing,
             "replicas": g.replicas, "instances": g.instances, "seqs": c.max_num_seqs, "latency": latency,
-            "cost": fmt_money(g.cost_per_hour, cur)}
+            "cost": fmt_money(g.cost_per_hour, cur) + (" ⚠" if g.offer and g.offer.is_stale(dt.date.today()) else "")}
 
 
 def _show_guard(p: ServePlan, cur: str) -> None:

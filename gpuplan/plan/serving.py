@@ -24,6 +24,7 @@ zones, spot) and every assumption with its source.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -42,11 +43,11 @@ from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill
 from gpuplan.estimate.job import JobEstimate, check_inference, inference_setup, largest_batch
 from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.listing import match_gpus, resolve_providers
+from gpuplan.listing import match_gpus, price_age, resolve_providers
 from gpuplan.plan import availability as av
 from gpuplan.plan import compliance, traffic
 from gpuplan.plan.costing import hourly_price
-from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer
+from gpuplan.types import STALE_AFTER_DAYS, Gpu, InferSetup, Job, ModelSpec, Offer
 from gpuplan.units import HOUR
 
 TOLERATE = ("zone", "region", "none")
@@ -654,7 +655,15 @@ class FleetGroup:
                 "cost_per_hour": self.cost_per_hour, "network": c.network or None,
                 "capacity_per_replica_per_s": list(c.capacity_per_s), "ttft_p99_s_at_capacity": list(c.ttft_p99_s),
                 "tpot_p99_s_at_capacity": list(c.tpot_p99_s), "mig": c.mig or None, "offer_source": self.offer_source,
-                "offer_as_of": self.offer_as_of, "market": self.market}
+                "offer_as_of": self.offer_as_of, "market": self.market, **self._age()}
+
+    def _age(self) -> dict[str, Any]:
+        """How old the rented price is (the listings' ``dated``, ``price_age`` and ``stale``), offer known."""
+        if self.offer is None:
+            return {}
+        today = dt.date.today()
+        return {"offer_dated": self.offer.dated, "offer_price_age": price_age(self.offer, today),
+                "offer_stale": self.offer.is_stale(today)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -1122,7 +1131,7 @@ def _token_costs(fleet: Fleet | None, configs: Sequence[ReplicaConfig], r: Serve
 
 
 def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[str, ...]:
-    notes = []
+    notes = _price_age_notes(fleet)
     if fleet and fleet.gap > MIP_GAP:
         notes.append(f"the mix solver stopped at its {MILP_TIME_LIMIT_S:g} s limit: the fleet is within "
                      f"{fleet.gap:.1%} of the cheapest")
@@ -1139,6 +1148,24 @@ def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[
             notes.append(f"the mix spreads one kind of request over {', '.join(fleet.gpu_types)}: the router "
                          "weights each replica by the rate it serves (routing table), not round-robin")
     return tuple(notes)
+
+
+def _price_age_notes(fleet: Fleet | None, today: dt.date | None = None) -> list[str]:
+    """One note per rented offer whose price is undated or older than STALE_AFTER_DAYS (as every listing flags
+    it): a fleet planned on a 2023 price says so."""
+    today = today or dt.date.today()
+    notes: list[str] = []
+    for o in dict.fromkeys(g.offer for g in (fleet.groups if fleet else ()) if g.offer is not None):
+        where = f"{o.provider} {o.instance_type} ({o.region}, {o.pricing})"
+        date, age = o.as_of.isoformat(), o.age_days(today)
+        if o.dated and o.is_stale(today):
+            notes.append(f"price of {where}: as of {date}, {age} days old (over {STALE_AFTER_DAYS}): check it")
+        elif not o.dated and o.is_stale(today):
+            notes.append(f"price of {where}: undated (read on {date}), read {age} days ago (over {STALE_AFTER_DAYS}): "
+                         "check it")
+        elif not o.dated:
+            notes.append(f"price of {where}: undated (read on {date})")
+    return notes
 
 
 def _why_nothing(gpus: Sequence[Gpu], configs: Sequence[ReplicaConfig], misses: Sequence[Miss],
