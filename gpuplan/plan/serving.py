@@ -133,6 +133,7 @@ class ServeRequest:
     exclude_gpus: tuple[str, ...] = ()
     spot: bool = False  # spot capacity allowed in the mix
     allow_marketplace: bool = False
+    tiers: tuple[str, ...] = ()  # pricing tiers the fleet may rent (--tier); empty: on-demand, + spot/marketplace
     prefix_hit: float = 0.0  # share of prompt tokens served from the prefix cache
     engine: str = "vllm"
     quant: str | None = None
@@ -632,7 +633,7 @@ class FleetGroup:
     instance_type: str
     region: str
     zone: str
-    pricing: str  # on-demand | spot | marketplace
+    pricing: str  # on-demand | spot | reserved | marketplace
     instances: int
     replicas: int
     cost_per_hour: float
@@ -655,7 +656,8 @@ class FleetGroup:
                 "cost_per_hour": self.cost_per_hour, "network": c.network or None,
                 "capacity_per_replica_per_s": list(c.capacity_per_s), "ttft_p99_s_at_capacity": list(c.ttft_p99_s),
                 "tpot_p99_s_at_capacity": list(c.tpot_p99_s), "mig": c.mig or None, "offer_source": self.offer_source,
-                "offer_as_of": self.offer_as_of, "market": self.market, **self._age()}
+                "offer_as_of": self.offer_as_of, "market": self.market,
+                "commit_months": self.offer.commit_months if self.offer else None, **self._age()}
 
     def _age(self) -> dict[str, Any]:
         """How old the rented price is (the listings' ``dated``, ``price_age`` and ``stale``), offer known."""
@@ -756,7 +758,7 @@ class ServePlan:
             "model": self.model, "currency": r.currency,
             "request": {"mean_rps": r.mean_rps, "peak_rps": r.peak, "availability": r.availability,
                         "tolerate": r.tolerate, "users": r.users, "spot": r.spot,
-                        "allow_marketplace": r.allow_marketplace,
+                        "allow_marketplace": r.allow_marketplace, "tiers": list(allowed_tiers(r)),
                         "prefix_hit": r.prefix_hit, "engine": r.engine, "quant": r.quant,
                         "profile": list(r.profile) or None, "adapters": r.adapters,
                         "adapter_rank": r.adapter_rank if r.adapters else None,
@@ -828,17 +830,26 @@ def _unit_prices(catalog: Catalog, offers: Sequence[Offer], r: ServeRequest) -> 
     return price
 
 
+def allowed_tiers(r: ServeRequest) -> tuple[str, ...]:
+    """The pricing tiers a fleet may rent: those ``--tier`` names (naming any replaces the default), else
+    on-demand; ``--spot`` and ``--allow-marketplace`` add theirs. A reserved (committed) price joins only when
+    named: it is paid for its whole term, whether or not the instance runs."""
+    tiers = list(r.tiers or ("on-demand",))
+    tiers += [t for t, on in (("spot", r.spot), ("marketplace", r.allow_marketplace)) if on and t not in tiers]
+    return tuple(tiers)
+
+
 def _offers(catalog: Catalog, r: ServeRequest) -> list[Offer]:
     providers = resolve_providers(catalog, r.providers, platforms=False) if r.providers else None
+    tiers = allowed_tiers(r)
     out = []
     for o in catalog.offers:
         if (r.market and o.market != r.market) or (providers is not None and o.provider not in providers):
             continue
-        if o.pricing == "reserved" or (o.pricing == "spot" and not r.spot):
+        if o.pricing not in tiers:
             continue
-        if not r.allow_marketplace and (o.pricing == "marketplace" or
-                                        not catalog.provider(o.provider).production_grade):
-            continue  # marketplace hosts and notebook platforms are not production serving (providers.csv tier)
+        if "marketplace" not in tiers and not catalog.provider(o.provider).production_grade:
+            continue  # notebook platforms are not production serving (providers.csv tier), unless marketplace is
         if r.regions and o.region not in r.regions:
             continue
         out.append(o)
@@ -872,7 +883,7 @@ def _pools(catalog: Catalog, r: ServeRequest, configs: Sequence[ReplicaConfig], 
             key = (o.provider, o.region, o.pricing)
             if key not in best or per_unit / units[0] < best[key][0] / best[key][2]:
                 best[key] = (per_unit, o, units[0], units[1])
-        for pricing in ("on-demand", "spot", "marketplace"):
+        for pricing in ("on-demand", "spot", "reserved", "marketplace"):
             places = sorted((v for k, v in best.items() if k[2] == pricing), key=lambda v: v[0] / v[2])
             for per_unit, o, reps, inst in places[:REGIONS_PER_CONFIG]:
                 reps *= c.slices_per_gpu  # MIG: each GPU of the instance holds several slices
@@ -1050,18 +1061,24 @@ def follow_profile(catalog: Catalog, fleet: Fleet, configs: Sequence[ReplicaConf
     when that is below the target); the whole fleet for an hour no smaller part serves. An hour of no traffic
     keeps the smallest part that survives the tolerated loss: scaling to zero would make the first request
     wait a recovery."""
-    pools = [replace(p, cap_units=u) for p, u in fleet.sources]
+    # a reserved (committed) unit is paid for its term whether it runs or not: it costs nothing more to keep it
+    # up in a quiet hour, and its price is paid every hour
+    committed = [p.offer is not None and p.offer.pricing == "reserved" for p, _ in fleet.sources]
+    pools = [replace(p, cap_units=u, cost_per_unit=0.0 if fixed else p.cost_per_unit)
+             for (p, u), fixed in zip(fleet.sources, committed, strict=True)]
+    paid = sum(u * p.cost_per_unit for (p, u), fixed in zip(fleet.sources, committed, strict=True) if fixed)
     wanted = min(r.availability, fleet.availability)
     by_rate: dict[float, float] = {}
-    quiet: Fleet = fleet
+    quiet, quiet_cost = fleet, fleet.cost_per_hour
     for rate in sorted(set(r.profile)):
         cost = fleet.cost_per_hour
         if rate < r.peak:
             scaled, _ = _solve(configs, pools, replace(r, availability=wanted), max(rate, QUIET_SHARE * r.peak),
                                recovery_s, catalog)
-            if scaled is not None and scaled.availability >= wanted and scaled.cost_per_hour < cost:
-                cost = scaled.cost_per_hour
-                quiet = scaled if scaled.cost_per_hour < quiet.cost_per_hour else quiet
+            if scaled is not None and scaled.availability >= wanted and scaled.cost_per_hour + paid < cost:
+                cost = scaled.cost_per_hour + paid
+                if cost < quiet_cost:
+                    quiet, quiet_cost = scaled, cost
         by_rate[rate] = cost
     units = {id(p): u for p, u in quiet.sources}
     kept = tuple(int(units.get(id(p), 0) * p.replicas_per_unit) for p in pools)  # per group, as fleet.groups
