@@ -150,11 +150,10 @@ def test_a_serving_fleet_rents_a_subscription_only_when_asked(catalog: Catalog) 
     for g in groups:
         o = next(o for o in catalog.offers if (o.provider, o.instance_type, o.region, o.pricing)
                  == (g["provider"], g["instance_type"], g["region"], "reserved"))
-        assert g["commit_months"] == o.commit_months and o.commit_months >= 1
-        # the term's price per hour (a month's subscription spread over 730 hours, or a year's commitment over
-        # 8,766), times the instances rented (all priced in CNY here)
-        assert o.currency == "CNY"
-        assert g["cost_per_hour"] == pytest.approx(o.price_per_hour * g["instances"], rel=1e-9)
+        assert g["commit_months"] == o.commit_months and o.commit_months in (1, 12)  # 包月, or a 1-year term
+        # the term's price per hour (a month over 730 hours), times the instances rented, in the plan's yuan
+        per_hour = catalog.convert(o.price_per_hour, o.currency, "CNY")
+        assert g["cost_per_hour"] == pytest.approx(per_hour * g["instances"], rel=1e-9)
 
 
 def test_a_subscribed_fleet_saves_nothing_by_following_a_quiet_day() -> None:
