@@ -424,10 +424,41 @@ TEMPLATES: dict[str, str] = {
     "plan with other --gpus.": "请换用其他 --gpus 规划。",
     "SkyPilot names {gpu} differently per cloud ({', '.join(sorted(names))}).": "SkyPilot 在不同云上对 {gpu} 的命名不同（{', '.join(sorted(names))}）。",
     "give the offer (its cloud) to export.": "请给出要导出的报价（即它的云）。",
-    "the skypilot export writes the run for {supported}; this plan was sized for --framework {fw}.":
-        "skypilot 导出写的是 {supported} 的训练任务；这个方案是按 --framework {fw} 估算的。",
-    "plan with --framework {supported.split()[0]} (or without --framework) to export a task that trains.":
-        "请用 --framework {supported.split()[0]}（或不给 --framework）规划，才能导出能训练的任务。",
+    "the skypilot export writes the run for --framework {' or '.join(written)} ({e.job.task}); this plan was sized "
+    "for --framework {fw}.":
+        "skypilot 导出只为 --framework {' or '.join(written)}（{e.job.task|t}）写训练任务；这个方案是按 --framework {fw} "
+        "估算的。",
+    "plan with --framework {written[0]} (or {', '.join(written[1:])}) to export a task that trains, or write the run "
+    "for that framework by hand from the plan's settings.":
+        "请用 --framework {written[0]}（或 {', '.join(written[1:])}）规划，才能导出能训练的任务；或按方案的设置手写该框架的"
+        "运行命令。",
+    "finetune": "微调", "pretrain": "预训练",
+    # TRL and torchtitan exports (gpuplan.export.trl, gpuplan.export.torchtitan)
+    "torchtitan {version('torchtitan')} has no recipe for {e.model.name}.":
+        "torchtitan {version('torchtitan')} 没有 {e.model.name} 的配方。",
+    "plan one of {', '.join(RECIPES)} with --framework torchtitan, or plan with --framework megatron (which the "
+    "export describes from the model's architecture).":
+        "请用 --framework torchtitan 规划以下模型之一：{', '.join(RECIPES)}；或用 --framework megatron 规划（导出会按模型结构"
+        "写出参数）。",
+    "the torchtitan recipes train with AdamW, not {s.optimizer}.": "torchtitan 的配方用 AdamW 训练，不是 {s.optimizer}。",
+    "the torchtitan export trains in bf16 (mixed or pure), not {s.precision}.":
+        "torchtitan 导出按 bf16（混合或纯 bf16）训练，不是 {s.precision}。",
+    "torchtitan offloads whole FSDP shards, not only the optimizer states.":
+        "torchtitan 卸载的是整个 FSDP 分片，而不只是优化器状态。",
+    "plan without optimizer offload.": "请在不卸载优化器的情况下规划。",
+    "the HF Trainer (TRL) has no '{s.optimizer}' optimizer.": "HF Trainer（TRL）没有 '{s.optimizer}' 优化器。",
+    "the plan splits the model with {p.describe()}; TRL's SFTTrainer trains with data parallelism and ZeRO only.":
+        "这个方案用 {p.describe()} 切分模型；TRL 的 SFTTrainer 只支持数据并行和 ZeRO。",
+    "TRL's sft script trains full or with a PEFT LoRA, not {s.method}.":
+        "TRL 的 sft 脚本只做全量或 PEFT LoRA 训练，不支持 {s.method}。",
+    "plan with --method lora, qlora or full.": "请用 --method lora、qlora 或 full 规划。",
+    "the plan recomputes selectively; the HF Trainer checkpoints whole layers or nothing.":
+        "这个方案做选择性重计算；HF Trainer 只能整层检查点或完全不做。",
+    "plan with --framework trl, which prices its own choice (estimate: --recompute full or none).":
+        "请用 --framework trl 规划，它按 TRL 自己的选择估价（estimate：--recompute full 或 none）。",
+    "TRL loads a frozen base in bitsandbytes NF4 or int8, not {fmt}.":
+        "TRL 只能以 bitsandbytes NF4 或 int8 加载冻结底座，不支持 {fmt}。",
+    "TRL does not train in {s.precision}.": "TRL 不支持以 {s.precision} 训练。",
     "LLaMA-Factory has no {fmt} frozen base.": "LLaMA-Factory 不支持 {fmt} 冻结底座。",
     "plan --method qlora (NF4) or --method lora --quant int8.": "请用 --method qlora（NF4）或 --method lora --quant int8 规划。",
     "LLaMA-Factory does not train in {s.precision}.": "LLaMA-Factory 不支持以 {s.precision} 训练。",
