@@ -433,6 +433,13 @@ TEMPLATES: dict[str, str] = {
         "请用 --framework {written[0]}（或 {', '.join(written[1:])}）规划，才能导出能训练的任务；或按方案的设置手写该框架的"
         "运行命令。",
     "finetune": "微调", "pretrain": "预训练",
+    "torchtune saves its optimizer and recipe state only at the end of an epoch, so a run stopped mid-epoch (a spot "
+    "preemption) restarts the epoch: the export's promise of resuming from the bucket would not hold.":
+        "torchtune 只在每轮结束时保存优化器和训练状态，轮中停止的运行（如竞价实例被抢占）要从该轮开头重来：导出承诺的"
+        "从存储桶续训做不到。",
+    "plan with --framework {' or '.join(written)}, or run torchtune's recipe by hand (tune run …) with the plan's "
+    "batch and recomputation.":
+        "请用 --framework {' or '.join(written)} 规划，或按方案的批大小和重计算设置手动运行 torchtune 的配方（tune run …）。",
     # TRL and torchtitan exports (gpuplan.export.trl, gpuplan.export.torchtitan)
     "torchtitan {version('torchtitan')} has no recipe for {e.model.name}.":
         "torchtitan {version('torchtitan')} 没有 {e.model.name} 的配方。",

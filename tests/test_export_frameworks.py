@@ -246,7 +246,13 @@ def test_a_plan_torchtitan_cannot_run_as_planned_is_refused(change: dict[str, An
 # ---------------------------------------------------------------- every framework the planner sizes
 
 
-@pytest.mark.parametrize("framework", sorted({"torchtune", "axolotl", "litgpt", "unsloth", "swift", "deepspeed",
+def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
+    with pytest.raises(InputError, match="only at the end of an epoch") as err:
+        render(_with_framework(_trl_qlora(), "torchtune"), "skypilot", REPO)
+    assert "--framework llama-factory or hf or trl" in err.value.fix
+
+
+@pytest.mark.parametrize("framework", sorted({"axolotl", "litgpt", "unsloth", "swift", "deepspeed",
                                                "chatglm", "glm4", "qwen", "pytorch"}))
 def test_a_framework_without_an_export_is_refused_naming_those_with_one(framework: str) -> None:
     with pytest.raises(InputError, match=f"sized for --framework {framework}") as err:

@@ -66,6 +66,13 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
     if e.job.task == "pretrain" and fw == "torchtitan":
         return torchtitan(e, model_ref, name)
     written = EXPORTED[e.job.task]
+    if fw == "torchtune":
+        # pytorch/torchtune recipes/lora_finetune_distributed.py (0.6.1), Checkpointing: "Mid-epoch checkpointing
+        # is currently not supported"; optimizer and recipe state are saved at the end of an epoch only
+        raise InputError("--export", "torchtune saves its optimizer and recipe state only at the end of an epoch, so "
+                         "a run stopped mid-epoch (a spot preemption) restarts the epoch: the export's promise of "
+                         "resuming from the bucket would not hold.", f"plan with --framework {' or '.join(written)}, "
+                         "or run torchtune's recipe by hand (tune run …) with the plan's batch and recomputation.")
     raise InputError("--export", f"the skypilot export writes the run for --framework {' or '.join(written)} "
                      f"({e.job.task}); this plan was sized for --framework {fw}.",
                      f"plan with --framework {written[0]} (or {', '.join(written[1:])}) to export a task that "
