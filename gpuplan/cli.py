@@ -816,8 +816,11 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dic
     chosen = exportable(result.ranked, fmt, clouds)
     entry = find_preset(cat, model)
     hf_repo = entry.hf_repo if entry and entry.hf_repo else None
-    if chosen is None:
-        render(result.pick, fmt, hf_repo, clouds)  # raises the reason SkyPilot cannot launch the pick
+    if chosen is None:  # the reason: the best plan SkyPilot launches (its framework or layout), else the pick's
+        from gpuplan.export import skypilot
+
+        reason = next((c for c in result.ranked if skypilot.launchable(c, clouds)), result.pick)
+        render(reason if fmt == "skypilot" else result.pick, fmt, hf_repo, clouds)
         raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
                          f"add --provider with one of: {', '.join(sorted(clouds))}.")
     if chosen is not result.pick:

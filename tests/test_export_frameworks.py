@@ -279,3 +279,13 @@ def test_a_trl_plan_from_the_cli_exports_trl(tmp_path: Path) -> None:
     task = yaml.safe_load(out.read_text(encoding="utf-8"))
     assert "-m trl.scripts.sft" in task["run"] and json.loads(stdout)["export"]["format"] == "skypilot"
     assert skypilot.GPUS_PER_NODE == 8
+
+
+def test_when_no_plan_can_be_exported_the_error_is_the_frameworks_not_the_picks_cloud() -> None:
+    """Every plan of --framework axolotl fails to export; the reason given is that of the best plan SkyPilot would
+    launch (the framework), not that the cheapest pick's provider has no SkyPilot cloud."""
+    from clirun import run_cli
+
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--framework", "axolotl", "--export", "skypilot"])
+    assert code == 2 and "sized for --framework axolotl" in err and "no cloud" not in err
