@@ -122,10 +122,10 @@ def test_serving_at_a_batch_that_does_not_fit_keeps_that_batch(catalog: Catalog)
 
 
 def test_planned_layouts_never_use_zero_on_one_data_parallel_rank(catalog: Catalog) -> None:
-    from gpuplan.plan.planner import _training_layouts
+    from gpuplan.plan.enumeration import training_layouts
 
     job = make_job("pretrain", tokens=1.4e12)
-    layouts = _training_layouts(catalog.model("LLaMA-65B"), 64, job)
+    layouts = training_layouts(catalog.model("LLaMA-65B"), 64, job)
     assert any(p.pp > 1 and p.dp == 1 for p in layouts)
     assert all(p.zero == 0 for p in layouts if p.dp == 1)
 

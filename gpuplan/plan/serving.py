@@ -45,7 +45,7 @@ from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan import availability as av
 from gpuplan.plan import compliance, traffic
-from gpuplan.plan.costing import hourly_price
+from gpuplan.plan.costing import hourly_price, token_costs
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer
 from gpuplan.units import HOUR
 
@@ -1115,10 +1115,7 @@ def _token_costs(fleet: Fleet | None, configs: Sequence[ReplicaConfig], r: Serve
         return None, None
     tokens_in = r.mean_rps * HOUR * sum(b.share * b.prompt_len for b in r.buckets)
     tokens_out = r.mean_rps * HOUR * sum(b.share * b.output_len for b in r.buckets)
-    cost = fleet.cost_per_hour
-    per_in = cost * prefill / (prefill + decode) / tokens_in * 1e6
-    per_out = cost * decode / (prefill + decode) / tokens_out * 1e6
-    return per_in, per_out
+    return token_costs(fleet.cost_per_hour, tokens_in, tokens_out, prefill / (prefill + decode))
 
 
 def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[str, ...]:

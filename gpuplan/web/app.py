@@ -71,7 +71,7 @@ from gpuplan.plan.fitting import compare, fit_table
 from gpuplan.plan.guard import names as guard_names
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan, work_budget
 from gpuplan.plan.serving import GUARD_MODES
-from gpuplan.present import serving_costs
+from gpuplan.plan_text import serving_costs
 from gpuplan.requests import FOR_INFERENCE, RANGES, check_range, estimate_config, make_job, refuse_given
 from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec
 from gpuplan.units import CURRENCIES, parse_bytes, parse_count
