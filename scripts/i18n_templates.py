@@ -143,7 +143,8 @@ def _branches(node: ast.expr, local: dict[str, ast.expr]) -> list[ast.expr]:
         return _branches(local[node.id], {k: v for k, v in local.items() if k != node.id})
     if isinstance(node, ast.IfExp):
         return _branches(node.body, local) + _branches(node.orelse, local)
-    if isinstance(node, ast.Call) and _callee(node) in ("say", *SENTENCE_ARGS):  # checked where it is built
+    # checked where it is built: say(en, zh), a typed Note (both languages in gpuplan.plan_text), an error
+    if isinstance(node, ast.Call) and _callee(node) in ("say", "Note", *SENTENCE_ARGS):
         return []
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         rights = _branches(node.right, local)
