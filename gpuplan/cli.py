@@ -756,12 +756,14 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
                  exclude_gpus: list[str] | None, max_gpus: int | None, budget: str | None, deadline: str | None,
                  spot: bool | None, currency: str | None, objective: str, top: int, engine: str = "vllm",
                  quant: str | None = None, tiers: list[str] | None = None) -> Any:
+    from gpuplan.estimate.engines import engine_name
     from gpuplan.listing import parse_tiers
     from gpuplan.plan.planner import Constraints
+    from gpuplan.types import Market, Objective, choice
     from gpuplan.units import parse_currency, parse_money
 
-    check_choice("--market", market, ("cn", "global"))
-    cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
+    where = choice(Market, market, "--market") if market else None
+    cur = parse_currency(currency, "--currency") if currency else (where or Market.GLOBAL).currency
     budget_amount = None
     if budget:
         from gpuplan.requests import check_range
@@ -769,10 +771,11 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
         amount, unit = parse_money(budget, "--budget")
         check_range("--budget", amount, f"'{budget}'")
         budget_amount = amount if unit in (None, cur) else _catalog_convert(amount, unit, cur)
-    return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
+    return Constraints(market=where, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
                        exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
                        deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
-                       currency=cur, engine=engine, quant=quant, objective=objective, top=top,
+                       currency=cur, engine=engine_name(engine), quant=quant,
+                       objective=choice(Objective, objective, "--objective"), top=top,
                        tiers=parse_tiers(tiers or ()))
 
 
@@ -1237,10 +1240,11 @@ def buy(ctx: typer.Context,
     """Rent or buy: owning cost per month, renting cost per month, and the break-even hours per month."""
     from gpuplan.plan.buy import ownership
     from gpuplan.present import show_buy
+    from gpuplan.types import Market, choice
     from gpuplan.units import parse_currency, parse_money
 
-    check_choice("--market", market, ("cn", "global"))
-    cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
+    where = choice(Market, market, "--market") if market else None
+    cur = parse_currency(currency, "--currency") if currency else (where or Market.GLOBAL).currency
     cat = _catalog(ctx)
     price = None
     if electricity:

@@ -22,16 +22,18 @@ from gpuplan.types import (
     OPTIMIZERS,
     PRECISIONS,
     RECOMPUTE,
+    TASKS,
     Gpu,
     Job,
+    Method,
     ModelSpec,
     Parallelism,
+    Task,
     TrainSetup,
 )
 from gpuplan.units import fmt_bytes
 
 LORA_TARGETS = ("all-linear", "attention", "qv", "mlp")
-TASKS = ("infer", "serve", "finetune", "pretrain")
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,9 +180,9 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
         raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
                          "add --tokens-per-sample, e.g. 512.")
     seq = seq_len or (int(min(tokens_per_sample, 4096)) if tokens_per_sample else 2048)
-    return Job(task=task, method=method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs,
-               tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
-               rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
+    return Job(task=Task(task), method=Method(method), samples=samples, tokens_per_sample=tokens_per_sample,
+               epochs=epochs, tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch,
+               requests=requests, rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
                lora_targets=lora_targets, global_batch=global_batch,
                base_quant=_base_quant(method, quant), seq_len_auto=seq_len is None, framework=framework,
                train_embeddings=train_embeddings)

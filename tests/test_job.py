@@ -144,3 +144,20 @@ def test_shortfall_counts_what_exceeds_the_engine_share(catalog: Catalog) -> Non
     assert not e.fits and budget < 0
     assert e.shortfall_bytes == pytest.approx(e.memory.breakdown.get("kv_cache") - budget)
     assert e.as_dict()["memory_shortfall_bytes"] == pytest.approx(e.shortfall_bytes)
+
+
+def test_tasks_and_methods_are_enums_that_read_their_text_and_refuse_others() -> None:
+    import json
+
+    from gpuplan.errors import InputError
+    from gpuplan.types import Job, Method, Task
+
+    job = Job(task="finetune", method="qlora", samples=10, tokens_per_sample=10)
+    assert job.task is Task.FINETUNE and job.method is Method.QLORA
+    assert job.is_training and job.method.adapters and job.method.low_rank
+    assert not Method.PTUNING.low_rank and Method.PTUNING.adapters and not Method.FULL.adapters
+    assert json.dumps({"task": job.task}) == '{"task": "finetune"}'  # JSON values are the text, unchanged
+    with pytest.raises(InputError, match="--task: 'train' is not one of: finetune, pretrain, infer, serve"):
+        Job(task="train")
+    with pytest.raises(InputError, match="--method"):
+        Job(task="finetune", method="adapter")

@@ -14,9 +14,8 @@ from gpuplan.catalog.schemas import PRICINGS
 from gpuplan.errors import InputError, check_choice
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, hourly_rate, value_cost
-from gpuplan.types import Job, ModelSpec, Offer, Platform
+from gpuplan.types import Engine, Job, Market, ModelSpec, Objective, Offer, Platform, choice
 
-OBJECTIVES = ("cost", "time", "value")
 DEFAULT_TIERS = ("on-demand", "spot")  # reserved needs a commitment; marketplace hosts are third parties
 
 
@@ -24,7 +23,7 @@ DEFAULT_TIERS = ("on-demand", "spot")  # reserved needs a commitment; marketplac
 class Constraints:
     """What the user allows. ``spot``: None = both, True = spot only, False = no spot."""
 
-    market: str | None = None
+    market: Market | None = None
     providers: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
     exclude_gpus: tuple[str, ...] = ()
@@ -33,9 +32,9 @@ class Constraints:
     deadline_s: float | None = None
     spot: bool | None = None
     currency: str = "USD"
-    engine: str = "vllm"
+    engine: Engine = Engine.VLLM
     quant: str | None = None
-    objective: str = "cost"
+    objective: Objective = Objective.COST
     top: int = 10
     headroom: float | None = None  # least memory margin; None: each estimate's held-out band
     platforms: bool = True
@@ -43,7 +42,13 @@ class Constraints:
     tiers: tuple[str, ...] = ()  # pricing tiers to plan with; () = DEFAULT_TIERS
 
     def __post_init__(self) -> None:
-        check_choice("--objective", self.objective, OBJECTIVES)
+        object.__setattr__(self, "objective", choice(Objective, self.objective, "--objective"))
+        if not isinstance(self.engine, Engine):  # a name or alias ("llama.cpp") as the engine table reads it
+            from gpuplan.estimate.engines import engine_name
+
+            object.__setattr__(self, "engine", engine_name(self.engine))
+        if self.market is not None:
+            object.__setattr__(self, "market", choice(Market, self.market, "--market"))
         for tier in self.tiers:
             check_choice("--tier", tier, PRICINGS)
         if self.max_gpus is not None and self.max_gpus < 1:

@@ -66,7 +66,7 @@ def training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
     if n == 1:
         return [Parallelism()]
     layouts = [Parallelism(dp=n, zero=3)]
-    adapters = job.method in ("lora", "qlora", "ptuning", "freeze")
+    adapters = job.method.adapters
     if adapters or count_params(m).total < 3e9:
         layouts.insert(0, Parallelism(dp=n, zero=0))
     if adapters:  # PEFT/bitsandbytes stacks shard with FSDP/ZeRO; tensor parallelism is for full training

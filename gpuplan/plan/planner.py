@@ -29,9 +29,9 @@ from gpuplan.i18n import lang, using
 from gpuplan.listing import resolve_providers
 from gpuplan.plan import enumeration, pricing, ranking
 from gpuplan.plan.budget import check_budget, work_budget
-from gpuplan.plan.candidates import OBJECTIVES, Candidate, Constraints, PlanResult, hourly_price_of
+from gpuplan.plan.candidates import Candidate, Constraints, PlanResult, hourly_price_of
 from gpuplan.plan.ranking import COST_TIE_SHARE, DEFAULT_MAX_SECONDS, TIME_TIE, max_seconds, pareto_front
-from gpuplan.types import Job, ModelSpec
+from gpuplan.types import OBJECTIVES, Engine, Job, Method, ModelSpec
 from gpuplan.units import DAY, fmt_bytes, fmt_seconds
 
 
@@ -148,7 +148,7 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
         if job.prompt_len > 512:
             changes.append(("halve the prompt length", replace(job, prompt_len=job.prompt_len // 2), c))
     if job.task == "finetune":
-        for meth in ("lora", "qlora"):
+        for meth in (Method.LORA, Method.QLORA):
             if job.method != meth:
                 changes.append((f"switch to {meth.upper()}", replace(job, method=meth), c))
     if job.is_training and job.seq_len > 512:
@@ -156,7 +156,7 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
     if c.max_gpus is not None:
         changes.append(("allow any number of GPUs", job, replace(c, max_gpus=None)))
         if job.task == "finetune" and job.method != "qlora":
-            changes.append(("switch to QLoRA and allow any number of GPUs", replace(job, method="qlora"),
+            changes.append(("switch to QLoRA and allow any number of GPUs", replace(job, method=Method.QLORA),
                             replace(c, max_gpus=None)))
     if c.gpus:
         changes.append(("allow any GPU", job, replace(c, gpus=())))
@@ -195,9 +195,11 @@ def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constrain
                                  .bits_per_weight):
                 changes.append((f"quantize to {q}", replace(job, weight_format=q), replace(c, quant=q)))
         if not (current or "").startswith("gguf"):
-            changes += [(f"serve with {e}", job, replace(c, engine=e)) for e in ("vllm", "sglang") if e != c.engine]
+            changes += [(f"serve with {e}", job, replace(c, engine=e)) for e in (Engine.VLLM, Engine.SGLANG)
+                        if e != c.engine]
     if job.task == "finetune":
-        lighter = {"full": ("lora", "qlora"), "freeze": ("lora", "qlora"), "lora": ("qlora",)}
+        lighter = {Method.FULL: (Method.LORA, Method.QLORA), Method.FREEZE: (Method.LORA, Method.QLORA),
+                   Method.LORA: (Method.QLORA,)}
         names = {"lora": "LoRA", "qlora": "QLoRA"}
         changes += [(f"switch to {names[m]}", replace(job, method=m, base_quant=None), c)
                     for m in lighter.get(job.method, ())]

@@ -25,7 +25,7 @@ def max_seconds(c: Constraints) -> float | None:
     """The longest a plan may take: ``--deadline``, else :data:`DEFAULT_MAX_SECONDS` when money ranks."""
     if c.deadline_s is not None:
         return c.deadline_s
-    return DEFAULT_MAX_SECONDS if c.objective in ("cost", "value") else None
+    return DEFAULT_MAX_SECONDS if c.objective.by_money else None
 
 
 def _steps(value: float, best: float, tie: float) -> float:
