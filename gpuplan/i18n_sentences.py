@@ -1070,6 +1070,7 @@ TEMPLATES: dict[str, str] = {
     "instance_sla_pct (default)": "单实例 SLA（默认）", "multizone_sla_pct (default)": "多可用区 SLA（默认）",
     "lb_sla_pct (default)": "负载均衡 SLA（默认）",
     "spot_interruptions_per_month (default)": "竞价实例每月中断次数（默认）", "warmup_seconds (vllm)": "预热时间（vllm）",
+    "guard: {n}": "护栏：{n|t}",  # a note of the guard's own fleet (gpuplan.plan.guard)
     "guard checks": "护栏检查", "co-located guard": "同卡部署的护栏", "MIG slices": "MIG 切片",
     "{p.name} checks the {p.checks} ({' and '.join(p.kinds)} check{'s' if len(p.kinds) > 1 else ''}); a check "
     "reads the text and a {p.template_tokens}-token template and writes a {p.verdict_tokens}-token verdict":
