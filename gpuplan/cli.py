@@ -9,7 +9,7 @@ import contextlib
 import io
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -194,8 +194,9 @@ def _show_version(value: bool) -> None:
 @app.callback()
 def _root(ctx: typer.Context, catalog: CatalogOpt = None,
           lang: Annotated[str, typer.Option("--lang", help="Language of tables, explanations, help and errors: en "
-                                            "or zh (zh-CN); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is "
-                                            "Chinese). JSON and CSV stay English.")] = "",
+                                            "or zh (zh-CN), before or after the command (gpuplan plan … --lang "
+                                            "zh); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is Chinese). JSON "
+                                            "and CSV stay English.")] = "",
           version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
                                                 help="Print the version and exit.")] = False,
           ) -> None:
@@ -832,8 +833,11 @@ def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dic
     chosen = exportable(result.ranked, fmt, clouds)
     entry = find_preset(cat, model)
     hf_repo = entry.hf_repo if entry and entry.hf_repo else None
-    if chosen is None:
-        render(result.pick, fmt, hf_repo, clouds)  # raises the reason SkyPilot cannot launch the pick
+    if chosen is None:  # the reason: the best plan SkyPilot launches (its framework or layout), else the pick's
+        from gpuplan.export import skypilot
+
+        reason = next((c for c in result.ranked if skypilot.launchable(c, clouds)), result.pick)
+        render(reason if fmt == "skypilot" else result.pick, fmt, hf_repo, clouds)
         raise InputError("--export", f"none of the {len(result.ranked)} plans is one SkyPilot launches.",
                          f"add --provider with one of: {', '.join(sorted(clouds))}.")
     if chosen is not result.pick:
@@ -1320,10 +1324,12 @@ def main(argv: list[str] | None = None) -> None:
     no_args = getattr(clicks, "NoArgsIsHelpError", ())
     # the language is known before click parses anything: help and usage errors are in it, and so are error
     # lines of --json and --csv (whose output is English)
-    lang = i18n.lang_of_argv(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    lang = i18n.lang_of_argv(args)
     try:
+        args = lang_first(args)
         with i18n.using(lang), help_in(lang) as command:
-            result = command.main(args=argv, prog_name="gpuplan", standalone_mode=False)
+            result = command.main(args=args, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as err:
         with i18n.using(lang):
             _fail(*err.in_language())
@@ -1353,6 +1359,33 @@ def main(argv: list[str] | None = None) -> None:
                   status=3)
     if isinstance(result, int) and result:
         sys.exit(result)
+
+
+def lang_first(argv: Sequence[str]) -> list[str]:
+    """``argv`` with every ``--lang X`` / ``--lang=X`` moved before the command: ``--lang`` is an option of
+    ``gpuplan`` itself, given anywhere on the line (``gpuplan plan finetune … --lang zh``); the last one wins, as
+    for any repeated option. Nothing after ``--`` is touched."""
+    found: list[str] = []
+    rest: list[str] = []
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        if arg == "--lang":
+            if i + 1 == len(args):
+                raise InputError("--lang", "the option needs a language.", "use --lang en or --lang zh (zh-CN).")
+            found = args[i:i + 2]
+            i += 2
+            continue
+        if arg.startswith("--lang="):
+            found = [arg]
+        else:
+            rest.append(arg)
+        i += 1
+    return found + rest
 
 
 @contextlib.contextmanager

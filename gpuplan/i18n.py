@@ -240,7 +240,8 @@ def zh_sentence(text: str) -> str:
     return _range_zh(text) or text
 
 
-_RANGE = re.compile(r"(?:more than (?P<low>.+?) and at most (?P<high>.+?)|(?P<start>.+?) to (?P<end>.+?))"
+_NUM = r"\d[\d,.e+]*(?: [KMGTPE]?i?B)?"  # a bound as Range.text shows it: 1,000,000, 1e+15, 0 B, 1024 TiB
+_RANGE = re.compile(rf"(?:more than (?P<low>{_NUM}) and at most (?P<high>{_NUM})|(?P<start>{_NUM}) to (?P<end>{_NUM}))"
                     r"(?: (?P<unit>seconds \(10 years\)|seconds|percent|hours|years|per kWh))?"
                     r"(?: \(0: (?P<zero>.+)\))?")
 _RANGE_WORDS = {"seconds (10 years)": " 秒（10 年）", "seconds": " 秒", "percent": " %", "hours": " 小时",

@@ -19,10 +19,10 @@ HELP: dict[str, str] = {
         "大模型训练、微调和推理服务该用哪种显卡、在哪里租、几张、多久、花多少钱。离线运行；每个数字都附来源、假设和误差带。",
     "Extra catalog folder laid out like gpuplan/data (repeatable; also GPUPLAN_CATALOG).":
         "额外的目录文件夹，结构同 gpuplan/data（可重复；也可用 GPUPLAN_CATALOG）。",
-    "Language of tables, explanations, help and errors: en or zh (zh-CN); default: GPUPLAN_LANG, else LANG "
-    "(zh_CN.UTF-8 is Chinese). JSON and CSV stay English.":
-        "表格、说明、帮助和错误信息的语言：en 或 zh（zh-CN）；默认取 GPUPLAN_LANG，其次 LANG（zh_CN.UTF-8 即中文）。"
-        "JSON 和 CSV 始终是英文。",
+    "Language of tables, explanations, help and errors: en or zh (zh-CN), before or after the command (gpuplan "
+    "plan … --lang zh); default: GPUPLAN_LANG, else LANG (zh_CN.UTF-8 is Chinese). JSON and CSV stay English.":
+        "表格、说明、帮助和错误信息的语言：en 或 zh（zh-CN），可写在命令之前或之后（gpuplan plan … --lang zh）；"
+        "默认取 GPUPLAN_LANG，其次 LANG（zh_CN.UTF-8 即中文）。JSON 和 CSV 始终是英文。",
     "Print the version and exit.": "显示版本号并退出。",
     "Print JSON (base units, unit-suffixed keys; English values).": "输出 JSON（基本单位，键名带单位后缀；值为英文）。",
     "Print CSV.": "输出 CSV。",

@@ -424,10 +424,48 @@ TEMPLATES: dict[str, str] = {
     "plan with other --gpus.": "请换用其他 --gpus 规划。",
     "SkyPilot names {gpu} differently per cloud ({', '.join(sorted(names))}).": "SkyPilot 在不同云上对 {gpu} 的命名不同（{', '.join(sorted(names))}）。",
     "give the offer (its cloud) to export.": "请给出要导出的报价（即它的云）。",
-    "the skypilot export writes the run for {supported}; this plan was sized for --framework {fw}.":
-        "skypilot 导出写的是 {supported} 的训练任务；这个方案是按 --framework {fw} 估算的。",
-    "plan with --framework {supported.split()[0]} (or without --framework) to export a task that trains.":
-        "请用 --framework {supported.split()[0]}（或不给 --framework）规划，才能导出能训练的任务。",
+    "the skypilot export writes the run for --framework {' or '.join(written)} ({e.job.task}); this plan was sized "
+    "for --framework {fw}.":
+        "skypilot 导出只为 --framework {' or '.join(written)}（{e.job.task|t}）写训练任务；这个方案是按 --framework {fw} "
+        "估算的。",
+    "plan with --framework {written[0]} (or {', '.join(written[1:])}) to export a task that trains, or write the run "
+    "for that framework by hand from the plan's settings.":
+        "请用 --framework {written[0]}（或 {', '.join(written[1:])}）规划，才能导出能训练的任务；或按方案的设置手写该框架的"
+        "运行命令。",
+    "finetune": "微调", "pretrain": "预训练",
+    "torchtune saves its optimizer and recipe state only at the end of an epoch, so a run stopped mid-epoch (a spot "
+    "preemption) restarts the epoch: the export's promise of resuming from the bucket would not hold.":
+        "torchtune 只在每轮结束时保存优化器和训练状态，轮中停止的运行（如竞价实例被抢占）要从该轮开头重来：导出承诺的"
+        "从存储桶续训做不到。",
+    "plan with --framework {' or '.join(written)}, or run torchtune's recipe by hand (tune run …) with the plan's "
+    "batch and recomputation.":
+        "请用 --framework {' or '.join(written)} 规划，或按方案的批大小和重计算设置手动运行 torchtune 的配方（tune run …）。",
+    # TRL and torchtitan exports (gpuplan.export.trl, gpuplan.export.torchtitan)
+    "torchtitan {version('torchtitan')} has no recipe for {e.model.name}.":
+        "torchtitan {version('torchtitan')} 没有 {e.model.name} 的配方。",
+    "plan one of {', '.join(RECIPES)} with --framework torchtitan, or plan with --framework megatron (which the "
+    "export describes from the model's architecture).":
+        "请用 --framework torchtitan 规划以下模型之一：{', '.join(RECIPES)}；或用 --framework megatron 规划（导出会按模型结构"
+        "写出参数）。",
+    "the torchtitan recipes train with AdamW, not {s.optimizer}.": "torchtitan 的配方用 AdamW 训练，不是 {s.optimizer}。",
+    "the torchtitan export trains in bf16 (mixed or pure), not {s.precision}.":
+        "torchtitan 导出按 bf16（混合或纯 bf16）训练，不是 {s.precision}。",
+    "torchtitan offloads whole FSDP shards, not only the optimizer states.":
+        "torchtitan 卸载的是整个 FSDP 分片，而不只是优化器状态。",
+    "plan without optimizer offload.": "请在不卸载优化器的情况下规划。",
+    "the HF Trainer (TRL) has no '{s.optimizer}' optimizer.": "HF Trainer（TRL）没有 '{s.optimizer}' 优化器。",
+    "the plan splits the model with {p.describe()}; TRL's SFTTrainer trains with data parallelism and ZeRO only.":
+        "这个方案用 {p.describe()} 切分模型；TRL 的 SFTTrainer 只支持数据并行和 ZeRO。",
+    "TRL's sft script trains full or with a PEFT LoRA, not {s.method}.":
+        "TRL 的 sft 脚本只做全量或 PEFT LoRA 训练，不支持 {s.method}。",
+    "plan with --method lora, qlora or full.": "请用 --method lora、qlora 或 full 规划。",
+    "the plan recomputes selectively; the HF Trainer checkpoints whole layers or nothing.":
+        "这个方案做选择性重计算；HF Trainer 只能整层检查点或完全不做。",
+    "plan with --framework trl, which prices its own choice (estimate: --recompute full or none).":
+        "请用 --framework trl 规划，它按 TRL 自己的选择估价（estimate：--recompute full 或 none）。",
+    "TRL loads a frozen base in bitsandbytes NF4 or int8, not {fmt}.":
+        "TRL 只能以 bitsandbytes NF4 或 int8 加载冻结底座，不支持 {fmt}。",
+    "TRL does not train in {s.precision}.": "TRL 不支持以 {s.precision} 训练。",
     "LLaMA-Factory has no {fmt} frozen base.": "LLaMA-Factory 不支持 {fmt} 冻结底座。",
     "plan --method qlora (NF4) or --method lora --quant int8.": "请用 --method qlora（NF4）或 --method lora --quant int8 规划。",
     "LLaMA-Factory does not train in {s.precision}.": "LLaMA-Factory 不支持以 {s.precision} 训练。",
@@ -1028,4 +1066,83 @@ TEMPLATES: dict[str, str] = {
         "'{path}' 比日流量曲线长（最多 {MAX_FILE_BYTES // 1024} KiB）。",
     "give a CSV file of 24 hour,rps rows.": "请给出 24 行 hour,rps 的 CSV 文件。",
     "'{path}' is not a CSV file ({exc}).": "'{path}' 不是 CSV 文件（{exc}）。",
+    # --lang anywhere on the line (gpuplan.cli.lang_first)
+    "the option needs a language.": "该选项需要给出语言。",
+    "use --lang en or --lang zh (zh-CN).": "请用 --lang en 或 --lang zh（zh-CN）。",
+    # the planner's assumptions (gpuplan.plan.planner._assumptions, _limit_text), shown by the page and the API
+    "memory margin": "显存余量",
+    "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band, at "
+    "least {c.headroom}": "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端，至少 {c.headroom}",
+    "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band":
+        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端",
+    "spot overhead": "竞价额外时间",
+    "+{c.spot_overhead} run time; serving plans use no spot unless --spot":
+        "运行时间 +{c.spot_overhead}；在线服务方案不用竞价实例，除非给出 --spot",
+    "5 min + weights downloaded at 500 MB/s, billed with each run": "5 分钟 + 按 500 MB/s 下载权重，每次运行都计费",
+    "storage": "存储",
+    "weights + data + one checkpoint beyond the included disk": "权重 + 数据 + 一个检查点中超出自带磁盘的部分",
+    "longest run": "最长运行时间",
+    "none (--objective time)": "不限（--objective time）",
+    "{fmt_seconds(DEFAULT_MAX_SECONDS)} by default for --objective {c.objective}; --deadline sets another":
+        "--objective {c.objective} 默认 {fmt_seconds(DEFAULT_MAX_SECONDS)}；用 --deadline 可另设",
+    "ties": "持平规则",
+    "costs within {COST_TIE_SHARE} of the cheapest tie and the faster wins; times within {math.expm1(TIME_TIE)} "
+    "of the fastest tie and the cheaper wins":
+        "费用与最便宜者相差 {COST_TIE_SHARE} 以内算持平，取更快的；时间与最快者相差 {math.expm1(TIME_TIE)} 以内算持平，"
+        "取更便宜的",
+    "FX": "汇率", "newest USD/CNY rate for every price": "每个价格都用最新的 USD/CNY 汇率",
+    "fitted parameters": "拟合参数",
+    # serving: multi-LoRA and the content-safety guard (gpuplan.plan.serving, gpuplan.plan.guard)
+    "multi-LoRA": "多 LoRA",
+    "{n} adapters of rank {rank} resident on every replica, on every linear layer in 16-bit (r·(in + out) per "
+    "matrix), out of the KV cache; requests spread evenly over them; each token adds its adapter's FLOPs, each "
+    "decode step reads every distinct adapter of its batch once":
+        "每个副本常驻 {n} 个秩为 {rank} 的适配器，作用于每个线性层，16 位（每个矩阵 r·(in + out)），从 KV 缓存中扣除；"
+        "请求均匀分布到各适配器；每个 token 增加其适配器的 FLOPs，每个解码步把批次中每个不同的适配器读一遍",
+    "named by --guard": "由 --guard 指定",
+    "the cheapest mainland-China service (data stays in mainland China)": "中国大陆最便宜的服务（数据留在境内）",
+    "the cheapest service": "最便宜的服务",
+    # the availability figures a fleet is planned with, as their rows are named (gpuplan/data/availability.csv)
+    "gpu_interruptions_per_gpu_hour (default)": "每 GPU 小时的中断次数（默认）",
+    "instance_sla_pct (default)": "单实例 SLA（默认）", "multizone_sla_pct (default)": "多可用区 SLA（默认）",
+    "lb_sla_pct (default)": "负载均衡 SLA（默认）",
+    "spot_interruptions_per_month (default)": "竞价实例每月中断次数（默认）", "warmup_seconds (vllm)": "预热时间（vllm）",
+    "guard: {n}": "护栏：{n|t}",  # a note of the guard's own fleet (gpuplan.plan.guard)
+    "guard checks": "护栏检查", "co-located guard": "同卡部署的护栏", "MIG slices": "MIG 切片",
+    "{p.name} checks the {p.checks} ({' and '.join(p.kinds)} check{'s' if len(p.kinds) > 1 else ''}); a check "
+    "reads the text and a {p.template_tokens}-token template and writes a {p.verdict_tokens}-token verdict":
+        "{p.name} 检查{p.checks|t}（{' and '.join(p.kinds)|t}检查）；每次检查读入文本和 {p.template_tokens} token 的模板，"
+        "写出 {p.verdict_tokens} token 的判定",
+    "both": "提示词和回答", "prompt": "提示词", "response": "回答",
+    "input and output": "输入和输出", "input": "输入", "output": "输出",
+    "guard latency": "护栏延迟",
+    "serial: the guard is planned to {GUARD_TTFT_SHARE} of the TTFT targets and the main model to the rest":
+        "串行：护栏按首字延迟目标的 {GUARD_TTFT_SHARE} 规划，主模型用其余部分",
+    "parallel: the guard has the whole TTFT target; the first token waits for the later of the verdict and the "
+    "main prefill": "并行：护栏享有全部首字延迟目标；首个 token 等判定和主模型预填充中较晚的一个",
+    "availability split": "可用性拆分",
+    "main fleet and guard fleet each planned to {math.sqrt(r.availability)} (√ of {r.availability}): a request "
+    "needs both": "主集群和护栏集群各按 {math.sqrt(r.availability)} 规划（{r.availability} 的平方根）：一个请求两者都要",
+    "moderation price": "审核价格",
+    "{s.price_per_unit} {s.currency} per {'request' if s.unit == 'request' else f'{s.chars_per_unit} characters'}; "
+    "the prompt and the response are each one call":
+        "每{'request' if s.unit == 'request' else f'{s.chars_per_unit} characters'} {s.price_per_unit} "
+        "{s.currency}；提示词和回答各算一次调用",
+    # the same two sentences as they come out (a hole with an f-string inside cannot be matched as a pattern)
+    "{price} {currency} per request; the prompt and the response are each one call":
+        "每次请求 {price} {currency}；提示词和回答各算一次调用",
+    "{price} {currency} per {n} characters; the prompt and the response are each one call":
+        "每 {n} 字符 {price} {currency}；提示词和回答各算一次调用",
+    "characters per token": "每 token 字符数",
+    "{CHARS_PER_TOKEN} (English text; Chinese runs fewer characters a token, so a per-character price errs high "
+    "there)": "{CHARS_PER_TOKEN}（英文文本；中文每 token 的字符更少，所以按字符计价对中文偏高）",
+    "service latency": "服务延迟",
+    "not estimated: the services publish no latency; a serial check adds its round trip to the TTFT":
+        "未估算：这些服务没有公布延迟；串行检查会把一次往返加到首字延迟上",
+    "{s.service} runs outside mainland China: the users' prompts and responses leave the country (data-export "
+    "rules apply); --guard api picks a mainland service for --users cn":
+        "{s.service} 在中国大陆境外运行：用户的提示词和回答会出境（适用数据出境规定）；--users cn 时 --guard api "
+        "会选大陆的服务",
+    "{s.service}: the price covers the detection metering only, so the moderation cost is a lower bound":
+        "{s.service}：价格只含检测计量部分，所以审核费用是下限",
 }

@@ -112,7 +112,8 @@ def _show_guard(p: ServePlan, cur: str) -> None:
                  f"{s.price_per_unit:g} {s.currency} per {unit} ({s.source}, {s.as_of}): {peak}/h at peak, {avg}/h "
                  f"at the mean rate. {g.reason}.",
                  f"内容安全：审核服务 {s.service}（{s.provider}）检查每个提示词和回答，每 {unit} {s.price_per_unit:g} "
-                 f"{s.currency}（{s.source}，{s.as_of}）：峰值每小时 {peak}，平均每小时 {avg}。{g.reason}。"))
+                 f"{s.currency}（{s.source}，{s.as_of}）：峰值每小时 {peak}，平均每小时 {avg}。"
+                 f"{_service_why_zh(g.reason)}。"))
         return
     adds = (f"{fmt_seconds(g.added_ttft_p50_s or 0.0)} / {fmt_seconds(g.added_ttft_p99_s or 0.0)}")
     main = fmt_seconds(g.main_ttft_p99_s) if g.main_ttft_p99_s is not None else "—"
@@ -133,6 +134,13 @@ def _show_guard(p: ServePlan, cur: str) -> None:
              f"内容安全：{g.name} 检查{what}，{where}；首字延迟增加 {adds}（p50 / p99，{g.mode}），主模型按 p99 "
              f"首字 {main} 规划；回答检查在最后一个 token 后需 {resp}（p99）。峰值每小时 {peak}，平均每小时 {avg}"
              + (f"，可用性 {g.availability:.4%}" if g.fleet is not None else "") + f"。原因：{why}。"))
+
+
+def _service_why_zh(reason: str) -> str:
+    """``SERVICE (PROVIDER): why`` (gpuplan.plan.guard._with_service) in Chinese: the names as they are, the why
+    from the catalogue."""
+    names, sep, why = reason.partition("): ")
+    return f"{names.replace(' (', '（')}）：{translate(why)}" if sep else translate(reason)
 
 
 def _placement_why(g: Any, cur: str) -> str:

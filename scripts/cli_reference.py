@@ -45,7 +45,8 @@ def render() -> str:
     root = typer.main.get_command(app)
     lines = ["# Command reference", "",
              "Generated from the CLI by `python scripts/cli_reference.py` (do not edit by hand); "
-             "`gpuplan COMMAND --help` prints the same. With `--lang zh` (or `GPUPLAN_LANG=zh`, a `zh_CN` locale) "
+             "`gpuplan COMMAND --help` prints the same. With `--lang zh` (before or after the command; or "
+             "`GPUPLAN_LANG=zh`, a `zh_CN` locale) "
              "the help, tables, assumptions, explanations and error messages are in Chinese; option names, choices "
              "and units stay as typed, and `--json`/`--csv` stay English.", "",
              "Global options (before the command):", "",

@@ -12,6 +12,9 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
 - llamafactory 0.9.5 (PyPI wheel): the keys of ``llamafactory-cli train CONFIG.yaml`` (the ``HfArgumentParser``
   over ``_TRAIN_ARGS``; a YAML key is an option's ``dest``).
 - Megatron-LM at a commit (GitHub source): ``pretrain_gpt.py``'s parser (``add_megatron_arguments``).
+- trl 1.16.0 and torchtitan 0.3.0 (PyPI, installed by the test extra): ``trl sft``'s ``TrlParser`` (YAML keys are
+  option dests) and ``torchtitan.train``'s tyro parser over ``llama3_8b``'s ``Trainer.Config`` (its flags, and the
+  activation-checkpointing choices). The tests parse every export with these tools themselves.
 
 To regenerate (no GPU needed)::
 
@@ -24,6 +27,8 @@ To regenerate (no GPU needed)::
     PYTHONPATH=src:deps DISABLE_VERSION_CHECK=1 \\
         python scripts/record_flags.py llamafactory wheels/llamafactory-0.9.5-py3-none-any.whl
     PYTHONPATH=src:deps python scripts/record_flags.py megatron NVIDIA/Megatron-LM@<commit>
+    python scripts/record_flags.py trl pypi:trl==1.16.0               # pip install -e ".[test]" installs both
+    python scripts/record_flags.py torchtitan pypi:torchtitan==0.3.0
 """
 
 from __future__ import annotations
@@ -80,6 +85,24 @@ def _megatron() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     return add_megatron_arguments(argparse.ArgumentParser(allow_abbrev=False)), {}
 
 
+def _trl() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    from trl.scripts.sft import make_parser
+
+    return make_parser(), {}
+
+
+def _torchtitan() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    import tyro
+    from torchtitan.config.manager import ConfigManager, custom_registry
+
+    manager = ConfigManager()  # registers its tyro rules
+    loaded, _ = manager._load_config(["--module", "llama3", "--config", "llama3_8b"])
+    parser = tyro.extras.get_parser(type(loaded), default=loaded, registry=custom_registry)
+    subcommands = [a for a in parser._actions if type(a).__name__ == "_SubParsersAction"]  # tyro's own argparse
+    # activation checkpointing is a positional choice (activation-checkpoint:selective|full|memory-budget|none)
+    return parser, {name: [] for a in subcommands for name in a.choices}
+
+
 def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]], by_dest: bool) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for action in parser._actions:
@@ -90,22 +113,28 @@ def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]
             options[name] = {"takes_value": action.nargs != 0,
                              "choices": sorted(str(c) for c in choices) if choices else None}
     options.pop("help", None)
+    options.pop("--help", None)
     return dict(sorted(options.items()))
 
 
 def main() -> None:
     tool, origin = sys.argv[1], sys.argv[2]
-    parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron}[tool]()
+    parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
+                     "trl": _trl, "torchtitan": _torchtitan}[tool]()
+    by_dest = tool in ("llamafactory", "trl")
     if origin.endswith(".whl"):
         wheel = Path(origin)
         where = {"version": wheel.name.split("-")[1], "source": f"PyPI wheel {wheel.name}",
                  "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
+    elif origin.startswith("pypi:"):  # the installed release: pypi:NAME==VERSION
+        where = {"version": origin.split("==")[1], "source": f"PyPI {origin[5:]} (installed)"}
     else:
         where = {"version": origin.split("@")[1], "source": f"GitHub {origin}"}
     record = {"tool": tool, **where, "recorded": dt.date.today().isoformat(),
               "how": "the tool's own argument parser, built from that source by scripts/record_flags.py",
-              "keys": "yaml-config keys (option dest)" if tool == "llamafactory" else "command-line flags",
-              "options": _options(parser, extra, by_dest=tool == "llamafactory")}
+              "keys": "yaml-config keys (option dest)" if by_dest else "command-line flags",
+              "options": {**_options(parser, extra, by_dest), **{name: {"takes_value": False, "choices": None}
+                                                                  for name in extra if not name.startswith("-")}}}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{tool}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"{tool} {record['version']}: {len(record['options'])} options")

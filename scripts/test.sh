@@ -24,6 +24,8 @@ fi
 # validate manifests with kubernetes-validate (tests/requirements-export.txt)
 .venv/bin/python -c "import sky.task, pandas, pendulum, kubernetes_validate" 2>/dev/null || \
   .venv/bin/python -m pip install --quiet -e ".[test]" -r tests/requirements-export.txt
+# ... and the training exports' own parsers (tests/test_export_frameworks.py: TRL's and torchtitan's)
+.venv/bin/python -c "import trl, torchtitan, triton" 2>/dev/null || .venv/bin/python -m pip install --quiet -e ".[test]"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
 .venv/bin/ruff check gpuplan bench tests
 .venv/bin/mypy

@@ -105,6 +105,11 @@ def _pretrain() -> Candidate:
     return _candidate(PRETRAIN_JOB, PRETRAIN, "H100", 64, _offer("AWS", "H100", 8, "spot", "p5.48xlarge"))
 
 
+def _framework(c: Candidate, fw: str) -> Candidate:
+    e = c.estimate
+    return replace(c, estimate=replace(e, job=replace(e.job, framework=fw), setup=replace(e.setup, framework=fw)))
+
+
 def _check_golden(name: str, written: str) -> None:
     path = GOLDEN / name
     if os.environ.get("GPUPLAN_UPDATE_GOLDEN"):
@@ -123,6 +128,8 @@ GOLDENS = [
     ("finetune_qlora_skypilot.yaml", lambda: render(_qlora(), "skypilot", REPO)),
     ("finetune_full_skypilot.yaml", lambda: render(_full(), "skypilot", REPO)),
     ("pretrain_skypilot.yaml", lambda: render(_pretrain(), "skypilot", REPO)),
+    ("finetune_trl_skypilot.yaml", lambda: render(_framework(_qlora(), "trl"), "skypilot", REPO)),
+    ("pretrain_torchtitan_skypilot.yaml", lambda: render(_framework(_pretrain(), "torchtitan"), "skypilot", REPO)),
 ]
 
 

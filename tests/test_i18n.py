@@ -65,3 +65,36 @@ def test_using_restores_the_language(monkeypatch: pytest.MonkeyPatch) -> None:
     with using("en"):
         assert lang() == "en"
     assert lang() == "zh"
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["plan", "finetune", "M", "--lang", "zh"], ["--lang", "zh", "plan", "finetune", "M"]),
+    (["gpus", "--lang=zh-CN", "--json"], ["--lang=zh-CN", "gpus", "--json"]),
+    (["--lang", "en", "gpus", "--lang", "zh"], ["--lang", "zh", "gpus"]),  # the last one wins
+    (["fit", "M", "--", "--lang", "zh"], ["fit", "M", "--", "--lang", "zh"]),  # nothing after -- is an option
+    (["gpus"], ["gpus"]),
+])
+def test_lang_is_a_global_option_given_anywhere(argv: list[str], expected: list[str]) -> None:
+    from gpuplan.cli import lang_first
+
+    assert lang_first(argv) == expected
+
+
+def test_lang_after_the_subcommand_changes_tables_help_and_errors() -> None:
+    from clirun import run_cli
+
+    code, out, _ = run_cli([*PLAN, "--lang", "zh"])
+    assert code == 0 and "方案" in out and "— 最便宜" in out
+    code, out, _ = run_cli(["plan", "finetune", "--help", "--lang", "zh-CN"])
+    assert code == 0 and "用法：gpuplan plan finetune" in out
+    code, _, err = run_cli(["gpus", "--sort", "speed", "--lang", "zh"])
+    assert code == 2 and err.startswith("错误：")
+    code, _, err = run_cli(["gpus", "--lang", "fr"])
+    assert code == 2 and "--lang" in err and "'fr'" in err
+    code, _, err = run_cli(["gpus", "--lang"])
+    assert code == 2 and "--lang" in err and "needs a language" in err
+
+
+def test_lang_after_the_subcommand_leaves_json_english(cli: Cli) -> None:
+    english = cli(*PLAN, "--json", env={"LC_ALL": "", "LC_MESSAGES": "", "LANG": "C"}).stdout
+    assert cli(*PLAN, "--json", "--lang", "zh", env={"LC_ALL": "", "LC_MESSAGES": "", "LANG": "C"}).stdout == english

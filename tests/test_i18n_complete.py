@@ -88,6 +88,45 @@ def test_every_sentence_of_the_source_has_a_chinese_form() -> None:
     assert not missing, "\n".join(missing)
 
 
+def test_the_source_scan_sees_sentences_built_away_from_an_error(tmp_path: Path) -> None:
+    """Assumptions written as dicts, notes added to a tuple or list, a fix held in a variable, a branch added to a
+    sentence: each is a sentence the catalogue must hold, and one that is not literal at all is reported."""
+    (tmp_path / "m.py").write_text(
+        "def f(x, notes, out):\n"
+        "    out.append({'name': 'warp speed', 'value': f'{x} parsecs an hour', 'source': 'a book'})\n"
+        "    notes += (f'{x} tribbles aboard',)\n"
+        "    notes.append('the shields hold')\n"
+        "    fix = f'reverse the polarity of {x}'\n"
+        "    raise InputError('--x', 'the warp core ' + ('hums' if x else 'sings'), fix)\n"
+        "def g(err):\n"
+        "    raise InputError('--x', err.explain(), 'ask the captain.')\n", encoding="utf-8")
+    module = _templates_module()
+    found = {text for _, _, text in module.sites(tmp_path)}
+    assert {"warp speed", "{x} parsecs an hour", "{x} tribbles aboard", "the shields hold", "reverse the polarity of "
+            "{x}", "the warp core hums", "the warp core sings", "ask the captain."} <= found
+    assert "<not literal> err.explain()" in found and not module.translated("<not literal> err.explain()")
+    assert "a book" not in found  # sources are cited as published
+
+
+def test_a_hole_with_an_fstring_inside_has_its_output_forms_in_the_catalogue() -> None:
+    """A nested f-string hole cannot become a pattern; the sentences it produces are in the catalogue as they come
+    out (the moderation price of plan serve --guard api)."""
+    nested = [en for en in TEMPLATES if re.search(r"\{[^{}]*\{", en)]
+    for en in nested:
+        assert "'request' if s.unit == 'request'" in en, en  # the only one; a new one needs its output forms
+    assert zh_sentence("0.002 CNY per 3000 characters; the prompt and the response are each one call") == \
+        "每 3000 字符 0.002 CNY；提示词和回答各算一次调用"
+    assert zh_sentence("0.01 USD per request; the prompt and the response are each one call") == \
+        "每次请求 0.01 USD；提示词和回答各算一次调用"
+
+
+def test_a_citation_with_to_and_a_number_is_not_read_as_a_range() -> None:
+    """Ranges (``0 to 3``) are translated; a sentence that merely has "to" and a digit is not cut into one."""
+    assert zh_sentence("0 to 1,000,000 (0: as many as fit)") == "0 到 1,000,000（0：装得下的最大值）"
+    text = "LlamaRMSNorm casts its input to float32 before pow/rsqrt, from v2"
+    assert zh_sentence(text) == text
+
+
 def test_each_chinese_template_uses_only_the_values_of_its_english() -> None:
     for en, zh in TEMPLATES.items():
         holes = set(HOLE.findall(en))
@@ -214,11 +253,18 @@ def _english_words(text: str) -> list[str]:
      "--tokens-per-sample", "512", "--n-gpus", "8", "--zero", "3", "--framework", "llama-factory"],
     ["estimate", "Qwen2.5-7B", "--gpu", "L40S", "--task", "serve", "--engine", "vllm"],
     ["estimate", "DeepSeek-V3", "--gpu", "H200", "--task", "infer", "--tp", "8", "--quant", "fp8"],
+    # serving fleets: the guard's and multi-LoRA's assumptions and notes (built as dicts, away from any error)
+    ["plan", "serve", "Qwen2.5-7B", "--rps", "5", "--guard", "api", "--users", "cn"],
+    ["plan", "serve", "Qwen2.5-7B", "--rps", "5", "--ttft-p99", "2s", "--guard", "Llama-Guard-3-1B"],
+    ["plan", "serve", "Qwen2.5-7B", "--rps", "5", "--adapters", "8", "--adapter-rank", "16"],
 ])
 def test_assumptions_are_chinese(argv: list[str]) -> None:
     code, out, _ = run(["--lang", "zh", *argv])
     assert code in (0, 1) and "假设" in out
-    table = out[out.index("假设"):]
+    for line in out.splitlines():
+        if line.startswith(("注意", "内容安全")):
+            assert not _english_words(re.sub(r"https?://\S+|\([^)]*\)|（[^）]*）", " ", line)), line
+    table = out[out.rindex("假设"):]
     for line in table.splitlines()[3:-1]:  # rows: name │ value │ source (a citation, kept as published)
         cells = [c.strip() for c in line.strip("│ ").split("│")]
         if len(cells) == 3 and cells[0]:
@@ -251,6 +297,19 @@ def test_listings_fit_buy_and_compare_are_chinese(argv: list[str], monkeypatch: 
     assert lines
     for line in lines:
         assert not _english_words(line), line
+
+
+@pytest.mark.parametrize("extra", [[], ["--deadline", "3d"], ["--objective", "time"], ["--spot"]])
+def test_the_plans_assumptions_have_their_chinese_form(extra: list[str]) -> None:
+    """What the page and the API show beside a plan (the JSON's assumptions, in both languages there)."""
+    import json
+
+    code, out, _ = run(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                        "--top", "1", *extra, "--json"])
+    assert code == 0
+    for a in json.loads(out)["assumptions"]:
+        for text in (a["name"], a["value"]):
+            assert text == "FX" or CJK.search(zh_sentence(text)) or not _english_words(text), text
 
 
 def test_the_page_gets_the_sentence_templates_with_the_labels() -> None:

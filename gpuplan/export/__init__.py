@@ -1,9 +1,10 @@
 """Hand-off: turn a plan's pick into files existing engines run. gpuplan writes them; it never launches.
 
-- ``skypilot``: a SkyPilot task. Training: the framework the plan was sized for (LLaMA-Factory for fine-tuning,
-  Megatron-LM for pretraining) with the planned method, micro-batch, accumulation, recomputation and ZeRO/FSDP,
-  checkpoints in a bucket and recovery from preemption (``sky jobs launch``). Serving: the planned server and a
-  ``service`` (``sky serve up``) with a replica policy, spot with on-demand fallback and a readiness probe.
+- ``skypilot``: a SkyPilot task. Training: the framework the plan was sized for (LLaMA-Factory or TRL for
+  fine-tuning, Megatron-LM or torchtitan for pretraining) with the planned method, micro-batch, accumulation,
+  recomputation and ZeRO/FSDP, checkpoints in a bucket and recovery from preemption (``sky jobs launch``).
+  Serving: the planned server and a ``service`` (``sky serve up``) with a replica policy, spot with on-demand
+  fallback and a readiness probe.
 - ``vllm`` / ``sglang``: the server command line (vLLM 0.33.0, SGLang 0.5.23 flags).
 - ``k8s``: Deployment, Service, PodDisruptionBudget and HorizontalPodAutoscaler for the planned server.
 
@@ -102,8 +103,8 @@ def _header(label: str, fmt: str, doc: Any, group: ServeGroup | None = None) -> 
     elif "service" in doc:
         lines.append("sky serve up THIS.yaml --secret HF_TOKEN   (gated models need a Hugging Face token)")
     else:
-        envs = " ".join(f"--env {k}=..." for k in doc["envs"] if not doc["envs"][k])
-        lines.append(f"sky jobs launch THIS.yaml {envs} --env CKPT_BUCKET=<your bucket> --secret HF_TOKEN")
+        envs = "".join(f"--env {k}=... " for k in doc["envs"] if not doc["envs"][k])
+        lines.append(f"sky jobs launch THIS.yaml {envs}--env CKPT_BUCKET=<your bucket> --secret HF_TOKEN")
     return "".join(f"# {line}\n" for line in lines)
 
 

@@ -1,5 +1,6 @@
-"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory) or pretraining (Megatron-LM) with
-the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last checkpoint there.
+"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL for ``--framework trl``) or
+pretraining (Megatron-LM, or torchtitan for ``--framework torchtitan``) with the settings the plan was sized for,
+checkpointing into ``CKPT_DIR`` and resuming from the last checkpoint there.
 
 Every option written is one the pinned release accepts (``gpuplan/data/flags/llamafactory.json``, recorded from
 LLaMA-Factory 0.9.5's own parser; ``megatron.json`` from Megatron-LM's ``add_megatron_arguments`` at a commit),
@@ -58,12 +59,28 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
     fw = e.job.framework
     if e.job.task == "finetune" and fw in (None, "hf", "llama-factory"):
         return llama_factory(e, model_ref, name)
+    if e.job.task == "finetune" and fw == "trl":
+        return trl(e, model_ref, name)
     if e.job.task == "pretrain" and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
-    supported = "llama-factory (fine-tuning)" if e.job.task == "finetune" else "megatron (pretraining)"
-    raise InputError("--export", f"the skypilot export writes the run for {supported}; this plan was sized for "
-                     f"--framework {fw}.", f"plan with --framework {supported.split()[0]} (or without "
-                     "--framework) to export a task that trains.")
+    if e.job.task == "pretrain" and fw == "torchtitan":
+        return torchtitan(e, model_ref, name)
+    written = EXPORTED[e.job.task]
+    if fw == "torchtune":
+        # pytorch/torchtune recipes/lora_finetune_distributed.py (0.6.1), Checkpointing: "Mid-epoch checkpointing
+        # is currently not supported"; optimizer and recipe state are saved at the end of an epoch only
+        raise InputError("--export", "torchtune saves its optimizer and recipe state only at the end of an epoch, so "
+                         "a run stopped mid-epoch (a spot preemption) restarts the epoch: the export's promise of "
+                         "resuming from the bucket would not hold.", f"plan with --framework {' or '.join(written)}, "
+                         "or run torchtune's recipe by hand (tune run …) with the plan's batch and recomputation.")
+    raise InputError("--export", f"the skypilot export writes the run for --framework {' or '.join(written)} "
+                     f"({e.job.task}); this plan was sized for --framework {fw}.",
+                     f"plan with --framework {written[0]} (or {', '.join(written[1:])}) to export a task that "
+                     "trains, or write the run for that framework by hand from the plan's settings.")
+
+
+# the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl"), "pretrain": ("megatron", "torchtitan")}
 
 
 def _steps(e: JobEstimate, s: TrainSetup) -> int:
@@ -199,6 +216,59 @@ def llama_factory(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
            f"FORCE_TORCHRUN=1 {_launch_env()} llamafactory-cli train train.yaml "
            'dataset="$DATASET" dataset_dir="$DATASET_DIR"\n')
     return TrainRun("llama-factory", setup, run, {"DATASET": "", "DATASET_DIR": "data"})
+
+
+# ---------------------------------------------------------------- TRL
+
+
+def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.trl import trl_config
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    optim = _HF_OPTIM.get(s.optimizer)
+    if optim is None:
+        raise InputError("--export", f"the HF Trainer (TRL) has no '{s.optimizer}' optimizer.",
+                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
+    targets = None
+    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
+        targets = _lora_target(e.model, s.lora_targets)
+    if s.train_embeddings:
+        _need_llama_style(e.model, "training the embeddings with LoRA")
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = trl_config(e, model_ref, out, steps, _save_every(steps),
+                     LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
+    files = [("sft.yaml", yaml.safe_dump(cfg, sort_keys=False))]
+    if s.parallel.zero:
+        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
+    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "load_in_4bit" in cfg
+                                                           or "load_in_8bit" in cfg else [])
+    setup = " ".join(["pip install", f"'trl=={version('trl')}'", "peft", *extras])
+    launch = ("torchrun --nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
+              "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
+              "--master-port 29500")
+    run = ("set -euo pipefail\n"
+           ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local dataset folder}"\n'
+           + writes +
+           f"LAST=$(ls -d {out}/checkpoint-* 2>/dev/null | sort -V | tail -n1 || true)\n"
+           f"{launch} -m trl.scripts.sft --config sft.yaml --dataset_name \"$DATASET\" "
+           '${LAST:+--resume_from_checkpoint "$LAST"}\n')
+    return TrainRun("trl", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- torchtitan
+
+
+def torchtitan(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.torchtitan import setup_and_run
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    steps = _steps(e, s)
+    setup, run = setup_and_run(e, model_ref, steps, f"{CKPT_DIR}/{name}", _save_every(steps))
+    return TrainRun("torchtitan", setup, run, {"DATASET": "c4"})  # DATASET_PATH (a local copy): --env, optional
 
 
 def _json(d: dict[str, Any]) -> str:

@@ -1,0 +1,291 @@
+"""SkyPilot training tasks for the framework the plan was sized for (issue 14, part 1): ``--framework trl`` writes
+TRL's ``sft`` script with a YAML config, ``--framework torchtitan`` torchtitan's trainer with its flags. Each export
+is parsed by the tool itself, installed by the test extra: TRL 1.16.0's ``TrlParser`` (the one ``trl sft`` builds)
+and torchtitan 0.3.0's ``ConfigManager`` (the one ``torchtitan.train`` runs); the option records the export checks
+against at run time are compared with those parsers, and the recipe table with torchtitan's recipes."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shlex
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_export import (
+    FINETUNE_JOB,
+    FULL,
+    FULL_JOB,
+    LLAMA_8B,
+    PRETRAIN,
+    PRETRAIN_JOB,
+    QLORA,
+    REPO,
+    _candidate,
+    _offer,
+)
+
+from gpuplan.catalog import load_catalog
+from gpuplan.errors import InputError
+from gpuplan.export import registry, render, skypilot
+from gpuplan.export.torchtitan import RECIPES
+from gpuplan.export.train import EXPORTED
+from gpuplan.plan.planner import Candidate
+from gpuplan.types import Parallelism
+
+DATA = Path(__file__).parent.parent / "gpuplan" / "data"
+
+
+def _with_framework(c: Candidate, fw: str, **setup: Any) -> Candidate:
+    e = c.estimate
+    return replace(c, estimate=replace(e, job=replace(e.job, framework=fw), setup=replace(e.setup, **setup)))
+
+
+def _trl_qlora(**setup: Any) -> Candidate:
+    offer = _offer("RunPod", "RTX4090", 2, region="(community cloud)")
+    return _with_framework(_candidate(FINETUNE_JOB, QLORA, "RTX4090", 2, offer), "trl", **setup)
+
+
+def _trl_full() -> Candidate:
+    offer = _offer("Lambda", "A100-80GB", 8, "on-demand", "gpu_8x_a100_80gb_sxm4")
+    setup = replace(FULL, parallel=Parallelism(dp=8, zero=2), recompute="full")
+    return _with_framework(_candidate(FULL_JOB, setup, "A100-80GB", 8, offer), "trl")
+
+
+def _titan(**setup: Any) -> Candidate:
+    c = _candidate(PRETRAIN_JOB, PRETRAIN, "H100", 64, _offer("AWS", "H100", 8, "spot", "p5.48xlarge"))
+    return _with_framework(c, "torchtitan", framework="torchtitan", **setup)
+
+
+def _task(c: Candidate) -> dict[str, Any]:
+    return yaml.safe_load(render(c, "skypilot", REPO))
+
+
+def _heredoc(run: str, name: str) -> str:
+    return run.split(f"cat > {name} <<'GPUPLAN_EOF'\n")[1].split("\nGPUPLAN_EOF")[0]
+
+
+# ---------------------------------------------------------------- TRL
+
+
+@pytest.fixture(autouse=True)
+def _a_gpu_with_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TrainingArguments refuses bf16 where no GPU has it; the exported run is on one (an H100, a 4090)."""
+    monkeypatch.setattr("transformers.training_args.is_torch_bf16_gpu_available", lambda: True)
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def _trl_parse(c: Candidate, tmp_path: Path) -> tuple[Any, Any, Any]:
+    """The exported config read by ``trl sft``'s own parser, unknown keys refused."""
+    from trl.scripts.sft import make_parser
+
+    run = _task(c)["run"]
+    config = tmp_path / "sft.yaml"
+    config.write_text(_heredoc(run, "sft.yaml"), encoding="utf-8")
+    found = re.search(r"ds_z\d\.json", run)
+    if found:  # the run writes the DeepSpeed config beside sft.yaml, in the folder it runs in
+        (tmp_path / found[0]).write_text(_heredoc(run, found[0]), encoding="utf-8")
+    argv = ["--config", str(config), "--dataset_name", "my/dataset"]
+    script, training, model, _ = make_parser().parse_args_and_config(args=argv, fail_with_unknown_args=True)
+    return script, training, model
+
+
+def test_trl_qlora_runs_the_planned_method_rank_batch_recompute_and_zero(tmp_path: Path) -> None:
+    script, training, model = _trl_parse(_trl_qlora(), tmp_path)
+    assert script.dataset_name == "my/dataset" and model.model_name_or_path == REPO
+    assert model.use_peft and model.lora_r == 32 and model.lora_target_modules == "all-linear"
+    assert model.load_in_4bit and model.bnb_4bit_quant_type == "nf4" and model.use_bnb_nested_quant
+    assert training.per_device_train_batch_size == 4 and training.gradient_accumulation_steps == 4
+    assert training.max_length == 1024 and training.num_train_epochs == 2.0 and training.gradient_checkpointing
+    assert training.deepspeed == "ds_z3.json" and training.bf16
+    # 20,000 samples × 2 epochs ÷ (4 × 4 × 2 sequences a step) = 1,250 steps; a checkpoint every 1/20 of them
+    assert training.save_steps == 62 and training.output_dir.startswith("/checkpoints/gpuplan-finetune-")
+
+
+def test_trl_full_finetune_trains_the_token_budget_in_fp32_master_weights(tmp_path: Path) -> None:
+    _, training, model = _trl_parse(_trl_full(), tmp_path)
+    assert not model.use_peft and model.dtype == "float32" and training.bf16  # bf16 mixed: fp32 master copy
+    # 2e8 tokens ÷ 2,048 = 97,657 sequences ÷ (2 × 2 × 8 a step) = 3,052 steps
+    assert training.max_steps == 3052 and training.deepspeed == "ds_z2.json"
+    assert '"stage": 2' in _task(_trl_full())["run"]
+
+
+def test_trl_lora_targets_and_embeddings_are_peft_module_names(tmp_path: Path) -> None:
+    c = _trl_qlora(lora_targets="attention", train_embeddings=True, parallel=Parallelism(), base_quant=None,
+                   method="lora", precision="fp16-mixed", recompute="none")
+    _, training, model = _trl_parse(c, tmp_path)
+    assert model.lora_target_modules == ["q_proj", "k_proj", "v_proj", "o_proj"]
+    assert model.lora_modules_to_save == ["embed_tokens", "lm_head"] and not model.load_in_4bit
+    assert training.fp16 and not training.bf16 and model.dtype == "float16" and not training.gradient_checkpointing
+    assert training.deepspeed is None
+
+
+def test_trl_run_resumes_from_the_newest_checkpoint_on_the_bucket() -> None:
+    task = _task(_trl_qlora())
+    run = task["run"]
+    assert "ls -d /checkpoints/gpuplan-finetune-llama-3-1-8b/checkpoint-* " in run and "sort -V | tail -n1" in run
+    assert '${LAST:+--resume_from_checkpoint "$LAST"}' in run and "-m trl.scripts.sft --config sft.yaml" in run
+    assert task["resources"]["job_recovery"]["strategy"] == "EAGER_NEXT_REGION"
+    assert task["file_mounts"]["/checkpoints"]["name"] == "${CKPT_BUCKET}"
+    assert "'trl==1.16.0'" in task["setup"] and "deepspeed" in task["setup"] and "bitsandbytes" in task["setup"]
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"parallel": Parallelism(tp=2, dp=1)}, "TP2"), ({"method": "freeze"}, "not freeze"),
+    ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion' optimizer"),
+])
+def test_a_plan_trl_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_trl_qlora(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_the_trl_record_is_trls_own_parser() -> None:
+    import trl
+    from trl.scripts.sft import make_parser
+
+    record = registry.flags("trl")
+    assert record["version"] == trl.__version__ == "1.16.0"
+    dests = {a.dest for a in make_parser()._actions} - {"help"}
+    assert set(record["options"]) == dests
+
+
+# ---------------------------------------------------------------- torchtitan
+
+
+def _titan_parse(c: Candidate) -> Any:
+    """The exported command line read by ``torchtitan.train``'s own ConfigManager (tyro, unknown flags refused)."""
+    from torchtitan.config.manager import ConfigManager
+
+    run = _task(c)["run"]
+    line = next(x for x in run.splitlines() if "-m torchtitan.train" in x)
+    line = line.replace('${DATASET_PATH:+--dataloader.dataset-path "$DATASET_PATH"}', "--dataloader.dataset-path /data")
+    argv = shlex.split(line.replace('"$DATASET"', "c4").split("-m torchtitan.train", 1)[1])
+    return ConfigManager().parse_args(argv)
+
+
+def test_torchtitan_runs_the_planned_layout_batch_recompute_and_sharding() -> None:
+    cfg = _titan_parse(_titan())
+    p, t = cfg.parallelism, cfg.training
+    assert (p.tensor_parallel_degree, p.pipeline_parallel_degree, p.context_parallel_degree) == (8, 2, 1)
+    assert (p.data_parallel_shard_degree, p.data_parallel_replicate_degree) == (4, 1)  # ZeRO-1: sharded, kept
+    assert p.fsdp_reshard_after_forward == "never" and p.enable_sequence_parallel
+    # the pipeline runs the 16 accumulated micro-batches of 1: 16 a rank a step, 16 × 4 data-parallel ranks
+    assert t.local_batch_size == 16 and p.pipeline_parallel_microbatch_size == 1 and t.global_batch_size == 64
+    # 1e11 tokens ÷ 4,096 = 24,414,062.5 sequences ÷ 64 a step = 381,469.7, so 381,470 steps
+    assert t.seq_len == 4096 and t.steps == 381_470 and t.dtype == "float32" and t.disable_cuda_graphs
+    assert type(cfg.activation_checkpoint).__qualname__ == "SelectiveAC.Config"
+    assert cfg.checkpoint.enable and cfg.checkpoint.interval == 19_073 and cfg.checkpoint.folder == "checkpoint"
+    assert cfg.dump_folder == "/checkpoints/gpuplan-pretrain-llama-3-1-8b" and not cfg.checkpoint.last_save_model_only
+    assert cfg.dataloader.dataset == "c4" and cfg.dataloader.dataset_path == "/data"
+    assert cfg.hf_assets_path == "assets/model"
+
+
+def test_torchtitan_without_a_pipeline_accumulates_and_zero3_reshards() -> None:
+    cfg = _titan_parse(_titan(parallel=Parallelism(tp=1, dp=64, zero=3), recompute="full", grad_accum=2,
+                              micro_batch=2))
+    assert cfg.training.local_batch_size == 2 and cfg.training.global_batch_size == 2 * 2 * 64
+    assert cfg.parallelism.fsdp_reshard_after_forward == "always"
+    assert type(cfg.activation_checkpoint).__qualname__ == "FullAC.Config"
+    cfg = _titan_parse(_titan(parallel=Parallelism(dp=64, zero=0), recompute="none"))
+    assert (cfg.parallelism.data_parallel_replicate_degree, cfg.parallelism.data_parallel_shard_degree) == (64, 1)
+    assert cfg.activation_checkpoint is None
+
+
+def test_the_torchtitan_record_is_torchtitans_own_parser() -> None:
+    import tyro
+    from torchtitan.config.manager import ConfigManager, custom_registry
+
+    record = registry.flags("torchtitan")
+    assert record["version"] == "0.3.0"
+    loaded, _ = ConfigManager()._load_config(["--module", "llama3", "--config", "llama3_8b"])
+    parser = tyro.extras.get_parser(type(loaded), default=loaded, registry=custom_registry)
+    flags = {f for a in parser._actions for f in a.option_strings if f.startswith("--")} - {"--help"}
+    subcommands = {c for a in parser._actions if type(a).__name__ == "_SubParsersAction" for c in a.choices}
+    assert set(record["options"]) == flags | subcommands
+
+
+@pytest.mark.parametrize("preset", sorted(RECIPES))
+def test_each_torchtitan_recipe_is_the_presets_architecture(preset: str) -> None:
+    """The hand-kept table of recipes, checked against torchtitan's: the recipe's model has the preset's
+    layers, width, heads, KV heads, FFN width and vocabulary."""
+    module, recipe = RECIPES[preset]
+    spec = getattr(importlib.import_module(f"torchtitan.models.{module}.config_registry"), recipe)().model_spec
+    m, model = load_catalog().model(preset), spec.model
+    attention = model.layers[0].attention
+    got = (len(model.layers), model.dim, attention.n_heads, attention.n_kv_heads,
+           model.layers[0].feed_forward.w1.out_features, model.vocab_size)
+    assert got == (m.n_layers, m.hidden, m.n_heads, m.n_kv_heads, m.ffn_hidden, m.vocab)
+
+
+def test_torchtitan_for_a_model_without_a_recipe_is_refused_with_the_ones_it_has() -> None:
+    c = _titan()
+    c = replace(c, estimate=replace(c.estimate, model=replace(LLAMA_8B, name="Mistral-7B")))
+    with pytest.raises(InputError, match="no recipe for Mistral-7B") as err:
+        render(c, "skypilot", REPO)
+    assert "Llama-3.1-8B" in err.value.fix and "--framework megatron" in err.value.fix
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"optimizer": "sgd"}, "not sgd"), ({"precision": "fp8-mixed"}, "not fp8-mixed"),
+    ({"parallel": Parallelism(dp=64, zero=3, offload_optimizer=True)}, "offloads whole FSDP shards"),
+])
+def test_a_plan_torchtitan_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)):
+        render(_titan(**change), "skypilot", REPO)
+
+
+# ---------------------------------------------------------------- every framework the planner sizes
+
+
+def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
+    with pytest.raises(InputError, match="only at the end of an epoch") as err:
+        render(_with_framework(_trl_qlora(), "torchtune"), "skypilot", REPO)
+    assert "--framework llama-factory or hf or trl" in err.value.fix
+
+
+@pytest.mark.parametrize("framework", sorted({"axolotl", "litgpt", "unsloth", "swift", "deepspeed",
+                                               "chatglm", "glm4", "qwen", "pytorch"}))
+def test_a_framework_without_an_export_is_refused_naming_those_with_one(framework: str) -> None:
+    with pytest.raises(InputError, match=f"sized for --framework {framework}") as err:
+        render(_with_framework(_trl_qlora(), framework), "skypilot", REPO)
+    assert "--framework llama-factory" in err.value.fix
+
+
+def test_every_framework_is_one_the_planner_sizes_or_refused() -> None:
+    import csv
+
+    with (DATA / "frameworks.csv").open(encoding="utf-8") as f:
+        sized = {r["framework"] for r in csv.DictReader(f)}
+    assert {fw for written in EXPORTED.values() for fw in written} <= sized
+
+
+def test_a_trl_plan_from_the_cli_exports_trl(tmp_path: Path) -> None:
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, stdout, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                                 "--framework", "trl", "--provider", "aws", "--export", "skypilot", "--out", str(out),
+                                 "--json"])
+    assert code == 0, err
+    task = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert "-m trl.scripts.sft" in task["run"] and json.loads(stdout)["export"]["format"] == "skypilot"
+    assert skypilot.GPUS_PER_NODE == 8
+
+
+def test_when_no_plan_can_be_exported_the_error_is_the_frameworks_not_the_picks_cloud() -> None:
+    """Every plan of --framework axolotl fails to export; the reason given is that of the best plan SkyPilot would
+    launch (the framework), not that the cheapest pick's provider has no SkyPilot cloud."""
+    from clirun import run_cli
+
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--framework", "axolotl", "--export", "skypilot"])
+    assert code == 2 and "sized for --framework axolotl" in err and "no cloud" not in err
