@@ -1108,22 +1108,22 @@ TEMPLATES: dict[str, str] = {
     "lb_sla_pct (default)": "负载均衡 SLA（默认）",
     "spot_interruptions_per_month (default)": "竞价实例每月中断次数（默认）", "warmup_seconds (vllm)": "预热时间（vllm）",
     "guard: {n}": "护栏：{n|t}",  # a note of the guard's own fleet (gpuplan.plan.guard)
-    "guard checks": "护栏检查", "co-located guard": "同卡部署的护栏", "MIG slices": "MIG 切片",
+
     "{p.name} checks the {p.checks} ({' and '.join(p.kinds)} check{'s' if len(p.kinds) > 1 else ''}); a check "
     "reads the text and a {p.template_tokens}-token template and writes a {p.verdict_tokens}-token verdict":
         "{p.name} 检查{p.checks|t}（{' and '.join(p.kinds)|t}检查）；每次检查读入文本和 {p.template_tokens} token 的模板，"
         "写出 {p.verdict_tokens} token 的判定",
     "both": "提示词和回答", "prompt": "提示词", "response": "回答",
     "input and output": "输入和输出", "input": "输入", "output": "输出",
-    "guard latency": "护栏延迟",
+
     "serial: the guard is planned to {GUARD_TTFT_SHARE} of the TTFT targets and the main model to the rest":
         "串行：护栏按首字延迟目标的 {GUARD_TTFT_SHARE} 规划，主模型用其余部分",
     "parallel: the guard has the whole TTFT target; the first token waits for the later of the verdict and the "
     "main prefill": "并行：护栏享有全部首字延迟目标；首个 token 等判定和主模型预填充中较晚的一个",
-    "availability split": "可用性拆分",
+
     "main fleet and guard fleet each planned to {math.sqrt(r.availability)} (√ of {r.availability}): a request "
     "needs both": "主集群和护栏集群各按 {math.sqrt(r.availability)} 规划（{r.availability} 的平方根）：一个请求两者都要",
-    "moderation price": "审核价格",
+
     "{s.price_per_unit} {s.currency} per {'request' if s.unit == 'request' else f'{s.chars_per_unit} characters'}; "
     "the prompt and the response are each one call":
         "每{'request' if s.unit == 'request' else f'{s.chars_per_unit} characters'} {s.price_per_unit} "
@@ -1133,10 +1133,15 @@ TEMPLATES: dict[str, str] = {
         "每次请求 {price} {currency}；提示词和回答各算一次调用",
     "{price} {currency} per {n} characters; the prompt and the response are each one call":
         "每 {n} 字符 {price} {currency}；提示词和回答各算一次调用",
-    "characters per token": "每 token 字符数",
+
     "{CHARS_PER_TOKEN} (English text; Chinese runs fewer characters a token, so a per-character price errs high "
     "there)": "{CHARS_PER_TOKEN}（英文文本；中文每 token 的字符更少，所以按字符计价对中文偏高）",
-    "service latency": "服务延迟",
+
+    "one guard engine (TP 1, {COLOCATED_GUARD_SEQS} sequences) on one GPU of each replica; its memory leaves every "
+    "GPU of the replica that much less for KV cache; its prefills take GPU time from the main model (capacity 1 / "
+    "(1/c + Σ 1/c_guard)); its verdict time is its own at that load":
+        "每个副本的一张卡上跑一个护栏引擎（TP 1，{COLOCATED_GUARD_SEQS} 个序列）；它占的显存让副本每张卡的 KV 缓存少同样多；"
+        "它的预填充占用主模型的 GPU 时间（容量 1 / (1/c + Σ 1/c_guard)）；它的判定时间按它自己在该负载下的计",
     "not estimated: the services publish no latency; a serial check adds its round trip to the TTFT":
         "未估算：这些服务没有公布延迟；串行检查会把一次往返加到首字延迟上",
     "{s.service} runs outside mainland China: the users' prompts and responses leave the country (data-export "

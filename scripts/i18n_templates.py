@@ -38,6 +38,8 @@ PASSED_ON = {
     "fmt_bytes(framework)": "a size, no words", "fmt_bytes(overhead)": "a size, no words",
     "par.describe()": "Parallel.describe: TP2 DP4 ZeRO-3 … (the running-CLI assumption tests)",
     "self.name": "an Assumption's own name (checked where it is made)",
+    "INTERFERENCE": "plan.guard.INTERFERENCE, a literal constant (in the catalogue; test_guard's assumptions in zh)",
+    "SERVICE_LATENCY[r.guard_mode]": "plan.guard.SERVICE_LATENCY's two literal values (in the catalogue)",
     "self.value": "an Assumption's own value (checked where it is made)",
     "_limit_text(c)": "planner._limit_text: its texts are in the catalogue (test_i18n_complete checks them)",
     "cal.fitted_on or 'fitted parameters'": "the calibration's description (a data file's)",
