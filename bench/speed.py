@@ -36,7 +36,6 @@ import tracemalloc
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = ["-c", "import typer, rich, pydantic"]
@@ -148,10 +147,11 @@ def _plans() -> dict[str, Callable[[], object]]:
 
 def pricing(factor: int, tmp: Path, runs: int) -> tuple[int, float]:
     """(candidates priced, seconds to price them all) for the fine-tune plan on ``factor`` × the offers: the
-    estimates are made once, then only the pricing stage (``planner._price``) is timed."""
+    estimates are made once, then only the pricing stage (``pricing.Pricer.price``) is timed."""
     from gpuplan.catalog import load_catalog
     from gpuplan.estimate.calibration import fitted
-    from gpuplan.plan import planner
+    from gpuplan.plan import enumeration, pricing
+    from gpuplan.plan.candidates import Constraints
     from gpuplan.types import Job
 
     extra: tuple[str, ...] = ()
@@ -162,14 +162,14 @@ def pricing(factor: int, tmp: Path, runs: int) -> tuple[int, float]:
     cat = load_catalog(extra)
     m = cat.model("ChatGLM2-6B")
     job = Job(task="finetune", method="lora", samples=10_000, tokens_per_sample=1088, seq_len=1088).for_model(m)
-    c = planner.Constraints()
+    c = Constraints()
     cal = fitted()
-    offers = planner._usable_offers(cat, c, None, False)
-    estimates, _ = planner._enumerate(m, job, c, cal, planner.candidate_gpus(cat, c), cat, offers, Counter())
+    offers = pricing.usable_offers(cat, c, None, False)
+    estimates, _ = enumeration.estimates(m, job, c, cal, enumeration.candidate_gpus(cat, c), cat, offers, Counter())
 
-    def price_all() -> int:
-        notes: dict[Any, Any] = {}
-        return sum(len(planner._price(cat, e, c, offers, cal, notes)) for e in estimates)
+    def price_all() -> int:  # one plan's pricing stage: its per-offer and per-model terms made afresh
+        pricer = pricing.Pricer(cat, c, offers, cal)
+        return sum(len(pricer.price(e)) for e in estimates)
 
     count = price_all()
     times = []

@@ -84,7 +84,7 @@ def estimate(model: str, gpu: str = "H100", task: str = "infer", *, catalog: Cat
     cat = catalog or load_catalog()
     job = _job(task, {k: v for k, v in options.items() if k in _JOB_OPTIONS})
     config = {k: v for k, v in options.items() if k in _ESTIMATE_OPTIONS}
-    return Estimate(estimate_config(cat.model(model), cat.gpu(gpu), job, **config))
+    return Estimate(estimate_config(cat.model(model), cat.gpu(gpu), job, **config, given=frozenset(config)))
 
 
 def _check_names(options: dict[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -163,7 +163,8 @@ def _job(task: str, options: dict[str, Any]) -> Any:
             _in_range(name, o[f"{name}_s"])
         else:
             o.pop(name, None)
-    return make_job(task, **{k: v for k, v in o.items() if v is not None})
+    given = {k: v for k, v in o.items() if v is not None}
+    return make_job(task, **given, given=frozenset(given) - {"method"})
 
 
 def _money(cat: Catalog, amount: Any, currency: str) -> float | None:

@@ -629,12 +629,25 @@ def _duration(text: str, field: str) -> float:
     return seconds
 
 
-def _job(task: str, method: str = "full", samples: str | None = None, tokens_per_sample: str | None = None,
-         epochs: float = 1.0, tokens: str | None = None, seq_len: int | None = None, prompt: int = 1024,
-         output: int = 256, batch: int = 0, requests: str | None = None, rps: float = 0.0,
-         ttft: str | None = None, tpot: str | None = None, quant: str | None = None, lora_rank: int = 16,
-         lora_targets: str = "all-linear", global_batch: int = 0, framework: str | None = None,
-         train_embeddings: bool = False) -> Any:
+_PARAM_TO_JOB = {"ttft": "ttft_s", "tpot": "tpot_s"}  # command-line parameters named otherwise in make_job
+
+
+def _given(ctx: typer.Context) -> frozenset[str]:
+    """The parameters of the running command the user set (on the command line or by environment), named as
+    make_job and estimate_config name them; what was left at its default is not in it."""
+    def given(name: str) -> bool:
+        source = ctx.get_parameter_source(name)
+        return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+    return frozenset(_PARAM_TO_JOB.get(p.name, p.name) for p in ctx.command.params if p.name and given(p.name))
+
+
+def _job(ctx: typer.Context, task: str, method: str = "full", samples: str | None = None,
+         tokens_per_sample: str | None = None, epochs: float = 1.0, tokens: str | None = None,
+         seq_len: int | None = None, prompt: int = 1024, output: int = 256, batch: int = 0,
+         requests: str | None = None, rps: float = 0.0, ttft: str | None = None, tpot: str | None = None,
+         quant: str | None = None, lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0,
+         framework: str | None = None, train_embeddings: bool = False) -> Any:
     """Parse the human forms (10k, 1.4T, 2s, 50ms) and build the validated job."""
     from gpuplan.requests import make_job
     from gpuplan.units import parse_count
@@ -649,7 +662,7 @@ def _job(task: str, method: str = "full", samples: str | None = None, tokens_per
                     ttft_s=_duration(ttft, "--ttft") if ttft else None,
                     tpot_s=_duration(tpot, "--tpot") if tpot else None, quant=quant, lora_rank=lora_rank,
                     lora_targets=lora_targets, global_batch=global_batch, framework=framework,
-                    train_embeddings=train_embeddings)
+                    train_embeddings=train_embeddings, given=_given(ctx))
 
 
 # ---------------------------------------------------------------- estimate
@@ -692,12 +705,13 @@ def estimate(
     cat = _catalog(ctx)
     m = cat.model(model)
     g = cat.gpu(gpu)
-    job = _job(task, method, samples, tokens_per_sample, epochs, tokens, seq_len, prompt=prompt, output=output,
+    job = _job(ctx, task, method, samples, tokens_per_sample, epochs, tokens, seq_len, prompt=prompt, output=output,
                batch=batch, requests=requests, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
                train_embeddings=train_embeddings)
     e = estimate_config(m, g, job, tp=tp, pp=pp, n_gpus=n_gpus, zero=zero, micro_batch=micro_batch,
                         grad_accum=grad_accum, recompute=recompute, precision=precision, optimizer=optimizer,
-                        framework=framework, prefix_len=prefix_len, engine=engine, kv_dtype=kv_dtype)
+                        framework=framework, prefix_len=prefix_len, engine=engine, kv_dtype=kv_dtype,
+                        given=_given(ctx))
     from gpuplan.present import show_estimate
 
     show_estimate(e, json_out)
@@ -741,12 +755,14 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
                  exclude_gpus: list[str] | None, max_gpus: int | None, budget: str | None, deadline: str | None,
                  spot: bool | None, currency: str | None, objective: str, top: int, engine: str = "vllm",
                  quant: str | None = None, tiers: list[str] | None = None) -> Any:
+    from gpuplan.estimate.engines import engine_name
     from gpuplan.listing import parse_tiers
     from gpuplan.plan.planner import Constraints
+    from gpuplan.types import Market, Objective, choice
     from gpuplan.units import parse_currency, parse_money
 
-    check_choice("--market", market, ("cn", "global"))
-    cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
+    where = choice(Market, market, "--market") if market else None
+    cur = parse_currency(currency, "--currency") if currency else (where or Market.GLOBAL).currency
     budget_amount = None
     if budget:
         from gpuplan.requests import check_range
@@ -754,10 +770,11 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
         amount, unit = parse_money(budget, "--budget")
         check_range("--budget", amount, f"'{budget}'")
         budget_amount = amount if unit in (None, cur) else _catalog_convert(amount, unit, cur)
-    return Constraints(market=market, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
+    return Constraints(market=where, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
                        exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
                        deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
-                       currency=cur, engine=engine, quant=quant, objective=objective, top=top,
+                       currency=cur, engine=engine_name(engine), quant=quant,
+                       objective=choice(Objective, objective, "--objective"), top=top,
                        tiers=parse_tiers(tiers or ()))
 
 
@@ -889,7 +906,7 @@ def plan_finetune(
         from gpuplan.plan.buy import check_hours_per_month
 
         check_hours_per_month(hours_per_month)
-    job = _job("finetune", method, samples, tokens_per_sample, epochs,
+    job = _job(ctx, "finetune", method, samples, tokens_per_sample, epochs,
                _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
                quant=quant, global_batch=global_batch, framework=framework, train_embeddings=train_embeddings)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
@@ -924,7 +941,7 @@ def plan_pretrain(
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
-    job = _job("pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
+    job = _job(ctx, "pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
                      tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
@@ -942,7 +959,7 @@ def plan_infer(
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a batch-inference job: requests × (prompt + output) tokens, continuously batched."""
-    job = _job("infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
+    job = _job(ctx, "infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
                      engine, quant, tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
@@ -1219,10 +1236,11 @@ def buy(ctx: typer.Context,
     """Rent or buy: owning cost per month, renting cost per month, and the break-even hours per month."""
     from gpuplan.plan.buy import ownership
     from gpuplan.present import show_buy
+    from gpuplan.types import Market, choice
     from gpuplan.units import parse_currency, parse_money
 
-    check_choice("--market", market, ("cn", "global"))
-    cur = parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
+    where = choice(Market, market, "--market") if market else None
+    cur = parse_currency(currency, "--currency") if currency else (where or Market.GLOBAL).currency
     cat = _catalog(ctx)
     price = None
     if electricity:

@@ -11,8 +11,9 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
-from gpuplan.i18n import lang, say, tr, translate
+from gpuplan.i18n import say, tr, translate
 from gpuplan.listing import price_age
+from gpuplan.plan_text import notes_text, serving_costs
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.requests import settings_text
 from gpuplan.types import InferSetup
@@ -170,7 +171,7 @@ def _plan_row(x: Any, rank: int) -> dict[str, Any]:
         "time": fmt_seconds(x.calendar_seconds or x.seconds),
         "cost": fmt_money(x.cost.total, x.cost.currency), "memory": f"{fmt_bytes(e.needed_bytes)} / "
                                                                    f"{fmt_bytes(e.capacity_bytes)}",
-        "notes": "; ".join(x.notes),
+        "notes": "; ".join(notes_text(x)),
     }
     if e.job.task == "serve" and e.speed:  # per hour: what a user sees is the latency at the planned load
         row.update(cost=fmt_money(x.cost.total, x.cost.currency) + "/h", batch=e.speed.batch,
@@ -238,7 +239,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
                  "output tokens (the hourly cost split by the GPU time prefill and decode take).",
                  f"服务：{reps} 个副本，每小时 {hourly}；每百万输入 token {per_in}，每百万输出 token {per_out}"
                  "（按预填充与解码所占 GPU 时间拆分每小时费用）。"))
-    _out(tr("Why") + ": " + (result.explanation_zh if lang() == "zh" and result.explanation_zh else result.explanation))
+    _out(tr("Why") + ": " + result.explanation)
     if result.alternatives:
         _alternatives_table(result)
     front = [{"config": x.label(), "time": fmt_seconds(x.calendar_seconds or x.seconds),
@@ -269,7 +270,7 @@ def _alternatives_table(result: Any) -> None:
 
 
 def _platforms_table(result: Any) -> None:
-    rows = [{"where": x.label(), "time": fmt_seconds(x.calendar_seconds), "notes": "; ".join(x.notes),
+    rows = [{"where": x.label(), "time": fmt_seconds(x.calendar_seconds), "notes": "; ".join(notes_text(x)),
              "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.platforms]
     table(rows, [Col(tr("Platform"), "where"), Col(tr("Time"), "time", None, "right"),
                  Col(tr("Cost"), "cost", None, "right"), Col(tr("notes"), "notes")], tr("Free and cheap platforms"))
@@ -292,13 +293,13 @@ def _csv_row(rank: int, x: Any) -> dict[str, Any]:
         "source": o.source if o else (x.platform.source if x.platform else ""),
         "as_of": o.as_of.isoformat() if o else "", "dated": o.dated if o else "",
         "price_age": price_age(o, dt.date.today()) if o else "", "stale": o.is_stale(dt.date.today()) if o else "",
-        "commit_months": (o.commit_months or "") if o else "", "notes": "; ".join(x.notes),
+        "commit_months": (o.commit_months or "") if o else "", "notes": "; ".join(notes_text(x, "en")),
     }
 
 
 def _limit_note(result: Any) -> str:
     """How many plans the default longest run left out (a ranking by money without --deadline)."""
-    from gpuplan.plan.planner import DEFAULT_MAX_SECONDS
+    from gpuplan.plan.ranking import DEFAULT_MAX_SECONDS
 
     if not result.too_long:
         return ""
@@ -313,23 +314,6 @@ def _band(e: JobEstimate) -> str:
 
         return say("band on latency: ", "延迟误差带：") + translate(fitted().band("inference_latency").describe())
     return say("band on time: ", "时间误差带：") + translate(e.time.band.describe())
-
-
-def serving_costs(x: Any) -> dict[str, Any]:
-    job = x.estimate.job
-    per_hour = x.cost.total
-    tokens_in = job.rps * HOUR * job.prompt_len
-    tokens_out = job.rps * HOUR * job.output_len
-    sp = x.estimate.speed
-    # split the hourly cost by GPU time: a request's prefill runs alone; its decode shares each step with
-    # the other sequences of the batch
-    prefill = sp.ttft_s - sp.tpot_s if sp else 0.0
-    decode = job.output_len * sp.tpot_s / max(sp.batch, 1) if sp else 0.0
-    share_in = prefill / (prefill + decode) if prefill + decode > 0 else 0.5
-    return {"config": x.label(), "replicas": x.estimate.replicas, "cost_per_hour": per_hour,
-            "currency": x.cost.currency,
-            "cost_per_million_input_tokens": per_hour * share_in / tokens_in * 1e6,
-            "cost_per_million_output_tokens": per_hour * (1 - share_in) / tokens_out * 1e6}
 
 
 def _buy_rows(catalog: Any, result: Any, hours_per_month: float | None) -> list[Any]:

@@ -7,7 +7,7 @@ Field names in errors are the CLI's option names (``--samples``); the HTTP API m
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,16 +22,18 @@ from gpuplan.types import (
     OPTIMIZERS,
     PRECISIONS,
     RECOMPUTE,
+    TASKS,
     Gpu,
     Job,
+    Method,
     ModelSpec,
     Parallelism,
+    Task,
     TrainSetup,
 )
 from gpuplan.units import fmt_bytes
 
 LORA_TARGETS = ("all-linear", "attention", "qv", "mlp")
-TASKS = ("infer", "serve", "finetune", "pretrain")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,17 +137,22 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
              output: int = 256, batch: int = 0, requests: float = 0.0, rps: float = 0.0,
              ttft_s: float | None = None, tpot_s: float | None = None, quant: str | None = None,
              lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0,
-             framework: str | None = None, train_embeddings: bool = False) -> Job:
+             framework: str | None = None, train_embeddings: bool = False,
+             given: Collection[str] | None = None) -> Job:
     """A validated job; sequences default to the tokens per sample, at most 4,096; ``framework`` (training
     only) names the framework whose defaults apply (data/frameworks.csv); ``train_embeddings`` (LoRA and
-    QLoRA) also trains the embedding and output layer, as when tokens are added to the vocabulary."""
+    QLoRA) also trains the embedding and output layer, as when tokens are added to the vocabulary.
+
+    ``given``: the parameters the user set (the CLI's options, the request's fields). An option set where it does
+    not apply is refused even at its default value (``--method full --lora-rank 16``); without ``given``, a value
+    other than the default counts as set."""
     check_choice("--task", task, TASKS)
     method = method.lower()
     check_choice("--method", method, METHODS)
     check_choice("--lora-targets", lora_targets, LORA_TARGETS)
-    _check_applies(task, method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs, tokens=tokens,
-                   seq_len=seq_len, prompt=prompt, output=output, batch=batch, requests=requests, rps=rps,
-                   ttft_s=ttft_s, tpot_s=tpot_s, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
+    _check_applies(task, method, given, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs,
+                   tokens=tokens, seq_len=seq_len, prompt=prompt, output=output, batch=batch, requests=requests,
+                   rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
                    global_batch=global_batch, framework=framework, train_embeddings=train_embeddings)
     if framework is not None:
         framework = get_framework(framework).framework
@@ -173,9 +180,9 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
         raise InputError("--tokens-per-sample", "--samples needs the tokens in each sample.",
                          "add --tokens-per-sample, e.g. 512.")
     seq = seq_len or (int(min(tokens_per_sample, 4096)) if tokens_per_sample else 2048)
-    return Job(task=task, method=method, samples=samples, tokens_per_sample=tokens_per_sample, epochs=epochs,
-               tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch, requests=requests,
-               rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
+    return Job(task=Task(task), method=Method(method), samples=samples, tokens_per_sample=tokens_per_sample,
+               epochs=epochs, tokens=tokens, seq_len=seq, prompt_len=prompt, output_len=output, batch=batch,
+               requests=requests, rps=rps, ttft_s=ttft_s, tpot_s=tpot_s, weight_format=quant, lora_rank=lora_rank,
                lora_targets=lora_targets, global_batch=global_batch,
                base_quant=_base_quant(method, quant), seq_len_auto=seq_len is None, framework=framework,
                train_embeddings=train_embeddings)
@@ -195,6 +202,14 @@ _LORA_ONLY: _Unset = (("--lora-rank", "lora_rank", 16), ("--lora-targets", "lora
                       ("--train-embeddings", "train_embeddings", False))
 
 
+# the same for the layout options of ``estimate``
+_ESTIMATE_TRAINING_ONLY: _Unset = (
+    ("--zero", "zero", 0), ("--micro-batch", "micro_batch", 1), ("--grad-accum", "grad_accum", 1),
+    ("--recompute", "recompute", None), ("--precision", "precision", "auto"), ("--optimizer", "optimizer", None),
+    ("--framework", "framework", None))
+_ESTIMATE_INFERENCE_ONLY: _Unset = (("--engine", "engine", "vllm"), ("--kv-dtype", "kv_dtype", "bf16"))
+_PTUNING_ONLY: _Unset = (("--prefix-len", "prefix_len", 128),)
+
 FOR_TRAINING = "training (--task finetune or pretrain)"
 FOR_INFERENCE = "inference (--task infer or serve)"
 
@@ -207,13 +222,18 @@ def refuse_given(options: _Given, applies_to: str, here: str) -> None:
             raise InputError(option, f"{option} applies to {applies_to}, not {here}.", f"drop {option}.")
 
 
-def _given(table: _Unset, values: dict[str, object]) -> _Given:
-    return tuple((option, values[key], unset) for option, key, unset in table)
+_SET = object()  # stands for "the user set it", whatever its value
 
 
-def _check_applies(task: str, method: str, **given: object) -> None:
+def _given(table: _Unset, values: Mapping[str, object], names: Collection[str] | None) -> _Given:
+    if names is None:
+        return tuple((option, values[key], unset) for option, key, unset in table)
+    return tuple((option, _SET if key in names else unset, unset) for option, key, unset in table)
+
+
+def _check_applies(task: str, method: str, names: Collection[str] | None, **given: object) -> None:
     training = task in ("finetune", "pretrain")
-    refuse_given(_given(_INFERENCE_ONLY if training else _TRAINING_ONLY, given),
+    refuse_given(_given(_INFERENCE_ONLY if training else _TRAINING_ONLY, given, names),
                   FOR_INFERENCE if training else FOR_TRAINING, f"to --task {task}")
     if task == "infer":  # a batch job has no request rate or latency targets
         for field, key in (("--rps", "rps"), ("--ttft", "ttft_s"), ("--tpot", "tpot_s")):
@@ -227,7 +247,7 @@ def _check_applies(task: str, method: str, **given: object) -> None:
         raise InputError("--method", f"--method {method} is a fine-tuning method; --task {task} trains (or runs) "
                          "every weight.", "use --task finetune, or drop --method.")
     if method not in ("lora", "qlora"):
-        refuse_given(_given(_LORA_ONLY, given), "--method lora or qlora", method)
+        refuse_given(_given(_LORA_ONLY, given, names), "--method lora or qlora", method)
     if training and given["quant"]:
         if method == "qlora":
             raise InputError("--quant", "QLoRA's frozen base is NF4 by definition.",
@@ -247,11 +267,13 @@ def _base_quant(method: str, quant: str | None) -> str | None:
 def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 1, n_gpus: int | None = None,
                     zero: int = 0, micro_batch: int = 1, grad_accum: int = 1, recompute: str | None = None,
                     precision: str = "auto", optimizer: str | None = None, framework: str | None = None,
-                    prefix_len: int = 128, engine: str = "vllm", kv_dtype: str = "bf16") -> JobEstimate:
+                    prefix_len: int = 128, engine: str = "vllm", kv_dtype: str = "bf16",
+                    given: Collection[str] | None = None) -> JobEstimate:
     """Estimate ``job`` on one configuration given at the user's level (the ``estimate`` command).
 
     ``framework`` (a name of data/frameworks.csv) applies that framework's defaults for what is not given;
-    ``recompute`` and ``optimizer`` None mean the framework's default (none and adamw without one)."""
+    ``recompute`` and ``optimizer`` None mean the framework's default (none and adamw without one). ``given``: the
+    parameters the user set, as :func:`make_job` reads it."""
     job = job.for_model(m)
     for field, value in (("--tp", tp), ("--pp", pp), ("--micro-batch", micro_batch), ("--grad-accum", grad_accum),
                          ("--prefix-len", prefix_len), ("--n-gpus", n_gpus)):
@@ -268,17 +290,15 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, *, tp: int = 1, pp: int = 
         framework = get_framework(framework).framework
     check_choice("--kv-dtype", kv_dtype, KV_DTYPES)
     engine = get_engine(engine).engine
-    training_only: _Given = (
-        ("--zero", zero, 0), ("--micro-batch", micro_batch, 1), ("--grad-accum", grad_accum, 1),
-        ("--recompute", recompute, None), ("--precision", precision, "auto"), ("--optimizer", optimizer, None),
-        ("--framework", framework, None))
-    inference_only: _Given = (("--engine", engine, "vllm"), ("--kv-dtype", kv_dtype, "bf16"))
+    values = {"zero": zero, "micro_batch": micro_batch, "grad_accum": grad_accum, "recompute": recompute,
+              "precision": precision, "optimizer": optimizer, "framework": framework, "engine": engine,
+              "kv_dtype": kv_dtype, "prefix_len": prefix_len}
     if job.is_training:
-        refuse_given(inference_only, FOR_INFERENCE, f"to --task {job.task}")
+        refuse_given(_given(_ESTIMATE_INFERENCE_ONLY, values, given), FOR_INFERENCE, f"to --task {job.task}")
     else:
-        refuse_given(training_only, FOR_TRAINING, f"to --task {job.task}")
+        refuse_given(_given(_ESTIMATE_TRAINING_ONLY, values, given), FOR_TRAINING, f"to --task {job.task}")
     if job.method != "ptuning":
-        refuse_given((("--prefix-len", prefix_len, 128),), "--method ptuning", job.method)
+        refuse_given(_given(_PTUNING_ONLY, values, given), "--method ptuning", job.method)
     if job.is_training:
         return _training(m, gpu, job, tp, pp, n_gpus, zero, micro_batch, grad_accum, recompute, precision,
                          optimizer, framework, prefix_len)

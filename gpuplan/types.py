@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TypeVar
 
 from gpuplan.units import GiB, MiB
 
@@ -333,11 +335,59 @@ class ModelSpec:
 
 # ---------------------------------------------------------------- workloads
 
-METHODS = ("full", "lora", "qlora", "ptuning", "freeze")
+class Method(StrEnum):
+    """How a fine-tune trains (the value is what the command line, the API and JSON use)."""
+
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+    PTUNING = "ptuning"
+    FREEZE = "freeze"
+
+    @property
+    def adapters(self) -> bool:
+        """Trains a small part (adapters, a prefix or the last layers) of a frozen base."""
+        return self is not Method.FULL
+
+    @property
+    def low_rank(self) -> bool:
+        """LoRA adapters (on a 16-bit or, for QLoRA, an NF4 base): --lora-rank and --lora-targets apply."""
+        return self in (Method.LORA, Method.QLORA)
+
+
+class Recompute(StrEnum):
+    """Activation recomputation (gradient checkpointing); ``full`` here is not the fine-tuning method."""
+
+    NONE = "none"
+    SELECTIVE = "selective"
+    FULL = "full"
+
+
+class Engine(StrEnum):
+    """An inference engine."""
+
+    HF = "hf"
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    TRTLLM = "trtllm"
+    LLAMACPP = "llamacpp"
+
+    @property
+    def tensor_parallel(self) -> bool:
+        """Splits layers over GPUs (llama.cpp splits whole layers: pipeline only)."""
+        return self is not Engine.LLAMACPP
+
+    @property
+    def multi_lora(self) -> bool:
+        """Serves many LoRA adapters on one base (vLLM --enable-lora, SGLang --lora-paths)."""
+        return self in (Engine.VLLM, Engine.SGLANG)
+
+
+METHODS = tuple(Method)
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor")
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
-RECOMPUTE = ("none", "selective", "full")
-ENGINES = ("hf", "vllm", "sglang", "trtllm", "llamacpp")
+RECOMPUTE = tuple(Recompute)
+ENGINES = tuple(Engine)
 KV_DTYPES = ("bf16", "fp16", "fp8")
 FRAMEWORKS = ("hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune", "llmc")
 
@@ -431,7 +481,62 @@ class InferSetup:
 
 # ---------------------------------------------------------------- jobs
 
-TASKS = ("finetune", "pretrain", "infer", "serve")
+class Task(StrEnum):
+    """What the user wants done."""
+
+    FINETUNE = "finetune"
+    PRETRAIN = "pretrain"
+    INFER = "infer"
+    SERVE = "serve"
+
+    @property
+    def is_training(self) -> bool:
+        return self in (Task.FINETUNE, Task.PRETRAIN)
+
+    @property
+    def per_hour(self) -> bool:
+        """Runs continuously and is priced per hour (a service), not per run."""
+        return self is Task.SERVE
+
+
+class Market(StrEnum):
+    """Where offers are sold: mainland China (priced in CNY) or the rest of the world."""
+
+    CN = "cn"
+    GLOBAL = "global"
+
+    @property
+    def currency(self) -> str:
+        return "CNY" if self is Market.CN else "USD"
+
+
+class Objective(StrEnum):
+    """What a plan ranks by."""
+
+    COST = "cost"
+    TIME = "time"
+    VALUE = "value"  # work per money, the seeds' 性价比
+
+    @property
+    def by_money(self) -> bool:
+        """Money decides (a default longest run applies: a run of years that saves a fraction is not a plan)."""
+        return self is not Objective.TIME
+
+
+TASKS = tuple(Task)
+MARKETS = tuple(Market)
+OBJECTIVES = tuple(Objective)
+E = TypeVar("E", bound=StrEnum)
+
+
+def choice(kind: type[E], value: str | E, field: str) -> E:
+    """``value`` as a member of ``kind``; anything else is an InputError naming ``field`` and the choices."""
+    if isinstance(value, kind):
+        return value
+    from gpuplan.errors import check_choice
+
+    check_choice(field, value, tuple(kind))
+    return kind(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,8 +549,8 @@ class Job:
     - serve: steady traffic of ``rps`` requests per second within ``ttft_s`` / ``tpot_s`` targets.
     """
 
-    task: str
-    method: str = "full"
+    task: Task
+    method: Method = Method.FULL
     samples: float = 0.0
     tokens_per_sample: float = 0.0
     epochs: float = 1.0
@@ -472,6 +577,8 @@ class Job:
         here, so every field holds its base unit."""
         from gpuplan.units import parse_count, parse_seconds
 
+        object.__setattr__(self, "task", choice(Task, self.task, "--task"))
+        object.__setattr__(self, "method", choice(Method, self.method, "--method"))
         for name in ("samples", "tokens_per_sample", "tokens", "requests", "epochs", "rps"):
             value = getattr(self, name)
             if isinstance(value, str):
@@ -498,4 +605,4 @@ class Job:
 
     @property
     def is_training(self) -> bool:
-        return self.task in ("finetune", "pretrain")
+        return self.task.is_training

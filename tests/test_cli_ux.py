@@ -64,7 +64,7 @@ def test_help_lists_the_choices(cli: Cli) -> None:
         assert choices in out
     assert "COUNT" in out and "MONEY" in out and "DURATION" in out
     est = cli("estimate", "--help", env=WIDE).stdout
-    assert "[infer|serve|finetune|pretrain]" in est and "[none|selective|full]" in est
+    assert "[finetune|pretrain|infer|serve]" in est and "[none|selective|full]" in est
 
 
 def test_an_estimate_that_does_not_fit_exits_1_as_a_plan_does(cli: Cli) -> None:

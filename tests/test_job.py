@@ -122,10 +122,10 @@ def test_serving_at_a_batch_that_does_not_fit_keeps_that_batch(catalog: Catalog)
 
 
 def test_planned_layouts_never_use_zero_on_one_data_parallel_rank(catalog: Catalog) -> None:
-    from gpuplan.plan.planner import _training_layouts
+    from gpuplan.plan.enumeration import training_layouts
 
     job = make_job("pretrain", tokens=1.4e12)
-    layouts = _training_layouts(catalog.model("LLaMA-65B"), 64, job)
+    layouts = training_layouts(catalog.model("LLaMA-65B"), 64, job)
     assert any(p.pp > 1 and p.dp == 1 for p in layouts)
     assert all(p.zero == 0 for p in layouts if p.dp == 1)
 
@@ -144,3 +144,20 @@ def test_shortfall_counts_what_exceeds_the_engine_share(catalog: Catalog) -> Non
     assert not e.fits and budget < 0
     assert e.shortfall_bytes == pytest.approx(e.memory.breakdown.get("kv_cache") - budget)
     assert e.as_dict()["memory_shortfall_bytes"] == pytest.approx(e.shortfall_bytes)
+
+
+def test_tasks_and_methods_are_enums_that_read_their_text_and_refuse_others() -> None:
+    import json
+
+    from gpuplan.errors import InputError
+    from gpuplan.types import Job, Method, Task
+
+    job = Job(task="finetune", method="qlora", samples=10, tokens_per_sample=10)
+    assert job.task is Task.FINETUNE and job.method is Method.QLORA
+    assert job.is_training and job.method.adapters and job.method.low_rank
+    assert not Method.PTUNING.low_rank and Method.PTUNING.adapters and not Method.FULL.adapters
+    assert json.dumps({"task": job.task}) == '{"task": "finetune"}'  # JSON values are the text, unchanged
+    with pytest.raises(InputError, match="--task: 'train' is not one of: finetune, pretrain, infer, serve"):
+        Job(task="train")
+    with pytest.raises(InputError, match="--method"):
+        Job(task="finetune", method="adapter")

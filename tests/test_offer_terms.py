@@ -29,6 +29,7 @@ from gpuplan.catalog.schemas import OFFERS, PROVIDERS
 from gpuplan.errors import CatalogError, InputError
 from gpuplan.listing import list_offers, parse_tiers, price_age
 from gpuplan.plan.planner import Constraints, PlanResult, plan
+from gpuplan.plan_text import notes_text
 from gpuplan.types import Job
 
 TINY = Path(__file__).resolve().parent / "fixtures" / "tiny_catalog"
@@ -142,8 +143,27 @@ def test_plans_use_on_demand_and_spot_unless_asked(cat: Catalog) -> None:
 def test_tier_reserved_plans_with_the_committed_price_and_says_its_term(cat: Catalog) -> None:
     r = _plan(cat, TRIO, tiers=("reserved",))
     assert _picked(r) == "TinyReserved" and {x.where for x in r.ranked} == {"TinyReserved"}
-    assert any("12-month commitment" in n for n in r.ranked[0].notes)
+    assert any("12-month commitment" in n for n in notes_text(r.ranked[0]))
     assert r.ranked[0].as_dict()["offer"]["commit_months"] == 12
+
+
+def test_a_committed_price_bills_its_whole_term(cat: Catalog) -> None:
+    # the fine-tune takes hours; the 12-month term of TinyReserved bills 12 months at $0.20/h whatever the run:
+    # 0.20 × 12 × 730.5 h = $1,753.20, against a few dollars at TinyCheap's $0.50/h on demand
+    reserved = _plan(cat, ("TinyReserved",), tiers=("reserved",)).ranked[0]
+    assert reserved.cost.compute == pytest.approx(0.20 * 12 * 730.5)
+    assert reserved.cost.billed_seconds == pytest.approx(12 * 730.5 * 3600)
+    both = _plan(cat, TRIO, tiers=("on-demand", "reserved"))
+    assert _picked(both) == "TinyCheap" and both.ranked[0].cost.total < 10
+
+
+def test_a_service_on_a_committed_price_pays_its_hourly_rate(cat: Catalog) -> None:
+    # a server stays up for the whole term, so its hour costs the committed rate: $0.20
+    job = Job(task="serve", rps=0.05, prompt_len=128, output_len=64)
+    r = plan(cat, cat.model(MODEL), job, Constraints(providers=("TinyReserved",), platforms=False,
+                                                     tiers=("reserved",)))
+    assert r.pick is not None, r.nothing_fits
+    assert r.pick.cost.compute == pytest.approx(0.20 * r.pick.cost.instances)
 
 
 def test_several_tiers_at_once(cat: Catalog) -> None:
@@ -171,7 +191,7 @@ def test_at_the_same_cost_a_dated_price_ranks_first(cat: Catalog) -> None:
     assert _picked(both) == "TinyCheap"
     alone = _plan(cat, ("TinyAaa",)).ranked[0]
     assert alone.cost.total == pytest.approx(both.ranked[0].cost.total)  # the same cost: the date decides
-    assert f"undated (read on {READ_ON})" in alone.notes
+    assert f"undated (read on {READ_ON})" in notes_text(alone)
     assert alone.as_dict()["offer"]["dated"] is False
 
 

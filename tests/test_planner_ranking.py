@@ -17,9 +17,9 @@ from gpuplan.plan.planner import (
     Candidate,
     Constraints,
     PlanResult,
-    _choice,
     plan,
 )
+from gpuplan.plan.ranking import _choice
 from gpuplan.requests import make_job
 from gpuplan.units import DAY
 

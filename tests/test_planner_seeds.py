@@ -16,6 +16,7 @@ from gpuplan.catalog import Catalog
 from gpuplan.estimate.job import estimate_inference, inference_setup
 from gpuplan.plan.fitting import fit_table
 from gpuplan.plan.planner import Candidate, Constraints, PlanResult, plan
+from gpuplan.plan_text import notes_text
 from gpuplan.types import Job
 from gpuplan.units import DAY, GB, HOUR
 
@@ -166,7 +167,7 @@ def test_small_lora_lists_kaggle_among_free_platforms(catalog: Catalog, model: s
     for x in kaggle:
         assert x.cost.total == 0
         assert x.platform.weekly_gpu_hours == 30  # type: ignore[union-attr]
-        assert any("of 30 GPU-hours per week" in n for n in x.notes), x.notes
+        assert any("of 30 GPU-hours per week" in n for n in notes_text(x)), notes_text(x)
     assert "notebook platform also fits" in r.explanation
 
 
@@ -221,7 +222,7 @@ def test_deepseek_v3_is_served_from_its_fp8_checkpoint(catalog: Catalog) -> None
     r = _plan(catalog, "DeepSeek-V3", Job(task="infer", prompt_len=1000, output_len=500, requests=10_000))
     pick = _pick(r)
     assert pick.estimate.setup.weight_format == "fp8"  # type: ignore[union-attr]
-    assert f"incl. {_fmt(startup_seconds(fp8))} start-up" in pick.notes
+    assert f"incl. {_fmt(startup_seconds(fp8))} start-up" in notes_text(pick)
 
 
 def _fmt(seconds: float) -> str:
@@ -263,7 +264,7 @@ def test_multi_node_plans_use_cluster_offers_and_say_the_network_is_assumed(cata
     assert multi
     for x in multi:
         assert x.offer is not None and x.offer.pricing != "marketplace"  # independent hosts have no fabric
-        assert any("assumed" in n and "Gb/s" in n for n in x.notes)
+        assert any("assumed" in n and "Gb/s" in n for n in notes_text(x))
 
 
 def test_adapters_shard_with_fsdp_not_tensor_parallelism(catalog: Catalog) -> None:
@@ -274,7 +275,7 @@ def test_adapters_shard_with_fsdp_not_tensor_parallelism(catalog: Catalog) -> No
 
 def test_non_nvidia_plans_say_their_speed_is_not_calibrated(catalog: Catalog) -> None:
     r = _plan(catalog, "Llama-3.1-8B", Job(task="pretrain", tokens=100e9, seq_len=2048), gpus=("MI300X",))
-    assert r.ranked and all(any("not calibrated" in n for n in x.notes) for x in r.ranked)
+    assert r.ranked and all(any("not calibrated" in n for n in notes_text(x)) for x in r.ranked)
 
 
 def test_serving_packs_small_replicas_into_a_large_instance(catalog: Catalog) -> None:
@@ -287,4 +288,4 @@ def test_serving_packs_small_replicas_into_a_large_instance(catalog: Catalog) ->
     assert pick.cost.instances == 1 and pick.cost.total == pytest.approx(pick.offer.price_per_hour, rel=1e-6)
     assert pick.estimate.n_gpus * pick.estimate.replicas <= 8
     packed = [x for x in r.ranked if x.estimate.n_gpus == 1 and x.cost.instances == 1]
-    assert packed and any("room for 8" in n for n in packed[0].notes)
+    assert packed and any("room for 8" in n for n in notes_text(packed[0]))

@@ -23,6 +23,7 @@ from gpuplan.estimate.params import count_params
 from gpuplan.plan.buy import default, ownership
 from gpuplan.plan.costing import SPOT_OVERHEAD, rental_cost, startup_seconds
 from gpuplan.plan.planner import Candidate, Constraints, PlanResult, hourly_price_of, plan
+from gpuplan.plan_text import notes_text
 from gpuplan.types import Job, Offer
 from gpuplan.units import GB, HOUR, MONTH, WEEK
 
@@ -154,7 +155,7 @@ def test_spot_adds_ten_percent_time(tiny: Catalog) -> None:
     assert spot.seconds == pytest.approx(1.10 * run)
     assert spot.cost.spot_overhead_seconds == pytest.approx(0.10 * run)
     assert spot.cost.compute == pytest.approx(3.00 * math.ceil(1.10 * run) / HOUR)
-    assert "spot" in "; ".join(spot.notes)
+    assert "spot" in "; ".join(notes_text(spot))
     assert r.pick is spot
     # by time, the on-demand twin wins: same GPU, 10 % less time
     assert _pick(_plan(tiny, ("TinyFast",), objective="time", max_gpus=1)).offer.pricing == "on-demand"  # type: ignore[union-attr]
@@ -263,7 +264,7 @@ def test_free_notebook_with_a_weekly_quota(tiny: Catalog) -> None:
     assert 2 < hours < 3  # premise
     assert nb.cost.total == 0 and nb.offer is None
     assert nb.calendar_seconds == pytest.approx(2 * WEEK + nb.seconds / 3)
-    notes = "; ".join(nb.notes)
+    notes = "; ".join(notes_text(nb))
     assert "of 1 GPU-hours per week" in notes and "checkpoint and resume 2 times" in notes
     # the rented offers are still ranked separately
     assert [x.where for x in r.ranked] == ["TinyCheap"]
@@ -296,7 +297,7 @@ def test_a_free_tier_without_a_published_quota_is_listed_only_for_one_session(
     found = [x for x in r.platforms if x.where == "TinyMystery"]
     assert bool(found) == listed
     if found:
-        assert any("quota not published" in n for n in found[0].notes)
+        assert any("quota not published" in n for n in notes_text(found[0]))
 
 
 def test_a_platform_needing_more_than_20_sessions_is_not_a_plan(tmp_path: Path) -> None:
@@ -418,11 +419,11 @@ def test_a_price_older_than_90_days_is_flagged(tiny: Catalog) -> None:
     for x in _plan(tiny, ALL).ranked:
         assert x.offer is not None
         age = (dt.date.today() - x.offer.as_of).days
-        flagged = any("days old (over 90)" in n for n in x.notes)
-        assert flagged == (age > 90), (x.offer.as_of, x.notes)
+        flagged = any("days old (over 90)" in n for n in notes_text(x))
+        assert flagged == (age > 90), (x.offer.as_of, notes_text(x))
         assert x.as_dict()["offer"]["stale"] == (age > 90)
         if flagged:
-            assert f"price as of {x.offer.as_of.isoformat()}, {age} days old (over 90): check it" in x.notes
+            assert f"price as of {x.offer.as_of.isoformat()}, {age} days old (over 90): check it" in notes_text(x)
 
 
 def test_provider_names_filter_notebook_platforms_too(tiny: Catalog) -> None:

@@ -208,3 +208,39 @@ def test_rows_a_user_catalog_replaces_are_named(tmp_path: Path) -> None:
     assert code == 0, err
     assert err.startswith("note: your catalog replaces 1 bundled row(s): gpus.csv 'H100' (by ")
     assert json.loads(out)  # the notice is on stderr: the JSON stays parseable
+
+
+# ---------------------------------------------------------------- options where they do not apply
+
+
+FINETUNE = ("plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256", "--top", "1")
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    ((*FINETUNE, "--method", "full", "--lora-rank", "16"), "--lora-rank"),  # 16 is the default: still given
+    ((*FINETUNE, "--method", "full", "--lora-targets", "all-linear"), "--lora-targets"),
+    (("estimate", "Qwen2.5-0.5B", "--task", "infer", "--zero", "0"), "--zero"),
+    (("estimate", "Qwen2.5-0.5B", "--task", "finetune", "--samples", "1k", "--tokens-per-sample", "256",
+      "--engine", "vllm"), "--engine"),
+    (("estimate", "Qwen2.5-0.5B", "--task", "finetune", "--method", "lora", "--samples", "1k",
+      "--tokens-per-sample", "256", "--prefix-len", "128"), "--prefix-len"),
+], ids=["lora-rank", "lora-targets", "zero", "engine", "prefix-len"])
+def test_an_option_given_where_it_does_not_apply_is_refused_even_at_its_default(argv: tuple[str, ...],
+                                                                                 option: str) -> None:
+    refused(argv, option, f"drop {option}")
+
+
+def test_the_same_options_left_out_plan() -> None:
+    code, _, err = run(*FINETUNE, "--method", "full")
+    assert code == 0, err
+
+
+def test_the_python_api_refuses_an_option_given_at_its_default_too() -> None:
+    import gpuplan
+    from gpuplan.errors import InputError
+
+    with pytest.raises(InputError, match="--lora-rank applies to --method lora or qlora"):
+        gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="full", lora_rank=16, samples="1k",
+                         tokens_per_sample=256)
+    with pytest.raises(InputError, match="--zero applies to training"):
+        gpuplan.estimate("Qwen2.5-0.5B", "T4", "infer", zero=0)

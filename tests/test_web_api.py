@@ -355,13 +355,19 @@ def _ok_text(response: Any) -> str:
     return str(response.text)
 
 
-def test_request_enums_are_the_library_choices() -> None:
-    pairs = [(web_models.Task, domain.TASKS), (web_models.Method, domain.METHODS),
-             (web_models.Engine, domain.ENGINES), (web_models.Precision, domain.PRECISIONS),
-             (web_models.Optimizer, domain.OPTIMIZERS), (web_models.Recompute, domain.RECOMPUTE),
-             (web_models.Objective, OBJECTIVES), (web_models.Currency, CURRENCIES), (web_models.Tier, PRICINGS)]
+def test_request_enums_are_the_library_choices(client: TestClient) -> None:
+    # the request models use the library's enums themselves, and the other choices are the library's lists
+    for enum in (domain.Task, domain.Method, domain.Engine, domain.Recompute, domain.Objective, domain.Market):
+        assert getattr(web_models, enum.__name__) is enum
+    pairs = [(web_models.Precision, domain.PRECISIONS), (web_models.Optimizer, domain.OPTIMIZERS),
+             (web_models.Currency, CURRENCIES), (web_models.Tier, PRICINGS)]
     for literal, choices in pairs:
         assert set(get_args(literal)) == set(choices), literal
+    # and the OpenAPI document lists the same values as before the enums (JSON values unchanged)
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    assert schemas["Task"]["enum"] == ["finetune", "pretrain", "infer", "serve"]
+    assert schemas["Method"]["enum"] == ["full", "lora", "qlora", "ptuning", "freeze"]
+    assert schemas["Objective"]["enum"] == list(OBJECTIVES) == ["cost", "time", "value"]
 
 
 def test_an_unknown_framework_is_a_400_naming_the_field(client: TestClient) -> None:

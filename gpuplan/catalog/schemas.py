@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from gpuplan.catalog.csvload import Column as C
+from gpuplan.types import MARKETS
 
-MARKETS = ("cn", "global")
+__all__ = ["MARKETS"]
 CURRENCIES = ("USD", "CNY", "EUR")
 PRICINGS = ("on-demand", "spot", "reserved", "marketplace")
 EXPORT_STATUSES = ("unrestricted", "restricted", "china-compliant", "license-required", "domestic", "not-sold")

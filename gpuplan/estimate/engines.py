@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from gpuplan import types
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
@@ -41,6 +42,11 @@ def engines() -> dict[str, Engine]:
     rows = read_table(BUNDLED_DIR / "engines.csv", _COLUMNS, ["engine"], "gpuplan/data/engines.csv")
     return {r.values["engine"]: Engine(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
             for r in rows}
+
+
+def engine_name(name: str, field: str = "--engine") -> types.Engine:
+    """The engine ``name`` (or an alias: "llama.cpp", "tensorrt-llm") stands for."""
+    return types.Engine(engine(name, field).engine)
 
 
 def engine(name: str, field: str = "--engine") -> Engine:

@@ -97,7 +97,7 @@ def _disk_gb(disk_bytes: float) -> int:
 
 def disk_bytes(e: JobEstimate) -> float:
     """What the instance's disk holds: weights, data and a resumable checkpoint (the planner's own figure)."""
-    from gpuplan.plan.planner import _disk_bytes as planned
+    from gpuplan.plan.pricing import disk_bytes as planned
 
     return planned(e.model, e.job)
 

@@ -1,4 +1,6 @@
-"""Planning: enumerate → price → rank (``planner``), fit tables (``fitting``), rent or buy (``buy``).
+"""Planning: ``planner`` runs the stages ``enumeration`` → ``pricing`` (money in ``costing``) → ``ranking`` into a
+frozen ``candidates.PlanResult``; serving fleets (``serving``, ``guard``, ``availability``), fit tables
+(``fitting``), rent or buy (``buy``).
 
 ``gpuplan.plan(...)`` — this package called as a function — is the Python API's plan (:func:`gpuplan.api.plan`),
 so that ``import gpuplan; gpuplan.plan(...)`` works while ``import gpuplan.plan.planner`` stays the planner.

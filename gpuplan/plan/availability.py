@@ -189,14 +189,14 @@ def carries(groups: Iterable[Group], demand: float, floor: float = 1e-15) -> flo
     slack = sum(g.n * g.capacity for g in groups) - demand
     if slack < -1e-9:
         return 0.0
-    from gpuplan.plan.planner import _check_budget  # the HTTP API's per-request work bound (a large fleet's
+    from gpuplan.plan.budget import check_budget  # the HTTP API's per-request work bound (a large fleet's
     # distribution of lost capacity has many states)
 
     lost: dict[float, float] = {0.0: 1.0}
     for g in groups:
         nxt: dict[float, float] = {}
         for already, p in lost.items():
-            _check_budget()
+            check_budget()
             for j, pj in enumerate(binomial_pmf(g.n, g.u)):
                 x = already + j * g.capacity
                 if x > slack + 1e-9 or (pj < floor and j > g.n * g.u):

@@ -1,8 +1,12 @@
-"""Money: the one place where a price per hour meets a duration.
+"""Money: every formula where a price meets a duration or an amount of work.
 
-``rental_cost`` bills an offer for a run of ``seconds`` (rounded up to the offer's billing granularity),
-adds disk beyond what the instance includes, and converts to the requested currency at the newest rate of the FX table.
-Spot runs pay an expected preemption overhead (lost work since the last checkpoint plus restart).
+- :func:`rental_cost` bills an offer for a run of ``seconds``, rounded up to the offer's billing granularity, or to
+  whole terms of its commitment (a one-month subscription bills a month, however short the run), adds disk beyond
+  what the instance includes, and converts to the requested currency at the newest rate of the FX table. Spot runs
+  pay an expected preemption overhead (lost work since the last checkpoint plus restart).
+- :func:`platform_cost` prices a notebook platform: per GPU-hour, or per month of calendar time.
+- :func:`hourly_rate`, :func:`value_cost` and :func:`token_costs` are what the ranking and the serving tables
+  read off a cost.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from gpuplan.catalog import Catalog
-from gpuplan.types import Offer
+from gpuplan.types import Offer, Platform
 from gpuplan.units import GB, HOUR, MONTH
 
 # Expected extra run time on spot capacity: interruptions (AWS Spot Instance Advisor lists most GPU types in
@@ -57,17 +61,85 @@ def hourly_price(catalog: Catalog, offer: Offer, currency: str) -> float:
     return catalog.convert(offer.price_per_hour, offer.currency, currency)
 
 
-def rental_cost(catalog: Catalog, offer: Offer, seconds: float, currency: str, instances: int = 1,
-                disk_bytes: float = 0.0, spot_overhead: float = SPOT_OVERHEAD) -> Cost:
-    """Cost of running ``instances`` copies of ``offer`` for ``seconds`` of work."""
-    extra = seconds * spot_overhead if offer.pricing == "spot" else 0.0
+def billing_unit_s(offer: Offer, continuous: bool = False) -> float:
+    """The shortest time ``offer`` bills: its commitment term when it has one (a committed price is paid for the
+    whole term), else its billing granularity (1 s when none is published). ``continuous``: the instance runs for
+    the whole term anyway (a service), so a term bills nothing beyond the hours it is priced for."""
+    if offer.commit_months and not continuous:
+        return offer.commit_months * MONTH
+    return offer.billing_granularity_s or 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Tariff:
+    """What billing reads of one offer, in one currency: made once per offer and plan, then applied to every
+    run priced on it (:func:`bill`)."""
+
+    per_hour: float  # per instance-hour
+    unit_s: float  # the shortest time billed (:func:`billing_unit_s`)
+    spot: bool
+    included_disk_bytes: float
+    storage_per_gb_month: float  # per GB-month beyond the included disk; 0 when none is published
+
+
+def tariff(catalog: Catalog, offer: Offer, currency: str, continuous: bool = False) -> Tariff:
+    storage = offer.storage_price_per_gb_month
+    return Tariff(hourly_price(catalog, offer, currency), billing_unit_s(offer, continuous), offer.pricing == "spot",
+                  offer.included_disk_bytes or 0.0,
+                  catalog.convert(storage, offer.currency, currency) if storage else 0.0)
+
+
+def bill(t: Tariff, seconds: float, currency: str, instances: int = 1, disk_bytes: float = 0.0,
+         spot_overhead: float = SPOT_OVERHEAD) -> Cost:
+    """Cost of running ``instances`` instances at tariff ``t`` for ``seconds`` of work."""
+    extra = seconds * spot_overhead if t.spot else 0.0
     run = seconds + extra
-    granularity = offer.billing_granularity_s or 1.0
-    billed = math.ceil(run / granularity) * granularity if run > 0 else 0.0
-    compute = hourly_price(catalog, offer, currency) * billed / HOUR * instances
+    billed = math.ceil(run / t.unit_s) * t.unit_s if run > 0 else 0.0
+    compute = t.per_hour * billed / HOUR * instances
     storage = 0.0
-    extra_disk = max(0.0, disk_bytes - (offer.included_disk_bytes or 0.0))
-    if extra_disk and offer.storage_price_per_gb_month:
-        per_gb_month = catalog.convert(offer.storage_price_per_gb_month, offer.currency, currency)
-        storage = per_gb_month * extra_disk / GB * max(billed, HOUR) / MONTH * instances
+    extra_disk = max(0.0, disk_bytes - t.included_disk_bytes)
+    if extra_disk and t.storage_per_gb_month:
+        storage = t.storage_per_gb_month * extra_disk / GB * max(billed, HOUR) / MONTH * instances
     return Cost(compute, storage, currency, billed, instances, extra)
+
+
+def rental_cost(catalog: Catalog, offer: Offer, seconds: float, currency: str, instances: int = 1,
+                disk_bytes: float = 0.0, spot_overhead: float = SPOT_OVERHEAD, continuous: bool = False) -> Cost:
+    """Cost of running ``instances`` copies of ``offer`` for ``seconds`` of work (``continuous``: a service
+    priced per hour of an instance that stays up, see :func:`billing_unit_s`)."""
+    return bill(tariff(catalog, offer, currency, continuous), seconds, currency, instances, disk_bytes,
+                spot_overhead)
+
+
+def platform_cost(catalog: Catalog, p: Platform, seconds: float, calendar_seconds: float, n_gpus: int,
+                  currency: str) -> Cost:
+    """A notebook platform's cost: its price per GPU-hour × GPU-hours, or its monthly fee × the months of
+    calendar time the run spans (quota waits included); free tiers cost nothing."""
+    if p.price_per_hour:
+        amount = catalog.convert(p.price_per_hour, p.currency, currency) * seconds / HOUR * n_gpus
+    elif p.price_per_month:
+        amount = catalog.convert(p.price_per_month, p.currency, currency) * max(
+            1, math.ceil(calendar_seconds / (30 * 86400)))
+    else:
+        amount = 0.0
+    return Cost(amount, 0.0, currency, seconds, 1, 0.0)
+
+
+def hourly_rate(cost: Cost) -> float:
+    """The price per instance-hour ``cost`` was billed at."""
+    return cost.compute / max(cost.billed_seconds / HOUR, 1e-9) / max(cost.instances, 1)
+
+
+def value_cost(cost: Cost, seconds: float) -> float:
+    """Money per unit of work (the seeds' 性价比): the instances' hourly rate × the hours of work, without the
+    fixed costs (storage, billing minimums, the rest of a commitment term)."""
+    return hourly_rate(cost) * cost.instances * seconds / HOUR
+
+
+def token_costs(per_hour: float, tokens_in_per_hour: float, tokens_out_per_hour: float, input_share: float
+                ) -> tuple[float, float]:
+    """(per 1M input tokens, per 1M output tokens) of a server costing ``per_hour``, its cost split between the
+    work each causes: ``input_share`` of the GPU time goes to prefill."""
+    cost_in = per_hour * input_share / tokens_in_per_hour * 1e6 if tokens_in_per_hour > 0 else 0.0
+    cost_out = per_hour * (1 - input_share) / tokens_out_per_hour * 1e6 if tokens_out_per_hour > 0 else 0.0
+    return cost_in, cost_out

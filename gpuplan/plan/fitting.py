@@ -15,7 +15,7 @@ from gpuplan.errors import GpuplanError, InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.infer_speed import throughput
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
-from gpuplan.types import Gpu, Job, ModelSpec, Parallelism
+from gpuplan.types import Gpu, Job, Method, ModelSpec, Parallelism, Task
 
 USE_CASES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("inference 16-bit", "infer", {"weight_format": "bf16"}),
@@ -42,9 +42,10 @@ class FitRow:
 
 def _job(kind: str, m: ModelSpec, context: int, extra: dict[str, Any]) -> Job:
     if kind == "infer":
-        return Job(task="infer", prompt_len=context // 2, output_len=context - context // 2, batch=1, requests=1,
+        return Job(task=Task.INFER, prompt_len=context // 2, output_len=context - context // 2, batch=1, requests=1,
                    weight_format=extra["weight_format"])
-    return Job(task="finetune", method=extra["method"], samples=1, tokens_per_sample=context, seq_len=context)
+    return Job(task=Task.FINETUNE, method=Method(extra["method"]), samples=1, tokens_per_sample=context,
+               seq_len=context)
 
 
 def fit_table(catalog: Catalog, m: ModelSpec, gpus: list[Gpu] | None = None, context: int = 2048,
@@ -120,7 +121,7 @@ def compare(catalog: Catalog, a: Gpu, b: Gpu, m: ModelSpec, cal: Calibration | N
 
 
 def _train(m: ModelSpec, g: Gpu, cal: Calibration, method: str) -> tuple[float | None, str]:
-    job = Job(task="finetune", method=method, tokens=1e8, seq_len=min(2048, m.max_positions))
+    job = Job(task=Task.FINETUNE, method=Method(method), tokens=1e8, seq_len=min(2048, m.max_positions))
     for n in (1, 8):
         par = Parallelism(dp=n, zero=3 if n > 1 else 0)
         for mb, rc in ((4, "none"), (2, "none"), (1, "none"), (1, "full")):
@@ -143,7 +144,7 @@ def _train_full(m: ModelSpec, g: Gpu, cal: Calibration) -> tuple[float | None, s
 
 
 def _infer_setup(m: ModelSpec, g: Gpu, cal: Calibration) -> tuple[JobEstimate | None, int]:
-    job = Job(task="infer", prompt_len=512, output_len=256, requests=1)
+    job = Job(task=Task.INFER, prompt_len=512, output_len=256, requests=1)
     for tp in (1, 2, 4, 8):
         try:
             e = estimate_inference(m, g, job, inference_setup(job, tp, "vllm", "bf16"), cal)

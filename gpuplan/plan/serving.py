@@ -38,6 +38,7 @@ from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError, close_matches
 from gpuplan.estimate import load
 from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import engine_name
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds
 from gpuplan.estimate.job import JobEstimate, check_inference, inference_setup, largest_batch
 from gpuplan.estimate.memory import inference_memory, weights_bytes
@@ -45,12 +46,11 @@ from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.listing import match_gpus, resolve_providers
 from gpuplan.plan import availability as av
 from gpuplan.plan import compliance, traffic
-from gpuplan.plan.costing import hourly_price
-from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer
+from gpuplan.plan.costing import hourly_price, token_costs
+from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer, Task
 from gpuplan.units import HOUR
 
 TOLERATE = ("zone", "region", "none")
-LORA_ENGINES = ("vllm", "sglang")
 MAX_ADAPTERS = 10_000
 MAX_ADAPTER_RANK = 512  # the largest --max-lora-rank vLLM 0.33 accepts (gpuplan/data/flags/vllm.json)
 GUARD_MODES = ("serial", "parallel")
@@ -177,7 +177,7 @@ class ServeRequest:
         if self.adapters and not 1 <= self.adapter_rank <= MAX_ADAPTER_RANK:
             raise InputError("--adapter-rank", f"a rank of {self.adapter_rank} is not one an engine serves.",
                              f"give the largest adapter's rank, 1 to {MAX_ADAPTER_RANK}, e.g. 16.")
-        if self.adapters and self.engine not in LORA_ENGINES:
+        if self.adapters and not engine_name(self.engine).multi_lora:
             raise InputError("--adapters", f"multi-LoRA serving is planned on vLLM or SGLang, not '{self.engine}'.",
                              "plan with --engine vllm (or sglang), or drop --adapters.")
         if self.budget_per_hour is not None and self.budget_per_hour <= 0:
@@ -383,7 +383,7 @@ def _basics(m: ModelSpec, r: ServeRequest) -> tuple[Targets, str, str, Job]:
     fmt = weight_format(r.quant or native_format(m.native_dtype)).name
     engine = "llamacpp" if fmt.startswith("gguf") else r.engine
     longest = max(r.buckets, key=lambda b: b.prompt_len + b.output_len)
-    job = Job(task="serve", prompt_len=longest.prompt_len, output_len=longest.output_len, weight_format=fmt)
+    job = Job(task=Task.SERVE, prompt_len=longest.prompt_len, output_len=longest.output_len, weight_format=fmt)
     return r.targets.effective(), fmt, engine, job
 
 
@@ -1115,10 +1115,7 @@ def _token_costs(fleet: Fleet | None, configs: Sequence[ReplicaConfig], r: Serve
         return None, None
     tokens_in = r.mean_rps * HOUR * sum(b.share * b.prompt_len for b in r.buckets)
     tokens_out = r.mean_rps * HOUR * sum(b.share * b.output_len for b in r.buckets)
-    cost = fleet.cost_per_hour
-    per_in = cost * prefill / (prefill + decode) / tokens_in * 1e6
-    per_out = cost * decode / (prefill + decode) / tokens_out * 1e6
-    return per_in, per_out
+    return token_costs(fleet.cost_per_hour, tokens_in, tokens_out, prefill / (prefill + decode))
 
 
 def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[str, ...]:

@@ -71,9 +71,9 @@ from gpuplan.plan.fitting import compare, fit_table
 from gpuplan.plan.guard import names as guard_names
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan, work_budget
 from gpuplan.plan.serving import GUARD_MODES
-from gpuplan.present import serving_costs
+from gpuplan.plan_text import serving_costs
 from gpuplan.requests import FOR_INFERENCE, RANGES, check_range, estimate_config, make_job, refuse_given
-from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec
+from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec, Objective
 from gpuplan.units import CURRENCIES, parse_bytes, parse_count
 from gpuplan.web.guard import MAX_BODY_BYTES, Guard
 from gpuplan.web.models import (
@@ -378,7 +378,7 @@ def compare_gpus(cat: Cat, a: Text, b: Text, model: Text = "Llama-3.1-8B") -> Ro
 def buy(cat: Cat, gpu: Annotated[list[Annotated[str, Query(max_length=MAX_TEXT)]], Query(min_length=1,
                                                                                           max_length=MAX_NAMES)],
         n_gpus: int = ranged("--n-gpus", 1), hours_per_month: float = ranged("--hours-per-month", 200),
-        market: Market = "global", currency: Currency | None = None) -> list[Row]:
+        market: Market = Market.GLOBAL, currency: Currency | None = None) -> list[Row]:
     """``gpuplan buy --json``: own versus rent, and the break-even hours per month."""
     cur = currency or ("CNY" if market == "cn" else "USD")
     return [ownership(cat, cat.gpu(g), n_gpus, hours_per_month, market, cur).as_dict() for g in gpu]
@@ -431,7 +431,7 @@ def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
     return Constraints(market=req.market, providers=tuple(req.providers), gpus=tuple(req.gpus),
                        exclude_gpus=tuple(req.exclude_gpus), max_gpus=req.max_gpus, budget=budget,
                        deadline_s=req.deadline_s, spot=req.spot, currency=cur, engine=req.engine,
-                       quant=req.quant if inference else None, objective=req.objective or "cost", top=req.top,
+                       quant=req.quant if inference else None, objective=req.objective or Objective.COST, top=req.top,
                        tiers=tuple(dict.fromkeys(req.tiers)))
 
 

@@ -16,19 +16,14 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpuplan.requests import RANGES
+from gpuplan.types import Engine, Market, Method, Objective, Recompute, Task
 
-Task = Literal["finetune", "pretrain", "infer", "serve"]
-Method = Literal["full", "lora", "qlora", "ptuning", "freeze"]
-Engine = Literal["hf", "vllm", "sglang", "trtllm", "llamacpp"]
 Precision = Literal["bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32"]
 Optimizer = Literal["adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor"]
-Recompute = Literal["none", "selective", "full"]
 LoraTargets = Literal["all-linear", "attention", "qv", "mlp"]
 KvDtype = Literal["bf16", "fp16", "fp8"]
-Market = Literal["cn", "global"]
 Segment = Literal["datacenter", "workstation", "consumer", "tpu", "npu"]
 Currency = Literal["USD", "CNY", "EUR"]
-Objective = Literal["cost", "time", "value"]
 Tier = Literal["on-demand", "spot", "reserved", "marketplace"]  # an offer's pricing (catalog.schemas.PRICINGS)
 MAX_NAMES = 64  # names in one list field (GPUs, providers): more than the catalog holds of either
 MAX_TEXT = 256  # characters in one text field (a model or GPU name, a count such as "1.4T")
@@ -95,7 +90,7 @@ class JobFields(_Request):
     batch: int | None = ranged("--batch")  # 0: as many as the engine holds (batch inference)
     requests: Count | None = None
     quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
-    engine: Engine = "vllm"
+    engine: Engine = Engine.VLLM
     framework: str | None = Field(None, min_length=1, max_length=64,
                                   description="Training framework whose defaults apply (gpuplan/data/frameworks.csv).")
 
@@ -103,7 +98,7 @@ class JobFields(_Request):
 class EstimateRequest(JobFields):
     """One configuration (``gpuplan estimate``)."""
 
-    task: Task = "infer"
+    task: Task = Task.INFER
     gpu: str = Field("H100", min_length=1, max_length=MAX_TEXT)
     n_gpus: int | None = ranged("--n-gpus")
     tp: int = ranged("--tp", 1)
@@ -116,7 +111,7 @@ class EstimateRequest(JobFields):
     optimizer: Optimizer | None = None  # None: the framework's default (adamw without one)
     kv_dtype: KvDtype = "bf16"
     # the defaults of `gpuplan estimate`
-    method: Method = "full"
+    method: Method = Method.FULL
     prompt: int = ranged("--prompt", 1024)
     output: int = ranged("--output", 256)
     batch: int = ranged("--batch", 0)
@@ -198,8 +193,8 @@ class ServeRequestBody(_Request):
                                  description="Availability target in percent, below 100.")
     tolerate: Tolerate = "zone"
     market: Market | None = None
-    users: Market = Field("global", description="Where the users are: cn (mainland China) adds the China compliance "
-                                                "checklist to the answer.")
+    users: Market = Field(Market.GLOBAL, description="Where the users are: cn (mainland China) adds the China "
+                                                     "compliance checklist to the answer.")
     providers: Names = []
     regions: Names = []
     gpus: Names = []
@@ -208,7 +203,7 @@ class ServeRequestBody(_Request):
     allow_marketplace: bool = Field(False, description="Allow marketplace / community hosts.")
     prefix_hit: float = ranged("--prefix-hit", 0.0, whole=False)
     quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
-    engine: Engine = "vllm"
+    engine: Engine = Engine.VLLM
     currency: Currency | None = None
     budget: float | None = ranged("--budget", whole=False, description="Most the fleet may cost per hour.")
     max_per_offer: int | None = ranged("--max-per-offer")

@@ -1,0 +1,152 @@
+"""What a plan is made of: the user's constraints, a priced candidate, the notes it carries, and the frozen result.
+
+The planner's stages (:mod:`~gpuplan.plan.enumeration` → :mod:`~gpuplan.plan.pricing` →
+:mod:`~gpuplan.plan.ranking`) fill these types; the skins make sentences and JSON from them
+(:mod:`gpuplan.plan_text`), so nothing here depends on the language.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplan.catalog.schemas import PRICINGS
+from gpuplan.errors import InputError, check_choice
+from gpuplan.estimate.job import JobEstimate
+from gpuplan.plan.costing import SPOT_OVERHEAD, Cost, hourly_rate, value_cost
+from gpuplan.types import Engine, Job, Market, ModelSpec, Objective, Offer, Platform, choice
+
+DEFAULT_TIERS = ("on-demand", "spot")  # reserved needs a commitment; marketplace hosts are third parties
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What the user allows. ``spot``: None = both, True = spot only, False = no spot."""
+
+    market: Market | None = None
+    providers: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+    exclude_gpus: tuple[str, ...] = ()
+    max_gpus: int | None = None
+    budget: float | None = None  # in ``currency``
+    deadline_s: float | None = None
+    spot: bool | None = None
+    currency: str = "USD"
+    engine: Engine = Engine.VLLM
+    quant: str | None = None
+    objective: Objective = Objective.COST
+    top: int = 10
+    headroom: float | None = None  # least memory margin; None: each estimate's held-out band
+    platforms: bool = True
+    spot_overhead: float = SPOT_OVERHEAD
+    tiers: tuple[str, ...] = ()  # pricing tiers to plan with; () = DEFAULT_TIERS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "objective", choice(Objective, self.objective, "--objective"))
+        if not isinstance(self.engine, Engine):  # a name or alias ("llama.cpp") as the engine table reads it
+            from gpuplan.estimate.engines import engine_name
+
+            object.__setattr__(self, "engine", engine_name(self.engine))
+        if self.market is not None:
+            object.__setattr__(self, "market", choice(Market, self.market, "--market"))
+        for tier in self.tiers:
+            check_choice("--tier", tier, PRICINGS)
+        if self.max_gpus is not None and self.max_gpus < 1:
+            raise InputError("--max-gpus", f"{self.max_gpus} GPUs is not a limit.", "give 1 or more.")
+        if self.budget is not None and self.budget <= 0:
+            raise InputError("--budget", "the budget must be positive.", "give an amount such as 500USD.")
+        if self.deadline_s is not None and self.deadline_s <= 0:
+            raise InputError("--deadline", "the deadline must be in the future.", "give a duration such as 2d.")
+        if self.headroom is not None and not 0 <= self.headroom < 0.5:
+            raise InputError("--headroom", f"{self.headroom:.0%} headroom is out of range.", "use 0 to 0.5.")
+
+    @property
+    def pricings(self) -> tuple[str, ...]:
+        """The pricing tiers offers may have: on-demand and spot unless ``tiers`` asks for others (a committed
+        price never stands in for an on-demand one)."""
+        return self.tiers or DEFAULT_TIERS
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A fact about a candidate, by ``code`` with its ``values``; :mod:`gpuplan.plan_text` makes the sentence
+    in English or Chinese (its table lists every code)."""
+
+    code: str
+    values: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One priced way to run the job."""
+
+    estimate: JobEstimate
+    seconds: float  # wall time of the work (training/batch job); 1 hour for serving (priced per hour)
+    cost: Cost
+    where: str  # provider or platform
+    offer: Offer | None = None
+    platform: Platform | None = None
+    calendar_seconds: float = 0.0  # elapsed time including platform quota waits
+    notes: tuple[Note, ...] = ()
+
+    @property
+    def value_score(self) -> float:
+        """Money per unit of work at the offer's rate (the seeds' 性价比, performance per price). Lower is better."""
+        return value_cost(self.cost, self.seconds) if self.offer is not None else self.cost.total
+
+    @property
+    def time_s(self) -> float:
+        """Elapsed time: the calendar time when quota waits stretch it, else the wall time."""
+        return self.calendar_seconds or self.seconds
+
+    def label(self) -> str:
+        where = self.platform.platform + " " + self.platform.tier if self.platform else self.where
+        inst = self.offer.instance_type if self.offer else "notebook"
+        return f"{self.estimate.describe()} on {where} ({inst})"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (made by :func:`gpuplan.plan_text.candidate_dict`; the same in every language)."""
+        from gpuplan.plan_text import candidate_dict
+
+        return candidate_dict(self)
+
+
+def hourly_price_of(x: Candidate) -> float:
+    """The price per instance-hour ``x`` was billed at (0 on a notebook platform)."""
+    return hourly_rate(x.cost) if x.offer else 0.0
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A finished plan: what was asked, the ranked rows and the front, and why nothing fits when nothing does."""
+
+    job: Job
+    model: ModelSpec
+    constraints: Constraints
+    ranked: tuple[Candidate, ...]
+    pareto: tuple[Candidate, ...]
+    considered: int
+    fitting_configs: int
+    nothing_fits: str = ""
+    suggestions: tuple[dict[str, Any], ...] = ()
+    platforms: tuple[Candidate, ...] = ()  # free/cheap notebook platforms that fit
+    assumptions: tuple[dict[str, str], ...] = ()
+    too_long: int = 0  # priced plans over the default longest run (ranking.max_seconds), left out
+    alternatives: tuple[dict[str, Any], ...] = ()  # cheaper changes to a plan that fits
+
+    @property
+    def pick(self) -> Candidate | None:
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def explanation(self) -> str:
+        """Why the pick, in the current language (:func:`gpuplan.plan_text.explanation`)."""
+        from gpuplan.plan_text import explanation
+
+        return explanation(self)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (made by :func:`gpuplan.plan_text.plan_dict`; the same in every language)."""
+        from gpuplan.plan_text import plan_dict
+
+        return plan_dict(self)

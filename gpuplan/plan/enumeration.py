@@ -1,0 +1,213 @@
+"""The enumeration stage: GPU types × counts × parallel layouts (training) or tensor-parallel sizes (inference),
+each estimated; what fits is kept with the estimate that misses by the least where nothing does.
+
+Training memory does not depend on the GPU, so it is sized once per setup for the whole plan; only a setup that
+fits gets a time estimate, and only the fastest setup of a GPU count is described in full.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from gpuplan.catalog import Catalog
+from gpuplan.errors import InfeasibleError, InputError
+from gpuplan.estimate.calibration import Calibration
+from gpuplan.estimate.frameworks import framework as get_framework
+from gpuplan.estimate.job import (
+    JobEstimate,
+    check_training,
+    estimate_inference,
+    estimate_training,
+    inference_setup,
+    training_setup,
+)
+from gpuplan.estimate.memory import training_memory
+from gpuplan.estimate.params import count_params
+from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.estimate.result import Assumption, Estimate
+from gpuplan.estimate.train_time import train_seconds, train_time
+from gpuplan.listing import match_gpus
+from gpuplan.plan.budget import check_budget
+from gpuplan.plan.candidates import Constraints
+from gpuplan.plan.pricing import Offers, matching
+from gpuplan.types import Gpu, Job, ModelSpec, Parallelism, TrainSetup
+
+NODE_COUNTS = (1, 2, 4, 8)
+
+
+def candidate_gpus(catalog: Catalog, c: Constraints) -> list[Gpu]:
+    allowed = match_gpus(catalog, c.gpus, "--gpus") if c.gpus else set(catalog.gpus)
+    denied = match_gpus(catalog, c.exclude_gpus, "--exclude-gpus") if c.exclude_gpus else set()
+    out = []
+    for name in sorted(allowed - denied):
+        g = catalog.gpus[name]
+        if g.memory_bandwidth_bytes_per_s and (g.half_flops_per_s or 0) > 0:
+            out.append(g)
+    if not out:
+        raise InputError("--gpus", "no GPU is left after --gpus/--exclude-gpus.", "allow more GPUs.")
+    return out
+
+
+def _counts(c: Constraints, job: Job) -> list[int]:
+    limit = c.max_gpus or (2048 if job.task == "pretrain" else 64)  # the CLI and API defaults
+    counts = [n for n in NODE_COUNTS if n <= limit]
+    n = 16
+    while n <= limit:
+        counts.append(n)
+        n *= 2
+    return counts
+
+
+def training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
+    """Data parallel, FSDP/ZeRO-3, and tensor parallel inside a node (+ FSDP across) for ``n`` GPUs."""
+    if n == 1:
+        return [Parallelism()]
+    layouts = [Parallelism(dp=n, zero=3)]
+    adapters = job.method.adapters
+    if adapters or count_params(m).total < 3e9:
+        layouts.insert(0, Parallelism(dp=n, zero=0))
+    if adapters:  # PEFT/bitsandbytes stacks shard with FSDP/ZeRO; tensor parallelism is for full training
+        return layouts
+    tp = min(8, n)
+    if tp > 1 and m.n_heads % tp == 0 and (m.n_kv_heads % tp == 0 or tp % m.n_kv_heads == 0):
+        layouts.append(Parallelism(tp=tp, dp=n // tp, zero=1 if n > tp else 0))
+        if n >= 64 and job.task == "pretrain":
+            for pp in (2, 4, 8, 16):
+                if n % (tp * pp) == 0 and m.n_layers >= pp:
+                    dp = n // (tp * pp)
+                    layouts.append(Parallelism(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0))
+    return layouts
+
+
+def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
+                   reasons: Counter[tuple[str, str]], sized: dict[TrainSetup, _Sized]
+                   ) -> tuple[JobEstimate | None, JobEstimate | None]:
+    """(fastest estimate that fits, None) for ``n`` × ``gpu``, or (None, smallest-shortfall estimate) when none
+    fits; why others cannot run is counted in ``reasons``. ``sized`` holds the plan's training-memory estimates
+    by setup (they do not depend on the GPU); only a setup that fits gets a time estimate."""
+    best: tuple[float, TrainSetup, _Sized] | None = None  # the fastest setup that fits: (seconds, setup, memory)
+    closest: tuple[TrainSetup, float] | None = None  # the setup that misses by the least, and by how much
+    for par in training_layouts(m, n, job):
+        check_budget()
+        # the framework the user runs fixes recomputation (its default); without one, try both
+        for recompute in ((None,) if job.framework else ("none", "full")):
+            for mb in (8, 4, 2, 1):
+                try:
+                    setup = training_setup(job, par, mb, recompute, gpu=gpu)
+                    check_training(m, gpu, job, setup)
+                except InfeasibleError as err:
+                    reasons[(err.message, err.fix)] += 1
+                    if err.field == "--global-batch":
+                        continue  # a smaller micro-batch may fit the batch
+                    break
+                size = sized.get(setup)
+                if size is None:
+                    size = sized[setup] = _Sized.of(m, gpu, job, setup, cal, c.headroom)
+                if not size.fits(gpu):
+                    if closest is None or size.shortfall_bytes(gpu) < closest[1]:
+                        closest = (setup, size.shortfall_bytes(gpu))
+                    continue
+                seconds = size.seconds(m, gpu, job, setup, cal)
+                if best is None or seconds < best[0]:
+                    best = (seconds, setup, size)
+                break  # the largest micro-batch that fits is the fastest for this layout
+            if best is not None and best[1].parallel == par:
+                break  # no need to recompute when it already fits without
+    if best is not None:  # only the winner is described in full (its assumptions and breakdown)
+        _, setup, size = best
+        return size.estimate(m, gpu, job, setup, cal, c.headroom), None
+    if closest is None:
+        return None, None
+    return None, estimate_training(m, gpu, job, closest[0], cal, c.headroom)  # shown in full, time included
+
+
+@dataclass(frozen=True, slots=True)
+class _Sized:
+    """One training setup's memory as every GPU type sees it (it does not depend on the GPU): the estimate
+    :func:`estimate_training` reports and the bytes it needs with its margin. The test suite checks that what
+    is built from it equals :func:`estimate_training`."""
+
+    memory: Estimate
+    needed_bytes: float
+    kv_shortfall_bytes: float
+
+    @classmethod
+    def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
+           ) -> _Sized:
+        mem = training_memory(m, s, cal)
+        if job.framework:
+            fw = get_framework(job.framework)
+            mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", fw.describe(), fw.source)))
+        probe = JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, None, None, 1, headroom)
+        return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes)
+
+    def fits(self, gpu: Gpu) -> bool:  # JobEstimate.fits
+        return self.needed_bytes <= gpu.memory_bytes and self.kv_shortfall_bytes <= 0
+
+    def shortfall_bytes(self, gpu: Gpu) -> float:  # JobEstimate.shortfall_bytes
+        return max(0.0, self.needed_bytes - gpu.memory_bytes, self.kv_shortfall_bytes)
+
+    def seconds(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> float:
+        """What ``self.estimate(...).seconds`` is, without describing the estimate."""
+        return train_seconds(m, gpu, s, job.train_tokens, cal) if job.train_tokens > 0 else math.inf
+
+    def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
+                 headroom: float | None) -> JobEstimate:
+        """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``)."""
+        time = train_time(m, gpu, s, job.train_tokens, cal) if job.train_tokens > 0 else None
+        return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
+
+
+def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
+                    reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
+    fmt = c.quant or job.weight_format or native_format(m.native_dtype)
+    engine = c.engine if not weight_format(fmt).name.startswith("gguf") else "llamacpp"
+    if engine == "llamacpp" and tp > 1:
+        return None, None
+    try:
+        setup = inference_setup(job, tp, engine, weight_format(fmt).name)
+        e = estimate_inference(m, gpu, job, setup, cal, c.headroom)
+    except InfeasibleError as err:
+        reasons[(err.message, err.fix)] += 1
+        return None, None
+    if e.fits and (job.task != "serve" or e.replicas >= 1):
+        return e, None
+    return None, e
+
+
+def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
+               offers: Offers, reasons: Counter[tuple[str, str]]
+               ) -> tuple[list[JobEstimate], list[JobEstimate]]:
+    """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide."""
+    fitting: list[JobEstimate] = []
+    closest: list[JobEstimate] = []
+    serving = job.task == "serve"
+    platforms = offered_platforms(catalog, c)
+    sized: dict[TrainSetup, _Sized] = {}  # training memory by setup: the same on every GPU type
+    for gpu in gpus:
+        counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or next(
+            matching(offers, gpu.name, n, serving), None) is not None]
+        for n in counts:
+            check_budget()
+            if job.is_training:
+                best, near = best_training(m, gpu, job, n, c, cal, reasons, sized)
+            else:
+                if n > 8:
+                    continue
+                best, near = best_inference(m, gpu, job, n, c, cal, reasons)
+            if best:
+                fitting.append(best)
+                if job.is_training and n >= 8 and best.seconds < 3600 and c.objective != "time":
+                    break  # for cost and value, more GPUs only add overhead once a job takes minutes
+            elif near:
+                closest.append(near)
+    return fitting, closest
+
+
+def offered_platforms(catalog: Catalog, c: Constraints) -> set[str]:
+    if not c.platforms:
+        return set()
+    return {p.gpu for p in catalog.platforms if p.market == (c.market or "global")}

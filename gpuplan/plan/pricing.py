@@ -1,0 +1,183 @@
+"""The pricing stage: each estimate that fits meets the offers (and notebook platforms) that can run it, and each
+match is costed (:mod:`~gpuplan.plan.costing` holds the money formulas) into a :class:`Candidate` with its notes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterator
+
+from gpuplan.catalog import Catalog
+from gpuplan.estimate.calibration import Calibration, speed_calibrated
+from gpuplan.estimate.job import JobEstimate
+from gpuplan.estimate.memory import weights_bytes
+from gpuplan.estimate.params import count_params
+from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.plan.candidates import Candidate, Constraints, Note
+from gpuplan.plan.costing import Tariff, bill, platform_cost, startup_seconds, tariff
+from gpuplan.types import Job, ModelSpec, Offer
+from gpuplan.units import HOUR, WEEK
+
+LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
+MAX_SESSIONS = 20  # more checkpoint/resume cycles than this is not a plan
+UNPUBLISHED_QUOTA_HOURS = 12.0  # the longest session Colab's FAQ states, for tiers that publish no limit
+
+# usable offers: GPU → GPUs per instance → (position in the catalog, offer), in catalog order
+Offers = dict[str, dict[float, list[tuple[int, Offer]]]]
+
+
+def usable_offers(catalog: Catalog, c: Constraints, providers: set[str] | None,
+                  serving: bool) -> Offers:
+    """Offers per GPU within the market, providers, pricing tiers and spot choice. Serving leaves spot out unless
+    ``--spot`` or ``--tier spot`` asks for it (a preempted server drops its traffic)."""
+    no_spot = c.spot is False or (serving and c.spot is None and "spot" not in c.tiers)
+    out: Offers = {}
+    for i, o in enumerate(catalog.offers):
+        if (c.market and o.market != c.market) or (providers is not None and o.provider not in providers):
+            continue
+        if (o.pricing not in c.pricings or (c.spot is True and o.pricing != "spot")
+                or (no_spot and o.pricing == "spot")):
+            continue
+        out.setdefault(o.gpu, {}).setdefault(o.gpu_count, []).append((i, o))
+    return out
+
+
+def matching(offers: Offers, gpu: str, n: int, serving: bool) -> Iterator[tuple[Offer, float]]:
+    """(offer, instances per replica) for the usable offers of ``gpu`` that can hold a replica of ``n`` GPUs, in
+    catalog order (only instance sizes that can are looked at)."""
+    sizes = [group for count, group in offers.get(gpu, {}).items()
+             if count == n or (n > 8 and count == 8) or (serving and n < count <= 8)]
+    found = sizes[0] if len(sizes) == 1 else sorted(x for group in sizes for x in group)
+    for _, o in found:
+        per_replica = instances_per_replica(o, n, serving)
+        if per_replica is not None:
+            yield o, per_replica
+
+
+def instances_per_replica(o: Offer, n: int, serving: bool) -> float | None:
+    """Instances of ``o`` one replica of ``n`` GPUs takes: 1 when the instance has exactly ``n``, n/8 8-GPU
+    instances for multi-node (not marketplace listings: independent hosts, no cluster fabric), and for serving
+    a fraction when several replicas share a larger instance (8 × TP1 on 8 GPUs); None when ``o`` cannot."""
+    if n <= 8 and o.gpu_count == n:
+        return 1
+    if n > 8 and o.gpu_count == 8 and n % 8 == 0 and o.pricing != "marketplace":
+        return n // 8
+    if serving and n < o.gpu_count <= 8 and o.gpu_count == int(o.gpu_count) and int(o.gpu_count) % n == 0:
+        return n / o.gpu_count
+    return None
+
+
+def checkpoint_bytes(m: ModelSpec) -> float:
+    """Size of the published weights (FP8 for DeepSeek-V3, 16-bit for most): what the instance downloads."""
+    return weights_bytes(m, weight_format(native_format(m.native_dtype)))
+
+
+def disk_bytes(m: ModelSpec, job: Job) -> float:
+    """Weights, data and checkpoints the instance must hold."""
+    params = count_params(m).total
+    weights = checkpoint_bytes(m)
+    data = job.train_tokens * 4.0 if job.is_training else 0.0  # token ids as int32
+    checkpoint = 0.0
+    if job.task == "pretrain" or (job.task == "finetune" and job.method in ("full", "freeze")):
+        checkpoint = params * 16.0  # weights + optimizer states of one resumable checkpoint
+    return weights + data + checkpoint
+
+
+class Pricer:
+    """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency, its notes)
+    or on the model alone (start-up, disk) is made once for the plan, so a candidate costs a little arithmetic."""
+
+    def __init__(self, catalog: Catalog, c: Constraints, offers: Offers, cal: Calibration) -> None:
+        self.catalog, self.c, self.offers = catalog, c, offers
+        self.today = dt.date.today()
+        self.net_gbps = cal.get("network_bytes_per_s_per_gpu") * 8 / 1e9
+        self._terms: dict[int, tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
+        self._model: dict[int, tuple[float, float]] = {}  # by id(model): (start-up seconds, disk bytes)
+
+    def _model_terms(self, e: JobEstimate) -> tuple[float, float]:
+        found = self._model.get(id(e.model))
+        if found is None:
+            startup = 0.0 if e.job.task == "serve" else startup_seconds(checkpoint_bytes(e.model))
+            found = self._model[id(e.model)] = (startup, disk_bytes(e.model, e.job))
+        return found
+
+    def price(self, e: JobEstimate) -> list[Candidate]:
+        """Every usable offer of ``e``'s GPU that can hold it, costed."""
+        c = self.c
+        serving = e.job.task == "serve"
+        if not math.isfinite(e.seconds) and not serving:
+            return []
+        startup, disk = self._model_terms(e)
+        seconds = HOUR if serving else e.seconds + startup
+        first: tuple[Note, ...] = (Note("startup", (startup,)),) if startup else ()
+        fleet: tuple[Note, ...] = () if speed_calibrated(e.gpu.vendor) else (Note("uncalibrated", (e.gpu.vendor,)),)
+        large = e.total_gpus > LARGE_FLEET_GPUS
+        out = []
+        for offer, per_replica in matching(self.offers, e.gpu.name, e.n_gpus, serving):
+            instances = max(1, math.ceil(per_replica * e.replicas - 1e-9))
+            terms = self._terms.get(id(offer))
+            if terms is None:
+                terms = self._terms[id(offer)] = (tariff(self.catalog, offer, c.currency, serving),
+                                                  *offer_notes_of(offer, c, self.today))
+            rate, own, stale = terms
+            cost = bill(rate, seconds, c.currency, instances, disk, c.spot_overhead)
+            notes = first
+            if per_replica < 1:
+                notes += (Note("shared_instance", (e.replicas, instances, int(offer.gpu_count),
+                                                   round(instances / per_replica))),)
+            notes += own
+            if large:
+                notes += (Note("large_fleet", (e.total_gpus, offer.provider)),)
+            notes += fleet
+            if instances > 1 and not serving:
+                notes += (Note("multi_node", (instances, self.net_gbps)),)
+            out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer,
+                                 notes=notes + stale))
+        return out
+
+
+def offer_notes_of(offer: Offer, c: Constraints, today: dt.date) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
+    """Notes on ``offer`` whatever runs on it (an inferred GPU, spot preemptions, a commitment, no date), and the
+    flag of a stale price (listed last; empty when the price is recent)."""
+    notes: tuple[Note, ...] = ()
+    if offer.gpu_mapping == "inferred":
+        notes += (Note("inferred_gpu"),)
+    if offer.pricing == "spot":
+        notes += (Note("spot", (c.spot_overhead,)),)
+    if offer.commit_months:
+        notes += (Note("commitment", (offer.commit_months,)),)
+    if not offer.dated:
+        notes += (Note("undated", (offer, today)),)
+    return notes, ((Note("stale", (offer, today)),) if offer.is_stale(today) else ())
+
+
+def platform_candidates(catalog: Catalog, e: JobEstimate, c: Constraints, seconds: float) -> list[Candidate]:
+    """The notebook platforms (free and cheap tiers) that can run ``e`` for ``seconds``, with their quota waits."""
+    out = []
+    for p in catalog.platforms:  # accounts are per market: mainland-China platforms only with --market cn
+        if p.gpu != e.gpu.name or p.gpu_count < e.n_gpus or p.market != (c.market or "global"):
+            continue
+        if p.price_per_month is None and p.price_per_hour is None:
+            continue  # no published price (pay-as-you-go compute units): it cannot be priced, and is not free
+        hours = seconds / HOUR
+        notes: tuple[Note, ...] = (Note("platform", (p.platform, p.tier, p.guaranteed)),)
+        calendar = seconds
+        if p.session_max_hours and math.ceil(hours / p.session_max_hours) > MAX_SESSIONS:
+            continue  # dozens of checkpoint/resume cycles: not a realistic plan
+        if not p.weekly_gpu_hours and not p.price_per_hour:
+            # a free or flat-fee tier whose GPU-hours are not published (Colab, Lightning AI, trial credits):
+            # only a job that fits one session is listed, and the note says the quota is an assumption
+            if hours > (p.session_max_hours or UNPUBLISHED_QUOTA_HOURS):
+                continue
+            notes += (Note("quota_unpublished"),)
+        if p.weekly_gpu_hours:
+            if hours * e.n_gpus > p.weekly_gpu_hours * 4:
+                continue  # more than a month of quota: not a realistic plan
+            weeks = math.ceil(hours * e.n_gpus / p.weekly_gpu_hours)
+            calendar = seconds if weeks <= 1 else (weeks - 1) * WEEK + seconds / weeks
+            notes += (Note("weekly_quota", (hours * e.n_gpus, p.weekly_gpu_hours)),)
+        if p.session_max_hours and hours > p.session_max_hours:
+            notes += (Note("sessions", (p.session_max_hours, math.ceil(hours / p.session_max_hours))),)
+        cost = platform_cost(catalog, p, seconds, calendar, e.n_gpus, c.currency)
+        out.append(Candidate(e, seconds, cost, p.platform, None, p, calendar, notes))
+    return out
