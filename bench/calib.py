@@ -293,6 +293,26 @@ def _engine(label: str) -> str | None:
     return None
 
 
+# The KV cache dtype a server uses when the run does not set one: vLLM's and SGLang's --kv-cache-dtype defaults
+# to "auto", the model's activation dtype, so FP8 weights keep a 16-bit cache (vLLM engine arguments,
+# docs.vllm.ai/en/v0.8.1/serving/engine_args.html: "If 'auto', will use model data type"; SGLang ServerArgs
+# kv_cache_dtype = "auto"). TensorRT-LLM's FP8 builds (trtllm-bench --quantization FP8) quantize the cache too.
+_KV_AUTO = ("vllm", "sglang")
+_KV_AUTO_NOTE = "16-bit KV cache (the engine's --kv-cache-dtype auto)"
+_FP8_KV = re.compile(r"kv[- _]cache[- _]dtype[ :=']*fp8|fp8 kv[- ]cache", re.IGNORECASE)
+
+
+def _kv_dtype(engine: str, prec: tuple[str, str], notes: str) -> str:
+    """KV cache dtype of a speed row: FP8 where the run states it or the engine's FP8 build implies it, else the
+    activations' 16-bit dtype."""
+    half = "bf16" if prec[1] in ("bf16", "fp8") else "fp16"
+    if prec[1] != "fp8":
+        return half
+    if engine in _KV_AUTO and not _FP8_KV.search(notes or ""):
+        return half
+    return "fp8"
+
+
 def _int(text: str) -> int | None:
     m = re.match(r"^\s*~?(\d+)", text or "")
     return int(m.group(1)) if m else None
@@ -350,7 +370,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             return None, "request lengths neither fixed nor given as a mean"
         isl, osl = _int(row["isl"]) or 0, _int(row["osl"]) or 0
     batch = _int(row["batch_or_concurrency"]) or 1
-    kv = "fp8" if prec[1] == "fp8" else "bf16" if prec[1] == "bf16" else "fp16"
+    kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1)
     model = cat.model(preset)
@@ -361,7 +381,8 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     # a dataset's mixed lengths break the fixed-length batch model (finite runs drain unevenly): such rows are
     # predicted from their mean lengths and reported, not fitted on
     common = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),
-                  assume="; ".join(a for a in ("FP8 KV cache with FP8 weights" if kv == "fp8" else "",
+                  assume="; ".join(a for a in ("FP8 KV cache with FP8 weights" if kv == "fp8" else
+                                               _KV_AUTO_NOTE if prec[1] == "fp8" else "",
                                                "dataset lengths read as their means" if means else "") if a),
                   resolution=resolution(row["value"]), fit=not means)
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
@@ -449,7 +470,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, found
     preset, prec, gpu = found
     tp = _int(row["tp"]) or 1
-    kv = "fp8" if prec[1] == "fp8" else "bf16" if prec[1] == "bf16" else "fp16"
+    kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
                        pp=_int(row["pp"]) or 1)
     model = cat.model(preset)
@@ -465,7 +486,8 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         ls = at_rate(m, g, s, r, cal, c) if scenario == "poisson" else at_concurrency(m, g, s, n or 1, cal)
         return float(getattr(ls, f))
 
-    assume = "dataset lengths read as their means, prompt-length c² = 1" if isl_mean or osl_mean else ""
+    assume = "; ".join(a for a in ("dataset lengths read as their means, prompt-length c² = 1" if isl_mean or osl_mean
+                                   else "", _KV_AUTO_NOTE if prec[1] == "fp8" and kv != "fp8" else "") if a)
     meta = {"engine": engine, "kind": "load", "model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "quantity": field_name, "per_gpu": False, "rate": rate, "clients": clients}
     return Case(id=row["id"], cls=cls, measured=measured, predict=pred, source=row["source"], describe=describe,

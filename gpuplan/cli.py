@@ -981,6 +981,10 @@ def plan_serve(
     bucket: Annotated[list[str] | None, typer.Option("--bucket", help="A request-size bucket PROMPT:OUTPUT:SHARE, "
                                                      "e.g. 512:128:0.7 (repeatable; shares add up to 1; "
                                                      "replaces --prompt/--output).")] = None,
+    percentile: Annotated[list[str] | None, typer.Option("--percentile", help="Request lengths at a percentile "
+                                                         "PCT:PROMPT:OUTPUT, e.g. 90:2000:400 (repeatable; each "
+                                                         "interval between percentiles becomes a bucket at its "
+                                                         "upper lengths; replaces --prompt/--output).")] = None,
     ttft: Annotated[str | None, typer.Option(help="Median time-to-first-token target, e.g. 500ms.")] = None,
     ttft_p99: Annotated[str | None, typer.Option("--ttft-p99", help="p99 time-to-first-token target, e.g. 2s "
                                                  "(default 5s when no TTFT target is given).")] = None,
@@ -1022,7 +1026,7 @@ def plan_serve(
 ) -> None:
     """Plan a serving fleet that stays up: the cheapest mix of GPU types, zones and on-demand/spot that meets the
     latency targets at peak with the largest failure domain lost, its expected availability and cost per token."""
-    from gpuplan.plan.serving import Targets, parse_buckets, plan_serving, serve_request
+    from gpuplan.plan.serving import Targets, parse_buckets, parse_percentiles, plan_serving, serve_request
     from gpuplan.plan.traffic import parse_profile
     from gpuplan.present_serving import show_serving
 
@@ -1036,8 +1040,12 @@ def plan_serve(
                       _duration(ttft_p99, "--ttft-p99") if ttft_p99 else None,
                       _duration(tpot, "--tpot") if tpot else None,
                       _duration(tpot_p99, "--tpot-p99") if tpot_p99 else None)
+    if bucket and percentile:
+        raise InputError("--percentile", "both --bucket and --percentile were given.",
+                         "describe the request sizes one way: buckets or percentiles.")
+    sizes = parse_percentiles(percentile) if percentile else parse_buckets(bucket or (), prompt, output)
     request = serve_request(
-        rps, peak_rps, parse_buckets(bucket or (), prompt, output), targets, availability,
+        rps, peak_rps, sizes, targets, availability,
         profile=parse_profile(profile) if profile is not None else None, tolerate=tolerate,
         market=market, users=users, providers=tuple(provider or ()), regions=tuple(region or ()),
         gpus=tuple(gpus or ()), exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,

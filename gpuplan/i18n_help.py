@@ -227,6 +227,10 @@ HELP: dict[str, str] = {
     "A request-size bucket PROMPT:OUTPUT:SHARE, e.g. 512:128:0.7 (repeatable; shares add up to 1; replaces "
     "--prompt/--output).":
         "一种请求规格 PROMPT:OUTPUT:SHARE，例如 512:128:0.7（可重复；占比之和为 1；代替 --prompt/--output）。",
+    "Request lengths at a percentile PCT:PROMPT:OUTPUT, e.g. 90:2000:400 (repeatable; each interval between "
+    "percentiles becomes a bucket at its upper lengths; replaces --prompt/--output).":
+        "某个分位数上的请求长度 PCT:PROMPT:OUTPUT，例如 90:2000:400（可重复；相邻分位数之间的请求成为一种请求规格，"
+        "按区间上端的长度计；代替 --prompt/--output）。",
     "Median time-to-first-token target, e.g. 500ms.": "首字延迟中位数目标，例如 500ms。",
     "p99 time-to-first-token target, e.g. 2s (default 5s when no TTFT target is given).":
         "首字延迟 p99 目标，例如 2s（没有给任何首字延迟目标时默认 5s）。",

@@ -559,6 +559,23 @@ TEMPLATES: dict[str, str] = {
     "the bucket shares add up to {sum((b.share for b in self.buckets))}.": "各请求规格的占比之和为 {sum((b.share for b in self.buckets))}。",
     "make the shares of all --bucket options add up to 1.": "请让所有 --bucket 的占比之和为 1。",
     "give an amount per hour, e.g. 20USD.": "请给出每小时金额，例如 20USD。",
+    "'{text}' is not PCT:PROMPT:OUTPUT.": "'{text}' 不是 PCT:PROMPT:OUTPUT 格式。",
+    "give e.g. --percentile 50:500:150 --percentile 90:2000:400 --percentile 99:8000:1000.":
+        "请这样给出：--percentile 50:500:150 --percentile 90:2000:400 --percentile 99:8000:1000。",
+    "no percentile was given.": "没有给出任何分位数。",
+    "give e.g. --percentile 50:500:150.": "请这样给出：--percentile 50:500:150。",
+    "{pct:g} is not a percentile above 0 and at most 100.": "{pct:g} 不是大于 0、不超过 100 的分位数。",
+    "give percentiles such as 50, 90 and 99.": "请给出 50、90、99 这样的分位数。",
+    "the lengths at p{pct:g} ({p}, {o}) are not 1 to 10,000,000 tokens.":
+        "p{pct:g} 处的长度（{p}, {o}）不在 1 到 10,000,000 个 token 之间。",
+    "give prompt and output token counts from 1 to 10,000,000.": "请给出 1 到 10,000,000 之间的输入和输出 token 数。",
+    "p{a:g} is given twice.": "p{a:g} 给了两次。",
+    "give each percentile once.": "每个分位数只给一次。",
+    "the lengths fall from p{a:g} ({pa}, {oa}) to p{b:g} ({pb}, {ob}); a higher percentile is never shorter.":
+        "长度从 p{a:g}（{pa}, {oa}）到 p{b:g}（{pb}, {ob}）变短了；更高的分位数不会更短。",
+    "give lengths that grow with the percentile.": "请给出随分位数增长的长度。",
+    "both --bucket and --percentile were given.": "同时给出了 --bucket 和 --percentile。",
+    "describe the request sizes one way: buckets or percentiles.": "请只用一种方式描述请求规格：请求规格或分位数。",
     "'{text}' is not PROMPT:OUTPUT:SHARE.": "'{text}' 不是 PROMPT:OUTPUT:SHARE 格式。",
     "give e.g. --bucket 512:128:0.7 --bucket 4096:512:0.3.": "请这样给出：--bucket 512:128:0.7 --bucket 4096:512:0.3。",
     "'{text}' is longer than any model's context.": "'{text}' 超过了任何模型的上下文长度。",
@@ -789,6 +806,21 @@ TEMPLATES: dict[str, str] = {
     "nothing fits.": "都装不下。",
     "recovery": "故障恢复", "latency model": "延迟模型", "mixed buckets": "混合请求规格", "zones and SLAs": "可用区与 SLA",
     "default TTFT target": "默认首字延迟目标", "prefix cache": "前缀缓存", "network between nodes": "节点间网络",
+    "guard checks": "安全护栏的检查", "guard latency": "安全护栏的延迟", "co-located guard": "同卡部署的安全护栏",
+    "co-located interference": "同卡部署的相互干扰", "availability split": "可用性分配", "MIG slices": "MIG 切片",
+    "moderation price": "审核服务价格", "characters per token": "每 token 字符数", "service latency": "审核服务延迟",
+    "none published, so the plan counts 0 s: the check's round trip adds to every TTFT; measure it and lower "
+    "--ttft/--ttft-p99 by it, or use --guard-mode parallel":
+        "服务方未公布延迟，规划按 0 秒计：审核请求的往返时间会加到每个首字延迟上；请实测并把 --ttft/--ttft-p99 减去它，"
+        "或使用 --guard-mode parallel",
+    "none published, so the plan counts 0 s: the check runs beside the main prefill, and the first token "
+    "waits only for what its round trip takes beyond the prefill":
+        "服务方未公布延迟，规划按 0 秒计：审核与主模型预填充同时进行，首字只需多等往返时间超出预填充的部分",
+    "the two servers time-share the GPU (no MPS), as the linear split assumes; the context switches "
+    "between them and their contention for caches and memory bandwidth are not modelled, so the "
+    "co-located capacity and verdict times err fast":
+        "两个服务分时共用 GPU（未启用 MPS），与线性分摊的假设一致；二者之间的上下文切换以及对缓存和显存带宽的争用没有建模，"
+        "因此同卡部署的容量和判定时间偏乐观",
     "0: as many as fit": "0：装得下的最大值", "0: gpuplan chooses": "0：由 gpuplan 选择", "0: all": "0：全部",
     "preallocate": "预分配", "on-demand": "按需分配", "context": "按上下文分配",
     "no activation recomputation": "不做激活重计算", "gradient checkpointing on": "开启梯度检查点",

@@ -96,3 +96,17 @@ def test_a_reading_below_the_model_states_alone_is_not_mapped(catalog: Catalog) 
     case, why = _finetune_case(catalog, row)
     assert case is None
     assert "25.70 GB" in why and "16.51 GB" in why
+
+
+@pytest.mark.parametrize(("engine", "notes", "expected"), [
+    ("vllm", "vllm serve ... --tensor-parallel-size 8", "bf16"),  # --kv-cache-dtype auto: the model's dtype
+    ("sglang", "sglang.launch_server --tp 8", "bf16"),
+    ("sglang", "launch_server --tp 8 --kv-cache-dtype fp8_e5m2", "fp8"),  # stated
+    ("vllm", "FP8 KV cache", "fp8"),
+    ("trtllm", "trtllm-bench build --quantization FP8", "fp8"),  # TensorRT-LLM's FP8 build quantizes the cache
+])
+def test_fp8_weights_keep_a_16_bit_kv_cache_unless_the_run_sets_fp8(engine: str, notes: str, expected: str) -> None:
+    from calib import _kv_dtype
+
+    assert _kv_dtype(engine, ("fp8", "fp8"), notes) == expected
+    assert _kv_dtype(engine, ("fp16", "fp16"), notes) == "fp16"

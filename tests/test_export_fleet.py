@@ -118,7 +118,7 @@ def test_one_group_fleet_is_the_single_group_export() -> None:
     kinds = [d["kind"] for d in _export("k8s", p)["document"]]
     assert kinds == ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"]
     (dep, *_) = _export("k8s", p)["document"]
-    assert "affinity" not in dep["spec"]["template"]["spec"]
+    assert "podAntiAffinity" not in dep["spec"]["template"]["spec"]["affinity"]  # no zone slots: one group
     assert dep["spec"]["template"]["spec"]["topologySpreadConstraints"][0]["whenUnsatisfiable"] == "DoNotSchedule"
 
 

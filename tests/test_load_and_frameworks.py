@@ -3,8 +3,10 @@ formats added for machines people own (Apple silicon, MXFP4 checkpoints)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+from dataclasses import replace
 
 import pytest
 from conftest import run_cli
@@ -194,3 +196,50 @@ def test_lora_that_trains_embeddings_pays_for_a_trained_copy_of_both_tables(cata
     assert emb.seconds > plain.seconds  # the output layer's weight gradient and the larger optimizer step
     with pytest.raises(InputError, match="--train-embeddings"):
         make_job("finetune", method="full", samples=1000, tokens_per_sample=256, train_embeddings=True)
+
+
+def test_one_slot_makes_n_closed_loop_clients_queue_for_n_minus_one_service_times(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # a closed system with one server and think time 0: each request waits while the N − 1 others are served, so
+    # TTFT(N) = TTFT(1) + (N − 1) · S with S = one request's whole service (its TTFT plus O decode steps)
+    m, g = llama8b_h100
+    one_slot = replace(SETUP, max_num_seqs=1)
+    alone = at_concurrency(m, g, one_slot, 1)
+    service = alone.ttft_mean_s + SETUP.output_len * alone.tpot_mean_s
+    five = at_concurrency(m, g, one_slot, 5)
+    assert five.ttft_mean_s == pytest.approx(alone.ttft_mean_s + 4 * service, rel=1e-3)
+    assert five.rate_per_s == pytest.approx(1 / service, rel=1e-3)  # the response-time law: R = N / X
+
+
+def test_ttft_grows_with_the_number_of_clients_and_p99_is_never_below_p50(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    m, g = llama8b_h100
+    states = [at_concurrency(m, g, SETUP, n) for n in (1, 4, 16, 64, 256, 512)]
+    assert all(a.ttft_mean_s <= b.ttft_mean_s for a, b in itertools.pairwise(states))
+    assert all(s.ttft_p99_s >= s.ttft_p50_s and s.tpot_p99_s >= s.tpot_mean_s for s in states)
+
+
+def test_capacity_is_the_rate_at_which_the_full_engine_just_keeps_up(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    m, g = llama8b_h100
+    limit = capacity(m, g, SETUP)
+    below, above = at_rate(m, g, SETUP, 0.999 * limit), at_rate(m, g, SETUP, 1.001 * limit)
+    assert not below.saturated and above.saturated
+    # just below it the running batch all but fills the engine's sequence cap (256 for vLLM)
+    assert 0.97 * 256 < below.batch <= 256
+
+
+def test_a_short_prompt_is_never_faster_than_reading_the_weights_it_reaches(catalog: Catalog) -> None:
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.estimate.infer_speed import decode_weight_bytes, prefill_seconds
+    from gpuplan.estimate.quant import weight_format
+
+    cal = fitted()
+    m, g = catalog.model("Mixtral-8x7B"), catalog.gpu("H100")
+    s = InferSetup(engine="vllm", weight_format="fp8", prompt_len=64, output_len=1)
+    # 64 tokens, each routed to 2 of 8 experts, reach all experts but a share (6/8)^64 ≈ 1e-8: the whole model
+    stream = decode_weight_bytes(m, weight_format("fp8"), s, 64) / (g.memory_bandwidth_bytes_per_s *
+                                                                   cal.get("eta_memory_vllm"))
+    assert stream > 40e9 / g.memory_bandwidth_bytes_per_s  # about 46 GB of FP8 weights
+    assert prefill_seconds(m, g, s, 64, cal) >= stream
+    # a long prompt is bound by its FLOPs instead: twice the tokens, about twice the time
+    long = replace(s, prompt_len=8192)
+    ratio = prefill_seconds(m, g, long, 16384, cal) / prefill_seconds(m, g, long, 8192, cal)
+    assert 1.9 < ratio < 2.1

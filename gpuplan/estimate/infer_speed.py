@@ -97,15 +97,25 @@ def lora_step_bytes(m: ModelSpec, s: InferSetup, batch: float) -> float:
 
 
 def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
-    """Seconds to prefill ``tokens`` prompt tokens (sequences of ``s.prompt_len``)."""
+    """Seconds to prefill ``tokens`` prompt tokens (sequences of ``s.prompt_len``).
+
+    The engine runs them in forward passes of at most its ``max_batched_tokens`` (chunked prefill; llama.cpp's
+    physical batch). Each pass is a roofline like a decode step: its FLOPs at the compute rate, but never faster
+    than streaming the weights its tokens reach once (for MoE the experts they route to,
+    :func:`decode_weight_bytes`), and it pays the engine's per-layer cost of launching the pass's kernels. A short
+    prompt on a large MoE is thus bound by reading nearly every expert, not by its few FLOPs."""
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
-    flops = tokens * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s) +
-                      attention_flops_per_token(m, (s.prompt_len + 1) / 2))
+    passes = max(1, math.ceil(tokens / eng.max_batched_tokens)) if eng.max_batched_tokens else 1
+    per_pass = tokens / passes
+    flops = per_pass * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s) +
+                        attention_flops_per_token(m, (s.prompt_len + 1) / 2))
     compute = flops / (s.tp * peak * _eff(cal, eng, "eta_compute"))
+    stream = decode_weight_bytes(m, fmt, s, per_pass) / (_bandwidth(gpu) * _eff(cal, eng, "eta_memory"))
+    overhead = m.n_layers * _eff(cal, eng, "layer_overhead_s")
     comm = _allreduce_seconds(m, gpu, s, tokens, cal)
-    return compute + comm
+    return passes * (max(compute, stream) + overhead) + comm
 
 
 def expert_fraction_touched(m: ModelSpec, batch: float) -> float:

@@ -84,20 +84,18 @@ def _prefill_one(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> flo
 
 def capacity(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> float:
     """Largest request rate (requests/s) with a steady state: prompts below full GPU share and the running
-    batch within the KV cache and the engine's sequence cap."""
+    batch within the KV cache and the engine's sequence cap.
+
+    A steady state exists while the full engine keeps up, rate × O × t(cap) ≤ cap with
+    t(cap) = t_decode(cap) / (1 − rate × T_prefill): solved for the rate, cap / (O × t_decode(cap) + cap × T_prefill)
+    — below 1 / T_prefill, so prompts never take the whole GPU."""
     cal = cal or fitted()
     cap = max_batch(m, gpu, s, cal)
     if cap < 1:
         return 0.0
     t_p = _prefill_one(m, gpu, s, cal)
-    lo, hi = 0.0, 1.0 / t_p
-    for _ in range(_ITERATIONS):
-        mid = (lo + hi) / 2
-        if _steady_batch(m, gpu, s, mid, mid * t_p, cap, cal) is None:
-            hi = mid
-        else:
-            lo = mid
-    return lo
+    t_full = _iteration(m, gpu, s, float(cap), 0.0, cal)
+    return cap / (s.output_len * t_full + cap * t_p)
 
 
 def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration | None = None,

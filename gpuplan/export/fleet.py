@@ -60,11 +60,12 @@ def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | 
     zones = list(dict.fromkeys(g.zone for g in fleet.groups))
     slotted = len(zones) > 1
     quiet = p.day.quiet_replicas if p.day is not None and fleet is p.fleet else ()
+    beside = main_shares(p) if fleet is p.fleet else {}
     out = []
     for i, fg in enumerate(fleet.groups, 1):
         group = _serve_group(fg, m, model_ref, what, context, base if len(fleet.groups) == 1 else
                              _label(f"{base}-{i}-{fg.config.gpu}"), base,
-                             f"z{zones.index(fg.zone) + 1}" if slotted else "")
+                             f"z{zones.index(fg.zone) + 1}" if slotted else "", beside.get(fg.config.gpu))
         if quiet:  # the autoscalers may follow the daily profile down to its quietest hour's fleet
             group = replace(group, min_replicas=quiet[i - 1])
         capacity, given = fleet.replica_rate(fg.config, shares)
@@ -73,8 +74,17 @@ def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | 
     return out
 
 
+def main_shares(p: ServePlan) -> dict[str, float]:
+    """GPU type -> the main server's memory share beside a co-located guard (the plan's split: the two servers'
+    shares add up to what the engine reserves); {} without one."""
+    g = p.guard
+    if g is None or g.placement != "colocated":
+        return {}
+    return {gpu: main for gpu, _, main in g.memory_shares}
+
+
 def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, context: int, name: str, service: str,
-                 slot: str) -> ServeGroup:
+                 slot: str, memory_share: float | None = None) -> ServeGroup:
     c = fg.config
     if c.engine not in SERVERS:
         raise InputError("--export", f"this fleet was estimated for {get_engine(c.engine).name} (its memory "
@@ -82,8 +92,10 @@ def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, contex
                          "plan with --engine vllm (or sglang) to export it.")
     check_format(c.quant, native_format(m.native_dtype), m.name, c.engine)
     return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
-                      context_len=context, max_num_seqs=c.max_num_seqs, replicas=max(1, fg.replicas),
-                      spot=fg.spot, name=name, service=service, zone_slot=slot, lora_adapters=c.lora_adapters,
+                      context_len=context, max_num_seqs=c.max_num_seqs, gpu_memory_utilization=memory_share,
+                      replicas=max(1, fg.replicas),
+                      spot=fg.spot, provider=fg.provider, name=name, service=service, zone_slot=slot,
+                      lora_adapters=c.lora_adapters,
                       lora_rank=c.lora_rank, trust_remote_code=m.remote_code)
 
 
@@ -176,6 +188,7 @@ def _k8s_header(ps: Sequence[Part], label: str, note: str) -> str:
               for n, x in enumerate(ps, 1)]
     lines += [f"{x.group.name}: the daily profile's quietest hour needs none of its replicas, but an HPA keeps one "
               "(scaling to zero needs the HPAScaleToZero feature gate)" for x in ps if x.group.fewest == 0]
+    lines += k8s.capacity_note([x.group for x in ps])
     if any(x.group.zone_slot for x in ps):
         lines.append(f"zone slots: pods of different slots never share a {k8s.ZONE_KEY} (pod anti-affinity), so "
                      "losing a zone loses one slot at most, as the plan assumes; the cluster needs a zone per slot")

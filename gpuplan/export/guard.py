@@ -20,62 +20,79 @@ from gpuplan.plan.guard import presets
 GUARD_PORT = PORT + 1  # a co-located guard's port, beside the main server's
 
 
-def guard_group(cat: Catalog, plan: Any) -> ServeGroup | None:
-    """The guard's serving group of a :class:`~gpuplan.plan.serving.ServePlan`, or None without a guard model."""
+def guard_groups(cat: Catalog, plan: Any) -> list[ServeGroup]:
+    """The guard's serving groups of a :class:`~gpuplan.plan.serving.ServePlan` ([] without a guard model): its own
+    fleet's largest group, or co-located one per GPU type of the main fleet, each with the memory share the plan
+    gave it on that GPU."""
     g = plan.guard
     if g is None or g.kind != "model" or plan.fleet is None:
-        return None
+        return []
     r = plan.request
     entry = find_preset(cat, g.name)
     repo = entry.hf_repo if entry and entry.hf_repo else g.name
     context = max(b.prompt_len + b.output_len for b in presets()[g.name].buckets(r.buckets))
     name = f"gpuplan-guard-{g.name}".lower().replace(".", "-")[:50].rstrip("-")
     if g.placement == "colocated":
-        main = max(plan.fleet.groups, key=lambda x: x.replicas)
-        gpu = cat.gpus[main.config.gpu]
-        share = round((g.memory_bytes_per_gpu or 0.0) / gpu.memory_bytes, 3)
         fmt = native_format(cat.model(g.name).native_dtype)
-        return ServeGroup(model=repo, gpu=gpu.name, engine=r.engine, weight_format=fmt, context_len=context,
-                          max_num_seqs=g.max_num_seqs or 1, gpu_memory_utilization=share,
-                          replicas=sum(x.replicas for x in plan.fleet.groups), name=name)
+        return [ServeGroup(model=repo, gpu=gpu, engine=r.engine, weight_format=fmt, context_len=context,
+                           max_num_seqs=g.max_num_seqs or 1, gpu_memory_utilization=share,
+                           replicas=sum(x.replicas for x in plan.fleet.groups if x.config.gpu == gpu), name=name)
+                for gpu, share, _ in g.memory_shares]
     group = max(g.fleet.groups, key=lambda x: x.replicas)
     c = group.config
-    return ServeGroup(model=repo, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
-                      context_len=context, max_num_seqs=c.max_num_seqs, replicas=group.replicas, spot=group.spot,
-                      name=name)
+    return [ServeGroup(model=repo, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
+                       context_len=context, max_num_seqs=c.max_num_seqs, replicas=group.replicas, spot=group.spot,
+                       name=name)]
 
 
 def guard_export(cat: Catalog, plan: Any) -> dict[str, Any] | None:
-    """The guard's server command and how to run it: ``placement``, ``model``, ``argv``, ``text``, ``notes``."""
-    group = guard_group(cat, plan)
-    if group is None:
+    """The guard's server command and how to run it: ``placement``, ``model``, ``name``, ``argv`` and ``text`` (the
+    first command), ``commands`` (per GPU type: ``gpu``, ``memory_share``, ``main_memory_share``, ``argv``, ``text``)
+    and ``notes``."""
+    groups = guard_groups(cat, plan)
+    if not groups:
         return None
     g = plan.guard
     port = GUARD_PORT if g.placement == "colocated" else PORT
-    argv = server_command(group, port=port)
+    main = {gpu: m for gpu, _, m in g.memory_shares}
+    commands: list[dict[str, Any]] = [
+        {"gpu": x.gpu, "memory_share": x.gpu_memory_utilization, "main_memory_share": main.get(x.gpu),
+         "argv": server_command(x, port=port), "text": shlex.join(server_command(x, port=port))} for x in groups]
     if g.placement == "colocated":
         notes = [f"run it beside the main server on one GPU of each replica (CUDA_VISIBLE_DEVICES of that GPU), "
-                 f"port {port}; it takes {group.memory_share:.1%} of that GPU's memory, so lower the main server's "
-                 "memory share on that GPU by as much"]
+                 f"port {port}"] + [f"on {c['gpu']} it takes {c['memory_share']:g} of the GPU's memory and the main "
+                                    f"server {c['main_memory_share']:g} (written in its command): together the "
+                                    f"{c['memory_share'] + c['main_memory_share']:.3g} the plan reserved"
+                                    for c in commands]
     elif g.placement == "mig":
         c = max(g.fleet.groups, key=lambda x: x.replicas).config
         notes = [f"run one server per MIG {c.mig} slice ({c.slices_per_gpu} per GPU, nvidia-smi mig -cgi), each "
                  "with CUDA_VISIBLE_DEVICES=MIG-<uuid>, behind the guard's own endpoint"]
     else:
         notes = [f"{sum(x.replicas for x in g.fleet.groups)} replicas behind the guard's own endpoint"]
-    return {"placement": g.placement, "model": group.model, "name": group.name, "argv": argv,
-            "text": shlex.join(argv), "notes": notes}
+    return {"placement": g.placement, "model": groups[0].model, "name": groups[0].name,
+            "argv": commands[0]["argv"], "text": commands[0]["text"], "commands": commands, "notes": notes}
+
+
+def _lines(guard: dict[str, Any], comment: bool) -> str:
+    """The guard's commands, one per GPU type (each headed by its GPU when there are several)."""
+    out = []
+    several = len(guard["commands"]) > 1
+    for c in guard["commands"]:
+        if several:
+            out.append(f"# on {c['gpu']}:")
+        out.append(f"# {c['text']}" if comment else c["text"])
+    return "\n".join(out)
 
 
 def guard_file(guard: dict[str, Any]) -> dict[str, str]:
-    """The guard's server command as one more file of a server-format export (its stem and text)."""
+    """The guard's server command(s) as one more file of a server-format export (its stem and text)."""
     head = f"# content-safety guard ({guard['placement']}): {'; '.join(guard['notes'])}"
-    return {"name": guard["name"], "text": f"{head}\n{guard['text']}\n"}
+    return {"name": guard["name"], "text": f"{head}\n{_lines(guard, False)}\n"}
 
 
 def append_to_text(text: str, fmt: str, guard: dict[str, Any]) -> str:
-    """A YAML export's text with the guard's command after it as a comment (valid YAML still; a server-format
+    """A YAML export's text with the guard's command(s) after it as a comment (valid YAML still; a server-format
     export takes :func:`guard_file` instead)."""
     head = f"# content-safety guard ({guard['placement']}): {'; '.join(guard['notes'])}"
-    line = guard["text"] if fmt in ("vllm", "sglang") else f"# {guard['text']}"
-    return text.rstrip("\n") + f"\n\n{head}\n{line}\n"
+    return text.rstrip("\n") + f"\n\n{head}\n{_lines(guard, fmt not in ('vllm', 'sglang'))}\n"

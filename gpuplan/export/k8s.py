@@ -6,6 +6,11 @@
   it, and gated ones (meta-llama/*, ...) need it: ``kubectl create secret generic hf-token --from-literal=token=…``.
 - ``/health`` answers once the weights are loaded: a startup probe allows the load (up to 30 min), then readiness
   and liveness probes take over.
+- Spot groups select spot nodes and tolerate their taint, on-demand groups keep off spot nodes, by the label each
+  managed Kubernetes sets (``gpuplan/data/k8s_capacity_labels.csv``: GKE ``cloud.google.com/gke-spot``, EKS managed
+  node groups ``eks.amazonaws.com/capacityType``, AKS ``kubernetes.azure.com/scalesetpriority`` and its taint,
+  Karpenter ``karpenter.sh/capacity-type``); for a provider with none published, by ``gpuplan.io/capacity-type``,
+  which the cluster's operator sets on the nodes.
 - Replicas spread over zones (``topology.kubernetes.io/zone``); the PDB lets a drain take one replica at a time.
 - A fleet (:func:`fleet_manifests`) is one Deployment, PodDisruptionBudget and HPA per group behind one Service
   that selects every group. Groups the plan put in different zones carry a zone-slot label and a required pod
@@ -22,13 +27,14 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplan.errors import InputError
-from gpuplan.export.registry import gfd_product_label
+from gpuplan.export.registry import CapacityLabel, capacity_labels, gfd_product_label
 from gpuplan.export.serve import PORT, QUEUE_METRIC, ServeGroup, image, server_command
 
 SECRET = "hf-token"
 ZONE_KEY = "topology.kubernetes.io/zone"
 GROUP_KEY = "gpuplan.io/group"
 SLOT_KEY = "gpuplan.io/zone-slot"
+CAPACITY_KEY = "gpuplan.io/capacity-type"  # spot | on-demand: the label to set where a provider publishes none
 GPUS_PER_NODE = 8
 LOAD_TIMEOUT_S = 1800  # startup probe budget: weights download + load + warm-up
 PROBE_PERIOD_S = 10
@@ -107,12 +113,46 @@ def _container(g: ServeGroup) -> dict[str, Any]:
     }
 
 
+def _capacity(g: ServeGroup) -> tuple[CapacityLabel, ...]:
+    """The spot labels of ``g``'s provider, or gpuplan's own where it publishes none."""
+    return capacity_labels(g.provider) or (CapacityLabel(g.provider, "", CAPACITY_KEY, "spot", "on-demand", "", ""),)
+
+
+def _node_terms(g: ServeGroup) -> list[dict[str, Any]]:
+    """The node selector terms (ORed): a spot group on a node any of its provider's provisioners labels spot; an
+    on-demand group on a node none of them does (NotIn also matches a node without the label); each in the
+    group's zones."""
+    zone = [{"key": ZONE_KEY, "operator": "In", "values": list(g.zones)}] if g.zones else []
+    labels = _capacity(g)
+    if g.spot:
+        return [{"matchExpressions": [*zone, {"key": c.label, "operator": "In", "values": [c.spot_value]}]}
+                for c in labels]
+    return [{"matchExpressions": [*zone, *({"key": c.label, "operator": "NotIn", "values": [c.spot_value]}
+                                           for c in labels)]}]
+
+
+def capacity_note(groups: list[ServeGroup]) -> list[str]:
+    """Header lines for the groups whose provider publishes no spot label: the label their nodes need."""
+    bare = sorted({g.provider or "this cluster" for g in groups if not capacity_labels(g.provider)})
+    return [f"{p} publishes no node label for spot or on-demand capacity: label its GPU nodes {CAPACITY_KEY}=spot "
+            f"or {CAPACITY_KEY}=on-demand (kubectl label node NAME {CAPACITY_KEY}=on-demand), as the groups "
+            "select them by it" for p in bare]
+
+
 def _affinity(g: ServeGroup) -> dict[str, Any]:
-    if not g.zones:
-        return {}
-    term = {"matchExpressions": [{"key": ZONE_KEY, "operator": "In", "values": list(g.zones)}]}
     return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [term]}}}}
+        "nodeSelectorTerms": _node_terms(g)}}}}
+
+
+def _tolerations(g: ServeGroup) -> list[dict[str, str]]:
+    """The GPU taint, and on spot the taints the provider's spot nodes carry (AKS's, GKE's when added)."""
+    out = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    for c in _capacity(g) if g.spot else ():
+        if c.spot_taint:
+            key, rest = c.spot_taint.split("=", 1)
+            value, effect = rest.split(":", 1)
+            out.append({"key": key, "operator": "Equal", "value": value, "effect": effect})
+    return out
 
 
 def _deployment(g: ServeGroup, labels: dict[str, str], selector: dict[str, str] | None = None) -> dict[str, Any]:
@@ -125,7 +165,7 @@ def _deployment(g: ServeGroup, labels: dict[str, str], selector: dict[str, str] 
     pod = {
         "containers": [_container(g)],
         "nodeSelector": {"nvidia.com/gpu.product": gfd_product_label(g.gpu)},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "tolerations": _tolerations(g),
         "topologySpreadConstraints": [spread], **_affinity(g),
         "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
     }

@@ -4,7 +4,8 @@
   the tool's own argument parser by ``scripts/record_flags.py``;
 - ``skypilot_accelerators.csv``: SkyPilot's accelerator registry (its catalog's ``common/accelerators.csv``), one
   row per accelerator and cloud, with the gpuplan GPU each name is;
-- ``gfd_labels.csv``: the ``nvidia.com/gpu.product`` label NVIDIA GPU feature discovery sets for a GPU.
+- ``gfd_labels.csv``: the ``nvidia.com/gpu.product`` label NVIDIA GPU feature discovery sets for a GPU;
+- ``k8s_capacity_labels.csv``: the node label (and taint) each managed Kubernetes puts on spot and on-demand nodes.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import csv
 import functools
 import json
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -79,3 +81,29 @@ def gfd_product_label(gpu: str) -> str:
                          "(gpuplan/data/gfd_labels.csv), so the manifest could not select its nodes.",
                          f"plan with --gpus set to one of: {', '.join(sorted(_gfd()))}.")
     return label
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityLabel:
+    """How one node provisioner of a managed Kubernetes marks spot nodes (a row of ``k8s_capacity_labels.csv``)."""
+
+    provider: str
+    provisioner: str
+    label: str
+    spot_value: str
+    on_demand_value: str  # "" where on-demand nodes carry no value (selected as "not spot")
+    spot_taint: str  # KEY=VALUE:EFFECT spot nodes carry, "" for none
+    source: str
+
+
+@functools.cache
+def _capacity() -> tuple[CapacityLabel, ...]:
+    with (BUNDLED_DIR / "k8s_capacity_labels.csv").open(encoding="utf-8") as f:
+        return tuple(CapacityLabel(r["provider"], r["provisioner"], r["label"], r["spot_value"],
+                                   r["on_demand_value"], r["spot_taint"], r["source"]) for r in csv.DictReader(f))
+
+
+def capacity_labels(provider: str) -> tuple[CapacityLabel, ...]:
+    """The labels ``provider``'s managed Kubernetes (each of its node provisioners) sets on spot nodes; () for a
+    provider with none published."""
+    return tuple(c for c in _capacity() if c.provider == provider)

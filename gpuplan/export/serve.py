@@ -50,6 +50,7 @@ class ServeGroup:
     min_replicas: int | None = None  # the fewest an autoscaler keeps (a daily profile's quietest hour); None: replicas
     zones: tuple[str, ...] = ()
     spot: bool = False
+    provider: str = ""  # the offer's provider (its managed Kubernetes' spot labels); "": not known
     name: str = "gpuplan-serve"
     service: str = ""  # the Service (app label) the group answers behind, shared by a fleet's groups; "": name
     lora_adapters: int = 0  # LoRA adapters served on the base (multi-LoRA), all resident
@@ -98,7 +99,8 @@ def group_of(c: Candidate, model: str, what: str) -> ServeGroup:
     return ServeGroup(model=model, gpu=e.gpu.name, engine=s.engine, weight_format=s.weight_format,
                       kv_dtype=s.kv_dtype, tp=s.tp, pp=s.pp, context_len=s.context_len,
                       max_num_seqs=max(1, s.batch), gpu_memory_utilization=s.gpu_memory_utilization,
-                      replicas=max(1, e.replicas), spot=spot, name=_name(e.model.name),
+                      replicas=max(1, e.replicas), spot=spot, provider=c.offer.provider if c.offer else "",
+                      name=_name(e.model.name),
                       trust_remote_code=e.model.remote_code)
 
 

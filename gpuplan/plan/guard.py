@@ -41,6 +41,7 @@ from gpuplan.catalog import Catalog
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.errors import InputError, close_matches
 from gpuplan.estimate.calibration import Calibration
+from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import inference_setup
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.plan import compliance
@@ -52,6 +53,22 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 GUARD_TTFT_SHARE = 0.25  # of the TTFT targets the serial guard is planned to: gpuplan's split, not a measurement
 CHARS_PER_TOKEN = 4.0  # OpenAI's rule of thumb for English text ("1 token ≈ 4 characters"), to price per characters
 COLOCATED_GUARD_SEQS = 8  # sequences a co-located guard's engine holds (--max-num-seqs): its KV cache is sized for them
+SHARE_STEP = 0.001  # a co-located guard's memory share is written with three decimals, rounded up to this step
+# What the services' pages leave out: none of moderation_apis.csv's services publishes a latency, so the plan counts
+# none, per mode (serial: the check precedes the main prefill; parallel: it runs beside it)
+SERVICE_LATENCY = {
+    "serial": "none published, so the plan counts 0 s: the check's round trip adds to every TTFT; measure it and lower "
+              "--ttft/--ttft-p99 by it, or use --guard-mode parallel",
+    "parallel": "none published, so the plan counts 0 s: the check runs beside the main prefill, and the first token "
+                "waits only for what its round trip takes beyond the prefill",
+}
+# Two servers on one GPU without MPS do not run kernels at once: the GPU switches between their contexts (NVIDIA MPS
+# docs), the time sharing the co-located split assumes; what the switching and their contention cost is not known
+INTERFERENCE = ("the two servers time-share the GPU (no MPS), as the linear split assumes; the context switches "
+                "between them and their contention for caches and memory bandwidth are not modelled, so the "
+                "co-located capacity and verdict times err fast")
+INTERFERENCE_SOURCE = ("NVIDIA Multi-Process Service docs, https://docs.nvidia.com/deploy/mps/index.html (without "
+                       "MPS, processes sharing a GPU swap their scheduling resources on and off it), read 2026-12-01")
 CHECKS = ("prompt", "response", "both")
 PLACEMENTS = ("colocated", "separate", "mig")
 
@@ -242,6 +259,7 @@ class GuardPlan:
     service: Service | None = None
     memory_bytes_per_gpu: float | None = None  # a co-located guard's share of one GPU of each replica
     max_num_seqs: int | None = None
+    memory_shares: tuple[tuple[str, float, float], ...] = ()  # co-located: (GPU, guard share, main model's share)
 
     @property
     def replicas(self) -> int:
@@ -268,6 +286,7 @@ class GuardPlan:
                 "response_check_p99_s": self.response_check_p99_s,
                 "main_ttft_p50_s": self.main_ttft_p50_s, "main_ttft_p99_s": self.main_ttft_p99_s,
                 "memory_bytes_per_gpu": self.memory_bytes_per_gpu, "max_num_seqs": self.max_num_seqs,
+                "memory_shares": {gpu: {"guard": g, "main": m} for gpu, g, m in self.memory_shares},
                 "options": [o.as_dict() for o in self.options], "reason": self.reason,
                 "price": ({"provider": s.provider, "mainland": s.mainland, "unit": s.unit,
                            "chars_per_unit": s.chars_per_unit, "price_per_unit": s.price_per_unit,
@@ -329,6 +348,7 @@ class _Placed:
     response: float | None  # the output check's p99 verdict
     why_not: str = ""
     memory_bytes: float | None = None
+    shares: tuple[tuple[str, float, float], ...] = ()  # co-located: (GPU, guard share, main share)
 
     @property
     def cost(self) -> float | None:
@@ -402,7 +422,7 @@ def _colocated(catalog: Catalog, m: ModelSpec, gm: ModelSpec, p: Preset, r: sv.S
         if not candidates:
             candidates.extend(dict.fromkeys(c.gpu for c in sv.configurations(mm, gpus, rr, multinode, cc,
                                                                               unit_price)[0]))
-        smaller = [replace(g, memory_visible_mib=(g.memory_bytes - need[g.name]) / MiB) for g in gpus
+        smaller = [main_gpu(g, need[g.name], rr.engine) for g in gpus
                    if g.name in candidates and guard_on(g) is not None and need[g.name] < 0.5 * g.memory_bytes]
         configs, misses = sv.configurations(mm, smaller, rr, multinode, cc, unit_price)
         return [share_time(c, guard_cfg[c.gpu], len(p.kinds)) for c in configs], misses
@@ -440,7 +460,26 @@ def _colocated(catalog: Catalog, m: ModelSpec, gm: ModelSpec, p: Preset, r: sv.S
                else "the guard fits on no GPU of the main model's offers")
         return _Placed("colocated", main, None, verdict, None, why)
     mem = max(need[g.config.gpu] for g in main.fleet.groups)
-    return _Placed("colocated", main, None, verdict, response, "", mem)
+    used = dict.fromkeys(g.config.gpu for g in main.fleet.groups)
+    shares = tuple((name, *memory_shares(need[name], catalog.gpus[name].memory_bytes, r.engine)) for name in used)
+    return _Placed("colocated", main, None, verdict, response, "", mem, shares)
+
+
+def memory_shares(guard_bytes: float, gpu_bytes: float, engine: str) -> tuple[float, float]:
+    """(guard, main model) shares of one GPU's memory, as the two servers' ``--gpu-memory-utilization`` (SGLang
+    ``--mem-fraction-static``): the guard's memory rounded up to ``SHARE_STEP`` of the GPU, the main server the
+    share its engine reserves (engines.csv) less that, so the two add up to what the plan reserved."""
+    share = get_engine(engine).gpu_memory_utilization or 1.0
+    guard = math.ceil(guard_bytes / gpu_bytes / SHARE_STEP - 1e-9) * SHARE_STEP
+    return round(guard, 3), round(share - guard, 3)
+
+
+def main_gpu(g: Gpu, guard_need: float, engine: str) -> Gpu:
+    """``g`` as the main model sees it beside a co-located guard: memory such that its engine's share of it is
+    the main server's share of the whole GPU (:func:`memory_shares`)."""
+    share = get_engine(engine).gpu_memory_utilization or 1.0
+    _, main = memory_shares(guard_need, g.memory_bytes, engine)
+    return replace(g, memory_visible_mib=g.memory_bytes * main / share / MiB)
 
 
 def guard_bytes(gm: ModelSpec, g: Gpu, gr: sv.ServeRequest, cal: Calibration) -> float:
@@ -534,7 +573,8 @@ def _assemble(r: sv.ServeRequest, p: Preset, best: _Placed, options: Sequence[Op
                    best.response, t.ttft_p50_s, t.ttft_p99_s, tuple(options),
                    _reason(best, options, r.currency), _assumptions(p, r, best),
                    memory_bytes_per_gpu=best.memory_bytes,
-                   max_num_seqs=COLOCATED_GUARD_SEQS if best.placement == "colocated" else None)
+                   max_num_seqs=COLOCATED_GUARD_SEQS if best.placement == "colocated" else None,
+                   memory_shares=best.shares)
     cost_in, cost_out = _token_costs(main, r, p, avg)
     places = [(x.market, f"{x.provider} {x.region}") for x in fleet.groups]
     places += [(x.market, f"{x.provider} {x.region}") for x in (gp.fleet.groups if gp.fleet else ())]
@@ -598,8 +638,9 @@ def _assumptions(p: Preset, r: sv.ServeRequest, best: _Placed) -> tuple[dict[str
         out.append({"name": "co-located guard", "value": f"one guard engine (TP 1, {COLOCATED_GUARD_SEQS} sequences) "
                     "on one GPU of each replica; its memory leaves every GPU of the replica that much less for KV "
                     "cache; its prefills take GPU time from the main model (capacity 1 / (1/c + Σ 1/c_guard)); its "
-                    "verdict time is its own at that load (the two engines' kernels interleaving is not modelled)",
+                    "verdict time is its own at that load",
                     "source": "gpuplan.plan.guard.COLOCATED_GUARD_SEQS; Griggs et al. 2024 (time sharing)"})
+        out.append({"name": "co-located interference", "value": INTERFERENCE, "source": INTERFERENCE_SOURCE})
     else:
         out.append({"name": "availability split", "value": f"main fleet and guard fleet each planned to "
                     f"{math.sqrt(r.availability):.5%} (√ of {r.availability:.3%}): a request needs both",
@@ -651,8 +692,8 @@ def _with_service(catalog: Catalog, main: sv.ServePlan, r: sv.ServeRequest) -> s
                    {"name": "characters per token", "value": f"{CHARS_PER_TOKEN:g} (English text; Chinese runs fewer "
                     "characters a token, so a per-character price errs high there)",
                     "source": "OpenAI's rule of thumb, gpuplan.plan.guard.CHARS_PER_TOKEN"},
-                   {"name": "service latency", "value": "not estimated: the services publish no latency; a serial "
-                    "check adds its round trip to the TTFT", "source": "gpuplan.plan.guard"})
+                   {"name": "service latency", "value": SERVICE_LATENCY[r.guard_mode],
+                    "source": f"{s.source} (no latency published; gpuplan.plan.guard.SERVICE_LATENCY)"})
     opts = (Option("api", (main.fleet.cost_per_hour + peak) if main.fleet else None, peak, None),)
     gp = GuardPlan(s.service, "api", r.guard_mode, "api", "both", None, None, peak, avg, 1.0, None, None, None, None,
                    None, t.ttft_p50_s, t.ttft_p99_s, opts, f"{s.service} ({s.provider}): {why}", assumptions, s)

@@ -28,6 +28,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -215,6 +216,53 @@ def parse_buckets(texts: Sequence[str], prompt: int, output: int) -> tuple[Bucke
             raise InputError("--bucket", f"'{text}' is longer than any model's context.",
                              "give prompt and output token counts below 10,000,000.")
         out.append(Bucket(p, o, share))
+    return tuple(out)
+
+
+def parse_percentiles(texts: Sequence[str]) -> tuple[Bucket, ...]:
+    """Buckets from ``PCT:PROMPT:OUTPUT`` texts (:func:`percentile_buckets`)."""
+    points = []
+    for text in texts:
+        parts = text.split(":")
+        try:
+            pct, p, o = float(parts[0]), int(parts[1]), int(parts[2])
+        except (ValueError, IndexError):
+            raise InputError("--percentile", f"'{text}' is not PCT:PROMPT:OUTPUT.",
+                             "give e.g. --percentile 50:500:150 --percentile 90:2000:400 --percentile 99:8000:1000.") \
+                from None
+        if len(parts) != 3:
+            raise InputError("--percentile", f"'{text}' is not PCT:PROMPT:OUTPUT.",
+                             "give e.g. --percentile 50:500:150 --percentile 90:2000:400 --percentile 99:8000:1000.")
+        points.append((pct, p, o))
+    return percentile_buckets(points)
+
+
+def percentile_buckets(points: Sequence[tuple[float, int, int]]) -> tuple[Bucket, ...]:
+    """Request sizes from length percentiles: each (PCT, PROMPT, OUTPUT) says PCT % of the requests have at most
+    PROMPT prompt and OUTPUT output tokens. The requests between two points are a bucket of that share at the upper
+    point's lengths (the longest in it, so the plan errs slow), those above the top point count at its lengths; a
+    request's prompt and output are taken to rise together."""
+    if not points:
+        raise InputError("--percentile", "no percentile was given.", "give e.g. --percentile 50:500:150.")
+    pts = sorted(points)
+    for pct, p, o in pts:
+        if not (math.isfinite(pct) and 0 < pct <= 100):
+            raise InputError("--percentile", f"{pct:g} is not a percentile above 0 and at most 100.",
+                             "give percentiles such as 50, 90 and 99.")
+        if not (1 <= p <= 10_000_000 and 1 <= o <= 10_000_000):
+            raise InputError("--percentile", f"the lengths at p{pct:g} ({p}, {o}) are not 1 to 10,000,000 tokens.",
+                             "give prompt and output token counts from 1 to 10,000,000.")
+    for (a, pa, oa), (b, pb, ob) in pairwise(pts):
+        if a == b:
+            raise InputError("--percentile", f"p{a:g} is given twice.", "give each percentile once.")
+        if pb < pa or ob < oa:
+            raise InputError("--percentile", f"the lengths fall from p{a:g} ({pa}, {oa}) to p{b:g} ({pb}, {ob}); a "
+                             "higher percentile is never shorter.", "give lengths that grow with the percentile.")
+    out, below = [], 0.0
+    for i, (pct, p, o) in enumerate(pts):
+        top = 100.0 if i == len(pts) - 1 else pct
+        out.append(Bucket(p, o, (top - below) / 100))
+        below = pct
     return tuple(out)
 
 

@@ -329,10 +329,14 @@ def serve_plan(req: ServeRequestBody, cat: Cat, request: Request) -> Row:
     cost per hour and per million tokens, expected availability, routing and assumptions. A request that cannot
     be planned (availability ≥ 100, a p99 target below its p50, an unknown region ...) is a 400 naming the
     field; a request no fleet serves is a 200 with ``fleet`` null and ``nothing_fits`` saying why."""
-    from gpuplan.plan.serving import Bucket, Targets, parse_buckets, plan_serving, serve_request
+    from gpuplan.plan.serving import Bucket, Targets, parse_buckets, percentile_buckets, plan_serving, serve_request
 
+    if req.buckets and req.percentiles:
+        raise InputError("--percentile", "both --bucket and --percentile were given.",
+                         "describe the request sizes one way: buckets or percentiles.")
     buckets = (tuple(Bucket(b.prompt, b.output, b.share) for b in req.buckets) if req.buckets
-               else parse_buckets((), req.prompt, req.output))
+               else percentile_buckets([(x.percentile, x.prompt, x.output) for x in req.percentiles])
+               if req.percentiles else parse_buckets((), req.prompt, req.output))
     targets = Targets(req.ttft_s, req.ttft_p99_s, req.tpot_s, req.tpot_p99_s)
     currency = req.currency or ("CNY" if req.market == "cn" else "USD")
     r = serve_request(req.rps, req.peak_rps, buckets, targets, req.availability, profile=req.profile,
@@ -457,7 +461,8 @@ def api_field(option: str | None) -> str | None:
 
 # durations carry their unit in the API; list options are plural there
 _API_NAMES = {"ttft": "ttft_s", "tpot": "tpot_s", "deadline": "deadline_s", "ttft_p99": "ttft_p99_s",
-              "tpot_p99": "tpot_p99_s", "region": "regions", "bucket": "buckets"}
+              "tpot_p99": "tpot_p99_s", "region": "regions", "bucket": "buckets",
+              "percentile": "percentiles"}
 _CLI_NAMES = {api: f"--{cli}" for cli, api in _API_NAMES.items()}
 
 

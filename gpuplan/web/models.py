@@ -166,6 +166,15 @@ class BucketFields(_Request):
     share: float = Field(gt=0, le=1, description="Share of the traffic; the shares of all buckets add up to 1.")
 
 
+class PercentileFields(_Request):
+    """Request lengths at one percentile: ``percentile`` % of the requests have at most ``prompt`` + ``output``
+    tokens."""
+
+    percentile: float = Field(gt=0, le=100, description="The percentile, above 0 and at most 100 (e.g. 90).")
+    prompt: int = ranged("--prompt", ...)
+    output: int = ranged("--output", ...)
+
+
 class ServeRequestBody(_Request):
     """A serving fleet to plan (``gpuplan plan serve --json``). Durations in seconds, money per hour in
     ``currency``, availability in percent."""
@@ -184,6 +193,9 @@ class ServeRequestBody(_Request):
     output: int = ranged("--output", 300)
     buckets: Annotated[list[BucketFields], Field(max_length=MAX_BUCKETS)] = Field(
         [], description="Request-size buckets; when given they replace prompt/output.")
+    percentiles: Annotated[list[PercentileFields], Field(max_length=MAX_BUCKETS)] = Field(
+        [], description="Request lengths at percentiles (instead of buckets): each interval between two "
+        "percentiles is a bucket at its upper lengths, requests above the top one count at its lengths.")
     ttft_s: float | None = ranged("--ttft", whole=False, description="Median TTFT target.")
     ttft_p99_s: float | None = ranged("--ttft-p99", whole=False, description="p99 TTFT target (5 s when no TTFT "
                                                                              "target is given).")
