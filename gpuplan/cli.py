@@ -1000,6 +1000,10 @@ def plan_serve(
                                                                 "are correlated within a spot pool).")] = False,
     allow_marketplace: Annotated[bool, typer.Option("--allow-marketplace", help="Allow marketplace / community "
                                                     "hosts, which production serving leaves out.")] = False,
+    tier: Annotated[list[str] | None, typer.Option(
+        "--tier", help="Pricing tiers the fleet may rent: on-demand, spot, reserved, marketplace (repeatable; "
+                       "default: on-demand, with spot under --spot; reserved is a committed term, paid whether "
+                       "or not the instance runs).")] = None,
     prefix_hit: Annotated[float, typer.Option("--prefix-hit", help="Share of prompt tokens served from the prefix "
                                                                    "cache.")] = 0.0,
     max_per_offer: Annotated[int | None, typer.Option("--max-per-offer", help="At most this many instances of "
@@ -1026,6 +1030,7 @@ def plan_serve(
 ) -> None:
     """Plan a serving fleet that stays up: the cheapest mix of GPU types, zones and on-demand/spot that meets the
     latency targets at peak with the largest failure domain lost, its expected availability and cost per token."""
+    from gpuplan.listing import parse_tiers
     from gpuplan.plan.serving import Targets, parse_buckets, parse_percentiles, plan_serving, serve_request
     from gpuplan.plan.traffic import parse_profile
     from gpuplan.present_serving import show_serving
@@ -1049,7 +1054,7 @@ def plan_serve(
         profile=parse_profile(profile) if profile is not None else None, tolerate=tolerate,
         market=market, users=users, providers=tuple(provider or ()), regions=tuple(region or ()),
         gpus=tuple(gpus or ()), exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
-        prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
+        tiers=parse_tiers(tier or ()), prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
         budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer, adapters=adapters,
         adapter_rank=adapter_rank, guard=guard,
         guard_mode=guard_mode)

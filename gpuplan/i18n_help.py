@@ -198,6 +198,8 @@ HELP: dict[str, str] = {
     "Must finish within, e.g. 12h or 3d.": "须在多长时间内完成，例如 12h 或 3d。",
     "Only spot, or no spot (default: both; serving: no spot unless --spot).":
         "只用竞价实例，或不用竞价实例（默认两者都考虑；在线服务默认不用，除非给了 --spot）。",
+    "Pricing tiers the fleet may rent: on-demand, spot, reserved, marketplace (repeatable; default: on-demand, with spot under --spot; reserved is a committed term, paid whether or not the instance runs).":
+        "服务集群可租用的计费方式：on-demand、spot、reserved、marketplace（可重复；默认 on-demand，加 --spot 时含 spot；reserved 为承诺期限（包月/包年），无论实例是否运行都要付费）。",
     "Pricing tiers to plan with: on-demand, spot, reserved, marketplace (repeatable; default: on-demand and spot).":
         "参与规划的计费方式：on-demand、spot、reserved、marketplace（可重复；默认 on-demand 和 spot）。",
     "cost, time or value (work per money, the seeds' 性价比).": "目标：cost、time 或 value（单位费用完成的工作量，即性价比）。",

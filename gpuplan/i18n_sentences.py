@@ -698,6 +698,11 @@ TEMPLATES: dict[str, str] = {
     "the mix sends requests by size to {', '.join(fleet.gpu_types)}: it needs a length-aware router (prompt + output "
     "buckets as in the routing table)":
         "该组合按请求规格把请求分给 {', '.join(fleet.gpu_types)}：需要能识别长度的路由（按请求分配表中的 输入 + 输出 规格）",
+    "price of {where}: as of {date}, {age} days old (over {STALE_AFTER_DAYS}): check it":
+        "{where} 的价格：价格日期 {date}，已 {age} 天（超过 {STALE_AFTER_DAYS} 天），请核实",
+    "price of {where}: undated (read on {date}), read {age} days ago (over {STALE_AFTER_DAYS}): check it":
+        "{where} 的价格：未注明日期（{date} 读取），{age} 天前读取（超过 {STALE_AFTER_DAYS} 天），请核实",
+    "price of {where}: undated (read on {date})": "{where} 的价格：未注明日期（{date} 读取）",
     "the mix spreads one kind of request over {', '.join(fleet.gpu_types)}: the router weights each replica by the "
     "rate it serves (routing table), not round-robin":
         "该组合把同一种请求分散到 {', '.join(fleet.gpu_types)}：路由须按各副本承担的速率加权（见请求分配表），而不是轮询",

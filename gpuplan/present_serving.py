@@ -3,6 +3,7 @@ sentences around it for people, or its JSON twin."""
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from typing import Any
 
@@ -86,9 +87,10 @@ def _row(g: Any, cur: str) -> dict[str, Any]:
     c = g.config
     worst = [(t, p) for t, p, cap in zip(c.ttft_p99_s, c.tpot_p99_s, c.capacity_per_s, strict=True) if cap > 0]
     latency = " / ".join((fmt_seconds(max(t for t, _ in worst)), fmt_seconds(max(p for _, p in worst))))
-    return {"config": c.describe(), "provider": g.provider, "zone": g.zone, "pricing": g.pricing,
+    term = f" {g.offer.commit_months} mo" if g.offer is not None and g.offer.commit_months else ""
+    return {"config": c.describe(), "provider": g.provider, "zone": g.zone, "pricing": g.pricing + term,
             "replicas": g.replicas, "instances": g.instances, "seqs": c.max_num_seqs, "latency": latency,
-            "cost": fmt_money(g.cost_per_hour, cur)}
+            "cost": fmt_money(g.cost_per_hour, cur) + (" ⚠" if g.offer and g.offer.is_stale(dt.date.today()) else "")}
 
 
 def _show_guard(p: ServePlan, cur: str) -> None:

@@ -76,7 +76,7 @@ def test_one_provider_per_offer_file() -> None:
 
 def test_gpu_coverage(catalog: Catalog) -> None:
     assert len(catalog.gpus) >= 50
-    # Chinese domestic, China-market and older parts that Chinese users meet (Kaggle's P100, AutoDL's 4090D)
+    # Chinese domestic, China-market and older parts that Chinese users meet (Kaggle's P100, the 4090D)
     for name in ("Ascend-910B", "RTX4080", "RTX4090D", "P100", "H20", "A800-80GB", "H100", "MI300X", "T4"):
         assert name in catalog.gpus
 

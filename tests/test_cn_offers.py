@@ -18,13 +18,14 @@ from gpuplan.catalog import Catalog
 MAINLAND_PROVIDERS = {"Alibaba Cloud", "Tencent Cloud", "Volcengine", "JD Cloud", "AutoDL", "Baidu AI Cloud",
                       "UCloud Compshare", "AWS China"}
 
-# Parts a buyer in mainland China rents whose price the bundled data holds for a mainland region.
-MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB", "A800-80GB-PCIe", "H20", "L20", "A10", "A10G", "T4", "V100",
-                  "V100-32GB", "P40", "RTX4090", "RTX4090D", "RTX5090", "RTX3090"]
+# Parts a buyer in mainland China rents whose price the bundled data holds for a mainland region. L20, the
+# A800 PCIe card and the RTX 4090D had only rows whose source could not be identified; those rows are gone and
+# the parts stay unpriced in mainland China until a provider's own page of them is read (gpuplan/data/README.md).
+MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB", "H20", "A10", "A10G", "T4", "V100", "V100-32GB", "P40",
+                  "RTX4090", "RTX5090", "RTX3090"]
 
-# 277 mainland rows on 2026-12-01, less the 13 rows tests/test_offer_sources.py still lists as waiting for a real
-# source (they go once the providers' own pages replace them)
-MIN_MAINLAND_OFFERS = 264
+# 285 mainland rows on 2026-12-01: 179 on-demand, 1 spot, 105 subscriptions
+MIN_MAINLAND_OFFERS = 285
 HOURS_PER_MONTH = 730  # a subscription price is recorded per hour over a 730-hour month (gpuplan.plan.buy uses 730)
 MONTHLY = re.compile(r"([\d.]+) (?:CNY|RMB)/month")
 
@@ -126,3 +127,55 @@ def test_an_undated_mainland_price_is_never_later_than_the_day_it_was_read(catal
             checked += 1
             assert o.as_of <= dt.date.fromisoformat(m.group(1)), (o.provider, o.instance_type)
     assert checked >= 3
+
+
+def _serve_json(*extra: str) -> Any:
+    import json
+
+    from conftest import run_cli
+
+    result = run_cli("plan", "serve", "Qwen2.5-7B", "--market", "cn", "--json", *extra)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_serving_fleet_rents_a_subscription_only_when_asked(catalog: Catalog) -> None:
+    default = _serve_json()
+    assert {g["pricing"] for g in default["fleet"]["groups"]} == {"on-demand"}
+    assert default["request"]["tiers"] == ["on-demand"]
+    reserved = _serve_json("--tier", "reserved")
+    assert reserved["request"]["tiers"] == ["reserved"]
+    groups = reserved["fleet"]["groups"]
+    assert groups and {g["pricing"] for g in groups} == {"reserved"}
+    for g in groups:
+        o = next(o for o in catalog.offers if (o.provider, o.instance_type, o.region, o.pricing)
+                 == (g["provider"], g["instance_type"], g["region"], "reserved"))
+        assert g["commit_months"] == o.commit_months and o.commit_months in (1, 12)  # 包月, or a 1-year term
+        # the term's price per hour (a month over 730 hours), times the instances rented, in the plan's yuan
+        per_hour = catalog.convert(o.price_per_hour, o.currency, "CNY")
+        assert g["cost_per_hour"] == pytest.approx(per_hour * g["instances"], rel=1e-9)
+
+
+def test_a_subscribed_fleet_saves_nothing_by_following_a_quiet_day() -> None:
+    # the month is paid whether the instances run or not: scaling a reserved fleet down in the quiet hours
+    # saves nothing, while the same day on on-demand instances does save
+    day = ",".join(["1"] * 8 + ["4"] * 8 + ["2"] * 8)
+    reserved = _serve_json("--tier", "reserved", "--profile", day)["daily_profile"]
+    assert reserved["autoscaled_per_day"] == pytest.approx(reserved["fixed_per_day"])
+    assert reserved["saving_per_day"] == pytest.approx(0.0, abs=1e-9)
+    on_demand = _serve_json("--profile", day)["daily_profile"]
+    assert on_demand["autoscaled_per_day"] < on_demand["fixed_per_day"]
+
+
+def test_the_http_api_serves_with_the_tiers_asked_and_refuses_an_unknown_one() -> None:
+    from fastapi.testclient import TestClient
+
+    from gpuplan.web.app import create_app
+
+    client = TestClient(create_app())
+    body = {"model": "Qwen2.5-0.5B", "rps": 2, "market": "cn"}
+    r = client.post("/api/serve", json={**body, "tiers": ["reserved"]})
+    assert r.status_code == 200, r.text
+    assert {g["pricing"] for g in r.json()["fleet"]["groups"]} == {"reserved"}
+    bad = client.post("/api/serve", json={**body, "tiers": ["weekly"]})
+    assert bad.status_code in (400, 422) and "tiers" in bad.text

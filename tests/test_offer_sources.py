@@ -12,25 +12,9 @@ from gpuplan.catalog import Catalog
 UNIDENTIFIED = re.compile(r"not (?:be )?identified|unidentified|unknown (?:repository|source)|source unknown", re.I)
 
 
-# Rows of the mainland offer files (aliyun, autodl, tencent) that still cite an unidentified note; those files
-# are being rewritten from the providers' own pages, and each row here must disappear (or gain a real source)
-# there. The list may only shrink: a new vague row fails, and so does an entry whose row was fixed.
-PENDING_MAINLAND = {
-    ("aliyun.csv", "ecs.gn8is.4xlarge (PAI-DSW)"),
-    *(("autodl.csv", f"{card} x1 (container, per GPU)")
-      for card in ("RTX 4090 24GB", "RTX 3090 24GB", "A800 80GB", "RTX 5090 32GB", "RTX 4090D")),
-    *(("tencent.csv", t) for t in ("GN6S.LARGE20", "GN6S.2XLARGE40", "GN7.LARGE20", "GN7.2XLARGE40",
-                                    "GN7.2XLARGE32", "GN7.5XLARGE80", "GN7.8XLARGE128")),
-}
-
-
 def test_no_offer_source_says_it_could_not_be_identified(catalog: Catalog) -> None:
-    vague = {(o.file.rsplit("/", 1)[-1], o.instance_type): f"{o.file}:{o.line}" for o in catalog.offers
-             if UNIDENTIFIED.search(o.source)}
-    new = [where for key, where in vague.items() if key not in PENDING_MAINLAND]
-    assert not new, f"{len(new)} offers without an identified source, e.g. {new[:5]}"
-    fixed = PENDING_MAINLAND - vague.keys()
-    assert not fixed, f"these rows now have a real source (or are gone): remove them from PENDING_MAINLAND: {fixed}"
+    vague = [f"{o.file}:{o.line}" for o in catalog.offers if UNIDENTIFIED.search(o.source)]
+    assert not vague, f"{len(vague)} offers without an identified source, e.g. {vague[:5]}"
 
 
 def test_no_provider_terms_source_says_it_could_not_be_identified(catalog: Catalog) -> None:

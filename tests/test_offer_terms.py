@@ -270,3 +270,37 @@ def test_sorting_by_age_puts_undated_prices_last(cat: Catalog) -> None:
     # TinyAaa was read on 2026-01-01 like TinyCheap's date, but its own date is unknown: it sorts after
     order = [v.offer.provider for v in list_offers(cat, providers=["TinyAaa", "TinyCheap", "TinyYuan"], sort="age")]
     assert order == ["TinyCheap", "TinyYuan", "TinyAaa"]  # 2026-01-01, 2025-03-15, then the undated one
+
+
+def test_a_serving_fleet_says_when_its_prices_are_undated_or_old(catalog: Catalog) -> None:
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from gpuplan.plan.serving import _price_age_notes
+
+    base = next(o for o in catalog.offers if o.provider == "AWS")
+    today = dt.date(2026, 12, 1)
+    fresh = replace(base, instance_type="fresh", as_of=dt.date(2026, 11, 1), dated=True)
+    old = replace(base, instance_type="old", as_of=dt.date(2023, 6, 17), dated=True)
+    undated = replace(base, instance_type="undated", as_of=dt.date(2026, 11, 29), dated=False)
+    undated_old = replace(base, instance_type="undated-old", as_of=dt.date(2026, 8, 1), dated=False)
+    # two groups renting the same offer (two zones) get one note; a fresh dated price gets none
+    fleet = SimpleNamespace(groups=[SimpleNamespace(offer=o) for o in (fresh, old, old, undated, undated_old)])
+    where = f"({base.region}, {base.pricing})"
+    assert _price_age_notes(fleet, today) == [  # type: ignore[arg-type]
+        f"price of AWS old {where}: as of 2023-06-17, 1263 days old (over 90): check it",  # 1096 + 167 days
+        f"price of AWS undated {where}: undated (read on 2026-11-29)",
+        f"price of AWS undated-old {where}: undated (read on 2026-08-01), read 122 days ago (over 90): check it",
+    ]
+
+
+def test_plan_serve_json_and_notes_flag_every_old_price_it_rents() -> None:
+    result = run_cli("plan", "serve", MODEL, "--market", "cn", "--json")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    today = dt.date.today()
+    for g in plan["fleet"]["groups"]:
+        age = (today - dt.date.fromisoformat(g["offer_as_of"])).days
+        assert g["offer_stale"] == (age > 90)
+        named = [n for n in plan["notes"] if n.startswith(f"price of {g['provider']} {g['instance_type']} ")]
+        assert bool(named) == (g["offer_stale"] or not g["offer_dated"])

@@ -596,3 +596,23 @@ def test_different_prices_for_one_offer_in_one_answer_are_reported_and_the_lowes
     got = run(db, "tencent", regions=("ap-beijing",), handler=handler)["tencent"]
     assert got.clashes == {"GT4.4XLARGE96 ap-beijing ap-beijing-5 on-demand": "28.64, 30 CNY"}
     assert rows_of(db, "Tencent Cloud") == {("GT4.4XLARGE96", "ap-beijing", "on-demand"): 28.64}
+
+
+@pytest.mark.parametrize(("price", "named", "stored"), [
+    ({"UnitPrice": 28.64, "UnitPriceDiscount": "cheap"}, "'Price.UnitPriceDiscount' is str", None),
+    ({"UnitPrice": "cheap"}, "'Price.UnitPrice' is str", None),  # no discount field: the list price is read
+    ({"UnitPrice": 31.0, "UnitPriceDiscount": 0}, "", 31.0),  # a zero discount price is no price: the list one
+])
+def test_tencent_names_the_price_field_it_could_not_read(db: Path, price: dict[str, object], named: str,
+                                                         stored: float | None) -> None:
+    answer = json.loads((FIXTURES / "tencent_zone_configs.json").read_text())
+    item = next(i for i in answer["Response"]["InstanceTypeQuotaSet"] if i["InstanceType"] == "GT4.4XLARGE96")
+    item["Price"] = {"ChargeUnit": "HOUR", **price}
+    handler = failing("cvm.tencentcloudapi.com", lambda r: httpx.Response(200, json=answer))
+    got = run(db, "tencent", regions=("ap-beijing",), handler=handler)["tencent"]
+    if stored is None:
+        assert got.status == "failed" and named in got.message and "previous prices stay in use" in got.fix
+        assert rows_of(db, "Tencent Cloud") == {}
+    else:
+        assert got.status == "stored"
+        assert rows_of(db, "Tencent Cloud")[("GT4.4XLARGE96", "ap-beijing", "on-demand")] == stored

@@ -67,10 +67,10 @@ def _tencent_row(req: Request, item: Any, region: str) -> Any:
     price = need(item.get("Price"), dict, "'Price'", f, url)
     if price.get("ChargeUnit") != "HOUR":
         return None
-    unit_price = price.get("UnitPriceDiscount") or price.get("UnitPrice")
+    field = "UnitPriceDiscount" if price.get("UnitPriceDiscount") not in (None, 0) else "UnitPrice"  # discounted
     zone = str(item.get("Zone", ""))
     return req.row(sku, known.gpu, known.gpu_count, _TENCENT_ZONE.sub("", zone) if zone else region, "on-demand",
-                   float(need(unit_price, (int, float), "'Price.UnitPrice'", f, url)), "CNY", url, market="cn",
+                   float(need(price.get(field), (int, float), f"'Price.{field}'", f, url)), "CNY", url, market="cn",
                    vcpus=known.vcpus, ram_gib=known.ram_gib, zone=zone)
 
 

@@ -46,6 +46,7 @@ from gpuplan.estimate.job import inference_setup
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.plan import compliance
 from gpuplan.plan import serving as sv
+from gpuplan.plan.costing import token_costs
 from gpuplan.types import Gpu, ModelSpec
 from gpuplan.units import HOUR, MiB
 
@@ -619,8 +620,8 @@ def _add_split(main: sv.ServePlan, r: sv.ServeRequest, per_hour: float, w_in: fl
     total = w_in + w_out
     if total <= 0 or per_hour <= 0:
         return main.cost_per_m_input, main.cost_per_m_output
-    return (main.cost_per_m_input + per_hour * w_in / total / tokens_in * 1e6,
-            main.cost_per_m_output + per_hour * w_out / total / tokens_out * 1e6)
+    guard_in, guard_out = token_costs(per_hour, tokens_in, tokens_out, w_in / total)
+    return main.cost_per_m_input + guard_in, main.cost_per_m_output + guard_out
 
 
 def _assumptions(p: Preset, r: sv.ServeRequest, best: _Placed) -> tuple[dict[str, str], ...]:

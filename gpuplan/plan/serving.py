@@ -24,6 +24,7 @@ zones, spot) and every assumption with its source.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -44,11 +45,11 @@ from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill
 from gpuplan.estimate.job import JobEstimate, check_inference, inference_setup, largest_batch
 from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.listing import match_gpus, resolve_providers
+from gpuplan.listing import match_gpus, price_age, resolve_providers
 from gpuplan.plan import availability as av
 from gpuplan.plan import compliance, traffic
 from gpuplan.plan.costing import hourly_price, token_costs
-from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Offer, Task
+from gpuplan.types import STALE_AFTER_DAYS, Gpu, InferSetup, Job, ModelSpec, Offer, Task
 from gpuplan.units import HOUR
 
 TOLERATE = ("zone", "region", "none")
@@ -133,6 +134,7 @@ class ServeRequest:
     exclude_gpus: tuple[str, ...] = ()
     spot: bool = False  # spot capacity allowed in the mix
     allow_marketplace: bool = False
+    tiers: tuple[str, ...] = ()  # pricing tiers the fleet may rent (--tier); empty: on-demand, + spot/marketplace
     prefix_hit: float = 0.0  # share of prompt tokens served from the prefix cache
     engine: str = "vllm"
     quant: str | None = None
@@ -679,7 +681,7 @@ class FleetGroup:
     instance_type: str
     region: str
     zone: str
-    pricing: str  # on-demand | spot | marketplace
+    pricing: str  # on-demand | spot | reserved | marketplace
     instances: int
     replicas: int
     cost_per_hour: float
@@ -702,7 +704,16 @@ class FleetGroup:
                 "cost_per_hour": self.cost_per_hour, "network": c.network or None,
                 "capacity_per_replica_per_s": list(c.capacity_per_s), "ttft_p99_s_at_capacity": list(c.ttft_p99_s),
                 "tpot_p99_s_at_capacity": list(c.tpot_p99_s), "mig": c.mig or None, "offer_source": self.offer_source,
-                "offer_as_of": self.offer_as_of, "market": self.market}
+                "offer_as_of": self.offer_as_of, "market": self.market,
+                "commit_months": self.offer.commit_months if self.offer else None, **self._age()}
+
+    def _age(self) -> dict[str, Any]:
+        """How old the rented price is (the listings' ``dated``, ``price_age`` and ``stale``), offer known."""
+        if self.offer is None:
+            return {}
+        today = dt.date.today()
+        return {"offer_dated": self.offer.dated, "offer_price_age": price_age(self.offer, today),
+                "offer_stale": self.offer.is_stale(today)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -795,7 +806,7 @@ class ServePlan:
             "model": self.model, "currency": r.currency,
             "request": {"mean_rps": r.mean_rps, "peak_rps": r.peak, "availability": r.availability,
                         "tolerate": r.tolerate, "users": r.users, "spot": r.spot,
-                        "allow_marketplace": r.allow_marketplace,
+                        "allow_marketplace": r.allow_marketplace, "tiers": list(allowed_tiers(r)),
                         "prefix_hit": r.prefix_hit, "engine": r.engine, "quant": r.quant,
                         "profile": list(r.profile) or None, "adapters": r.adapters,
                         "adapter_rank": r.adapter_rank if r.adapters else None,
@@ -867,17 +878,26 @@ def _unit_prices(catalog: Catalog, offers: Sequence[Offer], r: ServeRequest) -> 
     return price
 
 
+def allowed_tiers(r: ServeRequest) -> tuple[str, ...]:
+    """The pricing tiers a fleet may rent: those ``--tier`` names (naming any replaces the default), else
+    on-demand; ``--spot`` and ``--allow-marketplace`` add theirs. A reserved (committed) price joins only when
+    named: it is paid for its whole term, whether or not the instance runs."""
+    tiers = list(r.tiers or ("on-demand",))
+    tiers += [t for t, on in (("spot", r.spot), ("marketplace", r.allow_marketplace)) if on and t not in tiers]
+    return tuple(tiers)
+
+
 def _offers(catalog: Catalog, r: ServeRequest) -> list[Offer]:
     providers = resolve_providers(catalog, r.providers, platforms=False) if r.providers else None
+    tiers = allowed_tiers(r)
     out = []
     for o in catalog.offers:
         if (r.market and o.market != r.market) or (providers is not None and o.provider not in providers):
             continue
-        if o.pricing == "reserved" or (o.pricing == "spot" and not r.spot):
+        if o.pricing not in tiers:
             continue
-        if not r.allow_marketplace and (o.pricing == "marketplace" or
-                                        not catalog.provider(o.provider).production_grade):
-            continue  # marketplace hosts and notebook platforms are not production serving (providers.csv tier)
+        if "marketplace" not in tiers and not catalog.provider(o.provider).production_grade:
+            continue  # notebook platforms are not production serving (providers.csv tier), unless marketplace is
         if r.regions and o.region not in r.regions:
             continue
         out.append(o)
@@ -911,7 +931,7 @@ def _pools(catalog: Catalog, r: ServeRequest, configs: Sequence[ReplicaConfig], 
             key = (o.provider, o.region, o.pricing)
             if key not in best or per_unit / units[0] < best[key][0] / best[key][2]:
                 best[key] = (per_unit, o, units[0], units[1])
-        for pricing in ("on-demand", "spot", "marketplace"):
+        for pricing in ("on-demand", "spot", "reserved", "marketplace"):
             places = sorted((v for k, v in best.items() if k[2] == pricing), key=lambda v: v[0] / v[2])
             for per_unit, o, reps, inst in places[:REGIONS_PER_CONFIG]:
                 reps *= c.slices_per_gpu  # MIG: each GPU of the instance holds several slices
@@ -1089,18 +1109,24 @@ def follow_profile(catalog: Catalog, fleet: Fleet, configs: Sequence[ReplicaConf
     when that is below the target); the whole fleet for an hour no smaller part serves. An hour of no traffic
     keeps the smallest part that survives the tolerated loss: scaling to zero would make the first request
     wait a recovery."""
-    pools = [replace(p, cap_units=u) for p, u in fleet.sources]
+    # a reserved (committed) unit is paid for its term whether it runs or not: it costs nothing more to keep it
+    # up in a quiet hour, and its price is paid every hour
+    committed = [p.offer is not None and p.offer.pricing == "reserved" for p, _ in fleet.sources]
+    pools = [replace(p, cap_units=u, cost_per_unit=0.0 if fixed else p.cost_per_unit)
+             for (p, u), fixed in zip(fleet.sources, committed, strict=True)]
+    paid = sum(u * p.cost_per_unit for (p, u), fixed in zip(fleet.sources, committed, strict=True) if fixed)
     wanted = min(r.availability, fleet.availability)
     by_rate: dict[float, float] = {}
-    quiet: Fleet = fleet
+    quiet, quiet_cost = fleet, fleet.cost_per_hour
     for rate in sorted(set(r.profile)):
         cost = fleet.cost_per_hour
         if rate < r.peak:
             scaled, _ = _solve(configs, pools, replace(r, availability=wanted), max(rate, QUIET_SHARE * r.peak),
                                recovery_s, catalog)
-            if scaled is not None and scaled.availability >= wanted and scaled.cost_per_hour < cost:
-                cost = scaled.cost_per_hour
-                quiet = scaled if scaled.cost_per_hour < quiet.cost_per_hour else quiet
+            if scaled is not None and scaled.availability >= wanted and scaled.cost_per_hour + paid < cost:
+                cost = scaled.cost_per_hour + paid
+                if cost < quiet_cost:
+                    quiet, quiet_cost = scaled, cost
         by_rate[rate] = cost
     units = {id(p): u for p, u in quiet.sources}
     kept = tuple(int(units.get(id(p), 0) * p.replicas_per_unit) for p in pools)  # per group, as fleet.groups
@@ -1167,7 +1193,7 @@ def _token_costs(fleet: Fleet | None, configs: Sequence[ReplicaConfig], r: Serve
 
 
 def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[str, ...]:
-    notes = []
+    notes = _price_age_notes(fleet)
     if fleet and fleet.gap > MIP_GAP:
         notes.append(f"the mix solver stopped at its {MILP_TIME_LIMIT_S:g} s limit: the fleet is within "
                      f"{fleet.gap:.1%} of the cheapest")
@@ -1184,6 +1210,24 @@ def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[
             notes.append(f"the mix spreads one kind of request over {', '.join(fleet.gpu_types)}: the router "
                          "weights each replica by the rate it serves (routing table), not round-robin")
     return tuple(notes)
+
+
+def _price_age_notes(fleet: Fleet | None, today: dt.date | None = None) -> list[str]:
+    """One note per rented offer whose price is undated or older than STALE_AFTER_DAYS (as every listing flags
+    it): a fleet planned on a 2023 price says so."""
+    today = today or dt.date.today()
+    notes: list[str] = []
+    for o in dict.fromkeys(g.offer for g in (fleet.groups if fleet else ()) if g.offer is not None):
+        where = f"{o.provider} {o.instance_type} ({o.region}, {o.pricing})"
+        date, age = o.as_of.isoformat(), o.age_days(today)
+        if o.dated and o.is_stale(today):
+            notes.append(f"price of {where}: as of {date}, {age} days old (over {STALE_AFTER_DAYS}): check it")
+        elif not o.dated and o.is_stale(today):
+            notes.append(f"price of {where}: undated (read on {date}), read {age} days ago (over {STALE_AFTER_DAYS}): "
+                         "check it")
+        elif not o.dated:
+            notes.append(f"price of {where}: undated (read on {date})")
+    return notes
 
 
 def _why_nothing(gpus: Sequence[Gpu], configs: Sequence[ReplicaConfig], misses: Sequence[Miss],

@@ -213,6 +213,9 @@ class ServeRequestBody(_Request):
     exclude_gpus: Names = []
     spot: bool = Field(False, description="Allow spot capacity in the mix.")
     allow_marketplace: bool = Field(False, description="Allow marketplace / community hosts.")
+    tiers: list[Tier] = Field([], max_length=4, description="Pricing tiers the fleet may rent (default: on-demand, "
+                                                            "with spot and marketplace when allowed; reserved only "
+                                                            "when named).")
     prefix_hit: float = ranged("--prefix-hit", 0.0, whole=False)
     quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
     engine: Engine = Engine.VLLM
