@@ -118,7 +118,9 @@ _GROUPED_PREFIXES = ("srv-", "lcp-", "ftm-", "trm-")
 
 
 def _train_setup(spec: dict[str, Any], defaults: dict[str, Any]) -> TrainSetup:
-    values = {**defaults, **(spec.get("setup") or {})}
+    # pretraining concatenates documents into full-length sequences: the same shapes every step
+    pretrain = {"lengths_vary": False} if str(spec.get("kind", "")).startswith("pretrain") else {}
+    values = {**defaults, **pretrain, **(spec.get("setup") or {})}
     if values.get("lora_targets") == "qkv":
         values["lora_targets"] = "attention"
     par = Parallelism(**(spec.get("parallel") or {}))

@@ -20,6 +20,7 @@ from calib import Case, Unmapped, _group, _memory_value, _preset_for, resolution
 from gpuplan.errors import GpuplanError
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.frameworks import Framework, framework
+from gpuplan.estimate.memory import state_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import ModelSpec, Parallelism, TrainSetup
@@ -195,7 +196,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     # utilisation fit absorbs either way): throughput rows are fitted on unless the source marks them approximate
     stated = row["confidence"].strip().lower() not in ("low", "approx") and (not assumed or
                                                                            not metric.startswith("peak_mem"))
-    setup = TrainSetup(method="full", micro_batch=mb, seq_len=seq, grad_accum=accum,
+    setup = TrainSetup(method="full", micro_batch=mb, seq_len=seq, grad_accum=accum, lengths_vary=False,
                        precision=_precision(row["precision"]), recompute=recompute, framework=fw.stack,
                        compiled="compile" in row["framework"].lower() or fw.compiled,
                        parallel=Parallelism(tp=tp, pp=pp, dp=dp, cp=cp, zero=min(zero, 3) if dp > 1 else 0))
@@ -252,6 +253,25 @@ def finetune_more_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
     return cases, unmapped
 
 
+def _fsdp_stage(text: str) -> int:
+    """The ZeRO stage an FSDP layout amounts to: FULL_SHARD (the default sharding strategy of PyTorch FSDP and
+    of Lightning's FSDPStrategy, which LitGPT uses) shards weights, gradients and optimizer states like ZeRO-3;
+    SHARD_GRAD_OP shards gradients and optimizer states like ZeRO-2; NO_SHARD is plain data parallelism
+    (pytorch/pytorch torch/distributed/fsdp/api.py ShardingStrategy; Lightning-AI/pytorch-lightning
+    src/lightning/fabric/strategies/fsdp.py, sharding_strategy default "FULL_SHARD"). 0 when no FSDP."""
+    low = text.lower()
+    if "fsdp" not in low or "no_shard" in low:
+        return 0
+    return 2 if "shard_grad_op" in low else 3
+
+
+def _workers(text: str, n: int) -> int:
+    """The GPUs that ran the job: the config's own device count where the row says the table's machine had more
+    ("config devices=2" on a 4-GPU machine: the launcher starts only as many processes as the config asks)."""
+    m = re.search(r"config devices\s*=\s*(\d+)", text)
+    return min(n, int(m.group(1))) if m else n
+
+
 def _finetune_parallel(text: str, n: int, zero: int) -> Parallelism:
     """Data parallel over ``n`` GPUs, or, for one process that splits the model's layers over its GPUs
     (transformers' device_map: naive model parallelism), a pipeline of ``n`` stages with one micro-batch."""
@@ -306,7 +326,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     seq = _int(row["seq_len"])
     if not seq:
         return None, "sequence length not stated"
-    n = _int(row["gpu_count"]) or 1
+    n = _workers(row["parallelism"], _int(row["gpu_count"]) or 1)
     mb = _int(row["micro_batch"]) or fw.micro_batch or 1
     accum = _int(row["grad_accum"]) or 1
     if fw.stack == "megatron" and not re.search(r"\b[TP]P\s*=?\s*\d", row["parallelism"]):
@@ -314,7 +334,9 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     # a launcher that runs the engine (ms-swift + DeepSpeed) applies its own defaults to what the row leaves out
     launcher = (framework_of(row["framework_version"]) if fw.stack == "deepspeed" else None) or fw
     recompute, assumed = _recompute(row["grad_checkpointing"], launcher)
-    zero = _int(row["zero_stage"]) or 0
+    zero = _int(row["zero_stage"]) or _fsdp_stage(row["parallelism"])
+    if "offload_params" in row["parallelism"].lower() or "param offload" in row["parallelism"].lower():
+        return None, "FSDP with the parameters offloaded to CPU memory: parameter offload is not modelled"
     base = _base_format(row["quant_base"], method)
     if base == "":
         return None, f"quantized base '{row['quant_base'][:40]}' is not a format gpuplan models"
@@ -325,6 +347,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     values: dict[str, Any] = dict(method=method, micro_batch=mb, seq_len=seq, grad_accum=accum, recompute=recompute,
                                   optimizer=opt, framework=fw.stack, chunked_loss=fw.chunked_loss,
                                   flash_attention=row["flash_attention"].strip().lower() != "no",
+                                  lengths_vary=fw.lengths_vary and not row["packing"].strip().lower().startswith("yes"),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
     if method in ("lora", "qlora"):
         values.update(lora_rank=_int(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
@@ -354,6 +377,11 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             return None, "the reading is the card's whole memory (the allocator filled it), not a peak"
         counter = row["memory_counter"].strip().lower()
         how = {"torch_allocated": "active", "torch_reserved": "reserved"}.get(counter, "device")
+        states = _model_state_bytes(model, setup)
+        if measured < states:
+            return None, (f"the reading ({measured / 1e9:.2f} GB) is below what the stated setup's weights, gradients "
+                          f"and optimizer states alone take ({states / 1e9:.2f} GB, no fitted parameter involved): "
+                          "the run cannot have used the setup as stated")
         # predicted, reported and counted in the error bands (unseen by the fit, so held out by construction),
         # but not fitted on (FIT_MEMORY): see the comment above FIT_MEMORY
         stated = stated and counter in ("torch_allocated", "torch_reserved", "nvidia_smi")
@@ -363,6 +391,21 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     if per_sample is None:
         return None, "tokens per sample not stated (and sequences are not packed to the sequence length)"
     return _finetune_time_case(row, model, gpu, setup, per_sample, n, {**common, "fit": stated}, meta)
+
+
+def _model_state_bytes(model: ModelSpec, setup: TrainSetup) -> float:
+    """Weights, gradients, master weights and optimizer states per GPU of a full fine-tune: arithmetic on the
+    parameter count and the dtypes (gpuplan.estimate.memory.state_bytes), no fitted parameter. 0 for the other
+    methods, whose states are small next to what the fit explains."""
+    if setup.method != "full":
+        return 0.0
+    par = setup.parallel
+    weight, grad, master, optimizer = state_bytes(setup)
+    if par.offload_optimizer or "paged" in setup.optimizer:
+        master, optimizer = 0.0, 0.0
+    per_param = weight + grad + master + optimizer
+    shards = par.tp * par.pp * (par.dp if par.zero >= 1 else 1)  # a lower bound: every state sharded from ZeRO-1
+    return count_params(model).total * per_param / shards
 
 
 def _tokens_per_sample(row: dict[str, str], seq: int) -> float | None:

@@ -357,7 +357,12 @@ TEMPLATES: dict[str, str] = {
         "权重 {w_b} + 梯度 {g_b} + 主权重 {master_b} + 优化器 {opt_b}（{s.precision}，{s.optimizer}，{s.framework}）",
     "recompute {s.recompute}, flash attention {'on' if s.flash_attention else 'off'}, fitted implementation factor":
         "重计算 {s.recompute}，flash attention {'on' if s.flash_attention else 'off'|t}，拟合的实现系数",
-    "{cal.get('allocator_slack')} of activations, logits and gradients": "激活值、logits 和梯度的 {cal.get('allocator_slack')}",
+    "{cal.get('allocator_slack')} of activations, logits and gradients, and {VARYING_LENGTHS_EXTRA_POOL} of "
+    "activations and logits more (sequence lengths vary between steps)":
+        "激活值、logits 和梯度的 {cal.get('allocator_slack')}，另加激活值和 logits 的 {VARYING_LENGTHS_EXTRA_POOL}"
+        "（各步序列长度不同）",
+    "{cal.get('allocator_slack')} of activations, logits and gradients (the same shapes every step)":
+        "激活值、logits 和梯度的 {cal.get('allocator_slack')}（每步张量形状相同）",
     "paged/offloaded: not counted on the GPU": "分页/卸载：不计入显存",
     "{eng.name}: memory {_eff(cal, eng, 'eta_memory')} of bandwidth, compute {_eff(cal, eng, 'eta_compute')} of "
     "peak, {_eff(cal, eng, 'layer_overhead_s') * 1000000.0} µs per layer per step":
@@ -822,6 +827,7 @@ TEMPLATES: dict[str, str] = {
     "full fine-tuning": "全量微调",
     "{name} defaults: {rest}": "{name} 默认设置：{rest|l}",
     "packed sequences": "打包序列", "unpacked sequences": "不打包序列", "chunked loss": "分块计算损失",
+    "sequences padded to the maximum length": "序列补齐到最大长度",
     "full fine-tuning in pure bf16 (no fp32 master or states)": "全量微调用纯 bf16（没有 fp32 主权重和状态）",
     "inference int8": "int8 推理", "inference int4 (AWQ)": "int4 推理（AWQ）",
     "batch 1, {context} tokens of context, vLLM": "批大小 1，{context} token 上下文，vLLM",

@@ -443,6 +443,9 @@ class TrainSetup:
     framework: str = "hf"
     compiled: bool = False
     fused_optimizer_step: bool = False  # optimizer step inside backward: gradients freed layer by layer
+    # sequence lengths change from one micro-step to the next (dynamic padding, no packing): the caching allocator
+    # then keeps blocks of every size it has seen, and its pool grows past the allocated peak
+    lengths_vary: bool = True
 
     @property
     def tokens_per_micro_batch(self) -> int:

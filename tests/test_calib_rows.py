@@ -76,6 +76,28 @@ def test_every_new_row_names_its_source_group(cases: list[Case]) -> None:
             assert c.group and not c.group.startswith(("srv", "lcp", "ftm", "trm")), c.id
 
 
+def test_fsdp_layouts_shard_as_their_zero_stage() -> None:
+    from calib_rows import _fsdp_stage, _workers
+
+    assert _fsdp_stage("FSDP FULL_SHARD (accelerate config)") == 3  # weights, gradients and states sharded
+    assert _fsdp_stage("FSDP (config devices=2; LitGPT FSDPStrategy)") == 3  # FULL_SHARD is the default
+    assert _fsdp_stage("FSDP SHARD_GRAD_OP") == 2
+    assert _fsdp_stage("FSDP NO_SHARD") == 0
+    assert _fsdp_stage("single-device (config devices=1)") == 0
+    assert _workers("FSDP (config devices=2; LitGPT FSDPStrategy); table says 4xA10G", 4) == 2
+    assert _workers("DeepSpeed ZeRO-3", 8) == 8
+
+
+def test_a_reading_below_the_model_states_alone_is_not_mapped(catalog: Catalog) -> None:
+    # LitGPT's config hub lists 16.51 GB for a full fine-tune of Llama-3.2-3B on one A10G with bf16-true AdamW:
+    # 3,212,749,824 parameters × (2 weights + 2 gradients + 2 × 2 Adam states) bytes = 25.70 GB, more than the
+    # reading and more than the card: the run cannot have used that config
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-litgpt-hub-llama-3-2-3b-full-yaml-1xa10g-mem")
+    case, why = _finetune_case(catalog, row)
+    assert case is None
+    assert "25.70 GB" in why and "16.51 GB" in why
+
+
 @pytest.mark.parametrize(("engine", "notes", "expected"), [
     ("vllm", "vllm serve ... --tensor-parallel-size 8", "bf16"),  # --kv-cache-dtype auto: the model's dtype
     ("sglang", "sglang.launch_server --tp 8", "bf16"),

@@ -216,7 +216,9 @@ def test_lesson_plan_picks_a_fitting_offer_in_cny(client: TestClient) -> None:
 def test_plan_is_the_cli_json(client: TestClient, cli: Cli) -> None:
     args = ("plan", "finetune", "ChatGLM2-6B", "--method", "lora", "--samples", "10k", "--tokens-per-sample",
             "1088", "--market", "cn", "--objective", "value", "--top", "5")
-    assert _ok(client.post("/api/plan", json={**LESSON, "objective": "value", "top": 5})) == _cli_json(cli, *args)
+    # the CLI always prices the alternatives; the API does when asked (test_priced_alternatives_are_asked_for)
+    body = {**LESSON, "objective": "value", "top": 5, "alternatives": True}
+    assert _ok(client.post("/api/plan", json=body)) == _cli_json(cli, *args)
 
 
 def test_priced_alternatives_are_asked_for(client: TestClient, cli: Cli) -> None:

@@ -21,6 +21,7 @@ _COLUMNS = (
     Column("framework", required=True), Column("name", required=True),
     Column("stack", "enum", True, FRAMEWORKS),
     Column("recompute", "enum", True, RECOMPUTE), Column("packing", "bool", True),
+    Column("pads_to_max_length", "bool", True),
     Column("optimizer", "enum", True, OPTIMIZERS), Column("micro_batch", "int", min=1),
     Column("chunked_loss", "bool", True), Column("compiled", "bool", True),
     Column("full_precision", "enum", True, PRECISIONS), Column("lora_dropout", "float", min=0.0, max=0.9),
@@ -37,6 +38,7 @@ class Framework:
     stack: str
     recompute: str
     packing: bool
+    pads_to_max_length: bool  # every sample padded to the maximum length: the same tensor shapes every step
     optimizer: str
     micro_batch: int | None
     chunked_loss: bool
@@ -45,10 +47,17 @@ class Framework:
     lora_dropout: float | None  # the LoRA dropout its configs default to (None: not stated)
     source: str
 
+    @property
+    def lengths_vary(self) -> bool:
+        """Whether tensor shapes change between micro-steps: neither packed nor padded to one length."""
+        return not (self.packing or self.pads_to_max_length)
+
     def describe(self) -> str:
         checkpointing = {"none": "no activation recomputation", "full": "gradient checkpointing on",
                          "selective": "selective recomputation"}[self.recompute]
-        rest = ", ".join([checkpointing, f"{'packed' if self.packing else 'unpacked'} sequences", self.optimizer]
+        sequences = ("packed sequences" if self.packing else "sequences padded to the maximum length"
+                     if self.pads_to_max_length else "unpacked sequences")
+        rest = ", ".join([checkpointing, sequences, self.optimizer]
                          + (["chunked loss"] if self.chunked_loss else [])
                          + (["torch.compile"] if self.compiled else [])
                          + (["full fine-tuning in pure bf16 (no fp32 master or states)"]

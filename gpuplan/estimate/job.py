@@ -328,7 +328,10 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     if job.framework:
         fw = get_framework(job.framework)
         values.update(framework=fw.stack, recompute=recompute or fw.recompute, optimizer=fw.optimizer,
-                      chunked_loss=fw.chunked_loss, compiled=fw.compiled, lora_dropout=fw.lora_dropout or 0.0)
+                      chunked_loss=fw.chunked_loss, compiled=fw.compiled, lora_dropout=fw.lora_dropout or 0.0,
+                      lengths_vary=fw.lengths_vary and job.task != "pretrain")
+    elif job.task == "pretrain":  # pretraining concatenates documents into full-length sequences
+        values["lengths_vary"] = False
     half = "bf16" if gpu is None or gpu.supports_bf16 or gpu.vendor != "NVIDIA" else "fp16"
     if method in ("lora", "qlora", "ptuning"):
         values["precision"] = "bf16" if half == "bf16" else "fp16-mixed"

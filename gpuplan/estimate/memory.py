@@ -28,6 +28,10 @@ from gpuplan.types import Gpu, InferSetup, ModelSpec, TrainSetup
 from gpuplan.units import GiB, fmt_bytes
 
 BYTES_16 = 2.0
+# With sequence lengths that change between steps the caching allocator's pool holds, besides the fitted slack,
+# up to one more set of the step's transient tensors: blocks cut for one length cannot be merged to serve a longer
+# one while their neighbours are in use, so a longer step allocates fresh segments (see allocator_slack_bytes)
+VARYING_LENGTHS_EXTRA_POOL = 1.0
 
 
 # ---------------------------------------------------------------- weights
@@ -447,7 +451,10 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     first_grad = 0.0 if coincide else output_grad_bytes(m, s, g_b)
     # at the end of backward the first layer's activations are still alive while its gradients are made
     last_layer = min(acts, layer_activation_bytes(m, s, cal))
-    peak_in_backward = not coincide and grads + last_layer > acts + logits + first_grad
+    def held(grad: float, by_length: float) -> float:  # the tensors and the allocator's pool around them
+        return grad + by_length + allocator_slack_bytes(s, cal, by_length, grad)
+
+    peak_in_backward = not coincide and held(grads, last_layer) > held(first_grad, acts + logits)
     grads_at_peak = grads if (coincide or peak_in_backward) else first_grad
     acts_at_peak, logits_at_peak = (last_layer, 0.0) if peak_in_backward else (acts, logits)
     dequant = _dequant_workspace(m, s)
@@ -455,9 +462,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
                ("dequant", dequant))
-    # the caching allocator fragments around what comes and goes each step (activations, logits, gradients),
-    # not around weights and optimizer states allocated once
-    slack = cal.get("allocator_slack") * (acts_at_peak + logits_at_peak + grads_at_peak)
+    slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
     assumptions: tuple[Assumption, ...] = (
         Assumption("trainable parameters", f"{train:,.0f} of {total:,.0f} ({s.method})", _method_source(s)),
@@ -471,7 +476,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
         Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
                    "10 bytes per vocabulary entry per token"),
         Assumption("overhead", fmt_bytes(overhead), "fitted on training-memory rows (bench/fit.py)"),
-        Assumption("allocator slack", f"{cal.get('allocator_slack'):.0%} of activations, logits and gradients",
+        Assumption("allocator slack", (
+            f"{cal.get('allocator_slack'):.0%} of activations, logits and gradients, and "
+            f"{VARYING_LENGTHS_EXTRA_POOL:.0%} of activations and logits more (sequence lengths vary between steps)"
+            if s.lengths_vary else
+            f"{cal.get('allocator_slack'):.0%} of activations, logits and gradients (the same shapes every step)"),
                    "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)"),
     )
     assumptions += (Assumption(
@@ -487,6 +496,22 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
              "logits_bytes": logits}
     return Estimate(Breakdown("bytes", parts), cal.band("training_memory"), assumptions, extra)
+
+
+def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, grads: float) -> float:
+    """The caching allocator's pool above the allocated peak: a fitted share of what comes and goes every step
+    (``by_length``: activations and logits, whose shapes follow the sequence length; ``grads``: gradients; weights
+    and optimizer states are allocated once and do not fragment), and with varying lengths one more set of the
+    length-dependent tensors (``VARYING_LENGTHS_EXTRA_POOL``).
+
+    PyTorch's caching allocator keeps freed blocks for reuse and splits a cached block to serve a smaller request
+    (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp; docs/source/notes/cuda.rst, "Memory management":
+    expandable segments exist because jobs whose allocation sizes change, e.g. with the batch or sequence, leave
+    the pool fragmented). With the same tensor shapes every step (packed sequences, or every sample padded to
+    the maximum length) each step reuses the blocks of the previous one; with dynamic padding each new length
+    carves the cached blocks differently and the pool grows past the peak; gradients keep their shapes."""
+    extra = VARYING_LENGTHS_EXTRA_POOL * by_length if s.lengths_vary else 0.0
+    return cal.get("allocator_slack") * (by_length + grads) + extra
 
 
 def output_grad_bytes(m: ModelSpec, s: TrainSetup, grad_bytes: float) -> float:
