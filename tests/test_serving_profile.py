@@ -102,8 +102,11 @@ def test_a_peak_above_the_profiles_busiest_hour_sizes_the_fleet() -> None:
 
 def test_a_flat_profile_saves_nothing() -> None:
     p = _plan((5.0,) * 24)
-    assert p.day is not None
+    assert p.day is not None and p.fleet is not None
     assert p.day.autoscaled_per_day == pytest.approx(p.day.fixed_per_day)
+    # no hour runs less than the whole fleet, so the autoscalers' minimum is the whole fleet (it was 0 per group)
+    assert p.day.quiet_replicas == tuple(g.replicas for g in p.fleet.groups)
+    assert all(n >= 1 for n in p.day.quiet_replicas)
 
 
 def test_the_exported_autoscalers_may_scale_down_to_the_quietest_hour(cli: Cli) -> None:

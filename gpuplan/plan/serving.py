@@ -1128,8 +1128,11 @@ def follow_profile(catalog: Catalog, fleet: Fleet, configs: Sequence[ReplicaConf
                 if cost < quiet_cost:
                     quiet, quiet_cost = scaled, cost
         by_rate[rate] = cost
-    units = {id(p): u for p, u in quiet.sources}
-    kept = tuple(int(units.get(id(p), 0) * p.replicas_per_unit) for p in pools)  # per group, as fleet.groups
+    if quiet is fleet:  # no part of the fleet serves a quieter hour for less: every hour keeps all of it
+        kept = tuple(int(u * p.replicas_per_unit) for p, u in fleet.sources)  # per group, as fleet.groups
+    else:  # the cheapest hour's fleet was solved over ``pools``, whose objects its sources are
+        units = {id(p): u for p, u in quiet.sources}
+        kept = tuple(int(units.get(id(p), 0) * p.replicas_per_unit) for p in pools)
     tokens = sum(b.share * (b.prompt_len + b.output_len) for b in r.buckets)
     return traffic.DayCost(r.profile, tuple(by_rate[x] for x in r.profile), fleet.cost_per_hour, tokens, kept)
 
