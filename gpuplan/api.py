@@ -213,7 +213,7 @@ class Plan:
         for i, x in enumerate(self.result.ranked, 1):
             e = x.estimate
             row: dict[str, Any] = {"#": i, "config": e.describe(), "settings": settings_text(e), "provider": x.where,
-                                   "time": fmt_seconds(x.calendar_seconds or x.seconds),
+                                   "time": fmt_seconds(x.time_s),
                                    "cost": fmt_money(x.cost.total, x.cost.currency),
                                    "memory": f"{fmt_bytes(e.needed_bytes)} / {fmt_bytes(e.capacity_bytes)}"}
             if e.job.task == "serve":  # priced per hour: the latency at the planned load instead of a duration

@@ -1114,22 +1114,18 @@ TEMPLATES: dict[str, str] = {
     "lb_sla_pct (default)": "负载均衡 SLA（默认）",
     "spot_interruptions_per_month (default)": "竞价实例每月中断次数（默认）", "warmup_seconds (vllm)": "预热时间（vllm）",
     "guard: {n}": "护栏：{n|t}",  # a note of the guard's own fleet (gpuplan.plan.guard)
-
     "{p.name} checks the {p.checks} ({' and '.join(p.kinds)} check{'s' if len(p.kinds) > 1 else ''}); a check "
     "reads the text and a {p.template_tokens}-token template and writes a {p.verdict_tokens}-token verdict":
         "{p.name} 检查{p.checks|t}（{' and '.join(p.kinds)|t}检查）；每次检查读入文本和 {p.template_tokens} token 的模板，"
         "写出 {p.verdict_tokens} token 的判定",
     "both": "提示词和回答", "prompt": "提示词", "response": "回答",
     "input and output": "输入和输出", "input": "输入", "output": "输出",
-
     "serial: the guard is planned to {GUARD_TTFT_SHARE} of the TTFT targets and the main model to the rest":
         "串行：护栏按首字延迟目标的 {GUARD_TTFT_SHARE} 规划，主模型用其余部分",
     "parallel: the guard has the whole TTFT target; the first token waits for the later of the verdict and the "
     "main prefill": "并行：护栏享有全部首字延迟目标；首个 token 等判定和主模型预填充中较晚的一个",
-
     "main fleet and guard fleet each planned to {math.sqrt(r.availability)} (√ of {r.availability}): a request "
     "needs both": "主集群和护栏集群各按 {math.sqrt(r.availability)} 规划（{r.availability} 的平方根）：一个请求两者都要",
-
     "{s.price_per_unit} {s.currency} per {'request' if s.unit == 'request' else f'{s.chars_per_unit} characters'}; "
     "the prompt and the response are each one call":
         "每{'request' if s.unit == 'request' else f'{s.chars_per_unit} characters'} {s.price_per_unit} "
@@ -1139,10 +1135,8 @@ TEMPLATES: dict[str, str] = {
         "每次请求 {price} {currency}；提示词和回答各算一次调用",
     "{price} {currency} per {n} characters; the prompt and the response are each one call":
         "每 {n} 字符 {price} {currency}；提示词和回答各算一次调用",
-
     "{CHARS_PER_TOKEN} (English text; Chinese runs fewer characters a token, so a per-character price errs high "
     "there)": "{CHARS_PER_TOKEN}（英文文本；中文每 token 的字符更少，所以按字符计价对中文偏高）",
-
     "one guard engine (TP 1, {COLOCATED_GUARD_SEQS} sequences) on one GPU of each replica; its memory leaves every "
     "GPU of the replica that much less for KV cache; its prefills take GPU time from the main model (capacity 1 / "
     "(1/c + Σ 1/c_guard)); its verdict time is its own at that load":

@@ -168,7 +168,7 @@ def _plan_row(x: Any, rank: int) -> dict[str, Any]:
     e = x.estimate
     row = {
         "rank": rank, "config": e.describe(), "settings": settings_text(e), "where": x.label().split(" on ", 1)[1],
-        "time": fmt_seconds(x.calendar_seconds or x.seconds),
+        "time": fmt_seconds(x.time_s),
         "cost": fmt_money(x.cost.total, x.cost.currency), "memory": f"{fmt_bytes(e.needed_bytes)} / "
                                                                    f"{fmt_bytes(e.capacity_bytes)}",
         "notes": "; ".join(notes_text(x)),
@@ -242,7 +242,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
     _out(tr("Why") + ": " + result.explanation)
     if result.alternatives:
         _alternatives_table(result)
-    front = [{"config": x.label(), "time": fmt_seconds(x.calendar_seconds or x.seconds),
+    front = [{"config": x.label(), "time": fmt_seconds(x.time_s),
               "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.pareto[:8]]
     if len(front) > 1 and job.task != "serve":
         table(front, [Col(tr("Config"), "config"), Col(tr("Time"), "time", None, "right"),
@@ -285,7 +285,7 @@ def _csv_row(rank: int, x: Any) -> dict[str, Any]:
         "instance_type": o.instance_type if o else "",
         "region": o.region if o else "", "pricing": o.pricing if o else "platform",
         "price_per_hour": o.price_per_hour if o else "", "price_currency": o.currency if o else "",
-        "seconds": round(x.seconds, 1), "calendar_seconds": round(x.calendar_seconds or x.seconds, 1),
+        "seconds": round(x.seconds, 1), "calendar_seconds": round(x.time_s, 1),
         "cost_total": round(x.cost.total, 4), "cost_compute": round(x.cost.compute, 4),
         "cost_storage": round(x.cost.storage, 4), "currency": x.cost.currency,
         "memory_needed_bytes": round(x.estimate.needed_bytes),
@@ -328,7 +328,7 @@ def _buy_rows(catalog: Any, result: Any, hours_per_month: float | None) -> list[
             continue
         seen.add(key)
         hours = hours_per_month if hours_per_month is not None else min(
-            744.0, (x.calendar_seconds or x.seconds) / HOUR)
+            744.0, x.time_s / HOUR)
         try:
             out.append(ownership(catalog, x.estimate.gpu, x.estimate.n_gpus, hours,
                                  result.constraints.market or "global", result.constraints.currency))

@@ -137,12 +137,8 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
             "num_train_epochs": float(e.job.epochs) if e.job.samples else 1.0,
             "learning_rate": LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, "optim": optim,
             **_precision(s), "disable_gradient_checkpointing": s.recompute == "none",
-            "output_dir": f"{CKPT_DIR}/{name}", "overwrite_output_dir": False, "save_strategy": "steps",
-            "save_steps": _save_every(steps), "save_total_limit": 2, "logging_steps": 10, "report_to": "none"}
-    if not e.job.samples:
-        cfg["max_steps"] = steps  # a token budget, not epochs over a sample count
-    if s.parallel.zero:
-        cfg["deepspeed"] = f"ds_z{s.parallel.zero}.json"
+            "output_dir": f"{CKPT_DIR}/{name}", "overwrite_output_dir": False,
+            **trainer_checkpoints(e, steps, _save_every(steps))}
     check_options("llamafactory", {k: (str(v) if k in _CHOICE_KEYS else None) for k, v in cfg.items()})
     return cfg
 
@@ -162,6 +158,21 @@ def _lora_target(m: ModelSpec, targets: str) -> str:
         return "all"
     _need_llama_style(m, f"--lora-targets {targets}")
     return _LORA_TARGETS[targets]
+
+
+def trainer_checkpoints(e: JobEstimate, steps: int, save_every: int) -> dict[str, Any]:
+    """The HF Trainer arguments LLaMA-Factory and TRL both take as they are: a checkpoint every ``save_every``
+    steps (two kept, which spot recovery resumes from), logging, the step budget of a job counted in tokens, and
+    the ZeRO config file."""
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    cfg: dict[str, Any] = {"save_strategy": "steps", "save_steps": save_every, "save_total_limit": 2,
+                           "logging_steps": 10, "report_to": "none"}
+    if not e.job.samples:
+        cfg["max_steps"] = steps  # a token budget, not epochs over a sample count
+    if s.parallel.zero:
+        cfg["deepspeed"] = f"ds_z{s.parallel.zero}.json"
+    return cfg
 
 
 def _base_quant(s: TrainSetup) -> dict[str, Any]:

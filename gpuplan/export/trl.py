@@ -15,6 +15,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options
+from gpuplan.export.train import trainer_checkpoints
 from gpuplan.types import TrainSetup
 
 _CHOICE_KEYS = ("dtype", "optim", "save_strategy", "bnb_4bit_quant_type")
@@ -39,12 +40,8 @@ def trl_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, save
     cfg |= {"max_length": s.seq_len, "packing": False, "per_device_train_batch_size": s.micro_batch,
             "gradient_accumulation_steps": s.grad_accum, "gradient_checkpointing": s.recompute == "full",
             "num_train_epochs": float(e.job.epochs) if e.job.samples else 1.0, "learning_rate": lr,
-            "optim": optim, **_precision(s), "output_dir": output_dir, "save_strategy": "steps",
-            "save_steps": save_every, "save_total_limit": 2, "logging_steps": 10, "report_to": "none"}
-    if not e.job.samples:
-        cfg["max_steps"] = steps  # a token budget, not epochs over a sample count
-    if s.parallel.zero:
-        cfg["deepspeed"] = f"ds_z{s.parallel.zero}.json"
+            "optim": optim, **_precision(s), "output_dir": output_dir,
+            **trainer_checkpoints(e, steps, save_every)}
     check_options("trl", {k: (str(v) if k in _CHOICE_KEYS else None) for k, v in cfg.items()})
     return cfg
 

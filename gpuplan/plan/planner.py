@@ -222,7 +222,7 @@ def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: 
         saving = 1 - r.pick.cost.total / pick.cost.total if r.pick and pick.cost.total > 0 else 0.0
         if r.pick and saving > COST_TIE_SHARE:
             out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 4),
-                        "currency": c2.currency, "seconds": r.pick.calendar_seconds or r.pick.seconds,
+                        "currency": c2.currency, "seconds": r.pick.time_s,
                         "saving": saving})
     return sorted(out, key=lambda a: -a["saving"])
 
