@@ -69,6 +69,8 @@ TEMPLATES: dict[str, str] = {
     "give a positive {field}, or 0 to let gpuplan choose.": "请给出正的 {field}，或给 0 让 gpuplan 自己选。",
     "{whole} is not a whole number.": "{whole} 不是整数。",
     "give a whole number of {field[2:]}.": "{field[2:]} 请给整数。",
+    "{value} is less than one token.": "{value} 不足一个 token。",
+    "give {field} as a count of tokens, e.g. 512.": "{field} 请给 token 数，例如 512。",
     "{option} applies to {applies_to}, not {here}.": "{option} 只适用于 {applies_to}，不适用于 {here}。",
     "drop {option}.": "请去掉 {option}。",
     "QLoRA's frozen base is NF4 by definition.": "QLoRA 的冻结底座按定义就是 NF4。",

@@ -146,10 +146,10 @@ class PlanRequest(JobFields):
 
     # the defaults of `gpuplan plan finetune|pretrain|infer|serve`
     _defaults: ClassVar[dict[str, dict[str, Any]]] = {
-        "finetune": {"method": "lora", "objective": "cost"},
-        "pretrain": {"method": "full", "max_gpus": 2048, "objective": "time"},
-        "infer": {"prompt": 1024, "output": 256, "batch": 0, "requests": 1000.0, "objective": "cost"},
-        "serve": {"prompt": 1000, "output": 300, "rps": 1.0, "objective": "cost"},
+        "finetune": {"method": Method.LORA, "objective": Objective.COST},
+        "pretrain": {"method": Method.FULL, "max_gpus": 2048, "objective": Objective.TIME},
+        "infer": {"prompt": 1024, "output": 256, "batch": 0, "requests": 1000.0, "objective": Objective.COST},
+        "serve": {"prompt": 1000, "output": 300, "rps": 1.0, "objective": Objective.COST},
     }
 
 
