@@ -323,15 +323,45 @@ INFERENCE_FILES = ("inference_runs.csv", "inference_extra.csv", "inference_servi
 
 def inference_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
     rows = {rid: row for name in INFERENCE_FILES for rid, row in _rows(name).items()}
+    copies = _copied_blocks(rows)
     cases: list[Case] = []
     unmapped: list[Unmapped] = []
     for rid, row in rows.items():
-        case, why = _inference_case(cat, row)
+        case, why = (None, copies[rid]) if rid in copies else _inference_case(cat, row)
         if case:
             cases.append(case)
         else:
             unmapped.append(Unmapped(rid, why))
     return cases, unmapped
+
+
+_BLOCK = ("source_group", "engine", "model", "precision", "tp", "pp", "isl", "osl", "batch_or_concurrency", "scenario",
+          "request_rate_per_s")
+
+
+def _copied_blocks(rows: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Rows of one source measured on two GPUs under the same conditions whose every metric (three or more) is
+    the same number to the last printed digit: two parts of different speed cannot both have produced them, so
+    the source repeats one page's results on another and neither copy can be trusted. Row id → the reason."""
+    blocks: dict[tuple[str, ...], dict[str, dict[str, tuple[str, str]]]] = {}
+    for rid, row in rows.items():
+        if row.get("scenario", "").strip() and row.get("gpu_spec_name", "").strip():
+            key = tuple(row.get(k, "").strip() for k in _BLOCK)
+            blocks.setdefault(key, {}).setdefault(row["gpu_spec_name"], {})[row["metric"]] = (row["value"], rid)
+    out: dict[str, str] = {}
+    for per_gpu in blocks.values():
+        gpus = sorted(per_gpu)
+        for i, a in enumerate(gpus):
+            for b in gpus[i + 1:]:
+                common = set(per_gpu[a]) & set(per_gpu[b])
+                if len(common) >= 3 and all(per_gpu[a][k][0] == per_gpu[b][k][0] for k in common):
+                    for this, other in ((a, b), (b, a)):
+                        for metric in common:
+                            out[per_gpu[this][metric][1]] = (
+                                f"every metric of this run on {this} equals, to the last digit, the source's run on "
+                                f"{other} under the same conditions ({per_gpu[other][metric][1]}): the source repeats "
+                                "one GPU's results for another, so neither can be trusted")
+    return out
 
 
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
@@ -465,6 +495,11 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, "Poisson arrivals without a stated rate"
     if scenario == "concurrency" and not clients:
         return None, "closed loop without a stated number of clients"
+    seen = re.search(r"measured mean concurrency[^=]*=\s*(\d+(?:\.\d+)?)", row["notes"])
+    if scenario == "concurrency" and clients and seen and float(seen.group(1)) > 1.05 * clients:
+        # bench_serving never runs more requests at once than --max-concurrency: the row's load is not the stated one
+        return None, (f"the source's measured mean concurrency ({float(seen.group(1)):g}) exceeds its stated maximum "
+                      f"concurrency ({clients}): the load behind the row is not the one it states")
     found = _speed_inputs(cat, row)
     if isinstance(found, str):
         return None, found
@@ -482,8 +517,13 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     means = " (means)" if isl_mean or osl_mean else ""
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}{means} at {load}: {metric}"
 
+    lockstep = not (isl_mean or osl_mean)  # fixed lengths: closed-loop clients stay in step (load._waves)
+    sent = re.search(r"(\d[\d,]*)\s+(?:successful\s+)?requests", row["notes"])  # a finite run: "500 requests"
+    n_requests = int(sent.group(1).replace(",", "")) if sent else None
+
     def pred(cal: Calibration, m=model, g=gpu, s=setup, r=rate, n=clients, f=field_name, c=cv2) -> float:
-        ls = at_rate(m, g, s, r, cal, c) if scenario == "poisson" else at_concurrency(m, g, s, n or 1, cal)
+        ls = (at_rate(m, g, s, r, cal, c, n_requests) if scenario == "poisson" else
+              at_concurrency(m, g, s, n or 1, cal, lockstep=lockstep))
         return float(getattr(ls, f))
 
     assume = "; ".join(a for a in ("dataset lengths read as their means, prompt-length c² = 1" if isl_mean or osl_mean

@@ -110,3 +110,31 @@ def test_fp8_weights_keep_a_16_bit_kv_cache_unless_the_run_sets_fp8(engine: str,
 
     assert _kv_dtype(engine, ("fp8", "fp8"), notes) == expected
     assert _kv_dtype(engine, ("fp16", "fp16"), notes) == "fp16"
+
+
+def test_a_closed_loop_row_whose_measured_concurrency_exceeds_its_cap_is_not_mapped() -> None:
+    # bench_serving never holds more requests in flight than --max-concurrency; a row that reports a mean
+    # concurrency of 111 at a stated maximum of 4 did not run the load it states (dstack's TensorRT-LLM rows)
+    cases, unmapped = all_cases()
+    why = {u.id: u.why for u in unmapped}
+    odd = [rid for rid, r in ((r["id"], r) for r in _rows("inference_serving.csv"))
+           if r["scenario"] == "concurrency" and "mean concurrency column = 111.1" in r["notes"]]
+    assert odd and all("exceeds its stated maximum concurrency" in why[rid] for rid in odd)
+    assert not {c.id for c in cases} & set(odd)
+
+
+def test_one_gpus_results_repeated_for_another_are_not_mapped() -> None:
+    # two parts of different speed cannot print the same numbers to the last digit in every metric of a run:
+    # such a block (GPUStack's GLM-4.5-Air pages for A100 and H100) is a copy, and neither side is mapped
+    from calib import _copied_blocks
+
+    def row(rid: str, gpu: str, metric: str, value: str) -> dict[str, str]:
+        return {"id": rid, "source_group": "lab", "engine": "vLLM", "model": "m", "scenario": "offline", "isl": "128",
+                "osl": "4", "gpu_spec_name": gpu, "metric": metric, "value": value}
+
+    metrics = ("ttft_ms_mean", "tpot_ms_mean", "throughput_output_tok_s_total")
+    copied = {f"a{i}": row(f"a{i}", "A100-80GB", k, "1.5") for i, k in enumerate(metrics)}
+    copied |= {f"h{i}": row(f"h{i}", "H100", k, "1.5") for i, k in enumerate(metrics)}
+    assert set(_copied_blocks(copied)) == set(copied)
+    distinct = {**copied, "h0": row("h0", "H100", metrics[0], "0.9")}
+    assert _copied_blocks(distinct) == {}

@@ -243,3 +243,63 @@ def test_a_short_prompt_is_never_faster_than_reading_the_weights_it_reaches(cata
     long = replace(s, prompt_len=8192)
     ratio = prefill_seconds(m, g, long, 16384, cal) / prefill_seconds(m, g, long, 8192, cal)
     assert 1.9 < ratio < 2.1
+
+
+def test_clients_in_lockstep_queue_behind_each_others_prompts(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # n clients sending requests of one length start together and stay together: each wave's n prompts arrive at
+    # once, so a prompt waits for those ahead of it — TTFT grows about linearly with n (the mean about half the
+    # wave's prefill), far above what free-running clients of the same count see
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.estimate.infer_speed import prefill_seconds
+
+    m, g = llama8b_h100
+    waves = [at_concurrency(m, g, SETUP, n, lockstep=True) for n in (1, 8, 64)]
+    free = at_concurrency(m, g, SETUP, 64)
+    one_prompt = prefill_seconds(m, g, SETUP, SETUP.prompt_len, fitted())
+    assert waves[0].ttft_mean_s == pytest.approx(at_concurrency(m, g, SETUP, 1).ttft_mean_s, rel=0.05)
+    assert all(a.ttft_mean_s < b.ttft_mean_s for a, b in itertools.pairwise(waves))
+    assert waves[2].ttft_mean_s > 32 * one_prompt * 0.8 and waves[2].ttft_mean_s > free.ttft_mean_s
+    assert all(w.ttft_p99_s >= w.ttft_p50_s and w.tpot_p99_s >= w.tpot_mean_s for w in waves)
+    # the first of a wave to get its token waits while the others are prefilled: TPOT above a bare decode step
+    assert waves[2].tpot_mean_s > latency(m, g, replace(SETUP, batch=64)).extra["tpot_s"]
+
+
+def test_a_served_request_pays_the_front_end_before_its_first_token(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # at a trickle a request never queues, yet its TTFT through the server is more than the bare prefill: HTTP,
+    # tokenization and the hand-over to the engine process come first (fitted per engine, tens of milliseconds)
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.estimate.load import request_overhead
+
+    m, g = llama8b_h100
+    trickle = at_rate(m, g, SETUP, 1e-3)
+    overhead = request_overhead(SETUP, fitted())
+    assert 0.0 < overhead < 0.2
+    assert trickle.ttft_p50_s >= latency(m, g, SETUP).extra["ttft_s"] + overhead
+
+
+def test_a_finite_run_past_capacity_waits_longer_the_more_it_sends_and_the_faster(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # a benchmark that sends N requests faster than the engine serves them ends with a finite queue: the later
+    # requests wait for the earlier ones, so TTFT grows with N and with the rate, p99 above p50
+    m, g = llama8b_h100
+    limit = capacity(m, g, SETUP)
+    few, many = at_rate(m, g, SETUP, 2 * limit, n_requests=100), at_rate(m, g, SETUP, 2 * limit, n_requests=1000)
+    faster = at_rate(m, g, SETUP, 4 * limit, n_requests=1000)
+    assert few.saturated and math.isfinite(few.ttft_mean_s)
+    assert few.ttft_mean_s < many.ttft_mean_s < faster.ttft_mean_s
+    assert many.ttft_p50_s <= many.ttft_p99_s
+    assert math.isinf(at_rate(m, g, SETUP, 2 * limit).ttft_mean_s)  # an endless stream: the queue never ends
+
+
+def test_prompt_work_stretches_a_decode_step_at_most_to_one_pass_over_the_token_budget(catalog: Catalog) -> None:
+    # short outputs at a high rate leave prompts most of the GPU, but chunked prefill caps every iteration at
+    # max_batched_tokens, so a token never waits longer than one pass over that budget
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.estimate.engines import engine
+    from gpuplan.estimate.infer_speed import prefill_seconds
+
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("H100")
+    s = replace(SETUP, prompt_len=2000, output_len=16)
+    budget = prefill_seconds(m, g, s, float(engine("vllm").max_batched_tokens or 0), fitted())
+    for rate in (0.5, 0.9, 1.5):
+        state = at_rate(m, g, s, rate * capacity(m, g, s))
+        assert state.tpot_mean_s <= budget * 1.0001

@@ -18,8 +18,10 @@ of running sequences of an M/G/∞ system is Poisson with mean B, so TPOT p99 is
 approximation B + 2.33·√B), which errs high (a request's TPOT averages its whole life).
 A closed loop of N clients is the same system with rate = N / (TTFT + O × TPOT), solved together.
 
-No parameter here is fitted: the per-iteration physics is :mod:`gpuplan.estimate.infer_speed`'s, whose
-efficiencies ``bench/fit.py`` fits; this module adds only queueing theory. When the rate exceeds what the
+The per-iteration physics is :mod:`gpuplan.estimate.infer_speed`'s, whose efficiencies ``bench/fit.py`` fits;
+this module adds queueing theory and one fitted constant per engine, the server front end's time before a
+request's first token (:func:`request_overhead`). Closed-loop clients sending requests of one length stay in
+lockstep and arrive in waves (:func:`_waves`). When the rate exceeds what the
 configuration serves (ρ ≥ 1 or B beyond the KV cache / engine cap) the answer says saturated: TTFT is unbounded
 (the queue grows), TPOT is that of the engine running flat out, and the throughput is the capacity.
 """
@@ -57,10 +59,35 @@ class LoadSpeed:
     band: Band | None = None
 
 
+def request_overhead(s: InferSetup, cal: Calibration) -> float:
+    """Seconds a served request spends before its first token outside the GPU iterations: the HTTP request,
+    chat template and tokenization, the hand-over to the engine's scheduler process and back, detokenization
+    and streaming of the first chunk. vLLM's OpenAI server tokenizes in the API process and talks to the engine
+    core over ZeroMQ (vLLM docs, "Architecture Overview", V1 process layout); SGLang passes each request from
+    its TokenizerManager to the Scheduler and its output through the DetokenizerManager, three processes
+    (sgl-project/sglang python/sglang/srt/entrypoints/http_server.py). Benchmark clients time TTFT from
+    sending the request to the first streamed chunk, so it includes this path. Fitted per engine
+    (``request_overhead_s_<engine>``, bench/fit.py) on TTFT rows measured under load."""
+    return cal.values.get(f"request_overhead_s_{s.engine}", 0.0)
+
+
 def _iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, rho: float, cal: Calibration) -> float:
     ctx = s.prompt_len + s.output_len / 2
     step, _ = decode_step_seconds(m, gpu, s, max(batch, 1.0), ctx, cal)
     return step / max(1.0 - rho, 1e-9)
+
+
+def _longest_iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, cal: Calibration) -> float:
+    """The longest an iteration lasts when the engine caps the tokens of one forward pass (``max_batched_tokens``):
+    one pass over the whole budget, the running decodes plus prompt chunks filling the rest (Agrawal et al. 2024,
+    Sarathi-Serve, sec. 4.2: stall-free batching under a token budget bounds every iteration's latency). Prompt
+    work stretches decode iterations (t_decode / (1 − ρ)) only up to this; inf for an engine without a budget."""
+    budget = get_engine(s.engine).max_batched_tokens
+    if not budget:
+        return math.inf
+    ctx = s.prompt_len + s.output_len / 2
+    step, _ = decode_step_seconds(m, gpu, s, max(batch, 1.0), ctx, cal)
+    return max(step, prefill_seconds(m, gpu, s, float(budget), cal))
 
 
 def _steady_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, rho: float, cap: int,
@@ -99,9 +126,14 @@ def capacity(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = No
 
 
 def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration | None = None,
-            length_cv2: float = 0.0) -> LoadSpeed:
+            length_cv2: float = 0.0, n_requests: int | None = None) -> LoadSpeed:
     """Steady state at ``rate`` requests/s (Poisson arrivals); ``length_cv2`` is the squared coefficient of
-    variation of prompt lengths (0 for fixed lengths), which scales the queueing wait by (1 + c²)."""
+    variation of prompt lengths (0 for fixed lengths), which scales the queueing wait by (1 + c²).
+
+    Past capacity there is no steady state and TTFT grows without bound — unless the run is finite: a benchmark
+    that sends ``n_requests`` at a rate λ above the capacity μ serves the k-th at about k/μ though it arrived at
+    k/λ, so it waits k·(1/μ − 1/λ) (the fluid approximation of an overloaded queue, Newell 1982, "Applications
+    of Queueing Theory", ch. 2): TTFT's mean is the service plus (N − 1)/2 such lags, its p-quantile p·N of them."""
     cal = cal or fitted()
     cap = max_batch(m, gpu, s, cal)
     t_p = _prefill_one(m, gpu, s, cal)
@@ -113,8 +145,13 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
         limit = capacity(m, gpu, s, cal)
         full = float(max(cap, 1))
         busy = min(limit * t_p, 0.999)
-        tpot = _iteration(m, gpu, s, full, busy, cal)
-        return LoadSpeed(rate, full, busy, math.inf, math.inf, math.inf, tpot, tpot, limit * s.output_len, True,
+        tpot = min(_iteration(m, gpu, s, full, busy, cal), _longest_iteration(m, gpu, s, full, cal))
+        mean = p50 = p99 = math.inf
+        if n_requests and limit > 0:
+            lag = max(0.0, 1 / limit - 1 / rate)
+            service = request_overhead(s, cal) + t_p + tpot / 2
+            mean, p50, p99 = (service + k * lag for k in ((n_requests - 1) / 2, 0.5 * n_requests, 0.99 * n_requests))
+        return LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True,
                          limit, cal.band("inference_latency"))
     return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2)
 
@@ -130,8 +167,10 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     n_chunks = math.ceil(s.prompt_len / chunk)
     decode_share = n_chunks * _iteration(m, gpu, s, batch, 0.0, cal)  # the decodes its prefill iterations carry
     wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
-    service = t_p + decode_share + t_iter / 2
-    tpot_p99 = _iteration(m, gpu, s, min(float(cap), batch + Z99 * math.sqrt(batch)), rho * others, cal)
+    t_iter = min(t_iter, _longest_iteration(m, gpu, s, batch, cal))
+    service = request_overhead(s, cal) + t_p + decode_share + t_iter / 2
+    busiest = min(float(cap), batch + Z99 * math.sqrt(batch))
+    tpot_p99 = min(_iteration(m, gpu, s, busiest, rho * others, cal), _longest_iteration(m, gpu, s, busiest, cal))
     return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service,
                      _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, tpot_p99, rate * s.output_len,
                      False, math.nan, cal.band("inference_latency"))
@@ -144,18 +183,21 @@ def _wait_quantile(mean: float, rho: float, p: float) -> float:
     return mean / rho * math.log(rho / (1 - p))
 
 
-def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Calibration | None = None
-                   ) -> LoadSpeed:
+def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Calibration | None = None,
+                   lockstep: bool = False) -> LoadSpeed:
     """Steady state of ``clients`` closed-loop clients, each sending its next request when the last ends.
 
     The engine runs at most its cap of them (the rest wait in its queue); with n running, each cycle takes
     TTFT + O × TPOT, so the rate is X = n / cycle and the decode batch B = X × O × TPOT — a fixed point,
-    iterated from B = n."""
+    iterated from B = n. ``lockstep``: every request has the same prompt and output length, so the clients,
+    which start together, keep arriving together (:func:`_waves`)."""
     cal = cal or fitted()
     cap = max_batch(m, gpu, s, cal)
     if cap < 1:
         return at_rate(m, gpu, s, math.inf, cal)
     n = min(clients, cap)
+    if lockstep:
+        return _waves(m, gpu, s, clients, n, cap, cal)
     t_p = _prefill_one(m, gpu, s, cal)
     batch = float(n)
     others = (n - 1) / n
@@ -170,3 +212,34 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
         state = replace(state, ttft_mean_s=state.ttft_mean_s + extra, ttft_p50_s=state.ttft_p50_s + extra,
                         ttft_p99_s=state.ttft_p99_s + extra)
     return state
+
+
+def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int, cal: Calibration) -> LoadSpeed:
+    """Closed loop in lockstep: ``n`` clients (of ``clients``; the engine holds ``n``) start together and send
+    requests of one prompt and one output length, so all of a wave's requests finish in the same iteration and
+    the next wave's n prompts arrive together (the benchmark clients, e.g. vLLM's and SGLang's bench_serving
+    with fixed lengths, launch their first n requests at once).
+
+    The engine prefills a wave's prompts in arrival order, in passes of at most ``max_batched_tokens`` tokens,
+    before the wave decodes: the k-th prompt's first token comes after the first k prompts' prefill,
+    T(k) = prefill(k × P) (:func:`prefill_seconds`), so TTFT spreads from T(1) to T(n) — the p-quantile is
+    T(⌈p·n⌉). A request that got its first token early waits while the rest of its wave is prefilled (the
+    scheduler runs waiting prefills before running decodes: vLLM's default scheduler, vllm/core/scheduler.py
+    ``_schedule_default``; SGLang's ``get_next_batch_to_run`` likewise prefers a new prefill batch), so its
+    TPOT is t_decode(n) + (T(n) − T(k)) / (O − 1). A wave lasts T(n) + (O − 1) × t_decode(n)."""
+    ctx = s.prompt_len + s.output_len / 2
+    step, _ = decode_step_seconds(m, gpu, s, float(n), ctx, cal)
+    overhead = request_overhead(s, cal)  # the wave's requests pass the server's front end side by side
+    firsts = [overhead + prefill_seconds(m, gpu, s, k * s.prompt_len, cal) for k in range(1, n + 1)]
+    steps = max(s.output_len - 1, 1)
+    wave = firsts[-1] + steps * step
+    tpots = sorted(step + (firsts[-1] - t) / steps for t in firsts)
+    rate = n / wave
+    extra = (clients - n) / rate if clients > n else 0.0  # clients beyond the cap wait a whole wave each
+
+    def quantile(values: list[float], p: float) -> float:
+        return values[min(len(values) - 1, max(0, math.ceil(p * len(values)) - 1))]
+
+    return LoadSpeed(rate, float(n), firsts[-1] / wave, sum(firsts) / n + extra, quantile(firsts, 0.50) + extra,
+                     quantile(firsts, 0.99) + extra, sum(tpots) / n, quantile(tpots, 0.99), rate * s.output_len,
+                     False, math.nan, cal.band("inference_latency"))
