@@ -1392,12 +1392,12 @@ def lang_first(argv: Sequence[str]) -> list[str]:
 def help_in(lang: str) -> Iterator[Any]:
     """The click command tree of ``gpuplan`` with every command's and option's help in ``lang``, and the words typer
     puts around them (panel titles, [default: …], [required]) in it while the block runs (restored after it)."""
-    import typer.rich_utils as rich_help
-
     command = typer.main.get_command(app)
     if lang != "zh":
         yield command
         return
+    import typer.rich_utils as rich_help  # 0.1 s of imports (rich's markdown): only for Chinese help
+
     names = ("ARGUMENTS_PANEL_TITLE", "OPTIONS_PANEL_TITLE", "COMMANDS_PANEL_TITLE", "ERRORS_PANEL_TITLE",
              "DEFAULT_STRING", "REQUIRED_LONG_STRING", "ENVVAR_STRING", "DEPRECATED_STRING", "ABORTED_TEXT",
              "_make_rich_text")
