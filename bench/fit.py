@@ -128,40 +128,7 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
         if eng not in order:
             cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in _BOUNDS})
             notes[eng] = f"no rows: all efficiencies from {REFERENCE_ENGINE}"
-    return fit_request_overhead(cases, cal, notes)
-
-
-# A served request's time outside the GPU iterations (HTTP, tokenization, process hand-overs: load.request_overhead)
-# is tens of milliseconds; it is identified only where it is a sizeable share of the TTFT, so the rows it is fitted
-# on are those whose TTFT without it is predicted below OVERHEAD_VISIBLE_S (short prompts at light load). Where
-# prompts queue for seconds, the queueing model, not this constant, must explain the TTFT.
-OVERHEAD_VISIBLE_S = 0.25
-OVERHEAD_BOUNDS = (0.0, 0.2)
-
-
-def fit_request_overhead(cases: list[Case], cal: Calibration, notes: dict[str, str]
-                         ) -> tuple[Calibration, dict[str, str]]:
-    """``request_overhead_s_<engine>`` on the engine's TTFT rows measured under load (after the efficiencies,
-    which it does not move); 0 for an engine without such rows."""
-    bare = cal.with_values(**{f"request_overhead_s_{e}": 0.0 for e in ENGINES})
-    for eng in ENGINES:
-        name = f"request_overhead_s_{eng}"
-        rows = [c for c in cases if c.cls == "ttft" and c.meta.get("kind") == "load" and c.meta["engine"] == eng
-                and _visible(c, bare)]
-        cal = cal.with_values(**{name: 0.02 if rows else 0.0})
-        if rows:
-            cal = fit_group(Group(f"serving overhead {eng}", [name], [OVERHEAD_BOUNDS], ("ttft",),
-                                  scale={name: 1e-2}), rows, cal)
-        notes[eng] += f"; request overhead on {len(rows)} TTFT rows under load" if rows else "; no request overhead"
     return cal, notes
-
-
-def _visible(case: Case, bare: Calibration) -> bool:
-    try:
-        pred = case.predict(bare)
-    except Exception:
-        return False
-    return math.isfinite(pred) and 0 < pred < OVERHEAD_VISIBLE_S
 
 
 def log_residual(case: Case, cal: Calibration) -> float:

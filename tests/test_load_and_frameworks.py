@@ -264,19 +264,6 @@ def test_clients_in_lockstep_queue_behind_each_others_prompts(llama8b_h100) -> N
     assert waves[2].tpot_mean_s > latency(m, g, replace(SETUP, batch=64)).extra["tpot_s"]
 
 
-def test_a_served_request_pays_the_front_end_before_its_first_token(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
-    # at a trickle a request never queues, yet its TTFT through the server is more than the bare prefill: HTTP,
-    # tokenization and the hand-over to the engine process come first (fitted per engine, tens of milliseconds)
-    from gpuplan.estimate.calibration import fitted
-    from gpuplan.estimate.load import request_overhead
-
-    m, g = llama8b_h100
-    trickle = at_rate(m, g, SETUP, 1e-3)
-    overhead = request_overhead(SETUP, fitted())
-    assert 0.0 < overhead < 0.2
-    assert trickle.ttft_p50_s >= latency(m, g, SETUP).extra["ttft_s"] + overhead
-
-
 def test_a_finite_run_past_capacity_waits_longer_the_more_it_sends_and_the_faster(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
     # a benchmark that sends N requests faster than the engine serves them ends with a finite queue: the later
     # requests wait for the earlier ones, so TTFT grows with N and with the rate, p99 above p50

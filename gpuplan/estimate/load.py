@@ -19,9 +19,8 @@ approximation B + 2.33·√B), which errs high (a request's TPOT averages its wh
 A closed loop of N clients is the same system with rate = N / (TTFT + O × TPOT), solved together.
 
 The per-iteration physics is :mod:`gpuplan.estimate.infer_speed`'s, whose efficiencies ``bench/fit.py`` fits;
-this module adds queueing theory and one fitted constant per engine, the server front end's time before a
-request's first token (:func:`request_overhead`). Closed-loop clients sending requests of one length stay in
-lockstep and arrive in waves (:func:`_waves`). When the rate exceeds what the
+this module adds only queueing theory. Closed-loop clients sending requests of one length stay in lockstep and
+arrive in waves (:func:`_waves`). When the rate exceeds what the
 configuration serves (ρ ≥ 1 or B beyond the KV cache / engine cap) the answer says saturated: TTFT is unbounded
 (the queue grows), TPOT is that of the engine running flat out, and the throughput is the capacity.
 """
@@ -57,18 +56,6 @@ class LoadSpeed:
     saturated: bool  # the load exceeds what the configuration serves
     capacity_per_s: float  # the largest rate it serves (requests/s)
     band: Band | None = None
-
-
-def request_overhead(s: InferSetup, cal: Calibration) -> float:
-    """Seconds a served request spends before its first token outside the GPU iterations: the HTTP request,
-    chat template and tokenization, the hand-over to the engine's scheduler process and back, detokenization
-    and streaming of the first chunk. vLLM's OpenAI server tokenizes in the API process and talks to the engine
-    core over ZeroMQ (vLLM docs, "Architecture Overview", V1 process layout); SGLang passes each request from
-    its TokenizerManager to the Scheduler and its output through the DetokenizerManager, three processes
-    (sgl-project/sglang python/sglang/srt/entrypoints/http_server.py). Benchmark clients time TTFT from
-    sending the request to the first streamed chunk, so it includes this path. Fitted per engine
-    (``request_overhead_s_<engine>``, bench/fit.py) on TTFT rows measured under load."""
-    return cal.values.get(f"request_overhead_s_{s.engine}", 0.0)
 
 
 def _iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, rho: float, cal: Calibration) -> float:
@@ -149,7 +136,7 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
         mean = p50 = p99 = math.inf
         if n_requests and limit > 0:
             lag = max(0.0, 1 / limit - 1 / rate)
-            service = request_overhead(s, cal) + t_p + tpot / 2
+            service = t_p + tpot / 2
             mean, p50, p99 = (service + k * lag for k in ((n_requests - 1) / 2, 0.5 * n_requests, 0.99 * n_requests))
         return LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True,
                          limit, cal.band("inference_latency"))
@@ -168,7 +155,7 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     decode_share = n_chunks * _iteration(m, gpu, s, batch, 0.0, cal)  # the decodes its prefill iterations carry
     wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
     t_iter = min(t_iter, _longest_iteration(m, gpu, s, batch, cal))
-    service = request_overhead(s, cal) + t_p + decode_share + t_iter / 2
+    service = t_p + decode_share + t_iter / 2
     busiest = min(float(cap), batch + Z99 * math.sqrt(batch))
     tpot_p99 = min(_iteration(m, gpu, s, busiest, rho * others, cal), _longest_iteration(m, gpu, s, busiest, cal))
     return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service,
@@ -229,8 +216,7 @@ def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int
     TPOT is t_decode(n) + (T(n) − T(k)) / (O − 1). A wave lasts T(n) + (O − 1) × t_decode(n)."""
     ctx = s.prompt_len + s.output_len / 2
     step, _ = decode_step_seconds(m, gpu, s, float(n), ctx, cal)
-    overhead = request_overhead(s, cal)  # the wave's requests pass the server's front end side by side
-    firsts = [overhead + prefill_seconds(m, gpu, s, k * s.prompt_len, cal) for k in range(1, n + 1)]
+    firsts = [prefill_seconds(m, gpu, s, k * s.prompt_len, cal) for k in range(1, n + 1)]
     steps = max(s.output_len - 1, 1)
     wave = firsts[-1] + steps * step
     tpots = sorted(step + (firsts[-1] - t) / steps for t in firsts)
