@@ -20,7 +20,7 @@ from gpuplan import i18n
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
-from gpuplan.types import STALE_AFTER_DAYS
+from gpuplan.types import STALE_AFTER_DAYS, Task
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
 
 
@@ -716,7 +716,7 @@ def estimate(
     from gpuplan.present import show_estimate
 
     show_estimate(e, json_out)
-    if not e.fits or (e.job.task == "serve" and not e.replicas):
+    if not e.fits or (e.job.task is Task.SERVE and not e.replicas):
         raise typer.Exit(1)  # as a plan that finds nothing: scripts see that this configuration cannot run it
 
 

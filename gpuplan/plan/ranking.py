@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gpuplan.plan.candidates import Candidate, Constraints
+from gpuplan.types import Task
 from gpuplan.units import DAY
 
 # Estimates carry bands of tens of percent (docs/accuracy.md): times within 1 % of the fastest, or costs within
@@ -39,7 +40,7 @@ def _speed(x: Candidate) -> float:
     """What "faster" means when ranking: the wall time of a job; for serving, whose candidates are all priced
     per hour, a request's latency at the planned load (TTFT + output tokens × TPOT)."""
     e = x.estimate
-    if e.job.task == "serve" and e.speed is not None:
+    if e.job.task is Task.SERVE and e.speed is not None:
         return e.speed.ttft_s + e.job.output_len * e.speed.tpot_s
     return x.time_s
 
