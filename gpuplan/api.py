@@ -23,7 +23,7 @@ from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.plan.planner import PlanResult
-from gpuplan.types import Task
+from gpuplan.types import Market, Task
 from gpuplan.units import fmt_bytes, fmt_money, fmt_seconds, parse_count, parse_currency, parse_money, parse_seconds
 
 # the job's options and what each takes (counts and durations may be text); the rest are the plan's constraints
@@ -59,7 +59,7 @@ def plan(model: str, task: str = "finetune", *, catalog: Catalog | None = None, 
     c = {k: v for k, v in options.items() if k in _PLAN_OPTIONS}
     given = c.pop("currency", None)
     currency = parse_currency(_text(given, "currency"), "currency") if given is not None else (
-        "CNY" if c.get("market") == "cn" else "USD")
+        "CNY" if c.get("market") == Market.CN else "USD")
     budget = c.pop("budget", None)
     deadline = c.pop("deadline", None)
     deadline_s = parse_seconds(deadline, "deadline") if deadline is not None else None

@@ -15,7 +15,7 @@ from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, ho
 from gpuplan.plan.costing import token_costs
 from gpuplan.plan.ranking import COST_TIE_SHARE, max_seconds
 from gpuplan.requests import estimate_options, settings_text
-from gpuplan.types import Task
+from gpuplan.types import Objective, Task
 from gpuplan.units import HOUR, fmt_bytes, fmt_money, fmt_seconds
 
 Sentence = Callable[..., str]
@@ -117,7 +117,7 @@ def _explain_en(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     k = a.cost.instances
     rate = (f" at {n['rate']}/h" + (f" per instance × {k} instances" if k > 1 else "")) if n["rate"] else ""
     faster = "the lower latency" if a.estimate.job.task is Task.SERVE else "the faster"
-    tie = f" (costs within {COST_TIE_SHARE:.0%} tie; {faster} wins)" if c.objective != "time" else ""
+    tie = f" (costs within {COST_TIE_SHARE:.0%} tie; {faster} wins)" if c.objective is not Objective.TIME else ""
     return (f"{n['pick']} is the {what} choice{tie}: the job needs {n['need']} per GPU (with a {n['headroom']} "
             f"error margin) of {n['have']}, {spend}{rate}.")
 
@@ -128,7 +128,7 @@ def _explain_zh(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     k = a.cost.instances
     rate = (f"（单价 {n['rate']}/小时" + (f"/台 × {k} 台" if k > 1 else "") + "）") if n["rate"] else ""
     faster = "延迟更低的" if a.estimate.job.task is Task.SERVE else "更快的"
-    tie = f"（费用相差 {COST_TIE_SHARE:.0%} 以内算持平，取{faster}）" if c.objective != "time" else ""
+    tie = f"（费用相差 {COST_TIE_SHARE:.0%} 以内算持平，取{faster}）" if c.objective is not Objective.TIME else ""
     return (f"{what}的方案是 {n['pick']}{tie}：每卡需要 {n['need']} 显存（含 {n['headroom']} 误差余量），"
             f"可用 {n['have']}；{spend}{rate}。")
 

@@ -33,7 +33,7 @@ from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints
 from gpuplan.plan.pricing import Offers, matching
-from gpuplan.types import Gpu, Job, ModelSpec, Parallelism, Task, TrainSetup
+from gpuplan.types import Gpu, Job, ModelSpec, Objective, Parallelism, Task, TrainSetup
 
 NODE_COUNTS = (1, 2, 4, 8)
 
@@ -200,7 +200,7 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
                 best, near = best_inference(m, gpu, job, n, c, cal, reasons)
             if best:
                 fitting.append(best)
-                if job.is_training and n >= 8 and best.seconds < 3600 and c.objective != "time":
+                if job.is_training and n >= 8 and best.seconds < 3600 and c.objective is not Objective.TIME:
                     break  # for cost and value, more GPUs only add overhead once a job takes minutes
             elif near:
                 closest.append(near)
