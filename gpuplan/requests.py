@@ -360,7 +360,7 @@ def estimate_options(e: JobEstimate) -> dict[str, Any]:
     else:
         opts.update({"--tp": s.tp, "--pp": s.pp, "--engine": s.engine, "--quant": s.weight_format,
                      "--kv-dtype": s.kv_dtype, "--prompt": s.prompt_len, "--output": s.output_len, "--batch": s.batch})
-        if job.task == "infer":
+        if job.task is Task.INFER:
             opts["--requests"] = job.requests
     return {k: v for k, v in opts.items() if v is not None}
 
