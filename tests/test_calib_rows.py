@@ -139,3 +139,17 @@ def test_one_gpus_results_repeated_for_another_are_not_mapped() -> None:
     assert set(_copied_blocks(copied)) == set(copied)
     distinct = {**copied, "h0": row("h0", "H100", metrics[0], "0.9")}
     assert _copied_blocks(distinct) == {}
+
+
+def test_a_packed_run_that_counts_samples_before_packing_is_not_mapped(catalog: Catalog) -> None:
+    # ms-swift's lora+packing+lazytokenize run reports 78,237 samples in 10,179 s; lora+packing on the same data
+    # reports 7,900 packed samples in 10,049 s: lazy tokenization counts the raw samples, so samples × 2,048 would
+    # be ten times the tokens trained on
+    row = next(r for r in _rows("finetune_more.csv")
+               if r["id"] == "ftm-swift-exp-qwen-7b-chat-lora-plus-packing-plus-lazytokenize-time")
+    case, why = _finetune_case(catalog, row)
+    assert case is None
+    assert "before packing" in why
+    packed = next(r for r in _rows("finetune_more.csv")
+                  if r["id"] == "ftm-swift-exp-qwen-7b-chat-lora-plus-packing-time")
+    assert _finetune_case(catalog, packed)[0] is not None
