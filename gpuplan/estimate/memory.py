@@ -392,9 +392,16 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
-    (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time."""
+    (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time. A stack whose
+    chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT) keeps, for every chunk until
+    backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values per entry."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
-    per_entry = act_bytes(s) + 8.0 / 8 if s.chunked_loss else act_bytes(s) + 8.0
+    if s.chunked_loss and stack(s.framework).chunked_loss_bf16:
+        per_entry = 2 * act_bytes(s)
+    elif s.chunked_loss:
+        per_entry = act_bytes(s) + 8.0 / 8
+    else:
+        per_entry = act_bytes(s) + 8.0
     return tokens * m.vocab * per_entry / s.parallel.tp
 
 
