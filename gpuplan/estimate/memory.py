@@ -405,6 +405,33 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     return tokens * m.vocab * per_entry / s.parallel.tp
 
 
+def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
+    """What a stack whose loop keeps the previous micro-batch's outputs (``data/stacks.csv``
+    ``keeps_previous_outputs``: LitGPT) still holds while the next forward runs: (inputs the previous graph keeps,
+    16-bit logits). The logits stay bound until the next forward returns; backward freed the tensors autograd
+    saved, but not what a custom autograd function stored on its context: bitsandbytes' MatMul4Bit and
+    MatMul8bitLt keep their input A as ``ctx.tensors`` (TimDettmers/bitsandbytes bitsandbytes/autograd/_functions.py
+    @29e3420c6de4c62086603aff47107ef378062e91; PyTorch's "Extending torch.autograd" notes say tensors for backward
+    belong in ``save_for_backward``, which backward releases). Through the logits' graph every quantized linear's
+    input of the previous micro-batch is alive: per token and layer the attention's normed input, the reshaped
+    attention output, the MLP's normed input and the product that feeds the down projection, and per token the
+    output layer's input where the stack quantizes it. Checkpointed layers keep no graph, so under full
+    recomputation only the logits are carried."""
+    if not stack(s.framework).keeps_previous_outputs:
+        return 0.0, 0.0
+    par = s.parallel
+    tokens = s.micro_batch * s.seq_len / par.cp
+    logits = tokens * m.vocab * act_bytes(s) / par.tp
+    if not (s.method != "full" and _bnb_base(s)) or s.recompute == "full":
+        return 0.0, logits
+    width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
+    per_layer = m.q_dim + width + (1 if m.parallel_attn else 2) * m.hidden
+    head = m.hidden if stack(s.framework).quantizes_output_layer else 0
+    shard = par.tp if par.sequence_parallel else 1
+    inputs = tokens * (per_layer * m.n_layers / par.pp + head) * act_bytes(s) / shard
+    return inputs, logits
+
+
 def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
     """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states)."""
     if s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
@@ -461,9 +488,13 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     def held(grad: float, by_length: float) -> float:  # the tensors and the allocator's pool around them
         return grad + by_length + allocator_slack_bytes(s, cal, by_length, grad)
 
-    peak_in_backward = not coincide and held(grads, last_layer) > held(first_grad, acts + logits)
+    # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
+    carried_acts, carried_logits = previous_outputs_bytes(m, s)
+    at_forward_end = acts + carried_acts + logits + carried_logits
+    peak_in_backward = not coincide and held(grads, last_layer) > held(first_grad, at_forward_end)
     grads_at_peak = grads if (coincide or peak_in_backward) else first_grad
-    acts_at_peak, logits_at_peak = (last_layer, 0.0) if peak_in_backward else (acts, logits)
+    acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
+                                    (acts + carried_acts, logits + carried_logits))
     dequant = _dequant_workspace(m, s)
     overhead = cal.get("train_overhead_bytes")
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
@@ -581,6 +612,7 @@ def describe_stack(s: TrainSetup) -> str:
         (s.method != "full" and st.quantizes_output_layer and bool(s.base_quant or s.method == "qlora"),
          "the output layer is quantized too"),
         (s.method != "full" and st.unties_embeddings, "a tied output layer is held as its own matrix"),
+        (st.keeps_previous_outputs, "the previous micro-batch's logits and their graph live through the next forward"),
     ) if on]
     rest = ", ".join(kept) if kept else "only the layer's own tensors"
     return f"{s.framework} modeling code: {rest}"
