@@ -23,6 +23,7 @@ from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.plan.planner import PlanResult
+from gpuplan.types import Market, Task
 from gpuplan.units import fmt_bytes, fmt_money, fmt_seconds, parse_count, parse_currency, parse_money, parse_seconds
 
 # the job's options and what each takes (counts and durations may be text); the rest are the plan's constraints
@@ -58,7 +59,7 @@ def plan(model: str, task: str = "finetune", *, catalog: Catalog | None = None, 
     c = {k: v for k, v in options.items() if k in _PLAN_OPTIONS}
     given = c.pop("currency", None)
     currency = parse_currency(_text(given, "currency"), "currency") if given is not None else (
-        "CNY" if c.get("market") == "cn" else "USD")
+        "CNY" if c.get("market") == Market.CN else "USD")
     budget = c.pop("budget", None)
     deadline = c.pop("deadline", None)
     deadline_s = parse_seconds(deadline, "deadline") if deadline is not None else None
@@ -216,7 +217,7 @@ class Plan:
                                    "time": fmt_seconds(x.time_s),
                                    "cost": fmt_money(x.cost.total, x.cost.currency),
                                    "memory": f"{fmt_bytes(e.needed_bytes)} / {fmt_bytes(e.capacity_bytes)}"}
-            if e.job.task == "serve":  # priced per hour: the latency at the planned load instead of a duration
+            if e.job.task is Task.SERVE:  # priced per hour: the latency at the planned load instead of a duration
                 del row["time"]
                 row["cost"] += "/h"
                 if e.speed:

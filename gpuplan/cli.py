@@ -20,7 +20,7 @@ from gpuplan import i18n
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
 from gpuplan.render import Col, emit
-from gpuplan.types import STALE_AFTER_DAYS
+from gpuplan.types import STALE_AFTER_DAYS, Market, Task
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
 
 
@@ -716,7 +716,7 @@ def estimate(
     from gpuplan.present import show_estimate
 
     show_estimate(e, json_out)
-    if not e.fits or (e.job.task == "serve" and not e.replicas):
+    if not e.fits or (e.job.task is Task.SERVE and not e.replicas):
         raise typer.Exit(1)  # as a plan that finds nothing: scripts see that this configuration cannot run it
 
 
@@ -1089,7 +1089,7 @@ def plan_serve(
 def _currency(currency: str | None, market: str | None) -> str:
     from gpuplan.units import parse_currency
 
-    return parse_currency(currency, "--currency") if currency else ("CNY" if market == "cn" else "USD")
+    return parse_currency(currency, "--currency") if currency else ("CNY" if market == Market.CN else "USD")
 
 
 def _money(text: str | None, field: str, currency: str) -> float | None:
@@ -1281,7 +1281,7 @@ def _buy_configs(cat: Any, m: Any, market: str) -> list[tuple[Any, int]]:
     from gpuplan.plan.fitting import fit_table
 
     priced = {p.gpu for p in cat.purchase_prices}
-    pool = [g for g in cat.gpus.values() if g.name in priced and (market != "cn" or g.sold_in_china)]
+    pool = [g for g in cat.gpus.values() if g.name in priced and (market != Market.CN or g.sold_in_china)]
     out: list[tuple[Any, int]] = []
     for row in fit_table(cat, m, pool, per_case=2):
         if row.use_case in ("LoRA fine-tune", "inference 16-bit"):
@@ -1392,12 +1392,12 @@ def lang_first(argv: Sequence[str]) -> list[str]:
 def help_in(lang: str) -> Iterator[Any]:
     """The click command tree of ``gpuplan`` with every command's and option's help in ``lang``, and the words typer
     puts around them (panel titles, [default: …], [required]) in it while the block runs (restored after it)."""
-    import typer.rich_utils as rich_help
-
     command = typer.main.get_command(app)
     if lang != "zh":
         yield command
         return
+    import typer.rich_utils as rich_help  # 0.1 s of imports (rich's markdown): only for Chinese help
+
     names = ("ARGUMENTS_PANEL_TITLE", "OPTIONS_PANEL_TITLE", "COMMANDS_PANEL_TITLE", "ERRORS_PANEL_TITLE",
              "DEFAULT_STRING", "REQUIRED_LONG_STRING", "ENVVAR_STRING", "DEPRECATED_STRING", "ABORTED_TEXT",
              "_make_rich_text")

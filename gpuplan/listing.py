@@ -15,7 +15,7 @@ from gpuplan.errors import InputError, UnknownNameError, check_choice
 from gpuplan.estimate.memory import kv_bytes_per_token
 from gpuplan.estimate.params import count_params
 from gpuplan.i18n import say
-from gpuplan.types import STALE_AFTER_DAYS, Gpu, Offer
+from gpuplan.types import STALE_AFTER_DAYS, Gpu, Market, Offer
 from gpuplan.units import GB, TERA, GiB
 
 GPU_SORTS = ("name", "memory", "bandwidth", "bf16", "fp8", "year", "tdp")
@@ -59,7 +59,7 @@ def list_gpus(catalog: Catalog, *, market: str | None = None, min_memory_bytes: 
         gpus = [g for g in gpus if g.vendor.lower() == vendor.lower()]
     if segment:
         gpus = [g for g in gpus if g.segment == segment]
-    if market == "cn":
+    if market == Market.CN:
         gpus = [g for g in gpus if g.sold_in_china or _offered_in(catalog, g.name, "cn")]
     if min_memory_bytes is not None:
         gpus = [g for g in gpus if g.memory_nominal_gb * GiB >= min_memory_bytes - 0.5 * GiB]

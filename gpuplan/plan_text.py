@@ -15,6 +15,7 @@ from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, ho
 from gpuplan.plan.costing import token_costs
 from gpuplan.plan.ranking import COST_TIE_SHARE, max_seconds
 from gpuplan.requests import estimate_options, settings_text
+from gpuplan.types import Objective, Task
 from gpuplan.units import HOUR, fmt_bytes, fmt_money, fmt_seconds
 
 Sentence = Callable[..., str]
@@ -97,7 +98,7 @@ def explain(ranked: tuple[Candidate, ...] | list[Candidate], c: Constraints, lan
         ratio = {"cost": r_cost, "time": r_time, "value": r_value}[c.objective]
         cost = fmt_money(runner.cost.total, runner.cost.currency)
         # serving is priced per hour: the runner-up's hourly cost says it all
-        detail = [cost + "/h"] if e.job.task == "serve" else [cost, fmt_seconds(runner.time_s)]
+        detail = [cost + "/h"] if e.job.task is Task.SERVE else [cost, fmt_seconds(runner.time_s)]
         if zh:
             why = {"cost": f"费用是它的 {ratio:.2f} 倍", "time": f"用时是它的 {ratio:.2f} 倍",
                    "value": f"同样的工作要花它的 {ratio:.2f} 倍"}[c.objective]
@@ -111,23 +112,23 @@ def explain(ranked: tuple[Candidate, ...] | list[Candidate], c: Constraints, lan
 
 def _explain_en(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     what = {"cost": "cheapest", "time": "fastest", "value": "best value (work per money)"}[c.objective]
-    spend = (f"costs {n['cost']} per hour" if a.estimate.job.task == "serve" else
+    spend = (f"costs {n['cost']} per hour" if a.estimate.job.task is Task.SERVE else
              f"takes {n['time']} and costs {n['cost']}")
     k = a.cost.instances
     rate = (f" at {n['rate']}/h" + (f" per instance × {k} instances" if k > 1 else "")) if n["rate"] else ""
-    faster = "the lower latency" if a.estimate.job.task == "serve" else "the faster"
-    tie = f" (costs within {COST_TIE_SHARE:.0%} tie; {faster} wins)" if c.objective != "time" else ""
+    faster = "the lower latency" if a.estimate.job.task is Task.SERVE else "the faster"
+    tie = f" (costs within {COST_TIE_SHARE:.0%} tie; {faster} wins)" if c.objective is not Objective.TIME else ""
     return (f"{n['pick']} is the {what} choice{tie}: the job needs {n['need']} per GPU (with a {n['headroom']} "
             f"error margin) of {n['have']}, {spend}{rate}.")
 
 
 def _explain_zh(a: Candidate, n: dict[str, str], c: Constraints) -> str:
     what = {"cost": "最便宜", "time": "最快", "value": "性价比最高"}[c.objective]
-    spend = (f"每小时 {n['cost']}" if a.estimate.job.task == "serve" else f"用时 {n['time']}，费用 {n['cost']}")
+    spend = (f"每小时 {n['cost']}" if a.estimate.job.task is Task.SERVE else f"用时 {n['time']}，费用 {n['cost']}")
     k = a.cost.instances
     rate = (f"（单价 {n['rate']}/小时" + (f"/台 × {k} 台" if k > 1 else "") + "）") if n["rate"] else ""
-    faster = "延迟更低的" if a.estimate.job.task == "serve" else "更快的"
-    tie = f"（费用相差 {COST_TIE_SHARE:.0%} 以内算持平，取{faster}）" if c.objective != "time" else ""
+    faster = "延迟更低的" if a.estimate.job.task is Task.SERVE else "更快的"
+    tie = f"（费用相差 {COST_TIE_SHARE:.0%} 以内算持平，取{faster}）" if c.objective is not Objective.TIME else ""
     return (f"{what}的方案是 {n['pick']}{tie}：每卡需要 {n['need']} 显存（含 {n['headroom']} 误差余量），"
             f"可用 {n['have']}；{spend}{rate}。")
 

@@ -16,7 +16,7 @@ from gpuplan.listing import price_age
 from gpuplan.plan_text import notes_text, serving_costs
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.requests import settings_text
-from gpuplan.types import InferSetup
+from gpuplan.types import InferSetup, Task
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
 
@@ -69,7 +69,7 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
     extra = e.memory.extra
     if extra.get("kv_capacity_tokens") is not None and isinstance(e.setup, InferSetup):
         _out(_kv_line(e))
-    if e.job.task in ("infer", "serve") and not e.speed and not e.gpu.memory_bandwidth_bytes_per_s:
+    if e.job.task in (Task.INFER, Task.SERVE) and not e.speed and not e.gpu.memory_bandwidth_bytes_per_s:
         _out(say(f"No speed or time: {e.gpu.name}'s memory bandwidth is not in the catalog (no source was found); "
                  "'gpuplan gpus --json' shows what is known.",
                  f"没有速度和时间：目录里没有 {e.gpu.name} 的显存带宽（未找到来源）；"
@@ -90,10 +90,10 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
                  f"（每条序列 {1 / s.tpot_s:,.0f} token/秒），批大小 {s.batch} 时共输出 "
                  f"{s.output_tokens_per_s:,.0f} token/秒（受{'显存带宽' if s.bound == 'memory' else '算力'}限制）。"
                  + (f"TTFT 与 TPOT 误差带：估计值的 {band}。" if band else "")))
-        if e.job.task == "serve" and e.job.rps and e.replicas:
+        if e.job.task is Task.SERVE and e.job.rps and e.replicas:
             _out(say(f"Replicas for {e.job.rps:g} req/s: {e.replicas} ({e.total_gpus} GPUs).",
                      f"每秒 {e.job.rps:g} 个请求需要 {e.replicas} 个副本（{e.total_gpus} 张卡）。"))
-        elif e.job.task == "serve" and e.fits and not e.replicas:
+        elif e.job.task is Task.SERVE and e.fits and not e.replicas:
             _out(say("No concurrency meets the latency targets on this configuration.",
                      "这个配置上没有任何并发度能满足延迟目标。"))
     rows = _assumption_rows(e.memory) + (_assumption_rows(e.time) if e.time else [])
@@ -173,7 +173,7 @@ def _plan_row(x: Any, rank: int) -> dict[str, Any]:
                                                                    f"{fmt_bytes(e.capacity_bytes)}",
         "notes": "; ".join(notes_text(x)),
     }
-    if e.job.task == "serve" and e.speed:  # per hour: what a user sees is the latency at the planned load
+    if e.job.task is Task.SERVE and e.speed:  # per hour: what a user sees is the latency at the planned load
         row.update(cost=fmt_money(x.cost.total, x.cost.currency) + "/h", batch=e.speed.batch,
                    latency=f"{fmt_seconds(e.speed.ttft_s)} / {fmt_seconds(e.speed.tpot_s)}")
     return row
@@ -196,7 +196,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         data = result.as_dict()
         if compare_buy:
             data["rent_vs_buy"] = [o.as_dict() for o in _buy_rows(catalog, result, hours_per_month)]
-        if result.job.task == "serve":
+        if result.job.task is Task.SERVE:
             data["serving"] = [serving_costs(x) for x in result.ranked]
         _raw(to_json(data))
         return
@@ -229,7 +229,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
           say(f"{result.fitting_configs} configurations fit of {result.considered} considered; ",
               f"{result.considered} 种配置中 {result.fitting_configs} 种装得下；") + _limit_note(result)
           + _band(result.pick.estimate))
-    if job.task == "serve":
+    if job.task is Task.SERVE:
         s = serving_costs(result.pick)
         cur = s["currency"]
         reps, hourly = result.pick.estimate.replicas, fmt_money(s['cost_per_hour'], cur)
@@ -244,7 +244,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
         _alternatives_table(result)
     front = [{"config": x.label(), "time": fmt_seconds(x.time_s),
               "cost": fmt_money(x.cost.total, x.cost.currency)} for x in result.pareto[:8]]
-    if len(front) > 1 and job.task != "serve":
+    if len(front) > 1 and job.task is not Task.SERVE:
         table(front, [Col(tr("Config"), "config"), Col(tr("Time"), "time", None, "right"),
                       Col(tr("Cost"), "cost", None, "right")], tr("Pareto front (cost vs time)"))
     if result.platforms:
@@ -255,7 +255,7 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
 
 def _alternatives_table(result: Any) -> None:
     """Priced changes that would run a plan that fits for less, the largest saving first."""
-    per = "/h" if result.job.task == "serve" else ""
+    per = "/h" if result.job.task is Task.SERVE else ""
     rows = [{"change": translate(a["change"]), "saving": f"−{a['saving']:.0%}", "pick": a["pick"],
              "cost": fmt_money(a["cost"], a["currency"]) + per, "time": fmt_seconds(a["seconds"])}
             for a in result.alternatives]
@@ -264,7 +264,7 @@ def _alternatives_table(result: Any) -> None:
              f"更省钱：{translate(first['change'])}可省 {first['saving']:.0%}。"))
     cols = [Col(tr("Change"), "change"), Col(tr("Saving"), "saving", None, "right"), Col(tr("Pick"), "pick"),
             Col(tr("Cost"), "cost", None, "right")]
-    if result.job.task != "serve":
+    if result.job.task is not Task.SERVE:
         cols.append(Col(tr("Time"), "time", None, "right"))
     table(rows, cols, tr("Cheaper alternatives"))
 

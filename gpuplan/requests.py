@@ -167,7 +167,8 @@ def make_job(task: str, *, method: str = "full", samples: float = 0.0, tokens_pe
         _positive(field, value)
     for field, value in (("--tokens-per-sample", tokens_per_sample), ("--tokens", tokens)):
         if 0 < value < 1:  # a sequence of 0 tokens: every per-token rate would divide by zero
-            raise InputError(field, f"{value:g} is less than one token.", f"give {field} as a count of tokens, e.g. 512.")
+            raise InputError(field, f"{value:g} is less than one token.",
+                             f"give {field} as a count of tokens, e.g. 512.")
     if task == "pretrain" and tokens and tokens < MIN_PRETRAIN_TOKENS:
         raise InputError("--tokens", f"{tokens:g} tokens is not a pretraining run.",
                          "give the count with its unit, e.g. 100B or 1.4T.")
@@ -359,7 +360,7 @@ def estimate_options(e: JobEstimate) -> dict[str, Any]:
     else:
         opts.update({"--tp": s.tp, "--pp": s.pp, "--engine": s.engine, "--quant": s.weight_format,
                      "--kv-dtype": s.kv_dtype, "--prompt": s.prompt_len, "--output": s.output_len, "--batch": s.batch})
-        if job.task == "infer":
+        if job.task is Task.INFER:
             opts["--requests"] = job.requests
     return {k: v for k, v in opts.items() if v is not None}
 

@@ -23,6 +23,8 @@ from gpuplan.catalog import BUNDLED_DIR, Catalog, load_catalog
 os.environ.pop("GPUPLAN_CATALOG", None)
 # ... and prices refreshed into the developer's own price store never reach them: an empty data folder
 os.environ["GPUPLAN_DATA_DIR"] = tempfile.mkdtemp(prefix="gpuplan-test-data-")
+# ... and the catalogs cached between processes are this run's own (the first CLI process builds one)
+os.environ["GPUPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuplan-test-cache-")
 os.environ["GPUPLAN_OFFLINE"] = "1"  # no test uses the network: 'gpuplan refresh' refuses, Hub ids are refused
 
 REPO = Path(__file__).resolve().parent.parent

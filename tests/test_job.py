@@ -161,3 +161,15 @@ def test_tasks_and_methods_are_enums_that_read_their_text_and_refuse_others() ->
         Job(task="train")
     with pytest.raises(InputError, match="--method"):
         Job(task="finetune", method="adapter")
+
+
+@pytest.mark.parametrize(("task", "kw", "field"), [
+    ("pretrain", {"samples": 1000, "tokens_per_sample": 0.4}, "--tokens-per-sample"),
+    ("finetune", {"samples": 10, "tokens_per_sample": 1e-300}, "--tokens-per-sample"),
+    ("finetune", {"tokens": 0.5}, "--tokens"),
+])
+def test_less_than_one_token_is_refused_naming_the_field(task: str, kw: dict, field: str) -> None:
+    # a fractional sample length once became a 0-token sequence, and a plan divided by it (a 500 over HTTP)
+    with pytest.raises(InputError) as err:
+        make_job(task, **kw)
+    assert err.value.field == field and "less than one token" in err.value.message

@@ -170,6 +170,12 @@ def _overlaid(dirs: tuple[Path, ...], path: Path, signature: tuple[int, ...]) ->
 
 @cache
 def _load(dirs: tuple[Path, ...]) -> Catalog:
+    from gpuplan.catalog.cache import cached
+
+    return cached(dirs, lambda: _build(dirs))
+
+
+def _build(dirs: tuple[Path, ...]) -> Catalog:
     tables = [_DirTables.read(d, d != BUNDLED_DIR) for d in dirs]
     gpus = _merge((t.gpus for t in tables), lambda g: g.name)
     gpu_keys = _gpu_keys(gpus, [t for t in tables])

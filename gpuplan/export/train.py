@@ -26,7 +26,7 @@ import yaml
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options, flags, version
-from gpuplan.types import ModelSpec, TrainSetup
+from gpuplan.types import ModelSpec, Task, TrainSetup
 
 CKPT_DIR = "/checkpoints"
 CHECKPOINTS_PER_RUN = 20  # a preemption loses at most 1/20 of the run
@@ -57,13 +57,13 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
     s = e.setup
     assert isinstance(s, TrainSetup)
     fw = e.job.framework
-    if e.job.task == "finetune" and fw in (None, "hf", "llama-factory"):
+    if e.job.task is Task.FINETUNE and fw in (None, "hf", "llama-factory"):
         return llama_factory(e, model_ref, name)
-    if e.job.task == "finetune" and fw == "trl":
+    if e.job.task is Task.FINETUNE and fw == "trl":
         return trl(e, model_ref, name)
-    if e.job.task == "pretrain" and fw in (None, "megatron"):
+    if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
-    if e.job.task == "pretrain" and fw == "torchtitan":
+    if e.job.task is Task.PRETRAIN and fw == "torchtitan":
         return torchtitan(e, model_ref, name)
     written = EXPORTED[e.job.task]
     if fw == "torchtune":

@@ -21,7 +21,7 @@ from gpuplan.catalog.schemas import CURRENCIES
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.plan.costing import hourly_price
-from gpuplan.types import Gpu, Offer, PurchasePrice
+from gpuplan.types import Gpu, Market, Offer, PurchasePrice
 
 _COLUMNS = (
     Column("key", required=True), Column("market", "enum", True, ("cn", "global")),
@@ -129,7 +129,7 @@ def ownership(catalog: Catalog, gpu: Gpu, n: int, hours_per_month: float, market
               currency: str = "USD", years: float | None = None, pue: float | None = None,
               electricity: float | None = None) -> Ownership:
     """Own-versus-rent figures for ``n`` × ``gpu`` used ``hours_per_month``."""
-    if market == "cn" and not gpu.sold_in_china:
+    if market == Market.CN and not gpu.sold_in_china:
         raise InfeasibleError("--gpu", f"{gpu.name} cannot be bought new in mainland China under "
                               f"{gpu.export_rule} ({gpu.export_status}).",
                               "pick a part sold there (e.g. RTX4090D, L20, H20 where licensed, Ascend-910B), "

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.errors import CatalogError
+from gpuplan.types import Market
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "compliance_cn.csv"
 USERS = ("cn", "global")
@@ -111,7 +112,7 @@ def check_users(users: str) -> None:
 def checklist(market: str | None, users: str, places: Sequence[tuple[str, str]]) -> Checklist | None:
     """The checklist for a plan in ``market`` for ``users`` whose fleet runs in ``places`` ((market, provider
     and region) per group); None when neither the market nor the users are in mainland China."""
-    if market != "cn" and users != "cn":
+    if market != Market.CN and users != Market.CN:
         return None
     abroad = tuple(sorted({place for m, place in places if m != "cn"}))
     return Checklist(items(), abroad)

@@ -33,7 +33,7 @@ from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints
 from gpuplan.plan.pricing import Offers, matching
-from gpuplan.types import Gpu, Job, ModelSpec, Parallelism, TrainSetup
+from gpuplan.types import Gpu, Job, ModelSpec, Objective, Parallelism, Task, TrainSetup
 
 NODE_COUNTS = (1, 2, 4, 8)
 
@@ -52,7 +52,7 @@ def candidate_gpus(catalog: Catalog, c: Constraints) -> list[Gpu]:
 
 
 def _counts(c: Constraints, job: Job) -> list[int]:
-    limit = c.max_gpus or (2048 if job.task == "pretrain" else 64)  # the CLI and API defaults
+    limit = c.max_gpus or (2048 if job.task is Task.PRETRAIN else 64)  # the CLI and API defaults
     counts = [n for n in NODE_COUNTS if n <= limit]
     n = 16
     while n <= limit:
@@ -74,7 +74,7 @@ def training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
     tp = min(8, n)
     if tp > 1 and m.n_heads % tp == 0 and (m.n_kv_heads % tp == 0 or tp % m.n_kv_heads == 0):
         layouts.append(Parallelism(tp=tp, dp=n // tp, zero=1 if n > tp else 0))
-        if n >= 64 and job.task == "pretrain":
+        if n >= 64 and job.task is Task.PRETRAIN:
             for pp in (2, 4, 8, 16):
                 if n % (tp * pp) == 0 and m.n_layers >= pp:
                     dp = n // (tp * pp)
@@ -173,7 +173,7 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
     except InfeasibleError as err:
         reasons[(err.message, err.fix)] += 1
         return None, None
-    if e.fits and (job.task != "serve" or e.replicas >= 1):
+    if e.fits and (job.task is not Task.SERVE or e.replicas >= 1):
         return e, None
     return None, e
 
@@ -184,7 +184,7 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide."""
     fitting: list[JobEstimate] = []
     closest: list[JobEstimate] = []
-    serving = job.task == "serve"
+    serving = job.task is Task.SERVE
     platforms = offered_platforms(catalog, c)
     sized: dict[TrainSetup, _Sized] = {}  # training memory by setup: the same on every GPU type
     for gpu in gpus:
@@ -200,7 +200,7 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
                 best, near = best_inference(m, gpu, job, n, c, cal, reasons)
             if best:
                 fitting.append(best)
-                if job.is_training and n >= 8 and best.seconds < 3600 and c.objective != "time":
+                if job.is_training and n >= 8 and best.seconds < 3600 and c.objective is not Objective.TIME:
                     break  # for cost and value, more GPUs only add overhead once a job takes minutes
             elif near:
                 closest.append(near)

@@ -87,7 +87,7 @@ def _distinct_memory(found: list[JobEstimate]) -> list[JobEstimate]:
 
 def _try(m: ModelSpec, gpu: Gpu, job: Job, n: int, cal: Calibration) -> JobEstimate | None:
     try:
-        if job.task == "infer":
+        if job.task is Task.INFER:
             e = estimate_inference(m, gpu, job, inference_setup(job, n, "vllm", job.weight_format or "bf16"), cal)
         else:
             par = Parallelism(dp=n, zero=3 if n > 1 else 0)

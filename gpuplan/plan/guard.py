@@ -47,7 +47,7 @@ from gpuplan.estimate.memory import inference_memory
 from gpuplan.plan import compliance
 from gpuplan.plan import serving as sv
 from gpuplan.plan.costing import token_costs
-from gpuplan.types import Gpu, ModelSpec
+from gpuplan.types import Gpu, Market, ModelSpec
 from gpuplan.units import HOUR, MiB
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -661,7 +661,7 @@ def pick_service(r: sv.ServeRequest) -> tuple[Service, str]:
     all_ = services()
     if r.guard.startswith("api:"):
         return all_[r.guard[4:]], "named by --guard"
-    cn = r.users == "cn" or r.market == "cn"
+    cn = r.users == Market.CN or r.market == Market.CN
     pool = [s for s in all_.values() if s.mainland] if cn else list(all_.values())
     if not pool:
         pool = list(all_.values())
@@ -703,7 +703,7 @@ def _with_service(catalog: Catalog, main: sv.ServePlan, r: sv.ServeRequest) -> s
     if not s.mainland:
         places.append(("global", f"{s.provider} moderation service"))
     notes = main.notes
-    if (r.users == "cn" or r.market == "cn") and not s.mainland:
+    if (r.users == Market.CN or r.market == Market.CN) and not s.mainland:
         notes += (f"{s.service} runs outside mainland China: the users' prompts and responses leave the country "
                   "(data-export rules apply); --guard api picks a mainland service for --users cn",)
     if s.notes and "lower bound" in s.notes:

@@ -31,7 +31,7 @@ from gpuplan.plan import enumeration, pricing, ranking
 from gpuplan.plan.budget import check_budget, work_budget
 from gpuplan.plan.candidates import Candidate, Constraints, PlanResult, hourly_price_of
 from gpuplan.plan.ranking import COST_TIE_SHARE, DEFAULT_MAX_SECONDS, TIME_TIE, max_seconds, pareto_front
-from gpuplan.types import OBJECTIVES, Engine, Job, Method, ModelSpec
+from gpuplan.types import OBJECTIVES, Engine, Job, Method, ModelSpec, Task
 from gpuplan.units import DAY, fmt_bytes, fmt_seconds
 
 
@@ -50,7 +50,7 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
     providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
     gpus = enumeration.candidate_gpus(catalog, c)
     reasons: Counter[tuple[str, str]] = Counter()
-    offers = pricing.usable_offers(catalog, c, providers, job.task == "serve")
+    offers = pricing.usable_offers(catalog, c, providers, job.task is Task.SERVE)
     fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, offers, reasons)
     priced: list[Candidate] = []
     pricer = pricing.Pricer(catalog, c, offers, cal)
@@ -60,7 +60,7 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
     ranked = sorted(cands, key=ranking.sort_key(c, cands))
     top = ranking.distinct(ranked, c.top)
     free = []
-    if c.platforms and job.task in ("finetune", "infer") and c.spot is not True:
+    if c.platforms and job.task in (Task.FINETUNE, Task.INFER) and c.spot is not True:
         for e in fitting:  # --provider names platforms too; without it, all of them
             if e.n_gpus <= 2:
                 free += [x for x in pricing.platform_candidates(catalog, e, c, e.seconds)
@@ -83,9 +83,9 @@ def _check_job(job: Job, m: ModelSpec) -> None:
     if job.is_training and job.train_tokens <= 0:
         raise InputError("--samples/--tokens", "the job has no training tokens.",
                          "give --samples N --tokens-per-sample T (and --epochs), or --tokens.")
-    if job.task == "serve" and job.rps <= 0:
+    if job.task is Task.SERVE and job.rps <= 0:
         raise InputError("--rps", "serving needs a request rate.", "give --rps, e.g. --rps 5.")
-    if job.task == "infer" and job.requests <= 0:
+    if job.task is Task.INFER and job.requests <= 0:
         raise InputError("--requests", "a batch inference job needs a number of requests.", "give --requests N.")
 
 
@@ -141,13 +141,13 @@ def _latency_miss(slow: list[JobEstimate], c: Constraints) -> str:
 def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> list[dict[str, Any]]:
     """Cheapest changes that would make the job fit, each priced by planning again with the change."""
     changes: list[tuple[str, Job, Constraints]] = []
-    if job.task in ("infer", "serve"):
+    if job.task in (Task.INFER, Task.SERVE):
         for q in ("int8-wo", "awq-int4"):
             if (c.quant or job.weight_format) != q:
                 changes.append((f"quantize to {q}", replace(job, weight_format=q), replace(c, quant=q)))
         if job.prompt_len > 512:
             changes.append(("halve the prompt length", replace(job, prompt_len=job.prompt_len // 2), c))
-    if job.task == "finetune":
+    if job.task is Task.FINETUNE:
         for meth in (Method.LORA, Method.QLORA):
             if job.method != meth:
                 changes.append((f"switch to {meth.upper()}", replace(job, method=meth), c))
@@ -155,7 +155,7 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
         changes.append(("halve the sequence length", replace(job, seq_len=job.seq_len // 2), c))
     if c.max_gpus is not None:
         changes.append(("allow any number of GPUs", job, replace(c, max_gpus=None)))
-        if job.task == "finetune" and job.method != "qlora":
+        if job.task is Task.FINETUNE and job.method != "qlora":
             changes.append(("switch to QLoRA and allow any number of GPUs", replace(job, method=Method.QLORA),
                             replace(c, max_gpus=None)))
     if c.gpus:
@@ -188,7 +188,7 @@ def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constrain
     """What might run the same job for less: a smaller weight format or another engine (inference), a lighter
     method (fine-tuning), any GPU when --gpus narrowed them."""
     changes: list[tuple[str, Job, Constraints]] = []
-    if job.task in ("infer", "serve"):
+    if job.task in (Task.INFER, Task.SERVE):
         current = c.quant or job.weight_format
         for q in ("fp8", "int8-wo", "awq-int4"):
             if current != q and (current is None or weight_format(current).bits_per_weight > weight_format(q)
@@ -197,7 +197,7 @@ def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constrain
         if not (current or "").startswith("gguf"):
             changes += [(f"serve with {e}", job, replace(c, engine=e)) for e in (Engine.VLLM, Engine.SGLANG)
                         if e != c.engine]
-    if job.task == "finetune":
+    if job.task is Task.FINETUNE:
         lighter = {Method.FULL: (Method.LORA, Method.QLORA), Method.FREEZE: (Method.LORA, Method.QLORA),
                    Method.LORA: (Method.QLORA,)}
         names = {"lora": "LoRA", "qlora": "QLoRA"}

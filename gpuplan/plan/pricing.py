@@ -15,7 +15,7 @@ from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.plan.candidates import Candidate, Constraints, Note
 from gpuplan.plan.costing import Tariff, bill, platform_cost, startup_seconds, tariff
-from gpuplan.types import Job, ModelSpec, Offer
+from gpuplan.types import Job, ModelSpec, Offer, Task
 from gpuplan.units import HOUR, WEEK
 
 LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
@@ -78,7 +78,7 @@ def disk_bytes(m: ModelSpec, job: Job) -> float:
     weights = checkpoint_bytes(m)
     data = job.train_tokens * 4.0 if job.is_training else 0.0  # token ids as int32
     checkpoint = 0.0
-    if job.task == "pretrain" or (job.task == "finetune" and job.method in ("full", "freeze")):
+    if job.task is Task.PRETRAIN or (job.task is Task.FINETUNE and job.method in ("full", "freeze")):
         checkpoint = params * 16.0  # weights + optimizer states of one resumable checkpoint
     return weights + data + checkpoint
 
@@ -97,14 +97,14 @@ class Pricer:
     def _model_terms(self, e: JobEstimate) -> tuple[float, float]:
         found = self._model.get(id(e.model))
         if found is None:
-            startup = 0.0 if e.job.task == "serve" else startup_seconds(checkpoint_bytes(e.model))
+            startup = 0.0 if e.job.task is Task.SERVE else startup_seconds(checkpoint_bytes(e.model))
             found = self._model[id(e.model)] = (startup, disk_bytes(e.model, e.job))
         return found
 
     def price(self, e: JobEstimate) -> list[Candidate]:
         """Every usable offer of ``e``'s GPU that can hold it, costed."""
         c = self.c
-        serving = e.job.task == "serve"
+        serving = e.job.task is Task.SERVE
         if not math.isfinite(e.seconds) and not serving:
             return []
         startup, disk = self._model_terms(e)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gpuplan.plan.candidates import Candidate, Constraints
+from gpuplan.types import Objective, Task
 from gpuplan.units import DAY
 
 # Estimates carry bands of tens of percent (docs/accuracy.md): times within 1 % of the fastest, or costs within
@@ -39,7 +40,7 @@ def _speed(x: Candidate) -> float:
     """What "faster" means when ranking: the wall time of a job; for serving, whose candidates are all priced
     per hour, a request's latency at the planned load (TTFT + output tokens × TPOT)."""
     e = x.estimate
-    if e.job.task == "serve" and e.speed is not None:
+    if e.job.task is Task.SERVE and e.speed is not None:
         return e.speed.ttft_s + e.job.output_len * e.speed.tpot_s
     return x.time_s
 
@@ -48,10 +49,10 @@ def sort_key(c: Constraints, cands: list[Candidate]) -> Callable[[Candidate], An
     """Sort key: the objective in tie steps from the best candidate, then the other measure, then cost."""
     if not cands:
         return lambda x: 0
-    if c.objective == "time":
+    if c.objective is Objective.TIME:
         fastest = min(_speed(x) for x in cands)
         return lambda x: (_steps(_speed(x), fastest, TIME_TIE), x.cost.total, _undated(x))
-    if c.objective == "value":
+    if c.objective is Objective.VALUE:
         best = min(x.value_score for x in cands)
         return lambda x: (_steps(x.value_score, best, COST_TIE), _speed(x), x.cost.total, _undated(x))
     cheapest = min(x.cost.total for x in cands)

@@ -49,6 +49,7 @@ from gpuplan.listing import match_gpus, price_age, resolve_providers
 from gpuplan.plan import availability as av
 from gpuplan.plan import compliance, traffic
 from gpuplan.plan.costing import hourly_price, token_costs
+from gpuplan.plan.quiet import c_stdout_to_stderr
 from gpuplan.types import STALE_AFTER_DAYS, Gpu, InferSetup, Job, ModelSpec, Offer, Task
 from gpuplan.units import HOUR
 
@@ -64,7 +65,7 @@ SINGLE_TYPES_TRIED = 2  # GPU types tried alone for the comparison, cheapest per
 PRUNE_FACTOR = 3.0  # a configuration whose optimistic cost per request/s is this many times the best is skipped
 MILP_TIME_LIMIT_S = 0.3  # per solve; past it HiGHS's best mix is kept and its optimality gap reported
 MIP_GAP = 1e-3  # the cost is known to 0.1 %: well within the price data's own error
-PRESOLVE = False  # HiGHS presolve prints to stdout on some of these problems and is slower here
+PRESOLVE = False  # HiGHS presolve is slower here
 
 
 # ---------------------------------------------------------------- inputs
@@ -633,9 +634,10 @@ def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], po
     upper[:n_p] = [p.cap_units if p.cap_units is not None else np.inf for p in pools]
     integrality = np.zeros(n_var)
     integrality[:n_p] = 1
-    res = milp(cost, constraints=LinearConstraint(a, np.array(lo), np.array(hi)), integrality=integrality,
-               bounds=Bounds(np.zeros(n_var), upper), options={"time_limit": MILP_TIME_LIMIT_S, "presolve": PRESOLVE,
-                                                                       "mip_rel_gap": MIP_GAP})
+    with c_stdout_to_stderr():  # HiGHS prints a debug line with C's printf on some of these problems
+        res = milp(cost, constraints=LinearConstraint(a, np.array(lo), np.array(hi)), integrality=integrality,
+                   bounds=Bounds(np.zeros(n_var), upper),
+                   options={"time_limit": MILP_TIME_LIMIT_S, "presolve": PRESOLVE, "mip_rel_gap": MIP_GAP})
     if res.x is None or res.status not in (0, 1):
         return None
     units = tuple(round(float(v)) for v in res.x[:n_p])

@@ -338,7 +338,7 @@ def serve_plan(req: ServeRequestBody, cat: Cat, request: Request) -> Row:
                else percentile_buckets([(x.percentile, x.prompt, x.output) for x in req.percentiles])
                if req.percentiles else parse_buckets((), req.prompt, req.output))
     targets = Targets(req.ttft_s, req.ttft_p99_s, req.tpot_s, req.tpot_p99_s)
-    currency = req.currency or ("CNY" if req.market == "cn" else "USD")
+    currency = req.currency or ("CNY" if req.market == Market.CN else "USD")
     r = serve_request(req.rps, req.peak_rps, buckets, targets, req.availability, profile=req.profile,
                       tolerate=req.tolerate,
                       market=req.market, users=req.users, providers=tuple(req.providers), regions=tuple(req.regions),
@@ -385,7 +385,7 @@ def buy(cat: Cat, gpu: Annotated[list[Annotated[str, Query(max_length=MAX_TEXT)]
         n_gpus: int = ranged("--n-gpus", 1), hours_per_month: float = ranged("--hours-per-month", 200),
         market: Market = Market.GLOBAL, currency: Currency | None = None) -> list[Row]:
     """``gpuplan buy --json``: own versus rent, and the break-even hours per month."""
-    cur = currency or ("CNY" if market == "cn" else "USD")
+    cur = currency or ("CNY" if market == Market.CN else "USD")
     return [ownership(cat, cat.gpu(g), n_gpus, hours_per_month, market, cur).as_dict() for g in gpu]
 
 
@@ -431,7 +431,7 @@ def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
     inference = req.task in ("infer", "serve")
     if not inference:  # the CLI's training plans have no --engine; the API's request model has the field
         refuse_given((("engine", req.engine, "vllm"),), FOR_INFERENCE, f"to task {req.task}")
-    cur = req.currency or ("CNY" if req.market == "cn" else "USD")
+    cur = req.currency or ("CNY" if req.market == Market.CN else "USD")
     budget = None if req.budget is None else cat.convert(req.budget, req.budget_currency or cur, cur)
     return Constraints(market=req.market, providers=tuple(req.providers), gpus=tuple(req.gpus),
                        exclude_gpus=tuple(req.exclude_gpus), max_gpus=req.max_gpus, budget=budget,
