@@ -78,6 +78,7 @@ _STACK_COLUMNS = (
     Column("adapters_fp32", "bool", True), Column("fused_qkv", "bool", True), Column("expands_kv_heads", "bool", True),
     Column("quantizes_output_layer", "bool", True), Column("unties_embeddings", "bool", True),
     Column("chunked_loss_bf16", "bool", True), Column("keeps_previous_outputs", "bool", True),
+    Column("copies_attention_output", "bool", True),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -97,6 +98,8 @@ class Stack:
     chunked_loss_bf16: bool
     # the training loop keeps the previous micro-batch's logits (and their autograd graph) through the next forward
     keeps_previous_outputs: bool
+    # attention's head-major output is copied to token-major order before the output projection
+    copies_attention_output: bool
     source: str
 
 

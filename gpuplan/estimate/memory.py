@@ -284,7 +284,8 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     (down weight grad). Tensors needed only for a frozen linear's weight gradient are not kept, unless the
     frozen linear is a bitsandbytes matmul, which keeps its input whatever needs it. What the stack's modeling
     code adds is data (``data/stacks.csv``): norms that keep an fp32 copy of their input, K/V heads expanded to
-    every query head, and the adapters' own copies of their inputs (``_adapter_input_bytes``).
+    every query head, an attention output copied to token-major order for the output projection, and the
+    adapters' own copies of their inputs (``_adapter_input_bytes``).
     """
     st = stack(s.framework)
     ab = act_bytes(s)
@@ -296,6 +297,8 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     mlp_needed = keeps_inputs or (reads_x and s.lora_targets in ("mlp", "all-linear"))
     kv = m.q_dim if st.expands_kv_heads and m.kv_dim < m.q_dim else m.kv_dim
     attn = norm_in * m.hidden + ab * (2 * m.q_dim + 2 * kv + (m.hidden if attn_needed else 0))
+    if keeps_inputs and st.copies_attention_output:  # the output projection's input is its own token-major copy
+        attn += ab * m.q_dim
     if not s.flash_attention:  # eager attention keeps each token's row of attention probabilities
         attn += m.n_heads * s.seq_len * _SCORE_BYTES_EXTRA_16 + m.n_heads * s.seq_len * ab
     if m.is_moe:
