@@ -37,6 +37,9 @@ from gpuplan.units import GiB
 PRIORS: dict[str, tuple[float, str]] = {
     "network_bytes_per_s_per_gpu": (50e9, "400 Gb/s InfiniBand/RoCE per GPU, as in DGX/HGX H100 and A100 clusters "
                                           "(one 400G NIC per GPU); no calibration row isolates it"),
+    "layer_launch_s": (1e-3, "host time to launch one decoder layer's forward and backward kernels from eager "
+                             "PyTorch: ~100 kernels at ~10 µs of Python and CUDA launch each (PyTorch blog "
+                             "'Accelerating PyTorch with CUDA Graphs', 2021); no calibration row is launch-bound"),
     "dp_overlap": (0.8, "DDP/FSDP overlap gradient buckets with the backward pass (Li et al. 2020, PyTorch "
                         "Distributed, sec. 3.2.3); backward is about 2/3 of the step, the last bucket is exposed"),
 }
@@ -69,13 +72,16 @@ def groups() -> list[Group]:
               ("inference_memory",), MEMORY_QUANTILE, {"infer_overhead_bytes": GiB, "infer_workspace_bytes": GiB}),
         Group("training time", ["u_megatron", "u_torchtitan", "u_eager", "f_compiled", "f_consumer",
                                 "f_frozen_base", "f_quantized_base", "work_half_tflop", "f_fp8", "eta_optimizer",
-                                "micro_step_overhead_s", "f_attention"],
+                                "f_attention", "activation_traffic", "f_fused_traffic"],
               # utilisation at most 0.75 of dense peak (the best published LLM training MFUs are ~0.55-0.6),
               # eager PyTorch at most 0.6;
-              # Python/data-loader overhead at most 0.3 s per micro-step
+              # the memory-bound kernels move 5-100 activation elements per token, layer and hidden unit
+              # (Korthikanti et al. 2022 count 34 bytes of stored activations, each written once and read at
+              # least once in forward and backward); torch.compile's fusion divides that traffic by at most 4
               [(0.05, 0.75), (0.05, 0.75), (0.05, 0.6), (0.8, 1.5), (0.3, 1.0), (0.3, 1.5), (0.2, 1.2),
-               (0.01, 500), (0.3, 1.0), (0.05, 1.0), (0.0, 0.3), (0.3, 1.0)],
-              ("pretrain_throughput", "pretrain_gpu_hours", "finetune_time")),
+               (0.01, 500), (0.3, 1.0), (0.05, 1.0), (0.3, 1.0), (5.0, 100.0), (1.0, 4.0)],
+              ("pretrain_throughput", "pretrain_gpu_hours", "finetune_time"),
+              scale={"activation_traffic": 10.0}),
     ]
 
 
@@ -331,7 +337,7 @@ INITIAL: dict[str, float] = {
     "u_megatron": 0.5, "u_torchtitan": 0.5, "u_eager": 0.4, "f_compiled": 1.0, "f_consumer": 1.0,
     "f_frozen_base": 1.0, "f_quantized_base": 1.0, "work_half_tflop": 1.0, "f_fp8": 1.0, "eta_optimizer": 0.5,
     "f_attention": 1.0,
-    "micro_step_overhead_s": 0.01, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
+    "activation_traffic": 20.0, "f_fused_traffic": 1.0, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
     **{f"{k}_{e}": v for e in ENGINES for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),
                                                    ("layer_overhead_s", 5e-5), ("f_moe", 1.0))},
 }

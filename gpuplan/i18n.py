@@ -68,7 +68,8 @@ ZH: dict[str, str] = {
     "optimizer": "优化器状态", "master_weights": "FP32 主权重", "adapter": "适配器", "workspace": "工作区",
     "logits": "logits", "overhead": "CUDA/框架开销", "dequant": "反量化缓冲", "prefix": "前缀",
     "cheapest": "最便宜", "fastest": "最快", "best value": "性价比最高",
-    "step_overhead": "每步框架开销", "notes": "备注", "Changes that would make it fit": "能让它装下的改动",
+    "memory_bound_ops": "访存受限算子", "launch_stall": "CPU 启动等待", "notes": "备注",
+    "Changes that would make it fit": "能让它装下的改动",
     "by": "按", "fine-tune": "微调", "pretraining": "预训练", "batch inference": "批量推理", "serving": "在线服务",
     "tokens": "tokens", "requests of": "个请求，每个", "incl.": "含", "start-up": "启动",
     # breakdown parts not named above (memory: allocator slack; time: training steps, inference phases)
@@ -149,6 +150,7 @@ ZH: dict[str, str] = {
     "parallelism": "并行方式", "loss": "损失", "allocator slack": "分配器预留", "peak moment": "显存峰值时刻",
     "optimizer states": "优化器状态", "FLOPs per token": "每 token 浮点运算量",
     "utilisation": "利用率", "links": "互联", "steps": "步数", "memory bandwidth": "显存带宽",
+    "memory-bound kernels": "访存受限算子",
     "16-bit tensor peak": "16 位张量峰值", "framework": "训练框架", "engine efficiency": "引擎效率", "batch": "批大小",
     "never": "永不回本",
     "LoRA adapters": "LoRA 适配器",
@@ -160,7 +162,8 @@ ZH: dict[str, str] = {
 EN: dict[str, str] = {
     "kv_cache": "KV cache", "master_weights": "FP32 master weights", "optimizer": "optimizer states",
     "allocator_slack": "allocator slack", "overhead": "CUDA/framework overhead", "dequant": "dequantization buffer",
-    "step_overhead": "per-step framework overhead", "optimizer_step": "optimizer step",
+    "memory_bound_ops": "memory-bound kernels", "launch_stall": "kernel-launch stall",
+    "optimizer_step": "optimizer step",
     "data_parallel_comm": "data-parallel communication", "tensor_parallel_comm": "tensor-parallel communication",
     "pipeline_bubble": "pipeline bubble",
 }

@@ -381,6 +381,8 @@ TEMPLATES: dict[str, str] = {
         "峰值的 {u}（{s.framework}{', compiled' if s.compiled else ''|t}，{gpu.segment|t}）",
     "intra-node {link.intra_name} {link.intra_node / GB} GB/s; inter-node {link.inter_name}":
         "节点内 {link.intra_name} {link.intra_node / GB} GB/s；节点间 {link.inter_name|t}",
+    "{traffic_mb} MB per token (norms, activations, loss) at {eta_memory} of the memory bandwidth":
+        "每个 token {traffic_mb} MB（归一化、激活函数、损失），按显存带宽的 {eta_memory} 计",
     "{steps} optimizer steps of {tokens_per_step} tokens": "{steps} 个优化器步，每步 {tokens_per_step} 个 token",
     "not in the catalog: the optimizer step is not counted": "目录中没有：不计优化器更新时间",
     "not in the catalog: the FP32 rate is used": "目录中没有：按 FP32 算力计算",

@@ -110,3 +110,17 @@ def test_fp8_weights_keep_a_16_bit_kv_cache_unless_the_run_sets_fp8(engine: str,
 
     assert _kv_dtype(engine, ("fp8", "fp8"), notes) == expected
     assert _kv_dtype(engine, ("fp16", "fp16"), notes) == "fp16"
+
+
+def test_a_packed_run_that_counts_samples_before_packing_is_not_mapped(catalog: Catalog) -> None:
+    # ms-swift's lora+packing+lazytokenize run reports 78,237 samples in 10,179 s; lora+packing on the same data
+    # reports 7,900 packed samples in 10,049 s: lazy tokenization counts the raw samples, so samples × 2,048 would
+    # be ten times the tokens trained on
+    row = next(r for r in _rows("finetune_more.csv")
+               if r["id"] == "ftm-swift-exp-qwen-7b-chat-lora-plus-packing-plus-lazytokenize-time")
+    case, why = _finetune_case(catalog, row)
+    assert case is None
+    assert "before packing" in why
+    packed = next(r for r in _rows("finetune_more.csv")
+                  if r["id"] == "ftm-swift-exp-qwen-7b-chat-lora-plus-packing-time")
+    assert _finetune_case(catalog, packed)[0] is not None

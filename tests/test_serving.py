@@ -257,3 +257,23 @@ def test_mainland_serving_leaves_out_notebook_platforms(catalog) -> None:  # typ
     allowed = plan_serving(catalog, catalog.model("Qwen2.5-7B"),
                            ServeRequest(5.0, market="cn", currency="CNY", allow_marketplace=True))
     assert allowed.fleet is not None and allowed.fleet.cost_per_hour <= p.fleet.cost_per_hour
+
+
+@pytest.mark.parametrize("rps", [5e-324, 1e-12, 1e-8])
+def test_a_service_with_almost_no_traffic_still_keeps_a_replica_up_when_a_zone_is_lost(rps: float) -> None:
+    # a demand below HiGHS's feasibility tolerance was met by no replica: a $0/h fleet of nothing, availability 0
+    cat = load_catalog()
+    r = serve_request(rps, None, parse_buckets((), 1000, 300), Targets(), 99.9)
+    fleet = plan_serving(cat, cat.model("Phi-2"), r).fleet
+    assert fleet is not None and fleet.cost_per_hour > 0
+    assert sum(g.replicas for g in fleet.groups) >= 2  # one per zone: losing a zone leaves one up
+    assert fleet.availability >= 0.999
+
+
+def test_a_guarded_service_with_almost_no_traffic_is_planned() -> None:
+    # the guard's placement read the first group of an empty fleet (IndexError, a 500 over HTTP; found by the fuzz)
+    cat = load_catalog()
+    r = serve_request(5e-324, None, parse_buckets((), 1000, 300), Targets(), 99.9, guard="ShieldGemma-9B",
+                      users="cn")
+    plan = plan_serving(cat, cat.model("Phi-2"), r)
+    assert plan.fleet is not None and plan.fleet.groups

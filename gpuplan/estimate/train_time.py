@@ -10,6 +10,20 @@ torchtune, DeepSpeed), f_segment (consumer/workstation cards against their datas
 (frozen-base methods; quantized bases that dequantize in every matmul) and W₀ are fitted by
 ``bench/fit.py`` on published runs and kept in ``data/fitted/params.json``.
 
+Beside the matmuls, every layer runs kernels that are bound by memory bandwidth, not FLOPs: norms, residual
+adds, activation functions, rotary embeddings, dropout, the logits' softmax. Their traffic grows with the
+width (tokens × hidden) while matmul FLOPs grow with its square, so they weigh most in narrow models and on
+parts whose peak is high against their bandwidth (Ivanov et al. 2021, "Data Movement Is All You Need", table
+1: in BERT they are 0.2 % of the FLOPs and ~40 % of the runtime). They are counted as a fitted number of
+16-bit activation elements per token, layer and hidden unit (``activation_traffic``; Korthikanti et al. 2022
+count 34·h bytes of stored activations per token and layer, the tensors these kernels read and write), plus
+the logits in FP32, read and written in the loss forward and backward, at the memory bandwidth.
+
+Eager PyTorch launches each layer's kernels from Python; when a micro-step's GPU work is shorter than the host
+time to launch it (``layer_launch_s`` per layer, forward and backward), the GPU waits: small micro-batches do
+not run faster than their launches (PyTorch CUDA-graphs docs: "the CPU overhead of launching kernels" bounds
+small workloads).
+
 Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n of the buffer):
 - data parallel: one gradient all-reduce per optimizer step (ZeRO-3/FSDP: all-gather the weights, a frozen
   base included, in forward and backward + reduce-scatter gradients, every micro-step), overlapped with the
@@ -135,11 +149,15 @@ def _parts(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibratio
         bubble = compute * (par.pp - 1) / s.grad_accum  # t_bubble / t_ideal = (p − 1)/m (Narayanan et al. 2021)
     bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
     optimizer = steps * optimizer_step_bytes(m, s) / bandwidth
-    step_overhead = 0.0
-    if framework_class(s.framework) == "eager":  # Python, data loader, scheduler, logging per micro-step
-        step_overhead = steps * s.grad_accum * cal.get("micro_step_overhead_s")
-    parts = (("compute", compute), ("optimizer_step", optimizer), ("step_overhead", step_overhead),
-             ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total), ("pipeline_bubble", bubble))
+    memory_bound = tokens * activation_traffic_bytes(m, s, cal) / n / bandwidth
+    micro_steps = steps * s.grad_accum
+    stall = 0.0
+    if framework_class(s.framework) == "eager" and not s.compiled:
+        launch = m.n_layers / par.pp * cal.get("layer_launch_s")  # host seconds per micro-step
+        stall = micro_steps * max(0.0, launch - (compute + memory_bound) / micro_steps)
+    parts = (("compute", compute), ("memory_bound_ops", memory_bound), ("optimizer_step", optimizer),
+             ("launch_stall", stall), ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total),
+             ("pipeline_bubble", bubble))
     return _Parts(parts, peak, u, steps, tokens_per_step, link)
 
 
@@ -160,6 +178,7 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     peak, u, steps, link, total = t.peak, t.utilisation, t.steps, t.link, t.seconds
     model_flops = train_flops_per_token(m, replace(s, recompute="none"))  # the method's work, no recomputation
     mfu = model_flops * tokens / (n * peak) / max(total, 1e-9)
+    traffic_mb, eta_memory = activation_traffic_bytes(m, s, cal) / 1e6, cal.get("eta_optimizer")
     assumptions: tuple[Assumption, ...] = (
         Assumption("FLOPs per token", f"{train_flops_per_token(m, s) / 1e9:,.1f} GFLOP ({s.method}, recompute "
                    f"{s.recompute})", "6·N + attention (Kaplan et al. 2020); frozen base: 4·N"),
@@ -167,6 +186,10 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         Assumption("utilisation", f"{u:.1%} of peak ({s.framework}{', compiled' if s.compiled else ''}, "
                    f"{gpu.segment})",
                    "fitted on published runs (bench/fit.py, docs/accuracy.md)" + uncalibrated_note(gpu)),
+        Assumption("memory-bound kernels", f"{traffic_mb:,.1f} MB per token (norms, activations, loss) at "
+                   f"{eta_memory:.0%} of the memory bandwidth",
+                   "activation elements per token, layer and hidden unit fitted on published runs (bench/fit.py); "
+                   "Ivanov et al. 2021, Data Movement Is All You Need"),
         Assumption("links", f"intra-node {link.intra_name} {link.intra_node / GB:,.0f} GB/s; "
                    f"inter-node {link.inter_name}", "gpus.csv; network is an assumption (params.json)"),
         Assumption("steps", f"{steps:,.0f} optimizer steps of {t.tokens_per_step:,.0f} tokens",
@@ -206,6 +229,19 @@ def optimizer_step_bytes(m: ModelSpec, s: TrainSetup) -> float:
     par = s.parallel
     shard = par.tp * par.pp * (par.dp if par.zero >= 1 else 1)
     return trainable_params(m, s) / shard * (w + g + 2 * (master + opt) + w)
+
+
+def activation_traffic_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
+    """Bytes the memory-bound kernels of one training token read and write, summed over the GPUs that share it:
+    ``activation_traffic`` elements per layer and hidden unit (forward and backward; a full recomputation
+    runs the forward's again) and the logits, written in FP32 by the head and read and written by the loss
+    in forward and backward (4 passes of 4 bytes)."""
+    element = 4.0 if s.precision == "fp32" else 2.0
+    passes = 4 / 3 if s.recompute == "full" else 1.0  # forward is a third of the forward + backward traffic
+    layers = m.n_layers * m.hidden * cal.get("activation_traffic") * element * passes
+    if s.compiled:  # TorchInductor fuses chains of pointwise and norm kernels: fewer round trips to memory
+        layers /= cal.get("f_fused_traffic")
+    return layers + 16.0 * m.vocab
 
 
 def _matmul_share(m: ModelSpec, s: TrainSetup) -> float:

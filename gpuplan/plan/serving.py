@@ -613,6 +613,9 @@ def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], po
         hi.append(high)
 
     for f, gone in enumerate(lost_sets):
+        # a service keeps one replica up in every scenario, however little its traffic: a demand below the
+        # solver's feasibility tolerance (1e-7) would otherwise be met by no replica at all
+        add([(p, pool.replicas_per_unit) for p, pool in enumerate(pools) if p not in gone], 1.0, np.inf)
         if n_b == 1:  # one bucket: the replicas left carry it, no assignment needed
             add([(p, pool.replicas_per_unit * capacity[pool.config][0]) for p, pool in enumerate(pools)
                  if p not in gone and capacity[pool.config][0] > 0], demand[0], np.inf)

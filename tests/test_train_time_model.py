@@ -1,0 +1,107 @@
+"""Training time behaves as the hardware does: a smaller micro-batch at the same global batch never makes a step
+faster, attention weighs more as sequences grow, narrow models and bandwidth-poor parts run further below peak,
+and an eager step cannot run faster than its kernels are launched."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import pairwise
+
+import pytest
+
+from gpuplan.catalog import load_catalog
+from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.train_time import train_time
+from gpuplan.types import Parallelism, TrainSetup
+
+CAT = load_catalog()
+TOKENS = 1e9
+
+
+def _setup(mb: int, accum: int, seq: int = 2048, **kw: object) -> TrainSetup:
+    return TrainSetup(method=str(kw.pop("method", "full")), micro_batch=mb, seq_len=seq, grad_accum=accum,
+                      parallel=Parallelism(dp=1, zero=0), **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("model", ["GPT-2-124M", "Llama-3.2-1B", "Llama-3.1-8B"])
+@pytest.mark.parametrize("gpu", ["H100", "A100-80GB", "RTX4090", "L40S"])
+@pytest.mark.parametrize("method", ["full", "lora"])
+@pytest.mark.parametrize("framework", ["hf", "torchtune", "megatron"])
+def test_halving_the_micro_batch_at_a_fixed_global_batch_never_speeds_a_step(model: str, gpu: str, method: str,
+                                                                             framework: str) -> None:
+    # 64 sequences per optimizer step, split into 16, 8, 4, 2 or 1 per micro-step: the same FLOPs in smaller
+    # GEMMs and more launches
+    m, g = CAT.model(model), CAT.gpu(gpu)
+    times = [train_time(m, g, _setup(mb, 64 // mb, method=method, framework=framework), TOKENS).total
+             for mb in (16, 8, 4, 2, 1)]
+    assert all(later >= earlier * (1 - 1e-9) for earlier, later in pairwise(times))
+
+
+def _seconds_per_token(model: str, seq: int, gpu: str = "H100") -> float:
+    # the same 32,768 tokens per micro-step at every length: only the attention span changes
+    return train_time(CAT.model(model), CAT.gpu(gpu), _setup(max(1, 32768 // seq), 1, seq), TOKENS).total / TOKENS
+
+
+@pytest.mark.parametrize("model", ["GPT-2-124M", "Llama-3.1-8B", "Llama-3.1-70B"])
+def test_longer_sequences_cost_more_per_token(model: str) -> None:
+    times = [_seconds_per_token(model, seq) for seq in (1024, 4096, 8192, 16384, 32768)]
+    assert times == sorted(times)
+    assert times[-1] > 1.2 * times[0]  # at 32k the attention over the context is a large share of the step
+
+
+def test_attention_weighs_more_in_a_narrow_model() -> None:
+    # going from 2k to 32k tokens of context adds the same attention work per layer and hidden unit, but a
+    # narrow model has less matmul work to hide it behind
+    def growth(model: str) -> float:
+        return _seconds_per_token(model, 32768) / _seconds_per_token(model, 2048)
+    assert growth("GPT-2-124M") > growth("Llama-3.1-8B") > growth("Llama-3.1-70B") > 1.0
+
+
+def test_a_narrow_model_runs_further_below_peak() -> None:
+    # same GPU, same 16k tokens per micro-step: GPT-2's 768-wide layers spend more of the step in memory-bound
+    # kernels than Llama-3.1-8B's 4096-wide ones
+    mfu = {name: train_time(CAT.model(name), CAT.gpu("H100"), _setup(8, 1), TOKENS).extra["mfu"]
+           for name in ("GPT-2-124M", "Llama-3.2-1B", "Llama-3.1-8B")}
+    assert mfu["GPT-2-124M"] < mfu["Llama-3.2-1B"] < mfu["Llama-3.1-8B"]
+
+
+@pytest.mark.parametrize("model", ["GPT-2-124M", "Llama-3.1-8B"])
+def test_less_memory_bandwidth_at_the_same_peak_is_slower(model: str) -> None:
+    h100 = CAT.gpu("H100")
+    narrow = replace(h100, memory_bandwidth_bytes_per_s=h100.memory_bandwidth_bytes_per_s / 2)
+    m, s = CAT.model(model), _setup(8, 4)
+    assert train_time(m, narrow, s, TOKENS).total > train_time(m, h100, s, TOKENS).total
+
+
+def test_bandwidth_matters_more_for_a_narrow_model() -> None:
+    h100 = CAT.gpu("H100")
+    narrow = replace(h100, memory_bandwidth_bytes_per_s=h100.memory_bandwidth_bytes_per_s / 2)
+
+    def slowdown(model: str) -> float:
+        m, s = CAT.model(model), _setup(8, 4)
+        return train_time(m, narrow, s, TOKENS).total / train_time(m, h100, s, TOKENS).total
+    assert slowdown("GPT-2-124M") > slowdown("Llama-3.1-8B")
+
+
+def test_an_eager_step_is_no_faster_than_its_kernel_launches() -> None:
+    # one 64-token sequence per micro-step through 32 layers: the GPU finishes before Python has launched the
+    # next layer's kernels
+    m = CAT.model("Llama-3.1-8B")
+    s = _setup(1, 1, 64, method="lora", framework="hf")
+    est = train_time(m, CAT.gpu("H100"), s, 64 * 1000)
+    launch = m.n_layers * fitted().get("layer_launch_s")
+    assert est.total >= 1000 * launch
+    assert est.breakdown.get("launch_stall") > 0
+
+
+def test_compiling_never_slows_a_step() -> None:
+    m, g = CAT.model("Llama-3.1-8B"), CAT.gpu("A100-80GB")
+    eager = train_time(m, g, _setup(2, 8, framework="torchtune"), TOKENS).total
+    compiled = train_time(m, g, _setup(2, 8, framework="torchtune", compiled=True), TOKENS).total
+    assert compiled <= eager
+
+
+def test_the_parts_add_up_to_the_total() -> None:
+    est = train_time(CAT.model("Llama-3.1-8B"), CAT.gpu("H100"), _setup(4, 8), TOKENS)
+    assert sum(v for _, v in est.breakdown.parts) == pytest.approx(est.total)
+    assert est.breakdown.get("memory_bound_ops") > 0
