@@ -3,11 +3,14 @@
     python bench/errors_by_source.py                 # in-sample, with the committed fit
     python bench/errors_by_source.py --loso          # each source predicted by a fit that never saw it (slow)
     python bench/errors_by_source.py --rows ttft     # also every row of one class, worst first
+    python bench/errors_by_source.py --memory        # the training-memory classes instead, per stack and method
 
 Each line is one (class, source group, engine, mode) cell: its rows, the median signed error
 (predicted / measured − 1; negative: under-predicted), the median |error| and the share under-predicted. The mode
 says how the source loaded the engine: ``rate`` (Poisson arrivals), ``clients`` (a closed loop of N clients),
-``offline`` (all requests queued), ``batch`` (a fixed batch) or ``prefill``/``decode`` (one sequence).
+``offline`` (all requests queued), ``batch`` (a fixed batch) or ``prefill``/``decode`` (one sequence). For the
+memory classes (``--memory``) the engine column is the modeling stack and the mode the method (with the
+quantized base's format).
 """
 
 from __future__ import annotations
@@ -23,11 +26,16 @@ sys.path.insert(0, str(HERE))
 from accuracy import Result, evaluate, held_out  # noqa: E402
 from calib import SPEED_CLASSES, Case, all_cases  # noqa: E402
 
+MEMORY_CLASSES = ("finetune_memory", "pretrain_memory")
+
 from gpuplan.estimate.calibration import fitted  # noqa: E402
 
 
 def mode(case: Case) -> str:
     meta = case.meta
+    if case.cls in MEMORY_CLASSES:
+        setup = meta["setup"]
+        return setup.method + (f":{setup.base_quant}" if setup.base_quant else "")
     if meta.get("kind") == "load":
         return "rate" if meta.get("rate") else "clients"
     if meta.get("quantity") == "max_batch_output_tokens_per_s":
@@ -42,16 +50,17 @@ def cells(results: list[Result]) -> dict[tuple[str, str, str, str], list[float]]
     out: dict[tuple[str, str, str, str], list[float]] = {}
     for r in results:
         if r.error == r.error:
-            key = (r.case.cls, r.case.group, str(r.case.meta.get("engine", "")), mode(r.case))
+            engine = r.case.meta["setup"].framework if r.case.cls in MEMORY_CLASSES else r.case.meta.get("engine", "")
+            key = (r.case.cls, r.case.group, str(engine), mode(r.case))
             out.setdefault(key, []).append(r.error)
     return out
 
 
-def table(results: list[Result]) -> list[str]:
+def table(results: list[Result], classes: tuple[str, ...] = SPEED_CLASSES) -> list[str]:
     by = cells(results)
     lines = [f"{'class':18s} {'source group':42s} {'engine':8s} {'mode':8s} {'rows':>5s} {'signed':>8s} "
              f"{'|error|':>8s} {'under':>6s}"]
-    for cls in SPEED_CLASSES:
+    for cls in classes:
         everything = [e for k, v in by.items() if k[0] == cls for e in v]
         if not everything:
             continue
@@ -67,12 +76,14 @@ def table(results: list[Result]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--loso", action="store_true", help="predict each source with a fit that never saw it")
-    ap.add_argument("--rows", choices=SPEED_CLASSES, help="also list this class's rows, worst first")
+    ap.add_argument("--memory", action="store_true", help="the training-memory classes instead of the speed classes")
+    ap.add_argument("--rows", choices=SPEED_CLASSES + MEMORY_CLASSES, help="also list this class's rows, worst first")
     args = ap.parse_args(argv)
+    classes = MEMORY_CLASSES if args.memory else SPEED_CLASSES
     cases = all_cases()[0]
     results = held_out(cases) if args.loso else evaluate(cases, fitted())
-    results = [r for r in results if r.case.cls in SPEED_CLASSES]
-    print("\n".join(table(results)))
+    results = [r for r in results if r.case.cls in classes + ((args.rows,) if args.rows else ())]
+    print("\n".join(table(results, classes)))
     if args.rows:
         rows = sorted((r for r in results if r.case.cls == args.rows and r.error == r.error),
                       key=lambda r: -abs(r.error))

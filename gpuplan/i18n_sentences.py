@@ -1068,6 +1068,8 @@ TEMPLATES: dict[str, str] = {
     "LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input":
         "LoRA 丢弃率 {s.lora_dropout:g}：每个适配器输入多一份丢弃后的副本和 1 字节掩码",
     "bitsandbytes matmuls keep every quantized linear's input": "bitsandbytes 矩阵乘法保留每个量化线性层的输入",
+    "the previous micro-batch's logits and their graph live through the next forward":
+        "上一个微批次的 logits 及其计算图在下一次前向传播期间仍然存在",
     "the output layer is quantized too": "输出层也被量化",
     "a tied output layer is held as its own matrix": "与嵌入共享的输出层单独存为一个矩阵",
     "only the layer's own tensors": "只有各层自身的张量",

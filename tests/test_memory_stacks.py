@@ -10,7 +10,7 @@ import pytest
 
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.frameworks import framework, stacks
-from gpuplan.estimate.memory import activation_bytes_per_token, training_memory
+from gpuplan.estimate.memory import activation_bytes_per_token, previous_outputs_bytes, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.types import FRAMEWORKS, TrainSetup
 from gpuplan.units import GiB
@@ -54,10 +54,13 @@ def test_bitsandbytes_base_keeps_every_frozen_linear_input(catalog: Catalog) -> 
 
 def test_litgpt_expands_grouped_kv_heads_before_attention(catalog: Catalog) -> None:
     # Llama-3-8B: 32 query heads, 8 K/V heads of 128. LitGPT expands K and V to 32 heads before SDPA, which keeps
-    # them: 2 × (4096 − 1024) × 2 bytes more than Hugging Face's flash-attention path (norms are fp32 in both)
+    # them: 2 × (4096 − 1024) × 2 bytes more than Hugging Face's flash-attention path (norms are fp32 in both);
+    # SDPA's head-major output is then copied to token-major order for the trained output projection, which
+    # keeps that copy (4096 × 2 bytes) besides the output SDPA saves
     m = catalog.model("Llama-3-8B")
     hf, litgpt = TrainSetup(method="full", framework="hf"), TrainSetup(method="full", framework="pytorch")
-    assert activation_bytes_per_token(m, litgpt) - activation_bytes_per_token(m, hf) == 2 * (4096 - 1024) * 2
+    expanded, copied = 2 * (4096 - 1024) * 2, 4096 * 2
+    assert activation_bytes_per_token(m, litgpt) - activation_bytes_per_token(m, hf) == expanded + copied
 
 
 def test_norms_keep_an_fp32_copy_of_their_input(catalog: Catalog) -> None:
@@ -117,3 +120,44 @@ def test_eager_attention_flips_fits_on_a_40gb_card(catalog: Catalog) -> None:
     assert est.total >= 0.9 * 57.67 * GiB
     with_flash = training_memory(m, replace(s, flash_attention=True))
     assert with_flash.total < est.total - 10 * GiB  # the published flash run needed 37.70 GiB, 20 GiB less
+
+
+def test_litgpt_chunked_loss_keeps_16_bit_logits_and_log_softmax_of_every_chunk(catalog: Catalog) -> None:
+    # LitGPT (litgpt/finetune/lora.py @5895df10) asks the model for 128-token chunks of 16-bit logits and runs
+    # F.cross_entropy on each chunk without an upcast: until backward every chunk's logits and the log-softmax
+    # output that cross-entropy saves are held, 2 + 2 bytes per vocabulary entry. Gemma-2B's 256,000-entry
+    # vocabulary at 2 × 512 tokens: 1024 × 256000 × 4 bytes, about 0.98 GiB, where a loss that upcasts one chunk
+    # of eight at a time to fp32 (2 + 8/8 bytes) holds a quarter less
+    m = catalog.model("Gemma-2B")
+    assert m.vocab == 256_000
+    litgpt = TrainSetup(method="lora", micro_batch=2, seq_len=512, chunked_loss=True, framework="pytorch")
+    upcast = replace(litgpt, framework="torchtune")
+    held = training_memory(m, litgpt).extra["logits_bytes"]
+    assert held == 1024 * 256_000 * 4
+    assert training_memory(m, upcast).extra["logits_bytes"] == pytest.approx(held * 3 / 4)
+
+
+def test_litgpt_qlora_runs_the_next_forward_with_the_previous_bitsandbytes_inputs_alive(catalog: Catalog) -> None:
+    # LitGPT's loop keeps `logits` bound until the next forward returns, and bitsandbytes stores each matmul's
+    # input on the autograd context, which backward does not free: the previous micro-batch's inputs of every
+    # quantized linear (qkv 4096, attention output 4096, MLP 4096, down projection 11008 per token and layer;
+    # the output layer's 4096 per token) are alive through the next forward, 2 bytes each
+    m = catalog.model("Llama-2-7B")
+    qlora = TrainSetup(method="qlora", micro_batch=2, seq_len=512, grad_accum=4, precision="bf16", lora_rank=32,
+                       lora_targets="qv", lora_dropout=0.05, base_quant="bnb-nf4", framework="pytorch",
+                       chunked_loss=True)
+    inputs, logits = previous_outputs_bytes(m, qlora)
+    assert inputs == 1024 * ((3 * H + F) * 32 + H) * 2
+    assert logits == 1024 * V * 2
+    assert previous_outputs_bytes(m, replace(qlora, recompute="full"))[0] == 0  # checkpointed layers keep no graph
+    assert previous_outputs_bytes(m, replace(qlora, framework="hf")) == (0, 0)  # the HF Trainer drops its outputs
+
+    # LitGPT's config hub (config_hub/finetune/README.md @00af8b0d) measured, as torch.cuda.max_memory_allocated,
+    # 19.77 GB for Llama-2-7B LoRA and 13.68 GB for QLoRA at these settings: the 4-bit base saves 6.09 GB, not
+    # the 8.7 GB the weight formats alone differ by
+    def allocated(s: TrainSetup) -> float:
+        est = training_memory(m, s)
+        return est.total - est.breakdown.get("overhead") - est.breakdown.get("allocator_slack")
+
+    gap = allocated(replace(qlora, method="lora", base_quant=None)) - allocated(qlora)
+    assert gap == pytest.approx(19.77e9 - 13.68e9, rel=0.10)

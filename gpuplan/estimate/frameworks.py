@@ -77,6 +77,8 @@ _STACK_COLUMNS = (
     Column("stack", "enum", True, FRAMEWORKS), Column("norm_input_fp32", "bool", True),
     Column("adapters_fp32", "bool", True), Column("fused_qkv", "bool", True), Column("expands_kv_heads", "bool", True),
     Column("quantizes_output_layer", "bool", True), Column("unties_embeddings", "bool", True),
+    Column("chunked_loss_bf16", "bool", True), Column("keeps_previous_outputs", "bool", True),
+    Column("copies_attention_output", "bool", True),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -92,6 +94,12 @@ class Stack:
     expands_kv_heads: bool  # grouped K/V heads are expanded to every query head before attention
     quantizes_output_layer: bool  # a quantized base quantizes the output layer too (dequantized per call)
     unties_embeddings: bool  # a tied output layer is loaded as its own matrix
+    # a chunked loss keeps every chunk's 16-bit logits and its 16-bit log-softmax output, with no fp32 upcast
+    chunked_loss_bf16: bool
+    # the training loop keeps the previous micro-batch's logits (and their autograd graph) through the next forward
+    keeps_previous_outputs: bool
+    # attention's head-major output is copied to token-major order before the output projection
+    copies_attention_output: bool
     source: str
 
 

@@ -284,7 +284,8 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     (down weight grad). Tensors needed only for a frozen linear's weight gradient are not kept, unless the
     frozen linear is a bitsandbytes matmul, which keeps its input whatever needs it. What the stack's modeling
     code adds is data (``data/stacks.csv``): norms that keep an fp32 copy of their input, K/V heads expanded to
-    every query head, and the adapters' own copies of their inputs (``_adapter_input_bytes``).
+    every query head, an attention output copied to token-major order for the output projection, and the
+    adapters' own copies of their inputs (``_adapter_input_bytes``).
     """
     st = stack(s.framework)
     ab = act_bytes(s)
@@ -296,6 +297,8 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     mlp_needed = keeps_inputs or (reads_x and s.lora_targets in ("mlp", "all-linear"))
     kv = m.q_dim if st.expands_kv_heads and m.kv_dim < m.q_dim else m.kv_dim
     attn = norm_in * m.hidden + ab * (2 * m.q_dim + 2 * kv + (m.hidden if attn_needed else 0))
+    if keeps_inputs and st.copies_attention_output:  # the output projection's input is its own token-major copy
+        attn += ab * m.q_dim
     if not s.flash_attention:  # eager attention keeps each token's row of attention probabilities
         attn += m.n_heads * s.seq_len * _SCORE_BYTES_EXTRA_16 + m.n_heads * s.seq_len * ab
     if m.is_moe:
@@ -392,10 +395,44 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
-    (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time."""
+    (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time. A stack whose
+    chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT) keeps, for every chunk until
+    backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values per entry."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
-    per_entry = act_bytes(s) + 8.0 / 8 if s.chunked_loss else act_bytes(s) + 8.0
+    if s.chunked_loss and stack(s.framework).chunked_loss_bf16:
+        per_entry = 2 * act_bytes(s)
+    elif s.chunked_loss:
+        per_entry = act_bytes(s) + 8.0 / 8
+    else:
+        per_entry = act_bytes(s) + 8.0
     return tokens * m.vocab * per_entry / s.parallel.tp
+
+
+def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
+    """What a stack whose loop keeps the previous micro-batch's outputs (``data/stacks.csv``
+    ``keeps_previous_outputs``: LitGPT) still holds while the next forward runs: (inputs the previous graph keeps,
+    16-bit logits). The logits stay bound until the next forward returns; backward freed the tensors autograd
+    saved, but not what a custom autograd function stored on its context: bitsandbytes' MatMul4Bit and
+    MatMul8bitLt keep their input A as ``ctx.tensors`` (TimDettmers/bitsandbytes bitsandbytes/autograd/_functions.py
+    @29e3420c6de4c62086603aff47107ef378062e91; PyTorch's "Extending torch.autograd" notes say tensors for backward
+    belong in ``save_for_backward``, which backward releases). Through the logits' graph every quantized linear's
+    input of the previous micro-batch is alive: per token and layer the attention's normed input, the reshaped
+    attention output, the MLP's normed input and the product that feeds the down projection, and per token the
+    output layer's input where the stack quantizes it. Checkpointed layers keep no graph, so under full
+    recomputation only the logits are carried."""
+    if not stack(s.framework).keeps_previous_outputs:
+        return 0.0, 0.0
+    par = s.parallel
+    tokens = s.micro_batch * s.seq_len / par.cp
+    logits = tokens * m.vocab * act_bytes(s) / par.tp
+    if not (s.method != "full" and _bnb_base(s)) or s.recompute == "full":
+        return 0.0, logits
+    width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
+    per_layer = m.q_dim + width + (1 if m.parallel_attn else 2) * m.hidden
+    head = m.hidden if stack(s.framework).quantizes_output_layer else 0
+    shard = par.tp if par.sequence_parallel else 1
+    inputs = tokens * (per_layer * m.n_layers / par.pp + head) * act_bytes(s) / shard
+    return inputs, logits
 
 
 def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
@@ -454,9 +491,13 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     def held(grad: float, by_length: float) -> float:  # the tensors and the allocator's pool around them
         return grad + by_length + allocator_slack_bytes(s, cal, by_length, grad)
 
-    peak_in_backward = not coincide and held(grads, last_layer) > held(first_grad, acts + logits)
+    # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
+    carried_acts, carried_logits = previous_outputs_bytes(m, s)
+    at_forward_end = acts + carried_acts + logits + carried_logits
+    peak_in_backward = not coincide and held(grads, last_layer) > held(first_grad, at_forward_end)
     grads_at_peak = grads if (coincide or peak_in_backward) else first_grad
-    acts_at_peak, logits_at_peak = (last_layer, 0.0) if peak_in_backward else (acts, logits)
+    acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
+                                    (acts + carried_acts, logits + carried_logits))
     dequant = _dequant_workspace(m, s)
     overhead = cal.get("train_overhead_bytes")
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
@@ -574,6 +615,7 @@ def describe_stack(s: TrainSetup) -> str:
         (s.method != "full" and st.quantizes_output_layer and bool(s.base_quant or s.method == "qlora"),
          "the output layer is quantized too"),
         (s.method != "full" and st.unties_embeddings, "a tied output layer is held as its own matrix"),
+        (st.keeps_previous_outputs, "the previous micro-batch's logits and their graph live through the next forward"),
     ) if on]
     rest = ", ".join(kept) if kept else "only the layer's own tensors"
     return f"{s.framework} modeling code: {rest}"
