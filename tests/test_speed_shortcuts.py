@@ -191,3 +191,40 @@ def test_longest_context_equals_the_bisection(catalog: Catalog, name: str) -> No
         for budget in budgets:
             assert max_context(m, budget, batch, kv, tp, pp, latent) == \
                 _bisected_context(m, budget, batch, kv, tp, pp, latent), (budget, batch, tp, pp, kv, latent)
+
+
+@pytest.mark.parametrize(("name", "targets"), [("Qwen2.5-7B", {}), ("Qwen2.5-7B", {"tpot_s": 0.02}),
+                                               ("Llama-3.1-70B", {"tpot_s": 0.05, "ttft_s": 0.4}),
+                                               ("Mixtral-8x7B", {"ttft_s": 0.2}), ("Phi-2", {"tpot_s": 0.008})])
+def test_serving_concurrency_and_batch_are_the_long_searches_answers(catalog: Catalog, name: str,
+                                                                   targets: dict[str, float]) -> None:
+    # the planner bisects the concurrency and tries the engine's cap first; the long way: every doubling in turn,
+    # and every batch from the top down
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.estimate.infer_speed import max_batch, speed
+    from gpuplan.estimate.job import JobEstimate, estimate_inference, inference_setup, largest_batch
+    from gpuplan.estimate.memory import inference_memory
+
+    cal, m = fitted(), catalog.model(name)
+    job = Job(task="serve", rps=2, prompt_len=1500, output_len=250, **targets)  # type: ignore[arg-type]
+    compared = 0
+    for gpu_name, tp in (("H100", 1), ("A100", 2), ("L4", 1), ("RTX4090", 1), ("H100", 4)):
+        gpu, s = catalog.gpu(gpu_name), inference_setup(job, tp, "vllm", "bf16")
+        top = max_batch(m, gpu, s, cal)
+        fits = [b for b in range(top, 0, -1) if JobEstimate(job, m, gpu, s.n_gpus, dataclasses.replace(s, batch=b),
+                inference_memory(m, gpu, dataclasses.replace(s, batch=b), cal, describe=False), None, None, 1,
+                None).fits]
+        cap = fits[0] if fits else 0
+        assert largest_batch(m, gpu, job, s, cal, None, top) == cap
+        if cap < 1:
+            continue
+        alone, chosen = speed(m, gpu, s, 1, cal).ttft_s, None
+        for b in (1 << k for k in range(cap.bit_length())):
+            sp = speed(m, gpu, s, b, cal)
+            if (job.tpot_s and sp.tpot_s > job.tpot_s) or (job.ttft_s and alone + sp.tpot_s > job.ttft_s):
+                break
+            chosen = b
+        e = estimate_inference(m, gpu, job, s, cal)
+        assert (e.setup.batch if e.replicas else None) == chosen
+        compared += chosen is not None
+    assert compared  # some GPU serves it within the targets: the searches were compared on a real answer

@@ -349,6 +349,30 @@ def test_request_sizes_are_rows_sent_as_buckets(page: Page) -> None:
     assert "300 + 100 tokens (70 %)" in routed and "4000 + 500 tokens (30 %)" in routed
 
 
+def test_request_sizes_given_as_length_percentiles_are_sent_as_percentiles(page: Page) -> None:
+    page.click("#tab-button-serve")
+    page.select_option("#srv-size-mode", "percentile")
+    rows = page.locator("#srv-buckets .bucket-row")
+    expect(rows.first.locator("input[name=bucket_share]")).to_be_visible()  # a percentile even for one row
+    expect(rows.first.locator(".bucket-share span")).to_have_text("Percentile (%)")
+    page.click("#srv-add-bucket")
+    for row, (pct, prompt, output) in zip((rows.nth(0), rows.nth(1)), (("50", "300", "100"), ("99", "4000", "500")),
+                                          strict=True):
+        row.locator("input[name=bucket_share]").fill(pct)
+        row.locator("input[name=bucket_prompt]").fill(prompt)
+        row.locator("input[name=bucket_output]").fill(output)
+    with page.expect_response("**/api/serve") as answer:
+        page.click("#serve-submit")
+    body = answer.value.request.post_data_json
+    assert isinstance(body, dict)
+    assert body["percentiles"] == [{"percentile": 50, "prompt": 300, "output": 100},
+                                   {"percentile": 99, "prompt": 4000, "output": 500}]
+    assert "buckets" not in body and "prompt" not in body
+    sizes = [(b["prompt_len"], b["output_len"]) for b in answer.value.json()["request"]["buckets"]]
+    assert sizes == [(300, 100), (4000, 500)]  # each interval between two percentiles is a bucket at its upper end
+    expect(page.locator("#serve-routing tbody tr").first).to_be_visible()
+
+
 # (what the form gets wrong, the field the error must land on, words of the API's message)
 FIELD_ERRORS = [
     ({"#srv-availability": "100"}, "availability", "availability: 100 %"),

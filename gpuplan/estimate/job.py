@@ -267,7 +267,9 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
 
     if top < 1 or not holds(1):
         return 0
-    lo, hi = 1, top
+    if holds(top):  # the engine's cap usually fits on a GPU with room: no bisection then
+        return top
+    lo, hi = 1, top - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if holds(mid):
@@ -283,16 +285,30 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
     concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
     # what the engine holds: its cap and the KV cache at batch 1, then lowered until that batch itself fits
     cap = largest_batch(m, gpu, job, s, cal, headroom, max_batch(m, gpu, s, cal))
-    best: Speed | None = None
     # concurrency: the one asked for (job.batch), else doubling up to what the engine holds
     sizes = [job.batch] if job.batch > 0 else [1 << k for k in range(max(cap, 1).bit_length())]
     alone = speed(m, gpu, s, 1, cal).ttft_s  # a prompt's own prefill, then it waits for at most one step
-    for b in sizes:
+
+    def within(b: int) -> Speed | None:
+        """The speed at concurrency ``b`` when it meets the targets."""
         sp = speed(m, gpu, s, b, cal)
         ttft = alone + sp.tpot_s
         if (job.tpot_s and sp.tpot_s > job.tpot_s) or (job.ttft_s and ttft > job.ttft_s):
-            break
-        best = replace(sp, ttft_s=ttft)
+            return None
+        return replace(sp, ttft_s=ttft)
+
+    # a larger concurrency makes a longer decode step, so TPOT and TTFT only grow with it: the largest size that
+    # meets the targets is found by bisection (the top one at once when it does, as without targets)
+    best = within(sizes[-1])
+    if best is None and len(sizes) > 1:
+        lo, hi = 0, len(sizes) - 2  # the answer's index lies in lo..hi, or nothing meets them
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            found = within(sizes[mid])
+            if found is None:
+                hi = mid - 1
+            else:
+                best, lo = found, mid + 1
     if best is None or cap < 1:  # nothing meets the targets, or nothing fits: show the asked-for batch, else 1
         b = job.batch or 1
         return JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=b), inference_memory(m, gpu, replace(s, batch=b),

@@ -523,7 +523,11 @@ function speedLine(data) {
 
 // ---------------------------------------------------------------- serving fleet (POST /api/serve)
 
-// Request sizes: one row sends prompt and output; several send buckets whose shares add up to 1.
+// Request sizes: one row sends prompt and output; several send buckets whose shares add up to 1. Given as
+// length percentiles instead (the API's percentiles), each row says that PCT % of the requests have at most
+// its prompt and output tokens, and every row is sent.
+const byPercentile = () => $("#srv-size-mode").value === "percentile";
+
 function addBucketRow(prompt = "", output = "", share = "") {
   const rows = $("#srv-buckets");
   const n = rows.children.length + 1;
@@ -534,7 +538,8 @@ function addBucketRow(prompt = "", output = "", share = "") {
                                 title: t("Remove this size"), "aria-label": t("Remove this size") }, "×");
   const row = el("div", { class: "bucket-row", "data-bucket": String(n) },
                  cell("prompt", "Prompt tokens", prompt, { min: "1" }), cell("output", "Output tokens", output, { min: "1" }),
-                 cell("share", "Share", share, { min: "0", max: "1" }), remove);
+                 cell("share", byPercentile() ? "Percentile (%)" : "Share", share,
+                      byPercentile() ? { min: "0", max: "100" } : { min: "0", max: "1" }), remove);
   remove.addEventListener("click", () => { row.remove(); showBucketShares(); });
   rows.append(row);
   showBucketShares();
@@ -543,8 +548,14 @@ function addBucketRow(prompt = "", output = "", share = "") {
 // with one size there is nothing to share: its share is 1 and the row cannot be removed
 function showBucketShares() {
   const rows = [...$("#srv-buckets").children];
+  const label = byPercentile() ? "Percentile (%)" : "Share";
   for (const row of rows) {
-    $(".bucket-share", row).hidden = rows.length === 1;
+    const share = $(".bucket-share", row);
+    share.hidden = rows.length === 1 && !byPercentile();
+    const caption = $("span", share);
+    caption.dataset.i18n = label;
+    caption.textContent = t(label);
+    $("input", share).max = byPercentile() ? "100" : "1";
     $(".remove", row).hidden = rows.length === 1;
   }
 }
@@ -554,7 +565,9 @@ function serveBody(form) {
   if (body.profile) delete body.rps;  // a daily profile replaces the mean rate (its mean)
   const rows = [...$("#srv-buckets").children].map((row) => ["prompt", "output", "share"].map((name) =>
     fieldValue($(`input[name=bucket_${name}]`, row))));
-  if (rows.length === 1) {
+  if (byPercentile()) {
+    body.percentiles = rows.map(([prompt, output, percentile]) => ({ percentile, prompt, output }));
+  } else if (rows.length === 1) {
     const [prompt, output] = rows[0];
     if (prompt !== "") body.prompt = prompt;
     if (output !== "") body.output = output;
@@ -944,6 +957,7 @@ function setUp() {
   });
   addBucketRow(1000, 300, 1);
   $("#srv-add-bucket").addEventListener("click", () => addBucketRow());
+  $("#srv-size-mode").addEventListener("change", showBucketShares);
   $("#pick-estimate").addEventListener("click", estimatePick);
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
   for (const b of document.querySelectorAll(".lang button")) b.addEventListener("click", () => applyLang(b.dataset.lang));
