@@ -81,14 +81,17 @@ def _float(text: str) -> float | None:
 
 
 def _precision(text: str) -> str:
+    """The training precision a row's text states. FP32 only where no lower compute precision is named: "bf16
+    mixed precision, reduce fp32" computes in bf16 (FSDP2's MixedPrecisionPolicy: param_dtype bf16,
+    reduce_dtype fp32), and torchao's "float8" linears are FP8 matmuls."""
     low = text.lower()
-    if "fp8" in low:
+    if "fp8" in low or "float8" in low:
         return "fp8-mixed"
     if "true" in low or "pure" in low or "no amp" in low:
         return "bf16" if "bf16" in low or "bfloat16" in low else "fp16-mixed"
     if "fp16" in low or ("float16" in low and "bfloat16" not in low):
         return "fp16-mixed"
-    if "fp32" in low or "float32" in low:
+    if ("fp32" in low or "float32" in low) and not re.search(r"bf16|bfloat16", low):
         return "fp32"
     return "bf16-mixed"
 

@@ -389,7 +389,7 @@ PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
 RECOMPUTE = tuple(Recompute)
 ENGINES = tuple(Engine)
 KV_DTYPES = ("bf16", "fp16", "fp8")
-FRAMEWORKS = ("hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune", "llmc")
+FRAMEWORKS = ("hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune", "llmc", "llm-foundry")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
 from calib import Case, all_cases  # noqa: E402
-from calib_rows import _finetune_case, _int, _mpt_benchmark  # noqa: E402
+from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision  # noqa: E402
 from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 
 from gpuplan.catalog import Catalog  # noqa: E402
@@ -153,3 +153,14 @@ def test_a_packed_run_that_counts_samples_before_packing_is_not_mapped(catalog: 
     packed = next(r for r in _rows("finetune_more.csv")
                   if r["id"] == "ftm-swift-exp-qwen-7b-chat-lora-plus-packing-time")
     assert _finetune_case(catalog, packed)[0] is not None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # FSDP2's mixed-precision policy computes in bf16 and only reduces gradients in fp32: not an fp32 run
+    ("bf16 (FSDP2 mixed precision, param bf16 / reduce fp32 defaults)", "bf16-mixed"),
+    ("float8 tensorwise linears (torchao) + bf16", "fp8-mixed"),  # torchao's float8 linears are FP8 matmuls
+    ("fp32", "fp32"),
+    ("amp_bf16 (FSDP mixed_precision DEFAULT)", "bf16-mixed"),
+])
+def test_a_row_runs_at_the_lowest_compute_precision_it_names(text: str, expected: str) -> None:
+    assert _precision(text) == expected

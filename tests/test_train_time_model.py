@@ -105,3 +105,24 @@ def test_the_parts_add_up_to_the_total() -> None:
     est = train_time(CAT.model("Llama-3.1-8B"), CAT.gpu("H100"), _setup(4, 8), TOKENS)
     assert sum(v for _, v in est.breakdown.parts) == pytest.approx(est.total)
     assert est.breakdown.get("memory_bound_ops") > 0
+
+
+def test_a_full_recomputation_repeats_the_forward_tensor_parallel_collectives() -> None:
+    # Korthikanti et al. 2022: recomputing the forward reruns its two all-reduces per layer, on top of the
+    # forward's two and the backward's two
+    m, g = CAT.model("Llama-3.1-70B"), CAT.gpu("H100")
+    parts = {}
+    for recompute in ("selective", "full"):
+        s = TrainSetup(method="full", micro_batch=1, seq_len=4096, grad_accum=1, framework="megatron",
+                       recompute=recompute, parallel=Parallelism(tp=8, dp=1, zero=0))
+        parts[recompute] = dict(train_time(m, g, s, TOKENS).breakdown.parts)["tensor_parallel_comm"]
+    assert parts["full"] == pytest.approx(1.5 * parts["selective"])
+
+
+def test_llm_foundry_pretraining_is_estimated_with_the_hand_optimised_stacks() -> None:
+    m, g = CAT.model("Llama-3.1-8B"), CAT.gpu("H100")
+    est = {fw: train_time(m, g, TrainSetup(method="full", micro_batch=4, seq_len=2048, grad_accum=1, framework=fw,
+                                           parallel=Parallelism(dp=8, zero=3)), TOKENS)
+           for fw in ("llm-foundry", "megatron")}
+    assert est["llm-foundry"].band == fitted().band("pretrain_throughput")
+    assert est["llm-foundry"].extra["utilisation"] == pytest.approx(est["megatron"].extra["utilisation"])

@@ -365,7 +365,7 @@ def _activation_scale(s: TrainSetup, cal: Calibration) -> float:
     # implementations differ in what they keep (fp32 norm inputs, attention masks, fused kernels): one
     # fitted factor for Hugging Face modeling code, one for the fused PyTorch-native stacks (torchtune,
     # torchtitan, Megatron), one for plain PyTorch model code (LitGPT, nanoGPT); torch.compile fuses more
-    family = ("native" if s.framework in ("torchtune", "torchtitan", "megatron") else
+    family = ("native" if s.framework in ("torchtune", "torchtitan", "megatron", "llm-foundry") else
               "pytorch" if s.framework in ("pytorch", "llmc") else "hf")
     scale = cal.get(f"activation_scale_{family}")
     if s.compiled:

@@ -28,7 +28,8 @@ Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n 
 - data parallel: one gradient all-reduce per optimizer step (ZeRO-3/FSDP: all-gather the weights, a frozen
   base included, in forward and backward + reduce-scatter gradients, every micro-step), overlapped with the
   backward pass;
-- tensor parallel: four all-reduces of the activations per layer per micro-step, not overlapped;
+- tensor parallel: four all-reduces of the activations per layer per micro-step (six with a full
+  recomputation, which reruns the forward's two: Korthikanti et al. 2022, sec. 5), not overlapped;
 - pipeline: the 1F1B bubble, (p − 1)/m of the ideal compute time for m micro-batches per step
   (Narayanan et al. 2021, eq. 1).
 """
@@ -45,13 +46,14 @@ from gpuplan.estimate.result import Assumption, Breakdown, Estimate
 from gpuplan.types import Gpu, ModelSpec, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
 
-OPTIMISED_FRAMEWORKS = ("megatron", "torchtitan", "llmc")
+OPTIMISED_FRAMEWORKS = ("megatron", "torchtitan", "llmc", "llm-foundry")
 
 
 def framework_class(framework: str) -> str:
-    """Efficiency class of a training stack: hand-optimised (Megatron-LM, llm.c), torchtitan, or eager
-    PyTorch (HF Trainer, torchtune, DeepSpeed, plain PyTorch)."""
-    return {"megatron": "megatron", "llmc": "megatron", "torchtitan": "torchtitan"}.get(framework, "eager")
+    """Efficiency class of a training stack: hand-optimised kernels (Megatron-LM, llm.c, llm-foundry's MPT
+    layers), torchtitan, or eager PyTorch (HF Trainer, torchtune, DeepSpeed, plain PyTorch)."""
+    return {"megatron": "megatron", "llmc": "megatron", "llm-foundry": "megatron",
+            "torchtitan": "torchtitan"}.get(framework, "eager")
 GPUS_PER_NODE = 8
 MAX_UTILISATION = 0.85  # no training step sustains more of the dense peak (GEMMs alone reach ~80-85 %)
 
@@ -270,5 +272,9 @@ def _comm_per_step(m: ModelSpec, s: TrainSetup, link: Links) -> tuple[float, flo
     if par.tp > 1:
         act = s.micro_batch * s.seq_len * m.hidden * 2.0 / par.cp
         tp_bw = link.intra_node if par.tp <= GPUS_PER_NODE else link.inter_node
-        tp = 4 * m.n_layers / par.pp * act * 2 * (par.tp - 1) / par.tp / tp_bw * s.grad_accum
+        # two all-reduces forward and two backward per layer (Megatron-LM; with sequence parallelism the same
+        # bytes as all-gathers and reduce-scatters), and a full recomputation runs the forward's two again
+        # (Korthikanti et al. 2022, sec. 5)
+        collectives = 6 if s.recompute == "full" else 4
+        tp = collectives * m.n_layers / par.pp * act * 2 * (par.tp - 1) / par.tp / tp_bw * s.grad_accum
     return dp, tp
