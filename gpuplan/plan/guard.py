@@ -309,8 +309,6 @@ def _verdict(c: sv.ReplicaConfig, j: int, v: int) -> tuple[float, float]:
 
 def _fleet_verdicts(f: sv.Fleet, p: Preset, kind: str) -> tuple[float, float] | None:
     """The worst (p50, p99) verdict of the ``kind`` checks over the fleet's groups; None when it has none."""
-    if not f.groups:
-        return None
     idx = [j for j in range(len(f.groups[0].config.capacity_per_s)) if p.kinds[j % len(p.kinds)] == kind]
     worst = [_verdict(g.config, j, p.verdict_tokens) for g in f.groups for j in idx
              if g.config.capacity_per_s[j] > 0]
@@ -458,7 +456,7 @@ def _colocated(catalog: Catalog, m: ModelSpec, gm: ModelSpec, p: Preset, r: sv.S
         verdict, response = verdicts(main) if main else (verdict, response)
     if main is None:
         return _Placed("colocated", None, None, verdict, None, why)
-    if main.fleet is None or not main.fleet.groups:
+    if main.fleet is None:
         why = ("no GPU holds the main model beside the guard within the targets" if any(guard_cfg.values())
                else "the guard fits on no GPU of the main model's offers")
         return _Placed("colocated", main, None, verdict, None, why)
