@@ -323,6 +323,13 @@ def test_a_daily_profile_replaces_the_mean_rate(page: Page) -> None:
         f"${day['autoscaled_per_day']:.2f} (peak fleet all day ${day['fixed_per_day']:.2f})")
 
 
+def _fill_sizes(rows: Any, values: tuple[tuple[str, str, str], ...]) -> None:
+    """Type (prompt, output, share or percentile) into the request-size rows, one tuple per row."""
+    for i, row_values in enumerate(values):
+        for name, value in zip(("prompt", "output", "share"), row_values, strict=True):
+            rows.nth(i).locator(f"input[name=bucket_{name}]").fill(value)
+
+
 def test_request_sizes_are_rows_sent_as_buckets(page: Page) -> None:
     page.click("#tab-button-serve")
     rows = page.locator("#srv-buckets .bucket-row")
@@ -332,11 +339,7 @@ def test_request_sizes_are_rows_sent_as_buckets(page: Page) -> None:
     expect(rows).to_have_count(3)
     rows.nth(2).locator("button.remove").click()
     expect(rows).to_have_count(2)
-    for row, (prompt, output, share) in zip((rows.nth(0), rows.nth(1)), (("300", "100", "0.7"), ("4000", "500", "0.3")),
-                                            strict=True):
-        row.locator("input[name=bucket_prompt]").fill(prompt)
-        row.locator("input[name=bucket_output]").fill(output)
-        row.locator("input[name=bucket_share]").fill(share)
+    _fill_sizes(rows, (("300", "100", "0.7"), ("4000", "500", "0.3")))
     with page.expect_request("**/api/serve") as sent:
         page.click("#serve-submit")
     body = sent.value.post_data_json
@@ -356,11 +359,7 @@ def test_request_sizes_given_as_length_percentiles_are_sent_as_percentiles(page:
     expect(rows.first.locator("input[name=bucket_share]")).to_be_visible()  # a percentile even for one row
     expect(rows.first.locator(".bucket-share span")).to_have_text("Percentile (%)")
     page.click("#srv-add-bucket")
-    for row, (pct, prompt, output) in zip((rows.nth(0), rows.nth(1)), (("50", "300", "100"), ("99", "4000", "500")),
-                                          strict=True):
-        row.locator("input[name=bucket_share]").fill(pct)
-        row.locator("input[name=bucket_prompt]").fill(prompt)
-        row.locator("input[name=bucket_output]").fill(output)
+    _fill_sizes(rows, (("300", "100", "50"), ("4000", "500", "99")))  # the third box holds the percentile
     with page.expect_response("**/api/serve") as answer:
         page.click("#serve-submit")
     body = answer.value.request.post_data_json
