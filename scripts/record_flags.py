@@ -15,6 +15,11 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
 - trl 1.16.0 and torchtitan 0.3.0 (PyPI, installed by the test extra): ``trl sft``'s ``TrlParser`` (YAML keys are
   option dests) and ``torchtitan.train``'s tyro parser over ``llama3_8b``'s ``Trainer.Config`` (its flags, and the
   activation-checkpointing choices). The tests parse every export with these tools themselves.
+- litgpt 0.5.13 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt):
+  ``litgpt finetune_full``'s jsonargparse parser (the one ``litgpt`` builds from ``PARSER_DATA``; YAML keys are
+  option dests such as ``train.micro_batch_size``), ``--precision`` choices from Lightning Fabric's
+  ``_PRECISION_INPUT_STR``, and LitGPT's model configs with the Hugging Face repository of each
+  (``litgpt.config.configs``: ``litgpt download`` converts only those architectures).
 
 To regenerate (no GPU needed)::
 
@@ -29,6 +34,7 @@ To regenerate (no GPU needed)::
     PYTHONPATH=src:deps python scripts/record_flags.py megatron NVIDIA/Megatron-LM@<commit>
     python scripts/record_flags.py trl pypi:trl==1.16.0               # pip install -e ".[test]" installs both
     python scripts/record_flags.py torchtitan pypi:torchtitan==0.3.0
+    python scripts/record_flags.py litgpt pypi:litgpt==0.5.13
 """
 
 from __future__ import annotations
@@ -103,6 +109,25 @@ def _torchtitan() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     return parser, {name: [] for a in subcommands for name in a.choices}
 
 
+def _litgpt() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    import typing
+
+    import litgpt.__main__ as litgpt_cli
+    from jsonargparse import CLI, capture_parser
+    from lightning.fabric.connector import _PRECISION_INPUT_STR
+
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_full", "--help"]))
+    subcommands = parser._subcommands_action._name_parser_map  # type: ignore[attr-defined]
+    return subcommands["finetune_full"], {"--precision": list(typing.get_args(_PRECISION_INPUT_STR))}
+
+
+def _litgpt_models() -> dict[str, str]:
+    """LitGPT's model config names, each with the Hugging Face repository it converts."""
+    from litgpt.config import configs
+
+    return dict(sorted((c["name"], f"{c['hf_config']['org']}/{c['hf_config']['name']}") for c in configs))
+
+
 def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]], by_dest: bool) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for action in parser._actions:
@@ -120,8 +145,8 @@ def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]
 def main() -> None:
     tool, origin = sys.argv[1], sys.argv[2]
     parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
-                     "trl": _trl, "torchtitan": _torchtitan}[tool]()
-    by_dest = tool in ("llamafactory", "trl")
+                     "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt}[tool]()
+    by_dest = tool in ("llamafactory", "trl", "litgpt")
     if origin.endswith(".whl"):
         wheel = Path(origin)
         where = {"version": wheel.name.split("-")[1], "source": f"PyPI wheel {wheel.name}",
@@ -135,6 +160,8 @@ def main() -> None:
               "keys": "yaml-config keys (option dest)" if by_dest else "command-line flags",
               "options": {**_options(parser, extra, by_dest), **{name: {"takes_value": False, "choices": None}
                                                                   for name in extra if not name.startswith("-")}}}
+    if tool == "litgpt":
+        record["models"] = _litgpt_models()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{tool}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"{tool} {record['version']}: {len(record['options'])} options")

@@ -243,6 +243,143 @@ def test_a_plan_torchtitan_cannot_run_as_planned_is_refused(change: dict[str, An
         render(_titan(**change), "skypilot", REPO)
 
 
+# ---------------------------------------------------------------- LitGPT
+
+
+def _litgpt_full(n_gpus: int = 8, **setup: Any) -> Candidate:
+    offer = _offer("Lambda", "A100-80GB", n_gpus, "on-demand", "gpu_8x_a100_80gb_sxm4")
+    planned = replace(FULL, parallel=Parallelism(dp=n_gpus, zero=3 if n_gpus > 1 else 0),
+                      recompute="full" if n_gpus > 1 else "none")
+    return _with_framework(_candidate(FULL_JOB, replace(planned, **setup), "A100-80GB", n_gpus, offer), "litgpt")
+
+
+def _litgpt_parse(c: Candidate, tmp_path: Path) -> tuple[Any, Any]:
+    """The exported command read by ``litgpt``'s own jsonargparse CLI (the parser ``litgpt finetune_full`` builds,
+    unknown keys refused), its classes instantiated as LitGPT does and its own argument check run: (the parsed
+    arguments, the instantiated ones)."""
+    import litgpt.__main__ as litgpt_cli
+    from jsonargparse import CLI, capture_parser
+    from litgpt.finetune.full import validate_args
+
+    run = _task(c)["run"]
+    (tmp_path / "litgpt.yaml").write_text(_heredoc(run, "litgpt.yaml"), encoding="utf-8")
+    (tmp_path / "data.json").write_text('[{"instruction": "hi", "output": "hello"}]', encoding="utf-8")
+    line = next(x for x in run.splitlines() if "litgpt finetune_full" in x)
+    argv = shlex.split(line.replace('"$DATASET"', "data.json").split(" litgpt ", 1)[1])
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=argv))
+    parsed = parser.parse_args(argv)
+    args = parser.instantiate_classes(parsed).finetune_full
+    validate_args(args.train, args.eval)
+    return parsed.finetune_full, args
+
+
+def test_litgpt_full_finetune_runs_the_planned_batch_length_precision_and_resumes(tmp_path: Path) -> None:
+    from litgpt.data import JSON
+
+    parsed, args = _litgpt_parse(_litgpt_full(), tmp_path)
+    assert str(args.checkpoint_dir) == f"checkpoints/{REPO}" and args.resume == "auto"
+    assert str(args.out_dir) == "/checkpoints/gpuplan-finetune-llama-3-1-8b"
+    assert args.precision == "bf16-mixed" and (args.devices, args.num_nodes) == (8, 1)
+    t = args.train
+    # micro-batch 2 × accumulation 2 × 8 GPUs: LitGPT derives the accumulation from the global batch
+    assert t.micro_batch_size == 2 and t.global_batch_size == 32 and t.gradient_accumulation_iters(8) == 2
+    # 2e8 tokens ÷ 2,048 = 97,657 sequences ÷ 32 a step = 3,052 steps; a checkpoint every 1/20 of them
+    assert t.max_seq_length == 2048 and t.max_steps == 3052 and t.save_interval == 152 and t.epochs >= t.max_steps
+    assert parsed.optimizer == {"class_path": "torch.optim.AdamW", "init_args": {"lr": 1e-05}}
+    assert isinstance(args.data, JSON) and str(args.data.json_path) == "data.json"
+
+
+def test_litgpt_run_resumes_and_downloads_the_model_under_litgpts_name() -> None:
+    task = _task(_litgpt_full())
+    assert task["setup"].splitlines() == ["pip install 'litgpt==0.5.13'",
+                                          "litgpt download meta-llama/Llama-3.1-8B --model_name Llama-3.1-8B"]
+    run = task["run"]
+    assert "NODE_RANK=$SKYPILOT_NODE_RANK litgpt finetune_full --config litgpt.yaml" in run
+    assert "step-* 2>/dev/null | sort | head -n -2 | xargs -r rm -rf" in run  # LitGPT itself deletes none
+    assert task["resources"]["job_recovery"]["strategy"] == "EAGER_NEXT_REGION"
+    assert task["file_mounts"]["/checkpoints"]["name"] == "${CKPT_BUCKET}" and task["envs"]["DATASET"] == ""
+
+
+def test_litgpt_on_one_gpu_trains_the_samples_in_pure_bf16_without_a_step_budget(tmp_path: Path) -> None:
+    c = _litgpt_full(1, precision="bf16", optimizer="sgd")
+    c = replace(c, estimate=replace(c.estimate, job=replace(FINETUNE_JOB, method="full", framework="litgpt")))
+    _, args = _litgpt_parse(c, tmp_path)
+    assert args.precision == "bf16-true" and (args.devices, args.num_nodes) == (1, 1)
+    assert args.train.epochs == 2 and args.train.max_steps is None and args.train.global_batch_size == 4
+
+
+def test_litgpt_on_several_nodes_gives_fabric_the_nodes_and_gpus_per_node(tmp_path: Path) -> None:
+    c = _litgpt_full(16)
+    _, args = _litgpt_parse(c, tmp_path)
+    assert (args.devices, args.num_nodes) == (8, 2) and args.train.global_batch_size == 2 * 2 * 16
+    assert _task(c)["num_nodes"] == 2
+
+
+def test_each_litgpt_model_the_catalog_names_is_litgpts_config_for_it() -> None:
+    """The record's models are LitGPT's configs; a preset of the same name has that config's architecture."""
+    from litgpt.config import Config
+
+    catalog, matched = load_catalog(), 0
+    for name in registry.flags("litgpt")["models"]:
+        try:
+            m = catalog.model(name)
+        except InputError:
+            continue
+        cfg = Config.from_name(name)
+        assert (cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_query_groups) == (m.n_layers, m.hidden, m.n_heads,
+                                                                              m.n_kv_heads), name
+        matched += 1
+    assert matched >= 5
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"method": "lora"}, "cannot resume a LoRA run"), ({"method": "freeze"}, "no freeze"),
+    ({"recompute": "none"}, "checkpoints every block"), ({"parallel": Parallelism(dp=8, zero=2)}, "ZeRO-2"),
+    ({"parallel": Parallelism(dp=8, zero=3, offload_optimizer=True)}, "does not offload"),
+    ({"parallel": Parallelism(tp=2, dp=4, zero=3)}, "TP2"), ({"optimizer": "adamw-8bit"}, "no 'adamw-8bit'"),
+    ({"precision": "fp8-mixed"}, "not fp8-mixed"),
+])
+def test_a_plan_litgpt_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_litgpt_full(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_litgpt_for_a_model_it_has_no_config_for_is_refused() -> None:
+    c = _litgpt_full()
+    c = replace(c, estimate=replace(c.estimate, model=replace(LLAMA_8B, name="Made-Up-8B")))
+    with pytest.raises(InputError, match="no model config for Made-Up-8B"):
+        render(c, "skypilot", "someone/made-up-8b")
+
+
+def test_the_litgpt_record_is_litgpts_own_parser() -> None:
+    from importlib.metadata import version
+
+    import litgpt.__main__ as litgpt_cli
+    from jsonargparse import CLI, capture_parser
+    from litgpt.config import configs
+
+    record = registry.flags("litgpt")
+    assert record["version"] == version("litgpt") == "0.5.13"
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_full", "--help"]))
+    sub = parser._subcommands_action._name_parser_map["finetune_full"]
+    assert set(record["options"]) == {a.dest for a in sub._actions} - {"help"}
+    assert len(record["models"]) == len(configs)
+
+
+def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--method", "full", "--framework", "litgpt", "--max-gpus", "1", "--provider", "aws",
+                            "--export", "skypilot", "--out", str(out)])
+    assert code == 0, err
+    task = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert "litgpt finetune_full --config litgpt.yaml" in task["run"]
+    assert "--model_name Qwen2.5-0.5B" in task["setup"]
+
+
 # ---------------------------------------------------------------- every framework the planner sizes
 
 
@@ -252,7 +389,7 @@ def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
     assert "--framework llama-factory or hf or trl" in err.value.fix
 
 
-@pytest.mark.parametrize("framework", sorted({"axolotl", "litgpt", "unsloth", "swift", "deepspeed",
+@pytest.mark.parametrize("framework", sorted({"axolotl", "unsloth", "swift", "deepspeed",
                                                "chatglm", "glm4", "qwen", "pytorch"}))
 def test_a_framework_without_an_export_is_refused_naming_those_with_one(framework: str) -> None:
     with pytest.raises(InputError, match=f"sized for --framework {framework}") as err:

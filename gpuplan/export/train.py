@@ -1,6 +1,6 @@
-"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL for ``--framework trl``) or
-pretraining (Megatron-LM, or torchtitan for ``--framework torchtitan``) with the settings the plan was sized for,
-checkpointing into ``CKPT_DIR`` and resuming from the last checkpoint there.
+"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL / LitGPT for ``--framework
+trl`` / ``litgpt``) or pretraining (Megatron-LM, or torchtitan for ``--framework torchtitan``) with the settings the
+plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last checkpoint there.
 
 Every option written is one the pinned release accepts (``gpuplan/data/flags/llamafactory.json``, recorded from
 LLaMA-Factory 0.9.5's own parser; ``megatron.json`` from Megatron-LM's ``add_megatron_arguments`` at a commit),
@@ -61,6 +61,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
         return llama_factory(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "trl":
         return trl(e, model_ref, name)
+    if e.job.task is Task.FINETUNE and fw == "litgpt":
+        return litgpt(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
@@ -80,7 +82,7 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl"), "pretrain": ("megatron", "torchtitan")}
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt"), "pretrain": ("megatron", "torchtitan")}
 
 
 def _steps(e: JobEstimate, s: TrainSetup) -> int:
@@ -267,6 +269,21 @@ def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
            f"{launch} -m trl.scripts.sft --config sft.yaml --dataset_name \"$DATASET\" "
            '${LAST:+--resume_from_checkpoint "$LAST"}\n')
     return TrainRun("trl", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- LitGPT
+
+
+def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
+    from gpuplan.export.litgpt import litgpt_config, setup_and_run
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), LR_FULL, n_nodes)
+    setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out, n_nodes)
+    return TrainRun("litgpt", setup, run, {"DATASET": ""})
 
 
 # ---------------------------------------------------------------- torchtitan
