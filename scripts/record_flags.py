@@ -20,6 +20,10 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
   option dests such as ``train.micro_batch_size``), ``--precision`` choices from Lightning Fabric's
   ``_PRECISION_INPUT_STR``, and LitGPT's model configs with the Hugging Face repository of each
   (``litgpt.config.configs``: ``litgpt download`` converts only those architectures).
+- ms-swift 4.6.0 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt):
+  ``swift sft``'s ``HfArgumentParser`` over ``SftArguments`` (``swift.utils.parse_args``; a YAML key is an option's
+  dest, as ``swift.cli.main.parse_yaml_args`` turns each key into ``--key``), ``tuner_type`` choices from
+  ``get_supported_tuners``.
 
 To regenerate (no GPU needed)::
 
@@ -35,6 +39,7 @@ To regenerate (no GPU needed)::
     python scripts/record_flags.py trl pypi:trl==1.16.0               # pip install -e ".[test]" installs both
     python scripts/record_flags.py torchtitan pypi:torchtitan==0.3.0
     python scripts/record_flags.py litgpt pypi:litgpt==0.5.13
+    HF_HUB_OFFLINE=1 python scripts/record_flags.py swift pypi:ms-swift==4.6.0
 """
 
 from __future__ import annotations
@@ -121,6 +126,17 @@ def _litgpt() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     return subcommands["finetune_full"], {"--precision": list(typing.get_args(_PRECISION_INPUT_STR))}
 
 
+def _swift() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    from swift.arguments import SftArguments
+    from swift.arguments.base_args.base_args import get_supported_tuners
+    from swift.utils.utils import _patch_get_type_hints
+    from transformers import HfArgumentParser
+
+    with _patch_get_type_hints():  # as swift.utils.parse_args builds it
+        parser = HfArgumentParser([SftArguments])
+    return parser, {"--tuner_type": sorted(get_supported_tuners())}
+
+
 def _litgpt_models() -> dict[str, str]:
     """LitGPT's model config names, each with the Hugging Face repository it converts."""
     from litgpt.config import configs
@@ -145,8 +161,8 @@ def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]
 def main() -> None:
     tool, origin = sys.argv[1], sys.argv[2]
     parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
-                     "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt}[tool]()
-    by_dest = tool in ("llamafactory", "trl", "litgpt")
+                     "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift}[tool]()
+    by_dest = tool in ("llamafactory", "trl", "litgpt", "swift")
     if origin.endswith(".whl"):
         wheel = Path(origin)
         where = {"version": wheel.name.split("-")[1], "source": f"PyPI wheel {wheel.name}",

@@ -380,6 +380,110 @@ def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:
     assert "--model_name Qwen2.5-0.5B" in task["setup"]
 
 
+# ---------------------------------------------------------------- ms-swift
+
+
+def _swift_parse(c: Candidate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The exported command read as ``swift sft`` reads it: the YAML turned into options by ms-swift's own
+    ``parse_yaml_args``, then its ``HfArgumentParser`` over ``SftArguments`` (an unknown option fails)."""
+    from swift.arguments import SftArguments
+    from swift.cli.main import parse_yaml_args
+    from swift.utils.utils import _patch_get_type_hints
+    from transformers import HfArgumentParser
+
+    monkeypatch.delenv("SWIFT_CONFIG_FILE", raising=False)  # parse_yaml_args records the file there
+    run = _task(c)["run"]
+    (tmp_path / "swift.yaml").write_text(_heredoc(run, "swift.yaml"), encoding="utf-8")
+    line = next(x for x in run.splitlines() if " swift sft " in x)
+    line = line.replace('${LAST:+--resume_from_checkpoint "$LAST"}', "--resume_from_checkpoint /ckpt/checkpoint-9")
+    argv = shlex.split(line.replace('"$DATASET"', "my/dataset").split(" swift sft ", 1)[1])
+    parse_yaml_args(argv)
+    with _patch_get_type_hints():
+        parser = HfArgumentParser([SftArguments])
+    parsed, rest = parser.parse_known_args(argv)
+    assert not rest, rest
+    return parsed
+
+
+def test_swift_qlora_runs_the_planned_method_rank_batch_recompute_and_zero(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    a = _swift_parse(_with_framework(_trl_qlora(), "swift"), tmp_path, monkeypatch)
+    assert a.model == REPO and a.use_hf and a.dataset == ["my/dataset"] and a.tuner_type == "lora"
+    assert a.lora_rank == 32 and a.lora_alpha == 64 and a.target_modules == ["all-linear"]
+    assert (a.quant_method, a.quant_bits, a.bnb_4bit_quant_type, a.bnb_4bit_use_double_quant) == ("bnb", 4, "nf4",
+                                                                                                  True)
+    assert a.per_device_train_batch_size == 4 and a.gradient_accumulation_steps == 4 and a.max_length == 1024
+    assert a.gradient_checkpointing and a.bf16 and not a.fp16 and a.torch_dtype == "bfloat16"
+    # 20,000 samples × 2 epochs ÷ (4 × 4 × 2 sequences a step) = 1,250 steps; a checkpoint every 1/20 of them
+    assert a.num_train_epochs == 2.0 and a.save_steps == 62 and a.save_total_limit == 2
+    assert a.deepspeed == "ds_z3.json" and a.output_dir == "/checkpoints/gpuplan-finetune-llama-3-1-8b"
+    assert not a.add_version and a.resume_from_checkpoint == "/ckpt/checkpoint-9"
+
+
+def test_swift_full_finetune_trains_the_token_budget_with_zero2(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    c = _with_framework(_trl_full(), "swift")
+    a = _swift_parse(c, tmp_path, monkeypatch)
+    assert a.tuner_type == "full" and a.torch_dtype == "float32" and a.bf16  # bf16 mixed: fp32 master copy
+    assert a.max_steps == 3052 and a.deepspeed == "ds_z2.json" and a.quant_method is None
+    assert '"stage": 2' in _task(c)["run"]
+    pure = _swift_parse(_with_framework(_trl_full(), "swift", precision="bf16"), tmp_path, monkeypatch)
+    assert pure.torch_dtype == "bfloat16"  # ms-swift's own default for a full fine-tune: no fp32 copy
+
+
+def test_swift_lora_targets_and_embeddings_are_module_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = _with_framework(_trl_qlora(lora_targets="qv", train_embeddings=True, parallel=Parallelism(), base_quant=None,
+                                   method="lora", precision="fp16-mixed", recompute="none"), "swift")
+    a = _swift_parse(c, tmp_path, monkeypatch)
+    assert a.target_modules == ["q_proj", "v_proj"] and a.modules_to_save == ["embed_tokens", "lm_head"]
+    assert a.fp16 and not a.bf16 and a.torch_dtype == "float16" and not a.gradient_checkpointing
+    assert a.deepspeed is None and a.quant_method is None
+
+
+def test_swift_run_launches_torchrun_through_swift_and_resumes_from_the_bucket() -> None:
+    task = _task(_with_framework(_trl_qlora(), "swift"))
+    run = task["run"]
+    assert "ls -d /checkpoints/gpuplan-finetune-llama-3-1-8b/checkpoint-* " in run and "sort -V | tail -n1" in run
+    assert "NPROC_PER_NODE=$SKYPILOT_NUM_GPUS_PER_NODE MASTER_PORT=29500 swift sft swift.yaml" in run
+    assert task["setup"] == "pip install 'ms-swift==4.6.0' deepspeed bitsandbytes"
+    assert task["resources"]["job_recovery"]["strategy"] == "EAGER_NEXT_REGION"
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"parallel": Parallelism(tp=2, dp=1)}, "TP2"), ({"method": "freeze"}, "not freeze"),
+    ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion' optimizer"),
+    ({"precision": "fp8-mixed"}, "not fp8-mixed"), ({"base_quant": "int4-wo", "method": "lora"}, "not int4-wo"),
+])
+def test_a_plan_swift_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_with_framework(_trl_qlora(**change), "swift"), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_the_swift_record_is_swifts_own_parser() -> None:
+    from importlib.metadata import version
+
+    from swift.arguments import SftArguments
+    from swift.utils.utils import _patch_get_type_hints
+    from transformers import HfArgumentParser
+
+    record = registry.flags("swift")
+    assert record["version"] == version("ms-swift") == "4.6.0"
+    with _patch_get_type_hints():
+        parser = HfArgumentParser([SftArguments])
+    assert set(record["options"]) == {a.dest for a in parser._actions} - {"help"}
+
+
+def test_a_swift_plan_from_the_cli_exports_swift(tmp_path: Path) -> None:
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--framework", "swift", "--provider", "aws", "--export", "skypilot", "--out", str(out)])
+    assert code == 0, err
+    assert " swift sft swift.yaml " in yaml.safe_load(out.read_text(encoding="utf-8"))["run"]
+
+
 # ---------------------------------------------------------------- every framework the planner sizes
 
 
@@ -389,7 +493,7 @@ def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
     assert "--framework llama-factory or hf or trl" in err.value.fix
 
 
-@pytest.mark.parametrize("framework", sorted({"axolotl", "unsloth", "swift", "deepspeed",
+@pytest.mark.parametrize("framework", sorted({"axolotl", "unsloth", "deepspeed",
                                                "chatglm", "glm4", "qwen", "pytorch"}))
 def test_a_framework_without_an_export_is_refused_naming_those_with_one(framework: str) -> None:
     with pytest.raises(InputError, match=f"sized for --framework {framework}") as err:

@@ -1,6 +1,7 @@
-"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL / LitGPT for ``--framework
-trl`` / ``litgpt``) or pretraining (Megatron-LM, or torchtitan for ``--framework torchtitan``) with the settings the
-plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last checkpoint there.
+"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL / LitGPT / ms-swift for
+``--framework trl`` / ``litgpt`` / ``swift``) or pretraining (Megatron-LM, or torchtitan for ``--framework
+torchtitan``) with the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
+checkpoint there.
 
 Every option written is one the pinned release accepts (``gpuplan/data/flags/llamafactory.json``, recorded from
 LLaMA-Factory 0.9.5's own parser; ``megatron.json`` from Megatron-LM's ``add_megatron_arguments`` at a commit),
@@ -63,6 +64,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
         return trl(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "litgpt":
         return litgpt(e, model_ref, n_nodes, name)
+    if e.job.task is Task.FINETUNE and fw == "swift":
+        return swift(e, model_ref, name)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
@@ -82,7 +85,7 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt"), "pretrain": ("megatron", "torchtitan")}
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift"), "pretrain": ("megatron", "torchtitan")}
 
 
 def _steps(e: JobEstimate, s: TrainSetup) -> int:
@@ -284,6 +287,42 @@ def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
     cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), LR_FULL, n_nodes)
     setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out, n_nodes)
     return TrainRun("litgpt", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- ms-swift
+
+
+def swift(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.swift import swift_config
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    optim = _HF_OPTIM.get(s.optimizer)
+    if optim is None:
+        raise InputError("--export", f"the HF Trainer (ms-swift) has no '{s.optimizer}' optimizer.",
+                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
+    targets = None
+    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
+        targets = _lora_target(e.model, s.lora_targets)
+    if s.train_embeddings:
+        _need_llama_style(e.model, "training the embeddings with LoRA")
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = swift_config(e, model_ref, out, steps, _save_every(steps),
+                       LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
+    files = [("swift.yaml", yaml.safe_dump(cfg, sort_keys=False))]
+    if s.parallel.zero:
+        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
+    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "quant_method" in cfg else [])
+    setup = " ".join(["pip install", f"'ms-swift=={version('swift')}'", *extras])
+    run = ("set -euo pipefail\n"
+           ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local dataset file}"\n'
+           + writes +
+           f"LAST=$(ls -d {out}/checkpoint-* 2>/dev/null | sort -V | tail -n1 || true)\n"
+           f"{_launch_env()} swift sft swift.yaml --dataset \"$DATASET\" "
+           '${LAST:+--resume_from_checkpoint "$LAST"}\n')
+    return TrainRun("swift", setup, run, {"DATASET": ""})
 
 
 # ---------------------------------------------------------------- torchtitan
