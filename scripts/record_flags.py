@@ -24,6 +24,10 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
   ``swift sft``'s ``HfArgumentParser`` over ``SftArguments`` (``swift.utils.parse_args``; a YAML key is an option's
   dest, as ``swift.cli.main.parse_yaml_args`` turns each key into ``--key``), ``tuner_type`` choices from
   ``get_supported_tuners``.
+- axolotl 0.19.0 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt):
+  the fields of its pydantic config schema, ``AxolotlInputConfig`` (axolotl/utils/schemas/config.py), which
+  ``axolotl train CONFIG.yaml`` validates the file against (the schema ignores unknown keys, so the record is what
+  tells an unknown key from a known one; the tests validate every export with ``validate_config``).
 
 To regenerate (no GPU needed)::
 
@@ -40,6 +44,7 @@ To regenerate (no GPU needed)::
     python scripts/record_flags.py torchtitan pypi:torchtitan==0.3.0
     python scripts/record_flags.py litgpt pypi:litgpt==0.5.13
     HF_HUB_OFFLINE=1 python scripts/record_flags.py swift pypi:ms-swift==4.6.0
+    python scripts/record_flags.py axolotl pypi:axolotl==0.19.0
 """
 
 from __future__ import annotations
@@ -137,6 +142,16 @@ def _swift() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     return parser, {"--tuner_type": sorted(get_supported_tuners())}
 
 
+def _axolotl() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    """The schema's fields as a parser of ``--field`` options (dest: the YAML key), for ``_options``."""
+    from axolotl.utils.schemas.config import AxolotlInputConfig
+
+    parser = argparse.ArgumentParser(add_help=False)
+    for name in AxolotlInputConfig.model_fields:
+        parser.add_argument(f"--{name}", dest=name)
+    return parser, {}
+
+
 def _litgpt_models() -> dict[str, str]:
     """LitGPT's model config names, each with the Hugging Face repository it converts."""
     from litgpt.config import configs
@@ -161,8 +176,8 @@ def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]
 def main() -> None:
     tool, origin = sys.argv[1], sys.argv[2]
     parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
-                     "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift}[tool]()
-    by_dest = tool in ("llamafactory", "trl", "litgpt", "swift")
+                     "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift, "axolotl": _axolotl}[tool]()
+    by_dest = tool in ("llamafactory", "trl", "litgpt", "swift", "axolotl")
     if origin.endswith(".whl"):
         wheel = Path(origin)
         where = {"version": wheel.name.split("-")[1], "source": f"PyPI wheel {wheel.name}",
@@ -172,7 +187,8 @@ def main() -> None:
     else:
         where = {"version": origin.split("@")[1], "source": f"GitHub {origin}"}
     record = {"tool": tool, **where, "recorded": dt.date.today().isoformat(),
-              "how": "the tool's own argument parser, built from that source by scripts/record_flags.py",
+              "how": ("the fields of the tool's pydantic config schema (AxolotlInputConfig)" if tool == "axolotl" else
+                      "the tool's own argument parser") + ", built from that source by scripts/record_flags.py",
               "keys": "yaml-config keys (option dest)" if by_dest else "command-line flags",
               "options": {**_options(parser, extra, by_dest), **{name: {"takes_value": False, "choices": None}
                                                                   for name in extra if not name.startswith("-")}}}

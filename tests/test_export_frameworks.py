@@ -484,6 +484,96 @@ def test_a_swift_plan_from_the_cli_exports_swift(tmp_path: Path) -> None:
     assert " swift sft swift.yaml " in yaml.safe_load(out.read_text(encoding="utf-8"))["run"]
 
 
+# ---------------------------------------------------------------- Axolotl
+
+
+def _axolotl(c: Candidate | None = None, **setup: Any) -> Candidate:
+    """A QLoRA plan as Axolotl's defaults price it: packed samples (lengths do not vary)."""
+    return _with_framework(c or _trl_qlora(**setup), "axolotl", lengths_vary=False)
+
+
+def _axolotl_validate(c: Candidate, tmp_path: Path) -> Any:
+    """The config the exported run writes (its shell lines run as written, the dataset appended from the
+    environment), validated by Axolotl's own ``validate_config`` on the planned GPUs; every key is a field of its
+    schema (the schema ignores unknown keys, so that is checked too)."""
+    import subprocess
+
+    from axolotl.utils.config import validate_config
+    from axolotl.utils.dict import DictDefault
+    from axolotl.utils.schemas.config import AxolotlInputConfig
+
+    run = _task(c)["run"]
+    writes = "\n".join(x for x in run.splitlines() if not x.startswith("axolotl train "))
+    subprocess.run(["bash", "-c", writes], cwd=tmp_path, check=True,
+                   env={"PATH": "/usr/bin:/bin", "DATASET": "my/dataset", "DATASET_TYPE": "alpaca"})
+    written = yaml.safe_load((tmp_path / "axolotl.yaml").read_text(encoding="utf-8"))
+    assert set(written) <= set(AxolotlInputConfig.model_fields)
+    e = c.estimate
+    capabilities = {"bf16": True, "fp8": False, "n_gpu": e.n_gpus, "n_node": 1, "compute_capability": "sm_90"}
+    return validate_config(DictDefault(written), capabilities=capabilities,
+                           env_capabilities={"torch_version": "2.10.0"})
+
+
+def test_axolotl_qlora_runs_the_planned_method_rank_batch_packing_recompute_and_zero(tmp_path: Path) -> None:
+    cfg = _axolotl_validate(_axolotl(), tmp_path)
+    assert cfg.base_model == REPO and cfg.adapter == "qlora" and cfg.load_in_4bit and not cfg.bnb_config_kwargs
+    assert cfg.lora_r == 32 and cfg.lora_alpha == 64 and cfg.lora_target_linear
+    assert cfg.micro_batch_size == 4 and cfg.gradient_accumulation_steps == 4 and cfg.sequence_len == 1024
+    assert cfg.sample_packing and cfg.gradient_checkpointing and cfg.bf16 and cfg.deepspeed == "ds_z3.json"
+    # 2 epochs, 20 checkpoints over the run: 10 an epoch (packing makes the step count Axolotl's to find)
+    assert cfg.num_epochs == 2.0 and cfg.saves_per_epoch == 10 and cfg.save_total_limit == 2
+    assert cfg.auto_resume_from_checkpoints and cfg.output_dir == "/checkpoints/gpuplan-finetune-llama-3-1-8b"
+    assert [(d["path"], d["type"]) for d in cfg.datasets] == [("my/dataset", "alpaca")]
+
+
+def test_axolotl_full_finetune_of_a_token_budget_in_pure_bf16(tmp_path: Path) -> None:
+    cfg = _axolotl_validate(_axolotl(_with_framework(_trl_full(), "axolotl", precision="bf16")), tmp_path)
+    assert cfg.adapter is None and cfg.bf16 and cfg.deepspeed == "ds_z2.json"
+    # 2e8 tokens ÷ 2,048 = 97,657 sequences ÷ (2 × 2 × 8 a step) = 3,052 steps; a checkpoint every 1/20 of them
+    assert cfg.max_steps == 3052 and cfg.save_steps == 152
+
+
+def test_axolotl_lora_targets_int8_base_and_fp16(tmp_path: Path) -> None:
+    c = _axolotl(lora_targets="mlp", train_embeddings=True, parallel=Parallelism(), base_quant="int8-wo",
+                 method="lora", precision="fp16-mixed", recompute="none")
+    cfg = _axolotl_validate(c, tmp_path)
+    assert cfg.adapter == "lora" and cfg.load_in_8bit and cfg.fp16 and not cfg.gradient_checkpointing
+    assert cfg.lora_target_modules == ["gate_proj", "up_proj", "down_proj"]
+    assert cfg.lora_modules_to_save == ["embed_tokens", "lm_head"] and cfg.deepspeed is None
+    plain = _axolotl_validate(_axolotl(base_quant="bnb-nf4"), tmp_path)
+    assert plain.bnb_config_kwargs == {"bnb_4bit_use_double_quant": False}
+
+
+def test_axolotl_run_launches_torchrun_and_installs_the_pinned_release() -> None:
+    task = _task(_axolotl())
+    assert task["setup"].splitlines() == ["pip install 'axolotl==0.19.0'",
+                                          "pip install --no-build-isolation 'axolotl[deepspeed,flash-attn]==0.19.0'"]
+    assert "axolotl train axolotl.yaml --launcher torchrun -- --nproc-per-node" in task["run"]
+    assert task["envs"]["DATASET_TYPE"] == "alpaca"
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"parallel": Parallelism(tp=2, dp=1)}, "TP2"), ({"method": "freeze"}, "not freeze"),
+    ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion' optimizer"),
+    ({"method": "full", "precision": "bf16-mixed", "base_quant": None}, "fp32 master copy"),
+    ({"base_quant": "int4-wo", "method": "lora"}, "not int4-wo"),
+])
+def test_a_plan_axolotl_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_axolotl(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_the_axolotl_record_is_its_config_schema() -> None:
+    from importlib.metadata import version
+
+    from axolotl.utils.schemas.config import AxolotlInputConfig
+
+    record = registry.flags("axolotl")
+    assert record["version"] == version("axolotl") == "0.19.0"
+    assert set(record["options"]) == set(AxolotlInputConfig.model_fields)
+
+
 # ---------------------------------------------------------------- every framework the planner sizes
 
 
@@ -493,7 +583,7 @@ def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
     assert "--framework llama-factory or hf or trl" in err.value.fix
 
 
-@pytest.mark.parametrize("framework", sorted({"axolotl", "unsloth", "deepspeed",
+@pytest.mark.parametrize("framework", sorted({"unsloth", "deepspeed",
                                                "chatglm", "glm4", "qwen", "pytorch"}))
 def test_a_framework_without_an_export_is_refused_naming_those_with_one(framework: str) -> None:
     with pytest.raises(InputError, match=f"sized for --framework {framework}") as err:
@@ -523,10 +613,21 @@ def test_a_trl_plan_from_the_cli_exports_trl(tmp_path: Path) -> None:
 
 
 def test_when_no_plan_can_be_exported_the_error_is_the_frameworks_not_the_picks_cloud() -> None:
-    """Every plan of --framework axolotl fails to export; the reason given is that of the best plan SkyPilot would
+    """Every plan of --framework deepspeed fails to export; the reason given is that of the best plan SkyPilot would
     launch (the framework), not that the cheapest pick's provider has no SkyPilot cloud."""
     from clirun import run_cli
 
     code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
-                            "--framework", "axolotl", "--export", "skypilot"])
-    assert code == 2 and "sized for --framework axolotl" in err and "no cloud" not in err
+                            "--framework", "deepspeed", "--export", "skypilot"])
+    assert code == 2 and "sized for --framework deepspeed" in err and "no cloud" not in err
+
+
+def test_an_axolotl_plan_from_the_cli_exports_axolotl_with_its_packing(tmp_path: Path) -> None:
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--framework", "axolotl", "--export", "skypilot", "--out", str(out)])
+    assert code == 0, err
+    run = yaml.safe_load(out.read_text(encoding="utf-8"))["run"]
+    assert "axolotl train axolotl.yaml" in run and "sample_packing: true" in run

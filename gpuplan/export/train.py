@@ -1,5 +1,5 @@
-"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL / LitGPT / ms-swift for
-``--framework trl`` / ``litgpt`` / ``swift``) or pretraining (Megatron-LM, or torchtitan for ``--framework
+"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift or Axolotl
+for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
 torchtitan``) with the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
 checkpoint there.
 
@@ -66,6 +66,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
         return litgpt(e, model_ref, n_nodes, name)
     if e.job.task is Task.FINETUNE and fw == "swift":
         return swift(e, model_ref, name)
+    if e.job.task is Task.FINETUNE and fw == "axolotl":
+        return axolotl(e, model_ref, name)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
@@ -85,7 +87,7 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift"), "pretrain": ("megatron", "torchtitan")}
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl"), "pretrain": ("megatron", "torchtitan")}
 
 
 def _steps(e: JobEstimate, s: TrainSetup) -> int:
@@ -292,15 +294,20 @@ def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
 # ---------------------------------------------------------------- ms-swift
 
 
+def _hf_optim(s: TrainSetup, who: str) -> str:
+    optim = _HF_OPTIM.get(s.optimizer)
+    if optim is None:
+        raise InputError("--export", f"the HF Trainer ({who}) has no '{s.optimizer}' optimizer.",
+                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
+    return optim
+
+
 def swift(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     from gpuplan.export.swift import swift_config
 
     s = e.setup
     assert isinstance(s, TrainSetup)
-    optim = _HF_OPTIM.get(s.optimizer)
-    if optim is None:
-        raise InputError("--export", f"the HF Trainer (ms-swift) has no '{s.optimizer}' optimizer.",
-                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
+    optim = _hf_optim(s, "ms-swift")
     targets = None
     if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
         targets = _lora_target(e.model, s.lora_targets)
@@ -323,6 +330,46 @@ def swift(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
            f"{_launch_env()} swift sft swift.yaml --dataset \"$DATASET\" "
            '${LAST:+--resume_from_checkpoint "$LAST"}\n')
     return TrainRun("swift", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- Axolotl
+
+
+def axolotl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.axolotl import axolotl_config
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    optim = _hf_optim(s, "Axolotl")
+    targets = None
+    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
+        targets = _lora_target(e.model, s.lora_targets)
+    if s.train_embeddings:
+        _need_llama_style(e.model, "training the embeddings with LoRA")
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = axolotl_config(e, model_ref, out, steps, _save_every(steps),
+                         LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
+    files = [("axolotl.yaml", yaml.safe_dump(cfg, sort_keys=False))]
+    if s.parallel.zero:
+        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
+    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    extras = ",".join((["deepspeed"] if s.parallel.zero else []) + (["flash-attn"] if s.flash_attention else []))
+    pinned = f"axolotl=={version('axolotl')}"
+    setup = f"pip install '{pinned}'\n"
+    if extras:  # flash-attn builds against the torch installed first (Axolotl's README: --no-build-isolation)
+        setup += f"pip install --no-build-isolation '{pinned.replace('==', f'[{extras}]==')}'\n"
+    launch = ("--nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
+              "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
+              "--master-port 29500")
+    run = ("set -euo pipefail\n"
+           ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local file (DATASET_TYPE: its '
+           'Axolotl prompt format)}"\n'
+           + writes +
+           "cat >> axolotl.yaml <<GPUPLAN_EOF\ndatasets:\n  - path: \"$DATASET\"\n    type: \"$DATASET_TYPE\"\n"
+           "GPUPLAN_EOF\n"
+           f"axolotl train axolotl.yaml --launcher torchrun -- {launch}\n")
+    return TrainRun("axolotl", setup, run, {"DATASET": "", "DATASET_TYPE": "alpaca"})
 
 
 # ---------------------------------------------------------------- torchtitan
