@@ -176,7 +176,8 @@ def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]
 def main() -> None:
     tool, origin = sys.argv[1], sys.argv[2]
     parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
-                     "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift, "axolotl": _axolotl}[tool]()
+                     "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift,
+                     "axolotl": _axolotl}[tool]()
     by_dest = tool in ("llamafactory", "trl", "litgpt", "swift", "axolotl")
     if origin.endswith(".whl"):
         wheel = Path(origin)

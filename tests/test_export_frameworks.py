@@ -27,6 +27,7 @@ from test_export import (
     REPO,
     _candidate,
     _offer,
+    _skypilot_load,
 )
 
 from gpuplan.catalog import load_catalog
@@ -298,6 +299,20 @@ def test_litgpt_run_resumes_and_downloads_the_model_under_litgpts_name() -> None
     assert "step-* 2>/dev/null | sort | head -n -2 | xargs -r rm -rf" in run  # LitGPT itself deletes none
     assert task["resources"]["job_recovery"]["strategy"] == "EAGER_NEXT_REGION"
     assert task["file_mounts"]["/checkpoints"]["name"] == "${CKPT_BUCKET}" and task["envs"]["DATASET"] == ""
+
+
+def test_litgpt_runs_prune_keeps_the_two_newest_checkpoints(tmp_path: Path) -> None:
+    import subprocess
+
+    run = _task(_litgpt_full())["run"]
+    prune = next(x for x in run.splitlines() if x.startswith("prune() "))
+    prune = prune.replace("/checkpoints/gpuplan-finetune-llama-3-1-8b", str(tmp_path))
+    for step in (50, 100, 150, 1000):
+        (tmp_path / f"step-{step:06d}").mkdir()
+    subprocess.run(["bash", "-c", f"set -euo pipefail; {prune}; prune"], check=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["step-000150", "step-001000"]
+    subprocess.run(["bash", "-c", f"set -euo pipefail; {prune.replace(str(tmp_path), str(tmp_path / 'none'))}; prune"],
+                   check=True)  # no folder yet (the first start): nothing to do, and no failure
 
 
 def test_litgpt_on_one_gpu_trains_the_samples_in_pure_bf16_without_a_step_budget(tmp_path: Path) -> None:
@@ -572,6 +587,24 @@ def test_the_axolotl_record_is_its_config_schema() -> None:
     record = registry.flags("axolotl")
     assert record["version"] == version("axolotl") == "0.19.0"
     assert set(record["options"]) == set(AxolotlInputConfig.model_fields)
+
+
+# ---------------------------------------------------------------- what the three have in common
+
+
+_NEW = {"litgpt": lambda: _litgpt_full(16), "swift": lambda: _with_framework(_trl_qlora(), "swift"),
+        "axolotl": lambda: _axolotl()}
+
+
+@pytest.mark.parametrize("framework", sorted(_NEW))
+def test_each_new_export_is_a_task_skypilot_loads_with_scripts_bash_parses(framework: str) -> None:
+    import subprocess
+
+    task = _task(_NEW[framework]())
+    loaded = _skypilot_load(task)
+    assert "/checkpoints" in loaded.storage_mounts and loaded.num_nodes == task["num_nodes"]
+    for script in (task["setup"], task["run"]):
+        subprocess.run(["bash", "-n", "-c", script], check=True)
 
 
 # ---------------------------------------------------------------- every framework the planner sizes

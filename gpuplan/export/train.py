@@ -87,7 +87,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl"), "pretrain": ("megatron", "torchtitan")}
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl"),
+            "pretrain": ("megatron", "torchtitan")}
 
 
 def _steps(e: JobEstimate, s: TrainSetup) -> int:
