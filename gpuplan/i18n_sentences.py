@@ -1214,4 +1214,9 @@ TEMPLATES: dict[str, str] = {
     "the ms-swift export trains in bf16 or fp16 mixed precision, not {s.precision}.":
         "ms-swift 导出只用 bf16 或 fp16 混合精度训练，不支持 {s.precision}。",
     "the HF Trainer ({who}) has no '{s.optimizer}' optimizer.": "HF Trainer（{who}）没有 '{s.optimizer}' 优化器。",
+    "`unsloth train` has no option to resume from a checkpoint, so a run stopped by a spot preemption would start over: the export's promise of resuming from the bucket would not hold.":
+        "`unsloth train` 没有从检查点续训的选项，竞价实例被抢占后运行要从头开始：导出承诺的从存储桶续训做不到。",
+    "plan with --framework {' or '.join(written)}, or run Unsloth's notebook script by hand with trainer.train(resume_from_checkpoint=True).":
+        "请用 --framework {' or '.join(written)} 规划，或手动运行 Unsloth 的 notebook 脚本并用 "
+        "trainer.train(resume_from_checkpoint=True)。",
 }

@@ -616,7 +616,13 @@ def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
     assert "--framework llama-factory or hf or trl" in err.value.fix
 
 
-@pytest.mark.parametrize("framework", sorted({"unsloth", "deepspeed",
+def test_unsloth_is_refused_because_its_cli_cannot_resume() -> None:
+    with pytest.raises(InputError, match="has no option to resume") as err:
+        render(_with_framework(_trl_qlora(), "unsloth"), "skypilot", REPO)
+    assert "--framework llama-factory" in err.value.fix
+
+
+@pytest.mark.parametrize("framework", sorted({"deepspeed",
                                                "chatglm", "glm4", "qwen", "pytorch"}))
 def test_a_framework_without_an_export_is_refused_naming_those_with_one(framework: str) -> None:
     with pytest.raises(InputError, match=f"sized for --framework {framework}") as err:

@@ -80,6 +80,13 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
                          "a run stopped mid-epoch (a spot preemption) restarts the epoch: the export's promise of "
                          "resuming from the bucket would not hold.", f"plan with --framework {' or '.join(written)}, "
                          "or run torchtune's recipe by hand (tune run …) with the plan's batch and recomputation.")
+    if fw == "unsloth":
+        # unslothai/unsloth 2026.10.9, unsloth_cli/config.py: `unsloth train`'s config (pydantic, unknown keys
+        # refused) has no resume key, and Config.training_kwargs passes no resume_from_checkpoint to the trainer
+        raise InputError("--export", "`unsloth train` has no option to resume from a checkpoint, so a run stopped by "
+                         "a spot preemption would start over: the export's promise of resuming from the bucket would "
+                         "not hold.", f"plan with --framework {' or '.join(written)}, or run Unsloth's notebook "
+                         "script by hand with trainer.train(resume_from_checkpoint=True).")
     raise InputError("--export", f"the skypilot export writes the run for --framework {' or '.join(written)} "
                      f"({e.job.task}); this plan was sized for --framework {fw}.",
                      f"plan with --framework {written[0]} (or {', '.join(written[1:])}) to export a task that "
