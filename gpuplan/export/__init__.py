@@ -2,7 +2,8 @@
 
 - ``skypilot``: a SkyPilot task. Training: the framework the plan was sized for (LLaMA-Factory, TRL, LitGPT,
   ms-swift or Axolotl for fine-tuning, Megatron-LM or torchtitan for pretraining) with the planned method,
-  micro-batch, accumulation, recomputation and ZeRO/FSDP, checkpoints in a bucket and recovery from preemption (``sky jobs launch``).
+  micro-batch, accumulation, recomputation and ZeRO/FSDP, checkpoints in a bucket and recovery from preemption
+  (``sky jobs launch``).
   Serving: the planned server and a ``service`` (``sky serve up``) with a replica policy, spot with on-demand
   fallback and a readiness probe.
 - ``vllm`` / ``sglang``: the server command line (vLLM 0.33.0, SGLang 0.5.23 flags).
