@@ -254,7 +254,7 @@ def _litgpt_full(n_gpus: int = 8, **setup: Any) -> Candidate:
     return _with_framework(_candidate(FULL_JOB, replace(planned, **setup), "A100-80GB", n_gpus, offer), "litgpt")
 
 
-def _litgpt_parse(c: Candidate, tmp_path: Path) -> tuple[Any, Any]:
+def _litgpt_parse(c: Candidate | str, tmp_path: Path) -> tuple[Any, Any]:
     """The exported command read by ``litgpt``'s own jsonargparse CLI (the parser ``litgpt finetune_full`` builds,
     unknown keys refused), its classes instantiated as LitGPT does and its own argument check run: (the parsed
     arguments, the instantiated ones)."""
@@ -262,7 +262,7 @@ def _litgpt_parse(c: Candidate, tmp_path: Path) -> tuple[Any, Any]:
     from jsonargparse import CLI, capture_parser
     from litgpt.finetune.full import validate_args
 
-    run = _task(c)["run"]
+    run = c if isinstance(c, str) else _task(c)["run"]
     (tmp_path / "litgpt.yaml").write_text(_heredoc(run, "litgpt.yaml"), encoding="utf-8")
     (tmp_path / "data.json").write_text('[{"instruction": "hi", "output": "hello"}]', encoding="utf-8")
     line = next(x for x in run.splitlines() if "litgpt finetune_full" in x)
@@ -321,6 +321,17 @@ def test_litgpt_on_one_gpu_trains_the_samples_in_pure_bf16_without_a_step_budget
     _, args = _litgpt_parse(c, tmp_path)
     assert args.precision == "bf16-true" and (args.devices, args.num_nodes) == (1, 1)
     assert args.train.epochs == 2 and args.train.max_steps is None and args.train.global_batch_size == 4
+
+
+def test_litgpt_counts_whole_epochs_and_stops_a_fraction_of_one_at_the_planned_step(tmp_path: Path) -> None:
+    c = _litgpt_full(1)
+    job = replace(FINETUNE_JOB, method="full", framework="litgpt", epochs=1.0)
+    _, args = _litgpt_parse(replace(c, estimate=replace(c.estimate, job=job)), tmp_path)
+    assert args.train.epochs == 1 and args.train.max_steps is None
+    job = replace(job, epochs=1.5)
+    _, args = _litgpt_parse(replace(c, estimate=replace(c.estimate, job=job)), tmp_path)
+    # 20,000 samples × 1.5 epochs ÷ (2 × 2 sequences a step) = 7,500 steps
+    assert args.train.max_steps == 7500 and args.train.epochs >= 2
 
 
 def test_litgpt_on_several_nodes_gives_fabric_the_nodes_and_gpus_per_node(tmp_path: Path) -> None:
@@ -391,14 +402,15 @@ def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:
                             "--export", "skypilot", "--out", str(out)])
     assert code == 0, err
     task = yaml.safe_load(out.read_text(encoding="utf-8"))
-    assert "litgpt finetune_full --config litgpt.yaml" in task["run"]
     assert "--model_name Qwen2.5-0.5B" in task["setup"]
+    _, args = _litgpt_parse(task["run"], tmp_path)
+    assert args.train.epochs == 1 and (args.devices, args.num_nodes) == (1, 1)
 
 
 # ---------------------------------------------------------------- ms-swift
 
 
-def _swift_parse(c: Candidate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def _swift_parse(c: Candidate | str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The exported command read as ``swift sft`` reads it: the YAML turned into options by ms-swift's own
     ``parse_yaml_args``, then its ``HfArgumentParser`` over ``SftArguments`` (an unknown option fails)."""
     from swift.arguments import SftArguments
@@ -407,7 +419,7 @@ def _swift_parse(c: Candidate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     from transformers import HfArgumentParser
 
     monkeypatch.delenv("SWIFT_CONFIG_FILE", raising=False)  # parse_yaml_args records the file there
-    run = _task(c)["run"]
+    run = c if isinstance(c, str) else _task(c)["run"]
     (tmp_path / "swift.yaml").write_text(_heredoc(run, "swift.yaml"), encoding="utf-8")
     line = next(x for x in run.splitlines() if " swift sft " in x)
     line = line.replace('${LAST:+--resume_from_checkpoint "$LAST"}', "--resume_from_checkpoint /ckpt/checkpoint-9")
@@ -489,14 +501,15 @@ def test_the_swift_record_is_swifts_own_parser() -> None:
     assert set(record["options"]) == {a.dest for a in parser._actions} - {"help"}
 
 
-def test_a_swift_plan_from_the_cli_exports_swift(tmp_path: Path) -> None:
+def test_a_swift_plan_from_the_cli_exports_swift(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from clirun import run_cli
 
     out = tmp_path / "task.yaml"
     code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
                             "--framework", "swift", "--provider", "aws", "--export", "skypilot", "--out", str(out)])
     assert code == 0, err
-    assert " swift sft swift.yaml " in yaml.safe_load(out.read_text(encoding="utf-8"))["run"]
+    parsed = _swift_parse(yaml.safe_load(out.read_text(encoding="utf-8"))["run"], tmp_path, monkeypatch)
+    assert parsed.model == "Qwen/Qwen2.5-0.5B" and parsed.tuner_type == "lora" and parsed.use_hf
 
 
 # ---------------------------------------------------------------- Axolotl
@@ -507,7 +520,7 @@ def _axolotl(c: Candidate | None = None, **setup: Any) -> Candidate:
     return _with_framework(c or _trl_qlora(**setup), "axolotl", lengths_vary=False)
 
 
-def _axolotl_validate(c: Candidate, tmp_path: Path) -> Any:
+def _axolotl_validate(c: Candidate | str, tmp_path: Path, n_gpus: int = 0) -> Any:
     """The config the exported run writes (its shell lines run as written, the dataset appended from the
     environment), validated by Axolotl's own ``validate_config`` on the planned GPUs; every key is a field of its
     schema (the schema ignores unknown keys, so that is checked too)."""
@@ -517,14 +530,14 @@ def _axolotl_validate(c: Candidate, tmp_path: Path) -> Any:
     from axolotl.utils.dict import DictDefault
     from axolotl.utils.schemas.config import AxolotlInputConfig
 
-    run = _task(c)["run"]
+    run = c if isinstance(c, str) else _task(c)["run"]
     writes = "\n".join(x for x in run.splitlines() if not x.startswith("axolotl train "))
     subprocess.run(["bash", "-c", writes], cwd=tmp_path, check=True,
                    env={"PATH": "/usr/bin:/bin", "DATASET": "my/dataset", "DATASET_TYPE": "alpaca"})
     written = yaml.safe_load((tmp_path / "axolotl.yaml").read_text(encoding="utf-8"))
     assert set(written) <= set(AxolotlInputConfig.model_fields)
-    e = c.estimate
-    capabilities = {"bf16": True, "fp8": False, "n_gpu": e.n_gpus, "n_node": 1, "compute_capability": "sm_90"}
+    n_gpu = n_gpus or (1 if isinstance(c, str) else c.estimate.n_gpus)
+    capabilities = {"bf16": True, "fp8": False, "n_gpu": n_gpu, "n_node": 1, "compute_capability": "sm_90"}
     return validate_config(DictDefault(written), capabilities=capabilities,
                            env_capabilities={"torch_version": "2.10.0"})
 
@@ -668,5 +681,5 @@ def test_an_axolotl_plan_from_the_cli_exports_axolotl_with_its_packing(tmp_path:
     code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
                             "--framework", "axolotl", "--export", "skypilot", "--out", str(out)])
     assert code == 0, err
-    run = yaml.safe_load(out.read_text(encoding="utf-8"))["run"]
-    assert "axolotl train axolotl.yaml" in run and "sample_packing: true" in run
+    cfg = _axolotl_validate(yaml.safe_load(out.read_text(encoding="utf-8"))["run"], tmp_path)
+    assert cfg.sample_packing and cfg.base_model == "Qwen/Qwen2.5-0.5B" and cfg.adapter == "lora"

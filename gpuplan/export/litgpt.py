@@ -100,13 +100,15 @@ def litgpt_config(e: JobEstimate, model_ref: str, out_dir: str, steps: int, save
     s = e.setup
     assert isinstance(s, TrainSetup)
     _check(e, n_nodes)
+    whole_epochs = bool(e.job.samples) and float(e.job.epochs).is_integer()
     train: dict[str, Any] = {
         "save_interval": save_every, "log_interval": 10,
         "global_batch_size": s.micro_batch * s.grad_accum * s.parallel.dp, "micro_batch_size": s.micro_batch,
         "lr_warmup_steps": max(1, math.ceil(steps * LR_WARMUP_SHARE)), "max_seq_length": s.seq_len,
-        # a token budget stops at max_steps: with at least one step per epoch, the step count binds first
-        "epochs": e.job.epochs if e.job.samples else steps}
-    if not e.job.samples:
+        # LitGPT counts whole epochs: a token budget or a fraction of an epoch stops at max_steps, with at least
+        # one step per epoch so that the step count binds first
+        "epochs": int(e.job.epochs) if whole_epochs else steps}
+    if not whole_epochs:
         train["max_steps"] = steps
     cfg: dict[str, Any] = {
         "checkpoint_dir": f"checkpoints/{model_ref}", "out_dir": out_dir, "precision": _PRECISION[s.precision],
