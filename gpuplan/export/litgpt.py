@@ -132,7 +132,7 @@ def setup_and_run(e: JobEstimate, model_ref: str, config_yaml: str, out_dir: str
            f"cat > litgpt.yaml <<'GPUPLAN_EOF'\n{config_yaml.rstrip()}\nGPUPLAN_EOF\n"
            f"# LitGPT keeps every checkpoint: node 0 keeps the newest {CHECKPOINTS_KEPT} on the bucket\n"
            f"prune() {{ {prune}; }}\n"
-           'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then prune; (while sleep 300; do prune; done) & '
+           'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then prune; (while sleep 300; do prune; done) >/dev/null 2>&1 & '
            "trap 'kill $!' EXIT; fi\n"
            'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1) MASTER_PORT=29500 NODE_RANK=$SKYPILOT_NODE_RANK '
            'litgpt finetune_full --config litgpt.yaml --data JSON --data.json_path "$DATASET"\n')
