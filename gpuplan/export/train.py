@@ -230,10 +230,7 @@ def llama_factory(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     s = e.setup
     assert isinstance(s, TrainSetup)
     cfg = llama_factory_config(e, model_ref, name)
-    files = [("train.yaml", yaml.safe_dump(cfg, sort_keys=False))]
-    if s.parallel.zero:
-        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
-    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    writes = _config_files("train.yaml", cfg, s)
     extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "quantization_bit" in cfg else [])
     setup = " ".join(["pip install", f"'llamafactory=={version('llamafactory')}'", *extras])
     run = ("set -euo pipefail\n"
@@ -265,10 +262,7 @@ def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     out = f"{CKPT_DIR}/{name}"
     cfg = trl_config(e, model_ref, out, steps, _save_every(steps),
                      LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
-    files = [("sft.yaml", yaml.safe_dump(cfg, sort_keys=False))]
-    if s.parallel.zero:
-        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
-    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    writes = _config_files("sft.yaml", cfg, s)
     extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "load_in_4bit" in cfg
                                                            or "load_in_8bit" in cfg else [])
     setup = " ".join(["pip install", f"'trl=={version('trl')}'", "peft", *extras])
@@ -325,10 +319,7 @@ def swift(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     out = f"{CKPT_DIR}/{name}"
     cfg = swift_config(e, model_ref, out, steps, _save_every(steps),
                        LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
-    files = [("swift.yaml", yaml.safe_dump(cfg, sort_keys=False))]
-    if s.parallel.zero:
-        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
-    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    writes = _config_files("swift.yaml", cfg, s)
     extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "quant_method" in cfg else [])
     setup = " ".join(["pip install", f"'ms-swift=={version('swift')}'", *extras])
     run = ("set -euo pipefail\n"
@@ -358,10 +349,7 @@ def axolotl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     out = f"{CKPT_DIR}/{name}"
     cfg = axolotl_config(e, model_ref, out, steps, _save_every(steps),
                          LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
-    files = [("axolotl.yaml", yaml.safe_dump(cfg, sort_keys=False))]
-    if s.parallel.zero:
-        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
-    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    writes = _config_files("axolotl.yaml", cfg, s)
     extras = ",".join((["deepspeed"] if s.parallel.zero else []) + (["flash-attn"] if s.flash_attention else []))
     pinned = f"axolotl=={version('axolotl')}"
     setup = f"pip install '{pinned}'\n"
@@ -391,6 +379,15 @@ def torchtitan(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     steps = _steps(e, s)
     setup, run = setup_and_run(e, model_ref, steps, f"{CKPT_DIR}/{name}", _save_every(steps))
     return TrainRun("torchtitan", setup, run, {"DATASET": "c4"})  # DATASET_PATH (a local copy): --env, optional
+
+
+def _config_files(path: str, cfg: dict[str, Any], s: TrainSetup) -> str:
+    """Shell lines that write ``cfg`` as YAML to ``path`` and, for a ZeRO plan, the DeepSpeed config it names beside
+    it, each as it is (a quoted here-document: nothing expanded)."""
+    files = [(path, yaml.safe_dump(cfg, sort_keys=False))]
+    if s.parallel.zero:
+        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
+    return "".join(f"cat > {name} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for name, text in files)
 
 
 def _json(d: dict[str, Any]) -> str:
