@@ -109,6 +109,12 @@ def _save_every(steps: int) -> int:
     return max(1, steps // CHECKPOINTS_PER_RUN)
 
 
+# torchrun's options on every node of a SkyPilot task
+_TORCHRUN = ("--nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
+             "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
+             "--master-port 29500")
+
+
 def _launch_env() -> str:
     return ("MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1) NNODES=$SKYPILOT_NUM_NODES "
             "NODE_RANK=$SKYPILOT_NODE_RANK NPROC_PER_NODE=$SKYPILOT_NUM_GPUS_PER_NODE MASTER_PORT=29500")
@@ -241,7 +247,24 @@ def llama_factory(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     return TrainRun("llama-factory", setup, run, {"DATASET": "", "DATASET_DIR": "data"})
 
 
-# ---------------------------------------------------------------- TRL
+# ---------------------------------------------------------------- TRL (and the HF Trainer's other front ends)
+
+
+def _hf_optim(s: TrainSetup, who: str) -> str:
+    optim = _HF_OPTIM.get(s.optimizer)
+    if optim is None:
+        raise InputError("--export", f"the HF Trainer ({who}) has no '{s.optimizer}' optimizer.",
+                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
+    return optim
+
+
+def _peft_targets(e: JobEstimate, s: TrainSetup) -> str | None:
+    """The module names LoRA adapts (None: all linear layers), checking that the names the plan implies exist."""
+    if s.train_embeddings:
+        _need_llama_style(e.model, "training the embeddings with LoRA")
+    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
+        return _lora_target(e.model, s.lora_targets)
+    return None
 
 
 def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
@@ -249,15 +272,8 @@ def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
 
     s = e.setup
     assert isinstance(s, TrainSetup)
-    optim = _HF_OPTIM.get(s.optimizer)
-    if optim is None:
-        raise InputError("--export", f"the HF Trainer (TRL) has no '{s.optimizer}' optimizer.",
-                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
-    targets = None
-    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
-        targets = _lora_target(e.model, s.lora_targets)
-    if s.train_embeddings:
-        _need_llama_style(e.model, "training the embeddings with LoRA")
+    optim = _hf_optim(s, "TRL")
+    targets = _peft_targets(e, s)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
     cfg = trl_config(e, model_ref, out, steps, _save_every(steps),
@@ -266,9 +282,7 @@ def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "load_in_4bit" in cfg
                                                            or "load_in_8bit" in cfg else [])
     setup = " ".join(["pip install", f"'trl=={version('trl')}'", "peft", *extras])
-    launch = ("torchrun --nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
-              "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
-              "--master-port 29500")
+    launch = f"torchrun {_TORCHRUN}"
     run = ("set -euo pipefail\n"
            ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local dataset folder}"\n'
            + writes +
@@ -296,25 +310,13 @@ def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
 # ---------------------------------------------------------------- ms-swift
 
 
-def _hf_optim(s: TrainSetup, who: str) -> str:
-    optim = _HF_OPTIM.get(s.optimizer)
-    if optim is None:
-        raise InputError("--export", f"the HF Trainer ({who}) has no '{s.optimizer}' optimizer.",
-                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
-    return optim
-
-
 def swift(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     from gpuplan.export.swift import swift_config
 
     s = e.setup
     assert isinstance(s, TrainSetup)
     optim = _hf_optim(s, "ms-swift")
-    targets = None
-    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
-        targets = _lora_target(e.model, s.lora_targets)
-    if s.train_embeddings:
-        _need_llama_style(e.model, "training the embeddings with LoRA")
+    targets = _peft_targets(e, s)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
     cfg = swift_config(e, model_ref, out, steps, _save_every(steps),
@@ -340,11 +342,7 @@ def axolotl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     s = e.setup
     assert isinstance(s, TrainSetup)
     optim = _hf_optim(s, "Axolotl")
-    targets = None
-    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
-        targets = _lora_target(e.model, s.lora_targets)
-    if s.train_embeddings:
-        _need_llama_style(e.model, "training the embeddings with LoRA")
+    targets = _peft_targets(e, s)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
     cfg = axolotl_config(e, model_ref, out, steps, _save_every(steps),
@@ -355,16 +353,13 @@ def axolotl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     setup = f"pip install '{pinned}'\n"
     if extras:  # flash-attn builds against the torch installed first (Axolotl's README: --no-build-isolation)
         setup += f"pip install --no-build-isolation '{pinned.replace('==', f'[{extras}]==')}'\n"
-    launch = ("--nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
-              "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
-              "--master-port 29500")
     run = ("set -euo pipefail\n"
            ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local file (DATASET_TYPE: its '
            'Axolotl prompt format)}"\n'
            + writes +
            "cat >> axolotl.yaml <<GPUPLAN_EOF\ndatasets:\n  - path: \"$DATASET\"\n    type: \"$DATASET_TYPE\"\n"
            "GPUPLAN_EOF\n"
-           f"axolotl train axolotl.yaml --launcher torchrun -- {launch}\n")
+           f"axolotl train axolotl.yaml --launcher torchrun -- {_TORCHRUN}\n")
     return TrainRun("axolotl", setup, run, {"DATASET": "", "DATASET_TYPE": "alpaca"})
 
 
@@ -486,9 +481,7 @@ def megatron(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRu
     setup = (f"git clone {MEGATRON_REPO} Megatron-LM && git -C Megatron-LM checkout {commit}\n"
              "pip install -e ./Megatron-LM transformers\n"
              "pip install --no-build-isolation 'transformer_engine[pytorch]'\n")
-    launch = ("torchrun --nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
-              "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
-              "--master-port 29500")
+    launch = f"torchrun {_TORCHRUN}"
     run = ("set -euo pipefail\n"
            ': "${DATA_PATH:?set --env DATA_PATH to the prefix tools/preprocess_data.py wrote, with this tokenizer}"\n'
            f"cd Megatron-LM\n{launch} pretrain_gpt.py {shlex.join(argv)} --data-path \"$DATA_PATH\"\n")
