@@ -1163,8 +1163,11 @@ TEMPLATES: dict[str, str] = {
         "Axolotl 导出只做全量或 LoRA 训练，不支持 {s.method}。",
     "plan with --framework axolotl, which prices its own choice.":
         "请用 --framework axolotl 规划，它会按自己的选择计价。",
-    "Axolotl loads the weights of a full fine-tune in 16 bits, so it cannot train as planned in {s.precision} (with an fp32 master copy).":
-        "Axolotl 全量微调以 16 位加载权重，所以无法按方案以 {s.precision}（带 fp32 主权重副本）训练。",
+    "without DeepSpeed, Axolotl trains a full fine-tune's weights in the 16 bits it loads them in, so it cannot train as planned in {s.precision} (with an fp32 master copy).":
+        "不用 DeepSpeed 时，Axolotl 全量微调按加载时的 16 位训练权重，所以无法按方案以 {s.precision}（带 fp32 主权重副本）训练。",
+    "with DeepSpeed ZeRO-{p.zero} the optimizer keeps an fp32 master copy and fp32 states of the bf16 weights Axolotl loads, which this plan (pure bf16) did not price.":
+        "用 DeepSpeed ZeRO-{p.zero} 时，优化器为 Axolotl 加载的 bf16 权重保留 fp32 主权重副本和 fp32 状态，这个方案（纯 bf16）"
+        "没有计入。",
     "plan with --framework llama-factory or trl, or with --method lora.":
         "请用 --framework llama-factory 或 trl 规划，或用 --method lora。",
     "the Axolotl export trains in bf16 or fp16 mixed precision, not {s.precision}.":

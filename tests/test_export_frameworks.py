@@ -554,11 +554,18 @@ def test_axolotl_qlora_runs_the_planned_method_rank_batch_packing_recompute_and_
     assert [(d["path"], d["type"]) for d in cfg.datasets] == [("my/dataset", "alpaca")]
 
 
-def test_axolotl_full_finetune_of_a_token_budget_in_pure_bf16(tmp_path: Path) -> None:
-    cfg = _axolotl_validate(_axolotl(_with_framework(_trl_full(), "axolotl", precision="bf16")), tmp_path)
+def test_axolotl_full_finetune_of_a_token_budget_with_zero2(tmp_path: Path) -> None:
+    """bf16 mixed precision as planned: the 16-bit weights Axolotl loads, fp32 master weights and states in ZeRO."""
+    cfg = _axolotl_validate(_axolotl(_trl_full()), tmp_path)
     assert cfg.adapter is None and cfg.bf16 and cfg.deepspeed == "ds_z2.json"
     # 2e8 tokens ÷ 2,048 = 97,657 sequences ÷ (2 × 2 × 8 a step) = 3,052 steps; a checkpoint every 1/20 of them
     assert cfg.max_steps == 3052 and cfg.save_steps == 152
+
+
+def test_axolotl_full_finetune_without_zero_in_pure_bf16(tmp_path: Path) -> None:
+    c = _axolotl(_with_framework(_trl_full(), "axolotl", precision="bf16", parallel=Parallelism(dp=8)))
+    cfg = _axolotl_validate(c, tmp_path)
+    assert cfg.adapter is None and cfg.bf16 and cfg.deepspeed is None
 
 
 def test_axolotl_lora_targets_int8_base_and_fp16(tmp_path: Path) -> None:
@@ -583,7 +590,9 @@ def test_axolotl_run_launches_torchrun_and_installs_the_pinned_release() -> None
 @pytest.mark.parametrize(("change", "words"), [
     ({"parallel": Parallelism(tp=2, dp=1)}, "TP2"), ({"method": "freeze"}, "not freeze"),
     ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion' optimizer"),
-    ({"method": "full", "precision": "bf16-mixed", "base_quant": None}, "fp32 master copy"),
+    ({"method": "full", "precision": "bf16-mixed", "base_quant": None, "parallel": Parallelism()},
+     "without DeepSpeed"),
+    ({"method": "full", "precision": "bf16", "base_quant": None}, "did not price"),
     ({"base_quant": "int4-wo", "method": "lora"}, "not int4-wo"),
 ])
 def test_a_plan_axolotl_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:

@@ -9,8 +9,11 @@ Every key written is a field of Axolotl 0.19.0's config schema (``gpuplan/data/f
   highest ``checkpoint-N`` in ``output_dir`` (axolotl/utils/train.py, ``determine_last_checkpoint``), which is on the
   bucket.
 - ``bf16: true`` loads the weights in bfloat16 (axolotl/utils/config/__init__.py, ``normalize_config`` sets
-  ``torch_dtype``), so a full fine-tune trains its weights and optimizer states in bf16: a plan priced with an fp32
-  master copy (bf16 mixed) is refused rather than run differently.
+  ``torch_dtype``), so without DeepSpeed a full fine-tune trains its weights and optimizer states in bf16 (pure
+  bf16); with DeepSpeed ZeRO the optimizer keeps fp32 master weights and fp32 states of its partition
+  (deepspeed/runtime/zero/stage_1_and_2.py ``single_partition_of_fp32_groups``, stage3.py
+  ``fp32_partitioned_groups_flat``), as bf16 mixed precision does. A plan priced the other way is refused rather
+  than run differently.
 - ``adapter: qlora`` with ``load_in_4bit`` quantizes the base to NF4 with double quantization
   (axolotl/loaders/model.py); ``bnb_config_kwargs`` turns double quantization off for a plain NF4 plan.
 - ``sample_packing`` packs samples into ``sequence_len`` (the planned packing); flash attention keeps packed
@@ -75,11 +78,16 @@ def _check(s: TrainSetup) -> None:
     if s.recompute == "selective":
         raise InputError("--export", "the plan recomputes selectively; the HF Trainer checkpoints whole layers "
                          "or nothing.", "plan with --framework axolotl, which prices its own choice.")
-    if s.method == "full" and s.precision != "bf16":
-        raise InputError("--export", f"Axolotl loads the weights of a full fine-tune in 16 bits, so it cannot train "
-                         f"as planned in {s.precision} (with an fp32 master copy).",
+    if s.method == "full" and not p.zero and s.precision != "bf16":
+        raise InputError("--export", "without DeepSpeed, Axolotl trains a full fine-tune's weights in the 16 bits it "
+                         f"loads them in, so it cannot train as planned in {s.precision} (with an fp32 master copy).",
                          "plan with --framework llama-factory or trl, or with --method lora.")
-    if s.precision not in ("bf16", "fp16-mixed"):
+    if s.method == "full" and p.zero and s.precision == "bf16":
+        raise InputError("--export", f"with DeepSpeed ZeRO-{p.zero} the optimizer keeps an fp32 master copy and fp32 "
+                         "states of the bf16 weights Axolotl loads, which this plan (pure bf16) did not price.",
+                         "plan with --framework llama-factory or trl, or with --method lora.")
+    mixed_in_zero = s.method == "full" and p.zero and s.precision == "bf16-mixed"
+    if s.precision not in ("bf16", "fp16-mixed") and not mixed_in_zero:
         raise InputError("--export", f"the Axolotl export trains in bf16 or fp16 mixed precision, not {s.precision}.",
                          "plan with bf16 or fp16 mixed precision.")
 
