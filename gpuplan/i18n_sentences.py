@@ -1222,4 +1222,9 @@ TEMPLATES: dict[str, str] = {
     "plan with --framework {' or '.join(written)}, or run Unsloth's notebook script by hand with trainer.train(resume_from_checkpoint=True).":
         "请用 --framework {' or '.join(written)} 规划，或手动运行 Unsloth 的 notebook 脚本并用 "
         "trainer.train(resume_from_checkpoint=True)。",
+    "with DeepSpeed ZeRO-{p.zero} the optimizer keeps an fp32 master copy and fp32 states of the bf16 weights ms-swift loads, which this plan (pure bf16) did not price.":
+        "用 DeepSpeed ZeRO-{p.zero} 时，优化器为 ms-swift 加载的 bf16 权重保留 fp32 主权重副本和 fp32 状态，这个方案（纯 "
+        "bf16）没有计入。",
+    "plan on one GPU (--max-gpus 1), or with --framework llama-factory or trl.":
+        "请在单 GPU 上规划（--max-gpus 1），或用 --framework llama-factory 或 trl。",
 }

@@ -454,8 +454,10 @@ def test_swift_full_finetune_trains_the_token_budget_with_zero2(tmp_path: Path,
     assert a.tuner_type == "full" and a.torch_dtype == "float32" and a.bf16  # bf16 mixed: fp32 master copy
     assert a.max_steps == 3052 and a.deepspeed == "ds_z2.json" and a.quant_method is None
     assert '"stage": 2' in _task(c)["run"]
-    pure = _swift_parse(_with_framework(_trl_full(), "swift", precision="bf16"), tmp_path, monkeypatch)
-    assert pure.torch_dtype == "bfloat16"  # ms-swift's own default for a full fine-tune: no fp32 copy
+    pure = _with_framework(_trl_full(), "swift", precision="bf16", parallel=Parallelism(dp=8))
+    assert _swift_parse(pure, tmp_path, monkeypatch).torch_dtype == "bfloat16"  # ms-swift's default: no fp32 copy
+    with pytest.raises(InputError, match="did not price"):  # ZeRO's optimizer would keep fp32 master weights
+        render(_with_framework(_trl_full(), "swift", precision="bf16"), "skypilot", REPO)
 
 
 def test_swift_lora_targets_and_embeddings_are_module_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
