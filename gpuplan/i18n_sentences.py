@@ -363,6 +363,8 @@ TEMPLATES: dict[str, str] = {
     "activations and logits more (sequence lengths vary between steps)":
         "激活值、logits 和梯度的 {cal.get('allocator_slack')}，另加激活值和 logits 的 {VARYING_LENGTHS_EXTRA_POOL}"
         "（各步序列长度不同）",
+    "{cal.get('allocator_slack_persistent')} of weights, master weights and optimizer states":
+        "权重、主权重和优化器状态的 {cal.get('allocator_slack_persistent')}",
     "{cal.get('allocator_slack')} of activations, logits and gradients (the same shapes every step)":
         "激活值、logits 和梯度的 {cal.get('allocator_slack')}（每步张量形状相同）",
     "paged/offloaded: not counted on the GPU": "分页/卸载：不计入显存",
@@ -878,6 +880,8 @@ TEMPLATES: dict[str, str] = {
     "fitted on training-memory rows (bench/fit.py)": "在训练显存数据上拟合（bench/fit.py）",
     "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)":
         "PyTorch 缓存分配器在已分配峰值之上的预留，拟合得出（bench/fit.py）",
+    "reserved or device memory above the counted tensors, growing with the resident bytes; fitted (bench/fit.py)":
+        "预留显存或设备显存超出所计张量的部分，随常驻字节增长；拟合得出（bench/fit.py）",
     "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients":
         "PyTorch zero_grad(set_to_none=True)；梯度累积会保留梯度",
     "bitsandbytes paged optimizers use CUDA managed memory that spills to the host":
