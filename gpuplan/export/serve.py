@@ -17,6 +17,7 @@ from gpuplan.plan.planner import Candidate
 from gpuplan.types import InferSetup
 
 PORT = 8000
+GUARD_PORT = PORT + 1  # a co-located guard server's port, beside the main server's on every replica
 SERVERS = ("vllm", "sglang")
 
 # weight format -> the server's on-load (or checkpoint) quantization method, for the pinned versions. vLLM 0.33
@@ -57,6 +58,8 @@ class ServeGroup:
     lora_rank: int = 0  # the rank reserved per adapter (vLLM: one of its --max-lora-rank choices)
     zone_slot: str = ""  # the plan's failure zone this group is in ("": the fleet does not rely on zones)
     trust_remote_code: bool = False  # the model's config has auto_map (ChatGLM): the server runs the repo's code
+    mig: str = ""  # a MIG profile (1g.10gb ...): each replica is one slice of a GPU ("": whole GPUs)
+    guard: ServeGroup | None = None  # a co-located guard's server on the first GPU of every replica (GUARD_PORT)
 
     def __post_init__(self) -> None:
         if self.engine not in SERVERS:
