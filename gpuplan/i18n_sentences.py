@@ -429,6 +429,10 @@ TEMPLATES: dict[str, str] = {
     "a replica of {g.gpus_per_replica} GPUs spans nodes; the skypilot export writes single-node replicas.":
         "一个 {g.gpus_per_replica} 卡的副本跨越多个节点；skypilot 导出只写单节点副本。",
     "plan with --max-gpus 8.": "请用 --max-gpus 8 规划。",
+    "a replica of {g.name} is a MIG {g.mig} slice; SkyPilot launches whole GPUs.":
+        "{g.name} 的一个副本是一个 MIG {g.mig} 切片；SkyPilot 只启动整块 GPU。",
+    "export it with --export k8s, or run its server command on the slices.":
+        "请用 --export k8s 导出，或在这些切片上自行运行它的服务命令。",
     "SkyPilot's accelerator registry has no {gpu}.": "SkyPilot 的加速卡注册表中没有 {gpu}。",
     "plan with other --gpus.": "请换用其他 --gpus 规划。",
     "SkyPilot names {gpu} differently per cloud ({', '.join(sorted(names))}).": "SkyPilot 在不同云上对 {gpu} 的命名不同（{', '.join(sorted(names))}）。",

@@ -51,6 +51,7 @@ PROBE_PERIOD_S = 10
 CLAIM = "gpus"  # the pod's resource claim both servers of a co-located guard name
 DRA_API = "resource.k8s.io/v1beta1"  # served from Kubernetes 1.32 (beta) on; v1 from 1.34
 DRA_GPU_CLASS = "gpu.nvidia.com"  # the device class NVIDIA's DRA driver for GPUs installs
+FIRST_GPU = dict(name="CUDA_VISIBLE_DEVICES", value="0")  # a co-located guard's server: the claim's first GPU
 
 
 def queue_target(g: ServeGroup) -> int:
@@ -148,7 +149,7 @@ def _containers(g: ServeGroup) -> list[dict[str, Any]]:
     if g.guard is None:
         return [_container(g)]
     guard = _container(g.guard, "guard", GUARD_PORT, "guard-http", claimed=True)
-    guard["env"].append({"name": "CUDA_VISIBLE_DEVICES", "value": "0"})
+    guard["env"].append(FIRST_GPU)
     return [_container(g, claimed=True), guard]
 
 
