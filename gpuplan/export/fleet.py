@@ -25,7 +25,17 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.quant import native_format
 from gpuplan.export import k8s, skypilot
 from gpuplan.export.registry import version
-from gpuplan.export.serve import GUARD_PORT, PORT, SERVERS, ServeGroup, adapters_to_fill, check_format, server_command
+from gpuplan.export.serve import (
+    GUARD_PORT,
+    HEAD_ADDRESS,
+    PORT,
+    SERVERS,
+    ServeGroup,
+    adapters_to_fill,
+    check_format,
+    node_commands,
+    server_command,
+)
 from gpuplan.plan.serving import Bucket, Fleet, FleetGroup, ServePlan
 from gpuplan.types import ModelSpec, Offer
 
@@ -97,7 +107,7 @@ def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, contex
                          f"reservation and batch); the {what} export runs vLLM or SGLang.",
                          "plan with --engine vllm (or sglang) to export it.")
     check_format(c.quant, native_format(m.native_dtype), m.name, c.engine)
-    return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
+    return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp, ep=c.ep,
                       context_len=context, max_num_seqs=c.max_num_seqs, gpu_memory_utilization=memory_share,
                       replicas=max(1, fg.replicas),
                       spot=fg.spot, provider=fg.provider, name=name, service=service, zone_slot=slot,
@@ -184,6 +194,13 @@ def texts(ps: Sequence[Part], fmt: str, docs: list[Any], label: str, note: str) 
             lines += [f"flags checked against {fmt} {version(fmt)}",
                       f"run on each of its {x.group.replicas} replicas ({x.group.gpus_per_replica}× {x.group.gpu})"]
             body = shlex.join(doc) + "\n"
+            nodes = node_commands(x.group)
+            if len(nodes) > 1:  # an expert-parallel replica over several nodes: one command per node
+                lines.append(f"a replica spans {len(nodes)} nodes of {x.group.gpus_per_replica // len(nodes)} GPUs: "
+                             f"the first line on its first node (it answers the requests), each next line on the "
+                             f"next node; put the first node's address for {HEAD_ADDRESS} in every line")
+                body += "".join(f"# node {n + 1} of {len(nodes)}:\n{shlex.join(argv)}\n"
+                                for n, argv in enumerate(nodes[1:], 1))
         if x.group.lora_adapters:
             lines.append(adapters_to_fill(x.group))
         if note:
