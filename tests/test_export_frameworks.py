@@ -1,8 +1,12 @@
 """SkyPilot training tasks for the framework the plan was sized for (issue 14, part 1): ``--framework trl`` writes
-TRL's ``sft`` script with a YAML config, ``--framework torchtitan`` torchtitan's trainer with its flags. Each export
-is parsed by the tool itself, installed by the test extra: TRL 1.16.0's ``TrlParser`` (the one ``trl sft`` builds)
-and torchtitan 0.3.0's ``ConfigManager`` (the one ``torchtitan.train`` runs); the option records the export checks
-against at run time are compared with those parsers, and the recipe table with torchtitan's recipes."""
+TRL's ``sft`` script with a YAML config, ``torchtitan`` torchtitan's trainer with its flags, ``litgpt`` LitGPT's
+``finetune_full``, ``swift`` ms-swift's ``swift sft``, ``axolotl`` ``axolotl train``. Each export is read by the tool
+itself, installed by the test extra or (LitGPT, ms-swift, Axolotl) tests/requirements-export-nodeps.txt: TRL 1.16.0's
+``TrlParser``, torchtitan 0.3.0's ``ConfigManager``, LitGPT 0.5.13's jsonargparse CLI (then its own argument check),
+ms-swift 4.6.0's YAML reader and ``HfArgumentParser`` over ``SftArguments``, Axolotl 0.19.0's ``validate_config``; the
+option records the export checks against at run time are compared with those parsers, and the recipe and model
+tables with torchtitan's recipes and LitGPT's configs. torchtune and unsloth, which cannot resume a preempted run, are
+refused."""
 
 from __future__ import annotations
 
