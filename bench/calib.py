@@ -114,7 +114,7 @@ def _group(row_id: str, row: dict[str, str] | None = None) -> str:
 # ---------------------------------------------------------------- training / fine-tuning
 
 
-_GROUPED_PREFIXES = ("srv-", "lcp-", "ftm-", "trm-")
+_GROUPED_PREFIXES = ("srv-", "lcp-", "ftm-", "trm-", "imm-")
 
 
 def _train_setup(spec: dict[str, Any], defaults: dict[str, Any]) -> TrainSetup:
@@ -575,9 +575,13 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     if preset is None or "INT4-QE" in label:
         return None, f"model '{label}' is not a preset (or has quantized embeddings gpuplan does not model)"
     prec = row["precision"].lower()
-    fmt = ("gptq-int4" if "gptq" in prec else "awq-int4" if "awq" in prec else "bnb-nf4" if "bitsandbytes" in prec
+    fmt = ("gptq-int8" if "gptq" in prec and "int8" in prec else "gptq-int4" if "gptq" in prec
+           else "awq-int4" if "awq" in prec
+           else "bnb-int8" if "bitsandbytes" in prec and ("8-bit" in prec or "int8" in prec)
+           else "bnb-nf4-dq" if "bitsandbytes" in prec and "double" in prec
+           else "bnb-nf4" if "bitsandbytes" in prec
            else "int8-wo" if "int8" in prec else "int4-wo" if "int4" in prec else "gguf-q4_0" if "q4_0" in prec
-           else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec else "fp16" if "f16" in prec else None)
+           else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec else "fp16" if "f16" in prec or "fp16" in prec else None)
     if fmt is None:
         return None, f"precision '{row['precision']}' not mapped"
     model = cat.model(preset)
@@ -617,9 +621,11 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
         "PyTorch max allocated" if torch_counted else "device memory")
     meta = {"model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "measure": "weights" if weights_only else "active" if torch_counted else "device"}
+    # a source that states none of the run's conditions (confidence low) is reported, not fitted on
     return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
                 describe=describe, group=_group(row["id"], row), assume=assume, meta=meta,
-                resolution=resolution(row["value"])), ""
+                resolution=resolution(row["value"]),
+                fit=row.get("confidence", "").strip().lower() not in ("low", "approx")), ""
 
 
 def all_cases() -> tuple[list[Case], list[Unmapped]]:
