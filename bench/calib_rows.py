@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 CALIBRATION = HERE / "calibration"
 
 # how sources name their framework → gpuplan's framework table (data/frameworks.csv)
-_FRAMEWORKS = (("plain pytorch", "pytorch"), ("llama-factory", "llama-factory"), ("llamafactory", "llama-factory"), ("unsloth", "unsloth"),
+_FRAMEWORKS = (("plain pytorch", "pytorch"), ("llm.c", "llmc"), ("llama-factory", "llama-factory"), ("llamafactory", "llama-factory"), ("unsloth", "unsloth"),
                ("litgpt", "litgpt"), ("axolotl", "axolotl"), ("trl", "trl"), ("swift", "swift"),
                ("torchtune", "torchtune"), ("torchtitan", "torchtitan"),
                ("llm-foundry", "llm-foundry"), ("composer", "llm-foundry"), ("megatron", "megatron"),
@@ -209,9 +209,11 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     meta = {"model_name": model.name, "model": model, "gpu": gpu, "setup": setup}
     if metric.startswith("peak_mem"):
         measured = float(row["value"]) * (2**30 if metric.endswith("gib") else 1e9)
-        # PyTorch's max allocated counts no allocator slack; the other rows report max reserved (torchtitan's
-        # and Megatron's loggers) or do not say
-        how = "active" if "max_memory_allocated" in row["notes"] else "reserved"
+        # PyTorch's max allocated counts no allocator slack, a device-wide reading (cudaMemGetInfo, nvidia-smi)
+        # adds the CUDA context; the other rows report max reserved (torchtitan's and Megatron's loggers) or do
+        # not say
+        how = ("active" if "max_memory_allocated" in row["notes"] else
+               "device" if "counter: device memory" in row["notes"] else "reserved")
         return Case(cls="pretrain_memory", measured=measured,
                     predict=training_memory_predictor(model, setup, how), meta={**meta, "measure": how},
                     **common), ""
