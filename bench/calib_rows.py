@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 CALIBRATION = HERE / "calibration"
 
 # how sources name their framework → gpuplan's framework table (data/frameworks.csv)
-_FRAMEWORKS = (("plain pytorch", "pytorch"), ("llm.c", "llmc"), ("llama-factory", "llama-factory"), ("llamafactory", "llama-factory"), ("unsloth", "unsloth"),
+_FRAMEWORKS = (("llm.c", "llmc"), ("llama-factory", "llama-factory"), ("llamafactory", "llama-factory"), ("unsloth", "unsloth"),
                ("litgpt", "litgpt"), ("axolotl", "axolotl"), ("trl", "trl"), ("swift", "swift"),
                ("torchtune", "torchtune"), ("torchtitan", "torchtitan"),
                ("llm-foundry", "llm-foundry"), ("composer", "llm-foundry"), ("megatron", "megatron"),

@@ -13,8 +13,8 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
-from calib import Case, all_cases  # noqa: E402
-from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision  # noqa: E402
+from calib import Case, _inference_memory_case, all_cases  # noqa: E402
+from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision, _pretrain_case  # noqa: E402
 from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 
 from gpuplan.catalog import Catalog  # noqa: E402
@@ -72,8 +72,8 @@ def test_a_fit_counts_at_most_forty_rows_of_one_source_per_class(cases: list[Cas
 
 def test_every_new_row_names_its_source_group(cases: list[Case]) -> None:
     for c in cases:
-        if c.id.startswith(("srv-", "lcp-", "ftm-", "trm-")):
-            assert c.group and not c.group.startswith(("srv", "lcp", "ftm", "trm")), c.id
+        if c.id.startswith(("srv-", "lcp-", "ftm-", "trm-", "imm-")):
+            assert c.group and not c.group.startswith(("srv", "lcp", "ftm", "trm", "imm")), c.id
 
 
 def test_fsdp_layouts_shard_as_their_zero_stage() -> None:
@@ -184,3 +184,39 @@ def test_short_sequence_device_readings_hold_at_every_model_size(cases: list[Cas
     assert case.measured == pytest.approx(reading_gb * 1e9)
     from gpuplan.estimate.calibration import fitted
     assert case.predict(fitted()) >= 0.92 * case.measured
+
+
+@pytest.mark.parametrize(("label", "expected"), [
+    ("GPTQ-Int8 (AutoGPTQ)", "gptq-int8"),  # Qwen v1 README: the Int8 checkpoints are GPTQ 8-bit, not 4-bit
+    ("GPTQ-Int4 (AutoGPTQ)", "gptq-int4"),
+    ("bitsandbytes 8-bit LLM.int8 (llm.int8)", "bnb-int8"),  # Lit-GPT --quantize llm.int8
+    ("bitsandbytes 4-bit NF4 double-quant (qlora.nf4-dq)", "bnb-nf4-dq"),
+    ("bitsandbytes 4-bit NF4 (qlora.nf4)", "bnb-nf4"),
+    ("FP16", "fp16"),  # was refused as an unknown precision
+])
+def test_an_inference_memory_row_is_sized_in_the_format_its_label_names(catalog: Catalog, label: str,
+                                                                        expected: str) -> None:
+    row = next(r for r in _rows("inference_extra.csv") if r["id"] == "imm-0004")  # Qwen-7B-Chat, 1+2048 tokens
+    case, why = _inference_memory_case(catalog, {**row, "precision": label})
+    assert case is not None, why
+    assert case.meta["setup"].weight_format == expected
+
+
+def test_a_row_that_states_none_of_its_conditions_is_reported_not_fitted(cases: list[Case]) -> None:
+    # Baichuan2's README prints one 'GPU Mem' per precision without prompt, length, GPU or counter
+    baichuan = [c for c in cases if c.group == "Baichuan2 README"]
+    assert baichuan and not any(c.fit for c in baichuan)
+    assert all(c.fit for c in cases if c.group == "Qwen v1 README (A100 80GB)")
+
+
+def test_a_pretraining_reading_is_compared_with_the_counter_it_names(catalog: Catalog) -> None:
+    # ATorch prints torch.cuda.max_memory_allocated: no allocator slack, so less than the same run read as reserved
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-atorch-l2-7b-fsdp8-mem")
+    allocated, _ = _pretrain_case(catalog, row)
+    reserved, _ = _pretrain_case(catalog, {**row, "notes": "counter not stated"})
+    device, _ = _pretrain_case(catalog, {**row, "notes": "counter: device memory"})
+    assert allocated is not None and reserved is not None and device is not None
+    from gpuplan.estimate.calibration import fitted
+    cal = fitted()
+    assert allocated.meta["measure"] == "active" and reserved.meta["measure"] == "reserved"
+    assert allocated.predict(cal) < reserved.predict(cal) < device.predict(cal)
