@@ -581,7 +581,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
            else "bnb-nf4-dq" if "bitsandbytes" in prec and "double" in prec
            else "bnb-nf4" if "bitsandbytes" in prec
            else "int8-wo" if "int8" in prec else "int4-wo" if "int4" in prec else "gguf-q4_0" if "q4_0" in prec
-           else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec else "fp16" if "f16" in prec or "fp16" in prec else None)
+           else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec
+           else "fp16" if "f16" in prec or "fp16" in prec else None)
     if fmt is None:
         return None, f"precision '{row['precision']}' not mapped"
     model = cat.model(preset)

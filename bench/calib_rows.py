@@ -39,8 +39,8 @@ HERE = Path(__file__).resolve().parent
 CALIBRATION = HERE / "calibration"
 
 # how sources name their framework → gpuplan's framework table (data/frameworks.csv)
-_FRAMEWORKS = (("llm.c", "llmc"), ("llama-factory", "llama-factory"), ("llamafactory", "llama-factory"), ("unsloth", "unsloth"),
-               ("litgpt", "litgpt"), ("axolotl", "axolotl"), ("trl", "trl"), ("swift", "swift"),
+_FRAMEWORKS = (("llm.c", "llmc"), ("llama-factory", "llama-factory"), ("llamafactory", "llama-factory"),
+               ("unsloth", "unsloth"), ("litgpt", "litgpt"), ("axolotl", "axolotl"), ("trl", "trl"), ("swift", "swift"),
                ("torchtune", "torchtune"), ("torchtitan", "torchtitan"),
                ("llm-foundry", "llm-foundry"), ("composer", "llm-foundry"), ("megatron", "megatron"),
                ("nemo", "megatron"), ("glm-4 finetune", "glm4"), ("glm-4", "glm4"), ("chatglm", "chatglm"),
@@ -199,6 +199,12 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     # utilisation fit absorbs either way): throughput rows are fitted on unless the source marks them approximate
     stated = row["confidence"].strip().lower() not in ("low", "approx") and (not assumed or
                                                                            not metric.startswith("peak_mem"))
+    # FSDP without a MixedPrecision policy (autocast over fp32 flat parameters) all-gathers each layer and
+    # reduce-scatters its gradient in fp32 and keeps an fp32 residual stream; gpuplan's memory model all-gathers
+    # in 16-bit: such memory rows are reported, not fitted on
+    if metric.startswith("peak_mem") and "autocast over fp32" in row["precision"].lower():
+        stated = False
+        assumed = "; ".join(a for a in (assumed, "fp32 FSDP all-gather under autocast is not modelled") if a)
     setup = TrainSetup(method="full", micro_batch=mb, seq_len=seq, grad_accum=accum, lengths_vary=False,
                        precision=_precision(row["precision"]), recompute=recompute, framework=fw.stack,
                        compiled="compile" in row["framework"].lower() or fw.compiled,
