@@ -14,7 +14,7 @@ from gpuplan.types import InferSetup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
-from calib import all_cases  # noqa: E402
+from calib import all_cases
 
 # ---------------------------------------------------------------- attention dtype
 
