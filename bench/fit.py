@@ -64,8 +64,8 @@ def groups() -> list[Group]:
     return [
         Group("training memory", ["activation_scale_hf", "activation_scale_native", "activation_scale_pytorch",
                                   "activation_compiled_factor", "train_overhead_bytes", "allocator_slack",
-                                  "selective_recompute_keep"],
-              [(0.3, 3.0), (0.3, 3.0), (0.3, 3.0), (0.3, 1.2), (0.0, 4 * GiB), (0.0, 0.5), (0.1, 1.0)],
+                                  "selective_recompute_keep", "allocator_slack_persistent"],
+              [(0.3, 3.0), (0.3, 3.0), (0.3, 3.0), (0.3, 1.2), (0.0, 4 * GiB), (0.0, 0.5), (0.1, 1.0), (0.0, 0.5)],
               ("finetune_memory", "pretrain_memory"),
               MEMORY_QUANTILE, {"train_overhead_bytes": GiB}),
         Group("inference memory", ["infer_overhead_bytes", "infer_workspace_bytes"], [(0.0, 4 * GiB), (0.0, 2 * GiB)],
@@ -332,7 +332,8 @@ def source_refits(cases: list[Case]) -> Iterator[tuple[list[Case], Calibration]]
 INITIAL: dict[str, float] = {
     "activation_scale_hf": 1.0, "activation_scale_native": 1.0, "activation_scale_pytorch": 1.0,
     "activation_compiled_factor": 1.0,
-    "selective_recompute_keep": 0.5, "allocator_slack": 0.05, "train_overhead_bytes": 0.5 * GiB,
+    "selective_recompute_keep": 0.5, "allocator_slack": 0.05, "allocator_slack_persistent": 0.0,
+    "train_overhead_bytes": 0.5 * GiB,
     "infer_overhead_bytes": 0.5 * GiB, "infer_workspace_bytes": 0.1 * GiB,
     "u_megatron": 0.5, "u_torchtitan": 0.5, "u_eager": 0.4, "f_compiled": 1.0, "f_consumer": 1.0,
     "f_frozen_base": 1.0, "f_quantized_base": 1.0, "work_half_tflop": 1.0, "f_fp8": 1.0, "eta_optimizer": 0.5,

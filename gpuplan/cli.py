@@ -1121,12 +1121,12 @@ def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None, 
     ref = entry.hf_repo if entry and entry.hf_repo else m.name
     clouds = cat.skypilot_clouds()
     try:
-        exported = fleet.export(result, m, ref, fmt, clouds)
+        exported = fleet.export(result, m, ref, fmt, clouds, cat)
     except InputError as err:
         if fmt != "skypilot":
             raise
         result = _skypilot_fleet(cat, m, result, clouds, err)
-        exported = fleet.export(result, m, ref, fmt, clouds)
+        exported = fleet.export(result, m, ref, fmt, clouds, cat)
     exported = _with_guard(cat, result, exported, fmt)
     _write_export(exported, fmt, out, json_out)
     return exported, result
@@ -1134,7 +1134,9 @@ def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None, 
 
 def _with_guard(cat: Any, result: Any, exported: dict[str, Any], fmt: str) -> dict[str, Any]:
     """The export with the guard model's server command (gpuplan.export.guard): ``guard`` in the JSON; one more
-    file (a second command) for the server formats, a comment after the last group in the YAML ones."""
+    file (a second command) for the server formats. The YAML ones run the guard in their documents (a second
+    container or server of every replica, or the guard fleet's own groups); where they cannot (MIG slices on
+    SkyPilot) its command is a comment after the last group."""
     from gpuplan.export.guard import append_to_text, guard_export, guard_file
 
     guard = guard_export(cat, result)
@@ -1143,7 +1145,7 @@ def _with_guard(cat: Any, result: Any, exported: dict[str, Any], fmt: str) -> di
     files = [dict(f) for f in exported["files"]]
     if fmt in ("vllm", "sglang"):
         files.append(guard_file(guard))
-    else:
+    elif not exported.get("guard_in_documents"):
         files[-1]["text"] = append_to_text(files[-1]["text"], fmt, guard)
     return {**exported, "files": files, "guard": guard}
 
@@ -1161,15 +1163,19 @@ def _skypilot_fleet(cat: Any, m: Any, result: Any, clouds: Any, err: InputError)
     again = result
     providers = tuple(p for p in clouds if not r.providers or p in r.providers)
     excluded = tuple(r.exclude_gpus)
+    def groups(plan: Any) -> list[Any]:  # the main fleet's groups and a guard fleet's (its own SkyServe services)
+        own = plan.guard.fleet.groups if plan.guard is not None and plan.guard.fleet is not None else ()
+        return [*plan.fleet.groups, *own]
+
     for _ in range(SKYPILOT_REPLANS):
-        bad = {g.config.gpu for g in again.fleet.groups if g.provider in clouds and
+        bad = {g.config.gpu for g in groups(again) if g.provider in clouds and
                registry.skypilot_accelerator(g.config.gpu, clouds[g.provider]) is None}
         excluded += tuple(sorted(bad))
         again = plan_serving(cat, m, replace(r, providers=providers, exclude_gpus=excluded))
         if again.fleet is None:
             raise err
         if all(g.provider in clouds and registry.skypilot_accelerator(g.config.gpu, clouds[g.provider])
-               for g in again.fleet.groups):
+               for g in groups(again)):
             break
     was, now = fmt_money(result.fleet.cost_per_hour, r.currency), fmt_money(again.fleet.cost_per_hour, r.currency)
     typer.echo(i18n.translate(f"note: the fleet cannot be exported to SkyPilot as planned "

@@ -363,6 +363,8 @@ TEMPLATES: dict[str, str] = {
     "activations and logits more (sequence lengths vary between steps)":
         "激活值、logits 和梯度的 {cal.get('allocator_slack')}，另加激活值和 logits 的 {VARYING_LENGTHS_EXTRA_POOL}"
         "（各步序列长度不同）",
+    "{cal.get('allocator_slack_persistent')} of weights, master weights and optimizer states":
+        "权重、主权重和优化器状态的 {cal.get('allocator_slack_persistent')}",
     "{cal.get('allocator_slack')} of activations, logits and gradients (the same shapes every step)":
         "激活值、logits 和梯度的 {cal.get('allocator_slack')}（每步张量形状相同）",
     "paged/offloaded: not counted on the GPU": "分页/卸载：不计入显存",
@@ -429,6 +431,10 @@ TEMPLATES: dict[str, str] = {
     "a replica of {g.gpus_per_replica} GPUs spans nodes; the skypilot export writes single-node replicas.":
         "一个 {g.gpus_per_replica} 卡的副本跨越多个节点；skypilot 导出只写单节点副本。",
     "plan with --max-gpus 8.": "请用 --max-gpus 8 规划。",
+    "a replica of {g.name} is a MIG {g.mig} slice; SkyPilot launches whole GPUs.":
+        "{g.name} 的一个副本是一个 MIG {g.mig} 切片；SkyPilot 只启动整块 GPU。",
+    "export it with --export k8s, or run its server command on the slices.":
+        "请用 --export k8s 导出，或在这些切片上自行运行它的服务命令。",
     "SkyPilot's accelerator registry has no {gpu}.": "SkyPilot 的加速卡注册表中没有 {gpu}。",
     "plan with other --gpus.": "请换用其他 --gpus 规划。",
     "SkyPilot names {gpu} differently per cloud ({', '.join(sorted(names))}).": "SkyPilot 在不同云上对 {gpu} 的命名不同（{', '.join(sorted(names))}）。",
@@ -785,9 +791,19 @@ TEMPLATES: dict[str, str] = {
         "不含市场和 notebook 档位（这里允许使用）",
     "p99 ≤ {DEFAULT_TTFT_P99_S} s": "p99 ≤ {DEFAULT_TTFT_P99_S} 秒",
     "{r.prefix_hit} of prompt tokens skip prefill and share their KV blocks": "{r.prefix_hit} 的输入 token 跳过预填充并共享 KV 块",
-    "{net} Gb/s per GPU (pipeline stages pass hidden states once per step: a few MB, well under 1 % of a step); "
-    "expert parallelism is not modelled":
-        "每卡 {net} Gb/s（流水线各段每步传递一次隐藏状态：几 MB，远不到一步时间的 1 %）；未对专家并行建模",
+    "{net} Gb/s per GPU (pipeline stages pass hidden states once per step: a few MB, well under 1 % of a step; "
+    "expert-parallel ranks send every token to the ranks of its experts and back, over it between nodes and NVLink "
+    "within one)":
+        "每卡 {net} Gb/s（流水线各段每步传递一次隐藏状态：几 MB，远不到一步时间的 1 %；专家并行的各 rank 把每个 token "
+        "发往其专家所在的 rank 再收回，跨节点走该网络，节点内走 NVLink）",
+    "data-parallel attention on every rank for its own sequences, the routed experts split evenly over the ranks, "
+    "uniform routing; per MoE layer a dispatch and a combine of top-k × hidden × 2 bytes per token (16-bit), the "
+    "off-node share over the network and the rest over NVLink, one after the other (errs slow)":
+        "每个 rank 以数据并行方式为自己的序列计算注意力，路由专家平均分到各 rank，按均匀路由计；每个 MoE 层每个 token "
+        "分发和汇总各 top-k × hidden × 2 字节（16 位），跨节点部分走网络、其余走 NVLink，二者依次进行（偏慢估计）",
+    "{m.name}'s {m.n_experts} experts do not split over {ranks} ranks.":
+        "{m.name} 的 {m.n_experts} 个专家无法平均分到 {ranks} 个 rank 上。",
+    "plan expert parallelism over a number of GPUs that divides the experts.": "请用能整除专家数的 GPU 数规划专家并行。",
     # ---- the planner's sentences (gpuplan.plan.planner): why nothing fits, changes that would make it fit
     "every plan takes longer than {fmt_seconds(DEFAULT_MAX_SECONDS)}, the longest --objective {c.objective} allows "
     "without a deadline (the fastest, {fastest.label()}, takes {fmt_seconds(_time(fastest))}). To fix: give a longer "
@@ -878,6 +894,8 @@ TEMPLATES: dict[str, str] = {
     "fitted on training-memory rows (bench/fit.py)": "在训练显存数据上拟合（bench/fit.py）",
     "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)":
         "PyTorch 缓存分配器在已分配峰值之上的预留，拟合得出（bench/fit.py）",
+    "reserved or device memory above the counted tensors, growing with the resident bytes; fitted (bench/fit.py)":
+        "预留显存或设备显存超出所计张量的部分，随常驻字节增长；拟合得出（bench/fit.py）",
     "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients":
         "PyTorch zero_grad(set_to_none=True)；梯度累积会保留梯度",
     "bitsandbytes paged optimizers use CUDA managed memory that spills to the host":
@@ -1106,6 +1124,7 @@ TEMPLATES: dict[str, str] = {
     "fitted parameters": "拟合参数",
     # serving: multi-LoRA and the content-safety guard (gpuplan.plan.serving, gpuplan.plan.guard)
     "multi-LoRA": "多 LoRA",
+    "expert parallelism": "专家并行",
     "{n} adapters of rank {rank} resident on every replica, on every linear layer in 16-bit (r·(in + out) per "
     "matrix), out of the KV cache; requests spread evenly over them; each token adds its adapter's FLOPs, each "
     "decode step reads every distinct adapter of its batch once":

@@ -164,3 +164,23 @@ def test_a_packed_run_that_counts_samples_before_packing_is_not_mapped(catalog: 
 ])
 def test_a_row_runs_at_the_lowest_compute_precision_it_names(text: str, expected: str) -> None:
     assert _precision(text) == expected
+
+
+@pytest.mark.parametrize(("row", "reading_gb"), [
+    ("ftm-qwen1-1-8b-lora-1gpu-len256-mem", 6.7),
+    ("ftm-qwen1-7b-lora-1gpu-len256-mem", 20.1),
+    ("ftm-qwen1-14b-lora-1gpu-len256-mem", 34.6),
+    ("ftm-qwen1-14b-lora-emb-1gpu-len256-mem", 51.2),
+])
+def test_short_sequence_device_readings_hold_at_every_model_size(cases: list[Case], row: str,
+                                                                  reading_gb: float) -> None:
+    # QwenLM/Qwen README @2df8e8ac ('Profiling of Memory and Speed', 256 tokens, one A100-80GB): at 256 tokens the
+    # activations are small, so the reading is the resident tensors and what the allocator holds around them. The
+    # gap grows with the model (2.3 GB above the tensors at 1.8B, 5 GB at 14B); a fixed overhead alone read Qwen-14B
+    # 10 % and its LoRA (emb) run 12 % under, a "fits" that would not (now 1.8B is the lowest, 7 % under). These rows
+    # are not fitted on.
+    case = next(c for c in cases if c.id == row)
+    assert not case.meta.get("fit_on", True)
+    assert case.measured == pytest.approx(reading_gb * 1e9)
+    from gpuplan.estimate.calibration import fitted
+    assert case.predict(fitted()) >= 0.92 * case.measured

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from test_export import _check_argv, _skypilot_load
 
 from gpuplan.catalog import load_catalog
 from gpuplan.estimate.calibration import fitted
@@ -16,7 +17,7 @@ from gpuplan.estimate.job import inference_setup
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.export import fleet, k8s
 from gpuplan.export.guard import append_to_text, guard_export, guard_file
-from gpuplan.export.serve import ServeGroup
+from gpuplan.export.serve import GUARD_PORT, PORT, ServeGroup
 from gpuplan.plan import guard
 from gpuplan.plan import serving as sv
 from gpuplan.units import GiB
@@ -56,6 +57,17 @@ def _flag(argv: list[str], flag: str) -> float:
     return float(argv[argv.index(flag) + 1])
 
 
+def _run_lines(run: str) -> dict[int, list[str]]:
+    """The server commands of a SkyPilot ``run`` by the port each listens on (environment prefix dropped)."""
+    out = {}
+    for line in run.splitlines():
+        argv = shlex.split(line.split("#")[0].rstrip(" &"))
+        argv = [a for a in argv if "=" not in a or a.startswith("--")]
+        if "--port" in argv:
+            out[int(argv[argv.index("--port") + 1])] = argv
+    return out
+
+
 def _exports(p: sv.ServePlan) -> dict[str, Any]:
     cat = load_catalog()
     return {fmt: fleet.export(p, cat.model("Qwen2.5-7B"), "Qwen/Qwen2.5-7B", fmt) for fmt in ("vllm", "k8s",
@@ -69,7 +81,7 @@ def test_every_export_writes_both_shares_and_they_add_up_to_the_planned_one(colo
     ex = _exports(colocated)
     vllm = [doc for doc in ex["vllm"]["document"]]
     pods = [d["spec"]["template"]["spec"] for d in ex["k8s"]["document"] if d["kind"] == "Deployment"]
-    sky = [shlex.split(t["run"]) for t in ex["skypilot"]["document"]]
+    sky = [_run_lines(t["run"])[PORT] for t in ex["skypilot"]["document"]]
     assert colocated.fleet is not None
     for grp, argv, pod, run in zip(colocated.fleet.groups, vllm, pods, sky, strict=True):
         k8s_argv = pod["containers"][0]["args"]
@@ -169,3 +181,134 @@ def test_every_label_row_has_a_source() -> None:
     rows = _capacity()
     assert {r.provider for r in rows} == {"GCP", "AWS", "Azure"}
     assert all(r.source.startswith("https://") and r.label and r.spot_value for r in rows)
+
+
+# ---------------------------------------------------------------- the guard's server in the YAML exports
+
+
+def _guarded_exports(p: sv.ServePlan) -> dict[str, Any]:
+    cat = load_catalog()
+    return {fmt: fleet.export(p, cat.model("Qwen2.5-7B"), "Qwen/Qwen2.5-7B", fmt, catalog=cat)
+            for fmt in ("k8s", "skypilot")}
+
+
+def _deployments(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == "Deployment"]
+
+
+@pytest.mark.parametrize("guarded", [True, False])
+def test_the_guard_container_is_there_exactly_when_the_plan_has_a_co_located_guard(colocated: sv.ServePlan,
+                                                                                 guarded: bool) -> None:
+    import kubernetes_validate
+
+    p = colocated if guarded else dataclasses.replace(colocated, guard=None)
+    ex = _guarded_exports(p)
+    docs = ex["k8s"]["document"]
+    for doc in docs:
+        kubernetes_validate.validate(doc, "1.33", strict=True)
+    assert colocated.fleet is not None
+    deps = _deployments(docs)
+    assert len(deps) == len(colocated.fleet.groups)
+    for dep in deps:
+        names = [c["name"] for c in dep["spec"]["template"]["spec"]["containers"]]
+        assert names == (["vllm", "guard"] if guarded else ["vllm"])
+    claims = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    assert len(claims) == (len(deps) if guarded else 0)
+    runs = [_run_lines(t["run"]) for t in ex["skypilot"]["document"]]
+    assert all(sorted(r) == ([PORT, GUARD_PORT] if guarded else [PORT]) for r in runs)
+
+
+def test_k8s_guard_container_has_its_port_probe_share_and_the_pods_gpus(colocated: sv.ServePlan) -> None:
+    assert colocated.guard is not None and colocated.fleet is not None
+    docs = _guarded_exports(colocated)["k8s"]["document"]
+    planned = {gpu: (g, m) for gpu, g, m in colocated.guard.memory_shares}
+    claims = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    for dep, grp in zip(_deployments(docs), colocated.fleet.groups, strict=True):
+        pod = dep["spec"]["template"]["spec"]
+        main, guard_c = pod["containers"]
+        g_share, m_share = (_flag(guard_c["args"], "--gpu-memory-utilization"),
+                            _flag(main["args"], "--gpu-memory-utilization"))
+        assert (g_share, m_share) == planned[grp.config.gpu]
+        assert g_share + m_share == pytest.approx(VLLM_SHARE)  # the share the plan reserved on the GPU
+        assert guard_c["args"][0] == "meta-llama/Llama-Guard-3-1B"
+        assert _flag(guard_c["args"], "--port") == GUARD_PORT and guard_c["ports"][0]["containerPort"] == GUARD_PORT
+        assert guard_c["readinessProbe"]["httpGet"] == {"path": "/health", "port": "guard-http"}
+        assert {"name": "CUDA_VISIBLE_DEVICES", "value": "0"} in guard_c["env"]  # the replica's first GPU
+        # both containers name the pod's one claim of the replica's GPUs: they share the devices
+        (claim,) = pod["resourceClaims"]
+        assert main["resources"] == guard_c["resources"] == {"claims": [{"name": claim["name"]}]}
+        request = claims[claim["resourceClaimTemplateName"]]["spec"]["spec"]["devices"]["requests"][0]
+        assert request["count"] == grp.config.n_gpus and request["deviceClassName"] == "gpu.nvidia.com"
+    (service,) = [d for d in docs if d["kind"] == "Service"]
+    assert {"name": "guard", "port": GUARD_PORT, "targetPort": "guard-http"} in service["spec"]["ports"]
+
+
+def test_skypilot_runs_both_servers_and_probes_the_main_one(colocated: sv.ServePlan) -> None:
+
+    assert colocated.guard is not None
+    ex = _guarded_exports(colocated)["skypilot"]
+    planned = {gpu: (g, m) for gpu, g, m in colocated.guard.memory_shares}
+    assert colocated.fleet is not None
+    for task, grp in zip(ex["document"], colocated.fleet.groups, strict=True):
+        loaded = _skypilot_load(task)
+        assert loaded.service.readiness_path == "/health" and task["resources"]["ports"] == PORT
+        servers = _run_lines(task["run"])
+        _check_argv("vllm", servers[GUARD_PORT][3:])
+        _check_argv("vllm", servers[PORT][3:])
+        shares = (_flag(servers[GUARD_PORT], "--gpu-memory-utilization"),
+                  _flag(servers[PORT], "--gpu-memory-utilization"))
+        assert shares == planned[grp.config.gpu] and sum(shares) == pytest.approx(VLLM_SHARE)
+        guard_line = next(x for x in task["run"].splitlines() if f"--port {GUARD_PORT}" in x)
+        assert guard_line.startswith("CUDA_VISIBLE_DEVICES=0 ") and guard_line.endswith("&")
+        assert "wait -n" in task["run"]  # either server stopping ends the replica (SkyServe replaces it)
+
+
+@pytest.fixture(scope="module")
+def separate() -> sv.ServePlan:
+    cat = load_catalog()
+    r = sv.ServeRequest(5.0, targets=sv.Targets(ttft_p99_s=2.0), guard="Llama-Guard-3-8B",
+                        providers=("AWS", "GCP", "Nebius", "Cudo Compute"))
+    p = sv.plan_serving(cat, cat.model("Qwen2.5-7B"), r)
+    assert p.guard is not None and p.guard.placement == "separate", "this scenario's guard has its own fleet"
+    return p
+
+
+def test_a_separate_guard_fleet_is_its_own_deployments_behind_its_own_service(separate: sv.ServePlan) -> None:
+    import kubernetes_validate
+
+    assert separate.guard is not None and separate.guard.fleet is not None and separate.fleet is not None
+    ex = _guarded_exports(separate)
+    docs = ex["k8s"]["document"]
+    for doc in docs:
+        kubernetes_validate.validate(doc, "1.33", strict=True)
+    deps = _deployments(docs)
+    n_main, n_guard = len(separate.fleet.groups), len(separate.guard.fleet.groups)
+    assert len(deps) == n_main + n_guard and len(ex["k8s"]["guard_groups"]) == n_guard
+    guards = [d for d in deps if d["spec"]["template"]["spec"]["containers"][0]["args"][0] ==
+              "meta-llama/Llama-Guard-3-8B"]
+    assert len(guards) == n_guard
+    assert all(len(d["spec"]["template"]["spec"]["containers"]) == 1 for d in deps)  # nothing co-located
+    services = {d["metadata"]["name"]: d["spec"]["selector"]["app"] for d in docs if d["kind"] == "Service"}
+    assert len(services) == 2
+    apps = {d["spec"]["template"]["metadata"]["labels"]["app"] for d in guards}
+    assert len(apps) == 1 and apps <= set(services.values())  # one Service selects every guard pod, only them
+    assert sum(d["spec"]["replicas"] for d in guards) == separate.guard.replicas
+    sky = ex["skypilot"]["document"]
+    assert len(sky) == n_main + n_guard  # a SkyServe service per group of each fleet
+    assert [t["run"].split()[2] for t in sky[n_main:]] == ["meta-llama/Llama-Guard-3-8B"] * n_guard
+
+
+def test_a_mig_replica_asks_for_its_slice_and_skypilot_refuses_it() -> None:
+    import kubernetes_validate
+
+    from gpuplan.errors import InputError
+    from gpuplan.export import skypilot
+
+    g = ServeGroup(model="meta-llama/Llama-Guard-3-1B", gpu="H100", engine="vllm", mig="1g.10gb", replicas=3)
+    docs = k8s.manifests(g)
+    for doc in docs:
+        kubernetes_validate.validate(doc, "1.33", strict=True)
+    assert docs[0]["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/mig-1g.10gb":
+                                                                                           1}}
+    with pytest.raises(InputError, match="SkyPilot launches whole GPUs"):
+        skypilot.service_task(g)

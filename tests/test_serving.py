@@ -173,11 +173,16 @@ def catalog():  # type: ignore[no-untyped-def]
 def test_deepseek_v3_on_h100_is_a_two_node_fp8_plan(catalog) -> None:  # type: ignore[no-untyped-def]
     p = plan_serving(catalog, catalog.model("DeepSeek-V3"), ServeRequest(2.0, gpus=("H100",)))
     assert p.fleet is not None, p.nothing_fits
-    for g in p.fleet.groups:
-        assert (g.config.tp, g.config.pp, g.config.n_gpus, g.config.nodes) == (8, 2, 16, 2)
+    for g in p.fleet.groups:  # TP 8 × PP 2, or 16 expert-parallel ranks with data-parallel attention
+        assert (g.config.tp, g.config.pp, g.config.ep) in ((8, 2, 1), (1, 1, 16))
+        assert (g.config.n_gpus, g.config.nodes) == (16, 2)
         assert g.config.quant == "fp8" and g.instances == 2 * g.replicas
         assert "Gb/s per GPU between nodes" in g.config.network
     assert any(a["name"] == "network between nodes" for a in p.assumptions)
+    # both layouts are planned, and the one practitioners use (DP attention + EP over the two nodes) is among them
+    layouts = {(c.gpu, c.tp, c.pp, c.ep) for c in p.configs}
+    assert ("H100", 1, 1, 16) in layouts and ("H100", 8, 2, 1) in layouts
+    assert any(a["name"] == "expert parallelism" for a in p.assumptions)
 
 
 def test_catalog_plan_survives_any_zone_lost(catalog) -> None:  # type: ignore[no-untyped-def]

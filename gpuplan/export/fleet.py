@@ -19,12 +19,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuplan.catalog import Catalog
 from gpuplan.errors import InputError
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.quant import native_format
 from gpuplan.export import k8s, skypilot
 from gpuplan.export.registry import version
-from gpuplan.export.serve import SERVERS, ServeGroup, adapters_to_fill, check_format, server_command
+from gpuplan.export.serve import (
+    GUARD_PORT,
+    HEAD_ADDRESS,
+    PORT,
+    SERVERS,
+    ServeGroup,
+    adapters_to_fill,
+    check_format,
+    node_commands,
+    server_command,
+)
 from gpuplan.plan.serving import Bucket, Fleet, FleetGroup, ServePlan
 from gpuplan.types import ModelSpec, Offer
 
@@ -46,10 +57,12 @@ class Part:
 
 
 def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | None = None,
-          service: str | None = None, buckets: Sequence[Bucket] | None = None) -> list[Part]:
+          service: str | None = None, buckets: Sequence[Bucket] | None = None,
+          colocated: Sequence[ServeGroup] = ()) -> list[Part]:
     """The parts of ``fleet`` (default: the plan's peak fleet) serving ``m`` from ``model_ref``, named after
     ``service`` (default: the model); ``what`` is the export asked for (named in errors). ``buckets`` are the
-    request sizes that fleet serves (default: the plan's; a second model such as a guard passes its own)."""
+    request sizes that fleet serves (default: the plan's; a second model such as a guard passes its own).
+    ``colocated``: a co-located guard's server per GPU type, put beside the main server of every replica."""
     fleet = fleet or p.fleet
     if fleet is None:
         raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
@@ -61,6 +74,7 @@ def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | 
     slotted = len(zones) > 1
     quiet = p.day.quiet_replicas if p.day is not None and fleet is p.fleet else ()
     beside = main_shares(p) if fleet is p.fleet else {}
+    guards = {x.gpu: x for x in colocated} if fleet is p.fleet else {}
     out = []
     for i, fg in enumerate(fleet.groups, 1):
         group = _serve_group(fg, m, model_ref, what, context, base if len(fleet.groups) == 1 else
@@ -68,6 +82,8 @@ def parts(p: ServePlan, m: ModelSpec, model_ref: str, what: str, fleet: Fleet | 
                              f"z{zones.index(fg.zone) + 1}" if slotted else "", beside.get(fg.config.gpu))
         if quiet:  # the autoscalers may follow the daily profile down to its quietest hour's fleet
             group = replace(group, min_replicas=quiet[i - 1])
+        if fg.config.gpu in guards:  # the co-located guard's server runs in every replica of the group
+            group = replace(group, guard=replace(guards[fg.config.gpu], replicas=group.replicas))
         capacity, given = fleet.replica_rate(fg.config, shares)
         out.append(Part(group, fg.offer, round(capacity, 3), given, _describe(fg), fg.zone,
                         skypilot.weights_disk_bytes(m)))
@@ -91,12 +107,12 @@ def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, contex
                          f"reservation and batch); the {what} export runs vLLM or SGLang.",
                          "plan with --engine vllm (or sglang) to export it.")
     check_format(c.quant, native_format(m.native_dtype), m.name, c.engine)
-    return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
+    return ServeGroup(model=model_ref, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp, ep=c.ep,
                       context_len=context, max_num_seqs=c.max_num_seqs, gpu_memory_utilization=memory_share,
                       replicas=max(1, fg.replicas),
                       spot=fg.spot, provider=fg.provider, name=name, service=service, zone_slot=slot,
                       lora_adapters=c.lora_adapters,
-                      lora_rank=c.lora_rank, trust_remote_code=m.remote_code)
+                      lora_rank=c.lora_rank, trust_remote_code=m.remote_code, mig=c.mig)
 
 
 def _label(text: str) -> str:
@@ -163,6 +179,12 @@ def texts(ps: Sequence[Part], fmt: str, docs: list[Any], label: str, note: str) 
         if fmt == "skypilot":
             lines.append(f"sky serve up THIS.yaml -n {x.group.name} --secret HF_TOKEN   (gated models need a "
                          "Hugging Face token)")
+            if x.group.guard is not None:
+                lines.append(f"the content-safety guard runs in every replica beside the server (first GPU, port "
+                             f"{GUARD_PORT}, {x.group.guard.memory_share:g} of its memory; the server "
+                             f"{x.group.memory_share:g}); SkyServe probes and balances port {PORT} only, so the "
+                             f"guard's checks are sent to port {GUARD_PORT} of the replica (open it with "
+                             "resources.ports, or call it from a proxy on the replica)")
             if any(y is not x and y.offer and x.offer and (y.offer.provider, y.offer.region) ==
                    (x.offer.provider, x.offer.region) for y in ps):
                 lines.append(f"the plan puts this group in {x.zone}, apart from the other groups' zones: add "
@@ -172,6 +194,13 @@ def texts(ps: Sequence[Part], fmt: str, docs: list[Any], label: str, note: str) 
             lines += [f"flags checked against {fmt} {version(fmt)}",
                       f"run on each of its {x.group.replicas} replicas ({x.group.gpus_per_replica}× {x.group.gpu})"]
             body = shlex.join(doc) + "\n"
+            nodes = node_commands(x.group)
+            if len(nodes) > 1:  # an expert-parallel replica over several nodes: one command per node
+                lines.append(f"a replica spans {len(nodes)} nodes of {x.group.gpus_per_replica // len(nodes)} GPUs: "
+                             f"the first line on its first node (it answers the requests), each next line on the "
+                             f"next node; put the first node's address for {HEAD_ADDRESS} in every line")
+                body += "".join(f"# node {n + 1} of {len(nodes)}:\n{shlex.join(argv)}\n"
+                                for n, argv in enumerate(nodes[1:], 1))
         if x.group.lora_adapters:
             lines.append(adapters_to_fill(x.group))
         if note:
@@ -189,6 +218,11 @@ def _k8s_header(ps: Sequence[Part], label: str, note: str) -> str:
     lines += [f"{x.group.name}: the daily profile's quietest hour needs none of its replicas, but an HPA keeps one "
               "(scaling to zero needs the HPAScaleToZero feature gate)" for x in ps if x.group.fewest == 0]
     lines += k8s.capacity_note([x.group for x in ps])
+    if any(x.group.guard for x in ps):
+        lines.append(f"the content-safety guard is a second container of every pod (port {GUARD_PORT}, Service port "
+                     "'guard'); the pod's two containers share its GPUs through a ResourceClaim, which needs dynamic "
+                     "resource allocation (Kubernetes 1.32+ with resource.k8s.io/v1beta1 served) and NVIDIA's DRA "
+                     "driver for GPUs (device class gpu.nvidia.com) instead of the device plugin on those nodes")
     if any(x.group.zone_slot for x in ps):
         lines.append(f"zone slots: pods of different slots never share a {k8s.ZONE_KEY} (pod anti-affinity), so "
                      "losing a zone loses one slot at most, as the plan assumes; the cluster needs a zone per slot")
@@ -226,23 +260,62 @@ def _yaml_all(docs: list[Any]) -> str:
     return dump(docs)
 
 
-def export(p: ServePlan, m: ModelSpec, model_ref: str, fmt: str, clouds: Mapping[str, str] | None = None
-           ) -> dict[str, Any]:
+def export(p: ServePlan, m: ModelSpec, model_ref: str, fmt: str, clouds: Mapping[str, str] | None = None,
+           catalog: Catalog | None = None) -> dict[str, Any]:
     """The fleet's export as data: ``format``, ``plan``, ``routing`` (the note), ``document`` (the k8s objects, or
-    one task / argv per group), ``groups`` (per group its name, the fleet group, its document) and ``files``
-    (stem and text of each file)."""
-    ps = parts(p, m, model_ref, fmt)
+    one task / argv per group), ``groups`` (per group its name, the fleet group, its document), ``files``
+    (stem and text of each file) and, with a guard model, ``guard_groups`` (its own fleet's groups, exported as
+    the main ones behind their own Service or SkyServe services) and ``guard_in_documents`` (whether the
+    documents run the guard: a co-located guard is a second container / server of every main replica; a guard
+    on MIG slices is not a SkyPilot task, SkyPilot launching whole GPUs). ``catalog`` (default: the bundled one)
+    names the guard's checkpoint."""
+    colocated, guard_ps = _guard_parts(p, fmt, catalog)
+    ps = parts(p, m, model_ref, fmt, colocated=colocated)
     assert p.fleet is not None  # parts() refused a plan without one
-    docs = documents(ps, fmt, clouds)
+    everything = ps + guard_ps
+    docs = documents(everything, fmt, clouds)
     label = fleet_label(p)
     note = routing_note(ps, _by_size(p, p.fleet), fmt)
-    files = texts(ps, fmt, docs, label, note)
-    groups = [{"name": x.group.name, "fleet_group": fg.as_dict(), "capacity_per_replica_per_s":
-               x.capacity_per_replica, "given_per_replica_per_s": x.given_per_replica, "zone_slot":
-               x.group.zone_slot or None, **({"document": d} if fmt != "k8s" else {})}
-              for x, fg, d in zip(ps, p.fleet.groups, docs if fmt != "k8s" else [None] * len(ps), strict=True)]
-    return {"format": fmt, "plan": label, "routing": note or None, "document": docs, "groups": groups,
-            "files": [{"name": stem, "text": body} for stem, body in files]}
+    files = texts(everything, fmt, docs, label, note)
+    per_part = docs if fmt != "k8s" else [None] * len(everything)
+    groups = [_group_dict(x, fg, d, fmt) for x, fg, d in zip(ps, p.fleet.groups, per_part[:len(ps)], strict=True)]
+    out: dict[str, Any] = {"format": fmt, "plan": label, "routing": note or None, "document": docs,
+                           "groups": groups, "files": [{"name": stem, "text": body} for stem, body in files]}
+    if p.guard is not None and p.guard.kind == "model":
+        own = p.guard.fleet.groups if guard_ps and p.guard.fleet else ()
+        out["guard_groups"] = [_group_dict(x, fg, d, fmt) for x, fg, d in
+                               zip(guard_ps, own, per_part[len(ps):], strict=True)]
+        out["guard_in_documents"] = bool(colocated or guard_ps) and fmt in ("k8s", "skypilot")
+    return out
+
+
+def _group_dict(x: Part, fg: FleetGroup, doc: Any, fmt: str) -> dict[str, Any]:
+    return {"name": x.group.name, "fleet_group": fg.as_dict(), "capacity_per_replica_per_s": x.capacity_per_replica,
+            "given_per_replica_per_s": x.given_per_replica, "zone_slot": x.group.zone_slot or None,
+            "guard": x.group.guard is not None, **({"document": doc} if fmt != "k8s" else {})}
+
+
+def _guard_parts(p: ServePlan, fmt: str, catalog: Catalog | None) -> tuple[list[ServeGroup], list[Part]]:
+    """A guard model's servers for the YAML exports: (a co-located guard's server per GPU type, the parts of the
+    guard's own fleet). Neither for the server-command formats (the guard's command is a file of its own,
+    :func:`gpuplan.export.guard.guard_file`) nor for MIG slices on SkyPilot."""
+    g = p.guard
+    if g is None or g.kind != "model" or p.fleet is None or fmt not in ("k8s", "skypilot"):
+        return [], []
+    from gpuplan.catalog import load_catalog
+    from gpuplan.catalog.models import find_preset
+    from gpuplan.export.guard import guard_groups
+    from gpuplan.plan.guard import presets
+
+    cat = catalog or load_catalog()
+    if g.placement == "colocated":
+        return guard_groups(cat, p), []
+    if g.fleet is None or (g.placement == "mig" and fmt == "skypilot"):
+        return [], []
+    entry = find_preset(cat, g.name)
+    ref = entry.hf_repo if entry and entry.hf_repo else g.name
+    service = _label(f"gpuplan-guard-{g.name}")[:NAME_CHARS].rstrip("-")
+    return [], parts(p, cat.model(g.name), ref, fmt, g.fleet, service, presets()[g.name].buckets(p.request.buckets))
 
 
 def fleet_label(p: ServePlan) -> str:

@@ -14,10 +14,8 @@ from typing import Any
 from gpuplan.catalog import Catalog
 from gpuplan.catalog.models import find_preset
 from gpuplan.estimate.quant import native_format
-from gpuplan.export.serve import PORT, ServeGroup, server_command
+from gpuplan.export.serve import GUARD_PORT, PORT, ServeGroup, server_command
 from gpuplan.plan.guard import presets
-
-GUARD_PORT = PORT + 1  # a co-located guard's port, beside the main server's
 
 
 def guard_groups(cat: Catalog, plan: Any) -> list[ServeGroup]:

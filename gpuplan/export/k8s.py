@@ -16,6 +16,16 @@
   that selects every group. Groups the plan put in different zones carry a zone-slot label and a required pod
   anti-affinity: no zone holds pods of two slots, so losing a zone loses at most one slot, the loss the plan
   was sized to survive.
+- A co-located guard (``ServeGroup.guard``) is a second container of the same pod, on its own port, with its
+  own memory share and probes. Two containers cannot share a GPU the device plugin hands out (``nvidia.com/gpu``
+  goes to one container: Kubernetes "Schedule GPUs"), so such a pod claims its GPUs through dynamic resource
+  allocation instead: one ResourceClaimTemplate per group (``resource.k8s.io/v1beta1``, device class
+  ``gpu.nvidia.com`` of NVIDIA's DRA driver, as in NVIDIA/k8s-dra-driver-gpu demo/specs/quickstart/
+  gpu-test-count.yaml @4066752a), and both containers name the pod's claim (containers of a pod that reference one
+  claim share its devices: Kubernetes "Dynamic Resource Allocation", device sharing); the guard runs on the first
+  of them (``CUDA_VISIBLE_DEVICES=0``).
+- A group on MIG slices asks for one slice each, ``nvidia.com/mig-<profile>`` (the GPU Operator's mixed MIG
+  strategy names its resources so).
 - The HPA scales on the server's queue length through the custom metrics API, which needs an adapter such as
   Prometheus Adapter with a rule exposing the server's gauge (``vllm:num_requests_waiting`` or
   ``sglang:num_queue_reqs``) per pod under the name used here (colons renamed to underscores); see
@@ -28,7 +38,7 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.export.registry import CapacityLabel, capacity_labels, gfd_product_label
-from gpuplan.export.serve import PORT, QUEUE_METRIC, ServeGroup, image, server_command
+from gpuplan.export.serve import GUARD_PORT, PORT, QUEUE_METRIC, ServeGroup, image, server_command
 
 SECRET = "hf-token"
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -38,6 +48,10 @@ CAPACITY_KEY = "gpuplan.io/capacity-type"  # spot | on-demand: the label to set 
 GPUS_PER_NODE = 8
 LOAD_TIMEOUT_S = 1800  # startup probe budget: weights download + load + warm-up
 PROBE_PERIOD_S = 10
+CLAIM = "gpus"  # the pod's resource claim both servers of a co-located guard name
+DRA_API = "resource.k8s.io/v1beta1"  # served from Kubernetes 1.32 (beta) on; v1 from 1.34
+DRA_GPU_CLASS = "gpu.nvidia.com"  # the device class NVIDIA's DRA driver for GPUs installs
+FIRST_GPU = dict(name="CUDA_VISIBLE_DEVICES", value="0")  # a co-located guard's server: the claim's first GPU
 
 
 def queue_target(g: ServeGroup) -> int:
@@ -53,8 +67,8 @@ def manifests(g: ServeGroup, max_replicas: int | None = None) -> list[dict[str, 
                          "single-node replicas.", "plan with --max-gpus 8, or deploy multi-node replicas with "
                          "LeaderWorkerSet by hand.")
     labels = {"app": g.name}
-    return [_deployment(g, labels), _service(g, labels), _pdb(g, labels),
-            _hpa(g, max_replicas or max(2 * g.replicas, g.replicas + 1))]
+    return [*_claim_templates([g]), _deployment(g, labels), _service(g, labels, guard=g.guard is not None),
+            _pdb(g, labels), _hpa(g, max_replicas or max(2 * g.replicas, g.replicas + 1))]
 
 
 def fleet_manifests(groups: list[ServeGroup]) -> list[dict[str, Any]]:
@@ -82,9 +96,22 @@ def fleet_manifests(groups: list[ServeGroup]) -> list[dict[str, Any]]:
         deployments.append(dep)
         pdbs.append(_pdb(g, {"app": app, GROUP_KEY: g.name}))
         hpas.append(_hpa(g, max(2 * g.replicas, g.replicas + 1)))
-    services = [_service(g, {"app": g.service or g.name}, g.service or g.name)
-                for g in {(x.service or x.name): x for x in groups}.values()]
-    return [*deployments, *services, *pdbs, *hpas]
+    services = [_service(g, {"app": app}, app, any(x.guard for x in groups if (x.service or x.name) == app))
+                for app, g in {(x.service or x.name): x for x in groups}.items()]
+    return [*_claim_templates(groups), *deployments, *services, *pdbs, *hpas]
+
+
+def claim_name(g: ServeGroup) -> str:
+    return f"{g.name}-gpus"
+
+
+def _claim_templates(groups: list[ServeGroup]) -> list[dict[str, Any]]:
+    """One ResourceClaimTemplate per group with a co-located guard: each pod claims its replica's GPUs, and its
+    two containers share them."""
+    return [{"apiVersion": DRA_API, "kind": "ResourceClaimTemplate", "metadata": {"name": claim_name(g)},
+             "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "deviceClassName": DRA_GPU_CLASS,
+                                                         "count": g.gpus_per_replica}]}}}}
+            for g in groups if g.guard is not None]
 
 
 def _apart(app: str, slot: str) -> dict[str, Any]:
@@ -96,21 +123,34 @@ def _apart(app: str, slot: str) -> dict[str, Any]:
         {"labelSelector": selector, "topologyKey": ZONE_KEY}]}}
 
 
-def _container(g: ServeGroup) -> dict[str, Any]:
-    cmd = server_command(g)
+def _container(g: ServeGroup, name: str = "", port: int = PORT, port_name: str = "http",
+               claimed: bool = False) -> dict[str, Any]:
+    """The server container of ``g``, listening on ``port``; ``claimed``: its GPUs are the pod's resource claim
+    (shared with a co-located guard) rather than the device plugin's."""
+    cmd = server_command(g, port=port)
     split = 2 if g.engine == "vllm" else 3  # `vllm serve` | `python -m sglang.launch_server`
-    probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": PROBE_PERIOD_S}
+    probe = {"httpGet": {"path": "/health", "port": port_name}, "periodSeconds": PROBE_PERIOD_S}
+    gpus = f"nvidia.com/mig-{g.mig}" if g.mig else "nvidia.com/gpu"
     return {
-        "name": g.engine, "image": image(g.engine), "command": cmd[:split], "args": cmd[split:],
-        "ports": [{"name": "http", "containerPort": PORT}],
+        "name": name or g.engine, "image": image(g.engine), "command": cmd[:split], "args": cmd[split:],
+        "ports": [{"name": port_name, "containerPort": port}],
         "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "token",
                                                                    "optional": True}}}],
-        "resources": {"limits": {"nvidia.com/gpu": g.gpus_per_replica}},
+        "resources": {"claims": [{"name": CLAIM}]} if claimed else {"limits": {gpus: g.gpus_per_replica}},
         "startupProbe": {**probe, "failureThreshold": LOAD_TIMEOUT_S // PROBE_PERIOD_S},
         "readinessProbe": {**probe, "failureThreshold": 3},
         "livenessProbe": {**probe, "failureThreshold": 6},
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
     }
+
+
+def _containers(g: ServeGroup) -> list[dict[str, Any]]:
+    """The main server's container and, with a co-located guard, the guard's on the first GPU of the claim."""
+    if g.guard is None:
+        return [_container(g)]
+    guard = _container(g.guard, "guard", GUARD_PORT, "guard-http", claimed=True)
+    guard["env"].append(FIRST_GPU)
+    return [_container(g, claimed=True), guard]
 
 
 def _capacity(g: ServeGroup) -> tuple[CapacityLabel, ...]:
@@ -163,7 +203,8 @@ def _deployment(g: ServeGroup, labels: dict[str, str], selector: dict[str, str] 
     spread = {"maxSkew": 1, "topologyKey": ZONE_KEY, "labelSelector": {"matchLabels": selector},
               "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway"}
     pod = {
-        "containers": [_container(g)],
+        "containers": _containers(g),
+        **({"resourceClaims": [{"name": CLAIM, "resourceClaimTemplateName": claim_name(g)}]} if g.guard else {}),
         "nodeSelector": {"nvidia.com/gpu.product": gfd_product_label(g.gpu)},
         "tolerations": _tolerations(g),
         "topologySpreadConstraints": [spread], **_affinity(g),
@@ -174,9 +215,14 @@ def _deployment(g: ServeGroup, labels: dict[str, str], selector: dict[str, str] 
                      "template": {"metadata": {"labels": labels}, "spec": pod}}}
 
 
-def _service(g: ServeGroup, labels: dict[str, str], name: str | None = None) -> dict[str, Any]:
+def _service(g: ServeGroup, labels: dict[str, str], name: str | None = None, guard: bool = False
+             ) -> dict[str, Any]:
+    """The Service in front of ``labels``' pods; ``guard``: their co-located guard answers on its own port too."""
+    ports = [{"name": "http", "port": PORT, "targetPort": "http"}]
+    if guard:
+        ports.append({"name": "guard", "port": GUARD_PORT, "targetPort": "guard-http"})
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name or g.name, "labels": labels},
-            "spec": {"selector": labels, "ports": [{"name": "http", "port": PORT, "targetPort": "http"}]}}
+            "spec": {"selector": labels, "ports": ports}}
 
 
 def _pdb(g: ServeGroup, labels: dict[str, str]) -> dict[str, Any]:

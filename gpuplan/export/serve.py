@@ -17,6 +17,11 @@ from gpuplan.plan.planner import Candidate
 from gpuplan.types import InferSetup
 
 PORT = 8000
+GPUS_PER_NODE = 8
+HEAD_ADDRESS = "HEAD_NODE_IP"  # a multi-node replica's first node, to be filled in by whoever starts the nodes
+DP_RPC_PORT = 13345  # vLLM's data-parallel RPC port on the head node (the docs' example port)
+DIST_INIT_PORT = 5000  # SGLang's --dist-init-addr port on the first node (the docs' example port)
+GUARD_PORT = PORT + 1  # a co-located guard server's port, beside the main server's on every replica
 SERVERS = ("vllm", "sglang")
 
 # weight format -> the server's on-load (or checkpoint) quantization method, for the pinned versions. vLLM 0.33
@@ -57,12 +62,15 @@ class ServeGroup:
     lora_rank: int = 0  # the rank reserved per adapter (vLLM: one of its --max-lora-rank choices)
     zone_slot: str = ""  # the plan's failure zone this group is in ("": the fleet does not rely on zones)
     trust_remote_code: bool = False  # the model's config has auto_map (ChatGLM): the server runs the repo's code
+    ep: int = 1  # expert parallelism: a replica of ``ep`` data-parallel attention ranks, the experts split over them
+    mig: str = ""  # a MIG profile (1g.10gb ...): each replica is one slice of a GPU ("": whole GPUs)
+    guard: ServeGroup | None = None  # a co-located guard's server on the first GPU of every replica (GUARD_PORT)
 
     def __post_init__(self) -> None:
         if self.engine not in SERVERS:
             raise InputError("--engine", f"the serving exports run vLLM or SGLang, not '{self.engine}'.",
                              "plan with --engine vllm (or sglang).")
-        for field, value in (("tp", self.tp), ("pp", self.pp), ("replicas", self.replicas),
+        for field, value in (("tp", self.tp), ("pp", self.pp), ("ep", self.ep), ("replicas", self.replicas),
                              ("max_num_seqs", self.max_num_seqs), ("context_len", self.context_len)):
             if value < 1:
                 raise InputError(field, f"must be at least 1, got {value}.", f"give {field} >= 1.")
@@ -74,7 +82,12 @@ class ServeGroup:
 
     @property
     def gpus_per_replica(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.ep
+
+    @property
+    def nodes(self) -> int:
+        """Nodes of ``GPUS_PER_NODE`` one replica spans."""
+        return max(1, -(-self.gpus_per_replica // GPUS_PER_NODE))
 
     @property
     def memory_share(self) -> float:
@@ -123,12 +136,44 @@ def check_format(fmt: str, native: str, model: str, engine: str) -> None:
                      f"plan with --engine {other[0]}, which quantizes {fmt} on load; or {fix}" if other else fix)
 
 
-def server_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:
-    """The server command line for one replica of ``g``, listening on ``host:port``."""
-    return vllm_command(g, host, port) if g.engine == "vllm" else sglang_command(g, host, port)
+def server_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0) -> list[str]:
+    """The server command line for one replica of ``g``, listening on ``host:port``; for a replica of several
+    nodes, the one its ``node``-th node runs (0: the first, which answers the requests)."""
+    return vllm_command(g, host, port, node) if g.engine == "vllm" else sglang_command(g, host, port, node)
 
 
-def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:
+def node_commands(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[list[str]]:
+    """The command of every node of one replica of ``g`` (one for a single-node replica)."""
+    return [server_command(g, host, port, n) for n in range(g.nodes if g.ep > 1 else 1)]
+
+
+def _expert_parallel_vllm(g: ServeGroup, node: int) -> dict[str, str | None]:
+    """vLLM's data-parallel attention with expert parallelism (docs/serving/data_parallel_deployment.md and
+    expert_parallel_deployment.md): ``--data-parallel-size`` ranks, ``--enable-expert-parallel`` on every node;
+    across nodes, ``--data-parallel-size-local`` ranks per node, the head's address and RPC port, and every other
+    node ``--headless`` from its first rank (``--data-parallel-start-rank``)."""
+    opts: dict[str, str | None] = {"--data-parallel-size": str(g.ep), "--enable-expert-parallel": None}
+    if g.nodes > 1:
+        local = GPUS_PER_NODE // (g.tp * g.pp)
+        opts |= {"--data-parallel-size-local": str(local), "--data-parallel-address": HEAD_ADDRESS,
+                 "--data-parallel-rpc-port": str(DP_RPC_PORT)}
+        if node > 0:
+            opts |= {"--headless": None, "--data-parallel-start-rank": str(node * local)}
+    return opts
+
+
+def _expert_parallel_sglang(g: ServeGroup, node: int) -> dict[str, str | None]:
+    """SGLang's DP attention with expert parallelism (docs/references/deepseek.md: ``--tp`` over every GPU,
+    ``--enable-dp-attention --dp-size``, ``--ep-size``); across nodes ``--nnodes``, ``--node-rank`` and the first
+    node's ``--dist-init-addr``."""
+    opts: dict[str, str | None] = {"--enable-dp-attention": None, "--dp-size": str(g.ep), "--ep-size": str(g.ep)}
+    if g.nodes > 1:
+        opts |= {"--nnodes": str(g.nodes), "--node-rank": str(node),
+                 "--dist-init-addr": f"{HEAD_ADDRESS}:{DIST_INIT_PORT}"}
+    return opts
+
+
+def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0) -> list[str]:
     """``vllm serve`` (vLLM 0.33.0 engine and frontend arguments)."""
     check_format(g.weight_format, g.weight_format, g.model, "vllm")
     opts: dict[str, str | None] = {
@@ -136,6 +181,8 @@ def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list
         "--gpu-memory-utilization": f"{g.memory_share:g}", "--max-num-seqs": str(g.max_num_seqs)}
     if g.pp > 1:
         opts["--pipeline-parallel-size"] = str(g.pp)
+    if g.ep > 1:
+        opts |= _expert_parallel_vllm(g, node)
     if g.weight_format in _QUANT["vllm"]:
         opts["--quantization"] = _QUANT["vllm"][g.weight_format]
     if g.kv_dtype == "fp8":
@@ -150,15 +197,18 @@ def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list
     return ["vllm", "serve", g.model, *_argv(opts)]
 
 
-def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[str]:
+def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0) -> list[str]:
     """``python -m sglang.launch_server`` (SGLang 0.5.23 server arguments); ``--enable-metrics`` serves the
-    Prometheus metrics an autoscaler reads."""
+    Prometheus metrics an autoscaler reads. ``--max-running-requests`` is the replica's: the ranks' caps together
+    under DP attention."""
     check_format(g.weight_format, g.weight_format, g.model, "sglang")
     opts: dict[str, str | None] = {
-        "--model-path": g.model, "--tp-size": str(g.tp), "--context-length": str(g.context_len),
-        "--mem-fraction-static": f"{g.memory_share:g}", "--max-running-requests": str(g.max_num_seqs)}
+        "--model-path": g.model, "--tp-size": str(g.tp * g.ep), "--context-length": str(g.context_len),
+        "--mem-fraction-static": f"{g.memory_share:g}", "--max-running-requests": str(g.max_num_seqs * g.ep)}
     if g.pp > 1:
         opts["--pp-size"] = str(g.pp)
+    if g.ep > 1:
+        opts |= _expert_parallel_sglang(g, node)
     if g.weight_format in _QUANT["sglang"]:
         opts["--quantization"] = _QUANT["sglang"][g.weight_format]
         if opts["--quantization"] == "bitsandbytes":

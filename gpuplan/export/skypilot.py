@@ -4,7 +4,9 @@ Training tasks carry the framework's setup and run (:mod:`gpuplan.export.train`)
 ``/checkpoints`` (``CKPT_BUCKET``; SkyPilot creates it if it does not exist) and, run as a managed job, recovery
 from preemption: ``job_recovery`` relaunches the task, which resumes from the last checkpoint in the bucket.
 Serving tasks run the planned server and a ``service`` with the planned replicas, a replica policy that scales on
-requests per second, a ``/health`` readiness probe and, on spot, an on-demand fallback.
+requests per second, a ``/health`` readiness probe and, on spot, an on-demand fallback. A co-located guard's server
+starts in the same ``run`` on the replica's first GPU and its own port (SkyServe probes and balances the main
+server's port).
 
 Cloud names are SkyPilot's (each provider's ``skypilot_cloud`` in providers.csv); accelerator names come from SkyPilot's
 accelerator registry (``gpuplan/data/skypilot_accelerators.csv``). A plan SkyPilot cannot launch is refused.
@@ -21,7 +23,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export import registry
-from gpuplan.export.serve import PORT, ServeGroup, install, server_command
+from gpuplan.export.serve import GUARD_PORT, PORT, ServeGroup, install, server_command
 from gpuplan.export.train import CKPT_DIR, train_run
 from gpuplan.plan.planner import Candidate
 from gpuplan.types import ModelSpec, Offer, TrainSetup
@@ -147,6 +149,9 @@ def service_task(g: ServeGroup, offer: Offer | None = None, target_qps_per_repli
     if g.gpus_per_replica > GPUS_PER_NODE:
         raise InputError("--export", f"a replica of {g.gpus_per_replica} GPUs spans nodes; the skypilot export "
                          "writes single-node replicas.", "plan with --max-gpus 8.")
+    if g.mig:
+        raise InputError("--export", f"a replica of {g.name} is a MIG {g.mig} slice; SkyPilot launches whole "
+                         "GPUs.", "export it with --export k8s, or run its server command on the slices.")
     resources = _resources(g.gpu, offer, g.gpus_per_replica, disk_bytes, clouds)
     resources.setdefault("use_spot", g.spot)
     resources["ports"] = PORT
@@ -158,4 +163,15 @@ def service_task(g: ServeGroup, offer: Offer | None = None, target_qps_per_repli
     return {"name": g.name, "resources": resources, "secrets": {"HF_TOKEN": None},
             "service": {"readiness_probe": {"path": "/health", "initial_delay_seconds": 1800},
                         "replica_policy": policy},
-            "setup": install(g), "run": shlex.join(server_command(g))}
+            "setup": install(g), "run": serve_run(g)}
+
+
+def serve_run(g: ServeGroup) -> str:
+    """The task's ``run``: the server; with a co-located guard both servers, the guard on the first GPU and its
+    own port, and the replica stops (so SkyServe replaces it) when either of them stops."""
+    main = shlex.join(server_command(g))
+    if g.guard is None:
+        return main
+    guard = shlex.join(server_command(g.guard, port=GUARD_PORT))
+    return (f"CUDA_VISIBLE_DEVICES=0 {guard} &\n{main} &\n"
+            "wait -n  # the first server to stop ends the replica\nexit 1\n")

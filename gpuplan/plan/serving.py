@@ -38,7 +38,7 @@ from scipy.sparse import coo_matrix
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError, close_matches
-from gpuplan.estimate import load
+from gpuplan.estimate import ep, load
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine_name
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds
@@ -311,19 +311,23 @@ class ReplicaConfig:
     tpot_mean_s: tuple[float, ...] = ()
     mig: str = ""  # a MIG profile (1g.10gb ...): the replica is one slice of a GPU
     slices_per_gpu: int = 1  # replicas one GPU holds (MIG slices)
+    ep: int = 1  # expert parallelism: the replica is ``ep`` ranks of data-parallel attention and E/ep experts each
 
     @property
     def n_gpus(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.ep
 
     @property
     def nodes(self) -> int:
-        return max(1, self.n_gpus // 8) if self.pp > 1 else 1
+        return max(1, math.ceil(self.n_gpus / 8)) if self.n_gpus > 8 else 1
 
     def describe(self) -> str:
         if self.mig:
             return f"{self.gpu} MIG {self.mig} (×{self.slices_per_gpu} per GPU) {self.quant}"
-        layout = f"TP{self.tp}" + (f" × PP{self.pp} over {self.nodes} nodes" if self.pp > 1 else "")
+        over = f" over {self.nodes} nodes" if self.nodes > 1 else ""
+        if self.ep > 1:
+            return f"{self.n_gpus}× {self.gpu} DP{self.ep} attention × EP{self.ep}{over} {self.quant}"
+        layout = f"TP{self.tp}" + (f" × PP{self.pp}{over}" if self.pp > 1 else "")
         lora = f" + {self.lora_adapters} LoRA r{self.lora_rank}" if self.lora_adapters else ""
         return f"{self.n_gpus}× {self.gpu} {layout} {self.quant}{lora}"
 
@@ -361,27 +365,30 @@ def _holds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup) -> bool:
         max_batch(m, gpu, s, cal) >= 1
 
 
-def replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: Calibration
+def replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: Calibration, ep_ranks: int = 1
                  ) -> tuple[float, load.LoadSpeed | None]:
     """The largest arrival rate (requests/s) at which ``s`` meets ``targets``, and the load state there; 0 and the
     state at a trickle of requests when not even that meets them. The latencies grow with the rate, so a
-    bisection finds it."""
-    top = load.capacity(m, gpu, s, cal)
+    bisection finds it. ``ep_ranks`` > 1: a replica of that many expert-parallel ranks (:mod:`gpuplan.estimate.ep`)."""
+    def state(rate: float) -> load.LoadSpeed:
+        return ep.at_rate(m, gpu, s, ep_ranks, rate, cal) if ep_ranks > 1 else load.at_rate(m, gpu, s, rate, cal)
+
+    top = ep.capacity(m, gpu, s, ep_ranks, cal) if ep_ranks > 1 else load.capacity(m, gpu, s, cal)
     if top <= 0:
         return 0.0, None
     lo, hi = top * 1e-3, top * 0.999
-    trickle = load.at_rate(m, gpu, s, lo, cal)
+    trickle = state(lo)
     if not targets.met(trickle):
         return 0.0, replace(trickle, saturated=True)  # the state at a trickle, marked as not meeting the targets
-    if targets.met(load.at_rate(m, gpu, s, hi, cal)):
-        return hi, load.at_rate(m, gpu, s, hi, cal)
+    if targets.met(state(hi)):
+        return hi, state(hi)
     for _ in range(14):
         mid = (lo + hi) / 2
-        if targets.met(load.at_rate(m, gpu, s, mid, cal)):
+        if targets.met(state(mid)):
             lo = mid
         else:
             hi = mid
-    return lo, load.at_rate(m, gpu, s, lo, cal)
+    return lo, state(lo)
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,30 +410,53 @@ def configurations(m: ModelSpec, gpus: Sequence[Gpu], r: ServeRequest, multinode
     target), stopping at configurations that cannot come within ``PRUNE_FACTOR`` of the best one found."""
     targets, fmt, engine, job = _basics(m, r)
     shares = [b.share for b in r.buckets]
-    ranked: list[tuple[float, Gpu, InferSetup]] = []
+    ranked: list[tuple[float, Gpu, InferSetup, int]] = []
     for gpu in gpus:
-        for s in _setups(m, gpu, job, fmt, engine, gpu.name in multinode_gpus, reserved_lora(r)):
-            price = unit_price(gpu.name, s.n_gpus)
+        setups = _setups(m, gpu, job, fmt, engine, gpu.name in multinode_gpus, reserved_lora(r))
+        layouts = [(x, 1) for x in setups]
+        if gpu.name in multinode_gpus and all(x.pp > 1 for x in setups):  # no node holds it: EP across nodes too
+            layouts += _ep_layouts(m, gpu, job, fmt, engine, r)
+        for s, ranks in layouts:
+            n = s.n_gpus * ranks
+            price = unit_price(gpu.name, n)
             if price is None:
                 continue
-            tops = [_rate_bound(m, gpu, _bucket_setup(s, b, r), cal) for b in r.buckets]
+            tops = [_rate_bound(m, gpu, _bucket_setup(s, b, r), cal, ranks) for b in r.buckets]
             served = [(sh, t) for sh, t in zip(shares, tops, strict=True) if t > 0]
             if served:
-                ranked.append((price * sum(sh / t for sh, t in served) / sum(sh for sh, _ in served), gpu, s))
+                ranked.append((price * sum(sh / t for sh, t in served) / sum(sh for sh, _ in served), gpu, s,
+                               ranks))
     out: list[ReplicaConfig] = []
     misses: list[Miss] = []
     best = math.inf
-    for optimistic, gpu, s in sorted(ranked, key=lambda x: x[0]):
+    for optimistic, gpu, s, ranks in sorted(ranked, key=lambda x: x[0]):
         if optimistic > PRUNE_FACTOR * best or len(out) >= CONFIGS_KEPT:
             break
-        c = _config(m, gpu, s, r, targets, fmt, engine, job, cal, misses)
+        c = _config(m, gpu, s, r, targets, fmt, engine, job, cal, misses, ranks)
         if c is None:
             continue
         out.append(c)
         mixed = _mix_capacity(c, shares)
         if mixed > 0 and all(x > 0 for x in c.capacity_per_s):
-            best = min(best, (unit_price(gpu.name, s.n_gpus) or math.inf) / mixed)
+            best = min(best, (unit_price(gpu.name, c.n_gpus) or math.inf) / mixed)
     return out, misses
+
+
+EP_RANKS = (16, 32)  # expert-parallel replicas tried across nodes of 8 GPUs: two and four nodes
+
+
+def _ep_layouts(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, r: ServeRequest
+                ) -> list[tuple[InferSetup, int]]:
+    """The smallest expert-parallel replica (:mod:`gpuplan.estimate.ep`: data-parallel attention, the routed
+    experts split over the ranks) of ``EP_RANKS`` whose ranks each hold their part of the MoE model ``m``, as
+    (one rank's setup, ranks); none for a dense model, an engine without expert parallelism, or LoRA adapters."""
+    if not m.is_moe or engine not in ("vllm", "sglang") or r.adapters:
+        return []
+    s = ep.rank_setup(inference_setup(job, 1, engine, fmt))
+    for ranks in EP_RANKS:
+        if ep.splits(m, ranks) and _holds(ep.rank_model(m, ranks), gpu, job, s):
+            return [(s, ranks)]
+    return []
 
 
 def _basics(m: ModelSpec, r: ServeRequest) -> tuple[Targets, str, str, Job]:
@@ -449,9 +479,12 @@ def one_gpu_config(m: ModelSpec, gpu: Gpu, r: ServeRequest, cal: Calibration, mi
     return _config(m, gpu, s, r, targets, fmt, engine, job, cal, misses)
 
 
-def _rate_bound(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> float:
+def _rate_bound(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, ep_ranks: int = 1) -> float:
     """An upper bound of :func:`load.capacity` from two steps: prompts cannot take more than all of the GPU
-    (1 / prefill time) and the batch cannot exceed what the engine holds (cap / (O × step at cap))."""
+    (1 / prefill time) and the batch cannot exceed what the engine holds (cap / (O × step at cap)); an
+    expert-parallel replica's own capacity (:func:`gpuplan.estimate.ep.capacity`)."""
+    if ep_ranks > 1:
+        return ep.capacity(m, gpu, s, ep_ranks, cal)
     cap = max_batch(m, gpu, s, cal)
     if cap < 1:
         return 0.0
@@ -465,13 +498,17 @@ def _bucket_setup(s: InferSetup, b: Bucket, r: ServeRequest) -> InferSetup:
 
 
 def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Targets, fmt: str, engine: str,
-            job: Job, cal: Calibration, misses: list[Miss]) -> ReplicaConfig | None:
-    seqs = max(1, largest_batch(m, gpu, job, s, cal, None, max_batch(m, gpu, s, cal)))
+            job: Job, cal: Calibration, misses: list[Miss], ep_ranks: int = 1) -> ReplicaConfig | None:
+    """The replica of ``s`` (with ``ep_ranks`` > 1: one rank's setup of an expert-parallel replica) and its
+    capacity per bucket, or None when it meets no target (then ``misses`` says why)."""
+    part = ep.rank_model(m, ep_ranks) if ep_ranks > 1 else m  # what one GPU (one rank) holds
+    seqs = max(1, largest_batch(part, gpu, job, s, cal, None, max_batch(part, gpu, s, cal)))  # per rank
     caps, shares, ttfts, tpots, ttft50s, tpot50s = [], [], [], [], [], []
     trickle = None
     band = None
     for b in r.buckets:
-        rate, state = replica_rate(m, gpu, replace(_bucket_setup(s, b, r), max_num_seqs=seqs), targets, cal)
+        rate, state = replica_rate(m, gpu, replace(_bucket_setup(s, b, r), max_num_seqs=seqs), targets, cal,
+                                   ep_ranks)
         caps.append(rate)
         ok = state is not None and rate > 0
         shares.append(state.prefill_share if state and ok else 0.0)
@@ -484,13 +521,15 @@ def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Tar
         trickle = trickle or (state if rate <= 0 else None)
     if not any(c > 0 for c in caps):
         if trickle is not None:
-            name = f"{s.n_gpus}× {gpu.name}" + (f" (TP{s.tp})" if s.tp > 1 else "")
+            name = f"{s.n_gpus * ep_ranks}× {gpu.name}" + (f" (TP{s.tp})" if s.tp > 1 else "") + (
+                f" (EP{ep_ranks})" if ep_ranks > 1 else "")
             misses.append(Miss(name, trickle.ttft_p50_s, trickle.ttft_p99_s, trickle.tpot_mean_s, trickle.tpot_p99_s))
         return None
-    net = f"{cal.get('network_bytes_per_s_per_gpu') * 8 / 1e9:.0f} Gb/s per GPU between nodes" if s.pp > 1 else ""
+    multinode = s.pp > 1 or s.n_gpus * ep_ranks > 8
+    net = f"{cal.get('network_bytes_per_s_per_gpu') * 8 / 1e9:.0f} Gb/s per GPU between nodes" if multinode else ""
     return ReplicaConfig(gpu.name, s.tp, s.pp, fmt, engine, tuple(caps), tuple(shares), seqs, net, tuple(ttfts),
                          tuple(tpots), band, s.lora_adapters, s.lora_rank, tuple(ttft50s),
-                         tuple(tpot50s))
+                         tuple(tpot50s), ep=ep_ranks)
 
 
 def reserved_lora(r: ServeRequest) -> tuple[int, int]:
@@ -701,7 +740,8 @@ class FleetGroup:
 
     def as_dict(self) -> dict[str, Any]:
         c = self.config
-        return {"config": c.describe(), "gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "nodes": c.nodes,
+        return {"config": c.describe(), "gpu": c.gpu, "n_gpus": c.n_gpus, "tp": c.tp, "pp": c.pp, "ep": c.ep,
+                "nodes": c.nodes,
                 "engine": c.engine, "quant": c.quant, "max_num_seqs": c.max_num_seqs, "lora_adapters": c.lora_adapters,
                 "lora_rank": c.lora_rank or None, "provider": self.provider,
                 "instance_type": self.instance_type, "region": self.region, "zone": self.zone,
@@ -834,7 +874,8 @@ class ServePlan:
             "recovery_seconds": {"provisioning": self.recovery.provisioning_s,
                                  "weight_load": self.recovery.weight_load_s, "warmup": self.recovery.warmup_s,
                                  "total": self.recovery.total_s},
-            "configurations": [{"config": c.describe(), "gpu": c.gpu, "tp": c.tp, "pp": c.pp, "quant": c.quant,
+            "configurations": [{"config": c.describe(), "gpu": c.gpu, "tp": c.tp, "pp": c.pp, "ep": c.ep,
+                                "quant": c.quant,
                                 "lora_adapters": c.lora_adapters, "lora_rank": c.lora_rank or None,
                                 "engine": c.engine, "network": c.network or None,
                                 "capacity_per_replica_per_s": list(c.capacity_per_s)} for c in self.configs],
@@ -1307,9 +1348,16 @@ def _assumptions(rec: av.Recovery, configs: Sequence[ReplicaConfig], r: ServeReq
     if r.prefix_hit:
         out.append({"name": "prefix cache", "value": f"{r.prefix_hit:.0%} of prompt tokens skip prefill and share "
                     "their KV blocks", "source": "request"})
-    if any(c.pp > 1 for c in configs):
+    if any(c.nodes > 1 for c in configs):
         net = cal.get("network_bytes_per_s_per_gpu") * 8 / 1e9
         out.append({"name": "network between nodes", "value": f"{net:.0f} Gb/s per GPU (pipeline stages pass "
-                    "hidden states once per step: a few MB, well under 1 % of a step); expert parallelism is "
-                    "not modelled", "source": "gpuplan/data/fitted/params.json network_bytes_per_s_per_gpu"})
+                    "hidden states once per step: a few MB, well under 1 % of a step; expert-parallel ranks send "
+                    "every token to the ranks of its experts and back, over it between nodes and NVLink within "
+                    "one)", "source": "gpuplan/data/fitted/params.json network_bytes_per_s_per_gpu"})
+    if any(c.ep > 1 for c in configs):
+        out.append({"name": "expert parallelism", "value": "data-parallel attention on every rank for its own "
+                    "sequences, the routed experts split evenly over the ranks, uniform routing; per MoE layer a "
+                    "dispatch and a combine of top-k × hidden × 2 bytes per token (16-bit), the off-node share "
+                    "over the network and the rest over NVLink, one after the other (errs slow)",
+                    "source": "gpuplan.estimate.ep; DeepSeek-V3 Technical Report (arXiv:2412.19437), sec. 3.4"})
     return tuple(out)
