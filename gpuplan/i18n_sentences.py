@@ -1175,4 +1175,75 @@ TEMPLATES: dict[str, str] = {
         "会选大陆的服务",
     "{s.service}: the price covers the detection metering only, so the moderation cost is a lower bound":
         "{s.service}：价格只含检测计量部分，所以审核费用是下限",
+    # the LitGPT, ms-swift and Axolotl exports
+    "the plan splits the model with {p.describe()}; the Axolotl export trains with data parallelism and ZeRO only.":
+        "这个方案用 {p.describe()} 切分模型；Axolotl 导出只支持数据并行和 ZeRO。",
+    "the Axolotl export trains full or with LoRA, not {s.method}.":
+        "Axolotl 导出只做全量或 LoRA 训练，不支持 {s.method}。",
+    "plan with --framework axolotl, which prices its own choice.":
+        "请用 --framework axolotl 规划，它会按自己的选择计价。",
+    "without DeepSpeed, Axolotl trains a full fine-tune's weights in the 16 bits it loads them in, so it cannot train as planned in {s.precision} (with an fp32 master copy).":
+        "不用 DeepSpeed 时，Axolotl 全量微调按加载时的 16 位训练权重，所以无法按方案以 {s.precision}（带 fp32 主权重副本）训练。",
+    "with DeepSpeed ZeRO-{p.zero} the optimizer keeps an fp32 master copy and fp32 states of the bf16 weights Axolotl loads, which this plan (pure bf16) did not price.":
+        "用 DeepSpeed ZeRO-{p.zero} 时，优化器为 Axolotl 加载的 bf16 权重保留 fp32 主权重副本和 fp32 状态，这个方案（纯 bf16）"
+        "没有计入。",
+    "plan with --framework llama-factory or trl, or with --method lora.":
+        "请用 --framework llama-factory 或 trl 规划，或用 --method lora。",
+    "the Axolotl export trains in bf16 or fp16 mixed precision, not {s.precision}.":
+        "Axolotl 导出只用 bf16 或 fp16 混合精度训练，不支持 {s.precision}。",
+    "Axolotl loads a frozen base in bitsandbytes NF4 or int8 for this export, not {fmt}.":
+        "这个导出中 Axolotl 只以 bitsandbytes NF4 或 int8 加载冻结底座，不支持 {fmt}。",
+    "LitGPT {version('litgpt')} has no model config for {e.model.name} ({model_ref}), so `litgpt download` could not convert its weights.":
+        "LitGPT {version('litgpt')} 没有 {e.model.name}（{model_ref}）的模型配置，`litgpt download` 无法转换它的权重。",
+    "plan a model LitGPT lists (`litgpt download list`), or plan with --framework llama-factory or trl.":
+        "请规划 LitGPT 列出的模型（`litgpt download list`），或用 --framework llama-factory 或 trl 规划。",
+    "LitGPT {version('litgpt')} cannot resume a LoRA run (finetune_lora takes no --resume), so a spot preemption would start it over: the export's promise of resuming from the bucket would not hold.":
+        "LitGPT {version('litgpt')} 不能续训 LoRA 运行（finetune_lora 没有 --resume），竞价实例被抢占后要从头开始：导出承诺的"
+        "从存储桶续训做不到。",
+    "plan with --framework llama-factory or hf or trl, or with --method full, which LitGPT resumes.":
+        "请用 --framework llama-factory、hf 或 trl 规划，或用 --method full（LitGPT 能续训全量微调）。",
+    "LitGPT has no {s.method} fine-tuning.": "LitGPT 没有 {s.method} 微调。",
+    "plan with --method full.": "请用 --method full 规划。",
+    "the plan splits the model with {p.describe()}; LitGPT's finetune_full trains with FSDP data parallelism only.":
+        "这个方案用 {p.describe()} 切分模型；LitGPT 的 finetune_full 只支持 FSDP 数据并行。",
+    "{e.n_gpus} GPUs do not split evenly over {n_nodes} nodes.": "{e.n_gpus} 块 GPU 不能平均分到 {n_nodes} 个节点上。",
+    "plan with --max-gpus 8 or a multiple of 8.": "请用 --max-gpus 8 或 8 的倍数规划。",
+    "LitGPT's finetune_full does not offload optimizer states to the CPU.":
+        "LitGPT 的 finetune_full 不会把优化器状态卸载到 CPU。",
+    "plan on a GPU with more memory, or with --framework llama-factory.":
+        "请选显存更大的 GPU 规划，或用 --framework llama-factory。",
+    "on {p.dp} GPUs LitGPT shards the model with FSDP (ZeRO-3) and checkpoints every block, and it has no option to do otherwise; this plan was priced with {p.describe()} and recomputation {s.recompute}.":
+        "在 {p.dp} 块 GPU 上 LitGPT 用 FSDP（ZeRO-3）切分模型并对每个块做检查点，没有选项可以改变；这个方案按 "
+        "{p.describe()}、重计算 {s.recompute} 计价。",
+    "plan with --max-gpus 1 (LitGPT on one GPU recomputes nothing, as planned), or with --framework llama-factory or trl.":
+        "请用 --max-gpus 1 规划（单 GPU 上 LitGPT 不做重计算，与方案一致），或用 --framework llama-factory 或 trl。",
+    "on one GPU LitGPT recomputes no activations, and it has no option to do so; this plan was priced with recomputation {s.recompute}.":
+        "单 GPU 上 LitGPT 不重计算激活值，也没有选项开启；这个方案按重计算 {s.recompute} 计价。",
+    "plan with --framework litgpt (which prices its own choice), or with --framework llama-factory or trl.":
+        "请用 --framework litgpt 规划（它按自己的选择计价），或用 --framework llama-factory 或 trl。",
+    "LitGPT's export trains in {', '.join(_PRECISION)}, not {s.precision}.":
+        "LitGPT 导出只用 {', '.join(_PRECISION)} 训练，不支持 {s.precision}。",
+    "LitGPT's finetune_full builds a torch.optim optimizer; it has no '{s.optimizer}'.":
+        "LitGPT 的 finetune_full 构建 torch.optim 优化器，没有 '{s.optimizer}'。",
+    "the plan splits the model with {p.describe()}; ms-swift's sft trains with data parallelism and ZeRO only (its Megatron path is another command).":
+        "这个方案用 {p.describe()} 切分模型；ms-swift 的 sft 只支持数据并行和 ZeRO（它的 Megatron 路径是另一个命令）。",
+    "the ms-swift export trains full or with LoRA, not {s.method}.":
+        "ms-swift 导出只做全量或 LoRA 训练，不支持 {s.method}。",
+    "plan with --framework swift, which prices its own choice.":
+        "请用 --framework swift 规划，它会按自己的选择计价。",
+    "ms-swift loads a frozen base in bitsandbytes NF4 or int8 for this export, not {fmt}.":
+        "这个导出中 ms-swift 只以 bitsandbytes NF4 或 int8 加载冻结底座，不支持 {fmt}。",
+    "the ms-swift export trains in bf16 or fp16 mixed precision, not {s.precision}.":
+        "ms-swift 导出只用 bf16 或 fp16 混合精度训练，不支持 {s.precision}。",
+    "the HF Trainer ({who}) has no '{s.optimizer}' optimizer.": "HF Trainer（{who}）没有 '{s.optimizer}' 优化器。",
+    "`unsloth train` has no option to resume from a checkpoint, so a run stopped by a spot preemption would start over: the export's promise of resuming from the bucket would not hold.":
+        "`unsloth train` 没有从检查点续训的选项，竞价实例被抢占后运行要从头开始：导出承诺的从存储桶续训做不到。",
+    "plan with --framework {' or '.join(written)}, or run Unsloth's notebook script by hand with trainer.train(resume_from_checkpoint=True).":
+        "请用 --framework {' or '.join(written)} 规划，或手动运行 Unsloth 的 notebook 脚本并用 "
+        "trainer.train(resume_from_checkpoint=True)。",
+    "with DeepSpeed ZeRO-{p.zero} the optimizer keeps an fp32 master copy and fp32 states of the bf16 weights ms-swift loads, which this plan (pure bf16) did not price.":
+        "用 DeepSpeed ZeRO-{p.zero} 时，优化器为 ms-swift 加载的 bf16 权重保留 fp32 主权重副本和 fp32 状态，这个方案（纯 "
+        "bf16）没有计入。",
+    "plan on one GPU (--max-gpus 1), or with --framework llama-factory or trl.":
+        "请在单 GPU 上规划（--max-gpus 1），或用 --framework llama-factory 或 trl。",
 }

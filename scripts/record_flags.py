@@ -15,6 +15,19 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
 - trl 1.16.0 and torchtitan 0.3.0 (PyPI, installed by the test extra): ``trl sft``'s ``TrlParser`` (YAML keys are
   option dests) and ``torchtitan.train``'s tyro parser over ``llama3_8b``'s ``Trainer.Config`` (its flags, and the
   activation-checkpointing choices). The tests parse every export with these tools themselves.
+- litgpt 0.5.13 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt):
+  ``litgpt finetune_full``'s jsonargparse parser (the one ``litgpt`` builds from ``PARSER_DATA``; YAML keys are
+  option dests such as ``train.micro_batch_size``), ``--precision`` choices from Lightning Fabric's
+  ``_PRECISION_INPUT_STR``, and LitGPT's model configs with the Hugging Face repository of each
+  (``litgpt.config.configs``: ``litgpt download`` converts only those architectures).
+- ms-swift 4.6.0 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt):
+  ``swift sft``'s ``HfArgumentParser`` over ``SftArguments`` (``swift.utils.parse_args``; a YAML key is an option's
+  dest, as ``swift.cli.main.parse_yaml_args`` turns each key into ``--key``), ``tuner_type`` choices from
+  ``get_supported_tuners``.
+- axolotl 0.19.0 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt):
+  the fields of its pydantic config schema, ``AxolotlInputConfig`` (axolotl/utils/schemas/config.py), which
+  ``axolotl train CONFIG.yaml`` validates the file against (the schema ignores unknown keys, so the record is what
+  tells an unknown key from a known one; the tests validate every export with ``validate_config``).
 
 To regenerate (no GPU needed)::
 
@@ -29,6 +42,9 @@ To regenerate (no GPU needed)::
     PYTHONPATH=src:deps python scripts/record_flags.py megatron NVIDIA/Megatron-LM@<commit>
     python scripts/record_flags.py trl pypi:trl==1.16.0               # pip install -e ".[test]" installs both
     python scripts/record_flags.py torchtitan pypi:torchtitan==0.3.0
+    python scripts/record_flags.py litgpt pypi:litgpt==0.5.13
+    HF_HUB_OFFLINE=1 python scripts/record_flags.py swift pypi:ms-swift==4.6.0
+    python scripts/record_flags.py axolotl pypi:axolotl==0.19.0
 """
 
 from __future__ import annotations
@@ -103,6 +119,46 @@ def _torchtitan() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     return parser, {name: [] for a in subcommands for name in a.choices}
 
 
+def _litgpt() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    import typing
+
+    import litgpt.__main__ as litgpt_cli
+    from jsonargparse import CLI, capture_parser
+    from lightning.fabric.connector import _PRECISION_INPUT_STR
+
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_full", "--help"]))
+    subcommands = parser._subcommands_action._name_parser_map  # type: ignore[attr-defined]
+    return subcommands["finetune_full"], {"--precision": list(typing.get_args(_PRECISION_INPUT_STR))}
+
+
+def _swift() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    from swift.arguments import SftArguments
+    from swift.arguments.base_args.base_args import get_supported_tuners
+    from swift.utils.utils import _patch_get_type_hints
+    from transformers import HfArgumentParser
+
+    with _patch_get_type_hints():  # as swift.utils.parse_args builds it
+        parser = HfArgumentParser([SftArguments])
+    return parser, {"--tuner_type": sorted(get_supported_tuners())}
+
+
+def _axolotl() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
+    """The schema's fields as a parser of ``--field`` options (dest: the YAML key), for ``_options``."""
+    from axolotl.utils.schemas.config import AxolotlInputConfig
+
+    parser = argparse.ArgumentParser(add_help=False)
+    for name in AxolotlInputConfig.model_fields:
+        parser.add_argument(f"--{name}", dest=name)
+    return parser, {}
+
+
+def _litgpt_models() -> dict[str, str]:
+    """LitGPT's model config names, each with the Hugging Face repository it converts."""
+    from litgpt.config import configs
+
+    return dict(sorted((c["name"], f"{c['hf_config']['org']}/{c['hf_config']['name']}") for c in configs))
+
+
 def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]], by_dest: bool) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for action in parser._actions:
@@ -120,8 +176,9 @@ def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]
 def main() -> None:
     tool, origin = sys.argv[1], sys.argv[2]
     parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
-                     "trl": _trl, "torchtitan": _torchtitan}[tool]()
-    by_dest = tool in ("llamafactory", "trl")
+                     "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift,
+                     "axolotl": _axolotl}[tool]()
+    by_dest = tool in ("llamafactory", "trl", "litgpt", "swift", "axolotl")
     if origin.endswith(".whl"):
         wheel = Path(origin)
         where = {"version": wheel.name.split("-")[1], "source": f"PyPI wheel {wheel.name}",
@@ -131,10 +188,13 @@ def main() -> None:
     else:
         where = {"version": origin.split("@")[1], "source": f"GitHub {origin}"}
     record = {"tool": tool, **where, "recorded": dt.date.today().isoformat(),
-              "how": "the tool's own argument parser, built from that source by scripts/record_flags.py",
+              "how": ("the fields of the tool's pydantic config schema (AxolotlInputConfig)" if tool == "axolotl" else
+                      "the tool's own argument parser") + ", built from that source by scripts/record_flags.py",
               "keys": "yaml-config keys (option dest)" if by_dest else "command-line flags",
               "options": {**_options(parser, extra, by_dest), **{name: {"takes_value": False, "choices": None}
                                                                   for name in extra if not name.startswith("-")}}}
+    if tool == "litgpt":
+        record["models"] = _litgpt_models()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{tool}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"{tool} {record['version']}: {len(record['options'])} options")

@@ -26,6 +26,9 @@ fi
   .venv/bin/python -m pip install --quiet -e ".[test]" -r tests/requirements-export.txt
 # ... and the training exports' own parsers (tests/test_export_frameworks.py: TRL's and torchtitan's)
 .venv/bin/python -c "import trl, torchtitan, triton" 2>/dev/null || .venv/bin/python -m pip install --quiet -e ".[test]"
+# ... and LitGPT's, ms-swift's and Axolotl's, without their clashing pins (tests/requirements-export-nodeps.txt)
+.venv/bin/python -c "import importlib.metadata as m; [m.version(p) for p in ('litgpt', 'ms-swift', 'axolotl', 'addict')]" \
+  2>/dev/null || .venv/bin/python -m pip install --quiet --no-deps -r tests/requirements-export-nodeps.txt
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
 .venv/bin/ruff check gpuplan bench tests
 .venv/bin/mypy

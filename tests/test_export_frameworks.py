@@ -1,8 +1,12 @@
 """SkyPilot training tasks for the framework the plan was sized for (issue 14, part 1): ``--framework trl`` writes
-TRL's ``sft`` script with a YAML config, ``--framework torchtitan`` torchtitan's trainer with its flags. Each export
-is parsed by the tool itself, installed by the test extra: TRL 1.16.0's ``TrlParser`` (the one ``trl sft`` builds)
-and torchtitan 0.3.0's ``ConfigManager`` (the one ``torchtitan.train`` runs); the option records the export checks
-against at run time are compared with those parsers, and the recipe table with torchtitan's recipes."""
+TRL's ``sft`` script with a YAML config, ``torchtitan`` torchtitan's trainer with its flags, ``litgpt`` LitGPT's
+``finetune_full``, ``swift`` ms-swift's ``swift sft``, ``axolotl`` ``axolotl train``. Each export is read by the tool
+itself, installed by the test extra or (LitGPT, ms-swift, Axolotl) tests/requirements-export-nodeps.txt: TRL 1.16.0's
+``TrlParser``, torchtitan 0.3.0's ``ConfigManager``, LitGPT 0.5.13's jsonargparse CLI (then its own argument check),
+ms-swift 4.6.0's YAML reader and ``HfArgumentParser`` over ``SftArguments``, Axolotl 0.19.0's ``validate_config``; the
+option records the export checks against at run time are compared with those parsers, and the recipe and model
+tables with torchtitan's recipes and LitGPT's configs. torchtune and unsloth, which cannot resume a preempted run, are
+refused."""
 
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from test_export import (
     REPO,
     _candidate,
     _offer,
+    _skypilot_load,
 )
 
 from gpuplan.catalog import load_catalog
@@ -243,6 +248,393 @@ def test_a_plan_torchtitan_cannot_run_as_planned_is_refused(change: dict[str, An
         render(_titan(**change), "skypilot", REPO)
 
 
+# ---------------------------------------------------------------- LitGPT
+
+
+def _litgpt_full(n_gpus: int = 8, **setup: Any) -> Candidate:
+    offer = _offer("Lambda", "A100-80GB", n_gpus, "on-demand", "gpu_8x_a100_80gb_sxm4")
+    planned = replace(FULL, parallel=Parallelism(dp=n_gpus, zero=3 if n_gpus > 1 else 0),
+                      recompute="full" if n_gpus > 1 else "none")
+    return _with_framework(_candidate(FULL_JOB, replace(planned, **setup), "A100-80GB", n_gpus, offer), "litgpt")
+
+
+def _litgpt_parse(c: Candidate | str, tmp_path: Path) -> tuple[Any, Any]:
+    """The exported command read by ``litgpt``'s own jsonargparse CLI (the parser ``litgpt finetune_full`` builds,
+    unknown keys refused), its classes instantiated as LitGPT does and its own argument check run: (the parsed
+    arguments, the instantiated ones)."""
+    import litgpt.__main__ as litgpt_cli
+    from jsonargparse import CLI, capture_parser
+    from litgpt.finetune.full import validate_args
+
+    run = c if isinstance(c, str) else _task(c)["run"]
+    (tmp_path / "litgpt.yaml").write_text(_heredoc(run, "litgpt.yaml"), encoding="utf-8")
+    (tmp_path / "data.json").write_text('[{"instruction": "hi", "output": "hello"}]', encoding="utf-8")
+    line = next(x for x in run.splitlines() if "litgpt finetune_full" in x)
+    argv = shlex.split(line.replace('"$DATASET"', "data.json").split(" litgpt ", 1)[1])
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=argv))
+    parsed = parser.parse_args(argv)
+    args = parser.instantiate_classes(parsed).finetune_full
+    validate_args(args.train, args.eval)
+    return parsed.finetune_full, args
+
+
+def test_litgpt_full_finetune_runs_the_planned_batch_length_precision_and_resumes(tmp_path: Path) -> None:
+    from litgpt.data import JSON
+
+    parsed, args = _litgpt_parse(_litgpt_full(), tmp_path)
+    assert str(args.checkpoint_dir) == f"checkpoints/{REPO}" and args.resume == "auto"
+    assert str(args.out_dir) == "/checkpoints/gpuplan-finetune-llama-3-1-8b"
+    assert args.precision == "bf16-mixed" and (args.devices, args.num_nodes) == (8, 1)
+    t = args.train
+    # micro-batch 2 × accumulation 2 × 8 GPUs: LitGPT derives the accumulation from the global batch
+    assert t.micro_batch_size == 2 and t.global_batch_size == 32 and t.gradient_accumulation_iters(8) == 2
+    # 2e8 tokens ÷ 2,048 = 97,657 sequences ÷ 32 a step = 3,052 steps; a checkpoint every 1/20 of them
+    assert t.max_seq_length == 2048 and t.max_steps == 3052 and t.save_interval == 152 and t.epochs >= t.max_steps
+    assert parsed.optimizer == {"class_path": "torch.optim.AdamW", "init_args": {"lr": 1e-05}}
+    assert isinstance(args.data, JSON) and str(args.data.json_path) == "data.json"
+
+
+def test_litgpt_run_resumes_and_downloads_the_model_under_litgpts_name() -> None:
+    task = _task(_litgpt_full())
+    assert task["setup"].splitlines() == ["pip install 'litgpt==0.5.13'",
+                                          "litgpt download meta-llama/Llama-3.1-8B --model_name Llama-3.1-8B"]
+    run = task["run"]
+    assert "NODE_RANK=$SKYPILOT_NODE_RANK litgpt finetune_full --config litgpt.yaml" in run
+    assert "step-* 2>/dev/null | sort | head -n -2 | xargs -r rm -rf" in run  # LitGPT itself deletes none
+    assert task["resources"]["job_recovery"]["strategy"] == "EAGER_NEXT_REGION"
+    assert task["file_mounts"]["/checkpoints"]["name"] == "${CKPT_BUCKET}" and task["envs"]["DATASET"] == ""
+
+
+def test_litgpt_runs_prune_keeps_the_two_newest_checkpoints(tmp_path: Path) -> None:
+    import subprocess
+
+    run = _task(_litgpt_full())["run"]
+    prune = next(x for x in run.splitlines() if x.startswith("prune() "))
+    prune = prune.replace("/checkpoints/gpuplan-finetune-llama-3-1-8b", str(tmp_path))
+    for step in (50, 100, 150, 1000):
+        (tmp_path / f"step-{step:06d}").mkdir()
+    subprocess.run(["bash", "-c", f"set -euo pipefail; {prune}; prune"], check=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["step-000150", "step-001000"]
+    subprocess.run(["bash", "-c", f"set -euo pipefail; {prune.replace(str(tmp_path), str(tmp_path / 'none'))}; prune"],
+                   check=True)  # no folder yet (the first start): nothing to do, and no failure
+
+
+def test_litgpt_on_one_gpu_trains_the_samples_in_pure_bf16_without_a_step_budget(tmp_path: Path) -> None:
+    c = _litgpt_full(1, precision="bf16", optimizer="sgd")
+    c = replace(c, estimate=replace(c.estimate, job=replace(FINETUNE_JOB, method="full", framework="litgpt")))
+    _, args = _litgpt_parse(c, tmp_path)
+    assert args.precision == "bf16-true" and (args.devices, args.num_nodes) == (1, 1)
+    assert args.train.epochs == 2 and args.train.max_steps is None and args.train.global_batch_size == 4
+
+
+def test_litgpt_counts_whole_epochs_and_stops_a_fraction_of_one_at_the_planned_step(tmp_path: Path) -> None:
+    c = _litgpt_full(1)
+    job = replace(FINETUNE_JOB, method="full", framework="litgpt", epochs=1.0)
+    _, args = _litgpt_parse(replace(c, estimate=replace(c.estimate, job=job)), tmp_path)
+    assert args.train.epochs == 1 and args.train.max_steps is None
+    job = replace(job, epochs=1.5)
+    _, args = _litgpt_parse(replace(c, estimate=replace(c.estimate, job=job)), tmp_path)
+    # 20,000 samples × 1.5 epochs ÷ (2 × 2 sequences a step) = 7,500 steps
+    assert args.train.max_steps == 7500 and args.train.epochs >= 2
+
+
+def test_litgpt_on_several_nodes_gives_fabric_the_nodes_and_gpus_per_node(tmp_path: Path) -> None:
+    c = _litgpt_full(16)
+    _, args = _litgpt_parse(c, tmp_path)
+    assert (args.devices, args.num_nodes) == (8, 2) and args.train.global_batch_size == 2 * 2 * 16
+    assert _task(c)["num_nodes"] == 2
+
+
+def test_each_litgpt_model_the_catalog_names_is_litgpts_config_for_it() -> None:
+    """The record's models are LitGPT's configs; a preset of the same name has that config's architecture."""
+    from litgpt.config import Config
+
+    catalog, matched = load_catalog(), 0
+    for name in registry.flags("litgpt")["models"]:
+        try:
+            m = catalog.model(name)
+        except InputError:
+            continue
+        cfg = Config.from_name(name)
+        assert (cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_query_groups) == (m.n_layers, m.hidden, m.n_heads,
+                                                                              m.n_kv_heads), name
+        matched += 1
+    assert matched >= 5
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"method": "lora"}, "cannot resume a LoRA run"), ({"method": "freeze"}, "no freeze"),
+    ({"recompute": "none"}, "checkpoints every block"), ({"parallel": Parallelism(dp=8, zero=2)}, "ZeRO-2"),
+    ({"parallel": Parallelism(dp=8, zero=3, offload_optimizer=True)}, "does not offload"),
+    ({"parallel": Parallelism(tp=2, dp=4, zero=3)}, "TP2"), ({"optimizer": "adamw-8bit"}, "no 'adamw-8bit'"),
+    ({"precision": "fp8-mixed"}, "not fp8-mixed"),
+])
+def test_a_plan_litgpt_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_litgpt_full(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_litgpt_for_a_model_it_has_no_config_for_is_refused() -> None:
+    c = _litgpt_full()
+    c = replace(c, estimate=replace(c.estimate, model=replace(LLAMA_8B, name="Made-Up-8B")))
+    with pytest.raises(InputError, match="no model config for Made-Up-8B"):
+        render(c, "skypilot", "someone/made-up-8b")
+
+
+def test_the_litgpt_record_is_litgpts_own_parser() -> None:
+    from importlib.metadata import version
+
+    import litgpt.__main__ as litgpt_cli
+    from jsonargparse import CLI, capture_parser
+    from litgpt.config import configs
+
+    record = registry.flags("litgpt")
+    assert record["version"] == version("litgpt") == "0.5.13"
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_full", "--help"]))
+    sub = parser._subcommands_action._name_parser_map["finetune_full"]
+    assert set(record["options"]) == {a.dest for a in sub._actions} - {"help"}
+    assert len(record["models"]) == len(configs)
+
+
+def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--method", "full", "--framework", "litgpt", "--max-gpus", "1", "--provider", "aws",
+                            "--export", "skypilot", "--out", str(out)])
+    assert code == 0, err
+    task = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert "--model_name Qwen2.5-0.5B" in task["setup"]
+    _, args = _litgpt_parse(task["run"], tmp_path)
+    assert args.train.epochs == 1 and (args.devices, args.num_nodes) == (1, 1)
+
+
+# ---------------------------------------------------------------- ms-swift
+
+
+def _swift_parse(c: Candidate | str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The exported command read as ``swift sft`` reads it: the YAML turned into options by ms-swift's own
+    ``parse_yaml_args``, then its ``HfArgumentParser`` over ``SftArguments`` (an unknown option fails)."""
+    from swift.arguments import SftArguments
+    from swift.cli.main import parse_yaml_args
+    from swift.utils.utils import _patch_get_type_hints
+    from transformers import HfArgumentParser
+
+    monkeypatch.delenv("SWIFT_CONFIG_FILE", raising=False)  # parse_yaml_args records the file there
+    run = c if isinstance(c, str) else _task(c)["run"]
+    (tmp_path / "swift.yaml").write_text(_heredoc(run, "swift.yaml"), encoding="utf-8")
+    line = next(x for x in run.splitlines() if " swift sft " in x)
+    line = line.replace('${LAST:+--resume_from_checkpoint "$LAST"}', "--resume_from_checkpoint /ckpt/checkpoint-9")
+    argv = shlex.split(line.replace('"$DATASET"', "my/dataset").split(" swift sft ", 1)[1])
+    parse_yaml_args(argv)
+    with _patch_get_type_hints():
+        parser = HfArgumentParser([SftArguments])
+    parsed, rest = parser.parse_known_args(argv)
+    assert not rest, rest
+    return parsed
+
+
+def test_swift_qlora_runs_the_planned_method_rank_batch_recompute_and_zero(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    a = _swift_parse(_with_framework(_trl_qlora(), "swift"), tmp_path, monkeypatch)
+    assert a.model == REPO and a.use_hf and a.dataset == ["my/dataset"] and a.tuner_type == "lora"
+    assert a.lora_rank == 32 and a.lora_alpha == 64 and a.target_modules == ["all-linear"]
+    assert (a.quant_method, a.quant_bits, a.bnb_4bit_quant_type, a.bnb_4bit_use_double_quant) == ("bnb", 4, "nf4",
+                                                                                                  True)
+    assert a.per_device_train_batch_size == 4 and a.gradient_accumulation_steps == 4 and a.max_length == 1024
+    assert a.gradient_checkpointing and a.bf16 and not a.fp16 and a.torch_dtype == "bfloat16"
+    # 20,000 samples × 2 epochs ÷ (4 × 4 × 2 sequences a step) = 1,250 steps; a checkpoint every 1/20 of them
+    assert a.num_train_epochs == 2.0 and a.save_steps == 62 and a.save_total_limit == 2
+    assert a.deepspeed == "ds_z3.json" and a.output_dir == "/checkpoints/gpuplan-finetune-llama-3-1-8b"
+    assert not a.add_version and a.resume_from_checkpoint == "/ckpt/checkpoint-9"
+
+
+def test_swift_full_finetune_trains_the_token_budget_with_zero2(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    c = _with_framework(_trl_full(), "swift")
+    a = _swift_parse(c, tmp_path, monkeypatch)
+    assert a.tuner_type == "full" and a.torch_dtype == "float32" and a.bf16  # bf16 mixed: fp32 master copy
+    assert a.max_steps == 3052 and a.deepspeed == "ds_z2.json" and a.quant_method is None
+    assert '"stage": 2' in _task(c)["run"]
+    pure = _with_framework(_trl_full(), "swift", precision="bf16", parallel=Parallelism(dp=8))
+    assert _swift_parse(pure, tmp_path, monkeypatch).torch_dtype == "bfloat16"  # ms-swift's default: no fp32 copy
+    with pytest.raises(InputError, match="did not price"):  # ZeRO's optimizer would keep fp32 master weights
+        render(_with_framework(_trl_full(), "swift", precision="bf16"), "skypilot", REPO)
+
+
+def test_swift_lora_targets_and_embeddings_are_module_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = _with_framework(_trl_qlora(lora_targets="qv", train_embeddings=True, parallel=Parallelism(), base_quant=None,
+                                   method="lora", precision="fp16-mixed", recompute="none"), "swift")
+    a = _swift_parse(c, tmp_path, monkeypatch)
+    assert a.target_modules == ["q_proj", "v_proj"] and a.modules_to_save == ["embed_tokens", "lm_head"]
+    assert a.fp16 and not a.bf16 and a.torch_dtype == "float16" and not a.gradient_checkpointing
+    assert a.deepspeed is None and a.quant_method is None
+
+
+def test_swift_run_launches_torchrun_through_swift_and_resumes_from_the_bucket() -> None:
+    task = _task(_with_framework(_trl_qlora(), "swift"))
+    run = task["run"]
+    assert "ls -d /checkpoints/gpuplan-finetune-llama-3-1-8b/checkpoint-* " in run and "sort -V | tail -n1" in run
+    assert "NPROC_PER_NODE=$SKYPILOT_NUM_GPUS_PER_NODE MASTER_PORT=29500 swift sft swift.yaml" in run
+    assert task["setup"] == "pip install 'ms-swift==4.6.0' deepspeed bitsandbytes"
+    assert task["resources"]["job_recovery"]["strategy"] == "EAGER_NEXT_REGION"
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"parallel": Parallelism(tp=2, dp=1)}, "TP2"), ({"method": "freeze"}, "not freeze"),
+    ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion' optimizer"),
+    ({"precision": "fp8-mixed"}, "not fp8-mixed"), ({"base_quant": "int4-wo", "method": "lora"}, "not int4-wo"),
+])
+def test_a_plan_swift_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_with_framework(_trl_qlora(**change), "swift"), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_the_swift_record_is_swifts_own_parser() -> None:
+    from importlib.metadata import version
+
+    from swift.arguments import SftArguments
+    from swift.utils.utils import _patch_get_type_hints
+    from transformers import HfArgumentParser
+
+    record = registry.flags("swift")
+    assert record["version"] == version("ms-swift") == "4.6.0"
+    with _patch_get_type_hints():
+        parser = HfArgumentParser([SftArguments])
+    assert set(record["options"]) == {a.dest for a in parser._actions} - {"help"}
+
+
+def test_a_swift_plan_from_the_cli_exports_swift(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--framework", "swift", "--provider", "aws", "--export", "skypilot", "--out", str(out)])
+    assert code == 0, err
+    parsed = _swift_parse(yaml.safe_load(out.read_text(encoding="utf-8"))["run"], tmp_path, monkeypatch)
+    assert parsed.model == "Qwen/Qwen2.5-0.5B" and parsed.tuner_type == "lora" and parsed.use_hf
+
+
+# ---------------------------------------------------------------- Axolotl
+
+
+def _axolotl(c: Candidate | None = None, **setup: Any) -> Candidate:
+    """A QLoRA plan as Axolotl's defaults price it: packed samples (lengths do not vary)."""
+    return _with_framework(c or _trl_qlora(**setup), "axolotl", lengths_vary=False)
+
+
+def _axolotl_validate(c: Candidate | str, tmp_path: Path, n_gpus: int = 0) -> Any:
+    """The config the exported run writes (its shell lines run as written, the dataset appended from the
+    environment), validated by Axolotl's own ``validate_config`` on the planned GPUs; every key is a field of its
+    schema (the schema ignores unknown keys, so that is checked too)."""
+    import subprocess
+
+    from axolotl.utils.config import validate_config
+    from axolotl.utils.dict import DictDefault
+    from axolotl.utils.schemas.config import AxolotlInputConfig
+
+    run = c if isinstance(c, str) else _task(c)["run"]
+    writes = "\n".join(x for x in run.splitlines() if not x.startswith("axolotl train "))
+    subprocess.run(["bash", "-c", writes], cwd=tmp_path, check=True,
+                   env={"PATH": "/usr/bin:/bin", "DATASET": "my/dataset", "DATASET_TYPE": "alpaca"})
+    written = yaml.safe_load((tmp_path / "axolotl.yaml").read_text(encoding="utf-8"))
+    assert set(written) <= set(AxolotlInputConfig.model_fields)
+    n_gpu = n_gpus or (1 if isinstance(c, str) else c.estimate.n_gpus)
+    capabilities = {"bf16": True, "fp8": False, "n_gpu": n_gpu, "n_node": 1, "compute_capability": "sm_90"}
+    return validate_config(DictDefault(written), capabilities=capabilities,
+                           env_capabilities={"torch_version": "2.10.0"})
+
+
+def test_axolotl_qlora_runs_the_planned_method_rank_batch_packing_recompute_and_zero(tmp_path: Path) -> None:
+    cfg = _axolotl_validate(_axolotl(), tmp_path)
+    assert cfg.base_model == REPO and cfg.adapter == "qlora" and cfg.load_in_4bit and not cfg.bnb_config_kwargs
+    assert cfg.lora_r == 32 and cfg.lora_alpha == 64 and cfg.lora_target_linear
+    assert cfg.micro_batch_size == 4 and cfg.gradient_accumulation_steps == 4 and cfg.sequence_len == 1024
+    assert cfg.sample_packing and cfg.gradient_checkpointing and cfg.bf16 and cfg.deepspeed == "ds_z3.json"
+    # 2 epochs, 20 checkpoints over the run: 10 an epoch (packing makes the step count Axolotl's to find)
+    assert cfg.num_epochs == 2.0 and cfg.saves_per_epoch == 10 and cfg.save_total_limit == 2
+    assert cfg.auto_resume_from_checkpoints and cfg.output_dir == "/checkpoints/gpuplan-finetune-llama-3-1-8b"
+    assert [(d["path"], d["type"]) for d in cfg.datasets] == [("my/dataset", "alpaca")]
+
+
+def test_axolotl_full_finetune_of_a_token_budget_with_zero2(tmp_path: Path) -> None:
+    """bf16 mixed precision as planned: the 16-bit weights Axolotl loads, fp32 master weights and states in ZeRO."""
+    cfg = _axolotl_validate(_axolotl(_trl_full()), tmp_path)
+    assert cfg.adapter is None and cfg.bf16 and cfg.deepspeed == "ds_z2.json"
+    # 2e8 tokens ÷ 2,048 = 97,657 sequences ÷ (2 × 2 × 8 a step) = 3,052 steps; a checkpoint every 1/20 of them
+    assert cfg.max_steps == 3052 and cfg.save_steps == 152
+
+
+def test_axolotl_full_finetune_without_zero_in_pure_bf16(tmp_path: Path) -> None:
+    c = _axolotl(_with_framework(_trl_full(), "axolotl", precision="bf16", parallel=Parallelism(dp=8)))
+    cfg = _axolotl_validate(c, tmp_path)
+    assert cfg.adapter is None and cfg.bf16 and cfg.deepspeed is None
+
+
+def test_axolotl_lora_targets_int8_base_and_fp16(tmp_path: Path) -> None:
+    c = _axolotl(lora_targets="mlp", train_embeddings=True, parallel=Parallelism(), base_quant="int8-wo",
+                 method="lora", precision="fp16-mixed", recompute="none")
+    cfg = _axolotl_validate(c, tmp_path)
+    assert cfg.adapter == "lora" and cfg.load_in_8bit and cfg.fp16 and not cfg.gradient_checkpointing
+    assert cfg.lora_target_modules == ["gate_proj", "up_proj", "down_proj"]
+    assert cfg.lora_modules_to_save == ["embed_tokens", "lm_head"] and cfg.deepspeed is None
+    plain = _axolotl_validate(_axolotl(base_quant="bnb-nf4"), tmp_path)
+    assert plain.bnb_config_kwargs == {"bnb_4bit_use_double_quant": False}
+
+
+def test_axolotl_run_launches_torchrun_and_installs_the_pinned_release() -> None:
+    task = _task(_axolotl())
+    assert task["setup"].splitlines() == ["pip install 'axolotl==0.19.0'",
+                                          "pip install --no-build-isolation 'axolotl[deepspeed,flash-attn]==0.19.0'"]
+    assert "axolotl train axolotl.yaml --launcher torchrun -- --nproc-per-node" in task["run"]
+    assert task["envs"]["DATASET_TYPE"] == "alpaca"
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"parallel": Parallelism(tp=2, dp=1)}, "TP2"), ({"method": "freeze"}, "not freeze"),
+    ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion' optimizer"),
+    ({"method": "full", "precision": "bf16-mixed", "base_quant": None, "parallel": Parallelism()},
+     "without DeepSpeed"),
+    ({"method": "full", "precision": "bf16", "base_quant": None}, "did not price"),
+    ({"base_quant": "int4-wo", "method": "lora"}, "not int4-wo"),
+])
+def test_a_plan_axolotl_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_axolotl(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_the_axolotl_record_is_its_config_schema() -> None:
+    from importlib.metadata import version
+
+    from axolotl.utils.schemas.config import AxolotlInputConfig
+
+    record = registry.flags("axolotl")
+    assert record["version"] == version("axolotl") == "0.19.0"
+    assert set(record["options"]) == set(AxolotlInputConfig.model_fields)
+
+
+# ---------------------------------------------------------------- what the three have in common
+
+
+_NEW = {"litgpt": lambda: _litgpt_full(16), "swift": lambda: _with_framework(_trl_qlora(), "swift"),
+        "axolotl": lambda: _axolotl()}
+
+
+@pytest.mark.parametrize("framework", sorted(_NEW))
+def test_each_new_export_is_a_task_skypilot_loads_with_scripts_bash_parses(framework: str) -> None:
+    import subprocess
+
+    task = _task(_NEW[framework]())
+    loaded = _skypilot_load(task)
+    assert "/checkpoints" in loaded.storage_mounts and loaded.num_nodes == task["num_nodes"]
+    for script in (task["setup"], task["run"]):
+        subprocess.run(["bash", "-n", "-c", script], check=True)
+
+
 # ---------------------------------------------------------------- every framework the planner sizes
 
 
@@ -252,7 +644,13 @@ def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
     assert "--framework llama-factory or hf or trl" in err.value.fix
 
 
-@pytest.mark.parametrize("framework", sorted({"axolotl", "litgpt", "unsloth", "swift", "deepspeed",
+def test_unsloth_is_refused_because_its_cli_cannot_resume() -> None:
+    with pytest.raises(InputError, match="has no option to resume") as err:
+        render(_with_framework(_trl_qlora(), "unsloth"), "skypilot", REPO)
+    assert "--framework llama-factory" in err.value.fix
+
+
+@pytest.mark.parametrize("framework", sorted({"deepspeed",
                                                "chatglm", "glm4", "qwen", "pytorch"}))
 def test_a_framework_without_an_export_is_refused_naming_those_with_one(framework: str) -> None:
     with pytest.raises(InputError, match=f"sized for --framework {framework}") as err:
@@ -282,10 +680,21 @@ def test_a_trl_plan_from_the_cli_exports_trl(tmp_path: Path) -> None:
 
 
 def test_when_no_plan_can_be_exported_the_error_is_the_frameworks_not_the_picks_cloud() -> None:
-    """Every plan of --framework axolotl fails to export; the reason given is that of the best plan SkyPilot would
+    """Every plan of --framework deepspeed fails to export; the reason given is that of the best plan SkyPilot would
     launch (the framework), not that the cheapest pick's provider has no SkyPilot cloud."""
     from clirun import run_cli
 
     code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
-                            "--framework", "axolotl", "--export", "skypilot"])
-    assert code == 2 and "sized for --framework axolotl" in err and "no cloud" not in err
+                            "--framework", "deepspeed", "--export", "skypilot"])
+    assert code == 2 and "sized for --framework deepspeed" in err and "no cloud" not in err
+
+
+def test_an_axolotl_plan_from_the_cli_exports_axolotl_with_its_packing(tmp_path: Path) -> None:
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--framework", "axolotl", "--export", "skypilot", "--out", str(out)])
+    assert code == 0, err
+    cfg = _axolotl_validate(yaml.safe_load(out.read_text(encoding="utf-8"))["run"], tmp_path)
+    assert cfg.sample_packing and cfg.base_model == "Qwen/Qwen2.5-0.5B" and cfg.adapter == "lora"

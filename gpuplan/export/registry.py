@@ -1,7 +1,8 @@
 """The names and options the target tools accept, read from data files with sources (``gpuplan/data``):
 
-- ``flags/<tool>.json``: every option of the pinned vLLM, SGLang, LLaMA-Factory, Megatron-LM, TRL and torchtitan,
-  recorded from the tool's own argument parser by ``scripts/record_flags.py``;
+- ``flags/<tool>.json``: every option of the pinned vLLM, SGLang, LLaMA-Factory, Megatron-LM, TRL, torchtitan,
+  LitGPT, ms-swift and Axolotl (its config schema's fields), recorded from the tool's own argument parser by
+  ``scripts/record_flags.py``;
 - ``skypilot_accelerators.csv``: SkyPilot's accelerator registry (its catalog's ``common/accelerators.csv``), one
   row per accelerator and cloud, with the gpuplan GPU each name is;
 - ``gfd_labels.csv``: the ``nvidia.com/gpu.product`` label NVIDIA GPU feature discovery sets for a GPU;
@@ -20,7 +21,7 @@ from typing import Any
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
 
-TOOLS = ("vllm", "sglang", "llamafactory", "megatron", "trl", "torchtitan")
+TOOLS = ("vllm", "sglang", "llamafactory", "megatron", "trl", "torchtitan", "litgpt", "swift", "axolotl")
 
 
 @functools.cache

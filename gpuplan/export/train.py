@@ -1,6 +1,7 @@
-"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL for ``--framework trl``) or
-pretraining (Megatron-LM, or torchtitan for ``--framework torchtitan``) with the settings the plan was sized for,
-checkpointing into ``CKPT_DIR`` and resuming from the last checkpoint there.
+"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift or Axolotl
+for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
+torchtitan``) with the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
+checkpoint there.
 
 Every option written is one the pinned release accepts (``gpuplan/data/flags/llamafactory.json``, recorded from
 LLaMA-Factory 0.9.5's own parser; ``megatron.json`` from Megatron-LM's ``add_megatron_arguments`` at a commit),
@@ -61,6 +62,12 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
         return llama_factory(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "trl":
         return trl(e, model_ref, name)
+    if e.job.task is Task.FINETUNE and fw == "litgpt":
+        return litgpt(e, model_ref, n_nodes, name)
+    if e.job.task is Task.FINETUNE and fw == "swift":
+        return swift(e, model_ref, name)
+    if e.job.task is Task.FINETUNE and fw == "axolotl":
+        return axolotl(e, model_ref, name)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
@@ -73,6 +80,13 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
                          "a run stopped mid-epoch (a spot preemption) restarts the epoch: the export's promise of "
                          "resuming from the bucket would not hold.", f"plan with --framework {' or '.join(written)}, "
                          "or run torchtune's recipe by hand (tune run …) with the plan's batch and recomputation.")
+    if fw == "unsloth":
+        # unslothai/unsloth 2026.10.9, unsloth_cli/config.py: `unsloth train`'s config (pydantic, unknown keys
+        # refused) has no resume key, and Config.training_kwargs passes no resume_from_checkpoint to the trainer
+        raise InputError("--export", "`unsloth train` has no option to resume from a checkpoint, so a run stopped by "
+                         "a spot preemption would start over: the export's promise of resuming from the bucket would "
+                         "not hold.", f"plan with --framework {' or '.join(written)}, or run Unsloth's notebook "
+                         "script by hand with trainer.train(resume_from_checkpoint=True).")
     raise InputError("--export", f"the skypilot export writes the run for --framework {' or '.join(written)} "
                      f"({e.job.task}); this plan was sized for --framework {fw}.",
                      f"plan with --framework {written[0]} (or {', '.join(written[1:])}) to export a task that "
@@ -80,7 +94,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl"), "pretrain": ("megatron", "torchtitan")}
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl"),
+            "pretrain": ("megatron", "torchtitan")}
 
 
 def _steps(e: JobEstimate, s: TrainSetup) -> int:
@@ -92,6 +107,12 @@ def _steps(e: JobEstimate, s: TrainSetup) -> int:
 
 def _save_every(steps: int) -> int:
     return max(1, steps // CHECKPOINTS_PER_RUN)
+
+
+# torchrun's options on every node of a SkyPilot task
+_TORCHRUN = ("--nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
+             "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
+             "--master-port 29500")
 
 
 def _launch_env() -> str:
@@ -215,10 +236,7 @@ def llama_factory(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     s = e.setup
     assert isinstance(s, TrainSetup)
     cfg = llama_factory_config(e, model_ref, name)
-    files = [("train.yaml", yaml.safe_dump(cfg, sort_keys=False))]
-    if s.parallel.zero:
-        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
-    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    writes = _config_files("train.yaml", cfg, s)
     extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "quantization_bit" in cfg else [])
     setup = " ".join(["pip install", f"'llamafactory=={version('llamafactory')}'", *extras])
     run = ("set -euo pipefail\n"
@@ -229,7 +247,24 @@ def llama_factory(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     return TrainRun("llama-factory", setup, run, {"DATASET": "", "DATASET_DIR": "data"})
 
 
-# ---------------------------------------------------------------- TRL
+# ---------------------------------------------------------------- TRL (and the HF Trainer's other front ends)
+
+
+def _hf_optim(s: TrainSetup, who: str) -> str:
+    optim = _HF_OPTIM.get(s.optimizer)
+    if optim is None:
+        raise InputError("--export", f"the HF Trainer ({who}) has no '{s.optimizer}' optimizer.",
+                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
+    return optim
+
+
+def _peft_targets(e: JobEstimate, s: TrainSetup) -> str | None:
+    """The module names LoRA adapts (None: all linear layers), checking that the names the plan implies exist."""
+    if s.train_embeddings:
+        _need_llama_style(e.model, "training the embeddings with LoRA")
+    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
+        return _lora_target(e.model, s.lora_targets)
+    return None
 
 
 def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
@@ -237,29 +272,17 @@ def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
 
     s = e.setup
     assert isinstance(s, TrainSetup)
-    optim = _HF_OPTIM.get(s.optimizer)
-    if optim is None:
-        raise InputError("--export", f"the HF Trainer (TRL) has no '{s.optimizer}' optimizer.",
-                         f"plan with --optimizer {' or '.join(sorted(_HF_OPTIM))}.")
-    targets = None
-    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
-        targets = _lora_target(e.model, s.lora_targets)
-    if s.train_embeddings:
-        _need_llama_style(e.model, "training the embeddings with LoRA")
+    optim = _hf_optim(s, "TRL")
+    targets = _peft_targets(e, s)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
     cfg = trl_config(e, model_ref, out, steps, _save_every(steps),
                      LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
-    files = [("sft.yaml", yaml.safe_dump(cfg, sort_keys=False))]
-    if s.parallel.zero:
-        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
-    writes = "".join(f"cat > {path} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for path, text in files)
+    writes = _config_files("sft.yaml", cfg, s)
     extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "load_in_4bit" in cfg
                                                            or "load_in_8bit" in cfg else [])
     setup = " ".join(["pip install", f"'trl=={version('trl')}'", "peft", *extras])
-    launch = ("torchrun --nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
-              "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
-              "--master-port 29500")
+    launch = f"torchrun {_TORCHRUN}"
     run = ("set -euo pipefail\n"
            ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local dataset folder}"\n'
            + writes +
@@ -267,6 +290,77 @@ def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
            f"{launch} -m trl.scripts.sft --config sft.yaml --dataset_name \"$DATASET\" "
            '${LAST:+--resume_from_checkpoint "$LAST"}\n')
     return TrainRun("trl", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- LitGPT
+
+
+def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
+    from gpuplan.export.litgpt import litgpt_config, setup_and_run
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), LR_FULL, n_nodes)
+    setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out, n_nodes)
+    return TrainRun("litgpt", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- ms-swift
+
+
+def swift(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.swift import swift_config
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    optim = _hf_optim(s, "ms-swift")
+    targets = _peft_targets(e, s)
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = swift_config(e, model_ref, out, steps, _save_every(steps),
+                       LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
+    writes = _config_files("swift.yaml", cfg, s)
+    extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "quant_method" in cfg else [])
+    setup = " ".join(["pip install", f"'ms-swift=={version('swift')}'", *extras])
+    run = ("set -euo pipefail\n"
+           ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local dataset file}"\n'
+           + writes +
+           f"LAST=$(ls -d {out}/checkpoint-* 2>/dev/null | sort -V | tail -n1 || true)\n"
+           f"{_launch_env()} swift sft swift.yaml --dataset \"$DATASET\" "
+           '${LAST:+--resume_from_checkpoint "$LAST"}\n')
+    return TrainRun("swift", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- Axolotl
+
+
+def axolotl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.axolotl import axolotl_config
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    optim = _hf_optim(s, "Axolotl")
+    targets = _peft_targets(e, s)
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = axolotl_config(e, model_ref, out, steps, _save_every(steps),
+                         LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
+    writes = _config_files("axolotl.yaml", cfg, s)
+    extras = ",".join((["deepspeed"] if s.parallel.zero else []) + (["flash-attn"] if s.flash_attention else []))
+    pinned = f"axolotl=={version('axolotl')}"
+    setup = f"pip install '{pinned}'\n"
+    if extras:  # flash-attn builds against the torch installed first (Axolotl's README: --no-build-isolation)
+        setup += f"pip install --no-build-isolation '{pinned.replace('==', f'[{extras}]==')}'\n"
+    run = ("set -euo pipefail\n"
+           ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local file (DATASET_TYPE: its '
+           'Axolotl prompt format)}"\n'
+           + writes +
+           "cat >> axolotl.yaml <<GPUPLAN_EOF\ndatasets:\n  - path: \"$DATASET\"\n    type: \"$DATASET_TYPE\"\n"
+           "GPUPLAN_EOF\n"
+           f"axolotl train axolotl.yaml --launcher torchrun -- {_TORCHRUN}\n")
+    return TrainRun("axolotl", setup, run, {"DATASET": "", "DATASET_TYPE": "alpaca"})
 
 
 # ---------------------------------------------------------------- torchtitan
@@ -280,6 +374,15 @@ def torchtitan(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     steps = _steps(e, s)
     setup, run = setup_and_run(e, model_ref, steps, f"{CKPT_DIR}/{name}", _save_every(steps))
     return TrainRun("torchtitan", setup, run, {"DATASET": "c4"})  # DATASET_PATH (a local copy): --env, optional
+
+
+def _config_files(path: str, cfg: dict[str, Any], s: TrainSetup) -> str:
+    """Shell lines that write ``cfg`` as YAML to ``path`` and, for a ZeRO plan, the DeepSpeed config it names beside
+    it, each as it is (a quoted here-document: nothing expanded)."""
+    files = [(path, yaml.safe_dump(cfg, sort_keys=False))]
+    if s.parallel.zero:
+        files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
+    return "".join(f"cat > {name} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for name, text in files)
 
 
 def _json(d: dict[str, Any]) -> str:
@@ -378,9 +481,7 @@ def megatron(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRu
     setup = (f"git clone {MEGATRON_REPO} Megatron-LM && git -C Megatron-LM checkout {commit}\n"
              "pip install -e ./Megatron-LM transformers\n"
              "pip install --no-build-isolation 'transformer_engine[pytorch]'\n")
-    launch = ("torchrun --nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" --nnodes \"$SKYPILOT_NUM_NODES\" "
-              "--node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\" "
-              "--master-port 29500")
+    launch = f"torchrun {_TORCHRUN}"
     run = ("set -euo pipefail\n"
            ': "${DATA_PATH:?set --env DATA_PATH to the prefix tools/preprocess_data.py wrote, with this tokenizer}"\n'
            f"cd Megatron-LM\n{launch} pretrain_gpt.py {shlex.join(argv)} --data-path \"$DATA_PATH\"\n")
