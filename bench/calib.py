@@ -385,6 +385,8 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     for key, why in _NOT_ENGINES.items():
         if row["engine"].lower().startswith(key):
             return None, why
+    if _SPECULATIVE.search(row["notes"]):
+        return None, _SPECULATIVE_WHY
     if not (row["isl"].strip() and row["osl"].strip()):
         return None, "variable request lengths (ShareGPT) without a stated mean"
     if engine is None:
@@ -464,6 +466,15 @@ _LOAD_METRICS = {
 }
 
 
+# A server run with speculative decoding (SGLang --speculative-algorithm EAGLE/EAGLE3, vLLM --speculative-config
+# with MTP or a draft model, TensorRT-LLM speculative_config) verifies several draft tokens per target step and
+# emits as many as it accepts, so its TPOT is the step time divided by the accepted length, which the row does
+# not state; docs/estimators.md lists speculative decoding among what gpuplan does not model.
+_SPECULATIVE = re.compile(r"--speculative[-_]|speculative_config", re.IGNORECASE)
+_SPECULATIVE_WHY = ("speculative decoding (draft tokens verified per step; its acceptance length is not stated) is "
+                    "not modelled")
+
+
 def _length(text: str) -> tuple[int | None, bool]:
     """Tokens of a request length cell, and whether it is a dataset's mean ('ShareGPT (mean 230)')."""
     fixed = re.match(r"^\s*(\d+)\s*$", text or "")
@@ -482,6 +493,8 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, f"metric '{metric}' under load is not an estimate gpuplan makes"
     if metric.startswith("e2el"):
         return None, "end-to-end latency is TTFT + output × TPOT, already compared through those rows"
+    if _SPECULATIVE.search(row["notes"]):
+        return None, _SPECULATIVE_WHY
     engine = _engine(row["engine"])
     if engine is None:
         return None, f"engine '{row['engine']}' is not one gpuplan models"

@@ -36,3 +36,26 @@ def test_a_median_worse_than_the_slack_fails_and_a_missed_goal_fails_only_with_g
     assert check([Summary("tpot", 200, 0.404, 0.9, 0.6, 0.20)], goals=False) == 0
     assert check([Summary("tpot", 200, 0.41, 0.9, 0.6, 0.20)], goals=False) == 1
     assert check([Summary("tpot", 200, 0.40, 0.9, 0.6, 0.20)], goals=True) == 1
+
+
+
+def test_a_run_is_listed_when_its_card_is_smaller_than_what_plans_would_ask_for() -> None:
+    # the same published run (torchtune's Llama-3.1-8B LoRA, 16.2 GiB allocated) checked against a card smaller
+    # and one larger than what a plan asks for: listed on the first, not on the second
+    from dataclasses import replace
+
+    from calib import all_cases
+
+    from gpuplan.estimate.calibration import fitted
+
+    cal = fitted()
+    case = next(c for c in all_cases()[0] if c.id == "torchtune-readme-8b-lora-rtx4090-peak")
+    result = accuracy.evaluate([case], cal)[0]
+    gpu = case.meta["gpu"]
+    small = replace(gpu, memory_visible_mib=int(case.measured / 2**20))  # the card the reading alone fills
+    large = replace(gpu, memory_visible_mib=10 * gpu.memory_visible_mib)
+    on_small = replace(result, case=replace(case, meta={**case.meta, "gpu": small}))
+    on_large = replace(result, case=replace(case, meta={**case.meta, "gpu": large}))
+    refused, n = accuracy.refused_runs([on_small, on_large], cal)
+    assert n == 2
+    assert [r.case.meta["gpu"] for r, _, _ in refused] == [small]

@@ -67,7 +67,8 @@ def test_a_fit_counts_at_most_forty_rows_of_one_source_per_class(cases: list[Cas
         per[(c.group, c.cls)] = per.get((c.group, c.cls), 0) + 1
         assert c.fit
     assert max(per.values()) == FIT_ROWS_PER_SOURCE
-    assert sum(1 for c in cases if c.group == "GPUStack performance lab") > 10 * FIT_ROWS_PER_SOURCE
+    # a source that publishes many times the cap (GPUStack: 327 mapped rows without its speculative-decoding runs)
+    assert sum(1 for c in cases if c.group == "GPUStack performance lab") > 5 * FIT_ROWS_PER_SOURCE
 
 
 def test_every_new_row_names_its_source_group(cases: list[Case]) -> None:

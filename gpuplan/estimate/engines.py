@@ -17,7 +17,7 @@ _COLUMNS = (
     Column("kv_share_of", "enum", False, ("total", "free")),
     Column("max_num_seqs", "int", min=1), Column("max_batched_tokens", "int", min=1),
     Column("kv_block_tokens", "int", True, min=1), Column("mla_latent_cache", "bool", True),
-    Column("half_accumulate", "bool", True),
+    Column("half_accumulate", "bool", True), Column("prefill_dequant_fp16", "bool", True),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -34,6 +34,7 @@ class Engine:
     kv_block_tokens: int
     mla_latent_cache: bool
     half_accumulate: bool  # 16-bit GEMMs accumulate in FP16 (full tensor rate on GeForce parts)
+    prefill_dequant_fp16: bool  # batched GEMMs on quantized weights first write a 16-bit copy (llama.cpp CUDA/HIP)
     source: str
 
 

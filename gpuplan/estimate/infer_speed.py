@@ -65,6 +65,14 @@ def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None) -> tupl
     return gpu.half_flops_per_s, "bf16" if gpu.supports_bf16 else "fp16"
 
 
+def attention_peak(gpu: Gpu, s: InferSetup, eng: Engine | None = None) -> tuple[float, str]:
+    """Tensor peak of the prefill attention (QK^T and AV): its inputs are the KV cache's dtype, not the weights',
+    so FP8 weights with a 16-bit cache (vLLM's and SGLang's ``--kv-cache-dtype auto``) run attention at the
+    16-bit rate; only an FP8 cache feeds FP8 attention kernels (FlashAttention-3, Shah et al. 2024, sec. 3.3:
+    FP8 attention on Hopper at about twice its BF16 rate; TensorRT-LLM's FP8 context FMHA)."""
+    return compute_peak(gpu, weight_format("fp8" if s.kv_dtype == "fp8" else "bf16"), eng)
+
+
 def _eff(cal: Calibration, eng: Engine, name: str) -> float:
     return cal.get(f"{name}_{eng.engine}")
 
@@ -99,6 +107,7 @@ def lora_step_bytes(m: ModelSpec, s: InferSetup, batch: float) -> float:
 def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
     """Seconds to prefill ``tokens`` prompt tokens (sequences of ``s.prompt_len``).
 
+    The matmuls run at the weight format's rate, the attention at its KV cache dtype's (:func:`attention_peak`).
     The engine runs them in forward passes of at most its ``max_batched_tokens`` (chunked prefill; llama.cpp's
     physical batch). Each pass is a roofline like a decode step: its FLOPs at the compute rate, but never faster
     than streaming the weights its tokens reach once (for MoE the experts they route to,
@@ -109,13 +118,28 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     peak, _ = compute_peak(gpu, fmt, eng)
     passes = max(1, math.ceil(tokens / eng.max_batched_tokens)) if eng.max_batched_tokens else 1
     per_pass = tokens / passes
-    flops = per_pass * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s) +
-                        attention_flops_per_token(m, (s.prompt_len + 1) / 2))
-    compute = flops / (s.tp * peak * _eff(cal, eng, "eta_compute"))
+    gemm = per_pass * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s)) / peak
+    attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2) / attention_peak(gpu, s, eng)[0]
+    compute = (gemm + attention) / (s.tp * _eff(cal, eng, "eta_compute"))
     stream = decode_weight_bytes(m, fmt, s, per_pass) / (_bandwidth(gpu) * _eff(cal, eng, "eta_memory"))
     overhead = m.n_layers * _eff(cal, eng, "layer_overhead_s")
     comm = _allreduce_seconds(m, gpu, s, tokens, cal)
-    return passes * (max(compute, stream) + overhead) + comm
+    return passes * (max(compute, stream) + dequant_seconds(m, gpu, s, per_pass) + overhead) + comm
+
+
+def dequant_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float) -> float:
+    """Seconds a prefill pass spends converting quantized weights to the 16-bit copy its GEMMs read, in engines
+    that do so (``prefill_dequant_fp16``: llama.cpp's CUDA/HIP ``ggml_cuda_op_mul_mat_cublas``): a memory-bound
+    kernel that reads the quantized weights the pass reaches and writes them at 2 bytes per weight, before the
+    GEMM starts, taken at the datasheet bandwidth (an elementwise stream; no fitted efficiency, so the decode rows
+    that fit η_memory stay apart from it). None for 16-bit weights, nor on Apple parts (Metal dequantizes tiles
+    on chip)."""
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    if not eng.prefill_dequant_fp16 or fmt.bits_per_weight >= 16 or gpu.vendor == "Apple":
+        return 0.0
+    quantized = decode_weight_bytes(m, fmt, s, tokens)
+    return quantized * (1 + BYTES_16 / fmt.bytes_per_weight) / _bandwidth(gpu)
 
 
 def expert_fraction_touched(m: ModelSpec, batch: float) -> float:

@@ -1,0 +1,66 @@
+"""Inference speed: what the kernels an engine runs change — the attention's dtype, llama.cpp's 16-bit copy of
+quantized weights before a prefill GEMM — and which calibration rows
+describe a configuration gpuplan does not model (speculative decoding)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gpuplan.catalog import Catalog
+from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.infer_speed import dequant_seconds, prefill_seconds
+from gpuplan.types import InferSetup
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+from calib import all_cases
+
+# ---------------------------------------------------------------- attention dtype
+
+
+def test_an_fp8_cache_speeds_up_a_long_prompt_only_where_the_part_has_fp8(catalog: Catalog) -> None:
+    # FP8 weights with a 16-bit cache (vLLM's --kv-cache-dtype auto) run QK^T and AV at the 16-bit rate; an FP8
+    # cache feeds FP8 attention (FlashAttention-3) on H100, which A100 lacks (no FP8 tensor cores)
+    m = catalog.model("Llama-3.1-8B")
+    long_prompt = dict(engine="vllm", weight_format="fp8", prompt_len=32_000, output_len=1)
+    for gpu, faster in (("H100", True), ("A100-80GB", False)):
+        g = catalog.gpu(gpu)
+        bf16_cache = prefill_seconds(m, g, InferSetup(kv_dtype="bf16", **long_prompt), 32_000, fitted())
+        fp8_cache = prefill_seconds(m, g, InferSetup(kv_dtype="fp8", **long_prompt), 32_000, fitted())
+        assert (fp8_cache < bf16_cache) is faster, gpu
+
+
+# ---------------------------------------------------------------- llama.cpp's dequantized copy
+
+
+def test_llamacpp_prefills_quantized_weights_slower_than_fp16_on_cuda_but_not_on_metal(catalog: Catalog) -> None:
+    # measured on an RTX 4090 (llama-bench pp512, Llama-2-7B): FP16 46 ms, Q4_0 64 ms — the Q4_0 GEMMs first
+    # write an FP16 copy of every weight (ggml_cuda_op_mul_mat_cublas); Metal dequantizes tiles on chip
+    m = catalog.model("Llama-2-7B")
+    for gpu, slower in (("RTX4090", True), ("M2-Ultra", False)):
+        g = catalog.gpu(gpu)
+        fp16, q4 = (prefill_seconds(m, g, InferSetup(engine="llamacpp", weight_format=f, prompt_len=512), 512,
+                                    fitted()) for f in ("fp16", "gguf-q4_0"))
+        assert (q4 > fp16) is slower, gpu
+
+
+def test_only_an_engine_that_copies_quantized_weights_pays_for_it(catalog: Catalog) -> None:
+    m, g = catalog.model("Llama-2-7B"), catalog.gpu("RTX4090")
+    q4 = dequant_seconds(m, g, InferSetup(engine="llamacpp", weight_format="gguf-q4_0"), 512)
+    # 6.5 G linear weights: 3.7 GB of Q4_0 read and 13 GB of FP16 written at 1008 GB/s, about 17 ms
+    assert 0.014 < q4 < 0.020
+    assert dequant_seconds(m, g, InferSetup(engine="llamacpp", weight_format="fp16"), 512) == 0
+    assert dequant_seconds(m, g, InferSetup(engine="vllm", weight_format="awq-int4"), 512) == 0
+
+
+# ---------------------------------------------------------------- rows gpuplan does not model
+
+
+def test_speculative_decoding_rows_are_not_mapped() -> None:
+    # GPUStack's SGLang EAGLE3 run reports a TPOT of 3.8 ms (srv-4589) where the same server without drafts
+    # measures 5.7 ms (srv-4553): several accepted draft tokens per step, a number the rows do not state
+    cases, unmapped = all_cases()
+    why = {u.id: u.why for u in unmapped}
+    assert "speculative decoding" in why["srv-4589"]
+    assert "srv-4553" in {c.id for c in cases}
