@@ -24,6 +24,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options
+from gpuplan.export.trl import load_dtype
 from gpuplan.types import TrainSetup
 
 _CHOICE_KEYS = ("tuner_type", "torch_dtype", "optim", "save_strategy", "quant_method", "quant_bits",
@@ -38,7 +39,7 @@ def swift_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, sa
     assert isinstance(s, TrainSetup)
     _check_layout(s)
     cfg: dict[str, Any] = {"model": model_ref, "use_hf": True, "tuner_type": "full" if s.method == "full" else "lora",
-                           "torch_dtype": _dtype(s)}
+                           "torch_dtype": load_dtype(s)}
     if s.method in ("lora", "qlora"):
         cfg |= {"lora_rank": s.lora_rank, "lora_alpha": 2 * s.lora_rank, "lora_dropout": s.lora_dropout,
                 "target_modules": lora_targets.split(",") if lora_targets else ["all-linear"]}
@@ -80,21 +81,13 @@ def _check_layout(s: TrainSetup) -> None:
                          "plan on one GPU (--max-gpus 1), or with --framework llama-factory or trl.")
 
 
-def _dtype(s: TrainSetup) -> str:
-    """The dtype the weights load in: 16-bit for a frozen base (LoRA) or pure 16-bit training, else fp32 (the
-    master copy of mixed precision)."""
-    if s.method in ("lora", "qlora") or s.precision == "bf16":
-        return "float16" if s.precision == "fp16-mixed" else "bfloat16"
-    return "float32"
-
-
 def _base_quant(s: TrainSetup) -> dict[str, Any]:
     fmt = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
     if fmt is None:
         return {}
     if fmt in ("bnb-nf4", "bnb-nf4-dq"):
         return {"quant_method": "bnb", "quant_bits": 4, "bnb_4bit_quant_type": "nf4",
-                "bnb_4bit_use_double_quant": fmt.endswith("-dq"), "bnb_4bit_compute_dtype": _dtype(s)}
+                "bnb_4bit_use_double_quant": fmt.endswith("-dq"), "bnb_4bit_compute_dtype": load_dtype(s)}
     if fmt in ("bnb-int8", "int8-wo"):
         return {"quant_method": "bnb", "quant_bits": 8}
     raise InputError("--export", f"ms-swift loads a frozen base in bitsandbytes NF4 or int8 for this export, not "

@@ -29,7 +29,7 @@ def trl_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, save
     s = e.setup
     assert isinstance(s, TrainSetup)
     _check_layout(s)
-    cfg: dict[str, Any] = {"model_name_or_path": model_ref, "dtype": _dtype(s)}
+    cfg: dict[str, Any] = {"model_name_or_path": model_ref, "dtype": load_dtype(s)}
     if s.method in ("lora", "qlora"):
         cfg |= {"use_peft": True, "lora_r": s.lora_rank, "lora_alpha": 2 * s.lora_rank,
                 "lora_dropout": s.lora_dropout,
@@ -61,7 +61,7 @@ def _check_layout(s: TrainSetup) -> None:
                          "--recompute full or none).")
 
 
-def _dtype(s: TrainSetup) -> str:
+def load_dtype(s: TrainSetup) -> str:
     """The dtype the weights load in: 16-bit for a frozen base (LoRA) or pure 16-bit training, else fp32 (the
     master copy of mixed precision)."""
     if s.method in ("lora", "qlora") or s.precision == "bf16":
