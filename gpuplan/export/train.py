@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -267,17 +268,25 @@ def _peft_targets(e: JobEstimate, s: TrainSetup) -> str | None:
     return None
 
 
-def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
-    from gpuplan.export.trl import trl_config
-
+def _trainer_config(e: JobEstimate, model_ref: str, name: str, tool: str,
+                    build: Callable[..., dict[str, Any]]) -> tuple[TrainSetup, str, dict[str, Any]]:
+    """What the exports that run on the HF Trainer (TRL, ms-swift, Axolotl) share: the setup, the checkpoint
+    folder, and the tool's config from ``build`` (its ``*_config``) with the planned optimizer, LoRA targets, steps,
+    save interval and learning rate."""
     s = e.setup
     assert isinstance(s, TrainSetup)
-    optim = _hf_optim(s, "TRL")
+    optim = _hf_optim(s, tool)
     targets = _peft_targets(e, s)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
-    cfg = trl_config(e, model_ref, out, steps, _save_every(steps),
-                     LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
+    lr = LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL
+    return s, out, build(e, model_ref, out, steps, _save_every(steps), lr, optim, targets)
+
+
+def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.trl import trl_config
+
+    s, out, cfg = _trainer_config(e, model_ref, name, "TRL", trl_config)
     writes = _config_files("sft.yaml", cfg, s)
     extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "load_in_4bit" in cfg
                                                            or "load_in_8bit" in cfg else [])
@@ -313,14 +322,7 @@ def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
 def swift(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     from gpuplan.export.swift import swift_config
 
-    s = e.setup
-    assert isinstance(s, TrainSetup)
-    optim = _hf_optim(s, "ms-swift")
-    targets = _peft_targets(e, s)
-    steps = _steps(e, s)
-    out = f"{CKPT_DIR}/{name}"
-    cfg = swift_config(e, model_ref, out, steps, _save_every(steps),
-                       LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
+    s, out, cfg = _trainer_config(e, model_ref, name, "ms-swift", swift_config)
     writes = _config_files("swift.yaml", cfg, s)
     extras = (["deepspeed"] if s.parallel.zero else []) + (["bitsandbytes"] if "quant_method" in cfg else [])
     setup = " ".join(["pip install", f"'ms-swift=={version('swift')}'", *extras])
@@ -339,14 +341,7 @@ def swift(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
 def axolotl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     from gpuplan.export.axolotl import axolotl_config
 
-    s = e.setup
-    assert isinstance(s, TrainSetup)
-    optim = _hf_optim(s, "Axolotl")
-    targets = _peft_targets(e, s)
-    steps = _steps(e, s)
-    out = f"{CKPT_DIR}/{name}"
-    cfg = axolotl_config(e, model_ref, out, steps, _save_every(steps),
-                         LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, optim, targets)
+    s, _, cfg = _trainer_config(e, model_ref, name, "Axolotl", axolotl_config)
     writes = _config_files("axolotl.yaml", cfg, s)
     extras = ",".join((["deepspeed"] if s.parallel.zero else []) + (["flash-attn"] if s.flash_attention else []))
     pinned = f"axolotl=={version('axolotl')}"
