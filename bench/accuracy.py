@@ -215,16 +215,17 @@ def refused_runs(results: list[Result], cal: Calibration) -> tuple[list[tuple[Re
     raise it, above the card's memory. Every such run finished on that card, so each is a wrong "does not fit"
     (the pessimistic error, as an under-prediction is the optimistic one). Returns (row, needed, card) per run,
     and how many runs were checked."""
+    from gpuplan.estimate.job import memory_margin
     from gpuplan.estimate.memory import training_memory
 
-    high = cal.band("training_memory").held_high or 1.0
     out, n = [], 0
     for r in results:
         meta = r.case.meta
         if r.case.cls not in ("finetune_memory", "pretrain_memory") or r.case.bound or "gpu" not in meta:
             continue
         n += 1
-        needed = training_memory(meta["model"], meta["setup"], cal).total * max(1.0, high)
+        est = training_memory(meta["model"], meta["setup"], cal)
+        needed = est.total * (1 + memory_margin(est.band))
         if needed > meta["gpu"].memory_bytes:
             out.append((r, needed, meta["gpu"].memory_bytes))
     return out, n

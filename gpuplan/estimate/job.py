@@ -19,12 +19,19 @@ from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.infer_speed import Speed, max_batch, speed, speed_assumptions
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
-from gpuplan.estimate.result import Assumption, Estimate
+from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Parallelism, TrainSetup
 from gpuplan.units import GiB, fmt_bytes
 
 DEFAULT_HEADROOM = 0.05  # the margin where the memory estimate's class has no held-out band
+
+
+def memory_margin(band: Band, headroom: float | None = None) -> float:
+    """The share a memory estimate with ``band`` is raised by before it must fit (see ``JobEstimate.margin``)."""
+    high = band.held_high
+    base = max(0.0, high - 1.0) if high is not None else DEFAULT_HEADROOM
+    return max(base, headroom or 0.0)
 
 
 @dataclass(frozen=True)
@@ -51,9 +58,7 @@ class JobEstimate:
         """Share the memory estimate is raised by before it must fit: the upper end of its held-out band (p90 of
         true ÷ estimated with each source predicted by a fit that never saw it) less 1 — so a "fits" holds for
         nine in ten setups unlike any calibrated — and at least ``headroom`` when one is asked for."""
-        high = self.memory.band.held_high
-        base = max(0.0, high - 1.0) if high is not None else DEFAULT_HEADROOM
-        return max(base, self.headroom or 0.0)
+        return memory_margin(self.memory.band, self.headroom)
 
     @property
     def needed_bytes(self) -> float:
