@@ -1102,9 +1102,14 @@ TEMPLATES: dict[str, str] = {
     # the planner's assumptions (gpuplan.plan.planner._assumptions, _limit_text), shown by the page and the API
     "memory margin": "显存余量",
     "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band, at "
-    "least {c.headroom}": "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端，至少 {c.headroom}",
-    "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band":
-        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端",
+    "least {c.headroom}; for training, the estimate without the allocator's cache, which PyTorch gives back when "
+    "memory runs short":
+        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端，至少 {c.headroom}；"
+        "训练任务用不含分配器缓存的估算值（显存不足时 PyTorch 会释放缓存）",
+    "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band"
+    "; for training, the estimate without the allocator's cache, which PyTorch gives back when memory runs short":
+        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端；"
+        "训练任务用不含分配器缓存的估算值（显存不足时 PyTorch 会释放缓存）",
     "spot overhead": "竞价额外时间",
     "+{c.spot_overhead} run time; serving plans use no spot unless --spot":
         "运行时间 +{c.spot_overhead}；在线服务方案不用竞价实例，除非给出 --spot",

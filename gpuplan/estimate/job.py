@@ -22,7 +22,7 @@ from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Parallelism, TrainSetup
-from gpuplan.units import GiB, fmt_bytes
+from gpuplan.units import GiB
 
 DEFAULT_HEADROOM = 0.05  # the margin where the memory estimate's class has no held-out band
 
@@ -32,6 +32,19 @@ def memory_margin(band: Band, headroom: float | None = None) -> float:
     high = band.held_high
     base = max(0.0, high - 1.0) if high is not None else DEFAULT_HEADROOM
     return max(base, headroom or 0.0)
+
+
+def needed_memory(mem: Estimate, headroom: float | None = None) -> tuple[float, float]:
+    """(bytes that must fit the GPU, the margin they include): the estimate raised by its held-out band — or,
+    where the estimate has a floor (training: the allocator's cache is given back under pressure), the floor
+    raised by its own band, at least ``DEFAULT_HEADROOM`` for the cache it cannot give back, whichever is less."""
+    margin = memory_margin(mem.band, headroom)
+    whole = mem.total * (1 + margin)
+    if mem.floor is None:
+        return whole, margin
+    floor_margin = max(memory_margin(mem.floor.band, headroom), DEFAULT_HEADROOM)
+    at_floor = mem.floor.value * (1 + floor_margin)
+    return (at_floor, floor_margin) if at_floor < whole else (whole, margin)
 
 
 @dataclass(frozen=True)
@@ -58,11 +71,11 @@ class JobEstimate:
         """Share the memory estimate is raised by before it must fit: the upper end of its held-out band (p90 of
         true ÷ estimated with each source predicted by a fit that never saw it) less 1 — so a "fits" holds for
         nine in ten setups unlike any calibrated — and at least ``headroom`` when one is asked for."""
-        return memory_margin(self.memory.band, self.headroom)
+        return needed_memory(self.memory, self.headroom)[1]
 
     @property
     def needed_bytes(self) -> float:
-        return self.memory.total * (1 + self.margin)
+        return needed_memory(self.memory, self.headroom)[0]
 
     @property
     def kv_shortfall_bytes(self) -> float:
@@ -382,11 +395,6 @@ def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overri
     kv = overrides.pop("kv_dtype", "fp8" if weight_format == "fp8" and engine == "trtllm" else "bf16")
     return InferSetup(engine=eng.engine, weight_format=weight_format, kv_dtype=kv, batch=job.batch,
                       prompt_len=job.prompt_len, output_len=job.output_len, tp=tp, **overrides)
-
-
-def memory_line(e: JobEstimate) -> str:
-    return (f"needs {fmt_bytes(e.needed_bytes)} per GPU (incl. a {e.margin:.0%} margin: the held-out error band) of "
-            f"{fmt_bytes(e.capacity_bytes)}")
 
 
 __all__ = ["GiB", "JobEstimate", "estimate_inference", "estimate_training", "inference_setup", "training_setup"]
