@@ -204,6 +204,8 @@ def test_a_fleet_with_a_replica_over_two_nodes_exports_it_as_a_leader_worker_set
                                                                "values": ["z2"]}
     hpas = [d["spec"]["scaleTargetRef"]["kind"] for d in docs if d["kind"] == "HorizontalPodAutoscaler"]
     assert hpas == ["Deployment", "LeaderWorkerSet"]
+    services = {d["metadata"]["name"] for d in docs if d["kind"] == "Service"}
+    assert kinds["LeaderWorkerSet"]["metadata"]["name"] not in services  # the set's own headless Service's name
 
 
 # ---------------------------------------------------------------- the command line

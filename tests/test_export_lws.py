@@ -17,6 +17,7 @@ import copy
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -147,6 +148,18 @@ def test_the_core_objects_and_both_pod_templates_are_valid_kubernetes(name: str)
         pod_template = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": f"t{i}"},
                         "template": template}
         kubernetes_validate.validate(pod_template, "1.33", strict=True)
+        for term in _affinity_terms(template["spec"]):
+            # PodAffinityTerm.matchLabelKeys (core/v1, 1.33): "The same key is forbidden to exist in both
+            # matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn't set."
+            selector = term["labelSelector"]
+            used = set(selector.get("matchLabels", {})) | {e["key"] for e in selector.get("matchExpressions", [])}
+            assert not used & set(term.get("matchLabelKeys", ())), term
+
+
+def _affinity_terms(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    affinity = pod.get("affinity", {})
+    return [t for kind in ("podAffinity", "podAntiAffinity")
+            for t in affinity.get(kind, {}).get("requiredDuringSchedulingIgnoredDuringExecution", [])]
 
 
 # ---------------------------------------------------------------- what the objects do
@@ -175,13 +188,24 @@ def test_one_replica_is_two_pods_of_eight_gpus_and_only_the_leader_serves() -> N
     assert term["topologyKey"] == "topology.kubernetes.io/zone"
 
 
+@pytest.mark.parametrize("name", list(GROUPS))
+def test_no_service_takes_the_name_of_the_sets_own_headless_service(name: str) -> None:
+    # the LWS controller creates a headless Service named after the set for its pods' DNS, and skips it when a
+    # Service of that name exists (lws v0.10.0 leaderworkerset_controller.go: CreateHeadlessServiceIfNotExists);
+    # its webhook wants the set's name a DNS-1035 label (leaderworkerset_webhook.go generalValidate)
+    objects = _objects(GROUPS[name])
+    set_name = objects["LeaderWorkerSet"]["metadata"]["name"]
+    assert objects["Service"]["metadata"]["name"] != set_name
+    assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", set_name) and len(set_name) <= 63
+
+
 def test_pdb_and_hpa_act_on_the_whole_set() -> None:
     objects = _objects(TP_PP)
     pdb, hpa = objects["PodDisruptionBudget"], objects["HorizontalPodAutoscaler"]
-    assert pdb["spec"] == {"maxUnavailable": 1,
-                           "selector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "gpuplan-llama-3-1-405b"}}}
+    assert pdb["spec"] == {"maxUnavailable": 1, "selector": {
+        "matchLabels": {"leaderworkerset.sigs.k8s.io/name": "gpuplan-llama-3-1-405b-lws"}}}
     assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                                             "name": "gpuplan-llama-3-1-405b"}
+                                             "name": "gpuplan-llama-3-1-405b-lws"}
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 4)
     assert hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"] == "6"  # a tenth of the 64-sequence batch
 

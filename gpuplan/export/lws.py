@@ -30,6 +30,15 @@ API = "leaderworkerset.x-k8s.io/v1"
 NAME_KEY = "leaderworkerset.sigs.k8s.io/name"  # on every pod of a LeaderWorkerSet
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"  # one value per replica (group of pods)
 AT = Nodes(head="$LWS_LEADER_ADDRESS", rank="$LWS_WORKER_INDEX", count="$LWS_GROUP_SIZE")
+SUFFIX = "-lws"
+
+
+def set_name(g: ServeGroup) -> str:
+    """The LeaderWorkerSet's name: the group's with a suffix, because the LWS controller creates a headless Service
+    of the set's own name for its pods' DNS (``LWS_LEADER_ADDRESS``), and skips it when a Service of that name
+    exists (lws v0.10.0 pkg/controllers/leaderworkerset_controller.go, CreateHeadlessServiceIfNotExists), which
+    the group's own Service would be."""
+    return g.name + SUFFIX
 
 
 def manifests(g: ServeGroup, max_replicas: int | None = None) -> list[dict[str, Any]]:
@@ -60,8 +69,8 @@ def leader_worker_set(g: ServeGroup, labels: dict[str, str], selector: dict[str,
     leader = _pod(g, _container(g, "leader", first, serves=True), _spread(g, selector or labels))
     if leader_affinity:
         leader["affinity"] = leader_affinity | leader["affinity"]
-    worker = _pod(g, _container(g, "worker", other, serves=False), _same_zone())
-    return {"apiVersion": API, "kind": "LeaderWorkerSet", "metadata": {"name": g.name, "labels": labels},
+    worker = _pod(g, _container(g, "worker", other, serves=False), _same_zone(g))
+    return {"apiVersion": API, "kind": "LeaderWorkerSet", "metadata": {"name": set_name(g), "labels": labels},
             "spec": {"replicas": g.replicas, "startupPolicy": "LeaderCreated", "leaderWorkerTemplate": {
                 "size": g.nodes, "restartPolicy": "RecreateGroupOnPodRestart",
                 "leaderTemplate": {"metadata": {"labels": labels}, "spec": leader},
@@ -94,21 +103,22 @@ def _spread(g: ServeGroup, selector: dict[str, str]) -> dict[str, Any]:
         "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway"}]}
 
 
-def _same_zone() -> dict[str, Any]:
-    """A worker joins its own group's zone: pods with the same group key, in one ``topology.kubernetes.io/zone``."""
-    term = {"labelSelector": {"matchExpressions": [{"key": GROUP_KEY, "operator": "Exists"}]},
-            "matchLabelKeys": [GROUP_KEY], "topologyKey": k8s.ZONE_KEY}
+def _same_zone(g: ServeGroup) -> dict[str, Any]:
+    """A worker joins its own group's zone: the set's pods with the worker's group key (``matchLabelKeys`` adds
+    ``group-key in (its value)`` to the selector; the API forbids a key in both), in one zone."""
+    term = {"labelSelector": {"matchLabels": {NAME_KEY: set_name(g)}}, "matchLabelKeys": [GROUP_KEY],
+            "topologyKey": k8s.ZONE_KEY}
     return {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
 
 
 def pdb(g: ServeGroup) -> dict[str, Any]:
     """One pod of the set at a time: evicting one restarts its group, and the next waits until it is back."""
     return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": g.name},
-            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {NAME_KEY: g.name}}}}
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {NAME_KEY: set_name(g)}}}}
 
 
 def hpa(g: ServeGroup, max_replicas: int) -> dict[str, Any]:
     """The group's HPA on its leaders' queue length, scaling the LeaderWorkerSet by whole replicas."""
     out = k8s.hpa(g, max_replicas)
-    out["spec"]["scaleTargetRef"] = {"apiVersion": API, "kind": "LeaderWorkerSet", "name": g.name}
+    out["spec"]["scaleTargetRef"] = {"apiVersion": API, "kind": "LeaderWorkerSet", "name": set_name(g)}
     return out
