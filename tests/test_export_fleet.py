@@ -193,7 +193,8 @@ def test_a_fleet_with_a_replica_over_two_nodes_exports_it_as_a_leader_worker_set
     multi = ReplicaConfig("H100", 8, 2, "bf16", "vllm", (1.0,), (0.2,), 32)
     h100 = _group(H100, _offer("AWS", "H100", "p5.4xlarge", "on-demand"), "us-east-1/zone-1", 2)
     two = _group(multi, _offer("AWS", "H100", "p5.48xlarge", "on-demand"), "us-east-1/zone-2", 1)
-    docs = _export("k8s", _plan((h100, two), ((H100.describe(), 0, 8.0), (multi.describe(), 0, 1.0))))["document"]
+    plan = _plan((h100, two), ((H100.describe(), 0, 8.0), (multi.describe(), 0, 1.0)))
+    docs = _export("k8s", plan)["document"]
     kinds = {d["kind"]: d for d in docs}
     assert [d["kind"] for d in docs].count("Service") == 1  # one Service for both groups
     leader = kinds["LeaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
@@ -206,6 +207,9 @@ def test_a_fleet_with_a_replica_over_two_nodes_exports_it_as_a_leader_worker_set
     assert hpas == ["Deployment", "LeaderWorkerSet"]
     services = {d["metadata"]["name"] for d in docs if d["kind"] == "Service"}
     assert kinds["LeaderWorkerSet"]["metadata"]["name"] not in services  # the set's own headless Service's name
+    # the plain vLLM command of the two-node group says how its nodes form the Ray cluster it runs on
+    head = _export("vllm", plan)["files"][1]["text"].replace("\n#  ", "")
+    assert "ray start --head --port=6379" in head and "ray start --address=HEAD_NODE_IP:6379 --block" in head
 
 
 # ---------------------------------------------------------------- the command line
