@@ -59,11 +59,13 @@ NOTE_TEXT: dict[str, tuple[Sentence, Sentence]] = {
     "sessions": (
         lambda hours, times: f"runs longer than one {hours:g} h session: checkpoint and resume {times} times",
         lambda hours, times: f"超过单次 {hours:g} 小时会话：需保存检查点并续跑 {times} 次"),
-    "unsupported": (lambda kind, software, gpus: _unsupported_en(kind, software, gpus),
-                    lambda kind, software, gpus: _unsupported_zh(kind, software, gpus)),
+    "unsupported": (lambda kind, software, gpus, vendors: _unsupported_en(kind, software, gpus, vendors),
+                    lambda kind, software, gpus, vendors: _unsupported_zh(kind, software, gpus, vendors)),
 }
 
-SHOWN_GPUS = 6  # GPU names a note lists before "…"
+# the catalog's vendors by the accelerator family it sells (each vendor has one family in gpus.csv)
+FAMILY_EN = {"Google": "Google TPU", "Intel": "Intel Gaudi", "Huawei": "Huawei Ascend"}
+FAMILY_ZH = {"Google": "Google TPU", "Intel": "Intel Gaudi", "Huawei": "华为昇腾"}
 
 
 def _software_name(kind: str, software: str, zh: bool = False) -> str:
@@ -72,21 +74,18 @@ def _software_name(kind: str, software: str, zh: bool = False) -> str:
     return get_framework(software).name if software else ""
 
 
-def _gpu_list(gpus: tuple[str, ...]) -> str:
-    return ", ".join(gpus[:SHOWN_GPUS]) + (", …" if len(gpus) > SHOWN_GPUS else "")
-
-
-def _unsupported_en(kind: str, software: str, gpus: tuple[str, ...]) -> str:
+def _unsupported_en(kind: str, software: str, gpus: tuple[str, ...], vendors: tuple[tuple[str, int], ...]) -> str:
     who = _software_name(kind, software) or "no listed training framework"
     verb = "runs" if not software else "does not run"
-    return (f"{who} {verb} on {len(gpus)} GPU type(s) of the catalog ({_gpu_list(gpus)}): left out "
-            "(gpuplan/data/runs_on.csv)")
+    parts = ", ".join(f"{n} {FAMILY_EN.get(v, v)}" for v, n in vendors)
+    return f"{who} {verb} on {len(gpus)} GPU type(s) of the catalog ({parts}): left out (gpuplan/data/runs_on.csv)"
 
 
-def _unsupported_zh(kind: str, software: str, gpus: tuple[str, ...]) -> str:
+def _unsupported_zh(kind: str, software: str, gpus: tuple[str, ...], vendors: tuple[tuple[str, int], ...]) -> str:
     who = _software_name(kind, software, zh=True) or "没有已列出的训练框架"
     verb = "支持" if not software else " 不支持"
-    return f"{who}{verb}目录中的 {len(gpus)} 种加速卡（{_gpu_list(gpus)}），已排除（gpuplan/data/runs_on.csv）"
+    parts = "、".join(f"{FAMILY_ZH.get(v, v)} {n} 种" for v, n in vendors)
+    return f"{who}{verb}目录中的 {len(gpus)} 种加速卡（{parts}），已排除（gpuplan/data/runs_on.csv）"
 
 
 def _in(language: str, sentence: Callable[[Any, dt.date], str], *values: Any) -> str:

@@ -54,20 +54,25 @@ def candidate_gpus(catalog: Catalog, c: Constraints) -> list[Gpu]:
 
 def runnable_gpus(gpus: Sequence[Gpu], job: Job) -> tuple[list[Gpu], tuple[Note, ...]]:
     """The GPUs a training job's framework (and, for QLoRA, bitsandbytes) runs on (``data/runs_on.csv``), and one
-    ``unsupported`` note per piece of software that left some out: (kind, software, GPU names). Inference and
-    serving jobs keep every GPU (each engine's own check applies)."""
+    ``unsupported`` note per piece of software that left some out: (kind, software, GPU names, (vendor, count)
+    pairs). Inference and serving jobs keep every GPU (each engine's own check applies)."""
     if not job.is_training:
         return list(gpus), ()
     framework = get_framework(job.framework).framework if job.framework else None
     kept: list[Gpu] = []
-    left: dict[Blocker, list[str]] = {}
+    left: dict[Blocker, list[Gpu]] = {}
     for g in gpus:
         blocker = training_blocker(g.vendor, g.architecture, framework, job.method)
         if blocker is None:
             kept.append(g)
         else:
-            left.setdefault(blocker, []).append(g.name)
-    return kept, tuple(Note("unsupported", (b.kind, b.software, tuple(names))) for b, names in left.items())
+            left.setdefault(blocker, []).append(g)
+    return kept, tuple(_unsupported(b, out) for b, out in left.items())
+
+
+def _unsupported(b: Blocker, gpus: list[Gpu]) -> Note:
+    vendors = Counter(g.vendor for g in gpus)
+    return Note("unsupported", (b.kind, b.software, tuple(g.name for g in gpus), tuple(vendors.most_common())))
 
 
 def _counts(c: Constraints, job: Job) -> list[int]:
