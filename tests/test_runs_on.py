@@ -17,8 +17,9 @@ from gpuplan.estimate import hardware
 from gpuplan.estimate.engines import engines
 from gpuplan.estimate.frameworks import frameworks
 from gpuplan.estimate.job import check_training, training_setup
-from gpuplan.plan.candidates import Constraints, PlanResult
+from gpuplan.plan.candidates import Constraints, Note, PlanResult
 from gpuplan.plan.planner import plan
+from gpuplan.plan_text import note_text
 from gpuplan.requests import make_job
 from gpuplan.types import Parallelism
 from gpuplan.web.app import create_app
@@ -193,3 +194,13 @@ def test_plan_json_lists_the_gpus_left_out() -> None:
     # JSON is English whatever the language: --lang zh changes only explanation (explanation_zh is always there)
     assert data["notes"][0].startswith("bitsandbytes (QLoRA's 4-bit base) does not run on 4 GPU type(s)")
     assert "bitsandbytes（QLoRA 的 4 位基座） 不支持目录中的 4 种加速卡" in data["explanation_zh"]
+
+
+def test_a_vendor_no_framework_lists_gets_no_training_plan_even_without_a_framework() -> None:
+    # AWS parts (none bundled; a user's catalog may add a Trainium) have no row in runs_on.csv
+    blocker = hardware.training_blocker("AWS", "Trainium2", None, "lora")
+    assert blocker == hardware.Blocker("framework", "")
+    assert hardware.training_blocker("Google", "TPU v6e (Trillium)", None, "lora") is None  # hf, pytorch, trl
+    note = Note("unsupported", ("framework", "", ("Trainium2",), (("AWS", 1),)))
+    assert note_text(note, "en").startswith("no listed training framework runs on 1 GPU type(s) of the catalog (1 AWS)")
+    assert note_text(note, "zh").startswith("没有已列出的训练框架支持目录中的 1 种加速卡（AWS 1 种）")

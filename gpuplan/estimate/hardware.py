@@ -13,11 +13,11 @@ from functools import cache
 from types import MappingProxyType
 
 from gpuplan.catalog.csvload import Column, read_table
+from gpuplan.catalog.schemas import VENDORS
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import CatalogError
 
 KINDS = ("engine", "framework", "library")
-VENDORS = ("NVIDIA", "AMD", "Google", "Intel", "Huawei", "Apple")
 NVIDIA_GENERATIONS = ("Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "Blackwell Ultra")
 # oldest first; the gpus.csv architecture names of AMD Instinct parts
 ARCHITECTURES: Mapping[str, tuple[str, ...]] = MappingProxyType(
