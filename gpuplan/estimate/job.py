@@ -14,8 +14,9 @@ from typing import Any
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.engines import nvidia_generation, runs_on
+from gpuplan.estimate.engines import runs_on
 from gpuplan.estimate.frameworks import framework as get_framework
+from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
 from gpuplan.estimate.infer_speed import Speed, max_batch, speed, speed_assumptions
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
@@ -150,13 +151,10 @@ def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if par.pp > m.n_layers:
         raise InfeasibleError("--pp", f"{par.pp} pipeline stages for {m.n_layers} layers.",
                               f"use --pp {m.n_layers} or less.")
-    if s.method == "qlora":
-        if gpu.vendor != "NVIDIA":
-            raise InfeasibleError("--method", f"QLoRA needs bitsandbytes' CUDA kernels; {gpu.name} is a "
-                                  f"{gpu.vendor} part.", "use --method lora, or an NVIDIA GPU.")
-        if not (gpu.bf16_flops_per_s or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
-            raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
-                                  "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.")
+    check_runs_on(gpu, job.framework, s.method)
+    if s.method == "qlora" and not (gpu.bf16_flops_per_s or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
+        raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
+                              "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.")
     if s.precision.startswith("bf16") and not gpu.supports_bf16 and gpu.vendor == "NVIDIA":
         raise InfeasibleError("--precision", f"{gpu.name} has no BF16 support.", "use --precision fp16-mixed.")
     if s.precision.startswith("fp8") and not gpu.fp8_flops_per_s:
@@ -165,6 +163,28 @@ def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if job.task == "finetune" and s.method == "ptuning" and m.is_mla:
         raise InfeasibleError("--method", "P-tuning v2 prefixes need per-head keys and values; MLA models cache "
                               "a latent instead.", "use --method lora.")
+
+
+def check_runs_on(gpu: Gpu, framework: str | None, method: str) -> None:
+    """Raise when the job's framework (or, for QLoRA, bitsandbytes) does not run on ``gpu``
+    (``data/runs_on.csv``); a job that names no framework may use any listed one."""
+    key = get_framework(framework).framework if framework else None
+    blocker = training_blocker(gpu.vendor, gpu.architecture, key, method)
+    if blocker is None:
+        return
+    part = f"{gpu.name} ({gpu.vendor} {gpu.architecture})"
+    if blocker.kind == "library":
+        bnb = where("library", "bitsandbytes")
+        raise InfeasibleError("--method", f"QLoRA loads its base through bitsandbytes, which does not run on {part}.",
+                              f"use --method lora, or a --gpu bitsandbytes runs on: {bnb}.")
+    if not blocker.software:
+        raise InfeasibleError("--gpu", f"no listed training framework runs on {part}.",
+                              "use another --gpu (see 'gpuplan gpus').")
+    fw = get_framework(blocker.software)
+    others = ", ".join(runs_here("framework", gpu.vendor, gpu.architecture)) or "none"
+    raise InfeasibleError("--framework", f"{fw.name} does not run on {part}.",
+                          f"use a --gpu it runs on: {where('framework', fw.framework)}; or a --framework that "
+                          f"runs on {gpu.name}: {others}.")
 
 
 def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
