@@ -1120,6 +1120,20 @@ TEMPLATES: dict[str, str] = {
     "; for training, the estimate without the allocator's cache, which PyTorch gives back when memory runs short":
         "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端；"
         "训练任务用不含分配器缓存的估算值（显存不足时 PyTorch 会释放缓存）",
+    "{fmt_bytes(floor.value)}: the tensors and the CUDA context; the allocator's cache above them is given back when "
+    "memory runs short": "{fmt_bytes(floor.value)}：张量与 CUDA 上下文；其上的分配器缓存在显存不足时会被释放",
+    # the LeaderWorkerSet and multi-node SkyPilot exports (gpuplan.export.lws, gpuplan.export.skypilot)
+    "a replica of {g.gpus_per_replica} GPUs does not fill nodes of {GPUS_PER_NODE}.":
+        "每个副本 {g.gpus_per_replica} 张 GPU，凑不满每节点 {GPUS_PER_NODE} 张的整节点。",
+    "plan with a multiple of {GPUS_PER_NODE} GPUs per replica.": "请按每副本 {GPUS_PER_NODE} 的整数倍张 GPU 规划。",
+    "the plan puts the guard beside a replica that spans nodes; the LeaderWorkerSet export runs the main server only.":
+        "方案把安全护栏模型放在跨节点的副本旁；LeaderWorkerSet 导出只运行主模型服务。",
+    "plan with --guard none and plan the guard model as a service of its own (gpuplan plan serve GUARD-MODEL), or add "
+    "its container to the leader by hand.":
+        "请用 --guard none 规划，并把护栏模型单独规划为一个服务（gpuplan plan serve GUARD-MODEL），或手动把它的容器加到 "
+        "leader 上。",
+    "plan with whole nodes of {GPUS_PER_NODE} GPUs per replica, and the guard as a service of its own (--guard none).":
+        "请按每副本整节点（每节点 {GPUS_PER_NODE} 张 GPU）规划，护栏模型单独作为服务（--guard none）。",
     "spot overhead": "竞价额外时间",
     "+{c.spot_overhead} run time; serving plans use no spot unless --spot":
         "运行时间 +{c.spot_overhead}；在线服务方案不用竞价实例，除非给出 --spot",
