@@ -26,9 +26,12 @@ fi
   .venv/bin/python -m pip install --quiet -e ".[test]" -r tests/requirements-export.txt
 # ... and the training exports' own parsers (tests/test_export_frameworks.py: TRL's and torchtitan's)
 .venv/bin/python -c "import trl, torchtitan, triton" 2>/dev/null || .venv/bin/python -m pip install --quiet -e ".[test]"
-# ... and LitGPT's, ms-swift's and Axolotl's, without their clashing pins (tests/requirements-export-nodeps.txt)
-.venv/bin/python -c "import importlib.metadata as m; [m.version(p) for p in ('litgpt', 'ms-swift', 'axolotl', 'addict')]" \
+# ... and LitGPT's, ms-swift's, Axolotl's and torchtune's, without their pins (tests/requirements-export-nodeps.txt)
+.venv/bin/python -c "import importlib.metadata as m; [m.version(p) for p in ('litgpt', 'ms-swift', 'axolotl', 'addict', 'torchtune')]" \
   2>/dev/null || .venv/bin/python -m pip install --quiet --no-deps -r tests/requirements-export-nodeps.txt
+# ... and torchao 0.13.0 for torchtune's tests only, apart: importable beside torchtitan it breaks torchtitan's import
+[ -d .venv/torchao-for-torchtune/torchao ] || \
+  .venv/bin/python -m pip install --quiet --no-deps --target .venv/torchao-for-torchtune 'torchao==0.13.0'
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
 .venv/bin/ruff check gpuplan bench tests
 .venv/bin/mypy

@@ -1,19 +1,22 @@
 """SkyPilot training tasks for the framework the plan was sized for (issue 14, part 1): ``--framework trl`` writes
 TRL's ``sft`` script with a YAML config, ``torchtitan`` torchtitan's trainer with its flags, ``litgpt`` LitGPT's
-``finetune_full``, ``swift`` ms-swift's ``swift sft``, ``axolotl`` ``axolotl train``. Each export is read by the tool
-itself, installed by the test extra or (LitGPT, ms-swift, Axolotl) tests/requirements-export-nodeps.txt: TRL 1.16.0's
-``TrlParser``, torchtitan 0.3.0's ``ConfigManager``, LitGPT 0.5.13's jsonargparse CLI (then its own argument check),
-ms-swift 4.6.0's YAML reader and ``HfArgumentParser`` over ``SftArguments``, Axolotl 0.19.0's ``validate_config``; the
-option records the export checks against at run time are compared with those parsers, and the recipe and model
-tables with torchtitan's recipes and LitGPT's configs. torchtune and unsloth, which cannot resume a preempted run, are
-refused."""
+``finetune_full``, ``swift`` ms-swift's ``swift sft``, ``axolotl`` ``axolotl train``, ``torchtune`` ``tune run``.
+Each export is read by the tool itself, installed by the test extra or (LitGPT, ms-swift, Axolotl, torchtune)
+tests/requirements-export-nodeps.txt: TRL 1.16.0's ``TrlParser``, torchtitan 0.3.0's ``ConfigManager``, LitGPT
+0.5.13's jsonargparse CLI (then its own argument check), ms-swift 4.6.0's YAML reader and ``HfArgumentParser`` over
+``SftArguments``, Axolotl 0.19.0's ``validate_config``, torchtune 0.6.1's ``tune run`` and config parsers and
+``config.validate`` (tests/isolated_torchtune, in an interpreter of their own); the option records the export checks
+against at run time are compared with those parsers, and the recipe and model tables with torchtitan's recipes,
+LitGPT's configs and torchtune's builders. unsloth, which cannot resume a preempted run, is refused."""
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import shlex
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -617,11 +620,78 @@ def test_the_axolotl_record_is_its_config_schema() -> None:
     assert set(record["options"]) == set(AxolotlInputConfig.model_fields)
 
 
+# ---------------------------------------------------------------- torchtune
+
+def _tune(c: Candidate | None = None, **setup: Any) -> Candidate:
+    """A QLoRA plan as torchtune prices it: pure bf16, chunked loss."""
+    return _with_framework(c or _trl_qlora(), "torchtune", **{"precision": "bf16", "chunked_loss": True, **setup})
+
+
+def test_torchtune_for_a_model_without_a_builder_is_refused_naming_the_model() -> None:
+    c = _tune()
+    c = replace(c, estimate=replace(c.estimate, model=replace(LLAMA_8B, name="Made-Up-8B")))
+    with pytest.raises(InputError, match="no model builder for Made-Up-8B") as err:
+        render(c, "skypilot", REPO)
+    assert err.value.field == "--model" and "llama3_1, llama3_2" in err.value.fix
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"parallel": Parallelism(tp=2, dp=1)}, "TP2"), ({"method": "freeze"}, "not freeze"),
+    ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion'"),
+    ({"precision": "bf16-mixed"}, "not bf16-mixed"), ({"base_quant": "bnb-nf4"}, "not bnb-nf4"),
+    ({"method": "lora", "base_quant": "int8-wo"}, "not int8-wo"), ({"train_embeddings": True}, "no embeddings"),
+    ({"parallel": Parallelism(dp=2, zero=1)}, "DP2 ZeRO-1"),
+    ({"parallel": Parallelism(dp=2, zero=3, offload_optimizer=True)}, "whole FSDP shards"),
+    ({"lora_targets": "mlp"}, "at least one attention projection"),
+])
+def test_a_plan_torchtune_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_tune(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_torchtune_run_downloads_the_model_and_prunes_old_epochs(tmp_path: Path) -> None:
+    import subprocess
+
+    task = _task(_tune())
+    assert task["setup"].splitlines() == [
+        "pip install 'torch==2.8.0' 'torchao==0.13.0' 'torchtune==0.6.1'",
+        "tune download meta-llama/Llama-3.1-8B --output-dir model --ignore-patterns 'original/consolidated*'"]
+    assert task["resources"]["job_recovery"]["strategy"] == "EAGER_NEXT_REGION" and task["envs"]["DATASET"] == ""
+    prune = next(x for x in task["run"].splitlines() if x.startswith("prune() "))
+    prune = prune.replace("/checkpoints/gpuplan-finetune-llama-3-1-8b", str(tmp_path))
+    for epoch in (0, 1, 2, 10):
+        (tmp_path / f"epoch_{epoch}").mkdir()
+    (tmp_path / "recipe_state").mkdir()
+    subprocess.run(["bash", "-c", f"set -euo pipefail; {prune}; prune"], check=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["epoch_10", "epoch_2", "recipe_state"]
+
+
+TORCHAO = Path(sys.prefix) / "torchao-for-torchtune"
+
+
+def test_the_torchtune_exports_pass_their_tests_in_an_interpreter_with_torchao() -> None:
+    """torchtune 0.6.1 imports torchao 0.13.0's NF4 module, and torchao beside torchtitan breaks torchtitan's import
+    (torchao's triton kernels fail to define with triton 3.9); so torchtune's tests (tests/isolated_torchtune) run in
+    their own interpreter with torchao on its path, where scripts/test.sh installs it."""
+    import subprocess
+
+    assert (TORCHAO / "torchao").is_dir(), f"run scripts/test.sh: it installs torchao 0.13.0 in {TORCHAO}"
+    env = {**os.environ, "GPUPLAN_TORCHTUNE": "1",
+           "PYTHONPATH": os.pathsep.join([str(TORCHAO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    root = Path(__file__).resolve().parent
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "ignore",
+                           str(root / "isolated_torchtune")], env=env, cwd=root.parent, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert re.search(r"\b\d+ passed\b", done.stdout) and "skipped" not in done.stdout, done.stdout[-2000:]
+
+
 # ---------------------------------------------------------------- what the three have in common
 
 
 _NEW = {"litgpt": lambda: _litgpt_full(16), "swift": lambda: _with_framework(_trl_qlora(), "swift"),
-        "axolotl": lambda: _axolotl()}
+        "axolotl": lambda: _axolotl(),
+        "torchtune": lambda: _tune()}
 
 
 @pytest.mark.parametrize("framework", sorted(_NEW))
@@ -636,12 +706,6 @@ def test_each_new_export_is_a_task_skypilot_loads_with_scripts_bash_parses(frame
 
 
 # ---------------------------------------------------------------- every framework the planner sizes
-
-
-def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
-    with pytest.raises(InputError, match="only at the end of an epoch") as err:
-        render(_with_framework(_trl_qlora(), "torchtune"), "skypilot", REPO)
-    assert "--framework llama-factory or hf or trl" in err.value.fix
 
 
 def test_unsloth_is_refused_because_its_cli_cannot_resume() -> None:

@@ -12,7 +12,7 @@ with it). What LitGPT 0.5.13 decides itself, and the export therefore matches or
   the data loader is fast-forwarded to the step), or starts afresh when there is none (``utils.find_resume_path``).
   A checkpoint is written every ``train.save_interval`` optimizer steps and none is ever deleted.
 - LoRA and QLoRA (``finetune_lora``) take no ``resume`` at all in 0.5.13: a preempted run would start over, so those
-  plans are refused as torchtune's are.
+  plans are refused.
 - ``litgpt download REPO --model_name NAME`` converts only architectures LitGPT has a config for (the record's
   ``models``, name -> repository); ``--model_name`` lets a renamed repository (meta-llama/Llama-3.1-8B, which LitGPT
   lists as meta-llama/Meta-Llama-3.1-8B) convert with its config.

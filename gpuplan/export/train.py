@@ -1,5 +1,5 @@
-"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift or Axolotl
-for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
+"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift, Axolotl or
+torchtune for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
 torchtitan``) with the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
 checkpoint there.
 
@@ -69,18 +69,13 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
         return swift(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "axolotl":
         return axolotl(e, model_ref, name)
+    if e.job.task is Task.FINETUNE and fw == "torchtune":
+        return torchtune(e, model_ref, name)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
         return torchtitan(e, model_ref, name)
     written = EXPORTED[e.job.task]
-    if fw == "torchtune":
-        # pytorch/torchtune recipes/lora_finetune_distributed.py (0.6.1), Checkpointing: "Mid-epoch checkpointing
-        # is currently not supported"; optimizer and recipe state are saved at the end of an epoch only
-        raise InputError("--export", "torchtune saves its optimizer and recipe state only at the end of an epoch, so "
-                         "a run stopped mid-epoch (a spot preemption) restarts the epoch: the export's promise of "
-                         "resuming from the bucket would not hold.", f"plan with --framework {' or '.join(written)}, "
-                         "or run torchtune's recipe by hand (tune run …) with the plan's batch and recomputation.")
     if fw == "unsloth":
         # unslothai/unsloth 2026.10.9, unsloth_cli/config.py: `unsloth train`'s config (pydantic, unknown keys
         # refused) has no resume key, and Config.training_kwargs passes no resume_from_checkpoint to the trainer
@@ -95,7 +90,7 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl"),
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl", "torchtune"),
             "pretrain": ("megatron", "torchtitan")}
 
 
@@ -356,6 +351,21 @@ def axolotl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
            "GPUPLAN_EOF\n"
            f"axolotl train axolotl.yaml --launcher torchrun -- {_TORCHRUN}\n")
     return TrainRun("axolotl", setup, run, {"DATASET": "", "DATASET_TYPE": "alpaca"})
+
+
+# ---------------------------------------------------------------- torchtune
+
+
+def torchtune(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.torchtune import setup_and_run, torchtune_config
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = torchtune_config(e, out, steps, LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL)
+    setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out)
+    return TrainRun("torchtune", setup, run, {"DATASET": ""})
 
 
 # ---------------------------------------------------------------- torchtitan
