@@ -1238,11 +1238,26 @@ TEMPLATES: dict[str, str] = {
         "LitGPT {version('litgpt')} 没有 {e.model.name}（{model_ref}）的模型配置，`litgpt download` 无法转换它的权重。",
     "plan a model LitGPT lists (`litgpt download list`), or plan with --framework llama-factory or trl.":
         "请规划 LitGPT 列出的模型（`litgpt download list`），或用 --framework llama-factory 或 trl 规划。",
-    "LitGPT {version('litgpt')} cannot resume a LoRA run (finetune_lora takes no --resume), so a spot preemption would start it over: the export's promise of resuming from the bucket would not hold.":
-        "LitGPT {version('litgpt')} 不能续训 LoRA 运行（finetune_lora 没有 --resume），竞价实例被抢占后要从头开始：导出承诺的"
-        "从存储桶续训做不到。",
-    "plan with --framework llama-factory or hf or trl, or with --method full, which LitGPT resumes.":
-        "请用 --framework llama-factory、hf 或 trl 规划，或用 --method full（LitGPT 能续训全量微调）。",
+    "LitGPT {version('litgpt')} cannot resume a LoRA run (finetune_lora takes no --resume), and this plan rents "
+    "spot capacity: a preemption would start the run over, so the export's promise of resuming from the bucket "
+    "would not hold.":
+        "LitGPT {version('litgpt')} 不能续训 LoRA 运行（finetune_lora 没有 --resume），而这个方案租用竞价实例：被抢占后要"
+        "从头开始，导出承诺的从存储桶续训做不到。",
+    "plan with --no-spot (on-demand capacity is not preempted), or with --framework llama-factory, trl or torchtune, "
+    "which resume.":
+        "请用 --no-spot 规划（按需实例不会被抢占），或用能续训的 --framework llama-factory、trl 或 torchtune 规划。",
+    "LitGPT's finetune_lora trains no embeddings beside the adapters.":
+        "LitGPT 的 finetune_lora 除适配器外不训练词嵌入。",
+    "the LitGPT export keeps a frozen base in bf16 or bitsandbytes NF4 (QLoRA), not {base}.":
+        "LitGPT 导出冻结的基座只用 bf16 或 bitsandbytes NF4（QLoRA），不是 {base}。",
+    "LitGPT quantizes the base on one GPU, in true (not mixed) precision, and trains it with paged AdamW; this plan "
+    "has {s.parallel.describe()}, {s.precision} and {s.optimizer}.":
+        "LitGPT 只在单块 GPU 上、以非混合精度量化基座，并用分页 AdamW 训练；这个方案是 {s.parallel.describe()}、"
+        "{s.precision} 和 {s.optimizer}。",
+    "plan with --max-gpus 1 and --optimizer adamw (LitGPT prices pure bf16), or with --framework llama-factory or "
+    "trl.":
+        "请用 --max-gpus 1 和 --optimizer adamw 规划（LitGPT 按纯 bf16 估算），或用 --framework llama-factory 或 trl 规划。",
+    "plan with --method full, lora or qlora.": "请用 --method full、lora 或 qlora 规划。",
     "LitGPT has no {s.method} fine-tuning.": "LitGPT 没有 {s.method} 微调。",
     "plan with --method full.": "请用 --method full 规划。",
     "the plan splits the model with {p.describe()}; LitGPT's finetune_full trains with FSDP data parallelism only.":

@@ -267,18 +267,18 @@ def _litgpt_parse(c: Candidate | str, tmp_path: Path) -> tuple[Any, Any]:
     arguments, the instantiated ones)."""
     import litgpt.__main__ as litgpt_cli
     from jsonargparse import CLI, capture_parser
-    from litgpt.finetune.full import validate_args
+    from litgpt.finetune import full, lora
 
     run = c if isinstance(c, str) else _task(c)["run"]
     (tmp_path / "litgpt.yaml").write_text(_heredoc(run, "litgpt.yaml"), encoding="utf-8")
     (tmp_path / "data.json").write_text('[{"instruction": "hi", "output": "hello"}]', encoding="utf-8")
-    line = next(x for x in run.splitlines() if "litgpt finetune_full" in x)
+    line = next(x for x in run.splitlines() if " litgpt finetune_" in x)
     argv = shlex.split(line.replace('"$DATASET"', "data.json").split(" litgpt ", 1)[1])
     parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=argv))
     parsed = parser.parse_args(argv)
-    args = parser.instantiate_classes(parsed).finetune_full
-    validate_args(args.train, args.eval)
-    return parsed.finetune_full, args
+    args = parser.instantiate_classes(parsed)[argv[0]]
+    (lora if argv[0] == "finetune_lora" else full).validate_args(args.train, args.eval)
+    return parsed[argv[0]], args
 
 
 def test_litgpt_full_finetune_runs_the_planned_batch_length_precision_and_resumes(tmp_path: Path) -> None:
@@ -365,8 +365,74 @@ def test_each_litgpt_model_the_catalog_names_is_litgpts_config_for_it() -> None:
     assert matched >= 5
 
 
+def _litgpt_lora(n_gpus: int = 1, pricing: str = "on-demand", **setup: Any) -> Candidate:
+    """A LoRA plan as LitGPT prices it (pure bf16; on one GPU no recomputation), on on-demand capacity."""
+    offer = _offer("Lambda", "A100-80GB", n_gpus, pricing, "gpu_8x_a100_80gb_sxm4")
+    planned = replace(QLORA, method="lora", base_quant=None, precision="bf16", lora_dropout=0.05,
+                      parallel=Parallelism(dp=n_gpus, zero=3 if n_gpus > 1 else 0),
+                      recompute="full" if n_gpus > 1 else "none")
+    job = replace(FINETUNE_JOB, method="lora")
+    return _with_framework(_candidate(job, replace(planned, **setup), "A100-80GB", n_gpus, offer), "litgpt")
+
+
+def test_litgpt_lora_runs_the_planned_rank_targets_batch_and_precision(tmp_path: Path) -> None:
+    """The adapters LitGPT builds (its Llama-3.1-8B config, on the meta device) are as many as the plan priced:
+    all-linear at rank 32 is 32 layers × 32 × (fused q,k,v 3 × 4096 + 4096+1024+1024, projection 4096+4096, the MLP's
+    3 × 18,432 = 81,920) = 83,886,080 parameters."""
+    import torch
+    from litgpt.lora import GPT, Config
+
+    from gpuplan.estimate.memory import trainable_params
+
+    c = _litgpt_lora()
+    parsed, args = _litgpt_parse(c, tmp_path)
+    assert (args.lora_r, args.lora_alpha, args.lora_dropout) == (32, 64, 0.05) and args.quantize is None
+    assert args.lora_query and args.lora_key and args.lora_value and args.lora_projection and args.lora_mlp
+    assert not args.lora_head and args.precision == "bf16-true" and (args.devices, args.num_nodes) == (1, 1)
+    # 20,000 samples × 2 epochs ÷ (4 × 4 sequences a step) = 2,500 steps; a checkpoint every 1/20 of them
+    assert args.train.micro_batch_size == 4 and args.train.global_batch_size == 16 and args.train.epochs == 2
+    assert args.train.save_interval == 125 and parsed.optimizer["init_args"]["lr"] == 1e-4
+    assert "litgpt finetune_lora --config litgpt.yaml" in _task(c)["run"] and "resume" not in _heredoc(
+        _task(c)["run"], "litgpt.yaml")
+    names = ("r", "alpha", "dropout", "query", "key", "value", "projection", "mlp", "head")
+    config = Config.from_name("Llama-3.1-8B", **{f"lora_{n}": getattr(args, f"lora_{n}") for n in names})
+    with torch.device("meta"):
+        model = GPT(config)
+    built = sum(p.numel() for n, p in model.named_parameters() if "lora_" in n)
+    assert built == 83_886_080 == trainable_params(c.estimate.model, c.estimate.setup)
+
+
+def test_litgpt_qlora_quantizes_the_base_on_one_gpu_in_true_precision(tmp_path: Path) -> None:
+    c = _litgpt_lora(method="qlora", lora_targets="qv")
+    _, args = _litgpt_parse(c, tmp_path)
+    assert args.quantize == "bnb.nf4-dq" and args.precision == "bf16-true"
+    assert (args.lora_query, args.lora_key, args.lora_value, args.lora_mlp) == (True, False, True, False)
+    assert _task(c)["setup"].startswith("pip install 'litgpt==0.5.13' bitsandbytes\n")
+    plain = _litgpt_lora(method="qlora", base_quant="bnb-nf4")
+    assert _litgpt_parse(plain, tmp_path)[1].quantize == "bnb.nf4"
+
+
+def test_litgpt_lora_on_several_gpus_shards_and_says_a_restart_starts_over(tmp_path: Path) -> None:
+    c = _litgpt_lora(8)
+    _, args = _litgpt_parse(c, tmp_path)
+    assert (args.devices, args.num_nodes) == (8, 1) and args.train.global_batch_size == 4 * 4 * 8
+    assert "a restart after a failure starts it over" in _task(c)["run"]
+
+
 @pytest.mark.parametrize(("change", "words"), [
-    ({"method": "lora"}, "cannot resume a LoRA run"), ({"method": "freeze"}, "no freeze"),
+    ({"pricing": "spot"}, "cannot resume a LoRA run"), ({"method": "qlora", "precision": "bf16-mixed"},
+                                                        "true (not mixed) precision"),
+    ({"method": "qlora", "n_gpus": 8}, "on one GPU"), ({"train_embeddings": True}, "no embeddings"),
+    ({"base_quant": "int8-wo"}, "not int8-wo"),
+])
+def test_a_lora_plan_litgpt_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_litgpt_lora(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"method": "freeze"}, "no freeze"),
     ({"recompute": "none"}, "checkpoints every block"), ({"parallel": Parallelism(dp=8, zero=2)}, "ZeRO-2"),
     ({"parallel": Parallelism(dp=8, zero=3, offload_optimizer=True)}, "does not offload"),
     ({"parallel": Parallelism(tp=2, dp=4, zero=3)}, "TP2"), ({"optimizer": "adamw-8bit"}, "no 'adamw-8bit'"),
@@ -398,6 +464,9 @@ def test_the_litgpt_record_is_litgpts_own_parser() -> None:
     sub = parser._subcommands_action._name_parser_map["finetune_full"]
     assert set(record["options"]) == {a.dest for a in sub._actions} - {"help"}
     assert len(record["models"]) == len(configs)
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_lora", "--help"]))
+    sub = parser._subcommands_action._name_parser_map["finetune_lora"]
+    assert set(record["lora_options"]) == {a.dest for a in sub._actions} - {"help"}
 
 
 def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:

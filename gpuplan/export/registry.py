@@ -37,10 +37,11 @@ def version(tool: str) -> str:
     return str(flags(tool)["version"])
 
 
-def check_options(tool: str, used: dict[str, str | None]) -> None:
+def check_options(tool: str, used: dict[str, str | None], record: str = "options") -> None:
     """Raise if an option (or a value with recorded choices) is not one ``tool`` accepts: an export must never
-    write what the engine would refuse."""
-    options = flags(tool)["options"]
+    write what the engine would refuse. ``record``: which of the record's option sets (LitGPT's ``lora_options``
+    are ``finetune_lora``'s)."""
+    options = flags(tool)[record]
     for name, value in used.items():
         spec = options.get(name)
         if spec is None:

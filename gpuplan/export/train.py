@@ -55,7 +55,8 @@ class TrainRun:
     envs: dict[str, str] = field(default_factory=dict)
 
 
-def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
+def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: bool = True) -> TrainRun:
+    """The run of the framework the plan was sized for; ``spot``: on capacity that may be preempted."""
     s = e.setup
     assert isinstance(s, TrainSetup)
     fw = e.job.framework
@@ -64,7 +65,7 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
     if e.job.task is Task.FINETUNE and fw == "trl":
         return trl(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "litgpt":
-        return litgpt(e, model_ref, n_nodes, name)
+        return litgpt(e, model_ref, n_nodes, name, spot)
     if e.job.task is Task.FINETUNE and fw == "swift":
         return swift(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "axolotl":
@@ -299,14 +300,15 @@ def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
 # ---------------------------------------------------------------- LitGPT
 
 
-def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
+def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: bool) -> TrainRun:
     from gpuplan.export.litgpt import litgpt_config, setup_and_run
 
     s = e.setup
     assert isinstance(s, TrainSetup)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
-    cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), LR_FULL, n_nodes)
+    lr = LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL
+    cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), lr, n_nodes, spot)
     setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out, n_nodes)
     return TrainRun("litgpt", setup, run, {"DATASET": ""})
 
