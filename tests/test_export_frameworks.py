@@ -483,6 +483,21 @@ def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:
     assert args.train.epochs == 1 and (args.devices, args.num_nodes) == (1, 1)
 
 
+def test_a_litgpt_lora_plan_from_the_cli_exports_the_best_on_demand_plan(tmp_path: Path) -> None:
+    """Spot plans cannot be written (LitGPT cannot resume LoRA); the export takes the best on-demand one."""
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--framework", "litgpt", "--max-gpus", "1", "--provider", "aws", "--export", "skypilot",
+                            "--out", str(out)])
+    assert code == 0, err
+    task = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert task["resources"]["use_spot"] is False
+    _, args = _litgpt_parse(task["run"], tmp_path)
+    assert args.lora_r == 16 and args.quantize is None and "litgpt finetune_lora" in task["run"]
+
+
 # ---------------------------------------------------------------- ms-swift
 
 
