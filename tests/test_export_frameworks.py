@@ -755,9 +755,10 @@ TORCHAO = Path(sys.prefix) / "torchao-for-torchtune"
 
 
 def test_the_torchtune_exports_pass_their_tests_in_an_interpreter_with_torchao() -> None:
-    """torchtune 0.6.1 imports torchao 0.13.0's NF4 module, and torchao beside torchtitan breaks torchtitan's import
-    (torchao's triton kernels fail to define with triton 3.9); so torchtune's tests (tests/isolated_torchtune) run in
-    their own interpreter with torchao on its path, where scripts/test.sh installs it."""
+    """torchtune 0.6.1 imports torchao 0.13.0's NF4 module (0.17.0, the test environment's for torchtitan, moved it),
+    and 0.13 breaks torchtitan's import (its triton kernels fail to define with triton 3.9); so torchtune's tests
+    (tests/isolated_torchtune) run in their own interpreter with 0.13.0 first on its path, where scripts/test.sh
+    installs it."""
     import subprocess
 
     assert (TORCHAO / "torchao").is_dir(), f"run scripts/test.sh: it installs torchao 0.13.0 in {TORCHAO}"

@@ -2,7 +2,7 @@
 parser (the YAML merged with the command line's overrides) and ``torchtune.config.validate``, every ``_component_``
 resolved, the LoRA model built on the meta device, and its checkpointer pointed at a bucket a preemption left.
 
-torchtune needs torchao 0.13.0, which is kept off the test environment's path (it breaks torchtitan's import), so
+torchtune needs torchao 0.13.0, while the test environment holds 0.17.0 for torchtitan (0.13's kernels break its import), so
 these tests run only in the interpreter ``test_export_frameworks.py`` starts with torchao on its path
 (``GPUPLAN_TORCHTUNE=1``; tests/conftest.py leaves this folder out otherwise)."""
 
