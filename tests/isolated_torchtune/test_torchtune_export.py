@@ -2,9 +2,9 @@
 parser (the YAML merged with the command line's overrides) and ``torchtune.config.validate``, every ``_component_``
 resolved, the LoRA model built on the meta device, and its checkpointer pointed at a bucket a preemption left.
 
-torchtune needs torchao 0.13.0, while the test environment holds 0.17.0 for torchtitan (0.13's kernels break its import), so
-these tests run only in the interpreter ``test_export_frameworks.py`` starts with torchao on its path
-(``GPUPLAN_TORCHTUNE=1``; tests/conftest.py leaves this folder out otherwise)."""
+torchtune needs torchao 0.13.0, while the test environment holds 0.17.0 for torchtitan (0.13's kernels break its
+import), so these tests run only in the interpreter ``test_export_frameworks.py`` starts with torchao 0.13.0 first on
+its path (``GPUPLAN_TORCHTUNE=1``; tests/conftest.py leaves this folder out otherwise)."""
 
 from __future__ import annotations
 
