@@ -439,9 +439,19 @@ def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     return inputs, logits
 
 
+def _deepspeed_optimizer(s: TrainSetup) -> bool:
+    """Whether DeepSpeed's optimizer wraps the step: always on the DeepSpeed stack, and for the HF Trainer's stack
+    with ZeRO (gpuplan's HF-based exports pass ZeRO as a DeepSpeed config). It keeps an fp32 master copy and fp32
+    states of 16-bit weights whatever dtype the model was loaded in (deepspeed/runtime/zero/stage_1_and_2.py
+    single_partition_of_fp32_groups, stage3.py fp32_partitioned_groups_flat, bf16_optimizer.py fp32 groups)."""
+    return s.framework == "deepspeed" or (s.framework == "hf" and s.parallel.zero >= 1)
+
+
 def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
     """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states)."""
-    if s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
+    if s.precision == "bf16" and _deepspeed_optimizer(s):  # 16-bit weights; fp32 master and states
+        weight, grad, master, state_width = 2.0, 2.0, 4.0, 4.0
+    elif s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
         weight, grad, master, state_width = 2.0, 2.0, 0.0, 2.0
     elif s.precision == "fp32":
         weight, grad, master, state_width = 4.0, 4.0, 0.0, 4.0
