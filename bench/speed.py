@@ -133,6 +133,7 @@ def _plans() -> dict[str, Callable[[], object]]:
     day = ServeRequest(sum(hours) / 24, None, (Bucket(1000, 300),), Targets(ttft_p99_s=2.0, tpot_p99_s=0.05),
                        spot=True, profile=tuple(float(h) for h in hours))
     lora = replace(one, adapters=8, adapter_rank=16)
+    guarded = ServeRequest(2.0, guard="Llama-Guard-3-8B")  # plan serve DeepSeek-V3 --rps 2 --guard Llama-Guard-3-8B
     return {
         "fine-tune plan (ChatGLM2-6B LoRA, cn)": lambda: plan(cat, chatglm, finetune, cn),
         "pretraining plan (Llama-2-7B, 1T tokens)": lambda: plan(cat, llama, pretrain, Constraints()),
@@ -142,6 +143,7 @@ def _plans() -> dict[str, Callable[[], object]]:
         "serving fleet (MILP), 2 request sizes": lambda: plan_serving(cat, qwen, two),
         "serving fleet (MILP), daily profile": lambda: plan_serving(cat, qwen, day),
         "serving fleet (MILP), 8 LoRA adapters": lambda: plan_serving(cat, qwen, lora),
+        "serving fleet (MILP), DeepSeek-V3 + 8B guard": lambda: plan_serving(cat, cat.model("DeepSeek-V3"), guarded),
     }
 
 

@@ -321,8 +321,9 @@ class ModelSpec:
     def n_moe_layers(self) -> int:
         if not self.is_moe:
             return 0
-        sparse = range(self.n_dense_layers, self.n_layers)
-        return sum(1 for i in sparse if (i + 1) % self.moe_every == 0)
+        # layers i in n_dense_layers..n_layers-1 with (i + 1) a multiple of moe_every: the multiples up to n_layers
+        # less those up to n_dense_layers
+        return max(0, self.n_layers // self.moe_every - self.n_dense_layers // self.moe_every)
 
     @property
     def q_dim(self) -> int:
