@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 from typing import TypeVar
 
 from gpuplan.units import GiB, MiB
@@ -411,13 +412,18 @@ class Parallelism:
         return self.tp * self.pp * self.dp * self.cp
 
     def describe(self) -> str:
-        parts = [f"{k.upper()}{v}" for k, v in (("tp", self.tp), ("pp", self.pp), ("dp", self.dp),
-                                                  ("cp", self.cp)) if v > 1]
-        if self.zero:
-            parts.append(f"ZeRO-{self.zero}")
-        if self.offload_optimizer:
-            parts.append("optimizer offload")
-        return " ".join(parts) or "1 GPU"
+        return _describe_parallelism(self)
+
+
+@lru_cache(maxsize=1024)
+def _describe_parallelism(par: Parallelism) -> str:
+    """:meth:`Parallelism.describe`, made once per layout: every training-memory estimate names its layout."""
+    parts = [f"{k.upper()}{v}" for k, v in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp), ("cp", par.cp)) if v > 1]
+    if par.zero:
+        parts.append(f"ZeRO-{par.zero}")
+    if par.offload_optimizer:
+        parts.append("optimizer offload")
+    return " ".join(parts) or "1 GPU"
 
 
 @dataclass(frozen=True, slots=True)

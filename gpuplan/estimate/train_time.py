@@ -72,7 +72,22 @@ class Links:
 def links(gpu: Gpu, cal: Calibration, group: int = 8) -> Links:
     """Bandwidth for a collective over ``group`` GPUs: NVLink/xGMI where the part has a switched fabric (or a
     bridge and the group is a bridged pair), else PCIe at the fitted all-reduce efficiency; between nodes,
-    the network assumption."""
+    the network assumption. Made once per GPU, calibration and group: a plan asks thousands of times."""
+    key = (id(gpu), id(cal), group)
+    hit = _links.get(key)
+    if hit is not None and hit[0] is gpu and hit[1] is cal:  # the entry holds both, so their ids were not reused
+        return hit[2]
+    found = _links_of(gpu, cal, group)
+    if len(_links) >= 1024:
+        _links.clear()
+    _links[key] = (gpu, cal, found)
+    return found
+
+
+_links: dict[tuple[int, int, int], tuple[Gpu, Calibration, Links]] = {}
+
+
+def _links_of(gpu: Gpu, cal: Calibration, group: int) -> Links:
     pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * GB * cal.get("eta_pcie")
     bridged_only = "bridge" in gpu.interconnect.lower()
     if gpu.has_fast_interconnect and gpu.interconnect_bytes_per_s and (group <= 2 or not bridged_only):
@@ -216,7 +231,8 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     w = work or step_work(m, s, cal)
     t = _parts(m, gpu, s, tokens, cal, w)
     peak, u, steps, link, total = t.peak, t.utilisation, t.steps, t.link, t.seconds
-    model_flops = train_flops_per_token(m, replace(s, recompute="none"))  # the method's work, no recomputation
+    # the method's work, no recomputation
+    model_flops = w.flops_per_token if s.recompute == "none" else train_flops_per_token(m, replace(s, recompute="none"))
     mfu = model_flops * tokens / (n * peak) / max(total, 1e-9)
     traffic_mb, eta_memory = w.traffic_bytes_per_token / 1e6, cal.get("eta_optimizer")
     assumptions: tuple[Assumption, ...] = (
