@@ -91,22 +91,24 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     (they do not depend on the GPU type); only a setup that fits gets a time estimate."""
     best: tuple[float, TrainSetup, _Sized] | None = None  # the fastest setup that fits: (seconds, setup, memory)
     closest: tuple[TrainSetup, float] | None = None  # the setup that misses by the least, and by how much
+    half = half_format(gpu)
     for par in training_layouts(m, n, job):
         check_budget()
         # the framework the user runs fixes recomputation (its default); without one, try both
         for recompute in ((None,) if job.framework else ("none", "full")):
             for mb in (8, 4, 2, 1):
                 try:
-                    setup = memo.setup(job, par, mb, recompute, gpu)
+                    entry = memo.entry(job, par, mb, recompute, gpu, half)
+                    setup = entry.setup
                     check_training(m, gpu, job, setup)
                 except InfeasibleError as err:
                     reasons[(err.message, err.fix)] += 1
                     if err.field == "--global-batch":
                         continue  # a smaller micro-batch may fit the batch
                     break
-                size = memo.sized.get(setup)
+                size = entry.sized
                 if size is None:
-                    size = memo.sized[setup] = _Sized.of(m, gpu, job, setup, cal, c.headroom)
+                    size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
                 if not size.fits(gpu):
                     if closest is None or size.shortfall_bytes(gpu) < closest[1]:
                         closest = (setup, size.shortfall_bytes(gpu))
@@ -165,24 +167,31 @@ class _Sized:
 
 
 @dataclass(slots=True)
+class _Entry:
+    """A setup of the plan's training search and, once it has been sized, its memory and step terms."""
+
+    setup: TrainSetup
+    sized: _Sized | None = None
+
+
+@dataclass(slots=True)
 class PlanMemo:
     """What one plan's training search works out once for every GPU type: the setup of each layout, micro-batch,
     recomputation and 16-bit format (or why there is none), and each setup's memory and step terms."""
 
-    setups: dict[tuple[Parallelism, int, str | None, str], TrainSetup | InfeasibleError] = field(
-        default_factory=dict)
-    sized: dict[TrainSetup, _Sized] = field(default_factory=dict)
+    entries: dict[tuple[Parallelism, int, str | None, str], _Entry | InfeasibleError] = field(default_factory=dict)
 
-    def setup(self, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu) -> TrainSetup:
-        """``training_setup(job, par, mb, recompute, gpu=gpu)``, made once per plan (``job`` is the plan's)."""
-        key = (par, mb, recompute, half_format(gpu))
-        found = self.setups.get(key)
+    def entry(self, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str) -> _Entry:
+        """``training_setup(job, par, mb, recompute, gpu=gpu)``, made once per plan (``job`` is the plan's, ``half``
+        ``half_format(gpu)``); it raises what that raises."""
+        key = (par, mb, recompute, half)
+        found = self.entries.get(key)
         if found is None:
             try:
-                found = training_setup(job, par, mb, recompute, gpu=gpu)
+                found = _Entry(training_setup(job, par, mb, recompute, gpu=gpu))
             except InfeasibleError as err:
                 found = err
-            self.setups[key] = found
+            self.entries[key] = found
         if isinstance(found, InfeasibleError):
             raise found.with_traceback(None)
         return found
