@@ -6,7 +6,8 @@
 On a noisy machine absolute times move with the load, so whole processes are measured as **paired runs**: each
 run of a command follows a run of the floor, ``python -c "import typer, rich, pydantic"``, and the table gives
 the median of the per-pair ratios (wall and CPU time of the child). In-process figures give the median wall
-time and CPU time (``time.process_time``) of repeated calls on a warm catalog.
+time and CPU time (``time.process_time``) of repeated calls on a warm catalog; their targets are judged on the
+CPU time, as the wall time also counts the waits for a core that other processes hold.
 
 Targets (issues 2, 4, 10 and 11, on a 2-core machine):
 
@@ -236,11 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     for label, fn in _plans().items():
         r = in_process(fn, args.runs)
         target = 1.0 if label.startswith("serving fleet") else 0.05
-        ok = "yes" if r["wall_s"] <= target else "NO"
+        ok = "yes" if r["cpu_s"] <= target else "NO"  # wall time also counts the waits for a shared core
         rows.append((label, f"{r['wall_s'] * 1000:.1f} ms", f"{r['cpu_s'] * 1000:.1f} ms",
                      f"{r['peak_bytes'] / 2**20:.1f} MiB", f"≤ {target * 1000:.0f} ms", ok))
-    _table("In-process, bundled catalog (median of runs; peak = Python allocations during one plan)",
-           ("plan", "wall", "CPU", "peak", "target", "met"), rows)
+    _table("In-process, bundled catalog (median of runs; the target is met on CPU time; peak = Python allocations "
+           "during one plan)", ("plan", "wall", "CPU", "peak", "target", "CPU met"), rows)
 
     rows = []
     tmp = Path(tempfile.mkdtemp())
