@@ -14,7 +14,7 @@ import pytest
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError
-from gpuplan.estimate import ep, infer_speed, train_time
+from gpuplan.estimate import ep, infer_speed, memory, train_time
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.job import half_format, inference_setup, training_setup
 from gpuplan.estimate.memory import inference_memory
@@ -72,9 +72,22 @@ def test_links_and_rank_models_read_off_their_memos_equal_those_made_afresh(cata
     links: list[Callable[[], object]] = [lambda g=g, n=n: train_time.links(g, cal, n)
                                          for g in catalog.gpus.values() for n in (1, 2, 8, 16)]
     _warm_then_fresh(links, train_time._links)
-    ranks: list[Callable[[], object]] = [lambda m=catalog.model(name), r=r: ep.rank_model(m, r)
-                                         for name in ("DeepSeek-V3", "Mixtral-8x7B") for r in (2, 4, 8)]
+    moe = [catalog.model(name) for name in ("DeepSeek-V3", "Mixtral-8x7B")]
+    ranks: list[Callable[[], object]] = [lambda m=m, r=r: ep.rank_model(m, r) for m in moe for r in (2, 4, 8)]
     _warm_then_fresh(ranks, ep._ranks)
+
+
+def test_fit_only_inference_memory_read_off_the_memo_equals_that_made_afresh(catalog: Catalog) -> None:
+    cal = fitted()
+    answers: list[Callable[[], object]] = []
+    for name in ("Qwen2.5-7B", "DeepSeek-V2-Lite"):
+        m = catalog.model(name)
+        for spec in (m, dataclasses.replace(m, n_layers=m.n_layers // 2)):
+            for gpu in (catalog.gpu("H100"), catalog.gpu("L4")):
+                for tp, engine, batch in ((1, "vllm", 1), (1, "vllm", 48), (2, "sglang", 48), (1, "trtllm", 7)):
+                    s = dataclasses.replace(inference_setup(SERVE, tp, engine, "bf16"), batch=batch)
+                    answers.append(lambda spec=spec, gpu=gpu, s=s: inference_memory(spec, gpu, s, cal, describe=False))
+    _warm_then_fresh(answers, memory._fit_only)
 
 
 def test_a_fit_only_inference_memory_is_the_described_one_less_its_words(catalog: Catalog) -> None:

@@ -104,9 +104,27 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
     For pre-allocating engines (vLLM, SGLang, TensorRT-LLM) the breakdown is what the workload needs; the
     ``extra`` answers say what the engine would reserve and how many tokens of KV cache fit in it.
     ``describe=False`` leaves the assumptions and the longest context (``max_context_tokens``, a search of its
-    own) out: the same numbers otherwise, for searches that only ask whether it fits or how many sequences do.
+    own) out: the same numbers otherwise, for searches that only ask whether it fits or how many sequences do;
+    those answers are kept per model, GPU, setup and calibration (a plan's searches ask again and again).
     """
     cal = cal or fitted()
+    if describe or gpu is None:
+        return _inference_memory(m, gpu, s, cal, describe)
+    key = (id(m), id(gpu), s, id(cal))
+    hit = _fit_only.get(key)
+    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
+        return hit[3]
+    found = _inference_memory(m, gpu, s, cal, False)
+    if len(_fit_only) >= 4096:
+        _fit_only.clear()
+    _fit_only[key] = (m, gpu, cal, found)
+    return found
+
+
+_fit_only: dict[tuple[int, int, InferSetup, int], tuple[ModelSpec, Gpu, Calibration, Estimate]] = {}
+
+
+def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration, describe: bool) -> Estimate:
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     latent = eng.mla_latent_cache
