@@ -8,6 +8,7 @@ must be equal; the arithmetic that replaces a loop is checked against the loop.
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Callable
 
 import pytest
@@ -122,3 +123,25 @@ def test_a_plans_training_setups_are_made_once_and_keep_each_gpus_16_bit_format(
         with pytest.raises(InfeasibleError, match="exceed the global batch") as info:
             memo.entry(job, wide, 8, "none", catalog.gpu("H100"), "bf16")
         assert info.value.field == "--global-batch"
+        kept = memo.entries[(wide, 8, "none", "bf16")]
+        assert info.value is not kept and kept.__traceback__ is None  # see test_a_plan_leaves_no_reference_cycles
+
+
+@pytest.mark.parametrize(("name", "job"), [
+    ("ChatGLM2-6B", Job(task="finetune", method="lora", samples=10_000, tokens_per_sample=1088, seq_len=1088)),
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096)),
+    ("Qwen2.5-7B", Job(task="serve", rps=5, prompt_len=1000, output_len=300))], ids=["finetune", "pretrain", "serve"])
+def test_a_plan_leaves_no_reference_cycles(catalog: Catalog, name: str, job: Job) -> None:
+    """What a plan worked out is freed when it returns, without the garbage collector: a memo that kept an error's
+    traceback (whose frames hold the memo) kept every estimate of the plan alive until the collector ran."""
+    from gpuplan.plan.planner import Constraints, plan
+
+    m = catalog.model(name)
+    plan(catalog, m, job, Constraints())  # the catalog's own caches filled first
+    gc.collect()
+    gc.disable()
+    try:
+        plan(catalog, m, job, Constraints())
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -7,6 +7,7 @@ fits gets a time estimate, and only the fastest setup of a GPU count is describe
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -190,10 +191,12 @@ class PlanMemo:
             try:
                 found = _Entry(training_setup(job, par, mb, recompute, gpu=gpu))
             except InfeasibleError as err:
-                found = err
+                # kept without its traceback, and raised as a copy: a kept traceback's frames would hold this memo
+                # (a reference cycle that keeps a plan's estimates alive until the garbage collector runs)
+                found = err.with_traceback(None)
             self.entries[key] = found
         if isinstance(found, InfeasibleError):
-            raise found.with_traceback(None)
+            raise copy.copy(found)
         return found
 
 
