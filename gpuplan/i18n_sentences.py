@@ -344,8 +344,18 @@ TEMPLATES: dict[str, str] = {
     "sequences.":
         "{parallel.dp} 个数据并行 rank × 微批 {micro_batch} 超过了全局批大小 {global_batch} 条序列。",
     "use fewer GPUs or a smaller micro-batch, or raise --global-batch.": "请用更少的卡或更小的微批，或调大 --global-batch。",
-    "QLoRA needs bitsandbytes' CUDA kernels; {gpu.name} is a {gpu.vendor} part.": "QLoRA 需要 bitsandbytes 的 CUDA 内核；{gpu.name} 是 {gpu.vendor} 的产品。",
-    "use --method lora, or an NVIDIA GPU.": "请用 --method lora，或 NVIDIA 显卡。",
+    "QLoRA loads its base through bitsandbytes, which does not run on {part}.":
+        "QLoRA 通过 bitsandbytes 加载量化基座，而 bitsandbytes 不支持 {part}。",
+    "use --method lora, or a --gpu bitsandbytes runs on: {bnb}.":
+        "请用 --method lora，或换一个 bitsandbytes 支持的 --gpu：{bnb}。",
+    "no listed training framework runs on {part}.": "已列出的训练框架都不支持 {part}。",
+    "use another --gpu (see 'gpuplan gpus').": "请换一个 --gpu（见 'gpuplan gpus'）。",
+    "{fw.name} does not run on {part}.": "{fw.name} 不支持 {part}。",
+    "use a --gpu it runs on: {where('framework', fw.framework)}; or a --framework that runs on {gpu.name}: "
+    "{others}.":
+        "请换一个它支持的 --gpu：{where('framework', fw.framework)}；或换一个支持 {gpu.name} 的 --framework："
+        "{others}。",
+    "not an ordered {v['vendor']} architecture.": "不是 {v['vendor']} 已排序的架构。",
     "{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.": "{gpu.name} 没有适合 QLoRA 计算精度的快速 16 位通路。",
     "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.": "请用 2018 年以后的显卡（Turing 或更新），或以 fp32 用 --method lora。",
     "the job has no tokens.": "任务没有 token。",
@@ -1102,9 +1112,14 @@ TEMPLATES: dict[str, str] = {
     # the planner's assumptions (gpuplan.plan.planner._assumptions, _limit_text), shown by the page and the API
     "memory margin": "显存余量",
     "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band, at "
-    "least {c.headroom}": "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端，至少 {c.headroom}",
-    "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band":
-        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端",
+    "least {c.headroom}; for training, the estimate without the allocator's cache, which PyTorch gives back when "
+    "memory runs short":
+        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端，至少 {c.headroom}；"
+        "训练任务用不含分配器缓存的估算值（显存不足时 PyTorch 会释放缓存）",
+    "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band"
+    "; for training, the estimate without the allocator's cache, which PyTorch gives back when memory runs short":
+        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端；"
+        "训练任务用不含分配器缓存的估算值（显存不足时 PyTorch 会释放缓存）",
     "spot overhead": "竞价额外时间",
     "+{c.spot_overhead} run time; serving plans use no spot unless --spot":
         "运行时间 +{c.spot_overhead}；在线服务方案不用竞价实例，除非给出 --spot",

@@ -26,6 +26,9 @@ fi
   .venv/bin/python -m pip install --quiet -e ".[test]" -r tests/requirements-export.txt
 # ... and the training exports' own parsers (tests/test_export_frameworks.py: TRL's and torchtitan's)
 .venv/bin/python -c "import trl, torchtitan, triton" 2>/dev/null || .venv/bin/python -m pip install --quiet -e ".[test]"
+# ... at the torchao release torchtitan's recipes load with (a venv made before the pin holds an older one)
+.venv/bin/python -c "import importlib.metadata as m; assert m.version('torchao') == '0.17.0'" 2>/dev/null || \
+  .venv/bin/python -m pip install --quiet --no-deps "torchao==0.17.0"
 # ... and LitGPT's, ms-swift's and Axolotl's, without their clashing pins (tests/requirements-export-nodeps.txt)
 .venv/bin/python -c "import importlib.metadata as m; [m.version(p) for p in ('litgpt', 'ms-swift', 'axolotl', 'addict')]" \
   2>/dev/null || .venv/bin/python -m pip install --quiet --no-deps -r tests/requirements-export-nodeps.txt
