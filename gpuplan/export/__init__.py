@@ -1,7 +1,7 @@
 """Hand-off: turn a plan's pick into files existing engines run. gpuplan writes them; it never launches.
 
 - ``skypilot``: a SkyPilot task. Training: the framework the plan was sized for (LLaMA-Factory, TRL, LitGPT,
-  ms-swift or Axolotl for fine-tuning, Megatron-LM or torchtitan for pretraining) with the planned method,
+  ms-swift, Axolotl or torchtune for fine-tuning, Megatron-LM or torchtitan for pretraining) with the planned method,
   micro-batch, accumulation, recomputation and ZeRO/FSDP, checkpoints in a bucket and recovery from preemption
   (``sky jobs launch``).
   Serving: the planned server and a ``service`` (``sky serve up``) with a replica policy, spot with on-demand

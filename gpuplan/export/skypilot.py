@@ -132,7 +132,7 @@ def training_task(c: Candidate, model_ref: str, clouds: Mapping[str, str] | None
                          "plan with --provider set to a cloud SkyPilot launches.")
     resources = _resources(e.gpu.name, c.offer, per_node, disk_bytes(e), clouds)
     resources["job_recovery"] = {"strategy": "EAGER_NEXT_REGION", "max_restarts_on_errors": MAX_RESTARTS_ON_ERRORS}
-    run = train_run(e, model_ref, nodes, name)
+    run = train_run(e, model_ref, nodes, name, spot=c.offer.pricing == "spot")
     envs, mounts = _storage(name)
     return {"name": name, "resources": resources, "num_nodes": nodes, "envs": {**envs, **run.envs},
             "secrets": {"HF_TOKEN": None}, "file_mounts": mounts, "setup": run.setup, "run": run.run}

@@ -239,10 +239,13 @@ def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: 
 
 def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
     return [
-        {"name": "memory margin", "value": "the estimate × (1 + margin) must fit the GPU, the margin being the "
-         "upper end of its held-out error band" + (f", at least {c.headroom:.0%}" if c.headroom else "")
-         + "; for training, the estimate without the allocator's cache, which PyTorch gives back when memory runs "
-         "short",
+        {"name": "memory margin", "value": (
+            f"the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error "
+            f"band, at least {c.headroom:.0%}; for training, the estimate without the allocator's cache, which "
+            "PyTorch gives back when memory runs short" if c.headroom else
+            "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band"
+            "; for training, the estimate without the allocator's cache, which PyTorch gives back when memory runs "
+            "short"),
          "source": "held-out bands in gpuplan/data/fitted/params.json (docs/accuracy.md)"},
         {"name": "spot overhead", "value": f"+{c.spot_overhead:.0%} run time; serving plans use no spot unless "
                                           "--spot", "source": "gpuplan.plan.costing"},
