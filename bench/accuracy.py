@@ -120,7 +120,7 @@ HELD_BANDS: dict[str, tuple[float, float, int]] = {}  # the held-out bands of th
 def held_out(cases: list[Case]) -> list[Result]:
     """Every row predicted by a fit that never saw its source group; also recomputes the held-out bands
     (fit.held_out_bands) from the same refits, into HELD_BANDS."""
-    from fit import _band_key, _quantiles, _ratio, source_refits
+    from fit import _band_keys, _quantiles, _ratio, source_refits
 
     results: list[Result] = []
     ratios: dict[str, list[tuple[float, str]]] = {}
@@ -128,7 +128,8 @@ def held_out(cases: list[Case]) -> list[Result]:
         results += evaluate(held, cal)
         for c in held:
             if (r := _ratio(c, cal)) is not None:
-                ratios.setdefault(_band_key(c.cls), []).append((r, c.group))
+                for key in _band_keys(c):
+                    ratios.setdefault(key, []).append((r, c.group))
     HELD_BANDS.clear()
     HELD_BANDS.update(_quantiles(ratios))
     return results
@@ -210,12 +211,12 @@ def render(results: list[Result], unmapped: list[Unmapped], cal: Calibration, lo
 
 
 def refused_runs(results: list[Result], cal: Calibration) -> tuple[list[tuple[Result, float, float]], int]:
-    """The published training runs gpuplan would call too big for the card they ran on: the whole device
-    estimate (CUDA context and the allocator's pool included), raised by the held-out band's upper end as plans
-    raise it, above the card's memory. Every such run finished on that card, so each is a wrong "does not fit"
-    (the pessimistic error, as an under-prediction is the optimistic one). Returns (row, needed, card) per run,
-    and how many runs were checked."""
-    from gpuplan.estimate.job import memory_margin
+    """The published training runs gpuplan would call too big for the card they ran on, by the rule plans use
+    (``gpuplan.estimate.job.needed_memory``: the memory a run needs when the card has no room to spare, the
+    allocator's cache given back, raised by its held-out band). Every such run finished on that card, so each is
+    a wrong "does not fit" (the pessimistic error, as an under-prediction is the optimistic one). Returns (row,
+    needed, card) per run, and how many runs were checked."""
+    from gpuplan.estimate.job import needed_memory
     from gpuplan.estimate.memory import training_memory
 
     out, n = [], 0
@@ -224,8 +225,7 @@ def refused_runs(results: list[Result], cal: Calibration) -> tuple[list[tuple[Re
         if r.case.cls not in ("finetune_memory", "pretrain_memory") or r.case.bound or "gpu" not in meta:
             continue
         n += 1
-        est = training_memory(meta["model"], meta["setup"], cal)
-        needed = est.total * (1 + memory_margin(est.band))
+        needed, _ = needed_memory(training_memory(meta["model"], meta["setup"], cal))
         if needed > meta["gpu"].memory_bytes:
             out.append((r, needed, meta["gpu"].memory_bytes))
     return out, n
@@ -234,13 +234,14 @@ def refused_runs(results: list[Result], cal: Calibration) -> tuple[list[tuple[Re
 def ran_on_their_card(results: list[Result], cal: Calibration) -> list[str]:
     refused, n = refused_runs(results, cal)
     lines = ["## Runs that fit the card they ran on", "",
-             "Every training-memory row above is a run that finished on its card. With the device estimate raised",
-             f"by the held-out band's upper end (as plans do), gpuplan would call **{len(refused)} of {n}** too big",
-             "for that card: a \"does not fit\" that is wrong. Rows measured as PyTorch's allocated peak carry no",
-             "reading of the allocator's pool, which the device estimate adds (fitted on reserved and device",
-             "readings, most taken on 80 GB cards where the pool grows unchecked).", ""]
+             "Every training-memory row above is a run that finished on its card. Plans call a setup too big when",
+             "the memory it needs with no room to spare — its tensors and the CUDA context, since PyTorch's caching",
+             "allocator gives its cache back and retries before it fails — raised by that figure's held-out band",
+             "(measured on PyTorch's allocated peaks; at least 5 % for the cache it cannot give back) exceeds the",
+             f"card. By that rule gpuplan would call **{len(refused)} of {n}** of these runs too big for their card: a",
+             "\"does not fit\" that is wrong.", ""]
     if refused:
-        lines += ["| id | card | needed (estimate × band) | card memory | measured |", "|---|---|---:|---:|---:|"]
+        lines += ["| id | card | needed (floor × band) | card memory | measured |", "|---|---|---:|---:|---:|"]
         for r, needed, card in sorted(refused, key=lambda t: t[0].case.id):
             lines.append(f"| {r.case.id} | {r.case.meta['gpu'].name} | {needed / 2**30:.1f} GiB | "
                          f"{card / 2**30:.1f} GiB | {_fmt(r.case.measured)} ({r.case.meta.get('measure', '')}) |")

@@ -262,8 +262,13 @@ def _ratio(case: Case, cal: Calibration) -> float | None:
     return pred / case.measured if case.rate else case.measured / pred
 
 
-def _band_key(cls: str) -> str:
-    return BAND_OF.get(cls, cls)
+def _band_keys(case: Case) -> tuple[str, ...]:
+    """The bands a row counts in: its class's, and for a training run read as PyTorch's allocated peak also the
+    band of the memory a run needs when the card has no room to spare (``Estimate.floor``: the tensors, without
+    the allocator's cache)."""
+    key = BAND_OF.get(case.cls, case.cls)
+    return (key, "training_memory_allocated") if key == "training_memory" and case.meta.get("measure") == "active" \
+        else (key,)
 
 
 def _quantiles(by: dict[str, list[tuple[float, str]]]) -> dict[str, tuple[float, float, int]]:
@@ -288,7 +293,8 @@ def bands(cases: list[Case], cal: Calibration) -> dict[str, tuple[float, float, 
     for c in cases:
         r = _ratio(c, cal)
         if r is not None:
-            by.setdefault(_band_key(c.cls), []).append((r, c.group))
+            for key in _band_keys(c):
+                by.setdefault(key, []).append((r, c.group))
     return _quantiles(by)
 
 
@@ -299,7 +305,8 @@ def held_out_bands(cases: list[Case]) -> dict[str, tuple[float, float, int]]:
     for held, cal in source_refits(cases):
         for c in held:
             if (r := _ratio(c, cal)) is not None:
-                by.setdefault(_band_key(c.cls), []).append((r, c.group))
+                for key in _band_keys(c):
+                    by.setdefault(key, []).append((r, c.group))
     return _quantiles(by)
 
 

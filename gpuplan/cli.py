@@ -616,7 +616,7 @@ FrameworkOpt = Annotated[str | None, typer.Option(
     "--framework", help="Training framework whose defaults apply where options are not given (gradient "
     "checkpointing, optimizer, loss, compile): llama-factory, hf, trl, torchtune, litgpt, axolotl, unsloth, "
     "swift, deepspeed, megatron, torchtitan, llm-foundry, chatglm, glm4, qwen, pytorch or llmc "
-    "(gpuplan/data/frameworks.csv).")]
+    "(gpuplan/data/frameworks.csv); plans use only the GPUs it runs on (gpuplan/data/runs_on.csv).")]
 
 
 def _duration(text: str, field: str) -> float:

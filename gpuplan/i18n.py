@@ -94,7 +94,7 @@ ZH: dict[str, str] = {
     "Activation checkpointing": "激活重计算", "none": "不用", "selective": "选择性", "Sequence length": "序列长度",
     "Batch": "批大小", "Weight format": "权重格式", "Engine": "推理引擎", "Rank": "排名", "Notes": "备注",
     "Memory needed / available": "所需 / 可用显存", "per hour": "每小时", "To fix": "解决办法", "headroom": "余量",
-    "capacity": "容量", "Working…": "计算中…", "No plan": "没有可行方案", "Change": "改动",
+    "capacity": "容量", "needed to run": "运行所需", "Working…": "计算中…", "No plan": "没有可行方案", "Change": "改动",
     "Time (log scale)": "时间（对数坐标）", "Cost (log scale)": "费用（对数坐标）", "other plans": "其他方案",
     "Speed": "速度", "configurations fit of": "个配置装得下，共考虑", "considered": "个", "tokens/s": "token/秒",
     "GPU-hours": "卡时", "replicas": "副本", "Could not reach the gpuplan server.": "无法连接 gpuplan 服务。",

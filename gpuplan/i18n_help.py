@@ -122,10 +122,11 @@ HELP: dict[str, str] = {
         "的默认值，否则 adamw）。",
     "Training framework whose defaults apply where options are not given (gradient checkpointing, optimizer, loss, "
     "compile): llama-factory, hf, trl, torchtune, litgpt, axolotl, unsloth, swift, deepspeed, megatron, torchtitan, "
-    "llm-foundry, chatglm, glm4, qwen, pytorch or llmc (gpuplan/data/frameworks.csv).":
+    "llm-foundry, chatglm, glm4, qwen, pytorch or llmc (gpuplan/data/frameworks.csv); plans use only the GPUs it "
+    "runs on (gpuplan/data/runs_on.csv).":
         "训练框架：未指定的选项（梯度检查点、优化器、损失、编译）取它的默认值：llama-factory、hf、trl、torchtune、litgpt、"
         "axolotl、unsloth、swift、deepspeed、megatron、torchtitan、llm-foundry、chatglm、glm4、qwen、pytorch 或 llmc"
-        "（gpuplan/data/frameworks.csv）。",
+        "（gpuplan/data/frameworks.csv）；方案只用它支持的显卡（gpuplan/data/runs_on.csv）。",
     "Training samples, e.g. 10k.": "训练样本数，例如 10k。",
     "Tokens per sample (prompt + answer).": "每条样本的 token 数（提示 + 回答）。",
     "Epochs over the samples.": "在样本上训练的轮数。",

@@ -350,8 +350,18 @@ TEMPLATES: dict[str, str] = {
     "sequences.":
         "{parallel.dp} 个数据并行 rank × 微批 {micro_batch} 超过了全局批大小 {global_batch} 条序列。",
     "use fewer GPUs or a smaller micro-batch, or raise --global-batch.": "请用更少的卡或更小的微批，或调大 --global-batch。",
-    "QLoRA needs bitsandbytes' CUDA kernels; {gpu.name} is a {gpu.vendor} part.": "QLoRA 需要 bitsandbytes 的 CUDA 内核；{gpu.name} 是 {gpu.vendor} 的产品。",
-    "use --method lora, or an NVIDIA GPU.": "请用 --method lora，或 NVIDIA 显卡。",
+    "QLoRA loads its base through bitsandbytes, which does not run on {part}.":
+        "QLoRA 通过 bitsandbytes 加载量化基座，而 bitsandbytes 不支持 {part}。",
+    "use --method lora, or a --gpu bitsandbytes runs on: {bnb}.":
+        "请用 --method lora，或换一个 bitsandbytes 支持的 --gpu：{bnb}。",
+    "no listed training framework runs on {part}.": "已列出的训练框架都不支持 {part}。",
+    "use another --gpu (see 'gpuplan gpus').": "请换一个 --gpu（见 'gpuplan gpus'）。",
+    "{fw.name} does not run on {part}.": "{fw.name} 不支持 {part}。",
+    "use a --gpu it runs on: {where('framework', fw.framework)}; or a --framework that runs on {gpu.name}: "
+    "{others}.":
+        "请换一个它支持的 --gpu：{where('framework', fw.framework)}；或换一个支持 {gpu.name} 的 --framework："
+        "{others}。",
+    "not an ordered {v['vendor']} architecture.": "不是 {v['vendor']} 已排序的架构。",
     "{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.": "{gpu.name} 没有适合 QLoRA 计算精度的快速 16 位通路。",
     "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.": "请用 2018 年以后的显卡（Turing 或更新），或以 fp32 用 --method lora。",
     "the job has no tokens.": "任务没有 token。",
@@ -454,13 +464,54 @@ TEMPLATES: dict[str, str] = {
         "请用 --framework {written[0]}（或 {', '.join(written[1:])}）规划，才能导出能训练的任务；或按方案的设置手写该框架的"
         "运行命令。",
     "finetune": "微调", "pretrain": "预训练",
-    "torchtune saves its optimizer and recipe state only at the end of an epoch, so a run stopped mid-epoch (a spot "
-    "preemption) restarts the epoch: the export's promise of resuming from the bucket would not hold.":
-        "torchtune 只在每轮结束时保存优化器和训练状态，轮中停止的运行（如竞价实例被抢占）要从该轮开头重来：导出承诺的"
-        "从存储桶续训做不到。",
-    "plan with --framework {' or '.join(written)}, or run torchtune's recipe by hand (tune run …) with the plan's "
-    "batch and recomputation.":
-        "请用 --framework {' or '.join(written)} 规划，或按方案的批大小和重计算设置手动运行 torchtune 的配方（tune run …）。",
+    # torchtune export (gpuplan.export.torchtune)
+    "torchtune {version('torchtune')} has no model builder for {e.model.name}.":
+        "torchtune {version('torchtune')} 没有 {e.model.name} 的模型构建函数。",
+    "plan a model of a family torchtune builds ({known}), or plan with --framework llama-factory or trl.":
+        "请规划 torchtune 能构建的模型系列（{known}）中的模型，或用 --framework llama-factory 或 trl 规划。",
+    "torchtune trains in bf16 or fp32 without mixed precision, not {s.precision}.":
+        "torchtune 用 bf16 或 fp32 训练，没有混合精度，不是 {s.precision}。",
+    "plan with --framework torchtune (which prices pure bf16) on a GPU with bf16, or with --framework llama-factory "
+    "or trl.":
+        "请在支持 bf16 的 GPU 上用 --framework torchtune 规划（按纯 bf16 估算），或用 --framework llama-factory 或 trl "
+        "规划。",
+    "the torchtune export builds a torch.optim optimizer; it has no '{s.optimizer}'.":
+        "torchtune 导出构建的是 torch.optim 优化器；没有 '{s.optimizer}'。",
+    "the plan recomputes selectively; torchtune's recipes checkpoint whole layers or nothing.":
+        "方案按选择性重计算估算；torchtune 的配方只能对整层做检查点，或完全不做。",
+    "plan with --framework torchtune, which prices its own choice.":
+        "请用 --framework torchtune 规划，它按 torchtune 自己的选择估算。",
+    "the torchtune export trains full or with LoRA, not {s.method}.":
+        "torchtune 导出只做全参或 LoRA 训练，不是 {s.method}。",
+    "torchtune's LoRA recipes train no embeddings beside the adapters (and would not reload them on resume).":
+        "torchtune 的 LoRA 配方除适配器外不训练词嵌入（续训时也不会重新加载它们）。",
+    "plan without --train-embeddings, or with --framework llama-factory or trl.":
+        "请不带 --train-embeddings 规划，或用 --framework llama-factory 或 trl 规划。",
+    "torchtune keeps a frozen base in bf16 or in NF4 with double quantization (QLoRA), not {base}.":
+        "torchtune 冻结的基座只用 bf16 或带双重量化的 NF4（QLoRA），不是 {base}。",
+    "plan --method qlora, or --method lora without --quant.": "请用 --method qlora，或不带 --quant 的 --method lora 规划。",
+    "torchtune's LoRA builders adapt at least one attention projection, so they cannot adapt {s.lora_targets} alone.":
+        "torchtune 的 LoRA 构建函数至少要适配一个注意力投影，不能只适配 {s.lora_targets}。",
+    "plan with --lora-targets {' or '.join(_TARGETS)}.": "请用 --lora-targets {' or '.join(_TARGETS)} 规划。",
+    "torchtune's LoRA recipes have no optimizer step in the backward pass.":
+        "torchtune 的 LoRA 配方不能在反向传播中执行优化器步。",
+    "plan without the fused optimizer step, or with --method full.": "请不用融合优化器步规划，或用 --method full 规划。",
+    "the plan splits the model with {p.describe()}; the torchtune export trains with FSDP data parallelism only.":
+        "方案用 {p.describe()} 切分模型；torchtune 导出只用 FSDP 数据并行训练。",
+    "torchtune offloads whole FSDP shards (fsdp_cpu_offload), not only the optimizer states.":
+        "torchtune 卸载的是整个 FSDP 分片（fsdp_cpu_offload），而不只是优化器状态。",
+    "on {p.dp} GPUs torchtune shards weights, gradients and optimizer states with FSDP; this plan was priced with "
+    "{p.describe()}.":
+        "在 {p.dp} 块 GPU 上，torchtune 用 FSDP 切分权重、梯度和优化器状态；这个方案是按 {p.describe()} 估算的。",
+    "plan with --framework torchtune, which prices its FSDP (ZeRO-3), or with --max-gpus 1.":
+        "请用 --framework torchtune 规划（按它的 FSDP，即 ZeRO-3 估算），或用 --max-gpus 1 规划。",
+    "torchtune {version('torchtune')} has no {name} taking {', '.join(unknown)}.":
+        "torchtune {version('torchtune')} 没有接受 {', '.join(unknown)} 的 {name}。",
+    "plan with --method full, or with --framework llama-factory or trl.":
+        "请用 --method full 规划，或用 --framework llama-factory 或 trl 规划。",
+    "torchtune {version('torchtune')}'s {name} reads no {', '.join(unknown)}.":
+        "torchtune {version('torchtune')} 的 {name} 不读取 {', '.join(unknown)}。",
+    "report this: the export and the recorded recipe keys disagree.": "请报告此问题：导出与记录的配方键不一致。",
     # TRL and torchtitan exports (gpuplan.export.trl, gpuplan.export.torchtitan)
     "torchtitan {version('torchtitan')} has no recipe for {e.model.name}.":
         "torchtitan {version('torchtitan')} 没有 {e.model.name} 的配方。",
@@ -1108,9 +1159,28 @@ TEMPLATES: dict[str, str] = {
     # the planner's assumptions (gpuplan.plan.planner._assumptions, _limit_text), shown by the page and the API
     "memory margin": "显存余量",
     "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band, at "
-    "least {c.headroom}": "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端，至少 {c.headroom}",
-    "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band":
-        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端",
+    "least {c.headroom}; for training, the estimate without the allocator's cache, which PyTorch gives back when "
+    "memory runs short":
+        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端，至少 {c.headroom}；"
+        "训练任务用不含分配器缓存的估算值（显存不足时 PyTorch 会释放缓存）",
+    "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band"
+    "; for training, the estimate without the allocator's cache, which PyTorch gives back when memory runs short":
+        "估算值 × (1 + 余量) 必须装进显卡，余量取其留出误差带的上端；"
+        "训练任务用不含分配器缓存的估算值（显存不足时 PyTorch 会释放缓存）",
+    "{fmt_bytes(floor.value)}: the tensors and the CUDA context; the allocator's cache above them is given back when "
+    "memory runs short": "{fmt_bytes(floor.value)}：张量与 CUDA 上下文；其上的分配器缓存在显存不足时会被释放",
+    # the LeaderWorkerSet and multi-node SkyPilot exports (gpuplan.export.lws, gpuplan.export.skypilot)
+    "a replica of {g.gpus_per_replica} GPUs does not fill nodes of {GPUS_PER_NODE}.":
+        "每个副本 {g.gpus_per_replica} 张 GPU，凑不满每节点 {GPUS_PER_NODE} 张的整节点。",
+    "plan with a multiple of {GPUS_PER_NODE} GPUs per replica.": "请按每副本 {GPUS_PER_NODE} 的整数倍张 GPU 规划。",
+    "the plan puts the guard beside a replica that spans nodes; the LeaderWorkerSet export runs the main server only.":
+        "方案把安全护栏模型放在跨节点的副本旁；LeaderWorkerSet 导出只运行主模型服务。",
+    "plan with --guard none and plan the guard model as a service of its own (gpuplan plan serve GUARD-MODEL), or add "
+    "its container to the leader by hand.":
+        "请用 --guard none 规划，并把护栏模型单独规划为一个服务（gpuplan plan serve GUARD-MODEL），或手动把它的容器加到 "
+        "leader 上。",
+    "plan with whole nodes of {GPUS_PER_NODE} GPUs per replica, and the guard as a service of its own (--guard none).":
+        "请按每副本整节点（每节点 {GPUS_PER_NODE} 张 GPU）规划，护栏模型单独作为服务（--guard none）。",
     "spot overhead": "竞价额外时间",
     "+{c.spot_overhead} run time; serving plans use no spot unless --spot":
         "运行时间 +{c.spot_overhead}；在线服务方案不用竞价实例，除非给出 --spot",
@@ -1203,11 +1273,26 @@ TEMPLATES: dict[str, str] = {
         "LitGPT {version('litgpt')} 没有 {e.model.name}（{model_ref}）的模型配置，`litgpt download` 无法转换它的权重。",
     "plan a model LitGPT lists (`litgpt download list`), or plan with --framework llama-factory or trl.":
         "请规划 LitGPT 列出的模型（`litgpt download list`），或用 --framework llama-factory 或 trl 规划。",
-    "LitGPT {version('litgpt')} cannot resume a LoRA run (finetune_lora takes no --resume), so a spot preemption would start it over: the export's promise of resuming from the bucket would not hold.":
-        "LitGPT {version('litgpt')} 不能续训 LoRA 运行（finetune_lora 没有 --resume），竞价实例被抢占后要从头开始：导出承诺的"
-        "从存储桶续训做不到。",
-    "plan with --framework llama-factory or hf or trl, or with --method full, which LitGPT resumes.":
-        "请用 --framework llama-factory、hf 或 trl 规划，或用 --method full（LitGPT 能续训全量微调）。",
+    "LitGPT {version('litgpt')} cannot resume a LoRA run (finetune_lora takes no --resume), and this plan rents "
+    "spot capacity: a preemption would start the run over, so the export's promise of resuming from the bucket "
+    "would not hold.":
+        "LitGPT {version('litgpt')} 不能续训 LoRA 运行（finetune_lora 没有 --resume），而这个方案租用竞价实例：被抢占后要"
+        "从头开始，导出承诺的从存储桶续训做不到。",
+    "plan with --no-spot (on-demand capacity is not preempted), or with --framework llama-factory, trl or torchtune, "
+    "which resume.":
+        "请用 --no-spot 规划（按需实例不会被抢占），或用能续训的 --framework llama-factory、trl 或 torchtune 规划。",
+    "LitGPT's finetune_lora trains no embeddings beside the adapters.":
+        "LitGPT 的 finetune_lora 除适配器外不训练词嵌入。",
+    "the LitGPT export keeps a frozen base in bf16 or bitsandbytes NF4 (QLoRA), not {base}.":
+        "LitGPT 导出冻结的基座只用 bf16 或 bitsandbytes NF4（QLoRA），不是 {base}。",
+    "LitGPT quantizes the base on one GPU, in true (not mixed) precision, and trains it with paged AdamW; this plan "
+    "has {s.parallel.describe()}, {s.precision} and {s.optimizer}.":
+        "LitGPT 只在单块 GPU 上、以非混合精度量化基座，并用分页 AdamW 训练；这个方案是 {s.parallel.describe()}、"
+        "{s.precision} 和 {s.optimizer}。",
+    "plan with --max-gpus 1 and --optimizer adamw (LitGPT prices pure bf16), or with --framework llama-factory or "
+    "trl.":
+        "请用 --max-gpus 1 和 --optimizer adamw 规划（LitGPT 按纯 bf16 估算），或用 --framework llama-factory 或 trl 规划。",
+    "plan with --method full, lora or qlora.": "请用 --method full、lora 或 qlora 规划。",
     "LitGPT has no {s.method} fine-tuning.": "LitGPT 没有 {s.method} 微调。",
     "plan with --method full.": "请用 --method full 规划。",
     "the plan splits the model with {p.describe()}; LitGPT's finetune_full trains with FSDP data parallelism only.":

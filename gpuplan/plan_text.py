@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.i18n import lang, using
 from gpuplan.listing import price_age, stale_note
 from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, hourly_price_of
@@ -58,7 +59,33 @@ NOTE_TEXT: dict[str, tuple[Sentence, Sentence]] = {
     "sessions": (
         lambda hours, times: f"runs longer than one {hours:g} h session: checkpoint and resume {times} times",
         lambda hours, times: f"超过单次 {hours:g} 小时会话：需保存检查点并续跑 {times} 次"),
+    "unsupported": (lambda kind, software, gpus, vendors: _unsupported_en(kind, software, gpus, vendors),
+                    lambda kind, software, gpus, vendors: _unsupported_zh(kind, software, gpus, vendors)),
 }
+
+# the catalog's vendors by the accelerator family it sells (each vendor has one family in gpus.csv)
+FAMILY_EN = {"Google": "Google TPU", "Intel": "Intel Gaudi", "Huawei": "Huawei Ascend"}
+FAMILY_ZH = {"Google": "Google TPU", "Intel": "Intel Gaudi", "Huawei": "华为昇腾"}
+
+
+def _software_name(kind: str, software: str, zh: bool = False) -> str:
+    if kind == "library":
+        return f"{software}（QLoRA 的 4 位基座）" if zh else f"{software} (QLoRA's 4-bit base)"
+    return get_framework(software).name if software else ""
+
+
+def _unsupported_en(kind: str, software: str, gpus: tuple[str, ...], vendors: tuple[tuple[str, int], ...]) -> str:
+    who = _software_name(kind, software) or "no listed training framework"
+    verb = "runs" if not software else "does not run"
+    parts = ", ".join(f"{n} {FAMILY_EN.get(v, v)}" for v, n in vendors)
+    return f"{who} {verb} on {len(gpus)} GPU type(s) of the catalog ({parts}): left out (gpuplan/data/runs_on.csv)"
+
+
+def _unsupported_zh(kind: str, software: str, gpus: tuple[str, ...], vendors: tuple[tuple[str, int], ...]) -> str:
+    who = _software_name(kind, software, zh=True) or "没有已列出的训练框架"
+    verb = "支持" if not software else " 不支持"
+    parts = "、".join(f"{FAMILY_ZH.get(v, v)} {n} 种" for v, n in vendors)
+    return f"{who}{verb}目录中的 {len(gpus)} 种加速卡（{parts}），已排除（gpuplan/data/runs_on.csv）"
 
 
 def _in(language: str, sentence: Callable[[Any, dt.date], str], *values: Any) -> str:
@@ -143,6 +170,8 @@ def explanation(result: PlanResult, language: str | None = None) -> str:
         notes = notes_text(f, "zh" if zh else "en")
         text += (f"免费/低价平台也能跑：{f.label()}，{money}（{'；'.join(notes)}）。" if zh
                  else f" A notebook platform also fits: {f.label()} for {money} ({'; '.join(notes)}).")
+    for note in result.notes:
+        text += ("" if not text else "" if zh else " ") + note_text(note, "zh" if zh else "en") + ("。" if zh else ".")
     return text
 
 
@@ -187,6 +216,9 @@ def plan_dict(r: PlanResult) -> dict[str, Any]:
         "nothing_fits": r.nothing_fits or None,
         "suggestions": list(r.suggestions), "alternatives": list(r.alternatives), "assumptions": list(r.assumptions),
         "platforms": [c.as_dict() for c in r.platforms], "max_seconds": max_seconds(r.constraints),
+        "notes": [note_text(n, "en") for n in r.notes],
+        "skipped_gpus": [{"gpu": gpu, "kind": n.values[0], "software": n.values[1]}
+                         for n in r.notes if n.code == "unsupported" for gpu in n.values[2]],
     }
 
 

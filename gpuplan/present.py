@@ -13,7 +13,7 @@ from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.i18n import say, tr, translate
 from gpuplan.listing import price_age
-from gpuplan.plan_text import notes_text, serving_costs
+from gpuplan.plan_text import note_text, notes_text, serving_costs
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.requests import settings_text
 from gpuplan.types import InferSetup, Task
@@ -209,6 +209,8 @@ def show_plan(catalog: Any, result: Any, fmt: str, compare_buy: bool = False,
     if not result.ranked:
         prefix = say("No rental plan: ", "没有可租用的方案：") if result.platforms else say("No plan: ", "没有方案：")
         _out(prefix + translate(result.nothing_fits or "nothing fits."))
+        for note in result.notes:
+            _out(note_text(note))
         if result.platforms:
             _platforms_table(result)
         if result.suggestions:

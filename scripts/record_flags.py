@@ -19,7 +19,8 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
   ``litgpt finetune_full``'s jsonargparse parser (the one ``litgpt`` builds from ``PARSER_DATA``; YAML keys are
   option dests such as ``train.micro_batch_size``), ``--precision`` choices from Lightning Fabric's
   ``_PRECISION_INPUT_STR``, and LitGPT's model configs with the Hugging Face repository of each
-  (``litgpt.config.configs``: ``litgpt download`` converts only those architectures).
+  (``litgpt.config.configs``: ``litgpt download`` converts only those architectures); ``finetune_lora``'s options
+  as ``lora_options``.
 - ms-swift 4.6.0 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt):
   ``swift sft``'s ``HfArgumentParser`` over ``SftArguments`` (``swift.utils.parse_args``; a YAML key is an option's
   dest, as ``swift.cli.main.parse_yaml_args`` turns each key into ``--key``), ``tuner_type`` choices from
@@ -28,6 +29,13 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
   the fields of its pydantic config schema, ``AxolotlInputConfig`` (axolotl/utils/schemas/config.py), which
   ``axolotl train CONFIG.yaml`` validates the file against (the schema ignores unknown keys, so the record is what
   tells an unknown key from a known one; the tests validate every export with ``validate_config``).
+- torchtune 0.6.1 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt, with
+  torchao 0.13.0, the last whose ``torchao.dtypes.nf4tensor`` torchtune 0.6.1 imports): the four fine-tuning recipes
+  of ``tune ls`` (``torchtune._recipe_registry``) with the config keys each reads (``cfg.KEY`` and
+  ``cfg.get("KEY")`` in the recipe's source: the recipe ignores any other key, so the record is what tells an unknown
+  key from a known one), the model families of its shipped configs that load Hugging Face checkpoints (the
+  tokenizer builder, the tokenizer files in the downloaded repository, the checkpointer's ``model_type``), and each
+  family module's builders with their parameters.
 
 To regenerate (no GPU needed)::
 
@@ -45,6 +53,7 @@ To regenerate (no GPU needed)::
     python scripts/record_flags.py litgpt pypi:litgpt==0.5.13
     HF_HUB_OFFLINE=1 python scripts/record_flags.py swift pypi:ms-swift==4.6.0
     python scripts/record_flags.py axolotl pypi:axolotl==0.19.0
+    PYTHONPATH=.venv/torchao-for-torchtune python scripts/record_flags.py torchtune pypi:torchtune==0.6.1
 """
 
 from __future__ import annotations
@@ -131,6 +140,15 @@ def _litgpt() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     return subcommands["finetune_full"], {"--precision": list(typing.get_args(_PRECISION_INPUT_STR))}
 
 
+def _litgpt_lora() -> argparse.ArgumentParser:
+    """``litgpt finetune_lora``'s parser (LoRA and QLoRA: the rank, alpha, targets and ``--quantize``)."""
+    import litgpt.__main__ as litgpt_cli
+    from jsonargparse import CLI, capture_parser
+
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_lora", "--help"]))
+    return parser._subcommands_action._name_parser_map["finetune_lora"]  # type: ignore[attr-defined, no-any-return]
+
+
 def _swift() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     from swift.arguments import SftArguments
     from swift.arguments.base_args.base_args import get_supported_tuners
@@ -150,6 +168,70 @@ def _axolotl() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     for name in AxolotlInputConfig.model_fields:
         parser.add_argument(f"--{name}", dest=name)
     return parser, {}
+
+
+_TORCHTUNE_RECIPES = ("full_finetune_single_device", "full_finetune_distributed", "lora_finetune_single_device",
+                      "lora_finetune_distributed")
+
+
+def _keys_read(source: str) -> list[str]:
+    """The config keys a recipe reads: ``cfg.KEY`` and ``cfg.get("KEY", ...)``."""
+    import ast
+
+    keys = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "cfg":
+            keys.add(node.attr)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "cfg" and node.args
+                and isinstance(node.args[0], ast.Constant)):
+            keys.add(node.args[0].value)
+    return sorted(keys - {"get"})
+
+
+def _torchtune_family(cfg: Any) -> dict[str, Any] | None:
+    """What a shipped config says about its model family, or None where it does not load a Hugging Face
+    checkpoint with a text tokenizer."""
+    ckpt = cfg.get("checkpointer") or {}
+    tokenizer = cfg.tokenizer
+    if ckpt.get("_component_") != "torchtune.training.FullModelHFCheckpointer" or not str(
+            tokenizer._component_).endswith("_tokenizer"):
+        return None
+    repo = str(ckpt.checkpoint_dir).rstrip("/") + "/"
+    files = {k: str(v)[len(repo):] for k, v in tokenizer.items()
+             if isinstance(v, str) and k != "_component_" and str(v).startswith(repo)}
+    return {"tokenizer": str(tokenizer._component_), "tokenizer_files": files, "model_type": str(ckpt.model_type)}
+
+
+def _torchtune() -> dict[str, Any]:
+    """The recipes (the keys each reads), the model families of the shipped configs, and their builders."""
+    import importlib
+    import inspect
+
+    import torchtune
+    from omegaconf import OmegaConf
+    from torchtune._recipe_registry import get_all_recipes
+
+    root = Path(torchtune.__file__).resolve().parent.parent / "recipes"
+    recipes, families = {}, {}
+    for recipe in get_all_recipes():
+        if recipe.name not in _TORCHTUNE_RECIPES:
+            continue
+        recipes[recipe.name] = {"distributed": recipe.supports_distributed,
+                                "keys": _keys_read((root / recipe.file_path).read_text(encoding="utf-8"))}
+        for config in recipe.configs:
+            cfg = OmegaConf.load(root / "configs" / config.file_path)
+            family = _torchtune_family(cfg)
+            module = str(cfg.model._component_).rsplit(".", 1)[0]
+            if family and module not in families:
+                families[module] = {**family, "config": config.name}
+    for module, family in families.items():
+        mod = importlib.import_module(module)
+        family["builders"] = {name: sorted(inspect.signature(getattr(mod, name)).parameters)
+                              for name in sorted(mod.__all__) if callable(getattr(mod, name))
+                              and not inspect.isclass(getattr(mod, name))
+                              and not name.endswith(("_tokenizer", "_transform"))}
+    return {"recipes": dict(sorted(recipes.items())), "families": dict(sorted(families.items()))}
 
 
 def _litgpt_models() -> dict[str, str]:
@@ -175,6 +257,12 @@ def _options(parser: argparse.ArgumentParser, extra_choices: dict[str, list[str]
 
 def main() -> None:
     tool, origin = sys.argv[1], sys.argv[2]
+    if tool == "torchtune":
+        _write({"tool": tool, "version": origin.split("==")[1], "source": f"PyPI {origin[5:]} (installed)",
+                "recorded": dt.date.today().isoformat(),
+                "how": "the recipes' own source and shipped configs, read by scripts/record_flags.py",
+                **_torchtune()})
+        return
     parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
                      "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift,
                      "axolotl": _axolotl}[tool]()
@@ -194,10 +282,15 @@ def main() -> None:
               "options": {**_options(parser, extra, by_dest), **{name: {"takes_value": False, "choices": None}
                                                                   for name in extra if not name.startswith("-")}}}
     if tool == "litgpt":
+        record["lora_options"] = _options(_litgpt_lora(), extra, by_dest)
         record["models"] = _litgpt_models()
+    _write(record)
+
+
+def _write(record: dict[str, Any]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{tool}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    print(f"{tool} {record['version']}: {len(record['options'])} options")
+    (OUT / f"{record['tool']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"{record['tool']} {record['version']}: {len(record.get('options', record.get('recipes', {})))} options")
 
 
 if __name__ == "__main__":

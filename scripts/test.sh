@@ -26,9 +26,15 @@ fi
   .venv/bin/python -m pip install --quiet -e ".[test]" -r tests/requirements-export.txt
 # ... and the training exports' own parsers (tests/test_export_frameworks.py: TRL's and torchtitan's)
 .venv/bin/python -c "import trl, torchtitan, triton" 2>/dev/null || .venv/bin/python -m pip install --quiet -e ".[test]"
-# ... and LitGPT's, ms-swift's and Axolotl's, without their clashing pins (tests/requirements-export-nodeps.txt)
-.venv/bin/python -c "import importlib.metadata as m; [m.version(p) for p in ('litgpt', 'ms-swift', 'axolotl', 'addict')]" \
+# ... at the torchao release torchtitan's recipes load with (a venv made before the pin holds an older one)
+.venv/bin/python -c "import importlib.metadata as m; assert m.version('torchao') == '0.17.0'" 2>/dev/null || \
+  .venv/bin/python -m pip install --quiet --no-deps "torchao==0.17.0"
+# ... and LitGPT's, ms-swift's, Axolotl's and torchtune's, without their pins (tests/requirements-export-nodeps.txt)
+.venv/bin/python -c "import importlib.metadata as m; [m.version(p) for p in ('litgpt', 'ms-swift', 'axolotl', 'addict', 'torchtune')]" \
   2>/dev/null || .venv/bin/python -m pip install --quiet --no-deps -r tests/requirements-export-nodeps.txt
+# ... and torchao 0.13.0 for torchtune's tests only, apart (torchtune 0.6.1 cannot import 0.17, torchtitan not 0.13)
+[ -d .venv/torchao-for-torchtune/torchao ] || \
+  .venv/bin/python -m pip install --quiet --no-deps --target .venv/torchao-for-torchtune 'torchao==0.13.0'
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
 .venv/bin/ruff check gpuplan bench tests
 .venv/bin/mypy

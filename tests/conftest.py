@@ -30,6 +30,8 @@ os.environ["GPUPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuplan-test-cache-")
 os.environ["GPUPLAN_OFFLINE"] = "1"  # no test uses the network: 'gpuplan refresh' refuses, Hub ids are refused
 
 REPO = Path(__file__).resolve().parent.parent
+# torchtune's export tests run in an interpreter of their own, with torchao on its path (test_export_frameworks.py)
+collect_ignore = [] if os.environ.get("GPUPLAN_TORCHTUNE") else ["isolated_torchtune"]
 TESTS_DATA = Path(__file__).resolve().parent / "data"
 # a copy of the bundled market tables (offers, providers, platforms, purchase prices, FX), frozen: its README
 MARKET_SNAPSHOT = Path(__file__).resolve().parent / "fixtures" / "market_snapshot"

@@ -49,6 +49,14 @@ def test_mainland_offers_are_many_and_tiered(catalog: Catalog) -> None:
     assert all(o.billing_granularity_s is None for o in cn if o.pricing == "reserved")
 
 
+def test_compshare_on_demand_rows_bill_as_its_terms_say(catalog: Catalog) -> None:
+    # 优云智算's 计费方式说明: 按量 instances are billed by the second; its providers.csv row says the same
+    terms = catalog.provider("UCloud Compshare")
+    rows = [o for o in catalog.offers if o.provider == "UCloud Compshare" and o.pricing == "on-demand"]
+    assert len(rows) >= 9
+    assert {o.billing_granularity_s for o in rows} == {terms.min_billing_s} == {1}
+
+
 def test_a_monthly_price_is_spread_over_a_730_hour_month(catalog: Catalog) -> None:
     # e.g. UCloud Compshare's H20 包月 4500 CNY/month is 6.1644 CNY/h; Tencent's GT4.4XLARGE96 13748 is 18.8329
     checked = 0

@@ -130,8 +130,7 @@ def test_sglang_runs_dp_attention_and_ep_over_every_gpu_of_both_nodes() -> None:
         assert "--enable-dp-attention" in argv
 
 
-def test_a_fleet_export_writes_a_command_per_node_and_k8s_refuses_the_replica() -> None:
-    from gpuplan.errors import InputError
+def test_a_fleet_export_writes_a_command_per_node_a_leader_worker_set_and_two_node_service() -> None:
     from gpuplan.plan.availability import Recovery
 
     m = load_catalog().model("DeepSeek-V3")
@@ -148,6 +147,8 @@ def test_a_fleet_export_writes_a_command_per_node_and_k8s_refuses_the_replica() 
     (text,) = [x["text"] for x in fleet.export(p, m, "deepseek-ai/DeepSeek-V3", "vllm")["files"]]
     commands = [shlex.split(line) for line in text.splitlines() if not line.startswith("#")]
     assert len(commands) == 2 and "--headless" in commands[1] and "2 nodes of 8 GPUs" in text.replace("\n# ", " ")
-    for fmt in ("k8s", "skypilot"):
-        with pytest.raises(InputError, match="spans nodes"):
-            fleet.export(p, m, "deepseek-ai/DeepSeek-V3", fmt)
+    k8s = fleet.export(p, m, "deepseek-ai/DeepSeek-V3", "k8s")["document"]
+    (lws,) = [d for d in k8s if d["kind"] == "LeaderWorkerSet"]
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2 and lws["spec"]["replicas"] == 1  # 2 instances, 1 replica
+    (task,) = fleet.export(p, m, "deepseek-ai/DeepSeek-V3", "skypilot")["document"]
+    assert task["num_nodes"] == 2 and task["resources"]["accelerators"] == "H100:8"

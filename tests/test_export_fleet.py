@@ -178,12 +178,38 @@ def test_k8s_fleet_matches_its_golden_file() -> None:
 
 
 def test_a_group_the_format_cannot_run_refuses_the_whole_export() -> None:
-    multi = ReplicaConfig("H100", 8, 2, "bf16", "vllm", (1.0,), (0.2,), 32)
-    p = _plan((_group(multi, _offer("AWS", "H100", "p5.48xlarge", "on-demand"), "us-east-1", 1),),
-              ((multi.describe(), 0, 1.0),))
+    # 12 GPUs a replica (TP 4 × PP 3) leave a node of 8 half used: neither a LeaderWorkerSet nor num_nodes
+    odd = ReplicaConfig("H100", 4, 3, "bf16", "vllm", (1.0,), (0.2,), 32)
+    h100 = _group(H100, _offer("AWS", "H100", "p5.4xlarge", "on-demand"), "us-east-1/zone-1", 2)
+    p = _plan((h100, _group(odd, _offer("AWS", "H100", "p5.48xlarge", "on-demand"), "us-east-1/zone-2", 1)),
+              ((H100.describe(), 0, 8.0), (odd.describe(), 0, 1.0)))
     for fmt in ("k8s", "skypilot"):
-        with pytest.raises(InputError, match="spans nodes"):
+        with pytest.raises(InputError, match="12 GPUs"):
             _export(fmt, p)
+
+
+def test_a_fleet_with_a_replica_over_two_nodes_exports_it_as_a_leader_worker_set_beside_the_deployment() -> None:
+    # the 2 single-GPU H100 replicas in zone 1, one TP 8 × PP 2 replica over two p5.48xlarge nodes in zone 2
+    multi = ReplicaConfig("H100", 8, 2, "bf16", "vllm", (1.0,), (0.2,), 32)
+    h100 = _group(H100, _offer("AWS", "H100", "p5.4xlarge", "on-demand"), "us-east-1/zone-1", 2)
+    two = _group(multi, _offer("AWS", "H100", "p5.48xlarge", "on-demand"), "us-east-1/zone-2", 1)
+    plan = _plan((h100, two), ((H100.describe(), 0, 8.0), (multi.describe(), 0, 1.0)))
+    docs = _export("k8s", plan)["document"]
+    kinds = {d["kind"]: d for d in docs}
+    assert [d["kind"] for d in docs].count("Service") == 1  # one Service for both groups
+    leader = kinds["LeaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+    assert leader["metadata"]["labels"]["app"] == kinds["Service"]["spec"]["selector"]["app"]
+    # the zone slots keep the two groups apart: the leader carries the anti-affinity the Deployment's pods do
+    anti = leader["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert anti[0]["labelSelector"]["matchExpressions"][1] == {"key": "gpuplan.io/zone-slot", "operator": "NotIn",
+                                                               "values": ["z2"]}
+    hpas = [d["spec"]["scaleTargetRef"]["kind"] for d in docs if d["kind"] == "HorizontalPodAutoscaler"]
+    assert hpas == ["Deployment", "LeaderWorkerSet"]
+    services = {d["metadata"]["name"] for d in docs if d["kind"] == "Service"}
+    assert kinds["LeaderWorkerSet"]["metadata"]["name"] not in services  # the set's own headless Service's name
+    # the plain vLLM command of the two-node group says how its nodes form the Ray cluster it runs on
+    head = _export("vllm", plan)["files"][1]["text"].replace("\n#  ", "")
+    assert "ray start --head --port=6379" in head and "ray start --address=HEAD_NODE_IP:6379 --block" in head
 
 
 # ---------------------------------------------------------------- the command line

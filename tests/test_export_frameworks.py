@@ -1,19 +1,22 @@
 """SkyPilot training tasks for the framework the plan was sized for (issue 14, part 1): ``--framework trl`` writes
 TRL's ``sft`` script with a YAML config, ``torchtitan`` torchtitan's trainer with its flags, ``litgpt`` LitGPT's
-``finetune_full``, ``swift`` ms-swift's ``swift sft``, ``axolotl`` ``axolotl train``. Each export is read by the tool
-itself, installed by the test extra or (LitGPT, ms-swift, Axolotl) tests/requirements-export-nodeps.txt: TRL 1.16.0's
-``TrlParser``, torchtitan 0.3.0's ``ConfigManager``, LitGPT 0.5.13's jsonargparse CLI (then its own argument check),
-ms-swift 4.6.0's YAML reader and ``HfArgumentParser`` over ``SftArguments``, Axolotl 0.19.0's ``validate_config``; the
-option records the export checks against at run time are compared with those parsers, and the recipe and model
-tables with torchtitan's recipes and LitGPT's configs. torchtune and unsloth, which cannot resume a preempted run, are
-refused."""
+``finetune_full``, ``swift`` ms-swift's ``swift sft``, ``axolotl`` ``axolotl train``, ``torchtune`` ``tune run``.
+Each export is read by the tool itself, installed by the test extra or (LitGPT, ms-swift, Axolotl, torchtune)
+tests/requirements-export-nodeps.txt: TRL 1.16.0's ``TrlParser``, torchtitan 0.3.0's ``ConfigManager``, LitGPT
+0.5.13's jsonargparse CLI (then its own argument check), ms-swift 4.6.0's YAML reader and ``HfArgumentParser`` over
+``SftArguments``, Axolotl 0.19.0's ``validate_config``, torchtune 0.6.1's ``tune run`` and config parsers and
+``config.validate`` (tests/isolated_torchtune, in an interpreter of their own); the option records the export checks
+against at run time are compared with those parsers, and the recipe and model tables with torchtitan's recipes,
+LitGPT's configs and torchtune's builders. unsloth, which cannot resume a preempted run, is refused."""
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import shlex
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -264,18 +267,18 @@ def _litgpt_parse(c: Candidate | str, tmp_path: Path) -> tuple[Any, Any]:
     arguments, the instantiated ones)."""
     import litgpt.__main__ as litgpt_cli
     from jsonargparse import CLI, capture_parser
-    from litgpt.finetune.full import validate_args
+    from litgpt.finetune import full, lora
 
     run = c if isinstance(c, str) else _task(c)["run"]
     (tmp_path / "litgpt.yaml").write_text(_heredoc(run, "litgpt.yaml"), encoding="utf-8")
     (tmp_path / "data.json").write_text('[{"instruction": "hi", "output": "hello"}]', encoding="utf-8")
-    line = next(x for x in run.splitlines() if "litgpt finetune_full" in x)
+    line = next(x for x in run.splitlines() if " litgpt finetune_" in x)
     argv = shlex.split(line.replace('"$DATASET"', "data.json").split(" litgpt ", 1)[1])
     parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=argv))
     parsed = parser.parse_args(argv)
-    args = parser.instantiate_classes(parsed).finetune_full
-    validate_args(args.train, args.eval)
-    return parsed.finetune_full, args
+    args = parser.instantiate_classes(parsed)[argv[0]]
+    (lora if argv[0] == "finetune_lora" else full).validate_args(args.train, args.eval)
+    return parsed[argv[0]], args
 
 
 def test_litgpt_full_finetune_runs_the_planned_batch_length_precision_and_resumes(tmp_path: Path) -> None:
@@ -362,8 +365,74 @@ def test_each_litgpt_model_the_catalog_names_is_litgpts_config_for_it() -> None:
     assert matched >= 5
 
 
+def _litgpt_lora(n_gpus: int = 1, pricing: str = "on-demand", **setup: Any) -> Candidate:
+    """A LoRA plan as LitGPT prices it (pure bf16; on one GPU no recomputation), on on-demand capacity."""
+    offer = _offer("Lambda", "A100-80GB", n_gpus, pricing, "gpu_8x_a100_80gb_sxm4")
+    planned = replace(QLORA, method="lora", base_quant=None, precision="bf16", lora_dropout=0.05,
+                      parallel=Parallelism(dp=n_gpus, zero=3 if n_gpus > 1 else 0),
+                      recompute="full" if n_gpus > 1 else "none")
+    job = replace(FINETUNE_JOB, method="lora")
+    return _with_framework(_candidate(job, replace(planned, **setup), "A100-80GB", n_gpus, offer), "litgpt")
+
+
+def test_litgpt_lora_runs_the_planned_rank_targets_batch_and_precision(tmp_path: Path) -> None:
+    """The adapters LitGPT builds (its Llama-3.1-8B config, on the meta device) are as many as the plan priced:
+    all-linear at rank 32 is 32 layers × 32 × (fused q,k,v 3 × 4096 + 4096+1024+1024, projection 4096+4096, the MLP's
+    3 × 18,432 = 81,920) = 83,886,080 parameters."""
+    import torch
+    from litgpt.lora import GPT, Config
+
+    from gpuplan.estimate.memory import trainable_params
+
+    c = _litgpt_lora()
+    parsed, args = _litgpt_parse(c, tmp_path)
+    assert (args.lora_r, args.lora_alpha, args.lora_dropout) == (32, 64, 0.05) and args.quantize is None
+    assert args.lora_query and args.lora_key and args.lora_value and args.lora_projection and args.lora_mlp
+    assert not args.lora_head and args.precision == "bf16-true" and (args.devices, args.num_nodes) == (1, 1)
+    # 20,000 samples × 2 epochs ÷ (4 × 4 sequences a step) = 2,500 steps; a checkpoint every 1/20 of them
+    assert args.train.micro_batch_size == 4 and args.train.global_batch_size == 16 and args.train.epochs == 2
+    assert args.train.save_interval == 125 and parsed.optimizer["init_args"]["lr"] == 1e-4
+    assert "litgpt finetune_lora --config litgpt.yaml" in _task(c)["run"] and "resume" not in _heredoc(
+        _task(c)["run"], "litgpt.yaml")
+    names = ("r", "alpha", "dropout", "query", "key", "value", "projection", "mlp", "head")
+    config = Config.from_name("Llama-3.1-8B", **{f"lora_{n}": getattr(args, f"lora_{n}") for n in names})
+    with torch.device("meta"):
+        model = GPT(config)
+    built = sum(p.numel() for n, p in model.named_parameters() if "lora_" in n)
+    assert built == 83_886_080 == trainable_params(c.estimate.model, c.estimate.setup)
+
+
+def test_litgpt_qlora_quantizes_the_base_on_one_gpu_in_true_precision(tmp_path: Path) -> None:
+    c = _litgpt_lora(method="qlora", lora_targets="qv")
+    _, args = _litgpt_parse(c, tmp_path)
+    assert args.quantize == "bnb.nf4-dq" and args.precision == "bf16-true"
+    assert (args.lora_query, args.lora_key, args.lora_value, args.lora_mlp) == (True, False, True, False)
+    assert _task(c)["setup"].startswith("pip install 'litgpt==0.5.13' bitsandbytes\n")
+    plain = _litgpt_lora(method="qlora", base_quant="bnb-nf4")
+    assert _litgpt_parse(plain, tmp_path)[1].quantize == "bnb.nf4"
+
+
+def test_litgpt_lora_on_several_gpus_shards_and_says_a_restart_starts_over(tmp_path: Path) -> None:
+    c = _litgpt_lora(8)
+    _, args = _litgpt_parse(c, tmp_path)
+    assert (args.devices, args.num_nodes) == (8, 1) and args.train.global_batch_size == 4 * 4 * 8
+    assert "a restart after a failure starts it over" in _task(c)["run"]
+
+
 @pytest.mark.parametrize(("change", "words"), [
-    ({"method": "lora"}, "cannot resume a LoRA run"), ({"method": "freeze"}, "no freeze"),
+    ({"pricing": "spot"}, "cannot resume a LoRA run"), ({"method": "qlora", "precision": "bf16-mixed"},
+                                                        "true (not mixed) precision"),
+    ({"method": "qlora", "n_gpus": 8}, "on one GPU"), ({"train_embeddings": True}, "no embeddings"),
+    ({"base_quant": "int8-wo"}, "not int8-wo"),
+])
+def test_a_lora_plan_litgpt_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_litgpt_lora(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"method": "freeze"}, "no freeze"),
     ({"recompute": "none"}, "checkpoints every block"), ({"parallel": Parallelism(dp=8, zero=2)}, "ZeRO-2"),
     ({"parallel": Parallelism(dp=8, zero=3, offload_optimizer=True)}, "does not offload"),
     ({"parallel": Parallelism(tp=2, dp=4, zero=3)}, "TP2"), ({"optimizer": "adamw-8bit"}, "no 'adamw-8bit'"),
@@ -395,6 +464,9 @@ def test_the_litgpt_record_is_litgpts_own_parser() -> None:
     sub = parser._subcommands_action._name_parser_map["finetune_full"]
     assert set(record["options"]) == {a.dest for a in sub._actions} - {"help"}
     assert len(record["models"]) == len(configs)
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_lora", "--help"]))
+    sub = parser._subcommands_action._name_parser_map["finetune_lora"]
+    assert set(record["lora_options"]) == {a.dest for a in sub._actions} - {"help"}
 
 
 def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:
@@ -409,6 +481,21 @@ def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:
     assert "--model_name Qwen2.5-0.5B" in task["setup"]
     _, args = _litgpt_parse(task["run"], tmp_path)
     assert args.train.epochs == 1 and (args.devices, args.num_nodes) == (1, 1)
+
+
+def test_a_litgpt_lora_plan_from_the_cli_exports_the_best_on_demand_plan(tmp_path: Path) -> None:
+    """Spot plans cannot be written (LitGPT cannot resume LoRA); the export takes the best on-demand one."""
+    from clirun import run_cli
+
+    out = tmp_path / "task.yaml"
+    code, _, err = run_cli(["plan", "finetune", "Qwen2.5-0.5B", "--samples", "1k", "--tokens-per-sample", "256",
+                            "--framework", "litgpt", "--max-gpus", "1", "--provider", "aws", "--export", "skypilot",
+                            "--out", str(out)])
+    assert code == 0, err
+    task = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert task["resources"]["use_spot"] is False
+    _, args = _litgpt_parse(task["run"], tmp_path)
+    assert args.lora_r == 16 and args.quantize is None and "litgpt finetune_lora" in task["run"]
 
 
 # ---------------------------------------------------------------- ms-swift
@@ -460,8 +547,10 @@ def test_swift_full_finetune_trains_the_token_budget_with_zero2(tmp_path: Path,
     assert '"stage": 2' in _task(c)["run"]
     pure = _with_framework(_trl_full(), "swift", precision="bf16", parallel=Parallelism(dp=8))
     assert _swift_parse(pure, tmp_path, monkeypatch).torch_dtype == "bfloat16"  # ms-swift's default: no fp32 copy
-    with pytest.raises(InputError, match="did not price"):  # ZeRO's optimizer would keep fp32 master weights
-        render(_with_framework(_trl_full(), "swift", precision="bf16"), "skypilot", REPO)
+    # with ZeRO, DeepSpeed's optimizer keeps fp32 master weights and states of the bf16 weights: the estimate
+    # prices them (memory.state_bytes), so the export runs what was planned
+    zero = _swift_parse(_with_framework(_trl_full(), "swift", precision="bf16"), tmp_path, monkeypatch)
+    assert zero.torch_dtype == "bfloat16" and zero.deepspeed == "ds_z2.json"
 
 
 def test_swift_lora_targets_and_embeddings_are_module_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -598,7 +687,6 @@ def test_axolotl_run_launches_torchrun_and_installs_the_pinned_release() -> None
     ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion' optimizer"),
     ({"method": "full", "precision": "bf16-mixed", "base_quant": None, "parallel": Parallelism()},
      "without DeepSpeed"),
-    ({"method": "full", "precision": "bf16", "base_quant": None}, "did not price"),
     ({"base_quant": "int4-wo", "method": "lora"}, "not int4-wo"),
 ])
 def test_a_plan_axolotl_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
@@ -617,11 +705,79 @@ def test_the_axolotl_record_is_its_config_schema() -> None:
     assert set(record["options"]) == set(AxolotlInputConfig.model_fields)
 
 
+# ---------------------------------------------------------------- torchtune
+
+def _tune(c: Candidate | None = None, **setup: Any) -> Candidate:
+    """A QLoRA plan as torchtune prices it: pure bf16, chunked loss."""
+    return _with_framework(c or _trl_qlora(), "torchtune", **{"precision": "bf16", "chunked_loss": True, **setup})
+
+
+def test_torchtune_for_a_model_without_a_builder_is_refused_naming_the_model() -> None:
+    c = _tune()
+    c = replace(c, estimate=replace(c.estimate, model=replace(LLAMA_8B, name="Made-Up-8B")))
+    with pytest.raises(InputError, match="no model builder for Made-Up-8B") as err:
+        render(c, "skypilot", REPO)
+    assert err.value.field == "--model" and "llama3_1, llama3_2" in err.value.fix
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"parallel": Parallelism(tp=2, dp=1)}, "TP2"), ({"method": "freeze"}, "not freeze"),
+    ({"recompute": "selective"}, "recomputes selectively"), ({"optimizer": "lion"}, "no 'lion'"),
+    ({"precision": "bf16-mixed"}, "not bf16-mixed"), ({"base_quant": "bnb-nf4"}, "not bnb-nf4"),
+    ({"method": "lora", "base_quant": "int8-wo"}, "not int8-wo"), ({"train_embeddings": True}, "no embeddings"),
+    ({"parallel": Parallelism(dp=2, zero=1)}, "DP2 ZeRO-1"),
+    ({"parallel": Parallelism(dp=2, zero=3, offload_optimizer=True)}, "whole FSDP shards"),
+    ({"lora_targets": "mlp"}, "at least one attention projection"),
+])
+def test_a_plan_torchtune_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_tune(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
+def test_torchtune_run_downloads_the_model_and_prunes_old_epochs(tmp_path: Path) -> None:
+    import subprocess
+
+    task = _task(_tune())
+    assert task["setup"].splitlines() == [
+        "pip install 'torch==2.8.0' 'torchao==0.13.0' 'torchtune==0.6.1'",
+        "tune download meta-llama/Llama-3.1-8B --output-dir model --ignore-patterns 'original/consolidated*'"]
+    assert task["resources"]["job_recovery"]["strategy"] == "EAGER_NEXT_REGION" and task["envs"]["DATASET"] == ""
+    prune = next(x for x in task["run"].splitlines() if x.startswith("prune() "))
+    prune = prune.replace("/checkpoints/gpuplan-finetune-llama-3-1-8b", str(tmp_path))
+    for epoch in (0, 1, 2, 10):
+        (tmp_path / f"epoch_{epoch}").mkdir()
+    (tmp_path / "recipe_state").mkdir()
+    subprocess.run(["bash", "-c", f"set -euo pipefail; {prune}; prune"], check=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["epoch_10", "epoch_2", "recipe_state"]
+
+
+TORCHAO = Path(sys.prefix) / "torchao-for-torchtune"
+
+
+def test_the_torchtune_exports_pass_their_tests_in_an_interpreter_with_torchao() -> None:
+    """torchtune 0.6.1 imports torchao 0.13.0's NF4 module (0.17.0, the test environment's for torchtitan, moved it),
+    and 0.13 breaks torchtitan's import (its triton kernels fail to define with triton 3.9); so torchtune's tests
+    (tests/isolated_torchtune) run in their own interpreter with 0.13.0 first on its path, where scripts/test.sh
+    installs it."""
+    import subprocess
+
+    assert (TORCHAO / "torchao").is_dir(), f"run scripts/test.sh: it installs torchao 0.13.0 in {TORCHAO}"
+    env = {**os.environ, "GPUPLAN_TORCHTUNE": "1",
+           "PYTHONPATH": os.pathsep.join([str(TORCHAO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    root = Path(__file__).resolve().parent
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "ignore",
+                           str(root / "isolated_torchtune")], env=env, cwd=root.parent, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert re.search(r"\b\d+ passed\b", done.stdout) and "skipped" not in done.stdout, done.stdout[-2000:]
+
+
 # ---------------------------------------------------------------- what the three have in common
 
 
 _NEW = {"litgpt": lambda: _litgpt_full(16), "swift": lambda: _with_framework(_trl_qlora(), "swift"),
-        "axolotl": lambda: _axolotl()}
+        "axolotl": lambda: _axolotl(),
+        "torchtune": lambda: _tune()}
 
 
 @pytest.mark.parametrize("framework", sorted(_NEW))
@@ -636,12 +792,6 @@ def test_each_new_export_is_a_task_skypilot_loads_with_scripts_bash_parses(frame
 
 
 # ---------------------------------------------------------------- every framework the planner sizes
-
-
-def test_torchtune_is_refused_because_it_cannot_resume_mid_epoch() -> None:
-    with pytest.raises(InputError, match="only at the end of an epoch") as err:
-        render(_with_framework(_trl_qlora(), "torchtune"), "skypilot", REPO)
-    assert "--framework llama-factory or hf or trl" in err.value.fix
 
 
 def test_unsloth_is_refused_because_its_cli_cannot_resume() -> None:

@@ -67,6 +67,17 @@ def test_published_terms_of_the_big_three(provider: str, sla: float, multi_zone:
     assert (t.sla_pct, t.sla_multi_zone_pct, t.preemption_notice_s) == (sla, multi_zone, notice_s)
 
 
+@pytest.mark.parametrize(("provider", "notice_s", "min_billing_s"), [
+    ("UCloud", 1800, 3600),  # UCloud docs: spot GPU hosts go 30 min after the e-mail; 按小时计费 bills a begun hour
+    ("UCloud Compshare", None, 1),  # compshare 计费方式说明: 按量 秒级计费; spot warning of unstated lead time
+    ("恒源云", None, 1),  # en.gpushare.com/docs/product/price: pay-as-you-go charged in yuan per second
+])
+def test_published_terms_of_mainland_providers(provider: str, notice_s: float | None, min_billing_s: float) -> None:
+    t = load_catalog().provider(provider)
+    assert (t.preemption_notice_s, t.min_billing_s) == (notice_s, min_billing_s)
+    assert t.sla_pct is None  # none of them publishes an SLA document (UCloud's 99.95 % is a product-page claim)
+
+
 def test_lookup_ignores_case_and_suggests_close_names() -> None:
     cat = load_catalog()
     assert cat.provider("vast.ai") is cat.provider("Vast.ai")

@@ -9,6 +9,7 @@ from gpuplan import types
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
+from gpuplan.estimate import hardware
 
 _COLUMNS = (
     Column("engine", required=True), Column("name", required=True),
@@ -59,35 +60,6 @@ def engine(name: str, field: str = "--engine") -> Engine:
     return table[key]
 
 
-# Where each engine runs, by vendor and (for NVIDIA) the oldest architecture it supports. Sources: vLLM
-# "GPU installation" docs (NVIDIA compute capability 7.0 or newer; AMD Instinct MI200/MI300 on ROCm; Google TPU;
-# Intel Gaudi; Huawei Ascend through the vllm-ascend plugin); SGLang "Install" docs (NVIDIA, with RTX 20 / T4
-# needing an extra flag; AMD Instinct MI300-class; TPU; Ascend NPUs); TensorRT-LLM support matrix (NVIDIA
-# Ampere, Ada Lovelace, Hopper, Blackwell); llama.cpp backends (CUDA, HIP, Vulkan, SYCL, CANN, Metal on Apple
-# silicon; no TPU); transformers runs wherever PyTorch does (MPS on Apple silicon).
-NVIDIA_GENERATIONS = ("Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "Blackwell Ultra")
-_RUNS_ON: dict[str, dict[str, tuple[str, ...] | str | None]] = {
-    "vllm": {"NVIDIA": "Volta", "AMD": ("CDNA 2", "CDNA 3", "CDNA 4"), "Google": None, "Intel": None, "Huawei": None},
-    "sglang": {"NVIDIA": "Turing", "AMD": ("CDNA 3", "CDNA 4"), "Google": None, "Huawei": None},
-    "trtllm": {"NVIDIA": "Ampere"},
-    "llamacpp": {"NVIDIA": None, "AMD": None, "Intel": None, "Huawei": None, "Apple": None},
-    "hf": {"NVIDIA": None, "AMD": None, "Google": None, "Intel": None, "Huawei": None, "Apple": None},
-}
-
-
-def nvidia_generation(architecture: str) -> int:
-    """Order of an NVIDIA architecture (Pascal 0 … Blackwell Ultra 7); -1 when unknown."""
-    return NVIDIA_GENERATIONS.index(architecture) if architecture in NVIDIA_GENERATIONS else -1
-
-
 def runs_on(engine_name: str, vendor: str, architecture: str) -> bool:
-    """Whether ``engine_name`` supports a part of this vendor and architecture."""
-    vendors = _RUNS_ON.get(engine_name, {})
-    if vendor not in vendors:
-        return False
-    rule = vendors[vendor]
-    if rule is None:
-        return True
-    if isinstance(rule, tuple):
-        return architecture in rule
-    return nvidia_generation(architecture) >= nvidia_generation(rule)
+    """Whether ``engine_name`` supports a part of this vendor and architecture (``data/runs_on.csv``)."""
+    return hardware.runs_on("engine", engine_name, vendor, architecture)

@@ -14,15 +14,16 @@ from typing import Any
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.engines import nvidia_generation, runs_on
+from gpuplan.estimate.engines import runs_on
 from gpuplan.estimate.frameworks import framework as get_framework
+from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
 from gpuplan.estimate.infer_speed import Speed, max_batch, speed, speed_assumptions
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Parallelism, TrainSetup
-from gpuplan.units import GiB, fmt_bytes
+from gpuplan.units import GiB
 
 DEFAULT_HEADROOM = 0.05  # the margin where the memory estimate's class has no held-out band
 
@@ -32,6 +33,19 @@ def memory_margin(band: Band, headroom: float | None = None) -> float:
     high = band.held_high
     base = max(0.0, high - 1.0) if high is not None else DEFAULT_HEADROOM
     return max(base, headroom or 0.0)
+
+
+def needed_memory(mem: Estimate, headroom: float | None = None) -> tuple[float, float]:
+    """(bytes that must fit the GPU, the margin they include): the estimate raised by its held-out band — or,
+    where the estimate has a floor (training: the allocator's cache is given back under pressure), the floor
+    raised by its own band, at least ``DEFAULT_HEADROOM`` for the cache it cannot give back, whichever is less."""
+    margin = memory_margin(mem.band, headroom)
+    whole = mem.total * (1 + margin)
+    if mem.floor is None:
+        return whole, margin
+    floor_margin = max(memory_margin(mem.floor.band, headroom), DEFAULT_HEADROOM)
+    at_floor = mem.floor.value * (1 + floor_margin)
+    return (at_floor, floor_margin) if at_floor < whole else (whole, margin)
 
 
 @dataclass(frozen=True)
@@ -58,11 +72,11 @@ class JobEstimate:
         """Share the memory estimate is raised by before it must fit: the upper end of its held-out band (p90 of
         true ÷ estimated with each source predicted by a fit that never saw it) less 1 — so a "fits" holds for
         nine in ten setups unlike any calibrated — and at least ``headroom`` when one is asked for."""
-        return memory_margin(self.memory.band, self.headroom)
+        return needed_memory(self.memory, self.headroom)[1]
 
     @property
     def needed_bytes(self) -> float:
-        return self.memory.total * (1 + self.margin)
+        return needed_memory(self.memory, self.headroom)[0]
 
     @property
     def kv_shortfall_bytes(self) -> float:
@@ -137,13 +151,10 @@ def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if par.pp > m.n_layers:
         raise InfeasibleError("--pp", f"{par.pp} pipeline stages for {m.n_layers} layers.",
                               f"use --pp {m.n_layers} or less.")
-    if s.method == "qlora":
-        if gpu.vendor != "NVIDIA":
-            raise InfeasibleError("--method", f"QLoRA needs bitsandbytes' CUDA kernels; {gpu.name} is a "
-                                  f"{gpu.vendor} part.", "use --method lora, or an NVIDIA GPU.")
-        if not (gpu.bf16_flops_per_s or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
-            raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
-                                  "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.")
+    check_runs_on(gpu, job.framework, s.method)
+    if s.method == "qlora" and not (gpu.bf16_flops_per_s or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
+        raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
+                              "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.")
     if s.precision.startswith("bf16") and not gpu.supports_bf16 and gpu.vendor == "NVIDIA":
         raise InfeasibleError("--precision", f"{gpu.name} has no BF16 support.", "use --precision fp16-mixed.")
     if s.precision.startswith("fp8") and not gpu.fp8_flops_per_s:
@@ -152,6 +163,28 @@ def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if job.task == "finetune" and s.method == "ptuning" and m.is_mla:
         raise InfeasibleError("--method", "P-tuning v2 prefixes need per-head keys and values; MLA models cache "
                               "a latent instead.", "use --method lora.")
+
+
+def check_runs_on(gpu: Gpu, framework: str | None, method: str) -> None:
+    """Raise when the job's framework (or, for QLoRA, bitsandbytes) does not run on ``gpu``
+    (``data/runs_on.csv``); a job that names no framework may use any listed one."""
+    key = get_framework(framework).framework if framework else None
+    blocker = training_blocker(gpu.vendor, gpu.architecture, key, method)
+    if blocker is None:
+        return
+    part = f"{gpu.name} ({gpu.vendor} {gpu.architecture})"
+    if blocker.kind == "library":
+        bnb = where("library", "bitsandbytes")
+        raise InfeasibleError("--method", f"QLoRA loads its base through bitsandbytes, which does not run on {part}.",
+                              f"use --method lora, or a --gpu bitsandbytes runs on: {bnb}.")
+    if not blocker.software:
+        raise InfeasibleError("--gpu", f"no listed training framework runs on {part}.",
+                              "use another --gpu (see 'gpuplan gpus').")
+    fw = get_framework(blocker.software)
+    others = ", ".join(runs_here("framework", gpu.vendor, gpu.architecture)) or "none"
+    raise InfeasibleError("--framework", f"{fw.name} does not run on {part}.",
+                          f"use a --gpu it runs on: {where('framework', fw.framework)}; or a --framework that "
+                          f"runs on {gpu.name}: {others}.")
 
 
 def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
@@ -382,11 +415,6 @@ def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overri
     kv = overrides.pop("kv_dtype", "fp8" if weight_format == "fp8" and engine == "trtllm" else "bf16")
     return InferSetup(engine=eng.engine, weight_format=weight_format, kv_dtype=kv, batch=job.batch,
                       prompt_len=job.prompt_len, output_len=job.output_len, tp=tp, **overrides)
-
-
-def memory_line(e: JobEstimate) -> str:
-    return (f"needs {fmt_bytes(e.needed_bytes)} per GPU (incl. a {e.margin:.0%} margin: the held-out error band) of "
-            f"{fmt_bytes(e.capacity_bytes)}")
 
 
 __all__ = ["GiB", "JobEstimate", "estimate_inference", "estimate_training", "inference_setup", "training_setup"]

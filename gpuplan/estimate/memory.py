@@ -23,7 +23,7 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
-from gpuplan.estimate.result import Assumption, Breakdown, Estimate
+from gpuplan.estimate.result import Assumption, Breakdown, Estimate, Floor
 from gpuplan.types import Gpu, InferSetup, ModelSpec, TrainSetup
 from gpuplan.units import GiB, fmt_bytes
 
@@ -32,6 +32,10 @@ BYTES_16 = 2.0
 # up to one more set of the step's transient tensors: blocks cut for one length cannot be merged to serve a longer
 # one while their neighbours are in use, so a longer step allocates fresh segments (see allocator_slack_bytes)
 VARYING_LENGTHS_EXTRA_POOL = 1.0
+# Why a run fits a card smaller than the memory it reserves on a large one: when an allocation fails, PyTorch's
+# caching allocator frees its cached unused segments and retries before it reports out-of-memory
+ALLOCATOR_GIVES_BACK = ("pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (malloc: release_available_cached_blocks, "
+                        "then release_cached_blocks, then retry); docs/source/notes/cuda.rst 'Memory management'")
 
 
 # ---------------------------------------------------------------- weights
@@ -435,9 +439,19 @@ def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     return inputs, logits
 
 
+def _deepspeed_optimizer(s: TrainSetup) -> bool:
+    """Whether DeepSpeed's optimizer wraps the step: always on the DeepSpeed stack, and for the HF Trainer's stack
+    with ZeRO (gpuplan's HF-based exports pass ZeRO as a DeepSpeed config). It keeps an fp32 master copy and fp32
+    states of 16-bit weights whatever dtype the model was loaded in (deepspeed/runtime/zero/stage_1_and_2.py
+    single_partition_of_fp32_groups, stage3.py fp32_partitioned_groups_flat, bf16_optimizer.py fp32 groups)."""
+    return s.framework == "deepspeed" or (s.framework == "hf" and s.parallel.zero >= 1)
+
+
 def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
     """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states)."""
-    if s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
+    if s.precision == "bf16" and _deepspeed_optimizer(s):  # 16-bit weights; fp32 master and states
+        weight, grad, master, state_width = 2.0, 2.0, 4.0, 4.0
+    elif s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
         weight, grad, master, state_width = 2.0, 2.0, 0.0, 2.0
     elif s.precision == "fp32":
         weight, grad, master, state_width = 4.0, 4.0, 0.0, 4.0
@@ -541,7 +555,12 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
                                    "bitsandbytes paged optimizers use CUDA managed memory that spills to the host"),)
     extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
              "logits_bytes": logits}
-    return Estimate(Breakdown("bytes", parts), cal.band("training_memory"), assumptions, extra)
+    breakdown = Breakdown("bytes", parts)
+    floor = Floor(breakdown.total - slack, cal.band("training_memory_allocated"), ("allocator_slack",))
+    assumptions += (Assumption(
+        "memory needed to run", f"{fmt_bytes(floor.value)}: the tensors and the CUDA context; the allocator's cache "
+        "above them is given back when memory runs short", ALLOCATOR_GIVES_BACK),)
+    return Estimate(breakdown, cal.band("training_memory"), assumptions, extra, floor)
 
 
 def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, grads: float,

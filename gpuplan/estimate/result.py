@@ -75,13 +75,28 @@ class Breakdown:
 
 
 @dataclass(frozen=True, slots=True)
+class Floor:
+    """The least of a memory estimate's total a job runs in: the total less what the runtime gives back when
+    memory runs short (``given_back``: the breakdown parts left out), with the band of that smaller figure."""
+
+    value: float
+    band: Band
+    given_back: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"bytes": self.value, "given_back": list(self.given_back), "band": self.band.as_dict()}
+
+
+@dataclass(frozen=True, slots=True)
 class Estimate:
-    """A total with its breakdown, band and assumptions; ``extra`` holds derived answers (KV capacity ...)."""
+    """A total with its breakdown, band and assumptions; ``extra`` holds derived answers (KV capacity ...);
+    ``floor`` (memory only) what the job needs when the card has no room to spare."""
 
     breakdown: Breakdown
     band: Band
     assumptions: tuple[Assumption, ...]
     extra: dict[str, Any] = field(default_factory=dict)
+    floor: Floor | None = None
 
     @property
     def total(self) -> float:
@@ -102,5 +117,7 @@ class Estimate:
         held = self.band.held_around(self.total)
         if held:
             out.update({f"held_out_low_{suffix}": held[0], f"held_out_high_{suffix}": held[1]})
+        if self.floor is not None:
+            out["floor"] = self.floor.as_dict()
         return {**out, "breakdown_" + suffix: self.breakdown.as_dict(), "band": self.band.as_dict(),
                 "assumptions": [a.as_dict() for a in self.assumptions], **self.extra}

@@ -1,13 +1,14 @@
 """Hand-off: turn a plan's pick into files existing engines run. gpuplan writes them; it never launches.
 
 - ``skypilot``: a SkyPilot task. Training: the framework the plan was sized for (LLaMA-Factory, TRL, LitGPT,
-  ms-swift or Axolotl for fine-tuning, Megatron-LM or torchtitan for pretraining) with the planned method,
+  ms-swift, Axolotl or torchtune for fine-tuning, Megatron-LM or torchtitan for pretraining) with the planned method,
   micro-batch, accumulation, recomputation and ZeRO/FSDP, checkpoints in a bucket and recovery from preemption
   (``sky jobs launch``).
   Serving: the planned server and a ``service`` (``sky serve up``) with a replica policy, spot with on-demand
   fallback and a readiness probe.
 - ``vllm`` / ``sglang``: the server command line (vLLM 0.33.0, SGLang 0.5.23 flags).
-- ``k8s``: Deployment, Service, PodDisruptionBudget and HorizontalPodAutoscaler for the planned server.
+- ``k8s``: Deployment, Service, PodDisruptionBudget and HorizontalPodAutoscaler for the planned server; for a replica
+  over several nodes a LeaderWorkerSet in place of the Deployment (:mod:`gpuplan.export.lws`).
 
 The serving exports are built from a :class:`~gpuplan.export.serve.ServeGroup` (plain per-group inputs);
 :mod:`gpuplan.export.fleet` exports every group of a serving fleet. See docs/export.md for what each file runs
@@ -95,7 +96,8 @@ def _header(label: str, fmt: str, doc: Any, group: ServeGroup | None = None) -> 
     if fmt in ("vllm", "sglang"):
         lines.append(f"flags checked against {fmt} {version(fmt)}")
     elif fmt == "k8s":
-        engine = doc[0]["spec"]["template"]["spec"]["containers"][0]["name"]
+        engine = k8s.engine_of(doc)
+        lines += k8s.lws_note(doc)
         lines += [f"server flags checked against {engine} {version(engine)}; create the Secret for gated models:",
                   "  kubectl create secret generic hf-token --from-literal=token=hf_...",
                   "the HPA reads a custom metric: install Prometheus Adapter with this rule (docs/export.md):",
@@ -103,6 +105,9 @@ def _header(label: str, fmt: str, doc: Any, group: ServeGroup | None = None) -> 
         lines += k8s.capacity_note([group]) if group is not None else []
     elif "service" in doc:
         lines.append("sky serve up THIS.yaml --secret HF_TOKEN   (gated models need a Hugging Face token)")
+        if doc.get("num_nodes", 1) > 1:
+            lines.append(f"a replica is {doc['num_nodes']} nodes: run starts each by its SKYPILOT_NODE_RANK, the "
+                         "head (rank 0) answers the requests; the nodes need a fast network between them")
     else:
         envs = "".join(f"--env {k}=... " for k in doc["envs"] if not doc["envs"][k])
         lines.append(f"sky jobs launch THIS.yaml {envs}--env CKPT_BUCKET=<your bucket> --secret HF_TOKEN")

@@ -82,10 +82,6 @@ def _check(s: TrainSetup) -> None:
         raise InputError("--export", "without DeepSpeed, Axolotl trains a full fine-tune's weights in the 16 bits it "
                          f"loads them in, so it cannot train as planned in {s.precision} (with an fp32 master copy).",
                          "plan with --framework llama-factory or trl, or with --method lora.")
-    if s.method == "full" and p.zero and s.precision == "bf16":
-        raise InputError("--export", f"with DeepSpeed ZeRO-{p.zero} the optimizer keeps an fp32 master copy and fp32 "
-                         "states of the bf16 weights Axolotl loads, which this plan (pure bf16) did not price.",
-                         "plan with --framework llama-factory or trl, or with --method lora.")
     mixed_in_zero = s.method == "full" and p.zero and s.precision == "bf16-mixed"
     if s.precision not in ("bf16", "fp16-mixed") and not mixed_in_zero:
         raise InputError("--export", f"the Axolotl export trains in bf16 or fp16 mixed precision, not {s.precision}.",

@@ -26,6 +26,8 @@
   of them (``CUDA_VISIBLE_DEVICES=0``).
 - A group on MIG slices asks for one slice each, ``nvidia.com/mig-<profile>`` (the GPU Operator's mixed MIG
   strategy names its resources so).
+- A replica of more than one node is a LeaderWorkerSet instead of a Deployment (:mod:`gpuplan.export.lws`), also
+  inside a fleet beside other groups' Deployments.
 - The HPA scales on the server's queue length through the custom metrics API, which needs an adapter such as
   Prometheus Adapter with a rule exposing the server's gauge (``vllm:num_requests_waiting`` or
   ``sglang:num_queue_reqs``) per pod under the name used here (colons renamed to underscores); see
@@ -52,6 +54,9 @@ CLAIM = "gpus"  # the pod's resource claim both servers of a co-located guard na
 DRA_API = "resource.k8s.io/v1beta1"  # served from Kubernetes 1.32 (beta) on; v1 from 1.34
 DRA_GPU_CLASS = "gpu.nvidia.com"  # the device class NVIDIA's DRA driver for GPUs installs
 FIRST_GPU = dict(name="CUDA_VISIBLE_DEVICES", value="0")  # a co-located guard's server: the claim's first GPU
+HF_TOKEN_ENV = {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "token", "optional": True}}}
+SHM_VOLUME = {"volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}]}  # NCCL's and the servers' /dev/shm
+SHM_MOUNT = {"name": "shm", "mountPath": "/dev/shm"}
 
 
 def queue_target(g: ServeGroup) -> int:
@@ -63,12 +68,12 @@ def queue_target(g: ServeGroup) -> int:
 def manifests(g: ServeGroup, max_replicas: int | None = None) -> list[dict[str, Any]]:
     """The objects for ``g``; the HPA may grow the group to ``max_replicas`` (default: twice the plan)."""
     if g.gpus_per_replica > GPUS_PER_NODE:
-        raise InputError("--export", f"a replica of {g.gpus_per_replica} GPUs spans nodes; the k8s export writes "
-                         "single-node replicas.", "plan with --max-gpus 8, or deploy multi-node replicas with "
-                         "LeaderWorkerSet by hand.")
+        from gpuplan.export import lws
+
+        return lws.manifests(g, max_replicas)
     labels = {"app": g.name}
-    return [*_claim_templates([g]), _deployment(g, labels), _service(g, labels, guard=g.guard is not None),
-            _pdb(g, labels), _hpa(g, max_replicas or max(2 * g.replicas, g.replicas + 1))]
+    return [*_claim_templates([g]), _deployment(g, labels), service(g, labels, guard=g.guard is not None),
+            _pdb(g, labels), hpa(g, max_replicas or max(2 * g.replicas, g.replicas + 1))]
 
 
 def fleet_manifests(groups: list[ServeGroup]) -> list[dict[str, Any]]:
@@ -81,24 +86,36 @@ def fleet_manifests(groups: list[ServeGroup]) -> list[dict[str, Any]]:
     if len(set(names)) != len(names):
         raise InputError("--export", "two groups of the fleet have the same name.", "report this: the fleet "
                          "export names every group.")
-    for g in groups:
-        manifests(g)  # refuses what one group cannot run as (multi-node replicas)
     slots = {g.service or g.name: {x.zone_slot for x in groups if (x.service or x.name) == (g.service or g.name)}
              for g in groups}
     deployments, pdbs, hpas = [], [], []
     for g in groups:
         app = g.service or g.name
         labels = {"app": app, GROUP_KEY: g.name} | ({SLOT_KEY: g.zone_slot} if g.zone_slot else {})
-        dep = _deployment(g, labels, {"app": app, GROUP_KEY: g.name})
-        if len(slots[app]) > 1 and g.zone_slot:
-            dep["spec"]["template"]["spec"]["affinity"] = _apart(app, g.zone_slot) | \
-                dep["spec"]["template"]["spec"].get("affinity", {})
-        deployments.append(dep)
-        pdbs.append(_pdb(g, {"app": app, GROUP_KEY: g.name}))
-        hpas.append(_hpa(g, max(2 * g.replicas, g.replicas + 1)))
-    services = [_service(g, {"app": app}, app, any(x.guard for x in groups if (x.service or x.name) == app))
+        apart = _apart(app, g.zone_slot) if len(slots[app]) > 1 and g.zone_slot else {}
+        workload, pdb, scaler = _group_objects(g, labels, {"app": app, GROUP_KEY: g.name}, apart)
+        deployments.append(workload)
+        pdbs.append(pdb)
+        hpas.append(scaler)
+    services = [service(g, {"app": app}, app, any(x.guard for x in groups if (x.service or x.name) == app))
                 for app, g in {(x.service or x.name): x for x in groups}.items()]
     return [*_claim_templates(groups), *deployments, *services, *pdbs, *hpas]
+
+
+def _group_objects(g: ServeGroup, labels: dict[str, str], selector: dict[str, str], apart: dict[str, Any]
+                   ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """One fleet group's workload (a Deployment, or a LeaderWorkerSet for a replica over several nodes), PDB and
+    HPA; ``apart``: the zone slot's anti-affinity for its serving pods."""
+    scale_to = max(2 * g.replicas, g.replicas + 1)
+    if g.gpus_per_replica > GPUS_PER_NODE:
+        from gpuplan.export import lws
+
+        return lws.leader_worker_set(g, labels, selector, apart), lws.pdb(g), lws.hpa(g, scale_to)
+    dep = _deployment(g, labels, selector)
+    if apart:
+        pod = dep["spec"]["template"]["spec"]
+        pod["affinity"] = apart | pod.get("affinity", {})
+    return dep, _pdb(g, selector), hpa(g, scale_to)
 
 
 def claim_name(g: ServeGroup) -> str:
@@ -129,19 +146,22 @@ def _container(g: ServeGroup, name: str = "", port: int = PORT, port_name: str =
     (shared with a co-located guard) rather than the device plugin's."""
     cmd = server_command(g, port=port)
     split = 2 if g.engine == "vllm" else 3  # `vllm serve` | `python -m sglang.launch_server`
-    probe = {"httpGet": {"path": "/health", "port": port_name}, "periodSeconds": PROBE_PERIOD_S}
     gpus = f"nvidia.com/mig-{g.mig}" if g.mig else "nvidia.com/gpu"
     return {
         "name": name or g.engine, "image": image(g.engine), "command": cmd[:split], "args": cmd[split:],
         "ports": [{"name": port_name, "containerPort": port}],
-        "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "token",
-                                                                   "optional": True}}}],
+        "env": [dict(HF_TOKEN_ENV)],
         "resources": {"claims": [{"name": CLAIM}]} if claimed else {"limits": {gpus: g.gpus_per_replica}},
-        "startupProbe": {**probe, "failureThreshold": LOAD_TIMEOUT_S // PROBE_PERIOD_S},
-        "readinessProbe": {**probe, "failureThreshold": 3},
-        "livenessProbe": {**probe, "failureThreshold": 6},
-        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+        **probes(port_name),
+        "volumeMounts": [SHM_MOUNT],
     }
+
+
+def probes(port_name: str) -> dict[str, Any]:
+    """``/health`` on the named port: a startup probe that allows the weights' load, then readiness and liveness."""
+    probe = {"httpGet": {"path": "/health", "port": port_name}, "periodSeconds": PROBE_PERIOD_S}
+    return {"startupProbe": {**probe, "failureThreshold": LOAD_TIMEOUT_S // PROBE_PERIOD_S},
+            "readinessProbe": {**probe, "failureThreshold": 3}, "livenessProbe": {**probe, "failureThreshold": 6}}
 
 
 def _containers(g: ServeGroup) -> list[dict[str, Any]]:
@@ -179,6 +199,16 @@ def capacity_note(groups: list[ServeGroup]) -> list[str]:
             "select them by it" for p in bare]
 
 
+def placement(g: ServeGroup) -> dict[str, Any]:
+    """The pod's GPU node selector (the GFD product label) and tolerations (the GPU taint, spot taints)."""
+    return {"nodeSelector": {"nvidia.com/gpu.product": gfd_product_label(g.gpu)}, "tolerations": _tolerations(g)}
+
+
+def node_affinity(g: ServeGroup) -> dict[str, Any]:
+    """The required node affinity: spot or on-demand capacity, in the group's zones."""
+    return _affinity(g)["affinity"]
+
+
 def _affinity(g: ServeGroup) -> dict[str, Any]:
     return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": _node_terms(g)}}}}
@@ -205,17 +235,14 @@ def _deployment(g: ServeGroup, labels: dict[str, str], selector: dict[str, str] 
     pod = {
         "containers": _containers(g),
         **({"resourceClaims": [{"name": CLAIM, "resourceClaimTemplateName": claim_name(g)}]} if g.guard else {}),
-        "nodeSelector": {"nvidia.com/gpu.product": gfd_product_label(g.gpu)},
-        "tolerations": _tolerations(g),
-        "topologySpreadConstraints": [spread], **_affinity(g),
-        "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
+        **placement(g), "topologySpreadConstraints": [spread], **_affinity(g), **SHM_VOLUME,
     }
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": g.name, "labels": labels},
             "spec": {"replicas": g.replicas, "selector": {"matchLabels": selector},
                      "template": {"metadata": {"labels": labels}, "spec": pod}}}
 
 
-def _service(g: ServeGroup, labels: dict[str, str], name: str | None = None, guard: bool = False
+def service(g: ServeGroup, labels: dict[str, str], name: str | None = None, guard: bool = False
              ) -> dict[str, Any]:
     """The Service in front of ``labels``' pods; ``guard``: their co-located guard answers on its own port too."""
     ports = [{"name": "http", "port": PORT, "targetPort": "http"}]
@@ -230,7 +257,7 @@ def _pdb(g: ServeGroup, labels: dict[str, str]) -> dict[str, Any]:
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}}}
 
 
-def _hpa(g: ServeGroup, max_replicas: int) -> dict[str, Any]:
+def hpa(g: ServeGroup, max_replicas: int) -> dict[str, Any]:
     metric = QUEUE_METRIC[g.engine].replace(":", "_")
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": g.name},
             "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": g.name},
@@ -238,6 +265,32 @@ def _hpa(g: ServeGroup, max_replicas: int) -> dict[str, Any]:
                      "metrics": [{"type": "Pods", "pods": {
                          "metric": {"name": metric},
                          "target": {"type": "AverageValue", "averageValue": str(queue_target(g))}}}]}}
+
+
+def _pod_specs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod specs of a Deployment or a LeaderWorkerSet (leader first); [] for other objects."""
+    if doc["kind"] == "Deployment":
+        return [doc["spec"]["template"]["spec"]]
+    if doc["kind"] == "LeaderWorkerSet":
+        t = doc["spec"]["leaderWorkerTemplate"]
+        return [t["leaderTemplate"]["spec"], t["workerTemplate"]["spec"]]
+    return []
+
+
+def engine_of(docs: list[dict[str, Any]]) -> str:
+    """The server (vllm | sglang) the objects' first workload runs."""
+    image_of = next(p["containers"][0]["image"] for d in docs for p in _pod_specs(d))
+    return "vllm" if image_of.startswith("vllm/") else "sglang"
+
+
+def lws_note(docs: list[dict[str, Any]]) -> list[str]:
+    """Header lines for objects with a LeaderWorkerSet: what the cluster needs for it."""
+    if not any(d["kind"] == "LeaderWorkerSet" for d in docs):
+        return []
+    return ["a replica spans nodes: it is a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1), which needs the LWS "
+            "controller (kubernetes-sigs/lws v0.10.0 or later) and Kubernetes 1.33+ (matchLabelKeys keeps a "
+            "replica's pods in one zone); its nodes talk over the cluster network the plan assumed, so give those "
+            "nodes a fast fabric (InfiniBand / RoCE / EFA and its device plugin)"]
 
 
 def adapter_rule(engine: str) -> str:

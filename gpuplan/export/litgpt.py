@@ -1,18 +1,23 @@
-"""Fine-tuning hand-off for ``--framework litgpt``: ``litgpt finetune_full --config litgpt.yaml`` with the planned
-batch, accumulation, length, precision, optimizer and layout.
+"""Fine-tuning hand-off for ``--framework litgpt``: ``litgpt finetune_full`` (or ``finetune_lora`` for LoRA and
+QLoRA) ``--config litgpt.yaml`` with the planned rank, targets, batch, accumulation, length, precision, optimizer and
+layout.
 
 Every key written is one LitGPT 0.5.13's own parser accepts (``gpuplan/data/flags/litgpt.json``: the jsonargparse
-parser ``litgpt`` builds for ``finetune_full``, recorded by ``scripts/record_flags.py``; the tests parse each export
-with it). What LitGPT 0.5.13 decides itself, and the export therefore matches or refuses
-(Lightning-AI/litgpt litgpt/finetune/full.py, ``setup``):
+parser ``litgpt`` builds for ``finetune_full``, and for ``finetune_lora`` its ``lora_options``, recorded by
+``scripts/record_flags.py``; the tests parse each export with it). What LitGPT 0.5.13 decides itself, and the export
+therefore matches or refuses (Lightning-AI/litgpt litgpt/finetune/full.py and lora.py, ``setup``):
 
 - one GPU trains with Fabric's ``auto`` strategy, no activation checkpointing; several GPUs with ``FSDPStrategy``
   sharding every ``Block`` (ZeRO-3), checkpointing every ``Block``, no CPU offload. There is no option for either.
 - ``resume: auto`` loads the newest ``step-*/lit_model.pth`` in ``out_dir`` (model, optimizer, scheduler and step;
   the data loader is fast-forwarded to the step), or starts afresh when there is none (``utils.find_resume_path``).
   A checkpoint is written every ``train.save_interval`` optimizer steps and none is ever deleted.
-- LoRA and QLoRA (``finetune_lora``) take no ``resume`` at all in 0.5.13: a preempted run would start over, so those
-  plans are refused as torchtune's are.
+- LoRA and QLoRA (``finetune_lora``) take no ``resume`` at all in 0.5.13: a preempted run would start over. So they
+  are exported only for on-demand capacity, which is not preempted (a restart after a failure starts over, and
+  says so), and refused on spot. ``finetune_lora`` on several GPUs shards and checkpoints every ``Block`` as
+  ``finetune_full`` does (FSDP2, ``parallelize_fn``); ``--quantize bnb.nf4-dq`` (QLoRA) needs one GPU and true
+  (not mixed) precision, and trains with bitsandbytes' paged AdamW whatever the optimizer named (``setup``,
+  ``instantiate_bnb_optimizer``).
 - ``litgpt download REPO --model_name NAME`` converts only architectures LitGPT has a config for (the record's
   ``models``, name -> repository); ``--model_name`` lets a renamed repository (meta-llama/Llama-3.1-8B, which LitGPT
   lists as meta-llama/Meta-Llama-3.1-8B) convert with its config.
@@ -53,18 +58,43 @@ def litgpt_model(e: JobEstimate, model_ref: str) -> str:
                      "trl.")
 
 
-def _check(e: JobEstimate, n_nodes: int) -> None:
+# gpuplan's LoRA targets -> finetune_lora's switches (LitGPT's fused attention: query, key, value; its projection)
+_TARGETS = {"all-linear": ("query", "key", "value", "projection", "mlp"), "attention": ("query", "key", "value",
+            "projection"), "qv": ("query", "value"), "mlp": ("mlp",)}
+_QUANTIZE = {"bnb-nf4-dq": "bnb.nf4-dq", "bnb-nf4": "bnb.nf4"}
+
+
+def _check_lora(s: TrainSetup, spot: bool) -> None:
+    if spot:
+        # litgpt/finetune/lora.py (0.5.13): setup() has no resume parameter; only full, adapter and adapter_v2 do
+        raise InputError("--export", f"LitGPT {version('litgpt')} cannot resume a LoRA run (finetune_lora takes no "
+                         "--resume), and this plan rents spot capacity: a preemption would start the run over, so "
+                         "the export's promise of resuming from the bucket would not hold.",
+                         "plan with --no-spot (on-demand capacity is not preempted), or with --framework "
+                         "llama-factory, trl or torchtune, which resume.")
+    if s.train_embeddings:
+        raise InputError("--train-embeddings", "LitGPT's finetune_lora trains no embeddings beside the adapters.",
+                         "plan without --train-embeddings, or with --framework llama-factory or trl.")
+    base = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
+    if base is not None and (base not in _QUANTIZE or s.method != "qlora"):
+        raise InputError("--quant", f"the LitGPT export keeps a frozen base in bf16 or bitsandbytes NF4 (QLoRA), "
+                         f"not {base}.", "plan --method qlora, or --method lora without --quant.")
+    if base and (s.parallel.dp > 1 or s.precision == "bf16-mixed" or s.optimizer != "adamw"):
+        raise InputError("--export", "LitGPT quantizes the base on one GPU, in true (not mixed) precision, and "
+                         f"trains it with paged AdamW; this plan has {s.parallel.describe()}, {s.precision} and "
+                         f"{s.optimizer}.", "plan with --max-gpus 1 and --optimizer adamw (LitGPT prices pure bf16), "
+                         "or with --framework llama-factory or trl.")
+
+
+def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
     s = e.setup
     assert isinstance(s, TrainSetup)
     p = s.parallel
     if s.method in ("lora", "qlora"):
-        # litgpt/finetune/lora.py (0.5.13): setup() has no resume parameter; only full, adapter and adapter_v2 do
-        raise InputError("--export", f"LitGPT {version('litgpt')} cannot resume a LoRA run (finetune_lora takes no "
-                         "--resume), so a spot preemption would start it over: the export's promise of resuming "
-                         "from the bucket would not hold.", "plan with --framework llama-factory or hf or trl, or "
-                         "with --method full, which LitGPT resumes.")
-    if s.method != "full":
-        raise InputError("--export", f"LitGPT has no {s.method} fine-tuning.", "plan with --method full.")
+        _check_lora(s, spot)
+    elif s.method != "full":
+        raise InputError("--export", f"LitGPT has no {s.method} fine-tuning.",
+                         "plan with --method full, lora or qlora.")
     if p.tp > 1 or p.pp > 1 or p.cp > 1:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; LitGPT's finetune_full trains "
                          "with FSDP data parallelism only.", "plan with --max-gpus (fewer GPUs) or a GPU with more "
@@ -94,12 +124,28 @@ def _check(e: JobEstimate, n_nodes: int) -> None:
                          f"'{s.optimizer}'.", f"plan with --optimizer {' or '.join(_OPTIMIZER)}.")
 
 
+def command(s: TrainSetup) -> str:
+    """The ``litgpt`` subcommand that trains the planned method."""
+    return "finetune_lora" if s.method in ("lora", "qlora") else "finetune_full"
+
+
+def _lora(s: TrainSetup) -> dict[str, Any]:
+    """``finetune_lora``'s rank, alpha, dropout, targets and quantization."""
+    switches = {f"lora_{t}": t in _TARGETS[s.lora_targets] for t in ("query", "key", "value", "projection", "mlp")}
+    cfg: dict[str, Any] = {"lora_r": s.lora_rank, "lora_alpha": 2 * s.lora_rank, "lora_dropout": s.lora_dropout,
+                           **switches, "lora_head": False}
+    if s.method == "qlora":
+        cfg["quantize"] = _QUANTIZE[s.base_quant or "bnb-nf4-dq"]
+    return cfg
+
+
 def litgpt_config(e: JobEstimate, model_ref: str, out_dir: str, steps: int, save_every: int, lr: float,
-                  n_nodes: int) -> dict[str, Any]:
-    """The ``litgpt finetune_full --config`` YAML for the planned setup (the dataset is given on the command line)."""
+                  n_nodes: int, spot: bool = True) -> dict[str, Any]:
+    """The ``litgpt finetune_full`` (or ``finetune_lora``) ``--config`` YAML for the planned setup (the dataset is
+    given on the command line); ``spot``: the plan rents spot capacity (LitGPT cannot resume a LoRA run)."""
     s = e.setup
     assert isinstance(s, TrainSetup)
-    _check(e, n_nodes)
+    _check(e, n_nodes, spot)
     whole_epochs = bool(e.job.samples) and float(e.job.epochs).is_integer()
     train: dict[str, Any] = {
         "save_interval": save_every, "log_interval": 10,
@@ -110,20 +156,28 @@ def litgpt_config(e: JobEstimate, model_ref: str, out_dir: str, steps: int, save
         "epochs": int(e.job.epochs) if whole_epochs else steps}
     if not whole_epochs:
         train["max_steps"] = steps
+    lora = command(s) == "finetune_lora"
     cfg: dict[str, Any] = {
         "checkpoint_dir": f"checkpoints/{model_ref}", "out_dir": out_dir, "precision": _PRECISION[s.precision],
-        "devices": e.n_gpus // n_nodes, "num_nodes": n_nodes, "resume": "auto", "train": train,
-        "optimizer": {"class_path": _OPTIMIZER[s.optimizer], "init_args": {"lr": lr}}, "logger_name": "csv"}
+        "devices": e.n_gpus // n_nodes, "num_nodes": n_nodes, **(_lora(s) if lora else {"resume": "auto"}),
+        "train": train, "optimizer": {"class_path": _OPTIMIZER[s.optimizer], "init_args": {"lr": lr}},
+        "logger_name": "csv"}
     used = {k: None for k, v in cfg.items() if k != "train"} | {f"train.{k}": None for k in train}
-    check_options("litgpt", used | {"precision": cfg["precision"]})
+    check_options("litgpt", used | {"precision": cfg["precision"]}, "lora_options" if lora else "options")
     return cfg
 
 
 def setup_and_run(e: JobEstimate, model_ref: str, config_yaml: str, out_dir: str, n_nodes: int) -> tuple[str, str]:
     """The setup (LitGPT, and the model downloaded and converted to its format on every node) and the run: the
-    config written, the older checkpoints pruned (LitGPT keeps every one), and ``finetune_full`` on every node."""
+    config written, the older checkpoints pruned (LitGPT keeps every one), and ``finetune_full`` (or
+    ``finetune_lora``) on every node."""
+    s = e.setup
+    assert isinstance(s, TrainSetup)
     name = litgpt_model(e, model_ref)
-    setup = (f"pip install 'litgpt=={version('litgpt')}'\n"
+    extra = " bitsandbytes" if s.method == "qlora" else ""
+    restart = ("# LitGPT cannot resume a LoRA run: a restart after a failure starts it over (on-demand capacity is "
+               "not preempted)\n" if command(s) == "finetune_lora" else "")
+    setup = (f"pip install 'litgpt=={version('litgpt')}'{extra}\n"
              f"litgpt download {shlex.quote(model_ref)} --model_name {shlex.quote(name)}\n")
     prune = f"ls -d {out_dir}/step-* 2>/dev/null | sort | head -n -{CHECKPOINTS_KEPT} | xargs -r rm -rf || true"
     run = ("set -euo pipefail\n"
@@ -134,6 +188,7 @@ def setup_and_run(e: JobEstimate, model_ref: str, config_yaml: str, out_dir: str
            f"prune() {{ {prune}; }}\n"
            'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then prune; (while sleep 300; do prune; done) >/dev/null 2>&1 & '
            "trap 'kill $!' EXIT; fi\n"
+           + restart +
            'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1) MASTER_PORT=29500 NODE_RANK=$SKYPILOT_NODE_RANK '
-           'litgpt finetune_full --config litgpt.yaml --data JSON --data.json_path "$DATASET"\n')
+           f'litgpt {command(s)} --config litgpt.yaml --data JSON --data.json_path "$DATASET"\n')
     return setup, run

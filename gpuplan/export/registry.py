@@ -2,7 +2,8 @@
 
 - ``flags/<tool>.json``: every option of the pinned vLLM, SGLang, LLaMA-Factory, Megatron-LM, TRL, torchtitan,
   LitGPT, ms-swift and Axolotl (its config schema's fields), recorded from the tool's own argument parser by
-  ``scripts/record_flags.py``;
+  ``scripts/record_flags.py``; for torchtune, its fine-tuning recipes with the config keys each reads and the model
+  families of its shipped configs with their builders;
 - ``skypilot_accelerators.csv``: SkyPilot's accelerator registry (its catalog's ``common/accelerators.csv``), one
   row per accelerator and cloud, with the gpuplan GPU each name is;
 - ``gfd_labels.csv``: the ``nvidia.com/gpu.product`` label NVIDIA GPU feature discovery sets for a GPU;
@@ -21,7 +22,8 @@ from typing import Any
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
 
-TOOLS = ("vllm", "sglang", "llamafactory", "megatron", "trl", "torchtitan", "litgpt", "swift", "axolotl")
+TOOLS = ("vllm", "sglang", "llamafactory", "megatron", "trl", "torchtitan", "litgpt", "swift", "axolotl",
+         "torchtune")
 
 
 @functools.cache
@@ -35,10 +37,11 @@ def version(tool: str) -> str:
     return str(flags(tool)["version"])
 
 
-def check_options(tool: str, used: dict[str, str | None]) -> None:
+def check_options(tool: str, used: dict[str, str | None], record: str = "options") -> None:
     """Raise if an option (or a value with recorded choices) is not one ``tool`` accepts: an export must never
-    write what the engine would refuse."""
-    options = flags(tool)["options"]
+    write what the engine would refuse. ``record``: which of the record's option sets (LitGPT's ``lora_options``
+    are ``finetune_lora``'s)."""
+    options = flags(tool)[record]
     for name, value in used.items():
         spec = options.get(name)
         if spec is None:

@@ -7,7 +7,8 @@ command built here is checked against that record before it is returned.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, replace
 
 from gpuplan.errors import InputError
 from gpuplan.estimate.engines import engine as get_engine
@@ -21,6 +22,7 @@ GPUS_PER_NODE = 8
 HEAD_ADDRESS = "HEAD_NODE_IP"  # a multi-node replica's first node, to be filled in by whoever starts the nodes
 DP_RPC_PORT = 13345  # vLLM's data-parallel RPC port on the head node (the docs' example port)
 DIST_INIT_PORT = 5000  # SGLang's --dist-init-addr port on the first node (the docs' example port)
+RAY_PORT = 6379  # the Ray head's port on a vLLM replica's first node (Ray's default; SkyPilot's own Ray uses 6380)
 GUARD_PORT = PORT + 1  # a co-located guard server's port, beside the main server's on every replica
 SERVERS = ("vllm", "sglang")
 
@@ -136,18 +138,70 @@ def check_format(fmt: str, native: str, model: str, engine: str) -> None:
                      f"plan with --engine {other[0]}, which quantizes {fmt} on load; or {fix}" if other else fix)
 
 
-def server_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Nodes:
+    """How the nodes of one multi-node replica find each other, as whatever starts them says: the first node's
+    address, this node's index (0 on the first) and the replica's node count, each a value or a shell expression
+    (``$LWS_LEADER_ADDRESS`` under a LeaderWorkerSet, ``$SKYPILOT_NODE_RANK`` on SkyPilot)."""
+
+    head: str = HEAD_ADDRESS
+    rank: str = "0"
+    count: str = ""  # "": the replica's planned node count
+
+    def start_rank(self, ranks_per_node: int) -> str:
+        """The first data-parallel rank on this node."""
+        if self.rank.isdigit():
+            return str(int(self.rank) * ranks_per_node)
+        return f"$(({self.rank.lstrip('$')} * {ranks_per_node}))"
+
+
+def server_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0,
+                   at: Nodes | None = None) -> list[str]:
     """The server command line for one replica of ``g``, listening on ``host:port``; for a replica of several
-    nodes, the one its ``node``-th node runs (0: the first, which answers the requests)."""
-    return vllm_command(g, host, port, node) if g.engine == "vllm" else sglang_command(g, host, port, node)
+    nodes, the one its ``node``-th node runs (0: the first, which answers the requests), or, with ``at``, the one a
+    node that learns its place from ``at`` runs (``node`` then only says whether it is the first)."""
+    at = at or Nodes(rank=str(node))
+    return vllm_command(g, host, port, node, at) if g.engine == "vllm" else sglang_command(g, host, port, node, at)
 
 
 def node_commands(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[list[str]]:
-    """The command of every node of one replica of ``g`` (one for a single-node replica)."""
-    return [server_command(g, host, port, n) for n in range(g.nodes if g.ep > 1 else 1)]
+    """The server command of every node of one replica of ``g`` (one for a single-node replica, and one for a vLLM
+    replica over Ray, whose other nodes only join the Ray cluster: :func:`uses_ray`)."""
+    return [server_command(g, host, port, n) for n in range(1 if uses_ray(g) else g.nodes)]
 
 
-def _expert_parallel_vllm(g: ServeGroup, node: int) -> dict[str, str | None]:
+def node_scripts(g: ServeGroup, at: Nodes, port: int = PORT) -> tuple[str, str]:
+    """(the first node's script, every other node's) for one replica of ``g`` over several nodes that learn their
+    place from ``at``: the shell lines a launcher runs on each node (a LeaderWorkerSet pod, a SkyPilot ``run``).
+    Over Ray, the first node starts the Ray head and the server, which waits for the other nodes' GPUs to join
+    (vLLM's Ray executor waits for its placement group), and every other node joins the head, retrying until it
+    answers; otherwise each node runs its own server command."""
+    if uses_ray(g):
+        head = f"{at.head}:{RAY_PORT}"
+        first = shell_join(server_command(g, port=port, at=replace(at, rank="0")))
+        return (f"ray start --head --port={RAY_PORT}\nexport RAY_ADDRESS={_word(head)}\nexec {first}\n",
+                f"until ray start --address={_word(head)} --block; do sleep 5; done\n")
+    return (f"exec {shell_join(server_command(g, port=port, at=replace(at, rank='0')))}\n",
+            f"exec {shell_join(server_command(g, port=port, node=1, at=at))}\n")
+
+
+def shell_join(argv: list[str]) -> str:
+    """``argv`` as one shell line in which the launcher's variables (``$NAME``, ``$((...))``) expand."""
+    return " ".join(_word(a) for a in argv)
+
+
+def _word(arg: str) -> str:
+    return f'"{arg}"' if "$" in arg else shlex.quote(arg)
+
+
+def uses_ray(g: ServeGroup) -> bool:
+    """Whether the replica's nodes form a Ray cluster: vLLM's tensor × pipeline parallelism across nodes (its
+    multi-node docs: a Ray head on the first node, the others joining it, ``vllm serve`` on the head with
+    ``--distributed-executor-backend ray``); expert-parallel vLLM replicas start every node's own server."""
+    return g.engine == "vllm" and g.nodes > 1 and g.ep == 1
+
+
+def _expert_parallel_vllm(g: ServeGroup, node: int, at: Nodes) -> dict[str, str | None]:
     """vLLM's data-parallel attention with expert parallelism (docs/serving/data_parallel_deployment.md and
     expert_parallel_deployment.md): ``--data-parallel-size`` ranks, ``--enable-expert-parallel`` on every node;
     across nodes, ``--data-parallel-size-local`` ranks per node, the head's address and RPC port, and every other
@@ -155,25 +209,28 @@ def _expert_parallel_vllm(g: ServeGroup, node: int) -> dict[str, str | None]:
     opts: dict[str, str | None] = {"--data-parallel-size": str(g.ep), "--enable-expert-parallel": None}
     if g.nodes > 1:
         local = GPUS_PER_NODE // (g.tp * g.pp)
-        opts |= {"--data-parallel-size-local": str(local), "--data-parallel-address": HEAD_ADDRESS,
+        opts |= {"--data-parallel-size-local": str(local), "--data-parallel-address": at.head,
                  "--data-parallel-rpc-port": str(DP_RPC_PORT)}
         if node > 0:
-            opts |= {"--headless": None, "--data-parallel-start-rank": str(node * local)}
+            opts |= {"--headless": None, "--data-parallel-start-rank": at.start_rank(local)}
     return opts
 
 
-def _expert_parallel_sglang(g: ServeGroup, node: int) -> dict[str, str | None]:
+def _expert_parallel_sglang(g: ServeGroup) -> dict[str, str | None]:
     """SGLang's DP attention with expert parallelism (docs/references/deepseek.md: ``--tp`` over every GPU,
-    ``--enable-dp-attention --dp-size``, ``--ep-size``); across nodes ``--nnodes``, ``--node-rank`` and the first
-    node's ``--dist-init-addr``."""
-    opts: dict[str, str | None] = {"--enable-dp-attention": None, "--dp-size": str(g.ep), "--ep-size": str(g.ep)}
-    if g.nodes > 1:
-        opts |= {"--nnodes": str(g.nodes), "--node-rank": str(node),
-                 "--dist-init-addr": f"{HEAD_ADDRESS}:{DIST_INIT_PORT}"}
-    return opts
+    ``--enable-dp-attention --dp-size``, ``--ep-size``)."""
+    return {"--enable-dp-attention": None, "--dp-size": str(g.ep), "--ep-size": str(g.ep)}
 
 
-def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0) -> list[str]:
+def _nodes_sglang(g: ServeGroup, at: Nodes) -> dict[str, str | None]:
+    """SGLang across nodes (docs/references/multi_node_deployment: the same command on every node with
+    ``--nnodes``, its ``--node-rank`` and the first node's ``--dist-init-addr``)."""
+    return {"--nnodes": at.count or str(g.nodes), "--node-rank": at.rank,
+            "--dist-init-addr": f"{at.head}:{DIST_INIT_PORT}"}
+
+
+def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0,
+                 at: Nodes | None = None) -> list[str]:
     """``vllm serve`` (vLLM 0.33.0 engine and frontend arguments)."""
     check_format(g.weight_format, g.weight_format, g.model, "vllm")
     opts: dict[str, str | None] = {
@@ -182,7 +239,9 @@ def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: i
     if g.pp > 1:
         opts["--pipeline-parallel-size"] = str(g.pp)
     if g.ep > 1:
-        opts |= _expert_parallel_vllm(g, node)
+        opts |= _expert_parallel_vllm(g, node, at or Nodes(rank=str(node)))
+    if uses_ray(g):
+        opts["--distributed-executor-backend"] = "ray"
     if g.weight_format in _QUANT["vllm"]:
         opts["--quantization"] = _QUANT["vllm"][g.weight_format]
     if g.kv_dtype == "fp8":
@@ -197,7 +256,8 @@ def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: i
     return ["vllm", "serve", g.model, *_argv(opts)]
 
 
-def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0) -> list[str]:
+def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: int = 0,
+                   at: Nodes | None = None) -> list[str]:
     """``python -m sglang.launch_server`` (SGLang 0.5.23 server arguments); ``--enable-metrics`` serves the
     Prometheus metrics an autoscaler reads. ``--max-running-requests`` is the replica's: the ranks' caps together
     under DP attention."""
@@ -208,7 +268,9 @@ def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node:
     if g.pp > 1:
         opts["--pp-size"] = str(g.pp)
     if g.ep > 1:
-        opts |= _expert_parallel_sglang(g, node)
+        opts |= _expert_parallel_sglang(g)
+    if g.nodes > 1:
+        opts |= _nodes_sglang(g, at or Nodes(rank=str(node)))
     if g.weight_format in _QUANT["sglang"]:
         opts["--quantization"] = _QUANT["sglang"][g.weight_format]
         if opts["--quantization"] == "bitsandbytes":

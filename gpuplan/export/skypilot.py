@@ -4,7 +4,8 @@ Training tasks carry the framework's setup and run (:mod:`gpuplan.export.train`)
 ``/checkpoints`` (``CKPT_BUCKET``; SkyPilot creates it if it does not exist) and, run as a managed job, recovery
 from preemption: ``job_recovery`` relaunches the task, which resumes from the last checkpoint in the bucket.
 Serving tasks run the planned server and a ``service`` with the planned replicas, a replica policy that scales on
-requests per second, a ``/health`` readiness probe and, on spot, an on-demand fallback. A co-located guard's server
+requests per second, a ``/health`` readiness probe and, on spot, an on-demand fallback; a replica over several
+nodes is ``num_nodes`` of them, its ``run`` branching on ``SKYPILOT_NODE_RANK``. A co-located guard's server
 starts in the same ``run`` on the replica's first GPU and its own port (SkyServe probes and balances the main
 server's port).
 
@@ -23,7 +24,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export import registry
-from gpuplan.export.serve import GUARD_PORT, PORT, ServeGroup, install, server_command
+from gpuplan.export.serve import GUARD_PORT, PORT, Nodes, ServeGroup, install, node_scripts, server_command
 from gpuplan.export.train import CKPT_DIR, train_run
 from gpuplan.plan.planner import Candidate
 from gpuplan.types import ModelSpec, Offer, TrainSetup
@@ -34,6 +35,8 @@ MAX_RESTARTS_ON_ERRORS = 3  # relaunches after a failure of the job itself (pree
 # clouds whose offers name the API's own regions and instance types (the others' rows describe a listing)
 _API_NAMES = ("aws", "gcp", "azure", "oci", "lambda", "nebius", "cudo")
 _NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+HEAD_IP = "HEAD_IP"  # the run's shell variable holding the head node's address
+SKYPILOT_NODES = Nodes(head=f"${HEAD_IP}", rank="$SKYPILOT_NODE_RANK", count="$SKYPILOT_NUM_NODES")
 
 
 def skypilot_clouds(clouds: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -129,7 +132,7 @@ def training_task(c: Candidate, model_ref: str, clouds: Mapping[str, str] | None
                          "plan with --provider set to a cloud SkyPilot launches.")
     resources = _resources(e.gpu.name, c.offer, per_node, disk_bytes(e), clouds)
     resources["job_recovery"] = {"strategy": "EAGER_NEXT_REGION", "max_restarts_on_errors": MAX_RESTARTS_ON_ERRORS}
-    run = train_run(e, model_ref, nodes, name)
+    run = train_run(e, model_ref, nodes, name, spot=c.offer.pricing == "spot")
     envs, mounts = _storage(name)
     return {"name": name, "resources": resources, "num_nodes": nodes, "envs": {**envs, **run.envs},
             "secrets": {"HF_TOKEN": None}, "file_mounts": mounts, "setup": run.setup, "run": run.run}
@@ -146,13 +149,15 @@ def service_task(g: ServeGroup, offer: Offer | None = None, target_qps_per_repli
     """A SkyServe task for one serving group. ``offer`` gives cloud, region and instance (None: SkyPilot picks,
     spot as ``g.spot`` says); ``target_qps_per_replica`` is the planned capacity of one replica, which the
     autoscaler keeps each replica below; the group may grow to ``max_replicas`` (default twice the plan)."""
-    if g.gpus_per_replica > GPUS_PER_NODE:
-        raise InputError("--export", f"a replica of {g.gpus_per_replica} GPUs spans nodes; the skypilot export "
-                         "writes single-node replicas.", "plan with --max-gpus 8.")
+    if g.nodes > 1 and (g.gpus_per_replica % GPUS_PER_NODE or g.guard is not None):
+        what = "a co-located guard beside it" if g.guard is not None else f"{g.gpus_per_replica} GPUs"
+        raise InputError("--export", f"a replica over {g.nodes} nodes with {what} is not exported to SkyPilot.",
+                         f"plan with whole nodes of {GPUS_PER_NODE} GPUs per replica, and the guard as a service "
+                         "of its own (--guard none).")
     if g.mig:
         raise InputError("--export", f"a replica of {g.name} is a MIG {g.mig} slice; SkyPilot launches whole "
                          "GPUs.", "export it with --export k8s, or run its server command on the slices.")
-    resources = _resources(g.gpu, offer, g.gpus_per_replica, disk_bytes, clouds)
+    resources = _resources(g.gpu, offer, g.gpus_per_replica // g.nodes, disk_bytes, clouds)
     resources.setdefault("use_spot", g.spot)
     resources["ports"] = PORT
     policy: dict[str, Any] = {"min_replicas": g.fewest, "max_replicas": max_replicas or 2 * g.replicas}
@@ -160,7 +165,8 @@ def service_task(g: ServeGroup, offer: Offer | None = None, target_qps_per_repli
         policy["target_qps_per_replica"] = target_qps_per_replica
     if resources["use_spot"]:  # keep one on-demand replica, and replace preempted spot ones on demand
         policy |= {"base_ondemand_fallback_replicas": 1, "dynamic_ondemand_fallback": True}
-    return {"name": g.name, "resources": resources, "secrets": {"HF_TOKEN": None},
+    nodes = {"num_nodes": g.nodes} if g.nodes > 1 else {}
+    return {"name": g.name, "resources": resources, **nodes, "secrets": {"HF_TOKEN": None},
             "service": {"readiness_probe": {"path": "/health", "initial_delay_seconds": 1800},
                         "replica_policy": policy},
             "setup": install(g), "run": serve_run(g)}
@@ -169,9 +175,24 @@ def service_task(g: ServeGroup, offer: Offer | None = None, target_qps_per_repli
 def serve_run(g: ServeGroup) -> str:
     """The task's ``run``: the server; with a co-located guard both servers, the guard on the first GPU and its
     own port, and the replica stops (so SkyServe replaces it) when either of them stops."""
+    if g.nodes > 1:
+        return _nodes_run(g)
     main = shlex.join(server_command(g))
     if g.guard is None:
         return main
     guard = shlex.join(server_command(g.guard, port=GUARD_PORT))
     return (f"CUDA_VISIBLE_DEVICES=0 {guard} &\n{main} &\n"
             "wait -n  # the first server to stop ends the replica\nexit 1\n")
+
+
+def _nodes_run(g: ServeGroup) -> str:
+    """The ``run`` of a replica over ``num_nodes`` nodes: SkyPilot runs it on every node with the node's
+    ``SKYPILOT_NODE_RANK``, the nodes' addresses in ``SKYPILOT_NODE_IPS`` (one a line, the head's first) and
+    ``SKYPILOT_NUM_NODES``; the head (rank 0) answers the requests and the readiness probe."""
+    first, other = node_scripts(g, SKYPILOT_NODES)
+    return (f'{HEAD_IP}=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n'
+            f'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then\n{_indent(first)}else\n{_indent(other)}fi\n')
+
+
+def _indent(script: str) -> str:
+    return "".join(f"  {line}\n" for line in script.splitlines())

@@ -73,12 +73,6 @@ def _check_layout(s: TrainSetup) -> None:
     if s.recompute == "selective":
         raise InputError("--export", "the plan recomputes selectively; the HF Trainer checkpoints whole layers "
                          "or nothing.", "plan with --framework swift, which prices its own choice.")
-    if s.method == "full" and p.zero and s.precision == "bf16":
-        # deepspeed/runtime/zero/stage_1_and_2.py (single_partition_of_fp32_groups), stage3.py
-        # (fp32_partitioned_groups_flat): ZeRO's optimizer holds fp32 master weights and fp32 states
-        raise InputError("--export", f"with DeepSpeed ZeRO-{p.zero} the optimizer keeps an fp32 master copy and fp32 "
-                         "states of the bf16 weights ms-swift loads, which this plan (pure bf16) did not price.",
-                         "plan on one GPU (--max-gpus 1), or with --framework llama-factory or trl.")
 
 
 def _base_quant(s: TrainSetup) -> dict[str, Any]:

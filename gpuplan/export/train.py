@@ -1,5 +1,5 @@
-"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift or Axolotl
-for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
+"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift, Axolotl or
+torchtune for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
 torchtitan``) with the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
 checkpoint there.
 
@@ -55,7 +55,8 @@ class TrainRun:
     envs: dict[str, str] = field(default_factory=dict)
 
 
-def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
+def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: bool = True) -> TrainRun:
+    """The run of the framework the plan was sized for; ``spot``: on capacity that may be preempted."""
     s = e.setup
     assert isinstance(s, TrainSetup)
     fw = e.job.framework
@@ -64,23 +65,18 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
     if e.job.task is Task.FINETUNE and fw == "trl":
         return trl(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "litgpt":
-        return litgpt(e, model_ref, n_nodes, name)
+        return litgpt(e, model_ref, n_nodes, name, spot)
     if e.job.task is Task.FINETUNE and fw == "swift":
         return swift(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "axolotl":
         return axolotl(e, model_ref, name)
+    if e.job.task is Task.FINETUNE and fw == "torchtune":
+        return torchtune(e, model_ref, name)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
         return torchtitan(e, model_ref, name)
     written = EXPORTED[e.job.task]
-    if fw == "torchtune":
-        # pytorch/torchtune recipes/lora_finetune_distributed.py (0.6.1), Checkpointing: "Mid-epoch checkpointing
-        # is currently not supported"; optimizer and recipe state are saved at the end of an epoch only
-        raise InputError("--export", "torchtune saves its optimizer and recipe state only at the end of an epoch, so "
-                         "a run stopped mid-epoch (a spot preemption) restarts the epoch: the export's promise of "
-                         "resuming from the bucket would not hold.", f"plan with --framework {' or '.join(written)}, "
-                         "or run torchtune's recipe by hand (tune run …) with the plan's batch and recomputation.")
     if fw == "unsloth":
         # unslothai/unsloth 2026.10.9, unsloth_cli/config.py: `unsloth train`'s config (pydantic, unknown keys
         # refused) has no resume key, and Config.training_kwargs passes no resume_from_checkpoint to the trainer
@@ -95,7 +91,7 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainR
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl"),
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl", "torchtune"),
             "pretrain": ("megatron", "torchtitan")}
 
 
@@ -304,14 +300,15 @@ def trl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
 # ---------------------------------------------------------------- LitGPT
 
 
-def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str) -> TrainRun:
+def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: bool) -> TrainRun:
     from gpuplan.export.litgpt import litgpt_config, setup_and_run
 
     s = e.setup
     assert isinstance(s, TrainSetup)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
-    cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), LR_FULL, n_nodes)
+    lr = LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL
+    cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), lr, n_nodes, spot)
     setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out, n_nodes)
     return TrainRun("litgpt", setup, run, {"DATASET": ""})
 
@@ -356,6 +353,21 @@ def axolotl(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
            "GPUPLAN_EOF\n"
            f"axolotl train axolotl.yaml --launcher torchrun -- {_TORCHRUN}\n")
     return TrainRun("axolotl", setup, run, {"DATASET": "", "DATASET_TYPE": "alpaca"})
+
+
+# ---------------------------------------------------------------- torchtune
+
+
+def torchtune(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    from gpuplan.export.torchtune import setup_and_run, torchtune_config
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    steps = _steps(e, s)
+    out = f"{CKPT_DIR}/{name}"
+    cfg = torchtune_config(e, out, steps, LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL)
+    setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out)
+    return TrainRun("torchtune", setup, run, {"DATASET": ""})
 
 
 # ---------------------------------------------------------------- torchtitan

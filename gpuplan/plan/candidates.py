@@ -133,6 +133,7 @@ class PlanResult:
     assumptions: tuple[dict[str, str], ...] = ()
     too_long: int = 0  # priced plans over the default longest run (ranking.max_seconds), left out
     alternatives: tuple[dict[str, Any], ...] = ()  # cheaper changes to a plan that fits
+    notes: tuple[Note, ...] = ()  # facts about the plan as a whole (GPU types left out, and why)
 
     @property
     def pick(self) -> Candidate | None:

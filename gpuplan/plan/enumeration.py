@@ -16,6 +16,7 @@ from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.frameworks import framework as get_framework
+from gpuplan.estimate.hardware import Blocker, training_blocker
 from gpuplan.estimate.job import (
     JobEstimate,
     check_training,
@@ -31,7 +32,7 @@ from gpuplan.estimate.result import Assumption, Estimate
 from gpuplan.estimate.train_time import train_seconds, train_time
 from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
-from gpuplan.plan.candidates import Constraints
+from gpuplan.plan.candidates import Constraints, Note
 from gpuplan.plan.pricing import Offers, matching
 from gpuplan.types import Gpu, Job, ModelSpec, Objective, Parallelism, Task, TrainSetup
 
@@ -49,6 +50,29 @@ def candidate_gpus(catalog: Catalog, c: Constraints) -> list[Gpu]:
     if not out:
         raise InputError("--gpus", "no GPU is left after --gpus/--exclude-gpus.", "allow more GPUs.")
     return out
+
+
+def runnable_gpus(gpus: Sequence[Gpu], job: Job) -> tuple[list[Gpu], tuple[Note, ...]]:
+    """The GPUs a training job's framework (and, for QLoRA, bitsandbytes) runs on (``data/runs_on.csv``), and one
+    ``unsupported`` note per piece of software that left some out: (kind, software, GPU names, (vendor, count)
+    pairs). Inference and serving jobs keep every GPU (each engine's own check applies)."""
+    if not job.is_training:
+        return list(gpus), ()
+    framework = get_framework(job.framework).framework if job.framework else None
+    kept: list[Gpu] = []
+    left: dict[Blocker, list[Gpu]] = {}
+    for g in gpus:
+        blocker = training_blocker(g.vendor, g.architecture, framework, job.method)
+        if blocker is None:
+            kept.append(g)
+        else:
+            left.setdefault(blocker, []).append(g)
+    return kept, tuple(_unsupported(b, out) for b, out in left.items())
+
+
+def _unsupported(b: Blocker, gpus: list[Gpu]) -> Note:
+    vendors = Counter(g.vendor for g in gpus)
+    return Note("unsupported", (b.kind, b.software, tuple(g.name for g in gpus), tuple(vendors.most_common())))
 
 
 def _counts(c: Constraints, job: Job) -> list[int]:

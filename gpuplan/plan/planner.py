@@ -23,15 +23,15 @@ from typing import Any
 from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.job import JobEstimate
+from gpuplan.estimate.job import JobEstimate, check_runs_on
 from gpuplan.estimate.quant import weight_format
 from gpuplan.i18n import lang, using
 from gpuplan.listing import resolve_providers
 from gpuplan.plan import enumeration, pricing, ranking
 from gpuplan.plan.budget import check_budget, work_budget
-from gpuplan.plan.candidates import Candidate, Constraints, PlanResult, hourly_price_of
+from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, hourly_price_of
 from gpuplan.plan.ranking import COST_TIE_SHARE, DEFAULT_MAX_SECONDS, TIME_TIE, max_seconds, pareto_front
-from gpuplan.types import OBJECTIVES, Engine, Job, Method, ModelSpec, Task
+from gpuplan.types import OBJECTIVES, Engine, Gpu, Job, Method, ModelSpec, Task
 from gpuplan.units import DAY, fmt_bytes, fmt_seconds
 
 
@@ -48,7 +48,7 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
     job = job.for_model(model)
     _check_job(job, model)
     providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
-    gpus = enumeration.candidate_gpus(catalog, c)
+    gpus, skipped = _runnable(enumeration.candidate_gpus(catalog, c), job)
     reasons: Counter[tuple[str, str]] = Counter()
     offers = pricing.usable_offers(catalog, c, providers, job.task is Task.SERVE)
     fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, offers, reasons)
@@ -76,7 +76,17 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
         alternatives_found = alternatives(catalog, model, job, c, cal, top[0])
     return PlanResult(job, model, c, tuple(top), tuple(pareto_front(cands)), len(fitting) + len(closest),
                       len(fitting), nothing_fits, tuple(suggested), tuple(free), tuple(_assumptions(c, cal)),
-                      sum(c.deadline_s is None and x.time_s > limit for x in priced), tuple(alternatives_found))
+                      sum(c.deadline_s is None and x.time_s > limit for x in priced), tuple(alternatives_found),
+                      skipped)
+
+
+def _runnable(gpus: list[Gpu], job: Job) -> tuple[list[Gpu], tuple[Note, ...]]:
+    """The GPUs the job's framework and method run on, with a note per piece of software that left some out;
+    when none is left, the reason the first GPU cannot run the job (what ``estimate`` would say)."""
+    kept, skipped = enumeration.runnable_gpus(gpus, job)
+    if not kept:
+        check_runs_on(gpus[0], job.framework, job.method)
+    return kept, skipped
 
 
 def _check_job(job: Job, m: ModelSpec) -> None:
@@ -229,8 +239,13 @@ def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: 
 
 def _assumptions(c: Constraints, cal: Calibration) -> list[dict[str, str]]:
     return [
-        {"name": "memory margin", "value": "the estimate × (1 + margin) must fit the GPU, the margin being the "
-         "upper end of its held-out error band" + (f", at least {c.headroom:.0%}" if c.headroom else ""),
+        {"name": "memory margin", "value": (
+            f"the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error "
+            f"band, at least {c.headroom:.0%}; for training, the estimate without the allocator's cache, which "
+            "PyTorch gives back when memory runs short" if c.headroom else
+            "the estimate × (1 + margin) must fit the GPU, the margin being the upper end of its held-out error band"
+            "; for training, the estimate without the allocator's cache, which PyTorch gives back when memory runs "
+            "short"),
          "source": "held-out bands in gpuplan/data/fitted/params.json (docs/accuracy.md)"},
         {"name": "spot overhead", "value": f"+{c.spot_overhead:.0%} run time; serving plans use no spot unless "
                                           "--spot", "source": "gpuplan.plan.costing"},

@@ -337,6 +337,11 @@ function breakdownBar(parts, neededBytes, capacityBytes, W = 560) {
   if (neededBytes > total) {
     root.append(svg("rect", { x: at, y: Y, width: (neededBytes - total) * scale, height: BAR, class: "headroom" }));
     keys.push([null, t("headroom"), fmtBytes(neededBytes - total), "headroom"]);
+  } else if (neededBytes < total) {
+    // training: the allocator's cache is given back when memory runs short, so what must fit ends inside the bar
+    const need = L + neededBytes * scale;
+    root.append(svg("line", { x1: need, y1: Y - 4, x2: need, y2: Y + BAR + 4, class: "needed" }));
+    keys.push([null, t("needed to run"), fmtBytes(neededBytes), "needed"]);
   }
   const cap = L + capacityBytes * scale;
   root.append(svg("line", { x1: cap, y1: 2, x2: cap, y2: Y + BAR + 6, class: "capacity" }),
