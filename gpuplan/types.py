@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 from typing import TypeVar
 
 from gpuplan.units import GiB, MiB
@@ -321,8 +322,9 @@ class ModelSpec:
     def n_moe_layers(self) -> int:
         if not self.is_moe:
             return 0
-        sparse = range(self.n_dense_layers, self.n_layers)
-        return sum(1 for i in sparse if (i + 1) % self.moe_every == 0)
+        # layers i in n_dense_layers..n_layers-1 with (i + 1) a multiple of moe_every: the multiples up to n_layers
+        # less those up to n_dense_layers
+        return max(0, self.n_layers // self.moe_every - self.n_dense_layers // self.moe_every)
 
     @property
     def q_dim(self) -> int:
@@ -410,13 +412,18 @@ class Parallelism:
         return self.tp * self.pp * self.dp * self.cp
 
     def describe(self) -> str:
-        parts = [f"{k.upper()}{v}" for k, v in (("tp", self.tp), ("pp", self.pp), ("dp", self.dp),
-                                                  ("cp", self.cp)) if v > 1]
-        if self.zero:
-            parts.append(f"ZeRO-{self.zero}")
-        if self.offload_optimizer:
-            parts.append("optimizer offload")
-        return " ".join(parts) or "1 GPU"
+        return _describe_parallelism(self)
+
+
+@lru_cache(maxsize=1024)
+def _describe_parallelism(par: Parallelism) -> str:
+    """:meth:`Parallelism.describe`, made once per layout: every training-memory estimate names its layout."""
+    parts = [f"{k.upper()}{v}" for k, v in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp), ("cp", par.cp)) if v > 1]
+    if par.zero:
+        parts.append(f"ZeRO-{par.zero}")
+    if par.offload_optimizer:
+        parts.append("optimizer offload")
+    return " ".join(parts) or "1 GPU"
 
 
 @dataclass(frozen=True, slots=True)

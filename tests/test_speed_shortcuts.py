@@ -30,7 +30,7 @@ from gpuplan.estimate.job import check_training, estimate_training, training_set
 from gpuplan.estimate.memory import kv_cache_bytes, max_context
 from gpuplan.estimate.params import count_params
 from gpuplan.plan.candidates import Constraints
-from gpuplan.plan.enumeration import _Sized, best_training, training_layouts
+from gpuplan.plan.enumeration import PlanMemo, _Sized, best_training, training_layouts
 from gpuplan.types import Job, Parallelism, TrainSetup
 
 JOBS = (
@@ -77,7 +77,7 @@ def test_the_closest_miss_is_shown_with_its_whole_estimate(catalog: Catalog) -> 
     m = catalog.model("Llama-2-70B")
     job = Job(task="finetune", method="full", samples=1000, tokens_per_sample=2048, seq_len=2048).for_model(m)
     gpu = catalog.gpu("RTX4090")
-    best, near = best_training(m, gpu, job, 8, Constraints(), fitted(), Counter(), {})
+    best, near = best_training(m, gpu, job, 8, Constraints(), fitted(), Counter(), PlanMemo())
     assert best is None and near is not None and near.time is not None
     assert isinstance(near.setup, TrainSetup)
     assert near.as_dict() == estimate_training(m, gpu, job, near.setup, fitted()).as_dict()

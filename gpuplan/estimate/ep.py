@@ -91,10 +91,20 @@ def rank_model(m: ModelSpec, ranks: int) -> ModelSpec:
     if not splits(m, ranks):
         raise InfeasibleError("--gpus", f"{m.name}'s {m.n_experts} experts do not split over {ranks} ranks.",
                               "plan expert parallelism over a number of GPUs that divides the experts.")
+    hit = _ranks.get((id(m), ranks))
+    if hit is not None and hit[0] is m:  # the entry holds ``m``, so its id cannot have been reused
+        return hit[1]
     local = m.n_experts // ranks
     router_kept = m.n_moe_layers * m.hidden * (m.n_experts - local)
-    return replace(m, n_experts=local, n_active_experts=min(m.n_active_experts, local),
+    part = replace(m, n_experts=local, n_active_experts=min(m.n_active_experts, local),
                    extra_params=m.extra_params + router_kept)
+    if len(_ranks) >= 256:
+        _ranks.clear()
+    _ranks[(id(m), ranks)] = (m, part)  # one object per model and rank count: its parameter count is cached too
+    return part
+
+
+_ranks: dict[tuple[int, int], tuple[ModelSpec, ModelSpec]] = {}  # rank_model's answers by (id(model), ranks)
 
 
 def rank_setup(s: InferSetup) -> InferSetup:

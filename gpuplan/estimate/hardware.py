@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from types import MappingProxyType
 
 from gpuplan.catalog.csvload import Column, read_table
@@ -104,10 +104,12 @@ class Blocker:
     software: str
 
 
+@lru_cache(maxsize=1024)
 def training_blocker(vendor: str, architecture: str, framework: str | None, method: str) -> Blocker | None:
     """Why a job with ``framework`` (None: unstated) and ``method`` cannot train on this part; None when it can.
 
-    A job that names no framework may use any listed one, so it is kept wherever at least one runs.
+    A job that names no framework may use any listed one, so it is kept wherever at least one runs. Answered once
+    per part, framework and method (from the bundled table, read once): a plan's search asks for every setup.
     """
     if framework is not None and not runs_on("framework", framework, vendor, architecture):
         return Blocker("framework", framework)

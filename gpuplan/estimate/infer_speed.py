@@ -154,12 +154,62 @@ def decode_weight_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: f
     """Weight bytes one decode step streams on the busiest GPU: every stage's weights (a token passes through
     all of them), less the routed experts no token of the batch chose and less an untied embedding table, of
     which a step gathers only ``batch`` rows."""
+    return _streamed_bytes(m, fmt, s, batch, _weight_terms(m, fmt, s))
+
+
+def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float, float, float]:
+    """(every stage's weight bytes, routed expert parameters, untied embedding bytes per GPU) of
+    :func:`decode_weight_bytes`: what does not depend on the batch."""
     total = weights_bytes(m, fmt, s.tp, s.pp) * s.pp
     p = count_params(m)
-    idle_experts = p.experts * (1.0 - expert_fraction_touched(m, batch)) * fmt.bytes_per_weight / s.tp
     embed_bytes = fmt.bytes_per_weight if fmt.scope == "all" else 4.0 if fmt.name == "fp32" else BYTES_16
     embeddings = 0.0 if m.tied_embeddings else p.embeddings * embed_bytes / s.tp
+    return total, p.experts, embeddings
+
+
+def _streamed_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float,
+                    terms: tuple[float, float, float]) -> float:
+    total, experts, embeddings = terms
+    idle_experts = experts * (1.0 - expert_fraction_touched(m, batch)) * fmt.bytes_per_weight / s.tp
     return max(0.0, total - idle_experts - embeddings)
+
+
+@dataclass(frozen=True, slots=True)
+class _StepTerms:
+    """The terms of :func:`decode_step_seconds` that depend on the model, GPU, setup and calibration alone, not
+    on the batch or the context: the load model asks for dozens of steps of one configuration."""
+
+    fmt: WeightFormat
+    weights: tuple[float, float, float]  # _weight_terms
+    bandwidth: float  # for the weights (bytes/s)
+    gemm_flops: float  # per token, adapters included
+    compute_rate: float  # FLOP/s the GEMMs reach
+    kv_per_token: float  # KV-cache bytes per token per GPU
+    kv_bandwidth: float  # for the KV cache (bytes/s)
+    overhead: float  # seconds per step of kernel launches and framework code
+
+
+def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _StepTerms:
+    key = (id(m), id(gpu), s, id(cal))
+    hit = _terms.get(key)
+    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
+        return hit[3]
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    peak, _ = compute_peak(gpu, fmt, eng)
+    found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory"),
+                       gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s),
+                       peak * _eff(cal, eng, "eta_compute"),
+                       kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
+                       _bandwidth(gpu) * _eff(cal, eng, "eta_kv"),
+                       m.n_layers * _eff(cal, eng, "layer_overhead_s"))  # kernel launches and framework code
+    if len(_terms) >= 4096:
+        _terms.clear()
+    _terms[key] = (m, gpu, cal, found)
+    return found
+
+
+_terms: dict[tuple[int, int, InferSetup, int], tuple[ModelSpec, Gpu, Calibration, _StepTerms]] = {}
 
 
 def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
@@ -169,18 +219,13 @@ def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, con
     GEMMs take max(weight bytes read / bandwidth, FLOPs / peak) — for MoE only the experts the batch reaches
     (:func:`decode_weight_bytes`); attention then reads every sequence's KV cache (memory-bound, a separate
     kernel, so its time adds)."""
-    eng = get_engine(s.engine)
-    fmt = weight_format(s.weight_format)
-    peak, _ = compute_peak(gpu, fmt, eng)
-    bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory")
-    gemm_memory = (decode_weight_bytes(m, fmt, s, batch) + lora_step_bytes(m, s, batch)) / bandwidth
-    gemm_flops = gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s)
-    gemm_compute = batch * gemm_flops / s.tp / (peak * _eff(cal, eng, "eta_compute"))
-    kv = batch * context * kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache)
-    attention = kv / (_bandwidth(gpu) * _eff(cal, eng, "eta_kv"))
+    t = _step_terms(m, gpu, s, cal)
+    gemm_memory = (_streamed_bytes(m, t.fmt, s, batch, t.weights) + lora_step_bytes(m, s, batch)) / t.bandwidth
+    gemm_compute = batch * t.gemm_flops / s.tp / t.compute_rate
+    kv = batch * context * t.kv_per_token
+    attention = kv / t.kv_bandwidth
     comm = _allreduce_seconds(m, gpu, s, batch, cal)
-    overhead = m.n_layers * _eff(cal, eng, "layer_overhead_s")  # kernel launches and framework code per layer
-    step = max(gemm_memory, gemm_compute) + attention + comm + overhead
+    step = max(gemm_memory, gemm_compute) + attention + comm + t.overhead
     return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
 
 

@@ -386,7 +386,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
                       lengths_vary=fw.lengths_vary and job.task != "pretrain")
     elif job.task == "pretrain":  # pretraining concatenates documents into full-length sequences
         values["lengths_vary"] = False
-    half = "bf16" if gpu is None or gpu.supports_bf16 or gpu.vendor != "NVIDIA" else "fp16"
+    half = half_format(gpu)
     if method in ("lora", "qlora", "ptuning"):
         values["precision"] = "bf16" if half == "bf16" else "fp16-mixed"
     elif half == "fp16":
@@ -395,6 +395,12 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
         values["precision"] = get_framework(job.framework).full_precision
     values.update(overrides)
     return TrainSetup(**values)
+
+
+def half_format(gpu: Gpu | None) -> str:
+    """The 16-bit format training computes in on ``gpu``: BF16, or FP16 on NVIDIA parts without BF16 (Volta,
+    Turing). It is all :func:`training_setup` reads of the GPU."""
+    return "bf16" if gpu is None or gpu.supports_bf16 or gpu.vendor != "NVIDIA" else "fp16"
 
 
 PRETRAIN_BATCH_TOKENS = 4 * 1024 * 1024  # LLaMA and Llama 2 trained with 4M-token batches (Touvron et al. 2023)

@@ -107,9 +107,28 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
 
     For pre-allocating engines (vLLM, SGLang, TensorRT-LLM) the breakdown is what the workload needs; the
     ``extra`` answers say what the engine would reserve and how many tokens of KV cache fit in it.
-    ``describe=False`` leaves the assumptions out: the same numbers, for searches that only ask whether it fits.
+    ``describe=False`` leaves the assumptions and the longest context (``max_context_tokens``, a search of its
+    own) out: the same numbers otherwise, for searches that only ask whether it fits or how many sequences do;
+    those answers are kept per model, GPU, setup and calibration (a plan's searches ask again and again).
     """
     cal = cal or fitted()
+    if describe or gpu is None:
+        return _inference_memory(m, gpu, s, cal, describe)
+    key = (id(m), id(gpu), s, id(cal))
+    hit = _fit_only.get(key)
+    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
+        return hit[3]
+    found = _inference_memory(m, gpu, s, cal, False)
+    if len(_fit_only) >= 4096:
+        _fit_only.clear()
+    _fit_only[key] = (m, gpu, cal, found)
+    return found
+
+
+_fit_only: dict[tuple[int, int, InferSetup, int], tuple[ModelSpec, Gpu, Calibration, Estimate]] = {}
+
+
+def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration, describe: bool) -> Estimate:
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     latent = eng.mla_latent_cache
@@ -130,7 +149,7 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
              ("workspace", framework), ("overhead", overhead)) + ((("adapter", adapters),) if adapters else ())
     fixed = weights + workspace + logits + framework + overhead + adapters
     extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
-                              eng.memory_mode, eng.kv_share_of == "free")
+                              eng.memory_mode, eng.kv_share_of == "free", longest=describe)
     if not describe:
         return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), (), extra)
     assumptions = (
@@ -154,9 +173,10 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
 
 
 def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float | None, fixed: float,
-                      latent: bool, block: int, mode: str, of_free: bool = False) -> dict[str, float | None]:
-    """KV-cache capacity in tokens, concurrent sequences at this context, and the longest context at this
-    batch (at most the model's positions), on ``gpu`` (None when no GPU was given)."""
+                      latent: bool, block: int, mode: str, of_free: bool = False, longest: bool = True
+                      ) -> dict[str, float | None]:
+    """KV-cache capacity in tokens, concurrent sequences at this context, and (``longest``) the longest context at
+    this batch (at most the model's positions), on ``gpu`` (None when no GPU was given)."""
     if gpu is None:
         return {}
     share = (s.gpu_memory_utilization or util or 1.0) if mode == "preallocate" else 1.0
@@ -168,11 +188,14 @@ def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float 
     per_seq = kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block)
     tokens = max(0.0, budget / per_token) if per_token else math.inf
     seqs = max(0.0, budget / per_seq) if per_seq else math.inf
-    longest = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent), m.max_positions)
-    return {"engine_reserved_bytes": gpu.memory_bytes * share if mode == "preallocate" else None,
-            "kv_budget_bytes": budget,  # negative when weights and buffers alone exceed the engine's share
-            "kv_capacity_tokens": math.floor(tokens), "max_concurrent_seqs": math.floor(seqs),
-            "max_context_tokens": longest}
+    out: dict[str, float | None] = {
+        "engine_reserved_bytes": gpu.memory_bytes * share if mode == "preallocate" else None,
+        "kv_budget_bytes": budget,  # negative when weights and buffers alone exceed the engine's share
+        "kv_capacity_tokens": math.floor(tokens), "max_concurrent_seqs": math.floor(seqs)}
+    if longest:
+        out["max_context_tokens"] = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent),
+                                        m.max_positions)
+    return out
 
 
 def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp: int, pp: int,

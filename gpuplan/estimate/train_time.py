@@ -72,7 +72,22 @@ class Links:
 def links(gpu: Gpu, cal: Calibration, group: int = 8) -> Links:
     """Bandwidth for a collective over ``group`` GPUs: NVLink/xGMI where the part has a switched fabric (or a
     bridge and the group is a bridged pair), else PCIe at the fitted all-reduce efficiency; between nodes,
-    the network assumption."""
+    the network assumption. Made once per GPU, calibration and group: a plan asks thousands of times."""
+    key = (id(gpu), id(cal), group)
+    hit = _links.get(key)
+    if hit is not None and hit[0] is gpu and hit[1] is cal:  # the entry holds both, so their ids were not reused
+        return hit[2]
+    found = _links_of(gpu, cal, group)
+    if len(_links) >= 1024:
+        _links.clear()
+    _links[key] = (gpu, cal, found)
+    return found
+
+
+_links: dict[tuple[int, int, int], tuple[Gpu, Calibration, Links]] = {}
+
+
+def _links_of(gpu: Gpu, cal: Calibration, group: int) -> Links:
     pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * GB * cal.get("eta_pcie")
     bridged_only = "bridge" in gpu.interconnect.lower()
     if gpu.has_fast_interconnect and gpu.interconnect_bytes_per_s and (group <= 2 or not bridged_only):
@@ -94,18 +109,44 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
     return gpu.half_flops_per_s
 
 
-def utilisation(m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration) -> float:
-    """Fraction of the dense peak the step sustains (see module docstring)."""
+def utilisation(m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, work: StepWork | None = None) -> float:
+    """Fraction of the dense peak the step sustains (see module docstring); ``work``: ``step_work(m, s, cal)``
+    when the caller has it."""
+    w = work or step_work(m, s, cal)
+    segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
+    return min(MAX_UTILISATION, w.u_framework * segment * w.f_method * w.ramp)
+
+
+@dataclass(frozen=True, slots=True)
+class StepWork:
+    """What a training step of one setup costs whatever GPU runs it: the terms of :func:`train_time` that do not
+    depend on the GPU, so a planner that times one setup on many GPU types works them out once."""
+
+    flops_per_token: float  # train_flops_per_token
+    matmul_share: float  # of the FLOPs in weight matmuls
+    u_framework: float  # the stack's utilisation, compiled or not
+    f_method: float  # frozen and quantized bases
+    ramp: float  # 1 − exp(−W / W₀) for a micro-step's work W on one GPU
+    optimizer_bytes: float  # optimizer_step_bytes
+    traffic_bytes_per_token: float  # activation_traffic_bytes
+    dp_bytes: float  # data-parallel bytes per optimizer step × ring factor (_comm_per_step divides by the link)
+    tp_bytes: float  # tensor-parallel bytes per micro-step × ring factor (_comm_per_step divides by the link)
+
+
+def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
+    """The GPU-independent terms of a training step of ``s`` (see :class:`StepWork`)."""
     framework = cal.get(f"u_{framework_class(s.framework)}")
     if s.compiled:
         framework *= cal.get("f_compiled")
-    segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
     method = 1.0 if s.method in ("full", "freeze") else cal.get("f_frozen_base")
     if s.method == "qlora" or s.base_quant:
         method *= cal.get("f_quantized_base")
-    work = train_flops_per_token(m, s) * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
+    flops = train_flops_per_token(m, s)
+    work = flops * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
     ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
-    return min(MAX_UTILISATION, framework * segment * method * ramp)
+    dp_bytes, tp_bytes = _comm_bytes(m, s)
+    return StepWork(flops, _matmul_share(m, s), framework, method, ramp, optimizer_step_bytes(m, s),
+                    activation_traffic_bytes(m, s, cal), dp_bytes, tp_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,16 +165,16 @@ class _Parts:
         return sum(v for _, v in self.parts)
 
 
-def _parts(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration) -> _Parts:
+def _parts(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> _Parts:
     par = s.parallel
     n = par.n_gpus
     peak = peak_flops(gpu, s.precision)
-    u = utilisation(m, gpu, s, cal)
-    flops = train_flops_per_token(m, s) * tokens
+    u = utilisation(m, gpu, s, cal, w)
+    flops = w.flops_per_token * tokens
     # attention over the context runs in flash-attention kernels, at f_attention of the GEMMs' share of the
     # peak (Dao 2023, FlashAttention-2, sec. 4.1: 50-73 % of A100 peak forward and backward, where GEMMs reach
     # 80 %+); it is the larger part of the work at long sequences
-    share = _matmul_share(m, s)
+    share = w.matmul_share
     attention = (1 - share) / cal.get("f_attention")
     if gpu.architecture in HOPPER_AND_NEWER:
         # and FlashAttention-2, the kernel most stacks call, reaches 35 % of an H100's peak against 70 %+ on an
@@ -149,15 +190,15 @@ def _parts(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibratio
     steps = max(1.0, tokens / tokens_per_step)
     step_compute = compute / steps
     link = links(gpu, cal)
-    dp_comm, tp_comm = _comm_per_step(m, s, link)
+    dp_comm, tp_comm = _comm_per_step(s, link, w)
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * step_compute) * steps
     tp_total = tp_comm * steps
     bubble = 0.0
     if par.pp > 1:
         bubble = compute * (par.pp - 1) / s.grad_accum  # t_bubble / t_ideal = (p − 1)/m (Narayanan et al. 2021)
     bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
-    optimizer = steps * optimizer_step_bytes(m, s) / bandwidth
-    memory_bound = tokens * activation_traffic_bytes(m, s, cal) / n / bandwidth
+    optimizer = steps * w.optimizer_bytes / bandwidth
+    memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
     micro_steps = steps * s.grad_accum
     stall = 0.0
     if framework_class(s.framework) == "eager" and not s.compiled:
@@ -169,26 +210,33 @@ def _parts(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibratio
     return _Parts(parts, peak, u, steps, tokens_per_step, link)
 
 
-def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None) -> float:
-    """The total of :func:`train_time`, without describing it: what a planner compares across layouts."""
-    return _parts(m, gpu, s, tokens, cal or fitted()).seconds
+def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None,
+                  work: StepWork | None = None) -> float:
+    """The total of :func:`train_time`, without describing it: what a planner compares across layouts. ``work``:
+    ``step_work(m, s, cal)``, when the caller times ``s`` on several GPUs."""
+    cal = cal or fitted()
+    return _parts(m, gpu, s, tokens, cal, work or step_work(m, s, cal)).seconds
 
 
-def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None) -> Estimate:
-    """Wall time to train on ``tokens`` tokens (samples × tokens per sample × epochs) with setup ``s``."""
+def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None,
+               work: StepWork | None = None) -> Estimate:
+    """Wall time to train on ``tokens`` tokens (samples × tokens per sample × epochs) with setup ``s``
+    (``work``: as for :func:`train_seconds`)."""
     if tokens <= 0:
         from gpuplan.errors import InputError
 
         raise InputError("tokens", "the job has no tokens.", "give --samples and --tokens-per-sample, or --tokens.")
     cal = cal or fitted()
     n = s.parallel.n_gpus
-    t = _parts(m, gpu, s, tokens, cal)
+    w = work or step_work(m, s, cal)
+    t = _parts(m, gpu, s, tokens, cal, w)
     peak, u, steps, link, total = t.peak, t.utilisation, t.steps, t.link, t.seconds
-    model_flops = train_flops_per_token(m, replace(s, recompute="none"))  # the method's work, no recomputation
+    # the method's work, no recomputation
+    model_flops = w.flops_per_token if s.recompute == "none" else train_flops_per_token(m, replace(s, recompute="none"))
     mfu = model_flops * tokens / (n * peak) / max(total, 1e-9)
-    traffic_mb, eta_memory = activation_traffic_bytes(m, s, cal) / 1e6, cal.get("eta_optimizer")
+    traffic_mb, eta_memory = w.traffic_bytes_per_token / 1e6, cal.get("eta_optimizer")
     assumptions: tuple[Assumption, ...] = (
-        Assumption("FLOPs per token", f"{train_flops_per_token(m, s) / 1e9:,.1f} GFLOP ({s.method}, recompute "
+        Assumption("FLOPs per token", f"{w.flops_per_token / 1e9:,.1f} GFLOP ({s.method}, recompute "
                    f"{s.recompute})", "6·N + attention (Kaplan et al. 2020); frozen base: 4·N"),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s per GPU ({s.precision} dense)", gpu.source),
         Assumption("utilisation", f"{u:.1%} of peak ({s.framework}{', compiled' if s.compiled else ''}, "
@@ -260,10 +308,10 @@ def _matmul_share(m: ModelSpec, s: TrainSetup) -> float:
     return dense / (dense + attention_flops_per_token(m, (s.seq_len + 1) / 2))
 
 
-def _comm_per_step(m: ModelSpec, s: TrainSetup, link: Links) -> tuple[float, float]:
-    """Seconds of (data-parallel, tensor-parallel) communication per optimizer step."""
+def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
+    """Bytes of (data-parallel communication per optimizer step, tensor-parallel communication per micro-step),
+    each weighted by its ring factor: :func:`_comm_per_step` divides them by the link's bandwidth."""
     par = s.parallel
-    dp_bw = link.intra_node if par.n_gpus <= GPUS_PER_NODE else link.inter_node
     grad_bytes = trainable_params(m, s) * 2.0 / (par.tp * par.pp)
     ring = 2 * (par.dp - 1) / par.dp if par.dp > 1 else 0.0
     if par.zero >= 3 and par.dp > 1:
@@ -271,16 +319,26 @@ def _comm_per_step(m: ModelSpec, s: TrainSetup, link: Links) -> tuple[float, flo
         # ones in 16-bit and the frozen base of LoRA/QLoRA/P-tuning/freeze in its stored format — and
         # reduce-scatter the trainable gradients (each half a ring)
         gathered = grad_bytes + frozen_base_bytes(m, s)
-        dp = (2 * gathered + grad_bytes) * ring / 2 * s.grad_accum / dp_bw
+        dp = (2 * gathered + grad_bytes) * ring / 2 * s.grad_accum
     else:
-        dp = grad_bytes * ring / dp_bw
+        dp = grad_bytes * ring
     tp = 0.0
     if par.tp > 1:
         act = s.micro_batch * s.seq_len * m.hidden * 2.0 / par.cp
-        tp_bw = link.intra_node if par.tp <= GPUS_PER_NODE else link.inter_node
         # two all-reduces forward and two backward per layer (Megatron-LM; with sequence parallelism the same
         # bytes as all-gathers and reduce-scatters), and a full recomputation runs the forward's two again
         # (Korthikanti et al. 2022, sec. 5)
         collectives = 6 if s.recompute == "full" else 4
-        tp = collectives * m.n_layers / par.pp * act * 2 * (par.tp - 1) / par.tp / tp_bw * s.grad_accum
+        tp = collectives * m.n_layers / par.pp * act * 2 * (par.tp - 1) / par.tp
     return dp, tp
+
+
+def _comm_per_step(s: TrainSetup, link: Links, w: StepWork) -> tuple[float, float]:
+    """Seconds of (data-parallel, tensor-parallel) communication per optimizer step."""
+    par = s.parallel
+    dp_bw = link.intra_node if par.n_gpus <= GPUS_PER_NODE else link.inter_node
+    tp = 0.0
+    if par.tp > 1:
+        tp_bw = link.intra_node if par.tp <= GPUS_PER_NODE else link.inter_node
+        tp = w.tp_bytes / tp_bw * s.grad_accum
+    return w.dp_bytes / dp_bw, tp

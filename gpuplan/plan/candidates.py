@@ -76,7 +76,7 @@ class Note:
     values: tuple[Any, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """One priced way to run the job."""
 

@@ -7,10 +7,11 @@ fits gets a time estimate, and only the fastest setup of a GPU count is describe
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError
@@ -22,6 +23,7 @@ from gpuplan.estimate.job import (
     check_training,
     estimate_inference,
     estimate_training,
+    half_format,
     inference_setup,
     training_setup,
 )
@@ -29,7 +31,7 @@ from gpuplan.estimate.memory import training_memory
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Assumption, Estimate
-from gpuplan.estimate.train_time import train_seconds, train_time
+from gpuplan.estimate.train_time import StepWork, step_work, train_seconds, train_time
 from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
@@ -107,29 +109,31 @@ def training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
 
 
 def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
-                   reasons: Counter[tuple[str, str]], sized: dict[TrainSetup, _Sized]
+                   reasons: Counter[tuple[str, str]], memo: PlanMemo
                    ) -> tuple[JobEstimate | None, JobEstimate | None]:
     """(fastest estimate that fits, None) for ``n`` × ``gpu``, or (None, smallest-shortfall estimate) when none
-    fits; why others cannot run is counted in ``reasons``. ``sized`` holds the plan's training-memory estimates
-    by setup (they do not depend on the GPU); only a setup that fits gets a time estimate."""
+    fits; why others cannot run is counted in ``reasons``. ``memo`` holds the plan's setups and their memory
+    (they do not depend on the GPU type); only a setup that fits gets a time estimate."""
     best: tuple[float, TrainSetup, _Sized] | None = None  # the fastest setup that fits: (seconds, setup, memory)
     closest: tuple[TrainSetup, float] | None = None  # the setup that misses by the least, and by how much
+    half = half_format(gpu)
     for par in training_layouts(m, n, job):
         check_budget()
         # the framework the user runs fixes recomputation (its default); without one, try both
         for recompute in ((None,) if job.framework else ("none", "full")):
             for mb in (8, 4, 2, 1):
                 try:
-                    setup = training_setup(job, par, mb, recompute, gpu=gpu)
+                    entry = memo.entry(job, par, mb, recompute, gpu, half)
+                    setup = entry.setup
                     check_training(m, gpu, job, setup)
                 except InfeasibleError as err:
                     reasons[(err.message, err.fix)] += 1
                     if err.field == "--global-batch":
                         continue  # a smaller micro-batch may fit the batch
                     break
-                size = sized.get(setup)
+                size = entry.sized
                 if size is None:
-                    size = sized[setup] = _Sized.of(m, gpu, job, setup, cal, c.headroom)
+                    size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
                 if not size.fits(gpu):
                     if closest is None or size.shortfall_bytes(gpu) < closest[1]:
                         closest = (setup, size.shortfall_bytes(gpu))
@@ -151,12 +155,14 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
 @dataclass(frozen=True, slots=True)
 class _Sized:
     """One training setup's memory as every GPU type sees it (it does not depend on the GPU): the estimate
-    :func:`estimate_training` reports and the bytes it needs with its margin. The test suite checks that what
-    is built from it equals :func:`estimate_training`."""
+    :func:`estimate_training` reports and the bytes it needs with its margin; and the terms of its step time that
+    do not depend on the GPU either. The test suite checks that what is built from it equals
+    :func:`estimate_training`."""
 
     memory: Estimate
     needed_bytes: float
     kv_shortfall_bytes: float
+    work: StepWork
 
     @classmethod
     def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
@@ -166,7 +172,7 @@ class _Sized:
             fw = get_framework(job.framework)
             mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", fw.describe(), fw.source)))
         probe = JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, None, None, 1, headroom)
-        return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes)
+        return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes, step_work(m, s, cal))
 
     def fits(self, gpu: Gpu) -> bool:  # JobEstimate.fits
         return self.needed_bytes <= gpu.memory_bytes and self.kv_shortfall_bytes <= 0
@@ -176,13 +182,46 @@ class _Sized:
 
     def seconds(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> float:
         """What ``self.estimate(...).seconds`` is, without describing the estimate."""
-        return train_seconds(m, gpu, s, job.train_tokens, cal) if job.train_tokens > 0 else math.inf
+        return train_seconds(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else math.inf
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None) -> JobEstimate:
         """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``)."""
-        time = train_time(m, gpu, s, job.train_tokens, cal) if job.train_tokens > 0 else None
+        time = train_time(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else None
         return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A setup of the plan's training search and, once it has been sized, its memory and step terms."""
+
+    setup: TrainSetup
+    sized: _Sized | None = None
+
+
+@dataclass(slots=True)
+class PlanMemo:
+    """What one plan's training search works out once for every GPU type: the setup of each layout, micro-batch,
+    recomputation and 16-bit format (or why there is none), and each setup's memory and step terms."""
+
+    entries: dict[tuple[Parallelism, int, str | None, str], _Entry | InfeasibleError] = field(default_factory=dict)
+
+    def entry(self, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str) -> _Entry:
+        """``training_setup(job, par, mb, recompute, gpu=gpu)``, made once per plan (``job`` is the plan's, ``half``
+        ``half_format(gpu)``); it raises what that raises."""
+        key = (par, mb, recompute, half)
+        found = self.entries.get(key)
+        if found is None:
+            try:
+                found = _Entry(training_setup(job, par, mb, recompute, gpu=gpu))
+            except InfeasibleError as err:
+                # kept without its traceback, and raised as a copy: a kept traceback's frames would hold this memo
+                # (a reference cycle that keeps a plan's estimates alive until the garbage collector runs)
+                found = err.with_traceback(None)
+            self.entries[key] = found
+        if isinstance(found, InfeasibleError):
+            raise copy.copy(found)
+        return found
 
 
 def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
@@ -210,14 +249,14 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     closest: list[JobEstimate] = []
     serving = job.task is Task.SERVE
     platforms = offered_platforms(catalog, c)
-    sized: dict[TrainSetup, _Sized] = {}  # training memory by setup: the same on every GPU type
+    memo = PlanMemo()  # training setups and their memory: the same on every GPU type
     for gpu in gpus:
         counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or next(
             matching(offers, gpu.name, n, serving), None) is not None]
         for n in counts:
             check_budget()
             if job.is_training:
-                best, near = best_training(m, gpu, job, n, c, cal, reasons, sized)
+                best, near = best_training(m, gpu, job, n, c, cal, reasons, memo)
             else:
                 if n > 8:
                     continue

@@ -105,10 +105,11 @@ class Pricer:
         """Every usable offer of ``e``'s GPU that can hold it, costed."""
         c = self.c
         serving = e.job.task is Task.SERVE
-        if not math.isfinite(e.seconds) and not serving:
+        work_s = e.seconds  # a sum over the time breakdown: read once
+        if not math.isfinite(work_s) and not serving:
             return []
         startup, disk = self._model_terms(e)
-        seconds = HOUR if serving else e.seconds + startup
+        seconds = HOUR if serving else work_s + startup
         first: tuple[Note, ...] = (Note("startup", (startup,)),) if startup else ()
         fleet: tuple[Note, ...] = () if speed_calibrated(e.gpu.vendor) else (Note("uncalibrated", (e.gpu.vendor,)),)
         large = e.total_gpus > LARGE_FLEET_GPUS

@@ -1,0 +1,147 @@
+"""The memos that make plans fast answer as the plain computation does (issue 10, part 5).
+
+A memo keyed by less than its answer depends on would hand one configuration another's figures. So each answer
+is read with the memo full of other configurations' entries, then made again with the memo emptied, and the two
+must be equal; the arithmetic that replaces a loop is checked against the loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from collections.abc import Callable
+
+import pytest
+
+from gpuplan.catalog import Catalog
+from gpuplan.errors import InfeasibleError
+from gpuplan.estimate import ep, infer_speed, memory, train_time
+from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.job import half_format, inference_setup, training_setup
+from gpuplan.estimate.memory import inference_memory
+from gpuplan.plan.enumeration import PlanMemo
+from gpuplan.types import Job, Parallelism
+
+SERVE = Job(task="serve", rps=2, prompt_len=1500, output_len=250)
+
+
+def _warm_then_fresh(answers: list[Callable[[], object]], memo: dict[object, object]) -> None:
+    """Every answer read with all the others' entries in ``memo`` equals the one made with ``memo`` empty."""
+    memo.clear()
+    warm = [answer() for answer in answers]
+    warm_again = [answer() for answer in answers]  # now each one is read off the memo
+    fresh = []
+    for answer in answers:
+        memo.clear()
+        fresh.append(answer())
+    assert warm_again == warm == fresh
+    assert len({repr(a) for a in warm}) > 1  # the cases differ, so a mixed-up key would have shown
+
+
+def test_moe_layers_counted_by_arithmetic_are_the_layers_the_loop_counts(catalog: Catalog) -> None:
+    base = catalog.model("Mixtral-8x7B")
+    specs = [catalog.model(name) for name in ("DeepSeek-V3", "Qwen1.5-MoE-A2.7B", "Llama-4-Maverick-17B-128E",
+                                               "gpt-oss-20b", "Mixtral-8x7B") if name in catalog.models]
+    specs += [dataclasses.replace(base, n_layers=n, n_dense_layers=d, moe_every=k)
+              for n in range(1, 13) for d in range(0, 14) for k in range(1, 5)]
+    assert len(specs) > 600
+    for m in specs:  # layer i is MoE when it is past the dense ones and (i + 1) is a multiple of moe_every
+        want = sum(1 for i in range(m.n_dense_layers, m.n_layers) if (i + 1) % m.moe_every == 0)
+        assert m.n_moe_layers == want, (m.name, m.n_layers, m.n_dense_layers, m.moe_every)
+
+
+def test_decode_steps_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    cal = fitted()
+    answers: list[Callable[[], object]] = []
+    for name in ("Qwen2.5-7B", "DeepSeek-V2-Lite", "Mixtral-8x7B"):
+        m = catalog.model(name)
+        half = dataclasses.replace(m, n_layers=m.n_layers // 2)  # an equal-looking spec of another model
+        for gpu_name in ("H100", "A100", "L4"):
+            gpu = catalog.gpu(gpu_name)
+            for tp, engine, fmt, adapters in ((1, "vllm", "bf16", 0), (2, "sglang", "fp8", 0),
+                                              (1, "vllm", "awq-int4", 4), (8, "trtllm", "bf16", 0)):
+                s = inference_setup(SERVE, tp, engine, fmt, lora_adapters=adapters, lora_rank=16 if adapters else 0)
+                for spec in (m, half):
+                    for batch, context in ((1.0, 1500.0), (37.5, 1625.0)):
+                        answers.append(lambda spec=spec, gpu=gpu, s=s, b=batch, c=context:
+                                       infer_speed.decode_step_seconds(spec, gpu, s, b, c, cal))
+    _warm_then_fresh(answers, infer_speed._terms)
+
+
+def test_links_and_rank_models_read_off_their_memos_equal_those_made_afresh(catalog: Catalog) -> None:
+    cal = fitted()
+    links: list[Callable[[], object]] = [lambda g=g, n=n: train_time.links(g, cal, n)
+                                         for g in catalog.gpus.values() for n in (1, 2, 8, 16)]
+    _warm_then_fresh(links, train_time._links)
+    moe = [catalog.model(name) for name in ("DeepSeek-V3", "Mixtral-8x7B")]
+    ranks: list[Callable[[], object]] = [lambda m=m, r=r: ep.rank_model(m, r) for m in moe for r in (2, 4, 8)]
+    _warm_then_fresh(ranks, ep._ranks)
+
+
+def test_fit_only_inference_memory_read_off_the_memo_equals_that_made_afresh(catalog: Catalog) -> None:
+    cal = fitted()
+    answers: list[Callable[[], object]] = []
+    for name in ("Qwen2.5-7B", "DeepSeek-V2-Lite"):
+        m = catalog.model(name)
+        for spec in (m, dataclasses.replace(m, n_layers=m.n_layers // 2)):
+            for gpu in (catalog.gpu("H100"), catalog.gpu("L4")):
+                for tp, engine, batch in ((1, "vllm", 1), (1, "vllm", 48), (2, "sglang", 48), (1, "trtllm", 7)):
+                    s = dataclasses.replace(inference_setup(SERVE, tp, engine, "bf16"), batch=batch)
+                    answers.append(lambda spec=spec, gpu=gpu, s=s: inference_memory(spec, gpu, s, cal, describe=False))
+    _warm_then_fresh(answers, memory._fit_only)
+
+
+def test_a_fit_only_inference_memory_is_the_described_one_less_its_words(catalog: Catalog) -> None:
+    """describe=False leaves out the assumptions and the longest-context search, nothing else."""
+    cal = fitted()
+    for name, gpu_name, tp, batch in (("Qwen2.5-7B", "H100", 1, 64), ("DeepSeek-V2-Lite", "A100", 2, 8),
+                                      ("Gemma-2-9B", "L4", 1, 3), ("Llama-2-70B", "RTX4090", 1, 1)):
+        s = dataclasses.replace(inference_setup(SERVE, tp, "vllm", "bf16"), batch=batch)
+        m, gpu = catalog.model(name), catalog.gpu(gpu_name)
+        full, lean = inference_memory(m, gpu, s, cal), inference_memory(m, gpu, s, cal, describe=False)
+        assert lean.breakdown == full.breakdown and lean.band == full.band and not lean.assumptions
+        assert "max_context_tokens" in full.extra and "max_context_tokens" not in lean.extra
+        assert lean.extra == {k: v for k, v in full.extra.items() if k != "max_context_tokens"}
+
+
+def test_a_plans_training_setups_are_made_once_and_keep_each_gpus_16_bit_format(catalog: Catalog) -> None:
+    """The memo serves a V100 (no BF16) its FP16 setup though an H100 asked first, and repeats the refusal of a
+    layout whose ranks exceed the global batch as often as it is asked."""
+    m = catalog.model("Llama-2-7B")
+    job = Job(task="pretrain", tokens=1e10, seq_len=4096).for_model(m)
+    memo = PlanMemo()
+    par = Parallelism(dp=8, zero=3)
+    for gpu_name in ("H100", "V100", "H100", "T4", "A100"):
+        gpu = catalog.gpu(gpu_name)
+        got = memo.entry(job, par, 2, "none", gpu, half_format(gpu)).setup
+        assert got == training_setup(job, par, 2, "none", gpu=gpu)
+        assert got.precision == ("fp16-mixed" if gpu_name in ("V100", "T4") else "bf16-mixed")
+    assert memo.entry(job, par, 2, "none", catalog.gpu("A100"), "bf16") is memo.entry(
+        job, par, 2, "none", catalog.gpu("H100"), "bf16")  # one entry for every BF16 GPU: sized once
+    wide = Parallelism(dp=2048, zero=3)  # 2048 ranks × 8 sequences > 1024 sequences of 4096 tokens (4M tokens)
+    for _ in range(3):
+        with pytest.raises(InfeasibleError, match="exceed the global batch") as info:
+            memo.entry(job, wide, 8, "none", catalog.gpu("H100"), "bf16")
+        assert info.value.field == "--global-batch"
+        kept = memo.entries[(wide, 8, "none", "bf16")]
+        assert info.value is not kept and kept.__traceback__ is None  # see test_a_plan_leaves_no_reference_cycles
+
+
+@pytest.mark.parametrize(("name", "job"), [
+    ("ChatGLM2-6B", Job(task="finetune", method="lora", samples=10_000, tokens_per_sample=1088, seq_len=1088)),
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096)),
+    ("Qwen2.5-7B", Job(task="serve", rps=5, prompt_len=1000, output_len=300))], ids=["finetune", "pretrain", "serve"])
+def test_a_plan_leaves_no_reference_cycles(catalog: Catalog, name: str, job: Job) -> None:
+    """What a plan worked out is freed when it returns, without the garbage collector: a memo that kept an error's
+    traceback (whose frames hold the memo) kept every estimate of the plan alive until the collector ran."""
+    from gpuplan.plan.planner import Constraints, plan
+
+    m = catalog.model(name)
+    plan(catalog, m, job, Constraints())  # the catalog's own caches filled first
+    gc.collect()
+    gc.disable()
+    try:
+        plan(catalog, m, job, Constraints())
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
