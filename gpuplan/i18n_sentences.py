@@ -259,6 +259,12 @@ TEMPLATES: dict[str, str] = {
         "请在 {where} 中为 '{o.provider}' 加一行（至少包括 provider、tier、source 和 as_of；见数据目录的 README），"
         "或按已有行的写法拼写云厂商名。",
     "bundled file is missing.": "内置文件缺失。",
+    "is missing from the market snapshot.": "市场快照中缺少这个文件。",
+    "copy gpuplan/data/{rel} into the snapshot folder (a snapshot holds every one of {', '.join(MARKET_TABLES)}).":
+        "请把 gpuplan/data/{rel} 复制到快照文件夹中（快照须包含 {', '.join(MARKET_TABLES)} 中的每一个）。",
+    "give a folder holding a copy of gpuplan/data's offers/, providers.csv, platforms.csv, purchase_prices.csv and "
+    "fx.csv.":
+        "请给出存有 gpuplan/data 中 offers/、providers.csv、platforms.csv、purchase_prices.csv 和 fx.csv 副本的文件夹。",
     "reinstall gpuplan.": "请重新安装 gpuplan。",
     "is a symbolic link to no folder (dangling or a loop).": "是指向不存在文件夹的符号链接（悬空或循环）。",
     "point the link at a folder of offer files, or remove it.": "请让链接指向存放报价文件的文件夹，或删除它。",

@@ -40,5 +40,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
 .venv/bin/mypy
 # the summary line (counts of passed/failed) is printed; a skipped test fails the run
 GPUPLAN_FAIL_ON_SKIP=1 .venv/bin/python -m pytest -rfE "$@"
+# ... and the benchmarks the default run leaves out (pyproject.toml's 'benchmark' marker: the refit of
+# tests/test_fit.py), so that nothing stops being checked
+GPUPLAN_FAIL_ON_SKIP=1 .venv/bin/python -m pytest -rfE -m benchmark
 .venv/bin/python bench/fit.py --check
 .venv/bin/python bench/accuracy.py --check-regressions  # leave-one-source-out refits; fails on a regression

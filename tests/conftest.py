@@ -1,6 +1,7 @@
 """Shared fixtures: the bundled catalog, a runner for the real command line, and data-file readers.
 
-The tests assert on the *bundled* data, so a ``GPUPLAN_CATALOG`` set in the developer's shell is removed for
+The tests assert on the *bundled* data (scenario tests, whose expected pick depends on prices, on a frozen copy of
+its market tables: ``frozen_catalog``), so a ``GPUPLAN_CATALOG`` set in the developer's shell is removed for
 this process (tests that exercise it set it themselves with ``monkeypatch``), and the price store is an empty
 folder of the test run's own.
 """
@@ -14,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -31,6 +33,8 @@ REPO = Path(__file__).resolve().parent.parent
 # torchtune's export tests run in an interpreter of their own, with torchao on its path (test_export_frameworks.py)
 collect_ignore = [] if os.environ.get("GPUPLAN_TORCHTUNE") else ["isolated_torchtune"]
 TESTS_DATA = Path(__file__).resolve().parent / "data"
+# a copy of the bundled market tables (offers, providers, platforms, purchase prices, FX), frozen: its README
+MARKET_SNAPSHOT = Path(__file__).resolve().parent / "fixtures" / "market_snapshot"
 
 # Estimators are pure and fast, but the first call of a run loads the catalog; no per-example deadline.
 # HYPOTHESIS_PROFILE=thorough runs many more examples when hunting for a rare counterexample.
@@ -52,6 +56,25 @@ PRESET_NAMES = [row["name"] for row in MODEL_INDEX]
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     return load_catalog()
+
+
+@pytest.fixture(scope="session")
+def calibration_cases() -> tuple[list[Any], list[Any]]:
+    """bench/calib.py's ``all_cases()``: the calibration cases and the rows it could not map, built once for the
+    run (building them reads every calibration table, about 8 s of CPU, and five test modules read them)."""
+    bench = str(REPO / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from calib import all_cases
+
+    return all_cases()
+
+
+@pytest.fixture(scope="session")
+def frozen_catalog() -> Catalog:
+    """The bundled GPUs and models with the frozen market snapshot's prices: for scenario tests, whose expected
+    pick depends on prices, so that an update of the bundled prices cannot change it."""
+    return load_catalog(market=MARKET_SNAPSHOT)
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,17 +40,16 @@ def test_a_median_worse_than_the_slack_fails_and_a_missed_goal_fails_only_with_g
 
 
 
-def test_a_run_is_listed_when_its_card_is_smaller_than_what_plans_would_ask_for() -> None:
+def test_a_run_is_listed_when_its_card_is_smaller_than_what_plans_would_ask_for(
+        calibration_cases: tuple[list[Any], list[Any]]) -> None:
     # the same published run (torchtune's Llama-3.1-8B LoRA, 16.2 GiB allocated) checked against a card smaller
     # and one larger than what a plan asks for: listed on the first, not on the second
     from dataclasses import replace
 
-    from calib import all_cases
-
     from gpuplan.estimate.calibration import fitted
 
     cal = fitted()
-    case = next(c for c in all_cases()[0] if c.id == "torchtune-readme-8b-lora-rtx4090-peak")
+    case = next(c for c in calibration_cases[0] if c.id == "torchtune-readme-8b-lora-rtx4090-peak")
     result = accuracy.evaluate([case], cal)[0]
     gpu = case.meta["gpu"]
     small = replace(gpu, memory_visible_mib=int(case.measured / 2**20))  # the card the reading alone fills

@@ -7,13 +7,14 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
-from calib import Case, _inference_memory_case, all_cases  # noqa: E402
+from calib import Case, _inference_memory_case  # noqa: E402
 from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision, _pretrain_case  # noqa: E402
 from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 
@@ -28,8 +29,8 @@ def _rows(name: str) -> list[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def cases() -> list[Case]:
-    return all_cases()[0]
+def cases(calibration_cases: tuple[list[Case], list[Any]]) -> list[Case]:
+    return calibration_cases[0]
 
 
 def test_mpt_benchmark_shapes_count_what_llm_foundry_publishes() -> None:
@@ -113,10 +114,11 @@ def test_fp8_weights_keep_a_16_bit_kv_cache_unless_the_run_sets_fp8(engine: str,
     assert _kv_dtype(engine, ("fp16", "fp16"), notes) == "fp16"
 
 
-def test_a_closed_loop_row_whose_measured_concurrency_exceeds_its_cap_is_not_mapped() -> None:
+def test_a_closed_loop_row_whose_measured_concurrency_exceeds_its_cap_is_not_mapped(
+        calibration_cases: tuple[list[Case], list[Any]]) -> None:
     # bench_serving never holds more requests in flight than --max-concurrency; a row that reports a mean
     # concurrency of 111 at a stated maximum of 4 did not run the load it states (dstack's TensorRT-LLM rows)
-    cases, unmapped = all_cases()
+    cases, unmapped = calibration_cases
     why = {u.id: u.why for u in unmapped}
     odd = [rid for rid, r in ((r["id"], r) for r in _rows("inference_serving.csv"))
            if r["scenario"] == "concurrency" and "mean concurrency column = 111.1" in r["notes"]

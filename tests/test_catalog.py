@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import shutil
 from pathlib import Path
 
 import pytest
 from conftest import read_csv
 
 from gpuplan.catalog import BUNDLED_DIR, ENV_VAR, Catalog, load_catalog
-from gpuplan.errors import CatalogError, UnknownNameError
+from gpuplan.errors import CatalogError, InputError, UnknownNameError
 from gpuplan.listing import match_gpus
 
 TODAY = dt.date.today()
@@ -249,3 +250,61 @@ def test_catalog_folder_that_does_not_exist_is_an_input_error(cli, tmp_path: Pat
     result = cli("--catalog", str(tmp_path / "nope"), "offers")
     assert result.returncode == 2
     assert "error: --catalog" in result.stderr and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- a market snapshot (the scenario tests' prices)
+
+MARKET_FILES = ("providers.csv", "platforms.csv", "purchase_prices.csv", "fx.csv")
+
+
+def _snapshot(folder: Path, rows: list[dict[str, str]]) -> Path:
+    """A market snapshot holding the bundled providers, platforms, purchase prices and FX rates, and ``rows``
+    as its only offers."""
+    for rel in MARKET_FILES:
+        shutil.copy(BUNDLED_DIR / rel, folder / rel)
+    write_offers(folder, rows)
+    return folder
+
+
+def test_a_market_snapshot_replaces_the_bundled_offers_and_keeps_the_bundled_gpus(tmp_path: Path,
+                                                                                catalog: Catalog) -> None:
+    # one Lambda A10 row at $0.77 instead of the bundled hundreds: the bundled offers are not added to it
+    snap = load_catalog(market=_snapshot(tmp_path, [{**BUNDLED_ROW, "price_per_hour": "0.77"}]))
+    assert [(o.key, o.price_per_hour) for o in snap.offers] == [(_key(BUNDLED_ROW), 0.77)]
+    assert snap.offers[0].file == str(tmp_path.resolve() / "offers" / "mine.csv")  # errors name the snapshot's file
+    assert snap.gpus == catalog.gpus and snap.models.keys() == catalog.models.keys()
+    assert snap.market == tmp_path.resolve() and catalog.market is None
+
+
+def test_a_user_folder_still_overlays_a_market_snapshot(tmp_path: Path) -> None:
+    snap, user = tmp_path / "snap", tmp_path / "user"
+    snap.mkdir()
+    _snapshot(snap, [{**BUNDLED_ROW, "price_per_hour": "0.77"}])
+    write_offers(user, [{**BUNDLED_ROW, "price_per_hour": "0.66"}])
+    assert [o.price_per_hour for o in load_catalog([user], market=snap).offers] == [0.66]  # the later folder wins
+
+
+@pytest.mark.parametrize("missing", [*MARKET_FILES, "offers/"])
+def test_a_market_snapshot_without_one_of_its_tables_names_it(tmp_path: Path, missing: str) -> None:
+    _snapshot(tmp_path, [BUNDLED_ROW])
+    if missing == "offers/":
+        shutil.rmtree(tmp_path / "offers")
+    else:
+        (tmp_path / missing).unlink()
+    with pytest.raises(CatalogError) as info:
+        load_catalog(market=tmp_path)
+    assert str(tmp_path.resolve() / missing.rstrip("/")) in str(info.value)
+    assert "missing from the market snapshot" in str(info.value) and f"gpuplan/data/{missing}" in info.value.fix
+
+
+def test_a_market_snapshot_that_is_no_folder_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        load_catalog(market=tmp_path / "nope")
+    assert info.value.field == "market" and "is not a folder" in str(info.value)
+
+
+def test_a_market_snapshot_is_cached_apart_from_the_same_folder_given_as_a_user_folder(tmp_path: Path) -> None:
+    from gpuplan.catalog import cache
+
+    dirs = (BUNDLED_DIR, tmp_path)
+    assert cache.signature(dirs[:1], TODAY, tmp_path) != cache.signature(dirs, TODAY)

@@ -281,19 +281,20 @@ def test_compare_a100_h100_json(cli: Cli) -> None:
         assert r["A100-80GB_config"] and r["H100_config"]
 
 
-def test_buy_json_keys(cli: Cli) -> None:
-    rows = _json(cli("buy", "--gpu", "RTX4090", "--json"))
+def test_buy_json_keys_and_figures(cli: Cli) -> None:
+    # the tiny catalog's TINY-SLOW, worked out by hand in test_planner_tiny.test_break_even_by_hand: $37.50 of
+    # capital and $0.0366 of power an hour; renting at TinyHourly's $0.40/h for 200 h is $80 a month
+    rows = _json(cli("--catalog", TINY, "buy", "--gpu", "TINY-SLOW", "--json"))
     assert len(rows) == 1
     r = rows[0]
     assert {"gpu", "n_gpus", "currency", "purchase_with_host", "price_source", "price_kind", "price_as_of",
             "capital_per_month", "power_per_hour", "own_per_month", "rent_per_hour", "rent_per_month", "rent_offer",
             "hours_per_month", "years", "pue", "break_even_hours_per_month", "verdict"} <= set(r)
-    assert r["gpu"] == "RTX4090" and r["currency"] == "USD" and r["hours_per_month"] == 200
-    # the JSON rounds each figure to cents (power to 1/10000): allow for that
-    assert r["own_per_month"] == pytest.approx(r["capital_per_month"] + 200 * r["power_per_hour"], abs=0.03)
-    assert r["rent_per_month"] == pytest.approx(200 * r["rent_per_hour"], abs=0.03)
-    margin = r["rent_per_hour"] - r["power_per_hour"]
-    assert r["break_even_hours_per_month"] == pytest.approx(r["capital_per_month"] / margin, rel=1e-3)
+    assert r["gpu"] == "TINY-SLOW" and r["currency"] == "USD" and r["hours_per_month"] == 200
+    # the JSON rounds each figure to cents (power to 1/10000)
+    assert (r["capital_per_month"], r["power_per_hour"], r["own_per_month"]) == (37.5, 0.0366, 44.82)
+    assert (r["rent_per_hour"], r["rent_per_month"]) == (0.4, 80.0)
+    assert r["break_even_hours_per_month"] == pytest.approx(103.197, abs=0.01)
 
 
 # ---------------------------------------------------------------- Chinese

@@ -80,10 +80,10 @@ def _on_demand(catalog: Catalog, reserved: Any) -> Any:
     return same[0]
 
 
-def test_a_subscription_price_is_used_only_when_asked(catalog: Catalog) -> None:
-    default = _serve_ranking(catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2)
+def test_a_subscription_price_is_used_only_when_asked(frozen_catalog: Catalog) -> None:
+    default = _serve_ranking(frozen_catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2)
     assert {p["offer"]["pricing"] for p in default["ranked"]} == {"on-demand"}
-    reserved = _serve_ranking(catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2, tiers=("reserved",))
+    reserved = _serve_ranking(frozen_catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2, tiers=("reserved",))
     assert {p["offer"]["pricing"] for p in reserved["ranked"]} == {"reserved"}
     assert all(p["offer"]["commit_months"] in (1, 12) for p in reserved["ranked"])
 
@@ -106,9 +106,9 @@ def _serve_ranking(catalog: Catalog, model: str, rps: float, spot: bool | None =
     return plan(catalog, catalog.model(model), job, c).as_dict()
 
 
-def test_a_mainland_plan_rents_only_mainland_offers_in_yuan(catalog: Catalog) -> None:
+def test_a_mainland_plan_rents_only_mainland_offers_in_yuan(frozen_catalog: Catalog) -> None:
     # 70B in bf16 (~141 GB of weights) needs several cards, so the ranking draws on the multi-GPU mainland rows
-    plan = _serve_ranking(catalog, "DeepSeek-R1-Distill-Llama-70B", 1.0)
+    plan = _serve_ranking(frozen_catalog, "DeepSeek-R1-Distill-Llama-70B", 1.0)
     ranked = plan["ranked"]
     assert len(ranked) >= 2
     assert {p["offer"]["market"] for p in ranked} == {"cn"}
@@ -117,12 +117,12 @@ def test_a_mainland_plan_rents_only_mainland_offers_in_yuan(catalog: Catalog) ->
     assert totals == sorted(totals)
 
 
-def test_a_mainland_spot_price_is_used_only_with_spot(catalog: Catalog) -> None:
+def test_a_mainland_spot_price_is_used_only_with_spot(frozen_catalog: Catalog) -> None:
     # A 7B model fits one 24 GB card. UCloud Compshare's spot RTX 4090 (1.04 CNY/h) is the cheapest mainland
     # 24 GB card of all, so it wins exactly when spot is allowed; without --spot every pick is on-demand.
-    default = _serve_ranking(catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2)
+    default = _serve_ranking(frozen_catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2)
     assert {p["offer"]["pricing"] for p in default["ranked"]} == {"on-demand"}
-    spot = _serve_ranking(catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2, spot=True)
+    spot = _serve_ranking(frozen_catalog, "DeepSeek-R1-Distill-Qwen-7B", 0.2, spot=True)
     assert spot["pick"]["offer"]["pricing"] == "spot"
     assert spot["pick"]["offer"]["provider"] == "UCloud Compshare"
     assert spot["pick"]["offer"]["price_per_hour"] == pytest.approx(1.04)

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from conftest import MARKET_SNAPSHOT
 from fastapi.testclient import TestClient
 
 from gpuplan.catalog import load_catalog
@@ -26,7 +27,7 @@ OFFICIAL = ("www.gov.cn", "www.cac.gov.cn", "www.tc260.org.cn", "www.npc.gov.cn"
 
 @pytest.fixture(scope="module")
 def catalog():  # type: ignore[no-untyped-def]
-    return load_catalog()
+    return load_catalog(market=MARKET_SNAPSHOT)  # plans whose pick depends on prices: the frozen snapshot's
 
 
 def _plan(catalog, **options):  # type: ignore[no-untyped-def]

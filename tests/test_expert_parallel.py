@@ -10,6 +10,7 @@ import itertools
 import shlex
 
 import pytest
+from conftest import MARKET_SNAPSHOT
 from test_export import _check_argv
 
 from gpuplan.catalog import load_catalog
@@ -32,7 +33,7 @@ ROUTED = MOE_LAYERS * EXPERTS * 3 * HIDDEN * EXPERT_FFN  # gate, up and down of 
 
 @pytest.fixture(scope="module")
 def cat():  # type: ignore[no-untyped-def]
-    return load_catalog()
+    return load_catalog(market=MARKET_SNAPSHOT)  # plans whose pick depends on prices: the frozen snapshot's
 
 
 def _setup(prompt: int = 1000, output: int = 300):  # type: ignore[no-untyped-def]

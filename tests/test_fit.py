@@ -10,13 +10,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
-from calib import Case, all_cases
+from calib import Case
 from fit import INITIAL, PRIORS, fit_group, groups, identified, start_values
 
 
 @pytest.fixture(scope="module")
-def cases() -> list[Case]:
-    return all_cases()[0]
+def cases(calibration_cases: tuple[list[Case], list[object]]) -> list[Case]:
+    return calibration_cases[0]
 
 
 def _training_time_group():  # type: ignore[no-untyped-def]
@@ -42,6 +42,7 @@ def test_a_parameter_no_row_moves_is_not_identified(cases: list[Case]) -> None:
     assert "u_torchtitan" not in free and "u_megatron" in free
 
 
+@pytest.mark.benchmark  # a refit of the training-time group (about 10 s of CPU): scripts/test.sh runs it apart
 def test_an_unidentified_parameter_keeps_its_start_value(cases: list[Case]) -> None:
     # before this rule, a refit without the torchtitan source drove u_torchtitan to its lower bound on no
     # evidence, and its held-out predictions were off by 6-11x
@@ -52,7 +53,7 @@ def test_an_unidentified_parameter_keeps_its_start_value(cases: list[Case]) -> N
     assert cal.values["u_megatron"] != INITIAL["u_megatron"]  # the others are still fitted
 
 
-def test_held_out_bands_cover_each_class_and_are_no_narrower_in_sum(cases: list[Case]) -> None:
+def test_held_out_bands_cover_each_class_and_are_no_narrower_in_sum() -> None:
     from gpuplan.estimate.calibration import fitted
 
     committed = fitted()

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 import pytest
+from conftest import MARKET_SNAPSHOT
 from fastapi.testclient import TestClient
 
 from gpuplan.catalog import load_catalog
@@ -28,7 +29,7 @@ TTFT = Targets(ttft_p99_s=2.0)
 
 @pytest.fixture(scope="module")
 def catalog():  # type: ignore[no-untyped-def]
-    return load_catalog()
+    return load_catalog(market=MARKET_SNAPSHOT)  # plans whose pick depends on prices: the frozen snapshot's
 
 
 @pytest.fixture(scope="module")

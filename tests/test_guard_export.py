@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import MARKET_SNAPSHOT
 from test_export import _check_argv, _skypilot_load
 
 from gpuplan.catalog import load_catalog
@@ -44,7 +45,7 @@ def test_the_main_model_is_planned_on_the_memory_its_share_gives() -> None:
 
 @pytest.fixture(scope="module")
 def colocated() -> sv.ServePlan:
-    cat = load_catalog()
+    cat = load_catalog(market=MARKET_SNAPSHOT)  # which placement wins depends on prices: the frozen snapshot's
     r = sv.ServeRequest(5.0, targets=sv.Targets(ttft_p99_s=2.0), gpus=("H100",), guard="Llama-Guard-3-1B",
                         providers=("AWS", "GCP", "Nebius", "Cudo Compute"))  # clouds SkyPilot launches H100s on
     p = sv.plan_serving(cat, cat.model("Qwen2.5-7B"), r)
@@ -265,7 +266,7 @@ def test_skypilot_runs_both_servers_and_probes_the_main_one(colocated: sv.ServeP
 
 @pytest.fixture(scope="module")
 def separate() -> sv.ServePlan:
-    cat = load_catalog()
+    cat = load_catalog(market=MARKET_SNAPSHOT)  # which placement wins depends on prices: the frozen snapshot's
     # co-locating needs larger GPUs than the main model alone here: the guard's own fleet costs about a third as much
     # (scenarios where the two are within 10 % flip as the latency estimates move); GPUs only, which GPU feature
     # discovery labels

@@ -4,17 +4,12 @@ describe a configuration gpuplan does not model (speculative decoding)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.infer_speed import dequant_seconds, prefill_seconds
 from gpuplan.types import InferSetup
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-
-from calib import all_cases
 
 # ---------------------------------------------------------------- attention dtype
 
@@ -57,10 +52,10 @@ def test_only_an_engine_that_copies_quantized_weights_pays_for_it(catalog: Catal
 # ---------------------------------------------------------------- rows gpuplan does not model
 
 
-def test_speculative_decoding_rows_are_not_mapped() -> None:
+def test_speculative_decoding_rows_are_not_mapped(calibration_cases: tuple[list[Any], list[Any]]) -> None:
     # GPUStack's SGLang EAGLE3 run reports a TPOT of 3.8 ms (srv-4589) where the same server without drafts
     # measures 5.7 ms (srv-4553): several accepted draft tokens per step, a number the rows do not state
-    cases, unmapped = all_cases()
+    cases, unmapped = calibration_cases
     why = {u.id: u.why for u in unmapped}
     assert "speculative decoding" in why["srv-4589"]
     assert "srv-4553" in {c.id for c in cases}

@@ -15,10 +15,10 @@ from gpuplan.requests import make_job
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def test_batch_inference_is_told_what_a_smaller_format_saves(catalog: Catalog) -> None:
-    m = catalog.model("Llama-3.1-8B")
+def test_batch_inference_is_told_what_a_smaller_format_saves(frozen_catalog: Catalog) -> None:
+    m = frozen_catalog.model("Llama-3.1-8B")
     job = make_job("infer", requests=10_000)
-    r = plan(catalog, m, job, Constraints())
+    r = plan(frozen_catalog, m, job, Constraints())
     assert r.pick is not None and r.alternatives
     savings = [a["saving"] for a in r.alternatives]
     assert savings == sorted(savings, reverse=True) and min(savings) > COST_TIE_SHARE
@@ -26,24 +26,26 @@ def test_batch_inference_is_told_what_a_smaller_format_saves(catalog: Catalog) -
         assert a["saving"] == pytest.approx(1 - a["cost"] / r.pick.cost.total, abs=1e-3)  # cost rounded to 4 places
     # each is the pick of the plan made with the change
     fp8 = next(a for a in r.alternatives if a["change"] == "quantize to fp8")
-    direct = plan(catalog, m, make_job("infer", requests=10_000, quant="fp8"), Constraints(quant="fp8"),
+    direct = plan(frozen_catalog, m, make_job("infer", requests=10_000, quant="fp8"), Constraints(quant="fp8"),
                   suggest=False)
     assert direct.pick is not None and fp8["pick"] == direct.pick.label()
     assert fp8["cost"] == pytest.approx(direct.pick.cost.total, abs=1e-4)
 
 
-def test_full_fine_tuning_is_told_what_lora_saves(catalog: Catalog) -> None:
-    m = catalog.model("Qwen2.5-7B")
-    r = plan(catalog, m, make_job("finetune", method="full", samples=5_000, tokens_per_sample=1_000), Constraints())
+def test_full_fine_tuning_is_told_what_lora_saves(frozen_catalog: Catalog) -> None:
+    m = frozen_catalog.model("Qwen2.5-7B")
+    job = make_job("finetune", method="full", samples=5_000, tokens_per_sample=1_000)
+    r = plan(frozen_catalog, m, job, Constraints())
     changes = [a["change"] for a in r.alternatives]
     assert "switch to LoRA" in changes and all(a["saving"] > 0.5 for a in r.alternatives)  # 16-bit states: > 2×
     assert r.as_dict()["alternatives"] == list(r.alternatives)
 
 
-def test_a_plan_that_cannot_be_beaten_lists_none(catalog: Catalog) -> None:
+def test_a_plan_that_cannot_be_beaten_lists_none(frozen_catalog: Catalog) -> None:
     # QLoRA is the lightest method, and no --gpus narrowed the search: nothing to change
-    m = catalog.model("Qwen2.5-0.5B")
-    r = plan(catalog, m, make_job("finetune", method="qlora", samples=1_000, tokens_per_sample=256), Constraints())
+    m = frozen_catalog.model("Qwen2.5-0.5B")
+    job = make_job("finetune", method="qlora", samples=1_000, tokens_per_sample=256)
+    r = plan(frozen_catalog, m, job, Constraints())
     assert r.pick is not None and not r.alternatives
 
 

@@ -1,7 +1,7 @@
 """Ranking never recommends an absurd duration, and the rows shown are distinct choices (issue 14, item 3).
 
-Scenarios on the bundled catalog: the assertions are properties (limits, ties, distinctness) that hold whatever
-the prices are, so a price update does not break them.
+Scenarios on the bundled catalog: the assertions are properties (limits, ties, distinctness); which plans exist
+to show them depends on the offers, so they plan on the frozen snapshot of the bundled prices (``frozen_catalog``).
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ def _latency(x: Candidate) -> float:
 
 
 @pytest.mark.parametrize("market", ["cn", "global"])
-def test_serving_ties_go_to_the_lower_latency(catalog: Catalog, market: str) -> None:
+def test_serving_ties_go_to_the_lower_latency(frozen_catalog: Catalog, market: str) -> None:
     # Every serving candidate is priced per hour, so "the faster wins" must mean latency: on the mainland a
     # 1× A800 at ¥5.59/h (TPOT 58 ms) used to win over 2× RTX 5090 at ¥5.56/h (TPOT 22 ms) by list order.
-    r = plan(catalog, catalog.model("Llama-3.1-8B"), make_job("serve", rps=5),
+    r = plan(frozen_catalog, frozen_catalog.model("Llama-3.1-8B"), make_job("serve", rps=5),
              Constraints(market=market, currency="USD", top=6), suggest=False)
     assert r.pick is not None
     cheapest = min(x.cost.total for x in r.ranked)
@@ -53,15 +53,16 @@ def test_serving_ties_go_to_the_lower_latency(catalog: Catalog, market: str) -> 
         assert "lower latency wins" in r.explanation
 
 
-def test_cost_never_picks_a_run_of_a_year_to_save_a_fraction_of_a_percent(catalog: Catalog) -> None:
+def test_cost_never_picks_a_run_of_a_year_to_save_a_fraction_of_a_percent(frozen_catalog: Catalog) -> None:
     # Llama-3.1-70B on 1T tokens over MI300X: 16 GPUs take most of a year (about 240 days with the estimates of
     # 2026-12) and cost a fraction of a percent less than 2,048 GPUs taking days (the cost of data parallelism
     # grows only with its communication). The issue's case: a 1,332-day 8×MI300X run ranked first because it was
     # 0.015 % cheaper.
-    r = _pretrain(catalog, "Llama-3.1-70B", 1e12, gpus=("MI300X",), objective="cost")
+    r = _pretrain(frozen_catalog, "Llama-3.1-70B", 1e12, gpus=("MI300X",), objective="cost")
     assert r.pick is not None
     assert all(_time(x) <= DEFAULT_MAX_SECONDS for x in r.ranked + r.pareto + r.platforms)
-    allowed = _pretrain(catalog, "Llama-3.1-70B", 1e12, gpus=("MI300X",), objective="cost", deadline_s=3650 * DAY)
+    allowed = _pretrain(frozen_catalog, "Llama-3.1-70B", 1e12, gpus=("MI300X",), objective="cost",
+                        deadline_s=3650 * DAY)
     cheapest = min(x.cost.total for x in allowed.pareto)
     slowest = max(_time(x) for x in allowed.pareto)
     assert slowest > 6 * DEFAULT_MAX_SECONDS  # runs of many months exist; the default limit left them out
@@ -72,25 +73,25 @@ def test_cost_never_picks_a_run_of_a_year_to_save_a_fraction_of_a_percent(catalo
     assert _time(allowed.pick) < 30 * DAY
 
 
-def test_the_limit_is_stated(catalog: Catalog) -> None:
-    r = _pretrain(catalog, "Llama-3.1-8B", 1e12, objective="cost")
+def test_the_limit_is_stated(frozen_catalog: Catalog) -> None:
+    r = _pretrain(frozen_catalog, "Llama-3.1-8B", 1e12, objective="cost")
     assert r.as_dict()["max_seconds"] == DEFAULT_MAX_SECONDS
     assert any(a["name"] == "longest run" and "30.0 days" in a["value"] for a in r.assumptions)
     assert "costs within 2% tie; the faster wins" in r.explanation
-    by_time = _pretrain(catalog, "Llama-3.1-8B", 1e12, objective="time")
+    by_time = _pretrain(frozen_catalog, "Llama-3.1-8B", 1e12, objective="time")
     assert by_time.as_dict()["max_seconds"] is None
 
 
-def test_nothing_within_the_limit_says_what_to_type(catalog: Catalog) -> None:
+def test_nothing_within_the_limit_says_what_to_type(frozen_catalog: Catalog) -> None:
     # 15T tokens on at most 64 GPUs: every plan takes months
-    r = _pretrain(catalog, "Llama-3.1-70B", 15e12, objective="cost", max_gpus=64)
+    r = _pretrain(frozen_catalog, "Llama-3.1-70B", 15e12, objective="cost", max_gpus=64)
     assert r.pick is None
     assert "longer than 30.0 days" in r.nothing_fits and "--deadline" in r.nothing_fits
 
 
-def test_rows_are_distinct_choices_along_the_front(catalog: Catalog) -> None:
+def test_rows_are_distinct_choices_along_the_front(frozen_catalog: Catalog) -> None:
     # the pretraining default (fastest, up to 2,048 GPUs) once filled its ten rows with 2,048-GPU variants
-    r = _pretrain(catalog, "Llama-3.1-8B", 1e12, objective="time")
+    r = _pretrain(frozen_catalog, "Llama-3.1-8B", 1e12, objective="time")
     assert len(r.ranked) == 10
     choices = [_choice(x) for x in r.ranked]
     assert len(set(choices)) == len(choices)  # one row per GPU, count and pricing

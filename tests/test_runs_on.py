@@ -1,5 +1,6 @@
 """Training frameworks (and bitsandbytes for QLoRA) only on hardware they run on: the data file of sources
-(``data/runs_on.csv``), the planner leaving other GPU types out with a note, and ``estimate`` refusing them."""
+(``data/runs_on.csv``), the planner leaving other GPU types out with a note, and ``estimate`` refusing them. Which
+GPU types a plan ranks depends on prices, so the plans use the frozen snapshot of them (``frozen_catalog``)."""
 
 from __future__ import annotations
 
@@ -98,8 +99,8 @@ def test_each_row_means_what_its_source_says(catalog: Catalog, kind: str, softwa
 # ---------------------------------------------------------------- the planner
 
 
-def test_an_axolotl_lora_plan_never_ranks_a_tpu_or_an_apple_part_and_says_so(catalog: Catalog) -> None:
-    r = _plan(catalog, "lora", "axolotl")
+def test_an_axolotl_lora_plan_never_ranks_a_tpu_or_an_apple_part_and_says_so(frozen_catalog: Catalog) -> None:
+    r = _plan(frozen_catalog, "lora", "axolotl")
     assert r.ranked and _vendors(r) <= {"NVIDIA", "AMD"}
     left = _left_out(r)["axolotl"]
     assert set(TPUS) <= set(left) and "M4-Max-40C" in left and "H100" not in left
@@ -111,35 +112,35 @@ def test_an_axolotl_lora_plan_never_ranks_a_tpu_or_an_apple_part_and_says_so(cat
     assert "Axolotl 不支持目录中的" in d["explanation_zh"]
 
 
-def test_the_same_job_ranks_a_tpu_with_a_framework_that_runs_there(catalog: Catalog) -> None:
+def test_the_same_job_ranks_a_tpu_with_a_framework_that_runs_there(frozen_catalog: Catalog) -> None:
     # the Trainer runs on Cloud TPU through PyTorch/XLA (huggingface.co/blog/pytorch-xla): TPU-v6e stays,
     # and with only it and an A100 allowed it is ranked; Axolotl, given the same choice, gets only the A100
-    hf = _plan(catalog, "lora", "hf", ("TPU-v6e", "A100-80GB"))
+    hf = _plan(frozen_catalog, "lora", "hf", ("TPU-v6e", "A100-80GB"))
     assert "TPU-v6e" in {x.estimate.gpu.name for x in hf.ranked}
     assert not hf.notes
-    axolotl = _plan(catalog, "lora", "axolotl", ("TPU-v6e", "A100-80GB"))
+    axolotl = _plan(frozen_catalog, "lora", "axolotl", ("TPU-v6e", "A100-80GB"))
     assert axolotl.ranked and {x.estimate.gpu.name for x in axolotl.ranked} <= {"A100-80GB", "A100-80GB-PCIe"}
     assert _left_out(axolotl) == {"axolotl": ("TPU-v6e",)}
 
 
-def test_qlora_never_ranks_a_part_bitsandbytes_cannot_run(catalog: Catalog) -> None:
-    lora, qlora = _plan(catalog, "lora", None), _plan(catalog, "qlora", None)
+def test_qlora_never_ranks_a_part_bitsandbytes_cannot_run(frozen_catalog: Catalog) -> None:
+    lora, qlora = _plan(frozen_catalog, "lora", None), _plan(frozen_catalog, "qlora", None)
     assert "Google" in _vendors(lora)  # LoRA in the same plan ranks TPUs: the filter is what keeps them out
     assert "Google" not in _vendors(qlora) and qlora.ranked
     assert set(_left_out(qlora)["bitsandbytes"]) == set(TPUS)
     assert "AMD" in _vendors(qlora)  # bitsandbytes v0.50 supports AMD GPUs: no longer NVIDIA only
 
 
-def test_without_a_framework_a_plan_keeps_every_part_some_framework_runs_on(catalog: Catalog) -> None:
+def test_without_a_framework_a_plan_keeps_every_part_some_framework_runs_on(frozen_catalog: Catalog) -> None:
     # docs/planner.md: no --framework means any listed framework may run the job (plain PyTorch and the HF
     # Trainer run on all six vendors), so nothing is left out for LoRA
-    r = _plan(catalog, "lora", None)
+    r = _plan(frozen_catalog, "lora", None)
     assert not r.notes and "Google" in _vendors(r)
 
 
-def test_a_plan_where_no_allowed_gpu_runs_the_framework_is_an_error_naming_it(catalog: Catalog) -> None:
+def test_a_plan_where_no_allowed_gpu_runs_the_framework_is_an_error_naming_it(frozen_catalog: Catalog) -> None:
     with pytest.raises(InfeasibleError, match="Axolotl does not run on TPU-v6e") as info:
-        _plan(catalog, "lora", "axolotl", ("TPU-v6e",))
+        _plan(frozen_catalog, "lora", "axolotl", ("TPU-v6e",))
     assert info.value.field == "--framework" and "--gpu" in info.value.fix and "hf" in info.value.fix
 
 

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import MARKET_SNAPSHOT
 
 from gpuplan.catalog import load_catalog
 from gpuplan.errors import CatalogError, InputError
@@ -162,12 +163,12 @@ def test_one_bucket_needs_no_routing_variables() -> None:
     assert mix is not None and mix.units == (3, 0)
 
 
-# ---------------------------------------------------------------- on the bundled catalog
+# ---------------------------------------------------------------- on the bundled catalog (prices: the frozen snapshot)
 
 
 @pytest.fixture(scope="module")
 def catalog():  # type: ignore[no-untyped-def]
-    return load_catalog()
+    return load_catalog(market=MARKET_SNAPSHOT)  # plans whose pick depends on prices: the frozen snapshot's
 
 
 def test_deepseek_v3_on_h100_is_a_two_node_fp8_plan(catalog) -> None:  # type: ignore[no-untyped-def]

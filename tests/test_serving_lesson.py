@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import MARKET_SNAPSHOT
 
 from gpuplan.catalog import load_catalog
 from gpuplan.export.registry import flags
@@ -24,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def catalog():  # type: ignore[no-untyped-def]
-    return load_catalog()
+    return load_catalog(market=MARKET_SNAPSHOT)  # a plan end to end on mainland prices: the frozen snapshot's
 
 
 @pytest.fixture(scope="module", params=MODELS)

@@ -43,16 +43,16 @@ def cache_dir() -> Path | None:
     return Path(base).expanduser() / "gpuplan"
 
 
-def signature(dirs: tuple[Path, ...], today: dt.date) -> str | None:
-    """What a catalog built from ``dirs`` today depends on, as one text (the cache holds it and compares it
-    whole); None when a folder cannot be listed."""
+def signature(dirs: tuple[Path, ...], today: dt.date, market: Path | None = None) -> str | None:
+    """What a catalog built from ``dirs`` (and the market snapshot ``market``) today depends on, as one text (the
+    cache holds it and compares it whole); None when a folder cannot be listed."""
     parts = [f"{FORMAT}|{_version()}|{sys.version}|{today.isoformat()}"]
     try:
         for path in CODE:
             st = path.stat()
             parts.append(f"code {path.name}|{st.st_size}|{st.st_mtime_ns}")
-        for d in dirs:
-            parts.append(f"dir {d}")
+        for kind, d in [*(("dir", d) for d in dirs), *([("market", market)] if market is not None else [])]:
+            parts.append(f"{kind} {d}")
             for path in sorted(p for p in d.rglob("*") if "__pycache__" not in p.parts):
                 st = path.stat()
                 parts.append(f"{path.relative_to(d)}|{st.st_size}|{st.st_mtime_ns}")
@@ -61,10 +61,11 @@ def signature(dirs: tuple[Path, ...], today: dt.date) -> str | None:
     return "\n".join(parts)
 
 
-def cached(dirs: tuple[Path, ...], build: Callable[[], Catalog]) -> Catalog:
-    """The catalog of ``dirs``: from the cache when its signature matches, else ``build()`` (and cache it)."""
+def cached(dirs: tuple[Path, ...], build: Callable[[], Catalog], market: Path | None = None) -> Catalog:
+    """The catalog of ``dirs`` (and ``market``): from the cache when its signature matches, else ``build()`` (and
+    cache it)."""
     folder = cache_dir()
-    key = signature(dirs, dt.date.today()) if folder is not None else None
+    key = signature(dirs, dt.date.today(), market) if folder is not None else None
     if folder is None or key is None:
         return build()
     path = folder / f"catalog-{zlib.crc32(key.encode()):08x}.pickle"  # one file per folder list and day

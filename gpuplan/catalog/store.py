@@ -2,6 +2,11 @@
 
 Folders are read in order (bundled first); a user row whose key equals a bundled row replaces it. Loading
 is lazy and cached per folder list: importing gpuplan reads nothing.
+
+A *market snapshot* (``load_catalog(market=folder)``) is a folder of the market tables alone (``MARKET_TABLES``:
+offers, providers, platforms, purchase prices, FX rates), read in place of the bundled ones, all of them
+required; GPU specifications and models stay the bundled ones. Tests whose expected pick depends on prices plan
+on a frozen snapshot, so that an update of the bundled prices cannot change their answer.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from gpuplan.units import GB, TERA, GiB
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_VAR = "GPUPLAN_CATALOG"
+# the files a market snapshot holds and the bundled folder then does not contribute (see the module docstring)
+MARKET_TABLES = ("offers/", "providers.csv", "platforms.csv", "purchase_prices.csv", "fx.csv")
 FX_PIVOT = "USD"  # every conversion goes through it (Catalog.convert)
 T = TypeVar("T")
 
@@ -50,6 +57,7 @@ class Catalog:
     provider_terms: Mapping[str, ProviderTerms] = field(default_factory=lambda: MappingProxyType({}))  # by provider
     refreshed: tuple[tuple[str, str], ...] = ()  # (provider, fetched_at) of the price store's batches overlaid
     store_problem: str = ""  # why the price store could not be read (then only bundled prices are in use)
+    market: Path | None = None  # the market snapshot read in place of the bundled market tables, if any
 
     def resolve_gpu(self, name: str) -> str | None:
         return self.gpu_keys.get(normalize(name))
@@ -146,11 +154,28 @@ def catalog_dirs(extra: Sequence[str | os.PathLike[str]] = ()) -> tuple[Path, ..
     return tuple(dirs)
 
 
-def load_catalog(extra: Sequence[str | os.PathLike[str]] = (), refreshed: bool = True) -> Catalog:
+def load_catalog(extra: Sequence[str | os.PathLike[str]] = (), refreshed: bool = True,
+                 market: str | os.PathLike[str] | None = None) -> Catalog:
     """The catalog from the bundled data and user folders (cached per folder list), overlaid by the newest
-    prices of ``gpuplan refresh`` unless ``refreshed`` is False."""
+    prices of ``gpuplan refresh`` unless ``refreshed`` is False.
+
+    With ``market``, that folder's market tables (``MARKET_TABLES``) are read in place of the bundled ones and
+    the price store is not overlaid: the prices are the snapshot's, frozen."""
+    if market is not None:
+        return _load(catalog_dirs(extra), market_dir(market))
     base = _load(catalog_dirs(extra))
     return with_refreshed_prices(base) if refreshed else base
+
+
+def market_dir(raw: str | os.PathLike[str]) -> Path:
+    """The market snapshot folder ``raw``, resolved; an input error when it is not a folder."""
+    check_path("market", os.fspath(raw))
+    path = Path(raw).expanduser().resolve()
+    if not path.is_dir():
+        raise InputError("market", f"'{raw}' is not a folder.",
+                         "give a folder holding a copy of gpuplan/data's offers/, providers.csv, platforms.csv, "
+                         "purchase_prices.csv and fx.csv.")
+    return path
 
 
 def with_refreshed_prices(base: Catalog) -> Catalog:
@@ -169,14 +194,16 @@ def _overlaid(dirs: tuple[Path, ...], path: Path, signature: tuple[int, ...]) ->
 
 
 @cache
-def _load(dirs: tuple[Path, ...]) -> Catalog:
+def _load(dirs: tuple[Path, ...], market: Path | None = None) -> Catalog:
     from gpuplan.catalog.cache import cached
 
-    return cached(dirs, lambda: _build(dirs))
+    return cached(dirs, lambda: _build(dirs, market), market)
 
 
-def _build(dirs: tuple[Path, ...]) -> Catalog:
-    tables = [_DirTables.read(d, d != BUNDLED_DIR) for d in dirs]
+def _build(dirs: tuple[Path, ...], market: Path | None = None) -> Catalog:
+    tables = [_DirTables.read(d, d != BUNDLED_DIR, with_market=market is None or d != BUNDLED_DIR) for d in dirs]
+    if market is not None:  # right after the bundled folder, whose market tables it stands for
+        tables.insert(1, _DirTables.read(market, user=False, with_specs=False, snapshot=True))
     gpus = _merge((t.gpus for t in tables), lambda g: g.name)
     gpu_keys = _gpu_keys(gpus, [t for t in tables])
     today = dt.date.today()
@@ -208,7 +235,7 @@ def _build(dirs: tuple[Path, ...]) -> Catalog:
         gpus=MappingProxyType({g.name: g for g in gpus}), gpu_keys=MappingProxyType(gpu_keys), offers=tuple(offers),
         purchase_prices=tuple(prices), platforms=tuple(platforms), fx_rates=tuple(fx),
         models=MappingProxyType({m.name: m for m in models}), dirs=dirs, replaced=_replaced(tables),
-        provider_terms=MappingProxyType(terms),
+        provider_terms=MappingProxyType(terms), market=market,
     )
 
 
@@ -289,29 +316,43 @@ class _DirTables:
 
     root: Path
     user: bool
-    gpus: list[Gpu]
-    aliases: list[tuple[str, str, int]]
-    offers: list[Offer]
-    prices: list[PurchasePrice]
-    price_lines: list[tuple[PurchasePrice, int]]
-    platforms: list[Platform]
-    platform_lines: list[tuple[Platform, int]]
-    fx: list[FxRate]
-    models: list[ModelEntry]
-    dated: list[tuple[str, int, str, dt.date]]
+    snapshot: bool = False  # a market snapshot: only the market tables, each one required
+    gpus: list[Gpu] = field(default_factory=list)
+    aliases: list[tuple[str, str, int]] = field(default_factory=list)
+    offers: list[Offer] = field(default_factory=list)
+    prices: list[PurchasePrice] = field(default_factory=list)
+    price_lines: list[tuple[PurchasePrice, int]] = field(default_factory=list)
+    platforms: list[Platform] = field(default_factory=list)
+    platform_lines: list[tuple[Platform, int]] = field(default_factory=list)
+    fx: list[FxRate] = field(default_factory=list)
+    models: list[ModelEntry] = field(default_factory=list)
+    dated: list[tuple[str, int, str, dt.date]] = field(default_factory=list)
     terms: list[ProviderTerms] = field(default_factory=list)
 
     def label(self, rel: str) -> str:
-        return str(self.root / rel) if self.user else f"gpuplan/data/{rel}"
+        return str(self.root / rel) if self.user or self.snapshot else f"gpuplan/data/{rel}"
 
     @classmethod
-    def read(cls, root: Path, user: bool) -> _DirTables:
-        self = cls(root, user, [], [], [], [], [], [], [], [], [], [])
+    def read(cls, root: Path, user: bool, with_specs: bool = True, with_market: bool = True,
+             snapshot: bool = False) -> _DirTables:
+        """The rows of ``root``: its GPU and model tables unless ``with_specs`` is False, its market tables
+        (``MARKET_TABLES``) unless ``with_market`` is False."""
+        self = cls(root, user, snapshot)
+        if with_specs:
+            self._read_specs()
+        if with_market:
+            self._read_market()
+        return self
+
+    def _read_specs(self) -> None:
         for r in self._rows("gpus.csv", schemas.GPUS, ["name"]):
             self.gpus.append(_gpu(r, self.label("gpus.csv")))
             self.dated.append(("gpus.csv", r.line, "date_checked", r.values["date_checked"]))
         self.aliases = [(r.values["alias"], r.values["name"], r.line)
                         for r in self._rows("gpu_aliases.csv", schemas.GPU_ALIASES, ["alias"])]
+        self._read_models()
+
+    def _read_market(self) -> None:
         self._read_offers()
         for r in self._rows("purchase_prices.csv", schemas.PURCHASE_PRICES,
                             ["gpu", "market", "price_kind", "source"]):
@@ -328,15 +369,13 @@ class _DirTables:
         for r in self._rows("providers.csv", schemas.PROVIDERS, ["provider"]):
             self.terms.append(_provider_terms(r, self.label("providers.csv")))
             self.dated.append(("providers.csv", r.line, "as_of", r.values["as_of"]))
-        self._read_models()
-        return self
 
     def _rows(self, rel: str, columns: tuple[Column, ...], key: list[str]) -> list[Row]:
         path = self.root / rel
         if not path.exists() and not path.is_symlink():  # a dangling or looping link is an error, not "absent"
             if self.user:
                 return []
-            raise CatalogError(self.label(rel), 0, "", "", "bundled file is missing.", "reinstall gpuplan.")
+            raise self._missing(rel)
         return read_table(path, columns, key, self.label(rel))
 
     def _read_offers(self) -> None:
@@ -345,6 +384,8 @@ class _DirTables:
             raise CatalogError(self.label("offers/"), 0, "", "", "is a symbolic link to no folder (dangling or a "
                                "loop).", "point the link at a folder of offer files, or remove it.")
         files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+        if not files and self.snapshot:
+            raise self._missing("offers/")
         if not files and not self.user:
             raise CatalogError(self.label("offers/"), 0, "", "", "no offer files.", "reinstall gpuplan.")
         seen: dict[tuple[str, str, str, str], str] = {}
@@ -360,6 +401,13 @@ class _DirTables:
                 seen[offer.key] = rel
                 self.offers.append(offer)
                 self.dated.append((rel, r.line, "as_of", offer.as_of))
+
+    def _missing(self, rel: str) -> CatalogError:
+        if self.snapshot:
+            return CatalogError(self.label(rel), 0, "", "", "is missing from the market snapshot.",
+                                f"copy gpuplan/data/{rel} into the snapshot folder (a snapshot holds every one of "
+                                f"{', '.join(MARKET_TABLES)}).")
+        return CatalogError(self.label(rel), 0, "", "", "bundled file is missing.", "reinstall gpuplan.")
 
     def _read_models(self) -> None:
         rows = self._rows("models/index.csv", schemas.MODEL_INDEX, ["name"])
