@@ -1327,11 +1327,25 @@ TEMPLATES: dict[str, str] = {
     "the ms-swift export trains in bf16 or fp16 mixed precision, not {s.precision}.":
         "ms-swift 导出只用 bf16 或 fp16 混合精度训练，不支持 {s.precision}。",
     "the HF Trainer ({who}) has no '{s.optimizer}' optimizer.": "HF Trainer（{who}）没有 '{s.optimizer}' 优化器。",
-    "`unsloth train` has no option to resume from a checkpoint, so a run stopped by a spot preemption would start over: the export's promise of resuming from the bucket would not hold.":
-        "`unsloth train` 没有从检查点续训的选项，竞价实例被抢占后运行要从头开始：导出承诺的从存储桶续训做不到。",
-    "plan with --framework {' or '.join(written)}, or run Unsloth's notebook script by hand with trainer.train(resume_from_checkpoint=True).":
-        "请用 --framework {' or '.join(written)} 规划，或手动运行 Unsloth 的 notebook 脚本并用 "
-        "trainer.train(resume_from_checkpoint=True)。",
+    "the plan trains on {e.n_gpus} GPUs; Unsloth's open-source release trains on one GPU.":
+        "这个方案在 {e.n_gpus} 块 GPU 上训练；Unsloth 的开源版本只在单 GPU 上训练。",
+    "plan with --framework unsloth --max-gpus 1 (or --gpus with more memory), or plan with --framework trl to export a several-GPU run.":
+        "请用 --framework unsloth --max-gpus 1 规划（或用 --gpus 选显存更大的 GPU），或用 --framework trl 规划以导出多 GPU 运行。",
+    "the plan shards or offloads with {s.parallel.describe()}; the Unsloth export trains without DeepSpeed.":
+        "这个方案用 {s.parallel.describe()} 分片或卸载；Unsloth 导出不用 DeepSpeed 训练。",
+    "plan with --framework unsloth without ZeRO or optimizer offload, or with --framework trl.":
+        "请用 --framework unsloth 且不用 ZeRO 或优化器卸载规划，或用 --framework trl。",
+    "Unsloth trains full or with LoRA/QLoRA, not {s.method}.": "Unsloth 做全量训练或 LoRA/QLoRA，不支持 {s.method}。",
+    "the plan recomputes selectively; Unsloth checkpoints whole layers or nothing.":
+        "这个方案做选择性重计算；Unsloth 要么对整层做检查点，要么不做。",
+    "plan with --framework unsloth, which prices its own choice (--recompute full or none).":
+        "请用 --framework unsloth 规划，它会按自己的选择计价（--recompute full 或 none）。",
+    "the Unsloth export does not train the embeddings with LoRA.": "Unsloth 导出不在 LoRA 中训练嵌入层。",
+    "plan without --train-embeddings, or with --framework trl.": "请不用 --train-embeddings 规划，或用 --framework trl。",
+    "Unsloth loads a frozen base in bitsandbytes NF4 with double quantization or int8, not {fmt}.":
+        "Unsloth 只以带双重量化的 bitsandbytes NF4 或 int8 加载冻结底座，不支持 {fmt}。",
+    "plan --method qlora (NF4 with double quantization) or --method lora --quant int8.":
+        "请用 --method qlora（带双重量化的 NF4）或 --method lora --quant int8 规划。",
     "with DeepSpeed ZeRO-{p.zero} the optimizer keeps an fp32 master copy and fp32 states of the bf16 weights ms-swift loads, which this plan (pure bf16) did not price.":
         "用 DeepSpeed ZeRO-{p.zero} 时，优化器为 ms-swift 加载的 bf16 权重保留 fp32 主权重副本和 fp32 状态，这个方案（纯 "
         "bf16）没有计入。",

@@ -36,6 +36,10 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
   key from a known one), the model families of its shipped configs that load Hugging Face checkpoints (the
   tokenizer builder, the tokenizer files in the downloaded repository, the checkpointer's ``model_type``), and each
   family module's builders with their parameters.
+- unsloth 2026.10.9 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt;
+  it cannot be imported without an NVIDIA GPU): the parameters of ``FastLanguageModel.from_pretrained``
+  (unsloth/models/loader.py) as ``options`` and of ``FastLlamaModel.get_peft_model`` (unsloth/models/llama.py, which
+  ``FastLanguageModel.get_peft_model`` hands its arguments to) as ``peft_options``, read from the source with ``ast``.
 
 To regenerate (no GPU needed)::
 
@@ -54,6 +58,7 @@ To regenerate (no GPU needed)::
     HF_HUB_OFFLINE=1 python scripts/record_flags.py swift pypi:ms-swift==4.6.0
     python scripts/record_flags.py axolotl pypi:axolotl==0.19.0
     PYTHONPATH=.venv/torchao-for-torchtune python scripts/record_flags.py torchtune pypi:torchtune==0.6.1
+    python scripts/record_flags.py unsloth pypi:unsloth==2026.10.9
 """
 
 from __future__ import annotations
@@ -234,6 +239,25 @@ def _torchtune() -> dict[str, Any]:
     return {"recipes": dict(sorted(recipes.items())), "families": dict(sorted(families.items()))}
 
 
+def _unsloth_parameters(module: str, cls: str, method: str) -> list[str]:
+    """The named parameters of ``cls.method`` in the installed ``unsloth`` package's ``module``, read with ``ast``
+    (importing unsloth needs an NVIDIA GPU)."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("unsloth")  # the top package is located, not imported
+    assert spec and spec.submodule_search_locations
+    path = Path(next(iter(spec.submodule_search_locations)), *module.split(".")).with_suffix(".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
+    fn = next(n for n in body if isinstance(n, ast.FunctionDef) and n.name == method)
+    return sorted(a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs))
+
+
+def _unsloth_options(names: list[str]) -> dict[str, Any]:
+    return {name: {"takes_value": True, "choices": None} for name in names}
+
+
 def _litgpt_models() -> dict[str, str]:
     """LitGPT's model config names, each with the Hugging Face repository it converts."""
     from litgpt.config import configs
@@ -262,6 +286,18 @@ def main() -> None:
                 "recorded": dt.date.today().isoformat(),
                 "how": "the recipes' own source and shipped configs, read by scripts/record_flags.py",
                 **_torchtune()})
+        return
+    if tool == "unsloth":
+        _write({"tool": tool, "version": origin.split("==")[1], "source": f"PyPI {origin[5:]} (installed)",
+                "recorded": dt.date.today().isoformat(),
+                "how": "the parameters of FastLanguageModel.from_pretrained (options) and "
+                       "FastLlamaModel.get_peft_model (peft_options), read from the source with ast by "
+                       "scripts/record_flags.py",
+                "keys": "keyword arguments",
+                "options": _unsloth_options(_unsloth_parameters("models.loader", "FastLanguageModel",
+                                                                "from_pretrained")),
+                "peft_options": _unsloth_options(_unsloth_parameters("models.llama", "FastLlamaModel",
+                                                                     "get_peft_model"))})
         return
     parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
                      "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift,

@@ -29,8 +29,8 @@ fi
 # ... at the torchao release torchtitan's recipes load with (a venv made before the pin holds an older one)
 .venv/bin/python -c "import importlib.metadata as m; assert m.version('torchao') == '0.17.0'" 2>/dev/null || \
   .venv/bin/python -m pip install --quiet --no-deps "torchao==0.17.0"
-# ... and LitGPT's, ms-swift's, Axolotl's and torchtune's, without their pins (tests/requirements-export-nodeps.txt)
-.venv/bin/python -c "import importlib.metadata as m; [m.version(p) for p in ('litgpt', 'ms-swift', 'axolotl', 'addict', 'torchtune')]" \
+# ... and LitGPT's, ms-swift's, Axolotl's, torchtune's and unsloth's, without their pins (tests/requirements-export-nodeps.txt)
+.venv/bin/python -c "import importlib.metadata as m; [m.version(p) for p in ('litgpt', 'ms-swift', 'axolotl', 'addict', 'torchtune', 'unsloth', 'unsloth_zoo')]" \
   2>/dev/null || .venv/bin/python -m pip install --quiet --no-deps -r tests/requirements-export-nodeps.txt
 # ... and torchao 0.13.0 for torchtune's tests only, apart (torchtune 0.6.1 cannot import 0.17, torchtitan not 0.13)
 [ -d .venv/torchao-for-torchtune/torchao ] || \

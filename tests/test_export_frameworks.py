@@ -7,10 +7,13 @@ tests/requirements-export-nodeps.txt: TRL 1.16.0's ``TrlParser``, torchtitan 0.3
 ``SftArguments``, Axolotl 0.19.0's ``validate_config``, torchtune 0.6.1's ``tune run`` and config parsers and
 ``config.validate`` (tests/isolated_torchtune, in an interpreter of their own); the option records the export checks
 against at run time are compared with those parsers, and the recipe and model tables with torchtitan's recipes,
-LitGPT's configs and torchtune's builders. unsloth, which cannot resume a preempted run, is refused."""
+LitGPT's configs and torchtune's builders. ``unsloth`` writes a script (FastLanguageModel + TRL's SFTTrainer):
+the tests compile it, build its SFTConfig with the installed TRL, and check every keyword it gives Unsloth against
+Unsloth 2026.10.9's own signatures, read from its source with ``ast`` (it cannot be imported without an NVIDIA GPU)."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
@@ -772,12 +775,171 @@ def test_the_torchtune_exports_pass_their_tests_in_an_interpreter_with_torchao()
     assert re.search(r"\b\d+ passed\b", done.stdout) and "skipped" not in done.stdout, done.stdout[-2000:]
 
 
+# ---------------------------------------------------------------- Unsloth
+
+
+def _unsloth(**setup: Any) -> Candidate:
+    offer = _offer("RunPod", "RTX4090", 1, region="(community cloud)")
+    c = _candidate(FINETUNE_JOB, replace(QLORA, parallel=Parallelism()), "RTX4090", 1, offer)
+    return _with_framework(c, "unsloth", **setup)
+
+
+def _unsloth_calls(c: Candidate) -> dict[str, dict[str, Any]]:
+    """The exported script, compiled, and the keyword arguments of each call it makes (literal values as values,
+    expressions as their source)."""
+    import ast
+
+    source = _heredoc(_task(c)["run"], "train_unsloth.py")
+    compile(source, "train_unsloth.py", "exec")
+    calls: dict[str, dict[str, Any]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func).rsplit(".", 1)[-1]
+            kwargs: dict[str, Any] = {}
+            for k in node.keywords:
+                assert k.arg, f"{name}: ** in the exported script"
+                try:
+                    kwargs[k.arg] = ast.literal_eval(k.value)
+                except ValueError:
+                    kwargs[k.arg] = ast.unparse(k.value)
+            calls[name] = kwargs
+    return calls
+
+
+def _unsloth_signature(module: str, cls: str, method: str) -> tuple[set[str], ast.FunctionDef]:
+    """The named parameters of ``cls.method`` in the installed unsloth's ``module``, read from its source: unsloth
+    cannot be imported without an NVIDIA GPU, so the package is only located (find_spec does not run it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("unsloth")
+    assert spec and spec.submodule_search_locations
+    path = Path(next(iter(spec.submodule_search_locations)), *module.split(".")).with_suffix(".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
+    fn = next(n for n in body if isinstance(n, ast.FunctionDef) and n.name == method)
+    return {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}, fn
+
+
+_UNSLOTH_PLANS = {
+    "qlora": {},
+    "lora-int8-attention-fp16": {"method": "lora", "base_quant": "bnb-int8", "lora_targets": "attention",
+                                 "precision": "fp16-mixed", "recompute": "none"},
+    "lora-16bit": {"method": "lora", "base_quant": None},
+    "full-mixed": {"method": "full", "base_quant": None, "precision": "bf16-mixed"},
+    "full-pure-bf16": {"method": "full", "base_quant": None, "precision": "bf16", "recompute": "none"},
+}
+
+
+def test_unsloth_script_loads_adapts_and_trains_as_planned(tmp_path: Path) -> None:
+    from trl import SFTConfig
+
+    calls = _unsloth_calls(_unsloth())
+    load, peft = calls["from_pretrained"], calls["get_peft_model"]
+    assert load["model_name"] == REPO and load["max_seq_length"] == 1024 and load["load_in_4bit"] is True
+    assert load["dtype"] == "torch.bfloat16" and load["token"] == "os.environ.get('HF_TOKEN')"
+    assert peft["r"] == 32 and peft["lora_alpha"] == 64 and peft["target_modules"] == "all-linear"
+    assert peft["lora_dropout"] == 0.0 and peft["use_gradient_checkpointing"] == "unsloth"
+    args = SFTConfig(**{**calls["SFTConfig"], "output_dir": str(tmp_path)})  # the installed TRL's own dataclass
+    assert args.per_device_train_batch_size == 4 and args.gradient_accumulation_steps == 4 and args.bf16
+    assert args.max_length == 1024 and args.num_train_epochs == 2.0 and args.optim == "adamw_torch"
+    # 20,000 samples × 2 epochs ÷ (4 × 4 sequences a step, one GPU) = 2,500 steps; a checkpoint every 1/20 of them
+    assert args.save_steps == 125 and calls["SFTConfig"]["output_dir"] == "/checkpoints/gpuplan-finetune-llama-3-1-8b"
+    assert set(calls["SFTTrainer"]) == {"model", "processing_class", "train_dataset", "args"}
+    assert calls["train"] == {"resume_from_checkpoint": "last"}
+
+
+@pytest.mark.parametrize("plan", sorted(_UNSLOTH_PLANS))
+def test_every_keyword_the_unsloth_script_passes_is_in_unsloths_own_signature(plan: str, tmp_path: Path) -> None:
+    import inspect
+
+    from trl import SFTConfig, SFTTrainer
+
+    calls = _unsloth_calls(_unsloth(**_UNSLOTH_PLANS[plan]))
+    loads, _ = _unsloth_signature("models.loader", "FastLanguageModel", "from_pretrained")
+    adapts, _ = _unsloth_signature("models.llama", "FastLlamaModel", "get_peft_model")
+    assert set(calls["from_pretrained"]) <= loads, set(calls["from_pretrained"]) - loads
+    assert set(calls.get("get_peft_model", {})) <= adapts, set(calls.get("get_peft_model", {})) - adapts
+    assert set(calls["SFTTrainer"]) <= set(inspect.signature(SFTTrainer).parameters)
+    SFTConfig(**{**calls["SFTConfig"], "output_dir": str(tmp_path)})  # unknown keywords would raise TypeError
+
+
+def test_unsloths_get_peft_model_hands_its_keywords_to_fastllamamodels() -> None:
+    """The script calls FastLanguageModel.get_peft_model(model, *args, **kwargs), which names no parameter itself:
+    the signature that decides is FastLlamaModel.get_peft_model's, which it calls."""
+    names, fn = _unsloth_signature("models.loader", "FastLanguageModel", "get_peft_model")
+    assert names == {"model"} and fn.args.kwarg is not None
+    assert any(isinstance(n, ast.Call) and ast.unparse(n.func) == "FastLlamaModel.get_peft_model"
+               for n in ast.walk(fn))
+
+
+def test_unsloth_full_finetune_loads_every_weight_trainable_in_the_planned_precision() -> None:
+    mixed = _unsloth_calls(_unsloth(**_UNSLOTH_PLANS["full-mixed"]))
+    assert "get_peft_model" not in mixed and mixed["from_pretrained"]["full_finetuning"] is True
+    assert mixed["from_pretrained"]["dtype"] == "torch.float32"  # bf16 mixed: fp32 master weights
+    assert mixed["from_pretrained"]["float32_mixed_precision"] is True and mixed["SFTConfig"]["bf16"]
+    pure = _unsloth_calls(_unsloth(**_UNSLOTH_PLANS["full-pure-bf16"]))["from_pretrained"]
+    assert pure["dtype"] == "torch.bfloat16" and pure["float32_mixed_precision"] is False
+    assert pure["use_gradient_checkpointing"] is False
+
+
+def test_unsloth_lora_int8_attention_without_recompute_in_fp16() -> None:
+    calls = _unsloth_calls(_unsloth(**_UNSLOTH_PLANS["lora-int8-attention-fp16"]))
+    load, peft = calls["from_pretrained"], calls["get_peft_model"]
+    assert load["load_in_8bit"] is True and load["load_in_4bit"] is False and load["dtype"] == "torch.float16"
+    assert peft["target_modules"] == ["q_proj", "k_proj", "v_proj", "o_proj"]
+    assert peft["use_gradient_checkpointing"] is False and load["use_gradient_checkpointing"] is False
+    assert calls["SFTConfig"]["fp16"] is True and calls["SFTConfig"]["bf16"] is False
+
+
+def test_unsloth_run_resumes_from_the_newest_checkpoint_with_transformers_own_lookup(tmp_path: Path) -> None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    for step in (62, 125, 1000):  # 1000 sorts before 125 and 62 as text
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    assert get_last_checkpoint(str(tmp_path)) == str(tmp_path / "checkpoint-1000")
+    task = _task(_unsloth())
+    source = _heredoc(task["run"], "train_unsloth.py")
+    assert "get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir)" in source
+    assert task["file_mounts"]["/checkpoints"]["name"] == "${CKPT_BUCKET}" and task["secrets"] == {"HF_TOKEN": None}
+    assert task["setup"] == "pip install 'unsloth==2026.10.9' 'unsloth_zoo==2026.10.9'"
+    assert task["resources"]["accelerators"] == "RTX4090:1" and task["num_nodes"] == 1
+    assert source.index("from unsloth import") < source.index("from trl import")  # unsloth patches trl first
+
+
+def test_the_unsloth_record_is_unsloths_own_source() -> None:
+    import importlib.metadata
+
+    record = registry.flags("unsloth")
+    assert record["version"] == importlib.metadata.version("unsloth") == importlib.metadata.version("unsloth_zoo")
+    pins = (Path(__file__).parent / "requirements-export-nodeps.txt").read_text(encoding="utf-8")
+    assert f"unsloth=={record['version']}" in pins and f"unsloth_zoo=={record['version']}" in pins
+    assert set(record["options"]) == _unsloth_signature("models.loader", "FastLanguageModel", "from_pretrained")[0]
+    assert set(record["peft_options"]) == _unsloth_signature("models.llama", "FastLlamaModel", "get_peft_model")[0]
+
+
+def test_a_multi_gpu_unsloth_plan_is_refused_naming_the_fix() -> None:
+    with pytest.raises(InputError, match="trains on 2 GPUs; Unsloth's open-source release trains on one GPU") as err:
+        render(_with_framework(_trl_qlora(), "unsloth"), "skypilot", REPO)
+    assert err.value.field == "--export" and "--max-gpus 1" in err.value.fix
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"recompute": "selective"}, "recomputes selectively"), ({"method": "freeze"}, "not freeze"),
+    ({"base_quant": "bnb-nf4"}, "not bnb-nf4"), ({"train_embeddings": True}, "embeddings"),
+    ({"optimizer": "lion"}, "no 'lion' optimizer"), ({"parallel": Parallelism(zero=2)}, "without DeepSpeed"),
+])
+def test_a_plan_unsloth_cannot_run_as_planned_is_refused(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)) as err:
+        render(_unsloth(**change), "skypilot", REPO)
+    assert err.value.fix
+
+
 # ---------------------------------------------------------------- what the three have in common
 
 
 _NEW = {"litgpt": lambda: _litgpt_full(16), "swift": lambda: _with_framework(_trl_qlora(), "swift"),
         "axolotl": lambda: _axolotl(),
-        "torchtune": lambda: _tune()}
+        "torchtune": lambda: _tune(), "unsloth": lambda: _unsloth()}
 
 
 @pytest.mark.parametrize("framework", sorted(_NEW))
@@ -792,12 +954,6 @@ def test_each_new_export_is_a_task_skypilot_loads_with_scripts_bash_parses(frame
 
 
 # ---------------------------------------------------------------- every framework the planner sizes
-
-
-def test_unsloth_is_refused_because_its_cli_cannot_resume() -> None:
-    with pytest.raises(InputError, match="has no option to resume") as err:
-        render(_with_framework(_trl_qlora(), "unsloth"), "skypilot", REPO)
-    assert "--framework llama-factory" in err.value.fix
 
 
 @pytest.mark.parametrize("framework", sorted({"deepspeed",

@@ -1,5 +1,5 @@
-"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift, Axolotl or
-torchtune for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
+"""Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift, Axolotl,
+torchtune or Unsloth for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
 torchtitan``) with the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
 checkpoint there.
 
@@ -72,18 +72,13 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: boo
         return axolotl(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "torchtune":
         return torchtune(e, model_ref, name)
+    if e.job.task is Task.FINETUNE and fw == "unsloth":
+        return unsloth(e, model_ref, name)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
         return torchtitan(e, model_ref, name)
     written = EXPORTED[e.job.task]
-    if fw == "unsloth":
-        # unslothai/unsloth 2026.10.9, unsloth_cli/config.py: `unsloth train`'s config (pydantic, unknown keys
-        # refused) has no resume key, and Config.training_kwargs passes no resume_from_checkpoint to the trainer
-        raise InputError("--export", "`unsloth train` has no option to resume from a checkpoint, so a run stopped by "
-                         "a spot preemption would start over: the export's promise of resuming from the bucket would "
-                         "not hold.", f"plan with --framework {' or '.join(written)}, or run Unsloth's notebook "
-                         "script by hand with trainer.train(resume_from_checkpoint=True).")
     raise InputError("--export", f"the skypilot export writes the run for --framework {' or '.join(written)} "
                      f"({e.job.task}); this plan was sized for --framework {fw}.",
                      f"plan with --framework {written[0]} (or {', '.join(written[1:])}) to export a task that "
@@ -91,7 +86,7 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: boo
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl", "torchtune"),
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl", "torchtune", "unsloth"),
             "pretrain": ("megatron", "torchtitan")}
 
 
@@ -266,7 +261,7 @@ def _peft_targets(e: JobEstimate, s: TrainSetup) -> str | None:
 
 def _trainer_config(e: JobEstimate, model_ref: str, name: str, tool: str,
                     build: Callable[..., dict[str, Any]]) -> tuple[TrainSetup, str, dict[str, Any]]:
-    """What the exports that run on the HF Trainer (TRL, ms-swift, Axolotl) share: the setup, the checkpoint
+    """What the exports that run on the HF Trainer (TRL, ms-swift, Axolotl, Unsloth) share: the setup, the checkpoint
     folder, and the tool's config from ``build`` (its ``*_config``) with the planned optimizer, LoRA targets, steps,
     save interval and learning rate."""
     s = e.setup
@@ -368,6 +363,24 @@ def torchtune(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     cfg = torchtune_config(e, out, steps, LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL)
     setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out)
     return TrainRun("torchtune", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- Unsloth
+
+
+def unsloth(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    """Unsloth's script (written beside the run) with the planned settings; it finds the newest checkpoint in the
+    bucket's folder itself."""
+    from gpuplan.export.unsloth import SCRIPT, unsloth_config, unsloth_script
+
+    _, _, calls = _trainer_config(e, model_ref, name, "Unsloth", unsloth_config)
+    pinned = version("unsloth")
+    setup = f"pip install 'unsloth=={pinned}' 'unsloth_zoo=={pinned}'"
+    run = ("set -euo pipefail\n"
+           ': "${DATASET:?set --env DATASET to a Hugging Face dataset id or a local dataset folder}"\n'
+           f"cat > {SCRIPT} <<'GPUPLAN_EOF'\n{unsloth_script(calls).rstrip()}\nGPUPLAN_EOF\n"
+           f"python {SCRIPT}\n")
+    return TrainRun("unsloth", setup, run, {"DATASET": ""})
 
 
 # ---------------------------------------------------------------- torchtitan

@@ -40,7 +40,7 @@ def trl_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, save
     cfg |= {"max_length": s.seq_len, "packing": False, "per_device_train_batch_size": s.micro_batch,
             "gradient_accumulation_steps": s.grad_accum, "gradient_checkpointing": s.recompute == "full",
             "num_train_epochs": float(e.job.epochs) if e.job.samples else 1.0, "learning_rate": lr,
-            "optim": optim, **_precision(s), "output_dir": output_dir,
+            "optim": optim, **trainer_precision(s), "output_dir": output_dir,
             **trainer_checkpoints(e, steps, save_every)}
     check_options("trl", {k: (str(v) if k in _CHOICE_KEYS else None) for k, v in cfg.items()})
     return cfg
@@ -81,7 +81,8 @@ def _base_quant(s: TrainSetup) -> dict[str, Any]:
                      "plan --method qlora (NF4) or --method lora --quant int8.")
 
 
-def _precision(s: TrainSetup) -> dict[str, Any]:
+def trainer_precision(s: TrainSetup) -> dict[str, Any]:
+    """The HF Trainer's mixed-precision flags for the planned precision (TRL and Unsloth pass them as they are)."""
     if s.precision == "fp16-mixed":
         return {"fp16": True, "bf16": False}
     if s.precision in ("bf16", "bf16-mixed"):
