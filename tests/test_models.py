@@ -207,8 +207,16 @@ LLAMA = {  # Llama-2-7B's shape
     ({**LLAMA, "kv_lora_rank": 512}, "kv_lora_rank"),
     ({**LLAMA, "model_type": "qwen2", "full_attention_interval": 4}, "full_attention_interval"),
     ({**LLAMA, "layer_types": ["linear_attention", "full_attention"]}, "layer_types holds linear_attention"),
+    # DeepSeek-V3.2 (sparse-attention indexer), Nemotron-H (hybrid Mamba), Nemotron NAS (per-layer blocks): refused
+    # by type, and by the field even under a type gpuplan reads (a V3.2 config relabelled deepseek_v3 is not V3)
+    ({**LLAMA, "model_type": "deepseek_v32", "index_n_heads": 64, "auto_map": {"AutoModel": "m.X"}},
+     "index_n_heads"),
+    ({**LLAMA, "model_type": "deepseek_v3", "index_n_heads": 64, "index_topk": 2048}, "has index_n_heads"),
+    ({**LLAMA, "model_type": "nemotron_h", "hybrid_override_pattern": "M-M*-"}, "hybrid_override_pattern"),
+    ({**LLAMA, "block_configs": [{"attention": {"no_op": True}}]}, "has block_configs"),
 ], ids=["t5", "mamba", "unknown-type", "zero-heads", "unknown-moe-type", "auto-map", "experts-in-dense-reader",
-        "latent-in-dense-reader", "linear-attention", "layer-types"])
+        "latent-in-dense-reader", "linear-attention", "layer-types", "deepseek-v32", "indexer-under-v3",
+        "nemotron-h", "nas-blocks"])
 def test_models_gpuplan_cannot_size_say_so(tmp_path: Path, config: dict[str, object], words: str) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
