@@ -85,6 +85,7 @@ from gpuplan.types import (
     Job,
     ModelSpec,
     Objective,
+    Task,
 )
 from gpuplan.units import CURRENCIES, parse_bytes, parse_count
 from gpuplan.web.guard import MAX_BODY_BYTES, Guard
@@ -330,7 +331,7 @@ def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None,
     with work_budget(budget_s) if budget_s else contextlib.nullcontext(), using("en"):  # English JSON values
         result = plan(cat, model, job, constraints, alternatives_too=req.alternatives)
     data = result.as_dict()
-    if req.task == "serve":
+    if req.task == Task.SERVE:
         data["serving"] = [serving_costs(x) for x in result.ranked]
     return data
 
