@@ -1013,7 +1013,8 @@ def plan_serve(
     region: Annotated[list[str] | None, typer.Option("--region", help="Only offers in these regions "
                                                                       "(repeatable).")] = None,
     spot: Annotated[bool, typer.Option("--spot/--no-spot", help="Allow spot capacity in the mix (preemptions "
-                                                                "are correlated within a spot pool).")] = False,
+                                                                "are correlated within a spot pool).")
+                ] = SERVE["spot"],
     allow_marketplace: Annotated[bool, typer.Option("--allow-marketplace", help="Allow marketplace / community "
                                                     "hosts, which production serving leaves out.")] = False,
     tier: Annotated[list[str] | None, typer.Option(

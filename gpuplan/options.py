@@ -205,7 +205,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("providers", "--providers", list, stages=_PLAN),
     Option("gpus", "--gpus", list, stages=_PLAN),
     Option("exclude_gpus", "--exclude-gpus", list, stages=_PLAN),
-    Option("spot", "--spot", bool, stages=_PLAN),  # None: spot and not (serving: not unless asked)
+    Option("spot", "--spot", bool, stages=_PLAN, by_command=(("plan serve", False),)),  # None: spot and not
     Option("currency", "--currency", str, stages=_PLAN),  # None: the market's
     # serving that stays up (gpuplan.plan.serving)
     _o("--peak-rps", 0, 1e6, above=True),

@@ -213,7 +213,7 @@ class ServeRequestBody(_Request):
     regions: Names = []
     gpus: Names = []
     exclude_gpus: Names = []
-    spot: bool = Field(False, description="Allow spot capacity in the mix.")
+    spot: bool = table("spot", "plan serve", description="Allow spot capacity in the mix.")
     allow_marketplace: bool = Field(False, description="Allow marketplace / community hosts.")
     tiers: list[Tier] = Field([], max_length=4, description="Pricing tiers the fleet may rent (default: on-demand, "
                                                             "with spot and marketplace when allowed; reserved only "
