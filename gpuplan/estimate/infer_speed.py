@@ -23,12 +23,13 @@ from dataclasses import dataclass, replace
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import Engine
+from gpuplan.estimate.engines import Engine, efficiency_key
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import (
     BYTES_16,
     inference_memory,
+    input_embedding_bytes,
     kv_bytes_per_token,
     lora_params,
     served_adapter_bytes,
@@ -75,8 +76,9 @@ def attention_peak(gpu: Gpu, s: InferSetup, eng: Engine | None = None) -> tuple[
     return compute_peak(gpu, weight_format("fp8" if s.kv_dtype == "fp8" else "bf16"), eng)
 
 
-def _eff(cal: Calibration, eng: Engine, name: str) -> float:
-    return cal.get(f"{name}_{eng.engine}")
+def _eff(cal: Calibration, eng: Engine, name: str, gpu: Gpu | None = None) -> float:
+    """A fitted efficiency of the engine (on ``gpu``'s backend: llama.cpp's Metal kernels are fitted apart)."""
+    return cal.get(efficiency_key(name, eng.engine, gpu))
 
 
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
@@ -159,15 +161,15 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     passes = max(1, math.ceil(tokens / eng.max_batched_tokens)) if eng.max_batched_tokens else 1
     per_pass = tokens / passes
     dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
-    rate = peak * s.tp * _eff(cal, eng, "eta_compute")
+    rate = peak * s.tp * _eff(cal, eng, "eta_compute", gpu)
     attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2) / attention_peak(gpu, s, eng)[0]
     dense = per_pass * (dense_flops + lora_flops_per_token(m, s)) / rate + attention / (
-        s.tp * _eff(cal, eng, "eta_compute"))
+        s.tp * _eff(cal, eng, "eta_compute", gpu))
     experts = per_pass * expert_flops / rate
-    bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory")
+    bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu)
     expert_bytes = routed_expert_bytes(m, fmt, s, per_pass)
     stream = decode_weight_bytes(m, fmt, s, per_pass) - expert_bytes
-    overhead = layer_launches(m) * _eff(cal, eng, "layer_overhead_s")
+    overhead = layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu)
     comm = _allreduce_seconds(m, gpu, s, tokens, cal)
     gemms = max(dense, stream / bandwidth) + max(experts, expert_bytes / bandwidth)
     return passes * (gemms + dequant_seconds(m, gpu, s, per_pass) + overhead) + comm
@@ -216,10 +218,7 @@ def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float
     """(every stage's weight bytes, routed expert parameters, untied embedding bytes per GPU) of
     :func:`decode_weight_bytes`: what does not depend on the batch."""
     total = weights_bytes(m, fmt, s.tp, s.pp) * s.pp
-    p = count_params(m)
-    embed_bytes = fmt.bytes_per_weight if fmt.scope == "all" else 4.0 if fmt.name == "fp32" else BYTES_16
-    embeddings = 0.0 if m.tied_embeddings else p.embeddings * embed_bytes / s.tp
-    return total, p.experts, embeddings
+    return total, count_params(m).experts, input_embedding_bytes(m, fmt, s.tp)
 
 
 def _streamed_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float,
@@ -254,12 +253,12 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
     dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
-    found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory"),
+    found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
                        dense_flops + lora_flops_per_token(m, s), expert_flops,
-                       peak * _eff(cal, eng, "eta_compute"),
+                       peak * _eff(cal, eng, "eta_compute", gpu),
                        kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
-                       _bandwidth(gpu) * _eff(cal, eng, "eta_kv"),
-                       layer_launches(m) * _eff(cal, eng, "layer_overhead_s"))  # kernel launches, framework code
+                       _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
+                       layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu))  # kernel launches, framework code
     if len(_terms) >= 4096:
         _terms.clear()
     _terms[key] = (m, gpu, cal, found)
@@ -364,9 +363,9 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
     eng = get_engine(s.engine)
     peak, dtype = compute_peak(gpu, weight_format(s.weight_format), eng)
     return (
-        Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory'):.0%} of bandwidth, "
-                   f"compute {_eff(cal, eng, 'eta_compute'):.0%} of peak, "
-                   f"{_eff(cal, eng, 'layer_overhead_s') * 1e6:.0f} µs per layer per step",
+        Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory', gpu):.0%} of bandwidth, "
+                   f"compute {_eff(cal, eng, 'eta_compute', gpu):.0%} of peak, "
+                   f"{_eff(cal, eng, 'layer_overhead_s', gpu) * 1e6:.0f} µs per layer per step",
                    "fitted (bench/fit.py)" + uncalibrated_note(gpu)),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),
