@@ -22,7 +22,6 @@ from gpuplan.estimate.job import (
     JobEstimate,
     check_training,
     estimate_inference,
-    estimate_training,
     half_format,
     inference_setup,
     training_setup,
@@ -31,7 +30,7 @@ from gpuplan.estimate.memory import training_memory
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Assumption, Estimate
-from gpuplan.estimate.train_time import StepWork, step_work, train_seconds, train_time
+from gpuplan.estimate.train_time import StepTime, StepWork, step_time, step_work, train_time
 from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
@@ -114,8 +113,8 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     """(fastest estimate that fits, None) for ``n`` × ``gpu``, or (None, smallest-shortfall estimate) when none
     fits; why others cannot run is counted in ``reasons``. ``memo`` holds the plan's setups and their memory
     (they do not depend on the GPU type); only a setup that fits gets a time estimate."""
-    best: tuple[float, TrainSetup, _Sized] | None = None  # the fastest setup that fits: (seconds, setup, memory)
-    closest: tuple[TrainSetup, float] | None = None  # the setup that misses by the least, and by how much
+    best: tuple[float, TrainSetup, _Sized, StepTime | None] | None = None  # the fastest that fits, its time parts
+    closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
     half = half_format(gpu)
     for par in training_layouts(m, n, job):
         check_budget()
@@ -135,21 +134,24 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                 if size is None:
                     size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
                 if not size.fits(gpu):
-                    if closest is None or size.shortfall_bytes(gpu) < closest[1]:
-                        closest = (setup, size.shortfall_bytes(gpu))
+                    short = size.shortfall_bytes(gpu)
+                    if closest is None or short < closest[2]:
+                        closest = (setup, size, short)
                     continue
-                seconds = size.seconds(m, gpu, job, setup, cal)
+                parts = size.time(m, gpu, job, setup, cal)
+                seconds = parts.seconds if parts is not None else math.inf
                 if best is None or seconds < best[0]:
-                    best = (seconds, setup, size)
+                    best = (seconds, setup, size, parts)
                 break  # the largest micro-batch that fits is the fastest for this layout
             if best is not None and best[1].parallel == par:
                 break  # no need to recompute when it already fits without
     if best is not None:  # only the winner is described in full (its assumptions and breakdown)
-        _, setup, size = best
-        return size.estimate(m, gpu, job, setup, cal, c.headroom), None
+        _, setup, size, parts = best
+        return size.estimate(m, gpu, job, setup, cal, c.headroom, parts), None
     if closest is None:
         return None, None
-    return None, estimate_training(m, gpu, job, closest[0], cal, c.headroom)  # shown in full, time included
+    setup, size, _ = closest  # shown in full, time included (it passed check_training when it was sized)
+    return None, size.estimate(m, gpu, job, setup, cal, c.headroom)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,14 +182,16 @@ class _Sized:
     def shortfall_bytes(self, gpu: Gpu) -> float:  # JobEstimate.shortfall_bytes
         return max(0.0, self.needed_bytes - gpu.memory_bytes, self.kv_shortfall_bytes)
 
-    def seconds(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> float:
-        """What ``self.estimate(...).seconds`` is, without describing the estimate."""
-        return train_seconds(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else math.inf
+    def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> StepTime | None:
+        """The parts of ``self.estimate(...).time``, without describing them (None without training tokens):
+        their ``seconds`` is the estimate's."""
+        return step_time(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else None
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
-                 headroom: float | None) -> JobEstimate:
-        """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``)."""
-        time = train_time(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else None
+                 headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
+        """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``);
+        ``parts``: ``self.time(...)``, when the caller has it."""
+        time = train_time(m, gpu, s, job.train_tokens, cal, self.work, parts) if job.train_tokens > 0 else None
         return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
 
 

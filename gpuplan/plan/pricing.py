@@ -85,7 +85,8 @@ def disk_bytes(m: ModelSpec, job: Job) -> float:
 
 class Pricer:
     """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency, its notes)
-    or on the model alone (start-up, disk) is made once for the plan, so a candidate costs a little arithmetic."""
+    or on the model alone (start-up, disk) is made once for the plan, and notes that many candidates carry are one
+    shared value each, so a candidate costs a little arithmetic and two objects (its cost and itself)."""
 
     def __init__(self, catalog: Catalog, c: Constraints, offers: Offers, cal: Calibration) -> None:
         self.catalog, self.c, self.offers = catalog, c, offers
@@ -93,12 +94,18 @@ class Pricer:
         self.net_gbps = cal.get("network_bytes_per_s_per_gpu") * 8 / 1e9
         self._terms: dict[int, tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
         self._model: dict[int, tuple[float, float]] = {}  # by id(model): (start-up seconds, disk bytes)
+        self._common = _CommonNotes(c.spot_overhead)
 
     def _model_terms(self, e: JobEstimate) -> tuple[float, float]:
         found = self._model.get(id(e.model))
         if found is None:
             startup = 0.0 if e.job.task is Task.SERVE else startup_seconds(checkpoint_bytes(e.model))
             found = self._model[id(e.model)] = (startup, disk_bytes(e.model, e.job))
+        return found
+
+    def _offer_terms(self, offer: Offer, serving: bool) -> tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]:
+        own, stale = offer_notes_of(offer, self.c, self.today, self._common)
+        found = self._terms[id(offer)] = (tariff(self.catalog, offer, self.c.currency, serving), own, stale)
         return found
 
     def price(self, e: JobEstimate) -> list[Candidate]:
@@ -113,40 +120,60 @@ class Pricer:
         first: tuple[Note, ...] = (Note("startup", (startup,)),) if startup else ()
         fleet: tuple[Note, ...] = () if speed_calibrated(e.gpu.vendor) else (Note("uncalibrated", (e.gpu.vendor,)),)
         large = e.total_gpus > LARGE_FLEET_GPUS
+        replicas, currency, overhead = e.replicas, c.currency, c.spot_overhead
+        terms_of, offer_terms = self._terms.get, self._offer_terms
         out = []
         for offer, per_replica in matching(self.offers, e.gpu.name, e.n_gpus, serving):
-            instances = max(1, math.ceil(per_replica * e.replicas - 1e-9))
-            terms = self._terms.get(id(offer))
-            if terms is None:
-                terms = self._terms[id(offer)] = (tariff(self.catalog, offer, c.currency, serving),
-                                                  *offer_notes_of(offer, c, self.today))
-            rate, own, stale = terms
-            cost = bill(rate, seconds, c.currency, instances, disk, c.spot_overhead)
-            notes = first
-            if per_replica < 1:
-                notes += (Note("shared_instance", (e.replicas, instances, int(offer.gpu_count),
-                                                   round(instances / per_replica))),)
-            notes += own
-            if large:
-                notes += (Note("large_fleet", (e.total_gpus, offer.provider)),)
-            notes += fleet
-            if instances > 1 and not serving:
-                notes += (Note("multi_node", (instances, self.net_gbps)),)
-            out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer,
-                                 notes=notes + stale))
+            instances = 1 if per_replica == 1 and replicas == 1 else max(1, math.ceil(per_replica * replicas - 1e-9))
+            rate, own, stale = terms_of(id(offer)) or offer_terms(offer, serving)
+            cost = bill(rate, seconds, currency, instances, disk, overhead)
+            if per_replica == 1 and not large and (instances == 1 or serving):
+                notes = first + own + fleet + stale  # the plain case: no note of this candidate's own
+            else:
+                notes = first
+                if per_replica < 1:
+                    notes += (Note("shared_instance", (replicas, instances, int(offer.gpu_count),
+                                                       round(instances / per_replica))),)
+                notes += own
+                if large:
+                    notes += (Note("large_fleet", (e.total_gpus, offer.provider)),)
+                notes += fleet
+                if instances > 1 and not serving:
+                    notes += (Note("multi_node", (instances, self.net_gbps)),)
+                notes += stale
+            out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer, notes=notes))
         return out
 
 
-def offer_notes_of(offer: Offer, c: Constraints, today: dt.date) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
+class _CommonNotes:
+    """The notes many offers carry with the same values, made once for a plan and shared."""
+
+    __slots__ = ("commitments", "inferred", "spot")
+
+    def __init__(self, spot_overhead: float) -> None:
+        self.inferred = Note("inferred_gpu")
+        self.spot = Note("spot", (spot_overhead,))
+        self.commitments: dict[int, Note] = {}
+
+    def commitment(self, months: int) -> Note:
+        found = self.commitments.get(months)
+        if found is None:
+            found = self.commitments[months] = Note("commitment", (months,))
+        return found
+
+
+def offer_notes_of(offer: Offer, c: Constraints, today: dt.date, common: _CommonNotes | None = None
+                   ) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
     """Notes on ``offer`` whatever runs on it (an inferred GPU, spot preemptions, a commitment, no date), and the
-    flag of a stale price (listed last; empty when the price is recent)."""
+    flag of a stale price (listed last; empty when the price is recent). ``common``: the plan's shared notes."""
+    common = common or _CommonNotes(c.spot_overhead)
     notes: tuple[Note, ...] = ()
     if offer.gpu_mapping == "inferred":
-        notes += (Note("inferred_gpu"),)
+        notes += (common.inferred,)
     if offer.pricing == "spot":
-        notes += (Note("spot", (c.spot_overhead,)),)
+        notes += (common.spot,)
     if offer.commit_months:
-        notes += (Note("commitment", (offer.commit_months,)),)
+        notes += (common.commitment(offer.commit_months),)
     if not offer.dated:
         notes += (Note("undated", (offer, today)),)
     return notes, ((Note("stale", (offer, today)),) if offer.is_stale(today) else ())
