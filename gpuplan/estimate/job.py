@@ -257,17 +257,20 @@ def estimate_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Cali
 
 
 def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration | None = None,
-                       headroom: float | None = None) -> JobEstimate:
-    """Batch inference (``infer``) or steady serving (``serve``) on ``s.tp × s.pp`` GPUs per replica."""
+                       headroom: float | None = None, describe: bool = True) -> JobEstimate:
+    """Batch inference (``infer``) or steady serving (``serve``) on ``s.tp × s.pp`` GPUs per replica.
+    ``describe=False`` leaves the assumptions and the longest context out (as :func:`inference_memory` does): the
+    same numbers otherwise, for a planner that describes only the estimates it shows."""
     check_inference(m, gpu, s)
     cal = cal or fitted()
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
         s = replace(s, batch=auto_batch(m, gpu, job, s, cal, headroom))
-    mem = inference_memory(m, gpu, s, cal)
     if not gpu.memory_bandwidth_bytes_per_s:
-        return JobEstimate(job, m, gpu, s.n_gpus, s, mem, None, None, 1, headroom)
+        return JobEstimate(job, m, gpu, s.n_gpus, s, inference_memory(m, gpu, s, cal, describe), None, None, 1,
+                           headroom)
     if job.task == "serve":
-        return _serving(m, gpu, job, s, mem, cal, headroom)
+        return _serving(m, gpu, job, s, cal, headroom, describe)
+    mem = inference_memory(m, gpu, s, cal, describe)
     sp = speed(m, gpu, s, s.batch, cal)
     time = None
     if job.requests:
@@ -276,7 +279,8 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
 
         parts = (("prefill", waves * sp.ttft_s), ("decode", waves * s.output_len * sp.tpot_s))
         time = Estimate(Breakdown("seconds", parts), cal.band("inference_throughput"),
-                        speed_assumptions(gpu, s, sp, cal, largest_batch=job.batch <= 0), {"batches": waves})
+                        speed_assumptions(gpu, s, sp, cal, largest_batch=job.batch <= 0) if describe else (),
+                        {"batches": waves})
     return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
 
 
@@ -317,8 +321,8 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
     return lo
 
 
-def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal: Calibration,
-             headroom: float | None) -> JobEstimate:
+def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,
+             describe: bool) -> JobEstimate:
     """Replicas needed to carry ``job.rps`` within the TTFT/TPOT targets: each replica runs the largest
     concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
     # what the engine holds: its cap and the KV cache at batch 1, then lowered until that batch itself fits
@@ -349,11 +353,11 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
                 best, lo = found, mid + 1
     if best is None or cap < 1:  # nothing meets the targets, or nothing fits: show the asked-for batch, else 1
         b = job.batch or 1
-        return JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=b), inference_memory(m, gpu, replace(s, batch=b),
-                                                                                        cal),
-                           None, speed(m, gpu, s, b, cal), 0, headroom)
+        shown = replace(s, batch=b)
+        return JobEstimate(job, m, gpu, s.n_gpus, shown, inference_memory(m, gpu, shown, cal, describe), None,
+                           speed(m, gpu, s, b, cal), 0, headroom)
     setup = replace(s, batch=best.batch)
-    mem = inference_memory(m, gpu, setup, cal)
+    mem = inference_memory(m, gpu, setup, cal, describe)
     replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
     return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
 

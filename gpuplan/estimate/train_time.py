@@ -220,10 +220,11 @@ def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Cal
 
 
 def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None,
-               work: StepWork | None = None, parts: StepTime | None = None) -> Estimate:
+               work: StepWork | None = None, parts: StepTime | None = None, describe: bool = True) -> Estimate:
     """Wall time to train on ``tokens`` tokens (samples × tokens per sample × epochs) with setup ``s``
     (``work``: as for :func:`train_seconds`; ``parts``: ``step_time(m, gpu, s, tokens, cal, work)``, when the
-    caller has it)."""
+    caller has it). ``describe=False`` leaves the assumptions and the derived answers (``extra``) out: the same
+    parts otherwise, for a search that only compares times."""
     if tokens <= 0:
         from gpuplan.errors import InputError
 
@@ -232,6 +233,9 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     n = s.parallel.n_gpus
     w = work or step_work(m, s, cal)
     t = parts or step_time(m, gpu, s, tokens, cal, w)
+    cls = "pretrain_throughput" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
+    if not describe:
+        return Estimate(Breakdown("seconds", t.parts), cal.band(cls), ())
     peak, u, steps, link, total = t.peak, t.utilisation, t.steps, t.link, t.seconds
     # the method's work, no recomputation
     model_flops = w.flops_per_token if s.recompute == "none" else train_flops_per_token(m, replace(s, recompute="none"))
@@ -257,7 +261,6 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     extra = {"mfu": mfu, "utilisation": u, "gpu_hours": total * n / 3600,
              "tokens_per_s": tokens / max(total, 1e-9), "steps": steps,
              "human": fmt_seconds(total)}
-    cls = "pretrain_throughput" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
     return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, extra)
 
 

@@ -2,7 +2,8 @@
 each estimated; what fits is kept with the estimate that misses by the least where nothing does.
 
 Training memory does not depend on the GPU, so it is sized once per setup for the whole plan; only a setup that
-fits gets a time estimate, and only the fastest setup of a GPU count is described in full.
+fits gets a time estimate. The estimates are made without their words (assumptions, the longest context): the
+same numbers, and the planner has :func:`described` make the full estimate of the few a plan shows.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from gpuplan.estimate.job import (
     JobEstimate,
     check_training,
     estimate_inference,
+    estimate_training,
     half_format,
     inference_setup,
     training_setup,
@@ -29,7 +31,7 @@ from gpuplan.estimate.job import (
 from gpuplan.estimate.memory import training_memory
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.estimate.result import Assumption, Estimate
+from gpuplan.estimate.result import Estimate
 from gpuplan.estimate.train_time import StepTime, StepWork, step_time, step_work, train_time
 from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
@@ -145,21 +147,21 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                 break  # the largest micro-batch that fits is the fastest for this layout
             if best is not None and best[1].parallel == par:
                 break  # no need to recompute when it already fits without
-    if best is not None:  # only the winner is described in full (its assumptions and breakdown)
+    if best is not None:
         _, setup, size, parts = best
         return size.estimate(m, gpu, job, setup, cal, c.headroom, parts), None
     if closest is None:
         return None, None
-    setup, size, _ = closest  # shown in full, time included (it passed check_training when it was sized)
+    setup, size, _ = closest  # time included (it passed check_training when it was sized)
     return None, size.estimate(m, gpu, job, setup, cal, c.headroom)
 
 
 @dataclass(frozen=True, slots=True)
 class _Sized:
     """One training setup's memory as every GPU type sees it (it does not depend on the GPU): the estimate
-    :func:`estimate_training` reports and the bytes it needs with its margin; and the terms of its step time that
-    do not depend on the GPU either. The test suite checks that what is built from it equals
-    :func:`estimate_training`."""
+    :func:`estimate_training` reports, without its assumptions, and the bytes it needs with its margin; and the
+    terms of its step time that do not depend on the GPU either. The test suite checks that what is built from it
+    has the numbers of :func:`estimate_training`."""
 
     memory: Estimate
     needed_bytes: float
@@ -169,10 +171,7 @@ class _Sized:
     @classmethod
     def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
            ) -> _Sized:
-        mem = training_memory(m, s, cal)
-        if job.framework:
-            fw = get_framework(job.framework)
-            mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", fw.describe(), fw.source)))
+        mem = training_memory(m, s, cal, describe=False)
         probe = JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, None, None, 1, headroom)
         return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes, step_work(m, s, cal))
 
@@ -189,10 +188,20 @@ class _Sized:
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
-        """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``);
-        ``parts``: ``self.time(...)``, when the caller has it."""
-        time = train_time(m, gpu, s, job.train_tokens, cal, self.work, parts) if job.train_tokens > 0 else None
+        """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``), without
+        its words (:func:`described` adds them); ``parts``: ``self.time(...)``, when the caller has it."""
+        time = (train_time(m, gpu, s, job.train_tokens, cal, self.work, parts, describe=False)
+                if job.train_tokens > 0 else None)
         return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
+
+
+def described(e: JobEstimate, cal: Calibration) -> JobEstimate:
+    """The full estimate (assumptions, derived answers, the longest context) of an estimate this stage made
+    without its words: what :func:`estimate_training` or :func:`estimate_inference` returns for its setup."""
+    if isinstance(e.setup, TrainSetup):
+        return estimate_training(e.model, e.gpu, e.job, e.setup, cal, e.headroom)
+    # the setup as best_inference made it: the batch as the job gives it (the estimate chose the one it holds)
+    return estimate_inference(e.model, e.gpu, e.job, replace(e.setup, batch=e.job.batch), cal, e.headroom)
 
 
 @dataclass(slots=True)
@@ -236,7 +245,7 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
         return None, None
     try:
         setup = inference_setup(job, tp, engine, weight_format(fmt).name)
-        e = estimate_inference(m, gpu, job, setup, cal, c.headroom)
+        e = estimate_inference(m, gpu, job, setup, cal, c.headroom, describe=False)
     except InfeasibleError as err:
         reasons[(err.message, err.fix)] += 1
         return None, None

@@ -43,8 +43,15 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
         return _plan(catalog, model, job, c, cal or fitted(), suggest, alternatives_too)
 
 
+def _pick_of(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> Candidate | None:
+    """The pick of the plan of a change (a suggestion or an alternative): only its label, cost and time are read,
+    so its estimate is left without its words."""
+    with using(lang()):
+        return _plan(catalog, model, job, c, cal, False, False, describe=False).pick
+
+
 def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,
-          alternatives_too: bool) -> PlanResult:
+          alternatives_too: bool, describe: bool = True) -> PlanResult:
     job = job.for_model(model)
     _check_job(job, model)
     providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
@@ -74,10 +81,36 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
             suggested = suggestions(catalog, model, job, c, cal)
     elif suggest and alternatives_too:
         alternatives_found = alternatives(catalog, model, job, c, cal, top[0])
-    return PlanResult(job, model, c, tuple(top), tuple(pareto_front(cands)), len(fitting) + len(closest),
+    front = pareto_front(cands)
+    if describe:  # the estimates were made without their words: describe the ones the plan shows
+        full = _Describer(cal)
+        top, front, free = full.all(top), full.all(front), full.all(free)
+    return PlanResult(job, model, c, tuple(top), tuple(front), len(fitting) + len(closest),
                       len(fitting), nothing_fits, tuple(suggested), tuple(free), tuple(_assumptions(c, cal)),
                       sum(c.deadline_s is None and x.time_s > limit for x in priced), tuple(alternatives_found),
                       skipped)
+
+
+class _Describer:
+    """Gives the candidates a plan shows their full estimates (:func:`enumeration.described`), each estimate and
+    candidate made once however many of the plan's lists hold it."""
+
+    def __init__(self, cal: Calibration) -> None:
+        self.cal = cal
+        self._estimates: dict[int, JobEstimate] = {}  # by id of the estimate made without its words
+        self._candidates: dict[int, Candidate] = {}
+
+    def all(self, xs: list[Candidate]) -> list[Candidate]:
+        return [self.one(x) for x in xs]
+
+    def one(self, x: Candidate) -> Candidate:
+        found = self._candidates.get(id(x))
+        if found is None:
+            e = self._estimates.get(id(x.estimate))
+            if e is None:
+                e = self._estimates[id(x.estimate)] = enumeration.described(x.estimate, self.cal)
+            found = self._candidates[id(x)] = replace(x, estimate=e)
+        return found
 
 
 def _runnable(gpus: list[Gpu], job: Job) -> tuple[list[Gpu], tuple[Note, ...]]:
@@ -177,12 +210,12 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
     for label, j2, c2 in changes:
         check_budget()
         try:
-            r = plan(catalog, m, j2, c2, cal, suggest=False)
+            pick = _pick_of(catalog, m, j2, c2, cal)
         except GpuplanError:
             continue
-        if r.pick:
-            out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 2),
-                        "currency": c2.currency, "seconds": r.pick.seconds})
+        if pick:
+            out.append({"change": label, "pick": pick.label(), "cost": round(pick.cost.total, 2),
+                        "currency": c2.currency, "seconds": pick.seconds})
     return sorted(out, key=lambda s: s["cost"])
 
 
@@ -226,13 +259,13 @@ def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: 
     for label, j2, c2 in _cheaper_changes(job, c):
         check_budget()
         try:
-            r = plan(catalog, m, j2, c2, cal, suggest=False)
+            other = _pick_of(catalog, m, j2, c2, cal)
         except GpuplanError:
             continue
-        saving = 1 - r.pick.cost.total / pick.cost.total if r.pick and pick.cost.total > 0 else 0.0
-        if r.pick and saving > COST_TIE_SHARE:
-            out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 4),
-                        "currency": c2.currency, "seconds": r.pick.time_s,
+        saving = 1 - other.cost.total / pick.cost.total if other and pick.cost.total > 0 else 0.0
+        if other and saving > COST_TIE_SHARE:
+            out.append({"change": label, "pick": other.label(), "cost": round(other.cost.total, 4),
+                        "currency": c2.currency, "seconds": other.time_s,
                         "saving": saving})
     return sorted(out, key=lambda a: -a["saving"])
 
