@@ -264,7 +264,7 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
     check_inference(m, gpu, s)
     cal = cal or fitted()
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
-        s = replace(s, batch=auto_batch(m, gpu, job, s, cal, headroom))
+        s = s.with_batch(auto_batch(m, gpu, job, s, cal, headroom))
     if not gpu.memory_bandwidth_bytes_per_s:
         return JobEstimate(job, m, gpu, s.n_gpus, s, inference_memory(m, gpu, s, cal, describe), None, None, 1,
                            headroom)
@@ -293,7 +293,7 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
     logits (all of them at once in transformers), so the batch is then lowered until that batch itself fits."""
     if job.task != "infer" or not job.requests:
         return 1
-    top = max(1, min(max_batch(m, gpu, replace(s, batch=1), cal), math.ceil(job.requests)))
+    top = max(1, min(max_batch(m, gpu, s.with_batch(1), cal), math.ceil(job.requests)))
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
 
 
@@ -303,7 +303,7 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
     headroom; 0 when not even one sequence does. Memory grows with the batch, so a bisection finds it."""
 
     def holds(b: int) -> bool:
-        setup = replace(s, batch=b)
+        setup = s.with_batch(b)
         mem = inference_memory(m, gpu, setup, cal, describe=False)
         return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, None, 1, headroom).fits
 
@@ -353,10 +353,10 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, 
                 best, lo = found, mid + 1
     if best is None or cap < 1:  # nothing meets the targets, or nothing fits: show the asked-for batch, else 1
         b = job.batch or 1
-        shown = replace(s, batch=b)
+        shown = s.with_batch(b)
         return JobEstimate(job, m, gpu, s.n_gpus, shown, inference_memory(m, gpu, shown, cal, describe), None,
                            speed(m, gpu, s, b, cal), 0, headroom)
-    setup = replace(s, batch=best.batch)
+    setup = s.with_batch(best.batch)
     mem = inference_memory(m, gpu, setup, cal, describe)
     replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
     return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
