@@ -36,7 +36,7 @@ from gpuplan.estimate.train_time import StepTime, StepWork, step_time, step_work
 from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
-from gpuplan.plan.pricing import Offers, matching
+from gpuplan.plan.pricing import Offers, offered
 from gpuplan.types import Gpu, Job, ModelSpec, Objective, Parallelism, Task, TrainSetup
 
 NODE_COUNTS = (1, 2, 4, 8)
@@ -264,8 +264,8 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     platforms = offered_platforms(catalog, c)
     memo = PlanMemo()  # training setups and their memory: the same on every GPU type
     for gpu in gpus:
-        counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or next(
-            matching(offers, gpu.name, n, serving), None) is not None]
+        counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n,
+                                                                                               serving)]
         for n in counts:
             check_budget()
             if job.is_training:

@@ -43,24 +43,26 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
         return _plan(catalog, model, job, c, cal or fitted(), suggest, alternatives_too)
 
 
-def _pick_of(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> Candidate | None:
+def _pick_of(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration,
+             terms: pricing.OfferTerms | None) -> Candidate | None:
     """The pick of the plan of a change (a suggestion or an alternative): only its label, cost and time are read,
-    so its estimate is left without its words."""
+    so its estimate is left without its words; ``terms``: the offer terms of the plan it changes."""
     with using(lang()):
-        return _plan(catalog, model, job, c, cal, False, False, describe=False).pick
+        return _plan(catalog, model, job, c, cal, False, False, describe=False, terms=terms).pick
 
 
 def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,
-          alternatives_too: bool, describe: bool = True) -> PlanResult:
+          alternatives_too: bool, describe: bool = True, terms: pricing.OfferTerms | None = None) -> PlanResult:
     job = job.for_model(model)
     _check_job(job, model)
     providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
     gpus, skipped = _runnable(enumeration.candidate_gpus(catalog, c), job)
     reasons: Counter[tuple[str, str]] = Counter()
-    offers = pricing.usable_offers(catalog, c, providers, job.task is Task.SERVE)
+    serving = job.task is Task.SERVE
+    pricer = pricing.Pricer(catalog, c, {}, cal, serving, terms)
+    offers = pricer.offers = pricer.terms.usable(c, providers, serving)
     fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, offers, reasons)
     priced: list[Candidate] = []
-    pricer = pricing.Pricer(catalog, c, offers, cal)
     for e in fitting:
         priced += pricer.price(e)
     cands = [x for x in priced if ranking.within_limits(x, c)]
@@ -78,9 +80,9 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
     if not top:
         nothing_fits = _nothing_fits(fitting, closest, priced, c, reasons)
         if suggest:
-            suggested = suggestions(catalog, model, job, c, cal)
+            suggested = suggestions(catalog, model, job, c, cal, pricer.terms)
     elif suggest and alternatives_too:
-        alternatives_found = alternatives(catalog, model, job, c, cal, top[0])
+        alternatives_found = alternatives(catalog, model, job, c, cal, top[0], pricer.terms)
     front = pareto_front(cands)
     if describe:  # the estimates were made without their words: describe the ones the plan shows
         full = _Describer(cal)
@@ -181,8 +183,10 @@ def _latency_miss(slow: list[JobEstimate], c: Constraints) -> str:
             f"time: {what}. Relax --ttft/--tpot, use a shorter prompt, or allow faster GPUs.")
 
 
-def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> list[dict[str, Any]]:
-    """Cheapest changes that would make the job fit, each priced by planning again with the change."""
+def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration,
+                terms: pricing.OfferTerms | None = None) -> list[dict[str, Any]]:
+    """Cheapest changes that would make the job fit, each priced by planning again with the change (``terms``: the
+    offer terms of the plan they change, which those plans share)."""
     changes: list[tuple[str, Job, Constraints]] = []
     if job.task in (Task.INFER, Task.SERVE):
         for q in ("int8-wo", "awq-int4"):
@@ -210,7 +214,7 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
     for label, j2, c2 in changes:
         check_budget()
         try:
-            pick = _pick_of(catalog, m, j2, c2, cal)
+            pick = _pick_of(catalog, m, j2, c2, cal, terms)
         except GpuplanError:
             continue
         if pick:
@@ -251,15 +255,16 @@ def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constrain
     return changes
 
 
-def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration, pick: Candidate
-                 ) -> list[dict[str, Any]]:
+def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration, pick: Candidate,
+                 terms: pricing.OfferTerms | None = None) -> list[dict[str, Any]]:
     """Changes that would run a job that fits for less than ``pick``, each priced by planning again with it, the
-    largest saving first (``saving``: the share of the pick's cost saved; within the cost tie, none)."""
+    largest saving first (``saving``: the share of the pick's cost saved; within the cost tie, none; ``terms``: as
+    for :func:`suggestions`)."""
     out = []
     for label, j2, c2 in _cheaper_changes(job, c):
         check_budget()
         try:
-            other = _pick_of(catalog, m, j2, c2, cal)
+            other = _pick_of(catalog, m, j2, c2, cal, terms)
         except GpuplanError:
             continue
         saving = 1 - other.cost.total / pick.cost.total if other and pick.cost.total > 0 else 0.0

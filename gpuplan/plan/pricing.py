@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterator
+from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import Calibration, speed_calibrated
@@ -54,6 +55,15 @@ def matching(offers: Offers, gpu: str, n: int, serving: bool) -> Iterator[tuple[
             yield o, per_replica
 
 
+def offered(offers: Offers, gpu: str, n: int, serving: bool) -> bool:
+    """Whether some usable offer of ``gpu`` can hold a replica of ``n`` GPUs (:func:`matching` finds one)."""
+    for count, group in offers.get(gpu, {}).items():
+        if count == n or (n > 8 and count == 8) or (serving and n < count <= 8):
+            if any(instances_per_replica(o, n, serving) is not None for _, o in group):
+                return True
+    return False
+
+
 def instances_per_replica(o: Offer, n: int, serving: bool) -> float | None:
     """Instances of ``o`` one replica of ``n`` GPUs takes: 1 when the instance has exactly ``n``, n/8 8-GPU
     instances for multi-node (not marketplace listings: independent hosts, no cluster fabric), and for serving
@@ -83,18 +93,63 @@ def disk_bytes(m: ModelSpec, job: Job) -> float:
     return weights + data + checkpoint
 
 
-class Pricer:
-    """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency, its notes)
-    or on the model alone (start-up, disk) is made once for the plan, and notes that many candidates carry are one
-    shared value each, so a candidate costs a little arithmetic and two objects (its cost and itself)."""
+class OfferTerms:
+    """Each offer's tariff in one currency and its notes, made once and shared: by the candidates of a plan, and by
+    the plans of its changes (suggestions, alternatives), which price the same offers in the same currency; and the
+    usable offers of each choice of market, providers and tiers, with the offers that match each GPU count."""
 
-    def __init__(self, catalog: Catalog, c: Constraints, offers: Offers, cal: Calibration) -> None:
+    def __init__(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> None:
+        self.catalog, self.c, self.serving, self.today = catalog, c, serving, today
+        self._common = _CommonNotes(c.spot_overhead)
+        self._by_offer: dict[int, tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
+        self.get = self._by_offer.get  # (tariff, own notes, stale flag) of an offer priced before
+        self._usable: dict[tuple[Any, ...], Offers] = {}
+        self._matches: dict[tuple[int, str, int, bool], tuple[Offers, list[tuple[Offer, float]]]] = {}
+
+    def usable(self, c: Constraints, providers: set[str] | None, serving: bool) -> Offers:
+        """``usable_offers(self.catalog, c, providers, serving)``, made once for each choice it depends on."""
+        key = (c.market, frozenset(providers) if providers is not None else None, c.pricings, c.spot, c.tiers,
+               serving)
+        found = self._usable.get(key)
+        if found is None:
+            found = self._usable[key] = usable_offers(self.catalog, c, providers, serving)
+        return found
+
+    def matches(self, offers: Offers, gpu: str, n: int, serving: bool) -> list[tuple[Offer, float]]:
+        """``list(matching(offers, gpu, n, serving))``, made once for each usable set of offers and count."""
+        key = (id(offers), gpu, n, serving)
+        hit = self._matches.get(key)
+        if hit is not None and hit[0] is offers:  # the entry holds the offers, so their id was not reused
+            return hit[1]
+        found = list(matching(offers, gpu, n, serving))
+        self._matches[key] = (offers, found)
+        return found
+
+    def serves(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> bool:
+        """Whether these terms are the ones a plan of ``c`` on ``catalog`` would make."""
+        return (catalog is self.catalog and c.currency == self.c.currency and c.spot_overhead == self.c.spot_overhead
+                and serving == self.serving and today == self.today)
+
+    def make(self, offer: Offer) -> tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]:
+        own, stale = offer_notes_of(offer, self.c, self.today, self._common)
+        found = self._by_offer[id(offer)] = (tariff(self.catalog, offer, self.c.currency, self.serving), own, stale)
+        return found
+
+
+class Pricer:
+    """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency, its notes:
+    :class:`OfferTerms`, which the plans of its changes may share) or on the model alone (start-up, disk) is made
+    once, so a candidate costs a little arithmetic and two objects (its cost and itself)."""
+
+    def __init__(self, catalog: Catalog, c: Constraints, offers: Offers, cal: Calibration, serving: bool = False,
+                 terms: OfferTerms | None = None) -> None:
         self.catalog, self.c, self.offers = catalog, c, offers
         self.today = dt.date.today()
         self.net_gbps = cal.get("network_bytes_per_s_per_gpu") * 8 / 1e9
-        self._terms: dict[int, tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
+        if terms is None or not terms.serves(catalog, c, serving, self.today):
+            terms = OfferTerms(catalog, c, serving, self.today)
+        self.terms = terms
         self._model: dict[int, tuple[float, float]] = {}  # by id(model): (start-up seconds, disk bytes)
-        self._common = _CommonNotes(c.spot_overhead)
 
     def _model_terms(self, e: JobEstimate) -> tuple[float, float]:
         found = self._model.get(id(e.model))
@@ -103,15 +158,12 @@ class Pricer:
             found = self._model[id(e.model)] = (startup, disk_bytes(e.model, e.job))
         return found
 
-    def _offer_terms(self, offer: Offer, serving: bool) -> tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]:
-        own, stale = offer_notes_of(offer, self.c, self.today, self._common)
-        found = self._terms[id(offer)] = (tariff(self.catalog, offer, self.c.currency, serving), own, stale)
-        return found
-
     def price(self, e: JobEstimate) -> list[Candidate]:
         """Every usable offer of ``e``'s GPU that can hold it, costed."""
         c = self.c
         serving = e.job.task is Task.SERVE
+        if serving != self.terms.serving:  # a serving estimate is billed as a service: its own tariffs
+            self.terms = OfferTerms(self.catalog, c, serving, self.today)
         work_s = e.seconds  # a sum over the time breakdown: read once
         if not math.isfinite(work_s) and not serving:
             return []
@@ -121,11 +173,11 @@ class Pricer:
         fleet: tuple[Note, ...] = () if speed_calibrated(e.gpu.vendor) else (Note("uncalibrated", (e.gpu.vendor,)),)
         large = e.total_gpus > LARGE_FLEET_GPUS
         replicas, currency, overhead = e.replicas, c.currency, c.spot_overhead
-        terms_of, offer_terms = self._terms.get, self._offer_terms
+        terms_of, offer_terms = self.terms.get, self.terms.make
         out = []
-        for offer, per_replica in matching(self.offers, e.gpu.name, e.n_gpus, serving):
+        for offer, per_replica in self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving):
             instances = 1 if per_replica == 1 and replicas == 1 else max(1, math.ceil(per_replica * replicas - 1e-9))
-            rate, own, stale = terms_of(id(offer)) or offer_terms(offer, serving)
+            rate, own, stale = terms_of(id(offer)) or offer_terms(offer)
             cost = bill(rate, seconds, currency, instances, disk, overhead)
             if per_replica == 1 and not large and (instances == 1 or serving):
                 notes = first + own + fleet + stale  # the plain case: no note of this candidate's own
