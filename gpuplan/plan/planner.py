@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
@@ -45,52 +45,74 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
 
 def _pick_of(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration,
              terms: pricing.OfferTerms | None) -> Candidate | None:
-    """The pick of the plan of a change (a suggestion or an alternative): only its label, cost and time are read,
-    so its estimate is left without its words; ``terms``: the offer terms of the plan it changes."""
+    """The pick of the plan of a change (a suggestion or an alternative), the first of its ranking: only its label,
+    cost and time are read, so nothing else of that plan is made (``terms``: the offer terms of the plan it
+    changes)."""
     with using(lang()):
-        return _plan(catalog, model, job, c, cal, False, False, describe=False, terms=terms).pick
+        st = _Priced.of(catalog, model, job, c, cal, terms)
+        return min(st.cands, key=ranking.sort_key(c, st.cands), default=None)  # the first of the stable sort
+
+
+@dataclass(slots=True)
+class _Priced:
+    """A plan through its pricing stage: the estimates, the candidates priced and those within the limits."""
+
+    job: Job
+    providers: set[str] | None
+    skipped: tuple[Note, ...]
+    reasons: Counter[tuple[str, str]]
+    fitting: list[JobEstimate]
+    closest: list[JobEstimate]
+    priced: list[Candidate]
+    cands: list[Candidate]
+    terms: pricing.OfferTerms
+
+    @classmethod
+    def of(cls, catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration,
+           terms: pricing.OfferTerms | None) -> _Priced:
+        job = job.for_model(model)
+        _check_job(job, model)
+        providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
+        gpus, skipped = _runnable(enumeration.candidate_gpus(catalog, c), job)
+        reasons: Counter[tuple[str, str]] = Counter()
+        serving = job.task is Task.SERVE
+        pricer = pricing.Pricer(catalog, c, {}, cal, serving, terms)
+        offers = pricer.offers = pricer.terms.usable(c, providers, serving)
+        fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, offers, reasons)
+        priced: list[Candidate] = []
+        for e in fitting:
+            priced += pricer.price(e)
+        return cls(job, providers, skipped, reasons, fitting, closest, priced, ranking.keep_within(priced, c),
+                   pricer.terms)
 
 
 def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,
-          alternatives_too: bool, describe: bool = True, terms: pricing.OfferTerms | None = None) -> PlanResult:
-    job = job.for_model(model)
-    _check_job(job, model)
-    providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
-    gpus, skipped = _runnable(enumeration.candidate_gpus(catalog, c), job)
-    reasons: Counter[tuple[str, str]] = Counter()
-    serving = job.task is Task.SERVE
-    pricer = pricing.Pricer(catalog, c, {}, cal, serving, terms)
-    offers = pricer.offers = pricer.terms.usable(c, providers, serving)
-    fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, offers, reasons)
-    priced: list[Candidate] = []
-    for e in fitting:
-        priced += pricer.price(e)
-    cands = [x for x in priced if ranking.within_limits(x, c)]
+          alternatives_too: bool) -> PlanResult:
+    st = _Priced.of(catalog, model, job, c, cal, None)
+    job, providers, fitting, closest, priced, cands = st.job, st.providers, st.fitting, st.closest, st.priced, st.cands
     ranked = sorted(cands, key=ranking.sort_key(c, cands))
     top = ranking.distinct(ranked, c.top)
     free = []
     if c.platforms and job.task in (Task.FINETUNE, Task.INFER) and c.spot is not True:
         for e in fitting:  # --provider names platforms too; without it, all of them
             if e.n_gpus <= 2:
-                free += [x for x in pricing.platform_candidates(catalog, e, c, e.seconds)
-                         if ranking.within_limits(x, c) and (providers is None or x.where in providers)]
+                free += [x for x in ranking.keep_within(pricing.platform_candidates(catalog, e, c, e.seconds), c)
+                         if providers is None or x.where in providers]
     free = ranking.distinct(sorted(free, key=lambda x: (x.cost.total, x.calendar_seconds)), c.top)
     limit = max_seconds(c) or math.inf
     nothing_fits, suggested, alternatives_found = "", [], []
     if not top:
-        nothing_fits = _nothing_fits(fitting, closest, priced, c, reasons)
+        nothing_fits = _nothing_fits(fitting, closest, priced, c, st.reasons)
         if suggest:
-            suggested = suggestions(catalog, model, job, c, cal, pricer.terms)
+            suggested = suggestions(catalog, model, job, c, cal, st.terms)
     elif suggest and alternatives_too:
-        alternatives_found = alternatives(catalog, model, job, c, cal, top[0], pricer.terms)
-    front = pareto_front(cands)
-    if describe:  # the estimates were made without their words: describe the ones the plan shows
-        full = _Describer(cal)
-        top, front, free = full.all(top), full.all(front), full.all(free)
+        alternatives_found = alternatives(catalog, model, job, c, cal, top[0], st.terms)
+    full = _Describer(cal)  # the estimates were made without their words: describe the ones the plan shows
+    top, front, free = full.all(top), full.all(pareto_front(cands)), full.all(free)
     return PlanResult(job, model, c, tuple(top), tuple(front), len(fitting) + len(closest),
                       len(fitting), nothing_fits, tuple(suggested), tuple(free), tuple(_assumptions(c, cal)),
                       sum(c.deadline_s is None and x.time_s > limit for x in priced), tuple(alternatives_found),
-                      skipped)
+                      st.skipped)
 
 
 class _Describer:

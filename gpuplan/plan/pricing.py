@@ -57,11 +57,9 @@ def matching(offers: Offers, gpu: str, n: int, serving: bool) -> Iterator[tuple[
 
 def offered(offers: Offers, gpu: str, n: int, serving: bool) -> bool:
     """Whether some usable offer of ``gpu`` can hold a replica of ``n`` GPUs (:func:`matching` finds one)."""
-    for count, group in offers.get(gpu, {}).items():
-        if count == n or (n > 8 and count == 8) or (serving and n < count <= 8):
-            if any(instances_per_replica(o, n, serving) is not None for _, o in group):
-                return True
-    return False
+    return any((count == n or (n > 8 and count == 8) or (serving and n < count <= 8))
+               and any(instances_per_replica(o, n, serving) is not None for _, o in group)
+               for count, group in offers.get(gpu, {}).items())
 
 
 def instances_per_replica(o: Offer, n: int, serving: bool) -> float | None:
