@@ -65,7 +65,7 @@ class _Priced:
     closest: list[JobEstimate]
     priced: list[Candidate]
     cands: list[Candidate]
-    terms: pricing.OfferTerms
+    pricer: pricing.Pricer
 
     @classmethod
     def of(cls, catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration,
@@ -83,7 +83,7 @@ class _Priced:
         for e in fitting:
             priced += pricer.price(e)
         return cls(job, providers, skipped, reasons, fitting, closest, priced, ranking.keep_within(priced, c),
-                   pricer.terms)
+                   pricer)
 
 
 def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,
@@ -104,10 +104,10 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
     if not top:
         nothing_fits = _nothing_fits(fitting, closest, priced, c, st.reasons)
         if suggest:
-            suggested = suggestions(catalog, model, job, c, cal, st.terms)
+            suggested = suggestions(catalog, model, job, c, cal, st.pricer.terms)
     elif suggest and alternatives_too:
-        alternatives_found = alternatives(catalog, model, job, c, cal, top[0], st.terms)
-    full = _Describer(cal)  # the estimates were made without their words: describe the ones the plan shows
+        alternatives_found = alternatives(catalog, model, job, c, cal, top[0], st.pricer.terms)
+    full = _Describer(cal, st.pricer)  # the candidates were made without words: describe the ones the plan shows
     top, front, free = full.all(top), full.all(pareto_front(cands)), full.all(free)
     return PlanResult(job, model, c, tuple(top), tuple(front), len(fitting) + len(closest),
                       len(fitting), nothing_fits, tuple(suggested), tuple(free), tuple(_assumptions(c, cal)),
@@ -116,11 +116,12 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
 
 
 class _Describer:
-    """Gives the candidates a plan shows their full estimates (:func:`enumeration.described`), each estimate and
-    candidate made once however many of the plan's lists hold it."""
+    """Gives the candidates a plan shows their notes (:meth:`pricing.Pricer.noted`) and full estimates
+    (:func:`enumeration.described`), each estimate and candidate made once however many of the plan's lists hold
+    it."""
 
-    def __init__(self, cal: Calibration) -> None:
-        self.cal = cal
+    def __init__(self, cal: Calibration, pricer: pricing.Pricer) -> None:
+        self.cal, self.pricer = cal, pricer
         self._estimates: dict[int, JobEstimate] = {}  # by id of the estimate made without its words
         self._candidates: dict[int, Candidate] = {}
 
@@ -133,7 +134,7 @@ class _Describer:
             e = self._estimates.get(id(x.estimate))
             if e is None:
                 e = self._estimates[id(x.estimate)] = enumeration.described(x.estimate, self.cal)
-            found = self._candidates[id(x)] = replace(x, estimate=e)
+            found = self._candidates[id(x)] = replace(self.pricer.noted(x), estimate=e)
         return found
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
@@ -99,10 +100,11 @@ class OfferTerms:
     def __init__(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> None:
         self.catalog, self.c, self.serving, self.today = catalog, c, serving, today
         self._common = _CommonNotes(c.spot_overhead)
-        self._by_offer: dict[int, tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
-        self.get = self._by_offer.get  # (tariff, own notes, stale flag) of an offer priced before
+        self._tariffs: dict[int, Tariff] = {}  # by id(offer)
+        self.get = self._tariffs.get  # the tariff of an offer priced before
+        self._notes: dict[int, tuple[tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
         self._usable: dict[tuple[Any, ...], Offers] = {}
-        self._matches: dict[tuple[int, str, int, bool], tuple[Offers, list[tuple[Offer, float]]]] = {}
+        self._matches: dict[tuple[int, str, int, bool], tuple[Offers, list[Offer], list[float]]] = {}
 
     def usable(self, c: Constraints, providers: set[str] | None, serving: bool) -> Offers:
         """``usable_offers(self.catalog, c, providers, serving)``, made once for each choice it depends on."""
@@ -113,31 +115,43 @@ class OfferTerms:
             found = self._usable[key] = usable_offers(self.catalog, c, providers, serving)
         return found
 
-    def matches(self, offers: Offers, gpu: str, n: int, serving: bool) -> list[tuple[Offer, float]]:
-        """``list(matching(offers, gpu, n, serving))``, made once for each usable set of offers and count."""
+    def matches(self, offers: Offers, gpu: str, n: int, serving: bool) -> tuple[list[Offer], list[float]]:
+        """What :func:`matching` yields as two lists (the offers, the instances per replica of each), made once
+        for each usable set of offers and count."""
         key = (id(offers), gpu, n, serving)
         hit = self._matches.get(key)
         if hit is not None and hit[0] is offers:  # the entry holds the offers, so their id was not reused
-            return hit[1]
-        found = list(matching(offers, gpu, n, serving))
-        self._matches[key] = (offers, found)
-        return found
+            return hit[1], hit[2]
+        found: list[Offer] = []
+        per: list[float] = []
+        for o, per_replica in matching(offers, gpu, n, serving):
+            found.append(o)
+            per.append(per_replica)
+        self._matches[key] = (offers, found, per)
+        return found, per
 
     def serves(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> bool:
         """Whether these terms are the ones a plan of ``c`` on ``catalog`` would make."""
         return (catalog is self.catalog and c.currency == self.c.currency and c.spot_overhead == self.c.spot_overhead
                 and serving == self.serving and today == self.today)
 
-    def make(self, offer: Offer) -> tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]:
-        own, stale = offer_notes_of(offer, self.c, self.today, self._common)
-        found = self._by_offer[id(offer)] = (tariff(self.catalog, offer, self.c.currency, self.serving), own, stale)
+    def make(self, offer: Offer) -> Tariff:
+        found = self._tariffs[id(offer)] = tariff(self.catalog, offer, self.c.currency, self.serving)
+        return found
+
+    def notes(self, offer: Offer) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
+        """:func:`offer_notes_of` ``offer``, made once."""
+        found = self._notes.get(id(offer))
+        if found is None:
+            found = self._notes[id(offer)] = offer_notes_of(offer, self.c, self.today, self._common)
         return found
 
 
 class Pricer:
-    """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency, its notes:
+    """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency:
     :class:`OfferTerms`, which the plans of its changes may share) or on the model alone (start-up, disk) is made
-    once, so a candidate costs a little arithmetic and two objects (its cost and itself)."""
+    once, so a candidate costs a little arithmetic and two objects (its cost and itself). Its notes are words for
+    the plan to show: :meth:`noted` adds them to the candidates it shows."""
 
     def __init__(self, catalog: Catalog, c: Constraints, offers: Offers, cal: Calibration, serving: bool = False,
                  terms: OfferTerms | None = None) -> None:
@@ -157,7 +171,7 @@ class Pricer:
         return found
 
     def price(self, e: JobEstimate) -> list[Candidate]:
-        """Every usable offer of ``e``'s GPU that can hold it, costed."""
+        """Every usable offer of ``e``'s GPU that can hold it, costed (without notes: see :meth:`noted`)."""
         c = self.c
         serving = e.job.task is Task.SERVE
         if serving != self.terms.serving:  # a serving estimate is billed as a service: its own tariffs
@@ -167,32 +181,39 @@ class Pricer:
             return []
         startup, disk = self._model_terms(e)
         seconds = HOUR if serving else work_s + startup
-        first: tuple[Note, ...] = (Note("startup", (startup,)),) if startup else ()
-        fleet: tuple[Note, ...] = () if speed_calibrated(e.gpu.vendor) else (Note("uncalibrated", (e.gpu.vendor,)),)
-        large = e.total_gpus > LARGE_FLEET_GPUS
         replicas, currency, overhead = e.replicas, c.currency, c.spot_overhead
-        terms_of, offer_terms = self.terms.get, self.terms.make
+        tariff_of, make = self.terms.get, self.terms.make
+        offers, per = self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving)
         out = []
-        for offer, per_replica in self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving):
+        for offer, per_replica in zip(offers, per, strict=True):
             instances = 1 if per_replica == 1 and replicas == 1 else max(1, math.ceil(per_replica * replicas - 1e-9))
-            rate, own, stale = terms_of(id(offer)) or offer_terms(offer)
-            cost = bill(rate, seconds, currency, instances, disk, overhead)
-            if per_replica == 1 and not large and (instances == 1 or serving):
-                notes = first + own + fleet + stale  # the plain case: no note of this candidate's own
-            else:
-                notes = first
-                if per_replica < 1:
-                    notes += (Note("shared_instance", (replicas, instances, int(offer.gpu_count),
-                                                       round(instances / per_replica))),)
-                notes += own
-                if large:
-                    notes += (Note("large_fleet", (e.total_gpus, offer.provider)),)
-                notes += fleet
-                if instances > 1 and not serving:
-                    notes += (Note("multi_node", (instances, self.net_gbps)),)
-                notes += stale
-            out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer, notes=notes))
+            cost = bill(tariff_of(id(offer)) or make(offer), seconds, currency, instances, disk, overhead)
+            out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer))
         return out
+
+    def noted(self, x: Candidate) -> Candidate:
+        """``x`` (priced by :meth:`price`) with its notes: start-up, a shared instance, the offer's own, a large
+        fleet, an uncalibrated vendor, several nodes, a stale price, in that order."""
+        if x.offer is None:
+            return x  # a notebook platform's candidate comes with its notes
+        e, offer, instances = x.estimate, x.offer, x.cost.instances
+        serving = e.job.task is Task.SERVE
+        startup, _ = self._model_terms(e)
+        per_replica = instances_per_replica(offer, e.n_gpus, serving)
+        assert per_replica is not None, "a priced offer holds its replica"
+        own, stale = self.terms.notes(offer)
+        notes: tuple[Note, ...] = (Note("startup", (startup,)),) if startup else ()
+        if per_replica < 1:
+            notes += (Note("shared_instance", (e.replicas, instances, int(offer.gpu_count),
+                                               round(instances / per_replica))),)
+        notes += own
+        if e.total_gpus > LARGE_FLEET_GPUS:
+            notes += (Note("large_fleet", (e.total_gpus, offer.provider)),)
+        if not speed_calibrated(e.gpu.vendor):
+            notes += (Note("uncalibrated", (e.gpu.vendor,)),)
+        if instances > 1 and not serving:
+            notes += (Note("multi_node", (instances, self.net_gbps)),)
+        return replace(x, notes=notes + stale)
 
 
 class _CommonNotes:
