@@ -101,3 +101,37 @@ def test_with_batch_is_replace_in_every_field() -> None:
     assert all(getattr(s, k) != f.default for k, f in InferSetup.__dataclass_fields__.items())
     assert s.with_batch(41) == replace(s, batch=41)
     assert s.with_batch(3) == s
+
+
+class _Fresh(enumeration.PlanMemo):
+    """A memo that remembers nothing: every setup and check made afresh, as check_training makes them."""
+
+    def found(self, m, job, par, mb, recompute, gpu, half):  # type: ignore[no-untyped-def]
+        self.entries.clear()
+        return super().found(m, job, par, mb, recompute, gpu, half)
+
+    def hardware_error(self, gpu, job, s):  # type: ignore[no-untyped-def]
+        self._hardware.clear()
+        return super().hardware_error(gpu, job, s)
+
+
+@pytest.mark.parametrize(("name", "job"), [
+    ("DeepSeek-V2-Lite", Job(task="finetune", method="ptuning", samples=1000, tokens_per_sample=512, seq_len=512)),
+    ("Llama-2-7B", Job(task="finetune", method="qlora", samples=1000, tokens_per_sample=8192, seq_len=8192)),
+    ("Qwen2.5-7B", Job(task="finetune", method="full", samples=1000, tokens_per_sample=2048, seq_len=2048,
+                       framework="unsloth")),
+], ids=["ptuning-mla", "qlora-too-long", "unsloth-full"])
+def test_the_training_search_refuses_as_check_training_does_on_every_gpu(catalog: Catalog, name: str,
+                                                                          job: Job) -> None:
+    """The setups' checks are made once per plan (the GPU's once per GPU, method and precision): the refusals
+    counted and the estimates found are those of checking every setup on every GPU afresh."""
+    m, cal, c = catalog.model(name), fitted(), Constraints()
+    job = job.for_model(m)
+    memo, fresh = enumeration.PlanMemo(), _Fresh()
+    kept, plain = Counter[tuple[str, str]](), Counter[tuple[str, str]]()
+    for gpu in enumeration.candidate_gpus(catalog, c):  # V100/T4 (FP16), AMD, Apple, Ascend among them
+        for n in (1, 8):
+            got = enumeration.best_training(m, gpu, job, n, c, cal, kept, memo)
+            want = enumeration.best_training(m, gpu, job, n, c, cal, plain, fresh)
+            assert [e and _numbers(e) for e in got] == [e and _numbers(e) for e in want]
+    assert kept == plain and sum(plain.values()) > 0

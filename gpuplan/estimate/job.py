@@ -143,6 +143,15 @@ def _setup_dict(setup: TrainSetup | InferSetup) -> dict[str, Any]:
 
 
 def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
+    """Raise when ``s`` cannot train ``m`` on ``gpu``: the setup's shape against the model, then the hardware, then
+    the method against the model (a planner that checks many setups on many GPUs calls the three apart)."""
+    check_training_shape(m, s)
+    check_training_hardware(gpu, job, s)
+    check_training_method(m, job, s)
+
+
+def check_training_shape(m: ModelSpec, s: TrainSetup) -> None:
+    """The sequence length, tensor and pipeline parallelism of ``s`` against ``m``."""
     par = s.parallel
     if s.seq_len > m.max_positions:
         raise InfeasibleError("--seq-len", f"{s.seq_len} tokens is longer than {m.name} supports "
@@ -151,6 +160,10 @@ def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if par.pp > m.n_layers:
         raise InfeasibleError("--pp", f"{par.pp} pipeline stages for {m.n_layers} layers.",
                               f"use --pp {m.n_layers} or less.")
+
+
+def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:
+    """The job's framework and ``s``'s method and precision on ``gpu``: all it reads of the setup."""
     check_runs_on(gpu, job.framework, s.method)
     if s.method == "qlora" and not (gpu.bf16_flops_per_s or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
         raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
@@ -160,6 +173,10 @@ def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if s.precision.startswith("fp8") and not gpu.fp8_flops_per_s:
         raise InfeasibleError("--precision", f"{gpu.name} has no FP8 tensor cores.",
                               "use --precision bf16-mixed, or an H100/H200/L40S/Blackwell GPU.")
+
+
+def check_training_method(m: ModelSpec, job: Job, s: TrainSetup) -> None:
+    """The method against the model's attention."""
     if job.task == "finetune" and s.method == "ptuning" and m.is_mla:
         raise InfeasibleError("--method", "P-tuning v2 prefixes need per-head keys and values; MLA models cache "
                               "a latent instead.", "use --method lora.")

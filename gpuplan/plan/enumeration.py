@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpuplan.catalog import Catalog
@@ -21,7 +21,9 @@ from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.hardware import Blocker, training_blocker
 from gpuplan.estimate.job import (
     JobEstimate,
-    check_training,
+    check_training_hardware,
+    check_training_method,
+    check_training_shape,
     estimate_inference,
     estimate_training,
     half_format,
@@ -118,20 +120,22 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     best: tuple[float, TrainSetup, _Sized, StepTime | None] | None = None  # the fastest that fits, its time parts
     closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
     half = half_format(gpu)
-    for par in training_layouts(m, n, job):
+    for par in memo.layouts(m, n, job):
         check_budget()
         # the framework the user runs fixes recomputation (its default); without one, try both
         for recompute in ((None,) if job.framework else ("none", "full")):
             for mb in (8, 4, 2, 1):
-                try:
-                    entry = memo.entry(job, par, mb, recompute, gpu, half)
-                    setup = entry.setup
-                    check_training(m, gpu, job, setup)
-                except InfeasibleError as err:
+                # check_training(m, gpu, job, setup), its GPU-independent parts made once per setup
+                entry = memo.found(m, job, par, mb, recompute, gpu, half)
+                err = entry if isinstance(entry, InfeasibleError) else (
+                    entry.shape_error or memo.hardware_error(gpu, job, entry.setup) or entry.method_error)
+                if err is not None:
                     reasons[(err.message, err.fix)] += 1
                     if err.field == "--global-batch":
                         continue  # a smaller micro-batch may fit the batch
                     break
+                assert isinstance(entry, _Entry)
+                setup = entry.setup
                 size = entry.sized
                 if size is None:
                     size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
@@ -206,34 +210,80 @@ def described(e: JobEstimate, cal: Calibration) -> JobEstimate:
 
 @dataclass(slots=True)
 class _Entry:
-    """A setup of the plan's training search and, once it has been sized, its memory and step terms."""
+    """A setup of the plan's training search, why it cannot train the model whatever the GPU (the parts of
+    :func:`check_training` that do not read the GPU), and, once it has been sized, its memory and step terms."""
 
     setup: TrainSetup
+    shape_error: InfeasibleError | None = None  # check_training_shape
+    method_error: InfeasibleError | None = None  # check_training_method
     sized: _Sized | None = None
+
+
+def _refusal(check: Callable[[], None]) -> InfeasibleError | None:
+    """What ``check()`` raises, kept without its traceback: a kept traceback's frames would hold the memo (a
+    reference cycle that keeps a plan's estimates alive until the garbage collector runs)."""
+    try:
+        check()
+    except InfeasibleError as err:
+        return err.with_traceback(None)
+    return None
 
 
 @dataclass(slots=True)
 class PlanMemo:
-    """What one plan's training search works out once for every GPU type: the setup of each layout, micro-batch,
-    recomputation and 16-bit format (or why there is none), and each setup's memory and step terms."""
+    """What one plan's training search works out once for every GPU type: the layouts of each GPU count, the setup
+    of each layout, micro-batch, recomputation and 16-bit format (or why there is none) with its GPU-independent
+    checks, each setup's memory and step terms, and the hardware check of each GPU, method and precision."""
 
     entries: dict[tuple[Parallelism, int, str | None, str], _Entry | InfeasibleError] = field(default_factory=dict)
+    _layouts: dict[int, list[Parallelism]] = field(default_factory=dict)
+    _hardware: dict[tuple[str, str, str], InfeasibleError | None] = field(default_factory=dict)
 
-    def entry(self, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str) -> _Entry:
-        """``training_setup(job, par, mb, recompute, gpu=gpu)``, made once per plan (``job`` is the plan's, ``half``
-        ``half_format(gpu)``); it raises what that raises."""
+    def layouts(self, m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
+        """``training_layouts(m, n, job)`` (``m`` and ``job`` are the plan's), made once per count."""
+        found = self._layouts.get(n)
+        if found is None:
+            found = self._layouts[n] = training_layouts(m, n, job)
+        return found
+
+    def found(self, m: ModelSpec, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str
+              ) -> _Entry | InfeasibleError:
+        """``training_setup(job, par, mb, recompute, gpu=gpu)`` with its checks against ``m``, or what it raises,
+        made once per plan (``m`` and ``job`` are the plan's, ``half`` ``half_format(gpu)``)."""
         key = (par, mb, recompute, half)
         found = self.entries.get(key)
         if found is None:
             try:
+                setup = training_setup(job, par, mb, recompute, gpu=gpu)
+            except InfeasibleError as err:
+                found = err.with_traceback(None)  # see _refusal
+            else:
+                found = _Entry(setup, _refusal(lambda: check_training_shape(m, setup)),
+                               _refusal(lambda: check_training_method(m, job, setup)))
+            self.entries[key] = found
+        return found
+
+    def entry(self, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str) -> _Entry:
+        """``training_setup(job, par, mb, recompute, gpu=gpu)``, made once per plan (``job`` is the plan's, ``half``
+        ``half_format(gpu)``); it raises (a copy of) what that raises."""
+        found = self.entries.get((par, mb, recompute, half))
+        if found is None:
+            try:
                 found = _Entry(training_setup(job, par, mb, recompute, gpu=gpu))
             except InfeasibleError as err:
-                # kept without its traceback, and raised as a copy: a kept traceback's frames would hold this memo
-                # (a reference cycle that keeps a plan's estimates alive until the garbage collector runs)
-                found = err.with_traceback(None)
-            self.entries[key] = found
+                found = err.with_traceback(None)  # see _refusal
+            self.entries[(par, mb, recompute, half)] = found
         if isinstance(found, InfeasibleError):
             raise copy.copy(found)
+        return found
+
+    def hardware_error(self, gpu: Gpu, job: Job, s: TrainSetup) -> InfeasibleError | None:
+        """What ``check_training_hardware(gpu, job, s)`` raises (``job`` is the plan's), made once per GPU, method
+        and precision: all it reads of the setup."""
+        key = (gpu.name, s.method, s.precision)
+        if key in self._hardware:
+            return self._hardware[key]
+        found = self._hardware[key] = _refusal(lambda: check_training_hardware(gpu, job, s))
         return found
 
 
