@@ -257,7 +257,6 @@ def _preset_for(cat: Any, label: str) -> str | None:
     head = re.split(r"[\s(]", label.strip())[0]
     if head in _SAME_ARCH:
         return _SAME_ARCH[head]
-    head = re.sub(r"-(Instruct|Chat|chat|instruct)(-FP8)?$", "", head)
     if head in _MODEL_NAMES:
         return _MODEL_NAMES[head]
     from gpuplan.catalog.models import find_preset

@@ -134,6 +134,21 @@ def test_fx_uses_the_rate_on_or_before_the_price_date(catalog: Catalog) -> None:
     assert catalog.fx_rate("USD", "CNY", dt.date(2024, 6, 15)).rate == pytest.approx(7.2547)
 
 
+# Parts that published calibration rows run on (GB300 NVL72 racks, Apple M5 Macs), per GPU, against figures
+# independent of the per-GPU table the rows were read from: the rack aggregate over its 72 GPUs, or Apple's own.
+@pytest.mark.parametrize(("name", "attribute", "expected", "source"), [
+    ("GB300", "memory_bandwidth_bytes_per_s", 576e12 / 72, "GB300 NVL72: 576 TB/s HBM over 72 GPUs"),
+    ("GB300", "fp4_flops_per_s", 1080e15 / 72, "GB300 NVL72: 1,080 PFLOPS dense FP4 over 72 GPUs"),
+    ("GB300", "interconnect_bytes_per_s", 130e12 / 72, "GB300 NVL72: 130 TB/s NVLink over 72 GPUs"),
+    ("M5", "memory_bandwidth_bytes_per_s", 153e9, "Apple M5 announcement: 153 GB/s unified memory"),
+    ("M5", "memory_bytes", 32 * 2**30 * 2 / 3, "2/3 of 32 GB unified memory: macOS's default GPU working set "
+     "at 32 GB or less (llama.cpp discussion #2182)"),
+])
+def test_new_parts_match_independent_figures(catalog: Catalog, name: str, attribute: str, expected: float,
+                                             source: str) -> None:
+    assert getattr(catalog.gpu(name), attribute) == pytest.approx(expected, rel=0.01), source
+
+
 @pytest.mark.parametrize(("alias", "canonical"), [
     ("4090", "RTX4090"), ("a100 80g", "A100-80GB"), ("H100-SXM5-80GB", "H100"), ("Tesla T4", "T4"),
     ("rtx_4090", "RTX4090"), ("h100", "H100"), ("A800", "A800-80GB"),

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import MODEL_INDEX, PRESET_NAMES, TESTS_DATA, read_csv, run_cli
 
-from gpuplan.catalog import Catalog
+from gpuplan.catalog import BUNDLED_DIR, Catalog, load_catalog
 from gpuplan.catalog.hfconfig import parse_config, read_config_file
-from gpuplan.errors import ModelConfigError, OfflineError, UnknownNameError
+from gpuplan.catalog.models import find_preset
+from gpuplan.errors import CatalogError, ModelConfigError, OfflineError, UnknownNameError
 from gpuplan.estimate.params import count_params
 
 # ---------------------------------------------------------------- every preset parses
@@ -206,8 +207,16 @@ LLAMA = {  # Llama-2-7B's shape
     ({**LLAMA, "kv_lora_rank": 512}, "kv_lora_rank"),
     ({**LLAMA, "model_type": "qwen2", "full_attention_interval": 4}, "full_attention_interval"),
     ({**LLAMA, "layer_types": ["linear_attention", "full_attention"]}, "layer_types holds linear_attention"),
+    # DeepSeek-V3.2 (sparse-attention indexer), Nemotron-H (hybrid Mamba), Nemotron NAS (per-layer blocks): refused
+    # by type, and by the field even under a type gpuplan reads (a V3.2 config relabelled deepseek_v3 is not V3)
+    ({**LLAMA, "model_type": "deepseek_v32", "index_n_heads": 64, "auto_map": {"AutoModel": "m.X"}},
+     "index_n_heads"),
+    ({**LLAMA, "model_type": "deepseek_v3", "index_n_heads": 64, "index_topk": 2048}, "has index_n_heads"),
+    ({**LLAMA, "model_type": "nemotron_h", "hybrid_override_pattern": "M-M*-"}, "hybrid_override_pattern"),
+    ({**LLAMA, "block_configs": [{"attention": {"no_op": True}}]}, "has block_configs"),
 ], ids=["t5", "mamba", "unknown-type", "zero-heads", "unknown-moe-type", "auto-map", "experts-in-dense-reader",
-        "latent-in-dense-reader", "linear-attention", "layer-types"])
+        "latent-in-dense-reader", "linear-attention", "layer-types", "deepseek-v32", "indexer-under-v3",
+        "nemotron-h", "nas-blocks"])
 def test_models_gpuplan_cannot_size_say_so(tmp_path: Path, config: dict[str, object], words: str) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
@@ -263,6 +272,55 @@ def test_unknown_preset_suggests_close_names(catalog: Catalog) -> None:
 ])
 def test_presets_resolve_by_normalised_name_or_repo(catalog: Catalog, typed: str, preset: str) -> None:
     assert catalog.model(typed) == catalog.model(preset)
+
+
+# Published variants of a preset: the index's hf_repo, or a models/aliases.csv row with its source.
+@pytest.mark.parametrize(("typed", "preset", "why"), [
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama-4-Scout-17B-16E", "index.csv hf_repo"),
+    ("Llama-4-Maverick-17B-128E-Instruct", "Llama-4-Maverick-17B-128E", "index.csv hf_repo, owner left out"),
+    ("meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B", "aliases.csv"),
+    ("Qwen2.5-72B-Instruct", "Qwen2.5-72B", "aliases.csv, owner left out"),
+    ("Llama-2-13B-chat", "Llama-2-13B", "aliases.csv, the name benchmark tables use"),
+    ("GLM-4-9B-Chat", "GLM-4-9B-Chat", "a preset whose own name ends in -Chat"),
+])
+def test_published_variants_resolve_to_their_preset(catalog: Catalog, typed: str, preset: str, why: str) -> None:
+    assert find_preset(catalog, typed) is catalog.models[preset], why
+
+
+@pytest.mark.parametrize("typed", ["Llama-3.1-9B-Instruct", "Qwen2.5-7B-Chat", "Mixtral-8x7B-Instruct-v0.3"])
+def test_a_suffix_is_never_stripped_to_guess_a_preset(catalog: Catalog, typed: str) -> None:
+    # none of these is a preset, a hf_repo or an alias row: refused, naming what to run
+    with pytest.raises(UnknownNameError) as info:
+        catalog.model(typed)
+    assert "gpuplan models" in str(info.value)
+
+
+def test_an_owner_less_name_shared_by_two_repos_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "aliases.csv").write_text(
+        "alias,name,source,as_of,notes\nsome-org/Llama-3.1-8B-Instruct,Llama-2-7B,test,2026-01-01,\n",
+        encoding="utf-8")
+    user = load_catalog([tmp_path])
+    assert find_preset(user, "Llama-3.1-8B-Instruct") is None  # two owners: ambiguous
+    assert find_preset(user, "some-org/Llama-3.1-8B-Instruct") is user.models["Llama-2-7B"]
+
+
+@pytest.mark.parametrize(("row", "column", "says"), [
+    ("org/x,No-Such-Preset,test,2026-01-01,", "name", "is not a preset"),
+    ("Llama-2-7B,Llama-3.1-8B,test,2026-01-01,", "alias", "is the name or Hub repo of preset 'Llama-2-7B'"),
+    ("org/x,Llama-2-7B,,2026-01-01,", "source", ""),
+])
+def test_a_bad_alias_row_is_a_load_error(tmp_path: Path, row: str, column: str, says: str) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "aliases.csv").write_text(f"alias,name,source,as_of,notes\n{row}\n", encoding="utf-8")
+    with pytest.raises(CatalogError) as info:
+        load_catalog([tmp_path])
+    assert info.value.column == column and says in str(info.value)
+
+
+def test_every_bundled_alias_names_a_preset_of_another_name(catalog: Catalog) -> None:
+    rows = read_csv(BUNDLED_DIR / "models" / "aliases.csv")
+    assert rows and all(r["name"] in catalog.models and r["alias"] != r["name"] for r in rows)
 
 
 @pytest.mark.parametrize(("qc", "native"), [

@@ -78,6 +78,10 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
         return _with_note(spec, "vision tower not counted: text model only")
     _check_finite(cfg, name)
     model_type = str(cfg.get("model_type", "")).lower()
+    if model_type in _UNSUPPORTED:
+        raise ModelConfigError(f"'{name}' is a {model_type} model: {_UNSUPPORTED[model_type]}.",
+                               "gpuplan sizes decoder-only transformers whose layers it models (and BERT); "
+                               "see 'gpuplan models'.")
     if cfg.get("auto_map") and model_type not in _READERS:
         raise ModelConfigError(f"'{name}' has auto_map: its architecture is custom code in the model repository, "
                                f"for model_type '{cfg.get('model_type')}', an architecture gpuplan does not know. "
@@ -85,9 +89,6 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
                                "be a guess.", f"gpuplan reads these model types: {', '.join(SUPPORTED_MODEL_TYPES)}; "
                                "if the custom code only renames one of them, copy the config.json and set "
                                "model_type to it.")
-    if model_type in _UNSUPPORTED:
-        raise ModelConfigError(f"'{name}' is a {model_type} model: {_UNSUPPORTED[model_type]}.",
-                               "gpuplan sizes decoder-only transformers (and BERT); see 'gpuplan models'.")
     if model_type not in _READERS:
         raise ModelConfigError(f"'{name}': field model_type is '{cfg.get('model_type')}', an architecture gpuplan "
                                "does not know; sizing it as another would be a guess (its experts, attention or "
@@ -194,9 +195,21 @@ _EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num
 _LINEAR_ATTENTION_KEYS = ("linear_num_value_heads", "linear_key_head_dim", "full_attention_interval",
                           "attn_type_list", "block_types")
 _KNOWN_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
+# Fields of architectures a ModelSpec cannot hold, whatever model_type the config claims: (key, what it means).
+_UNMODELLED_KEYS = (
+    ("index_n_heads", "a sparse-attention indexer (DeepSeek Sparse Attention), whose weights and key cache"),
+    ("block_configs", "per-layer block shapes (DeciLM / Nemotron NAS: layers that differ in width or skip "
+                      "attention), whose parameters"),
+    ("hybrid_override_pattern", "hybrid Mamba-2 / attention / MoE layers (Nemotron-H), whose parameters and "
+                                "recurrent state"),
+)
 
 
 def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
+    for key, what in _UNMODELLED_KEYS:
+        if cfg.get(key):
+            raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: {what} gpuplan does not "
+                                   "model.", "choose a model whose layers gpuplan models; see 'gpuplan models'.")
     for key in _LINEAR_ATTENTION_KEYS:
         if cfg.get(key):
             raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: linear-attention / hybrid "
@@ -604,4 +617,12 @@ _UNSUPPORTED = {
     "t5": "an encoder-decoder model", "mt5": "an encoder-decoder model", "bart": "an encoder-decoder model",
     "mamba": "a state-space model without attention layers", "mamba2": "a state-space model without attention",
     "rwkv": "a recurrent model without attention layers", "whisper": "a speech encoder-decoder model",
+    "deepseek_v32": "DeepSeek Sparse Attention, whose indexer (index_n_heads, index_head_dim) adds weights and a "
+                    "key cache gpuplan does not model",
+    "glm_moe_dsa": "DeepSeek-style sparse attention, whose indexer (index_n_heads, index_head_dim) adds weights and "
+                   "a key cache gpuplan does not model",
+    "nemotron_h": "a hybrid of Mamba-2, attention and MoE layers (hybrid_override_pattern), whose recurrent state "
+                  "gpuplan does not model",
+    "deci": "a model with per-layer block shapes (block_configs: layers that differ in width or skip attention) "
+            "that gpuplan does not model",
 }

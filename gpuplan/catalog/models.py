@@ -16,13 +16,28 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
 
 
 def find_preset(catalog: Catalog, name: str) -> ModelEntry | None:
+    """The preset called ``name``: its preset name or Hub repo (``models/index.csv``), or a published variant that
+    ``models/aliases.csv`` says shares its architecture; a name without an owner (``Llama-3.1-8B-Instruct``)
+    matches the one Hub repo of that name. Case, spaces, '-' and '_' do not matter; nothing else is guessed."""
     if name in catalog.models:
         return catalog.models[name]
     wanted = normalize(name)
-    for entry in catalog.models.values():
-        if normalize(entry.name) == wanted or (entry.hf_repo and normalize(entry.hf_repo) == wanted):
-            return entry
-    return None
+    found = _preset_keys(catalog).get(wanted) or catalog.model_aliases.get(wanted)
+    if found is None and "/" not in name:
+        owners = {target for repo, target in _repo_names(catalog) if normalize(repo.split("/", 1)[-1]) == wanted}
+        found = owners.pop() if len(owners) == 1 else None
+    return catalog.models[found] if found else None
+
+
+def _preset_keys(catalog: Catalog) -> dict[str, str]:
+    keys = {normalize(e.hf_repo): e.name for e in catalog.models.values() if e.hf_repo}
+    return keys | {normalize(e.name): e.name for e in catalog.models.values()}
+
+
+def _repo_names(catalog: Catalog) -> list[tuple[str, str]]:
+    """(Hub repo id, preset) for every repo a preset's row or an alias row names (alias keys are normalized)."""
+    repos = [(e.hf_repo, e.name) for e in catalog.models.values() if "/" in e.hf_repo]
+    return repos + [(alias, target) for alias, target in catalog.model_aliases.items() if "/" in alias]
 
 
 def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpec:

@@ -96,3 +96,7 @@ MODEL_INDEX = (
     C("published_params", "float", positive=True, max=1e14), C("source", required=True),
     C("as_of", "date", True), C("notes"),
 )
+
+# models/aliases.csv: another published name (a Hub repo id) for a preset's architecture, each with its source
+MODEL_ALIASES = (C("alias", required=True), C("name", required=True), C("source", required=True),
+                 C("as_of", "date", True), C("notes"))

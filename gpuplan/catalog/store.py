@@ -53,6 +53,7 @@ class Catalog:
     fx_rates: tuple[FxRate, ...]
     models: Mapping[str, ModelEntry]
     dirs: tuple[Path, ...]
+    model_aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # normalize(alias) -> preset
     replaced: tuple[str, ...] = ()  # the bundled rows that user folders replace, e.g. "gpus.csv 'H100' (by …)"
     provider_terms: Mapping[str, ProviderTerms] = field(default_factory=lambda: MappingProxyType({}))  # by provider
     refreshed: tuple[tuple[str, str], ...] = ()  # (provider, fetched_at) of the price store's batches overlaid
@@ -231,11 +232,12 @@ def _build(dirs: tuple[Path, ...], market: Path | None = None) -> Catalog:
     platforms = [_replace(p, gpu=gpu_keys[normalize(p.gpu)]) for p in platforms]
     fx = _merge((t.fx for t in tables), lambda r: (r.date, r.base, r.quote))
     models = _merge((t.models for t in tables), lambda m: m.name)
+    model_aliases = _model_aliases(models, tables)
     return Catalog(
         gpus=MappingProxyType({g.name: g for g in gpus}), gpu_keys=MappingProxyType(gpu_keys), offers=tuple(offers),
         purchase_prices=tuple(prices), platforms=tuple(platforms), fx_rates=tuple(fx),
         models=MappingProxyType({m.name: m for m in models}), dirs=dirs, replaced=_replaced(tables),
-        provider_terms=MappingProxyType(terms), market=market,
+        provider_terms=MappingProxyType(terms), market=market, model_aliases=MappingProxyType(model_aliases),
     )
 
 
@@ -310,6 +312,26 @@ def _gpu_keys(gpus: list[Gpu], tables: list[_DirTables]) -> dict[str, str]:
     return keys
 
 
+def _model_aliases(models: list[ModelEntry], tables: list[_DirTables]) -> dict[str, str]:
+    """normalize(alias) -> preset name, from every folder's models/aliases.csv (a later folder's row wins). An
+    alias names an existing preset and is not the name or Hub repo of another one."""
+    names = {m.name for m in models}
+    taken = {normalize(k): m.name for m in models for k in (m.name, m.hf_repo) if k}
+    keys: dict[str, str] = {}
+    for table in tables:
+        where = table.label("models/aliases.csv")
+        for alias, target, line in table.model_aliases:
+            if target not in names:
+                raise CatalogError(where, line, "name", target, "is not a preset in models/index.csv.",
+                                   "point the alias at a preset name from 'gpuplan models'.")
+            if taken.get(normalize(alias), target) != target:
+                raise CatalogError(where, line, "alias", alias,
+                                   f"is the name or Hub repo of preset '{taken[normalize(alias)]}'.",
+                                   "remove the alias row.")
+            keys[normalize(alias)] = target
+    return keys
+
+
 @dataclass
 class _DirTables:
     """The rows of one catalog folder, typed but not yet cross-checked."""
@@ -326,6 +348,7 @@ class _DirTables:
     platform_lines: list[tuple[Platform, int]] = field(default_factory=list)
     fx: list[FxRate] = field(default_factory=list)
     models: list[ModelEntry] = field(default_factory=list)
+    model_aliases: list[tuple[str, str, int]] = field(default_factory=list)
     dated: list[tuple[str, int, str, dt.date]] = field(default_factory=list)
     terms: list[ProviderTerms] = field(default_factory=list)
 
@@ -419,6 +442,9 @@ class _DirTables:
                                    "add the config.json as models/<name>.json or remove the row.")
             self.models.append(ModelEntry(**_text(r.values), path=str(path)))
             self.dated.append(("models/index.csv", r.line, "as_of", r.values["as_of"]))
+        for r in self._rows("models/aliases.csv", schemas.MODEL_ALIASES, ["alias"]):
+            self.model_aliases.append((r.values["alias"], r.values["name"], r.line))
+            self.dated.append(("models/aliases.csv", r.line, "as_of", r.values["as_of"]))
 
     def check_dates(self, today: dt.date) -> None:
         for rel, line, column, value in self.dated:
