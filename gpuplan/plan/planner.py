@@ -76,9 +76,8 @@ class _Priced:
         gpus, skipped = _runnable(enumeration.candidate_gpus(catalog, c), job)
         reasons: Counter[tuple[str, str]] = Counter()
         serving = job.task is Task.SERVE
-        pricer = pricing.Pricer(catalog, c, {}, cal, serving, terms)
-        offers = pricer.offers = pricer.terms.usable(c, providers, serving)
-        fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, offers, reasons)
+        pricer = pricing.Pricer.for_plan(catalog, c, providers, cal, serving, terms)
+        fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons)
         priced: list[Candidate] = []
         for e in fitting:
             priced += pricer.price(e)

@@ -163,6 +163,15 @@ class Pricer:
         self.terms = terms
         self._model: dict[int, tuple[float, float]] = {}  # by id(model): (start-up seconds, disk bytes)
 
+    @classmethod
+    def for_plan(cls, catalog: Catalog, c: Constraints, providers: set[str] | None, cal: Calibration, serving: bool,
+                 terms: OfferTerms | None = None) -> Pricer:
+        """The pricer of a plan of ``c``, its usable offers included, on ``terms`` (the plan's it changes) when
+        they serve it."""
+        pricer = cls(catalog, c, {}, cal, serving, terms)
+        pricer.offers = pricer.terms.usable(c, providers, serving)
+        return pricer
+
     def _model_terms(self, e: JobEstimate) -> tuple[float, float]:
         found = self._model.get(id(e.model))
         if found is None:
