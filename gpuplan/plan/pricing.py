@@ -99,7 +99,6 @@ class OfferTerms:
 
     def __init__(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> None:
         self.catalog, self.c, self.serving, self.today = catalog, c, serving, today
-        self._common = _CommonNotes(c.spot_overhead)
         self._tariffs: dict[int, Tariff] = {}  # by id(offer)
         self.get = self._tariffs.get  # the tariff of an offer priced before
         self._notes: dict[int, tuple[tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
@@ -143,7 +142,7 @@ class OfferTerms:
         """:func:`offer_notes_of` ``offer``, made once."""
         found = self._notes.get(id(offer))
         if found is None:
-            found = self._notes[id(offer)] = offer_notes_of(offer, self.c, self.today, self._common)
+            found = self._notes[id(offer)] = offer_notes_of(offer, self.c, self.today)
         return found
 
 
@@ -225,35 +224,16 @@ class Pricer:
         return replace(x, notes=notes + stale)
 
 
-class _CommonNotes:
-    """The notes many offers carry with the same values, made once for a plan and shared."""
-
-    __slots__ = ("commitments", "inferred", "spot")
-
-    def __init__(self, spot_overhead: float) -> None:
-        self.inferred = Note("inferred_gpu")
-        self.spot = Note("spot", (spot_overhead,))
-        self.commitments: dict[int, Note] = {}
-
-    def commitment(self, months: int) -> Note:
-        found = self.commitments.get(months)
-        if found is None:
-            found = self.commitments[months] = Note("commitment", (months,))
-        return found
-
-
-def offer_notes_of(offer: Offer, c: Constraints, today: dt.date, common: _CommonNotes | None = None
-                   ) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
+def offer_notes_of(offer: Offer, c: Constraints, today: dt.date) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
     """Notes on ``offer`` whatever runs on it (an inferred GPU, spot preemptions, a commitment, no date), and the
-    flag of a stale price (listed last; empty when the price is recent). ``common``: the plan's shared notes."""
-    common = common or _CommonNotes(c.spot_overhead)
+    flag of a stale price (listed last; empty when the price is recent)."""
     notes: tuple[Note, ...] = ()
     if offer.gpu_mapping == "inferred":
-        notes += (common.inferred,)
+        notes += (Note("inferred_gpu"),)
     if offer.pricing == "spot":
-        notes += (common.spot,)
+        notes += (Note("spot", (c.spot_overhead,)),)
     if offer.commit_months:
-        notes += (common.commitment(offer.commit_months),)
+        notes += (Note("commitment", (offer.commit_months,)),)
     if not offer.dated:
         notes += (Note("undated", (offer, today)),)
     return notes, ((Note("stale", (offer, today)),) if offer.is_stale(today) else ())
