@@ -581,6 +581,11 @@ def _speed_quantity(metric: str, offline: bool) -> str:
     return "tpot_s" if metric.startswith(("decode_tok_s", "tpot")) else "ttft_s"
 
 
+# llama.cpp gained Flash Attention in PR #5021 (ggml-org/llama.cpp, merged 2024-04-30) behind -fa, and made it the
+# default ('auto') only in 2025 (issue #27086 calls `-fa auto` the default): a row uses it when it says so
+_LLAMACPP_FLASH_ATTENTION = re.compile(r"-fa (?:1|on)\b|flash attention on")
+
+
 def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     label = row["model"]
     preset = _preset_for(cat, label)
@@ -593,6 +598,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
            else "bnb-nf4-dq" if "bitsandbytes" in prec and "double" in prec
            else "bnb-nf4" if "bitsandbytes" in prec
            else "int8-wo" if "int8" in prec else "int4-wo" if "int4" in prec else "gguf-q4_0" if "q4_0" in prec
+           else "gguf-q4_k_m" if "q4_k_m" in prec else "gguf-q5_k_m" if "q5_k_m" in prec
+           else "gguf-q6_k" if "q6_k" in prec else "gguf-q8_0" if "q8_0" in prec
            else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec
            else "fp16" if "f16" in prec or "fp16" in prec else None)
     if fmt is None:
@@ -616,11 +623,18 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     if same_benchmark and batch > 1:
         return None, ("transformers before 4.36 kept the tuple KV cache of the previous step alive while building "
                       "the next one (two caches at the peak); gpuplan models the current DynamicCache")
+    notes = row["notes"].lower()
     setup = InferSetup(engine=engine, weight_format=fmt, batch=batch, prompt_len=isl or 512,
                        output_len=osl or 512)
+    n_ctx = re.search(r"n_ctx (\d+)", notes) if engine == "llamacpp" else None
+    if engine == "llamacpp":  # its KV cache and graph are allocated for n_ctx; Flash Attention only when asked for
+        setup = replace(setup, flash_attention=bool(_LLAMACPP_FLASH_ATTENTION.search(notes)))
+        if n_ctx:
+            setup = replace(setup, prompt_len=int(n_ctx.group(1)), output_len=0)
     weights_only = metric == "weights_size_gb"
-    torch_counted = metric.startswith("peak_mem") and "nvml" not in row["notes"].lower() \
-        and "non-pytorch" not in row["notes"].lower()
+    process_rss = "resident set size" in notes
+    torch_counted = metric.startswith("peak_mem") and "nvml" not in notes and "non-pytorch" not in notes \
+        and not process_rss
 
     def pred(cal: Calibration, m=model, s=setup, w=weights_only, t=torch_counted) -> float:
         est = inference_memory(m, gpu, s, cal)
@@ -628,17 +642,21 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
             return est.breakdown.get("weights")
         return est.total - (est.breakdown.get("overhead") if t else 0.0)
 
-    describe = f"{preset} {fmt} {engine}, " + ("weights only" if weights_only else
-                                               f"batch {batch}, {setup.prompt_len}+{setup.output_len} tokens")
-    assume = "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl) else (
+    tokens = f"n_ctx {setup.prompt_len}" if setup.output_len == 0 else f"{setup.prompt_len}+{setup.output_len} tokens"
+    describe = f"{preset} {fmt} {engine}, " + ("weights only" if weights_only else f"batch {batch}, {tokens}")
+    assume = "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl or n_ctx) else (
+        "process resident set on unified memory, read as device memory" if process_rss else
+        "the engine's own buffer accounting (no CUDA context)" if torch_counted and engine == "llamacpp" else
         "PyTorch max allocated" if torch_counted else "device memory")
     meta = {"model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "measure": "weights" if weights_only else "active" if torch_counted else "device"}
-    # a source that states none of the run's conditions (confidence low) is reported, not fitted on
+    # a source that states none of the run's conditions (confidence low) is reported, not fitted on; nor is a
+    # process's resident set on unified memory, which counts host buffers and, as the sources say, may not count
+    # every Metal buffer
     return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
                 describe=describe, group=_group(row["id"], row), assume=assume, meta=meta,
                 resolution=resolution(row["value"]),
-                fit=row.get("confidence", "").strip().lower() not in ("low", "approx")), ""
+                fit=row.get("confidence", "").strip().lower() not in ("low", "approx") and not process_rss), ""
 
 
 def all_cases() -> tuple[list[Case], list[Unmapped]]:

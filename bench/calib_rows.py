@@ -80,6 +80,12 @@ def _float(text: str) -> float | None:
         return None
 
 
+# FP4 GEMMs in training (Megatron-Core's NVFP4 recipe, MXFP4) run at the FP4 tensor rate, a precision gpuplan's
+# training-time model has no rate for: read as bf16 the row would be compared with a quarter of the peak it used
+_FP4_TRAINING = re.compile(r"\b(nv|mx)?fp4\b")
+_FP4_TRAINING_WHY = "FP4 training (NVFP4/MXFP4 GEMMs) is not a training precision gpuplan models"
+
+
 def _precision(text: str) -> str:
     """The training precision a row's text states. FP32 only where no lower compute precision is named: "bf16
     mixed precision, reduce fp32" computes in bf16 (FSDP2's MixedPrecisionPolicy: param_dtype bf16,
@@ -194,6 +200,8 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     accum = max(1, round(gb / (mb * dp))) if gb else 1
     zero = _int(row["zero_stage"])
     zero = zero if zero is not None else (3 if fw.stack in ("torchtitan",) else 1 if dp > 1 else 0)
+    if _FP4_TRAINING.search(row["precision"].lower()):
+        return None, _FP4_TRAINING_WHY
     recompute, assumed = _recompute(row["grad_checkpointing"], fw)
     # an unstated recomputation moves memory a lot but throughput little (≤ 1/3 more FLOPs, which the
     # utilisation fit absorbs either way): throughput rows are fitted on unless the source marks them approximate

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calib import BAND_OF, SPEED_CLASSES, Case, all_cases
 
 from gpuplan.estimate.calibration import FITTED_PATH, Calibration
+from gpuplan.estimate.engines import METAL_BACKEND_ENGINES, efficiency_key
 from gpuplan.units import GiB
 
 # Values that are assumptions, not fits: each with its reason (printed in docs/estimators.md).
@@ -45,6 +46,9 @@ PRIORS: dict[str, tuple[float, str]] = {
 }
 
 ENGINES = ("hf", "vllm", "sglang", "trtllm", "llamacpp")
+# engine keys of the efficiency parameters: each engine, and the engines whose Apple-silicon kernels are their own
+# (gpuplan.estimate.engines.METAL_BACKEND_ENGINES: llama.cpp's ggml-metal), fitted apart as "<engine>_metal"
+BACKENDS = (*ENGINES, *(f"{e}_metal" for e in METAL_BACKEND_ENGINES))
 # Memory is fitted as the 90th percentile (pinball loss, tau = 0.9): at most ~10 % of runs need more than
 # the estimate, because an under-predicted memory says "fits" when it does not. Speed is fitted to the middle.
 MEMORY_QUANTILE = 0.9
@@ -107,12 +111,16 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
     speed = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"]
     by_engine: dict[str, list[Case]] = {}
     for c in speed:
-        by_engine.setdefault(c.meta["engine"], []).append(c)
+        # the key of its efficiencies, e.g. eta_memory_llamacpp_metal for llama.cpp on Apple silicon
+        key = efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:]
+        by_engine.setdefault(key, []).append(c)
     order = [REFERENCE_ENGINE, *sorted(e for e in by_engine if e != REFERENCE_ENGINE)]
     for eng in order:
         rows = by_engine.get(eng, [])
         kinds = {c.meta["kind"] for c in rows}
         names = sorted({p for k in kinds for p in _IDENTIFIES[k]})
+        if eng.endswith("_metal"):  # the expert GEMMs' share of a dense GEMM's rate (f_moe) stays the engine's
+            names = [n for n in names if n != "f_moe"]
         if eng == REFERENCE_ENGINE:
             names = ["eta_memory", "eta_compute", "eta_kv", "layer_overhead_s", "f_moe"]
         params = [f"{n}_{eng}" for n in names]
@@ -130,7 +138,7 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
             cal = fit_group(group, rows, cal)
         notes[eng] = (f"fitted {', '.join(names)} on {len(rows)} rows" if rows else "no rows") + (
             f"; {', '.join(inherited)} from {REFERENCE_ENGINE}" if inherited else "")
-    for eng in ENGINES:
+    for eng in BACKENDS:
         if eng not in order:
             cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in _BOUNDS})
             notes[eng] = f"no rows: all efficiencies from {REFERENCE_ENGINE}"
@@ -346,8 +354,8 @@ INITIAL: dict[str, float] = {
     "f_frozen_base": 1.0, "f_quantized_base": 1.0, "work_half_tflop": 1.0, "f_fp8": 1.0, "eta_optimizer": 0.5,
     "f_attention": 1.0, "f_attention_hopper": 1.0,
     "activation_traffic": 20.0, "f_fused_traffic": 1.0, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
-    **{f"{k}_{e}": v for e in ENGINES for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),
-                                                   ("layer_overhead_s", 5e-5), ("f_moe", 1.0))},
+    **{f"{k}_{e}": v for e in BACKENDS for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),
+                                                    ("layer_overhead_s", 5e-5), ("f_moe", 1.0))},
 }
 
 

@@ -61,12 +61,20 @@ ZH: dict[str, str] = {
     "At most GPUs": "最多卡数", "Budget (in the currency)": "预算（所选币种）", "Deadline (days)": "期限（天）",
     "Per 1M output tokens": "每百万输出 token",
     "Cheaper alternatives": "更省钱的改动",
+    # architecture parts a config may declare that gpuplan does not model (gpuplan.catalog.hfconfig)
+    "a sparse-attention indexer (DeepSeek Sparse Attention), whose weights and key cache":
+        "稀疏注意力索引器（DeepSeek Sparse Attention），其权重和键缓存",
+    "per-layer block shapes (DeciLM / Nemotron NAS: layers that differ in width or skip attention), whose parameters":
+        "逐层不同的块结构（DeciLM / Nemotron NAS：各层宽度不同或跳过注意力），其参数",
+    "hybrid Mamba-2 / attention / MoE layers (Nemotron-H), whose parameters and recurrent state":
+        "Mamba-2 / 注意力 / MoE 混合层（Nemotron-H），其参数和循环状态",
     "free": "免费", "pay per use, rate not published": "按量付费，未公布单价", "Held-out band": "留出误差带",
     # sentences
     "days old": "天前", "no offers match": "没有符合条件的报价", "does not fit": "装不下", "fits": "装得下",
     "weights": "权重", "kv_cache": "KV 缓存", "activations": "激活值", "gradients": "梯度",
     "optimizer": "优化器状态", "master_weights": "FP32 主权重", "adapter": "适配器", "workspace": "工作区",
     "logits": "logits", "overhead": "CUDA/框架开销", "dequant": "反量化缓冲", "prefix": "前缀",
+    "compute_buffer": "计算缓冲区", "previous_kv_cache": "上一步的 KV 缓存",
     "cheapest": "最便宜", "fastest": "最快", "best value": "性价比最高",
     "memory_bound_ops": "访存受限算子", "launch_stall": "CPU 启动等待", "notes": "备注",
     "Changes that would make it fit": "能让它装下的改动",
@@ -146,6 +154,7 @@ ZH: dict[str, str] = {
     # the assumptions tables' names (gpuplan.estimate)
     "weight format": "权重格式", "KV cache": "KV 缓存", "engine": "推理引擎", "CUDA context (outside PyTorch)":
         "CUDA 上下文（PyTorch 之外）", "framework workspace (cuBLAS, buffers)": "框架工作区（cuBLAS、缓冲区）",
+    "compute buffer": "计算缓冲区", "previous step's KV cache": "上一步的 KV 缓存",
     "trainable parameters": "可训练参数", "bytes per trainable parameter": "每个可训练参数的字节数",
     "modeling code": "建模代码",
     "parallelism": "并行方式", "loss": "损失", "allocator slack": "分配器预留",
@@ -164,6 +173,7 @@ ZH: dict[str, str] = {
 EN: dict[str, str] = {
     "kv_cache": "KV cache", "master_weights": "FP32 master weights", "optimizer": "optimizer states",
     "allocator_slack": "allocator slack", "overhead": "CUDA/framework overhead", "dequant": "dequantization buffer",
+    "compute_buffer": "compute buffer", "previous_kv_cache": "previous step's KV cache",
     "memory_bound_ops": "memory-bound kernels", "launch_stall": "kernel-launch stall",
     "optimizer_step": "optimizer step",
     "data_parallel_comm": "data-parallel communication", "tensor_parallel_comm": "tensor-parallel communication",

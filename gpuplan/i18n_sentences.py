@@ -155,8 +155,17 @@ TEMPLATES: dict[str, str] = {
         "gpuplan 能读取这些 model_type：{', '.join(SUPPORTED_MODEL_TYPES)}；如果自定义代码只是把其中某个改了名，请复制 "
         "config.json 并把 model_type 设为它。",
     "'{name}' is a {model_type} model: {_UNSUPPORTED[model_type]}.": "'{name}' 是 {model_type} 模型：{_UNSUPPORTED[model_type]|t}。",
-    "gpuplan sizes decoder-only transformers (and BERT); see 'gpuplan models'.":
-        "gpuplan 只估算仅解码器的 Transformer（以及 BERT）；见 'gpuplan models'。",
+    "gpuplan sizes decoder-only transformers whose layers it models (and BERT); see 'gpuplan models'.":
+        "gpuplan 只估算它能为其各层建模的仅解码器 Transformer（以及 BERT）；见 'gpuplan models'。",
+    "'{name}' (model_type '{model_type}') has {key}: {what} gpuplan does not model.":
+        "'{name}'（model_type '{model_type}'）带有 {key}：{what|t}，gpuplan 不对其建模。",
+    "choose a model whose layers gpuplan models; see 'gpuplan models'.":
+        "请选择 gpuplan 能为其各层建模的模型；见 'gpuplan models'。",
+    "is not a preset in models/index.csv.": "不是 models/index.csv 中的预置模型。",
+    "point the alias at a preset name from 'gpuplan models'.": "请让别名指向 'gpuplan models' 中的预置名称。",
+    "is the name or Hub repo of preset '{taken[normalize(alias)]}'.":
+        "是预置模型 '{taken[normalize(alias)]}' 的名称或 Hub 仓库。",
+    "remove the alias row.": "请删除该别名行。",
     "'{name}': field model_type is '{cfg.get('model_type')}', an architecture gpuplan does not know; sizing it as "
     "another would be a guess (its experts, attention or layer pattern may differ).":
         "'{name}'：字段 model_type 为 '{cfg.get('model_type')}'，gpuplan 不认识这种架构；按别的架构估算只是猜测（它的专家、"
@@ -384,10 +393,10 @@ TEMPLATES: dict[str, str] = {
     "{cal.get('allocator_slack')} of activations, logits and gradients (the same shapes every step)":
         "激活值、logits 和梯度的 {cal.get('allocator_slack')}（每步张量形状相同）",
     "paged/offloaded: not counted on the GPU": "分页/卸载：不计入显存",
-    "{eng.name}: memory {_eff(cal, eng, 'eta_memory')} of bandwidth, compute {_eff(cal, eng, 'eta_compute')} of "
-    "peak, {_eff(cal, eng, 'layer_overhead_s') * 1000000.0} µs per layer per step":
-        "{eng.name}：显存带宽利用率 {_eff(cal, eng, 'eta_memory')}，算力利用率 {_eff(cal, eng, 'eta_compute')}，"
-        "每步每层 {_eff(cal, eng, 'layer_overhead_s') * 1000000.0} µs",
+    "{eng.name}: memory {_eff(cal, eng, 'eta_memory', gpu)} of bandwidth, compute {_eff(cal, eng, 'eta_compute', gpu)} of "
+    "peak, {_eff(cal, eng, 'layer_overhead_s', gpu) * 1000000.0} µs per layer per step":
+        "{eng.name}：显存带宽利用率 {_eff(cal, eng, 'eta_memory', gpu)}，算力利用率 {_eff(cal, eng, 'eta_compute', gpu)}，"
+        "每步每层 {_eff(cal, eng, 'layer_overhead_s', gpu) * 1000000.0} µs",
     "{peak / TERA} TFLOP/s {dtype}, {_bandwidth(gpu) / GB} GB/s": "{peak / TERA} TFLOP/s {dtype}，{_bandwidth(gpu) / GB} GB/s",
     "{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens":
         "{sp.batch} 条并发序列，每条 {s.prompt_len}+{s.output_len} 个 token",
@@ -782,6 +791,10 @@ TEMPLATES: dict[str, str] = {
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU (MLA latent)":
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}（MLA 潜在向量）",
+    "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens": "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留",
+    "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash Attention)":
+        "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留，含注意力分数（未用 Flash Attention）",
+    "held while the next is built": "构建下一步缓存时仍被持有",
     "all prompt tokens": "全部输入 token", "last token only (generate)": "只保留最后一个 token（生成）",
     "chunked": "分块计算", "16-bit logits + fp32 copy + fp32 log-softmax": "16 位 logits + fp32 副本 + fp32 log-softmax",
     "end of backward: gradients complete, one layer's activations left": "反向传播结束时：梯度已完整，只剩一层的激活值",

@@ -476,6 +476,9 @@ class InferSetup:
     full_logits: bool = False  # logits for every prompt position (scoring, old transformers generate)
     lora_adapters: int = 0  # LoRA adapters resident on the GPUs, any of which a batch may mix (multi-LoRA)
     lora_rank: int = 0  # the rank the engine reserves per adapter (its largest adapter's)
+    # False: the engine materializes the attention scores (llama.cpp without Flash Attention: builds before it
+    # existed, or run with -fa off); only llama.cpp's compute buffer reads it
+    flash_attention: bool = True
 
     @property
     def context_len(self) -> int:

@@ -223,3 +223,28 @@ def test_a_pretraining_reading_is_compared_with_the_counter_it_names(catalog: Ca
     cal = fitted()
     assert allocated.meta["measure"] == "active" and reserved.meta["measure"] == "reserved"
     assert allocated.predict(cal) < reserved.predict(cal) < device.predict(cal)
+
+
+def test_fp4_pretraining_is_listed_not_compared_as_bf16(catalog: Catalog) -> None:
+    # Megatron-Bridge's NVFP4 rows ran their GEMMs at the FP4 rate; read as bf16 they would be compared with a
+    # quarter of the peak they used (the reading that made GB300 runs look 61-65 % under-predicted)
+    nvfp4 = "trm-mb-2606-gb300-llama31405b-nvfp4-256-g1536-p-tokgpu"
+    row = next(r for r in _rows("training_more.csv") if r["id"] == nvfp4)
+    case, why = _pretrain_case(catalog, row)
+    assert case is None and "FP4 training" in why
+    mxfp8, why = _pretrain_case(catalog, {**row, "precision": "MXFP8"})
+    assert mxfp8 is not None, why
+    assert mxfp8.meta["setup"].precision == "fp8-mixed"
+
+
+@pytest.mark.parametrize(("label", "expected"), [
+    ("Q4_K_M (GGUF, file 4.58 GB as recorded)", "gguf-q4_k_m"), ("Q8_0 (GGUF)", "gguf-q8_0"),
+    ("Q6_K (GGUF)", "gguf-q6_k"), ("Q4_0 (GGUF)", "gguf-q4_0"),
+])
+def test_a_gguf_row_is_sized_in_its_k_quant(catalog: Catalog, label: str, expected: str) -> None:
+    row = next(r for r in _rows("inference_llamacpp.csv") if r["id"] == "lcp-0326")
+    case, why = _inference_memory_case(catalog, {**row, "precision": label})
+    assert case is not None, why
+    assert case.meta["setup"].weight_format == expected
+    # llama.cpp's own log states n_ctx 512: its KV cache and graph are sized for 512 tokens, not prompt + output
+    assert case.meta["setup"].context_len == 512 and not case.meta["setup"].flash_attention

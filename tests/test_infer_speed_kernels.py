@@ -59,3 +59,23 @@ def test_speculative_decoding_rows_are_not_mapped(calibration_cases: tuple[list[
     why = {u.id: u.why for u in unmapped}
     assert "speculative decoding" in why["srv-4589"]
     assert "srv-4553" in {c.id for c in cases}
+
+
+# ---------------------------------------------------------------- llama.cpp's Metal backend
+
+
+def test_llamacpp_on_apple_silicon_decodes_at_the_metal_kernels_fitted_efficiency(catalog: Catalog) -> None:
+    # llama.cpp on a Mac runs ggml-metal, not its CUDA kernels: its bandwidth efficiency is fitted on the Apple rows
+    # alone, so changing the CUDA one moves a CUDA estimate and leaves the Mac's where it was
+    from dataclasses import replace as copy
+
+    from gpuplan.estimate.infer_speed import decode_step_seconds
+
+    m, s = catalog.model("Llama-3.1-8B"), InferSetup(engine="llamacpp", weight_format="gguf-q4_k_m")
+    cal = fitted()
+    slower_cuda = copy(cal, values={**cal.values, "eta_memory_llamacpp": cal.values["eta_memory_llamacpp"] / 2})
+    for gpu, moves in (("M2-Max", False), ("RTX4090", True)):
+        g = catalog.gpu(gpu)
+        before, _ = decode_step_seconds(m, g, s, 1.0, 1024.0, cal)
+        after, _ = decode_step_seconds(m, g, s, 1.0, 1024.0, slower_cuda)
+        assert (after > before * 1.2) is moves, gpu

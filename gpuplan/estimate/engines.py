@@ -19,6 +19,7 @@ _COLUMNS = (
     Column("max_num_seqs", "int", min=1), Column("max_batched_tokens", "int", min=1),
     Column("kv_block_tokens", "int", True, min=1), Column("mla_latent_cache", "bool", True),
     Column("half_accumulate", "bool", True), Column("prefill_dequant_fp16", "bool", True),
+    Column("ggml_graph", "bool", True),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -36,6 +37,7 @@ class Engine:
     mla_latent_cache: bool
     half_accumulate: bool  # 16-bit GEMMs accumulate in FP16 (full tensor rate on GeForce parts)
     prefill_dequant_fp16: bool  # batched GEMMs on quantized weights first write a 16-bit copy (llama.cpp CUDA/HIP)
+    ggml_graph: bool  # one fp32 compute buffer sized for the worst-case graph; token embeddings on the host (llama.cpp)
     source: str
 
 
@@ -44,6 +46,34 @@ def engines() -> dict[str, Engine]:
     rows = read_table(BUNDLED_DIR / "engines.csv", _COLUMNS, ["engine"], "gpuplan/data/engines.csv")
     return {r.values["engine"]: Engine(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
             for r in rows}
+
+
+_HF_CACHE_COLUMNS = (
+    Column("model_type", required=True), Column("cache", "enum", True, ("tuple",)),
+    Column("source", required=True), Column("as_of", "date", True), Column("notes"),
+)
+
+
+@cache
+def hf_tuple_cache_types() -> frozenset[str]:
+    """Model types whose own modeling code (``trust_remote_code``) returns the KV cache as a new tuple of
+    concatenated tensors every step (``data/hf_kv_cache.csv``): transformers' generate holds the previous step's
+    tuple until the forward returns the next, so two caches are alive at the peak."""
+    rows = read_table(BUNDLED_DIR / "hf_kv_cache.csv", _HF_CACHE_COLUMNS, ["model_type"],
+                      "gpuplan/data/hf_kv_cache.csv")
+    return frozenset(r.values["model_type"] for r in rows)
+
+
+# Engines that run kernels of their own on Apple parts (llama.cpp's ggml-metal backend), a different implementation
+# from their CUDA kernels: their bandwidth and compute efficiencies are fitted apart, under "<engine>_metal"
+METAL_BACKEND_ENGINES = ("llamacpp",)
+
+
+def efficiency_key(name: str, engine: str, gpu: types.Gpu | None) -> str:
+    """The fitted parameter ``name`` of ``engine`` on ``gpu``: e.g. ``eta_memory_llamacpp`` on a CUDA part,
+    ``eta_memory_llamacpp_metal`` on Apple silicon."""
+    backend = "_metal" if gpu is not None and gpu.vendor == "Apple" and engine in METAL_BACKEND_ENGINES else ""
+    return f"{name}_{engine}{backend}"
 
 
 def engine_name(name: str, field: str = "--engine") -> types.Engine:

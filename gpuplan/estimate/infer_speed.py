@@ -21,12 +21,13 @@ from dataclasses import dataclass
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import Engine
+from gpuplan.estimate.engines import Engine, efficiency_key
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import (
     BYTES_16,
     inference_memory,
+    input_embedding_bytes,
     kv_bytes_per_token,
     lora_params,
     served_adapter_bytes,
@@ -73,8 +74,9 @@ def attention_peak(gpu: Gpu, s: InferSetup, eng: Engine | None = None) -> tuple[
     return compute_peak(gpu, weight_format("fp8" if s.kv_dtype == "fp8" else "bf16"), eng)
 
 
-def _eff(cal: Calibration, eng: Engine, name: str) -> float:
-    return cal.get(f"{name}_{eng.engine}")
+def _eff(cal: Calibration, eng: Engine, name: str, gpu: Gpu | None = None) -> float:
+    """A fitted efficiency of the engine (on ``gpu``'s backend: llama.cpp's Metal kernels are fitted apart)."""
+    return cal.get(efficiency_key(name, eng.engine, gpu))
 
 
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
@@ -120,9 +122,9 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     per_pass = tokens / passes
     gemm = per_pass * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s)) / peak
     attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2) / attention_peak(gpu, s, eng)[0]
-    compute = (gemm + attention) / (s.tp * _eff(cal, eng, "eta_compute"))
-    stream = decode_weight_bytes(m, fmt, s, per_pass) / (_bandwidth(gpu) * _eff(cal, eng, "eta_memory"))
-    overhead = m.n_layers * _eff(cal, eng, "layer_overhead_s")
+    compute = (gemm + attention) / (s.tp * _eff(cal, eng, "eta_compute", gpu))
+    stream = decode_weight_bytes(m, fmt, s, per_pass) / (_bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu))
+    overhead = m.n_layers * _eff(cal, eng, "layer_overhead_s", gpu)
     comm = _allreduce_seconds(m, gpu, s, tokens, cal)
     return passes * (max(compute, stream) + dequant_seconds(m, gpu, s, per_pass) + overhead) + comm
 
@@ -161,10 +163,7 @@ def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float
     """(every stage's weight bytes, routed expert parameters, untied embedding bytes per GPU) of
     :func:`decode_weight_bytes`: what does not depend on the batch."""
     total = weights_bytes(m, fmt, s.tp, s.pp) * s.pp
-    p = count_params(m)
-    embed_bytes = fmt.bytes_per_weight if fmt.scope == "all" else 4.0 if fmt.name == "fp32" else BYTES_16
-    embeddings = 0.0 if m.tied_embeddings else p.embeddings * embed_bytes / s.tp
-    return total, p.experts, embeddings
+    return total, count_params(m).experts, input_embedding_bytes(m, fmt, s.tp)
 
 
 def _streamed_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float,
@@ -197,12 +196,12 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
-    found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory"),
+    found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
                        gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s),
-                       peak * _eff(cal, eng, "eta_compute"),
+                       peak * _eff(cal, eng, "eta_compute", gpu),
                        kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
-                       _bandwidth(gpu) * _eff(cal, eng, "eta_kv"),
-                       m.n_layers * _eff(cal, eng, "layer_overhead_s"))  # kernel launches and framework code
+                       _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
+                       m.n_layers * _eff(cal, eng, "layer_overhead_s", gpu))  # kernel launches and framework code
     if len(_terms) >= 4096:
         _terms.clear()
     _terms[key] = (m, gpu, cal, found)
@@ -301,9 +300,9 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
     eng = get_engine(s.engine)
     peak, dtype = compute_peak(gpu, weight_format(s.weight_format), eng)
     return (
-        Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory'):.0%} of bandwidth, "
-                   f"compute {_eff(cal, eng, 'eta_compute'):.0%} of peak, "
-                   f"{_eff(cal, eng, 'layer_overhead_s') * 1e6:.0f} µs per layer per step",
+        Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory', gpu):.0%} of bandwidth, "
+                   f"compute {_eff(cal, eng, 'eta_compute', gpu):.0%} of peak, "
+                   f"{_eff(cal, eng, 'layer_overhead_s', gpu) * 1e6:.0f} µs per layer per step",
                    "fitted (bench/fit.py)" + uncalibrated_note(gpu)),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),

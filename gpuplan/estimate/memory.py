@@ -20,6 +20,7 @@ import math
 
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.engines import hf_tuple_cache_types
 from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
@@ -93,6 +94,31 @@ def kv_cache_bytes(m: ModelSpec, n_seqs: float, context: int, kv_dtype: str = "b
 # ---------------------------------------------------------------- inference
 
 
+def input_embedding_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float:
+    """Bytes per GPU of an untied input-embedding table (0 when the output head shares it), in the format
+    :func:`weights_bytes` stores non-linear tensors in."""
+    if m.tied_embeddings:
+        return 0.0
+    per_weight = fmt.bytes_per_weight if fmt.scope == "all" else 4.0 if fmt.name == "fp32" else BYTES_16
+    return count_params(m).embeddings * per_weight / tp
+
+
+def ggml_compute_buffer_bytes(m: ModelSpec, s: InferSetup, ubatch: int) -> float:
+    """llama.cpp's compute buffer: ggml-alloc's peak over the worst-case graph it reserves at start,
+    ``ubatch`` = min(n_ctx, n_ubatch) tokens, every one an output, attending to a full KV cache of n_ctx tokens,
+    all in fp32. The largest set of tensors alive together is the larger of the output (u logits over the vocabulary
+    and the normed hidden state they come from), the MLP's two intermediates (gate and up), and — without
+    Flash Attention, which never materializes them — the attention scores and their softmax for every head.
+    Measured against llama.cpp's own accounting (build 1691: 70.5 MiB for LLaMA-7B at n_ctx 512, 75 MiB for
+    13B, 123 MiB for 65B; bench/calibration/inference_llamacpp.csv) it is within 15 %."""
+    u = float(ubatch)
+    width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
+    output = u * (m.vocab + m.hidden)
+    mlp = u * 2 * width / s.tp
+    scores = 0.0 if s.flash_attention else 2 * u * s.context_len * m.n_heads / s.tp
+    return 4.0 * max(output, mlp, scores)
+
+
 def _forward_workspace_bytes(m: ModelSpec, tokens: float, tp: int) -> float:
     """Peak of live tensors inside one layer while ``tokens`` tokens go through it (no autograd): the
     residual stream, the normed input, Q/K/V, the attention output and the MLP's intermediates."""
@@ -139,15 +165,25 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
     chunk = s.batch * s.prompt_len
     if eng.max_batched_tokens and eng.memory_mode != "on-demand":
         chunk = min(chunk, eng.max_batched_tokens)
-    workspace = _forward_workspace_bytes(m, chunk, s.tp)
-    logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
-    logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
     overhead = cal.get("infer_overhead_bytes")
-    framework = cal.get("infer_workspace_bytes")
     adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
-    parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
-             ("workspace", framework), ("overhead", overhead)) + ((("adapter", adapters),) if adapters else ())
-    fixed = weights + workspace + logits + framework + overhead + adapters
+    tail = (("overhead", overhead),) + ((("adapter", adapters),) if adapters else ())
+    ubatch = min(eng.max_batched_tokens or chunk, max(s.context_len, 1))  # llama.cpp's reserved graph
+    if eng.ggml_graph:  # the input table stays on the host; one compute buffer holds every activation and logit
+        weights -= input_embedding_bytes(m, fmt, s.tp)
+        workspace = ggml_compute_buffer_bytes(m, s, ubatch)
+        logits = framework = previous = 0.0
+        parts = (("weights", weights), ("kv_cache", kv), ("compute_buffer", workspace), *tail)
+    else:
+        workspace = _forward_workspace_bytes(m, chunk, s.tp)
+        logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
+        logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
+        framework = cal.get("infer_workspace_bytes")
+        # a model whose own code returns a new tuple of concatenated tensors every step: the last one is still held
+        previous = kv if eng.engine == "hf" and m.model_type in hf_tuple_cache_types() else 0.0
+        parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
+                 ("workspace", framework), *((("previous_kv_cache", previous),) if previous else ()), *tail)
+    fixed = weights + workspace + logits + framework + overhead + adapters + previous
     extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
                               eng.memory_mode, eng.kv_share_of == "free", longest=describe)
     if not describe:
@@ -161,14 +197,22 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
         Assumption("CUDA context (outside PyTorch)", fmt_bytes(overhead),
                    "fitted on device-level inference-memory rows (bench/fit.py)"),
+    ) + ((Assumption("compute buffer", f"{fmt_bytes(workspace)} in fp32 for {ubatch} tokens" if s.flash_attention
+                     else f"{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash "
+                     "Attention)", "llama.cpp reserves it at start for its worst-case graph (src/llama-context.cpp); "
+                     "the token-embedding table stays in host memory (src/llama-model.cpp)"),) if eng.ggml_graph else (
         Assumption("framework workspace (cuBLAS, buffers)", fmt_bytes(framework),
                    "fitted on PyTorch-counted inference-memory rows (bench/fit.py)"),
         Assumption("logits", "all prompt tokens" if s.full_logits else "last token only (generate)",
                    "transformers >= 4.45 keeps only the last position's logits during generation"),
-    ) + ((Assumption("LoRA adapters", f"{s.lora_adapters} resident, rank {s.lora_rank}, on every linear layer, "
-                     f"16-bit: {fmt_bytes(adapters)} per GPU, out of the KV cache",
-                     "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do"),)
-         if adapters else ())
+    )) + ((Assumption("previous step's KV cache", "held while the next is built",
+                      "the model's own code concatenates the cache into a new tuple every step "
+                      "(gpuplan/data/hf_kv_cache.csv); generate keeps the last one until the forward returns"),)
+          if previous else ()) + ((Assumption(
+        "LoRA adapters", f"{s.lora_adapters} resident, rank {s.lora_rank}, on every linear layer, "
+        f"16-bit: {fmt_bytes(adapters)} per GPU, out of the KV cache",
+        "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do"),)
+        if adapters else ())
     return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, extra)
 
 
