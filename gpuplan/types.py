@@ -490,7 +490,7 @@ class InferSetup:
             return self
         return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
-                          self.lora_adapters, self.lora_rank)
+                          self.lora_adapters, self.lora_rank, self.flash_attention)
 
     @property
     def n_gpus(self) -> int:
