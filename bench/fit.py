@@ -130,7 +130,7 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
             # NCCL small-message all-reduce within a node takes ~10-25 µs; above 30 µs the latency would stand in
             # for other per-step costs and make decode slower with more TP (docs/estimators.md)
             bounds += [(1e-6, 3e-5), (0.05, 1.0)]
-        inherited = [n for n in _BOUNDS if n not in names]
+        inherited = [n for n in _BOUNDS if n not in names and not (n == "f_moe" and eng.endswith("_metal"))]
         cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in inherited})
         if rows and params:
             group = Group(f"inference {eng}", params, bounds, SPEED_CLASSES,
@@ -140,7 +140,8 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
             f"; {', '.join(inherited)} from {REFERENCE_ENGINE}" if inherited else "")
     for eng in BACKENDS:
         if eng not in order:
-            cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in _BOUNDS})
+            cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in _BOUNDS
+                                     if not (n == "f_moe" and eng.endswith("_metal"))})
             notes[eng] = f"no rows: all efficiencies from {REFERENCE_ENGINE}"
     return cal, notes
 
@@ -354,8 +355,10 @@ INITIAL: dict[str, float] = {
     "f_frozen_base": 1.0, "f_quantized_base": 1.0, "work_half_tflop": 1.0, "f_fp8": 1.0, "eta_optimizer": 0.5,
     "f_attention": 1.0, "f_attention_hopper": 1.0,
     "activation_traffic": 20.0, "f_fused_traffic": 1.0, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
-    **{f"{k}_{e}": v for e in BACKENDS for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),
-                                                    ("layer_overhead_s", 5e-5), ("f_moe", 1.0))},
+    **{f"{k}_{e}": v for e in ENGINES for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),
+                                                   ("layer_overhead_s", 5e-5), ("f_moe", 1.0))},
+    **{f"{k}_{e}": v for e in BACKENDS[len(ENGINES):] for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5),
+                                                                   ("eta_kv", 0.8), ("layer_overhead_s", 5e-5))},
 }
 
 

@@ -22,23 +22,19 @@ from typing import Any
 from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
+from gpuplan.options import default, names, of_stage, option_of_arg, refuse_inapplicable
 from gpuplan.plan.planner import PlanResult
 from gpuplan.types import Market, Task
 from gpuplan.units import fmt_bytes, fmt_money, fmt_seconds, parse_count, parse_currency, parse_money, parse_seconds
 
-# the job's options and what each takes (counts and durations may be text); the rest are the plan's constraints
-_JOB_COUNTS = ("samples", "tokens_per_sample", "tokens", "requests")
-_JOB_OPTIONS = ("method", "epochs", "seq_len", "prompt", "output", "batch", "rps", "quant", "lora_rank",
-                "lora_targets", "global_batch", "framework", "train_embeddings", *_JOB_COUNTS, "ttft", "tpot")
-_PLAN_OPTIONS = ("market", "providers", "gpus", "exclude_gpus", "max_gpus", "budget", "deadline", "spot", "currency",
-                 "engine", "objective", "top")
-_ESTIMATE_OPTIONS = ("n_gpus", "tp", "pp", "zero", "micro_batch", "grad_accum", "recompute", "precision",
-                     "optimizer", "prefix_len", "engine", "kv_dtype")
-# the numbers and what the CLI's option takes (int: a whole number); each is checked against the CLI's RANGES
-_NUMBERS: dict[str, type] = {
-    "epochs": float, "rps": float, "seq_len": int, "prompt": int, "output": int, "batch": int, "lora_rank": int,
-    "global_batch": int, "max_gpus": int, "top": int, "n_gpus": int, "tp": int, "pp": int, "zero": int,
-    "micro_batch": int, "grad_accum": int, "prefix_len": int}
+# the job's options (counts may be text), one configuration's, and the plan's constraints (gpuplan.options)
+_JOB_OPTIONS = names(["job"])
+_JOB_COUNTS = tuple(o.arg for o in of_stage("job") if o.form == "COUNT")
+_PLAN_OPTIONS = names(["plan"])
+_ESTIMATE_OPTIONS = names(["layout"])
+# the numbers and what the CLI's option takes (int: a whole number); each is checked against the CLI's range
+_NUMBERS: dict[str, type] = {o.arg: o.kind for s in ("job", "layout", "plan") for o in of_stage(s)
+                             if o.kind in (int, float) and not o.form}
 
 
 def plan(model: str, task: str = "finetune", *, catalog: Catalog | None = None, **options: Any) -> Plan:
@@ -50,13 +46,11 @@ def plan(model: str, task: str = "finetune", *, catalog: Catalog | None = None, 
     _check_names(options, (*_JOB_OPTIONS, *_PLAN_OPTIONS), "gpuplan.plan")
     options = _numbers(options)
     cat = catalog or load_catalog()
-    if task == "finetune":
-        options.setdefault("method", "lora")
-    if task == "pretrain":
-        options.setdefault("objective", "time")
-        options.setdefault("max_gpus", 2048)
-    job = _job(task, {k: v for k, v in options.items() if k in _JOB_OPTIONS})
+    for name in ("objective", "max_gpus"):  # the job's own defaults are make_job's
+        options.setdefault(name, default(name, f"plan {task}"))
+    job = _job(task, "plan", {k: v for k, v in options.items() if k in _JOB_OPTIONS})
     c = {k: v for k, v in options.items() if k in _PLAN_OPTIONS}
+    refuse_inapplicable("plan", {option_of_arg(k).name for k, v in c.items() if v is not None}, task=job.task)
     given = c.pop("currency", None)
     currency = parse_currency(_text(given, "currency"), "currency") if given is not None else (
         "CNY" if c.get("market") == Market.CN else "USD")
@@ -68,7 +62,7 @@ def plan(model: str, task: str = "finetune", *, catalog: Catalog | None = None, 
         if isinstance(c.get(name), str):
             c[name] = (c[name],)
         c[name] = tuple(c.get(name) or ())
-    if task in ("infer", "serve") and options.get("quant"):
+    if not Task(task).is_training and options.get("quant"):
         c["quant"] = options["quant"]
     constraints = Constraints(currency=currency, budget=_money(cat, budget, currency), deadline_s=deadline_s, **c)
     m = cat.model(model)
@@ -83,9 +77,9 @@ def estimate(model: str, gpu: str = "H100", task: str = "infer", *, catalog: Cat
     _check_names(options, (*_JOB_OPTIONS, *_ESTIMATE_OPTIONS), "gpuplan.estimate")
     options = _numbers(options)
     cat = catalog or load_catalog()
-    job = _job(task, {k: v for k, v in options.items() if k in _JOB_OPTIONS})
+    job = _job(task, "estimate", {k: v for k, v in options.items() if k in _JOB_OPTIONS})
     config = {k: v for k, v in options.items() if k in _ESTIMATE_OPTIONS}
-    return Estimate(estimate_config(cat.model(model), cat.gpu(gpu), job, **config, given=frozenset(config)))
+    return Estimate(estimate_config(cat.model(model), cat.gpu(gpu), job, **config))
 
 
 def _check_names(options: dict[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -123,7 +117,7 @@ def _numbers(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _range_text(name: str) -> str:
-    from gpuplan.requests import RANGES
+    from gpuplan.options import RANGES
 
     return RANGES[_option(name)].text()
 
@@ -134,7 +128,7 @@ def _option(name: str) -> str:
 
 def _in_range(name: str, value: float | None) -> None:
     """The CLI's range check of option ``--name``, its error naming the argument ``name``."""
-    from gpuplan.requests import check_range
+    from gpuplan.options import check_range
 
     option = _option(name)
     try:
@@ -150,22 +144,21 @@ def _text(value: Any, name: str) -> str:
     return value
 
 
-def _job(task: str, options: dict[str, Any]) -> Any:
+def _job(task: str, command: str, options: dict[str, Any]) -> Any:
+    """The job of ``options`` (the Python API's keywords), counts and durations read from their text forms."""
     from gpuplan.requests import make_job
 
-    o = dict(options)
-    for name in _JOB_COUNTS:
-        if o.get(name) is not None:
-            o[name] = parse_count(o[name], name)
-            _in_range(name, o[name] or None)  # 0: not given, as on the command line
-    for name in ("ttft", "tpot"):
-        if o.get(name) is not None:
-            o[f"{name}_s"] = parse_seconds(o.pop(name), name)
-            _in_range(name, o[f"{name}_s"])
-        else:
-            o.pop(name, None)
-    given = {k: v for k, v in o.items() if v is not None}
-    return make_job(task, **given, given=frozenset(given) - {"method"})
+    given: dict[str, Any] = {}
+    for o in of_stage("job"):
+        value = options.get(o.arg)
+        if value is not None and o.form == "COUNT":
+            value = parse_count(value, o.arg)
+            _in_range(o.arg, value or None)  # 0: not given, as on the command line
+        elif value is not None and o.form == "DURATION":
+            value = parse_seconds(value, o.arg)
+            _in_range(o.arg, value)
+        given[o.name] = value
+    return make_job(task, command=command, **given)
 
 
 def _money(cat: Catalog, amount: Any, currency: str) -> float | None:

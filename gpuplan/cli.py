@@ -19,6 +19,7 @@ import typer.core
 from gpuplan import i18n
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
+from gpuplan.options import defaults
 from gpuplan.render import Col, emit
 from gpuplan.types import STALE_AFTER_DAYS, Market, Task
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
@@ -41,39 +42,31 @@ EXIT_CODES = {0: "success (also the help)", 1: "it does not fit: no plan fits th
 
 
 def _choices(name: str, command: str) -> tuple[str, ...] | None:
-    """The values choice option ``name`` of ``command`` accepts, from the vocabularies the library checks (each
-    imported only when its option is shown)."""
+    """The values choice option ``name`` of ``command`` accepts: the table's (:data:`gpuplan.options.OPTIONS`),
+    else the vocabularies the library checks (each imported only when its option is shown)."""
     from gpuplan import types
+    from gpuplan.options import flag_choices
     from gpuplan.units import CURRENCIES
 
-    fixed = {"--market": ("cn", "global"), "--currency": CURRENCIES, "--zero": ("0", "1", "2", "3"),
+    fixed = {"--market": types.MARKETS, "--currency": CURRENCIES,
              "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
-             "--export": ("skypilot", "vllm", "sglang", "k8s"), "--method": types.METHODS, "--engine": types.ENGINES,
-             "--recompute": types.RECOMPUTE, "--precision": ("auto", *types.PRECISIONS),
-             "--optimizer": types.OPTIMIZERS, "--kv-dtype": types.KV_DTYPES, "--lang": i18n.LANG_NAMES,
-             "--users": ("cn", "global")}
+             "--export": ("skypilot", "vllm", "sglang", "k8s"), "--lang": i18n.LANG_NAMES, "--users": types.MARKETS,
+             "--task": types.TASKS}
     if name in fixed:
         return fixed[name]
-    if name == "--objective":
-        from gpuplan.plan.planner import OBJECTIVES
-
-        return OBJECTIVES
-    if name in ("--task", "--lora-targets"):
-        from gpuplan.requests import LORA_TARGETS, TASKS
-
-        return TASKS if name == "--task" else LORA_TARGETS
     if name == "--sort":
         from gpuplan.listing import GPU_SORTS, OFFER_SORTS
 
         return GPU_SORTS if command == "gpus" else OFFER_SORTS
-    return None
+    return flag_choices(name)
 
 
-# what a text option takes, where it is not a choice (help shows it instead of the parameter's Python type)
-METAVARS = {"--samples": "COUNT", "--tokens-per-sample": "COUNT", "--tokens": "COUNT", "--dataset-tokens": "COUNT",
-            "--requests": "COUNT", "--budget": "MONEY", "--electricity": "MONEY", "--deadline": "DURATION",
-            "--ttft": "DURATION", "--tpot": "DURATION", "--min-memory": "SIZE", "--out": "FILE",
-            "--catalog": "FOLDER", "--quant": "FORMAT"}
+def _metavar(flag: str) -> str | None:
+    """What a text option takes, where it is not a choice (help shows it instead of the parameter's Python
+    type): the table's form (COUNT, DURATION, MONEY, SIZE, FORMAT), else FILE or FOLDER."""
+    from gpuplan.options import flag_form
+
+    return flag_form(flag) or {"--out": "FILE", "--catalog": "FOLDER"}.get(flag)
 
 
 def label_params(params: list[Any], command: str) -> None:
@@ -90,7 +83,7 @@ def label_params(params: list[Any], command: str) -> None:
         elif getattr(p, "is_flag", False):
             p.metavar = ""
         else:
-            p.metavar = METAVARS.get(name) or {int: "INTEGER", float: "NUMBER"}.get(kind, "NAME")
+            p.metavar = _metavar(name) or {int: "INTEGER", float: "NUMBER"}.get(kind, "NAME")
     for p in params:
         if p.param_type_name == "argument":  # typer shows an argument's Python type; it is text the help explains
             p.display_type_rich = lambda ctx: "TEXT"
@@ -129,7 +122,7 @@ class RangedCommand(LocalUsage, typer.core.TyperCommand):
     table for the CLI and the HTTP API), and whose help states each range and each option's values."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from gpuplan.requests import RANGES
+        from gpuplan.options import RANGES
 
         super().__init__(*args, **kwargs)
         for param in self.params:  # text options with a range (--deadline 3d) are checked where they are parsed
@@ -142,7 +135,7 @@ class RangedCommand(LocalUsage, typer.core.TyperCommand):
         return params
 
     def invoke(self, ctx: Any) -> Any:
-        from gpuplan.requests import check_range
+        from gpuplan.options import check_range
 
         for param in self.params:
             if _range_of(param) is not None:
@@ -153,7 +146,7 @@ class RangedCommand(LocalUsage, typer.core.TyperCommand):
 def _range_of(param: Any) -> Any:
     """The range of an int or float option (None for other parameters); an unlisted one is a bug (a test
     checks that every numeric option has a range)."""
-    from gpuplan.requests import RANGES
+    from gpuplan.options import RANGES
 
     kind = getattr(getattr(param, "type_descriptor", None), "annotation", None)  # typer's own parameter types
     if param.param_type_name != "option" or kind not in (int, float):
@@ -171,6 +164,11 @@ app = typer.Typer(
 
 CatalogOpt = Annotated[list[str] | None, typer.Option(
     "--catalog", help="Extra catalog folder laid out like gpuplan/data (repeatable; also GPUPLAN_CATALOG).")]
+# the defaults of each command, as typer shows them (gpuplan.options.OPTIONS)
+ESTIMATE, FINETUNE, PRETRAIN, INFER, SERVE = (defaults(f"{c}") for c in (
+    "estimate", "plan finetune", "plan pretrain", "plan infer", "plan serve"))
+
+
 def _machine_output(value: bool) -> bool:
     """JSON and CSV are an interface: their values are English whatever --lang or the locale says."""
     if value:
@@ -236,7 +234,7 @@ def replaced_notice(replaced: tuple[str, ...], shown: int = 20) -> str:
 
 
 def _min_memory(text: str | None) -> float | None:
-    from gpuplan.requests import check_range
+    from gpuplan.options import check_range
 
     if text is None:
         return None
@@ -622,7 +620,7 @@ FrameworkOpt = Annotated[str | None, typer.Option(
 def _duration(text: str, field: str) -> float:
     """A duration with its unit, in range: on the command line a bare number (is 50 seconds or milliseconds?)
     is refused, whatever its form (``50``, ``1e308``, the ``30`` of ``1h30``)."""
-    from gpuplan.requests import check_range
+    from gpuplan.options import check_range
     from gpuplan.units import parse_seconds
 
     seconds = parse_seconds(text, field, require_unit=True)
@@ -630,40 +628,38 @@ def _duration(text: str, field: str) -> float:
     return seconds
 
 
-_PARAM_TO_JOB = {"ttft": "ttft_s", "tpot": "tpot_s"}  # command-line parameters named otherwise in make_job
+def _given(ctx: typer.Context, **values: Any) -> dict[str, Any]:
+    """Those of ``values`` (parameters of the running command) the user set, on the command line or by
+    environment, named and read as the library takes them (:data:`gpuplan.options.OPTIONS`: ``--ttft 2s`` is
+    ``ttft_s=2.0``, ``--samples 10k`` is ``samples=10000``); what was left at its default is not passed."""
+    from gpuplan.options import option_of_arg
+    from gpuplan.units import parse_count
 
-
-def _given(ctx: typer.Context) -> frozenset[str]:
-    """The parameters of the running command the user set (on the command line or by environment), named as
-    make_job and estimate_config name them; what was left at its default is not in it."""
-    def given(name: str) -> bool:
+    def set_by_user(name: str) -> bool:
         source = ctx.get_parameter_source(name)
         return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
-    return frozenset(_PARAM_TO_JOB.get(p.name, p.name) for p in ctx.command.params if p.name and given(p.name))
+    out: dict[str, Any] = {}
+    for arg, value in values.items():
+        o = option_of_arg(arg)
+        if not set_by_user(arg if arg in ctx.params else _SOURCES[arg]) or value is None:
+            continue
+        if o.form == "COUNT":
+            value = parse_count(value, o.flag) if value else 0.0
+        elif o.form == "DURATION":
+            value = _duration(value, o.flag)
+        out[o.name] = value
+    return out
 
 
-def _job(ctx: typer.Context, task: str, method: str = "full", samples: str | None = None,
-         tokens_per_sample: str | None = None, epochs: float = 1.0, tokens: str | None = None,
-         seq_len: int | None = None, prompt: int = 1024, output: int = 256, batch: int = 0,
-         requests: str | None = None, rps: float = 0.0, ttft: str | None = None, tpot: str | None = None,
-         quant: str | None = None, lora_rank: int = 16, lora_targets: str = "all-linear", global_batch: int = 0,
-         framework: str | None = None, train_embeddings: bool = False) -> Any:
-    """Parse the human forms (10k, 1.4T, 2s, 50ms) and build the validated job."""
+_SOURCES = {"tokens": "dataset_tokens"}  # plan finetune's --dataset-tokens gives the tokens (times the epochs)
+
+
+def _job(ctx: typer.Context, task: str, command: str, **values: Any) -> Any:
+    """The validated job from what the user gave of ``values``; the rest take ``command``'s defaults."""
     from gpuplan.requests import make_job
-    from gpuplan.units import parse_count
 
-    def count(text: str | None, field: str) -> float:
-        return parse_count(text, field) if text else 0.0
-
-    return make_job(task, method=method, samples=count(samples, "--samples"),
-                    tokens_per_sample=count(tokens_per_sample, "--tokens-per-sample"), epochs=epochs,
-                    tokens=count(tokens, "--tokens"), seq_len=seq_len, prompt=prompt, output=output, batch=batch,
-                    requests=count(requests, "--requests"), rps=rps,
-                    ttft_s=_duration(ttft, "--ttft") if ttft else None,
-                    tpot_s=_duration(tpot, "--tpot") if tpot else None, quant=quant, lora_rank=lora_rank,
-                    lora_targets=lora_targets, global_batch=global_batch, framework=framework,
-                    train_embeddings=train_embeddings, given=_given(ctx))
+    return make_job(task, command=command, **_given(ctx, **values))
 
 
 # ---------------------------------------------------------------- estimate
@@ -673,31 +669,39 @@ def _job(ctx: typer.Context, task: str, method: str = "full", samples: str | Non
 def estimate(
     ctx: typer.Context, model: ModelArg,
     task: Annotated[str, typer.Option(help="infer, serve, finetune or pretrain.")] = "infer",
-    method: MethodOpt = "full",
+    method: MethodOpt = ESTIMATE["method"],
     gpu: Annotated[str, typer.Option(help="GPU name, e.g. H100, 4090, A100-80GB.")] = "H100",
     n_gpus: Annotated[int | None, typer.Option(
         "--n-gpus", help="GPUs (default: tp × pp; training spreads more over data parallelism).")] = None,
-    tp: Annotated[int, typer.Option(help="Tensor parallel size.")] = 1,
-    pp: Annotated[int, typer.Option(help="Pipeline parallel stages.")] = 1,
-    zero: Annotated[int, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard) over data parallelism.")] = 0,
-    micro_batch: Annotated[int, typer.Option("--micro-batch", help="Sequences per GPU per micro-step.")] = 1,
-    grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-steps per optimizer step.")] = 1,
+    tp: Annotated[int, typer.Option(help="Tensor parallel size.")] = ESTIMATE["tp"],
+    pp: Annotated[int, typer.Option(help="Pipeline parallel stages.")] = ESTIMATE["pp"],
+    zero: Annotated[int, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard) over data parallelism.")
+                    ] = ESTIMATE["zero"],
+    micro_batch: Annotated[int, typer.Option("--micro-batch", help="Sequences per GPU per micro-step.")
+                           ] = ESTIMATE["micro_batch"],
+    grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-steps per optimizer step.")
+                          ] = ESTIMATE["grad_accum"],
     recompute: Annotated[str | None, typer.Option(help="Activation recomputation: none, selective or full "
                                                        "(default: the --framework's default, else none).")] = None,
     precision: Annotated[str, typer.Option(help="auto (bf16 for adapters, bf16-mixed for full; fp16 on GPUs without "
-                                                "BF16), bf16-mixed, fp16-mixed, fp8-mixed, bf16 or fp32.")] = "auto",
+                                                "BF16), bf16-mixed, fp16-mixed, fp8-mixed, bf16 or fp32.")
+                         ] = ESTIMATE["precision"],
     optimizer: Annotated[str | None, typer.Option(help="adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, "
                                                        "sgd-momentum or adafactor (default: the --framework's "
                                                        "default, else adamw).")] = None,
     framework: FrameworkOpt = None,
-    samples: SamplesOpt = None, tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = 1.0,
+    samples: SamplesOpt = None, tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = ESTIMATE["epochs"],
     tokens: TokensOpt = None, seq_len: SeqOpt = None,
-    prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 0,
+    prompt: PromptOpt = ESTIMATE["prompt"], output: OutputOpt = ESTIMATE["output"],
+    batch: BatchOpt = ESTIMATE["batch"],
     requests: Annotated[str | None, typer.Option(help="Requests in a batch-inference job.")] = None,
-    engine: EngineOpt = "vllm", quant: QuantOpt = None,
-    kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV-cache dtype: bf16, fp16 or fp8.")] = "bf16",
-    lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear", train_embeddings: EmbeddingsOpt = False,
-    prefix_len: Annotated[int, typer.Option("--prefix-len", help="P-tuning v2 prefix length.")] = 128,
+    engine: EngineOpt = ESTIMATE["engine"], quant: QuantOpt = None,
+    kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV-cache dtype: bf16, fp16 or fp8.")
+                        ] = ESTIMATE["kv_dtype"],
+    lora_rank: RankOpt = ESTIMATE["lora_rank"], lora_targets: TargetsOpt = ESTIMATE["lora_targets"],
+    train_embeddings: EmbeddingsOpt = ESTIMATE["train_embeddings"],
+    prefix_len: Annotated[int, typer.Option("--prefix-len", help="P-tuning v2 prefix length.")
+                          ] = ESTIMATE["prefix_len"],
     json_out: JsonOpt = False,
 ) -> None:
     """Memory per GPU (breakdown), time or speed, error band and assumptions for one configuration."""
@@ -706,13 +710,14 @@ def estimate(
     cat = _catalog(ctx)
     m = cat.model(model)
     g = cat.gpu(gpu)
-    job = _job(ctx, task, method, samples, tokens_per_sample, epochs, tokens, seq_len, prompt=prompt, output=output,
-               batch=batch, requests=requests, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
+    job = _job(ctx, task, "estimate", method=method, samples=samples, tokens_per_sample=tokens_per_sample,
+               epochs=epochs, tokens=tokens, seq_len=seq_len, prompt=prompt, output=output, batch=batch,
+               requests=requests, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
                train_embeddings=train_embeddings)
-    e = estimate_config(m, g, job, tp=tp, pp=pp, n_gpus=n_gpus, zero=zero, micro_batch=micro_batch,
-                        grad_accum=grad_accum, recompute=recompute, precision=precision, optimizer=optimizer,
-                        framework=framework, prefix_len=prefix_len, engine=engine, kv_dtype=kv_dtype,
-                        given=_given(ctx))
+    e = estimate_config(m, g, job, **_given(ctx, tp=tp, pp=pp, n_gpus=n_gpus, zero=zero, micro_batch=micro_batch,
+                                            grad_accum=grad_accum, recompute=recompute, precision=precision,
+                                            optimizer=optimizer, framework=framework, prefix_len=prefix_len,
+                                            engine=engine, kv_dtype=kv_dtype))
     from gpuplan.present import show_estimate
 
     show_estimate(e, json_out)
@@ -766,7 +771,7 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
     cur = parse_currency(currency, "--currency") if currency else (where or Market.GLOBAL).currency
     budget_amount = None
     if budget:
-        from gpuplan.requests import check_range
+        from gpuplan.options import check_range
 
         amount, unit = parse_money(budget, "--budget")
         check_range("--budget", amount, f"'{budget}'")
@@ -882,20 +887,22 @@ def _write_atomic(out: str, text: str) -> None:
 
 @plan_app.command("finetune", cls=RangedCommand)
 def plan_finetune(
-    ctx: typer.Context, model: ModelArg, method: MethodOpt = "lora", samples: SamplesOpt = None,
-    tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = 1.0,
+    ctx: typer.Context, model: ModelArg, method: MethodOpt = FINETUNE["method"], samples: SamplesOpt = None,
+    tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = FINETUNE["epochs"],
     dataset_tokens: Annotated[str | None, typer.Option("--dataset-tokens", help="Tokens in the dataset "
                                                                                  "(instead of samples).")] = None,
-    seq_len: SeqOpt = None, lora_rank: RankOpt = 16, lora_targets: TargetsOpt = "all-linear",
-    train_embeddings: EmbeddingsOpt = False, framework: FrameworkOpt = None,
+    seq_len: SeqOpt = None, lora_rank: RankOpt = FINETUNE["lora_rank"],
+    lora_targets: TargetsOpt = FINETUNE["lora_targets"],
+    train_embeddings: EmbeddingsOpt = FINETUNE["train_embeddings"], framework: FrameworkOpt = None,
     quant: Annotated[str | None, typer.Option("--quant", help="Frozen-base format for P-tuning and LoRA: int4 or "
                                                               "int8 (weight-only), or a format such as nf4.")] = None,
     global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step "
-                                                                     "(0: 32).")] = 0,
+                                                                     "(0: 32).")] = FINETUNE["global_batch"],
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
     tier: TierOpt = None,
-    currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10, compare_buy: BuyOpt = False,
+    currency: CurrencyOpt = None, objective: ObjectiveOpt = FINETUNE["objective"], top: TopOpt = FINETUNE["top"],
+    compare_buy: BuyOpt = False,
     hours_per_month: HoursOpt = None, export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
@@ -910,9 +917,10 @@ def plan_finetune(
         from gpuplan.plan.buy import check_hours_per_month
 
         check_hours_per_month(hours_per_month)
-    job = _job(ctx, "finetune", method, samples, tokens_per_sample, epochs,
-               _scaled(dataset_tokens, epochs), seq_len, lora_rank=lora_rank, lora_targets=lora_targets,
-               quant=quant, global_batch=global_batch, framework=framework, train_embeddings=train_embeddings)
+    job = _job(ctx, "finetune", "plan", method=method, samples=samples, tokens_per_sample=tokens_per_sample,
+               epochs=epochs, tokens=_scaled(dataset_tokens, epochs), seq_len=seq_len, lora_rank=lora_rank,
+               lora_targets=lora_targets, quant=quant, global_batch=global_batch, framework=framework,
+               train_embeddings=train_embeddings)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
                      tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
@@ -921,7 +929,7 @@ def plan_finetune(
 def _scaled(tokens: str | None, epochs: float) -> str | None:
     if not tokens:
         return None
-    from gpuplan.requests import check_range
+    from gpuplan.options import check_range
     from gpuplan.units import parse_count
 
     n_tokens = parse_count(tokens, "--dataset-tokens")
@@ -935,17 +943,18 @@ def plan_pretrain(
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Sequence length (default: 2048, at most the "
                                                                   "model's positions).")] = None,
     global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step (0: 4M tokens "
-                                                                     "worth, as LLaMA).")] = 0,
+                                                                     "worth, as LLaMA).")] = PRETRAIN["global_batch"],
     framework: FrameworkOpt = None,
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")] = 2048,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")
+                        ] = PRETRAIN["max_gpus"],
     budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None, tier: TierOpt = None,
-    currency: CurrencyOpt = None, objective: ObjectiveOpt = "time", top: TopOpt = 10,
+    currency: CurrencyOpt = None, objective: ObjectiveOpt = PRETRAIN["objective"], top: TopOpt = PRETRAIN["top"],
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
-    job = _job(ctx, "pretrain", "full", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
+    job = _job(ctx, "pretrain", "plan", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
                      tiers=tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
@@ -953,17 +962,19 @@ def plan_pretrain(
 
 @plan_app.command("infer", cls=RangedCommand)
 def plan_infer(
-    ctx: typer.Context, model: ModelArg, prompt: PromptOpt = 1024, output: OutputOpt = 256, batch: BatchOpt = 0,
-    requests: Annotated[str, typer.Option(help="Requests to process, e.g. 100k.")] = "1000",
-    quant: QuantOpt = None, engine: EngineOpt = "vllm",
+    ctx: typer.Context, model: ModelArg, prompt: PromptOpt = INFER["prompt"], output: OutputOpt = INFER["output"],
+    batch: BatchOpt = INFER["batch"],
+    requests: Annotated[str, typer.Option(help="Requests to process, e.g. 100k.")] = f"{INFER['requests']:g}",
+    quant: QuantOpt = None, engine: EngineOpt = INFER["engine"],
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
-    tier: TierOpt = None, currency: CurrencyOpt = None, objective: ObjectiveOpt = "cost", top: TopOpt = 10,
+    tier: TierOpt = None, currency: CurrencyOpt = None, objective: ObjectiveOpt = INFER["objective"],
+    top: TopOpt = INFER["top"],
     export: ExportOpt = None, out: OutOpt = None,
     json_out: JsonOpt = False, csv_out: CsvOut = False,
 ) -> None:
     """Plan a batch-inference job: requests × (prompt + output) tokens, continuously batched."""
-    job = _job(ctx, "infer", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
+    job = _job(ctx, "infer", "plan", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
     c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
                      engine, quant, tier)
     _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
@@ -981,7 +992,7 @@ def plan_serve(
                                                 "0 first), or a CSV file of hour,rps rows. The fleet is sized for "
                                                 "its peak; the plan prices following it with autoscaling against "
                                                 "a fixed peak fleet.")] = None,
-    prompt: PromptOpt = 1000, output: OutputOpt = 300,
+    prompt: PromptOpt = SERVE["prompt"], output: OutputOpt = SERVE["output"],
     bucket: Annotated[list[str] | None, typer.Option("--bucket", help="A request-size bucket PROMPT:OUTPUT:SHARE, "
                                                      "e.g. 512:128:0.7 (repeatable; shares add up to 1; "
                                                      "replaces --prompt/--output).")] = None,
@@ -995,13 +1006,15 @@ def plan_serve(
     tpot: Annotated[str | None, typer.Option(help="Median time-per-output-token target, e.g. 50ms.")] = None,
     tpot_p99: Annotated[str | None, typer.Option("--tpot-p99", help="p99 time-per-output-token target, "
                                                  "e.g. 80ms.")] = None,
-    availability: Annotated[float, typer.Option(help="Availability target in percent, e.g. 99.9.")] = 99.9,
+    availability: Annotated[float, typer.Option(help="Availability target in percent, e.g. 99.9.")
+                            ] = SERVE["availability"],
     tolerate: Annotated[str, typer.Option(help="Failure domain the fleet must survive losing: zone, region or "
                                                 "none.")] = "zone",
     region: Annotated[list[str] | None, typer.Option("--region", help="Only offers in these regions "
                                                                       "(repeatable).")] = None,
     spot: Annotated[bool, typer.Option("--spot/--no-spot", help="Allow spot capacity in the mix (preemptions "
-                                                                "are correlated within a spot pool).")] = False,
+                                                                "are correlated within a spot pool).")
+                ] = SERVE["spot"],
     allow_marketplace: Annotated[bool, typer.Option("--allow-marketplace", help="Allow marketplace / community "
                                                     "hosts, which production serving leaves out.")] = False,
     tier: Annotated[list[str] | None, typer.Option(
@@ -1009,15 +1022,15 @@ def plan_serve(
                        "default: on-demand, with spot under --spot; reserved is a committed term, paid whether "
                        "or not the instance runs).")] = None,
     prefix_hit: Annotated[float, typer.Option("--prefix-hit", help="Share of prompt tokens served from the prefix "
-                                                                   "cache.")] = 0.0,
+                                                                   "cache.")] = SERVE["prefix_hit"],
     max_per_offer: Annotated[int | None, typer.Option("--max-per-offer", help="At most this many instances of "
                                                       "one offer (a provider's capacity).")] = None,
     adapters: Annotated[int, typer.Option(help="LoRA adapters served on the same base (multi-LoRA), all resident on "
                                                "every replica: their memory comes out of the KV cache, and each "
-                                               "decode step reads the adapters its batch uses.")] = 0,
+                                               "decode step reads the adapters its batch uses.")] = SERVE["adapters"],
     adapter_rank: Annotated[int, typer.Option("--adapter-rank", help="Rank of the largest adapter (vLLM reserves "
-                                              "its next --max-lora-rank choice).")] = 16,
-    quant: QuantOpt = None, engine: EngineOpt = "vllm",
+                                              "its next --max-lora-rank choice).")] = SERVE["adapter_rank"],
+    quant: QuantOpt = None, engine: EngineOpt = SERVE["engine"],
     market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
     users: Annotated[str, typer.Option(help="Where the users are: cn (mainland China: the plan carries the China "
                                             "compliance checklist, and says when data export rules apply) or "
@@ -1093,7 +1106,7 @@ def _currency(currency: str | None, market: str | None) -> str:
 
 
 def _money(text: str | None, field: str, currency: str) -> float | None:
-    from gpuplan.requests import check_range
+    from gpuplan.options import check_range
     from gpuplan.units import parse_money
 
     if not text:
@@ -1267,7 +1280,7 @@ def buy(ctx: typer.Context,
     cat = _catalog(ctx)
     price = None
     if electricity:
-        from gpuplan.requests import check_range
+        from gpuplan.options import check_range
 
         amount, unit = parse_money(electricity, "--electricity")
         check_range("--electricity", amount, f"'{electricity}'")

@@ -717,7 +717,7 @@ TEMPLATES: dict[str, str] = {
     "{n} must be greater than 0.": "{n} 必须大于 0。",
     "give a positive number, e.g. 10k.": "请给出正数，例如 10k。",
     "serving runs continuously; a deadline does not apply.": "在线服务持续运行，期限不适用。",
-    "leave deadline_s out; use ttft_s and tpot_s for latency targets.": "请不要给 deadline_s；延迟目标请用 ttft_s 和 tpot_s。",
+    "drop {field}; use --ttft and --tpot for latency targets.": "请去掉 {field}；延迟目标请用 --ttft 和 --tpot。",
     "{value} is not text.": "{value} 不是文本。",
     "give it as text, e.g. 'USD', 'CNY', 'EUR' or '€'.": "请以文本给出，例如 'USD'、'CNY'、'EUR' 或 '€'。",
     "{where} has no option '{name}'.": "{where} 没有选项 '{name}'。",

@@ -16,7 +16,7 @@ from gpuplan.listing import price_age
 from gpuplan.plan_text import note_text, notes_text, serving_costs
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.requests import settings_text
-from gpuplan.types import InferSetup, Task
+from gpuplan.types import InferSetup, Method, Task
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
 
@@ -143,7 +143,7 @@ def _fit_hints(e: JobEstimate) -> list[str]:
         else:
             hints.append(say(f"weights and optimizer states alone take {fmt_bytes(states)}",
                              f"仅权重和优化器状态就占 {fmt_bytes(states)}"))
-        if s.method == "full":
+        if s.method == Method.FULL:
             hints.append(say("--method lora or qlora", "--method lora 或 qlora"))
         if s.parallel.n_gpus == 1:
             hints.append(say("more GPUs with --n-gpus and --zero 3", "用 --n-gpus 加卡并配合 --zero 3"))
@@ -180,7 +180,7 @@ def _plan_row(x: Any, rank: int) -> dict[str, Any]:
 
 
 def _plan_cols(task: str) -> list[Col]:
-    if task == "serve":
+    if task == Task.SERVE:
         middle = [Col(tr("TTFT / TPOT"), "latency", None, "right"),
                   Col(tr("Seqs/replica"), "batch", None, "right"), Col(tr("Cost"), "cost", None, "right")]
     else:

@@ -23,7 +23,7 @@ DATA_README = (BUNDLED_DIR / "README.md").read_text(encoding="utf-8")
 ESTIMATORS = (REPO / "docs" / "estimators.md").read_text(encoding="utf-8")
 ACCURACY = REPO / "docs" / "accuracy.md"
 PARAMS = json.loads((BUNDLED_DIR / "fitted" / "params.json").read_text(encoding="utf-8"))
-ENGINE_SUFFIXES = ("hf", "vllm", "sglang", "trtllm", "llamacpp")
+ENGINE_SUFFIXES = ("hf", "vllm", "sglang", "trtllm", "llamacpp", "llamacpp_metal")
 
 
 def _commands(cmd: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:

@@ -13,10 +13,10 @@ from gpuplan.requests import estimate_config, make_job
 
 def test_vllm_without_room_for_one_sequence_does_not_fit(catalog: Catalog) -> None:
     # 70B in FP8 (~66 GiB of weights) on an 80 GB H100: vLLM reserves 90 % of the GPU, and what the weights and
-    # buffers leave of it cannot hold one 8,448-token sequence's KV cache (320 KiB per token), so vLLM would
+    # buffers leave of it cannot hold one 4,352-token sequence's KV cache (320 KiB per token), so vLLM would
     # refuse to start although the workload's own total is under 80 GB
     m, g = catalog.model("Llama-3.1-70B"), catalog.gpu("H100")
-    e = estimate_config(m, g, make_job("infer", prompt=8192, output=256, quant="fp8"))
+    e = estimate_config(m, g, make_job("infer", prompt=4096, output=256, quant="fp8"))
     assert e.memory.extra["max_concurrent_seqs"] == 0
     assert e.needed_bytes <= e.capacity_bytes  # the sum alone would have said "fits"
     assert not e.fits and e.shortfall_bytes > 0
@@ -142,8 +142,9 @@ def test_shortfall_counts_what_exceeds_the_engine_share(catalog: Catalog) -> Non
     # were within a fitted buffer of each other)
     e = estimate_config(catalog.model("Qwen2.5-72B"), catalog.gpu("A100"), make_job("infer"), tp=2, engine="sglang")
     budget = e.memory.extra["kv_budget_bytes"]
+    kv = e.memory.breakdown.get("kv_cache")
     assert not e.fits and budget < 0
-    assert e.shortfall_bytes == pytest.approx(e.memory.breakdown.get("kv_cache") - budget)
+    assert e.shortfall_bytes >= kv - budget > kv  # more than the KV cache alone
     assert e.as_dict()["memory_shortfall_bytes"] == pytest.approx(e.shortfall_bytes)
 
 

@@ -17,7 +17,7 @@ import typer.main
 
 from gpuplan import cli
 from gpuplan.catalog import BUNDLED_DIR
-from gpuplan.requests import RANGES
+from gpuplan.options import RANGES
 
 REPO = Path(__file__).resolve().parent.parent
 HUGE = "9" * 400

@@ -22,7 +22,7 @@ with warnings.catch_warnings():
 
 from gpuplan.catalog import Catalog
 from gpuplan.listing import GPU_SORTS, OFFER_SORTS
-from gpuplan.requests import RANGES
+from gpuplan.options import RANGES
 from gpuplan.web import LOOPBACK_HOSTS, check_serve_options, is_loopback
 from gpuplan.web.app import create_app
 from gpuplan.web.guard import MAX_BODY_BYTES

@@ -16,14 +16,16 @@ Per rank and decode step of B sequences (the same roofline as :mod:`gpuplan.esti
 fitted efficiencies):
 
 - weights read: the rank's whole non-expert part, and of its E/D experts those that the B × D tokens of all
-  ranks reach (1 − (1 − k/E)^(B·D) each, uniform routing);
+  ranks reach (1 − (1 − k/E)^(B·D) each, uniform routing); the dense and the expert GEMMs each take the max of
+  their bytes and FLOPs, summed (separate kernels, :mod:`gpuplan.estimate.infer_speed`);
 - GEMM FLOPs: B tokens through the dense part and k experts each (with every rank's tokens spread evenly over
   the experts, a rank computes on average B × k expert-token products: D·B·k/E tokens per expert × E/D experts);
 - attention: its own sequences' KV cache;
 - all-to-all: dispatch and combine of B tokens in every MoE layer, each paying a collective latency, the
   network and NVLink parts one after the other (errs slow; DeepEP overlaps them with compute, which is not
   counted);
-- the engine's per-layer overhead.
+- the engine's per-layer overhead, in dense-layer equivalents of the kernels launched
+  (:func:`gpuplan.estimate.infer_speed.layer_launches`).
 
 Memory per rank is :func:`gpuplan.estimate.memory.inference_memory` of the rank's share of the model
 (:func:`rank_model`: E/D experts per layer, the router kept whole), at TP 1.
@@ -46,7 +48,7 @@ from gpuplan.estimate import load
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token
-from gpuplan.estimate.infer_speed import compute_peak, gemm_flops_per_token, lora_flops_per_token
+from gpuplan.estimate.infer_speed import compute_peak, gemm_flops_split, layer_launches, lora_flops_per_token
 from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_bytes_per_token, weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
@@ -150,6 +152,11 @@ def _bandwidth(gpu: Gpu) -> float:
 def step_weight_bytes(m: ModelSpec, s: InferSetup, ranks: int, tokens_per_rank: float) -> float:
     """Weight bytes one rank streams in a forward pass of ``tokens_per_rank`` tokens: its non-expert part (an
     untied embedding table only for the rows gathered), and its experts that any rank's tokens reach."""
+    return sum(_step_bytes(m, s, ranks, tokens_per_rank))
+
+
+def _step_bytes(m: ModelSpec, s: InferSetup, ranks: int, tokens_per_rank: float) -> tuple[float, float]:
+    """(dense, routed-expert) parts of :func:`step_weight_bytes`: separate kernels, each its own roofline."""
     fmt = weight_format(s.weight_format)
     mine = rank_model(m, ranks)
     total = weights_bytes(mine, fmt)
@@ -157,38 +164,45 @@ def step_weight_bytes(m: ModelSpec, s: InferSetup, ranks: int, tokens_per_rank: 
     touched = 1.0 - (1.0 - m.n_active_experts / m.n_experts) ** max(tokens_per_rank * ranks, 1.0)
     embed_bytes = fmt.bytes_per_weight if fmt.scope == "all" else 4.0 if fmt.name == "fp32" else BYTES_16
     embeddings = 0.0 if m.tied_embeddings else count_params(m).embeddings * embed_bytes
-    return max(0.0, total - local_experts * (1.0 - touched) - embeddings)
+    return max(0.0, total - local_experts - embeddings), local_experts * touched
+
+
+def _gemm_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, tokens: float, attention_flops: float,
+                  cal: Calibration) -> float:
+    """One rank's GEMMs over ``tokens`` of its tokens: the roofline of the dense GEMMs (with ``attention_flops``)
+    plus that of its grouped expert GEMMs (B × k expert-token products: module docstring)."""
+    eng = get_engine(s.engine)
+    peak, _ = compute_peak(gpu, weight_format(s.weight_format), eng)
+    rate = peak * _eff(cal, s.engine, "eta_compute")
+    bandwidth = _bandwidth(gpu) * _eff(cal, s.engine, "eta_memory")
+    dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
+    dense_bytes, expert_bytes = _step_bytes(m, s, ranks, tokens)
+    dense = max(dense_bytes / bandwidth, (tokens * (dense_flops + lora_flops_per_token(m, s)) + attention_flops) / rate)
+    return dense + max(expert_bytes / bandwidth, tokens * expert_flops / rate)
 
 
 def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, batch: float, context: float,
                         cal: Calibration) -> float:
     """One decode step of ``batch`` sequences on every rank (module docstring)."""
     eng = get_engine(s.engine)
-    peak, _ = compute_peak(gpu, weight_format(s.weight_format), eng)
-    lay = Layout(ranks)
-    memory = step_weight_bytes(m, s, ranks, batch) / (_bandwidth(gpu) * _eff(cal, s.engine, "eta_memory"))
-    compute = batch * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s)) / (
-        peak * _eff(cal, s.engine, "eta_compute"))
     kv = batch * context * kv_bytes_per_token(m, s.kv_dtype, 1, eng.mla_latent_cache)
     attention = kv / (_bandwidth(gpu) * _eff(cal, s.engine, "eta_kv"))
-    overhead = m.n_layers * _eff(cal, s.engine, "layer_overhead_s")
-    return max(memory, compute) + attention + all_to_all_seconds(m, gpu, lay, batch, cal) + overhead
+    overhead = layer_launches(m) * _eff(cal, s.engine, "layer_overhead_s")
+    gemms = _gemm_seconds(m, gpu, s, ranks, batch, 0.0, cal)
+    return gemms + attention + all_to_all_seconds(m, gpu, Layout(ranks), batch, cal) + overhead
 
 
 def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, tokens: float, cal: Calibration) -> float:
     """Seconds one rank takes to prefill ``tokens`` prompt tokens of its own, in passes of the engine's token
     budget (chunked prefill), each a roofline of its FLOPs and the weights it reaches, plus its all-to-all."""
     eng = get_engine(s.engine)
-    peak, _ = compute_peak(gpu, weight_format(s.weight_format), eng)
     passes = max(1, math.ceil(tokens / eng.max_batched_tokens)) if eng.max_batched_tokens else 1
     per_pass = tokens / passes
-    flops = per_pass * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s) +
-                        attention_flops_per_token(m, (s.prompt_len + 1) / 2))
-    compute = flops / (peak * _eff(cal, s.engine, "eta_compute"))
-    stream = step_weight_bytes(m, s, ranks, per_pass) / (_bandwidth(gpu) * _eff(cal, s.engine, "eta_memory"))
-    overhead = m.n_layers * _eff(cal, s.engine, "layer_overhead_s")
+    attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2)
+    gemms = _gemm_seconds(m, gpu, s, ranks, per_pass, attention, cal)
+    overhead = layer_launches(m) * _eff(cal, s.engine, "layer_overhead_s")
     comm = all_to_all_seconds(m, gpu, Layout(ranks), per_pass, cal)
-    return passes * (max(compute, stream) + overhead + comm)
+    return passes * (gemms + overhead + comm)
 
 
 # ---------------------------------------------------------------- under load (one rank's share of the requests)

@@ -4,9 +4,11 @@ A roofline per step (Williams et al. 2009; applied to LLM decoding in e.g. Pope 
 Scaling Transformer Inference", sec. 2):
 - prefill of T tokens is compute-bound: FLOPs(T) / (TP × peak × η_compute);
 - a decode step of B sequences reads the weights once and each sequence's KV cache:
-  max(bytes / (bandwidth × η_memory), FLOPs / (peak × η_compute));
+  max(bytes / (bandwidth × η_memory), FLOPs / (peak × η_compute)) — for a MoE once for the dense GEMMs and once
+  for the grouped expert GEMMs, summed (separate kernels, each bound on its own);
 - tensor parallelism adds two all-reduces of the hidden states per layer (latency α + bytes / link);
-- each step pays an engine overhead per layer (kernel launches, Python; small with CUDA graphs);
+- each step pays an engine overhead per layer (kernel launches, Python; small with CUDA graphs), in proportion
+  to the kernels the layer launches (:func:`layer_launches`: MoE routing, MLA and shared experts add some);
 - with LoRA adapters (multi-LoRA serving), every token adds its adapter's FLOPs and a decode step reads each
   distinct adapter of the batch once (batched gather kernels: Punica, Chen et al. 2023; S-LoRA, Sheng et al. 2023).
 η_memory, η_compute and the step overhead are fitted per engine by ``bench/fit.py`` on published
@@ -83,8 +85,46 @@ def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
     """Matmul FLOPs one token costs, with the routed experts' share weighted by 1/f_moe: a MoE layer runs many
     small grouped GEMMs (each expert sees only the tokens routed to it) at a lower share of the peak than one
     dense GEMM (Gale et al. 2023, MegaBlocks, sec. 3). Dense models: 2 × matmul parameters."""
+    dense, experts = gemm_flops_split(m, eng, cal)
+    return dense + experts
+
+
+def gemm_flops_split(m: ModelSpec, eng: Engine, cal: Calibration) -> tuple[float, float]:
+    """(dense, routed-expert) matmul FLOPs per token of :func:`gemm_flops_per_token`, the experts' already
+    weighted by 1/f_moe: the two run as different kernels, each on its own side of the roofline."""
     experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0
-    return 2 * matmul_params(m) - experts + experts / _eff(cal, eng, "f_moe")
+    return 2 * matmul_params(m) - experts, experts / _eff(cal, eng, "f_moe")
+
+
+# Kernels one decoder layer launches per forward pass, counted in vLLM's model code (vllm/model_executor/models/
+# llama.py, deepseek_v2.py, layers/fused_moe/fused_moe.py ``grouped_topk`` and ``fused_experts``, @v0.7.3). Each is
+# a node of the captured CUDA graph with its own launch gap and ramp, so the fitted per-layer overhead of a dense
+# layer scales with a layer's count (Sec. "Serving" in docs/estimators.md).
+DENSE_LAYER_KERNELS = 12  # 2 norms, QKV, rotary, KV-cache write, attention, output, all-reduce, gate-up, act, down, AR
+MLA_KERNELS = 7  # MLA: q_a, q_a norm, q_b, kv_a, kv_a norm, rotary, W_UK bmm, cache write, 2-stage decode attention,
+#                 W_UV bmm, output: 12 in place of GQA's 5 (2 fewer without a q low-rank projection)
+MOE_KERNELS = 4  # router GEMM, top-k, moe_align_block_size, combine sum around the two grouped GEMMs and act
+GROUPED_TOPK_KERNELS = 13  # grouped_topk in PyTorch ops (scores, correction-bias add, group scores, group top-k,
+#                            mask scatter/expand/masked_fill, top-k, gather, renormalize): about 14 kernels where
+#                            fused_topk's topk_softmax is 1
+SHARED_EXPERT_KERNELS = 4  # the shared expert's gate-up, act and down, and the add to the routed output
+# architectures whose router picks expert groups first (``use_grouped_topk=True`` in vLLM's deepseek_v2.py, which
+# serves DeepSeek-V2/V3/R1 and Kimi-K2, and glm4_moe.py)
+GROUPED_ROUTING = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe"})
+
+
+def layer_launches(m: ModelSpec) -> float:
+    """The model's layers in dense-layer equivalents of launched kernels (:data:`DENSE_LAYER_KERNELS` each): the
+    engine's fitted per-layer overhead times this is the step's launch overhead. A dense GQA model gives its layer
+    count; a DeepSeek-V3 layer (MLA, grouped routing, a shared expert) launches about three times a dense one."""
+    per_layer = DENSE_LAYER_KERNELS
+    if m.is_mla:
+        per_layer += MLA_KERNELS - (0 if m.q_lora_rank else 2)
+    moe = 0
+    if m.is_moe:
+        moe = MOE_KERNELS + (GROUPED_TOPK_KERNELS if m.model_type in GROUPED_ROUTING else 0) + (
+            SHARED_EXPERT_KERNELS if m.n_shared_experts or m.shared_ffn_hidden else 0)
+    return (m.n_layers * per_layer + m.n_moe_layers * moe) / DENSE_LAYER_KERNELS
 
 
 def lora_flops_per_token(m: ModelSpec, s: InferSetup) -> float:
@@ -120,13 +160,19 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     peak, _ = compute_peak(gpu, fmt, eng)
     passes = max(1, math.ceil(tokens / eng.max_batched_tokens)) if eng.max_batched_tokens else 1
     per_pass = tokens / passes
-    gemm = per_pass * (gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s)) / peak
+    dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
+    rate = peak * s.tp * _eff(cal, eng, "eta_compute", gpu)
     attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2) / attention_peak(gpu, s, eng)[0]
-    compute = (gemm + attention) / (s.tp * _eff(cal, eng, "eta_compute", gpu))
-    stream = decode_weight_bytes(m, fmt, s, per_pass) / (_bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu))
-    overhead = m.n_layers * _eff(cal, eng, "layer_overhead_s", gpu)
+    dense = per_pass * (dense_flops + lora_flops_per_token(m, s)) / rate + attention / (
+        s.tp * _eff(cal, eng, "eta_compute", gpu))
+    experts = per_pass * expert_flops / rate
+    bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu)
+    expert_bytes = routed_expert_bytes(m, fmt, s, per_pass)
+    stream = decode_weight_bytes(m, fmt, s, per_pass) - expert_bytes
+    overhead = layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu)
     comm = _allreduce_seconds(m, gpu, s, tokens, cal)
-    return passes * (max(compute, stream) + dequant_seconds(m, gpu, s, per_pass) + overhead) + comm
+    gemms = max(dense, stream / bandwidth) + max(experts, expert_bytes / bandwidth)
+    return passes * (gemms + dequant_seconds(m, gpu, s, per_pass) + overhead) + comm
 
 
 def dequant_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float) -> float:
@@ -159,6 +205,15 @@ def decode_weight_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: f
     return _streamed_bytes(m, fmt, s, batch, _weight_terms(m, fmt, s))
 
 
+def routed_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float) -> float:
+    """The routed experts' part of :func:`decode_weight_bytes`: those the batch reaches, on the busiest GPU."""
+    return _touched_expert_bytes(m, fmt, s, batch, count_params(m).experts) if m.is_moe else 0.0
+
+
+def _touched_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float, experts: float) -> float:
+    return experts * expert_fraction_touched(m, batch) * fmt.bytes_per_weight / s.tp
+
+
 def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float, float, float]:
     """(every stage's weight bytes, routed expert parameters, untied embedding bytes per GPU) of
     :func:`decode_weight_bytes`: what does not depend on the batch."""
@@ -181,7 +236,8 @@ class _StepTerms:
     fmt: WeightFormat
     weights: tuple[float, float, float]  # _weight_terms
     bandwidth: float  # for the weights (bytes/s)
-    gemm_flops: float  # per token, adapters included
+    gemm_flops: float  # dense matmul FLOPs per token, adapters included
+    expert_flops: float  # routed experts' FLOPs per token, weighted by 1/f_moe
     compute_rate: float  # FLOP/s the GEMMs reach
     kv_per_token: float  # KV-cache bytes per token per GPU
     kv_bandwidth: float  # for the KV cache (bytes/s)
@@ -196,12 +252,13 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
+    dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
     found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
-                       gemm_flops_per_token(m, eng, cal) + lora_flops_per_token(m, s),
+                       dense_flops + lora_flops_per_token(m, s), expert_flops,
                        peak * _eff(cal, eng, "eta_compute", gpu),
                        kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
                        _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
-                       m.n_layers * _eff(cal, eng, "layer_overhead_s", gpu))  # kernel launches and framework code
+                       layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu))  # kernel launches, framework code
     if len(_terms) >= 4096:
         _terms.clear()
     _terms[key] = (m, gpu, cal, found)
@@ -219,12 +276,18 @@ def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, con
     (:func:`decode_weight_bytes`); attention then reads every sequence's KV cache (memory-bound, a separate
     kernel, so its time adds)."""
     t = _step_terms(m, gpu, s, cal)
-    gemm_memory = (_streamed_bytes(m, t.fmt, s, batch, t.weights) + lora_step_bytes(m, s, batch)) / t.bandwidth
-    gemm_compute = batch * t.gemm_flops / s.tp / t.compute_rate
+    expert_bytes = _touched_expert_bytes(m, t.fmt, s, batch, t.weights[1]) if m.is_moe else 0.0
+    dense_bytes = _streamed_bytes(m, t.fmt, s, batch, t.weights) - expert_bytes + lora_step_bytes(m, s, batch)
+    dense_compute = batch * t.gemm_flops / s.tp / t.compute_rate
+    expert_compute = batch * t.expert_flops / s.tp / t.compute_rate
+    gemm_memory = (dense_bytes + expert_bytes) / t.bandwidth
+    gemm_compute = dense_compute + expert_compute
     kv = batch * context * t.kv_per_token
     attention = kv / t.kv_bandwidth
     comm = _allreduce_seconds(m, gpu, s, batch, cal)
-    step = max(gemm_memory, gemm_compute) + attention + comm + t.overhead
+    # dense and expert GEMMs are separate kernels, each bound by its own resource (roofline per kernel)
+    gemms = max(dense_bytes / t.bandwidth, dense_compute) + max(expert_bytes / t.bandwidth, expert_compute)
+    step = gemms + attention + comm + t.overhead
     return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
 
 

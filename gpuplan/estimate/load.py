@@ -201,6 +201,18 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
     return state
 
 
+def _pass_end(tokens: int, total: int, budget: int | None) -> int:
+    """Prompt tokens processed when the forward pass that holds a prompt's last token (the ``tokens``-th of the
+    wave) ends: the engine packs the queued prompts into passes of ``budget`` tokens and returns a prompt's first
+    token only after the whole pass that completes it (vLLM's scheduler fills each step to
+    ``max_num_batched_tokens``, vllm/v1/core/sched/scheduler.py ``schedule``; SGLang's ``PrefillAdder`` fills a
+    batch to ``chunked_prefill_size``), so the prompts of one pass share its end. Without a budget each prompt
+    is its own pass."""
+    if not budget:
+        return tokens
+    return min(total, math.ceil(tokens / budget) * budget)
+
+
 def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int, cal: Calibration) -> LoadSpeed:
     """Closed loop in lockstep: ``n`` clients (of ``clients``; the engine holds ``n``) start together and send
     requests of one prompt and one output length, so all of a wave's requests finish in the same iteration and
@@ -208,15 +220,19 @@ def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int
     with fixed lengths, launch their first n requests at once).
 
     The engine prefills a wave's prompts in arrival order, in passes of at most ``max_batched_tokens`` tokens,
-    before the wave decodes: the k-th prompt's first token comes after the first k prompts' prefill,
-    T(k) = prefill(k × P) (:func:`prefill_seconds`), so TTFT spreads from T(1) to T(n) — the p-quantile is
-    T(⌈p·n⌉). A request that got its first token early waits while the rest of its wave is prefilled (the
-    scheduler runs waiting prefills before running decodes: vLLM's default scheduler, vllm/core/scheduler.py
-    ``_schedule_default``; SGLang's ``get_next_batch_to_run`` likewise prefers a new prefill batch), so its
-    TPOT is t_decode(n) + (T(n) − T(k)) / (O − 1). A wave lasts T(n) + (O − 1) × t_decode(n)."""
+    before the wave decodes: the k-th prompt's first token comes when the pass that completes it ends,
+    T(k) = prefill(t_k) with t_k the prompt tokens up to that pass's end (:func:`_pass_end`,
+    :func:`prefill_seconds`), so TTFT spreads from T(1) to T(n) — the p-quantile is T(⌈p·n⌉). A request that
+    got its first token early waits while the rest of its wave is prefilled (the scheduler runs waiting prefills
+    before running decodes: vLLM's default scheduler, vllm/core/scheduler.py ``_schedule_default``; SGLang's
+    ``get_next_batch_to_run`` likewise prefers a new prefill batch), so its TPOT is
+    t_decode(n) + (T(n) − T(k)) / (O − 1). A wave lasts T(n) + (O − 1) × t_decode(n)."""
     ctx = s.prompt_len + s.output_len / 2
     step, _ = decode_step_seconds(m, gpu, s, float(n), ctx, cal)
-    firsts = [prefill_seconds(m, gpu, s, k * s.prompt_len, cal) for k in range(1, n + 1)]
+    ends = [_pass_end(k * s.prompt_len, n * s.prompt_len, get_engine(s.engine).max_batched_tokens)
+            for k in range(1, n + 1)]
+    done = {t: prefill_seconds(m, gpu, s, t, cal) for t in set(ends)}
+    firsts = [done[t] for t in ends]
     steps = max(s.output_len - 1, 1)
     wave = firsts[-1] + steps * step
     tpots = sorted(step + (firsts[-1] - t) / steps for t in firsts)

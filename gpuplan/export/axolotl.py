@@ -29,7 +29,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options
-from gpuplan.types import TrainSetup
+from gpuplan.types import Method, Recompute, TrainSetup
 
 CHECKPOINTS_PER_RUN = 20  # as the other exports: a preemption loses at most 1/20 of the run
 
@@ -43,7 +43,7 @@ def axolotl_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, 
     assert isinstance(s, TrainSetup)
     _check(s)
     cfg: dict[str, Any] = {"base_model": model_ref}
-    if s.method in ("lora", "qlora"):
+    if Method(s.method).low_rank:
         cfg |= _adapter(s) | {"lora_r": s.lora_rank, "lora_alpha": 2 * s.lora_rank, "lora_dropout": s.lora_dropout}
         cfg |= {"lora_target_modules": lora_targets.split(",")} if lora_targets else {"lora_target_linear": True}
         if s.train_embeddings:
@@ -51,7 +51,7 @@ def axolotl_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, 
     cfg |= {"sequence_len": s.seq_len, "sample_packing": not s.lengths_vary, "pad_to_sequence_len": not s.lengths_vary,
             "attn_implementation": "flash_attention_2" if s.flash_attention else "sdpa",
             "micro_batch_size": s.micro_batch, "gradient_accumulation_steps": s.grad_accum,
-            "gradient_checkpointing": s.recompute == "full", "learning_rate": lr, "optimizer": optim,
+            "gradient_checkpointing": s.recompute == Recompute.FULL, "learning_rate": lr, "optimizer": optim,
             **({"fp16": True} if s.precision == "fp16-mixed" else {"bf16": True}),
             "output_dir": output_dir, "auto_resume_from_checkpoints": True, "save_total_limit": 2,
             "logging_steps": 10, "val_set_size": 0.0}
@@ -72,24 +72,24 @@ def _check(s: TrainSetup) -> None:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; the Axolotl export trains with "
                          "data parallelism and ZeRO only.", "plan with --max-gpus (fewer GPUs) or a GPU with more "
                          "memory so the model fits without tensor parallelism.")
-    if s.method not in ("lora", "qlora", "full"):
+    if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--export", f"the Axolotl export trains full or with LoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
     if s.recompute == "selective":
         raise InputError("--export", "the plan recomputes selectively; the HF Trainer checkpoints whole layers "
                          "or nothing.", "plan with --framework axolotl, which prices its own choice.")
-    if s.method == "full" and not p.zero and s.precision != "bf16":
+    if s.method == Method.FULL and not p.zero and s.precision != "bf16":
         raise InputError("--export", "without DeepSpeed, Axolotl trains a full fine-tune's weights in the 16 bits it "
                          f"loads them in, so it cannot train as planned in {s.precision} (with an fp32 master copy).",
                          "plan with --framework llama-factory or trl, or with --method lora.")
-    mixed_in_zero = s.method == "full" and p.zero and s.precision == "bf16-mixed"
+    mixed_in_zero = s.method == Method.FULL and p.zero and s.precision == "bf16-mixed"
     if s.precision not in ("bf16", "fp16-mixed") and not mixed_in_zero:
         raise InputError("--export", f"the Axolotl export trains in bf16 or fp16 mixed precision, not {s.precision}.",
                          "plan with bf16 or fp16 mixed precision.")
 
 
 def _adapter(s: TrainSetup) -> dict[str, Any]:
-    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
+    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == Method.QLORA else None)
     if fmt is None:
         return {"adapter": "lora"}
     if fmt in ("bnb-nf4", "bnb-nf4-dq"):

@@ -41,6 +41,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.export.registry import CapacityLabel, capacity_labels, gfd_product_label
 from gpuplan.export.serve import GUARD_PORT, PORT, QUEUE_METRIC, ServeGroup, image, server_command
+from gpuplan.types import Engine
 
 SECRET = "hf-token"
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -145,7 +146,7 @@ def _container(g: ServeGroup, name: str = "", port: int = PORT, port_name: str =
     """The server container of ``g``, listening on ``port``; ``claimed``: its GPUs are the pod's resource claim
     (shared with a co-located guard) rather than the device plugin's."""
     cmd = server_command(g, port=port)
-    split = 2 if g.engine == "vllm" else 3  # `vllm serve` | `python -m sglang.launch_server`
+    split = 2 if g.engine == Engine.VLLM else 3  # `vllm serve` | `python -m sglang.launch_server`
     gpus = f"nvidia.com/mig-{g.mig}" if g.mig else "nvidia.com/gpu"
     return {
         "name": name or g.engine, "image": image(g.engine), "command": cmd[:split], "args": cmd[split:],

@@ -34,7 +34,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options, flags, version
-from gpuplan.types import TrainSetup
+from gpuplan.types import Method, Recompute, TrainSetup
 
 # gpuplan precision -> Fabric's (lightning.fabric.connector._PRECISION_INPUT_STR)
 _PRECISION = {"bf16-mixed": "bf16-mixed", "bf16": "bf16-true", "fp16-mixed": "16-mixed", "fp32": "32-true"}
@@ -75,8 +75,8 @@ def _check_lora(s: TrainSetup, spot: bool) -> None:
     if s.train_embeddings:
         raise InputError("--train-embeddings", "LitGPT's finetune_lora trains no embeddings beside the adapters.",
                          "plan without --train-embeddings, or with --framework llama-factory or trl.")
-    base = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
-    if base is not None and (base not in _QUANTIZE or s.method != "qlora"):
+    base = s.base_quant or ("bnb-nf4-dq" if s.method == Method.QLORA else None)
+    if base is not None and (base not in _QUANTIZE or s.method != Method.QLORA):
         raise InputError("--quant", f"the LitGPT export keeps a frozen base in bf16 or bitsandbytes NF4 (QLoRA), "
                          f"not {base}.", "plan --method qlora, or --method lora without --quant.")
     if base and (s.parallel.dp > 1 or s.precision == "bf16-mixed" or s.optimizer != "adamw"):
@@ -90,9 +90,9 @@ def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
     s = e.setup
     assert isinstance(s, TrainSetup)
     p = s.parallel
-    if s.method in ("lora", "qlora"):
+    if Method(s.method).low_rank:
         _check_lora(s, spot)
-    elif s.method != "full":
+    elif s.method != Method.FULL:
         raise InputError("--export", f"LitGPT has no {s.method} fine-tuning.",
                          "plan with --method full, lora or qlora.")
     if p.tp > 1 or p.pp > 1 or p.cp > 1:
@@ -105,7 +105,7 @@ def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
     if p.offload_optimizer:
         raise InputError("--export", "LitGPT's finetune_full does not offload optimizer states to the CPU.",
                          "plan on a GPU with more memory, or with --framework llama-factory.")
-    if p.dp > 1 and (p.zero != 3 or s.recompute != "full"):
+    if p.dp > 1 and (p.zero != 3 or s.recompute != Recompute.FULL):
         raise InputError("--export", f"on {p.dp} GPUs LitGPT shards the model with FSDP (ZeRO-3) and checkpoints "
                          "every block, and it has no option to do otherwise; this plan was priced with "
                          f"{p.describe()} and recomputation {s.recompute}.",
@@ -126,7 +126,7 @@ def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
 
 def command(s: TrainSetup) -> str:
     """The ``litgpt`` subcommand that trains the planned method."""
-    return "finetune_lora" if s.method in ("lora", "qlora") else "finetune_full"
+    return "finetune_lora" if Method(s.method).low_rank else "finetune_full"
 
 
 def _lora(s: TrainSetup) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def _lora(s: TrainSetup) -> dict[str, Any]:
     switches = {f"lora_{t}": t in _TARGETS[s.lora_targets] for t in ("query", "key", "value", "projection", "mlp")}
     cfg: dict[str, Any] = {"lora_r": s.lora_rank, "lora_alpha": 2 * s.lora_rank, "lora_dropout": s.lora_dropout,
                            **switches, "lora_head": False}
-    if s.method == "qlora":
+    if s.method == Method.QLORA:
         cfg["quantize"] = _QUANTIZE[s.base_quant or "bnb-nf4-dq"]
     return cfg
 
@@ -174,7 +174,7 @@ def setup_and_run(e: JobEstimate, model_ref: str, config_yaml: str, out_dir: str
     s = e.setup
     assert isinstance(s, TrainSetup)
     name = litgpt_model(e, model_ref)
-    extra = " bitsandbytes" if s.method == "qlora" else ""
+    extra = " bitsandbytes" if s.method == Method.QLORA else ""
     restart = ("# LitGPT cannot resume a LoRA run: a restart after a failure starts it over (on-demand capacity is "
                "not preempted)\n" if command(s) == "finetune_lora" else "")
     setup = (f"pip install 'litgpt=={version('litgpt')}'{extra}\n"

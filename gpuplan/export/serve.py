@@ -15,7 +15,7 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.quant import native_format
 from gpuplan.export.registry import check_options, version
 from gpuplan.plan.planner import Candidate
-from gpuplan.types import InferSetup
+from gpuplan.types import Engine, InferSetup
 
 PORT = 8000
 GPUS_PER_NODE = 8
@@ -161,7 +161,7 @@ def server_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node:
     nodes, the one its ``node``-th node runs (0: the first, which answers the requests), or, with ``at``, the one a
     node that learns its place from ``at`` runs (``node`` then only says whether it is the first)."""
     at = at or Nodes(rank=str(node))
-    return vllm_command(g, host, port, node, at) if g.engine == "vllm" else sglang_command(g, host, port, node, at)
+    return vllm_command(g, host, port, node, at) if g.engine == Engine.VLLM else sglang_command(g, host, port, node, at)
 
 
 def node_commands(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT) -> list[list[str]]:
@@ -198,7 +198,7 @@ def uses_ray(g: ServeGroup) -> bool:
     """Whether the replica's nodes form a Ray cluster: vLLM's tensor × pipeline parallelism across nodes (its
     multi-node docs: a Ray head on the first node, the others joining it, ``vllm serve`` on the head with
     ``--distributed-executor-backend ray``); expert-parallel vLLM replicas start every node's own server."""
-    return g.engine == "vllm" and g.nodes > 1 and g.ep == 1
+    return g.engine == Engine.VLLM and g.nodes > 1 and g.ep == 1
 
 
 def _expert_parallel_vllm(g: ServeGroup, node: int, at: Nodes) -> dict[str, str | None]:
@@ -291,7 +291,7 @@ def adapters_to_fill(g: ServeGroup) -> str:
     """The option the user adds for the adapters' files (their names and paths are not part of the plan)."""
     if not g.lora_adapters:
         return ""
-    flag = "--lora-modules NAME=PATH" if g.engine == "vllm" else "--lora-paths NAME=PATH"
+    flag = "--lora-modules NAME=PATH" if g.engine == Engine.VLLM else "--lora-paths NAME=PATH"
     return f"add {flag} for each of the {g.lora_adapters} LoRA adapters (rank at most {g.lora_rank})"
 
 
@@ -305,7 +305,7 @@ def _argv(opts: dict[str, str | None]) -> list[str]:
 def install(g: ServeGroup) -> str:
     """The pip line that installs the pinned server (the version its flags were checked against), with
     bitsandbytes when SGLang quantizes with it (its loader asks for bitsandbytes>=0.44.0)."""
-    if g.engine == "vllm":
+    if g.engine == Engine.VLLM:
         return f"pip install 'vllm=={version('vllm')}'"
     bnb = " 'bitsandbytes>=0.44.0'" if _QUANT["sglang"].get(g.weight_format) == "bitsandbytes" else ""
     return f"pip install 'sglang[all]=={version('sglang')}'{bnb}"
@@ -315,7 +315,7 @@ def image(engine: str) -> str:
     """The engine's published container image at the pinned version (Docker Hub tags vX.Y.Z: vLLM's
     vllm/vllm-openai, SGLang's lmsysorg/sglang per sgl-project/sglang docs/docs/get-started/install.mdx
     @7760d5264ac16b85392aefb1bf5c13ce38d9632e)."""
-    return f"vllm/vllm-openai:v{version('vllm')}" if engine == "vllm" else \
+    return f"vllm/vllm-openai:v{version('vllm')}" if engine == Engine.VLLM else \
         f"lmsysorg/sglang:v{version('sglang')}"
 
 

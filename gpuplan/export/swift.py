@@ -25,7 +25,7 @@ from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options
 from gpuplan.export.trl import load_dtype
-from gpuplan.types import TrainSetup
+from gpuplan.types import Method, Recompute, TrainSetup
 
 _CHOICE_KEYS = ("tuner_type", "torch_dtype", "optim", "save_strategy", "quant_method", "quant_bits",
                 "bnb_4bit_quant_type", "bnb_4bit_compute_dtype")
@@ -38,16 +38,17 @@ def swift_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, sa
     s = e.setup
     assert isinstance(s, TrainSetup)
     _check_layout(s)
-    cfg: dict[str, Any] = {"model": model_ref, "use_hf": True, "tuner_type": "full" if s.method == "full" else "lora",
+    tuner = "full" if s.method == Method.FULL else "lora"
+    cfg: dict[str, Any] = {"model": model_ref, "use_hf": True, "tuner_type": tuner,
                            "torch_dtype": load_dtype(s)}
-    if s.method in ("lora", "qlora"):
+    if Method(s.method).low_rank:
         cfg |= {"lora_rank": s.lora_rank, "lora_alpha": 2 * s.lora_rank, "lora_dropout": s.lora_dropout,
                 "target_modules": lora_targets.split(",") if lora_targets else ["all-linear"]}
         if s.train_embeddings:
             cfg["modules_to_save"] = ["embed_tokens", "lm_head"]
         cfg |= _base_quant(s)
     cfg |= {"max_length": s.seq_len, "packing": False, "per_device_train_batch_size": s.micro_batch,
-            "gradient_accumulation_steps": s.grad_accum, "gradient_checkpointing": s.recompute == "full",
+            "gradient_accumulation_steps": s.grad_accum, "gradient_checkpointing": s.recompute == Recompute.FULL,
             "num_train_epochs": float(e.job.epochs) if e.job.samples else 1.0, "learning_rate": lr,
             "optim": optim, **_precision(s), "output_dir": output_dir, "add_version": False,
             "save_strategy": "steps", "save_steps": save_every, "save_total_limit": 2, "logging_steps": 10,
@@ -67,7 +68,7 @@ def _check_layout(s: TrainSetup) -> None:
                          "data parallelism and ZeRO only (its Megatron path is another command).",
                          "plan with --max-gpus (fewer GPUs) or a GPU with more memory so the model fits without "
                          "tensor parallelism.")
-    if s.method not in ("lora", "qlora", "full"):
+    if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--export", f"the ms-swift export trains full or with LoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
     if s.recompute == "selective":
@@ -76,7 +77,7 @@ def _check_layout(s: TrainSetup) -> None:
 
 
 def _base_quant(s: TrainSetup) -> dict[str, Any]:
-    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
+    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == Method.QLORA else None)
     if fmt is None:
         return {}
     if fmt in ("bnb-nf4", "bnb-nf4-dq"):

@@ -38,7 +38,7 @@ from typing import Any
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import flags, version
-from gpuplan.types import TrainSetup
+from gpuplan.types import Method, Recompute, TrainSetup
 
 CHUNKS = 20  # as the other exports' checkpoints: a preemption loses at most 1/20 of the run
 CHECKPOINTS_KEPT = 2
@@ -72,7 +72,7 @@ def builder(e: JobEstimate) -> tuple[str, str]:
 
 def recipe(s: TrainSetup) -> str:
     """The recipe that trains the planned method on the planned GPUs."""
-    kind = "lora" if s.method in ("lora", "qlora") else "full"
+    kind = "lora" if Method(s.method).low_rank else "full"
     return f"{kind}_finetune_{'distributed' if s.parallel.dp > 1 else 'single_device'}"
 
 
@@ -99,22 +99,22 @@ def _check(s: TrainSetup) -> None:
 
 
 def _check_method(s: TrainSetup) -> None:
-    if s.method not in ("lora", "qlora", "full"):
+    if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--method", f"the torchtune export trains full or with LoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
     if s.train_embeddings:
         raise InputError("--train-embeddings", "torchtune's LoRA recipes train no embeddings beside the adapters (and "
                          "would not reload them on resume).", "plan without --train-embeddings, or with --framework "
                          "llama-factory or trl.")
-    base = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
-    if base not in (None, "bnb-nf4-dq") or (base and s.method != "qlora"):
+    base = s.base_quant or ("bnb-nf4-dq" if s.method == Method.QLORA else None)
+    if base not in (None, "bnb-nf4-dq") or (base and s.method != Method.QLORA):
         raise InputError("--quant", f"torchtune keeps a frozen base in bf16 or in NF4 with double quantization "
                          f"(QLoRA), not {base}.", "plan --method qlora, or --method lora without --quant.")
-    if s.method != "full" and s.lora_targets not in _TARGETS:
+    if s.method != Method.FULL and s.lora_targets not in _TARGETS:
         raise InputError("--lora-targets", f"torchtune's LoRA builders adapt at least one attention projection, so "
                          f"they cannot adapt {s.lora_targets} alone.", f"plan with --lora-targets "
                          f"{' or '.join(_TARGETS)}.")
-    if s.fused_optimizer_step and s.method != "full":
+    if s.fused_optimizer_step and s.method != Method.FULL:
         raise InputError("--export", "torchtune's LoRA recipes have no optimizer step in the backward pass.",
                          "plan without the fused optimizer step, or with --method full.")
 
@@ -137,14 +137,14 @@ def _check_layout(s: TrainSetup) -> None:
 def _model(s: TrainSetup, module: str, base: str) -> dict[str, Any]:
     """The ``model`` section: the builder, and for LoRA its rank, alpha, dropout and targets."""
     builders = flags("torchtune")["families"][module]["builders"]
-    if s.method == "full":
+    if s.method == Method.FULL:
         return {"_component_": f"{module}.{base}"}
     attention, mlp = _TARGETS[s.lora_targets]
-    name = f"qlora_{base}" if s.method == "qlora" and f"qlora_{base}" in builders else f"lora_{base}"
+    name = f"qlora_{base}" if s.method == Method.QLORA and f"qlora_{base}" in builders else f"lora_{base}"
     model: dict[str, Any] = {"_component_": f"{module}.{name}", "lora_attn_modules": attention,
                              "apply_lora_to_mlp": mlp, "apply_lora_to_output": False, "lora_rank": s.lora_rank,
                              "lora_alpha": 2 * s.lora_rank, "lora_dropout": s.lora_dropout}
-    if s.method == "qlora" and not name.startswith("qlora_"):
+    if s.method == Method.QLORA and not name.startswith("qlora_"):
         model["quantize_base"] = True
     unknown = sorted(set(model) - {"_component_"} - set(builders.get(name, [])))
     if name not in builders or unknown:
@@ -191,12 +191,12 @@ def torchtune_config(e: JobEstimate, out_dir: str, steps: int, lr: float) -> dic
         "compile": s.compiled,
         "metric_logger": {"_component_": "torchtune.training.metric_logging.DiskLogger", "log_dir": f"{out_dir}/logs"},
         "log_every_n_steps": 10, "log_peak_memory_stats": True, "device": "cuda", "dtype": _DTYPE[s.precision],
-        "enable_activation_checkpointing": s.recompute == "full", "enable_activation_offloading": False}
-    if s.method == "full" and s.fused_optimizer_step:
+        "enable_activation_checkpointing": s.recompute == Recompute.FULL, "enable_activation_offloading": False}
+    if s.method == Method.FULL and s.fused_optimizer_step:
         cfg["optimizer_in_bwd"] = True
-    elif s.method == "full" and s.parallel.dp == 1:
+    elif s.method == Method.FULL and s.parallel.dp == 1:
         cfg["optimizer_in_bwd"] = False  # the single-device recipe requires the key
-    if s.method != "full":
+    if s.method != Method.FULL:
         cfg["save_adapter_weights_only"] = True  # the adapter each epoch, not a merged copy of the whole model
     if s.parallel.dp > 1:
         cfg["fsdp_reshard_after_forward"] = s.parallel.zero == 3
@@ -212,7 +212,7 @@ def _resume_lines(s: TrainSetup, out_dir: str) -> str:
             'weights_only=True)["epochs_run"] - 1)\'')
     lines = [f'EPOCH=$( [ -f {state} ] && {read} {state} 2>/dev/null || true)',
              f"FILES=$(cd {MODEL_DIR} && ls *.safetensors | paste -sd, -)"]
-    if s.method == "full":
+    if s.method == Method.FULL:
         lines.append(f'if [ -n "$EPOCH" ]; then FILES=$(cd {out_dir} && ls epoch_"$EPOCH"/*.safetensors | '
                      "paste -sd, -); fi")
     return "\n".join(lines) + "\n"
@@ -220,7 +220,7 @@ def _resume_lines(s: TrainSetup, out_dir: str) -> str:
 
 def _overrides(s: TrainSetup) -> str:
     resume = "resume_from_checkpoint=True"
-    if s.method != "full":
+    if s.method != Method.FULL:
         resume += " checkpointer.adapter_checkpoint=epoch_$EPOCH/adapter_model.pt"
     return f'dataset.source="$DATASET" "checkpointer.checkpoint_files=[$FILES]" ${{EPOCH:+{resume}}}'
 

@@ -28,7 +28,7 @@ import yaml
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options, flags, version
-from gpuplan.types import ModelSpec, Task, TrainSetup
+from gpuplan.types import Method, ModelSpec, Recompute, Task, TrainSetup
 
 CKPT_DIR = "/checkpoints"
 CHECKPOINTS_PER_RUN = 20  # a preemption loses at most 1/20 of the run
@@ -124,15 +124,15 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
         raise InputError("--export", f"the plan splits the model with {s.parallel.describe()}; LLaMA-Factory "
                          "trains with data parallelism and ZeRO/FSDP only.", "plan with --max-gpus (fewer GPUs) "
                          "or a GPU with more memory so the model fits without tensor parallelism.")
-    if s.method == "ptuning":
+    if s.method == Method.PTUNING:
         raise InputError("--export", "LLaMA-Factory has no P-tuning v2.", "use the model's own P-tuning scripts "
                          "(ChatGLM ptuning/main.py); the skypilot export covers lora, qlora, freeze and full.")
     if s.recompute == "selective":
         raise InputError("--export", "the plan recomputes selectively; LLaMA-Factory checkpoints whole layers "
                          "or nothing.", "plan with --framework llama-factory, which prices its own choice.")
     cfg: dict[str, Any] = {"model_name_or_path": model_ref, "stage": "sft", "do_train": True,
-                           "finetuning_type": "lora" if s.method in ("lora", "qlora") else s.method}
-    if s.method in ("lora", "qlora"):
+                           "finetuning_type": "lora" if Method(s.method).low_rank else s.method}
+    if Method(s.method).low_rank:
         cfg |= {"lora_rank": s.lora_rank, "lora_target": _lora_target(m, s.lora_targets)}
         if s.train_embeddings:
             _need_llama_style(m, "training the embeddings with LoRA")
@@ -148,7 +148,7 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
     cfg |= {"cutoff_len": s.seq_len, "per_device_train_batch_size": s.micro_batch,
             "gradient_accumulation_steps": s.grad_accum,
             "num_train_epochs": float(e.job.epochs) if e.job.samples else 1.0,
-            "learning_rate": LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL, "optim": optim,
+            "learning_rate": LR_ADAPTER if Method(s.method).low_rank else LR_FULL, "optim": optim,
             **_precision(s), "disable_gradient_checkpointing": s.recompute == "none",
             "output_dir": f"{CKPT_DIR}/{name}", "overwrite_output_dir": False,
             **trainer_checkpoints(e, steps, _save_every(steps))}
@@ -189,7 +189,7 @@ def trainer_checkpoints(e: JobEstimate, steps: int, save_every: int) -> dict[str
 
 
 def _base_quant(s: TrainSetup) -> dict[str, Any]:
-    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
+    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == Method.QLORA else None)
     if fmt is None:
         return {}
     if fmt in ("bnb-nf4", "bnb-nf4-dq"):
@@ -204,7 +204,7 @@ def _base_quant(s: TrainSetup) -> dict[str, Any]:
 def _precision(s: TrainSetup) -> dict[str, Any]:
     if s.precision == "fp16-mixed":
         return {"fp16": True}
-    if s.precision == "bf16" and s.method == "full":
+    if s.precision == "bf16" and s.method == Method.FULL:
         return {"pure_bf16": True}  # weights and optimizer states in bf16, no fp32 master copy
     if s.precision in ("bf16", "bf16-mixed"):
         return {"bf16": True}
@@ -254,7 +254,7 @@ def _peft_targets(e: JobEstimate, s: TrainSetup) -> str | None:
     """The module names LoRA adapts (None: all linear layers), checking that the names the plan implies exist."""
     if s.train_embeddings:
         _need_llama_style(e.model, "training the embeddings with LoRA")
-    if s.method in ("lora", "qlora") and s.lora_targets != "all-linear":
+    if Method(s.method).low_rank and s.lora_targets != "all-linear":
         return _lora_target(e.model, s.lora_targets)
     return None
 
@@ -270,7 +270,7 @@ def _trainer_config(e: JobEstimate, model_ref: str, name: str, tool: str,
     targets = _peft_targets(e, s)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
-    lr = LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL
+    lr = LR_ADAPTER if Method(s.method).low_rank else LR_FULL
     return s, out, build(e, model_ref, out, steps, _save_every(steps), lr, optim, targets)
 
 
@@ -302,7 +302,7 @@ def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: bool) 
     assert isinstance(s, TrainSetup)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
-    lr = LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL
+    lr = LR_ADAPTER if Method(s.method).low_rank else LR_FULL
     cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), lr, n_nodes, spot)
     setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out, n_nodes)
     return TrainRun("litgpt", setup, run, {"DATASET": ""})
@@ -360,7 +360,7 @@ def torchtune(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     assert isinstance(s, TrainSetup)
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
-    cfg = torchtune_config(e, out, steps, LR_ADAPTER if s.method in ("lora", "qlora") else LR_FULL)
+    cfg = torchtune_config(e, out, steps, LR_ADAPTER if Method(s.method).low_rank else LR_FULL)
     setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out)
     return TrainRun("torchtune", setup, run, {"DATASET": ""})
 
@@ -458,7 +458,7 @@ def _parallel_args(s: TrainSetup) -> dict[str, str | None]:
                  "--data-parallel-sharding-strategy": "optim_grads" if p.zero == 2 else "optim_grads_params"}
     if s.recompute == "selective":
         args["--recompute-granularity"] = "selective"
-    elif s.recompute == "full":
+    elif s.recompute == Recompute.FULL:
         args |= {"--recompute-granularity": "full", "--recompute-method": "uniform", "--recompute-num-layers": "1"}
     return args
 

@@ -16,7 +16,7 @@ from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options
 from gpuplan.export.train import trainer_checkpoints
-from gpuplan.types import TrainSetup
+from gpuplan.types import Method, Recompute, TrainSetup
 
 _CHOICE_KEYS = ("dtype", "optim", "save_strategy", "bnb_4bit_quant_type")
 
@@ -30,7 +30,7 @@ def trl_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, save
     assert isinstance(s, TrainSetup)
     _check_layout(s)
     cfg: dict[str, Any] = {"model_name_or_path": model_ref, "dtype": load_dtype(s)}
-    if s.method in ("lora", "qlora"):
+    if Method(s.method).low_rank:
         cfg |= {"use_peft": True, "lora_r": s.lora_rank, "lora_alpha": 2 * s.lora_rank,
                 "lora_dropout": s.lora_dropout,
                 "lora_target_modules": lora_targets.split(",") if lora_targets else "all-linear"}
@@ -38,7 +38,7 @@ def trl_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, save
             cfg["lora_modules_to_save"] = ["embed_tokens", "lm_head"]
         cfg |= _base_quant(s)
     cfg |= {"max_length": s.seq_len, "packing": False, "per_device_train_batch_size": s.micro_batch,
-            "gradient_accumulation_steps": s.grad_accum, "gradient_checkpointing": s.recompute == "full",
+            "gradient_accumulation_steps": s.grad_accum, "gradient_checkpointing": s.recompute == Recompute.FULL,
             "num_train_epochs": float(e.job.epochs) if e.job.samples else 1.0, "learning_rate": lr,
             "optim": optim, **trainer_precision(s), "output_dir": output_dir,
             **trainer_checkpoints(e, steps, save_every)}
@@ -52,7 +52,7 @@ def _check_layout(s: TrainSetup) -> None:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; TRL's SFTTrainer trains "
                          "with data parallelism and ZeRO only.", "plan with --max-gpus (fewer GPUs) or a GPU with "
                          "more memory so the model fits without tensor parallelism.")
-    if s.method not in ("lora", "qlora", "full"):
+    if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--export", f"TRL's sft script trains full or with a PEFT LoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
     if s.recompute == "selective":
@@ -64,13 +64,13 @@ def _check_layout(s: TrainSetup) -> None:
 def load_dtype(s: TrainSetup) -> str:
     """The dtype the weights load in: 16-bit for a frozen base (LoRA) or pure 16-bit training, else fp32 (the
     master copy of mixed precision)."""
-    if s.method in ("lora", "qlora") or s.precision == "bf16":
+    if Method(s.method).low_rank or s.precision == "bf16":
         return "float16" if s.precision == "fp16-mixed" else "bfloat16"
     return "float32"
 
 
 def _base_quant(s: TrainSetup) -> dict[str, Any]:
-    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
+    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == Method.QLORA else None)
     if fmt is None:
         return {}
     if fmt in ("bnb-nf4", "bnb-nf4-dq"):

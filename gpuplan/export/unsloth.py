@@ -27,7 +27,7 @@ from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options
 from gpuplan.export.train import trainer_checkpoints
 from gpuplan.export.trl import load_dtype, trainer_precision
-from gpuplan.types import TrainSetup
+from gpuplan.types import Method, Recompute, TrainSetup
 
 SCRIPT = "train_unsloth.py"
 
@@ -49,12 +49,12 @@ def unsloth_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, 
     s = e.setup
     assert isinstance(s, TrainSetup)
     _check_layout(e, s)
-    checkpointing = "unsloth" if s.recompute == "full" else False
+    checkpointing = "unsloth" if s.recompute == Recompute.FULL else False
     load: dict[str, Any] = {"model_name": model_ref, "max_seq_length": s.seq_len,
                             "dtype": Code(f"torch.{load_dtype(s)}"), **_base(s),
                             "use_gradient_checkpointing": checkpointing, "token": Code('os.environ.get("HF_TOKEN")')}
     calls: dict[str, dict[str, Any]] = {"from_pretrained": load}
-    if s.method in ("lora", "qlora"):
+    if Method(s.method).low_rank:
         calls["get_peft_model"] = {"r": s.lora_rank, "target_modules": lora_targets.split(",") if lora_targets
                                    else "all-linear", "lora_alpha": 2 * s.lora_rank, "lora_dropout": s.lora_dropout,
                                    "use_gradient_checkpointing": checkpointing}
@@ -78,7 +78,7 @@ def _check_layout(e: JobEstimate, s: TrainSetup) -> None:
         raise InputError("--export", f"the plan shards or offloads with {s.parallel.describe()}; the Unsloth export "
                          "trains without DeepSpeed.", "plan with --framework unsloth without ZeRO or optimizer "
                          "offload, or with --framework trl.")
-    if s.method not in ("lora", "qlora", "full"):
+    if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--export", f"Unsloth trains full or with LoRA/QLoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
     if s.recompute == "selective":
@@ -91,10 +91,10 @@ def _check_layout(e: JobEstimate, s: TrainSetup) -> None:
 
 def _base(s: TrainSetup) -> dict[str, Any]:
     """How the weights load: a quantized frozen base, a 16-bit one for LoRA, or all weights trained (full)."""
-    if s.method == "full":
+    if s.method == Method.FULL:
         return {"load_in_4bit": False, "full_finetuning": True,
                 "float32_mixed_precision": s.precision != "bf16"}  # pure bf16: no fp32 master copy
-    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
+    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == Method.QLORA else None)
     if fmt is None:
         return {"load_in_4bit": False}
     if fmt == "bnb-nf4-dq":

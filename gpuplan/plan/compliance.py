@@ -114,5 +114,5 @@ def checklist(market: str | None, users: str, places: Sequence[tuple[str, str]])
     and region) per group); None when neither the market nor the users are in mainland China."""
     if market != Market.CN and users != Market.CN:
         return None
-    abroad = tuple(sorted({place for m, place in places if m != "cn"}))
+    abroad = tuple(sorted({place for m, place in places if m != Market.CN}))
     return Checklist(items(), abroad)

@@ -15,15 +15,15 @@ from gpuplan.errors import GpuplanError, InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.infer_speed import throughput
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
-from gpuplan.types import Gpu, Job, Method, ModelSpec, Parallelism, Task
+from gpuplan.types import Gpu, Job, Method, ModelSpec, Parallelism, Recompute, Task
 
-USE_CASES: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("inference 16-bit", "infer", {"weight_format": "bf16"}),
-    ("inference int8", "infer", {"weight_format": "int8-wo"}),
-    ("inference int4 (AWQ)", "infer", {"weight_format": "awq-int4"}),
-    ("LoRA fine-tune", "finetune", {"method": "lora"}),
-    ("QLoRA fine-tune", "finetune", {"method": "qlora"}),
-    ("full fine-tune", "finetune", {"method": "full"}),
+USE_CASES: tuple[tuple[str, Task, dict[str, Any]], ...] = (
+    ("inference 16-bit", Task.INFER, {"weight_format": "bf16"}),
+    ("inference int8", Task.INFER, {"weight_format": "int8-wo"}),
+    ("inference int4 (AWQ)", Task.INFER, {"weight_format": "awq-int4"}),
+    ("LoRA fine-tune", Task.FINETUNE, {"method": Method.LORA}),
+    ("QLoRA fine-tune", Task.FINETUNE, {"method": Method.QLORA}),
+    ("full fine-tune", Task.FINETUNE, {"method": Method.FULL}),
 )
 
 
@@ -40,8 +40,8 @@ class FitRow:
                             for e in self.options]}
 
 
-def _job(kind: str, m: ModelSpec, context: int, extra: dict[str, Any]) -> Job:
-    if kind == "infer":
+def _job(kind: Task, m: ModelSpec, context: int, extra: dict[str, Any]) -> Job:
+    if kind is Task.INFER:
         return Job(task=Task.INFER, prompt_len=context // 2, output_len=context - context // 2, batch=1, requests=1,
                    weight_format=extra["weight_format"])
     return Job(task=Task.FINETUNE, method=Method(extra["method"]), samples=1, tokens_per_sample=context,
@@ -67,7 +67,7 @@ def fit_table(catalog: Catalog, m: ModelSpec, gpus: list[Gpu] | None = None, con
                     found.append(e)
                     break  # the fewest GPUs of this type that hold the job
         found.sort(key=lambda e: (e.n_gpus * e.capacity_bytes, e.n_gpus, e.gpu.name))
-        settings = (f"batch 1, {context} tokens of context, vLLM" if kind == "infer" else
+        settings = (f"batch 1, {context} tokens of context, vLLM" if kind is Task.INFER else
                     f"micro-batch 1 × {context} tokens, activation checkpointing, AdamW; FSDP across GPUs")
         rows.append(FitRow(label, tuple(_distinct_memory(found)[:per_case]), settings))
     return rows
@@ -131,7 +131,7 @@ def _train(m: ModelSpec, g: Gpu, cal: Calibration, method: str) -> tuple[float |
                 break
             if e.fits and e.time:
                 return e.time.extra["tokens_per_s"] / n, f"{e.describe()}, micro-batch {mb}" + (
-                    ", checkpointing" if rc == "full" else "") + (" (per GPU)" if n > 1 else "")
+                    ", checkpointing" if rc == Recompute.FULL else "") + (" (per GPU)" if n > 1 else "")
     return None, "does not fit on 8"
 
 

@@ -224,7 +224,7 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
         changes.append(("halve the sequence length", replace(job, seq_len=job.seq_len // 2), c))
     if c.max_gpus is not None:
         changes.append(("allow any number of GPUs", job, replace(c, max_gpus=None)))
-        if job.task is Task.FINETUNE and job.method != "qlora":
+        if job.task is Task.FINETUNE and job.method != Method.QLORA:
             changes.append(("switch to QLoRA and allow any number of GPUs", replace(job, method=Method.QLORA),
                             replace(c, max_gpus=None)))
     if c.gpus:

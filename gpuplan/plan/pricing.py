@@ -17,7 +17,7 @@ from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.plan.candidates import Candidate, Constraints, Note
 from gpuplan.plan.costing import Tariff, bill, platform_cost, startup_seconds, tariff
-from gpuplan.types import Job, ModelSpec, Offer, Task
+from gpuplan.types import Job, Method, ModelSpec, Offer, Task
 from gpuplan.units import HOUR, WEEK
 
 LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
@@ -87,7 +87,7 @@ def disk_bytes(m: ModelSpec, job: Job) -> float:
     weights = checkpoint_bytes(m)
     data = job.train_tokens * 4.0 if job.is_training else 0.0  # token ids as int32
     checkpoint = 0.0
-    if job.task is Task.PRETRAIN or (job.task is Task.FINETUNE and job.method in ("full", "freeze")):
+    if job.task is Task.PRETRAIN or (job.task is Task.FINETUNE and job.method in (Method.FULL, Method.FREEZE)):
         checkpoint = params * 16.0  # weights + optimizer states of one resumable checkpoint
     return weights + data + checkpoint
 

@@ -50,7 +50,7 @@ from gpuplan.plan import availability as av
 from gpuplan.plan import compliance, traffic
 from gpuplan.plan.costing import hourly_price, token_costs
 from gpuplan.plan.quiet import c_stdout_to_stderr
-from gpuplan.types import STALE_AFTER_DAYS, Gpu, InferSetup, Job, ModelSpec, Offer, Task
+from gpuplan.types import STALE_AFTER_DAYS, Engine, Gpu, InferSetup, Job, ModelSpec, Offer, Task
 from gpuplan.units import HOUR
 
 TOLERATE = ("zone", "region", "none")
@@ -450,7 +450,7 @@ def _ep_layouts(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, r: Serv
     """The smallest expert-parallel replica (:mod:`gpuplan.estimate.ep`: data-parallel attention, the routed
     experts split over the ranks) of ``EP_RANKS`` whose ranks each hold their part of the MoE model ``m``, as
     (one rank's setup, ranks); none for a dense model, an engine without expert parallelism, or LoRA adapters."""
-    if not m.is_moe or engine not in ("vllm", "sglang") or r.adapters:
+    if not m.is_moe or engine not in (Engine.VLLM, Engine.SGLANG) or r.adapters:
         return []
     s = ep.rank_setup(inference_setup(job, 1, engine, fmt))
     for ranks in EP_RANKS:
@@ -537,7 +537,7 @@ def reserved_lora(r: ServeRequest) -> tuple[int, int]:
     smallest of its choices at least the adapters' rank (vllm.json); SGLang at the rank itself."""
     if not r.adapters:
         return 0, 0
-    if r.engine != "vllm":
+    if r.engine != Engine.VLLM:
         return r.adapters, r.adapter_rank
     from gpuplan.export.registry import flags
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError
-from gpuplan.requests import RANGES
+from gpuplan.options import RANGES
 from gpuplan.units import HOUR
 
 HOURS = 24

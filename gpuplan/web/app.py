@@ -24,7 +24,7 @@ import contextlib
 import datetime as dt
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -66,14 +66,27 @@ from gpuplan.listing import (
     model_rows,
     resolve_providers,
 )
+from gpuplan.options import EVERYWHERE, OPTIONS, RANGES, check_range, of_stage, refuse_inapplicable
 from gpuplan.plan.buy import ownership
 from gpuplan.plan.fitting import compare, fit_table
 from gpuplan.plan.guard import names as guard_names
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan, work_budget
 from gpuplan.plan.serving import GUARD_MODES
 from gpuplan.plan_text import serving_costs
-from gpuplan.requests import FOR_INFERENCE, RANGES, check_range, estimate_config, make_job, refuse_given
-from gpuplan.types import ENGINES, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE, TASKS, Gpu, Job, ModelSpec, Objective
+from gpuplan.requests import estimate_config, make_job
+from gpuplan.types import (
+    ENGINES,
+    METHODS,
+    OPTIMIZERS,
+    PRECISIONS,
+    RECOMPUTE,
+    TASKS,
+    Gpu,
+    Job,
+    ModelSpec,
+    Objective,
+    Task,
+)
 from gpuplan.units import CURRENCIES, parse_bytes, parse_count
 from gpuplan.web.guard import MAX_BODY_BYTES, Guard
 from gpuplan.web.models import (
@@ -82,7 +95,6 @@ from gpuplan.web.models import (
     Currency,
     ErrorBody,
     EstimateRequest,
-    JobFields,
     Market,
     PlanRequest,
     Segment,
@@ -194,7 +206,7 @@ def catalog(request: Request) -> Catalog:
 
 
 def ranged(option: str, default: Any = None) -> Any:
-    """A query parameter whose bounds are the CLI option's range (:data:`gpuplan.requests.RANGES`)."""
+    """A query parameter whose bounds are the CLI option's range (:data:`gpuplan.options.RANGES`)."""
     return Query(default, **bounds(option, whole=True))
 
 
@@ -305,18 +317,21 @@ def estimate(req: EstimateRequest, cat: Cat) -> Row:
                                       "narrow. Retry-After is not sent: the same request fails the same way."}})
 def plan_job(req: PlanRequest, request: Request) -> Row:
     """``gpuplan plan TASK --json``: ranked choices, Pareto front, explanation, platforms, suggestions."""
-    plans: Callable[[str, dt.date], Row] = request.app.state.plans
-    return plans(req.model_dump_json(), dt.date.today())
+    plans: Callable[[str, tuple[str, ...], dt.date], Row] = request.app.state.plans
+    return plans(req.model_dump_json(), sent(req), dt.date.today())
 
 
-def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None) -> Row:
-    """The plan's JSON; with ``budget_s``, BudgetError once planning takes longer than that."""
-    extra = {"rps": req.rps or 0.0, "ttft_s": req.ttft_s, "tpot_s": req.tpot_s, "global_batch": req.global_batch}
-    model, job, constraints = preset_model(cat, req.model), job_from(req, req.task, **extra), constraints_from(req, cat)
+def plan_dict(req: PlanRequest, cat: Catalog, budget_s: float | None = None,
+              given: Collection[str] | None = None) -> Row:
+    """The plan's JSON; with ``budget_s``, BudgetError once planning takes longer than that. ``given``: the
+    fields the client sent (default: those ``req`` was made from)."""
+    given = sent(req) if given is None else given
+    model, job = preset_model(cat, req.model), job_from(req, "plan", given)
+    constraints = constraints_from(req, cat, given)
     with work_budget(budget_s) if budget_s else contextlib.nullcontext(), using("en"):  # English JSON values
         result = plan(cat, model, job, constraints, alternatives_too=req.alternatives)
     data = result.as_dict()
-    if req.task == "serve":
+    if req.task == Task.SERVE:
         data["serving"] = [serving_costs(x) for x in result.ranked]
     return data
 
@@ -353,13 +368,14 @@ def serve_plan(req: ServeRequestBody, cat: Cat, request: Request) -> Row:
         return plan_serving(cat, preset_model(cat, req.model), r).as_dict()
 
 
-def _plan_cache(catalog_dirs: tuple[str, ...], budget_s: float) -> Callable[[str, dt.date], Row]:
-    """Plans by request (its canonical JSON) and day (offer ages change daily): a repeated request is answered
-    without planning again. Errors are not cached."""
+def _plan_cache(catalog_dirs: tuple[str, ...], budget_s: float) -> Callable[[str, tuple[str, ...], dt.date], Row]:
+    """Plans by request (its canonical JSON, and the fields sent that the library reads as given: :func:`sent`)
+    and day (offer ages change daily): a repeated request is answered without planning again. Errors are not
+    cached."""
 
     @functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
-    def cached(body: str, day: dt.date) -> Row:
-        return plan_dict(PlanRequest.model_validate_json(body), load_catalog(catalog_dirs), budget_s)
+    def cached(body: str, given: tuple[str, ...], day: dt.date) -> Row:
+        return plan_dict(PlanRequest.model_validate_json(body), load_catalog(catalog_dirs), budget_s, given)
 
     return cached
 
@@ -411,42 +427,42 @@ def count(value: float | str | None, field: str) -> float:
     return n
 
 
-def job_from(req: JobFields, task: str, **extra: Any) -> Job:
-    """The :class:`Job` the CLI's options make (``gpuplan.requests.make_job``), from request fields."""
-    sizes: dict[str, Any] = {"prompt": req.prompt, "output": req.output, "batch": req.batch,
-                             "framework": req.framework}
-    return make_job(task, method=req.method or "full", samples=count(req.samples, "samples"),
-                    tokens_per_sample=count(req.tokens_per_sample, "tokens_per_sample"), epochs=req.epochs,
-                    tokens=count(req.tokens, "tokens"), requests=count(req.requests, "requests"),
-                    seq_len=req.seq_len, quant=req.quant, lora_rank=req.lora_rank, lora_targets=req.lora_targets,
-                    train_embeddings=req.train_embeddings, **{k: v for k, v in sizes.items() if v is not None}, **extra)
+def sent(req: EstimateRequest | PlanRequest) -> tuple[str, ...]:
+    """The fields of ``req`` the client sent that the library reads as given (the job's and the configuration's,
+    and those that apply to some tasks only): two requests of one JSON and these plan alike."""
+    names = {o.name for o in OPTIONS if {"job", "layout"} & set(o.stages) or (o.stages and o.applies != EVERYWHERE)}
+    return tuple(sorted(n for n in names & req.model_fields_set if getattr(req, n) is not None))
 
 
-def constraints_from(req: PlanRequest, cat: Catalog) -> Constraints:
+def job_from(req: EstimateRequest | PlanRequest, command: str, given: Collection[str]) -> Job:
+    """The :class:`Job` the CLI's options make (``gpuplan.requests.make_job``) from the fields the client sent
+    (``given``); the rest take ``command``'s defaults (``plan``: those of ``gpuplan plan TASK``)."""
+    values = {o.name: getattr(req, o.name) for o in of_stage("job") if o.name in given}
+    for o in of_stage("job"):
+        if o.form == "COUNT" and o.name in values:
+            values[o.name] = count(values[o.name], o.name)
+    return make_job(req.task, command=command, **values)
+
+
+def constraints_from(req: PlanRequest, cat: Catalog, given: Collection[str]) -> Constraints:
     """The :class:`Constraints` of ``cli._constraints``; ``budget`` is in ``budget_currency`` (default: the
     plan's currency, which is CNY for ``market: cn`` and USD otherwise)."""
-    if req.task == "serve" and req.deadline_s is not None:
-        raise InputError("deadline_s", "serving runs continuously; a deadline does not apply.",
-                         "leave deadline_s out; use ttft_s and tpot_s for latency targets.")
-    inference = req.task in ("infer", "serve")
-    if not inference:  # the CLI's training plans have no --engine; the API's request model has the field
-        refuse_given((("engine", req.engine, "vllm"),), FOR_INFERENCE, f"to task {req.task}")
-    cur = req.currency or ("CNY" if req.market == Market.CN else "USD")
+    refuse_inapplicable("plan", given, task=req.task)  # no engine in training, no deadline in serving
+    cur = req.currency or Market(req.market or Market.GLOBAL).currency
     budget = None if req.budget is None else cat.convert(req.budget, req.budget_currency or cur, cur)
     return Constraints(market=req.market, providers=tuple(req.providers), gpus=tuple(req.gpus),
                        exclude_gpus=tuple(req.exclude_gpus), max_gpus=req.max_gpus, budget=budget,
                        deadline_s=req.deadline_s, spot=req.spot, currency=cur, engine=req.engine,
-                       quant=req.quant if inference else None, objective=req.objective or Objective.COST, top=req.top,
+                       quant=req.quant if not req.task.is_training else None,
+                       objective=req.objective or Objective.COST, top=req.top,
                        tiers=tuple(dict.fromkeys(req.tiers)))
 
 
 def config_estimate(req: EstimateRequest, m: ModelSpec, g: Gpu) -> JobEstimate:
-    """``gpuplan.requests.estimate_config`` with the request's fields (the ``estimate`` command)."""
-    return estimate_config(m, g, job_from(req, req.task), tp=req.tp, pp=req.pp, n_gpus=req.n_gpus, zero=req.zero,
-                           micro_batch=req.micro_batch, grad_accum=req.grad_accum, recompute=req.recompute,
-                           precision=req.precision, optimizer=req.optimizer, framework=req.framework,
-                           engine=req.engine,
-                           kv_dtype=req.kv_dtype)
+    """``gpuplan.requests.estimate_config`` with the fields the client sent (the ``estimate`` command)."""
+    given = sent(req)
+    layout = {o.name: getattr(req, o.name) for o in of_stage("layout") if o.name in given}
+    return estimate_config(m, g, job_from(req, "estimate", given), **layout)
 
 
 # ---------------------------------------------------------------- errors

@@ -4,18 +4,20 @@ Field names are the CLI's option names with ``_`` for ``-`` (``--tokens-per-samp
 durations are seconds and say so (``deadline_s``). Counts (``samples``, ``tokens`` ...) take a number or the
 CLI's text form (``"10k"``, ``"1.4T"``); they are parsed by :func:`gpuplan.units.parse_count` in the adapter,
 so a bad one is reported like every other library error. The enums below are checked against the library's
-tuples by ``tests/test_web_api.py``. Every number's range comes from :data:`gpuplan.requests.RANGES` (the CLI's
-table), so a huge number is a 400 naming the field, and the OpenAPI document states each range; lists hold at
+tuples by ``tests/test_web_api.py``. Every number's range and default comes from :data:`gpuplan.options.OPTIONS`
+(the CLI's table), so a huge number is a 400 naming the field, and the OpenAPI document states each range; what
+a request leaves out takes the command's default in the library (the fields a client sent are what it gave, as
+the options typed on a command line are); lists hold at
 most :data:`MAX_NAMES` names and texts at most :data:`MAX_TEXT` characters, which bounds each request's work.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gpuplan.requests import RANGES
+from gpuplan.options import RANGES, of_stage, option, option_of_flag
 from gpuplan.types import Engine, Market, Method, Objective, Recompute, Task
 
 Precision = Literal["bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32"]
@@ -31,9 +33,17 @@ Count = float | Annotated[str, Field(max_length=32)]  # 10000, 1e4 or "10k"
 Names = Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_NAMES)]
 
 
-def ranged(option: str, default: Any = None, whole: bool = True, **extra: Any) -> Any:
-    """A field whose bounds are the CLI option's range (``--max-gpus`` → 1 to 100,000)."""
-    return Field(default, **bounds(option, whole), **extra)
+def ranged(option: str, command: str | None = None, whole: bool = True, required: bool = False,
+           **extra: Any) -> Any:
+    """A field whose bounds are the CLI option's range (``--max-gpus`` → 1 to 100,000) and whose default is
+    ``command``'s (None without one; none at all when ``required``)."""
+    value = ... if required else option_of_flag(option).default_for(command) if command else None
+    return Field(value, **bounds(option, whole), **extra)
+
+
+def table(name: str, command: str = "estimate", **extra: Any) -> Any:
+    """A field whose default is ``command``'s for option ``name`` (:data:`gpuplan.options.OPTIONS`)."""
+    return Field(option(name).default_for(command), **extra)
 
 
 def bounds(option: str, whole: bool) -> dict[str, Any]:
@@ -59,15 +69,6 @@ class _Request(BaseModel):
     """Unknown fields are errors (a typo such as ``sample`` must not be silently ignored)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    _defaults: ClassVar[dict[str, dict[str, Any]]] = {}
-
-    @model_validator(mode="after")
-    def _fill_defaults(self) -> _Request:
-        """Fields left out take the CLI's default for the request's task."""
-        for name, value in self._defaults.get(getattr(self, "task", ""), {}).items():
-            if getattr(self, name) is None:
-                setattr(self, name, value)
-        return self
 
 
 class JobFields(_Request):
@@ -78,19 +79,19 @@ class JobFields(_Request):
     method: Method | None = None
     samples: Count | None = None
     tokens_per_sample: Count | None = None
-    epochs: float = ranged("--epochs", 1.0)
+    epochs: float = ranged("--epochs", "estimate")
     tokens: Count | None = None
     seq_len: int | None = ranged("--seq-len")
-    lora_rank: int = ranged("--lora-rank", 16)
-    lora_targets: LoraTargets = "all-linear"
-    train_embeddings: bool = Field(False, description="LoRA/QLoRA also trains the embedding and output layer "
-                                                      "(PEFT modules_to_save), as when tokens are added.")
+    lora_rank: int = ranged("--lora-rank", "estimate")
+    lora_targets: LoraTargets = table("lora_targets")
+    train_embeddings: bool = table("train_embeddings", description="LoRA/QLoRA also trains the embedding and "
+                                   "output layer (PEFT modules_to_save), as when tokens are added.")
     prompt: int | None = ranged("--prompt")
     output: int | None = ranged("--output")
     batch: int | None = ranged("--batch")  # 0: as many as the engine holds (batch inference)
     requests: Count | None = None
     quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
-    engine: Engine = Engine.VLLM
+    engine: Engine = table("engine")
     framework: str | None = Field(None, min_length=1, max_length=64,
                                   description="Training framework whose defaults apply (gpuplan/data/frameworks.csv).")
 
@@ -101,27 +102,27 @@ class EstimateRequest(JobFields):
     task: Task = Task.INFER
     gpu: str = Field("H100", min_length=1, max_length=MAX_TEXT)
     n_gpus: int | None = ranged("--n-gpus")
-    tp: int = ranged("--tp", 1)
-    pp: int = ranged("--pp", 1)
-    zero: Literal[0, 1, 2, 3] = 0
-    micro_batch: int = ranged("--micro-batch", 1)
-    grad_accum: int = ranged("--grad-accum", 1)
+    tp: int = ranged("--tp", "estimate")
+    pp: int = ranged("--pp", "estimate")
+    zero: Literal[0, 1, 2, 3] = table("zero")
+    micro_batch: int = ranged("--micro-batch", "estimate")
+    grad_accum: int = ranged("--grad-accum", "estimate")
     recompute: Recompute | None = None  # None: the framework's default (none without one)
-    precision: Precision | Literal["auto"] = "auto"
+    precision: Precision | Literal["auto"] = table("precision")
     optimizer: Optimizer | None = None  # None: the framework's default (adamw without one)
-    kv_dtype: KvDtype = "bf16"
+    kv_dtype: KvDtype = table("kv_dtype")
     # the defaults of `gpuplan estimate`
-    method: Method = Method.FULL
-    prompt: int = ranged("--prompt", 1024)
-    output: int = ranged("--output", 256)
-    batch: int = ranged("--batch", 0)
+    method: Method = table("method")
+    prompt: int = ranged("--prompt", "estimate")
+    output: int = ranged("--output", "estimate")
+    batch: int = ranged("--batch", "estimate")
 
 
 class PlanRequest(JobFields):
     """A job and the constraints to plan it under (``gpuplan plan TASK``)."""
 
     task: Task
-    global_batch: int = ranged("--global-batch", 0, description="Sequences per optimizer step (0: 32 for "
+    global_batch: int = ranged("--global-batch", "plan", description="Sequences per optimizer step (0: 32 for "
                                                                   "fine-tuning, 4M tokens for pretraining).")
     rps: float | None = ranged("--rps")
     ttft_s: float | None = ranged("--ttft")
@@ -139,18 +140,19 @@ class PlanRequest(JobFields):
                                                             "spot; reserved and marketplace only when named).")
     currency: Currency | None = None
     objective: Objective | None = None
-    top: int = ranged("--top", 10)
+    top: int = ranged("--top", "plan")
     alternatives: bool = Field(False, description="Also price the cheaper changes to a plan that fits (a cheaper "
                                                   "format, engine, method or any GPU): one more plan per change, "
                                                   "so about twice the work; the web page asks for them.")
 
-    # the defaults of `gpuplan plan finetune|pretrain|infer|serve`
-    _defaults: ClassVar[dict[str, dict[str, Any]]] = {
-        "finetune": {"method": Method.LORA, "objective": Objective.COST},
-        "pretrain": {"method": Method.FULL, "max_gpus": 2048, "objective": Objective.TIME},
-        "infer": {"prompt": 1024, "output": 256, "batch": 0, "requests": 1000.0, "objective": Objective.COST},
-        "serve": {"prompt": 1000, "output": 300, "rps": 1.0, "objective": Objective.COST},
-    }
+    @model_validator(mode="after")
+    def _plan_defaults(self) -> PlanRequest:
+        """Constraints left out take the defaults of ``gpuplan plan TASK`` (the job's are the library's): a request
+        spelled out is the same request."""
+        for o in of_stage("plan"):
+            if o.by_command and getattr(self, o.name) is None:
+                setattr(self, o.name, o.default_for(f"plan {self.task}"))
+        return self
 
 
 Tolerate = Literal["zone", "region", "none"]
@@ -161,8 +163,8 @@ MAX_BUCKETS = 16  # request-size buckets in one serving request
 class BucketFields(_Request):
     """One request size of the traffic: ``share`` of the requests have ``prompt`` + ``output`` tokens."""
 
-    prompt: int = ranged("--prompt", ...)
-    output: int = ranged("--output", ...)
+    prompt: int = ranged("--prompt", required=True)
+    output: int = ranged("--output", required=True)
     share: float = Field(gt=0, le=1, description="Share of the traffic; the shares of all buckets add up to 1.")
 
 
@@ -171,8 +173,8 @@ class PercentileFields(_Request):
     tokens."""
 
     percentile: float = Field(gt=0, le=100, description="The percentile, above 0 and at most 100 (e.g. 90).")
-    prompt: int = ranged("--prompt", ...)
-    output: int = ranged("--output", ...)
+    prompt: int = ranged("--prompt", required=True)
+    output: int = ranged("--output", required=True)
 
 
 class ServeRequestBody(_Request):
@@ -189,8 +191,8 @@ class ServeRequestBody(_Request):
         None, description="Daily traffic: 24 hourly mean requests per second, hour 0 first. The fleet is sized for "
         "its peak (or peak_rps when larger); the answer's daily_profile prices following it with autoscaling "
         "against a fixed peak fleet.")
-    prompt: int = ranged("--prompt", 1000)
-    output: int = ranged("--output", 300)
+    prompt: int = ranged("--prompt", "plan serve")
+    output: int = ranged("--output", "plan serve")
     buckets: Annotated[list[BucketFields], Field(max_length=MAX_BUCKETS)] = Field(
         [], description="Request-size buckets; when given they replace prompt/output.")
     percentiles: Annotated[list[PercentileFields], Field(max_length=MAX_BUCKETS)] = Field(
@@ -201,7 +203,7 @@ class ServeRequestBody(_Request):
                                                                              "target is given).")
     tpot_s: float | None = ranged("--tpot", whole=False, description="Median TPOT target.")
     tpot_p99_s: float | None = ranged("--tpot-p99", whole=False, description="p99 TPOT target.")
-    availability: float = ranged("--availability", 99.9, whole=False,
+    availability: float = ranged("--availability", "plan serve", whole=False,
                                  description="Availability target in percent, below 100.")
     tolerate: Tolerate = "zone"
     market: Market | None = None
@@ -211,20 +213,20 @@ class ServeRequestBody(_Request):
     regions: Names = []
     gpus: Names = []
     exclude_gpus: Names = []
-    spot: bool = Field(False, description="Allow spot capacity in the mix.")
+    spot: bool = table("spot", "plan serve", description="Allow spot capacity in the mix.")
     allow_marketplace: bool = Field(False, description="Allow marketplace / community hosts.")
     tiers: list[Tier] = Field([], max_length=4, description="Pricing tiers the fleet may rent (default: on-demand, "
                                                             "with spot and marketplace when allowed; reserved only "
                                                             "when named).")
-    prefix_hit: float = ranged("--prefix-hit", 0.0, whole=False)
+    prefix_hit: float = ranged("--prefix-hit", "plan serve", whole=False)
     quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
-    engine: Engine = Engine.VLLM
+    engine: Engine = table("engine", "plan serve")
     currency: Currency | None = None
     budget: float | None = ranged("--budget", whole=False, description="Most the fleet may cost per hour.")
     max_per_offer: int | None = ranged("--max-per-offer")
-    adapters: int = ranged("--adapters", 0, description="LoRA adapters served on the same base (multi-LoRA), all "
-                           "resident on every replica.")
-    adapter_rank: int = ranged("--adapter-rank", 16, description="Rank of the largest adapter.")
+    adapters: int = ranged("--adapters", "plan serve", description="LoRA adapters served on the same base "
+                           "(multi-LoRA), all resident on every replica.")
+    adapter_rank: int = ranged("--adapter-rank", "plan serve", description="Rank of the largest adapter.")
     guard: str = Field("none", min_length=1, max_length=MAX_TEXT,
                        description="Content-safety guard: a guard preset sized as a second model, api (a moderation "
                                    "service), api:SERVICE, or none (gpuplan/data/guards.csv, moderation_apis.csv).")
