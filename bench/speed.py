@@ -159,7 +159,8 @@ def _plans() -> dict[str, Callable[[], object]]:
 def pricing(factor: int, tmp: Path, runs: int) -> dict[str, float]:
     """The pricing stage of the fine-tune plan on ``factor`` × the offers: the estimates are made once, then only
     ``pricing.Pricer.price`` is timed (median wall and CPU seconds, CPU seconds with the cyclic garbage collector
-    paused, the peak of Python allocations) and the candidates it makes are counted."""
+    paused, the peak of Python allocations) and the candidates it makes are counted (costed, without their notes,
+    which a plan adds to the rows it shows)."""
     from gpuplan.catalog import load_catalog
     from gpuplan.estimate.calibration import fitted
     from gpuplan.plan import enumeration, pricing

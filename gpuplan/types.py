@@ -484,6 +484,14 @@ class InferSetup:
     def context_len(self) -> int:
         return self.prompt_len + self.output_len
 
+    def with_batch(self, batch: int) -> InferSetup:
+        """``dataclasses.replace(self, batch=batch)``, made directly: batch searches make thousands a plan."""
+        if batch == self.batch:
+            return self
+        return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
+                          self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
+                          self.lora_adapters, self.lora_rank, self.flash_attention)
+
     @property
     def n_gpus(self) -> int:
         return self.tp * self.pp

@@ -1,7 +1,7 @@
 """The shortcuts that make plans fast give the same answers as the long way round.
 
 The planner sizes training memory once per setup (it does not depend on the GPU), estimates time only for
-setups that fit, and describes (assumptions, breakdown) only the fastest layout of each GPU count; parameter
+setups that fit, and makes its estimates without their words (assumptions), which only a shown plan gets; parameter
 counts are cached per architecture; FX rates are indexed; the longest context is read off the KV cache's line
 instead of bisected. Each is checked here against the plain function it stands in for. Also: the cached
 catalog is read-only, and errors pickle.
@@ -30,7 +30,7 @@ from gpuplan.estimate.job import check_training, estimate_training, training_set
 from gpuplan.estimate.memory import kv_cache_bytes, max_context
 from gpuplan.estimate.params import count_params
 from gpuplan.plan.candidates import Constraints
-from gpuplan.plan.enumeration import PlanMemo, _Sized, best_training, training_layouts
+from gpuplan.plan.enumeration import PlanMemo, _Sized, best_training, described, training_layouts
 from gpuplan.types import Job, Parallelism, TrainSetup
 
 JOBS = (
@@ -64,9 +64,14 @@ def test_memory_sized_once_for_all_gpus_then_timed_is_estimate_training(catalog:
                 assert size.fits(gpu) == want.fits
                 assert size.shortfall_bytes(gpu) == want.shortfall_bytes
                 if want.fits:
-                    assert size.estimate(m, gpu, job, setup, cal, 0.1).as_dict() == want.as_dict()
-                    # the planner compares layouts by this, and describes only the winner
-                    assert size.seconds(m, gpu, job, setup, cal) == want.seconds
+                    lean = size.estimate(m, gpu, job, setup, cal, 0.1)  # made without its words ...
+                    assert not lean.memory.assumptions and lean.time is not None and not lean.time.assumptions
+                    assert (lean.memory.breakdown, lean.memory.floor, lean.memory.extra, lean.time.breakdown) == (
+                        want.memory.breakdown, want.memory.floor, want.memory.extra, want.time.breakdown)
+                    assert described(lean, cal).as_dict() == want.as_dict()  # ... which a shown plan gets back
+                    # the planner compares layouts by this
+                    parts = size.time(m, gpu, job, setup, cal)
+                    assert parts is not None and parts.seconds == want.seconds
                 compared[want.fits] += 1
     assert compared[True] and compared[False]  # both paths were exercised
 
@@ -80,7 +85,10 @@ def test_the_closest_miss_is_shown_with_its_whole_estimate(catalog: Catalog) -> 
     best, near = best_training(m, gpu, job, 8, Constraints(), fitted(), Counter(), PlanMemo())
     assert best is None and near is not None and near.time is not None
     assert isinstance(near.setup, TrainSetup)
-    assert near.as_dict() == estimate_training(m, gpu, job, near.setup, fitted()).as_dict()
+    want = estimate_training(m, gpu, job, near.setup, fitted())
+    assert (near.needed_bytes, near.shortfall_bytes, near.seconds) == (want.needed_bytes, want.shortfall_bytes,
+                                                                       want.seconds)
+    assert described(near, fitted()).as_dict() == want.as_dict()
     assert near.setup.parallel in training_layouts(m, 8, job)
 
 

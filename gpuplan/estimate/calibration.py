@@ -32,10 +32,11 @@ class Calibration:
     held_out_bands: dict[str, tuple[float, float, int]] = field(default_factory=dict)
 
     def get(self, name: str) -> float:
-        if name not in self.values:
+        try:
+            return self.values[name]
+        except KeyError:
             raise CatalogError(str(FITTED_PATH.name), 0, name, "", "calibrated parameter is missing.",
-                               "rerun 'python bench/fit.py' to regenerate the fitted parameters.")
-        return self.values[name]
+                               "rerun 'python bench/fit.py' to regenerate the fitted parameters.") from None
 
     def band(self, cls: str) -> Band:
         low, high, n = self.bands.get(cls, (0.7, 1.3, 0))

@@ -19,7 +19,7 @@ engine's sequence cap allow.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
@@ -310,7 +310,7 @@ def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal
 
 def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
     """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration."""
-    mem = inference_memory(m, gpu, replace(s, batch=1), cal, describe=False)
+    mem = inference_memory(m, gpu, s.with_batch(1), cal, describe=False)
     fits = int(mem.extra.get("max_concurrent_seqs") or 0)
     cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs or fits
     return max(0, min(fits, cap))

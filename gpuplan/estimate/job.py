@@ -143,6 +143,15 @@ def _setup_dict(setup: TrainSetup | InferSetup) -> dict[str, Any]:
 
 
 def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
+    """Raise when ``s`` cannot train ``m`` on ``gpu``: the setup's shape against the model, then the hardware, then
+    the method against the model (a planner that checks many setups on many GPUs calls the three apart)."""
+    check_training_shape(m, s)
+    check_training_hardware(gpu, job, s)
+    check_training_method(m, job, s)
+
+
+def check_training_shape(m: ModelSpec, s: TrainSetup) -> None:
+    """The sequence length, tensor and pipeline parallelism of ``s`` against ``m``."""
     par = s.parallel
     if s.seq_len > m.max_positions:
         raise InfeasibleError("--seq-len", f"{s.seq_len} tokens is longer than {m.name} supports "
@@ -151,6 +160,10 @@ def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if par.pp > m.n_layers:
         raise InfeasibleError("--pp", f"{par.pp} pipeline stages for {m.n_layers} layers.",
                               f"use --pp {m.n_layers} or less.")
+
+
+def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:
+    """The job's framework and ``s``'s method and precision on ``gpu``: all it reads of the setup."""
     check_runs_on(gpu, job.framework, s.method)
     if s.method == "qlora" and not (gpu.bf16_flops_per_s or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
         raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
@@ -160,6 +173,10 @@ def check_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if s.precision.startswith("fp8") and not gpu.fp8_flops_per_s:
         raise InfeasibleError("--precision", f"{gpu.name} has no FP8 tensor cores.",
                               "use --precision bf16-mixed, or an H100/H200/L40S/Blackwell GPU.")
+
+
+def check_training_method(m: ModelSpec, job: Job, s: TrainSetup) -> None:
+    """The method against the model's attention."""
     if job.task == "finetune" and s.method == "ptuning" and m.is_mla:
         raise InfeasibleError("--method", "P-tuning v2 prefixes need per-head keys and values; MLA models cache "
                               "a latent instead.", "use --method lora.")
@@ -257,17 +274,20 @@ def estimate_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Cali
 
 
 def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration | None = None,
-                       headroom: float | None = None) -> JobEstimate:
-    """Batch inference (``infer``) or steady serving (``serve``) on ``s.tp × s.pp`` GPUs per replica."""
+                       headroom: float | None = None, describe: bool = True) -> JobEstimate:
+    """Batch inference (``infer``) or steady serving (``serve``) on ``s.tp × s.pp`` GPUs per replica.
+    ``describe=False`` leaves the assumptions and the longest context out (as :func:`inference_memory` does): the
+    same numbers otherwise, for a planner that describes only the estimates it shows."""
     check_inference(m, gpu, s)
     cal = cal or fitted()
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
-        s = replace(s, batch=auto_batch(m, gpu, job, s, cal, headroom))
-    mem = inference_memory(m, gpu, s, cal)
+        s = s.with_batch(auto_batch(m, gpu, job, s, cal, headroom))
     if not gpu.memory_bandwidth_bytes_per_s:
-        return JobEstimate(job, m, gpu, s.n_gpus, s, mem, None, None, 1, headroom)
+        return JobEstimate(job, m, gpu, s.n_gpus, s, inference_memory(m, gpu, s, cal, describe), None, None, 1,
+                           headroom)
     if job.task == "serve":
-        return _serving(m, gpu, job, s, mem, cal, headroom)
+        return _serving(m, gpu, job, s, cal, headroom, describe)
+    mem = inference_memory(m, gpu, s, cal, describe)
     sp = speed(m, gpu, s, s.batch, cal)
     time = None
     if job.requests:
@@ -276,7 +296,8 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
 
         parts = (("prefill", waves * sp.ttft_s), ("decode", waves * s.output_len * sp.tpot_s))
         time = Estimate(Breakdown("seconds", parts), cal.band("inference_throughput"),
-                        speed_assumptions(gpu, s, sp, cal, largest_batch=job.batch <= 0), {"batches": waves})
+                        speed_assumptions(gpu, s, sp, cal, largest_batch=job.batch <= 0) if describe else (),
+                        {"batches": waves})
     return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
 
 
@@ -289,7 +310,7 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
     logits (all of them at once in transformers), so the batch is then lowered until that batch itself fits."""
     if job.task != "infer" or not job.requests:
         return 1
-    top = max(1, min(max_batch(m, gpu, replace(s, batch=1), cal), math.ceil(job.requests)))
+    top = max(1, min(max_batch(m, gpu, s.with_batch(1), cal), math.ceil(job.requests)))
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
 
 
@@ -299,7 +320,7 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
     headroom; 0 when not even one sequence does. Memory grows with the batch, so a bisection finds it."""
 
     def holds(b: int) -> bool:
-        setup = replace(s, batch=b)
+        setup = s.with_batch(b)
         mem = inference_memory(m, gpu, setup, cal, describe=False)
         return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, None, 1, headroom).fits
 
@@ -317,8 +338,8 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
     return lo
 
 
-def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal: Calibration,
-             headroom: float | None) -> JobEstimate:
+def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,
+             describe: bool) -> JobEstimate:
     """Replicas needed to carry ``job.rps`` within the TTFT/TPOT targets: each replica runs the largest
     concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
     # what the engine holds: its cap and the KV cache at batch 1, then lowered until that batch itself fits
@@ -349,11 +370,11 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, mem: Estimate, cal
                 best, lo = found, mid + 1
     if best is None or cap < 1:  # nothing meets the targets, or nothing fits: show the asked-for batch, else 1
         b = job.batch or 1
-        return JobEstimate(job, m, gpu, s.n_gpus, replace(s, batch=b), inference_memory(m, gpu, replace(s, batch=b),
-                                                                                        cal),
-                           None, speed(m, gpu, s, b, cal), 0, headroom)
-    setup = replace(s, batch=best.batch)
-    mem = inference_memory(m, gpu, setup, cal)
+        shown = s.with_batch(b)
+        return JobEstimate(job, m, gpu, s.n_gpus, shown, inference_memory(m, gpu, shown, cal, describe), None,
+                           speed(m, gpu, s, b, cal), 0, headroom)
+    setup = s.with_batch(best.batch)
+    mem = inference_memory(m, gpu, setup, cal, describe)
     replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
     return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
 

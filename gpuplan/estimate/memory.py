@@ -533,8 +533,9 @@ def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
     return weight, grad, master, n_states * state_width
 
 
-def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None) -> Estimate:
-    """Peak memory per GPU of one training / fine-tuning step."""
+def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None, describe: bool = True) -> Estimate:
+    """Peak memory per GPU of one training / fine-tuning step. ``describe=False`` leaves the assumptions out: the
+    same numbers otherwise, for searches that only ask whether it fits."""
     cal = cal or fitted()
     par = s.parallel
     total = count_params(m).total
@@ -587,6 +588,12 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     persistent = frozen_bytes + trainable_w + master + optimizer
     slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak, persistent)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
+    extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
+             "logits_bytes": logits}
+    breakdown = Breakdown("bytes", parts)
+    floor = Floor(breakdown.total - slack, cal.band("training_memory_allocated"), ("allocator_slack",))
+    if not describe:
+        return Estimate(breakdown, cal.band("training_memory"), (), extra, floor)
     assumptions: tuple[Assumption, ...] = (
         Assumption("trainable parameters", f"{train:,.0f} of {total:,.0f} ({s.method})", _method_source(s)),
         Assumption("bytes per trainable parameter",
@@ -620,10 +627,6 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None)
     if paged or par.offload_optimizer:
         assumptions += (Assumption("optimizer states", "paged/offloaded: not counted on the GPU",
                                    "bitsandbytes paged optimizers use CUDA managed memory that spills to the host"),)
-    extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
-             "logits_bytes": logits}
-    breakdown = Breakdown("bytes", parts)
-    floor = Floor(breakdown.total - slack, cal.band("training_memory_allocated"), ("allocator_slack",))
     assumptions += (Assumption(
         "memory needed to run", f"{fmt_bytes(floor.value)}: the tensors and the CUDA context; the allocator's cache "
         "above them is given back when memory runs short", ALLOCATOR_GIVES_BACK),)

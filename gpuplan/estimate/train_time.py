@@ -150,8 +150,9 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
 
 
 @dataclass(frozen=True, slots=True)
-class _Parts:
-    """What a training step costs, before it is described: the parts in seconds and the figures behind them."""
+class StepTime:
+    """What a training run costs, before it is described: the parts in seconds and the figures behind them
+    (:func:`step_time`; :func:`train_time` describes them)."""
 
     parts: tuple[tuple[str, float], ...]
     peak: float
@@ -165,7 +166,7 @@ class _Parts:
         return sum(v for _, v in self.parts)
 
 
-def _parts(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> _Parts:
+def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> StepTime:
     par = s.parallel
     n = par.n_gpus
     peak = peak_flops(gpu, s.precision)
@@ -207,7 +208,7 @@ def _parts(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibratio
     parts = (("compute", compute), ("memory_bound_ops", memory_bound), ("optimizer_step", optimizer),
              ("launch_stall", stall), ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total),
              ("pipeline_bubble", bubble))
-    return _Parts(parts, peak, u, steps, tokens_per_step, link)
+    return StepTime(parts, peak, u, steps, tokens_per_step, link)
 
 
 def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None,
@@ -215,13 +216,15 @@ def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Cal
     """The total of :func:`train_time`, without describing it: what a planner compares across layouts. ``work``:
     ``step_work(m, s, cal)``, when the caller times ``s`` on several GPUs."""
     cal = cal or fitted()
-    return _parts(m, gpu, s, tokens, cal, work or step_work(m, s, cal)).seconds
+    return step_time(m, gpu, s, tokens, cal, work or step_work(m, s, cal)).seconds
 
 
 def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None,
-               work: StepWork | None = None) -> Estimate:
+               work: StepWork | None = None, parts: StepTime | None = None, describe: bool = True) -> Estimate:
     """Wall time to train on ``tokens`` tokens (samples × tokens per sample × epochs) with setup ``s``
-    (``work``: as for :func:`train_seconds`)."""
+    (``work``: as for :func:`train_seconds`; ``parts``: ``step_time(m, gpu, s, tokens, cal, work)``, when the
+    caller has it). ``describe=False`` leaves the assumptions and the derived answers (``extra``) out: the same
+    parts otherwise, for a search that only compares times."""
     if tokens <= 0:
         from gpuplan.errors import InputError
 
@@ -229,7 +232,10 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     cal = cal or fitted()
     n = s.parallel.n_gpus
     w = work or step_work(m, s, cal)
-    t = _parts(m, gpu, s, tokens, cal, w)
+    t = parts or step_time(m, gpu, s, tokens, cal, w)
+    cls = "pretrain_throughput" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
+    if not describe:
+        return Estimate(Breakdown("seconds", t.parts), cal.band(cls), ())
     peak, u, steps, link, total = t.peak, t.utilisation, t.steps, t.link, t.seconds
     # the method's work, no recomputation
     model_flops = w.flops_per_token if s.recompute == "none" else train_flops_per_token(m, replace(s, recompute="none"))
@@ -255,7 +261,6 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     extra = {"mfu": mfu, "utilisation": u, "gpu_hours": total * n / 3600,
              "tokens_per_s": tokens / max(total, 1e-9), "steps": steps,
              "human": fmt_seconds(total)}
-    cls = "pretrain_throughput" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
     return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, extra)
 
 

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpuplan.catalog import Catalog
 from gpuplan.types import Offer, Platform
@@ -36,9 +36,10 @@ def startup_seconds(weights_bytes: float) -> float:
     return STARTUP_SECONDS + weights_bytes / WEIGHTS_DOWNLOAD_BYTES_PER_S
 
 
-@dataclass(frozen=True, slots=True)
-class Cost:
-    """Cost of one run on one offer, in ``currency``."""
+class Cost(NamedTuple):
+    """Cost of one run on one offer, in ``currency``. A named tuple, not a dataclass: a plan makes one for each of
+    its thousands of candidates, and a tuple of plain values is one the garbage collector stops tracking, so its
+    passes do not grow with the candidates (bench/speed.py, the pricing table)."""
 
     compute: float
     storage: float
@@ -70,10 +71,9 @@ def billing_unit_s(offer: Offer, continuous: bool = False) -> float:
     return offer.billing_granularity_s or 1.0
 
 
-@dataclass(frozen=True, slots=True)
-class Tariff:
+class Tariff(NamedTuple):
     """What billing reads of one offer, in one currency: made once per offer and plan, then applied to every
-    run priced on it (:func:`bill`)."""
+    run priced on it (:func:`bill`). A named tuple, as :class:`Cost` is."""
 
     per_hour: float  # per instance-hour
     unit_s: float  # the shortest time billed (:func:`billing_unit_s`)

@@ -2,7 +2,8 @@
 each estimated; what fits is kept with the estimate that misses by the least where nothing does.
 
 Training memory does not depend on the GPU, so it is sized once per setup for the whole plan; only a setup that
-fits gets a time estimate, and only the fastest setup of a GPU count is described in full.
+fits gets a time estimate. The estimates are made without their words (assumptions, the longest context): the
+same numbers, and the planner has :func:`described` make the full estimate of the few a plan shows.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpuplan.catalog import Catalog
@@ -20,7 +21,9 @@ from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.hardware import Blocker, training_blocker
 from gpuplan.estimate.job import (
     JobEstimate,
-    check_training,
+    check_training_hardware,
+    check_training_method,
+    check_training_shape,
     estimate_inference,
     estimate_training,
     half_format,
@@ -30,12 +33,12 @@ from gpuplan.estimate.job import (
 from gpuplan.estimate.memory import training_memory
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.estimate.result import Assumption, Estimate
-from gpuplan.estimate.train_time import StepWork, step_work, train_seconds, train_time
+from gpuplan.estimate.result import Estimate
+from gpuplan.estimate.train_time import StepTime, StepWork, step_time, step_work, train_time
 from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
-from gpuplan.plan.pricing import Offers, matching
+from gpuplan.plan.pricing import Offers, offered
 from gpuplan.types import Gpu, Job, ModelSpec, Objective, Parallelism, Task, TrainSetup
 
 NODE_COUNTS = (1, 2, 4, 8)
@@ -114,50 +117,55 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     """(fastest estimate that fits, None) for ``n`` × ``gpu``, or (None, smallest-shortfall estimate) when none
     fits; why others cannot run is counted in ``reasons``. ``memo`` holds the plan's setups and their memory
     (they do not depend on the GPU type); only a setup that fits gets a time estimate."""
-    best: tuple[float, TrainSetup, _Sized] | None = None  # the fastest setup that fits: (seconds, setup, memory)
-    closest: tuple[TrainSetup, float] | None = None  # the setup that misses by the least, and by how much
+    best: tuple[float, TrainSetup, _Sized, StepTime | None] | None = None  # the fastest that fits, its time parts
+    closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
     half = half_format(gpu)
-    for par in training_layouts(m, n, job):
+    for par in memo.layouts(m, n, job):
         check_budget()
         # the framework the user runs fixes recomputation (its default); without one, try both
         for recompute in ((None,) if job.framework else ("none", "full")):
             for mb in (8, 4, 2, 1):
-                try:
-                    entry = memo.entry(job, par, mb, recompute, gpu, half)
-                    setup = entry.setup
-                    check_training(m, gpu, job, setup)
-                except InfeasibleError as err:
+                # check_training(m, gpu, job, setup), its GPU-independent parts made once per setup
+                entry = memo.found(m, job, par, mb, recompute, gpu, half)
+                err = entry if isinstance(entry, InfeasibleError) else (
+                    entry.shape_error or memo.hardware_error(gpu, job, entry.setup) or entry.method_error)
+                if err is not None:
                     reasons[(err.message, err.fix)] += 1
                     if err.field == "--global-batch":
                         continue  # a smaller micro-batch may fit the batch
                     break
+                assert isinstance(entry, _Entry)
+                setup = entry.setup
                 size = entry.sized
                 if size is None:
                     size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
                 if not size.fits(gpu):
-                    if closest is None or size.shortfall_bytes(gpu) < closest[1]:
-                        closest = (setup, size.shortfall_bytes(gpu))
+                    short = size.shortfall_bytes(gpu)
+                    if closest is None or short < closest[2]:
+                        closest = (setup, size, short)
                     continue
-                seconds = size.seconds(m, gpu, job, setup, cal)
+                parts = size.time(m, gpu, job, setup, cal)
+                seconds = parts.seconds if parts is not None else math.inf
                 if best is None or seconds < best[0]:
-                    best = (seconds, setup, size)
+                    best = (seconds, setup, size, parts)
                 break  # the largest micro-batch that fits is the fastest for this layout
             if best is not None and best[1].parallel == par:
                 break  # no need to recompute when it already fits without
-    if best is not None:  # only the winner is described in full (its assumptions and breakdown)
-        _, setup, size = best
-        return size.estimate(m, gpu, job, setup, cal, c.headroom), None
+    if best is not None:
+        _, setup, size, parts = best
+        return size.estimate(m, gpu, job, setup, cal, c.headroom, parts), None
     if closest is None:
         return None, None
-    return None, estimate_training(m, gpu, job, closest[0], cal, c.headroom)  # shown in full, time included
+    setup, size, _ = closest  # time included (it passed check_training when it was sized)
+    return None, size.estimate(m, gpu, job, setup, cal, c.headroom)
 
 
 @dataclass(frozen=True, slots=True)
 class _Sized:
     """One training setup's memory as every GPU type sees it (it does not depend on the GPU): the estimate
-    :func:`estimate_training` reports and the bytes it needs with its margin; and the terms of its step time that
-    do not depend on the GPU either. The test suite checks that what is built from it equals
-    :func:`estimate_training`."""
+    :func:`estimate_training` reports, without its assumptions, and the bytes it needs with its margin; and the
+    terms of its step time that do not depend on the GPU either. The test suite checks that what is built from it
+    has the numbers of :func:`estimate_training`."""
 
     memory: Estimate
     needed_bytes: float
@@ -167,10 +175,7 @@ class _Sized:
     @classmethod
     def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
            ) -> _Sized:
-        mem = training_memory(m, s, cal)
-        if job.framework:
-            fw = get_framework(job.framework)
-            mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", fw.describe(), fw.source)))
+        mem = training_memory(m, s, cal, describe=False)
         probe = JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, None, None, 1, headroom)
         return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes, step_work(m, s, cal))
 
@@ -180,47 +185,105 @@ class _Sized:
     def shortfall_bytes(self, gpu: Gpu) -> float:  # JobEstimate.shortfall_bytes
         return max(0.0, self.needed_bytes - gpu.memory_bytes, self.kv_shortfall_bytes)
 
-    def seconds(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> float:
-        """What ``self.estimate(...).seconds`` is, without describing the estimate."""
-        return train_seconds(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else math.inf
+    def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> StepTime | None:
+        """The parts of ``self.estimate(...).time``, without describing them (None without training tokens):
+        their ``seconds`` is the estimate's."""
+        return step_time(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else None
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
-                 headroom: float | None) -> JobEstimate:
-        """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``)."""
-        time = train_time(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else None
+                 headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
+        """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``), without
+        its words (:func:`described` adds them); ``parts``: ``self.time(...)``, when the caller has it."""
+        time = (train_time(m, gpu, s, job.train_tokens, cal, self.work, parts, describe=False)
+                if job.train_tokens > 0 else None)
         return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
+
+
+def described(e: JobEstimate, cal: Calibration) -> JobEstimate:
+    """The full estimate (assumptions, derived answers, the longest context) of an estimate this stage made
+    without its words: what :func:`estimate_training` or :func:`estimate_inference` returns for its setup."""
+    if isinstance(e.setup, TrainSetup):
+        return estimate_training(e.model, e.gpu, e.job, e.setup, cal, e.headroom)
+    # the setup as best_inference made it: the batch as the job gives it (the estimate chose the one it holds)
+    return estimate_inference(e.model, e.gpu, e.job, replace(e.setup, batch=e.job.batch), cal, e.headroom)
 
 
 @dataclass(slots=True)
 class _Entry:
-    """A setup of the plan's training search and, once it has been sized, its memory and step terms."""
+    """A setup of the plan's training search, why it cannot train the model whatever the GPU (the parts of
+    :func:`check_training` that do not read the GPU), and, once it has been sized, its memory and step terms."""
 
     setup: TrainSetup
+    shape_error: InfeasibleError | None = None  # check_training_shape
+    method_error: InfeasibleError | None = None  # check_training_method
     sized: _Sized | None = None
+
+
+def _refusal(check: Callable[[], None]) -> InfeasibleError | None:
+    """What ``check()`` raises, kept without its traceback: a kept traceback's frames would hold the memo (a
+    reference cycle that keeps a plan's estimates alive until the garbage collector runs)."""
+    try:
+        check()
+    except InfeasibleError as err:
+        return err.with_traceback(None)
+    return None
 
 
 @dataclass(slots=True)
 class PlanMemo:
-    """What one plan's training search works out once for every GPU type: the setup of each layout, micro-batch,
-    recomputation and 16-bit format (or why there is none), and each setup's memory and step terms."""
+    """What one plan's training search works out once for every GPU type: the layouts of each GPU count, the setup
+    of each layout, micro-batch, recomputation and 16-bit format (or why there is none) with its GPU-independent
+    checks, each setup's memory and step terms, and the hardware check of each GPU, method and precision."""
 
     entries: dict[tuple[Parallelism, int, str | None, str], _Entry | InfeasibleError] = field(default_factory=dict)
+    _layouts: dict[int, list[Parallelism]] = field(default_factory=dict)
+    _hardware: dict[tuple[str, str, str], InfeasibleError | None] = field(default_factory=dict)
 
-    def entry(self, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str) -> _Entry:
-        """``training_setup(job, par, mb, recompute, gpu=gpu)``, made once per plan (``job`` is the plan's, ``half``
-        ``half_format(gpu)``); it raises what that raises."""
+    def layouts(self, m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
+        """``training_layouts(m, n, job)`` (``m`` and ``job`` are the plan's), made once per count."""
+        found = self._layouts.get(n)
+        if found is None:
+            found = self._layouts[n] = training_layouts(m, n, job)
+        return found
+
+    def found(self, m: ModelSpec, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str
+              ) -> _Entry | InfeasibleError:
+        """``training_setup(job, par, mb, recompute, gpu=gpu)`` with its checks against ``m``, or what it raises,
+        made once per plan (``m`` and ``job`` are the plan's, ``half`` ``half_format(gpu)``)."""
         key = (par, mb, recompute, half)
         found = self.entries.get(key)
         if found is None:
             try:
+                setup = training_setup(job, par, mb, recompute, gpu=gpu)
+            except InfeasibleError as err:
+                found = err.with_traceback(None)  # see _refusal
+            else:
+                found = _Entry(setup, _refusal(lambda: check_training_shape(m, setup)),
+                               _refusal(lambda: check_training_method(m, job, setup)))
+            self.entries[key] = found
+        return found
+
+    def entry(self, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str) -> _Entry:
+        """``training_setup(job, par, mb, recompute, gpu=gpu)``, made once per plan (``job`` is the plan's, ``half``
+        ``half_format(gpu)``); it raises (a copy of) what that raises."""
+        found = self.entries.get((par, mb, recompute, half))
+        if found is None:
+            try:
                 found = _Entry(training_setup(job, par, mb, recompute, gpu=gpu))
             except InfeasibleError as err:
-                # kept without its traceback, and raised as a copy: a kept traceback's frames would hold this memo
-                # (a reference cycle that keeps a plan's estimates alive until the garbage collector runs)
-                found = err.with_traceback(None)
-            self.entries[key] = found
+                found = err.with_traceback(None)  # see _refusal
+            self.entries[(par, mb, recompute, half)] = found
         if isinstance(found, InfeasibleError):
             raise copy.copy(found)
+        return found
+
+    def hardware_error(self, gpu: Gpu, job: Job, s: TrainSetup) -> InfeasibleError | None:
+        """What ``check_training_hardware(gpu, job, s)`` raises (``job`` is the plan's), made once per GPU, method
+        and precision: all it reads of the setup."""
+        key = (gpu.name, s.method, s.precision)
+        if key in self._hardware:
+            return self._hardware[key]
+        found = self._hardware[key] = _refusal(lambda: check_training_hardware(gpu, job, s))
         return found
 
 
@@ -232,7 +295,7 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
         return None, None
     try:
         setup = inference_setup(job, tp, engine, weight_format(fmt).name)
-        e = estimate_inference(m, gpu, job, setup, cal, c.headroom)
+        e = estimate_inference(m, gpu, job, setup, cal, c.headroom, describe=False)
     except InfeasibleError as err:
         reasons[(err.message, err.fix)] += 1
         return None, None
@@ -251,8 +314,8 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     platforms = offered_platforms(catalog, c)
     memo = PlanMemo()  # training setups and their memory: the same on every GPU type
     for gpu in gpus:
-        counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or next(
-            matching(offers, gpu.name, n, serving), None) is not None]
+        counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n,
+                                                                                               serving)]
         for n in counts:
             check_budget()
             if job.is_training:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
@@ -43,41 +43,98 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
         return _plan(catalog, model, job, c, cal or fitted(), suggest, alternatives_too)
 
 
+def _pick_of(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration,
+             terms: pricing.OfferTerms | None) -> Candidate | None:
+    """The pick of the plan of a change (a suggestion or an alternative), the first of its ranking: only its label,
+    cost and time are read, so nothing else of that plan is made (``terms``: the offer terms of the plan it
+    changes)."""
+    with using(lang()):
+        st = _Priced.of(catalog, model, job, c, cal, terms)
+        return min(st.cands, key=ranking.sort_key(c, st.cands), default=None)  # the first of the stable sort
+
+
+@dataclass(slots=True)
+class _Priced:
+    """A plan through its pricing stage: the estimates, the candidates priced and those within the limits."""
+
+    job: Job
+    providers: set[str] | None
+    skipped: tuple[Note, ...]
+    reasons: Counter[tuple[str, str]]
+    fitting: list[JobEstimate]
+    closest: list[JobEstimate]
+    priced: list[Candidate]
+    cands: list[Candidate]
+    pricer: pricing.Pricer
+
+    @classmethod
+    def of(cls, catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration,
+           terms: pricing.OfferTerms | None) -> _Priced:
+        job = job.for_model(model)
+        _check_job(job, model)
+        providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
+        gpus, skipped = _runnable(enumeration.candidate_gpus(catalog, c), job)
+        reasons: Counter[tuple[str, str]] = Counter()
+        serving = job.task is Task.SERVE
+        pricer = pricing.Pricer.for_plan(catalog, c, providers, cal, serving, terms)
+        fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons)
+        priced: list[Candidate] = []
+        for e in fitting:
+            priced += pricer.price(e)
+        return cls(job, providers, skipped, reasons, fitting, closest, priced, ranking.keep_within(priced, c),
+                   pricer)
+
+
 def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,
           alternatives_too: bool) -> PlanResult:
-    job = job.for_model(model)
-    _check_job(job, model)
-    providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
-    gpus, skipped = _runnable(enumeration.candidate_gpus(catalog, c), job)
-    reasons: Counter[tuple[str, str]] = Counter()
-    offers = pricing.usable_offers(catalog, c, providers, job.task is Task.SERVE)
-    fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, offers, reasons)
-    priced: list[Candidate] = []
-    pricer = pricing.Pricer(catalog, c, offers, cal)
-    for e in fitting:
-        priced += pricer.price(e)
-    cands = [x for x in priced if ranking.within_limits(x, c)]
+    st = _Priced.of(catalog, model, job, c, cal, None)
+    job, providers, fitting, closest, priced, cands = st.job, st.providers, st.fitting, st.closest, st.priced, st.cands
     ranked = sorted(cands, key=ranking.sort_key(c, cands))
     top = ranking.distinct(ranked, c.top)
     free = []
     if c.platforms and job.task in (Task.FINETUNE, Task.INFER) and c.spot is not True:
         for e in fitting:  # --provider names platforms too; without it, all of them
             if e.n_gpus <= 2:
-                free += [x for x in pricing.platform_candidates(catalog, e, c, e.seconds)
-                         if ranking.within_limits(x, c) and (providers is None or x.where in providers)]
+                free += [x for x in ranking.keep_within(pricing.platform_candidates(catalog, e, c, e.seconds), c)
+                         if providers is None or x.where in providers]
     free = ranking.distinct(sorted(free, key=lambda x: (x.cost.total, x.calendar_seconds)), c.top)
     limit = max_seconds(c) or math.inf
     nothing_fits, suggested, alternatives_found = "", [], []
     if not top:
-        nothing_fits = _nothing_fits(fitting, closest, priced, c, reasons)
+        nothing_fits = _nothing_fits(fitting, closest, priced, c, st.reasons)
         if suggest:
-            suggested = suggestions(catalog, model, job, c, cal)
+            suggested = suggestions(catalog, model, job, c, cal, st.pricer.terms)
     elif suggest and alternatives_too:
-        alternatives_found = alternatives(catalog, model, job, c, cal, top[0])
-    return PlanResult(job, model, c, tuple(top), tuple(pareto_front(cands)), len(fitting) + len(closest),
+        alternatives_found = alternatives(catalog, model, job, c, cal, top[0], st.pricer.terms)
+    full = _Describer(cal, st.pricer)  # the candidates were made without words: describe the ones the plan shows
+    top, front, free = full.all(top), full.all(pareto_front(cands)), full.all(free)
+    return PlanResult(job, model, c, tuple(top), tuple(front), len(fitting) + len(closest),
                       len(fitting), nothing_fits, tuple(suggested), tuple(free), tuple(_assumptions(c, cal)),
                       sum(c.deadline_s is None and x.time_s > limit for x in priced), tuple(alternatives_found),
-                      skipped)
+                      st.skipped)
+
+
+class _Describer:
+    """Gives the candidates a plan shows their notes (:meth:`pricing.Pricer.noted`) and full estimates
+    (:func:`enumeration.described`), each estimate and candidate made once however many of the plan's lists hold
+    it."""
+
+    def __init__(self, cal: Calibration, pricer: pricing.Pricer) -> None:
+        self.cal, self.pricer = cal, pricer
+        self._estimates: dict[int, JobEstimate] = {}  # by id of the estimate made without its words
+        self._candidates: dict[int, Candidate] = {}
+
+    def all(self, xs: list[Candidate]) -> list[Candidate]:
+        return [self.one(x) for x in xs]
+
+    def one(self, x: Candidate) -> Candidate:
+        found = self._candidates.get(id(x))
+        if found is None:
+            e = self._estimates.get(id(x.estimate))
+            if e is None:
+                e = self._estimates[id(x.estimate)] = enumeration.described(x.estimate, self.cal)
+            found = self._candidates[id(x)] = replace(self.pricer.noted(x), estimate=e)
+        return found
 
 
 def _runnable(gpus: list[Gpu], job: Job) -> tuple[list[Gpu], tuple[Note, ...]]:
@@ -148,8 +205,10 @@ def _latency_miss(slow: list[JobEstimate], c: Constraints) -> str:
             f"time: {what}. Relax --ttft/--tpot, use a shorter prompt, or allow faster GPUs.")
 
 
-def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> list[dict[str, Any]]:
-    """Cheapest changes that would make the job fit, each priced by planning again with the change."""
+def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration,
+                terms: pricing.OfferTerms | None = None) -> list[dict[str, Any]]:
+    """Cheapest changes that would make the job fit, each priced by planning again with the change (``terms``: the
+    offer terms of the plan they change, which those plans share)."""
     changes: list[tuple[str, Job, Constraints]] = []
     if job.task in (Task.INFER, Task.SERVE):
         for q in ("int8-wo", "awq-int4"):
@@ -177,12 +236,12 @@ def suggestions(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: C
     for label, j2, c2 in changes:
         check_budget()
         try:
-            r = plan(catalog, m, j2, c2, cal, suggest=False)
+            pick = _pick_of(catalog, m, j2, c2, cal, terms)
         except GpuplanError:
             continue
-        if r.pick:
-            out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 2),
-                        "currency": c2.currency, "seconds": r.pick.seconds})
+        if pick:
+            out.append({"change": label, "pick": pick.label(), "cost": round(pick.cost.total, 2),
+                        "currency": c2.currency, "seconds": pick.seconds})
     return sorted(out, key=lambda s: s["cost"])
 
 
@@ -218,21 +277,22 @@ def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constrain
     return changes
 
 
-def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration, pick: Candidate
-                 ) -> list[dict[str, Any]]:
+def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: Calibration, pick: Candidate,
+                 terms: pricing.OfferTerms | None = None) -> list[dict[str, Any]]:
     """Changes that would run a job that fits for less than ``pick``, each priced by planning again with it, the
-    largest saving first (``saving``: the share of the pick's cost saved; within the cost tie, none)."""
+    largest saving first (``saving``: the share of the pick's cost saved; within the cost tie, none; ``terms``: as
+    for :func:`suggestions`)."""
     out = []
     for label, j2, c2 in _cheaper_changes(job, c):
         check_budget()
         try:
-            r = plan(catalog, m, j2, c2, cal, suggest=False)
+            other = _pick_of(catalog, m, j2, c2, cal, terms)
         except GpuplanError:
             continue
-        saving = 1 - r.pick.cost.total / pick.cost.total if r.pick and pick.cost.total > 0 else 0.0
-        if r.pick and saving > COST_TIE_SHARE:
-            out.append({"change": label, "pick": r.pick.label(), "cost": round(r.pick.cost.total, 4),
-                        "currency": c2.currency, "seconds": r.pick.time_s,
+        saving = 1 - other.cost.total / pick.cost.total if other and pick.cost.total > 0 else 0.0
+        if other and saving > COST_TIE_SHARE:
+            out.append({"change": label, "pick": other.label(), "cost": round(other.cost.total, 4),
+                        "currency": c2.currency, "seconds": other.time_s,
                         "saving": saving})
     return sorted(out, key=lambda a: -a["saving"])
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import Calibration, speed_calibrated
@@ -54,6 +56,13 @@ def matching(offers: Offers, gpu: str, n: int, serving: bool) -> Iterator[tuple[
             yield o, per_replica
 
 
+def offered(offers: Offers, gpu: str, n: int, serving: bool) -> bool:
+    """Whether some usable offer of ``gpu`` can hold a replica of ``n`` GPUs (:func:`matching` finds one)."""
+    return any((count == n or (n > 8 and count == 8) or (serving and n < count <= 8))
+               and any(instances_per_replica(o, n, serving) is not None for _, o in group)
+               for count, group in offers.get(gpu, {}).items())
+
+
 def instances_per_replica(o: Offer, n: int, serving: bool) -> float | None:
     """Instances of ``o`` one replica of ``n`` GPUs takes: 1 when the instance has exactly ``n``, n/8 8-GPU
     instances for multi-node (not marketplace listings: independent hosts, no cluster fabric), and for serving
@@ -83,16 +92,84 @@ def disk_bytes(m: ModelSpec, job: Job) -> float:
     return weights + data + checkpoint
 
 
-class Pricer:
-    """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency, its notes)
-    or on the model alone (start-up, disk) is made once for the plan, so a candidate costs a little arithmetic."""
+class OfferTerms:
+    """Each offer's tariff in one currency and its notes, made once and shared: by the candidates of a plan, and by
+    the plans of its changes (suggestions, alternatives), which price the same offers in the same currency; and the
+    usable offers of each choice of market, providers and tiers, with the offers that match each GPU count."""
 
-    def __init__(self, catalog: Catalog, c: Constraints, offers: Offers, cal: Calibration) -> None:
+    def __init__(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> None:
+        self.catalog, self.c, self.serving, self.today = catalog, c, serving, today
+        self._tariffs: dict[int, Tariff] = {}  # by id(offer)
+        self.get = self._tariffs.get  # the tariff of an offer priced before
+        self._notes: dict[int, tuple[tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
+        self._usable: dict[tuple[Any, ...], Offers] = {}
+        self._matches: dict[tuple[int, str, int, bool], tuple[Offers, list[Offer], list[float]]] = {}
+
+    def usable(self, c: Constraints, providers: set[str] | None, serving: bool) -> Offers:
+        """``usable_offers(self.catalog, c, providers, serving)``, made once for each choice it depends on."""
+        key = (c.market, frozenset(providers) if providers is not None else None, c.pricings, c.spot, c.tiers,
+               serving)
+        found = self._usable.get(key)
+        if found is None:
+            found = self._usable[key] = usable_offers(self.catalog, c, providers, serving)
+        return found
+
+    def matches(self, offers: Offers, gpu: str, n: int, serving: bool) -> tuple[list[Offer], list[float]]:
+        """What :func:`matching` yields as two lists (the offers, the instances per replica of each), made once
+        for each usable set of offers and count."""
+        key = (id(offers), gpu, n, serving)
+        hit = self._matches.get(key)
+        if hit is not None and hit[0] is offers:  # the entry holds the offers, so their id was not reused
+            return hit[1], hit[2]
+        found: list[Offer] = []
+        per: list[float] = []
+        for o, per_replica in matching(offers, gpu, n, serving):
+            found.append(o)
+            per.append(per_replica)
+        self._matches[key] = (offers, found, per)
+        return found, per
+
+    def serves(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> bool:
+        """Whether these terms are the ones a plan of ``c`` on ``catalog`` would make."""
+        return (catalog is self.catalog and c.currency == self.c.currency and c.spot_overhead == self.c.spot_overhead
+                and serving == self.serving and today == self.today)
+
+    def make(self, offer: Offer) -> Tariff:
+        found = self._tariffs[id(offer)] = tariff(self.catalog, offer, self.c.currency, self.serving)
+        return found
+
+    def notes(self, offer: Offer) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
+        """:func:`offer_notes_of` ``offer``, made once."""
+        found = self._notes.get(id(offer))
+        if found is None:
+            found = self._notes[id(offer)] = offer_notes_of(offer, self.c, self.today)
+        return found
+
+
+class Pricer:
+    """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency:
+    :class:`OfferTerms`, which the plans of its changes may share) or on the model alone (start-up, disk) is made
+    once, so a candidate costs a little arithmetic and two objects (its cost and itself). Its notes are words for
+    the plan to show: :meth:`noted` adds them to the candidates it shows."""
+
+    def __init__(self, catalog: Catalog, c: Constraints, offers: Offers, cal: Calibration, serving: bool = False,
+                 terms: OfferTerms | None = None) -> None:
         self.catalog, self.c, self.offers = catalog, c, offers
         self.today = dt.date.today()
         self.net_gbps = cal.get("network_bytes_per_s_per_gpu") * 8 / 1e9
-        self._terms: dict[int, tuple[Tariff, tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
+        if terms is None or not terms.serves(catalog, c, serving, self.today):
+            terms = OfferTerms(catalog, c, serving, self.today)
+        self.terms = terms
         self._model: dict[int, tuple[float, float]] = {}  # by id(model): (start-up seconds, disk bytes)
+
+    @classmethod
+    def for_plan(cls, catalog: Catalog, c: Constraints, providers: set[str] | None, cal: Calibration, serving: bool,
+                 terms: OfferTerms | None = None) -> Pricer:
+        """The pricer of a plan of ``c``, its usable offers included, on ``terms`` (the plan's it changes) when
+        they serve it."""
+        pricer = cls(catalog, c, {}, cal, serving, terms)
+        pricer.offers = pricer.terms.usable(c, providers, serving)
+        return pricer
 
     def _model_terms(self, e: JobEstimate) -> tuple[float, float]:
         found = self._model.get(id(e.model))
@@ -102,39 +179,49 @@ class Pricer:
         return found
 
     def price(self, e: JobEstimate) -> list[Candidate]:
-        """Every usable offer of ``e``'s GPU that can hold it, costed."""
+        """Every usable offer of ``e``'s GPU that can hold it, costed (without notes: see :meth:`noted`)."""
         c = self.c
         serving = e.job.task is Task.SERVE
+        if serving != self.terms.serving:  # a serving estimate is billed as a service: its own tariffs
+            self.terms = OfferTerms(self.catalog, c, serving, self.today)
         work_s = e.seconds  # a sum over the time breakdown: read once
         if not math.isfinite(work_s) and not serving:
             return []
         startup, disk = self._model_terms(e)
         seconds = HOUR if serving else work_s + startup
-        first: tuple[Note, ...] = (Note("startup", (startup,)),) if startup else ()
-        fleet: tuple[Note, ...] = () if speed_calibrated(e.gpu.vendor) else (Note("uncalibrated", (e.gpu.vendor,)),)
-        large = e.total_gpus > LARGE_FLEET_GPUS
+        replicas, currency, overhead = e.replicas, c.currency, c.spot_overhead
+        tariff_of, make = self.terms.get, self.terms.make
+        offers, per = self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving)
         out = []
-        for offer, per_replica in matching(self.offers, e.gpu.name, e.n_gpus, serving):
-            instances = max(1, math.ceil(per_replica * e.replicas - 1e-9))
-            terms = self._terms.get(id(offer))
-            if terms is None:
-                terms = self._terms[id(offer)] = (tariff(self.catalog, offer, c.currency, serving),
-                                                  *offer_notes_of(offer, c, self.today))
-            rate, own, stale = terms
-            cost = bill(rate, seconds, c.currency, instances, disk, c.spot_overhead)
-            notes = first
-            if per_replica < 1:
-                notes += (Note("shared_instance", (e.replicas, instances, int(offer.gpu_count),
-                                                   round(instances / per_replica))),)
-            notes += own
-            if large:
-                notes += (Note("large_fleet", (e.total_gpus, offer.provider)),)
-            notes += fleet
-            if instances > 1 and not serving:
-                notes += (Note("multi_node", (instances, self.net_gbps)),)
-            out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer,
-                                 notes=notes + stale))
+        for offer, per_replica in zip(offers, per, strict=True):
+            instances = 1 if per_replica == 1 and replicas == 1 else max(1, math.ceil(per_replica * replicas - 1e-9))
+            cost = bill(tariff_of(id(offer)) or make(offer), seconds, currency, instances, disk, overhead)
+            out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer))
         return out
+
+    def noted(self, x: Candidate) -> Candidate:
+        """``x`` (priced by :meth:`price`) with its notes: start-up, a shared instance, the offer's own, a large
+        fleet, an uncalibrated vendor, several nodes, a stale price, in that order."""
+        if x.offer is None:
+            return x  # a notebook platform's candidate comes with its notes
+        e, offer, instances = x.estimate, x.offer, x.cost.instances
+        serving = e.job.task is Task.SERVE
+        startup, _ = self._model_terms(e)
+        per_replica = instances_per_replica(offer, e.n_gpus, serving)
+        assert per_replica is not None, "a priced offer holds its replica"
+        own, stale = self.terms.notes(offer)
+        notes: tuple[Note, ...] = (Note("startup", (startup,)),) if startup else ()
+        if per_replica < 1:
+            notes += (Note("shared_instance", (e.replicas, instances, int(offer.gpu_count),
+                                               round(instances / per_replica))),)
+        notes += own
+        if e.total_gpus > LARGE_FLEET_GPUS:
+            notes += (Note("large_fleet", (e.total_gpus, offer.provider)),)
+        if not speed_calibrated(e.gpu.vendor):
+            notes += (Note("uncalibrated", (e.gpu.vendor,)),)
+        if instances > 1 and not serving:
+            notes += (Note("multi_node", (instances, self.net_gbps)),)
+        return replace(x, notes=notes + stale)
 
 
 def offer_notes_of(offer: Offer, c: Constraints, today: dt.date) -> tuple[tuple[Note, ...], tuple[Note, ...]]:

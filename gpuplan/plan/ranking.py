@@ -137,6 +137,13 @@ def _spread(front: list[Candidate], k: int) -> list[Candidate]:
     return [front[round(i * (len(front) - 1) / (k - 1))] for i in range(k)]
 
 
+def keep_within(xs: Iterable[Candidate], c: Constraints) -> list[Candidate]:
+    """The candidates :func:`within_limits` keeps, in their order."""
+    limit = max_seconds(c)
+    return [x for x in xs if (c.budget is None or x.cost.total <= c.budget) and (limit is None or x.time_s <= limit)
+            and (c.max_gpus is None or x.estimate.total_gpus <= c.max_gpus)]
+
+
 def within_limits(x: Candidate, c: Constraints) -> bool:
     if c.budget is not None and x.cost.total > c.budget:
         return False

@@ -359,7 +359,7 @@ def _holds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup) -> bool:
     except InfeasibleError:
         return False
     cal = fitted()
-    one = replace(s, batch=1)
+    one = s.with_batch(1)
     return JobEstimate(job, m, gpu, s.n_gpus, one, inference_memory(m, gpu, one, cal, describe=False), None,
                        None).fits and \
         max_batch(m, gpu, s, cal) >= 1
