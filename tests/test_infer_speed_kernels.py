@@ -79,3 +79,16 @@ def test_llamacpp_on_apple_silicon_decodes_at_the_metal_kernels_fitted_efficienc
         before, _ = decode_step_seconds(m, g, s, 1.0, 1024.0, cal)
         after, _ = decode_step_seconds(m, g, s, 1.0, 1024.0, slower_cuda)
         assert (after > before * 1.2) is moves, gpu
+
+
+def test_only_parts_and_engines_no_published_run_covers_are_called_uncalibrated(catalog: Catalog) -> None:
+    # the Apple rows are llama.cpp runs, so llama.cpp on a Mac is calibrated; no published vLLM run on AMD parts is
+    from gpuplan.estimate.infer_speed import latency
+
+    def source(model: str, gpu: str, engine: str, fmt: str) -> str:
+        est = latency(catalog.model(model), catalog.gpu(gpu), InferSetup(engine=engine, weight_format=fmt))
+        return next(a.source for a in est.assumptions if a.name == "engine efficiency")
+
+    assert "not calibrated" not in source("Llama-3.1-8B", "M2-Max", "llamacpp", "gguf-q4_k_m")
+    assert "not calibrated" not in source("Llama-3.1-8B", "H100", "vllm", "bf16")
+    assert "none on AMD parts" in source("Llama-3.1-8B", "MI300X", "vllm", "bf16")

@@ -14,12 +14,18 @@ from gpuplan.errors import CatalogError
 from gpuplan.estimate.result import Band
 
 FITTED_PATH = BUNDLED_DIR / "fitted" / "params.json"
-CALIBRATED_VENDORS = ("NVIDIA",)  # every speed row in bench/calibration/ ran on NVIDIA parts
+# vendors whose parts published speed rows ran on, and for which engines (None: every engine and training): the
+# Apple rows are llama.cpp inference, whose Metal kernels have efficiencies of their own (*_llamacpp_metal)
+CALIBRATED_VENDORS: dict[str, tuple[str, ...] | None] = {"NVIDIA": None, "Apple": ("llamacpp",)}
 
 
-def speed_calibrated(vendor: str) -> bool:
-    """Whether published runs on this vendor's parts went into the fitted speed parameters."""
-    return vendor in CALIBRATED_VENDORS
+def speed_calibrated(vendor: str, engine: str | None = None) -> bool:
+    """Whether published runs on this vendor's parts (with ``engine``; None: training) went into the fitted speed
+    parameters."""
+    if vendor not in CALIBRATED_VENDORS:
+        return False
+    engines = CALIBRATED_VENDORS[vendor]
+    return engines is None or engine in engines
 
 
 @dataclass(frozen=True)

@@ -366,7 +366,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
         Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory', gpu):.0%} of bandwidth, "
                    f"compute {_eff(cal, eng, 'eta_compute', gpu):.0%} of peak, "
                    f"{_eff(cal, eng, 'layer_overhead_s', gpu) * 1e6:.0f} µs per layer per step",
-                   "fitted (bench/fit.py)" + uncalibrated_note(gpu)),
+                   "fitted (bench/fit.py)" + uncalibrated_note(gpu, eng.engine)),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),
         Assumption("batch", f"{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens",

@@ -276,9 +276,11 @@ def missing_spec_notes(gpu: Gpu) -> tuple[Assumption, ...]:
     return notes
 
 
-def uncalibrated_note(gpu: Gpu) -> str:
-    """A warning for parts whose vendor no calibration row ran on."""
-    return "" if speed_calibrated(gpu.vendor) else f"; none on {gpu.vendor} parts: their efficiency is not calibrated"
+def uncalibrated_note(gpu: Gpu, engine: str | None = None) -> str:
+    """A warning for parts whose vendor no calibration row ran on (with ``engine``; None: training)."""
+    if speed_calibrated(gpu.vendor, engine):
+        return ""
+    return f"; none on {gpu.vendor} parts: their efficiency is not calibrated"
 
 
 def optimizer_step_bytes(m: ModelSpec, s: TrainSetup) -> float:

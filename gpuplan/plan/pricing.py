@@ -17,7 +17,7 @@ from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.plan.candidates import Candidate, Constraints, Note
 from gpuplan.plan.costing import Tariff, bill, platform_cost, startup_seconds, tariff
-from gpuplan.types import Job, Method, ModelSpec, Offer, Task
+from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
 from gpuplan.units import HOUR, WEEK
 
 LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
@@ -217,7 +217,7 @@ class Pricer:
         notes += own
         if e.total_gpus > LARGE_FLEET_GPUS:
             notes += (Note("large_fleet", (e.total_gpus, offer.provider)),)
-        if not speed_calibrated(e.gpu.vendor):
+        if not speed_calibrated(e.gpu.vendor, None if isinstance(e.setup, TrainSetup) else e.setup.engine):
             notes += (Note("uncalibrated", (e.gpu.vendor,)),)
         if instances > 1 and not serving:
             notes += (Note("multi_node", (instances, self.net_gbps)),)
