@@ -154,7 +154,7 @@ ZH: dict[str, str] = {
     # the assumptions tables' names (gpuplan.estimate)
     "weight format": "权重格式", "KV cache": "KV 缓存", "engine": "推理引擎", "CUDA context (outside PyTorch)":
         "CUDA 上下文（PyTorch 之外）", "framework workspace (cuBLAS, buffers)": "框架工作区（cuBLAS、缓冲区）",
-    "compute buffer": "计算缓冲区", "previous step's KV cache": "上一步的 KV 缓存",
+    "compute buffer": "计算缓冲区", "runtime context": "运行时上下文", "previous step's KV cache": "上一步的 KV 缓存",
     "trainable parameters": "可训练参数", "bytes per trainable parameter": "每个可训练参数的字节数",
     "modeling code": "建模代码",
     "parallelism": "并行方式", "loss": "损失", "allocator slack": "分配器预留",

@@ -795,6 +795,8 @@ TEMPLATES: dict[str, str] = {
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash Attention)":
         "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留，含注意力分数（未用 Flash Attention）",
     "held while the next is built": "构建下一步缓存时仍被持有",
+    "no CUDA on Apple parts: the CUDA context fitted on NVIDIA device readings stands in for the Metal runtime's "
+    "(bench/fit.py)": "Apple 芯片上没有 CUDA：以在 NVIDIA 设备读数上拟合的 CUDA 上下文代替 Metal 运行时的开销（bench/fit.py）",
     "all prompt tokens": "全部输入 token", "last token only (generate)": "只保留最后一个 token（生成）",
     "chunked": "分块计算", "16-bit logits + fp32 copy + fp32 log-softmax": "16 位 logits + fp32 副本 + fp32 log-softmax",
     "end of backward: gradients complete, one layer's activations left": "反向传播结束时：梯度已完整，只剩一层的激活值",

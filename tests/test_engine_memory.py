@@ -94,3 +94,9 @@ def test_remote_code_tuple_cache_holds_two_caches_at_the_peak(catalog: Catalog) 
     # an engine with its own paged cache never holds two, whatever the model's repository code does
     vllm = inference_memory(catalog.model("Qwen-7B"), gpu, replace(generate, engine="vllm"))
     assert vllm.breakdown.get("previous_kv_cache") == 0
+
+
+def test_a_mac_estimate_does_not_claim_a_cuda_context(catalog: Catalog) -> None:
+    est = inference_memory(catalog.model("Llama-3.1-8B"), catalog.gpu("M2-Max"), _llamacpp(4096, "gguf-q4_k_m"))
+    names = [a.name for a in est.assumptions]
+    assert "runtime context" in names and "CUDA context (outside PyTorch)" not in names

@@ -196,7 +196,9 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
                    "2·n_kv_heads·head_dim·bytes per layer; DeepSeek-V2 sec. 2.1 for MLA"),
         Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
         Assumption("CUDA context (outside PyTorch)", fmt_bytes(overhead),
-                   "fitted on device-level inference-memory rows (bench/fit.py)"),
+                   "fitted on device-level inference-memory rows (bench/fit.py)") if not (gpu and gpu.vendor == "Apple")
+        else Assumption("runtime context", fmt_bytes(overhead), "no CUDA on Apple parts: the CUDA context fitted on "
+                        "NVIDIA device readings stands in for the Metal runtime's (bench/fit.py)"),
     ) + ((Assumption("compute buffer", f"{fmt_bytes(workspace)} in fp32 for {ubatch} tokens" if s.flash_attention
                      else f"{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash "
                      "Attention)", "llama.cpp reserves it at start for its worst-case graph (src/llama-context.cpp); "
