@@ -11,12 +11,13 @@ from typing import Any
 
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import CatalogError
+from gpuplan.estimate.engines import METAL_BACKEND_ENGINES
 from gpuplan.estimate.result import Band
 
 FITTED_PATH = BUNDLED_DIR / "fitted" / "params.json"
 # vendors whose parts published speed rows ran on, and for which engines (None: every engine and training): the
-# Apple rows are llama.cpp inference, whose Metal kernels have efficiencies of their own (*_llamacpp_metal)
-CALIBRATED_VENDORS: dict[str, tuple[str, ...] | None] = {"NVIDIA": None, "Apple": ("llamacpp",)}
+# Apple rows are inference on the engines whose Metal kernels have efficiencies of their own (*_<engine>_metal)
+CALIBRATED_VENDORS: dict[str, tuple[str, ...] | None] = {"NVIDIA": None, "Apple": METAL_BACKEND_ENGINES}
 
 
 def speed_calibrated(vendor: str, engine: str | None = None) -> bool:
