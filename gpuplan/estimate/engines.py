@@ -19,7 +19,7 @@ _COLUMNS = (
     Column("max_num_seqs", "int", min=1), Column("max_batched_tokens", "int", min=1),
     Column("kv_block_tokens", "int", True, min=1), Column("mla_latent_cache", "bool", True),
     Column("half_accumulate", "bool", True), Column("prefill_dequant_fp16", "bool", True),
-    Column("ggml_graph", "bool", True),
+    Column("ggml_graph", "bool", True), Column("pp_microbatches", "bool", True),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -38,6 +38,7 @@ class Engine:
     half_accumulate: bool  # 16-bit GEMMs accumulate in FP16 (full tensor rate on GeForce parts)
     prefill_dequant_fp16: bool  # batched GEMMs on quantized weights first write a 16-bit copy (llama.cpp CUDA/HIP)
     ggml_graph: bool  # one fp32 compute buffer sized for the worst-case graph; token embeddings on the host (llama.cpp)
+    pp_microbatches: bool  # under pipeline parallelism, one batch per stage is in flight (vLLM, SGLang, TensorRT-LLM)
     source: str
 
 

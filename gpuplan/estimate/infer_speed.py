@@ -170,9 +170,15 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     expert_bytes = routed_expert_bytes(m, fmt, s, per_pass)
     stream = decode_weight_bytes(m, fmt, s, per_pass) - expert_bytes
     overhead = layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu)
-    comm = _allreduce_seconds(m, gpu, s, tokens, cal)
+    comm = _allreduce_seconds(m, gpu, s, per_pass, cal) + _stage_handoff_seconds(m, gpu, s, per_pass, cal)
     gemms = max(dense, stream / bandwidth) + max(experts, expert_bytes / bandwidth)
-    return passes * (gemms + dequant_seconds(m, gpu, s, per_pass) + overhead) + comm
+    one = gemms + dequant_seconds(m, gpu, s, per_pass) + overhead + comm
+    if passes > 1 and tokens > s.prompt_len and pipeline_batches(s, float(passes)) > 1:
+        # passes of different prompts overlap across the stages: after the first, one ends each time the busiest
+        # stage is done with it (the chunks of a single prompt wait for each other: the engines schedule a request
+        # once per step)
+        return one * (1 + (passes - 1) * last_stage_share(m, s))
+    return passes * one
 
 
 def dequant_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float) -> float:
@@ -268,13 +274,58 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
 _terms: dict[tuple[int, int, InferSetup, int], tuple[ModelSpec, Gpu, Calibration, _StepTerms]] = {}
 
 
+def pipeline_batches(s: InferSetup, batch: float) -> float:
+    """Batches in flight at once under pipeline parallelism: one per stage in engines that interleave them
+    (``data/engines.csv`` ``pp_microbatches``), never more than there are sequences; 1 without PP."""
+    if s.pp <= 1 or not get_engine(s.engine).pp_microbatches:
+        return 1.0
+    return float(max(1.0, min(float(s.pp), batch)))
+
+
+def _stage_handoff_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
+    """Sending ``tokens`` hidden states (16-bit) from each pipeline stage to the next: pp − 1 point-to-point
+    messages on the path of a pass, each one message latency (the fitted collective latency stands in) plus its
+    bytes over the link between the stages (NVLink/PCIe within a node, the network beyond 8 GPUs)."""
+    if s.pp <= 1:
+        return 0.0
+    link = links(gpu, cal, min(s.tp * s.pp, 8))
+    bw = link.intra_node if s.tp * s.pp <= 8 else link.inter_node
+    return (s.pp - 1) * (cal.get("allreduce_latency_s") + tokens * m.hidden * 2.0 / s.tp / bw)
+
+
 def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
                         cal: Calibration) -> tuple[float, str]:
-    """Seconds of one decode step for ``batch`` sequences at mean ``context``, and what bounds the GEMMs.
+    """Seconds between two tokens of a sequence when ``batch`` sequences at mean ``context`` decode, and what
+    bounds the GEMMs.
 
     GEMMs take max(weight bytes read / bandwidth, FLOPs / peak) — for MoE only the experts the batch reaches
     (:func:`decode_weight_bytes`); attention then reads every sequence's KV cache (memory-bound, a separate
-    kernel, so its time adds)."""
+    kernel, so its time adds). Under pipeline parallelism a token passes every stage in turn, so a step is one
+    pass over all of them (every stage's weights at one GPU's bandwidth). An engine that keeps one batch per
+    stage in flight (:func:`pipeline_batches`, the schedule of Narayanan et al. 2021 applied to iterations)
+    splits the running sequences over k = min(pp, batch) batches whose passes overlap: each sequence still
+    waits one whole pass per token, but a pass carries batch / k sequences, plus the pp − 1 stage hand-offs."""
+    groups = pipeline_batches(s, batch)
+    step, bound = _pass_seconds(m, gpu, s, batch / groups, context, cal)
+    step += _stage_handoff_seconds(m, gpu, s, batch / groups, cal)
+    # k batches go through the busiest stage one after another, so a sequence waits at least k of its turns there
+    return step * max(1.0, groups * last_stage_share(m, s)) if groups > 1 else step, bound
+
+
+def last_stage_share(m: ModelSpec, s: InferSetup) -> float:
+    """Share of a pass the busiest pipeline stage takes: the last one, with its even share of the layers plus the
+    output layer (vocabulary × hidden; vLLM's ``get_pp_indices`` splits the layers evenly and puts the LM head on
+    the last rank), by the weights a token uses. 1 without PP."""
+    if s.pp <= 1:
+        return 1.0
+    p = count_params(m)
+    layers = p.total - p.embeddings - p.head - p.experts + p.active_experts
+    head = m.vocab * m.hidden
+    return (layers / s.pp + head) / (layers + head)
+
+
+def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
+                  cal: Calibration) -> tuple[float, str]:
     t = _step_terms(m, gpu, s, cal)
     expert_bytes = _touched_expert_bytes(m, t.fmt, s, batch, t.weights[1]) if m.is_moe else 0.0
     dense_bytes = _streamed_bytes(m, t.fmt, s, batch, t.weights) - expert_bytes + lora_step_bytes(m, s, batch)
