@@ -14,28 +14,63 @@ import pytest
 from gpuplan.catalog import Catalog
 
 # Clouds and GPU rental platforms with mainland regions that the bundled data prices (AWS China is AWS's own
-# mainland partition). Huawei Cloud is missing: no price page of it could be read; Volcengine's only two rows
-# came from a seed document's table, which names no page, and were removed (see gpuplan/data/README.md).
-MAINLAND_PROVIDERS = {"Alibaba Cloud", "Tencent Cloud", "JD Cloud", "AutoDL", "Baidu AI Cloud",
-                      "UCloud Compshare", "AWS China"}
+# mainland partition), with the number of mainland rows each had on 2026-12-05, counted in its offers file.
+# Huawei Cloud is missing: no price page of it could be read; Volcengine's only two rows came from a seed
+# document's table, which names no page, and were removed (see gpuplan/data/README.md).
+MAINLAND_ROWS = {
+    "Tencent Cloud": 81,  # tencent.csv: mainland price overview (CNY) and the international site's (USD)
+    "AWS China": 75,  # aws_china.csv: Beijing and Ningxia, on-demand and 1-year reserved
+    "JD Cloud": 72,  # jdcloud.csv: four regions of its price overview, 按量 and 包月
+    "Alibaba Cloud": 31,  # aliyun.csv
+    "UCloud Compshare": 19,  # compshare.csv: API example (on-demand, spot) and its 计费概览 table (按量, 包月)
+    "Featurize": 10,  # featurize.csv: five cards of its 价格表, each 按量 and 月租（30天）
+    "Baidu AI Cloud": 3,  # baidu.csv: BML notebook V100, EasyDL P40 and V100
+    "AutoDL": 1,  # autodl.csv: one host's API example
+}
+MAINLAND_PROVIDERS = set(MAINLAND_ROWS)
 
 # Parts a buyer in mainland China rents whose price the bundled data holds for a mainland region. L20, the
 # A800 PCIe card and the RTX 4090D had only rows whose source could not be identified; those rows are gone and
 # the parts stay unpriced in mainland China until a provider's own page of them is read (gpuplan/data/README.md).
 MAINLAND_PARTS = ["A100-80GB", "A100", "A800-80GB", "H20", "A10", "A10G", "T4", "V100", "V100-32GB", "P40",
-                  "RTX4090", "RTX5090", "RTX3090"]
+                  "RTX4090", "RTX5090", "RTX3090", "RTX3080", "RTX2080Ti", "A6000"]
 
-# 282 mainland rows on 2026-12-02: 176 on-demand, 1 spot, 105 subscriptions (the six seed-document rows gone,
-# Alibaba Cloud's PAI Designer P100 card-hour and Baidu AI Cloud's two EasyDL training prices added)
-MIN_MAINLAND_OFFERS = 282
+# 292 mainland rows on 2026-12-05: 181 on-demand, 1 spot, 110 subscriptions (the six seed-document rows gone,
+# Alibaba Cloud's PAI Designer P100 card-hour and Baidu AI Cloud's two EasyDL training prices added on 2026-12-02,
+# Featurize's ten rows on 2026-12-05); issue 12 asks for at least 250 from at least 8 providers
+MIN_MAINLAND_OFFERS = 292
 HOURS_PER_MONTH = 730  # a subscription price is recorded per hour over a 730-hour month (gpuplan.plan.buy uses 730)
 MONTHLY = re.compile(r"([\d.]+) (?:CNY|RMB)/month")
 
 
-def test_mainland_offers_come_from_seven_providers(catalog: Catalog) -> None:
+def test_mainland_offers_come_from_eight_providers(catalog: Catalog) -> None:
     providers = {o.provider for o in catalog.offers if o.market == "cn"}
     assert providers >= MAINLAND_PROVIDERS
-    assert len(providers) >= 7
+    assert len(providers) >= 8
+
+
+@pytest.mark.parametrize(("provider", "rows"), sorted(MAINLAND_ROWS.items()))
+def test_mainland_rows_per_provider(catalog: Catalog, provider: str, rows: int) -> None:
+    # a provider's mainland rows never silently shrink: a row removed on purpose lowers the count here too
+    assert sum(o.market == "cn" and o.provider == provider for o in catalog.offers) >= rows
+
+
+def test_mainland_rows_add_up_to_issue_12s_floor(catalog: Catalog) -> None:
+    # issue 12: at least 250 mainland offers from at least 8 providers; the table above adds up to 292
+    assert sum(MAINLAND_ROWS.values()) == MIN_MAINLAND_OFFERS
+    assert len(MAINLAND_ROWS) >= 8 and MIN_MAINLAND_OFFERS >= 250
+
+
+def test_a_featurize_30_day_rental_bills_its_whole_term(catalog: Catalog) -> None:
+    # Featurize's 价格表: a 3090 instance costs 3.6 CNY an hour pay-as-you-go, or 1500 CNY for a 30-day rental
+    # paid in advance. A 10-hour run costs 10 x 3.6 = 36 CNY on demand, but the whole 1500 CNY on the rental
+    # (recorded as 1500 / 730 = 2.0548 CNY/h; gpuplan's month is the mean Gregorian 730.5 h, so the term bills
+    # 2.0548 x 730.5 = 1501.03 CNY, within 0.1 % of the price paid).
+    from gpuplan.plan.costing import bill, tariff
+
+    rows = {o.pricing: o for o in catalog.offers if o.provider == "Featurize" and o.gpu == "RTX3090"}
+    assert bill(tariff(catalog, rows["on-demand"], "CNY"), 10 * 3600, "CNY").total == pytest.approx(36.0)
+    assert bill(tariff(catalog, rows["reserved"], "CNY"), 10 * 3600, "CNY").total == pytest.approx(1500, rel=1e-3)
 
 
 def test_mainland_offers_are_many_and_tiered(catalog: Catalog) -> None:
