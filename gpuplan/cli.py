@@ -1037,7 +1037,8 @@ def plan_serve(
                                             "global.")] = "global",
     budget: Annotated[str | None, typer.Option(help="Most the fleet may cost per hour, e.g. 40USD.")] = None,
     guard: Annotated[str, typer.Option(help="Content-safety guard: a guard model (Llama-Guard-3-1B, Llama-Guard-3-8B, "
-                                            "ShieldGemma-2B, ShieldGemma-9B) sized as a second model, api (a "
+                                            "Llama-Guard-4-12B, ShieldGemma-2B, ShieldGemma-9B, Qwen3Guard-Gen-0.6B, "
+                                            "Qwen3Guard-Gen-4B, Qwen3Guard-Gen-8B) sized as a second model, api (a "
                                             "moderation service, mainland for --users cn), api:SERVICE, or none.")
                      ] = "none",
     guard_mode: Annotated[str, typer.Option("--guard-mode", help="serial: the guard checks the prompt before the "

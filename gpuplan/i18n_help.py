@@ -266,10 +266,12 @@ HELP: dict[str, str] = {
         "本批次用到的适配器。",
     "Rank of the largest adapter (vLLM reserves its next --max-lora-rank choice).":
         "最大适配器的秩（vLLM 按不小于它的下一档 --max-lora-rank 预留）。",
-    "Content-safety guard: a guard model (Llama-Guard-3-1B, Llama-Guard-3-8B, ShieldGemma-2B, ShieldGemma-9B) sized "
-    "as a second model, api (a moderation service, mainland for --users cn), api:SERVICE, or none.":
-        "内容安全护栏：护栏模型（Llama-Guard-3-1B、Llama-Guard-3-8B、ShieldGemma-2B、ShieldGemma-9B）作为第二个模型"
-        "一并规划，api（内容审核服务；--users cn 时用境内服务），api:SERVICE，或 none。",
+    "Content-safety guard: a guard model (Llama-Guard-3-1B, Llama-Guard-3-8B, Llama-Guard-4-12B, ShieldGemma-2B, "
+    "ShieldGemma-9B, Qwen3Guard-Gen-0.6B, Qwen3Guard-Gen-4B, Qwen3Guard-Gen-8B) sized as a second model, api (a "
+    "moderation service, mainland for --users cn), api:SERVICE, or none.":
+        "内容安全护栏：护栏模型（Llama-Guard-3-1B、Llama-Guard-3-8B、Llama-Guard-4-12B、ShieldGemma-2B、ShieldGemma-9B、"
+        "Qwen3Guard-Gen-0.6B、Qwen3Guard-Gen-4B、Qwen3Guard-Gen-8B）作为第二个模型一并规划，api（内容审核服务；"
+        "--users cn 时用境内服务），api:SERVICE，或 none。",
     "serial: the guard checks the prompt before the main prefill (its time comes out of the TTFT target); parallel: "
     "alongside it, the first token held for the verdict.":
         "serial：护栏在主模型预填充之前检查提示词（其耗时从首字延迟目标中扣除）；parallel：与预填充同时进行，"

@@ -205,6 +205,11 @@ TEMPLATES: dict[str, str] = {
         "请检查 config.json 中的 num_attention_heads 和 num_hidden_layers。",
     "'{name}': field {path} is {value}, not a finite number.": "'{name}'：字段 {path} 为 {value}，不是有限的数。",
     "set {path} to the model's value, as in the published config.json.": "请把 {path} 设为模型的实际值，与发布的 config.json 一致。",
+    "'{name}': interleave_moe_layer_step is 0 (no MoE layer) but moe_layers lists {layers}.":
+        "'{name}'：interleave_moe_layer_step 为 0（没有 MoE 层），但 moe_layers 列出了 {layers}。",
+    "pass the config.json as published; a dense Llama 4 (Llama Guard 4) has interleave_moe_layer_step 0 and no "
+    "moe_layers.": "请给出发布时的 config.json；稠密的 Llama 4（Llama Guard 4）的 interleave_moe_layer_step 为 0，且没有 "
+                   "moe_layers。",
     "'{name}': field {key} is {shown}; a size must be above 0 and at most {MAX_SIZE}.":
         "'{name}'：字段 {key} 为 {shown}；尺寸必须大于 0 且至多 {MAX_SIZE}。",
     "set {key} to the model's value, as in the published config.json.": "请把 {key} 设为模型的实际值，与发布的 config.json 一致。",

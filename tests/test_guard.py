@@ -18,7 +18,11 @@ from gpuplan.errors import InputError
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.infer_speed import max_batch
 from gpuplan.estimate.job import inference_setup
+from gpuplan.estimate.memory import weights_bytes
+from gpuplan.estimate.params import count_params
+from gpuplan.estimate.quant import weight_format
 from gpuplan.plan import guard
+from gpuplan.plan import serving as sv
 from gpuplan.plan.serving import Bucket, ReplicaConfig, ServeRequest, Targets, plan_serving
 from gpuplan.types import Job
 from gpuplan.units import MiB
@@ -71,6 +75,78 @@ def test_guard_load_is_the_request_rate_times_the_prefill_tokens() -> None:
     assert gr.targets.ttft_p99_s == pytest.approx(0.5)  # serial: a quarter of the 2 s target
     parallel = guard.guard_request(dataclasses.replace(r, guard_mode="parallel"), guard.presets()["Llama-Guard-3-1B"])
     assert parallel.targets.ttft_p99_s == pytest.approx(2.0)
+
+
+# ---------------------------------------------------------------- the Qwen3Guard and Llama Guard 4 presets
+
+# Parameter counts derived by hand from each preset's shapes (the transformers numel in tests/data/param_counts.csv
+# agrees); a guard runs at its native bf16, 2 bytes a weight, whatever --quant the main model gets.
+NEW_GUARDS = [
+    # Qwen3-0.6B shape, tied embedding: 151936 x 1024 = 155,582,464, plus 28 layers of 15,730,944 (q 1024x2048,
+    # k and v 1024x1024 each, o 2048x1024, q/k norms 2x128: 6,291,712; MLP 3 x 1024 x 3072 = 9,437,184; two norms
+    # 2048) = 440,466,432, plus the final norm 1024
+    ("Qwen3Guard-Gen-0.6B", 596_049_920),
+    # Qwen3-4B shape, tied: 151936 x 2560 = 388,956,160, plus 36 x 100,930,816 (attention 26,214,656; MLP 3 x 2560 x
+    # 9728 = 74,711,040; norms 5120) = 3,633,509,376, plus 2560
+    ("Qwen3Guard-Gen-4B", 4_022_468_096),
+    # Qwen3-8B shape, untied: 2 x 151936 x 4096 = 1,244,659,712, plus 36 x 192,946,432 (attention 41,943,296; MLP
+    # 3 x 4096 x 12288 = 150,994,944; norms 8192) = 6,946,071,552, plus 4096
+    ("Qwen3Guard-Gen-8B", 8_190_735_360),
+    # Llama 4 Scout's text stack with only the shared expert left (dense, 8192 wide), untied:
+    # 2 x 202048 x 5120 = 2,068,971,520, plus 48 x 188,753,920 (q and o 5120x5120 each, k and v 5120x1024 each:
+    # 62,914,560; MLP 3 x 5120 x 8192 = 125,829,120; norms 10,240) = 9,060,188,160, plus 5120
+    ("Llama-Guard-4-12B", 11_129_164_800),
+]
+
+
+@pytest.mark.parametrize(("name", "n_params"), NEW_GUARDS, ids=[n for n, _ in NEW_GUARDS])
+def test_the_new_guards_are_planned_end_to_end_at_their_weights(catalog, name: str, n_params: int) -> None:  # type: ignore[no-untyped-def]
+    r = ServeRequest(5.0, targets=TTFT, guard=name)
+    plan = plan_serving(catalog, catalog.model("Qwen2.5-7B"), r)
+    g = plan.guard
+    assert plan.fleet is not None and g is not None and g.name == name and g.kind == "model"
+    assert g.placement in guard.PLACEMENTS and plan.cost_per_hour_peak >= plan.fleet.cost_per_hour
+    gm = catalog.model(name)
+    assert count_params(gm).total == n_params
+    # planned at bf16: the guard's request drops the main model's quantization
+    assert sv._basics(gm, guard.guard_request(r, guard.presets()[name]))[1] == "bf16"
+    if g.fleet is not None:
+        assert {grp.config.quant for grp in g.fleet.groups} == {"bf16"}
+    # one GPU holds the guard's whole bf16 weights: 2 bytes x the count above
+    assert weights_bytes(gm, weight_format("bf16")) == 2 * n_params
+    if g.placement == "colocated":  # its share of the GPU holds them and its KV cache besides
+        assert g.memory_bytes_per_gpu > 2 * n_params
+
+
+def test_qwen3guard_checks_read_the_card_template_and_write_a_short_verdict() -> None:
+    # a 1000 + 300 request: the prompt check reads 1000 + 300 template tokens, the response check the whole
+    # conversation, 1300 + 300; each writes the 13-token response-form verdict
+    p = guard.presets()["Qwen3Guard-Gen-4B"]
+    assert p.kinds == ("input", "output") and p.base_model == "Qwen3-4B"
+    assert p.buckets((Bucket(1000, 300),)) == (Bucket(1300, 13, 0.5), Bucket(1600, 13, 0.5))
+
+
+def test_llama_guard_4_is_sized_as_its_dense_text_model(catalog) -> None:  # type: ignore[no-untyped-def]
+    spec = catalog.model("Llama-Guard-4-12B")
+    # pruned from Llama 4 Scout (16 routed experts + 1 shared per layer): no routed expert is left
+    assert not spec.is_moe and spec.ffn_hidden == 8192 and spec.n_layers == 48
+    assert count_params(spec).total < count_params(catalog.model("Llama-4-Scout-17B-16E")).total / 9
+    assert any("vision tower not counted" in n for n in spec.notes)
+
+
+def test_a_misspelt_new_guard_is_refused_naming_the_field() -> None:
+    with pytest.raises(InputError) as e:
+        ServeRequest(1.0, guard="Qwen3Guard-Gen-4")
+    assert e.value.field == "--guard" and "'Qwen3Guard-Gen-4B'" in str(e.value)
+    assert "Llama-Guard-4-12B" in e.value.fix and "Qwen3Guard-Gen-0.6B" in e.value.fix
+
+
+def test_the_cli_plans_a_qwen3guard() -> None:
+    r = subprocess.run([sys.executable, "-m", "gpuplan", "plan", "serve", "Qwen2.5-0.5B", "--rps", "1", "--json",
+                        "--guard", "Qwen3Guard-Gen-4B"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    g = json.loads(r.stdout)["guard"]
+    assert g["model"] == "Qwen3Guard-Gen-4B" and g["placement"] in guard.PLACEMENTS
 
 
 # ---------------------------------------------------------------- latency inside the TTFT budget

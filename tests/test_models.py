@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,56 @@ def test_live_transformers_numel(catalog: Catalog, name: str, model_class: str) 
         model = getattr(transformers, model_class)(config)
     numel = sum(p.numel() for p in model.parameters())  # shared (tied) parameters are yielded once
     assert count_params(catalog.model(name)).total == numel, model_class
+
+
+def test_llama_guard_4_with_its_vision_encoder_is_the_cards_12b(catalog: Catalog) -> None:
+    """The Llama Guard 4 preset is derived (Scout pruned to its shared expert, Scout's vision encoder), so it is held
+    to the model card's '12 billion parameters in total': transformers' whole Llama4ForConditionalGeneration built
+    from it counts 12,001,097,216. A dense layer as wide as Scout's dense MLPs (16384) would make it 18.0B."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    cfg = json.loads(Path(catalog.models["Llama-Guard-4-12B"].path).read_text(encoding="utf-8"))
+    cfg.pop("architectures")
+    config = transformers.AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+    with torch.device("meta"):
+        model = transformers.Llama4ForConditionalGeneration(config)
+    total = sum(p.numel() for p in model.parameters())
+    assert total == pytest.approx(12e9, rel=0.01)  # PurpleLlama Llama-Guard4/12B/MODEL_CARD.md
+    text = sum(p.numel() for n, p in model.named_parameters() if "vision" not in n and "multi_modal" not in n)
+    assert count_params(catalog.model("Llama-Guard-4-12B")).total == text  # gpuplan sizes the text model only
+
+
+DENSE_LLAMA4 = {  # a dense Llama 4 text config, Llama Guard 4's shape with 2 layers
+    "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 8192,
+    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 2,
+    "vocab_size": 202048, "num_local_experts": 0, "interleave_moe_layer_step": 0, "max_position_embeddings": 131072,
+}
+
+
+@pytest.mark.parametrize("config", [
+    DENSE_LLAMA4,  # as the hub file gives it (vLLM and SGLang read step 0 as no MoE layer)
+    {**DENSE_LLAMA4, "moe_layers": []},  # as transformers needs it
+    {**DENSE_LLAMA4, "interleave_moe_layer_step": 1, "num_local_experts": 1, "moe_layers": []},
+], ids=["step-0", "step-0-moe-layers-empty", "moe-layers-empty"])
+def test_a_llama4_without_moe_layers_is_dense(config: dict[str, object]) -> None:
+    spec = parse_config(config, "dense-llama4")
+    assert not spec.is_moe and spec.ffn_hidden == 8192
+    # 2 x 202048 x 5120 + 2 layers x (62,914,560 attention + 3 x 5120 x 8192 MLP + 10,240 norms) + 5120
+    assert count_params(spec).total == 2_068_971_520 + 2 * 188_753_920 + 5120
+
+
+@pytest.mark.parametrize(("config", "words"), [
+    ({**DENSE_LLAMA4, "moe_layers": [1]}, "interleave_moe_layer_step is 0 (no MoE layer) but moe_layers lists"),
+    ({**DENSE_LLAMA4, "num_local_experts": 16, "moe_layers": []}, "num_local_experts = 16"),
+    # 0 experts is a dense Llama 4's declaration only, not a size other configs may give
+    ({"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 32000, "num_local_experts": 0,
+      "num_experts_per_tok": 2}, "num_local_experts is 0"),
+], ids=["step-0-with-moe-layers", "experts-in-a-dense-llama4", "zero-experts-elsewhere"])
+def test_a_contradictory_llama4_is_refused_naming_the_field(config: dict[str, object], words: str) -> None:
+    with pytest.raises(ModelConfigError, match=re.escape(words)) as info:
+        parse_config(config, "x")
+    assert info.value.fix
 
 
 # ---------------------------------------------------------------- native key names are read

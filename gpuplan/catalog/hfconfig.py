@@ -132,6 +132,12 @@ _POSITIVE_KEYS = (
     "num_experts_per_tok", "num_local_experts", "n_routed_experts", "expansion_ratio",
 )
 MAX_SIZE = 10**12  # beyond any layer, vocabulary or context
+_EXPERT_COUNTS = ("num_local_experts", "num_experts_per_tok")
+
+
+def _no_moe_layers(cfg: Config) -> bool:
+    """A Llama 4 text config that builds no MoE layer (:func:`_llama4_dense`); its expert counts may be 0."""
+    return _text_type(str(cfg.get("model_type", "")).lower()) == "llama4_text" and _llama4_dense(cfg)
 
 
 def _check_finite(cfg: Config, name: str) -> None:
@@ -148,6 +154,8 @@ def _check_sizes(cfg: Config, name: str) -> None:
     them, also those a reader replaces when falsy (``head_dim: 0``)."""
     for key in _POSITIVE_KEYS:
         value = cfg.get(key)
+        if key in _EXPERT_COUNTS and value == 0 and _no_moe_layers(cfg):
+            continue  # a dense Llama 4 (Llama Guard 4) declares num_local_experts 0: no expert is built
         if isinstance(value, (int, float)) and not isinstance(value, bool) and not 0 < value <= MAX_SIZE:
             shown = f"{value:g}" if abs(value) < 1e15 else f"a {len(str(int(value)))}-digit number"
             raise ModelConfigError(f"'{name}': field {key} is {shown}; a size must be above 0 and at most "
@@ -569,22 +577,38 @@ def _gpt_oss(cfg: Config, name: str) -> ModelSpec:
 def _llama4(cfg: Config, name: str) -> ModelSpec:
     """Llama 4 text model (Llama4ForCausalLM): every ``interleave_moe_layer_step``-th layer a MoE of routed
     experts plus one shared expert (both ``intermediate_size`` wide), the others dense MLPs
-    ``intermediate_size_mlp`` wide; RoPE layers attend within chunks of ``attention_chunk_size``."""
-    spec = _base(cfg, name, ffn_hidden=_int(cfg["intermediate_size_mlp"]),
-                 n_experts=_int(cfg["num_local_experts"]), n_active_experts=_int(cfg["num_experts_per_tok"]),
-                 moe_ffn_hidden=_int(cfg["intermediate_size"]), n_shared_experts=1,
-                 shared_ffn_hidden=_int(cfg["intermediate_size"]),
-                 moe_every=_int(cfg.get("interleave_moe_layer_step", 1)))
+    ``intermediate_size_mlp`` wide; RoPE layers attend within chunks of ``attention_chunk_size``. A Llama 4
+    without MoE layers (:func:`_llama4_dense`) has only the dense MLPs."""
     layers = cfg.get("moe_layers")
-    every = spec["moe_every"]
-    if layers is not None and list(layers) != [i for i in range(spec["n_layers"]) if (i + 1) % every == 0]:
-        raise ValueError("moe_layers other than every interleave_moe_layer_step-th layer are not supported")
+    if cfg.get("interleave_moe_layer_step", 1) == 0 and layers:
+        raise ModelConfigError(f"'{name}': interleave_moe_layer_step is 0 (no MoE layer) but moe_layers lists "
+                               f"{layers}.", "pass the config.json as published; a dense Llama 4 (Llama Guard 4) "
+                               "has interleave_moe_layer_step 0 and no moe_layers.")
+    if _llama4_dense(cfg):
+        spec = _base(cfg, name, ffn_hidden=_int(cfg["intermediate_size_mlp"]))
+    else:
+        spec = _base(cfg, name, ffn_hidden=_int(cfg["intermediate_size_mlp"]),
+                     n_experts=_int(cfg["num_local_experts"]), n_active_experts=_int(cfg["num_experts_per_tok"]),
+                     moe_ffn_hidden=_int(cfg["intermediate_size"]), n_shared_experts=1,
+                     shared_ffn_hidden=_int(cfg["intermediate_size"]),
+                     moe_every=_int(cfg.get("interleave_moe_layer_step", 1)))
+        every = spec["moe_every"]
+        if layers is not None and list(layers) != [i for i in range(spec["n_layers"]) if (i + 1) % every == 0]:
+            raise ValueError("moe_layers other than every interleave_moe_layer_step-th layer are not supported")
     chunk = cfg.get("attention_chunk_size")
     rope_layers = cfg.get("no_rope_layers")
     if chunk and isinstance(rope_layers, list):  # 1 = a RoPE layer, which attends within its chunk
         spec.update(sliding_window=_int(chunk), n_sliding_layers=sum(1 for x in rope_layers if x),
                     notes=("chunked local attention counted as a sliding window of attention_chunk_size",))
     return ModelSpec(**spec)
+
+
+def _llama4_dense(cfg: Config) -> bool:
+    """A Llama 4 text config without MoE layers: ``moe_layers: []`` (transformers builds every layer as a dense MLP)
+    or ``interleave_moe_layer_step: 0`` (Llama Guard 4's config.json, with ``num_local_experts: 0``; vLLM and SGLang
+    read step 0 as no MoE layer)."""
+    layers = cfg.get("moe_layers")
+    return cfg.get("interleave_moe_layer_step", 1) == 0 or (isinstance(layers, list) and not layers)
 
 
 def _glm4_moe(cfg: Config, name: str) -> ModelSpec:
