@@ -309,6 +309,7 @@ class ModelSpec:
     extra_params: int = 0  # parameters of parts the flags above do not describe (e.g. a BERT pooler)
     notes: tuple[str, ...] = ()
     remote_code: bool = False  # config.json has auto_map: servers load the repository's code (--trust-remote-code)
+    vision_tower: bool = False  # a multimodal checkpoint read for its text model: servers skip the vision encoder
 
     @property
     def is_moe(self) -> bool:

@@ -316,3 +316,25 @@ def test_a_mig_replica_asks_for_its_slice_and_skypilot_refuses_it() -> None:
                                                                                            1}}
     with pytest.raises(InputError, match="SkyPilot launches whole GPUs"):
         skypilot.service_task(g)
+
+
+# ---------------------------------------------------------------- multimodal checkpoints served text-only
+
+
+def test_a_multimodal_guard_and_main_model_are_served_without_their_vision_encoder() -> None:
+    # Llama Guard 4 and Gemma 3 ship a vision encoder that gpuplan does not size (it plans the text model); a
+    # server started without --language-model-only would load it into the memory the plan gave the KV cache
+    cat = load_catalog(market=MARKET_SNAPSHOT)
+    r = sv.ServeRequest(5.0, targets=sv.Targets(ttft_p99_s=2.0), gpus=("H100",), guard="Llama-Guard-4-12B")
+    p = sv.plan_serving(cat, cat.model("Gemma-3-12B"), r)
+    g = guard_export(cat, p)
+    assert g is not None
+    assert all("--language-model-only" in c["argv"] for c in g["commands"])
+    assert p.fleet is not None
+    main = fleet.parts(p, cat.model("Gemma-3-12B"), "google/gemma-3-12b-it", "vllm")
+    assert main and all(x.group.language_model_only for x in main)
+    # a text-only checkpoint is served as it is
+    q = sv.plan_serving(cat, cat.model("Qwen2.5-7B"), sv.ServeRequest(5.0, targets=sv.Targets(ttft_p99_s=2.0),
+                                                                     gpus=("H100",), guard="Llama-Guard-3-1B"))
+    lg3 = guard_export(cat, q)
+    assert lg3 is not None and not any("--language-model-only" in c["argv"] for c in lg3["commands"])

@@ -75,7 +75,8 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
         inner.setdefault("model_type", _text_type(cfg.get("model_type", "")))
         inner.setdefault("torch_dtype", cfg.get("torch_dtype"))
         spec = parse_config(inner, name)
-        return _with_note(spec, "vision tower not counted: text model only")
+        return _with_note(replace(spec, vision_tower=True), "vision tower not counted: text model only, served so "
+                          "(--language-model-only)")
     _check_finite(cfg, name)
     model_type = str(cfg.get("model_type", "")).lower()
     if model_type in _UNSUPPORTED:

@@ -114,7 +114,8 @@ def _serve_group(fg: FleetGroup, m: ModelSpec, model_ref: str, what: str, contex
                       replicas=max(1, fg.replicas),
                       spot=fg.spot, provider=fg.provider, name=name, service=service, zone_slot=slot,
                       lora_adapters=c.lora_adapters,
-                      lora_rank=c.lora_rank, trust_remote_code=m.remote_code, mig=c.mig)
+                      lora_rank=c.lora_rank, trust_remote_code=m.remote_code, mig=c.mig,
+                      language_model_only=m.vision_tower)
 
 
 def _label(text: str) -> str:

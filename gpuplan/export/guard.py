@@ -30,17 +30,19 @@ def guard_groups(cat: Catalog, plan: Any) -> list[ServeGroup]:
     repo = entry.hf_repo if entry and entry.hf_repo else g.name
     context = max(b.prompt_len + b.output_len for b in presets()[g.name].buckets(r.buckets))
     name = f"gpuplan-guard-{g.name}".lower().replace(".", "-")[:50].rstrip("-")
+    spec = cat.model(g.name)
     if g.placement == "colocated":
-        fmt = native_format(cat.model(g.name).native_dtype)
+        fmt = native_format(spec.native_dtype)
         return [ServeGroup(model=repo, gpu=gpu, engine=r.engine, weight_format=fmt, context_len=context,
                            max_num_seqs=g.max_num_seqs or 1, gpu_memory_utilization=share,
+                           language_model_only=spec.vision_tower,
                            replicas=sum(x.replicas for x in plan.fleet.groups if x.config.gpu == gpu), name=name)
                 for gpu, share, _ in g.memory_shares]
     group = max(g.fleet.groups, key=lambda x: x.replicas)
     c = group.config
     return [ServeGroup(model=repo, gpu=c.gpu, engine=c.engine, weight_format=c.quant, tp=c.tp, pp=c.pp,
                        context_len=context, max_num_seqs=c.max_num_seqs, replicas=group.replicas, spot=group.spot,
-                       name=name)]
+                       name=name, language_model_only=spec.vision_tower)]
 
 
 def guard_export(cat: Catalog, plan: Any) -> dict[str, Any] | None:

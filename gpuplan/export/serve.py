@@ -64,6 +64,8 @@ class ServeGroup:
     lora_rank: int = 0  # the rank reserved per adapter (vLLM: one of its --max-lora-rank choices)
     zone_slot: str = ""  # the plan's failure zone this group is in ("": the fleet does not rely on zones)
     trust_remote_code: bool = False  # the model's config has auto_map (ChatGLM): the server runs the repo's code
+    # a multimodal checkpoint sized as its text model: the server loads the language model only, as planned
+    language_model_only: bool = False
     ep: int = 1  # expert parallelism: a replica of ``ep`` data-parallel attention ranks, the experts split over them
     mig: str = ""  # a MIG profile (1g.10gb ...): each replica is one slice of a GPU ("": whole GPUs)
     guard: ServeGroup | None = None  # a co-located guard's server on the first GPU of every replica (GUARD_PORT)
@@ -116,7 +118,7 @@ def group_of(c: Candidate, model: str, what: str) -> ServeGroup:
                       max_num_seqs=max(1, s.batch), gpu_memory_utilization=s.gpu_memory_utilization,
                       replicas=max(1, e.replicas), spot=spot, provider=c.offer.provider if c.offer else "",
                       name=_name(e.model.name),
-                      trust_remote_code=e.model.remote_code)
+                      trust_remote_code=e.model.remote_code, language_model_only=e.model.vision_tower)
 
 
 def _name(model: str) -> str:
@@ -248,6 +250,8 @@ def vllm_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node: i
         opts["--kv-cache-dtype"] = _KV_FP8["vllm"]
     if g.trust_remote_code:  # vLLM refuses a repository with custom code (auto_map) without it
         opts["--trust-remote-code"] = None
+    if g.language_model_only:  # without it the vision encoder's weights and profiling take memory the plan gave the KV
+        opts["--language-model-only"] = None
     if g.lora_adapters:  # every adapter resident on the GPU (a batch may mix them all) and cached on the CPU
         opts |= {"--enable-lora": None, "--max-loras": str(g.lora_adapters), "--max-lora-rank": str(g.lora_rank),
                  "--max-cpu-loras": str(g.lora_adapters)}
@@ -279,6 +283,8 @@ def sglang_command(g: ServeGroup, host: str = "0.0.0.0", port: int = PORT, node:
         opts["--kv-cache-dtype"] = _KV_FP8["sglang"]
     if g.trust_remote_code:
         opts["--trust-remote-code"] = None
+    if g.language_model_only:
+        opts["--language-model-only"] = None
     if g.lora_adapters:  # slots for every adapter in a batch, on every linear the plan counted
         opts |= {"--enable-lora": None, "--max-loras-per-batch": str(g.lora_adapters),
                  "--max-lora-rank": str(g.lora_rank), "--lora-target-modules": "all"}
