@@ -184,7 +184,7 @@ def training_memory_predictor(model: ModelSpec, setup: TrainSetup, measure: str)
     """gpuplan's training memory as the row measured it: ``reserved`` (PyTorch's pool: no CUDA context),
     ``active`` (allocated: no context, no allocator slack), ``weights``, or the whole device."""
     def predict(cal: Calibration) -> float:
-        est = training_memory(model, setup, cal)
+        est = training_memory(model, setup, cal, describe=False)  # the same numbers, without the sentences
         if measure == "reserved":
             return est.total - est.breakdown.get("overhead")
         if measure == "active":
