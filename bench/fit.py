@@ -41,6 +41,13 @@ PRIORS: dict[str, tuple[float, str]] = {
     "layer_launch_s": (1e-3, "host time to launch one decoder layer's forward and backward kernels from eager "
                              "PyTorch: ~100 kernels at ~10 µs of Python and CUDA launch each (PyTorch blog "
                              "'Accelerating PyTorch with CUDA Graphs', 2021); no calibration row is launch-bound"),
+    # FlashAttention 1.x / its Triton port against FlashAttention-2: Dao 2023 (FlashAttention-2, sec. 4.1) measures
+    # FlashAttention-2 1.3-1.5× faster forward and ~2× faster backward on an A100; with the backward 2.5× the
+    # forward's FLOPs (same section) the attention step takes (1.4 + 2.5 × 2) / (1 + 2.5) = 1.83× as long
+    "f_attention_flash1": (3.5 / 6.4, "rate of FlashAttention 1.x and its Triton port against FlashAttention-2: "
+                                      "1.3-1.5× slower forward, ~2× slower backward on an A100 (Dao 2023, "
+                                      "FlashAttention-2, sec. 4.1), 1.83× over a step whose backward has 2.5× the "
+                                      "forward's FLOPs; the only rows on such kernels are one source's"),
     "dp_overlap": (0.8, "DDP/FSDP overlap gradient buckets with the backward pass (Li et al. 2020, PyTorch "
                         "Distributed, sec. 3.2.3); backward is about 2/3 of the step, the last bucket is exposed"),
 }

@@ -439,6 +439,10 @@ class TrainSetup:
     optimizer: str = "adamw"
     recompute: str = "none"
     flash_attention: bool = True
+    # the attention kernel generation: "flash2" (FlashAttention-2 and the fused kernels of its era and later:
+    # PyTorch SDPA, cuDNN, FlashAttention-3) or "flash1" (FlashAttention 1.x and its Triton port, as llm-foundry's
+    # attn_impl "triton" ran until 2023), which Dao 2023 (FlashAttention-2, sec. 4.1) measures 1.3-2.5× slower
+    attention_kernel: str = "flash2"
     chunked_loss: bool = False  # loss computed in chunks: logits never held in fp32 for the whole sequence
     lora_rank: int = 16
     lora_targets: str = "all-linear"  # all-linear | attention | qv | mlp

@@ -37,6 +37,7 @@ Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
@@ -55,6 +56,10 @@ def framework_class(framework: str) -> str:
     return {"megatron": "megatron", "llmc": "megatron", "llm-foundry": "megatron",
             "torchtitan": "torchtitan"}.get(framework, "eager")
 GPUS_PER_NODE = 8
+# stacks whose layers run hand-fused memory-bound kernels: Megatron-LM fuses bias+GeLU, bias+dropout+add and
+# scale+mask+softmax (Narayanan et al. 2021, sec. 4.2) and Transformer Engine its norms with the FP8 casts;
+# llm.c fuses residual+LayerNorm, GeLU into the matmul epilogue and the classifier with its loss (train_gpt2.cu)
+FUSED_KERNEL_STACKS = ("megatron", "llmc")
 HOPPER_AND_NEWER = ("Hopper", "Blackwell", "Blackwell Ultra")  # data/gpus.csv ``architecture``
 MAX_UTILISATION = 0.85  # no training step sustains more of the dense peak (GEMMs alone reach ~80-85 %)
 
@@ -67,6 +72,14 @@ class Links:
     inter_node: float
     intra_name: str
     inter_name: str
+    domain: int = GPUS_PER_NODE  # GPUs the intra-node fabric joins: an HGX node's 8, or a rack-scale NVLink domain
+
+
+def nvlink_domain(gpu: Gpu) -> int:
+    """GPUs one NVLink fabric joins: the domain the catalog's interconnect names ("NVLink 5 (72-GPU NVL72
+    domain)": GB200/GB300 NVL72 racks, whose NVLink switches join 72 GPUs), else a node of GPUS_PER_NODE."""
+    found = re.search(r"(\d+)-GPU NVL", gpu.interconnect)
+    return int(found.group(1)) if found and gpu.has_fast_interconnect else GPUS_PER_NODE
 
 
 def links(gpu: Gpu, cal: Calibration, group: int = 8) -> Links:
@@ -95,7 +108,7 @@ def _links_of(gpu: Gpu, cal: Calibration, group: int) -> Links:
     else:
         intra, name = pcie, f"PCIe Gen{gpu.pcie_gen or 4}"
     net = cal.get("network_bytes_per_s_per_gpu")
-    return Links(intra, net, name, f"{net * 8 / 1e9:.0f} Gb/s per GPU network")
+    return Links(intra, net, name, f"{net * 8 / 1e9:.0f} Gb/s per GPU network", nvlink_domain(gpu))
 
 
 def peak_flops(gpu: Gpu, precision: str) -> float:
@@ -115,6 +128,21 @@ def utilisation(m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, work: S
     w = work or step_work(m, s, cal)
     segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
     return min(MAX_UTILISATION, w.u_framework * segment * w.f_method * w.ramp)
+
+
+def attention_efficiency(gpu: Gpu, s: TrainSetup, cal: Calibration) -> float:
+    """The attention kernels' rate against the GEMMs' (both at the step's utilisation).
+
+    FlashAttention-2 reaches 50-73 % of an A100's peak forward and backward where GEMMs reach 80 %+ (Dao 2023,
+    FlashAttention-2, sec. 4.1): ``f_attention``. FlashAttention 1.x and its Triton port run 1.3-1.5× slower
+    forward and ~2× slower backward (same section): ``f_attention_flash1``, a prior from those figures. On Hopper
+    and newer, FlashAttention-2 reaches 35 % of the peak against 70 %+ on an A100 (Shah et al. 2024,
+    FlashAttention-3, sec. 1): its tiles, like those of the older kernels, do not use Hopper's asynchronous
+    tensor-core instructions, while cuBLAS GEMMs do (``f_attention_hopper``); the slower of the two limits holds."""
+    kernel = cal.get("f_attention_flash1") if s.attention_kernel == "flash1" else 1.0
+    if gpu.architecture in HOPPER_AND_NEWER:
+        kernel = min(kernel, cal.get("f_attention_hopper"))
+    return cal.get("f_attention") * kernel
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,12 +204,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     # peak (Dao 2023, FlashAttention-2, sec. 4.1: 50-73 % of A100 peak forward and backward, where GEMMs reach
     # 80 %+); it is the larger part of the work at long sequences
     share = w.matmul_share
-    attention = (1 - share) / cal.get("f_attention")
-    if gpu.architecture in HOPPER_AND_NEWER:
-        # and FlashAttention-2, the kernel most stacks call, reaches 35 % of an H100's peak against 70 %+ on an
-        # A100 (Shah et al. 2024, FlashAttention-3, sec. 1): its tiles do not use Hopper's asynchronous
-        # tensor-core instructions, while cuBLAS GEMMs do
-        attention /= cal.get("f_attention_hopper")
+    attention = (1 - share) / attention_efficiency(gpu, s, cal)
     compute = flops * (share + attention) / (n * peak * u)
     if s.precision == "fp8-mixed":  # float8 linears: matmuls at the FP8 rate, attention stays 16-bit
         peak = gpu.half_flops_per_s
@@ -343,9 +366,9 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
 def _comm_per_step(s: TrainSetup, link: Links, w: StepWork) -> tuple[float, float]:
     """Seconds of (data-parallel, tensor-parallel) communication per optimizer step."""
     par = s.parallel
-    dp_bw = link.intra_node if par.n_gpus <= GPUS_PER_NODE else link.inter_node
+    dp_bw = link.intra_node if par.n_gpus <= link.domain else link.inter_node
     tp = 0.0
     if par.tp > 1:
-        tp_bw = link.intra_node if par.tp <= GPUS_PER_NODE else link.inter_node
+        tp_bw = link.intra_node if par.tp <= link.domain else link.inter_node
         tp = w.tp_bytes / tp_bw * s.grad_accum
     return w.dp_bytes / dp_bw, tp
