@@ -269,11 +269,10 @@ def _deepspeed_chat_options(script: Path) -> dict[str, Any]:
         if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
             continue
         kw = {k.arg: k.value for k in node.keywords}
-        typ = kw.get("type")
+        typ, action, choices = kw.get("type"), kw.get("action"), kw.get("choices")
         options[ast.literal_eval(node.args[0])] = {
-            "takes_value": not (isinstance(kw.get("action"), ast.Constant) and kw["action"].value == "store_true"),
-            "choices": [ast.literal_eval(c) for c in kw["choices"].elts] if isinstance(kw.get("choices"), ast.List)
-            else None,
+            "takes_value": not (isinstance(action, ast.Constant) and action.value == "store_true"),
+            "choices": [ast.literal_eval(c) for c in choices.elts] if isinstance(choices, ast.List) else None,
             "type": typ.id if isinstance(typ, ast.Name) else None,
             "nargs": ast.literal_eval(kw["nargs"]) if "nargs" in kw else None}
     return dict(sorted(options.items()))
