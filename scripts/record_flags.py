@@ -40,6 +40,10 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
   it cannot be imported without an NVIDIA GPU): the parameters of ``FastLanguageModel.from_pretrained``
   (unsloth/models/loader.py) as ``options`` and of ``FastLlamaModel.get_peft_model`` (unsloth/models/llama.py, which
   ``FastLanguageModel.get_peft_model`` hands its arguments to) as ``peft_options``, read from the source with ``ast``.
+- DeepSpeed-Chat (deepspeedai/DeepSpeedExamples at a commit; its ``dschat`` package is not on PyPI): the
+  ``add_argument`` calls of ``training/step1_supervised_finetuning/main.py``'s ``parse_args``, read with ``ast``
+  (each option's name, whether it takes a value, its type name, ``nargs`` and choices), so that the tests can rebuild
+  the parser; the script adds DeepSpeed's own ``--deepspeed`` options with ``deepspeed.add_config_arguments``.
 
 To regenerate (no GPU needed)::
 
@@ -57,6 +61,8 @@ To regenerate (no GPU needed)::
     python scripts/record_flags.py litgpt pypi:litgpt==0.5.13
     HF_HUB_OFFLINE=1 python scripts/record_flags.py swift pypi:ms-swift==4.6.0
     python scripts/record_flags.py axolotl pypi:axolotl==0.19.0
+    git -C DeepSpeedExamples show <commit>:applications/DeepSpeed-Chat/training/step1_supervised_finetuning/main.py \
+        > main.py && python scripts/record_flags.py deepspeed_chat main.py@<commit>
     PYTHONPATH=.venv/torchao-for-torchtune python scripts/record_flags.py torchtune pypi:torchtune==0.6.1
     python scripts/record_flags.py unsloth pypi:unsloth==2026.10.9
 """
@@ -254,6 +260,24 @@ def _unsloth_parameters(module: str, cls: str, method: str) -> list[str]:
     return sorted(a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs))
 
 
+def _deepspeed_chat_options(script: Path) -> dict[str, Any]:
+    """The options of the script's ``add_argument`` calls: literal keywords only, as DeepSpeed-Chat writes them."""
+    import ast
+
+    options: dict[str, Any] = {}
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
+            continue
+        kw = {k.arg: k.value for k in node.keywords}
+        typ, action, choices = kw.get("type"), kw.get("action"), kw.get("choices")
+        options[ast.literal_eval(node.args[0])] = {
+            "takes_value": not (isinstance(action, ast.Constant) and action.value == "store_true"),
+            "choices": [ast.literal_eval(c) for c in choices.elts] if isinstance(choices, ast.List) else None,
+            "type": typ.id if isinstance(typ, ast.Name) else None,
+            "nargs": ast.literal_eval(kw["nargs"]) if "nargs" in kw else None}
+    return dict(sorted(options.items()))
+
+
 def _unsloth_options(names: list[str]) -> dict[str, Any]:
     return {name: {"takes_value": True, "choices": None} for name in names}
 
@@ -298,6 +322,17 @@ def main() -> None:
                                                                 "from_pretrained")),
                 "peft_options": _unsloth_options(_unsloth_parameters("models.llama", "FastLlamaModel",
                                                                      "get_peft_model"))})
+        return
+    if tool == "deepspeed_chat":  # origin: PATH@COMMIT, main.py as of that commit
+        path, commit = origin.rsplit("@", 1)
+        _write({"tool": tool, "version": commit,
+                "source": f"GitHub deepspeedai/DeepSpeedExamples@{commit} applications/DeepSpeed-Chat/training/"
+                          "step1_supervised_finetuning/main.py",
+                "recorded": dt.date.today().isoformat(),
+                "how": "the add_argument calls of the script's parse_args, read with ast by scripts/record_flags.py "
+                       "(the script adds DeepSpeed's own --deepspeed/--deepspeed_config with "
+                       "deepspeed.add_config_arguments)",
+                "keys": "command-line flags", "options": _deepspeed_chat_options(Path(path))})
         return
     parser, extra = {"vllm": _vllm, "sglang": _sglang, "llamafactory": _llamafactory, "megatron": _megatron,
                      "trl": _trl, "torchtitan": _torchtitan, "litgpt": _litgpt, "swift": _swift,

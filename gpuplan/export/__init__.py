@@ -1,9 +1,9 @@
 """Hand-off: turn a plan's pick into files existing engines run. gpuplan writes them; it never launches.
 
 - ``skypilot``: a SkyPilot task. Training: the framework the plan was sized for (LLaMA-Factory, TRL, LitGPT,
-  ms-swift, Axolotl or torchtune for fine-tuning, Megatron-LM or torchtitan for pretraining) with the planned method,
-  micro-batch, accumulation, recomputation and ZeRO/FSDP, checkpoints in a bucket and recovery from preemption
-  (``sky jobs launch``).
+  ms-swift, Axolotl, torchtune, Unsloth or DeepSpeed-Chat for fine-tuning, Megatron-LM or torchtitan for
+  pretraining) with the planned method, micro-batch, accumulation, recomputation and ZeRO/FSDP, checkpoints in a
+  bucket and recovery from preemption (``sky jobs launch``; DeepSpeed-Chat, which cannot resume, on demand only).
   Serving: the planned server and a ``service`` (``sky serve up``) with a replica policy, spot with on-demand
   fallback and a readiness probe.
 - ``vllm`` / ``sglang``: the server command line (vLLM 0.33.0, SGLang 0.5.23 flags).

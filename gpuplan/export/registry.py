@@ -3,7 +3,8 @@
 - ``flags/<tool>.json``: every option of the pinned vLLM, SGLang, LLaMA-Factory, Megatron-LM, TRL, torchtitan,
   LitGPT, ms-swift and Axolotl (its config schema's fields), recorded from the tool's own argument parser by
   ``scripts/record_flags.py``; for Unsloth, the parameters of ``FastLanguageModel.from_pretrained`` and
-  ``get_peft_model`` (read from its source); for torchtune, its fine-tuning recipes with the config keys each reads
+  ``get_peft_model`` (read from its source); for DeepSpeed-Chat, its step-1 script's ``add_argument`` calls (read
+  with ``ast`` at a revision); for torchtune, its fine-tuning recipes with the config keys each reads
   and the model families of its shipped configs with their builders;
 - ``skypilot_accelerators.csv``: SkyPilot's accelerator registry (its catalog's ``common/accelerators.csv``), one
   row per accelerator and cloud, with the gpuplan GPU each name is;
@@ -24,7 +25,7 @@ from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
 
 TOOLS = ("vllm", "sglang", "llamafactory", "megatron", "trl", "torchtitan", "litgpt", "swift", "axolotl",
-         "torchtune", "unsloth")
+         "torchtune", "unsloth", "deepspeed_chat")
 
 
 @functools.cache

@@ -1,5 +1,6 @@
 """Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift, Axolotl,
-torchtune or Unsloth for their ``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
+torchtune, Unsloth or DeepSpeed-Chat for their
+``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
 torchtitan``) with the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
 checkpoint there.
 
@@ -74,6 +75,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: boo
         return torchtune(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "unsloth":
         return unsloth(e, model_ref, name)
+    if e.job.task is Task.FINETUNE and fw == "deepspeed":
+        return deepspeed_chat(e, model_ref, name, spot)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
@@ -86,7 +89,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: boo
 
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
-EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl", "torchtune", "unsloth"),
+EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl", "torchtune", "unsloth",
+                         "deepspeed"),
             "pretrain": ("megatron", "torchtitan")}
 
 
@@ -381,6 +385,20 @@ def unsloth(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
            f"cat > {SCRIPT} <<'GPUPLAN_EOF'\n{unsloth_script(calls).rstrip()}\nGPUPLAN_EOF\n"
            f"python {SCRIPT}\n")
     return TrainRun("unsloth", setup, run, {"DATASET": ""})
+
+
+# ---------------------------------------------------------------- DeepSpeed-Chat
+
+
+def deepspeed_chat(e: JobEstimate, model_ref: str, name: str, spot: bool) -> TrainRun:
+    """DeepSpeed-Chat's step-1 script with the planned flags; it writes the model to the bucket when it ends."""
+    from gpuplan.export.deepspeed_chat import script_args, setup_and_run
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    lr = LR_ADAPTER if Method(s.method).low_rank else LR_FULL
+    setup, run = setup_and_run(script_args(e, model_ref, f"{CKPT_DIR}/{name}", lr, spot))
+    return TrainRun("deepspeed", setup, run, {"DATASET": "", "DATASET_DIR": "data"})
 
 
 # ---------------------------------------------------------------- torchtitan
