@@ -6,8 +6,10 @@ Nothing here computes anything; see ``gpuplan.listing``, ``gpuplan.estimate`` an
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -108,12 +110,66 @@ class LocalUsage:
         formatter.write_usage(ctx.command_path, " ".join(pieces), prefix=tr("Usage: "))
 
 
+def quick_coercion(params: list[Any]) -> None:
+    """Let each parameter keep a value already of its type as it is, as typer's coercion would return it.
+
+    typer (0.29 on) coerces every parameter's value, a default or an option not given included, through a pydantic
+    ``TypeAdapter`` it builds for the parameter on first use: building them imports pydantic's schema machinery and
+    made a command cost about as much again as importing typer, rich and pydantic (bench/speed.py). Here a default,
+    a text option's string or a repeated option's strings pass as they are (the adapter returns them unchanged); any
+    other value (a number typed on the command line) goes to typer's own coercion, built then, so its checks and
+    messages stay typer's. Older typers coerce with click types and have no such step: nothing to do."""
+    quick = _quick_param_class()
+    if quick is None:
+        return
+    for p in params:
+        descriptor = getattr(p, "type_descriptor", None)
+        if descriptor is not None and getattr(p, "_runtime_param", 0) is None and quick.handles(descriptor):
+            p._runtime_param = quick(descriptor.parameter_info, descriptor.annotation, descriptor)
+
+
+# numbers typed as plain digits (an optional minus, a decimal point for a float): int() and float() read them as
+# pydantic does; anything else (1e3, inf, 1_000, spaces) is left to typer's coercion and its messages
+_PLAIN_NUMBER = {int: re.compile(r"-?[0-9]+"), float: re.compile(r"-?[0-9]+(\.[0-9]+)?")}
+
+
+@functools.cache
+def _quick_param_class() -> Any:
+    try:
+        from typer._coercion import RuntimeParam, build_runtime_param
+    except ImportError:
+        return None
+
+    @dataclass(frozen=True)
+    class QuickParam(RuntimeParam):  # type: ignore[misc]
+        descriptor: Any = None
+
+        @staticmethod
+        def handles(descriptor: Any) -> bool:
+            info = descriptor.parameter_info
+            return (descriptor.annotation in (str, int, float, bool, list[str]) and descriptor.file_annotation is None
+                    and info.parser is None and info.min is None and info.max is None and not info.clamp)
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            kind = self.annotation
+            if type(value) is kind:
+                return value
+            if kind in (int, float) and type(value) is str and _PLAIN_NUMBER[kind].fullmatch(value):
+                return kind(value)  # what pydantic's lax mode makes of plain digits; others get its checks
+            if kind == list[str] and isinstance(value, (list, tuple)) and all(type(v) is str for v in value):
+                return list(value)
+            return build_runtime_param(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
+
+    return QuickParam
+
+
 class RootGroup(LocalUsage, typer.core.TyperGroup):
     """The ``gpuplan`` group, its global options (typer's completion ones too) labelled as the commands' are."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)
         label_params(params, "gpuplan")
+        quick_coercion(params)
         return params
 
 
@@ -132,6 +188,7 @@ class RangedCommand(LocalUsage, typer.core.TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)
         label_params(params, self.name or "")
+        quick_coercion(params)
         return params
 
     def invoke(self, ctx: Any) -> Any:

@@ -16,8 +16,9 @@ import pytest
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate import ep, infer_speed, memory, train_time
+from gpuplan.estimate import job as job_module
 from gpuplan.estimate.calibration import fitted
-from gpuplan.estimate.job import half_format, inference_setup, training_setup
+from gpuplan.estimate.job import estimate_inference, half_format, inference_setup, training_setup
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.plan.enumeration import PlanMemo
 from gpuplan.types import Job, Parallelism
@@ -66,6 +67,40 @@ def test_decode_steps_read_off_the_memo_equal_those_made_afresh(catalog: Catalog
                         answers.append(lambda spec=spec, gpu=gpu, s=s, b=batch, c=context:
                                        infer_speed.decode_step_seconds(spec, gpu, s, b, c, cal))
     _warm_then_fresh(answers, infer_speed._terms)
+
+
+def test_prefills_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    """The prefill shares the decode step's memo of per-configuration terms: a key missing the prompt length (the
+    attention's context), the engine (its pass size) or the format (llama.cpp's dequantization) would show."""
+    cal = fitted()
+    answers: list[Callable[[], object]] = []
+    for name in ("Qwen2.5-7B", "Mixtral-8x7B"):
+        m = catalog.model(name)
+        for gpu_name in ("H100", "RTX4090"):
+            gpu = catalog.gpu(gpu_name)
+            for tp, engine, fmt, prompt in ((1, "vllm", "bf16", 1500), (1, "vllm", "bf16", 300),
+                                            (2, "sglang", "fp8", 1500), (1, "llamacpp", "gguf-q4_k_m", 1500)):
+                s = inference_setup(dataclasses.replace(SERVE, prompt_len=prompt), tp, engine, fmt)
+                for tokens in (prompt, 40 * prompt):
+                    answers.append(lambda m=m, gpu=gpu, s=s, t=tokens: infer_speed.prefill_seconds(m, gpu, s, t, cal))
+    _warm_then_fresh(answers, infer_speed._terms)
+
+
+def test_serving_batch_searches_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    """A serving estimate's batch and speed, kept per configuration, answer for jobs that differ only in their
+    targets, their batch or the headroom as made afresh."""
+    cal = fitted()
+    answers: list[Callable[[], object]] = []
+    jobs = [SERVE, dataclasses.replace(SERVE, tpot_s=0.02), dataclasses.replace(SERVE, ttft_s=0.15),
+            dataclasses.replace(SERVE, batch=8), dataclasses.replace(SERVE, rps=40)]
+    for name, gpu_name in (("Qwen2.5-7B", "H100"), ("Qwen2.5-7B", "L4"), ("DeepSeek-V2-Lite", "A100")):
+        m, gpu = catalog.model(name), catalog.gpu(gpu_name)
+        for job in jobs:
+            s = inference_setup(job, 1, "vllm", "bf16")
+            for headroom in (None, 0.3):
+                answers.append(lambda m=m, gpu=gpu, job=job, s=s, h=headroom:
+                               estimate_inference(m, gpu, job, s, cal, h, describe=False))
+    _warm_then_fresh(answers, job_module._searched)
 
 
 def test_links_and_rank_models_read_off_their_memos_equal_those_made_afresh(catalog: Catalog) -> None:

@@ -114,10 +114,18 @@ class Catalog:
         of ``on``). Every price thus meets the same USD->``to`` factor, so a ranking never depends on the display
         currency even when the rates of different pairs have different dates (a CNY->EUR cross of one day's
         EUR rates would not agree with another day's USD->CNY rate)."""
+        for rate in self.fx_factors(currency, to, on):
+            amount *= rate
+        return amount
+
+    def fx_factors(self, currency: str, to: str, on: dt.date | None = None) -> tuple[float, ...]:
+        """The rates :meth:`convert` multiplies an amount by, in turn: none when ``currency`` is ``to``, else to USD
+        (unless it is USD) and then from USD (unless ``to`` is). A caller converting many amounts of one currency
+        looks them up once."""
         if currency == to:
-            return amount
-        usd = amount if currency == FX_PIVOT else amount * self.fx_rate(currency, FX_PIVOT, on).rate
-        return usd if to == FX_PIVOT else usd * self.fx_rate(FX_PIVOT, to, on).rate
+            return ()
+        first = () if currency == FX_PIVOT else (self.fx_rate(currency, FX_PIVOT, on).rate,)
+        return first + (() if to == FX_PIVOT else (self.fx_rate(FX_PIVOT, to, on).rate,))
 
     @cached_property
     def _rates_by_pair(self) -> Mapping[tuple[str, str], tuple[FxRate, ...]]:

@@ -155,24 +155,18 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     than streaming the weights its tokens reach once (for MoE the experts they route to,
     :func:`decode_weight_bytes`), and it pays the engine's per-layer cost of launching the pass's kernels. A short
     prompt on a large MoE is thus bound by reading nearly every expert, not by its few FLOPs."""
-    eng = get_engine(s.engine)
-    fmt = weight_format(s.weight_format)
-    peak, _ = compute_peak(gpu, fmt, eng)
-    passes = max(1, math.ceil(tokens / eng.max_batched_tokens)) if eng.max_batched_tokens else 1
+    t = _step_terms(m, gpu, s, cal)
+    passes = max(1, math.ceil(tokens / t.max_batched_tokens)) if t.max_batched_tokens else 1
     per_pass = tokens / passes
-    dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
-    rate = peak * s.tp * _eff(cal, eng, "eta_compute", gpu)
-    attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2) / attention_peak(gpu, s, eng)[0]
-    dense = per_pass * (dense_flops + lora_flops_per_token(m, s)) / rate + attention / (
-        s.tp * _eff(cal, eng, "eta_compute", gpu))
-    experts = per_pass * expert_flops / rate
-    bandwidth = _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu)
-    expert_bytes = routed_expert_bytes(m, fmt, s, per_pass)
-    stream = decode_weight_bytes(m, fmt, s, per_pass) - expert_bytes
-    overhead = layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu)
+    attention = per_pass * t.attention_flops / t.attention_peak
+    dense = per_pass * t.gemm_flops / t.prefill_rate + attention / t.attention_rate
+    experts = per_pass * t.expert_flops / t.prefill_rate
+    expert_bytes = _touched_expert_bytes(m, t.fmt, s, per_pass, t.weights[1]) if m.is_moe else 0.0
+    stream = _streamed_bytes(m, t.fmt, s, per_pass, t.weights) - expert_bytes
     comm = _allreduce_seconds(m, gpu, s, per_pass, cal) + _stage_handoff_seconds(m, gpu, s, per_pass, cal)
-    gemms = max(dense, stream / bandwidth) + max(experts, expert_bytes / bandwidth)
-    one = gemms + dequant_seconds(m, gpu, s, per_pass) + overhead + comm
+    gemms = max(dense, stream / t.bandwidth) + max(experts, expert_bytes / t.bandwidth)
+    dequant = t.dequant and _streamed_bytes(m, t.fmt, s, per_pass, t.weights) * t.dequant / _bandwidth(gpu)
+    one = gemms + dequant + t.overhead + comm
     if passes > 1 and tokens > s.prompt_len and pipeline_batches(s, float(passes)) > 1:
         # passes of different prompts overlap across the stages: after the first, one ends each time the busiest
         # stage is done with it (the chunks of a single prompt wait for each other: the engines schedule a request
@@ -188,12 +182,17 @@ def dequant_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float) -> flo
     GEMM starts, taken at the datasheet bandwidth (an elementwise stream; no fitted efficiency, so the decode rows
     that fit η_memory stay apart from it). None for 16-bit weights, nor on Apple parts (Metal dequantizes tiles
     on chip)."""
-    eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
+    factor = _dequant_factor(get_engine(s.engine), fmt, gpu)
+    return factor and decode_weight_bytes(m, fmt, s, tokens) * factor / _bandwidth(gpu)
+
+
+def _dequant_factor(eng: Engine, fmt: WeightFormat, gpu: Gpu) -> float:
+    """Bytes a prefill's dequantization moves per quantized weight byte it reads (it writes each weight at 2 bytes):
+    0 where :func:`dequant_seconds` counts none."""
     if not eng.prefill_dequant_fp16 or fmt.bits_per_weight >= 16 or gpu.vendor == "Apple":
         return 0.0
-    quantized = decode_weight_bytes(m, fmt, s, tokens)
-    return quantized * (1 + BYTES_16 / fmt.bytes_per_weight) / _bandwidth(gpu)
+    return 1 + BYTES_16 / fmt.bytes_per_weight
 
 
 def expert_fraction_touched(m: ModelSpec, batch: float) -> float:
@@ -236,8 +235,9 @@ def _streamed_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float
 
 @dataclass(frozen=True, slots=True)
 class _StepTerms:
-    """The terms of :func:`decode_step_seconds` that depend on the model, GPU, setup and calibration alone, not
-    on the batch or the context: the load model asks for dozens of steps of one configuration."""
+    """The terms of :func:`decode_step_seconds` and :func:`prefill_seconds` that depend on the model, GPU, setup
+    and calibration alone, not on the batch or the context: the load model and a serving plan's batch search ask
+    for dozens of steps and prefills of one configuration."""
 
     fmt: WeightFormat
     weights: tuple[float, float, float]  # _weight_terms
@@ -248,6 +248,14 @@ class _StepTerms:
     kv_per_token: float  # KV-cache bytes per token per GPU
     kv_bandwidth: float  # for the KV cache (bytes/s)
     overhead: float  # seconds per step of kernel launches and framework code
+    # prefill (:func:`prefill_seconds`): the pass size, the GEMMs' rate on all TP ranks, the attention's FLOPs per
+    # prompt token, its peak and share of it on all ranks, and :func:`_dequant_factor`
+    max_batched_tokens: int | None
+    prefill_rate: float
+    attention_flops: float
+    attention_peak: float
+    attention_rate: float
+    dequant: float
 
 
 def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _StepTerms:
@@ -259,12 +267,15 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
     dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
+    eta_compute = _eff(cal, eng, "eta_compute", gpu)
     found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
-                       dense_flops + lora_flops_per_token(m, s), expert_flops,
-                       peak * _eff(cal, eng, "eta_compute", gpu),
+                       dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,
                        kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
                        _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
-                       layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu))  # kernel launches, framework code
+                       layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu),  # kernel launches, framework code
+                       eng.max_batched_tokens, peak * s.tp * eta_compute,
+                       attention_flops_per_token(m, (s.prompt_len + 1) / 2), attention_peak(gpu, s, eng)[0],
+                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu))
     if len(_terms) >= 4096:
         _terms.clear()
     _terms[key] = (m, gpu, cal, found)

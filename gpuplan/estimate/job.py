@@ -17,7 +17,7 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import runs_on
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
-from gpuplan.estimate.infer_speed import Speed, max_batch, speed, speed_assumptions
+from gpuplan.estimate.infer_speed import Speed, max_batch, prefill_seconds, speed, speed_assumptions
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
@@ -46,6 +46,20 @@ def needed_memory(mem: Estimate, headroom: float | None = None) -> tuple[float, 
     floor_margin = max(memory_margin(mem.floor.band, headroom), DEFAULT_HEADROOM)
     at_floor = mem.floor.value * (1 + floor_margin)
     return (at_floor, floor_margin) if at_floor < whole else (whole, margin)
+
+
+def fits_gpu(mem: Estimate, gpu: Gpu, headroom: float | None = None) -> bool:
+    """Whether ``mem`` fits ``gpu`` (:attr:`JobEstimate.fits`): the bytes it needs with its margin, and the KV cache
+    within what the engine leaves for it."""
+    return needed_memory(mem, headroom)[0] <= gpu.memory_bytes and kv_shortfall(mem) <= 0
+
+
+def kv_shortfall(mem: Estimate) -> float:
+    """KV cache the batch needs beyond what the engine leaves for it (:attr:`JobEstimate.kv_shortfall_bytes`)."""
+    budget = mem.extra.get("kv_budget_bytes")
+    if budget is None:
+        return 0.0
+    return max(0.0, mem.breakdown.get("kv_cache") - budget)
 
 
 @dataclass(frozen=True)
@@ -82,14 +96,11 @@ class JobEstimate:
     def kv_shortfall_bytes(self) -> float:
         """KV cache the batch needs beyond what the engine leaves for it (a pre-allocating engine reserves
         ``gpu_memory_utilization`` of the GPU; the KV cache gets what weights and buffers leave of that)."""
-        budget = self.memory.extra.get("kv_budget_bytes")
-        if budget is None:
-            return 0.0
-        return max(0.0, self.memory.breakdown.get("kv_cache") - budget)
+        return kv_shortfall(self.memory)
 
     @property
     def fits(self) -> bool:
-        return self.needed_bytes <= self.capacity_bytes and self.kv_shortfall_bytes <= 0
+        return fits_gpu(self.memory, self.gpu, self.headroom)
 
     @property
     def shortfall_bytes(self) -> float:
@@ -320,9 +331,7 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
     headroom; 0 when not even one sequence does. Memory grows with the batch, so a bisection finds it."""
 
     def holds(b: int) -> bool:
-        setup = s.with_batch(b)
-        mem = inference_memory(m, gpu, setup, cal, describe=False)
-        return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, None, 1, headroom).fits
+        return fits_gpu(inference_memory(m, gpu, s.with_batch(b), cal, describe=False), gpu, headroom)
 
     if top < 1 or not holds(1):
         return 0
@@ -342,11 +351,46 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, 
              describe: bool) -> JobEstimate:
     """Replicas needed to carry ``job.rps`` within the TTFT/TPOT targets: each replica runs the largest
     concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
+    cap, best = _served_batch(m, gpu, job, s, cal, headroom)
+    if best is None or cap < 1:  # nothing meets the targets, or nothing fits: show the asked-for batch, else 1
+        b = job.batch or 1
+        shown = s.with_batch(b)
+        return JobEstimate(job, m, gpu, s.n_gpus, shown, inference_memory(m, gpu, shown, cal, describe), None,
+                           speed(m, gpu, s, b, cal), 0, headroom)
+    setup = s.with_batch(best.batch)
+    mem = inference_memory(m, gpu, setup, cal, describe)
+    replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
+    return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
+
+
+def _served_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None
+                  ) -> tuple[int, Speed | None]:
+    """(the most sequences the engine holds, the speed at the largest concurrency that meets the job's targets or
+    None), kept per model, GPU, setup, calibration, headroom and the job's batch and targets, all they read: a
+    plan, and the plans of its changes, ask for each configuration again."""
+    key = (id(m), id(gpu), s, id(cal), headroom, job.batch, job.ttft_s, job.tpot_s)
+    hit = _searched.get(key)
+    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
+        return hit[3]
+    found = _search_batch(m, gpu, job, s, cal, headroom)
+    if len(_searched) >= 4096:
+        _searched.clear()
+    _searched[key] = (m, gpu, cal, found)
+    return found
+
+
+_searched: dict[tuple[Any, ...], tuple[ModelSpec, Gpu, Calibration, tuple[int, Speed | None]]] = {}
+
+
+def _search_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None
+                  ) -> tuple[int, Speed | None]:
+    """:func:`_served_batch` made afresh."""
     # what the engine holds: its cap and the KV cache at batch 1, then lowered until that batch itself fits
     cap = largest_batch(m, gpu, job, s, cal, headroom, max_batch(m, gpu, s, cal))
     # concurrency: the one asked for (job.batch), else doubling up to what the engine holds
     sizes = [job.batch] if job.batch > 0 else [1 << k for k in range(max(cap, 1).bit_length())]
-    alone = speed(m, gpu, s, 1, cal).ttft_s  # a prompt's own prefill, then it waits for at most one step
+    alone = prefill_seconds(m, gpu, s, s.prompt_len, cal)  # a prompt's own prefill (speed()'s TTFT at batch 1),
+    # then it waits for at most one step
 
     def within(b: int) -> Speed | None:
         """The speed at concurrency ``b`` when it meets the targets."""
@@ -368,15 +412,7 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, 
                 hi = mid - 1
             else:
                 best, lo = found, mid + 1
-    if best is None or cap < 1:  # nothing meets the targets, or nothing fits: show the asked-for batch, else 1
-        b = job.batch or 1
-        shown = s.with_batch(b)
-        return JobEstimate(job, m, gpu, s.n_gpus, shown, inference_memory(m, gpu, shown, cal, describe), None,
-                           speed(m, gpu, s, b, cal), 0, headroom)
-    setup = s.with_batch(best.batch)
-    mem = inference_memory(m, gpu, setup, cal, describe)
-    replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
-    return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)
+    return cap, best
 
 
 def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recompute: str | None = None,

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from gpuplan.catalog import Catalog
@@ -82,25 +83,46 @@ class Tariff(NamedTuple):
     storage_per_gb_month: float  # per GB-month beyond the included disk; 0 when none is published
 
 
-def tariff(catalog: Catalog, offer: Offer, currency: str, continuous: bool = False) -> Tariff:
-    storage = offer.storage_price_per_gb_month
-    return Tariff(hourly_price(catalog, offer, currency), billing_unit_s(offer, continuous), offer.pricing == "spot",
-                  offer.included_disk_bytes or 0.0,
-                  catalog.convert(storage, offer.currency, currency) if storage else 0.0)
+def tariff(catalog: Catalog, offer: Offer, currency: str, continuous: bool = False,
+           fx: tuple[float, ...] | None = None) -> Tariff:
+    """``offer``'s tariff in ``currency`` (``fx``: ``catalog.fx_factors(offer.currency, currency)``, when the caller
+    has them)."""
+    if fx is None:
+        fx = catalog.fx_factors(offer.currency, currency)
+    per_hour, storage = offer.price_per_hour, offer.storage_price_per_gb_month or 0.0
+    for rate in fx:  # as Catalog.convert converts
+        per_hour *= rate
+        storage *= rate
+    return tuple.__new__(Tariff, (per_hour, billing_unit_s(offer, continuous), offer.pricing == "spot",
+                                  offer.included_disk_bytes or 0.0, storage))  # as Tariff(...) makes it
 
 
 def bill(t: Tariff, seconds: float, currency: str, instances: int = 1, disk_bytes: float = 0.0,
          spot_overhead: float = SPOT_OVERHEAD) -> Cost:
     """Cost of running ``instances`` instances at tariff ``t`` for ``seconds`` of work."""
-    extra = seconds * spot_overhead if t.spot else 0.0
-    run = seconds + extra
-    billed = math.ceil(run / t.unit_s) * t.unit_s if run > 0 else 0.0
-    compute = t.per_hour * billed / HOUR * instances
-    storage = 0.0
-    extra_disk = max(0.0, disk_bytes - t.included_disk_bytes)
-    if extra_disk and t.storage_per_gb_month:
-        storage = t.storage_per_gb_month * extra_disk / GB * max(billed, HOUR) / MONTH * instances
-    return Cost(compute, storage, currency, billed, instances, extra)
+    return bill_all((t,), seconds, currency, (instances,), disk_bytes, spot_overhead)[0]
+
+
+def bill_all(tariffs: Sequence[Tariff], seconds: float, currency: str, instances: Sequence[int],
+             disk_bytes: float = 0.0, spot_overhead: float = SPOT_OVERHEAD) -> list[Cost]:
+    """:func:`bill` of each tariff with its count of instances, for one run: the pricing stage bills every offer
+    that can hold an estimate at once, in one loop."""
+    out = []
+    for (per_hour, unit_s, spot, included_disk_bytes, storage_per_gb_month), n in zip(tariffs, instances,
+                                                                                       strict=True):
+        extra = seconds * spot_overhead if spot else 0.0
+        run = seconds + extra
+        billed = math.ceil(run / unit_s) * unit_s if run > 0 else 0.0
+        compute = per_hour * billed / HOUR * n
+        storage = 0.0
+        extra_disk = max(0.0, disk_bytes - included_disk_bytes)
+        if extra_disk and storage_per_gb_month:
+            storage = storage_per_gb_month * extra_disk / GB * max(billed, HOUR) / MONTH * n
+        out.append(_cost(Cost, (compute, storage, currency, billed, n, extra)))
+    return out
+
+
+_cost = tuple.__new__  # a Cost made without the Python-level __new__ that names a named tuple's fields
 
 
 def rental_cost(catalog: Catalog, offer: Offer, seconds: float, currency: str, instances: int = 1,

@@ -16,7 +16,7 @@ from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.plan.candidates import Candidate, Constraints, Note
-from gpuplan.plan.costing import Tariff, bill, platform_cost, startup_seconds, tariff
+from gpuplan.plan.costing import Tariff, bill_all, platform_cost, startup_seconds, tariff
 from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
 from gpuplan.units import HOUR, WEEK
 
@@ -26,6 +26,8 @@ UNPUBLISHED_QUOTA_HOURS = 12.0  # the longest session Colab's FAQ states, for ti
 
 # usable offers: GPU → GPUs per instance → (position in the catalog, offer), in catalog order
 Offers = dict[str, dict[float, list[tuple[int, Offer]]]]
+# the offers that hold a replica, the instances per replica of each, the tariff of each (OfferTerms.matches)
+Matches = tuple[list[Offer], list[float], list[Tariff]]
 
 
 def usable_offers(catalog: Catalog, c: Constraints, providers: set[str] | None,
@@ -103,7 +105,8 @@ class OfferTerms:
         self.get = self._tariffs.get  # the tariff of an offer priced before
         self._notes: dict[int, tuple[tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
         self._usable: dict[tuple[Any, ...], Offers] = {}
-        self._matches: dict[tuple[int, str, int, bool], tuple[Offers, list[Offer], list[float]]] = {}
+        self._matches: dict[tuple[int, str, int, bool], tuple[Offers, Matches]] = {}
+        self._fx: dict[str, tuple[float, ...]] = {}  # by the offer's currency: Catalog.fx_factors to c.currency
 
     def usable(self, c: Constraints, providers: set[str] | None, serving: bool) -> Offers:
         """``usable_offers(self.catalog, c, providers, serving)``, made once for each choice it depends on."""
@@ -114,20 +117,19 @@ class OfferTerms:
             found = self._usable[key] = usable_offers(self.catalog, c, providers, serving)
         return found
 
-    def matches(self, offers: Offers, gpu: str, n: int, serving: bool) -> tuple[list[Offer], list[float]]:
-        """What :func:`matching` yields as two lists (the offers, the instances per replica of each), made once
-        for each usable set of offers and count."""
+    def matches(self, offers: Offers, gpu: str, n: int, serving: bool) -> Matches:
+        """What :func:`matching` yields as three lists (the offers, the instances per replica of each, the tariff
+        of each), made once for each usable set of offers and count."""
         key = (id(offers), gpu, n, serving)
         hit = self._matches.get(key)
         if hit is not None and hit[0] is offers:  # the entry holds the offers, so their id was not reused
-            return hit[1], hit[2]
-        found: list[Offer] = []
-        per: list[float] = []
-        for o, per_replica in matching(offers, gpu, n, serving):
-            found.append(o)
-            per.append(per_replica)
-        self._matches[key] = (offers, found, per)
-        return found, per
+            return hit[1]
+        pairs = list(matching(offers, gpu, n, serving))
+        found = [o for o, _ in pairs]
+        per = [p for _, p in pairs]
+        tariffs = [self.get(id(o)) or self.make(o) for o in found]
+        self._matches[key] = (offers, (found, per, tariffs))
+        return found, per, tariffs
 
     def serves(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> bool:
         """Whether these terms are the ones a plan of ``c`` on ``catalog`` would make."""
@@ -135,7 +137,10 @@ class OfferTerms:
                 and serving == self.serving and today == self.today)
 
     def make(self, offer: Offer) -> Tariff:
-        found = self._tariffs[id(offer)] = tariff(self.catalog, offer, self.c.currency, self.serving)
+        fx = self._fx.get(offer.currency)
+        if fx is None:  # the FX rates of each currency looked up once
+            fx = self._fx[offer.currency] = self.catalog.fx_factors(offer.currency, self.c.currency)
+        found = self._tariffs[id(offer)] = tariff(self.catalog, offer, self.c.currency, self.serving, fx)
         return found
 
     def notes(self, offer: Offer) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
@@ -190,14 +195,11 @@ class Pricer:
         startup, disk = self._model_terms(e)
         seconds = HOUR if serving else work_s + startup
         replicas, currency, overhead = e.replicas, c.currency, c.spot_overhead
-        tariff_of, make = self.terms.get, self.terms.make
-        offers, per = self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving)
-        out = []
-        for offer, per_replica in zip(offers, per, strict=True):
-            instances = 1 if per_replica == 1 and replicas == 1 else max(1, math.ceil(per_replica * replicas - 1e-9))
-            cost = bill(tariff_of(id(offer)) or make(offer), seconds, currency, instances, disk, overhead)
-            out.append(Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer))
-        return out
+        offers, per, tariffs = self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving)
+        instances = [1 if p == 1 and replicas == 1 else max(1, math.ceil(p * replicas - 1e-9)) for p in per]
+        costs = bill_all(tariffs, seconds, currency, instances, disk, overhead)
+        return [Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer)
+                for offer, cost in zip(offers, costs, strict=True)]
 
     def noted(self, x: Candidate) -> Candidate:
         """``x`` (priced by :meth:`price`) with its notes: start-up, a shared instance, the offer's own, a large
