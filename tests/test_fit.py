@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 from calib import Case
-from fit import INITIAL, PRIORS, fit_group, groups, identified, start_values
+from fit import INITIAL, PRIORS, Group, fit_group, groups, identified, start_values
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,29 @@ def test_an_unidentified_parameter_keeps_its_start_value(cases: list[Case]) -> N
     cal = fit_group(group, rows, _start())
     assert cal.values["u_torchtitan"] == INITIAL["u_torchtitan"]
     assert cal.values["u_megatron"] != INITIAL["u_megatron"]  # the others are still fitted
+
+
+def _slow_decode_row() -> Case:
+    # a decode row measured at twice the time an efficiency of 0.9 predicts (predicted 0.9 / eta seconds,
+    # measured 2 s): on its own it fits eta = 0.45
+    return Case(id="t-1", cls="decode_batch1", measured=2.0, source="test", describe="synthetic decode row",
+                predict=lambda cal: 0.9 / cal.values["eta_memory_x"])
+
+
+@pytest.mark.parametrize(("pooled", "expected"), [
+    (None, 0.45),
+    # pooled towards 0.9: with u = ln(eta / 0.45) the fit minimises rho(100 u^2) + rho(100 ((u - ln 2) / ln 4)^2),
+    # rho(z) = 2(sqrt(1 + z) - 1) (soft-L1 at f_scale 0.1); the prior's pull in its linear part, 10 / ln 4 = 7.2,
+    # balances the row's 100 u / sqrt(1 + 100 u^2) at u = 0.099: eta = 0.45 e^0.099 = 0.497
+    ({"eta_memory_x": 0.9}, 0.497),
+])
+def test_a_pooled_efficiency_leaves_the_pooled_value_as_far_as_its_rows_demand(
+        pooled: dict[str, float] | None, expected: float) -> None:
+    from gpuplan.estimate.calibration import Calibration
+
+    group = Group("test", ["eta_memory_x"], [(0.1, 0.95)], ("decode_batch1",), pooled=pooled)
+    cal = fit_group(group, [_slow_decode_row()], Calibration(values={"eta_memory_x": 0.8}))
+    assert cal.values["eta_memory_x"] == pytest.approx(expected, rel=0.01)
 
 
 def test_held_out_bands_cover_each_class_and_are_no_narrower_in_sum() -> None:
