@@ -1371,4 +1371,43 @@ TEMPLATES: dict[str, str] = {
         "bf16）没有计入。",
     "plan on one GPU (--max-gpus 1), or with --framework llama-factory or trl.":
         "请在单 GPU 上规划（--max-gpus 1），或用 --framework llama-factory 或 trl。",
+    # ---- the DeepSpeed-Chat export (gpuplan.export.deepspeed_chat)
+    "DeepSpeed-Chat's step-1 script saves the model only after its last epoch and cannot resume, and this plan rents spot capacity: a preemption would start the run over.":
+        'DeepSpeed-Chat 的第 1 步脚本只在最后一个 epoch 结束后保存模型，无法续训，而本方案租用的是竞价（spot）实例：一次抢占就会让训练从头开始。',
+    "the plan splits the model with {p.describe()}; DeepSpeed-Chat's step 1 trains with data parallelism and ZeRO only.":
+        '本方案用 {p.describe()} 切分模型；DeepSpeed-Chat 的第 1 步只支持数据并行和 ZeRO。',
+    "DeepSpeed-Chat's step 1 trains full or with its own LoRA, not {s.method}.":
+        'DeepSpeed-Chat 的第 1 步只做全参数训练或用它自带的 LoRA，不支持 {s.method}。',
+    'plan with --method full or lora, or with --framework llama-factory for the others.':
+        '请用 --method full 或 lora 规划；其他方法请用 --framework llama-factory。',
+    'DeepSpeed-Chat loads the base in 16-bit; it has no quantized base.':
+        'DeepSpeed-Chat 以 16 位加载基座模型，不支持量化基座。',
+    'plan --method lora without --quant.':
+        '请用 --method lora 且不加 --quant 规划。',
+    'DeepSpeed offloads optimizer states only with ZeRO 1-3.':
+        'DeepSpeed 只在 ZeRO 1-3 下卸载优化器状态。',
+    'plan with ZeRO, or without optimizer offload.':
+        '请启用 ZeRO 规划，或不卸载优化器状态。',
+    "DeepSpeed-Chat's --offload moves the parameters to the CPU too under ZeRO-3, which this plan did not price.":
+        '在 ZeRO-3 下，DeepSpeed-Chat 的 --offload 会把参数也移到 CPU，本方案没有为此估算。',
+    'plan with ZeRO-2 and optimizer offload, or without offload.':
+        '请用 ZeRO-2 加优化器卸载规划，或不卸载。',
+    'DeepSpeed-Chat checkpoints whole layers (--gradient_checkpointing) or nothing.':
+        'DeepSpeed-Chat 要么对整层做重计算（--gradient_checkpointing），要么完全不做。',
+    'plan with --recompute full or none.':
+        '请用 --recompute full 或 none 规划。',
+    'DeepSpeed-Chat trains in fp16 or bf16 (--dtype), not {s.precision}.':
+        'DeepSpeed-Chat 以 fp16 或 bf16 训练（--dtype），不支持 {s.precision}。',
+    "DeepSpeed-Chat trains with DeepSpeed's FusedAdam (AdamW), not {s.optimizer}.":
+        'DeepSpeed-Chat 使用 DeepSpeed 的 FusedAdam（AdamW）训练，不支持 {s.optimizer}。',
+    'DeepSpeed-Chat trains whole epochs over the dataset (--num_train_epochs is an integer) and has no step budget.':
+        'DeepSpeed-Chat 按整数个 epoch 遍历数据集训练（--num_train_epochs 是整数），没有按步数的预算。',
+    'plan with --samples and a whole number of --epochs.':
+        '请用 --samples 和整数的 --epochs 规划。',
+    "DeepSpeed-Chat adapts the linear layers whose names contain one string; the export knows those of Llama-style decoders for {', '.join(_LORA_SCOPE)}, not --lora-targets {s.lora_targets} on {e.model.name} ({e.model.model_type}).":
+        "DeepSpeed-Chat 只对名称包含某一个字符串的线性层加 LoRA；导出只知道 Llama 式解码器在 {', '.join(_LORA_SCOPE)} 下的名称，不支持在 {e.model.name}（{e.model.model_type}）上用 --lora-targets {s.lora_targets}。",
+    "DeepSpeed-Chat's LoRA trains no embeddings and has no dropout.":
+        'DeepSpeed-Chat 的 LoRA 不训练嵌入层，也没有 dropout。',
+    'plan without --train-embeddings (and LoRA dropout 0), or with --framework trl.':
+        '请不加 --train-embeddings（且 LoRA dropout 为 0）规划，或用 --framework trl。',
 }
