@@ -605,6 +605,13 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     if fmt is None:
         return None, f"precision '{row['precision']}' not mapped"
     model = cat.model(preset)
+    # Lit-GPT's GPT holds its output layer apart from the token table (lit_gpt/model.py: lm_head = nn.Linear), so a
+    # model that ties them is loaded with two matrices; and its quantization() swaps every torch.nn.Linear, the
+    # output layer too, for the quantized class while the model is built (lit_gpt/utils.py), where transformers keeps
+    # it 16-bit: a quantized Lit-GPT row is reported, not fitted (Lightning-AI/litgpt @03f8197)
+    litgpt = row["engine"].lower().startswith("lit-gpt")
+    if litgpt and model.tied_embeddings:
+        model = replace(model, tied_embeddings=False)
     metric = row["metric"]
     unit = row["unit"].split()[0] if row["unit"] else "GB"
     measured = float(row["value"]) * {"GB": GB, "GiB": GiB, "MB": 1e6}.get(unit, GB)
@@ -644,19 +651,22 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
 
     tokens = f"n_ctx {setup.prompt_len}" if setup.output_len == 0 else f"{setup.prompt_len}+{setup.output_len} tokens"
     describe = f"{preset} {fmt} {engine}, " + ("weights only" if weights_only else f"batch {batch}, {tokens}")
-    assume = "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl or n_ctx) else (
+    assume = "Lit-GPT's quantized output layer read as 16-bit (transformers keeps it so)" if litgpt and fmt != "bf16" \
+        else "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl or n_ctx) else (
         "process resident set on unified memory, read as device memory" if process_rss else
         "the engine's own buffer accounting (no CUDA context)" if torch_counted and engine == "llamacpp" else
         "PyTorch max allocated" if torch_counted else "device memory")
     meta = {"model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "measure": "weights" if weights_only else "active" if torch_counted else "device"}
-    # a source that states none of the run's conditions (confidence low) is reported, not fitted on; nor is a
-    # process's resident set on unified memory, which counts host buffers and, as the sources say, may not count
-    # every Metal buffer
+    # a source that states none of the run's conditions (confidence low) is reported, not fitted on. A process's
+    # resident set on unified memory is fitted on: it counts the host buffers, which share that memory and are
+    # modelled (the token table llama.cpp keeps on the host), and the buffers it may not count (Metal's KV cache and
+    # compute buffer) are a few MiB at the n_ctx of 33 these rows ran with
     return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
                 describe=describe, group=_group(row["id"], row), assume=assume, meta=meta,
                 resolution=resolution(row["value"]),
-                fit=row.get("confidence", "").strip().lower() not in ("low", "approx") and not process_rss), ""
+                fit=row.get("confidence", "").strip().lower() not in ("low", "approx")
+                and not (litgpt and fmt != "bf16")), ""
 
 
 def all_cases() -> tuple[list[Case], list[Unmapped]]:

@@ -797,11 +797,14 @@ TEMPLATES: dict[str, str] = {
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU (MLA latent)":
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}（MLA 潜在向量）",
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens": "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留",
+    "{fmt_bytes(dequant)}: the largest quantized matrix of a layer in 16-bit, for a cuBLAS matmul":
+        "{fmt_bytes(dequant)}：一层中最大的量化矩阵反量化为 16 位，供 cuBLAS 矩阵乘使用",
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash Attention)":
         "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留，含注意力分数（未用 Flash Attention）",
     "held while the next is built": "构建下一步缓存时仍被持有",
-    "no CUDA on Apple parts: the CUDA context fitted on NVIDIA device readings stands in for the Metal runtime's "
-    "(bench/fit.py)": "Apple 芯片上没有 CUDA：以在 NVIDIA 设备读数上拟合的 CUDA 上下文代替 Metal 运行时的开销（bench/fit.py）",
+    "no CUDA on Apple parts: the Metal runtime and the process's own allocations, fitted on process readings on "
+    "Apple silicon (bench/fit.py)": "Apple 芯片上没有 CUDA：Metal 运行时和进程自身的分配，在 Apple 芯片的进程读数上拟合"
+                                    "（bench/fit.py）",
     "all prompt tokens": "全部输入 token", "last token only (generate)": "只保留最后一个 token（生成）",
     "chunked": "分块计算", "16-bit logits + fp32 copy + fp32 log-softmax": "16 位 logits + fp32 副本 + fp32 log-softmax",
     "end of backward: gradients complete, one layer's activations left": "反向传播结束时：梯度已完整，只剩一层的激活值",

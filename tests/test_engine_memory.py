@@ -1,8 +1,9 @@
 """Inference memory as each engine allocates it, checked against the engines' own accounting and against
 hand-counted tensor sizes, not against the formula's code.
 
-- llama.cpp: weights less the host-resident input table, the KV cache for the whole n_ctx, and one fp32 compute
-  buffer reserved for its worst-case graph.
+- llama.cpp: weights tensor by tensor as its quantizer types them, less the host-resident input table (counted on
+  unified memory), the KV cache for the whole n_ctx, and one fp32 compute buffer reserved for its worst-case graph.
+- transformers with a quantized format whose kernels dequantize a matrix for a cuBLAS matmul: that 16-bit copy.
 - transformers with a model's own code that rebuilds the KV cache as a new tuple every step (Qwen v1, ChatGLM,
   Baichuan): the previous step's cache is still alive while the next is built."""
 
@@ -13,6 +14,7 @@ from dataclasses import replace
 import pytest
 
 from gpuplan.catalog import Catalog, load_catalog
+from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.types import InferSetup
 from gpuplan.units import GiB, MiB
@@ -46,15 +48,17 @@ def test_matches_llamacpp_own_accounting_without_the_cuda_context(catalog: Catal
 def test_input_table_stays_on_the_host_unless_the_head_shares_it(catalog: Catalog) -> None:
     gpu = catalog.gpu("RTX4090")
     # Llama-2-7B has its own LM head: the 32000 × 4096 fp16 input table (250 MiB) is not on the GPU under
-    # llama.cpp, as it is under vLLM
+    # llama.cpp, as it is under vLLM; a GGUF F16 file keeps its 65 norms of 4096 in fp32 (2 bytes more each)
     llama = catalog.model("Llama-2-7B")
     on_gpu = inference_memory(llama, gpu, InferSetup(engine="vllm", weight_format="fp16")).breakdown.get("weights")
     ggml = inference_memory(llama, gpu, _llamacpp(4096, "fp16")).breakdown.get("weights")
-    assert on_gpu - ggml == pytest.approx(32000 * 4096 * 2)
-    # Qwen3-0.6B ties them: llama.cpp duplicates the table onto the output layer's device, so nothing is saved
+    assert on_gpu - ggml == pytest.approx(32000 * 4096 * 2 - 65 * 4096 * 2)
+    # Qwen3-0.6B ties them: llama.cpp duplicates the table onto the output layer's device, so nothing is saved;
+    # only its 57 norms of 1024 are fp32
     qwen = catalog.model("Qwen3-0.6B")
     assert inference_memory(qwen, gpu, _llamacpp(4096, "bf16")).breakdown.get("weights") == pytest.approx(
-        inference_memory(qwen, gpu, InferSetup(engine="vllm", weight_format="bf16")).breakdown.get("weights"))
+        inference_memory(qwen, gpu, InferSetup(engine="vllm", weight_format="bf16")).breakdown.get("weights")
+        + 57 * 1024 * 2)
 
 
 def test_attention_scores_dominate_a_long_context_only_without_flash_attention(catalog: Catalog) -> None:
@@ -100,3 +104,56 @@ def test_a_mac_estimate_does_not_claim_a_cuda_context(catalog: Catalog) -> None:
     est = inference_memory(catalog.model("Llama-3.1-8B"), catalog.gpu("M2-Max"), _llamacpp(4096, "gguf-q4_k_m"))
     names = [a.name for a in est.assumptions]
     assert "runtime context" in names and "CUDA context (outside PyTorch)" not in names
+
+
+def test_gguf_weights_tensor_by_tensor_match_llamacpp_own_log(catalog: Catalog) -> None:
+    # './main' build 1691 (7082d24), LLaMA-13B Q4_0 on an RTX 3090: 'llm_load_tensors: VRAM used = 6936.01 MiB'
+    # (XiongjieDai/GPU-Benchmarks-on-LLM-Inference LLaMA/Gaming GPUs/3090.ipynb @aa72e0e). By hand: 40 layers of
+    # 4·5120² + 3·5120·13824 weights in Q4_0 (18 bytes per 32) = 7,137.0 MB, the 32000 × 5120 output in Q6_K
+    # (210 bytes per 256) = 134.4 MB, 81 fp32 norms of 5120 = 1.7 MB: 6936.0 MiB. The format's average of 4.5 bits
+    # for every tensor gave 6.73 GiB (0.6 % short).
+    est = inference_memory(catalog.model("LLaMA-13B"), catalog.gpu("RTX3090"), _llamacpp(512, "gguf-q4_0"))
+    assert est.breakdown.get("weights") == pytest.approx(6936.01 * MiB, rel=2e-4)
+
+
+def test_gguf_k_quant_mix_averages_what_llamacpp_publishes(catalog: Catalog) -> None:
+    # llama.cpp tools/quantize/README.md: Llama 2 7B in Q4_K_M is 4.84 bits per weight. Tensor by tensor: half the
+    # layers (use_more_bits: 0-3, 28-31 and every third between) keep attn_v and ffn_down in Q6_K, the output is Q6_K
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.params import count_params
+    from gpuplan.estimate.quant import weight_format
+
+    m = catalog.model("Llama-2-7B")
+    bits = 8 * gguf_weights_bytes(m, weight_format("gguf-q4_k_m")) / count_params(m).total
+    assert bits == pytest.approx(4.84, abs=0.015)
+
+
+def test_unified_memory_holds_the_host_table_and_no_cuda_context(catalog: Catalog) -> None:
+    m = catalog.model("Llama-3.1-8B")
+    mac = inference_memory(m, catalog.gpu("M2-Max"), _llamacpp(4096, "gguf-q4_k_m"))
+    cuda = inference_memory(m, catalog.gpu("RTX4090"), _llamacpp(4096, "gguf-q4_k_m"))
+    # the 128256 × 4096 token table llama.cpp keeps in host memory is in the same memory on a Mac: Q4_K, 144 bytes
+    # per 256 weights
+    assert mac.breakdown.get("weights") - cuda.breakdown.get("weights") == pytest.approx(128256 * 4096 * 144 / 256)
+    cal = fitted()
+    assert mac.breakdown.get("overhead") == cal.get("infer_overhead_unified_bytes")
+    assert cuda.breakdown.get("overhead") == cal.get("infer_overhead_bytes")
+
+
+@pytest.mark.parametrize(("fmt", "prompt", "expected"), [
+    # AutoGPTQ's exllama temp_dq: Llama-2-13B's largest quantized matrix is the MLP's 5120 × 13824, in fp16
+    ("gptq-int4", 1, 5120 * 13824 * 2),
+    # bitsandbytes dequantizes NF4 for a prompt of 512 tokens, but a single token goes through gemv_4bit
+    ("bnb-nf4", 512, 5120 * 13824 * 2),
+    ("bnb-nf4", 1, 0),
+    # AWQ's GEMM kernels read the packed weights; a 16-bit model has nothing to dequantize
+    ("awq-int4", 512, 0),
+    ("fp16", 512, 0),
+])
+def test_transformers_holds_one_dequantized_matrix(catalog: Catalog, fmt: str, prompt: int, expected: float) -> None:
+    s = InferSetup(engine="hf", weight_format=fmt, prompt_len=prompt, output_len=16)
+    est = inference_memory(catalog.model("Llama-2-13B"), catalog.gpu("A100-80GB"), s)
+    assert est.breakdown.get("dequant") == expected
+    # vLLM's quantized kernels are not transformers': no such buffer
+    vllm = inference_memory(catalog.model("Llama-2-13B"), catalog.gpu("A100-80GB"), replace(s, engine="vllm"))
+    assert vllm.breakdown.get("dequant") == 0

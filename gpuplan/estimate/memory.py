@@ -103,6 +103,53 @@ def input_embedding_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float
     return count_params(m).embeddings * per_weight / tp
 
 
+# Bits per weight of the ggml block types a GGUF file mixes (llama.cpp ggml/src/ggml-common.h: block_q4_0 18 bytes
+# per 32 weights, block_q8_0 34 per 32, block_q4_K 144 per 256, block_q5_K 176 per 256, block_q6_K 210 per 256)
+GGML_TYPE_BITS = {"q4_0": 4.5, "q8_0": 8.5, "q4_k": 4.5, "q5_k": 5.5, "q6_k": 6.5625, "f16": 16.0}
+# What llama.cpp's quantizer gives each tensor for a file type (ggml-org/llama.cpp src/llama-quant.cpp @007dbbf,
+# llama_tensor_get_type_impl): (every other matrix, the output matrix — or the token table where it is tied —,
+# attn_v and ffn_down in the layers where use_more_bits holds). The output gets Q6_K unless the file is Q8_0.
+GGUF_MIX = {"gguf-q4_0": ("q4_0", "q6_k", "q4_0"), "gguf-q4_k_m": ("q4_k", "q6_k", "q6_k"),
+            "gguf-q5_k_m": ("q5_k", "q6_k", "q6_k"), "gguf-q6_k": ("q6_k", "q6_k", "q6_k"),
+            "gguf-q8_0": ("q8_0", "q8_0", "q8_0")}
+
+
+def more_bits_layers(n_layers: int) -> int:
+    """Layers whose attn_v and ffn_down llama.cpp's K-quant mixes keep at more bits: the first and last eighth and
+    every third layer between (src/llama-quant.cpp, use_more_bits)."""
+    eighth = n_layers // 8
+    return sum(1 for i in range(n_layers) if i < eighth or i >= 7 * n_layers // 8 or (i - eighth) % 3 == 2)
+
+
+def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1, input_table: bool = True) -> float:
+    """Bytes of a GGUF file's tensors on the busiest GPU, tensor by tensor as llama.cpp's quantizer types them
+    (``GGUF_MIX``; an F16 or BF16 file keeps every matrix 16-bit); norms, biases and the router stay fp32.
+
+    The format's average bits per weight (``data/quant_formats.csv``) is measured on Llama 2 7B, whose output layer
+    is 2 % of its weights: for a small model with a large vocabulary (Qwen3-0.6B: 26 %) the Q6_K output makes the
+    file much larger than that average says. ``input_table=False`` leaves out an untied token table (llama.cpp
+    keeps it in host memory). Other formats fall back to :func:`weights_bytes`."""
+    mix = GGUF_MIX.get(fmt.name) or (("f16",) * 3 if fmt.name in ("fp16", "bf16") else None)  # an F16/BF16 file
+    if mix is None:
+        return weights_bytes(m, fmt, tp, pp) - (0.0 if input_table else input_embedding_bytes(m, fmt, tp))
+    base, output, more = (GGML_TYPE_BITS[t] / 8 for t in mix)
+    p = count_params(m)
+    v_per_layer = m.kv_lora_rank * m.n_heads * (m.qk_nope_head_dim + (m.v_head_dim or m.head_dim)) if m.is_mla \
+        else m.hidden * m.kv_dim
+    n_dense = m.n_layers - m.n_moe_layers
+    down = n_dense * m.hidden * m.ffn_hidden + m.n_moe_layers * m.hidden * (
+        m.n_experts * m.moe_ffn_hidden + m.shared_ffn_hidden)
+    share = more_bits_layers(m.n_layers) / m.n_layers if m.n_layers else 0.0
+    promoted = share * (m.n_layers * v_per_layer + down)
+    linear = p.attention + p.mlp + p.experts + p.shared_experts
+    table = m.vocab * m.hidden
+    head = table if m.tied_embeddings else p.head
+    other = p.total - linear - p.embeddings - p.head
+    return ((linear - promoted) * base + promoted * more) / (tp * pp) + (
+        head * output + (p.embeddings - table if m.tied_embeddings else p.embeddings * input_table) * base
+        + other * 4.0) / tp
+
+
 def ggml_compute_buffer_bytes(m: ModelSpec, s: InferSetup, ubatch: int) -> float:
     """llama.cpp's compute buffer: ggml-alloc's peak over the worst-case graph it reserves at start,
     ``ubatch`` = min(n_ctx, n_ubatch) tokens, every one an output, attending to a full KV cache of n_ctx tokens,
@@ -125,6 +172,27 @@ def _forward_workspace_bytes(m: ModelSpec, tokens: float, tp: int) -> float:
     width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
     per_token = 4 * m.hidden + (m.q_dim + 2 * m.kv_dim) / tp + (3 if m.gated_mlp else 2) * width / tp
     return tokens * per_token * BYTES_16
+
+
+# Quantized formats whose kernels under transformers dequantize a whole matrix to 16-bit for a cuBLAS matmul, and the
+# fewest tokens in one forward pass for which they do:
+# - gptq-int4: AutoGPTQ's exllama backend allocates one fp16 temp_dq buffer per GPU at load, as large as the largest
+#   quantized matrix (qweight.numel() * 8 weights), for prefill (auto_gptq/modeling/_utils.py, autogptq_post_init)
+# - gptq-int8: AutoGPTQ's CUDA kernel dequantizes above kernel_switch_threshold = 128 rows (qlinear_cuda.py)
+# - bnb-nf4: bitsandbytes MatMul4Bit runs F.dequantize_4bit(B) then a 16-bit matmul whenever the input has more
+#   than one token; one token goes through gemv_4bit (bitsandbytes >= 0.41, autograd/_functions.py matmul_4bit)
+# - int8-wo, int4-wo: ChatGLM's quantization.py calls extract_weight_to_half on every forward (THUDM/chatglm2-6b)
+DEQUANT_MIN_TOKENS = {"gptq-int4": 0, "gptq-int8": 129, "bnb-nf4": 2, "bnb-nf4-dq": 2, "int8-wo": 0, "int4-wo": 0}
+
+
+def dequant_buffer_bytes(m: ModelSpec, fmt: WeightFormat, tokens: float, tp: int = 1) -> float:
+    """The 16-bit copy of a layer's largest quantized matrix that a transformers forward pass of ``tokens``
+    tokens holds under ``fmt`` (``DEQUANT_MIN_TOKENS``); 0 for formats whose kernels read packed weights."""
+    least = DEQUANT_MIN_TOKENS.get(fmt.name)
+    if least is None or tokens < least:
+        return 0.0
+    width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
+    return max(m.hidden * width, m.hidden * m.q_dim) * BYTES_16 / tp
 
 
 def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration | None = None,
@@ -158,32 +226,37 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     latent = eng.mla_latent_cache
-    weights = weights_bytes(m, fmt, s.tp, s.pp)
+    weights = gguf_weights_bytes(m, fmt, s.tp, s.pp) if fmt.name in GGUF_MIX else weights_bytes(m, fmt, s.tp, s.pp)
     kv = kv_cache_bytes(m, s.batch, s.context_len, s.kv_dtype, s.tp, s.pp, latent, eng.kv_block_tokens)
     if eng.memory_mode == "context":
         kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent)
     chunk = s.batch * s.prompt_len
     if eng.max_batched_tokens and eng.memory_mode != "on-demand":
         chunk = min(chunk, eng.max_batched_tokens)
-    overhead = cal.get("infer_overhead_bytes")
+    # Apple parts share one memory between CPU and GPU and have no CUDA context: their runtime is fitted apart
+    unified = gpu is not None and gpu.vendor == "Apple"
+    overhead = cal.get("infer_overhead_unified_bytes" if unified else "infer_overhead_bytes")
     adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
     tail = (("overhead", overhead),) + ((("adapter", adapters),) if adapters else ())
     ubatch = min(eng.max_batched_tokens or chunk, max(s.context_len, 1))  # llama.cpp's reserved graph
-    if eng.ggml_graph:  # the input table stays on the host; one compute buffer holds every activation and logit
-        weights -= input_embedding_bytes(m, fmt, s.tp)
+    if eng.ggml_graph:  # the input table stays on the host (the same memory when unified); one compute buffer
+        # holds every activation and logit
+        weights = gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=unified)
         workspace = ggml_compute_buffer_bytes(m, s, ubatch)
-        logits = framework = previous = 0.0
+        logits = framework = previous = dequant = 0.0
         parts = (("weights", weights), ("kv_cache", kv), ("compute_buffer", workspace), *tail)
     else:
         workspace = _forward_workspace_bytes(m, chunk, s.tp)
         logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
         logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
         framework = cal.get("infer_workspace_bytes")
+        dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == "hf" else 0.0
         # a model whose own code returns a new tuple of concatenated tensors every step: the last one is still held
         previous = kv if eng.engine == "hf" and m.model_type in hf_tuple_cache_types() else 0.0
         parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
-                 ("workspace", framework), *((("previous_kv_cache", previous),) if previous else ()), *tail)
-    fixed = weights + workspace + logits + framework + overhead + adapters + previous
+                 ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
+                 *((("previous_kv_cache", previous),) if previous else ()), *tail)
+    fixed = weights + workspace + logits + framework + overhead + adapters + previous + dequant
     extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
                               eng.memory_mode, eng.kv_share_of == "free", longest=describe)
     if not describe:
@@ -196,9 +269,9 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
                    "2·n_kv_heads·head_dim·bytes per layer; DeepSeek-V2 sec. 2.1 for MLA"),
         Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
         Assumption("CUDA context (outside PyTorch)", fmt_bytes(overhead),
-                   "fitted on device-level inference-memory rows (bench/fit.py)") if not (gpu and gpu.vendor == "Apple")
-        else Assumption("runtime context", fmt_bytes(overhead), "no CUDA on Apple parts: the CUDA context fitted on "
-                        "NVIDIA device readings stands in for the Metal runtime's (bench/fit.py)"),
+                   "fitted on device-level inference-memory rows (bench/fit.py)") if not unified
+        else Assumption("runtime context", fmt_bytes(overhead), "no CUDA on Apple parts: the Metal runtime and the "
+                        "process's own allocations, fitted on process readings on Apple silicon (bench/fit.py)"),
     ) + ((Assumption("compute buffer", f"{fmt_bytes(workspace)} in fp32 for {ubatch} tokens" if s.flash_attention
                      else f"{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash "
                      "Attention)", "llama.cpp reserves it at start for its worst-case graph (src/llama-context.cpp); "
@@ -210,7 +283,10 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
     )) + ((Assumption("previous step's KV cache", "held while the next is built",
                       "the model's own code concatenates the cache into a new tuple every step "
                       "(gpuplan/data/hf_kv_cache.csv); generate keeps the last one until the forward returns"),)
-          if previous else ()) + ((Assumption(
+          if previous else ()) + ((Assumption("dequantized matrix", f"{fmt_bytes(dequant)}: the largest quantized "
+                                              "matrix of a layer in 16-bit, for a cuBLAS matmul",
+                                              "the quantization library's kernels (see DEQUANT_MIN_TOKENS)"),)
+                                  if dequant else ()) + ((Assumption(
         "LoRA adapters", f"{s.lora_adapters} resident, rank {s.lora_rank}, on every linear layer, "
         f"16-bit: {fmt_bytes(adapters)} per GPU, out of the KV cache",
         "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do"),)
