@@ -242,6 +242,8 @@ def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int
     def quantile(values: list[float], p: float) -> float:
         return values[min(len(values) - 1, max(0, math.ceil(p * len(values)) - 1))]
 
+    # a mean never exceeds the largest value, which a float sum of equal values can by one rounding
+    tpot_mean = min(math.fsum(tpots) / n, tpots[-1])
     return LoadSpeed(rate, float(n), firsts[-1] / wave, sum(firsts) / n + extra, quantile(firsts, 0.50) + extra,
-                     quantile(firsts, 0.99) + extra, sum(tpots) / n, quantile(tpots, 0.99), rate * s.output_len,
+                     quantile(firsts, 0.99) + extra, tpot_mean, quantile(tpots, 0.99), rate * s.output_len,
                      False, math.nan, cal.band("inference_latency"))
