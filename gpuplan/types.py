@@ -454,6 +454,8 @@ class TrainSetup:
     parallel: Parallelism = Parallelism()
     framework: str = "hf"
     compiled: bool = False
+    # the loss runs under torch.compile; None: as the stack does for a compiled model (data/stacks.csv compiles_loss)
+    compiled_loss: bool | None = None
     fused_optimizer_step: bool = False  # optimizer step inside backward: gradients freed layer by layer
     # sequence lengths change from one micro-step to the next (dynamic padding, no packing): the caching allocator
     # then keeps blocks of every size it has seen, and its pool grows past the allocated peak

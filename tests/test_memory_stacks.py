@@ -161,3 +161,34 @@ def test_litgpt_qlora_runs_the_next_forward_with_the_previous_bitsandbytes_input
 
     gap = allocated(replace(qlora, method="lora", base_quant=None)) - allocated(qlora)
     assert gap == pytest.approx(19.77e9 - 13.68e9, rel=0.10)
+
+
+def test_torchtitan_compiles_the_loss_of_a_compiled_model_since_april_2025(catalog: Catalog) -> None:
+    # torchtitan/components/loss.py @e7c0cae wraps the cross-entropy in torch.compile when training.compile is on:
+    # the 16-bit logits and their 16-bit gradient, 2 + 2 bytes per entry, instead of logits + fp32 copy + fp32
+    # log-softmax (2 + 4 + 4). Llama-3.1-8B at 2 × 8192 tokens, vocabulary 128256: 2 × 8192 × 128256 entries.
+    # Trainy's June 2025 run of this setup read 47.96 GiB reserved on 32 H200 (benchmarks/
+    # llama3-8b_h200_202506_trainy-whitefiber.md); without the compiled loss gpuplan said 68 GiB
+    m = catalog.model("Llama-3.1-8B")
+    entries = 2 * 8192 * 128256
+    compiled = TrainSetup(micro_batch=2, seq_len=8192, framework="torchtitan", recompute="selective", compiled=True,
+                          lengths_vary=False)
+    eager = replace(compiled, compiled=False)
+    dec_2024 = replace(compiled, compiled_loss=False)  # torchtitan before bbb1b616e left the loss uncompiled
+    assert training_memory(m, compiled).extra["logits_bytes"] == entries * 4
+    assert training_memory(m, eager).extra["logits_bytes"] == entries * 10
+    assert training_memory(m, dec_2024).extra["logits_bytes"] == entries * 10
+    # a stack that does not compile its loss keeps the fp32 tensors even for a compiled model
+    assert training_memory(m, replace(compiled, framework="hf")).extra["logits_bytes"] == entries * 10
+
+
+def test_llmc_overwrites_its_logits_and_allocates_exactly(catalog: Catalog) -> None:
+    # llm.c train_gpt2.cu @2346cdac: one bf16 B·T·Vp buffer holds the logits and fused_classifier writes their
+    # gradient over it (2 bytes per entry); every buffer is one exact-size cudaMalloc, so no allocator pool.
+    # GPT-2-124M at 32 × 1024 tokens, vocabulary 50257. karpathy's 4-GPU run of this setup (llm.c PR #309) read
+    # 16,661 MiB per GPU on the device; gpuplan said 42 GiB with PyTorch's loss and allocator
+    m = catalog.model("GPT-2-124M")
+    s = TrainSetup(micro_batch=32, seq_len=1024, framework="llmc", lengths_vary=False)
+    est = training_memory(m, s)
+    assert est.extra["logits_bytes"] == 32 * 1024 * 50257 * 2
+    assert est.breakdown.get("allocator_slack") == 0

@@ -78,7 +78,8 @@ _STACK_COLUMNS = (
     Column("adapters_fp32", "bool", True), Column("fused_qkv", "bool", True), Column("expands_kv_heads", "bool", True),
     Column("quantizes_output_layer", "bool", True), Column("unties_embeddings", "bool", True),
     Column("chunked_loss_bf16", "bool", True), Column("keeps_previous_outputs", "bool", True),
-    Column("copies_attention_output", "bool", True),
+    Column("copies_attention_output", "bool", True), Column("compiles_loss", "bool", True),
+    Column("caching_allocator", "bool", True), Column("logits_in_place", "bool", True),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -100,6 +101,12 @@ class Stack:
     keeps_previous_outputs: bool
     # attention's head-major output is copied to token-major order before the output projection
     copies_attention_output: bool
+    # a compiled model's loss is compiled too: no fp32 copy or log-softmax of the logits is materialized
+    compiles_loss: bool
+    # memory comes from PyTorch's caching allocator (a pool above the tensors); False: exact-size device allocations
+    caching_allocator: bool
+    # one 16-bit logits buffer that the fused classifier overwrites with the logits' gradient
+    logits_in_place: bool
     source: str
 
 

@@ -546,15 +546,33 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
     (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time. A stack whose
     chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT) keeps, for every chunk until
-    backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values per entry."""
+    backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values per entry.
+    A compiled loss (``loss_compiled``) materializes neither fp32 tensor: the 16-bit logits, and their 16-bit
+    gradient made at the start of backward while every activation is still held, two 16-bit values per entry.
+    A stack that keeps one logits buffer and writes their gradient over it (``logits_in_place``: llm.c's
+    fused classifier) holds one 16-bit value per entry."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
-    if s.chunked_loss and stack(s.framework).chunked_loss_bf16:
-        per_entry = 2 * act_bytes(s)
+    if stack(s.framework).logits_in_place:
+        per_entry = act_bytes(s)
+    elif (s.chunked_loss and stack(s.framework).chunked_loss_bf16) or (loss_compiled(s) and not s.chunked_loss):
+        per_entry = 2 * act_bytes(s)  # two 16-bit values per entry (see above)
     elif s.chunked_loss:
         per_entry = act_bytes(s) + 8.0 / 8
     else:
         per_entry = act_bytes(s) + 8.0
     return tokens * m.vocab * per_entry / s.parallel.tp
+
+
+def loss_compiled(s: TrainSetup) -> bool:
+    """Whether the cross-entropy runs under torch.compile: as the setup says, else as the stack does for a compiled
+    model (``data/stacks.csv`` ``compiles_loss``: torchtitan since 2025-04). Inductor fuses the fp32 upcast,
+    log-softmax and gather, and AOTAutograd's min-cut partitioner saves the 16-bit logits and a per-token
+    log-sum-exp rather than the fp32 log-softmax (Horace He, "Min-cut optimal(*) recomputation (i.e. activation
+    checkpointing) with AOTAutograd", dev-discuss.pytorch.org, 2022; pytorch/pytorch
+    torch/_functorch/partitioners.py ``min_cut_rematerialization_partition``)."""
+    if s.compiled_loss is not None:
+        return s.compiled_loss
+    return s.compiled and stack(s.framework).compiles_loss
 
 
 def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
@@ -731,6 +749,8 @@ def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, gra
     the pool fragmented). With the same tensor shapes every step (packed sequences, or every sample padded to
     the maximum length) each step reuses the blocks of the previous one; with dynamic padding each new length
     carves the cached blocks differently and the pool grows past the peak; gradients keep their shapes."""
+    if not stack(s.framework).caching_allocator:  # exact-size device allocations, made once (llm.c)
+        return 0.0
     extra = VARYING_LENGTHS_EXTRA_POOL * by_length if s.lengths_vary else 0.0
     return cal.get("allocator_slack") * (by_length + grads) + cal.get("allocator_slack_persistent") * persistent \
         + extra
