@@ -24,6 +24,7 @@ from gpuplan.estimate.memory import state_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import ModelSpec, Parallelism, TrainSetup
+from gpuplan.units import DAY
 
 # Fine-tuning memory rows from these files are predicted and reported but not fitted on. Their sources disagree
 # with each other by ±30 % at conditions the rows state alike (a 2024 ms-swift benchmark reads 30-50 % above
@@ -177,7 +178,10 @@ def _attention_kernel(notes: str) -> str:
     return "flash1" if "attn_impl=triton" in low or re.search(r"flash-attn 1\.", low) else "flash2"
 
 
-_PRETRAIN_METRICS = ("tokens_per_s_per_gpu", "tokens_per_s_total", "gpu_hours", "peak_mem_gib", "peak_mem_gb")
+_PRETRAIN_METRICS = ("tokens_per_s_per_gpu", "tokens_per_s_total", "gpu_hours", "wall_days", "peak_mem_gib",
+                     "peak_mem_gb")
+# a whole run's length, as GPU-hours or as the wall-clock days of its stated GPU count
+_RUN_METRICS = ("gpu_hours", "wall_days")
 
 
 def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
@@ -227,10 +231,16 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     if not metric.startswith("peak_mem") and "rowwise" in row["precision"].lower():
         stated = False
         assumed = "; ".join(a for a in (assumed, "float8 rowwise scaling kernels are not modelled") if a)
+    # a run whose source names its GPUs but not how they were split (model cards): the row carries the layout the
+    # mapping took, its notes say "layout assumed", and it is reported, not fitted on
+    if "layout assumed" in row["notes"].lower():
+        stated = False
+        assumed = "; ".join(a for a in (assumed, "parallel layout not stated: the row's notes give the one taken") if a)
     setup = TrainSetup(method="full", micro_batch=mb, seq_len=seq, grad_accum=accum, lengths_vary=False,
                        attention_kernel=_attention_kernel(row["notes"]),
                        precision=_precision(row["precision"]), recompute=recompute, framework=fw.stack,
                        compiled="compile" in row["framework"].lower() or fw.compiled,
+                       compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
                        parallel=Parallelism(tp=tp, pp=pp, dp=dp, cp=cp, zero=min(zero, 3) if dp > 1 else 0))
     describe = f"{model.name} pretrain on {n}× {gpu.name} ({setup.parallel.describe()}), mb {mb}×{seq}"
     common: dict[str, Any] = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),
@@ -247,22 +257,25 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                     predict=training_memory_predictor(model, setup, how), meta={**meta, "measure": how},
                     **common), ""
     tokens = 1e9
-    if metric == "gpu_hours":
+    if metric in _RUN_METRICS:
         tokens_text = re.search(r"([\d.]+)\s*([TB])\s*tokens", row["notes"])
         if not tokens_text:
             return None, "GPU-hours without the training tokens"
         tokens = float(tokens_text.group(1)) * (1e12 if tokens_text.group(2) == "T" else 1e9)
-    measured = float(row["value"]) / (n if metric == "tokens_per_s_total" else 1)
+    measured = float(row["value"]) * DAY if metric == "wall_days" else \
+        float(row["value"]) / (n if metric == "tokens_per_s_total" else 1)
 
     def pred_time(cal: Calibration, m: ModelSpec = model, s: TrainSetup = setup, t: float = tokens,
                   how: str = metric, g: Any = gpu, k: int = n) -> float:
         est = train_time(m, g, s, t, cal)
-        return float(est.extra["gpu_hours"]) if how == "gpu_hours" else float(est.extra["tokens_per_s"]) / k
+        if how == "gpu_hours":
+            return float(est.extra["gpu_hours"])
+        return float(est.total) if how == "wall_days" else float(est.extra["tokens_per_s"]) / k
 
-    cls = "pretrain_gpu_hours" if metric == "gpu_hours" else "pretrain_throughput"
-    return Case(cls=cls, measured=measured, predict=pred_time, rate=metric != "gpu_hours",
-                meta={**meta, "measure": "gpu_hours" if metric == "gpu_hours" else "tokens_per_s_per_gpu",
-                      "tokens": tokens}, **common), ""
+    run = metric in _RUN_METRICS
+    measure = {"gpu_hours": "gpu_hours", "wall_days": "seconds"}.get(metric, "tokens_per_s_per_gpu")
+    return Case(cls="pretrain_gpu_hours" if run else "pretrain_throughput", measured=measured, predict=pred_time,
+                rate=not run, meta={**meta, "measure": measure, "tokens": tokens}, **common), ""
 
 
 # ---------------------------------------------------------------- fine-tuning

@@ -282,3 +282,38 @@ def test_a_time_row_counts_the_optimizer_steps_the_run_made(cases: list[Case]) -
     case = next(c for c in cases if c.id == "peft-mmqa-full-finetuning-llama-3.2-3b-lr_0.00001-time")
     est = train_time(case.meta["model"], case.meta["gpu"], case.meta["setup"], case.meta["tokens"], fitted())
     assert est.extra["steps"] == pytest.approx(20_000 / 4, rel=0.002)
+
+
+def test_a_model_cards_wall_time_is_compared_as_the_runs_seconds(catalog: Catalog) -> None:
+    # Falcon-40B's card: 384 A100 40GB, TP 8 × PP 4 × DP 12, "took two months" for 1,000B tokens: 60 days of
+    # wall clock, compared with the estimate's run time; the card's approximate wording keeps it out of the fit
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-falcon-40b-wall")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.cls == "pretrain_gpu_hours" and case.measured == 60 * 86400
+    assert case.meta["tokens"] == 1.0e12 and not case.fit
+    par = case.meta["setup"].parallel
+    assert (par.tp, par.pp, par.dp) == (8, 4, 12)
+    assert case.meta["setup"].grad_accum == 1152 // 12  # batch 1152 sequences, micro-batch 1 per replica
+
+
+def test_a_run_whose_layout_the_mapping_assumed_is_reported_not_fitted(catalog: Catalog) -> None:
+    # the LLaMA paper states GPU-hours, tokens and sequence length but no parallel degrees; the row names the
+    # layout taken and says so
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-llama1-65b-gpuh")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert not case.fit and "layout" in case.assume
+    stated, _ = _pretrain_case(catalog, {**row, "notes": row["notes"].replace("layout assumed", "layout")})
+    assert stated is not None and stated.fit
+
+
+def test_a_torchtitan_run_before_april_2025_keeps_its_loss_uncompiled(catalog: Catalog) -> None:
+    # torchtitan issue #929 ran at 9a2f578 (2025-03-04), before bbb1b616e compiled the loss under training.compile
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-tt929-l3-8b-fsdp8-compile-mem")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    setup = case.meta["setup"]
+    assert setup.compiled and setup.compiled_loss is False
+    later, _ = _pretrain_case(catalog, {**row, "notes": "compiled at a later commit"})
+    assert later is not None and later.meta["setup"].compiled_loss is None
