@@ -310,11 +310,14 @@ def _workers(text: str, n: int) -> int:
 
 
 def _finetune_parallel(text: str, n: int, zero: int) -> Parallelism:
-    """Data parallel over ``n`` GPUs, or, for one process that splits the model's layers over its GPUs
+    """Data parallel over ``n`` GPUs (ZeRO on one GPU only where the row says DeepSpeed ran it), or, for one
+    process that splits the model's layers over its GPUs
     (transformers' device_map: naive model parallelism), a pipeline of ``n`` stages with one micro-batch."""
     if n > 1 and re.search(r"device_map|model split", text.lower()):
         return Parallelism(pp=n)
-    return Parallelism(dp=n, zero=zero if n > 1 else 0)
+    # one GPU under DeepSpeed keeps its stage: nothing is sharded, but DeepSpeed's optimizer runs the step
+    deepspeed = "deepspeed" in text.lower()
+    return Parallelism(dp=n, zero=zero if n > 1 or deepspeed else 0)
 
 
 def _base_format(text: str, method: str) -> str | None:

@@ -161,3 +161,20 @@ def test_litgpt_qlora_runs_the_next_forward_with_the_previous_bitsandbytes_input
 
     gap = allocated(replace(qlora, method="lora", base_quant=None)) - allocated(qlora)
     assert gap == pytest.approx(19.77e9 - 13.68e9, rel=0.10)
+
+
+def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog) -> None:
+    # Qwen (v1) code: CrossEntropyLoss on lm_logits[..., :-1, :].contiguous(), no .float(); under DeepSpeed no
+    # autocast runs, so the logits (2 bytes), their shifted copy (2) and the log-softmax (2) are all 16-bit:
+    # 1 × 2048 tokens × 151,936 entries × 6 bytes. The same step without DeepSpeed runs under the HF Trainer's
+    # autocast, whose cross_entropy is fp32: 16-bit logits + fp32 copy + fp32 log-softmax, 10 bytes an entry.
+    m = catalog.model("Qwen-7B")
+    assert m.vocab == 151_936
+    plain = TrainSetup(method="qlora", micro_batch=1, seq_len=2048, grad_accum=8, precision="bf16",
+                       recompute="full", base_quant="gptq-int4", framework="hf")
+    deepspeed = replace(plain, parallel=replace(plain.parallel, zero=2))
+    assert training_memory(m, deepspeed).extra["logits_bytes"] == 2048 * 151_936 * 6
+    assert training_memory(m, plain).extra["logits_bytes"] == 2048 * 151_936 * 10
+    # transformers' own models cast the logits to fp32 before the loss, DeepSpeed or not
+    llama = catalog.model("Llama-2-7B")
+    assert training_memory(llama, deepspeed).extra["logits_bytes"] == 2048 * 32_000 * 10

@@ -544,17 +544,36 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
-    (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time. A stack whose
-    chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT) keeps, for every chunk until
-    backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values per entry."""
+    (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time. Model code that
+    keeps the logits 16-bit, run without autocast (:func:`_loss_in_16bit`), holds three 16-bit values per entry. A
+    stack whose chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT) keeps, for every
+    chunk until backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values an entry."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
     if s.chunked_loss and stack(s.framework).chunked_loss_bf16:
         per_entry = 2 * act_bytes(s)
+    elif _loss_in_16bit(m, s):  # the logits, their shifted copy and the log-softmax, all 16-bit
+        per_entry = 3 * act_bytes(s)
     elif s.chunked_loss:
         per_entry = act_bytes(s) + 8.0 / 8
     else:
         per_entry = act_bytes(s) + 8.0
     return tokens * m.vocab * per_entry / s.parallel.tp
+
+
+# Model code that takes the cross-entropy of its 16-bit logits without casting them to fp32 (transformers' own models
+# call ``logits.float()`` first): Qwen (v1) remote code, QWenLMHeadModel.forward, ``shift_logits =
+# lm_logits[..., :-1, :].contiguous()`` then ``CrossEntropyLoss()`` (alibaba/MNN
+# transformers/llm/export/llm_models/Qwen-7B-Chat/modeling_qwen.py @4b3d1f8155c6efce4bebffef88de8cb3c077725e, a copy
+# of the Qwen-7B-Chat repository's code)
+LOGITS_KEPT_16BIT = frozenset({"qwen"})
+
+
+def _loss_in_16bit(m: ModelSpec, s: TrainSetup) -> bool:
+    """Whether the loss runs on 16-bit logits: model code that does not upcast them (``LOGITS_KEPT_16BIT``) and a
+    step without torch autocast, whose cross_entropy would run in fp32. Under DeepSpeed the model itself is 16-bit
+    and neither the HF Trainer nor Accelerate enables autocast (accelerate Accelerator.__init__: native_amp only
+    when the distributed type is not DEEPSPEED), so the log-softmax stays 16-bit too."""
+    return m.model_type in LOGITS_KEPT_16BIT and _deepspeed_optimizer(s) and s.precision != "fp32"
 
 
 def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
