@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from gpuplan.catalog import Catalog
-from gpuplan.estimate.frameworks import framework, stacks
+from gpuplan.estimate.frameworks import framework, stacks, zero_buckets
 from gpuplan.estimate.memory import activation_bytes_per_token, previous_outputs_bytes, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.types import FRAMEWORKS, TrainSetup
@@ -178,3 +178,28 @@ def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog
     # transformers' own models cast the logits to fp32 before the loss, DeepSpeed or not
     llama = catalog.model("Llama-2-7B")
     assert training_memory(llama, deepspeed).extra["logits_bytes"] == 2048 * 32_000 * 10
+
+
+def test_deepspeed_zero2_backward_allocates_its_reduce_buckets(catalog: Catalog) -> None:
+    # deepspeed/runtime/zero/stage_1_and_2.py @v0.11.1, DeepSpeedZeroOptimizer.backward: with contiguous_gradients
+    # each backward allocates reduce_bucket_size elements in the 16-bit dtype, twice with overlap_comm. Qwen's
+    # finetune/ds_config_zero2.json (@af22d5e0) states 2e8 and overlap_comm: 2 × 2e8 × 2 bytes = 0.8 GB, whatever
+    # the (LoRA-sized) trainable parameters; DeepSpeed's defaults (5e8, overlap off below stage 3): 1 × 5e8 × 2 = 1 GB.
+    m = catalog.model("Qwen-7B")
+    plain = TrainSetup(method="qlora", micro_batch=1, seq_len=1024, grad_accum=8, precision="fp16",
+                       recompute="full", base_quant="gptq-int4", framework="hf")
+    zero2 = replace(plain, parallel=replace(plain.parallel, zero=2))
+    qwen = replace(zero2, reduce_bucket_size=200_000_000, overlap_comm=True)
+    assert training_memory(m, qwen).breakdown.get("zero_buckets") == 8e8
+    assert training_memory(m, zero2).breakdown.get("zero_buckets") == 1e9
+    assert training_memory(m, qwen).breakdown.total - training_memory(m, zero2).breakdown.total == -2e8
+    # no DeepSpeed optimizer, or ZeRO-3 (which buckets differently): no such buffers
+    assert training_memory(m, plain).breakdown.get("zero_buckets") == 0
+    zero3 = replace(plain, parallel=replace(plain.parallel, zero=3, dp=2))
+    assert training_memory(m, zero3).breakdown.get("zero_buckets") == 0
+
+
+def test_the_qwen_framework_passes_its_zero2_config() -> None:
+    # QwenLM/Qwen finetune/ds_config_zero2.json @af22d5e0: "reduce_bucket_size": 2e8, "overlap_comm": true
+    assert zero_buckets(framework("qwen")) == {"reduce_bucket_size": 200_000_000, "overlap_comm": True}
+    assert zero_buckets(framework("hf")) == {}

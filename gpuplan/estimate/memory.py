@@ -571,8 +571,12 @@ LOGITS_KEPT_16BIT = frozenset({"qwen"})
 def _loss_in_16bit(m: ModelSpec, s: TrainSetup) -> bool:
     """Whether the loss runs on 16-bit logits: model code that does not upcast them (``LOGITS_KEPT_16BIT``) and a
     step without torch autocast, whose cross_entropy would run in fp32. Under DeepSpeed the model itself is 16-bit
-    and neither the HF Trainer nor Accelerate enables autocast (accelerate Accelerator.__init__: native_amp only
-    when the distributed type is not DEEPSPEED), so the log-softmax stays 16-bit too."""
+    and neither the HF Trainer nor Accelerate enables autocast, so the log-softmax stays 16-bit too: transformers
+    4.32.0 (the PyPI release Qwen's finetune.py ran on) ``Trainer.__init__`` sets ``use_cuda_amp`` only when
+    ``not self.is_deepspeed_enabled`` ("deepspeed and SageMaker Model Parallel manage their own half precision"),
+    and huggingface/accelerate src/accelerate/accelerator.py @v0.24.0 (00301b27) ``Accelerator.__init__`` sets
+    ``native_amp`` (the autocast ``prepare_model`` wraps forward in) for fp16 and bf16 only when the distributed type
+    is not DEEPSPEED or MEGATRON_LM (the same at v0.21.0 and v0.25.0)."""
     return m.model_type in LOGITS_KEPT_16BIT and _deepspeed_optimizer(s) and s.precision != "fp32"
 
 
@@ -609,6 +613,20 @@ def _deepspeed_optimizer(s: TrainSetup) -> bool:
     states of 16-bit weights whatever dtype the model was loaded in (deepspeed/runtime/zero/stage_1_and_2.py
     single_partition_of_fp32_groups, stage3.py fp32_partitioned_groups_flat, bf16_optimizer.py fp32 groups)."""
     return s.framework == "deepspeed" or (s.framework == "hf" and s.parallel.zero >= 1)
+
+
+def zero_bucket_bytes(s: TrainSetup) -> float:
+    """DeepSpeed ZeRO-1/2's gradient reduce buffers: with contiguous_gradients (the default) every backward
+    starts by allocating ``reduce_bucket_size`` elements in the parameters' 16-bit dtype, and a second buffer with
+    overlap_comm, whatever the number of trainable parameters, and frees them after the micro-batch's reduction
+    (deepspeed/runtime/zero/stage_1_and_2.py @v0.11.1 (e9503fe4), ``DeepSpeedZeroOptimizer.backward``:
+    ``ipg_buffer``; ``independent_gradient_partition_epilogue`` → ``_release_ipg_buffers``). They are allocated
+    while the loss and the logits are still held, so they stand at either peak. ZeRO-3 and FSDP bucket
+    differently (not modelled)."""
+    if not (_deepspeed_optimizer(s) and s.parallel.zero in (1, 2)):
+        return 0.0
+    width = 4.0 if s.precision == "fp32" else BYTES_16
+    return (2 if s.overlap_comm else 1) * s.reduce_bucket_size * width
 
 
 def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
@@ -678,10 +696,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
                                     (acts + carried_acts, logits + carried_logits))
     dequant = _dequant_workspace(m, s)
+    buckets = zero_bucket_bytes(s)
     overhead = cal.get("train_overhead_bytes")
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
-               ("dequant", dequant))
+               ("dequant", dequant), *((("zero_buckets", buckets),) if buckets else ()))
     persistent = frozen_bytes + trainable_w + master + optimizer
     slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak, persistent)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
