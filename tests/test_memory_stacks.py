@@ -12,7 +12,8 @@ from gpuplan.catalog import Catalog
 from gpuplan.estimate.frameworks import framework, stacks, zero_buckets
 from gpuplan.estimate.memory import activation_bytes_per_token, previous_outputs_bytes, training_memory
 from gpuplan.estimate.quant import weight_format
-from gpuplan.types import FRAMEWORKS, TrainSetup
+from gpuplan.export.train import deepspeed_config
+from gpuplan.types import FRAMEWORKS, Parallelism, TrainSetup
 from gpuplan.units import GiB
 
 # Llama-2-7B: hidden 4096, 32 query and 32 K/V heads of 128, SwiGLU MLP 11008 wide, vocabulary 32000 (untied)
@@ -203,3 +204,18 @@ def test_the_qwen_framework_passes_its_zero2_config() -> None:
     # QwenLM/Qwen finetune/ds_config_zero2.json @af22d5e0: "reduce_bucket_size": 2e8, "overlap_comm": true
     assert zero_buckets(framework("qwen")) == {"reduce_bucket_size": 200_000_000, "overlap_comm": True}
     assert zero_buckets(framework("hf")) == {}
+    # LLaMA-Factory examples/deepspeed/ds_z2_config.json @1d6e8b21: 5e8, overlap_comm false; ms-swift
+    # swift/llm/ds_config/zero2.json @9d297f99: 2e8, overlap_comm true
+    assert zero_buckets(framework("llama-factory")) == {"reduce_bucket_size": 500_000_000, "overlap_comm": False}
+    assert zero_buckets(framework("swift")) == {"reduce_bucket_size": 200_000_000, "overlap_comm": True}
+
+
+def test_the_exported_zero2_config_allocates_the_buffers_the_estimate_counted(catalog: Catalog) -> None:
+    # the DeepSpeed config written for a ZeRO-2 plan states the bucket and overlap_comm the estimate assumed, so
+    # DeepSpeed allocates 1 × 5e8 × 2 bytes (LLaMA-Factory's settings), not the 2 GB of overlap_comm on
+    s = TrainSetup(method="full", parallel=Parallelism(dp=8, zero=2), reduce_bucket_size=500_000_000)
+    zero = deepspeed_config(s)["zero_optimization"]
+    assert (zero["reduce_bucket_size"], zero["overlap_comm"], zero["contiguous_gradients"]) == (5e8, False, True)
+    assert training_memory(catalog.model("Llama-2-7B"), s).breakdown.get("zero_buckets") == 1e9
+    # ZeRO-3 keeps DeepSpeed's own stage-3 default (overlap_comm on) and is not counted here
+    assert deepspeed_config(replace(s, parallel=Parallelism(dp=8, zero=3)))["zero_optimization"]["overlap_comm"]
