@@ -19,7 +19,7 @@ from calib import Case, Unmapped, _group, _memory_value, _preset_for, resolution
 
 from gpuplan.errors import GpuplanError
 from gpuplan.estimate.calibration import Calibration
-from gpuplan.estimate.frameworks import Framework, framework
+from gpuplan.estimate.frameworks import Framework, framework, zero_buckets
 from gpuplan.estimate.memory import state_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.train_time import train_time
@@ -323,11 +323,27 @@ def _workers(text: str, n: int) -> int:
 
 
 def _finetune_parallel(text: str, n: int, zero: int) -> Parallelism:
-    """Data parallel over ``n`` GPUs, or, for one process that splits the model's layers over its GPUs
+    """Data parallel over ``n`` GPUs (ZeRO on one GPU only where the row says DeepSpeed ran it), or, for one
+    process that splits the model's layers over its GPUs
     (transformers' device_map: naive model parallelism), a pipeline of ``n`` stages with one micro-batch."""
     if n > 1 and re.search(r"device_map|model split", text.lower()):
         return Parallelism(pp=n)
-    return Parallelism(dp=n, zero=zero if n > 1 else 0)
+    # one GPU under DeepSpeed keeps its stage: nothing is sharded, but DeepSpeed's optimizer runs the step
+    deepspeed = "deepspeed" in text.lower()
+    return Parallelism(dp=n, zero=zero if n > 1 or deepspeed else 0)
+
+
+def _zero_buckets(row: dict[str, str], fw: Framework) -> dict[str, int | bool]:
+    """DeepSpeed ZeRO bucket settings: the framework's (frameworks.csv), overridden by a ds_config the row quotes
+    ("reduce_bucket_size 2e8", "overlap_comm")."""
+    values = zero_buckets(fw)
+    text = row["parallelism"] + " " + row["notes"]
+    size = re.search(r"reduce_bucket_size[\s:=]*(\d+(?:\.\d+)?(?:e\d+)?)", text)
+    if size:
+        values["reduce_bucket_size"] = int(float(size.group(1)))
+    if re.search(r"overlap_comm(?![\s:=]*(?:false|off|no)\b)", text, re.IGNORECASE):
+        values["overlap_comm"] = True
+    return values
 
 
 def _base_format(text: str, method: str) -> str | None:
@@ -411,6 +427,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         values["precision"] = "bf16"  # frozen 16-bit base: adapters train in the model's dtype (PEFT, LitGPT)
     elif values["precision"] == "bf16-mixed" and not re.search(r"mixed|amp|autocast", row["precision"].lower()):
         values["precision"] = fw.full_precision  # "bf16" alone: the framework decides whether states stay fp32
+    values.update(_zero_buckets(row, launcher))
     setup = TrainSetup(**values)
     describe = f"{model.name} {method} on {n}× {gpu.name} ({fw.name}), mb {mb}×{seq}, recompute {recompute}"
     common: dict[str, Any] = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),

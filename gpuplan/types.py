@@ -460,6 +460,10 @@ class TrainSetup:
     # sequence lengths change from one micro-step to the next (dynamic padding, no packing): the caching allocator
     # then keeps blocks of every size it has seen, and its pool grows past the allocated peak
     lengths_vary: bool = True
+    # DeepSpeed ZeRO-1/2: the gradient reduce bucket (elements) that backward copies gradients into, one buffer or,
+    # with overlap_comm, two; DeepSpeed's defaults 5e8 and off below stage 3 (deepspeed/runtime/zero/config.py @v0.11.1)
+    reduce_bucket_size: int = 500_000_000
+    overlap_comm: bool = False
 
     @property
     def tokens_per_micro_batch(self) -> int:

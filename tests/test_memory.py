@@ -229,9 +229,14 @@ def test_lora_on_q_v_below_full_at_any_length(m, recompute, mb, seq) -> None:
 def test_zero_3_over_8_gpus_below_zero_0(m, mb, seq, framework, optimizer) -> None:
     setups = [TrainSetup(method="full", micro_batch=mb, seq_len=seq, framework=framework, optimizer=optimizer,
                          parallel=Parallelism(dp=8, zero=z)) for z in (0, 1, 2, 3)]
-    totals = [training_memory(m, s).total for s in setups]
+    estimates = [training_memory(m, s) for s in setups]
+    totals = [e.total for e in estimates]
     assert totals[3] < totals[0]
-    assert totals[1] <= totals[0] and totals[2] <= totals[1]
+    # ZeRO-1/2 shard states, but DeepSpeed's gradient reduce buffers (5e8 16-bit elements by default: 1 GB) come on
+    # top whatever they save: with a paged optimizer there is nothing on the GPU to shard
+    buckets = estimates[1].breakdown.get("zero_buckets")
+    assert buckets == estimates[2].breakdown.get("zero_buckets") == (1e9 if framework in ("hf", "deepspeed") else 0)
+    assert totals[1] - buckets <= totals[0] and totals[2] <= totals[1]
 
 
 @given(models, methods, st.integers(1, 8), st.integers(128, 8192))

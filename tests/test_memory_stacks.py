@@ -9,10 +9,11 @@ from dataclasses import replace
 import pytest
 
 from gpuplan.catalog import Catalog
-from gpuplan.estimate.frameworks import framework, stacks
+from gpuplan.estimate.frameworks import framework, stacks, zero_buckets
 from gpuplan.estimate.memory import activation_bytes_per_token, previous_outputs_bytes, training_memory
 from gpuplan.estimate.quant import weight_format
-from gpuplan.types import FRAMEWORKS, TrainSetup
+from gpuplan.export.train import deepspeed_config
+from gpuplan.types import FRAMEWORKS, Parallelism, TrainSetup
 from gpuplan.units import GiB
 
 # Llama-2-7B: hidden 4096, 32 query and 32 K/V heads of 128, SwiGLU MLP 11008 wide, vocabulary 32000 (untied)
@@ -192,3 +193,59 @@ def test_llmc_overwrites_its_logits_and_allocates_exactly(catalog: Catalog) -> N
     est = training_memory(m, s)
     assert est.extra["logits_bytes"] == 32 * 1024 * 50257 * 2
     assert est.breakdown.get("allocator_slack") == 0
+
+def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog) -> None:
+    # Qwen (v1) code: CrossEntropyLoss on lm_logits[..., :-1, :].contiguous(), no .float(); under DeepSpeed no
+    # autocast runs, so the logits (2 bytes), their shifted copy (2) and the log-softmax (2) are all 16-bit:
+    # 1 × 2048 tokens × 151,936 entries × 6 bytes. The same step without DeepSpeed runs under the HF Trainer's
+    # autocast, whose cross_entropy is fp32: 16-bit logits + fp32 copy + fp32 log-softmax, 10 bytes an entry.
+    m = catalog.model("Qwen-7B")
+    assert m.vocab == 151_936
+    plain = TrainSetup(method="qlora", micro_batch=1, seq_len=2048, grad_accum=8, precision="bf16",
+                       recompute="full", base_quant="gptq-int4", framework="hf")
+    deepspeed = replace(plain, parallel=replace(plain.parallel, zero=2))
+    assert training_memory(m, deepspeed).extra["logits_bytes"] == 2048 * 151_936 * 6
+    assert training_memory(m, plain).extra["logits_bytes"] == 2048 * 151_936 * 10
+    # transformers' own models cast the logits to fp32 before the loss, DeepSpeed or not
+    llama = catalog.model("Llama-2-7B")
+    assert training_memory(llama, deepspeed).extra["logits_bytes"] == 2048 * 32_000 * 10
+
+
+def test_deepspeed_zero2_backward_allocates_its_reduce_buckets(catalog: Catalog) -> None:
+    # deepspeed/runtime/zero/stage_1_and_2.py @v0.11.1, DeepSpeedZeroOptimizer.backward: with contiguous_gradients
+    # each backward allocates reduce_bucket_size elements in the 16-bit dtype, twice with overlap_comm. Qwen's
+    # finetune/ds_config_zero2.json (@af22d5e0) states 2e8 and overlap_comm: 2 × 2e8 × 2 bytes = 0.8 GB, whatever
+    # the (LoRA-sized) trainable parameters; DeepSpeed's defaults (5e8, overlap off below stage 3): 1 × 5e8 × 2 = 1 GB.
+    m = catalog.model("Qwen-7B")
+    plain = TrainSetup(method="qlora", micro_batch=1, seq_len=1024, grad_accum=8, precision="fp16",
+                       recompute="full", base_quant="gptq-int4", framework="hf")
+    zero2 = replace(plain, parallel=replace(plain.parallel, zero=2))
+    qwen = replace(zero2, reduce_bucket_size=200_000_000, overlap_comm=True)
+    assert training_memory(m, qwen).breakdown.get("zero_buckets") == 8e8
+    assert training_memory(m, zero2).breakdown.get("zero_buckets") == 1e9
+    assert training_memory(m, qwen).breakdown.total - training_memory(m, zero2).breakdown.total == -2e8
+    # no DeepSpeed optimizer, or ZeRO-3 (which buckets differently): no such buffers
+    assert training_memory(m, plain).breakdown.get("zero_buckets") == 0
+    zero3 = replace(plain, parallel=replace(plain.parallel, zero=3, dp=2))
+    assert training_memory(m, zero3).breakdown.get("zero_buckets") == 0
+
+
+def test_the_qwen_framework_passes_its_zero2_config() -> None:
+    # QwenLM/Qwen finetune/ds_config_zero2.json @af22d5e0: "reduce_bucket_size": 2e8, "overlap_comm": true
+    assert zero_buckets(framework("qwen")) == {"reduce_bucket_size": 200_000_000, "overlap_comm": True}
+    assert zero_buckets(framework("hf")) == {}
+    # LLaMA-Factory examples/deepspeed/ds_z2_config.json @1d6e8b21: 5e8, overlap_comm false; ms-swift
+    # swift/llm/ds_config/zero2.json @9d297f99: 2e8, overlap_comm true
+    assert zero_buckets(framework("llama-factory")) == {"reduce_bucket_size": 500_000_000, "overlap_comm": False}
+    assert zero_buckets(framework("swift")) == {"reduce_bucket_size": 200_000_000, "overlap_comm": True}
+
+
+def test_the_exported_zero2_config_allocates_the_buffers_the_estimate_counted(catalog: Catalog) -> None:
+    # the DeepSpeed config written for a ZeRO-2 plan states the bucket and overlap_comm the estimate assumed, so
+    # DeepSpeed allocates 1 × 5e8 × 2 bytes (LLaMA-Factory's settings), not the 2 GB of overlap_comm on
+    s = TrainSetup(method="full", parallel=Parallelism(dp=8, zero=2), reduce_bucket_size=500_000_000)
+    zero = deepspeed_config(s)["zero_optimization"]
+    assert (zero["reduce_bucket_size"], zero["overlap_comm"], zero["contiguous_gradients"]) == (5e8, False, True)
+    assert training_memory(catalog.model("Llama-2-7B"), s).breakdown.get("zero_buckets") == 1e9
+    # ZeRO-3 keeps DeepSpeed's own stage-3 default (overlap_comm on) and is not counted here
+    assert deepspeed_config(replace(s, parallel=Parallelism(dp=8, zero=3)))["zero_optimization"]["overlap_comm"]

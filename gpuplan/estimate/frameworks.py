@@ -25,6 +25,7 @@ _COLUMNS = (
     Column("optimizer", "enum", True, OPTIMIZERS), Column("micro_batch", "int", min=1),
     Column("chunked_loss", "bool", True), Column("compiled", "bool", True),
     Column("full_precision", "enum", True, PRECISIONS), Column("lora_dropout", "float", min=0.0, max=0.9),
+    Column("reduce_bucket_size", "int", min=1), Column("overlap_comm", "bool"),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -45,6 +46,10 @@ class Framework:
     compiled: bool
     full_precision: str  # a full fine-tune's precision: bf16-mixed keeps fp32 weights/states, bf16 does not
     lora_dropout: float | None  # the LoRA dropout its configs default to (None: not stated)
+    # the DeepSpeed ZeRO config its scripts pass: gradient reduce bucket (elements) and overlap_comm; None: not
+    # stated, DeepSpeed's own defaults apply (TrainSetup)
+    reduce_bucket_size: int | None
+    overlap_comm: bool | None
     source: str
 
     @property
@@ -71,6 +76,17 @@ def frameworks() -> dict[str, Framework]:
     rows = read_table(BUNDLED_DIR / "frameworks.csv", _COLUMNS, ["framework"], "gpuplan/data/frameworks.csv")
     return {r.values["framework"]: Framework(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
             for r in rows}
+
+
+def zero_buckets(fw: Framework) -> dict[str, int | bool]:
+    """The DeepSpeed ZeRO bucket settings ``fw`` states, as ``TrainSetup`` fields (the rest keep DeepSpeed's
+    defaults)."""
+    stated: dict[str, int | bool] = {}
+    if fw.reduce_bucket_size is not None:
+        stated["reduce_bucket_size"] = fw.reduce_bucket_size
+    if fw.overlap_comm is not None:
+        stated["overlap_comm"] = fw.overlap_comm
+    return stated
 
 
 _STACK_COLUMNS = (

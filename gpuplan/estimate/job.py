@@ -16,6 +16,7 @@ from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import runs_on
 from gpuplan.estimate.frameworks import framework as get_framework
+from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
 from gpuplan.estimate.infer_speed import Speed, max_batch, prefill_seconds, speed, speed_assumptions
 from gpuplan.estimate.memory import inference_memory, training_memory
@@ -441,6 +442,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
         values.update(framework=fw.stack, recompute=recompute or fw.recompute, optimizer=fw.optimizer,
                       chunked_loss=fw.chunked_loss, compiled=fw.compiled, lora_dropout=fw.lora_dropout or 0.0,
                       lengths_vary=fw.lengths_vary and job.task != "pretrain")
+        values.update(zero_buckets(fw))
     elif job.task == "pretrain":  # pretraining concatenates documents into full-length sequences
         values["lengths_vary"] = False
     half = half_format(gpu)

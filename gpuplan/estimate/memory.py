@@ -550,12 +550,15 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     A compiled loss (``loss_compiled``) materializes neither fp32 tensor: the 16-bit logits, and their 16-bit
     gradient made at the start of backward while every activation is still held, two 16-bit values per entry.
     A stack that keeps one logits buffer and writes their gradient over it (``logits_in_place``: llm.c's
-    fused classifier) holds one 16-bit value per entry."""
+    fused classifier) holds one 16-bit value per entry. Model code that keeps the logits 16-bit, run without
+    autocast (:func:`_loss_in_16bit`), holds three 16-bit values per entry."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
     if stack(s.framework).logits_in_place:
         per_entry = act_bytes(s)
     elif (s.chunked_loss and stack(s.framework).chunked_loss_bf16) or (loss_compiled(s) and not s.chunked_loss):
         per_entry = 2 * act_bytes(s)  # two 16-bit values per entry (see above)
+    elif _loss_in_16bit(m, s):  # the logits, their shifted copy and the log-softmax, all 16-bit
+        per_entry = 3 * act_bytes(s)
     elif s.chunked_loss:
         per_entry = act_bytes(s) + 8.0 / 8
     else:
@@ -573,6 +576,26 @@ def loss_compiled(s: TrainSetup) -> bool:
     if s.compiled_loss is not None:
         return s.compiled_loss
     return s.compiled and stack(s.framework).compiles_loss
+
+
+# Model code that takes the cross-entropy of its 16-bit logits without casting them to fp32 (transformers' own models
+# call ``logits.float()`` first): Qwen (v1) remote code, QWenLMHeadModel.forward, ``shift_logits =
+# lm_logits[..., :-1, :].contiguous()`` then ``CrossEntropyLoss()`` (alibaba/MNN
+# transformers/llm/export/llm_models/Qwen-7B-Chat/modeling_qwen.py @4b3d1f8155c6efce4bebffef88de8cb3c077725e, a copy
+# of the Qwen-7B-Chat repository's code)
+LOGITS_KEPT_16BIT = frozenset({"qwen"})
+
+
+def _loss_in_16bit(m: ModelSpec, s: TrainSetup) -> bool:
+    """Whether the loss runs on 16-bit logits: model code that does not upcast them (``LOGITS_KEPT_16BIT``) and a
+    step without torch autocast, whose cross_entropy would run in fp32. Under DeepSpeed the model itself is 16-bit
+    and neither the HF Trainer nor Accelerate enables autocast, so the log-softmax stays 16-bit too: transformers
+    4.32.0 (the PyPI release Qwen's finetune.py ran on) ``Trainer.__init__`` sets ``use_cuda_amp`` only when
+    ``not self.is_deepspeed_enabled`` ("deepspeed and SageMaker Model Parallel manage their own half precision"),
+    and huggingface/accelerate src/accelerate/accelerator.py @v0.24.0 (00301b27) ``Accelerator.__init__`` sets
+    ``native_amp`` (the autocast ``prepare_model`` wraps forward in) for fp16 and bf16 only when the distributed type
+    is not DEEPSPEED or MEGATRON_LM (the same at v0.21.0 and v0.25.0)."""
+    return m.model_type in LOGITS_KEPT_16BIT and _deepspeed_optimizer(s) and s.precision != "fp32"
 
 
 def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
@@ -608,6 +631,20 @@ def _deepspeed_optimizer(s: TrainSetup) -> bool:
     states of 16-bit weights whatever dtype the model was loaded in (deepspeed/runtime/zero/stage_1_and_2.py
     single_partition_of_fp32_groups, stage3.py fp32_partitioned_groups_flat, bf16_optimizer.py fp32 groups)."""
     return s.framework == "deepspeed" or (s.framework == "hf" and s.parallel.zero >= 1)
+
+
+def zero_bucket_bytes(s: TrainSetup) -> float:
+    """DeepSpeed ZeRO-1/2's gradient reduce buffers: with contiguous_gradients (the default) every backward
+    starts by allocating ``reduce_bucket_size`` elements in the parameters' 16-bit dtype, and a second buffer with
+    overlap_comm, whatever the number of trainable parameters, and frees them after the micro-batch's reduction
+    (deepspeed/runtime/zero/stage_1_and_2.py @v0.11.1 (e9503fe4), ``DeepSpeedZeroOptimizer.backward``:
+    ``ipg_buffer``; ``independent_gradient_partition_epilogue`` → ``_release_ipg_buffers``). They are allocated
+    while the loss and the logits are still held, so they stand at either peak. ZeRO-3 and FSDP bucket
+    differently (not modelled)."""
+    if not (_deepspeed_optimizer(s) and s.parallel.zero in (1, 2)):
+        return 0.0
+    width = 4.0 if s.precision == "fp32" else BYTES_16
+    return (2 if s.overlap_comm else 1) * s.reduce_bucket_size * width
 
 
 def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
@@ -677,10 +714,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
                                     (acts + carried_acts, logits + carried_logits))
     dequant = _dequant_workspace(m, s)
+    buckets = zero_bucket_bytes(s)
     overhead = cal.get("train_overhead_bytes")
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
-               ("dequant", dequant))
+               ("dequant", dequant), *((("zero_buckets", buckets),) if buckets else ()))
     persistent = frozen_bytes + trainable_w + master + optimizer
     slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak, persistent)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))

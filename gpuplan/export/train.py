@@ -219,6 +219,8 @@ def _precision(s: TrainSetup) -> dict[str, Any]:
 def deepspeed_config(s: TrainSetup) -> dict[str, Any]:
     """The DeepSpeed ZeRO config LLaMA-Factory passes to the HF Trainer ("auto" values come from its arguments)."""
     zero: dict[str, Any] = {"stage": s.parallel.zero, "overlap_comm": True, "contiguous_gradients": True}
+    if s.parallel.zero in (1, 2):  # the gradient reduce buffers the memory estimate counted (memory.zero_bucket_bytes)
+        zero.update(overlap_comm=s.overlap_comm, reduce_bucket_size=s.reduce_bucket_size)
     if s.parallel.zero == 3:
         zero["stage3_gather_16bit_weights_on_model_save"] = True
     if s.parallel.offload_optimizer:
