@@ -1413,4 +1413,39 @@ TEMPLATES: dict[str, str] = {
         'DeepSpeed-Chat 的 LoRA 不训练嵌入层，也没有 dropout。',
     'plan without --train-embeddings (and LoRA dropout 0), or with --framework trl.':
         '请不加 --train-embeddings（且 LoRA dropout 为 0）规划，或用 --framework trl。',
+    # ---- the llm-foundry export (gpuplan.export.llmfoundry)
+    "the plan splits the model with {p.describe()}; the llm-foundry export trains with FSDP over data-parallel ranks "
+    "only.":
+        '本方案用 {p.describe()} 切分模型；llm-foundry 导出只用 FSDP 在数据并行各卡上训练。',
+    'plan with --max-gpus (fewer GPUs) or a GPU with more memory so the model fits without tensor or pipeline '
+    'parallelism.':
+        '请用 --max-gpus（更少的 GPU）或显存更大的 GPU 规划，使模型不用张量并行或流水线并行也能放下。',
+    "llm-foundry trains full or with LoRA (its peft_config is LoRA only), not {s.method}.":
+        'llm-foundry 只做全参数训练或 LoRA（它的 peft_config 只支持 LoRA），不支持 {s.method}。',
+    'plan with --method lora or full, or with --framework trl or llama-factory for QLoRA.':
+        '请用 --method lora 或 full 规划；要 QLoRA 请用 --framework trl 或 llama-factory。',
+    "llm-foundry loads the base unquantized (load_in_8bit raises in training), not {s.base_quant}.":
+        'llm-foundry 加载未量化的基座模型（训练时 load_in_8bit 会报错），不支持 {s.base_quant}。',
+    'FSDP has no optimizer offload.': 'FSDP 没有单独的优化器卸载。',
+    'FSDP shards everything (ZeRO-3), gradients and states (ZeRO-2) or nothing; it has no ZeRO-1.':
+        'FSDP 要么全部分片（ZeRO-3），要么分片梯度和优化器状态（ZeRO-2），要么不分片；它没有 ZeRO-1。',
+    'plan with --zero 2 or 3.': '请用 --zero 2 或 3 规划。',
+    'llm-foundry checkpoints whole blocks or nothing.': 'llm-foundry 要么对整个块做重计算，要么不做。',
+    'plan with --recompute none or full.': '请用 --recompute none 或 full 规划。',
+    'llm-foundry checkpoints activations through FSDP, which it drops on one GPU.':
+        'llm-foundry 通过 FSDP 做激活重计算，而单卡时它不用 FSDP。',
+    'plan with --recompute none, or with --min-gpus 2.': '请用 --recompute none 规划，或用 --min-gpus 2。',
+    "llm-foundry trains with fp32 master weights under autocast (amp_bf16, amp_fp16), not {s.precision}.":
+        'llm-foundry 用 fp32 主权重加自动混合精度（amp_bf16、amp_fp16）训练，不支持 {s.precision}。',
+    'plan with --precision bf16-mixed or fp16-mixed.': '请用 --precision bf16-mixed 或 fp16-mixed 规划。',
+    "the llm-foundry export trains with its decoupled_adamw, not {s.optimizer}.":
+        'llm-foundry 导出用它的 decoupled_adamw 训练，不支持 {s.optimizer}。',
+    "the llm-foundry export trains whole epochs over the samples, not {j.epochs}.":
+        'llm-foundry 导出按整数个 epoch 遍历样本训练，不支持 {j.epochs}。',
+    'plan with a whole number of --epochs, or with --tokens.': '请用整数的 --epochs 规划，或用 --tokens。',
+    "the export names the modules LoRA adapts for Llama-style decoders; {e.model.name} ({e.model.model_type}) is not "
+    "one.":
+        '导出只知道 Llama 式解码器中 LoRA 适配的模块名；{e.model.name}（{e.model.model_type}）不是这类模型。',
+    'plan with --lora-targets all-linear and without --train-embeddings.':
+        '请用 --lora-targets all-linear 且不加 --train-embeddings 规划。',
 }

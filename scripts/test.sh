@@ -35,6 +35,10 @@ fi
 # ... and torchao 0.13.0 for torchtune's tests only, apart (torchtune 0.6.1 cannot import 0.17, torchtitan not 0.13)
 [ -d .venv/torchao-for-torchtune/torchao ] || \
   .venv/bin/python -m pip install --quiet --no-deps --target .venv/torchao-for-torchtune 'torchao==0.13.0'
+# ... and LLM Foundry 0.22.0 with its Composer and Streaming, apart, for its export's tests (they pin torch 2.7 and
+# transformers 4.51; tests/requirements-export-foundry.txt)
+[ -d .venv/llm-foundry-0.22.0/llmfoundry ] || .venv/bin/python -m pip install --quiet --no-deps \
+  --target .venv/llm-foundry-0.22.0 -r tests/requirements-export-foundry.txt
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GPUPLAN_OFFLINE=1
 .venv/bin/ruff check gpuplan bench tests
 .venv/bin/mypy

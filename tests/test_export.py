@@ -369,8 +369,8 @@ def test_a_finetune_llamafactory_cannot_run_as_planned_is_refused(change: dict[s
 
 def test_a_framework_the_export_does_not_write_is_refused_with_the_one_it_does() -> None:
     c = _qlora()
-    c = replace(c, estimate=replace(c.estimate, job=replace(FINETUNE_JOB, framework="llm-foundry")))
-    with pytest.raises(InputError, match="sized for --framework llm-foundry") as err:
+    c = replace(c, estimate=replace(c.estimate, job=replace(FINETUNE_JOB, framework="chatglm")))
+    with pytest.raises(InputError, match="sized for --framework chatglm") as err:
         render(c, "skypilot", REPO)
     assert "--framework llama-factory" in err.value.fix
 

@@ -1,7 +1,7 @@
 """Training hand-off: the commands that run a planned fine-tune (LLaMA-Factory, or TRL, LitGPT, ms-swift, Axolotl,
-torchtune, Unsloth or DeepSpeed-Chat for their
-``--framework``) or pretraining (Megatron-LM, or torchtitan for ``--framework
-torchtitan``) with the settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
+torchtune, Unsloth, DeepSpeed-Chat or LLM Foundry for their
+``--framework``) or pretraining (Megatron-LM, or torchtitan or LLM Foundry for their ``--framework``) with the
+settings the plan was sized for, checkpointing into ``CKPT_DIR`` and resuming from the last
 checkpoint there.
 
 Every option written is one the pinned release accepts (``gpuplan/data/flags/llamafactory.json``, recorded from
@@ -77,6 +77,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: boo
         return unsloth(e, model_ref, name)
     if e.job.task is Task.FINETUNE and fw == "deepspeed":
         return deepspeed_chat(e, model_ref, name, spot)
+    if fw == "llm-foundry":
+        return llm_foundry(e, model_ref, name)
     if e.job.task is Task.PRETRAIN and fw in (None, "megatron"):
         return megatron(e, model_ref, n_nodes, name)
     if e.job.task is Task.PRETRAIN and fw == "torchtitan":
@@ -90,8 +92,8 @@ def train_run(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: boo
 
 # the frameworks whose run the export writes, by task (the first is what a plan without --framework gets)
 EXPORTED = {"finetune": ("llama-factory", "hf", "trl", "litgpt", "swift", "axolotl", "torchtune", "unsloth",
-                         "deepspeed"),
-            "pretrain": ("megatron", "torchtitan")}
+                         "deepspeed", "llm-foundry"),
+            "pretrain": ("megatron", "torchtitan", "llm-foundry")}
 
 
 def _steps(e: JobEstimate, s: TrainSetup) -> int:
@@ -401,6 +403,24 @@ def deepspeed_chat(e: JobEstimate, model_ref: str, name: str, spot: bool) -> Tra
     lr = LR_ADAPTER if Method(s.method).low_rank else LR_FULL
     setup, run = setup_and_run(script_args(e, model_ref, f"{CKPT_DIR}/{name}", lr, spot))
     return TrainRun("deepspeed", setup, run, {"DATASET": "", "DATASET_DIR": "data"})
+
+
+# ---------------------------------------------------------------- LLM Foundry
+
+
+def llm_foundry(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
+    """LLM Foundry's train script with the planned config; Composer resumes from the newest checkpoint on the
+    bucket."""
+    from gpuplan.export.llmfoundry import foundry_config, setup_and_run
+
+    s = e.setup
+    assert isinstance(s, TrainSetup)
+    pretrain = e.job.task is Task.PRETRAIN
+    lr = LR_PRETRAIN if pretrain else LR_ADAPTER if Method(s.method).low_rank else LR_FULL
+    cfg = foundry_config(e, model_ref, name, f"{CKPT_DIR}/{name}", _save_every(_steps(e, s)), lr)
+    setup, run = setup_and_run(yaml.safe_dump(cfg, sort_keys=False), pretrain)
+    envs = {"DATA_REMOTE": ""} if pretrain else {"DATASET": "", "DATASET_SPLIT": "train"}
+    return TrainRun("llm-foundry", setup, run, envs)
 
 
 # ---------------------------------------------------------------- torchtitan
