@@ -449,6 +449,9 @@ class TrainSetup:
     lora_dropout: float = 0.0  # dropout on each adapter's input (PEFT's LoraConfig default 0.0)
     prefix_len: int = 128  # P-tuning v2 prefix length
     base_quant: str | None = None  # frozen base format for LoRA/P-tuning ("int4-wo", "int8-wo", "bnb-nf4-dq")
+    # an unquantized frozen base held in fp32 and run under autocast (llm-foundry loads every weight in fp32:
+    # data/frameworks.csv adapter_base_fp32); False: in the 16-bit compute format
+    fp32_base: bool = False
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
     trainable_layers: int = 2  # freeze: train the last k layers
     parallel: Parallelism = Parallelism()

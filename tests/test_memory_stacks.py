@@ -249,3 +249,18 @@ def test_the_exported_zero2_config_allocates_the_buffers_the_estimate_counted(ca
     assert training_memory(catalog.model("Llama-2-7B"), s).breakdown.get("zero_buckets") == 1e9
     # ZeRO-3 keeps DeepSpeed's own stage-3 default (overlap_comm on) and is not counted here
     assert deepspeed_config(replace(s, parallel=Parallelism(dp=8, zero=3)))["zero_optimization"]["overlap_comm"]
+
+
+def test_llm_foundry_lora_keeps_the_frozen_base_in_fp32():
+    """llm-foundry loads every weight in fp32 and autocasts (llmfoundry/models/consts.py _MASTER_WEIGHTS_PRECISION =
+    'float32', models/hf/hf_base.py @8c8dd48f): a LoRA on Qwen2.5-7B (7,615,616,512 parameters, 40,370,176 in rank-16
+    all-linear adapters) holds 4 bytes per weight, frozen and trainable, where the HF Trainer + PEFT holds 2."""
+    import gpuplan
+
+    def weights(framework: str) -> float:
+        e = gpuplan.estimate("qwen2.5-7b", "h100", "finetune", method="lora", framework=framework,
+                             tokens_per_sample=2048, samples="1k")
+        return dict(e.result.memory.breakdown.parts)["weights"]
+
+    assert weights("llm-foundry") == (7_615_616_512 + 40_370_176) * 4
+    assert weights("hf") == (7_615_616_512 + 40_370_176) * 2

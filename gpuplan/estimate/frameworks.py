@@ -25,7 +25,7 @@ _COLUMNS = (
     Column("optimizer", "enum", True, OPTIMIZERS), Column("micro_batch", "int", min=1),
     Column("chunked_loss", "bool", True), Column("compiled", "bool", True),
     Column("full_precision", "enum", True, PRECISIONS), Column("lora_dropout", "float", min=0.0, max=0.9),
-    Column("reduce_bucket_size", "int", min=1), Column("overlap_comm", "bool"),
+    Column("reduce_bucket_size", "int", min=1), Column("overlap_comm", "bool"), Column("adapter_base_fp32", "bool"),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -50,6 +50,8 @@ class Framework:
     # stated, DeepSpeed's own defaults apply (TrainSetup)
     reduce_bucket_size: int | None
     overlap_comm: bool | None
+    # LoRA/P-tuning keep the unquantized frozen base in fp32 (the stack loads every weight in fp32 and autocasts)
+    adapter_base_fp32: bool | None
     source: str
 
     @property

@@ -443,10 +443,13 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
                       chunked_loss=fw.chunked_loss, compiled=fw.compiled, lora_dropout=fw.lora_dropout or 0.0,
                       lengths_vary=fw.lengths_vary and job.task != "pretrain")
         values.update(zero_buckets(fw))
+        values["fp32_base"] = bool(fw.adapter_base_fp32) and method in ("lora", "ptuning")
     elif job.task == "pretrain":  # pretraining concatenates documents into full-length sequences
         values["lengths_vary"] = False
     half = half_format(gpu)
-    if method in ("lora", "qlora", "ptuning"):
+    if values.get("fp32_base"):  # fp32 weights under autocast: the adapters' weights and states are fp32 too
+        values["precision"] = "bf16-mixed" if half == "bf16" else "fp16-mixed"
+    elif method in ("lora", "qlora", "ptuning"):
         values["precision"] = "bf16" if half == "bf16" else "fp16-mixed"
     elif half == "fp16":
         values["precision"] = "fp16-mixed"

@@ -803,7 +803,9 @@ def output_grad_bytes(m: ModelSpec, s: TrainSetup, grad_bytes: float) -> float:
 
 
 def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
-    """The frozen model's weights on one TP × PP shard (before any ZeRO-3 sharding): 16-bit, or quantized
+    """The frozen model's weights on one TP × PP shard (before any ZeRO-3 sharding): 16-bit, fp32 where the stack
+    loads the base in fp32 and autocasts (``fp32_base``: llm-foundry's hf_base.py loads with ``torch_dtype`` =
+    ``_MASTER_WEIGHTS_PRECISION`` = float32, models/consts.py, mosaicml/llm-foundry @8c8dd48f), or quantized
     (QLoRA NF4, ChatGLM int4/int8 for P-tuning); zero for a full fine-tune."""
     if s.method == "full":
         return 0.0
@@ -811,7 +813,8 @@ def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
     if s.method == "freeze":
         frozen_params = count_params(m).total - trainable_params(m, s)
         return frozen_params * act_bytes(s) / (s.parallel.tp * s.parallel.pp)
-    fmt = weight_format(fmt_name) if fmt_name else weight_format("fp32" if s.precision == "fp32" else "bf16")
+    fmt = weight_format(fmt_name) if fmt_name else weight_format("fp32" if s.precision == "fp32" or s.fp32_base
+                                                                 else "bf16")
     return weights_bytes(m, fmt, s.parallel.tp, s.parallel.pp) + _output_layer_change(m, s, fmt, fmt_name is not None)
 
 
