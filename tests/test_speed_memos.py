@@ -180,3 +180,42 @@ def test_a_plan_leaves_no_reference_cycles(catalog: Catalog, name: str, job: Job
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_candidates_made_by_their_slots_equal_those_the_dataclass_makes(catalog: Catalog) -> None:
+    """The pricing stage sets a candidate's slots itself (pricing.Pricer.price): every field must be set, to what
+    ``Candidate(...)`` would hold, on spot and on-demand offers alike (a spot run's seconds carry its overhead)."""
+    from gpuplan.plan.candidates import Candidate, offer_candidates
+    from gpuplan.plan.costing import rental_cost
+
+    m = catalog.model("Qwen2.5-7B")
+    e = estimate_inference(m, catalog.gpu("H100"), SERVE, inference_setup(SERVE, 1, "vllm", "bf16"), fitted())
+    offers = [o for o in catalog.offers if o.gpu == "H100"][:40]
+    assert {o.pricing for o in offers} >= {"spot", "on-demand"}
+    costs = [rental_cost(catalog, o, 7200.0, "USD") for o in offers]
+    made = offer_candidates(e, 7200.0, costs, offers)
+    want = [Candidate(e, 7200.0 + c.spot_overhead_seconds, c, o.provider, o)
+            for o, c in zip(offers, costs, strict=True)]
+    assert made == want
+    assert [x.seconds for x, o in zip(made, offers, strict=True) if o.pricing == "spot"] == [7920.0] * sum(
+        o.pricing == "spot" for o in offers)  # 7200 s + the 10 % spot overhead
+    assert all(x.platform is None and x.calendar_seconds == 0.0 and x.notes == () for x in made)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_pricing_leaves_the_garbage_collector_as_it_found_it(catalog: Catalog, enabled: bool) -> None:
+    """The collector is held off while candidates are made, then back as it was: on, or still off when the
+    caller had turned it off; and on again after an error inside."""
+    from gpuplan.plan.pricing import collector_paused
+
+    if not enabled:
+        gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled() is enabled
+        with pytest.raises(ZeroDivisionError), collector_paused():
+            _ = 1 / 0
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()

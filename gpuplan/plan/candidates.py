@@ -7,7 +7,8 @@ The planner's stages (:mod:`~gpuplan.plan.enumeration` → :mod:`~gpuplan.plan.p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from gpuplan.catalog.schemas import PRICINGS
@@ -109,6 +110,33 @@ class Candidate:
         from gpuplan.plan_text import candidate_dict
 
         return candidate_dict(self)
+
+
+# Candidate's slots in field order, each set by its descriptor (see offer_candidates)
+_SLOTS = tuple(getattr(Candidate, f.name).__set__ for f in fields(Candidate))
+
+
+def offer_candidates(e: JobEstimate, seconds: float, costs: Sequence[Cost], offers: Sequence[Offer]
+                     ) -> list[Candidate]:
+    """``[Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer) for ...]`` over
+    ``costs`` and ``offers`` side by side, equal to it, each made by setting its slots: a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``, which made this the largest part of pricing a
+    large catalog (about 100,000 candidates at 200× the bundled offers; bench/speed.py)."""
+    new = object.__new__
+    set_estimate, set_seconds, set_cost, set_where, set_offer, set_platform, set_calendar, set_notes = _SLOTS
+    out = []
+    for cost, offer in zip(costs, offers, strict=True):
+        x = new(Candidate)
+        set_estimate(x, e)
+        set_seconds(x, seconds + cost.spot_overhead_seconds)
+        set_cost(x, cost)
+        set_where(x, offer.provider)
+        set_offer(x, offer)
+        set_platform(x, None)
+        set_calendar(x, 0.0)
+        set_notes(x, ())
+        out.append(x)
+    return out
 
 
 def hourly_price_of(x: Candidate) -> float:

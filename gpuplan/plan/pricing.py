@@ -4,8 +4,10 @@ match is costed (:mod:`~gpuplan.plan.costing` holds the money formulas) into a :
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import math
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +17,7 @@ from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.plan.candidates import Candidate, Constraints, Note
+from gpuplan.plan.candidates import Candidate, Constraints, Note, offer_candidates
 from gpuplan.plan.costing import Tariff, bill_all, platform_cost, startup_seconds, tariff
 from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
 from gpuplan.units import HOUR, WEEK
@@ -151,6 +153,22 @@ class OfferTerms:
         return found
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector held off while a batch of objects that all live on is built (it finds nothing
+    to free in them). Its passes are due after every 700 allocations, and the full ones walk every live object, a
+    large catalog's included: at 200× the bundled offers they were over a third of the pricing stage's time
+    (bench/speed.py, its "GC paused" column). Left off when the caller or another thread had turned it off."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class Pricer:
     """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency:
     :class:`OfferTerms`, which the plans of its changes may share) or on the model alone (start-up, disk) is made
@@ -196,10 +214,10 @@ class Pricer:
         seconds = HOUR if serving else work_s + startup
         replicas, currency, overhead = e.replicas, c.currency, c.spot_overhead
         offers, per, tariffs = self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving)
-        instances = [1 if p == 1 and replicas == 1 else max(1, math.ceil(p * replicas - 1e-9)) for p in per]
-        costs = bill_all(tariffs, seconds, currency, instances, disk, overhead)
-        return [Candidate(e, seconds + cost.spot_overhead_seconds, cost, offer.provider, offer)
-                for offer, cost in zip(offers, costs, strict=True)]
+        with collector_paused():  # thousands of objects that all live on: nothing for the collector to find
+            instances = [1 if p == 1 and replicas == 1 else max(1, math.ceil(p * replicas - 1e-9)) for p in per]
+            costs = bill_all(tariffs, seconds, currency, instances, disk, overhead)
+            return offer_candidates(e, seconds, costs, offers)
 
     def noted(self, x: Candidate) -> Candidate:
         """``x`` (priced by :meth:`price`) with its notes: start-up, a shared instance, the offer's own, a large
