@@ -20,9 +20,10 @@ import typer
 import typer.core
 
 from gpuplan import i18n
-from gpuplan.cli_options import cli_option, table_options
+from gpuplan.cli_options import table_options
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
+from gpuplan.options import option
 from gpuplan.render import Col, emit
 from gpuplan.types import STALE_AFTER_DAYS, Market, Task
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
@@ -726,8 +727,9 @@ plan_app = typer.Typer(cls=RootGroup, no_args_is_help=True,
                        help="Rank GPU + offer choices for a job by cost, time or value.")
 app.add_typer(plan_app, name="plan")
 
-GpusOpt = cli_option("gpus", "fit")  # the table's, as fit and buy take them
-CurrencyOpt = cli_option("currency", "buy")
+# the table's options, as fit and buy take them
+GpusOpt = Annotated[list[str] | None, typer.Option("--gpus", help=option("gpus").help_for("fit"))]
+CurrencyOpt = Annotated[str | None, typer.Option(help=option("currency").help_for("buy"))]
 CsvOut = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print the ranked plans as CSV.")]
 ExportOpt = Annotated[str | None, typer.Option("--export", help="Also write the pick as skypilot (task YAML), vllm or "
                                                                "sglang (server command) or k8s (manifest).")]
