@@ -199,8 +199,10 @@ OPTIONS: tuple[Option, ...] = (
        helps=(("plan pretrain", "Sequence length (default: 2048, at most the model's positions).",
                "序列长度（默认 2048，不超过模型的位置数）。"),)),
     _o("--global-batch", 0, 1e8, zero="gpuplan chooses", kind=int, default=0, applies=TRAINING, stages=_JOB,
-       help=("Sequences per optimizer step (0: 32).", "每个优化器步的序列数（0：32）。"),
-       helps=(("plan pretrain", "Sequences per optimizer step (0: 4M tokens worth, as LLaMA).",
+       help=("Sequences per optimizer step (0: 32 for fine-tuning, 4M tokens worth for pretraining).",
+             "每个优化器步的序列数（0：微调为 32，预训练相当于 4M token）。"),
+       helps=(("plan finetune", "Sequences per optimizer step (0: 32).", "每个优化器步的序列数（0：32）。"),
+              ("plan pretrain", "Sequences per optimizer step (0: 4M tokens worth, as LLaMA).",
                "每个优化器步的序列数（0：相当于 4M token，同 LLaMA）。"),)),
     Option("framework", "--framework", str, applies=TRAINING, stages=("job", "layout"),
            help=("Training framework whose defaults apply where options are not given (gradient checkpointing, "
@@ -397,7 +399,7 @@ OPTIONS: tuple[Option, ...] = (
 
 # The options of each job command, in the order its help lists them (the command line's other options, --export,
 # --out, --json and --csv, follow): a new option is its row above and its name here.
-_PLAN_CONSTRAINTS = ("market", "providers", "gpus", "exclude_gpus", "max_gpus", "budget", "deadline_s", "spot",
+PLAN_CONSTRAINTS = ("market", "providers", "gpus", "exclude_gpus", "max_gpus", "budget", "deadline_s", "spot",
                      "tiers", "currency", "objective", "top")
 COMMANDS: dict[str, tuple[str, ...]] = {
     "estimate": ("task", "method", "gpu", "n_gpus", "tp", "pp", "zero", "micro_batch", "grad_accum", "recompute",
@@ -405,10 +407,10 @@ COMMANDS: dict[str, tuple[str, ...]] = {
                  "prompt", "output", "batch", "requests", "engine", "quant", "kv_dtype", "lora_rank", "lora_targets",
                  "train_embeddings", "prefix_len"),
     "plan finetune": ("method", "samples", "tokens_per_sample", "epochs", "dataset_tokens", "seq_len", "lora_rank",
-                      "lora_targets", "train_embeddings", "framework", "quant", "global_batch", *_PLAN_CONSTRAINTS,
+                      "lora_targets", "train_embeddings", "framework", "quant", "global_batch", *PLAN_CONSTRAINTS,
                       "compare_buy", "hours_per_month"),
-    "plan pretrain": ("tokens", "seq_len", "global_batch", "framework", *_PLAN_CONSTRAINTS),
-    "plan infer": ("prompt", "output", "batch", "requests", "quant", "engine", *_PLAN_CONSTRAINTS),
+    "plan pretrain": ("tokens", "seq_len", "global_batch", "framework", *PLAN_CONSTRAINTS),
+    "plan infer": ("prompt", "output", "batch", "requests", "quant", "engine", *PLAN_CONSTRAINTS),
     "plan serve": ("rps", "peak_rps", "profile", "prompt", "output", "buckets", "percentiles", "ttft_s",
                    "ttft_p99_s", "tpot_s", "tpot_p99_s", "availability", "tolerate", "regions", "spot",
                    "allow_marketplace", "tiers", "prefix_hit", "max_per_offer", "adapters", "adapter_rank", "quant",
