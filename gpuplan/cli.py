@@ -315,7 +315,7 @@ def _num(digits: int = 0, suffix: str = "") -> Any:
 def gpus(
     ctx: typer.Context,
     market: Annotated[str | None, typer.Option(help="cn: parts legally sold or offered in mainland China.")] = None,
-    min_memory: Annotated[str | None, typer.Option(help="Smallest memory, e.g. 48GB.")] = None,
+    min_memory: Annotated[str | None, typer.Option(help=option("min_memory").help_for("gpus"))] = None,
     vendor: Annotated[str | None, typer.Option(help="NVIDIA, AMD, Intel, Google, Huawei.")] = None,
     segment: Annotated[str | None, typer.Option(
         help="datacenter, workstation, consumer, tpu or npu.")] = None,
@@ -367,9 +367,9 @@ def offers(
     tier: Annotated[list[str] | None, typer.Option(
         "--tier", help="Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
-    min_gpus: Annotated[float | None, typer.Option(help="At least this many GPUs per instance.")] = None,
+    min_gpus: Annotated[float | None, typer.Option(help=option("min_gpus").help_for("offers"))] = None,
     sort: Annotated[str, typer.Option(help="gpu-price, price, gpus, age or provider.")] = "gpu-price",
-    limit: Annotated[int, typer.Option(help="Show at most this many rows (0 = all).")] = 40,
+    limit: Annotated[int, typer.Option(help=option("limit").help_for("offers"))] = 40,
     json_out: JsonOpt = False, csv_out: CsvOpt = False,
 ) -> None:
     """List cloud GPU offers, cheapest per GPU-hour first, with the age of each price."""
@@ -1102,7 +1102,7 @@ def _write_export(exported: dict[str, Any], fmt: str, out: str | None, json_out:
 
 @app.command(cls=RangedCommand)
 def fit(ctx: typer.Context, model: ModelArg,
-        context: Annotated[int, typer.Option(help="Tokens of context (inference) / sequence (training).")] = 2048,
+        context: Annotated[int, typer.Option(help=option("context").help_for("fit"))] = 2048,
         gpus: GpusOpt = None, json_out: JsonOpt = False) -> None:
     """Which card for this model: the smallest GPU configurations per use case (inference 16/8/4-bit, LoRA,
     QLoRA, full fine-tuning), with the memory each needs."""
@@ -1134,13 +1134,14 @@ def buy(ctx: typer.Context,
         model: Annotated[str | None, typer.Argument(help="Optional model: price the smallest rentable GPUs that "
                                                          "fine-tune it with LoRA and serve it in 16-bit.")] = None,
         gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU(s) to price (repeatable).")] = None,
-        n_gpus: Annotated[int, typer.Option("--n-gpus", help="GPUs in the machine.")] = 1,
-        hours_per_month: Annotated[float, typer.Option("--hours-per-month", help="Hours of use per month.")] = 200,
+        n_gpus: Annotated[int, typer.Option("--n-gpus", help=option("n_gpus").help_for("buy"))] = 1,
+        hours_per_month: Annotated[float, typer.Option("--hours-per-month",
+                                                       help=option("hours_per_month").help_for("buy"))] = 200,
         market: Annotated[str, typer.Option(help="cn or global (purchase prices, electricity, legality).")] = "global",
         currency: CurrencyOpt = None,
-        years: Annotated[float | None, typer.Option(help="Depreciation period in years (default 3).")] = None,
-        pue: Annotated[float | None, typer.Option(help="Power usage effectiveness (1.0 at a desk).")] = None,
-        electricity: Annotated[str | None, typer.Option(help="Electricity price per kWh, e.g. 0.6CNY.")] = None,
+        years: Annotated[float | None, typer.Option(help=option("years").help_for("buy"))] = None,
+        pue: Annotated[float | None, typer.Option(help=option("pue").help_for("buy"))] = None,
+        electricity: Annotated[str | None, typer.Option(help=option("electricity").help_for("buy"))] = None,
         json_out: JsonOpt = False) -> None:
     """Rent or buy: owning cost per month, renting cost per month, and the break-even hours per month."""
     from gpuplan.plan.buy import ownership

@@ -33,7 +33,6 @@ HELP: dict[str, str] = {
     "List accelerators with memory, bandwidth, dense tensor TFLOPS and China export status.":
         "列出加速卡的显存、带宽、稠密张量 TFLOPS 和对华出口状态。",
     "cn: parts legally sold or offered in mainland China.": "cn：在中国大陆合法销售或提供的型号。",
-    "Smallest memory, e.g. 48GB.": "最小显存，例如 48GB。",
     "NVIDIA, AMD, Intel, Google, Huawei.": "厂商：NVIDIA、AMD、Intel、Google、Huawei。",
     "datacenter, workstation, consumer, tpu or npu.": "类别：datacenter、workstation、consumer、tpu 或 npu。",
     "name, memory, bandwidth, bf16, fp8, year or tdp.": "排序：name、memory、bandwidth、bf16、fp8、year 或 tdp。",
@@ -50,9 +49,7 @@ HELP: dict[str, str] = {
     "Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).":
         "只看这些计费方式：on-demand、spot、reserved、marketplace（可重复）。",
     "Provider (repeatable).": "云厂商（可重复）。",
-    "At least this many GPUs per instance.": "每个实例至少这么多张卡。",
     "gpu-price, price, gpus, age or provider.": "排序：gpu-price、price、gpus、age 或 provider。",
-    "Show at most this many rows (0 = all).": "最多显示这么多行（0 = 全部）。",
     # refresh, history
     "Fetch current GPU prices and FX rates from the providers' public price APIs into the local price store, each "
     "provider on its own: one failing leaves the others and its earlier prices intact. With no PROVIDER, all of "
@@ -107,7 +104,6 @@ HELP: dict[str, str] = {
     "Which card for this model: the smallest GPU configurations per use case (inference 16/8/4-bit, LoRA, QLoRA, "
     "full fine-tuning), with the memory each needs.":
         "这个模型用哪张卡：每种用途（16/8/4 位推理、LoRA、QLoRA、全量微调）装得下的最小显卡配置，及各自所需显存。",
-    "Tokens of context (inference) / sequence (training).": "上下文（推理）/ 序列（训练）的 token 数。",
     "Relative training and inference speed of two GPUs for a model, from the estimators.":
         "按估算模型比较两种显卡在某个模型上的训练和推理速度。",
     "First GPU.": "第一种显卡。",
@@ -118,12 +114,7 @@ HELP: dict[str, str] = {
     "Optional model: price the smallest rentable GPUs that fine-tune it with LoRA and serve it in 16-bit.":
         "可选的模型：为能用 LoRA 微调它、并以 16 位部署它的最小可租显卡配置报价。",
     "GPU(s) to price (repeatable).": "要报价的显卡（可重复）。",
-    "GPUs in the machine.": "整机的卡数。",
-    "Hours of use per month.": "每月使用小时数。",
     "cn or global (purchase prices, electricity, legality).": "cn 或 global（购置价格、电价、合规性）。",
-    "Depreciation period in years (default 3).": "折旧年限（默认 3 年）。",
-    "Power usage effectiveness (1.0 at a desk).": "电能使用效率 PUE（放在办公桌上为 1.0）。",
-    "Electricity price per kWh, e.g. 0.6CNY.": "每千瓦时电价，例如 0.6CNY。",
     # web
     "Serve the HTTP API (/api/...) and the web page with charts (needs: pip install 'gpuplan\\[web]').":
         "启动 HTTP API（/api/...）和带图表的网页（需要：pip install 'gpuplan\\[web]'）。",
