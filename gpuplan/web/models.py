@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from gpuplan.options import COMMANDS, OPTIONS, PLAN_CONSTRAINTS, RANGES, Option, of_stage, option, option_of_flag
+from gpuplan.options import COMMANDS, OPTIONS, PLAN_CONSTRAINTS, RANGES, Option, of_stage, option
 from gpuplan.types import Engine, Market, Method, Objective, Recompute, Task
 from gpuplan.units import parse_money, parse_seconds
 
@@ -36,12 +36,9 @@ Count = float | Annotated[str, Field(max_length=32)]  # 10000, 1e4 or "10k"
 Names = Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_NAMES)]
 
 
-def ranged(option: str, command: str | None = None, whole: bool = True, required: bool = False,
-           **extra: Any) -> Any:
-    """A field whose bounds are the CLI option's range (``--max-gpus`` → 1 to 100,000) and whose default is
-    ``command``'s (None without one; none at all when ``required``)."""
-    value = ... if required else option_of_flag(option).default_for(command) if command else None
-    return Field(value, **bounds(option, whole), **extra)
+def required(flag: str) -> Any:
+    """A required whole number whose bounds are the CLI option's range (``--prompt`` → 1 to 10,000,000)."""
+    return Field(..., **bounds(flag, whole=True))
 
 
 def bounds(option: str, whole: bool) -> dict[str, Any]:
@@ -75,8 +72,8 @@ MAX_BUCKETS = 16  # request-size buckets in one serving request
 class BucketFields(_Request):
     """One request size of the traffic: ``share`` of the requests have ``prompt`` + ``output`` tokens."""
 
-    prompt: int = ranged("--prompt", required=True)
-    output: int = ranged("--output", required=True)
+    prompt: int = required("--prompt")
+    output: int = required("--output")
     share: float = Field(gt=0, le=1, description="Share of the traffic; the shares of all buckets add up to 1.")
 
 
@@ -85,8 +82,8 @@ class PercentileFields(_Request):
     tokens."""
 
     percentile: float = Field(gt=0, le=100, description="The percentile, above 0 and at most 100 (e.g. 90).")
-    prompt: int = ranged("--prompt", required=True)
-    output: int = ranged("--output", required=True)
+    prompt: int = required("--prompt")
+    output: int = required("--output")
 
 
 # The JSON of the options the command line reads from text of its own (``2,2,1,…``, ``512:128:0.7``), and of
