@@ -13,15 +13,17 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Annotated, Any
 
 import typer
 import typer.core
 
 from gpuplan import i18n
+from gpuplan.cli_options import table_options
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
-from gpuplan.options import defaults
+from gpuplan.options import option
 from gpuplan.render import Col, emit
 from gpuplan.types import STALE_AFTER_DAYS, Market, Task
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
@@ -221,10 +223,6 @@ app = typer.Typer(
 
 CatalogOpt = Annotated[list[str] | None, typer.Option(
     "--catalog", help="Extra catalog folder laid out like gpuplan/data (repeatable; also GPUPLAN_CATALOG).")]
-# the defaults of each command, as typer shows them (gpuplan.options.OPTIONS)
-ESTIMATE, FINETUNE, PRETRAIN, INFER, SERVE = (defaults(f"{c}") for c in (
-    "estimate", "plan finetune", "plan pretrain", "plan infer", "plan serve"))
-
 
 def _machine_output(value: bool) -> bool:
     """JSON and CSV are an interface: their values are English whatever --lang or the locale says."""
@@ -317,7 +315,7 @@ def _num(digits: int = 0, suffix: str = "") -> Any:
 def gpus(
     ctx: typer.Context,
     market: Annotated[str | None, typer.Option(help="cn: parts legally sold or offered in mainland China.")] = None,
-    min_memory: Annotated[str | None, typer.Option(help="Smallest memory, e.g. 48GB.")] = None,
+    min_memory: Annotated[str | None, typer.Option(help=option("min_memory").help_for("gpus"))] = None,
     vendor: Annotated[str | None, typer.Option(help="NVIDIA, AMD, Intel, Google, Huawei.")] = None,
     segment: Annotated[str | None, typer.Option(
         help="datacenter, workstation, consumer, tpu or npu.")] = None,
@@ -369,9 +367,9 @@ def offers(
     tier: Annotated[list[str] | None, typer.Option(
         "--tier", help="Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
-    min_gpus: Annotated[float | None, typer.Option(help="At least this many GPUs per instance.")] = None,
+    min_gpus: Annotated[float | None, typer.Option(help=option("min_gpus").help_for("offers"))] = None,
     sort: Annotated[str, typer.Option(help="gpu-price, price, gpus, age or provider.")] = "gpu-price",
-    limit: Annotated[int, typer.Option(help="Show at most this many rows (0 = all).")] = 40,
+    limit: Annotated[int, typer.Option(help=option("limit").help_for("offers"))] = 40,
     json_out: JsonOpt = False, csv_out: CsvOpt = False,
 ) -> None:
     """List cloud GPU offers, cheapest per GPU-hour first, with the age of each price."""
@@ -649,29 +647,7 @@ def _platform_price(r: dict[str, Any]) -> str:
 
 ModelArg = Annotated[str, typer.Argument(help="Preset name (see 'gpuplan models'), path to a config.json, or a Hub id "
                                               "(online only).")]
-MethodOpt = Annotated[str, typer.Option(help="full, lora, qlora, ptuning or freeze.")]
-SamplesOpt = Annotated[str | None, typer.Option(help="Training samples, e.g. 10k.")]
-TpsOpt = Annotated[str | None, typer.Option("--tokens-per-sample", help="Tokens per sample (prompt + answer).")]
-EpochsOpt = Annotated[float, typer.Option(help="Epochs over the samples.")]
-TokensOpt = Annotated[str | None, typer.Option(help="Training tokens in total, e.g. 1.4T (instead of samples).")]
-SeqOpt = Annotated[int | None, typer.Option("--seq-len", help="Sequence length for training (default: tokens per "
-                                                                "sample, capped at 4096).")]
-PromptOpt = Annotated[int, typer.Option("--prompt", help="Prompt tokens per request.")]
-OutputOpt = Annotated[int, typer.Option("--output", help="Generated tokens per request.")]
-BatchOpt = Annotated[int, typer.Option("--batch", help="Concurrent sequences (inference; 0: as many as the engine "
-                                                         "holds with --requests, else 1).")]
-QuantOpt = Annotated[str | None, typer.Option("--quant", help="Weight format: bf16, fp16, fp8, int8-wo, int4-wo, "
-                                                               "awq-int4, gptq-int4, bnb-nf4, gguf-q4_k_m ...")]
-EngineOpt = Annotated[str, typer.Option("--engine", help="hf, vllm, sglang, trtllm or llamacpp.")]
-RankOpt = Annotated[int, typer.Option("--lora-rank", help="LoRA rank.")]
-TargetsOpt = Annotated[str, typer.Option("--lora-targets", help="all-linear, attention, qv or mlp.")]
-EmbeddingsOpt = Annotated[bool, typer.Option("--train-embeddings", help="LoRA/QLoRA also trains the embedding and "
-                                             "output layer (PEFT modules_to_save), as when tokens are added.")]
-FrameworkOpt = Annotated[str | None, typer.Option(
-    "--framework", help="Training framework whose defaults apply where options are not given (gradient "
-    "checkpointing, optimizer, loss, compile): llama-factory, hf, trl, torchtune, litgpt, axolotl, unsloth, "
-    "swift, deepspeed, megatron, torchtitan, llm-foundry, chatglm, glm4, qwen, pytorch or llmc "
-    "(gpuplan/data/frameworks.csv); plans use only the GPUs it runs on (gpuplan/data/runs_on.csv).")]
+Opts = SimpleNamespace  # the table's options of a job command (gpuplan.cli_options.table_options)
 
 
 def _duration(text: str, field: str) -> float:
@@ -685,9 +661,9 @@ def _duration(text: str, field: str) -> float:
     return seconds
 
 
-def _given(ctx: typer.Context, **values: Any) -> dict[str, Any]:
-    """Those of ``values`` (parameters of the running command) the user set, on the command line or by
-    environment, named and read as the library takes them (:data:`gpuplan.options.OPTIONS`: ``--ttft 2s`` is
+def _given(ctx: typer.Context, opts: Opts, *args: str, **values: Any) -> dict[str, Any]:
+    """Those of options ``args`` of ``opts`` and of ``values`` (read from them) the user set, on the command line or
+    by environment, named and read as the library takes them (:data:`gpuplan.options.OPTIONS`: ``--ttft 2s`` is
     ``ttft_s=2.0``, ``--samples 10k`` is ``samples=10000``); what was left at its default is not passed."""
     from gpuplan.options import option_of_arg
     from gpuplan.units import parse_count
@@ -697,7 +673,7 @@ def _given(ctx: typer.Context, **values: Any) -> dict[str, Any]:
         return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
     out: dict[str, Any] = {}
-    for arg, value in values.items():
+    for arg, value in ({a: getattr(opts, a) for a in args} | values).items():
         o = option_of_arg(arg)
         if not set_by_user(arg if arg in ctx.params else _SOURCES[arg]) or value is None:
             continue
@@ -712,69 +688,32 @@ def _given(ctx: typer.Context, **values: Any) -> dict[str, Any]:
 _SOURCES = {"tokens": "dataset_tokens"}  # plan finetune's --dataset-tokens gives the tokens (times the epochs)
 
 
-def _job(ctx: typer.Context, task: str, command: str, **values: Any) -> Any:
-    """The validated job from what the user gave of ``values``; the rest take ``command``'s defaults."""
+def _job(ctx: typer.Context, task: str, command: str, opts: Opts, *args: str, **values: Any) -> Any:
+    """The validated job from what the user gave of options ``args`` (and ``values``); the rest take ``command``'s
+    defaults."""
     from gpuplan.requests import make_job
 
-    return make_job(task, command=command, **_given(ctx, **values))
+    return make_job(task, command=command, **_given(ctx, opts, *args, **values))
 
 
 # ---------------------------------------------------------------- estimate
 
 
 @app.command(cls=RangedCommand)
-def estimate(
-    ctx: typer.Context, model: ModelArg,
-    task: Annotated[str, typer.Option(help="infer, serve, finetune or pretrain.")] = "infer",
-    method: MethodOpt = ESTIMATE["method"],
-    gpu: Annotated[str, typer.Option(help="GPU name, e.g. H100, 4090, A100-80GB.")] = "H100",
-    n_gpus: Annotated[int | None, typer.Option(
-        "--n-gpus", help="GPUs (default: tp × pp; training spreads more over data parallelism).")] = None,
-    tp: Annotated[int, typer.Option(help="Tensor parallel size.")] = ESTIMATE["tp"],
-    pp: Annotated[int, typer.Option(help="Pipeline parallel stages.")] = ESTIMATE["pp"],
-    zero: Annotated[int, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard) over data parallelism.")
-                    ] = ESTIMATE["zero"],
-    micro_batch: Annotated[int, typer.Option("--micro-batch", help="Sequences per GPU per micro-step.")
-                           ] = ESTIMATE["micro_batch"],
-    grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-steps per optimizer step.")
-                          ] = ESTIMATE["grad_accum"],
-    recompute: Annotated[str | None, typer.Option(help="Activation recomputation: none, selective or full "
-                                                       "(default: the --framework's default, else none).")] = None,
-    precision: Annotated[str, typer.Option(help="auto (bf16 for adapters, bf16-mixed for full; fp16 on GPUs without "
-                                                "BF16), bf16-mixed, fp16-mixed, fp8-mixed, bf16 or fp32.")
-                         ] = ESTIMATE["precision"],
-    optimizer: Annotated[str | None, typer.Option(help="adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, "
-                                                       "sgd-momentum or adafactor (default: the --framework's "
-                                                       "default, else adamw).")] = None,
-    framework: FrameworkOpt = None,
-    samples: SamplesOpt = None, tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = ESTIMATE["epochs"],
-    tokens: TokensOpt = None, seq_len: SeqOpt = None,
-    prompt: PromptOpt = ESTIMATE["prompt"], output: OutputOpt = ESTIMATE["output"],
-    batch: BatchOpt = ESTIMATE["batch"],
-    requests: Annotated[str | None, typer.Option(help="Requests in a batch-inference job.")] = None,
-    engine: EngineOpt = ESTIMATE["engine"], quant: QuantOpt = None,
-    kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV-cache dtype: bf16, fp16 or fp8.")
-                        ] = ESTIMATE["kv_dtype"],
-    lora_rank: RankOpt = ESTIMATE["lora_rank"], lora_targets: TargetsOpt = ESTIMATE["lora_targets"],
-    train_embeddings: EmbeddingsOpt = ESTIMATE["train_embeddings"],
-    prefix_len: Annotated[int, typer.Option("--prefix-len", help="P-tuning v2 prefix length.")
-                          ] = ESTIMATE["prefix_len"],
-    json_out: JsonOpt = False,
-) -> None:
+@table_options("estimate")
+def estimate(ctx: typer.Context, model: ModelArg, opts: Opts, json_out: JsonOpt = False) -> None:
     """Memory per GPU (breakdown), time or speed, error band and assumptions for one configuration."""
     from gpuplan.requests import estimate_config
 
     cat = _catalog(ctx)
     m = cat.model(model)
-    g = cat.gpu(gpu)
-    job = _job(ctx, task, "estimate", method=method, samples=samples, tokens_per_sample=tokens_per_sample,
-               epochs=epochs, tokens=tokens, seq_len=seq_len, prompt=prompt, output=output, batch=batch,
-               requests=requests, quant=quant, lora_rank=lora_rank, lora_targets=lora_targets,
-               train_embeddings=train_embeddings)
-    e = estimate_config(m, g, job, **_given(ctx, tp=tp, pp=pp, n_gpus=n_gpus, zero=zero, micro_batch=micro_batch,
-                                            grad_accum=grad_accum, recompute=recompute, precision=precision,
-                                            optimizer=optimizer, framework=framework, prefix_len=prefix_len,
-                                            engine=engine, kv_dtype=kv_dtype))
+    g = cat.gpu(opts.gpu)
+    job = _job(ctx, opts.task, "estimate", opts, "method", "samples", "tokens_per_sample", "epochs", "tokens",
+               "seq_len", "prompt", "output", "batch", "requests", "quant", "lora_rank", "lora_targets",
+               "train_embeddings")
+    e = estimate_config(m, g, job, **_given(ctx, opts, "tp", "pp", "n_gpus", "zero", "micro_batch", "grad_accum",
+                                            "recompute", "precision", "optimizer", "framework", "prefix_len",
+                                            "engine", "kv_dtype"))
     from gpuplan.present import show_estimate
 
     show_estimate(e, json_out)
@@ -788,25 +727,9 @@ plan_app = typer.Typer(cls=RootGroup, no_args_is_help=True,
                        help="Rank GPU + offer choices for a job by cost, time or value.")
 app.add_typer(plan_app, name="plan")
 
-MarketOpt = Annotated[str | None, typer.Option(help="cn (mainland China, CNY) or global.")]
-ProvidersOpt = Annotated[list[str] | None, typer.Option("--provider", "--providers",
-                                                         help="Only these providers (repeatable).")]
-GpusOpt = Annotated[list[str] | None, typer.Option("--gpus", help="Only these GPUs (repeatable; families match "
-                                                                   "variants).")]
-ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude-gpus", help="Never these GPUs (repeatable).")]
-MaxGpusOpt = Annotated[int | None, typer.Option("--max-gpus", help="At most this many GPUs in total.")]
-BudgetOpt = Annotated[str | None, typer.Option(help="Most you will spend, e.g. 500USD or ¥3000.")]
-DeadlineOpt = Annotated[str | None, typer.Option(help="Must finish within, e.g. 12h or 3d.")]
-SpotOpt = Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot (default: both; "
-                                                                      "serving: no spot unless --spot).")]
-TierOpt = Annotated[list[str] | None, typer.Option(
-    "--tier", help="Pricing tiers to plan with: on-demand, spot, reserved, marketplace (repeatable; default: "
-                   "on-demand and spot).")]
-CurrencyOpt = Annotated[str | None, typer.Option(help="USD, CNY or EUR (default: CNY with --market cn).")]
-ObjectiveOpt = Annotated[str, typer.Option(help="cost, time or value (work per money, the seeds' 性价比).")]
-TopOpt = Annotated[int, typer.Option(help="How many plans to show.")]
-BuyOpt = Annotated[bool, typer.Option("--compare-buy", help="Also compare buying the picked GPUs.")]
-HoursOpt = Annotated[float | None, typer.Option("--hours-per-month", help="Use per month, for --compare-buy.")]
+# the table's options, as fit and buy take them
+GpusOpt = Annotated[list[str] | None, typer.Option("--gpus", help=option("gpus").help_for("fit"))]
+CurrencyOpt = Annotated[str | None, typer.Option(help=option("currency").help_for("buy"))]
 CsvOut = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print the ranked plans as CSV.")]
 ExportOpt = Annotated[str | None, typer.Option("--export", help="Also write the pick as skypilot (task YAML), vllm or "
                                                                "sglang (server command) or k8s (manifest).")]
@@ -814,16 +737,15 @@ OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (de
                                                        "an existing folder gets one file per fleet group.")]
 
 
-def _constraints(market: str | None, provider: list[str] | None, gpus: list[str] | None,
-                 exclude_gpus: list[str] | None, max_gpus: int | None, budget: str | None, deadline: str | None,
-                 spot: bool | None, currency: str | None, objective: str, top: int, engine: str = "vllm",
-                 quant: str | None = None, tiers: list[str] | None = None) -> Any:
+def _constraints(opts: Opts, engine: str = "vllm", quant: str | None = None) -> Any:
+    """The plan's constraints from the options of ``opts`` (a plan command's)."""
     from gpuplan.estimate.engines import engine_name
     from gpuplan.listing import parse_tiers
     from gpuplan.plan.planner import Constraints
     from gpuplan.types import Market, Objective, choice
     from gpuplan.units import parse_currency, parse_money
 
+    market, currency, budget, deadline = opts.market, opts.currency, opts.budget, opts.deadline
     where = choice(Market, market, "--market") if market else None
     cur = parse_currency(currency, "--currency") if currency else (where or Market.GLOBAL).currency
     budget_amount = None
@@ -833,12 +755,12 @@ def _constraints(market: str | None, provider: list[str] | None, gpus: list[str]
         amount, unit = parse_money(budget, "--budget")
         check_range("--budget", amount, f"'{budget}'")
         budget_amount = amount if unit in (None, cur) else _catalog_convert(amount, unit, cur)
-    return Constraints(market=where, providers=tuple(provider or ()), gpus=tuple(gpus or ()),
-                       exclude_gpus=tuple(exclude_gpus or ()), max_gpus=max_gpus, budget=budget_amount,
-                       deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=spot,
+    return Constraints(market=where, providers=tuple(opts.providers or ()), gpus=tuple(opts.gpus or ()),
+                       exclude_gpus=tuple(opts.exclude_gpus or ()), max_gpus=opts.max_gpus, budget=budget_amount,
+                       deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=opts.spot,
                        currency=cur, engine=engine_name(engine), quant=quant,
-                       objective=choice(Objective, objective, "--objective"), top=top,
-                       tiers=parse_tiers(tiers or ()))
+                       objective=choice(Objective, opts.objective, "--objective"), top=opts.top,
+                       tiers=parse_tiers(opts.tier or ()))
 
 
 def _catalog_convert(amount: float, unit: str, to: str) -> float:
@@ -943,44 +865,25 @@ def _write_atomic(out: str, text: str) -> None:
 
 
 @plan_app.command("finetune", cls=RangedCommand)
-def plan_finetune(
-    ctx: typer.Context, model: ModelArg, method: MethodOpt = FINETUNE["method"], samples: SamplesOpt = None,
-    tokens_per_sample: TpsOpt = None, epochs: EpochsOpt = FINETUNE["epochs"],
-    dataset_tokens: Annotated[str | None, typer.Option("--dataset-tokens", help="Tokens in the dataset "
-                                                                                 "(instead of samples).")] = None,
-    seq_len: SeqOpt = None, lora_rank: RankOpt = FINETUNE["lora_rank"],
-    lora_targets: TargetsOpt = FINETUNE["lora_targets"],
-    train_embeddings: EmbeddingsOpt = FINETUNE["train_embeddings"], framework: FrameworkOpt = None,
-    quant: Annotated[str | None, typer.Option("--quant", help="Frozen-base format for P-tuning and LoRA: int4 or "
-                                                              "int8 (weight-only), or a format such as nf4.")] = None,
-    global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step "
-                                                                     "(0: 32).")] = FINETUNE["global_batch"],
-    market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
-    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
-    tier: TierOpt = None,
-    currency: CurrencyOpt = None, objective: ObjectiveOpt = FINETUNE["objective"], top: TopOpt = FINETUNE["top"],
-    compare_buy: BuyOpt = False,
-    hours_per_month: HoursOpt = None, export: ExportOpt = None, out: OutOpt = None,
-    json_out: JsonOpt = False, csv_out: CsvOut = False,
-) -> None:
+@table_options("plan finetune")
+def plan_finetune(ctx: typer.Context, model: ModelArg, opts: Opts, export: ExportOpt = None, out: OutOpt = None,
+                  json_out: JsonOpt = False, csv_out: CsvOut = False) -> None:
     """Plan a fine-tuning run from the dataset size (samples × tokens per sample × epochs)."""
-    if dataset_tokens and (samples or tokens_per_sample):
+    if opts.dataset_tokens and (opts.samples or opts.tokens_per_sample):
         raise InputError("--dataset-tokens", "give the dataset either as tokens or as samples × tokens per sample, "
                          "not both.", "drop --dataset-tokens, or --samples and --tokens-per-sample.")
-    if hours_per_month is not None and not compare_buy:
+    hours_per_month = opts.hours_per_month
+    if hours_per_month is not None and not opts.compare_buy:
         raise InputError("--hours-per-month", "it sets the use assumed by rent-vs-buy.",
                          "add --compare-buy, or drop --hours-per-month.")
     if hours_per_month is not None:
         from gpuplan.plan.buy import check_hours_per_month
 
         check_hours_per_month(hours_per_month)
-    job = _job(ctx, "finetune", "plan", method=method, samples=samples, tokens_per_sample=tokens_per_sample,
-               epochs=epochs, tokens=_scaled(dataset_tokens, epochs), seq_len=seq_len, lora_rank=lora_rank,
-               lora_targets=lora_targets, quant=quant, global_batch=global_batch, framework=framework,
-               train_embeddings=train_embeddings)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
-                     tiers=tier)
-    _run_plan(ctx, model, job, c, json_out, csv_out, compare_buy, hours_per_month, export, out)
+    job = _job(ctx, "finetune", "plan", opts, "method", "samples", "tokens_per_sample", "epochs", "seq_len",
+               "lora_rank", "lora_targets", "quant", "global_batch", "framework", "train_embeddings",
+               tokens=_scaled(opts.dataset_tokens, opts.epochs))
+    _run_plan(ctx, model, job, _constraints(opts), json_out, csv_out, opts.compare_buy, hours_per_month, export, out)
 
 
 def _scaled(tokens: str | None, epochs: float) -> str | None:
@@ -995,114 +898,27 @@ def _scaled(tokens: str | None, epochs: float) -> str | None:
 
 
 @plan_app.command("pretrain", cls=RangedCommand)
-def plan_pretrain(
-    ctx: typer.Context, model: ModelArg, tokens: Annotated[str, typer.Option(help="Training tokens, e.g. 1.4T.")],
-    seq_len: Annotated[int | None, typer.Option("--seq-len", help="Sequence length (default: 2048, at most the "
-                                                                  "model's positions).")] = None,
-    global_batch: Annotated[int, typer.Option("--global-batch", help="Sequences per optimizer step (0: 4M tokens "
-                                                                     "worth, as LLaMA).")] = PRETRAIN["global_batch"],
-    framework: FrameworkOpt = None,
-    market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="At most this many GPUs in total.")
-                        ] = PRETRAIN["max_gpus"],
-    budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None, tier: TierOpt = None,
-    currency: CurrencyOpt = None, objective: ObjectiveOpt = PRETRAIN["objective"], top: TopOpt = PRETRAIN["top"],
-    export: ExportOpt = None, out: OutOpt = None,
-    json_out: JsonOpt = False, csv_out: CsvOut = False,
-) -> None:
+@table_options("plan pretrain")
+def plan_pretrain(ctx: typer.Context, model: ModelArg, opts: Opts, export: ExportOpt = None, out: OutOpt = None,
+                  json_out: JsonOpt = False, csv_out: CsvOut = False) -> None:
     """Plan pretraining on a token budget (multi-node: NVLink inside a node, an assumed 400 Gb/s per GPU between)."""
-    job = _job(ctx, "pretrain", "plan", tokens=tokens, seq_len=seq_len, global_batch=global_batch, framework=framework)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
-                     tiers=tier)
-    _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
+    job = _job(ctx, "pretrain", "plan", opts, "tokens", "seq_len", "global_batch", "framework")
+    _run_plan(ctx, model, job, _constraints(opts), json_out, csv_out, export=export, out=out)
 
 
 @plan_app.command("infer", cls=RangedCommand)
-def plan_infer(
-    ctx: typer.Context, model: ModelArg, prompt: PromptOpt = INFER["prompt"], output: OutputOpt = INFER["output"],
-    batch: BatchOpt = INFER["batch"],
-    requests: Annotated[str, typer.Option(help="Requests to process, e.g. 100k.")] = f"{INFER['requests']:g}",
-    quant: QuantOpt = None, engine: EngineOpt = INFER["engine"],
-    market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
-    max_gpus: MaxGpusOpt = None, budget: BudgetOpt = None, deadline: DeadlineOpt = None, spot: SpotOpt = None,
-    tier: TierOpt = None, currency: CurrencyOpt = None, objective: ObjectiveOpt = INFER["objective"],
-    top: TopOpt = INFER["top"],
-    export: ExportOpt = None, out: OutOpt = None,
-    json_out: JsonOpt = False, csv_out: CsvOut = False,
-) -> None:
+@table_options("plan infer")
+def plan_infer(ctx: typer.Context, model: ModelArg, opts: Opts, export: ExportOpt = None, out: OutOpt = None,
+               json_out: JsonOpt = False, csv_out: CsvOut = False) -> None:
     """Plan a batch-inference job: requests × (prompt + output) tokens, continuously batched."""
-    job = _job(ctx, "infer", "plan", prompt=prompt, output=output, batch=batch, requests=requests, quant=quant)
-    c = _constraints(market, provider, gpus, exclude_gpus, max_gpus, budget, deadline, spot, currency, objective, top,
-                     engine, quant, tier)
-    _run_plan(ctx, model, job, c, json_out, csv_out, export=export, out=out)
+    job = _job(ctx, "infer", "plan", opts, "prompt", "output", "batch", "requests", "quant")
+    _run_plan(ctx, model, job, _constraints(opts, opts.engine, opts.quant), json_out, csv_out, export=export, out=out)
 
 
 @plan_app.command("serve", cls=RangedCommand)
-def plan_serve(
-    ctx: typer.Context, model: ModelArg,
-    rps: Annotated[float | None, typer.Option(help="Mean requests per second (default 1; with --profile, the "
-                                                   "profile's mean).")] = None,
-    peak_rps: Annotated[float | None, typer.Option("--peak-rps", help="Peak requests per second the fleet is "
-                                                                     "sized for (default: the mean, or the "
-                                                                     "profile's busiest hour).")] = None,
-    profile: Annotated[str | None, typer.Option(help="Daily traffic: 24 hourly mean rates, e.g. 2,2,1,…,3,2 (hour "
-                                                "0 first), or a CSV file of hour,rps rows. The fleet is sized for "
-                                                "its peak; the plan prices following it with autoscaling against "
-                                                "a fixed peak fleet.")] = None,
-    prompt: PromptOpt = SERVE["prompt"], output: OutputOpt = SERVE["output"],
-    bucket: Annotated[list[str] | None, typer.Option("--bucket", help="A request-size bucket PROMPT:OUTPUT:SHARE, "
-                                                     "e.g. 512:128:0.7 (repeatable; shares add up to 1; "
-                                                     "replaces --prompt/--output).")] = None,
-    percentile: Annotated[list[str] | None, typer.Option("--percentile", help="Request lengths at a percentile "
-                                                         "PCT:PROMPT:OUTPUT, e.g. 90:2000:400 (repeatable; each "
-                                                         "interval between percentiles becomes a bucket at its "
-                                                         "upper lengths; replaces --prompt/--output).")] = None,
-    ttft: Annotated[str | None, typer.Option(help="Median time-to-first-token target, e.g. 500ms.")] = None,
-    ttft_p99: Annotated[str | None, typer.Option("--ttft-p99", help="p99 time-to-first-token target, e.g. 2s "
-                                                 "(default 5s when no TTFT target is given).")] = None,
-    tpot: Annotated[str | None, typer.Option(help="Median time-per-output-token target, e.g. 50ms.")] = None,
-    tpot_p99: Annotated[str | None, typer.Option("--tpot-p99", help="p99 time-per-output-token target, "
-                                                 "e.g. 80ms.")] = None,
-    availability: Annotated[float, typer.Option(help="Availability target in percent, e.g. 99.9.")
-                            ] = SERVE["availability"],
-    tolerate: Annotated[str, typer.Option(help="Failure domain the fleet must survive losing: zone, region or "
-                                                "none.")] = "zone",
-    region: Annotated[list[str] | None, typer.Option("--region", help="Only offers in these regions "
-                                                                      "(repeatable).")] = None,
-    spot: Annotated[bool, typer.Option("--spot/--no-spot", help="Allow spot capacity in the mix (preemptions "
-                                                                "are correlated within a spot pool).")
-                ] = SERVE["spot"],
-    allow_marketplace: Annotated[bool, typer.Option("--allow-marketplace", help="Allow marketplace / community "
-                                                    "hosts, which production serving leaves out.")] = False,
-    tier: Annotated[list[str] | None, typer.Option(
-        "--tier", help="Pricing tiers the fleet may rent: on-demand, spot, reserved, marketplace (repeatable; "
-                       "default: on-demand, with spot under --spot; reserved is a committed term, paid whether "
-                       "or not the instance runs).")] = None,
-    prefix_hit: Annotated[float, typer.Option("--prefix-hit", help="Share of prompt tokens served from the prefix "
-                                                                   "cache.")] = SERVE["prefix_hit"],
-    max_per_offer: Annotated[int | None, typer.Option("--max-per-offer", help="At most this many instances of "
-                                                      "one offer (a provider's capacity).")] = None,
-    adapters: Annotated[int, typer.Option(help="LoRA adapters served on the same base (multi-LoRA), all resident on "
-                                               "every replica: their memory comes out of the KV cache, and each "
-                                               "decode step reads the adapters its batch uses.")] = SERVE["adapters"],
-    adapter_rank: Annotated[int, typer.Option("--adapter-rank", help="Rank of the largest adapter (vLLM reserves "
-                                              "its next --max-lora-rank choice).")] = SERVE["adapter_rank"],
-    quant: QuantOpt = None, engine: EngineOpt = SERVE["engine"],
-    market: MarketOpt = None, provider: ProvidersOpt = None, gpus: GpusOpt = None, exclude_gpus: ExcludeOpt = None,
-    users: Annotated[str, typer.Option(help="Where the users are: cn (mainland China: the plan carries the China "
-                                            "compliance checklist, and says when data export rules apply) or "
-                                            "global.")] = "global",
-    budget: Annotated[str | None, typer.Option(help="Most the fleet may cost per hour, e.g. 40USD.")] = None,
-    guard: Annotated[str, typer.Option(help="Content-safety guard: a guard model (Llama-Guard-3-1B, Llama-Guard-3-8B, "
-                                            "Llama-Guard-4-12B, ShieldGemma-2B, ShieldGemma-9B, Qwen3Guard-Gen-0.6B, "
-                                            "Qwen3Guard-Gen-4B, Qwen3Guard-Gen-8B) sized as a second model, api (a "
-                                            "moderation service, mainland for --users cn), api:SERVICE, or none.")
-                     ] = "none",
-    guard_mode: Annotated[str, typer.Option("--guard-mode", help="serial: the guard checks the prompt before the "
-                                            "main prefill (its time comes out of the TTFT target); parallel: "
-                                            "alongside it, the first token held for the verdict.")] = "serial",
-    currency: CurrencyOpt = None, export: ExportOpt = None, out: OutOpt = None, json_out: JsonOpt = False,
-) -> None:
+@table_options("plan serve")
+def plan_serve(ctx: typer.Context, model: ModelArg, opts: Opts, export: ExportOpt = None, out: OutOpt = None,
+               json_out: JsonOpt = False) -> None:
     """Plan a serving fleet that stays up: the cheapest mix of GPU types, zones and on-demand/spot that meets the
     latency targets at peak with the largest failure domain lost, its expected availability and cost per token."""
     from gpuplan.listing import parse_tiers
@@ -1113,26 +929,25 @@ def plan_serve(
     if out is not None and not export:
         raise InputError("--out", "--out names the file --export writes, and no --export was given.",
                          "add --export skypilot (or vllm, sglang, k8s), or drop --out.")
-    check_choice("--market", market, ("cn", "global"))
-    check_choice("--users", users, ("cn", "global"))
-    cur = _currency(currency, market)
-    targets = Targets(_duration(ttft, "--ttft") if ttft else None,
-                      _duration(ttft_p99, "--ttft-p99") if ttft_p99 else None,
-                      _duration(tpot, "--tpot") if tpot else None,
-                      _duration(tpot_p99, "--tpot-p99") if tpot_p99 else None)
-    if bucket and percentile:
+    check_choice("--market", opts.market, ("cn", "global"))
+    check_choice("--users", opts.users, ("cn", "global"))
+    cur = _currency(opts.currency, opts.market)
+    targets = Targets(*(_duration(text, flag) if text else None for text, flag in (
+        (opts.ttft, "--ttft"), (opts.ttft_p99, "--ttft-p99"), (opts.tpot, "--tpot"), (opts.tpot_p99, "--tpot-p99"))))
+    if opts.bucket and opts.percentile:
         raise InputError("--percentile", "both --bucket and --percentile were given.",
                          "describe the request sizes one way: buckets or percentiles.")
-    sizes = parse_percentiles(percentile) if percentile else parse_buckets(bucket or (), prompt, output)
+    sizes = (parse_percentiles(opts.percentile) if opts.percentile
+             else parse_buckets(opts.bucket or (), opts.prompt, opts.output))
     request = serve_request(
-        rps, peak_rps, sizes, targets, availability,
-        profile=parse_profile(profile) if profile is not None else None, tolerate=tolerate,
-        market=market, users=users, providers=tuple(provider or ()), regions=tuple(region or ()),
-        gpus=tuple(gpus or ()), exclude_gpus=tuple(exclude_gpus or ()), spot=spot, allow_marketplace=allow_marketplace,
-        tiers=parse_tiers(tier or ()), prefix_hit=prefix_hit, engine=engine, quant=quant, currency=cur,
-        budget_per_hour=_money(budget, "--budget", cur), max_instances_per_offer=max_per_offer, adapters=adapters,
-        adapter_rank=adapter_rank, guard=guard,
-        guard_mode=guard_mode)
+        opts.rps, opts.peak_rps, sizes, targets, opts.availability,
+        profile=parse_profile(opts.profile) if opts.profile is not None else None, tolerate=opts.tolerate,
+        market=opts.market, users=opts.users, providers=tuple(opts.providers or ()), regions=tuple(opts.region or ()),
+        gpus=tuple(opts.gpus or ()), exclude_gpus=tuple(opts.exclude_gpus or ()), spot=opts.spot,
+        allow_marketplace=opts.allow_marketplace, tiers=parse_tiers(opts.tier or ()), prefix_hit=opts.prefix_hit,
+        engine=opts.engine, quant=opts.quant, currency=cur, budget_per_hour=_money(opts.budget, "--budget", cur),
+        max_instances_per_offer=opts.max_per_offer, adapters=opts.adapters, adapter_rank=opts.adapter_rank,
+        guard=opts.guard, guard_mode=opts.guard_mode)
     cat = _catalog(ctx)
     m = cat.model(model)
     result = plan_serving(cat, m, request)
@@ -1287,7 +1102,7 @@ def _write_export(exported: dict[str, Any], fmt: str, out: str | None, json_out:
 
 @app.command(cls=RangedCommand)
 def fit(ctx: typer.Context, model: ModelArg,
-        context: Annotated[int, typer.Option(help="Tokens of context (inference) / sequence (training).")] = 2048,
+        context: Annotated[int, typer.Option(help=option("context").help_for("fit"))] = 2048,
         gpus: GpusOpt = None, json_out: JsonOpt = False) -> None:
     """Which card for this model: the smallest GPU configurations per use case (inference 16/8/4-bit, LoRA,
     QLoRA, full fine-tuning), with the memory each needs."""
@@ -1319,13 +1134,14 @@ def buy(ctx: typer.Context,
         model: Annotated[str | None, typer.Argument(help="Optional model: price the smallest rentable GPUs that "
                                                          "fine-tune it with LoRA and serve it in 16-bit.")] = None,
         gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU(s) to price (repeatable).")] = None,
-        n_gpus: Annotated[int, typer.Option("--n-gpus", help="GPUs in the machine.")] = 1,
-        hours_per_month: Annotated[float, typer.Option("--hours-per-month", help="Hours of use per month.")] = 200,
+        n_gpus: Annotated[int, typer.Option("--n-gpus", help=option("n_gpus").help_for("buy"))] = 1,
+        hours_per_month: Annotated[float, typer.Option("--hours-per-month",
+                                                       help=option("hours_per_month").help_for("buy"))] = 200,
         market: Annotated[str, typer.Option(help="cn or global (purchase prices, electricity, legality).")] = "global",
         currency: CurrencyOpt = None,
-        years: Annotated[float | None, typer.Option(help="Depreciation period in years (default 3).")] = None,
-        pue: Annotated[float | None, typer.Option(help="Power usage effectiveness (1.0 at a desk).")] = None,
-        electricity: Annotated[str | None, typer.Option(help="Electricity price per kWh, e.g. 0.6CNY.")] = None,
+        years: Annotated[float | None, typer.Option(help=option("years").help_for("buy"))] = None,
+        pue: Annotated[float | None, typer.Option(help=option("pue").help_for("buy"))] = None,
+        electricity: Annotated[str | None, typer.Option(help=option("electricity").help_for("buy"))] = None,
         json_out: JsonOpt = False) -> None:
     """Rent or buy: owning cost per month, renting cost per month, and the break-even hours per month."""
     from gpuplan.plan.buy import ownership

@@ -176,9 +176,9 @@ def test_fits_means_the_upper_end_of_the_held_out_band_fits(catalog: Catalog) ->
 def test_the_framework_option_help_names_every_framework_in_the_data() -> None:
     import re
 
-    from gpuplan.cli import FrameworkOpt
+    from gpuplan.options import option
 
-    help_text = FrameworkOpt.__metadata__[0].help
+    help_text = option("framework").help_for("plan finetune")
     listed = set(re.findall(r"[a-z0-9][a-z0-9.-]*", help_text.split(":", 1)[1].split("(")[0])) - {"or"}
     assert listed == set(frameworks()), "keep --framework's help in step with gpuplan/data/frameworks.csv"
 

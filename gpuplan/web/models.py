@@ -1,4 +1,6 @@
-"""Request bodies of the HTTP API (pydantic): field types, enums and positive sizes.
+"""Request bodies of the HTTP API (pydantic), made from the table of options, :data:`gpuplan.options.OPTIONS`: a
+job request's fields are the options of its command (:data:`gpuplan.options.COMMANDS`; a plan's are those its
+library calls take), each with the row's name, type, default, range and help.
 
 Field names are the CLI's option names with ``_`` for ``-`` (``--tokens-per-sample`` → ``tokens_per_sample``);
 durations are seconds and say so (``deadline_s``). Counts (``samples``, ``tokens`` ...) take a number or the
@@ -13,17 +15,18 @@ most :data:`MAX_NAMES` names and texts at most :data:`MAX_TEXT` characters, whic
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from gpuplan.options import RANGES, of_stage, option, option_of_flag
+from gpuplan.options import COMMANDS, OPTIONS, PLAN_CONSTRAINTS, RANGES, Option, of_stage, option
 from gpuplan.types import Engine, Market, Method, Objective, Recompute, Task
+from gpuplan.units import parse_money, parse_seconds
 
 Precision = Literal["bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32"]
 Optimizer = Literal["adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor"]
-LoraTargets = Literal["all-linear", "attention", "qv", "mlp"]
-KvDtype = Literal["bf16", "fp16", "fp8"]
 Segment = Literal["datacenter", "workstation", "consumer", "tpu", "npu"]
 Currency = Literal["USD", "CNY", "EUR"]
 Tier = Literal["on-demand", "spot", "reserved", "marketplace"]  # an offer's pricing (catalog.schemas.PRICINGS)
@@ -33,17 +36,9 @@ Count = float | Annotated[str, Field(max_length=32)]  # 10000, 1e4 or "10k"
 Names = Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_NAMES)]
 
 
-def ranged(option: str, command: str | None = None, whole: bool = True, required: bool = False,
-           **extra: Any) -> Any:
-    """A field whose bounds are the CLI option's range (``--max-gpus`` → 1 to 100,000) and whose default is
-    ``command``'s (None without one; none at all when ``required``)."""
-    value = ... if required else option_of_flag(option).default_for(command) if command else None
-    return Field(value, **bounds(option, whole), **extra)
-
-
-def table(name: str, command: str = "estimate", **extra: Any) -> Any:
-    """A field whose default is ``command``'s for option ``name`` (:data:`gpuplan.options.OPTIONS`)."""
-    return Field(option(name).default_for(command), **extra)
+def required(flag: str) -> Any:
+    """A required whole number whose bounds are the CLI option's range (``--prompt`` → 1 to 10,000,000)."""
+    return Field(..., **bounds(flag, whole=True))
 
 
 def bounds(option: str, whole: bool) -> dict[str, Any]:
@@ -71,100 +66,14 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
-class JobFields(_Request):
-    """What both an estimate and a plan describe: the model and the work."""
-
-    model: str = Field(min_length=1, max_length=MAX_TEXT,
-                       description="A preset name from GET /api/models (or its Hub repository id).")
-    method: Method | None = None
-    samples: Count | None = None
-    tokens_per_sample: Count | None = None
-    epochs: float = ranged("--epochs", "estimate")
-    tokens: Count | None = None
-    seq_len: int | None = ranged("--seq-len")
-    lora_rank: int = ranged("--lora-rank", "estimate")
-    lora_targets: LoraTargets = table("lora_targets")
-    train_embeddings: bool = table("train_embeddings", description="LoRA/QLoRA also trains the embedding and "
-                                   "output layer (PEFT modules_to_save), as when tokens are added.")
-    prompt: int | None = ranged("--prompt")
-    output: int | None = ranged("--output")
-    batch: int | None = ranged("--batch")  # 0: as many as the engine holds (batch inference)
-    requests: Count | None = None
-    quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
-    engine: Engine = table("engine")
-    framework: str | None = Field(None, min_length=1, max_length=64,
-                                  description="Training framework whose defaults apply (gpuplan/data/frameworks.csv).")
-
-
-class EstimateRequest(JobFields):
-    """One configuration (``gpuplan estimate``)."""
-
-    task: Task = Task.INFER
-    gpu: str = Field("H100", min_length=1, max_length=MAX_TEXT)
-    n_gpus: int | None = ranged("--n-gpus")
-    tp: int = ranged("--tp", "estimate")
-    pp: int = ranged("--pp", "estimate")
-    zero: Literal[0, 1, 2, 3] = table("zero")
-    micro_batch: int = ranged("--micro-batch", "estimate")
-    grad_accum: int = ranged("--grad-accum", "estimate")
-    recompute: Recompute | None = None  # None: the framework's default (none without one)
-    precision: Precision | Literal["auto"] = table("precision")
-    optimizer: Optimizer | None = None  # None: the framework's default (adamw without one)
-    kv_dtype: KvDtype = table("kv_dtype")
-    # the defaults of `gpuplan estimate`
-    method: Method = table("method")
-    prompt: int = ranged("--prompt", "estimate")
-    output: int = ranged("--output", "estimate")
-    batch: int = ranged("--batch", "estimate")
-
-
-class PlanRequest(JobFields):
-    """A job and the constraints to plan it under (``gpuplan plan TASK``)."""
-
-    task: Task
-    global_batch: int = ranged("--global-batch", "plan", description="Sequences per optimizer step (0: 32 for "
-                                                                  "fine-tuning, 4M tokens for pretraining).")
-    rps: float | None = ranged("--rps")
-    ttft_s: float | None = ranged("--ttft")
-    tpot_s: float | None = ranged("--tpot")
-    market: Market | None = None
-    providers: Names = []
-    gpus: Names = []
-    exclude_gpus: Names = []
-    max_gpus: int | None = ranged("--max-gpus")
-    budget: float | None = ranged("--budget")
-    budget_currency: Currency | None = None
-    deadline_s: float | None = ranged("--deadline")
-    spot: bool | None = None
-    tiers: list[Tier] = Field([], max_length=4, description="Pricing tiers to plan with (default: on-demand and "
-                                                            "spot; reserved and marketplace only when named).")
-    currency: Currency | None = None
-    objective: Objective | None = None
-    top: int = ranged("--top", "plan")
-    alternatives: bool = Field(False, description="Also price the cheaper changes to a plan that fits (a cheaper "
-                                                  "format, engine, method or any GPU): one more plan per change, "
-                                                  "so about twice the work; the web page asks for them.")
-
-    @model_validator(mode="after")
-    def _plan_defaults(self) -> PlanRequest:
-        """Constraints left out take the defaults of ``gpuplan plan TASK`` (the job's are the library's): a request
-        spelled out is the same request."""
-        for o in of_stage("plan"):
-            if o.by_command and getattr(self, o.name) is None:
-                setattr(self, o.name, o.default_for(f"plan {self.task}"))
-        return self
-
-
-Tolerate = Literal["zone", "region", "none"]
-GuardMode = Literal["serial", "parallel"]
 MAX_BUCKETS = 16  # request-size buckets in one serving request
 
 
 class BucketFields(_Request):
     """One request size of the traffic: ``share`` of the requests have ``prompt`` + ``output`` tokens."""
 
-    prompt: int = ranged("--prompt", required=True)
-    output: int = ranged("--output", required=True)
+    prompt: int = required("--prompt")
+    output: int = required("--output")
     share: float = Field(gt=0, le=1, description="Share of the traffic; the shares of all buckets add up to 1.")
 
 
@@ -173,65 +82,150 @@ class PercentileFields(_Request):
     tokens."""
 
     percentile: float = Field(gt=0, le=100, description="The percentile, above 0 and at most 100 (e.g. 90).")
-    prompt: int = ranged("--prompt", required=True)
-    output: int = ranged("--output", required=True)
+    prompt: int = required("--prompt")
+    output: int = required("--output")
 
 
-class ServeRequestBody(_Request):
+# The JSON of the options the command line reads from text of its own (``2,2,1,…``, ``512:128:0.7``), and of
+# choices the table leaves to the library: their type, and for the first three what the field holds.
+SHAPES: dict[str, tuple[Any, str]] = {
+    "profile": (Annotated[list[float], Field(max_length=24)],
+                "Daily traffic: 24 hourly mean requests per second, hour 0 first. The fleet is sized for its peak (or "
+                "peak_rps when larger); the answer's daily_profile prices following it with autoscaling against a "
+                "fixed peak fleet."),
+    "buckets": (Annotated[list[BucketFields], Field(max_length=MAX_BUCKETS)],
+                "Request-size buckets; when given they replace prompt/output."),
+    "percentiles": (Annotated[list[PercentileFields], Field(max_length=MAX_BUCKETS)],
+                    "Request lengths at percentiles (instead of buckets): each interval between two percentiles is a "
+                    "bucket at its upper lengths, requests above the top one count at its lengths."),
+    "tiers": (Annotated[list[Tier], Field(max_length=4)], ""),
+    "currency": (Currency, ""),
+}
+
+
+def api_type(o: Option) -> Any:
+    """The JSON type of option ``o``'s field: a count as a number or its text (``"10k"``), a repeatable option as
+    a list of names, a choice as a literal, an enum, text, or the row's number kind."""
+    if o.name in SHAPES:
+        return SHAPES[o.name][0]
+    if o.form == "COUNT":
+        return Count
+    if o.kind is list:
+        return Names
+    if o.choices:
+        return Literal[tuple(o.kind(c) for c in o.choices)]  # type: ignore[valid-type]
+    return o.kind
+
+
+def request_default(o: Option, commands: Iterable[str]) -> Any:
+    """The default of ``o``'s field in a request for ``commands``: theirs where they agree, else None (the
+    task's, chosen later); a count's 0 is "not given" (None), a list's is empty."""
+    values = {None if c in o.unset_in else o.default_for(c) for c in commands}
+    value = values.pop() if len(values) == 1 else None
+    if o.kind is list:
+        return []
+    return None if o.form == "COUNT" and not value else value
+
+
+_FLAG = re.compile(r"--[a-z][a-z0-9-]*")
+_EXAMPLE = re.compile(r"e\.g\. ([^\s.,()]+(?: or [^\s.,()]+)*)")
+
+
+def described(o: Option, command: str) -> str:
+    """The field's description: the command line's help of ``command`` in the API's terms: a flag as its field's
+    name (``with --profile`` → ``with profile``, ``--spot`` → ``spot: true``), no "repeatable" (a list says it),
+    and a duration's or an amount's example as the number the field takes (``e.g. 500ms`` → ``e.g. 0.5 s``,
+    ``500USD`` → ``500``)."""
+    if o.name in SHAPES and SHAPES[o.name][1]:
+        return SHAPES[o.name][1]
+    text = _FLAG.sub(lambda m: _field_of(m.group(0)), o.help_for(command))
+    text = text.replace(" (repeatable)", "").replace("repeatable; ", "")
+    if o.form in ("DURATION", "MONEY"):
+        text = _EXAMPLE.sub(lambda m: "e.g. " + " or ".join(_number(o, t) for t in m.group(1).split(" or ")), text)
+    return text
+
+
+def _field_of(flag: str) -> str:
+    """``--profile`` → ``profile``, a switch ``--spot`` → ``spot: true``; another program's flag as it is."""
+    rows = {f: o for o in OPTIONS for f in (o.flag, *o.typed)}
+    o = rows.get(flag)
+    return flag if o is None else f"{o.name}: true" if o.kind is bool else o.name
+
+
+def _number(o: Option, example: str) -> str:
+    if o.form == "DURATION":
+        return f"{parse_seconds(example, o.name):g} s"
+    return f"{parse_money(example, o.name)[0]:g}"
+
+
+def job_field(o: Option, commands: tuple[str, ...], command: str) -> tuple[Any, Any]:
+    """The type and pydantic field of option ``o`` in the request for ``commands`` (described with the help of
+    ``command``): the row's range as bounds, text at most :data:`MAX_TEXT` characters."""
+    kind, value = api_type(o), request_default(o, commands)
+    extra: dict[str, Any] = {}
+    if o.range is not None and not o.choices and o.form != "COUNT":
+        extra = bounds(o.flag, whole=o.kind is int)
+    elif o.kind is str and not o.choices and o.name not in SHAPES:
+        extra = {"min_length": 1, "max_length": MAX_TEXT}
+    return (kind | None if value is None else kind), Field(value, description=described(o, command) or None, **extra)
+
+
+def job_model(name: str, base: type[_Request], fields: Iterable[str], commands: tuple[str, ...],
+              command: str) -> Any:
+    """A request model with ``base``'s fields and the options ``fields`` of the table (by name, in that order)."""
+    rows: dict[str, Any] = {n: job_field(option(n), commands, command) for n in fields}
+    return create_model(name, __base__=base, __module__=__name__, **rows)
+
+
+class _Job(_Request):
+    model: str = Field(min_length=1, max_length=MAX_TEXT,
+                       description="A preset name from GET /api/models (or its Hub repository id).")
+
+
+class _Plan(_Job):
+    task: Task
+    budget_currency: Currency | None = None
+    alternatives: bool = Field(False, description="Also price the cheaper changes to a plan that fits (a cheaper "
+                                                  "format, engine, method or any GPU): one more plan per change, "
+                                                  "so about twice the work; the web page asks for them.")
+
+    @model_validator(mode="after")
+    def _plan_defaults(self) -> _Plan:
+        """Constraints left out take the defaults of ``gpuplan plan TASK`` (the job's are the library's): a request
+        spelled out is the same request."""
+        for o in of_stage("plan"):
+            if o.by_command and getattr(self, o.name) is None:
+                setattr(self, o.name, o.default_for(f"plan {self.task}"))
+        return self
+
+
+PLAN_COMMANDS = ("plan finetune", "plan pretrain", "plan infer", "plan serve")
+
+
+def plan_fields() -> tuple[str, ...]:
+    """A plan request's options: those of the job (:func:`gpuplan.requests.make_job`) and the plan's constraints,
+    as the plan commands list them."""
+    return tuple(dict.fromkeys([o.name for o in of_stage("job")] + ["engine", *PLAN_CONSTRAINTS]))
+
+
+_Estimate = job_model("EstimateRequest", _Job, COMMANDS["estimate"], ("estimate",), "estimate")
+_PlanJob = job_model("PlanRequest", _Plan, plan_fields(), PLAN_COMMANDS, "plan")
+_Serve = job_model("ServeRequestBody", _Job, COMMANDS["plan serve"], ("plan serve",), "plan serve")
+
+
+class EstimateRequest(_Estimate):  # type: ignore[misc,valid-type]
+    """One configuration (``gpuplan estimate``)."""
+
+
+class PlanRequest(_PlanJob):  # type: ignore[misc,valid-type]
+    """A job and the constraints to plan it under (``gpuplan plan TASK``)."""
+
+
+class ServeRequestBody(_Serve):  # type: ignore[misc,valid-type]
     """A serving fleet to plan (``gpuplan plan serve --json``). Durations in seconds, money per hour in
     ``currency``, availability in percent."""
 
-    model: str = Field(min_length=1, max_length=MAX_TEXT,
-                       description="A preset name from GET /api/models (or its Hub repository id).")
-    rps: float | None = ranged("--rps", whole=False, description="Mean requests per second (default 1; with "
-                               "profile, the profile's mean).")
-    peak_rps: float | None = ranged("--peak-rps", whole=False,
-                                    description="Peak requests per second (default: the mean).")
-    profile: Annotated[list[float], Field(max_length=24)] | None = Field(
-        None, description="Daily traffic: 24 hourly mean requests per second, hour 0 first. The fleet is sized for "
-        "its peak (or peak_rps when larger); the answer's daily_profile prices following it with autoscaling "
-        "against a fixed peak fleet.")
-    prompt: int = ranged("--prompt", "plan serve")
-    output: int = ranged("--output", "plan serve")
-    buckets: Annotated[list[BucketFields], Field(max_length=MAX_BUCKETS)] = Field(
-        [], description="Request-size buckets; when given they replace prompt/output.")
-    percentiles: Annotated[list[PercentileFields], Field(max_length=MAX_BUCKETS)] = Field(
-        [], description="Request lengths at percentiles (instead of buckets): each interval between two "
-        "percentiles is a bucket at its upper lengths, requests above the top one count at its lengths.")
-    ttft_s: float | None = ranged("--ttft", whole=False, description="Median TTFT target.")
-    ttft_p99_s: float | None = ranged("--ttft-p99", whole=False, description="p99 TTFT target (5 s when no TTFT "
-                                                                             "target is given).")
-    tpot_s: float | None = ranged("--tpot", whole=False, description="Median TPOT target.")
-    tpot_p99_s: float | None = ranged("--tpot-p99", whole=False, description="p99 TPOT target.")
-    availability: float = ranged("--availability", "plan serve", whole=False,
-                                 description="Availability target in percent, below 100.")
-    tolerate: Tolerate = "zone"
-    market: Market | None = None
-    users: Market = Field(Market.GLOBAL, description="Where the users are: cn (mainland China) adds the China "
-                                                     "compliance checklist to the answer.")
-    providers: Names = []
-    regions: Names = []
-    gpus: Names = []
-    exclude_gpus: Names = []
-    spot: bool = table("spot", "plan serve", description="Allow spot capacity in the mix.")
-    allow_marketplace: bool = Field(False, description="Allow marketplace / community hosts.")
-    tiers: list[Tier] = Field([], max_length=4, description="Pricing tiers the fleet may rent (default: on-demand, "
-                                                            "with spot and marketplace when allowed; reserved only "
-                                                            "when named).")
-    prefix_hit: float = ranged("--prefix-hit", "plan serve", whole=False)
-    quant: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
-    engine: Engine = table("engine", "plan serve")
-    currency: Currency | None = None
-    budget: float | None = ranged("--budget", whole=False, description="Most the fleet may cost per hour.")
-    max_per_offer: int | None = ranged("--max-per-offer")
-    adapters: int = ranged("--adapters", "plan serve", description="LoRA adapters served on the same base "
-                           "(multi-LoRA), all resident on every replica.")
-    adapter_rank: int = ranged("--adapter-rank", "plan serve", description="Rank of the largest adapter.")
-    guard: str = Field("none", min_length=1, max_length=MAX_TEXT,
-                       description="Content-safety guard: a guard preset sized as a second model, api (a moderation "
-                                   "service), api:SERVICE, or none (gpuplan/data/guards.csv, moderation_apis.csv).")
-    guard_mode: GuardMode = Field("serial", description="serial: the guard checks the prompt before the main "
-                                                        "prefill; parallel: alongside it.")
 
-
-__all__ = ["BucketFields", "ErrorBody", "EstimateRequest", "JobFields", "PlanRequest", "ServeRequestBody"]
+__all__ = ["BucketFields", "Currency", "Engine", "ErrorBody", "EstimateRequest", "Market", "Method", "Objective",
+           "Optimizer", "PlanRequest", "Precision", "Recompute", "Segment", "ServeRequestBody", "Task", "Tier",
+           "job_model"]
