@@ -818,8 +818,8 @@ TEMPLATES: dict[str, str] = {
     "end of forward: activations and logits held, gradients not yet made": "前向传播结束时：持有激活值和 logits，梯度尚未生成",
     "1 GPU": "1 张卡",
     # serving fleets (gpuplan.plan.serving): notes, why nothing fits, assumptions
-    "the mix solver stopped at its {MILP_TIME_LIMIT_S} s limit: the fleet is within {fleet.gap} of the cheapest":
-        "组合求解器在 {MILP_TIME_LIMIT_S} 秒时限处停止：该集群与最便宜方案的差距在 {fleet.gap} 以内",
+    "the mix solver stopped at its limit of {MILP_NODE_LIMIT} nodes: the fleet is within {fleet.gap} of the cheapest":
+        "组合求解器在 {MILP_NODE_LIMIT} 个节点的上限处停止：该集群与最便宜方案的差距在 {fleet.gap} 以内",
     "availability target not reached: {fleet.availability} expected with +{fleet.headroom} headroom against "
     "{r.availability} asked":
         "未达到可用性目标：+{fleet.headroom} 余量下预计 {fleet.availability}，目标为 {r.availability}",

@@ -63,7 +63,11 @@ REGIONS_PER_CONFIG = 2  # cheapest (provider, region) places kept per configurat
 CONFIGS_KEPT = 6  # configurations kept for the mix, the cheapest per unit of capacity first
 SINGLE_TYPES_TRIED = 2  # GPU types tried alone for the comparison, cheapest per capacity first
 PRUNE_FACTOR = 3.0  # a configuration whose optimistic cost per request/s is this many times the best is skipped
-MILP_TIME_LIMIT_S = 0.3  # per solve; past it HiGHS's best mix is kept and its optimality gap reported
+# Each solve stops after this many branch-and-bound nodes (a count, so the same input gives the same fleet on a
+# busy machine as on an idle one; a wall-clock limit did not) with HiGHS's best mix and its optimality gap reported;
+# the fleets here close in a dozen nodes. The time limit only guards against a pathological solve.
+MILP_NODE_LIMIT = 5_000
+MILP_TIME_LIMIT_S = 60.0
 MIP_GAP = 1e-3  # the cost is known to 0.1 %: well within the price data's own error
 PRESOLVE = False  # HiGHS presolve is slower here
 
@@ -679,7 +683,8 @@ def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], po
     with c_stdout_to_stderr():  # HiGHS prints a debug line with C's printf on some of these problems
         res = milp(cost, constraints=LinearConstraint(a, np.array(lo), np.array(hi)), integrality=integrality,
                    bounds=Bounds(np.zeros(n_var), upper),
-                   options={"time_limit": MILP_TIME_LIMIT_S, "presolve": PRESOLVE, "mip_rel_gap": MIP_GAP})
+                   options={"node_limit": MILP_NODE_LIMIT, "time_limit": MILP_TIME_LIMIT_S,
+                            "presolve": PRESOLVE, "mip_rel_gap": MIP_GAP})
     if res.x is None or res.status not in (0, 1):
         return None
     units = tuple(round(float(v)) for v in res.x[:n_p])
@@ -1244,7 +1249,7 @@ def _token_costs(fleet: Fleet | None, configs: Sequence[ReplicaConfig], r: Serve
 def _notes(fleet: Fleet | None, single: Fleet | None, r: ServeRequest) -> tuple[str, ...]:
     notes = _price_age_notes(fleet)
     if fleet and fleet.gap > MIP_GAP:
-        notes.append(f"the mix solver stopped at its {MILP_TIME_LIMIT_S:g} s limit: the fleet is within "
+        notes.append(f"the mix solver stopped at its limit of {MILP_NODE_LIMIT:,} nodes: the fleet is within "
                      f"{fleet.gap:.1%} of the cheapest")
     if fleet and fleet.availability < r.availability:
         notes.append(f"availability target not reached: {fleet.availability:.4%} expected with "
