@@ -342,7 +342,7 @@ def test_published_variants_resolve_to_their_preset(catalog: Catalog, typed: str
 # weight format is --quant's, never read from the name. One rule per row, each name as a benchmark table writes it.
 @pytest.mark.parametrize(("typed", "preset", "rule"), [
     ("unsloth/Qwen3-8B-GGUF", "Qwen3-8B", "-GGUF dropped, then the re-publisher's owner"),
-    ("bartowski/google_gemma-3-12b-it-GGUF", "Gemma-3-12B", "bartowski's 'owner_name' folded back to google/gemma-3-12b-it"),
+    ("bartowski/google_gemma-3-12b-it-GGUF", "Gemma-3-12B", "owner_name folded back to google/gemma-3-12b-it"),
     ("bartowski/microsoft_Phi-4-mini-instruct-GGUF", "Phi-4-mini", "folded owner, the preset's own hf_repo"),
     ("bartowski/Qwen2.5-Coder-7B-Instruct-GGUF", "Qwen2.5-7B", "owner dropped, then an aliases.csv row"),
     ("Qwen/Qwen-7B-Chat-AWQ", "Qwen-7B", "-AWQ: AutoAWQ's export of Qwen/Qwen-7B-Chat"),
