@@ -250,7 +250,7 @@ _MODEL_NAMES = {"Llama-3.1-70B": "Llama-3.1-70B", "Llama-3.1-8B": "Llama-3.1-8B"
 
 # Published rows that name a fine-tune or a renamed checkpoint of a preset's architecture.
 _SAME_ARCH = {"CodeLlama-7B": "Llama-2-7B", "LLaMA-arch": "Llama-2-7B", "Vicuna-7B": "Llama-2-7B",
-              "Mistral-7B-Instruct": "Mistral-7B-v0.2", "CodeLlama-34B": None}
+              "Mistral-7B-Instruct": "Mistral-7B-v0.2"}
 
 
 def _preset_for(cat: Any, label: str) -> str | None:
@@ -589,8 +589,10 @@ _LLAMACPP_FLASH_ATTENTION = re.compile(r"-fa (?:1|on)\b|flash attention on")
 def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     label = row["model"]
     preset = _preset_for(cat, label)
-    if preset is None or "INT4-QE" in label:
-        return None, f"model '{label}' is not a preset (or has quantized embeddings gpuplan does not model)"
+    if "INT4-QE" in label:  # THUDM/chatglm-6b-int4-qe: the embedding table is int4 too, where gpuplan keeps it 16-bit
+        return None, f"model '{label}' quantizes its embedding table to int4, which gpuplan's int4 formats do not"
+    if preset is None:
+        return None, f"model '{label}' is not a preset"
     prec = row["precision"].lower()
     fmt = ("gptq-int8" if "gptq" in prec and "int8" in prec else "gptq-int4" if "gptq" in prec
            else "awq-int4" if "awq" in prec

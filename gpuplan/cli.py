@@ -808,15 +808,14 @@ def _run_plan(ctx: typer.Context, model: str, job: Any, c: Any, json_out: bool, 
 def _export(cat: Any, model: str, result: Any, fmt: str, out: str | None) -> dict[str, Any]:
     """The pick (or the best plan ``fmt`` can express) as files engines run: format, plan, text and the same as
     data; written to ``out`` atomically (a temporary file renamed into place) when given."""
-    from gpuplan.catalog.models import find_preset
+    from gpuplan.catalog.models import hub_repo
     from gpuplan.export import document, exportable, render
 
     if result.pick is None:
         raise InputError("--export", "there is no plan to export.", "relax the constraints until a plan fits.")
     clouds = cat.skypilot_clouds()
     chosen = exportable(result.ranked, fmt, clouds)
-    entry = find_preset(cat, model)
-    hf_repo = entry.hf_repo if entry and entry.hf_repo else None
+    hf_repo = hub_repo(cat, model)
     if chosen is None:  # the reason: the best plan SkyPilot launches (its framework or layout), else the pick's
         from gpuplan.export import skypilot
 
@@ -997,14 +996,13 @@ def _serve_export(cat: Any, model: str, result: Any, fmt: str, out: str | None, 
     """Export every group of the fleet (gpuplan.export.fleet): (the export, the plan exported). For skypilot, a
     fleet with a group SkyPilot cannot launch is planned again on the providers SkyPilot has clouds for, with a
     note; when that fleet cannot be written either, the reason is the error."""
-    from gpuplan.catalog.models import find_preset
+    from gpuplan.catalog.models import hub_repo
     from gpuplan.export import fleet
 
     if result.fleet is None:
         raise InputError("--export", "there is no fleet to export.", "relax the constraints until a fleet fits.")
     m = cat.model(model)
-    entry = find_preset(cat, model)
-    ref = entry.hf_repo if entry and entry.hf_repo else m.name
+    ref = hub_repo(cat, model) or m.name
     clouds = cat.skypilot_clouds()
     try:
         exported = fleet.export(result, m, ref, fmt, clouds, cat)

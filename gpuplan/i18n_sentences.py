@@ -227,6 +227,9 @@ TEMPLATES: dict[str, str] = {
     "'{spec.name}': {label} {shown} is outside [{low}, {high}].": "'{spec.name}'：{label} {shown} 不在 [{low}, {high}] 内。",
     "check the config.json; this is not a plausible transformer.": "请检查 config.json；这不像一个合理的 Transformer。",
     "'{text}' is not a model preset, and no config.json is there.": "'{text}' 不是预置模型，那里也没有 config.json。",
+    "'{text}' is a GGUF copy of '{base}', which is not a model preset.": "'{text}' 是 '{base}' 的 GGUF 副本，而 '{base}' 不是预置模型。",
+    "pass the path of the config.json of '{base}', or use a preset from 'gpuplan models'.":
+        "传入 '{base}' 的 config.json 路径，或使用 'gpuplan models' 中的预置模型。",
     "check the path (a config.json or the folder holding one), or run 'gpuplan models'.":
         "请检查路径（config.json 或包含它的文件夹），或运行 'gpuplan models'。",
     "'{repo_id}' looks like a Hugging Face Hub id, but gpuplan is offline (HF_HUB_OFFLINE/GPUPLAN_OFFLINE is set).":

@@ -12,8 +12,8 @@ from conftest import MODEL_INDEX, PRESET_NAMES, TESTS_DATA, read_csv, run_cli
 
 from gpuplan.catalog import BUNDLED_DIR, Catalog, load_catalog
 from gpuplan.catalog.hfconfig import parse_config, read_config_file
-from gpuplan.catalog.models import find_preset
-from gpuplan.errors import CatalogError, ModelConfigError, OfflineError, UnknownNameError
+from gpuplan.catalog.models import base_names, find_preset, hub_repo
+from gpuplan.errors import CatalogError, InputError, ModelConfigError, OfflineError, UnknownNameError
 from gpuplan.estimate.params import count_params
 
 # ---------------------------------------------------------------- every preset parses
@@ -336,6 +336,74 @@ def test_presets_resolve_by_normalised_name_or_repo(catalog: Catalog, typed: str
 ])
 def test_published_variants_resolve_to_their_preset(catalog: Catalog, typed: str, preset: str, why: str) -> None:
     assert find_preset(catalog, typed) is catalog.models[preset], why
+
+
+# Quantized or re-published copies of a checkpoint resolve to the preset of the checkpoint they were made from; the
+# weight format is --quant's, never read from the name. One rule per row, each name as a benchmark table writes it.
+@pytest.mark.parametrize(("typed", "preset", "rule"), [
+    ("unsloth/Qwen3-8B-GGUF", "Qwen3-8B", "-GGUF dropped, then the re-publisher's owner"),
+    ("bartowski/google_gemma-3-12b-it-GGUF", "Gemma-3-12B", "owner_name folded back to google/gemma-3-12b-it"),
+    ("bartowski/microsoft_Phi-4-mini-instruct-GGUF", "Phi-4-mini", "folded owner, the preset's own hf_repo"),
+    ("bartowski/Qwen2.5-Coder-7B-Instruct-GGUF", "Qwen2.5-7B", "owner dropped, then an aliases.csv row"),
+    ("Qwen/Qwen-7B-Chat-AWQ", "Qwen-7B", "-AWQ: AutoAWQ's export of Qwen/Qwen-7B-Chat"),
+    ("Qwen/Qwen1.5-7B-Chat-GPTQ-Int4", "Qwen1.5-7B", "-GPTQ-Int4"),
+    ("Qwen3-14B-AWQ", "Qwen3-14B", "-AWQ on a preset name"),
+    ("Qwen2.5-7B-4bit", "Qwen2.5-7B", "-4bit: an MLX conversion"),
+    ("DeepSeek-R1-Distill-Qwen-32B-MLX-4Bit", "Qwen2.5-32B", "-MLX-4Bit in any case"),
+    ("zai-org/GLM-4.6-FP8", "GLM-4.6", "-FP8"),
+])
+def test_a_quantized_copy_resolves_to_its_base_preset(catalog: Catalog, typed: str, preset: str, rule: str) -> None:
+    assert find_preset(catalog, typed) is catalog.models[preset], rule
+    assert catalog.model(typed).name == preset, rule
+
+
+def test_base_names_are_tried_most_specific_first() -> None:
+    assert base_names("bartowski/google_gemma-3-12b-it-GGUF") == [
+        "bartowski/google_gemma-3-12b-it-GGUF", "bartowski/google_gemma-3-12b-it", "google/gemma-3-12b-it",
+        "google_gemma-3-12b-it"]
+    assert base_names("Qwen/Qwen1.5-7B-Chat-GPTQ-Int4") == [
+        "Qwen/Qwen1.5-7B-Chat-GPTQ-Int4", "Qwen/Qwen1.5-7B-Chat", "Qwen1.5-7B-Chat"]
+    assert base_names("Llama-2-7B") == ["Llama-2-7B"]
+
+
+def test_a_gguf_copy_of_an_unknown_base_is_refused_naming_the_model_field(catalog: Catalog) -> None:
+    # Qwen3.5 is not a preset, and a GGUF repository has no config.json that the Hub could give
+    with pytest.raises(InputError) as info:
+        catalog.model("unsloth/Qwen3.5-9B-GGUF")
+    assert info.value.field == "model"
+    assert "GGUF copy of 'Qwen3.5-9B', which is not a model preset" in str(info.value)
+    assert "config.json of 'Qwen3.5-9B'" in info.value.fix
+
+
+def test_an_mlx_copy_of_an_unknown_base_is_an_unknown_model(catalog: Catalog) -> None:
+    with pytest.raises(UnknownNameError) as info:
+        catalog.model("Qwen3.5-4B-4bit")
+    assert info.value.field == "model" and "gpuplan models" in info.value.fix
+
+
+def test_a_local_config_folder_named_like_a_copy_is_read_not_resolved(catalog: Catalog, tmp_path: Path) -> None:
+    folder = tmp_path / "Qwen2.5-7B-AWQ"  # a user's own checkpoint folder: its config.json is the truth
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(LLAMA), encoding="utf-8")
+    spec = catalog.model(str(folder))
+    assert spec.name == "Qwen2.5-7B-AWQ" and spec.hidden == 4096  # Llama-2-7B's shape, not Qwen2.5-7B's 3584
+
+
+def test_an_export_loads_the_copy_the_user_named(catalog: Catalog) -> None:
+    assert hub_repo(catalog, "Qwen/Qwen-7B-Chat-AWQ") == "Qwen/Qwen-7B-Chat-AWQ"  # the AWQ weights, not the base
+    assert hub_repo(catalog, "Qwen-7B") == "Qwen/Qwen-7B"
+    assert hub_repo(catalog, "Qwen2.5-7B-4bit") == "Qwen/Qwen2.5-7B"  # not a Hub id: the base preset's repo
+
+
+def test_estimate_and_plan_accept_a_gguf_repo_name() -> None:
+    est = run_cli("estimate", "bartowski/microsoft_Phi-4-mini-instruct-GGUF", "--gpu", "4090", "--quant",
+                  "gguf-q4_k_m", "--engine", "llamacpp", "--json", env={"GPUPLAN_OFFLINE": "1"})
+    assert est.returncode == 0, est.stderr
+    assert json.loads(est.stdout)["model"] == "Phi-4-mini"
+    plan = run_cli("plan", "infer", "unsloth/Qwen3-8B-GGUF", "--quant", "gguf-q4_k_m", "--engine", "llamacpp",
+                   "--requests", "100", "--prompt", "512", "--output", "128", "--json", env={"GPUPLAN_OFFLINE": "1"})
+    assert plan.returncode == 0, plan.stderr
+    assert "Qwen3-8B" in plan.stdout
 
 
 @pytest.mark.parametrize("typed", ["Llama-3.1-9B-Instruct", "Qwen2.5-7B-Chat", "Mixtral-8x7B-Instruct-v0.3"])

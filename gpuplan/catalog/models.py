@@ -18,7 +18,54 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
 def find_preset(catalog: Catalog, name: str) -> ModelEntry | None:
     """The preset called ``name``: its preset name or Hub repo (``models/index.csv``), or a published variant that
     ``models/aliases.csv`` says shares its architecture; a name without an owner (``Llama-3.1-8B-Instruct``)
-    matches the one Hub repo of that name. Case, spaces, '-' and '_' do not matter; nothing else is guessed."""
+    matches the one Hub repo of that name. A quantized or re-published copy resolves to the checkpoint it was made
+    from (:func:`base_names`). Case, spaces, '-' and '_' do not matter; nothing else is guessed."""
+    for candidate in base_names(name):
+        entry = _find_exact(catalog, candidate)
+        if entry is not None:
+            return entry
+    return None
+
+
+# A suffix that names a quantized or converted copy of a checkpoint, not another architecture: the weight format is
+# the --quant option's (or a benchmark row's precision column), never read from the name. GGUF files
+# (bartowski/…-GGUF, unsloth/…-GGUF), AutoAWQ/AutoGPTQ exports (Qwen/Qwen-7B-Chat-AWQ, Qwen/Qwen1.5-7B-Chat-GPTQ-Int4),
+# MLX conversions (mlx-community/Qwen2.5-7B-Instruct-4bit, …-MLX-4bit), bitsandbytes uploads (unsloth/…-bnb-4bit)
+_COPY_SUFFIX = re.compile(r"[-_.](?:gguf|awq|gptq(?:[-_]int[348])?|int[348]|mlx(?:[-_]\d+[-_]?bit)?|\d+[-_]?bits?"
+                          r"|bnb[-_]\d+bit|fp8(?:[-_]dynamic)?)$", re.IGNORECASE)
+_GGUF_COPY = re.compile(r"[-_.]gguf$", re.IGNORECASE)
+# bartowski writes a re-published repo as '<original owner>_<original name>' (bartowski/google_gemma-3-12b-it-GGUF)
+_OWNER_IN_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9.\-]*?)_([A-Za-z0-9].*)$")
+
+
+def base_names(name: str) -> list[str]:
+    """``name`` and the names of the checkpoint it was made from, most specific first: without the suffixes of a
+    quantized copy (``-GGUF``, ``-AWQ``, ``-GPTQ-Int4``, ``-4bit``, ``-MLX-4bit``), without the re-publisher
+    (``bartowski/``, ``unsloth/``), and with the original owner a re-publisher folded into the name
+    (``google_gemma-3-12b-it`` -> ``google/gemma-3-12b-it``)."""
+    stem = name.strip()
+    while _COPY_SUFFIX.search(stem):
+        stem = _COPY_SUFFIX.sub("", stem)
+    names = [name.strip(), stem]
+    owner, _, repo = stem.rpartition("/")
+    if owner:
+        folded = _OWNER_IN_NAME.match(repo)
+        names += [f"{folded.group(1)}/{folded.group(2)}"] if folded else []
+        names += [repo]
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def hub_repo(catalog: Catalog, name: str) -> str | None:
+    """The Hub repo an engine should load for ``name``: a preset's repo, or the name itself when it is the Hub id of
+    a quantized or re-published copy (the engine must load that copy, not the checkpoint it was made from)."""
+    exact = _find_exact(catalog, name)
+    if exact is None and _HUB_ID.match(name.strip()) and find_preset(catalog, name) is not None:
+        return name.strip()
+    entry = exact or find_preset(catalog, name)
+    return entry.hf_repo if entry and entry.hf_repo else None
+
+
+def _find_exact(catalog: Catalog, name: str) -> ModelEntry | None:
     if name in catalog.models:
         return catalog.models[name]
     wanted = normalize(name)
@@ -41,8 +88,9 @@ def _repo_names(catalog: Catalog) -> list[tuple[str, str]]:
 
 
 def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpec:
-    """The architecture for a preset name, a config.json path (or its folder), or a Hub id when online."""
-    entry = find_preset(catalog, text)
+    """The architecture for a preset name, a config.json path (or its folder), a quantized or re-published copy of a
+    preset's checkpoint (:func:`base_names`), or a Hub id when online. A local path wins over a copy's base name."""
+    entry = _find_exact(catalog, text)
     if entry is not None:
         return _read_preset(entry.path, entry.name)
     try:
@@ -55,6 +103,13 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
         return read_config_file(path / "config.json", path.resolve().name)
     if is_file:
         return read_config_file(path, path.resolve().parent.name if path.name == "config.json" else path.stem)
+    entry = find_preset(catalog, text)
+    if entry is not None:
+        return _read_preset(entry.path, entry.name)
+    base = base_names(text)[-1]
+    if _GGUF_COPY.search(text) and base != text.strip():  # a GGUF repository holds .gguf files and no config.json
+        raise InputError(field, f"'{text}' is a GGUF copy of '{base}', which is not a model preset.",
+                         f"pass the path of the config.json of '{base}', or use a preset from 'gpuplan models'.")
     if _HUB_ID.match(text) and not text.endswith(".json"):
         return read_config_file(_hub_config(text), text)
     if text.endswith(".json") or text.startswith((".", "/", "~")) or os.sep in text:
