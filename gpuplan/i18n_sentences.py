@@ -257,7 +257,7 @@ TEMPLATES: dict[str, str] = {
     "the row cannot be read as CSV ({exc}).": "这一行无法按 CSV 读取（{exc}）。",
     "look for a quote that is never closed; no cell needs more than a few hundred characters.":
         "请查找没有闭合的引号；任何单元格都不需要超过几百个字符。",
-    "the part has no compute figure at all.": "这个型号没有任何算力数据。",
+    "the part has no fp32, fp16 or bf16 compute figure.": "这个型号没有 fp32、fp16 或 bf16 算力数据。",
     "fill in at least fp32_tflops or fp16_tflops.": "请至少填写 fp32_tflops 或 fp16_tflops。",
     "is empty but pricing is reserved.": "为空，但计费方式是 reserved。",
     "write the length of the commitment in months (12, 36 ...).": "请填写承诺期的月数（12、36 等）。",

@@ -323,3 +323,19 @@ def test_a_market_snapshot_is_cached_apart_from_the_same_folder_given_as_a_user_
 
     dirs = (BUNDLED_DIR, tmp_path)
     assert cache.signature(dirs[:1], TODAY, tmp_path) != cache.signature(dirs, TODAY)
+
+
+def test_a_user_gpu_with_only_8_bit_rates_is_refused_naming_the_16_bit_column(tmp_path: Path) -> None:
+    """Every estimate divides by a 16-bit or fp32 rate; a part with only FP8/INT8 figures would divide by zero."""
+    with (BUNDLED_DIR / "gpus.csv").open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        header, h100 = reader.fieldnames, next(r for r in reader if r["name"] == "H100")
+    row = {**h100, "name": "H100-int8-only", "fp32_tflops": "", "tf32_tflops": "", "fp16_tflops": "",
+           "bf16_tflops": ""}
+    with (tmp_path / "gpus.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=header)
+        writer.writeheader()
+        writer.writerow(row)
+    with pytest.raises(CatalogError) as info:
+        load_catalog([tmp_path])
+    assert "fp16_tflops" in str(info.value) and "fp32_tflops or fp16_tflops" in info.value.fix

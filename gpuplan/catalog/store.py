@@ -471,8 +471,8 @@ def _gpu(row: Row, where: str) -> Gpu:
     tflops = {k: (v[k] * TERA if v[k] is not None else None) for k in
               ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops",
                "fp4_tflops")}
-    if not any(tflops.values()):
-        raise CatalogError(where, row.line, "fp16_tflops", "", "the part has no compute figure at all.",
+    if not any(tflops[k] for k in ("fp32_tflops", "fp16_tflops", "bf16_tflops")):  # every estimate divides by one
+        raise CatalogError(where, row.line, "fp16_tflops", "", "the part has no fp32, fp16 or bf16 compute figure.",
                            "fill in at least fp32_tflops or fp16_tflops.")
     return Gpu(
         name=v["name"], vendor=v["vendor"], segment=v["segment"], architecture=v["architecture"],
