@@ -212,9 +212,10 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     if model.is_moe and ep is None:
         return None, "MoE pretraining without the expert-parallel degree (EP) the run used"
     par = Parallelism(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep or 1)
-    why = check_expert_layout(model, par)
-    if why:
-        return None, why
+    try:
+        check_expert_layout(model, par)
+    except GpuplanError as err:
+        return None, err.message
     mb = _int(row["micro_batch"]) or 1
     gb = _int(row["global_batch"])
     accum = max(1, round(gb / (mb * dp))) if gb else 1

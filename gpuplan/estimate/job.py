@@ -172,9 +172,7 @@ def check_training_shape(m: ModelSpec, s: TrainSetup) -> None:
     if par.pp > m.n_layers:
         raise InfeasibleError("--pp", f"{par.pp} pipeline stages for {m.n_layers} layers.",
                               f"use --pp {m.n_layers} or less.")
-    why = check_expert_layout(m, par)
-    if why:
-        raise InfeasibleError("--gpus", f"{why}.", "split the experts over a number of ranks that divides both.")
+    check_expert_layout(m, par)
 
 
 def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:

@@ -624,15 +624,15 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     zero = par.zero
     # per GPU before and after ZeRO / the distributed optimizer shards over the data-parallel ranks: the dense
     # part split TP × PP, a mixture-of-experts model's routed experts EP × PP (moe_train.gpu_params)
-    held, sharded = gpu_params(m, s, train), gpu_params(m, s, train, sharded=True)
-    trainable_w = w_b * (sharded if zero >= 3 else held)
+    whole, sharded = gpu_params(m, s, train), gpu_params(m, s, train, sharded=True)
+    trainable_w = w_b * (sharded if zero >= 3 else whole)
     if zero >= 3:  # layers are all-gathered one or two at a time (prefetch) in 16-bit
         trainable_w += 2 * per_layer_params(m) * BYTES_16 / par.tp
-    grads = g_b * (sharded if zero >= 2 else held)
+    grads = g_b * (sharded if zero >= 2 else whole)
     if s.fused_optimizer_step:  # each parameter's gradient is applied and freed as soon as it is produced
         grads = min(grads, per_layer_params(m) * g_b / par.tp)
-    master = master_b * (sharded if zero >= 1 else held)
-    optimizer = opt_b * (sharded if zero >= 1 else held)
+    master = master_b * (sharded if zero >= 1 else whole)
+    optimizer = opt_b * (sharded if zero >= 1 else whole)
     paged = "paged" in s.optimizer
     if par.offload_optimizer or paged:  # states live in host or CUDA-managed memory that spills to the host
         optimizer, master = 0.0, 0.0

@@ -35,6 +35,7 @@ dispatch (DeepEP's; 16-bit counted both ways: errs slow).
 
 from __future__ import annotations
 
+from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.params import count_params
 from gpuplan.types import ModelSpec, Parallelism, TrainSetup
 
@@ -104,15 +105,19 @@ def off_domain_share(ep: int, domain: int) -> tuple[float, float]:
     return (ep - local) / (ep - 1), (local - 1) / (ep - 1)
 
 
-def check_expert_layout(m: ModelSpec, par: Parallelism) -> str | None:
-    """Why ``par`` cannot split ``m``'s experts (None when it can): EP divides the experts and the GPUs of a
-    pipeline stage (TP × CP × DP), Megatron-Core's conditions."""
+def check_expert_layout(m: ModelSpec, par: Parallelism) -> None:
+    """Raise when ``par`` cannot split ``m``'s experts: EP must divide the experts and the GPUs of a pipeline
+    stage (TP × CP × DP), Megatron-Core's conditions."""
     if par.ep == 1:
-        return None
+        return
+    fix = "split the experts over a number of ranks that divides both."
     if not m.is_moe:
-        return f"{m.name} has no experts to split over {par.ep} expert-parallel ranks"
+        raise InfeasibleError("--gpus", f"{m.name} has no experts to split over {par.ep} expert-parallel ranks.",
+                              "train it without expert parallelism (EP 1).")
     if m.n_experts % par.ep:
-        return f"{m.name}'s {m.n_experts} experts do not split over {par.ep} expert-parallel ranks"
-    if (par.tp * par.cp * par.dp) % par.ep:
-        return f"EP {par.ep} does not divide the {par.tp * par.cp * par.dp} GPUs of a pipeline stage (TP × CP × DP)"
-    return None
+        raise InfeasibleError("--gpus", f"{m.name}'s {m.n_experts} experts do not split over {par.ep} "
+                              "expert-parallel ranks.", fix)
+    stage = par.tp * par.cp * par.dp
+    if stage % par.ep:
+        raise InfeasibleError("--gpus", f"EP {par.ep} does not divide the {stage} GPUs of a pipeline stage "
+                              "(TP × CP × DP).", fix)
