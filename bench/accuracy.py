@@ -43,6 +43,7 @@ MEMORY = ("inference_memory", "finetune_memory", "pretrain_memory")
 LABELS = {
     "inference_memory": "Inference memory", "finetune_memory": "Fine-tune memory",
     "pretrain_memory": "Pretraining memory", "pretrain_throughput": "Pretraining throughput",
+    "pretrain_throughput_moe": "Pretraining throughput, mixture-of-experts",
     "pretrain_gpu_hours": "Pretraining GPU-hours / wall time", "finetune_time": "Fine-tune time",
     "serving_throughput": "Serving throughput", "ttft": "TTFT (time to first token)",
     "tpot": "TPOT (time per output token, batch > 1)", "decode_batch1": "Batch-1 decode",

@@ -37,7 +37,7 @@ CALIBRATION = HERE / "calibration"
 # predictions (each source predicted by a fit that never saw it), the number users meet on their own jobs
 CLASSES = {
     "inference_memory": 0.04, "finetune_memory": 0.06, "pretrain_memory": 0.08,
-    "pretrain_throughput": 0.12, "pretrain_gpu_hours": 0.12, "finetune_time": 0.20,
+    "pretrain_throughput": 0.12, "pretrain_throughput_moe": 0.12, "pretrain_gpu_hours": 0.12, "finetune_time": 0.20,
     "serving_throughput": 0.12, "ttft": 0.20, "tpot": 0.20, "decode_batch1": 0.10,
 }
 # the band (gpuplan/data/fitted/params.json) each class's residuals go into: what estimates show

@@ -1451,4 +1451,15 @@ TEMPLATES: dict[str, str] = {
         '导出只知道 Llama 式解码器中 LoRA 适配的模块名；{e.model.name}（{e.model.model_type}）不是这类模型。',
     'plan with --lora-targets all-linear and without --train-embeddings.':
         '请用 --lora-targets all-linear 且不加 --train-embeddings 规划。',
+    # mixture-of-experts training: expert parallelism (gpuplan/estimate/moe_train.py)
+    '{m.name} has no experts to split over {par.ep} expert-parallel ranks.':
+        '{m.name} 没有专家，无法分到 {par.ep} 个专家并行 rank 上。',
+    'train it without expert parallelism (EP 1).':
+        '请不用专家并行（EP 1）训练它。',
+    "{m.name}'s {m.n_experts} experts do not split over {par.ep} expert-parallel ranks.":
+        '{m.name} 的 {m.n_experts} 个专家无法均分到 {par.ep} 个专家并行 rank 上。',
+    'split the experts over a number of ranks that divides both.':
+        '请把专家分到一个能同时整除两者的 rank 数上。',
+    'EP {par.ep} does not divide the {stage} GPUs of a pipeline stage (TP × CP × DP).':
+        'EP {par.ep} 不能整除一个流水线阶段的 {stage} 个 GPU（TP × CP × DP）。',
 }

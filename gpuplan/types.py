@@ -398,13 +398,16 @@ FRAMEWORKS = ("hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune
 @dataclass(frozen=True, slots=True)
 class Parallelism:
     """How a job is split over GPUs. ``zero`` 0-3 is the DeepSpeed stage (FSDP full-shard = 3) over the
-    data-parallel group; ``cp`` is context parallelism."""
+    data-parallel group; ``cp`` is context parallelism; ``ep`` expert parallelism: a mixture-of-experts model's
+    routed experts split over ``ep`` of the TP × CP × DP GPUs of a pipeline stage (it adds no GPUs;
+    :mod:`gpuplan.estimate.moe_train`)."""
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
     cp: int = 1
     zero: int = 0
+    ep: int = 1
     sequence_parallel: bool = True
     offload_optimizer: bool = False
 
@@ -419,7 +422,8 @@ class Parallelism:
 @lru_cache(maxsize=1024)
 def _describe_parallelism(par: Parallelism) -> str:
     """:meth:`Parallelism.describe`, made once per layout: every training-memory estimate names its layout."""
-    parts = [f"{k.upper()}{v}" for k, v in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp), ("cp", par.cp)) if v > 1]
+    degrees = (("tp", par.tp), ("pp", par.pp), ("dp", par.dp), ("cp", par.cp), ("ep", par.ep))
+    parts = [f"{k.upper()}{v}" for k, v in degrees if v > 1]
     if par.zero:
         parts.append(f"ZeRO-{par.zero}")
     if par.offload_optimizer:

@@ -20,6 +20,7 @@ from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
 from gpuplan.estimate.infer_speed import Speed, max_batch, prefill_seconds, speed, speed_assumptions
 from gpuplan.estimate.memory import inference_memory, training_memory
+from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.train_time import train_time
@@ -172,6 +173,7 @@ def check_training_shape(m: ModelSpec, s: TrainSetup) -> None:
     if par.pp > m.n_layers:
         raise InfeasibleError("--pp", f"{par.pp} pipeline stages for {m.n_layers} layers.",
                               f"use --pp {m.n_layers} or less.")
+    check_expert_layout(m, par)
 
 
 def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:

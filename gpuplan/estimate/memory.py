@@ -22,6 +22,7 @@ from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import hf_tuple_cache_types
 from gpuplan.estimate.frameworks import stack
+from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate, Floor
@@ -675,18 +676,18 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     train = trainable_params(m, s)
     w_b, g_b, master_b, opt_b = state_bytes(s)
     frozen_bytes = frozen_base_bytes(m, s) / (par.dp if par.zero >= 3 else 1)
-    model_shard = par.tp * par.pp
     zero = par.zero
-    dp = par.dp
-    trainable_w = train * w_b / model_shard / (dp if zero >= 3 else 1)
+    # per GPU before and after ZeRO / the distributed optimizer shards over the data-parallel ranks: the dense
+    # part split TP × PP, a mixture-of-experts model's routed experts EP × PP (moe_train.gpu_params)
+    whole, sharded = gpu_params(m, s, train), gpu_params(m, s, train, sharded=True)
+    trainable_w = w_b * (sharded if zero >= 3 else whole)
     if zero >= 3:  # layers are all-gathered one or two at a time (prefetch) in 16-bit
         trainable_w += 2 * per_layer_params(m) * BYTES_16 / par.tp
-    grads = train * g_b / model_shard / (dp if zero >= 2 else 1)
+    grads = g_b * (sharded if zero >= 2 else whole)
     if s.fused_optimizer_step:  # each parameter's gradient is applied and freed as soon as it is produced
         grads = min(grads, per_layer_params(m) * g_b / par.tp)
-    opt_share = dp if zero >= 1 else 1
-    master = train * master_b / model_shard / opt_share
-    optimizer = train * opt_b / model_shard / opt_share
+    master = master_b * (sharded if zero >= 1 else whole)
+    optimizer = opt_b * (sharded if zero >= 1 else whole)
     paged = "paged" in s.optimizer
     if par.offload_optimizer or paged:  # states live in host or CUDA-managed memory that spills to the host
         optimizer, master = 0.0, 0.0

@@ -43,6 +43,13 @@ from dataclasses import dataclass, replace
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.memory import frozen_base_bytes, trainable_params
+from gpuplan.estimate.moe_train import (
+    all_to_all_bytes,
+    all_to_all_collectives,
+    gpu_params,
+    off_domain_share,
+    permute_bytes_per_token,
+)
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate
 from gpuplan.types import Gpu, ModelSpec, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
@@ -159,6 +166,8 @@ class StepWork:
     traffic_bytes_per_token: float  # activation_traffic_bytes
     dp_bytes: float  # data-parallel bytes per optimizer step × ring factor (_comm_per_step divides by the link)
     tp_bytes: float  # tensor-parallel bytes per micro-step × ring factor (_comm_per_step divides by the link)
+    ep_bytes: float = 0.0  # expert-parallel all-to-all bytes one GPU sends per micro-step (moe_train)
+    ep_collectives: float = 0.0  # all-to-alls per micro-step, each paying a collective latency
 
 
 def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
@@ -174,7 +183,9 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
     dp_bytes, tp_bytes = _comm_bytes(m, s)
     return StepWork(flops, _matmul_share(m, s), framework, method, ramp, optimizer_step_bytes(m, s),
-                    activation_traffic_bytes(m, s, cal), dp_bytes, tp_bytes)
+                    activation_traffic_bytes(m, s, cal) + permute_bytes_per_token(m, s), dp_bytes, tp_bytes,
+                    all_to_all_bytes(m, s),
+                    all_to_all_collectives(m, s))
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,20 +228,21 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     dp_comm, tp_comm = _comm_per_step(s, link, w)
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * step_compute) * steps
     tp_total = tp_comm * steps
+    micro_steps = steps * s.grad_accum
+    ep_total = expert_parallel_seconds(s, link, w, cal) * micro_steps  # not overlapped (moe_train)
     bubble = 0.0
     if par.pp > 1:
         bubble = compute * (par.pp - 1) / s.grad_accum  # t_bubble / t_ideal = (p − 1)/m (Narayanan et al. 2021)
     bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
     optimizer = steps * w.optimizer_bytes / bandwidth
     memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
-    micro_steps = steps * s.grad_accum
     stall = 0.0
     if framework_class(s.framework) == "eager" and not s.compiled:
         launch = m.n_layers / par.pp * cal.get("layer_launch_s")  # host seconds per micro-step
         stall = micro_steps * max(0.0, launch - (compute + memory_bound) / micro_steps)
     parts = (("compute", compute), ("memory_bound_ops", memory_bound), ("optimizer_step", optimizer),
              ("launch_stall", stall), ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total),
-             ("pipeline_bubble", bubble))
+             ("expert_parallel_comm", ep_total), ("pipeline_bubble", bubble))
     return StepTime(parts, peak, u, steps, tokens_per_step, link)
 
 
@@ -256,7 +268,9 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     n = s.parallel.n_gpus
     w = work or step_work(m, s, cal)
     t = parts or step_time(m, gpu, s, tokens, cal, w)
-    cls = "pretrain_throughput" if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS else "finetune_time"
+    cls = "finetune_time"
+    if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS:  # MoE pretraining has its own error band
+        cls = "pretrain_throughput_moe" if m.is_moe else "pretrain_throughput"
     if not describe:
         return Estimate(Breakdown("seconds", t.parts), cal.band(cls), ())
     peak, u, steps, link, total = t.peak, t.utilisation, t.steps, t.link, t.seconds
@@ -312,9 +326,8 @@ def optimizer_step_bytes(m: ModelSpec, s: TrainSetup) -> float:
     from gpuplan.estimate.memory import state_bytes
 
     w, g, master, opt = state_bytes(s)
-    par = s.parallel
-    shard = par.tp * par.pp * (par.dp if par.zero >= 1 else 1)
-    return trainable_params(m, s) / shard * (w + g + 2 * (master + opt) + w)
+    held = gpu_params(m, s, trainable_params(m, s), sharded=s.parallel.zero >= 1)
+    return held * (w + g + 2 * (master + opt) + w)
 
 
 def activation_traffic_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
@@ -342,7 +355,9 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     """Bytes of (data-parallel communication per optimizer step, tensor-parallel communication per micro-step),
     each weighted by its ring factor: :func:`_comm_per_step` divides them by the link's bandwidth."""
     par = s.parallel
-    grad_bytes = trainable_params(m, s) * 2.0 / (par.tp * par.pp)
+    # a mixture-of-experts model's routed experts: E/EP per GPU, reduced over the expert-data-parallel copies
+    # (moe_train); the ring factor of DP is kept for them (EDP ≤ DP × TP: 2·(n−1)/n differs little)
+    grad_bytes = gpu_params(m, s, trainable_params(m, s)) * 2.0
     ring = 2 * (par.dp - 1) / par.dp if par.dp > 1 else 0.0
     if par.zero >= 3 and par.dp > 1:
         # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable
@@ -361,6 +376,17 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
         collectives = 6 if s.recompute == "full" else 4
         tp = collectives * m.n_layers / par.pp * act * 2 * (par.tp - 1) / par.tp
     return dp, tp
+
+
+def expert_parallel_seconds(s: TrainSetup, link: Links, w: StepWork, cal: Calibration) -> float:
+    """Seconds of a micro-step's expert-parallel all-to-alls (:mod:`gpuplan.estimate.moe_train`): the bytes
+    bound for other nodes over the network, those for the NVLink domain over NVLink, one after the other, and a
+    collective latency each; not overlapped with compute."""
+    if w.ep_bytes <= 0:
+        return 0.0
+    network, nvlink = off_domain_share(s.parallel.ep, link.domain)
+    return (w.ep_collectives * cal.get("allreduce_latency_s") + w.ep_bytes * network / link.inter_node +
+            w.ep_bytes * nvlink / link.intra_node)
 
 
 def _comm_per_step(s: TrainSetup, link: Links, w: StepWork) -> tuple[float, float]:

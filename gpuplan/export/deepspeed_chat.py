@@ -55,7 +55,7 @@ def _check(e: JobEstimate, spot: bool) -> None:
                          "cannot resume, and this plan rents spot capacity: a preemption would start the run over.",
                          "plan with --no-spot (on-demand capacity is not preempted), or with --framework "
                          "llama-factory or trl, which resume from the bucket.")
-    if p.tp > 1 or p.pp > 1 or p.cp > 1:
+    if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; DeepSpeed-Chat's step 1 "
                          "trains with data parallelism and ZeRO only.", "plan with --max-gpus (fewer GPUs) or a GPU "
                          "with more memory so the model fits without tensor parallelism.")

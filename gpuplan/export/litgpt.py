@@ -95,7 +95,7 @@ def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
     elif s.method != Method.FULL:
         raise InputError("--export", f"LitGPT has no {s.method} fine-tuning.",
                          "plan with --method full, lora or qlora.")
-    if p.tp > 1 or p.pp > 1 or p.cp > 1:
+    if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; LitGPT's finetune_full trains "
                          "with FSDP data parallelism only.", "plan with --max-gpus (fewer GPUs) or a GPU with more "
                          "memory so the model fits without tensor parallelism.")

@@ -63,7 +63,7 @@ def swift_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, sa
 
 def _check_layout(s: TrainSetup) -> None:
     p = s.parallel
-    if p.tp > 1 or p.pp > 1 or p.cp > 1:
+    if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; ms-swift's sft trains with "
                          "data parallelism and ZeRO only (its Megatron path is another command).",
                          "plan with --max-gpus (fewer GPUs) or a GPU with more memory so the model fits without "

@@ -121,7 +121,7 @@ def _check_method(s: TrainSetup) -> None:
 
 def _check_layout(s: TrainSetup) -> None:
     p = s.parallel
-    if p.tp > 1 or p.pp > 1 or p.cp > 1:
+    if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; the torchtune export trains "
                          "with FSDP data parallelism only.", "plan with --max-gpus (fewer GPUs) or a GPU with more "
                          "memory so the model fits without tensor parallelism.")

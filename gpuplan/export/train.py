@@ -126,7 +126,7 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
     s = e.setup
     assert isinstance(s, TrainSetup)
     m = e.model
-    if s.parallel.tp > 1 or s.parallel.pp > 1 or s.parallel.cp > 1:
+    if s.parallel.tp > 1 or s.parallel.pp > 1 or s.parallel.cp > 1 or s.parallel.ep > 1:
         raise InputError("--export", f"the plan splits the model with {s.parallel.describe()}; LLaMA-Factory "
                          "trains with data parallelism and ZeRO/FSDP only.", "plan with --max-gpus (fewer GPUs) "
                          "or a GPU with more memory so the model fits without tensor parallelism.")

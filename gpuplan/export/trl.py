@@ -48,7 +48,7 @@ def trl_config(e: JobEstimate, model_ref: str, output_dir: str, steps: int, save
 
 def _check_layout(s: TrainSetup) -> None:
     p = s.parallel
-    if p.tp > 1 or p.pp > 1 or p.cp > 1:
+    if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; TRL's SFTTrainer trains "
                          "with data parallelism and ZeRO only.", "plan with --max-gpus (fewer GPUs) or a GPU with "
                          "more memory so the model fits without tensor parallelism.")

@@ -108,7 +108,27 @@ def training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
                 if n % (tp * pp) == 0 and m.n_layers >= pp:
                     dp = n // (tp * pp)
                     layouts.append(Parallelism(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0))
+    if m.is_moe and job.method == "full":
+        layouts += expert_layouts(m, [Parallelism(dp=n, zero=1), *(p for p in layouts if p.tp > 1)])
     return layouts
+
+
+MAX_EP = 64  # the largest expert-parallel groups in Megatron-Core's published MoE recipes (DeepSeek-V3: EP 64)
+
+
+def expert_layouts(m: ModelSpec, bases: list[Parallelism]) -> list[Parallelism]:
+    """A mixture-of-experts model's routed experts split over EP ranks (Megatron-Core; ``moe_train``): for each
+    layout without ZeRO-3, EP inside one node (at most 8) and the largest EP up to MAX_EP, each dividing the
+    experts and the GPUs of a pipeline stage; the distributed optimizer (ZeRO-1) shards the rest."""
+    out: list[Parallelism] = []
+    for par in bases:
+        stage = par.tp * par.cp * par.dp
+        if par.zero >= 3 or stage < 2:
+            continue
+        fits = [d for d in range(2, min(stage, m.n_experts, MAX_EP) + 1) if m.n_experts % d == 0 and stage % d == 0]
+        for ep in sorted({max((d for d in fits if d <= 8), default=0), max(fits, default=0)} - {0}):
+            out.append(replace(par, ep=ep, zero=1 if par.dp > 1 else 0))
+    return out
 
 
 def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,

@@ -1,0 +1,123 @@
+"""Expert parallelism in training a mixture-of-experts model: where the experts live, what they exchange.
+
+The layout is Megatron-Core's "MoE parallel folding" (NVIDIA/Megatron-LM ``megatron/core/transformer/moe/
+README.md``; ``megatron/core/parallel_state.py`` builds the expert grid ETP × EP × EDP × PP beside the dense grid
+TP × CP × DP × PP over the same GPUs). The attention and the other dense layers are split TP × CP × DP as for a
+dense model; the routed experts of each MoE layer are split over ``ep`` ranks (E/EP experts each) and replicated
+over the expert-data-parallel group EDP = TP × CP × DP / (EP × ETP). Expert tensor parallelism ETP is TP when EP
+is 1 (the experts are split like a dense MLP) and 1 otherwise, as Megatron-Core's MoE recipes set it
+(``--expert-tensor-parallel-size 1``: smaller experts are not worth splitting). EP ranks are consecutive GPUs,
+so an EP group of 8 stays on one HGX node's NVLink and an NVL72 rack keeps up to 72 on its NVLink fabric.
+
+Per training micro-step and MoE layer a GPU sends its tokens to the ranks of their top-k experts (dispatch) and
+gets the k outputs back (combine): k × hidden × 2 bytes per token each way (Megatron-Core's
+``--moe-token-dispatcher-type alltoall``; 16-bit activations), of which the share (EP − 1)/EP leaves the GPU.
+The backward pass runs the same two all-to-alls on the gradients, and a full recomputation reruns the forward's
+(4 or 6 all-to-alls per MoE layer and micro-step; Lepikhin et al. 2021, GShard, sec. 2.2; DeepSeek-AI 2024,
+DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 3.2.2). The expert destinations of a token are spread
+evenly over the EP ranks: (EP − domain)/EP of them on other nodes over the network, (domain − 1)/EP on other
+GPUs of the NVLink domain; the two parts are counted one after the other, not overlapped with compute: the
+framework default (Megatron-LM's ``--overlap-moe-expert-parallel-comm``, batch-level overlap since Megatron-Core
+0.14, is off unless given; NVIDIA-NeMo/Megatron-Bridge's MoE performance recipes turn it on, so on their runs
+this errs slow).
+
+Around the expert GEMMs every token is copied k times into expert order (permute) and its k outputs are
+gathered back and summed with the router's weights (unpermute; Megatron-Core ``moe_utils.permute`` /
+``unpermute``): memory-bound passes over k × hidden elements per token and MoE layer that a dense MLP does not
+have. Each reads and writes about k × hidden 16-bit elements (the unpermute writes one hidden), forward, and
+as much again in backward: 2 × (3k + 1) × hidden elements per token and MoE layer (a full recomputation runs the
+forward's again).
+
+Not modelled: expert load imbalance (tokens are assumed spread evenly, as an auxiliary balancing loss or
+Megatron's force-balanced benchmark routing keeps them; a capacity factor above 1 pads the expert GEMMs), FP8
+dispatch (DeepEP's; 16-bit counted both ways: errs slow).
+"""
+
+from __future__ import annotations
+
+from gpuplan.errors import InfeasibleError
+from gpuplan.estimate.params import count_params
+from gpuplan.types import ModelSpec, Parallelism, TrainSetup
+
+DISPATCH_BYTES = 2.0  # 16-bit activations (bf16) each way
+
+
+def expert_tp(par: Parallelism) -> int:
+    """Expert tensor parallelism: TP when the experts are not split over EP ranks, else 1 (module docstring)."""
+    return par.tp if par.ep == 1 else 1
+
+
+def expert_dp(par: Parallelism) -> int:
+    """Expert-data-parallel ranks: the copies of each expert shard, TP × CP × DP / (EP × ETP)."""
+    return max(1, par.tp * par.cp * par.dp // (par.ep * expert_tp(par)))
+
+
+def routed_params(m: ModelSpec, s: TrainSetup) -> float:
+    """Routed-expert parameters the method trains (the full method: all of them; adapters: none split by EP)."""
+    return float(count_params(m).experts) if s.method == "full" and m.is_moe else 0.0
+
+
+def gpu_params(m: ModelSpec, s: TrainSetup, trainable: float, sharded: bool = False) -> float:
+    """Of ``trainable`` parameters, those one GPU holds: the dense part split TP × PP, the routed experts
+    EP × ETP × PP. ``sharded``: further split over the data-parallel group as ZeRO / Megatron's distributed
+    optimizer does (the dense part over DP, the experts over EDP)."""
+    par = s.parallel
+    experts = min(routed_params(m, s), trainable)
+    dense = (trainable - experts) / (par.tp * par.pp)
+    routed = experts / (par.ep * expert_tp(par) * par.pp)
+    if sharded:
+        dense /= par.dp
+        routed /= expert_dp(par)
+    return dense + routed
+
+
+def all_to_all_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes one GPU sends to other EP ranks in a micro-step (module docstring); 0 without expert parallelism."""
+    par = s.parallel
+    if par.ep <= 1 or not m.is_moe:
+        return 0.0
+    tokens = s.tokens_per_micro_batch / (par.tp * par.cp)  # a sequence-parallel TP rank dispatches its own share
+    per_collective = tokens * m.n_active_experts * m.hidden * DISPATCH_BYTES * (par.ep - 1) / par.ep
+    collectives = 6 if s.recompute == "full" else 4
+    return collectives * m.n_moe_layers / par.pp * per_collective
+
+
+def permute_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes the token permutation and unpermutation of one training token read and write in all MoE layers
+    (module docstring), summed over the GPUs that share the token."""
+    if not m.is_moe:
+        return 0.0
+    passes = 3.0 if s.recompute == "full" else 2.0  # forward, backward (and the forward again)
+    return passes * (3 * m.n_active_experts + 1) * m.hidden * DISPATCH_BYTES * m.n_moe_layers
+
+
+def all_to_all_collectives(m: ModelSpec, s: TrainSetup) -> float:
+    """All-to-alls one GPU takes part in per micro-step (each pays a collective latency)."""
+    if s.parallel.ep <= 1 or not m.is_moe:
+        return 0.0
+    return (6 if s.recompute == "full" else 4) * m.n_moe_layers / s.parallel.pp
+
+
+def off_domain_share(ep: int, domain: int) -> tuple[float, float]:
+    """(share of the bytes a GPU sends that go over the network, share over its NVLink domain) for an EP group
+    of ``ep`` consecutive GPUs in domains of ``domain``: destinations spread evenly, those on itself stay."""
+    local = min(ep, domain)
+    return (ep - local) / (ep - 1), (local - 1) / (ep - 1)
+
+
+def check_expert_layout(m: ModelSpec, par: Parallelism) -> None:
+    """Raise when ``par`` cannot split ``m``'s experts: EP must divide the experts and the GPUs of a pipeline
+    stage (TP × CP × DP), Megatron-Core's conditions."""
+    if par.ep == 1:
+        return
+    fix = "split the experts over a number of ranks that divides both."
+    if not m.is_moe:
+        raise InfeasibleError("--gpus", f"{m.name} has no experts to split over {par.ep} expert-parallel ranks.",
+                              "train it without expert parallelism (EP 1).")
+    if m.n_experts % par.ep:
+        raise InfeasibleError("--gpus", f"{m.name}'s {m.n_experts} experts do not split over {par.ep} "
+                              "expert-parallel ranks.", fix)
+    stage = par.tp * par.cp * par.dp
+    if stage % par.ep:
+        raise InfeasibleError("--gpus", f"EP {par.ep} does not divide the {stage} GPUs of a pipeline stage "
+                              "(TP × CP × DP).", fix)

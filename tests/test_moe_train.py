@@ -1,0 +1,147 @@
+"""Expert parallelism in training a mixture-of-experts model (gpuplan/estimate/moe_train.py): where the experts
+live, what the all-to-alls move, and what the planner and the calibration mapping do with it. Expected values
+are worked out by hand from the models' Hugging Face configs and the GPU datasheets."""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuplan.catalog import Catalog
+from gpuplan.errors import InfeasibleError
+from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.job import check_training_shape
+from gpuplan.estimate.memory import training_memory
+from gpuplan.estimate.moe_train import all_to_all_bytes, gpu_params, off_domain_share, permute_bytes_per_token
+from gpuplan.estimate.params import count_params
+from gpuplan.estimate.train_time import expert_parallel_seconds, links, step_work, train_time
+from gpuplan.plan.enumeration import training_layouts
+from gpuplan.types import Job, Parallelism, Task, TrainSetup
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+from calib_rows import _pretrain_case  # noqa: E402
+
+# DeepSeek-V3 config.json: 61 layers, the first 3 dense (first_k_dense_replace), 256 routed experts of
+# moe_intermediate_size 2048 on hidden 7168, three matrices each (gate, up, down)
+DEEPSEEK_V3_ROUTED = 58 * 256 * 3 * 7168 * 2048  # 653,908,770,816
+
+
+def _megatron(par: Parallelism, mb: int = 1, seq: int = 4096, recompute: str = "none") -> TrainSetup:
+    return TrainSetup(method="full", micro_batch=mb, seq_len=seq, framework="megatron", recompute=recompute,
+                      precision="bf16-mixed", parallel=par)
+
+
+def test_deepseek_v3_routed_experts_are_counted_as_its_config_gives(catalog: Catalog) -> None:
+    assert count_params(catalog.model("DeepSeek-V3")).experts == DEEPSEEK_V3_ROUTED
+
+
+def test_expert_parallelism_splits_only_the_routed_experts(catalog: Catalog) -> None:
+    m = catalog.model("DeepSeek-V3")
+    total = count_params(m).total
+    # DP 64 EP 64: every GPU keeps the dense part whole and 4 of the 256 experts of each MoE layer
+    s = _megatron(Parallelism(dp=64, ep=64, zero=1))
+    assert gpu_params(m, s, total) == pytest.approx(total - DEEPSEEK_V3_ROUTED * 63 / 64)
+    # the distributed optimizer then shards the dense part over 64 DP ranks and the experts over EDP = 1
+    assert gpu_params(m, s, total, sharded=True) == pytest.approx((total - DEEPSEEK_V3_ROUTED) / 64 +
+                                                                  DEEPSEEK_V3_ROUTED / 64)
+
+
+def test_megatron_weights_of_deepseek_v3_with_ep_64_and_pp_4(catalog: Catalog) -> None:
+    # 256 GPUs, PP 4, EP 64, DP 64: 16-bit weights of a quarter of the dense part and 1/256 of the experts
+    m = catalog.model("DeepSeek-V3")
+    total = count_params(m).total
+    s = _megatron(Parallelism(pp=4, dp=64, ep=64, zero=1))
+    weights = dict(training_memory(m, s, fitted(), describe=False).breakdown.parts)["weights"]
+    assert weights == pytest.approx(2 * ((total - DEEPSEEK_V3_ROUTED) / 4 + DEEPSEEK_V3_ROUTED / 256))
+    # without EP the same GPU would hold a quarter of all 671 B parameters: 335 GB of 16-bit weights
+    plain = dict(training_memory(m, _megatron(Parallelism(pp=4, dp=64, zero=1)), fitted(),
+                                 describe=False).breakdown.parts)["weights"]
+    assert plain / 1e9 == pytest.approx(335.5, rel=0.01)
+    assert weights / 1e9 == pytest.approx(13.67, rel=0.01)  # 2 × (17.12 B / 4 + 653.9 B / 256) = 2 × 6.83 B
+
+
+def test_qwen3_30b_a3b_all_to_all_bytes_by_hand(catalog: Catalog) -> None:
+    # Qwen3-30B-A3B: 48 MoE layers, hidden 2048, top-8. Micro-batch 4 × 4096 tokens on one GPU, EP 8: each
+    # dispatch or combine sends 16,384 × 8 × 2048 × 2 bytes × 7/8 = 469,762,048 bytes; 4 per layer and
+    # micro-step (forward and backward), 48 layers: 90.19 GB
+    m = catalog.model("Qwen3-30B-A3B")
+    s = _megatron(Parallelism(dp=8, ep=8, zero=1), mb=4)
+    assert all_to_all_bytes(m, s) == pytest.approx(4 * 48 * 469_762_048)
+    # a full recomputation reruns the forward's two
+    assert all_to_all_bytes(m, _megatron(s.parallel, mb=4, recompute="full")) == pytest.approx(6 * 48 * 469_762_048)
+    assert all_to_all_bytes(m, _megatron(Parallelism(dp=8, zero=1), mb=4)) == 0.0
+
+
+def test_qwen3_30b_a3b_all_to_all_seconds_on_an_h100_node(catalog: Catalog) -> None:
+    # EP 8 inside one HGX H100 node: all of it over NVLink 4, 900 GB/s both ways = 450 GB/s each way:
+    # 90.19 GB / 450 GB/s = 0.2004 s, and 192 collectives × the fitted latency
+    m, gpu, cal = catalog.model("Qwen3-30B-A3B"), catalog.gpu("H100"), fitted()
+    s = _megatron(Parallelism(dp=8, ep=8, zero=1), mb=4)
+    seconds = expert_parallel_seconds(s, links(gpu, cal), step_work(m, s, cal), cal)
+    assert seconds == pytest.approx(90.194e9 / 450e9 + 192 * cal.get("allreduce_latency_s"), rel=1e-3)
+
+
+@pytest.mark.parametrize(("ep", "domain", "network", "nvlink"), [
+    (8, 8, 0.0, 1.0),  # one HGX node: every other destination is on NVLink
+    (32, 8, 24 / 31, 7 / 31),  # four nodes: 24 of the 31 other ranks are on other nodes
+    (64, 72, 0.0, 1.0),  # an NVL72 rack keeps EP 64 on its NVLink fabric
+])
+def test_all_to_all_destinations_split_between_network_and_nvlink(ep: int, domain: int, network: float,
+                                                                   nvlink: float) -> None:
+    assert off_domain_share(ep, domain) == pytest.approx((network, nvlink))
+
+
+def test_ep_across_hgx_nodes_is_slower_than_inside_one(catalog: Catalog) -> None:
+    # 16 B200s (two HGX nodes): EP 16 sends 8/15 of the tokens' expert traffic over the 400 Gb/s network,
+    # EP 8 keeps it on NVLink 5 (1.8 TB/s): the first exposes more all-to-all time
+    m, gpu = catalog.model("Qwen3-30B-A3B"), catalog.gpu("B200")
+    inside = train_time(m, gpu, _megatron(Parallelism(dp=16, ep=8, zero=1), mb=4), 1e9)
+    across = train_time(m, gpu, _megatron(Parallelism(dp=16, ep=16, zero=1), mb=4), 1e9)
+    part = dict(inside.breakdown.parts)["expert_parallel_comm"], dict(across.breakdown.parts)["expert_parallel_comm"]
+    assert 0 < part[0] < part[1]
+    assert across.band.cls.startswith("pretrain_throughput_moe")  # its own band, not the dense models'
+
+
+def test_permutation_traffic_by_hand(catalog: Catalog) -> None:
+    # Qwen3-30B-A3B: (3 × 8 + 1) × 2048 elements × 2 bytes, forward and backward, 48 layers: 9.83 MB per token
+    m = catalog.model("Qwen3-30B-A3B")
+    assert permute_bytes_per_token(m, _megatron(Parallelism())) == pytest.approx(2 * 25 * 2048 * 2 * 48)
+    assert permute_bytes_per_token(catalog.model("Llama-3.1-8B"), _megatron(Parallelism())) == 0.0
+
+
+def test_an_ep_that_does_not_divide_the_experts_is_refused(catalog: Catalog) -> None:
+    m = catalog.model("Qwen3-30B-A3B")  # 128 experts
+    with pytest.raises(InfeasibleError, match="experts do not split over 3"):
+        check_training_shape(m, _megatron(Parallelism(dp=3, ep=3, zero=1)))
+    with pytest.raises(InfeasibleError, match="does not divide the 4 GPUs"):
+        check_training_shape(m, _megatron(Parallelism(dp=4, ep=8, zero=1)))
+    with pytest.raises(InfeasibleError, match="no experts"):
+        check_training_shape(catalog.model("Llama-3.1-8B"), _megatron(Parallelism(dp=8, ep=8, zero=1)))
+
+
+def test_the_planner_splits_experts_only_for_moe_models(catalog: Catalog) -> None:
+    job = Job(task=Task.PRETRAIN, tokens=1e9)
+    moe = training_layouts(catalog.model("DeepSeek-V3"), 256, job)
+    eps = {p.ep for p in moe}
+    assert {8, 64} <= eps  # inside one node, and the largest in Megatron's recipes
+    assert all(256 % p.n_gpus == 0 and 256 % p.ep == 0 and (p.tp * p.dp) % p.ep == 0 for p in moe)
+    assert {p.ep for p in training_layouts(catalog.model("Llama-3.1-8B"), 256, job)} == {1}
+
+
+def test_a_megatron_bridge_moe_row_runs_with_the_ep_its_notes_state(catalog: Catalog) -> None:
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    row = rows["trm-mb-2608-gb300-deepseekv3-mxfp8-256-g4096-p-tokgpu"]  # "TP 1, PP 2, ... EP 32"
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.meta["setup"].parallel == Parallelism(pp=2, dp=128, ep=32, zero=1)
+    assert case.cls == "pretrain_throughput_moe"
+    assert math.isfinite(case.predict(fitted()))
+    unstated, why = _pretrain_case(catalog, {**row, "notes": "layout not given"})
+    assert unstated is None and "expert-parallel degree" in why
