@@ -1073,6 +1073,8 @@ TEMPLATES: dict[str, str] = {
     "remove '{field}' (see docs/web.md).": "请去掉 '{field}'（见 docs/web.md）。",
     "use {ctx.get('expected')}.": "请用 {ctx.get('expected')}。", "give a number above {ctx.get('gt')}.": "请给出大于 {ctx.get('gt')} 的数。",
     "give {ctx.get('ge')} or more.": "请给出 {ctx.get('ge')} 或更大的数。", "add '{field}'.": "请加上 '{field}'。",
+    "the model name is empty.": "模型名称为空。",
+    "give a preset from 'gpuplan models' or the path of a config.json.": "请给出 'gpuplan models' 中的预设，或 config.json 的路径。",
     "give {ctx.get('le')} or less.": "请给出 {ctx.get('le')} 或更小的数。", "give a non-empty value.": "请给出非空的值。",
     "give at least one value.": "请至少给出一个值。", "send a JSON object.": "请发送 JSON 对象。",
     "send a JSON object with the fields in docs/web.md.": "请发送包含 docs/web.md 所列字段的 JSON 对象。",

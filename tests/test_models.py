@@ -375,6 +375,14 @@ def test_a_gguf_copy_of_an_unknown_base_is_refused_naming_the_model_field(catalo
     assert "config.json of 'Qwen3.5-9B'" in info.value.fix
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_an_empty_model_name_is_refused_naming_the_field(catalog: Catalog, blank: str) -> None:
+    # the copy-name rules had no base to read in an empty name and raised IndexError (found by the CLI fuzz test)
+    with pytest.raises(InputError) as info:
+        catalog.model(blank)
+    assert info.value.field == "model" and "empty" in str(info.value)
+
+
 def test_an_mlx_copy_of_an_unknown_base_is_an_unknown_model(catalog: Catalog) -> None:
     with pytest.raises(UnknownNameError) as info:
         catalog.model("Qwen3.5-4B-4bit")

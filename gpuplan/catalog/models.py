@@ -90,6 +90,9 @@ def _repo_names(catalog: Catalog) -> list[tuple[str, str]]:
 def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpec:
     """The architecture for a preset name, a config.json path (or its folder), a quantized or re-published copy of a
     preset's checkpoint (:func:`base_names`), or a Hub id when online. A local path wins over a copy's base name."""
+    if not text.strip():
+        raise InputError(field, "the model name is empty.",
+                         "give a preset from 'gpuplan models' or the path of a config.json.")
     entry = _find_exact(catalog, text)
     if entry is not None:
         return _read_preset(entry.path, entry.name)
