@@ -58,11 +58,12 @@ def base_names(name: str) -> list[str]:
 def hub_repo(catalog: Catalog, name: str) -> str | None:
     """The Hub repo an engine should load for ``name``: a preset's repo, or the name itself when it is the Hub id of
     a quantized or re-published copy (the engine must load that copy, not the checkpoint it was made from)."""
-    exact = _find_exact(catalog, name)
-    if exact is None and _HUB_ID.match(name.strip()) and find_preset(catalog, name) is not None:
+    entry = find_preset(catalog, name)
+    if entry is None:
+        return None
+    if _find_exact(catalog, name) is None and _HUB_ID.match(name.strip()):  # a copy named by its own Hub id
         return name.strip()
-    entry = exact or find_preset(catalog, name)
-    return entry.hf_repo if entry and entry.hf_repo else None
+    return entry.hf_repo or None
 
 
 def _find_exact(catalog: Catalog, name: str) -> ModelEntry | None:
