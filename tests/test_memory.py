@@ -236,7 +236,8 @@ def test_zero_3_over_8_gpus_below_zero_0(m, mb, seq, framework, optimizer) -> No
     # top whatever they save: with a paged optimizer there is nothing on the GPU to shard
     buckets = estimates[1].breakdown.get("zero_buckets")
     assert buckets == estimates[2].breakdown.get("zero_buckets") == (1e9 if framework in ("hf", "deepspeed") else 0)
-    assert totals[1] - buckets <= totals[0] and totals[2] <= totals[1]
+    # (within a byte: the sum with the buffers added and taken away again can differ from the total by one rounding)
+    assert totals[1] - buckets <= totals[0] + 1 and totals[2] <= totals[1]
 
 
 @given(models, methods, st.integers(1, 8), st.integers(128, 8192))
