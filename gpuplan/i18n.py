@@ -153,6 +153,7 @@ ZH: dict[str, str] = {
     "LoRA adapters (multi-LoRA)": "LoRA 适配器数（多 LoRA）", "Largest adapter rank": "最大适配器秩",
     "Per day following the profile": "按日流量曲线每天费用", "peak fleet all day": "峰值集群全天",
     # the assumptions tables' names (gpuplan.estimate)
+    "linear-attention state": "线性注意力状态",
     "weight format": "权重格式", "KV cache": "KV 缓存", "engine": "推理引擎", "CUDA context (outside PyTorch)":
         "CUDA 上下文（PyTorch 之外）", "framework workspace (cuBLAS, buffers)": "框架工作区（cuBLAS、缓冲区）",
     "compute buffer": "计算缓冲区", "runtime context": "运行时上下文", "previous step's KV cache": "上一步的 KV 缓存",

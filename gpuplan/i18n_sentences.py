@@ -180,6 +180,11 @@ TEMPLATES: dict[str, str] = {
     "'{spec.model_type}' does not model.":
         "'{spec.name}'：配置设置了 kv_lora_rank（潜在注意力），而 model_type '{spec.model_type}' 的读取器不支持它。",
     "check model_type in the config.json.": "请检查 config.json 中的 model_type。",
+    "'{name}': layer_types lists {len(layer_types)} layers but num_hidden_layers is {layers}.":
+        "'{name}'：layer_types 列出 {len(layer_types)} 层，但 num_hidden_layers 为 {layers}。",
+    "'{name}': {spec['linear_v_heads']} linear value heads do not divide into {spec['linear_k_heads']} key heads.":
+        "'{name}'：{spec['linear_v_heads']} 个线性注意力 value 头不能均分到 {spec['linear_k_heads']} 个 key 头。",
+    "check linear_num_key_heads in the config.json.": "检查 config.json 中的 linear_num_key_heads。",
     "'{spec.name}': {spec.n_heads} heads do not divide into {spec.n_kv_heads} KV heads.":
         "'{spec.name}'：{spec.n_heads} 个注意力头无法均分给 {spec.n_kv_heads} 个 KV 头。",
     "check num_key_value_heads in the config.json.": "请检查 config.json 中的 num_key_value_heads。",
@@ -799,6 +804,8 @@ TEMPLATES: dict[str, str] = {
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU (MLA latent)":
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}（MLA 潜在向量）",
+    "{fmt_bytes(linear_state_bytes(m, s.tp))} per sequence per GPU in {m.n_linear_layers} Gated DeltaNet layers, whatever the context":
+        "每卡每条序列 {fmt_bytes(linear_state_bytes(m, s.tp))}，分布在 {m.n_linear_layers} 个 Gated DeltaNet 层中，与上下文长度无关",
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens": "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留",
     "{fmt_bytes(dequant)}: the largest quantized matrix of a layer in 16-bit, for a cuBLAS matmul":
         "{fmt_bytes(dequant)}：一层中最大的量化矩阵反量化为 16 位，供 cuBLAS 矩阵乘使用",

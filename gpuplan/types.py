@@ -304,6 +304,16 @@ class ModelSpec:
     # attention span
     sliding_window: int | None = None
     n_sliding_layers: int = 0
+    # Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5; Yang et al. 2024, "Gated Delta Networks"):
+    # no KV cache, a fixed recurrent state per sequence instead; the other n_layers - n_linear_layers attend
+    n_linear_layers: int = 0
+    linear_k_heads: int = 0
+    linear_v_heads: int = 0
+    linear_k_dim: int = 0  # head size of the linear layers' queries and keys
+    linear_v_dim: int = 0  # head size of their values
+    linear_conv_kernel: int = 0  # causal depthwise convolution over q, k, v (its last kernel - 1 inputs are state)
+    linear_state_dtype: str = "fp32"  # of the recurrent state (config mamba_ssm_dtype; the conv state is 16-bit)
+    attn_output_gate: bool = False  # a sigmoid gate on the attention output from q_proj (twice as wide)
     parallel_attn: bool = False
     encoder_only: bool = False
     extra_params: int = 0  # parameters of parts the flags above do not describe (e.g. a BERT pooler)
@@ -326,6 +336,19 @@ class ModelSpec:
         # layers i in n_dense_layers..n_layers-1 with (i + 1) a multiple of moe_every: the multiples up to n_layers
         # less those up to n_dense_layers
         return max(0, self.n_layers // self.moe_every - self.n_dense_layers // self.moe_every)
+
+    @property
+    def n_attention_layers(self) -> int:
+        """Layers that attend over the context and keep a KV cache (all but the linear-attention ones)."""
+        return self.n_layers - self.n_linear_layers
+
+    @property
+    def linear_key_width(self) -> int:
+        return self.linear_k_heads * self.linear_k_dim
+
+    @property
+    def linear_value_width(self) -> int:
+        return self.linear_v_heads * self.linear_v_dim
 
     @property
     def q_dim(self) -> int:

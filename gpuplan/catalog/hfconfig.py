@@ -195,7 +195,8 @@ def _checkpoint_format(qc: Any) -> str | None:
 
 
 def _text_type(model_type: str) -> str:
-    return {"gemma3": "gemma3_text", "llama4": "llama4_text"}.get(model_type, model_type)
+    return {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
+            "qwen3_5_moe": "qwen3_5_moe_text"}.get(model_type, model_type)
 
 
 # Config fields that change the architecture in ways a reader must model; a config that has one its reader
@@ -204,6 +205,9 @@ _EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num
 _LINEAR_ATTENTION_KEYS = ("linear_num_value_heads", "linear_key_head_dim", "full_attention_interval",
                           "attn_type_list", "block_types")
 _KNOWN_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
+# Readers that model Gated DeltaNet linear-attention layers (:func:`_qwen3_hybrid`): they read the keys above.
+_HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+_GDN_KEYS = ("linear_num_value_heads", "linear_key_head_dim", "full_attention_interval")
 # Fields of architectures a ModelSpec cannot hold, whatever model_type the config claims: (key, what it means).
 _UNMODELLED_KEYS = (
     ("index_n_heads", "a sparse-attention indexer (DeepSeek Sparse Attention), whose weights and key cache"),
@@ -219,14 +223,16 @@ def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
         if cfg.get(key):
             raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: {what} gpuplan does not "
                                    "model.", "choose a model whose layers gpuplan models; see 'gpuplan models'.")
+    hybrid = model_type in _HYBRID_TYPES
     for key in _LINEAR_ATTENTION_KEYS:
-        if cfg.get(key):
+        if cfg.get(key) and not (hybrid and key in _GDN_KEYS):
             raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: linear-attention / hybrid "
                                    "layers, whose parameters and recurrent state gpuplan does not model.",
                                    "choose a model with standard attention layers; see 'gpuplan models'.")
     layer_types = cfg.get("layer_types")
     if isinstance(layer_types, list):
-        odd = sorted({str(x) for x in layer_types} - _KNOWN_LAYER_TYPES)
+        known = _KNOWN_LAYER_TYPES | ({"linear_attention"} if hybrid else set())
+        odd = sorted({str(x) for x in layer_types} - known)
         if odd:
             raise ModelConfigError(f"'{name}': layer_types holds {', '.join(odd)}, a layer kind gpuplan does not "
                                    "model.", "choose a model with full or sliding-window attention layers.")
@@ -612,6 +618,42 @@ def _llama4_dense(cfg: Config) -> bool:
     return cfg.get("interleave_moe_layer_step", 1) == 0 or (isinstance(layers, list) and not layers)
 
 
+def _qwen3_hybrid(cfg: Config, name: str) -> ModelSpec:
+    """Qwen3-Next and Qwen3.5 (dense and MoE): Gated DeltaNet linear-attention layers interleaved with gated
+    full-attention layers (``layer_types``, or every ``full_attention_interval``-th layer attends), Qwen3's q/k norms,
+    and for the MoE models Qwen-MoE experts with a gated shared expert (transformers models/qwen3_next and
+    models/qwen3_5(_moe) modeling files, 5.24.0: q_proj is twice the query width for the output gate)."""
+    spec = _base(cfg, name, qk_norm=True, attn_output_gate=bool(cfg.get("attn_output_gate", True)))
+    spec.update(sliding_window=None, n_sliding_layers=0)
+    if not spec["attn_output_gate"]:
+        raise ValueError("attn_output_gate false: transformers builds the gate whatever the field says")
+    layers = spec["n_layers"]
+    layer_types = cfg.get("layer_types")
+    if isinstance(layer_types, list):
+        if len(layer_types) != layers:
+            raise ModelConfigError(f"'{name}': layer_types lists {len(layer_types)} layers but num_hidden_layers is "
+                                   f"{layers}.", "pass the config.json as published.")
+        n_linear = sum(1 for t in layer_types if t == "linear_attention")
+    else:
+        interval = _int(cfg.get("full_attention_interval", 4))
+        n_linear = sum(1 for i in range(layers) if (i + 1) % interval)
+    spec.update(n_linear_layers=n_linear, linear_k_heads=_int(cfg["linear_num_key_heads"]),
+                linear_v_heads=_int(cfg["linear_num_value_heads"]), linear_k_dim=_int(cfg["linear_key_head_dim"]),
+                linear_v_dim=_int(cfg["linear_value_head_dim"]),
+                linear_conv_kernel=_int(cfg.get("linear_conv_kernel_dim", 4)),
+                linear_state_dtype=_DTYPES.get(str(cfg.get("mamba_ssm_dtype", "float32")).lower(), "fp32"))
+    if spec["linear_v_heads"] % spec["linear_k_heads"]:
+        raise ModelConfigError(f"'{name}': {spec['linear_v_heads']} linear value heads do not divide into "
+                               f"{spec['linear_k_heads']} key heads.", "check linear_num_key_heads in the config.json.")
+    if _int(cfg.get("num_experts", 0)):
+        spec.update(_qwen_moe(cfg))
+    spec["notes"] = ("linear-attention (Gated DeltaNet) layers keep a fixed recurrent state per sequence, not a KV "
+                     "cache",)
+    if cfg.get("mtp_num_hidden_layers") or cfg.get("num_nextn_predict_layers"):
+        spec["notes"] += ("multi-token-prediction layer not counted (transformers does not build it)",)
+    return ModelSpec(**spec)
+
+
 def _glm4_moe(cfg: Config, name: str) -> ModelSpec:
     """GLM-4.5 / 4.5-Air (Glm4MoeForCausalLM): DeepSeek-style MoE (shared experts, leading dense layers) with
     standard grouped-query attention, biased q/k/v and optional q/k norms."""
@@ -635,7 +677,7 @@ _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "phi": _phi, "phi3": _phi3, "falcon": _falcon, "mpt": _mpt, "gpt2": _gpt2, "gpt_bigcode": _gpt2,
     "gpt_neox": _gpt_neox, "gptj": _gptj, "bloom": _bloom, "opt": _opt, "bert": _bert,
     "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "chatglm": _chatglm, "qwen": _qwen_v1,
-    "glm": _glm_paper,
+    "glm": _glm_paper, "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 _UNSUPPORTED = {

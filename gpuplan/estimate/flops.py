@@ -23,12 +23,16 @@ def matmul_params(m: ModelSpec) -> float:
 
 
 def attention_flops_per_token(m: ModelSpec, context: float) -> float:
-    """QK^T and AV for one token attending ``context`` positions, all layers (sliding layers capped)."""
+    """QK^T and AV for one token attending ``context`` positions, all layers (sliding layers capped), plus the
+    state update of linear-attention layers, which does not grow with the context: in the recurrent form of the
+    gated delta rule (Yang et al. 2024, "Gated Delta Networks", eq. 10) each value head reads S·k, writes the
+    rank-one correction into S and reads S·q, three k_dim × v_dim products (2 FLOPs each multiply-add)."""
     v_dim = m.v_head_dim or m.head_dim
     per_position = 2 * m.n_heads * (m.head_dim + v_dim)
-    full = (m.n_layers - m.n_sliding_layers) * context
+    full = (m.n_attention_layers - m.n_sliding_layers) * context
     sliding = m.n_sliding_layers * min(context, m.sliding_window or context)
-    return per_position * (full + sliding)
+    linear = m.n_linear_layers * m.linear_v_heads * 3 * 2 * m.linear_k_dim * m.linear_v_dim
+    return per_position * (full + sliding) + linear
 
 
 def forward_flops_per_token(m: ModelSpec, context: float) -> float:

@@ -31,6 +31,7 @@ from gpuplan.estimate.memory import (
     inference_memory,
     input_embedding_bytes,
     kv_bytes_per_token,
+    linear_state_bytes,
     lora_params,
     served_adapter_bytes,
     weights_bytes,
@@ -256,6 +257,7 @@ class _StepTerms:
     attention_peak: float
     attention_rate: float
     dequant: float
+    state_per_seq: float  # linear-attention state bytes per sequence per GPU, read and written every step
 
 
 def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _StepTerms:
@@ -275,7 +277,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu),  # kernel launches, framework code
                        eng.max_batched_tokens, peak * s.tp * eta_compute,
                        attention_flops_per_token(m, (s.prompt_len + 1) / 2), attention_peak(gpu, s, eng)[0],
-                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu))
+                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), linear_state_bytes(m, s.tp))
     if len(_terms) >= 4096:
         _terms.clear()
     _terms[key] = (m, gpu, cal, found)
@@ -344,7 +346,7 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     expert_compute = batch * t.expert_flops / s.tp / t.compute_rate
     gemm_memory = (dense_bytes + expert_bytes) / t.bandwidth
     gemm_compute = dense_compute + expert_compute
-    kv = batch * context * t.kv_per_token
+    kv = batch * (context * t.kv_per_token + 2 * t.state_per_seq)  # a linear layer's state: read, then written
     attention = kv / t.kv_bandwidth
     comm = _allreduce_seconds(m, gpu, s, batch, cal)
     # dense and expert GEMMs are separate kernels, each bound by its own resource (roofline per kernel)

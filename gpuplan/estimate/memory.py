@@ -4,7 +4,8 @@ References
 - Weights: parameter count (``params.count_params``) × bits per weight of the format (``data/quant_formats.csv``).
 - KV cache: 2 · n_kv_heads · head_dim · bytes per token per layer (GQA/MQA-aware); MLA caches the latent
   ``kv_lora_rank + qk_rope_head_dim`` per token per layer in engines that support it (DeepSeek-V2 paper,
-  sec. 2.1.2); sliding-window layers hold at most ``window`` tokens.
+  sec. 2.1.2); sliding-window layers hold at most ``window`` tokens; Gated DeltaNet linear-attention layers hold
+  no KV cache but a fixed recurrent state per sequence (``linear_state_bytes``).
 - Training states: Rajbhandari et al. 2020 (ZeRO), sec. 3: 2Ψ weights + 2Ψ gradients + KΨ optimizer states
   (K = 12 for mixed-precision Adam: fp32 master, momentum, variance), each shardable over data parallelism.
 - Activations: Korthikanti et al. 2022, sec. 4.1 (s·b·h·(34 + 5·a·s/h) bytes per layer for GPT-3-style
@@ -68,8 +69,8 @@ def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1) -> 
 
 def kv_bytes_per_token(m: ModelSpec, kv_dtype: str = "bf16", tp: int = 1, latent: bool = True,
                        layers: int | None = None) -> float:
-    """KV-cache bytes one token adds on one GPU, over ``layers`` layers (default all)."""
-    n_layers = m.n_layers if layers is None else layers
+    """KV-cache bytes one token adds on one GPU, over ``layers`` layers (default every layer that attends)."""
+    n_layers = m.n_attention_layers if layers is None else layers
     width = kv_bytes_per_value(kv_dtype)
     if m.is_mla and latent:  # latent is replicated on every TP rank (vLLM/SGLang MLA backends)
         return n_layers * (m.kv_lora_rank + m.qk_rope_head_dim) * width
@@ -83,13 +84,28 @@ def kv_bytes_per_token(m: ModelSpec, kv_dtype: str = "bf16", tp: int = 1, latent
 def kv_cache_bytes(m: ModelSpec, n_seqs: float, context: int, kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
                    latent: bool = True, block: int = 1) -> float:
     """KV cache of ``n_seqs`` sequences of ``context`` tokens on one GPU; sliding-window layers are capped at
-    the window; allocation rounds each sequence up to whole blocks of ``block`` tokens."""
+    the window; allocation rounds each sequence up to whole blocks of ``block`` tokens; linear-attention layers
+    add their fixed state per sequence."""
     ctx = math.ceil(context / block) * block
-    full_layers = m.n_layers - m.n_sliding_layers
-    per_seq = kv_bytes_per_token(m, kv_dtype, tp, latent, full_layers) * ctx
+    full_layers = m.n_attention_layers - m.n_sliding_layers
+    per_seq = kv_bytes_per_token(m, kv_dtype, tp, latent, full_layers) * ctx + linear_state_bytes(m, tp)
     if m.n_sliding_layers and m.sliding_window:
         per_seq += kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers) * min(ctx, m.sliding_window)
     return n_seqs * per_seq / pp
+
+
+def linear_state_bytes(m: ModelSpec, tp: int = 1) -> float:
+    """The recurrent state one sequence keeps on one GPU in the Gated DeltaNet layers, whatever its length: per
+    layer a value-head × key-size × value-size matrix per value head in the config's ``mamba_ssm_dtype`` and the
+    causal convolution's last ``kernel − 1`` inputs over q, k and v in 16-bit, heads and channels split over tensor
+    parallelism (vLLM model_executor/layers/mamba/mamba_utils.py ``MambaStateShapeCalculator.
+    gated_delta_net_state_shape``: conv (conv_dim / tp, kernel − 1), temporal (v_heads / tp, k_dim, v_dim))."""
+    if not m.n_linear_layers:
+        return 0.0
+    state = math.ceil(m.linear_v_heads / tp) * m.linear_k_dim * m.linear_v_dim * kv_bytes_per_value(
+        m.linear_state_dtype)
+    conv = (2 * m.linear_key_width + m.linear_value_width) / tp * (m.linear_conv_kernel - 1) * BYTES_16
+    return m.n_linear_layers * (state + conv)
 
 
 # ---------------------------------------------------------------- inference
@@ -268,6 +284,9 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         Assumption("KV cache", f"{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}"
                    f" per token per GPU" + (" (MLA latent)" if m.is_mla and latent else ""),
                    "2·n_kv_heads·head_dim·bytes per layer; DeepSeek-V2 sec. 2.1 for MLA"),
+        *((Assumption("linear-attention state", f"{fmt_bytes(linear_state_bytes(m, s.tp))} per sequence per GPU "
+                      f"in {m.n_linear_layers} Gated DeltaNet layers, whatever the context",
+                      "vLLM MambaStateShapeCalculator.gated_delta_net_state_shape"),) if m.n_linear_layers else ()),
         Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
         Assumption("CUDA context (outside PyTorch)", fmt_bytes(overhead),
                    "fitted on device-level inference-memory rows (bench/fit.py)") if not unified
@@ -338,12 +357,15 @@ def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp
     if fits(top):
         return top
     window = m.sliding_window if m.n_sliding_layers and m.sliding_window else 0
-    full = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_layers - m.n_sliding_layers) * batch / pp
+    room = budget_bytes - linear_state_bytes(m, tp) * batch / pp  # the fixed part of every sequence comes first
+    if room <= 0:
+        return 0
+    full = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_attention_layers - m.n_sliding_layers) * batch / pp
     sliding = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers) * batch / pp if window else 0.0
-    if window and budget_bytes >= (full + sliding) * window:  # past the window only the full layers grow
-        guess = window + (budget_bytes - (full + sliding) * window) / full if full else top
+    if window and room >= (full + sliding) * window:  # past the window only the full layers grow
+        guess = window + (room - (full + sliding) * window) / full if full else top
     else:
-        guess = budget_bytes / (full + sliding)
+        guess = room / (full + sliding)
     ctx = min(top, max(0, math.floor(guess)))
     while ctx > 0 and not fits(ctx):
         ctx -= 1
@@ -388,23 +410,45 @@ def per_layer_params(m: ModelSpec) -> float:
 
 
 def lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
-    """(in, out) of each adapted linear in one layer."""
-    attn = {"q": (m.hidden, m.q_dim), "k": (m.hidden, m.kv_dim), "v": (m.hidden, m.kv_dim),
-            "o": (m.q_dim, m.hidden)}
+    """(in, out) of each adapted linear in one layer that attends (q_proj also yields the output gate's logits
+    where the model has one)."""
+    attn = {"q": (m.hidden, m.q_dim * (2 if m.attn_output_gate else 1)), "k": (m.hidden, m.kv_dim),
+            "v": (m.hidden, m.kv_dim), "o": (m.q_dim, m.hidden)}
     if targets == "qv":
         return [attn["q"], attn["v"]]
     if targets == "attention":
         return list(attn.values())
-    width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
-    mlp = [(m.hidden, width)] * (2 if m.gated_mlp else 1) + [(width, m.hidden)]
+    mlp = _mlp_targets(m)
     if targets == "mlp":
         return mlp
     return list(attn.values()) + mlp
 
 
+def _mlp_targets(m: ModelSpec) -> list[tuple[int, int]]:
+    width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
+    return [(m.hidden, width)] * (2 if m.gated_mlp else 1) + [(width, m.hidden)]
+
+
+def linear_layer_lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
+    """(in, out) of each adapted linear in one Gated DeltaNet layer: it has no q/k/v/o projections, so attention
+    targets (PEFT's q_proj, v_proj …) adapt nothing there; all-linear adapts in_proj_qkv, in_proj_z, in_proj_b,
+    in_proj_a and out_proj (transformers ``Qwen3_5GatedDeltaNet``) besides the MLP."""
+    if targets in ("qv", "attention"):
+        return []
+    mlp = _mlp_targets(m)
+    if targets == "mlp":
+        return mlp
+    keys, values, heads = m.linear_key_width, m.linear_value_width, m.linear_v_heads
+    return [(m.hidden, 2 * keys + values), (m.hidden, values), (m.hidden, heads), (m.hidden, heads),
+            (values, m.hidden), *mlp]
+
+
 def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
     """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out)."""
-    return m.n_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
+    attending = m.n_attention_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
+    if not m.n_linear_layers:
+        return attending
+    return attending + m.n_linear_layers * sum(rank * (i + o) for i, o in linear_layer_lora_targets(m, targets))
 
 
 def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, pp: int = 1) -> float:
@@ -418,10 +462,15 @@ def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, 
     slices lora_b; the S-LoRA "ShardedLoRA" variants, Sheng et al. 2023, slice lora_a too)."""
     if n_adapters <= 0 or rank <= 0:
         return 0.0
-    matrices = lora_targets(m, "all-linear")
-    row_parallel = {3, len(matrices) - 1}  # o and down (attention q, k, v, o come first, down last)
-    per_layer = sum(rank * (i / tp + o if k in row_parallel else i + o / tp) for k, (i, o) in enumerate(matrices))
-    return n_adapters * per_layer * m.n_layers / pp * BYTES_16
+    def per_layer(matrices: list[tuple[int, int]], row_parallel: set[int]) -> float:
+        return sum(rank * (i / tp + o if k in row_parallel else i + o / tp) for k, (i, o) in enumerate(matrices))
+
+    attending = lora_targets(m, "all-linear")  # o and down are row-parallel (q, k, v, o come first, down last)
+    total = per_layer(attending, {3, len(attending) - 1}) * m.n_attention_layers
+    if m.n_linear_layers:  # out_proj (fifth) and down
+        linear = linear_layer_lora_targets(m, "all-linear")
+        total += per_layer(linear, {4, len(linear) - 1}) * m.n_linear_layers
+    return n_adapters * total / pp * BYTES_16
 
 
 def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
@@ -447,6 +496,8 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     mlp_needed = keeps_inputs or (reads_x and s.lora_targets in ("mlp", "all-linear"))
     kv = m.q_dim if st.expands_kv_heads and m.kv_dim < m.q_dim else m.kv_dim
     attn = norm_in * m.hidden + ab * (2 * m.q_dim + 2 * kv + (m.hidden if attn_needed else 0))
+    if m.attn_output_gate:  # the gate's logits and its sigmoid, for the product with the attention output
+        attn += ab * 2 * m.q_dim
     if keeps_inputs and st.copies_attention_output:  # the output projection's input is its own token-major copy
         attn += ab * m.q_dim
     if not s.flash_attention:  # eager attention keeps each token's row of attention probabilities
@@ -459,7 +510,23 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     mlp = norm_in * m.hidden + ab * (mlp_core + ((m.hidden + width) if mlp_needed else 0))
     if m.parallel_attn:
         mlp -= norm_in * m.hidden  # one shared block input
+    if m.n_linear_layers:  # attention tensors averaged over the layers that attend and the linear ones
+        linear = _linear_layer_activation_bytes(m, norm_in, ab, keeps_inputs or (
+            reads_x and s.lora_targets == "all-linear"))
+        attn = (m.n_attention_layers * attn + m.n_linear_layers * linear) / m.n_layers
     return attn + mlp + _adapter_input_bytes(m, s)
+
+
+def _linear_layer_activation_bytes(m: ModelSpec, norm_in: float, ab: float, input_needed: bool) -> float:
+    """Bytes one Gated DeltaNet layer's token mixer keeps per token for backward (transformers
+    ``Qwen3_5GatedDeltaNet.forward`` with the chunked kernel of flash-linear-attention): the norm's input and, for
+    weight gradients, its output; the projected q, k, v before and after the causal convolution (and its SiLU);
+    the output gate z; the kernel's output, the gated norm's output (out_proj's input); the per-head decay and
+    write strength in fp32. The kernel recomputes its chunk states in backward rather than keeping them."""
+    conv = 2 * m.linear_key_width + m.linear_value_width
+    values = m.linear_value_width
+    return (norm_in * m.hidden + ab * (2 * conv + 3 * values + (m.hidden if input_needed else 0))
+            + 4.0 * 2 * m.linear_v_heads)
 
 
 # Korthikanti et al. 2022 sec. 4.1 count 2·a·s² bytes of softmax output per sequence for the attention
@@ -493,7 +560,10 @@ def _adapter_input_bytes(m: ModelSpec, s: TrainSetup) -> float:
     if st.fused_qkv and s.lora_targets in ("qv", "attention", "all-linear"):
         shared = 3 if s.lora_targets != "qv" else 2  # q, k, v (or q and v) read one input through one module
         inputs = inputs[shared - 1:]
-    return per_element * sum(inputs)
+    if not m.n_linear_layers:
+        return per_element * sum(inputs)
+    linear = sum(i for i, _ in linear_layer_lora_targets(m, s.lora_targets))  # per layer, averaged over the kinds
+    return per_element * (m.n_attention_layers * sum(inputs) + m.n_linear_layers * linear) / m.n_layers
 
 
 def act_bytes(s: TrainSetup) -> float:

@@ -49,11 +49,25 @@ def attention_params(m: ModelSpec) -> int:
     """One layer's attention projections (+ biases, + per-head q/k norms)."""
     if m.is_mla:
         return _mla_params(m)
-    q = m.hidden * m.q_dim + (m.q_dim if m.qkv_bias else 0)
+    q_out = m.q_dim * (2 if m.attn_output_gate else 1)  # the output gate's logits come from q_proj too
+    q = m.hidden * q_out + (q_out if m.qkv_bias else 0)
     kv = 2 * (m.hidden * m.kv_dim + (m.kv_dim if m.qkv_bias else 0))
     out = m.q_dim * m.hidden + (m.hidden if m.out_bias else 0)
     qk_norm = 2 * m.head_dim if m.qk_norm else 0
     return q + kv + out + qk_norm
+
+
+def linear_attention_params(m: ModelSpec) -> int:
+    """One Gated DeltaNet layer (transformers models/qwen3_5/modeling_qwen3_5.py ``Qwen3_5GatedDeltaNet``, 5.24.0;
+    Qwen3-Next fuses the same projections as in_proj_qkvz and in_proj_ba): q, k, v and the output gate z from the
+    hidden state, a decay logit a and a write strength b per value head, a depthwise causal convolution over q, k,
+    v without bias, per-head dt_bias and A_log, a gated RMSNorm over a value head, and the output projection."""
+    if not m.n_linear_layers:
+        return 0
+    keys, values, heads = m.linear_key_width, m.linear_value_width, m.linear_v_heads
+    conv_channels = 2 * keys + values
+    projections = m.hidden * (conv_channels + values + 2 * heads) + values * m.hidden
+    return projections + conv_channels * m.linear_conv_kernel + 2 * heads + m.linear_v_dim
 
 
 def _mla_params(m: ModelSpec) -> int:
@@ -115,7 +129,7 @@ def _count(m: ModelSpec) -> ParamBreakdown:
     head += (m.vocab if m.lm_head_bias else 0) + m.extra_params
     return ParamBreakdown(
         embeddings=embeddings,
-        attention=m.n_layers * attention_params(m),
+        attention=m.n_attention_layers * attention_params(m) + m.n_linear_layers * linear_attention_params(m),
         mlp=n_dense * mlp_params(m, m.ffn_hidden),
         experts=n_moe * m.n_experts * expert,
         shared_experts=n_moe * shared,
