@@ -301,6 +301,11 @@ class ModelSpec:
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
+    # DeepSeek Sparse Attention (DeepSeek-V3.2): a lightning indexer scores every cached position with index_heads
+    # heads of index_head_dim and each query attends only its index_topk best
+    index_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
     # attention span
     sliding_window: int | None = None
     n_sliding_layers: int = 0
@@ -328,6 +333,10 @@ class ModelSpec:
     @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
+
+    @property
+    def is_sparse_attention(self) -> bool:
+        return self.index_topk > 0
 
     @property
     def n_moe_layers(self) -> int:

@@ -120,3 +120,39 @@ def test_only_the_attending_layers_slow_decode_as_the_context_grows(catalog: Cat
                 - decode_step_seconds(spec, gpu, s, 8, 1024, fitted())[0])  # type: ignore[arg-type]
 
     assert growth(m) == pytest.approx(growth(dense) * 16 / 64, rel=1e-9)
+
+
+# ---------------------------------------------------------------- DeepSeek Sparse Attention (DeepSeek-V3.2)
+
+
+def test_sparse_attention_cache_by_hand(catalog: Catalog) -> None:
+    """DeepSeek-V3.2 caches per layer the 512 + 64 latent in bf16 and the indexer's 128-value key in FP8 with one
+    fp32 scale (132 bytes, vLLM's indexer cache); a decode step reads every indexer key but only the 2,048 latent
+    rows the indexer picks."""
+    from gpuplan.estimate.memory import kv_read_bytes
+
+    m = catalog.model("DeepSeek-V3.2")
+    assert (m.index_heads, m.index_head_dim, m.index_topk) == (64, 128, 2048)
+    assert kv_bytes_per_token(m, "bf16") == 61 * (576 * 2 + 132) == 78_324
+    assert kv_read_bytes(m, 1000, "bf16") == 1000 * 78_324  # short contexts: every token is picked
+    assert kv_read_bytes(m, 100_000, "bf16") == 2048 * 61 * 1152 + 100_000 * 61 * 132
+
+
+def test_sparse_attention_decodes_long_contexts_faster_than_dense_mla(catalog: Catalog) -> None:
+    """Same weights and latent cache, but at 100k tokens V3.2 reads 2,048 latent rows where V3.1 reads 100k."""
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.estimate.infer_speed import decode_step_seconds
+
+    gpu, s = catalog.gpu("H200"), InferSetup(engine="sglang", weight_format="fp8", tp=8, batch=8)
+    v32, v31 = catalog.model("DeepSeek-V3.2"), catalog.model("DeepSeek-V3.1")
+    short = [decode_step_seconds(m, gpu, s, 8, 1000, fitted())[0] for m in (v32, v31)]
+    long = [decode_step_seconds(m, gpu, s, 8, 100_000, fitted())[0] for m in (v32, v31)]
+    assert short[0] == pytest.approx(short[1], rel=0.02)  # the indexer's weights and keys: a little more
+    assert long[0] < 0.5 * long[1]
+
+
+def test_other_sparse_attention_models_are_still_refused() -> None:
+    cfg = {"model_type": "glm_moe_dsa", "hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "vocab_size": 1000, "index_n_heads": 4, "index_head_dim": 32}
+    with pytest.raises(ModelConfigError, match="glm_moe_dsa"):
+        parse_config(cfg, "x")

@@ -220,7 +220,7 @@ _UNMODELLED_KEYS = (
 
 def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
     for key, what in _UNMODELLED_KEYS:
-        if cfg.get(key):
+        if cfg.get(key) and not (key == "index_n_heads" and model_type == "deepseek_v32"):
             raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: {what} gpuplan does not "
                                    "model.", "choose a model whose layers gpuplan models; see 'gpuplan models'.")
     hybrid = model_type in _HYBRID_TYPES
@@ -511,6 +511,12 @@ def _deepseek(cfg: Config, name: str) -> ModelSpec:
         spec["shared_ffn_hidden"] = spec["moe_ffn_hidden"] * spec["n_shared_experts"]
     if cfg.get("num_nextn_predict_layers"):
         spec["notes"] = ("multi-token-prediction layer not counted (transformers does not build it)",)
+    if str(cfg.get("model_type")) == "deepseek_v32":  # DeepSeek Sparse Attention's lightning indexer
+        spec.update(index_heads=_int(cfg["index_n_heads"]), index_head_dim=_int(cfg["index_head_dim"]),
+                    index_topk=_int(cfg["index_topk"]))
+        if not spec["q_lora_rank"]:
+            raise ModelConfigError(f"'{name}': DeepSeek Sparse Attention's indexer reads the query's low-rank "
+                                   "projection, but q_lora_rank is not set.", "pass the config.json as published.")
     return ModelSpec(**spec)
 
 
@@ -676,7 +682,8 @@ _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "qwen3_moe": _qwen2, "mixtral": _mixtral, "gemma": _gemma, "gemma2": _gemma, "gemma3_text": _gemma,
     "phi": _phi, "phi3": _phi3, "falcon": _falcon, "mpt": _mpt, "gpt2": _gpt2, "gpt_bigcode": _gpt2,
     "gpt_neox": _gpt_neox, "gptj": _gptj, "bloom": _bloom, "opt": _opt, "bert": _bert,
-    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "chatglm": _chatglm, "qwen": _qwen_v1,
+    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "chatglm": _chatglm,
+    "qwen": _qwen_v1,
     "glm": _glm_paper, "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
@@ -684,8 +691,6 @@ _UNSUPPORTED = {
     "t5": "an encoder-decoder model", "mt5": "an encoder-decoder model", "bart": "an encoder-decoder model",
     "mamba": "a state-space model without attention layers", "mamba2": "a state-space model without attention",
     "rwkv": "a recurrent model without attention layers", "whisper": "a speech encoder-decoder model",
-    "deepseek_v32": "DeepSeek Sparse Attention, whose indexer (index_n_heads, index_head_dim) adds weights and a "
-                    "key cache gpuplan does not model",
     "glm_moe_dsa": "DeepSeek-style sparse attention, whose indexer (index_n_heads, index_head_dim) adds weights and "
                    "a key cache gpuplan does not model",
     "nemotron_h": "a hybrid of Mamba-2, attention and MoE layers (hybrid_override_pattern), whose recurrent state "

@@ -49,7 +49,7 @@ from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token
 from gpuplan.estimate.infer_speed import compute_peak, gemm_flops_split, layer_launches, lora_flops_per_token
-from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_bytes_per_token, weights_bytes
+from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_read_bytes, weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.train_time import links
@@ -185,7 +185,7 @@ def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, batch
                         cal: Calibration) -> float:
     """One decode step of ``batch`` sequences on every rank (module docstring)."""
     eng = get_engine(s.engine)
-    kv = batch * context * kv_bytes_per_token(m, s.kv_dtype, 1, eng.mla_latent_cache)
+    kv = batch * kv_read_bytes(m, context, s.kv_dtype, 1, eng.mla_latent_cache)
     attention = kv / (_bandwidth(gpu) * _eff(cal, s.engine, "eta_kv"))
     overhead = layer_launches(m) * _eff(cal, s.engine, "layer_overhead_s")
     gemms = _gemm_seconds(m, gpu, s, ranks, batch, 0.0, cal)

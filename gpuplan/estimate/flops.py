@@ -32,6 +32,11 @@ def attention_flops_per_token(m: ModelSpec, context: float) -> float:
     full = (m.n_attention_layers - m.n_sliding_layers) * context
     sliding = m.n_sliding_layers * min(context, m.sliding_window or context)
     linear = m.n_linear_layers * m.linear_v_heads * 3 * 2 * m.linear_k_dim * m.linear_v_dim
+    if m.is_sparse_attention:  # DeepSeek Sparse Attention: the indexer's q·k and weighted sum over every position,
+        # then attention over the index_topk it picks (DeepSeek-V3.2-Exp report, sec. 2.1)
+        index = 2 * m.index_heads * (m.index_head_dim + 1) * context
+        full = m.n_attention_layers * min(context, m.index_topk)
+        return per_position * full + m.n_attention_layers * index
     return per_position * (full + sliding) + linear
 
 

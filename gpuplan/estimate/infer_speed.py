@@ -31,6 +31,7 @@ from gpuplan.estimate.memory import (
     inference_memory,
     input_embedding_bytes,
     kv_bytes_per_token,
+    kv_read_bytes,
     linear_state_bytes,
     lora_params,
     served_adapter_bytes,
@@ -111,7 +112,7 @@ GROUPED_TOPK_KERNELS = 13  # grouped_topk in PyTorch ops (scores, correction-bia
 SHARED_EXPERT_KERNELS = 4  # the shared expert's gate-up, act and down, and the add to the routed output
 # architectures whose router picks expert groups first (``use_grouped_topk=True`` in vLLM's deepseek_v2.py, which
 # serves DeepSeek-V2/V3/R1 and Kimi-K2, and glm4_moe.py)
-GROUPED_ROUTING = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe"})
+GROUPED_ROUTING = frozenset({"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe"})
 
 
 def layer_launches(m: ModelSpec) -> float:
@@ -258,6 +259,7 @@ class _StepTerms:
     attention_rate: float
     dequant: float
     state_per_seq: float  # linear-attention state bytes per sequence per GPU, read and written every step
+    kv_dense_up_to: float  # contexts up to this read every cached token (beyond: sparse attention's top-k)
 
 
 def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _StepTerms:
@@ -277,7 +279,8 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu),  # kernel launches, framework code
                        eng.max_batched_tokens, peak * s.tp * eta_compute,
                        attention_flops_per_token(m, (s.prompt_len + 1) / 2), attention_peak(gpu, s, eng)[0],
-                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), linear_state_bytes(m, s.tp))
+                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), linear_state_bytes(m, s.tp),
+                       float(m.index_topk) if m.is_sparse_attention else math.inf)
     if len(_terms) >= 4096:
         _terms.clear()
     _terms[key] = (m, gpu, cal, found)
@@ -346,7 +349,10 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     expert_compute = batch * t.expert_flops / s.tp / t.compute_rate
     gemm_memory = (dense_bytes + expert_bytes) / t.bandwidth
     gemm_compute = dense_compute + expert_compute
-    kv = batch * (context * t.kv_per_token + 2 * t.state_per_seq)  # a linear layer's state: read, then written
+    # a linear layer's state: read, then written; sparse attention reads its top-k tokens and every indexer key
+    per_seq = (context * t.kv_per_token if context <= t.kv_dense_up_to
+               else kv_read_bytes(m, context, s.kv_dtype, s.tp, get_engine(s.engine).mla_latent_cache))
+    kv = batch * (per_seq + 2 * t.state_per_seq)
     attention = kv / t.kv_bandwidth
     comm = _allreduce_seconds(m, gpu, s, batch, cal)
     # dense and expert GEMMs are separate kernels, each bound by its own resource (roofline per kernel)

@@ -73,12 +73,32 @@ def kv_bytes_per_token(m: ModelSpec, kv_dtype: str = "bf16", tp: int = 1, latent
     n_layers = m.n_attention_layers if layers is None else layers
     width = kv_bytes_per_value(kv_dtype)
     if m.is_mla and latent:  # latent is replicated on every TP rank (vLLM/SGLang MLA backends)
-        return n_layers * (m.kv_lora_rank + m.qk_rope_head_dim) * width
+        return n_layers * ((m.kv_lora_rank + m.qk_rope_head_dim) * width + index_key_bytes(m, latent))
     if m.is_mla:  # decompressed K (nope + rope) and V per head
         per_head = m.head_dim + (m.v_head_dim or m.head_dim)
-        return n_layers * math.ceil(m.n_heads / tp) * per_head * width
+        return n_layers * (math.ceil(m.n_heads / tp) * per_head * width + index_key_bytes(m, latent))
     heads = math.ceil(m.n_kv_heads / tp)
     return n_layers * 2 * heads * m.head_dim * width
+
+
+def index_key_bytes(m: ModelSpec, latent: bool = True) -> float:
+    """Bytes one token adds per layer to DeepSeek Sparse Attention's indexer key cache: engines with MLA kernels
+    store the one key head in FP8 with an fp32 scale per 128 values (vLLM ``DeepseekV32IndexerCache``:
+    index_head_dim + index_head_dim / 128 × 4 bytes, uint8), transformers in 16-bit."""
+    if not m.is_sparse_attention:
+        return 0.0
+    return m.index_head_dim + m.index_head_dim / 128 * 4 if latent else m.index_head_dim * BYTES_16
+
+
+def kv_read_bytes(m: ModelSpec, context: float, kv_dtype: str = "bf16", tp: int = 1, latent: bool = True) -> float:
+    """KV-cache bytes one decode step reads for one sequence at ``context`` tokens on one GPU: every cached token,
+    except under DeepSeek Sparse Attention, where the indexer reads every cached key but attention only the
+    ``index_topk`` tokens it picks (DeepSeek-V3.2-Exp report, sec. 2.1)."""
+    per_token = kv_bytes_per_token(m, kv_dtype, tp, latent)
+    if not m.is_sparse_attention or context <= m.index_topk:
+        return context * per_token
+    index = m.n_attention_layers * index_key_bytes(m, latent)
+    return m.index_topk * (per_token - index) + context * index
 
 
 def kv_cache_bytes(m: ModelSpec, n_seqs: float, context: int, kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,

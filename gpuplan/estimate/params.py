@@ -80,7 +80,11 @@ def _mla_params(m: ModelSpec) -> int:
     kv_a = m.hidden * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
     kv_b = m.kv_lora_rank * m.n_heads * (m.qk_nope_head_dim + v_dim)
     out = m.n_heads * v_dim * m.hidden
-    return q + kv_a + kv_b + out
+    # DeepSeek-V3.2's lightning indexer (transformers models/deepseek_v32 ``DeepseekV32Indexer``, 5.24.0): queries
+    # from the low-rank query, one shared key head from the hidden state with a LayerNorm, a weight per head
+    indexer = (m.q_lora_rank * m.index_heads * m.index_head_dim + m.hidden * m.index_head_dim
+               + 2 * m.index_head_dim + m.hidden * m.index_heads) if m.is_sparse_attention else 0
+    return q + kv_a + kv_b + out + indexer
 
 
 def mlp_params(m: ModelSpec, width: int) -> int:
