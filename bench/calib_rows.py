@@ -233,9 +233,10 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     stated = row["confidence"].strip().lower() not in ("low", "approx") and (not assumed or
                                                                            not metric.startswith("peak_mem"))
     # FSDP without a MixedPrecision policy (autocast over fp32 flat parameters) all-gathers each layer and
-    # reduce-scatters its gradient in fp32 and keeps an fp32 residual stream; gpuplan's memory model all-gathers
-    # in 16-bit: such memory rows are reported, not fitted on
-    if metric.startswith("peak_mem") and "autocast over fp32" in row["precision"].lower():
+    # reduce-scatters its gradient in fp32 and keeps an fp32 residual stream; gpuplan's memory and time models
+    # all-gather in 16-bit (half the bytes; the time errs fast as the all-gathers leave the node): such rows are
+    # reported, not fitted on
+    if "autocast over fp32" in row["precision"].lower():
         stated = False
         assumed = "; ".join(a for a in (assumed, "fp32 FSDP all-gather under autocast is not modelled") if a)
     # torchao's float8 rowwise recipe (a scale per row, CUTLASS rowwise GEMMs) ran slower than bf16 in the same

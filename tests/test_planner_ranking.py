@@ -95,12 +95,16 @@ def test_rows_are_distinct_choices_along_the_front(frozen_catalog: Catalog) -> N
     assert len(r.ranked) == 10
     choices = [_choice(x) for x in r.ranked]
     assert len(set(choices)) == len(choices)  # one row per GPU, count and pricing
+    # the pick and the Pareto front's spread (at most half the rows) may share the largest size, where the fastest
+    # plans are (B200 on demand and spot, B300, TPU v6e at 2,048); the rows filled in after them hold a few of one
+    # multi-node size at most (ranking.distinct)
     sizes = Counter(x.estimate.total_gpus for x in r.ranked)
-    assert max(sizes.values()) <= 3 and len(sizes) >= 4
+    assert max(sizes.values()) <= len(r.ranked) // 2 and len(sizes) >= 4
     assert len({x.estimate.gpu.name for x in r.ranked}) >= 5
     # the cheap end of the trade-off is shown too: a row within 2 % of the cheapest plan of all
     cheapest = min(x.cost.total for x in r.pareto)
     assert min(x.cost.total for x in r.ranked) <= cheapest * (1 + COST_TIE_SHARE)
-    # and the rows stay in rank order (fastest first)
+    # and the rows stay in rank order (fastest first; times within 1 % tie and the cheaper ranks first: B300 at
+    # 2,048 GPUs is under 1 % faster than B200 at 3.4x the cost)
     times = [_time(x) for x in r.ranked]
-    assert times[0] == min(times)
+    assert times[0] <= min(times) * 1.01

@@ -68,6 +68,11 @@ GPUS_PER_NODE = 8
 # llm.c fuses residual+LayerNorm, GeLU into the matmul epilogue and the classifier with its loss (train_gpt2.cu)
 FUSED_KERNEL_STACKS = ("megatron", "llmc")
 HOPPER_AND_NEWER = ("Hopper", "Blackwell", "Blackwell Ultra")  # data/gpus.csv ``architecture``
+# the exponential units' rate against Blackwell's: Blackwell Ultra doubles the special-function units' MUFU.EX2
+# throughput, which bounds the softmax between the attention kernel's two matmuls (NVIDIA technical blog, "Making
+# Softmax More Efficient with NVIDIA Blackwell Ultra", developer.nvidia.com/blog/making-softmax-more-efficient-with-
+# nvidia-blackwell-ultra/); GB300/B300 have GB200/B200's tensor peaks (data/gpus.csv)
+SFU_SPEEDUP = {"Blackwell Ultra": 2.0}
 MAX_UTILISATION = 0.85  # no training step sustains more of the dense peak (GEMMs alone reach ~80-85 %)
 
 
@@ -145,10 +150,13 @@ def attention_efficiency(gpu: Gpu, s: TrainSetup, cal: Calibration) -> float:
     forward and ~2× slower backward (same section): ``f_attention_flash1``, a prior from those figures. On Hopper
     and newer, FlashAttention-2 reaches 35 % of the peak against 70 %+ on an A100 (Shah et al. 2024,
     FlashAttention-3, sec. 1): its tiles, like those of the older kernels, do not use Hopper's asynchronous
-    tensor-core instructions, while cuBLAS GEMMs do (``f_attention_hopper``); the slower of the two limits holds."""
+    tensor-core instructions, while cuBLAS GEMMs do (``f_attention_hopper``); the slower of the two limits holds.
+    On Blackwell the fused attention kernels wait on the softmax's exponentials, which run on the special-function
+    units, not the tensor cores; Blackwell Ultra doubles those units' rate (``SFU_SPEEDUP``), so its attention
+    runs at twice the ``f_attention_hopper`` limit of a Blackwell part with the same tensor peak."""
     kernel = cal.get("f_attention_flash1") if s.attention_kernel == "flash1" else 1.0
     if gpu.architecture in HOPPER_AND_NEWER:
-        kernel = min(kernel, cal.get("f_attention_hopper"))
+        kernel = min(kernel, cal.get("f_attention_hopper") * SFU_SPEEDUP.get(gpu.architecture, 1.0))
     return cal.get("f_attention") * kernel
 
 
