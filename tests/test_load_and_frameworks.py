@@ -267,6 +267,40 @@ def test_clients_in_lockstep_queue_behind_each_others_prompts(llama8b_h100) -> N
     assert waves[2].tpot_mean_s > latency(m, g, replace(SETUP, batch=64)).extra["tpot_s"]
 
 
+def test_the_median_gap_between_tokens_of_a_wave_is_a_bare_decode_step(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # in a lockstep wave a request waits for the rest of its wave's prompts in one gap; every other gap of its 300
+    # tokens is one decode step of the 64 sequences, so bench_serving's median ITL is that step (the batch-64
+    # latency answer), below the mean TPOT, which carries the wait
+    m, g = llama8b_h100
+    wave = at_concurrency(m, g, SETUP, 64, lockstep=True)
+    step = latency(m, g, replace(SETUP, batch=64)).extra["tpot_s"]
+    assert wave.itl_median_s == pytest.approx(step, rel=1e-9)
+    assert wave.itl_median_s < wave.tpot_mean_s
+    # the requests' own TPOTs: the median one (the 32nd prompt of 64) waits less than the p99 one (the first)
+    assert wave.itl_median_s < wave.tpot_median_s < wave.tpot_p99_s
+
+
+def test_at_a_light_rate_the_median_gap_is_an_iteration_without_a_prompt(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # the mean TPOT spreads the prompts' share ρ of the GPU over every iteration, t_decode / (1 − ρ); at a tenth
+    # of the capacity few iterations carry a prompt, so the median gap is t_decode itself: mean × (1 − ρ)
+    m, g = llama8b_h100
+    light = at_rate(m, g, SETUP, 0.1 * capacity(m, g, SETUP))
+    assert light.itl_median_s == pytest.approx(light.tpot_mean_s * (1 - light.prefill_share), rel=1e-9)
+    # a lone closed-loop client has no one else's prompt in its iterations: both are the batch-1 step
+    one = at_concurrency(m, g, SETUP, 1)
+    assert one.itl_median_s == pytest.approx(one.tpot_mean_s, rel=1e-9)
+
+
+def test_when_most_iterations_carry_a_prompt_the_median_gap_is_one_of_those(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # 2000-token prompts with 10-token answers at 90 % of capacity: about 9 sequences decode, each for 10
+    # iterations, while a prompt arrives about every iteration (q = rate × 1 chunk × t ≈ 0.9), so the typical
+    # gap carries a 2000-token prefill and is longer than the mean, in which a tenth of the gaps are bare steps
+    m, g = llama8b_h100
+    s = replace(SETUP, prompt_len=2000, output_len=10)
+    busy = at_rate(m, g, s, 0.9 * capacity(m, g, s))
+    assert busy.itl_median_s > busy.tpot_mean_s
+
+
 def test_a_finite_run_past_capacity_waits_longer_the_more_it_sends_and_the_faster(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
     # a benchmark that sends N requests faster than the engine serves them ends with a finite queue: the later
     # requests wait for the earlier ones, so TTFT grows with N and with the rate, p99 above p50

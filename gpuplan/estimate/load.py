@@ -56,6 +56,19 @@ class LoadSpeed:
     saturated: bool  # the load exceeds what the configuration serves
     capacity_per_s: float  # the largest rate it serves (requests/s)
     band: Band | None = None
+    itl_p50_s: float | None = None  # median gap between two tokens of one request (None: tpot_mean_s)
+    tpot_p50_s: float | None = None  # median over requests of a request's mean TPOT (None: tpot_mean_s)
+
+    @property
+    def itl_median_s(self) -> float:
+        """The median inter-token gap, what bench_serving reports as median ITL: :attr:`itl_p50_s`, or the mean
+        TPOT where the state does not tell them apart."""
+        return self.tpot_mean_s if self.itl_p50_s is None else self.itl_p50_s
+
+    @property
+    def tpot_median_s(self) -> float:
+        """The median of the requests' own TPOTs (bench_serving's median TPOT): :attr:`tpot_p50_s`, or the mean."""
+        return self.tpot_mean_s if self.tpot_p50_s is None else self.tpot_p50_s
 
 
 def _iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, rho: float, cal: Calibration) -> float:
@@ -158,9 +171,30 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     service = t_p + decode_share + t_iter / 2
     busiest = min(float(cap), batch + Z99 * math.sqrt(batch))
     tpot_p99 = min(_iteration(m, gpu, s, busiest, rho * others, cal), _longest_iteration(m, gpu, s, busiest, cal))
+    itl_p50 = _median_gap(m, gpu, s, rate * others, batch, t_iter, cal)
     return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service,
                      _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, tpot_p99, rate * s.output_len,
-                     False, math.nan, cal.band("inference_latency"))
+                     False, math.nan, cal.band("inference_latency"), itl_p50)
+
+
+def _median_gap(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_iter: float,
+                cal: Calibration) -> float:
+    """Median gap between two tokens of a running request when prompts arrive at ``rate``.
+
+    An iteration either carries a prompt chunk (of at most ``max_batched_tokens``) or decodes only; the mean
+    TPOT spreads the prompt work over all of them (t_decode / (1 − ρ)), but a request's gaps are the iterations
+    themselves. Chunks arrive at rate × ⌈P / chunk⌉ per second and iterations run at 1 / t_iter per second, so a
+    share q = rate × ⌈P / chunk⌉ × t_iter of the iterations carries one (vLLM's scheduler adds waiting prompts'
+    chunks to the running decodes' step, vllm/v1/core/sched/scheduler.py ``schedule``; SGLang runs a prefill
+    batch between decode batches, ``get_next_batch_to_run``). Below q = 1/2 the median gap is a decode-only
+    iteration, t_decode(B); above it, one that also carries a chunk, t_decode(B) + prefill(chunk), never longer
+    than the engine's token budget lets an iteration be (:func:`_longest_iteration`). bench_serving's median ITL
+    is this gap; its mean ITL and TPOT are the mean (:attr:`LoadSpeed.tpot_mean_s`)."""
+    plain = _iteration(m, gpu, s, batch, 0.0, cal)
+    chunk = min(s.prompt_len, get_engine(s.engine).max_batched_tokens or s.prompt_len)
+    if rate * math.ceil(s.prompt_len / chunk) * t_iter < 0.5:
+        return plain
+    return min(plain + prefill_seconds(m, gpu, s, chunk, cal), _longest_iteration(m, gpu, s, batch, cal))
 
 
 def _wait_quantile(mean: float, rho: float, p: float) -> float:
@@ -244,6 +278,9 @@ def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int
 
     # a mean never exceeds the largest value, which a float sum of equal values can by one rounding
     tpot_mean = min(math.fsum(tpots) / n, tpots[-1])
+    # all of a request's gaps but the one in which it waits for the rest of its wave are plain steps, so the
+    # median gap is a step (bench_serving's median ITL), and the requests' own TPOTs have their own median
     return LoadSpeed(rate, float(n), firsts[-1] / wave, sum(firsts) / n + extra, quantile(firsts, 0.50) + extra,
                      quantile(firsts, 0.99) + extra, tpot_mean, quantile(tpots, 0.99), rate * s.output_len,
-                     False, math.nan, cal.band("inference_latency"))
+                     False, math.nan, cal.band("inference_latency"), step if steps > 1 else tpot_mean,
+                     quantile(tpots, 0.50))
