@@ -269,8 +269,10 @@ def _precision(label: str) -> tuple[str, str] | None:
     p = label.lower()
     # a GGUF file of a quant type not listed here is not mapped (read as 16-bit, a Q4_1 file looked 3.4x too big)
     table: list[tuple[str, tuple[str, str] | None]] = [
-        ("q4_k_m", ("gguf-q4_k_m", "fp16")), ("q4_0", ("gguf-q4_0", "fp16")), ("q4_1", ("gguf-q4_1", "fp16")),
-        ("q5_k_m", ("gguf-q5_k_m", "fp16")), ("q6_k", ("gguf-q6_k", "fp16")), ("q8_0", ("gguf-q8_0", "fp16")),
+        ("q4_k_m", ("gguf-q4_k_m", "fp16")), ("q4_k_s", ("gguf-q4_k_s", "fp16")), ("q4_0", ("gguf-q4_0", "fp16")),
+        ("q4_1", ("gguf-q4_1", "fp16")), ("q5_0", ("gguf-q5_0", "fp16")), ("q5_1", ("gguf-q5_1", "fp16")),
+        ("q5_k_m", ("gguf-q5_k_m", "fp16")), ("q5_k_s", ("gguf-q5_k_s", "fp16")), ("q6_k", ("gguf-q6_k", "fp16")),
+        ("q8_0", ("gguf-q8_0", "fp16")),
         ("bf16 (gguf", ("bf16", "bf16")), ("f16 (gguf", ("fp16", "fp16")), ("gguf", None),
         ("awq", ("awq-int4", "fp16")), ("gptq", ("gptq-int4", "fp16")),
         ("bitsandbytes 4", ("bnb-nf4", "fp16")), ("mxfp4", ("mxfp4", "bf16")),
@@ -614,6 +616,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
            else "bnb-nf4-dq" if "bitsandbytes" in prec and "double" in prec
            else "bnb-nf4" if "bitsandbytes" in prec
            else "int8-wo" if "int8" in prec else "int4-wo" if "int4" in prec else "gguf-q4_0" if "q4_0" in prec
+           else "gguf-q4_1" if "q4_1" in prec else "gguf-q5_0" if "q5_0" in prec else "gguf-q5_1" if "q5_1" in prec
+           else "gguf-q4_k_s" if "q4_k_s" in prec else "gguf-q5_k_s" if "q5_k_s" in prec
            else "gguf-q4_k_m" if "q4_k_m" in prec else "gguf-q5_k_m" if "q5_k_m" in prec
            else "gguf-q6_k" if "q6_k" in prec else "gguf-q8_0" if "q8_0" in prec
            else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec

@@ -254,6 +254,7 @@ def test_a_gguf_row_is_sized_in_its_k_quant(catalog: Catalog, label: str, expect
 @pytest.mark.parametrize(("label", "expected"), [
     ("Q4_1 (GGUF, 3.95 GiB)", ("gguf-q4_1", "fp16")), ("F16 (GGUF, 12.55 GiB)", ("fp16", "fp16")),
     ("BF16 (GGUF)", ("bf16", "bf16")), ("Q6_K (GGUF)", ("gguf-q6_k", "fp16")),
+    ("Q4_K_S (GGUF)", ("gguf-q4_k_s", "fp16")), ("Q5_0 (GGUF)", ("gguf-q5_0", "fp16")),
     # a GGUF quant type gpuplan has no format for is not mapped: read as 16-bit, PR #2917's M2 Ultra Q4_1 row
     # (83.63 t/s) looked 1.4 TB/s, above the part's 800 GB/s
     ("IQ2_XXS (GGUF)", None),
