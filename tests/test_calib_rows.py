@@ -264,11 +264,12 @@ def test_a_gguf_speed_row_is_read_in_its_quant_type(label: str, expected: tuple[
 
 
 def test_a_llamacpp_speed_row_of_an_unstated_build_is_reported_not_fitted(catalog: Catalog) -> None:
-    rows = {r["id"]: r for r in _rows("inference_llamacpp.csv")}
-    # mac-llm-bench records its llama.cpp version as 'unknown'; PR #2917's table names the master it ran
-    unknown, stated = (_inference_case(catalog, rows[i])[0] for i in ("lcp-0551", "lcp-0710"))
-    assert unknown is not None and stated is not None
-    assert not unknown.fit and stated.fit
+    rows = {r["id"]: r for r in _rows("inference_llamacpp.csv") + _rows("inference_extra.csv")}
+    # mac-llm-bench records its llama.cpp version as 'unknown'; PR #2917's table names the master it ran, and
+    # ggerganov's RTX 4090 table (ext-0109) the PR #4766 branch it ran, in its notes
+    unknown, stated, branch = (_inference_case(catalog, rows[i])[0] for i in ("lcp-0551", "lcp-0710", "ext-0109"))
+    assert unknown is not None and stated is not None and branch is not None
+    assert not unknown.fit and stated.fit and branch.fit
 
 
 def test_llm_foundry_rows_run_the_attention_kernel_their_notes_name(catalog: Catalog) -> None:
