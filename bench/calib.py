@@ -267,11 +267,17 @@ def _preset_for(cat: Any, label: str) -> str | None:
 
 def _precision(label: str) -> tuple[str, str] | None:
     p = label.lower()
-    table = [("q4_k_m", ("gguf-q4_k_m", "fp16")), ("q4_0", ("gguf-q4_0", "fp16")), ("q8_0", ("gguf-q8_0", "fp16")),
-             ("gguf", ("fp16", "fp16")), ("awq", ("awq-int4", "fp16")), ("gptq", ("gptq-int4", "fp16")),
-             ("bitsandbytes 4", ("bnb-nf4", "fp16")), ("mxfp4", ("mxfp4", "bf16")),
-             ("nvfp4", ("nvfp4", "fp8")), ("fp4", ("nvfp4", "fp8")), ("fp8", ("fp8", "fp8")),
-             ("bf16", ("bf16", "bf16")), ("fp16", ("fp16", "fp16")), ("f16", ("fp16", "fp16"))]
+    # a GGUF file of a quant type not listed here is not mapped (read as 16-bit, a Q4_1 file looked 3.4x too big)
+    table: list[tuple[str, tuple[str, str] | None]] = [
+        ("q4_k_m", ("gguf-q4_k_m", "fp16")), ("q4_k_s", ("gguf-q4_k_s", "fp16")), ("q4_0", ("gguf-q4_0", "fp16")),
+        ("q4_1", ("gguf-q4_1", "fp16")), ("q5_0", ("gguf-q5_0", "fp16")), ("q5_1", ("gguf-q5_1", "fp16")),
+        ("q5_k_m", ("gguf-q5_k_m", "fp16")), ("q5_k_s", ("gguf-q5_k_s", "fp16")), ("q6_k", ("gguf-q6_k", "fp16")),
+        ("q8_0", ("gguf-q8_0", "fp16")),
+        ("bf16 (gguf", ("bf16", "bf16")), ("f16 (gguf", ("fp16", "fp16")), ("gguf", None),
+        ("awq", ("awq-int4", "fp16")), ("gptq", ("gptq-int4", "fp16")),
+        ("bitsandbytes 4", ("bnb-nf4", "fp16")), ("mxfp4", ("mxfp4", "bf16")),
+        ("nvfp4", ("nvfp4", "fp8")), ("fp4", ("nvfp4", "fp8")), ("fp8", ("fp8", "fp8")),
+        ("bf16", ("bf16", "bf16")), ("fp16", ("fp16", "fp16")), ("f16", ("fp16", "fp16"))]
     for key, value in table:
         if key in p:
             return value
@@ -363,6 +369,20 @@ def _copied_blocks(rows: dict[str, dict[str, str]]) -> dict[str, str]:
     return out
 
 
+def _build_unstated(engine: str, row: dict[str, str]) -> bool:
+    """A llama.cpp speed row whose build is not stated: reported, not fitted on. Its kernels change speed by large
+    factors between builds (PR #2959 "More optimizations on metal", M2 Max pp512 327.79 -> 433.35 t/s; on an Apple
+    M5, pp512 of a 7B Q4_0 608 t/s with the Metal 4 tensor API of PR #16634 against 179 t/s for an 8B Q4_K_M in
+    a build of unknown version, enescingoz/mac-llm-bench, whose tg128 is 2.5x below PR #16634's too), so such a
+    row would tie the fitted efficiencies to an unknown build. A row whose notes name the pull request whose branch
+    it ran (ggerganov's tables in PR #4766) states its build."""
+    version = row.get("engine_version", "").strip().lower()
+    return engine == "llamacpp" and version in ("", "unknown", "not stated") and not _PR_BRANCH.search(row["notes"])
+
+
+_PR_BRANCH = re.compile(r"\bin PR #\d+")
+
+
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
                   "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
 
@@ -415,7 +435,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                   assume="; ".join(a for a in ("FP8 KV cache with FP8 weights" if kv == "fp8" else
                                                _KV_AUTO_NOTE if prec[1] == "fp8" else "",
                                                "dataset lengths read as their means" if means else "") if a),
-                  resolution=resolution(row["value"]), fit=not means)
+                  resolution=resolution(row["value"]), fit=not means and not _build_unstated(engine, row))
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
             "prefill" if metric.startswith(("ttft", "prefill")) else
             "generate" if metric.startswith("generate") and isl >= 1024 else "decode")
@@ -600,6 +620,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
            else "bnb-nf4-dq" if "bitsandbytes" in prec and "double" in prec
            else "bnb-nf4" if "bitsandbytes" in prec
            else "int8-wo" if "int8" in prec else "int4-wo" if "int4" in prec else "gguf-q4_0" if "q4_0" in prec
+           else "gguf-q4_1" if "q4_1" in prec else "gguf-q5_0" if "q5_0" in prec else "gguf-q5_1" if "q5_1" in prec
+           else "gguf-q4_k_s" if "q4_k_s" in prec else "gguf-q5_k_s" if "q5_k_s" in prec
            else "gguf-q4_k_m" if "q4_k_m" in prec else "gguf-q5_k_m" if "q5_k_m" in prec
            else "gguf-q6_k" if "q6_k" in prec else "gguf-q8_0" if "q8_0" in prec
            else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec

@@ -14,7 +14,8 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
-from calib import Case, _inference_memory_case  # noqa: E402
+from calib import Case, _inference_case, _inference_memory_case  # noqa: E402
+from calib import _precision as _speed_precision  # noqa: E402
 from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision, _pretrain_case  # noqa: E402
 from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 
@@ -260,6 +261,27 @@ def test_a_gguf_row_is_sized_in_its_k_quant(catalog: Catalog, label: str, expect
     assert case.meta["setup"].weight_format == expected
     # llama.cpp's own log states n_ctx 512: its KV cache and graph are sized for 512 tokens, not prompt + output
     assert case.meta["setup"].context_len == 512 and not case.meta["setup"].flash_attention
+
+
+@pytest.mark.parametrize(("label", "expected"), [
+    ("Q4_1 (GGUF, 3.95 GiB)", ("gguf-q4_1", "fp16")), ("F16 (GGUF, 12.55 GiB)", ("fp16", "fp16")),
+    ("BF16 (GGUF)", ("bf16", "bf16")), ("Q6_K (GGUF)", ("gguf-q6_k", "fp16")),
+    ("Q4_K_S (GGUF)", ("gguf-q4_k_s", "fp16")), ("Q5_0 (GGUF)", ("gguf-q5_0", "fp16")),
+    # a GGUF quant type gpuplan has no format for is not mapped: read as 16-bit, PR #2917's M2 Ultra Q4_1 row
+    # (83.63 t/s) looked 1.4 TB/s, above the part's 800 GB/s
+    ("IQ2_XXS (GGUF)", None),
+])
+def test_a_gguf_speed_row_is_read_in_its_quant_type(label: str, expected: tuple[str, str] | None) -> None:
+    assert _speed_precision(label) == expected
+
+
+def test_a_llamacpp_speed_row_of_an_unstated_build_is_reported_not_fitted(catalog: Catalog) -> None:
+    rows = {r["id"]: r for r in _rows("inference_llamacpp.csv") + _rows("inference_extra.csv")}
+    # mac-llm-bench records its llama.cpp version as 'unknown'; PR #2917's table names the master it ran, and
+    # ggerganov's RTX 4090 table (ext-0109) the PR #4766 branch it ran, in its notes
+    unknown, stated, branch = (_inference_case(catalog, rows[i])[0] for i in ("lcp-0551", "lcp-0710", "ext-0109"))
+    assert unknown is not None and stated is not None and branch is not None
+    assert not unknown.fit and stated.fit and branch.fit
 
 
 def test_llm_foundry_rows_run_the_attention_kernel_their_notes_name(catalog: Catalog) -> None:

@@ -128,6 +128,26 @@ def test_gguf_k_quant_mix_averages_what_llamacpp_publishes(catalog: Catalog) -> 
     assert bits == pytest.approx(4.84, abs=0.015)
 
 
+@pytest.mark.parametrize(("model", "fmt", "file_gib"), [
+    # llama-bench's model size column for LLaMA 7B (6.74 B params) in ggerganov's M2 Ultra table of llama.cpp PR
+    # #2917: Q4_0 3.56 GiB, Q4_1 3.95 GiB, Q8_0 6.67 GiB. By hand for Q4_1: 32 layers of 4·4096² + 3·4096·11008
+    # weights at 20 bytes per 32 (block_q4_1: fp16 scale and minimum, 16 bytes of nibbles) = 4,047.5 MB, the
+    # 32000 × 4096 token table in Q4_1 = 81.9 MB and output in Q6_K = 107.5 MB, fp32 norms 1 MB: 3.95 GiB
+    ("LLaMA-7B", "gguf-q4_0", 3.56), ("LLaMA-7B", "gguf-q4_1", 3.95), ("LLaMA-7B", "gguf-q8_0", 6.67),
+    # llama.cpp tools/quantize/README.md @311c2c9 (Llama-3.1-8B table, size in GiB). Q4_K_S by hand: 32 layers of
+    # Q4_K (4.5 bits) but attn_v of layers 0-3 and ffn_down of layers 0-3 (the first eighth) in Q5_K (5.5), the
+    # 128256 x 4096 token table in Q4_K and the output in Q6_K: 4.36 GiB; Q5_K_S: Q5_K throughout, Q6_K output
+    ("Llama-3.1-8B", "gguf-q4_k_s", 4.36), ("Llama-3.1-8B", "gguf-q4_k_m", 4.58), ("Llama-3.1-8B", "gguf-q5_k_s", 5.21),
+    ("Llama-3.1-8B", "gguf-q5_k_m", 5.33), ("Llama-3.1-8B", "gguf-q6_k", 6.14), ("Llama-3.1-8B", "gguf-q8_0", 7.95),
+])
+def test_gguf_file_size_matches_llama_bench(catalog: Catalog, model: str, fmt: str, file_gib: float) -> None:
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.quant import weight_format
+
+    assert gguf_weights_bytes(catalog.model(model), weight_format(fmt)) == pytest.approx(file_gib * GiB,
+                                                                                        abs=0.006 * GiB)
+
+
 def test_unified_memory_holds_the_host_table_and_no_cuda_context(catalog: Catalog) -> None:
     m = catalog.model("Llama-3.1-8B")
     mac = inference_memory(m, catalog.gpu("M2-Max"), _llamacpp(4096, "gguf-q4_k_m"))

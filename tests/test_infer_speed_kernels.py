@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.infer_speed import dequant_seconds, prefill_seconds
@@ -127,3 +129,18 @@ def test_pipeline_stages_overlap_their_batches_only_in_engines_that_interleave_t
     # the weights (70 GB in FP8 over 2 GPUs) outweigh the KV reads (64 × 768 tokens × 160 KiB = 8 GB): the saving is
     # a part of the cache's share, not a doubling
     assert interleaved > 0.75 * serial
+
+
+def test_a_gguf_decode_step_reads_the_files_tensors_less_its_token_table(catalog: Catalog) -> None:
+    from gpuplan.estimate.infer_speed import decode_weight_bytes
+    from gpuplan.estimate.quant import weight_format
+    from gpuplan.units import GiB
+
+    # the format's average (4.84 bits, Llama 2 7B's) put 4.54 GB on the step; the tensors say 4.62 GB
+    s = InferSetup(engine="llamacpp", weight_format="gguf-q4_k_m")
+    fmt = weight_format("gguf-q4_k_m")
+    # llama.cpp tools/quantize/README.md (Llama-3.1-8B table): the Q4_K_M file is 4.58 GiB. Its untied token table,
+    # 128256 x 4096 in Q4_K (144 bytes per 256 weights), is gathered a row per token, not streamed: 0.275 GiB
+    table = 128256 * 4096 * 144 / 256
+    assert decode_weight_bytes(catalog.model("Llama-3.1-8B"), fmt, s, 1) == pytest.approx(4.58 * GiB - table,
+                                                                                         rel=0.005)

@@ -28,6 +28,8 @@ from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import (
     BYTES_16,
+    GGUF_MIX,
+    gguf_weights_bytes,
     inference_memory,
     input_embedding_bytes,
     kv_bytes_per_token,
@@ -223,7 +225,14 @@ def _touched_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch:
 
 def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float, float, float]:
     """(every stage's weight bytes, routed expert parameters, untied embedding bytes per GPU) of
-    :func:`decode_weight_bytes`: what does not depend on the batch."""
+    :func:`decode_weight_bytes`: what does not depend on the batch.
+
+    A GGUF file is read tensor by tensor as llama.cpp's quantizer typed it (:func:`gguf_weights_bytes`: the output
+    matrix in Q6_K, attn_v and ffn_down of the K-quant mixes' ``use_more_bits`` layers at more bits), not at the
+    format's average bits per weight, which is Llama 2 7B's: Qwen3-0.6B's tied table is a quarter of its weights
+    and every token reads it as the output head in Q6_K. Its untied token table is gathered, never streamed."""
+    if fmt.name in GGUF_MIX:
+        return gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=False) * s.pp, count_params(m).experts, 0.0
     total = weights_bytes(m, fmt, s.tp, s.pp) * s.pp
     return total, count_params(m).experts, input_embedding_bytes(m, fmt, s.tp)
 

@@ -141,14 +141,20 @@ def input_embedding_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float
 
 
 # Bits per weight of the ggml block types a GGUF file mixes (llama.cpp ggml/src/ggml-common.h: block_q4_0 18 bytes
-# per 32 weights, block_q8_0 34 per 32, block_q4_K 144 per 256, block_q5_K 176 per 256, block_q6_K 210 per 256)
-GGML_TYPE_BITS = {"q4_0": 4.5, "q8_0": 8.5, "q4_k": 4.5, "q5_k": 5.5, "q6_k": 6.5625, "f16": 16.0}
+# per 32 weights, block_q4_1 20 per 32, block_q5_0 22 per 32, block_q5_1 24 per 32, block_q8_0 34 per 32, block_q4_K
+# 144 per 256, block_q5_K 176 per 256, block_q6_K 210 per 256)
+GGML_TYPE_BITS = {"q4_0": 4.5, "q4_1": 5.0, "q5_0": 5.5, "q5_1": 6.0, "q8_0": 8.5, "q4_k": 4.5, "q5_k": 5.5,
+                  "q6_k": 6.5625, "f16": 16.0}
 # What llama.cpp's quantizer gives each tensor for a file type (ggml-org/llama.cpp src/llama-quant.cpp @007dbbf,
 # llama_tensor_get_type_impl): (every other matrix, the output matrix — or the token table where it is tied —,
-# attn_v and ffn_down in the layers where use_more_bits holds). The output gets Q6_K unless the file is Q8_0.
-GGUF_MIX = {"gguf-q4_0": ("q4_0", "q6_k", "q4_0"), "gguf-q4_k_m": ("q4_k", "q6_k", "q6_k"),
-            "gguf-q5_k_m": ("q5_k", "q6_k", "q6_k"), "gguf-q6_k": ("q6_k", "q6_k", "q6_k"),
-            "gguf-q8_0": ("q8_0", "q8_0", "q8_0")}
+# attn_v and ffn_down in the layers where use_more_bits holds; for Q4_K_S, attn_v in the first 4 layers
+# (i_attention_wv < 4) and ffn_down in the first eighth (i_layer < n_layer/8)). The output gets Q6_K unless the file
+# is Q8_0.
+GGUF_MIX = {"gguf-q4_0": ("q4_0", "q6_k", "q4_0"), "gguf-q4_1": ("q4_1", "q6_k", "q4_1"),
+            "gguf-q5_0": ("q5_0", "q6_k", "q5_0"), "gguf-q5_1": ("q5_1", "q6_k", "q5_1"),
+            "gguf-q4_k_s": ("q4_k", "q6_k", "q5_k"), "gguf-q4_k_m": ("q4_k", "q6_k", "q6_k"),
+            "gguf-q5_k_s": ("q5_k", "q6_k", "q5_k"), "gguf-q5_k_m": ("q5_k", "q6_k", "q6_k"),
+            "gguf-q6_k": ("q6_k", "q6_k", "q6_k"), "gguf-q8_0": ("q8_0", "q8_0", "q8_0")}
 
 
 def more_bits_layers(n_layers: int) -> int:
@@ -176,8 +182,11 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     n_dense = m.n_layers - m.n_moe_layers
     down = n_dense * m.hidden * m.ffn_hidden + m.n_moe_layers * m.hidden * (
         m.n_experts * m.moe_ffn_hidden + m.shared_ffn_hidden)
-    share = more_bits_layers(m.n_layers) / m.n_layers if m.n_layers else 0.0
-    promoted = share * (m.n_layers * v_per_layer + down)
+    if fmt.name == "gguf-q4_k_s":  # Q5_K for attn_v in the first 4 layers and ffn_down in the first eighth
+        promoted = min(4, m.n_layers) * v_per_layer + (m.n_layers // 8 / m.n_layers if m.n_layers else 0.0) * down
+    else:
+        share = more_bits_layers(m.n_layers) / m.n_layers if m.n_layers else 0.0
+        promoted = share * (m.n_layers * v_per_layer + down)
     linear = p.attention + p.mlp + p.experts + p.shared_experts
     table = m.vocab * m.hidden
     head = table if m.tied_embeddings else p.head

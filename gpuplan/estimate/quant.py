@@ -17,8 +17,10 @@ _COLUMNS = (
 )
 _ALIASES = {"awq": "awq-int4", "gptq": "gptq-int4", "nf4": "bnb-nf4-dq", "qlora": "bnb-nf4-dq", "int4": "int4-wo",
             "q4_k_m": "gguf-q4_k_m", "q5_k_m": "gguf-q5_k_m", "q6_k": "gguf-q6_k", "q8_0": "gguf-q8_0",
-            "q4_0": "gguf-q4_0", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "awq-int4": "awq-int4",
-            "llm.int8": "bnb-int8", "int8-weight-only": "int8-wo", "int4-weight-only": "int4-wo"}
+            "q4_0": "gguf-q4_0", "q4_1": "gguf-q4_1", "q5_0": "gguf-q5_0", "q5_1": "gguf-q5_1", "q4_k_s": "gguf-q4_k_s",
+            "q5_k_s": "gguf-q5_k_s", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32",
+            "awq-int4": "awq-int4", "llm.int8": "bnb-int8", "int8-weight-only": "int8-wo",
+            "int4-weight-only": "int4-wo"}
 
 
 @dataclass(frozen=True, slots=True)
