@@ -398,6 +398,9 @@ TEMPLATES: dict[str, str] = {
         "（各步序列长度不同）",
     "{cal.get('allocator_slack_persistent')} of weights, master weights and optimizer states":
         "权重、主权重和优化器状态的 {cal.get('allocator_slack_persistent')}",
+    "{cal.get('allocator_slack_persistent')} of weights, master weights and optimizer states; none on the frozen "
+    "base, which the stack loads in place":
+        "权重、主权重和优化器状态的 {cal.get('allocator_slack_persistent')}；冻结的基座模型由该框架原地加载，不计此项",
     "{cal.get('allocator_slack')} of activations, logits and gradients (the same shapes every step)":
         "激活值、logits 和梯度的 {cal.get('allocator_slack')}（每步张量形状相同）",
     "paged/offloaded: not counted on the GPU": "分页/卸载：不计入显存",
