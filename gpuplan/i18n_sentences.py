@@ -798,6 +798,8 @@ TEMPLATES: dict[str, str] = {
     "'{text}' has no unit.": "'{text}' 没有单位。",
     "'{num}' in '{text}' has no unit.": "'{text}' 中的 '{num}' 没有单位。",
     # assumption values chosen at run time
+    "{fmt_bytes(saved_in_backward)} per layer in fp16, every layer whose graph is alive":
+        "每层 fp16 {fmt_bytes(saved_in_backward)}，计算图仍存活的每一层都保留",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU":
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU (MLA latent)":

@@ -710,8 +710,13 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
     carried_acts, carried_logits = previous_outputs_bytes(m, s)
     at_forward_end = acts + carried_acts + logits + carried_logits
-    peak_in_backward = not coincide and held(grads, last_layer) > held(first_grad, at_forward_end)
-    grads_at_peak = grads if (coincide or peak_in_backward) else first_grad
+    # 16-bit copies of quantized matrices that autograd saved (same shapes every step, like the gradients)
+    saved_at_forward_end, saved_in_backward = saved_dequantized_bytes(m, s)
+    grads_at_forward_end = grads if coincide else first_grad
+    peak_in_backward = (held(grads + saved_in_backward, last_layer)
+                        > held(grads_at_forward_end + saved_at_forward_end, at_forward_end))
+    grads_at_peak = grads if peak_in_backward else grads_at_forward_end
+    saved_at_peak = saved_in_backward if peak_in_backward else saved_at_forward_end
     acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
                                     (acts + carried_acts, logits + carried_logits))
     dequant = _dequant_workspace(m, s)
@@ -719,9 +724,10 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     overhead = cal.get("train_overhead_bytes")
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
-               ("dequant", dequant), *((("zero_buckets", buckets),) if buckets else ()))
+               ("dequant", dequant), *((("dequantized_saved", saved_at_peak),) if saved_at_peak else ()),
+               *((("zero_buckets", buckets),) if buckets else ()))
     persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
-    slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak, persistent)
+    slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
     extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
              "logits_bytes": logits}
@@ -761,6 +767,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
                             ", gradients kept across micro-batches" if coincide else
                             ", the output layer's gradient made first" if first_grad else ", gradients not yet made")),
         "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
+    if saved_in_backward:
+        assumptions += (Assumption(
+            "dequantized weights saved for backward",
+            f"{fmt_bytes(saved_in_backward)} per layer in fp16, every layer whose graph is alive",
+            "AutoGPTQ QuantLinear: torch.matmul(x, dequantized weight) under autograd (see SAVES_DEQUANTIZED_WEIGHT)"),)
     if paged or par.offload_optimizer:
         assumptions += (Assumption("optimizer states", "paged/offloaded: not counted on the GPU",
                                    "bitsandbytes paged optimizers use CUDA managed memory that spills to the host"),)
@@ -844,6 +855,30 @@ def _output_layer_change(m: ModelSpec, s: TrainSetup, fmt: WeightFormat, quantiz
     if m.tied_embeddings:
         return head_bytes if st.unties_embeddings else 0.0
     return head_bytes - head * act_bytes(s) if quantized else 0.0
+
+
+# Quantized formats whose training kernels under transformers dequantize a whole matrix to fp16 and multiply it with
+# torch.matmul under autograd, which saves that fp16 matrix for the input's gradient: AutoGPTQ's QuantLinear
+# (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py @179776bd1d97a2e7f84b72318630f43719647a11, forward: from
+# kernel_switch_threshold = 128 rows on, ``weight = (scales * (weight - zeros))`` then ``out = torch.matmul(x.half(),
+# weight)``; the kernel transformers' GPTQ integration trains with once exllama is disabled, as LoRA on a GPTQ
+# checkpoint requires). bitsandbytes' MatMul4Bit dequantizes inside a custom autograd Function that keeps only the
+# packed weight, and torchao's linear_nf4 saves the NF4 weight: neither saves a 16-bit copy.
+SAVES_DEQUANTIZED_WEIGHT = frozenset({"gptq-int4", "gptq-int8"})
+
+
+def saved_dequantized_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
+    """The fp16 copies of a GPTQ base's matrices that autograd keeps for backward (``SAVES_DEQUANTIZED_WEIGHT``),
+    on one GPU: (at the end of the forward pass, at the end of backward). Every layer whose graph is alive holds
+    all its quantized matrices in fp16: at the end of the forward pass all layers of the stage, none under full
+    recomputation (checkpointed layers keep no graph); while one layer's gradients are made, that layer's (the
+    recomputed one, or the first)."""
+    if s.method == "full" or (s.base_quant or "") not in SAVES_DEQUANTIZED_WEIGHT:
+        return 0.0, 0.0
+    p = count_params(m)
+    per_layer = (p.attention + p.mlp + p.experts + p.shared_experts) / m.n_layers * BYTES_16 / s.parallel.tp
+    layers = m.n_layers / s.parallel.pp * min(s.parallel.pp, s.grad_accum)
+    return (0.0 if s.recompute == "full" else layers * per_layer), per_layer
 
 
 def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
