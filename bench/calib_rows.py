@@ -350,6 +350,19 @@ def _finetune_parallel(text: str, n: int, zero: int) -> Parallelism:
     return Parallelism(dp=n, zero=zero if n > 1 or deepspeed else 0)
 
 
+def _lora_dropout(row: dict[str, str], fw: Framework) -> float:
+    """The LoRA dropout the row's notes state ("lora_dropout 0.05": an older release's builder default), else the
+    framework's (frameworks.csv)."""
+    m = re.search(r"lora_dropout[\s:=]*(\d*\.?\d+)", row["notes"])
+    return float(m.group(1)) if m else fw.lora_dropout or 0.0
+
+
+def _chunked_loss(row: dict[str, str], fw: Framework) -> bool:
+    """Whether the loss is chunked: the framework's default (frameworks.csv), unless the notes say the row's
+    release took a plain cross-entropy over all logits ("not chunked")."""
+    return fw.chunked_loss and not re.search(r"\bnot chunked\b", row["notes"], re.IGNORECASE)
+
+
 def _zero_buckets(row: dict[str, str], fw: Framework) -> dict[str, int | bool]:
     """DeepSpeed ZeRO bucket settings: the framework's (frameworks.csv), overridden by a ds_config the row quotes
     ("reduce_bucket_size 2e8", "overlap_comm")."""
@@ -428,13 +441,13 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
            or "8-bit" in optimizer else "paged-adamw" if "paged" in optimizer else "sgd" if "sgd" in optimizer
            else fw.optimizer)
     values: dict[str, Any] = dict(method=method, micro_batch=mb, seq_len=seq, grad_accum=accum, recompute=recompute,
-                                  optimizer=opt, framework=fw.stack, chunked_loss=fw.chunked_loss,
+                                  optimizer=opt, framework=fw.stack, chunked_loss=_chunked_loss(row, fw),
                                   flash_attention=row["flash_attention"].strip().lower() != "no",
                                   lengths_vary=fw.lengths_vary and not row["packing"].strip().lower().startswith("yes"),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
     if method in ("lora", "qlora"):
         values.update(lora_rank=_int(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
-                      lora_dropout=launcher.lora_dropout or 0.0,
+                      lora_dropout=_lora_dropout(row, launcher),
                       train_embeddings=bool(re.search(r"embedding.*trainable", row["lora_targets"].lower())))
     if base:
         values["base_quant"] = base

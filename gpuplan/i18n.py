@@ -74,7 +74,7 @@ ZH: dict[str, str] = {
     "weights": "权重", "kv_cache": "KV 缓存", "activations": "激活值", "gradients": "梯度",
     "optimizer": "优化器状态", "master_weights": "FP32 主权重", "adapter": "适配器", "workspace": "工作区",
     "logits": "logits", "overhead": "CUDA/框架开销", "dequant": "反量化缓冲", "prefix": "前缀",
-    "zero_buckets": "ZeRO 梯度归约缓冲",
+    "zero_buckets": "ZeRO 梯度归约缓冲", "dequantized_saved": "为反向保存的反量化权重",
     "compute_buffer": "计算缓冲区", "previous_kv_cache": "上一步的 KV 缓存",
     "cheapest": "最便宜", "fastest": "最快", "best value": "性价比最高",
     "memory_bound_ops": "访存受限算子", "launch_stall": "CPU 启动等待", "notes": "备注",
@@ -175,7 +175,7 @@ ZH: dict[str, str] = {
 EN: dict[str, str] = {
     "kv_cache": "KV cache", "master_weights": "FP32 master weights", "optimizer": "optimizer states",
     "allocator_slack": "allocator slack", "overhead": "CUDA/framework overhead", "dequant": "dequantization buffer",
-    "zero_buckets": "ZeRO gradient reduce buffers",
+    "zero_buckets": "ZeRO gradient reduce buffers", "dequantized_saved": "dequantized weights saved for backward",
     "compute_buffer": "compute buffer", "previous_kv_cache": "previous step's KV cache",
     "memory_bound_ops": "memory-bound kernels", "launch_stall": "kernel-launch stall",
     "optimizer_step": "optimizer step",

@@ -403,6 +403,9 @@ TEMPLATES: dict[str, str] = {
         "（各步序列长度不同）",
     "{cal.get('allocator_slack_persistent')} of weights, master weights and optimizer states":
         "权重、主权重和优化器状态的 {cal.get('allocator_slack_persistent')}",
+    "{cal.get('allocator_slack_persistent')} of weights, master weights and optimizer states; none on the frozen "
+    "base, which the stack loads in place":
+        "权重、主权重和优化器状态的 {cal.get('allocator_slack_persistent')}；冻结的基座模型由该框架原地加载，不计此项",
     "{cal.get('allocator_slack')} of activations, logits and gradients (the same shapes every step)":
         "激活值、logits 和梯度的 {cal.get('allocator_slack')}（每步张量形状相同）",
     "paged/offloaded: not counted on the GPU": "分页/卸载：不计入显存",
@@ -800,6 +803,8 @@ TEMPLATES: dict[str, str] = {
     "'{text}' has no unit.": "'{text}' 没有单位。",
     "'{num}' in '{text}' has no unit.": "'{text}' 中的 '{num}' 没有单位。",
     # assumption values chosen at run time
+    "{fmt_bytes(saved_in_backward)} per layer in fp16, every layer whose graph is alive":
+        "每层 fp16 {fmt_bytes(saved_in_backward)}，计算图仍存活的每一层都保留",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU":
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU (MLA latent)":

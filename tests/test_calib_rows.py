@@ -351,3 +351,17 @@ def test_a_torchtitan_run_before_april_2025_keeps_its_loss_uncompiled(catalog: C
     assert setup.compiled and setup.compiled_loss is False
     later, _ = _pretrain_case(catalog, {**row, "notes": "compiled at a later commit"})
     assert later is not None and later.meta["setup"].compiled_loss is None
+
+
+def test_a_torchtune_tutorial_run_keeps_the_loss_and_dropout_of_its_release(catalog: Catalog) -> None:
+    # torchtune's LoRA tutorial ran at ff594c231 (2024-04-15): recipes/configs/llama2/7B_lora_single_device.yaml
+    # takes torch.nn.CrossEntropyLoss over all logits and lora_llama2_7b defaults to lora_dropout 0.05, where the
+    # framework's current defaults (frameworks.csv) are a chunked loss and no dropout
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-torchtune-tutorial-llama2-7b-lora-qv-r8-mem")
+    case, why = _finetune_case(catalog, row)
+    assert case is not None, why
+    setup = case.meta["setup"]
+    assert setup.chunked_loss is False and setup.lora_dropout == 0.05
+    assert case.meta["measure"] == "reserved" and case.measured == 15.57e9  # torch_reserved, GB of 1e9 bytes
+    today, _ = _finetune_case(catalog, {**row, "notes": "a current torchtune config"})
+    assert today is not None and today.meta["setup"].chunked_loss is True and today.meta["setup"].lora_dropout == 0.0

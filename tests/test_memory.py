@@ -324,3 +324,35 @@ def test_fp32_training_doubles_activations_and_a_frozen_base(catalog: Catalog) -
     lora16 = training_memory(m, TrainSetup(method="lora", precision="bf16")).breakdown.get("weights")
     lora32 = training_memory(m, TrainSetup(method="lora", precision="fp32")).breakdown.get("weights")
     assert lora32 == pytest.approx(2 * lora16, rel=0.01)
+
+
+# Llama-2-7B's linears per layer: q, k, v, o 4096 x 4096 and gate, up, down 4096 x 11008, no biases
+# (meta-llama/Llama-2-7b-hf config.json): 4 * 16,777,216 + 3 * 45,088,768 = 202,375,168 weights, 404,750,336 bytes
+# in fp16
+LLAMA2_7B_LAYER_FP16_BYTES = 404_750_336
+
+
+def test_a_gptq_base_without_recomputation_holds_every_layer_in_fp16_for_backward() -> None:
+    # AutoGPTQ's QuantLinear runs torch.matmul(x, dequantized fp16 weight) under autograd: with x needing a gradient
+    # (LoRA above it), the fp16 matrix is saved for backward, in all 32 layers at the end of the forward pass
+    m = load_catalog().model("Llama-2-7B")
+    setup = TrainSetup(method="qlora", base_quant="gptq-int4", recompute="none", micro_batch=1, seq_len=512,
+                       framework="hf")
+    est = training_memory(m, setup)
+    assert est.breakdown.get("dequantized_saved") == pytest.approx(32 * LLAMA2_7B_LAYER_FP16_BYTES)
+    # bitsandbytes keeps the packed weight only (its autograd Function dequantizes inside forward)
+    bnb = training_memory(m, replace(setup, base_quant="bnb-nf4"))
+    assert bnb.breakdown.get("dequantized_saved") == 0.0
+
+
+def test_a_recomputed_gptq_layer_holds_its_fp16_matrices_while_its_gradients_are_made() -> None:
+    # under full recomputation only the layer being recomputed has a graph; with short sequences (logits and
+    # activations smaller than that layer's 386 MiB) that moment is the peak
+    m = load_catalog().model("Llama-2-7B")
+    setup = TrainSetup(method="qlora", base_quant="gptq-int4", recompute="full", micro_batch=1, seq_len=256,
+                       framework="hf", grad_accum=8)
+    est = training_memory(m, setup)
+    assert est.breakdown.get("dequantized_saved") == pytest.approx(LLAMA2_7B_LAYER_FP16_BYTES)
+    assert any(a.name == "peak moment" and a.value.startswith("end of backward") for a in est.assumptions)
+    long = training_memory(m, replace(setup, seq_len=8192))  # 8,192 tokens of logits outweigh one layer
+    assert long.breakdown.get("dequantized_saved") == 0.0

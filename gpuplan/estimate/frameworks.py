@@ -98,7 +98,8 @@ _STACK_COLUMNS = (
     Column("chunked_loss_bf16", "bool", True), Column("keeps_previous_outputs", "bool", True),
     Column("copies_attention_output", "bool", True), Column("compiles_loss", "bool", True),
     Column("caching_allocator", "bool", True), Column("logits_in_place", "bool", True),
-    Column("source", required=True), Column("as_of", "date", True), Column("notes"),
+    Column("loads_base_in_place", "bool", True), Column("source", required=True), Column("as_of", "date", True),
+    Column("notes"),
 )
 
 
@@ -125,6 +126,9 @@ class Stack:
     caching_allocator: bool
     # one 16-bit logits buffer that the fused classifier overwrites with the logits' gradient
     logits_in_place: bool
+    # a 16-bit base is built in its training dtype on the GPU and the checkpoint copied into it: the allocator caches
+    # no segment freed by a load or a dtype conversion around the frozen weights
+    loads_base_in_place: bool
     source: str
 
 

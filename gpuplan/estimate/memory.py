@@ -809,8 +809,13 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
     carried_acts, carried_logits = previous_outputs_bytes(m, s)
     at_forward_end = acts + carried_acts + logits + carried_logits
-    peak_in_backward = not coincide and held(grads, last_layer) > held(first_grad, at_forward_end)
-    grads_at_peak = grads if (coincide or peak_in_backward) else first_grad
+    # 16-bit copies of quantized matrices that autograd saved (same shapes every step, like the gradients)
+    saved_at_forward_end, saved_in_backward = saved_dequantized_bytes(m, s)
+    grads_at_forward_end = grads if coincide else first_grad
+    peak_in_backward = (held(grads + saved_in_backward, last_layer)
+                        > held(grads_at_forward_end + saved_at_forward_end, at_forward_end))
+    grads_at_peak = grads if peak_in_backward else grads_at_forward_end
+    saved_at_peak = saved_in_backward if peak_in_backward else saved_at_forward_end
     acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
                                     (acts + carried_acts, logits + carried_logits))
     dequant = _dequant_workspace(m, s)
@@ -818,9 +823,10 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     overhead = cal.get("train_overhead_bytes")
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
-               ("dequant", dequant), *((("zero_buckets", buckets),) if buckets else ()))
-    persistent = frozen_bytes + trainable_w + master + optimizer
-    slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak, persistent)
+               ("dequant", dequant), *((("dequantized_saved", saved_at_peak),) if saved_at_peak else ()),
+               *((("zero_buckets", buckets),) if buckets else ()))
+    persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
+    slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
     extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
              "logits_bytes": logits}
@@ -847,7 +853,9 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
             f"{cal.get('allocator_slack'):.0%} of activations, logits and gradients (the same shapes every step)"),
                    "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)"),
         Assumption("allocator reserve on resident tensors",
-                   f"{cal.get('allocator_slack_persistent'):.0%} of weights, master weights and optimizer states",
+                   f"{cal.get('allocator_slack_persistent'):.0%} of weights, master weights and optimizer states"
+                   + ("; none on the frozen base, which the stack loads in place" if not _reserved_around_base(s)
+                      and frozen_bytes else ""),
                    "reserved or device memory above the counted tensors, growing with the resident bytes; fitted "
                    "(bench/fit.py)"),
     )
@@ -858,6 +866,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
                             ", gradients kept across micro-batches" if coincide else
                             ", the output layer's gradient made first" if first_grad else ", gradients not yet made")),
         "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
+    if saved_in_backward:
+        assumptions += (Assumption(
+            "dequantized weights saved for backward",
+            f"{fmt_bytes(saved_in_backward)} per layer in fp16, every layer whose graph is alive",
+            "AutoGPTQ QuantLinear: torch.matmul(x, dequantized weight) under autograd (see SAVES_DEQUANTIZED_WEIGHT)"),)
     if paged or par.offload_optimizer:
         assumptions += (Assumption("optimizer states", "paged/offloaded: not counted on the GPU",
                                    "bitsandbytes paged optimizers use CUDA managed memory that spills to the host"),)
@@ -892,6 +905,17 @@ def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, gra
     extra = VARYING_LENGTHS_EXTRA_POOL * by_length if s.lengths_vary else 0.0
     return cal.get("allocator_slack") * (by_length + grads) + cal.get("allocator_slack_persistent") * persistent \
         + extra
+
+
+def _reserved_around_base(s: TrainSetup) -> float:
+    """1 where the frozen base's weights carry the allocator's resident reserve, 0 where they cannot: a stack that
+    builds a 16-bit base in its training dtype on the GPU and copies the checkpoint into it (``data/stacks.csv``
+    ``loads_base_in_place``: torchtune's recipes, whose log after model init shows 13.98 GB reserved for 13.96 GB
+    allocated, LoRA on Llama-2-7B, docs/source/tutorials/qlora_finetune.rst @0914d5cf) frees no segment around
+    them. A base quantized while it loads (QLoRA: the 16-bit matrices and the quantizer's temporaries are freed
+    between the packed ones) keeps the reserve: the same log shows 9.13 GB reserved for a ~4 GB NF4 Llama-2-7B."""
+    quantized_on_load = bool(s.base_quant) or s.method == "qlora"
+    return 0.0 if stack(s.framework).loads_base_in_place and not quantized_on_load else 1.0
 
 
 def output_grad_bytes(m: ModelSpec, s: TrainSetup, grad_bytes: float) -> float:
@@ -930,6 +954,30 @@ def _output_layer_change(m: ModelSpec, s: TrainSetup, fmt: WeightFormat, quantiz
     if m.tied_embeddings:
         return head_bytes if st.unties_embeddings else 0.0
     return head_bytes - head * act_bytes(s) if quantized else 0.0
+
+
+# Quantized formats whose training kernels under transformers dequantize a whole matrix to fp16 and multiply it with
+# torch.matmul under autograd, which saves that fp16 matrix for the input's gradient: AutoGPTQ's QuantLinear
+# (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py @179776bd1d97a2e7f84b72318630f43719647a11, forward: from
+# kernel_switch_threshold = 128 rows on, ``weight = (scales * (weight - zeros))`` then ``out = torch.matmul(x.half(),
+# weight)``; the kernel transformers' GPTQ integration trains with once exllama is disabled, as LoRA on a GPTQ
+# checkpoint requires). bitsandbytes' MatMul4Bit dequantizes inside a custom autograd Function that keeps only the
+# packed weight, and torchao's linear_nf4 saves the NF4 weight: neither saves a 16-bit copy.
+SAVES_DEQUANTIZED_WEIGHT = frozenset({"gptq-int4", "gptq-int8"})
+
+
+def saved_dequantized_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
+    """The fp16 copies of a GPTQ base's matrices that autograd keeps for backward (``SAVES_DEQUANTIZED_WEIGHT``),
+    on one GPU: (at the end of the forward pass, at the end of backward). Every layer whose graph is alive holds
+    all its quantized matrices in fp16: at the end of the forward pass all layers of the stage, none under full
+    recomputation (checkpointed layers keep no graph); while one layer's gradients are made, that layer's (the
+    recomputed one, or the first)."""
+    if s.method == "full" or (s.base_quant or "") not in SAVES_DEQUANTIZED_WEIGHT:
+        return 0.0, 0.0
+    p = count_params(m)
+    per_layer = (p.attention + p.mlp + p.experts + p.shared_experts) / m.n_layers * BYTES_16 / s.parallel.tp
+    layers = m.n_layers / s.parallel.pp * min(s.parallel.pp, s.grad_accum)
+    return (0.0 if s.recompute == "full" else layers * per_layer), per_layer
 
 
 def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
