@@ -158,9 +158,9 @@ def _plans() -> dict[str, Callable[[], object]]:
 
 def pricing(factor: int, tmp: Path, runs: int) -> dict[str, float]:
     """The pricing stage of the fine-tune plan on ``factor`` × the offers: the estimates are made once, then only
-    ``pricing.Pricer.price`` is timed (median wall and CPU seconds, CPU seconds with the cyclic garbage collector
-    paused, the peak of Python allocations) and the candidates it makes are counted (costed, without their notes,
-    which a plan adds to the rows it shows)."""
+    ``pricing.Pricer.columns`` is timed, as a plan prices (median wall and CPU seconds, CPU seconds with the cyclic
+    garbage collector paused, the peak of Python allocations) and the candidates it prices are counted (each
+    offer's cost as a row; a plan makes a candidate, with its notes, only of the rows it shows)."""
     from gpuplan.catalog import load_catalog
     from gpuplan.estimate.calibration import fitted
     from gpuplan.plan import enumeration, pricing
@@ -182,7 +182,7 @@ def pricing(factor: int, tmp: Path, runs: int) -> dict[str, float]:
 
     def price_all() -> int:  # one plan's pricing stage: its per-offer and per-model terms made afresh
         pricer = pricing.Pricer(cat, c, offers, cal)
-        return sum(len(pricer.price(e)) for e in estimates)
+        return sum(len(pricer.columns(e)) for e in estimates)
 
     out: dict[str, float] = {"candidates": price_all()}
     for paused in (False, True):

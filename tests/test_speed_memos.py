@@ -219,3 +219,42 @@ def test_pricing_leaves_the_garbage_collector_as_it_found_it(catalog: Catalog, e
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+def test_replica_rates_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    """A replica's largest rate within the targets, kept per configuration and targets: a key missing the targets,
+    the setup's batch cap or the expert-parallel ranks would hand one configuration another's rate."""
+    from gpuplan.plan.serving import Targets, _rates, replica_rate
+
+    cal = fitted()
+    answers: list[Callable[[], object]] = []
+    for name, gpu_name in (("Qwen2.5-7B", "H100"), ("Qwen2.5-7B", "L4"), ("DeepSeek-V2-Lite", "A100")):
+        m, gpu = catalog.model(name), catalog.gpu(gpu_name)
+        for cap in (32, 256):
+            s = dataclasses.replace(inference_setup(SERVE, 1, "vllm", "bf16"), max_num_seqs=cap)
+            for targets in (Targets(ttft_p99_s=2.0, tpot_p99_s=0.05), Targets(ttft_p99_s=0.5, tpot_p99_s=0.03)):
+                answers.append(lambda m=m, gpu=gpu, s=s, t=targets: replica_rate(m, gpu, s, t, cal))
+    m = catalog.model("DeepSeek-V2-Lite")
+    s = inference_setup(SERVE, 1, "vllm", "bf16")
+    answers += [lambda r=r: replica_rate(m, catalog.gpu("H100"), s, Targets(ttft_p99_s=2.0), cal, r) for r in (1, 2)]
+    _warm_then_fresh(answers, _rates)
+
+
+def test_fleet_mixes_read_off_the_memo_equal_those_solved_afresh() -> None:
+    """The mix kept per problem answers as a fresh solve: a key missing the demand, a pool's cost, units or
+    domains, the failures or the budget would show (the solve's own seconds aside)."""
+    from gpuplan.plan.serving import Pool, _mixes, solve_mix
+
+    def pools(cost_b: float, cap: int | None) -> list[Pool]:  # config 0 in zones a and b, config 1 in zone a
+        return [Pool(0, 1.0, 1.0, frozenset({"zone:a"})), Pool(0, 1.1, 1.0, frozenset({"zone:b"}), cap),
+                Pool(1, cost_b, 2.0, frozenset({"zone:a"}))]
+
+    answers: list[Callable[[], object]] = []
+    for demand in ([25.0], [40.0]):
+        for cost_b, cap in ((1.5, None), (3.0, None), (3.0, 1)):
+            for failures in ([frozenset()], [frozenset(), frozenset({"zone:a"})]):
+                for budget in (None, 4.5):
+                    answers.append(lambda d=demand, c=cost_b, k=cap, f=failures, b=budget: (
+                        lambda mix: mix and dataclasses.replace(mix, seconds=0.0))(
+                        solve_mix([[10.0], [20.0]], d, pools(c, k), f, b)))
+    _warm_then_fresh(answers, _mixes)

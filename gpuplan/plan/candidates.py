@@ -139,6 +139,30 @@ def offer_candidates(e: JobEstimate, seconds: float, costs: Sequence[Cost], offe
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Priced:
+    """The candidates of one estimate on the offers that can run it, as columns side by side (``costs[i]`` is the
+    cost on ``offers[i]``; ``seconds``: the work and start-up, before a spot run's overhead). A plan ranks the rows
+    of its estimates by these columns (:class:`gpuplan.plan.ranking.Rows`) and makes a :class:`Candidate` only of
+    the rows it keeps: at 200× the bundled offers, a plan prices about 100,000 and shows a dozen."""
+
+    estimate: JobEstimate
+    seconds: float
+    costs: list[Cost]
+    offers: list[Offer]
+
+    def __len__(self) -> int:
+        return len(self.costs)
+
+    def candidate(self, i: int) -> Candidate:
+        """Row ``i`` as a candidate."""
+        return offer_candidates(self.estimate, self.seconds, self.costs[i:i + 1], self.offers[i:i + 1])[0]
+
+    def candidates(self) -> list[Candidate]:
+        """Every row as a candidate."""
+        return offer_candidates(self.estimate, self.seconds, self.costs, self.offers)
+
+
 def hourly_price_of(x: Candidate) -> float:
     """The price per instance-hour ``x`` was billed at (0 on a notebook platform)."""
     return hourly_rate(x.cost) if x.offer else 0.0

@@ -50,12 +50,13 @@ def _pick_of(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: 
     changes)."""
     with using(lang()):
         st = _Priced.of(catalog, model, job, c, cal, terms)
-        return min(st.cands, key=ranking.sort_key(c, st.cands), default=None)  # the first of the stable sort
+        best = min(st.kept, key=st.rows.sort_key(c, st.kept), default=None)  # the first of the stable sort
+        return None if best is None else st.rows.candidate(best)
 
 
 @dataclass(slots=True)
 class _Priced:
-    """A plan through its pricing stage: the estimates, the candidates priced and those within the limits."""
+    """A plan through its pricing stage: the estimates, the rows priced and those within the limits."""
 
     job: Job
     providers: set[str] | None
@@ -63,8 +64,8 @@ class _Priced:
     reasons: Counter[tuple[str, str]]
     fitting: list[JobEstimate]
     closest: list[JobEstimate]
-    priced: list[Candidate]
-    cands: list[Candidate]
+    rows: ranking.Rows
+    kept: list[int]  # the rows within the limits
     pricer: pricing.Pricer
 
     @classmethod
@@ -78,19 +79,15 @@ class _Priced:
         serving = job.task is Task.SERVE
         pricer = pricing.Pricer.for_plan(catalog, c, providers, cal, serving, terms)
         fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons)
-        priced: list[Candidate] = []
-        for e in fitting:
-            priced += pricer.price(e)
-        return cls(job, providers, skipped, reasons, fitting, closest, priced, ranking.keep_within(priced, c),
-                   pricer)
+        rows = ranking.Rows([pricer.columns(e) for e in fitting])
+        return cls(job, providers, skipped, reasons, fitting, closest, rows, rows.keep_within(c), pricer)
 
 
 def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,
           alternatives_too: bool) -> PlanResult:
     st = _Priced.of(catalog, model, job, c, cal, None)
-    job, providers, fitting, closest, priced, cands = st.job, st.providers, st.fitting, st.closest, st.priced, st.cands
-    ranked = sorted(cands, key=ranking.sort_key(c, cands))
-    top = ranking.distinct(ranked, c.top)
+    job, providers, fitting, closest, rows, kept = st.job, st.providers, st.fitting, st.closest, st.rows, st.kept
+    top = ranking.distinct(rows.choices(sorted(kept, key=rows.sort_key(c, kept))), c.top)
     free = []
     if c.platforms and job.task in (Task.FINETUNE, Task.INFER) and c.spot is not True:
         for e in fitting:  # --provider names platforms too; without it, all of them
@@ -101,16 +98,16 @@ def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cal
     limit = max_seconds(c) or math.inf
     nothing_fits, suggested, alternatives_found = "", [], []
     if not top:
-        nothing_fits = _nothing_fits(fitting, closest, priced, c, st.reasons)
+        nothing_fits = _nothing_fits(fitting, closest, rows.fastest(), c, st.reasons)
         if suggest:
             suggested = suggestions(catalog, model, job, c, cal, st.pricer.terms)
     elif suggest and alternatives_too:
         alternatives_found = alternatives(catalog, model, job, c, cal, top[0], st.pricer.terms)
     full = _Describer(cal, st.pricer)  # the candidates were made without words: describe the ones the plan shows
-    top, front, free = full.all(top), full.all(pareto_front(cands)), full.all(free)
+    top, front, free = full.all(top), full.all(rows.pareto_front(kept)), full.all(free)
     return PlanResult(job, model, c, tuple(top), tuple(front), len(fitting) + len(closest),
                       len(fitting), nothing_fits, tuple(suggested), tuple(free), tuple(_assumptions(c, cal)),
-                      sum(c.deadline_s is None and x.time_s > limit for x in priced), tuple(alternatives_found),
+                      sum(c.deadline_s is None and t > limit for t in rows.times), tuple(alternatives_found),
                       st.skipped)
 
 
@@ -156,9 +153,8 @@ def _check_job(job: Job, m: ModelSpec) -> None:
         raise InputError("--requests", "a batch inference job needs a number of requests.", "give --requests N.")
 
 
-def _nothing_fits(fitting: list[JobEstimate], closest: list[JobEstimate], cands: list[Candidate],
+def _nothing_fits(fitting: list[JobEstimate], closest: list[JobEstimate], fastest: Candidate | None,
                   c: Constraints, reasons: Counter[tuple[str, str]]) -> str:
-    fastest = min(cands, key=lambda x: x.time_s, default=None)
     if fastest is not None and c.deadline_s is None and max_seconds(c) and fastest.time_s > DEFAULT_MAX_SECONDS:
         return (f"every plan takes longer than {fmt_seconds(DEFAULT_MAX_SECONDS)}, the longest --objective "
                 f"{c.objective} allows without a deadline (the fastest, {fastest.label()}, takes "

@@ -17,8 +17,8 @@ from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.plan.candidates import Candidate, Constraints, Note, offer_candidates
-from gpuplan.plan.costing import Tariff, bill_all, platform_cost, startup_seconds, tariff
+from gpuplan.plan.candidates import Candidate, Constraints, Note, Priced
+from gpuplan.plan.costing import Tariff, bill_all, platform_cost, startup_seconds, tariffs
 from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
 from gpuplan.units import HOUR, WEEK
 
@@ -48,16 +48,18 @@ def usable_offers(catalog: Catalog, c: Constraints, providers: set[str] | None,
     return out
 
 
-def matching(offers: Offers, gpu: str, n: int, serving: bool) -> Iterator[tuple[Offer, float]]:
-    """(offer, instances per replica) for the usable offers of ``gpu`` that can hold a replica of ``n`` GPUs, in
-    catalog order (only instance sizes that can are looked at)."""
-    sizes = [group for count, group in offers.get(gpu, {}).items()
+def matching(offers: Offers, gpu: str, n: int, serving: bool) -> tuple[list[Offer], list[float]]:
+    """The usable offers of ``gpu`` that can hold a replica of ``n`` GPUs, in catalog order, and the instances per
+    replica of each (only instance sizes that can are looked at)."""
+    sizes = [(count, group) for count, group in offers.get(gpu, {}).items()
              if count == n or (n > 8 and count == 8) or (serving and n < count <= 8)]
-    found = sizes[0] if len(sizes) == 1 else sorted(x for group in sizes for x in group)
-    for _, o in found:
-        per_replica = instances_per_replica(o, n, serving)
-        if per_replica is not None:
-            yield o, per_replica
+    if len(sizes) == 1 and sizes[0][0] == n <= 8:  # instances of exactly n GPUs: one per replica
+        group = sizes[0][1]
+        return [o for _, o in group], [1] * len(group)
+    found = sizes[0][1] if len(sizes) == 1 else sorted(x for _, group in sizes for x in group)
+    pairs = [(o, instances_per_replica(o, n, serving)) for _, o in found]
+    kept = [(o, p) for o, p in pairs if p is not None]
+    return [o for o, _ in kept], [p for _, p in kept]
 
 
 def offered(offers: Offers, gpu: str, n: int, serving: bool) -> bool:
@@ -104,7 +106,6 @@ class OfferTerms:
     def __init__(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> None:
         self.catalog, self.c, self.serving, self.today = catalog, c, serving, today
         self._tariffs: dict[int, Tariff] = {}  # by id(offer)
-        self.get = self._tariffs.get  # the tariff of an offer priced before
         self._notes: dict[int, tuple[tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
         self._usable: dict[tuple[Any, ...], Offers] = {}
         self._matches: dict[tuple[int, str, int, bool], tuple[Offers, Matches]] = {}
@@ -126,10 +127,8 @@ class OfferTerms:
         hit = self._matches.get(key)
         if hit is not None and hit[0] is offers:  # the entry holds the offers, so their id was not reused
             return hit[1]
-        pairs = list(matching(offers, gpu, n, serving))
-        found = [o for o, _ in pairs]
-        per = [p for _, p in pairs]
-        tariffs = [self.get(id(o)) or self.make(o) for o in found]
+        found, per = matching(offers, gpu, n, serving)
+        tariffs = self.tariffs(found)
         self._matches[key] = (offers, (found, per, tariffs))
         return found, per, tariffs
 
@@ -138,12 +137,23 @@ class OfferTerms:
         return (catalog is self.catalog and c.currency == self.c.currency and c.spot_overhead == self.c.spot_overhead
                 and serving == self.serving and today == self.today)
 
-    def make(self, offer: Offer) -> Tariff:
-        fx = self._fx.get(offer.currency)
-        if fx is None:  # the FX rates of each currency looked up once
-            fx = self._fx[offer.currency] = self.catalog.fx_factors(offer.currency, self.c.currency)
-        found = self._tariffs[id(offer)] = tariff(self.catalog, offer, self.c.currency, self.serving, fx)
-        return found
+    def tariffs(self, offers: list[Offer]) -> list[Tariff]:
+        """The tariff of each offer in the plan's currency (:func:`costing.tariffs`), each made once."""
+        known = self._tariffs
+        found = [known.get(id(o)) for o in offers]
+        if None not in found:
+            return found  # type: ignore[return-value]
+        new = [o for o, t in zip(offers, found, strict=True) if t is None]
+        for o, t in zip(new, tariffs(new, self.serving, self.fx_of), strict=True):
+            known[id(o)] = t
+        return [known[id(o)] for o in offers]
+
+    def fx_of(self, currency: str) -> tuple[float, ...]:
+        """The FX rates from ``currency`` to the plan's (:meth:`Catalog.fx_factors`), looked up once."""
+        fx = self._fx.get(currency)
+        if fx is None:
+            fx = self._fx[currency] = self.catalog.fx_factors(currency, self.c.currency)
+        return fx
 
     def notes(self, offer: Offer) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
         """:func:`offer_notes_of` ``offer``, made once."""
@@ -203,21 +213,28 @@ class Pricer:
 
     def price(self, e: JobEstimate) -> list[Candidate]:
         """Every usable offer of ``e``'s GPU that can hold it, costed (without notes: see :meth:`noted`)."""
+        return self.columns(e).candidates()
+
+    def columns(self, e: JobEstimate) -> Priced:
+        """What :meth:`price` prices, as columns: the cost on each offer, without a candidate made of each."""
         c = self.c
         serving = e.job.task is Task.SERVE
         if serving != self.terms.serving:  # a serving estimate is billed as a service: its own tariffs
             self.terms = OfferTerms(self.catalog, c, serving, self.today)
         work_s = e.seconds  # a sum over the time breakdown: read once
         if not math.isfinite(work_s) and not serving:
-            return []
+            return Priced(e, work_s, [], [])
         startup, disk = self._model_terms(e)
         seconds = HOUR if serving else work_s + startup
         replicas, currency, overhead = e.replicas, c.currency, c.spot_overhead
-        offers, per, tariffs = self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving)
         with collector_paused():  # thousands of objects that all live on: nothing for the collector to find
-            instances = [1 if p == 1 and replicas == 1 else max(1, math.ceil(p * replicas - 1e-9)) for p in per]
+            offers, per, tariffs = self.terms.matches(self.offers, e.gpu.name, e.n_gpus, serving)
+            if replicas == 1 and per.count(1) == len(per):
+                instances = [1] * len(per)
+            else:
+                instances = [1 if p == 1 and replicas == 1 else max(1, math.ceil(p * replicas - 1e-9)) for p in per]
             costs = bill_all(tariffs, seconds, currency, instances, disk, overhead)
-            return offer_candidates(e, seconds, costs, offers)
+        return Priced(e, seconds, costs, offers)
 
     def noted(self, x: Candidate) -> Candidate:
         """``x`` (priced by :meth:`price`) with its notes: start-up, a shared instance, the offer's own, a large

@@ -4,11 +4,13 @@ percent), keep the plans within the limits, the Pareto front of cost and time, a
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from gpuplan.plan.candidates import Candidate, Constraints
+from gpuplan.plan.candidates import Candidate, Constraints, Priced
+from gpuplan.plan.costing import Cost, value_cost
 from gpuplan.types import Objective, Task
 from gpuplan.units import DAY
 
@@ -34,34 +36,6 @@ def _steps(value: float, best: float, tie: float) -> float:
     never straddle a step boundary at the top)."""
     s = math.log(max(value, 1e-12) / max(best, 1e-12)) / tie
     return math.floor(s + 1e-9) if math.isfinite(s) else math.inf
-
-
-def _speed(x: Candidate) -> float:
-    """What "faster" means when ranking: the wall time of a job; for serving, whose candidates are all priced
-    per hour, a request's latency at the planned load (TTFT + output tokens × TPOT)."""
-    e = x.estimate
-    if e.job.task is Task.SERVE and e.speed is not None:
-        return e.speed.ttft_s + e.job.output_len * e.speed.tpot_s
-    return x.time_s
-
-
-def sort_key(c: Constraints, cands: list[Candidate]) -> Callable[[Candidate], Any]:
-    """Sort key: the objective in tie steps from the best candidate, then the other measure, then cost."""
-    if not cands:
-        return lambda x: 0
-    if c.objective is Objective.TIME:
-        fastest = min(_speed(x) for x in cands)
-        return lambda x: (_steps(_speed(x), fastest, TIME_TIE), x.cost.total, _undated(x))
-    if c.objective is Objective.VALUE:
-        best = min(x.value_score for x in cands)
-        return lambda x: (_steps(x.value_score, best, COST_TIE), _speed(x), x.cost.total, _undated(x))
-    cheapest = min(x.cost.total for x in cands)
-    return lambda x: (_steps(x.cost.total, cheapest, COST_TIE), _speed(x), x.cost.total, _undated(x))
-
-
-def _undated(x: Candidate) -> bool:
-    """At the same cost (and time) a dated price ranks above one whose source states no date."""
-    return x.offer is not None and not x.offer.dated
 
 
 def pareto_front(cands: Iterable[Candidate]) -> list[Candidate]:
@@ -151,3 +125,105 @@ def within_limits(x: Candidate, c: Constraints) -> bool:
     if limit is not None and x.time_s > limit:
         return False
     return c.max_gpus is None or x.estimate.total_gpus <= c.max_gpus
+
+
+class Rows:
+    """A plan's priced rows as columns (each estimate's :class:`Priced` block, one after another): the stage ranks,
+    filters and finds the Pareto front on these, by the rules the functions above apply to candidates, and makes
+    a :class:`Candidate` only of the rows a plan shows or reads (:meth:`candidate`, each made once)."""
+
+    def __init__(self, blocks: list[Priced]) -> None:
+        self.blocks = [b for b in blocks if len(b)]
+        self.starts: list[int] = []  # the first row of each block
+        self.costs: list[Cost] = []
+        self.times: list[float] = []  # a row's time_s: the work, start-up and a spot run's overhead
+        for b in self.blocks:
+            self.starts.append(len(self.costs))
+            self.costs += b.costs
+            s = b.seconds
+            self.times += [s + cost[5] for cost in b.costs]  # cost[5]: Cost.spot_overhead_seconds
+        self.totals = [cost[0] + cost[1] for cost in self.costs]  # Cost.total: compute + storage
+        self._made: dict[int, Candidate] = {}
+
+    def __len__(self) -> int:
+        return len(self.costs)
+
+    def _where(self, i: int) -> tuple[Priced, int]:
+        k = bisect_right(self.starts, i) - 1
+        return self.blocks[k], i - self.starts[k]
+
+    def candidate(self, i: int) -> Candidate:
+        found = self._made.get(i)
+        if found is None:
+            b, j = self._where(i)
+            found = self._made[i] = b.candidate(j)
+        return found
+
+    def _per_row(self, of_block: Callable[[Priced, int], Any]) -> list[Any]:
+        """``of_block(block, row in it)`` for every row, in order."""
+        return [of_block(b, j) for b in self.blocks for j in range(len(b))]
+
+    def speeds(self) -> list[float]:
+        """What "faster" means when ranking, for every row: the wall time of a job; for serving, whose candidates
+        are all priced per hour, a request's latency at the planned load (TTFT + output tokens × TPOT)."""
+        out: list[float] = []
+        for b, start in zip(self.blocks, self.starts, strict=True):
+            e = b.estimate
+            if e.job.task is Task.SERVE and e.speed is not None:
+                out += [e.speed.ttft_s + e.job.output_len * e.speed.tpot_s] * len(b)
+            else:
+                out += self.times[start:start + len(b)]
+        return out
+
+    def keep_within(self, c: Constraints) -> list[int]:
+        """The rows :func:`keep_within` keeps, in their order."""
+        limit, budget, totals, times = max_seconds(c), c.budget, self.totals, self.times
+        out: list[int] = []
+        for b, start in zip(self.blocks, self.starts, strict=True):
+            if c.max_gpus is not None and b.estimate.total_gpus > c.max_gpus:
+                continue
+            out += [i for i in range(start, start + len(b)) if (budget is None or totals[i] <= budget)
+                    and (limit is None or times[i] <= limit)]
+        return out
+
+    def sort_key(self, c: Constraints, kept: list[int]) -> Callable[[int], Any]:
+        """Sort key of the rows ``kept``: the objective in tie steps from the best row, then the other measure,
+        then cost; at the same cost (and time) a dated price ranks above one whose source states no date."""
+        if not kept:
+            return lambda i: 0
+        totals = self.totals
+        speed = self.speeds()
+        undated = self._per_row(lambda b, j: not b.offers[j].dated)
+        if c.objective is Objective.TIME:
+            fastest = min(speed[i] for i in kept)
+            return lambda i: (_steps(speed[i], fastest, TIME_TIE), totals[i], undated[i])
+        if c.objective is Objective.VALUE:
+            costs, times = self.costs, self.times
+            value = {i: value_cost(costs[i], times[i]) for i in kept}
+            best = min(value.values())
+            return lambda i: (_steps(value[i], best, COST_TIE), speed[i], totals[i], undated[i])
+        cheapest = min(totals[i] for i in kept)
+        return lambda i: (_steps(totals[i], cheapest, COST_TIE), speed[i], totals[i], undated[i])
+
+    def choices(self, ranked: list[int]) -> list[Candidate]:
+        """The best-ranked row of each choice (:func:`_choice`) in ``ranked``, as candidates: what
+        :func:`distinct` shows from."""
+        choice = self._per_row(lambda b, j: (b.estimate.gpu.name, b.estimate.n_gpus, b.offers[j].pricing))
+        first: dict[tuple[Any, ...], int] = {}
+        for i in ranked:
+            first.setdefault(choice[i], i)
+        return [self.candidate(i) for i in first.values()]
+
+    def pareto_front(self, kept: list[int]) -> list[Candidate]:
+        """:func:`pareto_front` of the rows ``kept``."""
+        totals, times = self.totals, self.times
+        front: list[int] = []
+        for i in sorted(kept, key=lambda i: (totals[i], times[i])):
+            if not front or times[i] < times[front[-1]] - 1e-9:
+                front.append(i)
+        return [self.candidate(i) for i in front]
+
+    def fastest(self) -> Candidate | None:
+        """The row of least time (the first of equals)."""
+        times = self.times
+        return self.candidate(min(range(len(times)), key=times.__getitem__)) if times else None

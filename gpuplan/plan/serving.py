@@ -373,9 +373,35 @@ def replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: C
                  ) -> tuple[float, load.LoadSpeed | None]:
     """The largest arrival rate (requests/s) at which ``s`` meets ``targets``, and the load state there; 0 and the
     state at a trickle of requests when not even that meets them. The latencies grow with the rate, so a
-    bisection finds it. ``ep_ranks`` > 1: a replica of that many expert-parallel ranks (:mod:`gpuplan.estimate.ep`)."""
+    bisection finds it. ``ep_ranks`` > 1: a replica of that many expert-parallel ranks (:mod:`gpuplan.estimate.ep`).
+    Kept per configuration and targets: a guarded fleet's plans (the main model alone, with its guard beside it)
+    ask for the same configurations again."""
+    key = (id(m), id(gpu), s, targets, id(cal), ep_ranks)
+    hit = _rates.get(key)
+    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
+        return hit[3]
+    found = _replica_rate(m, gpu, s, targets, cal, ep_ranks)
+    if len(_rates) >= 4096:
+        _rates.clear()
+    _rates[key] = (m, gpu, cal, found)
+    return found
+
+
+_rates: dict[tuple[Any, ...], tuple[ModelSpec, Gpu, Calibration, tuple[float, load.LoadSpeed | None]]] = {}
+
+
+def _replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: Calibration, ep_ranks: int
+                  ) -> tuple[float, load.LoadSpeed | None]:
+    """:func:`replica_rate` made afresh, each rate's load state computed once (the bisection ends on a rate it
+    has tried)."""
+    states: dict[float, load.LoadSpeed] = {}
+
     def state(rate: float) -> load.LoadSpeed:
-        return ep.at_rate(m, gpu, s, ep_ranks, rate, cal) if ep_ranks > 1 else load.at_rate(m, gpu, s, rate, cal)
+        found = states.get(rate)
+        if found is None:
+            found = states[rate] = (ep.at_rate(m, gpu, s, ep_ranks, rate, cal) if ep_ranks > 1
+                                    else load.at_rate(m, gpu, s, rate, cal))
+        return found
 
     top = ep.capacity(m, gpu, s, ep_ranks, cal) if ep_ranks > 1 else load.capacity(m, gpu, s, cal)
     if top <= 0:
@@ -597,7 +623,27 @@ def solve_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float], pool
 
     With several buckets each scenario has its own assignment, so scenarios are added as the solution violates
     them (constraint generation: solve with the scenarios so far, check every other one with an LP, add those
-    it fails, solve again); the answer is the same as with all of them at once."""
+    it fails, solve again); the answer is the same as with all of them at once.
+
+    Kept per problem (what the solver reads of it) for one :func:`plan_serving`: a guarded fleet's plans (the main
+    model alone and with its guard beside it) pose the same problems again."""
+    key = (tuple(map(tuple, capacity)), tuple(demand), budget, tuple(failures),
+           tuple((p.config, p.cost_per_unit, p.replicas_per_unit, p.domains, p.cap_units) for p in pools))
+    if key in _mixes:
+        return _mixes[key]
+    found = _solve_mix(capacity, demand, pools, failures, budget)
+    if len(_mixes) >= 1024:
+        _mixes.clear()
+    _mixes[key] = found
+    return found
+
+
+_mixes: dict[tuple[Any, ...], Mix | None] = {}
+
+
+def _solve_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool],
+               failures: Sequence[frozenset[str]], budget: float | None) -> Mix | None:
+    """:func:`solve_mix` made afresh."""
     start = time.perf_counter()
     # scenarios that take the same pools are one scenario, and one inside another is implied by it
     lost_sets = _maximal(frozenset(p for p, pool in enumerate(pools) if pool.domains & lost) for lost in failures)
@@ -1095,6 +1141,7 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     the mean rate, the cost per million tokens and the expected availability; with ``r.guard``, the guard model
     (or moderation service) sized alongside it (:mod:`gpuplan.plan.guard`)."""
     cal = cal or fitted()
+    _mixes.clear()  # the mixes are kept for the fleets of one plan (a plan's timings are its own solves)
     if r.guard != "none":
         from gpuplan.plan import guard
 
