@@ -499,8 +499,7 @@ def history(ctx: typer.Context, opts: Opts, json_out: JsonOpt = False, csv_out: 
              fmt, f"{name}: {len(rows)} stored prices", "Prices as the provider states them (its currency).")
         return
     series = trend.series(found)
-    rows = [{**asdict(s), "change_fraction": s.change_fraction, "last_price_per_gpu_hour": s.last_price_per_gpu_hour}
-            for s in series]
+    rows = [s.as_dict() for s in series]
     for row in rows if fmt == "table" else []:
         money = lambda key, r=row: fmt_money(r[key], r["currency"])  # noqa: E731
         row.update(_first=money("first_price_per_hour"), _last=money("last_price_per_hour"),

@@ -34,7 +34,8 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi import Path as Path_
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
@@ -74,6 +75,7 @@ from gpuplan.plan.guard import names as guard_names
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan, work_budget
 from gpuplan.plan.serving import GUARD_MODES
 from gpuplan.plan_text import serving_costs
+from gpuplan.render import to_jsonable
 from gpuplan.requests import estimate_config, make_job
 from gpuplan.types import (
     ENGINES,
@@ -215,7 +217,23 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 Cat = Annotated[Catalog, Depends(catalog)]
 Q = SimpleNamespace  # the table's query parameters of an endpoint (gpuplan.web.models.query_options)
-router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
+
+
+class TwinRoute(APIRoute):
+    """A route whose answer is written as the CLI's ``--json`` writes the same result (:func:`gpuplan.render.
+    to_jsonable`: a non-finite number is null); the endpoint's return type still describes it in the OpenAPI
+    document."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        @functools.wraps(endpoint)
+        def written(*args: Any, **kw: Any) -> Any:
+            answer = endpoint(*args, **kw)
+            return answer if isinstance(answer, Response) else JSONResponse(to_jsonable(answer))
+
+        super().__init__(path, written, **kwargs)
+
+
+router = APIRouter(prefix="/api", responses=ERROR_RESPONSES, route_class=TwinRoute)
 
 
 # ---------------------------------------------------------------- listings
@@ -276,8 +294,7 @@ def history(cat: Cat, q: Q) -> Row:
     name = cat.gpu(gpu, "gpu").name
     providers = sorted(resolve_providers(cat, provider, "provider")) if provider else []
     rows = [r for r in stored(name, providers, region or ()) if tier is None or r.tier == tier]
-    return {"gpu": name, "prices": prices_note(cat), "series": [
-        {**asdict(s), "change_fraction": s.change_fraction} for s in series(rows)]}
+    return {"gpu": name, "prices": prices_note(cat), "series": [s.as_dict() for s in series(rows)]}
 
 
 @router.get("/meta")
