@@ -53,8 +53,7 @@ def test_a_new_row_is_an_option_of_offers_with_its_help_and_range(max_price: Opt
     assert result.exit_code == 0
     line = next(t for t in result.output.splitlines() if "--max-price" in t)
     assert "Most per GPU-hour. Range: more than 0 and at most 10,000." in line
-    assert CliRunner().invoke(_offers_line(), ["--max-price", "3", "--gpu", "H100", "--limit", "1",
-                                               "--json"]).exit_code == 0
+    assert CliRunner().invoke(_offers_line(), ["--max-price", "3", "--gpu", "H100", "--limit", "1"]).exit_code == 0
 
 
 @pytest.mark.parametrize("given", ["0", "20000"])
