@@ -23,10 +23,12 @@ from gpuplan import i18n
 from gpuplan.cli_options import table_options
 from gpuplan.errors import GpuplanError, InputError, check_choice, check_path, clip_echo
 from gpuplan.i18n import tr
-from gpuplan.options import option
+from gpuplan.options import SEGMENTS
 from gpuplan.render import Col, emit
-from gpuplan.types import STALE_AFTER_DAYS, Market, Task
+from gpuplan.types import MARKETS, STALE_AFTER_DAYS, Market, Task
 from gpuplan.units import fmt_count, fmt_money, parse_bytes
+
+Opts = SimpleNamespace  # the table's options of a command (gpuplan.cli_options.table_options)
 
 
 @dataclass
@@ -53,7 +55,7 @@ def _choices(name: str, command: str) -> tuple[str, ...] | None:
     from gpuplan.units import CURRENCIES
 
     fixed = {"--market": types.MARKETS, "--currency": CURRENCIES,
-             "--segment": ("datacenter", "workstation", "consumer", "tpu", "npu"),
+             "--segment": SEGMENTS,
              "--export": ("skypilot", "vllm", "sglang", "k8s"), "--lang": i18n.LANG_NAMES, "--users": types.MARKETS,
              "--task": types.TASKS}
     if name in fixed:
@@ -312,26 +314,17 @@ def _num(digits: int = 0, suffix: str = "") -> Any:
 
 
 @app.command(cls=RangedCommand)
-def gpus(
-    ctx: typer.Context,
-    market: Annotated[str | None, typer.Option(help="cn: parts legally sold or offered in mainland China.")] = None,
-    min_memory: Annotated[str | None, typer.Option(help=option("min_memory").help_for("gpus"))] = None,
-    vendor: Annotated[str | None, typer.Option(help="NVIDIA, AMD, Intel, Google, Huawei.")] = None,
-    segment: Annotated[str | None, typer.Option(
-        help="datacenter, workstation, consumer, tpu or npu.")] = None,
-    sort: Annotated[str, typer.Option(help="name, memory, bandwidth, bf16, fp8, year or tdp.")] = "name",
-    wide: Annotated[bool, typer.Option("--wide", help="Also show architecture, form factor, usable memory and "
-                                                      "interconnect.")] = False,
-    json_out: JsonOpt = False, csv_out: CsvOpt = False,
-) -> None:
+@table_options("gpus")
+def gpus(ctx: typer.Context, opts: Opts, json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
     """List accelerators with memory, bandwidth, dense tensor TFLOPS and China export status."""
     from gpuplan.listing import gpu_row, list_gpus
 
-    check_choice("--market", market, ("cn", "global"))
-    check_choice("--segment", segment, ("datacenter", "workstation", "consumer", "tpu", "npu"))
+    market, segment, wide = opts.market, opts.segment, opts.wide
+    check_choice("--market", market, MARKETS)
+    check_choice("--segment", segment, SEGMENTS)
     cat = _catalog(ctx)
-    found = list_gpus(cat, market=market, vendor=vendor, segment=segment, sort=sort,
-                      min_memory_bytes=_min_memory(min_memory))
+    found = list_gpus(cat, market=market, vendor=opts.vendor, segment=segment, sort=opts.sort,
+                      min_memory_bytes=_min_memory(opts.min_memory))
     rows = [gpu_row(g) for g in found]
     narrow = [  # fits 100 columns; --wide adds the descriptive ones (JSON and CSV always carry every field)
         Col(tr("GPU"), "name"), Col(tr("Vendor"), "vendor"),
@@ -356,32 +349,19 @@ def gpus(
 
 
 @app.command(cls=RangedCommand)
-def offers(
-    ctx: typer.Context,
-    gpu: Annotated[list[str] | None, typer.Option(
-        "--gpu", help="GPU name; a family (A100) also matches its variants (A100-80GB). Repeatable.")] = None,
-    exact: Annotated[bool, typer.Option(help="Match --gpu names exactly, without variants.")] = False,
-    market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
-    currency: Annotated[str | None, typer.Option(help="Show prices in USD, CNY or EUR (newest FX rate).")] = None,
-    spot: Annotated[bool | None, typer.Option("--spot/--no-spot", help="Only spot, or no spot.")] = None,
-    tier: Annotated[list[str] | None, typer.Option(
-        "--tier", help="Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).")] = None,
-    provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
-    min_gpus: Annotated[float | None, typer.Option(help=option("min_gpus").help_for("offers"))] = None,
-    sort: Annotated[str, typer.Option(help="gpu-price, price, gpus, age or provider.")] = "gpu-price",
-    limit: Annotated[int, typer.Option(help=option("limit").help_for("offers"))] = 40,
-    json_out: JsonOpt = False, csv_out: CsvOpt = False,
-) -> None:
+@table_options("offers")
+def offers(ctx: typer.Context, opts: Opts, json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
     """List cloud GPU offers, cheapest per GPU-hour first, with the age of each price."""
     from gpuplan.listing import list_offers
     from gpuplan.units import parse_currency
 
-    check_choice("--market", market, ("cn", "global"))
-    cur = parse_currency(currency, "--currency") if currency else None
+    check_choice("--market", opts.market, MARKETS)
+    cur = parse_currency(opts.currency, "--currency") if opts.currency else None
     cat = _catalog(ctx)
-    views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=cur, spot=spot,
-                        providers=provider or (), min_gpus=min_gpus, sort=sort, tiers=tier or ())
-    shown = views[:limit] if limit > 0 else views
+    views = list_offers(cat, gpus=opts.gpu or (), exact=opts.exact, market=opts.market, currency=cur,
+                        spot=opts.spot, providers=opts.provider or (), min_gpus=opts.min_gpus, sort=opts.sort,
+                        tiers=opts.tier or ())
+    shown = views[:opts.limit] if opts.limit > 0 else views
     rows = [v.row() for v in shown]
     money = lambda key: lambda r: fmt_money(r[key], r["currency"])  # noqa: E731
     for row in rows:
@@ -437,23 +417,19 @@ def _count(n: int, noun: str) -> str:
 
 
 @app.command(cls=RangedCommand, help=_REFRESH_HELP)
+@table_options("refresh")
 def refresh(
-    ctx: typer.Context,
+    ctx: typer.Context, opts: Opts,
     provider: Annotated[list[str] | None, typer.Argument(
         help="Price sources to refresh (see above); none: all.", show_default=False)] = None,
-    region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Region to price, repeatable: 'aws:us-west-2' for one provider, a bare name for every "
-                         "provider priced per region (AWS, Azure, Tencent Cloud, Alibaba Cloud); default: us-east-1, "
-                         "eastus, ap-beijing/ap-shanghai/ap-guangzhou, and the catalog's Alibaba Cloud regions.",
-    )] = None,
     json_out: JsonOpt = False,
 ) -> None:
     from gpuplan.catalog import load_catalog
     from gpuplan.market.refresh import refresh as run_refresh
     from gpuplan.market.store import store_path
 
-    opts: Options = ctx.obj or Options()
-    outcomes = run_refresh(load_catalog(opts.catalog_dirs, refreshed=False), provider or (), region or ())
+    settings: Options = ctx.obj or Options()
+    outcomes = run_refresh(load_catalog(settings.catalog_dirs, refreshed=False), provider or (), opts.region or ())
     rows = [{"source": o.key, "provider": o.provider, "status": o.status, "n_rows": o.n_rows, "n_fx": o.n_fx,
              "batch_id": o.batch_id, "n_unmapped": len(o.unmapped), "unmapped": o.unmapped,
              "n_not_offered": len(o.not_offered), "not_offered": o.not_offered, "clashes": o.clashes,
@@ -490,15 +466,8 @@ def refresh(
 
 
 @app.command(cls=RangedCommand)
-def history(
-    ctx: typer.Context,
-    gpu: Annotated[str, typer.Option("--gpu", help="GPU name (aliases work), e.g. H100.")],
-    provider: Annotated[list[str] | None, typer.Option("--provider", help="Provider (repeatable).")] = None,
-    region: Annotated[list[str] | None, typer.Option("--region", help="Region (repeatable).")] = None,
-    tier: Annotated[str | None, typer.Option(help="on-demand, spot, reserved or marketplace.")] = None,
-    points: Annotated[bool, typer.Option("--points", help="Every stored price, not one line per offer.")] = False,
-    json_out: JsonOpt = False, csv_out: CsvOpt = False,
-) -> None:
+@table_options("history")
+def history(ctx: typer.Context, opts: Opts, json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
     """Show how refreshed prices of a GPU moved: per offer the first, last, lowest and highest price stored by
     'gpuplan refresh' (--points: every fetch)."""
     from dataclasses import asdict
@@ -508,6 +477,7 @@ def history(
     from gpuplan.market import history as trend
     from gpuplan.market.store import history as stored
 
+    gpu, provider, region, tier = opts.gpu, opts.provider, opts.region, opts.tier
     check_choice("--tier", tier, PRICINGS)
     cat = _catalog(ctx)
     name = cat.gpu(gpu).name
@@ -519,7 +489,7 @@ def history(
             " for these filters" if provider or region or tier else "")
             + ". Run 'gpuplan refresh' (see 'gpuplan refresh --help') to fetch current prices."))
         return
-    if points:
+    if opts.points:
         rows = [asdict(r) for r in found]
         for row in rows if fmt == "table" else []:
             row["_price"] = fmt_money(row["price_per_hour"], row["currency"])
@@ -529,8 +499,7 @@ def history(
              fmt, f"{name}: {len(rows)} stored prices", "Prices as the provider states them (its currency).")
         return
     series = trend.series(found)
-    rows = [{**asdict(s), "change_fraction": s.change_fraction, "last_price_per_gpu_hour": s.last_price_per_gpu_hour}
-            for s in series]
+    rows = [s.as_dict() for s in series]
     for row in rows if fmt == "table" else []:
         money = lambda key, r=row: fmt_money(r[key], r["currency"])  # noqa: E731
         row.update(_first=money("first_price_per_hour"), _last=money("last_price_per_hour"),
@@ -602,10 +571,11 @@ def model(
 
 
 @app.command(cls=RangedCommand)
-def platforms(ctx: typer.Context, market: Annotated[str | None, typer.Option(help="cn or global.")] = None,
-              json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
+@table_options("platforms")
+def platforms(ctx: typer.Context, opts: Opts, json_out: JsonOpt = False, csv_out: CsvOpt = False) -> None:
     """List free and cheap notebook platforms (Kaggle, Colab, AutoDL, ...) with their quotas."""
-    check_choice("--market", market, ("cn", "global"))
+    market = opts.market
+    check_choice("--market", market, MARKETS)
     cat = _catalog(ctx)
     rows = []
     for p in cat.platforms:
@@ -647,7 +617,6 @@ def _platform_price(r: dict[str, Any]) -> str:
 
 ModelArg = Annotated[str, typer.Argument(help="Preset name (see 'gpuplan models'), path to a config.json, or a Hub id "
                                               "(online only).")]
-Opts = SimpleNamespace  # the table's options of a job command (gpuplan.cli_options.table_options)
 
 
 def _duration(text: str, field: str) -> float:
@@ -728,8 +697,6 @@ plan_app = typer.Typer(cls=RootGroup, no_args_is_help=True,
 app.add_typer(plan_app, name="plan")
 
 # the table's options, as fit and buy take them
-GpusOpt = Annotated[list[str] | None, typer.Option("--gpus", help=option("gpus").help_for("fit"))]
-CurrencyOpt = Annotated[str | None, typer.Option(help=option("currency").help_for("buy"))]
 CsvOut = Annotated[bool, typer.Option("--csv", callback=_machine_output, help="Print the ranked plans as CSV.")]
 ExportOpt = Annotated[str | None, typer.Option("--export", help="Also write the pick as skypilot (task YAML), vllm or "
                                                                "sglang (server command) or k8s (manifest).")]
@@ -1099,9 +1066,8 @@ def _write_export(exported: dict[str, Any], fmt: str, out: str | None, json_out:
 
 
 @app.command(cls=RangedCommand)
-def fit(ctx: typer.Context, model: ModelArg,
-        context: Annotated[int, typer.Option(help=option("context").help_for("fit"))] = 2048,
-        gpus: GpusOpt = None, json_out: JsonOpt = False) -> None:
+@table_options("fit")
+def fit(ctx: typer.Context, model: ModelArg, opts: Opts, json_out: JsonOpt = False) -> None:
     """Which card for this model: the smallest GPU configurations per use case (inference 16/8/4-bit, LoRA,
     QLoRA, full fine-tuning), with the memory each needs."""
     from gpuplan.listing import match_gpus
@@ -1109,37 +1075,28 @@ def fit(ctx: typer.Context, model: ModelArg,
     from gpuplan.present import show_fit
 
     cat = _catalog(ctx)
-    pool = [cat.gpus[n] for n in sorted(match_gpus(cat, gpus))] if gpus else None
-    show_fit(cat.model(model), fit_table(cat, cat.model(model), pool, context), json_out)
+    pool = [cat.gpus[n] for n in sorted(match_gpus(cat, opts.gpus))] if opts.gpus else None
+    show_fit(cat.model(model), fit_table(cat, cat.model(model), pool, opts.context), json_out)
 
 
 @app.command(cls=RangedCommand)
+@table_options("compare")
 def compare(ctx: typer.Context, gpu_a: Annotated[str, typer.Argument(help="First GPU.")],
-            gpu_b: Annotated[str, typer.Argument(help="Second GPU.")],
-            model: Annotated[str, typer.Option(help="Model to compare on.")] = "Llama-3.1-8B",
-            json_out: JsonOpt = False) -> None:
+            gpu_b: Annotated[str, typer.Argument(help="Second GPU.")], opts: Opts, json_out: JsonOpt = False) -> None:
     """Relative training and inference speed of two GPUs for a model, from the estimators."""
     from gpuplan.plan.fitting import compare as run_compare
     from gpuplan.present import show_compare
 
     cat = _catalog(ctx)
     a, b = cat.gpu(gpu_a, "GPU_A"), cat.gpu(gpu_b, "GPU_B")
-    show_compare(run_compare(cat, a, b, cat.model(model)), a.name, b.name, json_out)
+    show_compare(run_compare(cat, a, b, cat.model(opts.model)), a.name, b.name, json_out)
 
 
 @app.command(cls=RangedCommand)
-def buy(ctx: typer.Context,
+@table_options("buy")
+def buy(ctx: typer.Context, opts: Opts,
         model: Annotated[str | None, typer.Argument(help="Optional model: price the smallest rentable GPUs that "
                                                          "fine-tune it with LoRA and serve it in 16-bit.")] = None,
-        gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU(s) to price (repeatable).")] = None,
-        n_gpus: Annotated[int, typer.Option("--n-gpus", help=option("n_gpus").help_for("buy"))] = 1,
-        hours_per_month: Annotated[float, typer.Option("--hours-per-month",
-                                                       help=option("hours_per_month").help_for("buy"))] = 200,
-        market: Annotated[str, typer.Option(help="cn or global (purchase prices, electricity, legality).")] = "global",
-        currency: CurrencyOpt = None,
-        years: Annotated[float | None, typer.Option(help=option("years").help_for("buy"))] = None,
-        pue: Annotated[float | None, typer.Option(help=option("pue").help_for("buy"))] = None,
-        electricity: Annotated[str | None, typer.Option(help=option("electricity").help_for("buy"))] = None,
         json_out: JsonOpt = False) -> None:
     """Rent or buy: owning cost per month, renting cost per month, and the break-even hours per month."""
     from gpuplan.plan.buy import ownership
@@ -1147,6 +1104,7 @@ def buy(ctx: typer.Context,
     from gpuplan.types import Market, choice
     from gpuplan.units import parse_currency, parse_money
 
+    market, currency, electricity, n_gpus = opts.market, opts.currency, opts.electricity, opts.n_gpus
     where = choice(Market, market, "--market") if market else None
     cur = parse_currency(currency, "--currency") if currency else (where or Market.GLOBAL).currency
     cat = _catalog(ctx)
@@ -1157,12 +1115,12 @@ def buy(ctx: typer.Context,
         amount, unit = parse_money(electricity, "--electricity")
         check_range("--electricity", amount, f"'{electricity}'")
         price = cat.convert(amount, unit or cur, cur)
-    configs = [(cat.gpu(g), n_gpus) for g in gpu or ()]
+    configs = [(cat.gpu(g), n_gpus) for g in opts.gpu or ()]
     if model:
         configs += _buy_configs(cat, cat.model(model), market)
     if not configs:
         raise InputError("--gpu", "nothing to price.", "give --gpu NAME (repeatable) or a MODEL.")
-    rows = [ownership(cat, g, n, hours_per_month, market, cur, years, pue, price) for g, n in configs]
+    rows = [ownership(cat, g, n, opts.hours_per_month, market, cur, opts.years, opts.pue, price) for g, n in configs]
     show_buy(rows, json_out)
 
 
@@ -1181,26 +1139,18 @@ def _buy_configs(cat: Any, m: Any, market: str) -> list[tuple[Any, int]]:
 
 
 @app.command(cls=RangedCommand)
-def web(ctx: typer.Context,
-        host: Annotated[str, typer.Option(help="Address to listen on: 127.0.0.1 (this machine only), or an address "
-                                               "of this machine, or 0.0.0.0 for every interface (then use a "
-                                               "--token).")] = "127.0.0.1",
-        port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-        token: Annotated[str | None, typer.Option(
-            envvar="GPUPLAN_WEB_TOKEN", show_envvar=False,
-            help="Require this secret (16+ characters) on every request: header 'Authorization: Bearer TOKEN', or "
-                 "open /?token=TOKEN once in the browser (also GPUPLAN_WEB_TOKEN).")] = None,
-        workers: Annotated[int, typer.Option(help="Server processes (uvicorn workers): plans run in parallel "
-                                                  "on as many cores.")] = 1) -> None:
+@table_options("web")
+def web(ctx: typer.Context, opts: Opts) -> None:
     """Serve the HTTP API (/api/...) and the web page with charts (needs: pip install 'gpuplan\\[web]')."""
     from gpuplan.web import check_serve_options, serve
 
-    opts: Options = ctx.obj or Options()
+    host, token = opts.host, opts.token
+    settings: Options = ctx.obj or Options()
     warning = check_serve_options(host, token)
     _catalog(ctx)  # a bad --catalog is reported now, and rows it replaces are named
     if warning:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
-    serve(host, port, opts.catalog_dirs, token, workers)
+    serve(host, opts.port, settings.catalog_dirs, token, opts.workers)
 
 
 # ---------------------------------------------------------------- entry point

@@ -11,9 +11,11 @@ type or change next; the CLI and the HTTP API print both and never a traceback::
     ├── CatalogError              a row of a bundled or user catalog file is wrong (file:line, column, value)
     │                                                                                               (ValueError)
     ├── ModelConfigError          a config.json that cannot be turned into an architecture          (ValueError)
-    └── OfflineError              a lookup that needs the network while gpuplan runs offline
+    ├── BudgetError               a request needs more work than the caller allows                (TimeoutError)
+    └── OfflineError              a lookup that needs the network while gpuplan runs offline   (ConnectionError)
 
-The built-in in brackets is a second base, so ``except ValueError`` / ``except LookupError`` catch them too.
+The built-in in brackets is a second base, so ``except ValueError`` / ``except LookupError`` (``TimeoutError``,
+``ConnectionError``) catch them too.
 Every error pickles (a web worker or a process pool can hand it back) with its message, fix and fields.
 Messages are made in English; :meth:`GpuplanError.in_chinese` gives them in Chinese (the CLI in ``--lang zh``,
 the HTTP API's ``error_zh``/``fix_zh``) through the sentence templates of :mod:`gpuplan.i18n`.
@@ -131,7 +133,7 @@ class ModelConfigError(GpuplanError, ValueError):
     """A Hugging Face config.json that is not JSON, lacks a needed key, or describes an absurd model."""
 
 
-class BudgetError(GpuplanError):
+class BudgetError(GpuplanError, TimeoutError):
     """A request needs more work than the caller allows (the HTTP API bounds each plan; the CLI does not)."""
 
     def __init__(self, seconds: float) -> None:
@@ -141,7 +143,7 @@ class BudgetError(GpuplanError):
         self.seconds = seconds
 
 
-class OfflineError(GpuplanError):
+class OfflineError(GpuplanError, ConnectionError):
     """Something needs the network (a Hugging Face Hub id) while gpuplan is offline."""
 
 

@@ -1,6 +1,6 @@
 """Chinese help of every command and option of the CLI (part of :data:`gpuplan.i18n.ZH`), keyed by the English
 help with its whitespace folded; ``tests/test_i18n_complete.py`` fails when a help text has no entry here. Option
-names, choices, units and examples stay as they are typed. The job commands' options (estimate, plan ...) have
+names, choices, units and examples stay as they are typed. The options of the commands have
 their Chinese help in their row of :data:`gpuplan.options.OPTIONS`, with the English."""
 
 from __future__ import annotations
@@ -32,24 +32,9 @@ HELP: dict[str, str] = {
     # gpus
     "List accelerators with memory, bandwidth, dense tensor TFLOPS and China export status.":
         "列出加速卡的显存、带宽、稠密张量 TFLOPS 和对华出口状态。",
-    "cn: parts legally sold or offered in mainland China.": "cn：在中国大陆合法销售或提供的型号。",
-    "NVIDIA, AMD, Intel, Google, Huawei.": "厂商：NVIDIA、AMD、Intel、Google、Huawei。",
-    "datacenter, workstation, consumer, tpu or npu.": "类别：datacenter、workstation、consumer、tpu 或 npu。",
-    "name, memory, bandwidth, bf16, fp8, year or tdp.": "排序：name、memory、bandwidth、bf16、fp8、year 或 tdp。",
-    "Also show architecture, form factor, usable memory and interconnect.": "同时显示架构、形态、可用显存和互联。",
     # offers
     "List cloud GPU offers, cheapest per GPU-hour first, with the age of each price.":
         "列出云 GPU 报价，按每卡时价格从低到高，并标出每个价格的时效。",
-    "GPU name; a family (A100) also matches its variants (A100-80GB). Repeatable.":
-        "显卡名称；系列名（A100）也匹配其各型号（A100-80GB）。可重复。",
-    "Match --gpu names exactly, without variants.": "--gpu 名称精确匹配，不含其他型号。",
-    "cn or global.": "cn 或 global。",
-    "Show prices in USD, CNY or EUR (newest FX rate).": "以 USD、CNY 或 EUR 显示价格（按最新汇率）。",
-    "Only spot, or no spot.": "只看竞价实例，或不看竞价实例。",
-    "Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).":
-        "只看这些计费方式：on-demand、spot、reserved、marketplace（可重复）。",
-    "Provider (repeatable).": "云厂商（可重复）。",
-    "gpu-price, price, gpus, age or provider.": "排序：gpu-price、price、gpus、age 或 provider。",
     # refresh, history
     "Fetch current GPU prices and FX rates from the providers' public price APIs into the local price store, each "
     "provider on its own: one failing leaves the others and its earlier prices intact. With no PROVIDER, all of "
@@ -73,18 +58,9 @@ HELP: dict[str, str] = {
         "列表优先使用最新刷新的价格，而不是内置价格。有来源失败时退出码为 4；设置了 GPUPLAN_OFFLINE（除 0、false、"
         "no、off 之外的任何值）时拒绝运行。",
     "Price sources to refresh (see above); none: all.": "要刷新的价格来源（见上文）；不给则全部刷新。",
-    "Region to price, repeatable: 'aws:us-west-2' for one provider, a bare name for every provider priced per "
-    "region (AWS, Azure, Tencent Cloud, Alibaba Cloud); default: us-east-1, eastus, "
-    "ap-beijing/ap-shanghai/ap-guangzhou, and the catalog's Alibaba Cloud regions.":
-        "要询价的区域，可重复：'aws:us-west-2' 只对一家云厂商，不带前缀的名称对所有按区域定价的云厂商（AWS、Azure、"
-        "腾讯云、阿里云）；默认：us-east-1、eastus、ap-beijing/ap-shanghai/ap-guangzhou，以及目录中的阿里云区域。",
     "Show how refreshed prices of a GPU moved: per offer the first, last, lowest and highest price stored by "
     "'gpuplan refresh' (--points: every fetch).":
         "显示一种显卡刷新后的价格走势：每个报价由 'gpuplan refresh' 存下的首个、最新、最低和最高价格（--points：每次拉取）。",
-    "GPU name (aliases work), e.g. H100.": "显卡名称（可用别名），例如 H100。",
-    "Region (repeatable).": "区域（可重复）。",
-    "on-demand, spot, reserved or marketplace.": "计费方式：on-demand、spot、reserved 或 marketplace。",
-    "Every stored price, not one line per offer.": "列出存下的每个价格，而不是每个报价一行。",
     # models, model, platforms
     "Search the bundled model presets (Hugging Face config.json files with their source).":
         "搜索内置的预置模型（附来源的 Hugging Face config.json 文件）。",
@@ -108,26 +84,13 @@ HELP: dict[str, str] = {
         "按估算模型比较两种显卡在某个模型上的训练和推理速度。",
     "First GPU.": "第一种显卡。",
     "Second GPU.": "第二种显卡。",
-    "Model to compare on.": "用来比较的模型。",
     "Rent or buy: owning cost per month, renting cost per month, and the break-even hours per month.":
         "租还是买：每月自有成本、每月租用成本，以及回本所需的每月使用小时数。",
     "Optional model: price the smallest rentable GPUs that fine-tune it with LoRA and serve it in 16-bit.":
         "可选的模型：为能用 LoRA 微调它、并以 16 位部署它的最小可租显卡配置报价。",
-    "GPU(s) to price (repeatable).": "要报价的显卡（可重复）。",
-    "cn or global (purchase prices, electricity, legality).": "cn 或 global（购置价格、电价、合规性）。",
     # web
     "Serve the HTTP API (/api/...) and the web page with charts (needs: pip install 'gpuplan\\[web]').":
         "启动 HTTP API（/api/...）和带图表的网页（需要：pip install 'gpuplan\\[web]'）。",
-    "Address to listen on: 127.0.0.1 (this machine only), or an address of this machine, or 0.0.0.0 for every "
-    "interface (then use a --token).":
-        "监听地址：127.0.0.1（仅本机）、本机的某个地址，或 0.0.0.0（所有网卡；此时请用 --token）。",
-    "Port to listen on.": "监听端口。",
-    "Require this secret (16+ characters) on every request: header 'Authorization: Bearer TOKEN', or open "
-    "/?token=TOKEN once in the browser (also GPUPLAN_WEB_TOKEN).":
-        "每个请求都须带上这个密钥（至少 16 个字符）：请求头 'Authorization: Bearer TOKEN'，或在浏览器中打开一次 "
-        "/?token=TOKEN（也可用 GPUPLAN_WEB_TOKEN）。",
-    "Server processes (uvicorn workers): plans run in parallel on as many cores.":
-        "服务进程数（uvicorn worker）：方案在这么多个核上并行计算。",
     # plan
     "Rank GPU + offer choices for a job by cost, time or value.": "按费用、时间或性价比为任务排列显卡和报价的组合。",
     "Plan a fine-tuning run from the dataset size (samples × tokens per sample × epochs).":

@@ -7,7 +7,9 @@ and the library (:func:`gpuplan.requests.make_job`, :func:`gpuplan.requests.esti
 refusals) all read :data:`OPTIONS`. The skins pass the library only what the user gave; an option given where it
 does not apply is refused naming its flag, even at its default value (``--method full --lora-rank 16``).
 
-Commands are named as typed: ``estimate``, ``plan finetune``, ``plan pretrain``, ``plan infer``, ``plan serve``.
+Commands are named as typed: ``estimate``, ``plan finetune``, ``plan pretrain``, ``plan infer``, ``plan serve``, and
+the others (``offers``, ``buy`` ...), whose options come from the same rows (the endpoints' query parameters of
+:data:`gpuplan.web.models.QUERIES` too).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from gpuplan.types import KV_DTYPES, OPTIMIZERS, PRECISIONS, Engine, Market, Met
 from gpuplan.units import fmt_bytes
 
 LORA_TARGETS = ("all-linear", "attention", "qv", "mlp")
+SEGMENTS = ("datacenter", "workstation", "consumer", "tpu", "npu")  # those gpuplan gpus lists by
 FOR_TRAINING = "training (--task finetune or pretrain)"
 FOR_INFERENCE = "inference (--task infer or serve)"
 
@@ -122,7 +125,9 @@ class Option:
     ``help`` is the help text in English and Chinese, ``helps`` the ``(command, English, Chinese)`` of the commands
     whose help differs; ``typed`` the command line's spellings where they are more than ``flag`` (an alias, a
     ``--spot/--no-spot`` pair; the first is shown first); ``required_in`` the commands that need it, ``unset_in``
-    those whose command line leaves it unset for the library to choose (``--rps`` with ``--profile``)."""
+    those whose command line leaves it unset for the library to choose (``--rps`` with ``--profile``); ``kind_in``
+    the commands where the value is of another kind (``--gpu``: one GPU in ``estimate``, several in ``offers``);
+    ``env`` the environment variable that also gives it (not shown in help)."""
 
     name: str
     flag: str
@@ -139,6 +144,8 @@ class Option:
     typed: tuple[str, ...] = ()
     required_in: tuple[str, ...] = ()
     unset_in: tuple[str, ...] = ()
+    kind_in: tuple[tuple[str, type], ...] = ()
+    env: str = ""
 
     @property
     def arg(self) -> str:
@@ -147,6 +154,10 @@ class Option:
     def default_for(self, command: str) -> Any:
         """The default of ``command`` (``plan serve``: first its own, then ``plan``'s, then the option's)."""
         return _per_command(self.by_command, command, self.default)
+
+    def kind_for(self, command: str) -> type:
+        """What the value is once read in ``command`` (``--tier``: a list in ``offers``, one tier in ``history``)."""
+        return dict(self.kind_in).get(command, self.kind)
 
     def help_for(self, command: str, zh: bool = False) -> str:
         """The help of the option in ``command``, in English or in Chinese (``zh``)."""
@@ -249,7 +260,7 @@ OPTIONS: tuple[Option, ...] = (
     _o("--n-gpus", 1, 100_000, kind=int, stages=_LAYOUT,
        help=("GPUs (default: tp × pp; training spreads more over data parallelism).",
              "卡数（默认 tp × pp；训练时多出的卡用于数据并行）。"),
-       helps=(("buy", "GPUs in the machine.", "整机的卡数。"),)),
+       by_command=(("buy", 1),), helps=(("buy", "GPUs in the machine.", "整机的卡数。"),)),
     _o("--tp", 1, 1024, kind=int, default=1, stages=_LAYOUT, help=("Tensor parallel size.", "张量并行度。")),
     _o("--pp", 1, 1024, kind=int, default=1, stages=_LAYOUT, help=("Pipeline parallel stages.", "流水线并行段数。")),
     _o("--zero", 0, 3, kind=int, default=0, applies=TRAINING, stages=_LAYOUT, choices=("0", "1", "2", "3"),
@@ -290,8 +301,13 @@ OPTIONS: tuple[Option, ...] = (
            by_command=(("plan pretrain", Objective.TIME),),
            help=("cost, time or value (work per money, the seeds' 性价比).",
                  "目标：cost、time 或 value（单位费用完成的工作量，即性价比）。")),
-    Option("market", "--market", Market, stages=_PLAN,
-           help=("cn (mainland China, CNY) or global.", "cn（中国大陆，人民币）或 global。")),
+    Option("market", "--market", Market, stages=_PLAN, by_command=(("buy", Market.GLOBAL),),
+           help=("cn (mainland China, CNY) or global.", "cn（中国大陆，人民币）或 global。"),
+           helps=(("gpus", "cn: parts legally sold or offered in mainland China.",
+                   "cn：在中国大陆合法销售或提供的型号。"),
+                  ("offers", "cn or global.", "cn 或 global。"), ("platforms", "cn or global.", "cn 或 global。"),
+                  ("buy", "cn or global (purchase prices, electricity, legality).",
+                   "cn 或 global（购置价格、电价、合规性）。"))),
     Option("providers", "--providers", list, stages=_PLAN, typed=("--provider", "--providers"),
            help=("Only these providers (repeatable).", "只用这些云厂商（可重复）。")),
     Option("gpus", "--gpus", list, stages=_PLAN,
@@ -304,10 +320,13 @@ OPTIONS: tuple[Option, ...] = (
            help=("Only spot, or no spot (default: both; serving: no spot unless --spot).",
                  "只用竞价实例，或不用竞价实例（默认两者都考虑；在线服务默认不用，除非给了 --spot）。"),
            helps=((_SERVE, "Allow spot capacity in the mix (preemptions are correlated within a spot pool).",
-                   "允许组合中使用竞价实例（同一竞价资源池内的抢占是相关的）。"),)),
+                   "允许组合中使用竞价实例（同一竞价资源池内的抢占是相关的）。"),
+                  ("offers", "Only spot, or no spot.", "只看竞价实例，或不看竞价实例。"))),
     Option("currency", "--currency", str, stages=_PLAN,  # None: the market's
            help=("USD, CNY or EUR (default: CNY with --market cn).",
-                 "币种 USD、CNY 或 EUR（--market cn 时默认 CNY）。")),
+                 "币种 USD、CNY 或 EUR（--market cn 时默认 CNY）。"),
+           helps=(("offers", "Show prices in USD, CNY or EUR (newest FX rate).",
+                   "以 USD、CNY 或 EUR 显示价格（按最新汇率）。"),)),
     # serving that stays up (gpuplan.plan.serving)
     _o("--peak-rps", 0, 1e6, above=True,
        help=("Peak requests per second the fleet is sized for (default: the mean, or the profile's busiest hour).",
@@ -350,7 +369,14 @@ OPTIONS: tuple[Option, ...] = (
            help=("Failure domain the fleet must survive losing: zone, region or none.",
                  "集群须能承受失去的故障域：zone、region 或 none。")),
     Option("regions", "--region", list,
-           help=("Only offers in these regions (repeatable).", "只用这些区域的报价（可重复）。")),
+           help=("Only offers in these regions (repeatable).", "只用这些区域的报价（可重复）。"),
+           helps=(("history", "Region (repeatable).", "区域（可重复）。"),
+                  ("refresh", "Region to price, repeatable: 'aws:us-west-2' for one provider, a bare name for every "
+                   "provider priced per region (AWS, Azure, Tencent Cloud, Alibaba Cloud); default: us-east-1, "
+                   "eastus, ap-beijing/ap-shanghai/ap-guangzhou, and the catalog's Alibaba Cloud regions.",
+                   "要询价的区域，可重复：'aws:us-west-2' 只对一家云厂商，不带前缀的名称对所有按区域定价的云厂商（AWS、"
+                   "Azure、腾讯云、阿里云）；默认：us-east-1、eastus、ap-beijing/ap-shanghai/ap-guangzhou，以及目录中的"
+                   "阿里云区域。"))),
     Option("allow_marketplace", "--allow-marketplace", bool, False,
            help=("Allow marketplace / community hosts, which production serving leaves out.",
                  "允许市场/社区主机（生产环境的在线服务默认不用）。")),
@@ -372,8 +398,13 @@ OPTIONS: tuple[Option, ...] = (
     # the command line's choices of one run (an estimate's task and GPU; the tiers a plan rents; rent or buy)
     Option("task", "--task", Task, Task.INFER,
            help=("infer, serve, finetune or pretrain.", "任务：infer、serve、finetune 或 pretrain。")),
-    Option("gpu", "--gpu", str, "H100",
-           help=("GPU name, e.g. H100, 4090, A100-80GB.", "显卡名称，例如 H100、4090、A100-80GB。")),
+    Option("gpu", "--gpu", str, "H100", by_command=(("offers", None), ("buy", None)),
+           kind_in=(("offers", list), ("buy", list)), required_in=("history",),
+           help=("GPU name, e.g. H100, 4090, A100-80GB.", "显卡名称，例如 H100、4090、A100-80GB。"),
+           helps=(("offers", "GPU name; a family (A100) also matches its variants (A100-80GB). Repeatable.",
+                   "显卡名称；系列名（A100）也匹配其各型号（A100-80GB）。可重复。"),
+                  ("buy", "GPU(s) to price (repeatable).", "要报价的显卡（可重复）。"),
+                  ("history", "GPU name (aliases work), e.g. H100.", "显卡名称（可用别名），例如 H100。"))),
     Option("tiers", "--tier", list,
            help=("Pricing tiers to plan with: on-demand, spot, reserved, marketplace (repeatable; default: on-demand "
                  "and spot).", "参与规划的计费方式：on-demand、spot、reserved、marketplace（可重复；默认 on-demand 和 "
@@ -381,17 +412,41 @@ OPTIONS: tuple[Option, ...] = (
            helps=((_SERVE, "Pricing tiers the fleet may rent: on-demand, spot, reserved, marketplace (repeatable; "
                    "default: on-demand, with spot under --spot; reserved is a committed term, paid whether or not the "
                    "instance runs).", "服务集群可租用的计费方式：on-demand、spot、reserved、marketplace（可重复；默认 "
-                   "on-demand，加 --spot 时含 spot；reserved 为承诺期限（包月/包年），无论实例是否运行都要付费）。"),)),
+                   "on-demand，加 --spot 时含 spot；reserved 为承诺期限（包月/包年），无论实例是否运行都要付费）。"),
+                  ("offers", "Only these pricing tiers: on-demand, spot, reserved, marketplace (repeatable).",
+                   "只看这些计费方式：on-demand、spot、reserved、marketplace（可重复）。"),
+                  ("history", "on-demand, spot, reserved or marketplace.",
+                   "计费方式：on-demand、spot、reserved 或 marketplace。")),
+           kind_in=(("history", str),)),
     Option("compare_buy", "--compare-buy", bool, False,
            help=("Also compare buying the picked GPUs.", "同时比较买下推荐方案的显卡。")),
     # listings
+    Option("vendor", "--vendor", str, help=("NVIDIA, AMD, Intel, Google, Huawei.",
+                                            "厂商：NVIDIA、AMD、Intel、Google、Huawei。")),
+    Option("segment", "--segment", str, choices=SEGMENTS,
+           help=("datacenter, workstation, consumer, tpu or npu.",
+                 "类别：datacenter、workstation、consumer、tpu 或 npu。")),
+    Option("sort", "--sort", str, by_command=(("gpus", "name"), ("offers", "gpu-price")),
+           help=("name, memory, bandwidth, bf16, fp8, year or tdp.",
+                 "排序：name、memory、bandwidth、bf16、fp8、year 或 tdp。"),
+           helps=(("offers", "gpu-price, price, gpus, age or provider.",
+                   "排序：gpu-price、price、gpus、age 或 provider。"),)),
+    Option("wide", "--wide", bool, False, help=("Also show architecture, form factor, usable memory and interconnect.",
+                                                "同时显示架构、形态、可用显存和互联。")),
+    Option("exact", "--exact", bool, False, typed=("--exact/--no-exact",),
+           help=("Match --gpu names exactly, without variants.", "--gpu 名称精确匹配，不含其他型号。")),
+    Option("provider", "--provider", list, help=("Provider (repeatable).", "云厂商（可重复）。")),
+    Option("points", "--points", bool, False,
+           help=("Every stored price, not one line per offer.", "列出存下的每个价格，而不是每个报价一行。")),
     _o("--limit", 0, 1e6, zero="all", kind=int, default=40,
        help=("Show at most this many rows (0 = all).", "最多显示这么多行（0 = 全部）。")),
     _o("--min-gpus", 0, 1e5, above=True, help=("At least this many GPUs per instance.", "每个实例至少这么多张卡。")),
     _o("--min-memory", 0, 2**50, above=True, fmt=lambda n: fmt_bytes(n, 0), form="SIZE",
        help=("Smallest memory, e.g. 48GB.", "最小显存，例如 48GB。")),
+    # a comparison
+    Option("model", "--model", str, "Llama-3.1-8B", help=("Model to compare on.", "用来比较的模型。")),
     # rent or buy
-    _o("--hours-per-month", 0, 744, unit="hours",
+    _o("--hours-per-month", 0, 744, unit="hours", by_command=(("buy", 200),),
        help=("Use per month, for --compare-buy.", "每月使用时长，用于 --compare-buy。"),
        helps=(("buy", "Hours of use per month.", "每月使用小时数。"),)),
     _o("--years", 0, 50, above=True, unit="years",
@@ -401,12 +456,23 @@ OPTIONS: tuple[Option, ...] = (
     _o("--pue", 1, 4, hint="facility power over IT power: 1.0 at a desk, 1.1-1.6 in a data center",
        help=("Power usage effectiveness (1.0 at a desk).", "电能使用效率 PUE（放在办公桌上为 1.0）。")),
     # the server
-    _o("--port", 1, 65535, kind=int, default=8000),
-    _o("--workers", 1, 64, kind=int, default=1),
+    Option("host", "--host", str, "127.0.0.1",
+           help=("Address to listen on: 127.0.0.1 (this machine only), or an address of this machine, or 0.0.0.0 for "
+                 "every interface (then use a --token).",
+                 "监听地址：127.0.0.1（仅本机）、本机的某个地址，或 0.0.0.0（所有网卡；此时请用 --token）。")),
+    _o("--port", 1, 65535, kind=int, default=8000, help=("Port to listen on.", "监听端口。")),
+    Option("token", "--token", str, env="GPUPLAN_WEB_TOKEN",
+           help=("Require this secret (16+ characters) on every request: header 'Authorization: Bearer TOKEN', or "
+                 "open /?token=TOKEN once in the browser (also GPUPLAN_WEB_TOKEN).",
+                 "每个请求都须带上这个密钥（至少 16 个字符）：请求头 'Authorization: Bearer TOKEN'，"
+                 "或在浏览器中打开一次 /?token=TOKEN（也可用 GPUPLAN_WEB_TOKEN）。")),
+    _o("--workers", 1, 64, kind=int, default=1,
+       help=("Server processes (uvicorn workers): plans run in parallel on as many cores.",
+             "服务进程数（uvicorn worker）：方案在这么多个核上并行计算。")),
 )
 
-# The options of each job command, in the order its help lists them (the command line's other options, --export,
-# --out, --json and --csv, follow): a new option is its row above and its name here.
+# The options of each command, in the order its help lists them (the command line's other options, --export,
+# --out, --json and --csv, follow): a new option is its row above and its name here. The job commands' come first.
 PLAN_CONSTRAINTS = ("market", "providers", "gpus", "exclude_gpus", "max_gpus", "budget", "deadline_s", "spot",
                      "tiers", "currency", "objective", "top")
 COMMANDS: dict[str, tuple[str, ...]] = {
@@ -424,6 +490,16 @@ COMMANDS: dict[str, tuple[str, ...]] = {
                    "allow_marketplace", "tiers", "prefix_hit", "max_per_offer", "adapters", "adapter_rank", "quant",
                    "engine", "market", "providers", "gpus", "exclude_gpus", "users", "budget", "guard", "guard_mode",
                    "currency"),
+    # the other commands' options
+    "gpus": ("market", "min_memory", "vendor", "segment", "sort", "wide"),
+    "offers": ("gpu", "exact", "market", "currency", "spot", "tiers", "provider", "min_gpus", "sort", "limit"),
+    "refresh": ("regions",),
+    "history": ("gpu", "provider", "regions", "tiers", "points"),
+    "platforms": ("market",),
+    "fit": ("context", "gpus"),
+    "compare": ("model",),
+    "buy": ("gpu", "n_gpus", "hours_per_month", "market", "currency", "years", "pue", "electricity"),
+    "web": ("host", "port", "token", "workers"),
 }
 
 

@@ -16,7 +16,7 @@ from gpuplan.listing import price_age
 from gpuplan.plan_text import note_text, notes_text, serving_costs
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.requests import settings_text
-from gpuplan.types import InferSetup, Method, Task
+from gpuplan.types import Engine, InferSetup, Method, Recompute, Task
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
 
@@ -136,7 +136,7 @@ def _fit_hints(e: JobEstimate) -> list[str]:
         # what every step holds whatever the batch: recomputation and smaller micro-batches cannot help there
         states = sum(parts.get(k) for k in ("weights", "master_weights", "optimizer"))
         if states * (1 + e.margin) < e.capacity_bytes:
-            if s.recompute == "none":
+            if s.recompute == Recompute.NONE:
                 hints.append(say("try --recompute full", "试试 --recompute full"))
             if s.micro_batch > 1:
                 hints.append(say("a smaller --micro-batch", "更小的 --micro-batch"))
@@ -152,7 +152,7 @@ def _fit_hints(e: JobEstimate) -> list[str]:
                              "用 --zero 3 把权重、梯度和优化器状态切分到各卡"))
         return hints
     bits = weight_format(s.weight_format).bits_per_weight
-    llamacpp = s.engine == "llamacpp"  # GGUF files, layers split over GPUs (no tensor parallelism)
+    llamacpp = s.engine == Engine.LLAMACPP  # GGUF files, layers split over GPUs (no tensor parallelism)
     formats = ("gguf-q8_0", "gguf-q4_k_m") if llamacpp else ("int8-wo", "awq-int4")
     smaller = [q for q in formats if weight_format(q).bits_per_weight < bits - 1]
     quant = [say(f"--quant {' or '.join(reversed(smaller))}", f"--quant {' 或 '.join(reversed(smaller))}")

@@ -13,6 +13,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
+from pathlib import PurePath
 from typing import Any, TextIO
 
 FORMATS = ("table", "json", "csv")
@@ -41,29 +43,32 @@ def _plain(value: Any) -> str:
 
 
 def to_json(data: Any) -> str:
-    """JSON text; a non-finite number (an infinite break-even) is ``null``, as the HTTP API writes it."""
-    return json.dumps(finite(data), ensure_ascii=False, indent=2, default=_json_default, allow_nan=False)
+    """JSON text of ``data`` as :func:`to_jsonable` makes it (a non-finite number, an infinite break-even, is
+    ``null``): the CLI's ``--json``, which the HTTP API writes with the same function."""
+    return json.dumps(to_jsonable(data), ensure_ascii=False, indent=2, allow_nan=False)
 
 
-def finite(data: Any) -> Any:
-    """``data`` with every NaN and infinity in its dicts, lists and tuples (and ``as_dict()`` results) made None."""
+def to_jsonable(data: Any) -> Any:
+    """``data`` as JSON values, the one conversion of the CLI's ``--json`` and the HTTP API's answers: NaN and
+    infinity are None, an enum its value, a date or time its ISO text, a result its ``as_dict()``, a tuple a list,
+    a path its text."""
     if isinstance(data, float):
         return data if math.isfinite(data) else None
+    if isinstance(data, Enum):
+        return data.value
+    if data is None or isinstance(data, (str, int)):
+        return data
     if isinstance(data, dict):
-        return {k: finite(v) for k, v in data.items()}
+        return {to_jsonable(k) if isinstance(k, Enum) else k: to_jsonable(v) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
-        return [finite(v) for v in data]
+        return [to_jsonable(v) for v in data]
     if hasattr(data, "as_dict"):
-        return finite(data.as_dict())
-    return data
-
-
-def _json_default(obj: Any) -> Any:
-    if hasattr(obj, "isoformat"):
-        return obj.isoformat()
-    if hasattr(obj, "as_dict"):
-        return obj.as_dict()
-    raise TypeError(f"cannot serialise {type(obj).__name__}")
+        return to_jsonable(data.as_dict())
+    if hasattr(data, "isoformat"):
+        return data.isoformat()
+    if isinstance(data, PurePath):
+        return str(data)
+    raise TypeError(f"cannot serialise {type(data).__name__}")
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
@@ -82,7 +87,7 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 def _csv_cell(value: Any) -> Any:
     if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False, default=_json_default)
+        return json.dumps(to_jsonable(value), ensure_ascii=False)
     return "" if value is None else value
 
 

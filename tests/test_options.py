@@ -11,9 +11,10 @@ import pytest
 import typer
 
 import gpuplan
+from gpuplan import options
 from gpuplan.cli import app
 from gpuplan.errors import InputError
-from gpuplan.options import OPTIONS, RANGES, default, option_of_flag
+from gpuplan.options import OPTIONS, RANGES, default, of_command, option_of_flag
 from gpuplan.requests import make_job
 from gpuplan.types import Method, Task
 from gpuplan.units import parse_count
@@ -24,7 +25,7 @@ COMMANDS = ("estimate", "plan finetune", "plan pretrain", "plan infer", "plan se
 def _commands() -> dict[str, Any]:
     root = typer.main.get_command(app)
     plan = root.commands["plan"]  # type: ignore[attr-defined]
-    return {"estimate": root.commands["estimate"],  # type: ignore[attr-defined]
+    return {**root.commands,  # type: ignore[attr-defined]
             **{f"plan {name}": cmd for name, cmd in plan.commands.items()}}
 
 
@@ -43,6 +44,36 @@ def test_the_command_lines_defaults_are_the_tables(command: str) -> None:
     assert checked >= 4, f"{command}: only {checked} options compared"  # the table describes this command
 
 
+# the other commands' defaults, as docs/cli.md lists them, written out
+@pytest.mark.parametrize(("command", "flag", "expected"), [
+    ("gpus", "--sort", "name"), ("gpus", "--wide", False), ("offers", "--sort", "gpu-price"), ("offers", "--limit", 40),
+    ("offers", "--exact/--no-exact", False), ("fit", "--context", 2048), ("compare", "--model", "Llama-3.1-8B"),
+    ("buy", "--n-gpus", 1), ("buy", "--hours-per-month", 200), ("buy", "--market", "global"),
+    ("web", "--host", "127.0.0.1"), ("web", "--port", 8000), ("web", "--workers", 1),
+])
+def test_the_other_commands_defaults_are_their_rows(command: str, flag: str, expected: object) -> None:
+    param = next(p for p in _commands()[command].params if "/".join(p.opts + p.secondary_opts) == flag)
+    assert param.default == expected
+    assert default(option_of_flag(flag.split("/")[0]).name, command) == expected
+
+
+@pytest.mark.parametrize(("command", "flags"), [
+    ("gpus", ["--market", "--min-memory", "--vendor", "--segment", "--sort", "--wide"]),
+    ("offers", ["--gpu", "--exact", "--market", "--currency", "--spot", "--tier", "--provider", "--min-gpus", "--sort",
+                "--limit"]),
+    ("history", ["--gpu", "--provider", "--region", "--tier", "--points"]),
+    ("fit", ["--context", "--gpus"]),
+    ("buy", ["--gpu", "--n-gpus", "--hours-per-month", "--market", "--currency", "--years", "--pue", "--electricity"]),
+    ("web", ["--host", "--port", "--token", "--workers"]),
+])
+def test_every_option_of_the_other_commands_is_a_row_of_the_table(command: str, flags: list[str]) -> None:
+    """Their options besides --json and --csv are the table's, in its order (issue 10, part 2)."""
+    given = [p.opts[0] for p in _commands()[command].params
+             if p.param_type_name == "option" and p.opts[0] not in ("--json", "--csv")]
+    assert given == flags
+    assert [o.flag for o in of_command(command)] == flags
+
+
 def test_every_default_lies_in_its_options_range() -> None:
     for o in OPTIONS:
         values = [o.default, *(v for _, v in o.by_command)]
@@ -51,9 +82,10 @@ def test_every_default_lies_in_its_options_range() -> None:
                 assert o.range.contains(v), (o.flag, v)
 
 
-def test_commands_named_for_their_own_defaults_exist() -> None:
-    named = {command for o in OPTIONS for command, _ in o.by_command}
-    assert named <= set(COMMANDS)
+def test_commands_named_for_their_own_defaults_help_or_kind_exist() -> None:
+    named = {command for o in OPTIONS for command, _ in (*o.by_command, *o.kind_in)}
+    named |= {command for o in OPTIONS for command, *_ in o.helps} | {c for o in OPTIONS for c in o.required_in}
+    assert named <= set(options.COMMANDS)
 
 
 def test_every_range_belongs_to_an_option_of_the_table() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from clirun import run_cli
 
 from gpuplan.catalog import load_catalog
 from gpuplan.errors import UnknownNameError
@@ -359,6 +360,10 @@ def test_http_api_history_answers_the_same_series(tmp_path: Path, monkeypatch) -
     assert body["gpu"] == "H100" and body["prices"].startswith("prices: bundled")
     assert [(s["region"], s["last_price_per_hour"]) for s in body["series"]] == [("us-east-1", 3.29),
                                                                                  ("us-west-1", 3.29)]
+    # the same rows as the command line's --json, per-GPU price included (one serializer)
+    status, out, _ = run_cli(["history", "--gpu", "H100", "--provider", "Lambda", "--json"])
+    assert status == 0 and json.loads(out) == body["series"]
+    assert body["series"][0]["last_price_per_gpu_hour"] == pytest.approx(3.29)  # a one-GPU instance
     assert TestClient(create_app()).get("/api/history", params={"gpu": "H100", "tier": "weekly"}).status_code == 400
 
 

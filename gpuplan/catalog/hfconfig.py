@@ -183,14 +183,14 @@ def _checkpoint_format(qc: Any) -> str | None:
     ``quant_method`` and ``bits``. bitsandbytes configs quantize at load time, so they leave the format alone."""
     if not isinstance(qc, dict):
         return None
-    method = str(qc.get("quant_method", "")).lower()
+    quant = str(qc.get("quant_method", "")).lower()
     bits = qc.get("bits", qc.get("w_bit", 4))
-    if method == "fp8":
+    if quant == "fp8":
         return "fp8"
-    if method == "mxfp4":  # gpt-oss: MoE experts in MXFP4, attention, router, embeddings and head in BF16
+    if quant == "mxfp4":  # gpt-oss: MoE experts in MXFP4, attention, router, embeddings and head in BF16
         return "mxfp4"
-    if method in ("awq", "gptq") and bits in (4, 8):
-        return f"{method}-int{bits}" if (method, bits) != ("awq", 8) else None
+    if quant in ("awq", "gptq") and bits in (4, 8):
+        return f"{quant}-int{bits}" if (quant, bits) != ("awq", 8) else None
     return None
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 
 from gpuplan import types
 from gpuplan.catalog.csvload import Column, read_table
@@ -43,10 +45,10 @@ class Engine:
 
 
 @cache
-def engines() -> dict[str, Engine]:
+def engines() -> Mapping[str, Engine]:
     rows = read_table(BUNDLED_DIR / "engines.csv", _COLUMNS, ["engine"], "gpuplan/data/engines.csv")
-    return {r.values["engine"]: Engine(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
-            for r in rows}
+    return MappingProxyType({r.values["engine"]: Engine(**{k: v for k, v in r.values.items()
+                                                             if k not in ("as_of", "notes")}) for r in rows})
 
 
 _HF_CACHE_COLUMNS = (

@@ -9,8 +9,10 @@ and optimizer states, or the model's bf16 throughout), each with the code or doc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
@@ -74,10 +76,10 @@ class Framework:
 
 
 @cache
-def frameworks() -> dict[str, Framework]:
+def frameworks() -> Mapping[str, Framework]:
     rows = read_table(BUNDLED_DIR / "frameworks.csv", _COLUMNS, ["framework"], "gpuplan/data/frameworks.csv")
-    return {r.values["framework"]: Framework(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
-            for r in rows}
+    return MappingProxyType({r.values["framework"]: Framework(**{k: v for k, v in r.values.items()
+                                                                   if k not in ("as_of", "notes")}) for r in rows})
 
 
 def zero_buckets(fw: Framework) -> dict[str, int | bool]:
@@ -133,10 +135,10 @@ class Stack:
 
 
 @cache
-def stacks() -> dict[str, Stack]:
+def stacks() -> Mapping[str, Stack]:
     rows = read_table(BUNDLED_DIR / "stacks.csv", _STACK_COLUMNS, ["stack"], "gpuplan/data/stacks.csv")
-    return {r.values["stack"]: Stack(**{k: v for k, v in r.values.items() if k not in ("as_of", "notes")})
-            for r in rows}
+    return MappingProxyType({r.values["stack"]: Stack(**{k: v for k, v in r.values.items()
+                                                         if k not in ("as_of", "notes")}) for r in rows})
 
 
 def stack(name: str) -> Stack:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from types import MappingProxyType
 
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
@@ -41,11 +43,11 @@ class WeightFormat:
 
 
 @cache
-def weight_formats() -> dict[str, WeightFormat]:
+def weight_formats() -> Mapping[str, WeightFormat]:
     rows = read_table(BUNDLED_DIR / "quant_formats.csv", _COLUMNS, ["format"], "gpuplan/data/quant_formats.csv")
-    return {r.values["format"]: WeightFormat(r.values["format"], r.values["bits_per_weight"],
-                                             r.values["scope"], r.values["compute"], r.values["source"])
-            for r in rows}
+    return MappingProxyType({r.values["format"]: WeightFormat(r.values["format"], r.values["bits_per_weight"],
+                                                              r.values["scope"], r.values["compute"],
+                                                              r.values["source"]) for r in rows})
 
 
 def weight_format(name: str, field: str = "--quant") -> WeightFormat:

@@ -75,7 +75,7 @@ def _check(s: TrainSetup) -> None:
     if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--export", f"the Axolotl export trains full or with LoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         raise InputError("--export", "the plan recomputes selectively; the HF Trainer checkpoints whole layers "
                          "or nothing.", "plan with --framework axolotl, which prices its own choice.")
     if s.method == Method.FULL and not p.zero and s.precision != "bf16":

@@ -74,7 +74,7 @@ def _check(e: JobEstimate, spot: bool) -> None:
         raise InputError("--export", "DeepSpeed-Chat's --offload moves the parameters to the CPU too under ZeRO-3, "
                          "which this plan did not price.", "plan with ZeRO-2 and optimizer offload, or without "
                          "offload.")
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         raise InputError("--recompute", "DeepSpeed-Chat checkpoints whole layers (--gradient_checkpointing) or "
                          "nothing.", "plan with --recompute full or none.")
     if s.precision not in _DTYPE:

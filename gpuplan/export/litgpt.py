@@ -111,7 +111,7 @@ def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
                          f"{p.describe()} and recomputation {s.recompute}.",
                          "plan with --max-gpus 1 (LitGPT on one GPU recomputes nothing, as planned), or with "
                          "--framework llama-factory or trl.")
-    if p.dp == 1 and s.recompute != "none":
+    if p.dp == 1 and s.recompute != Recompute.NONE:
         raise InputError("--export", "on one GPU LitGPT recomputes no activations, and it has no option to do so; "
                          f"this plan was priced with recomputation {s.recompute}.",
                          "plan with --framework litgpt (which prices its own choice), or with --framework "

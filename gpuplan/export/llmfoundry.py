@@ -61,7 +61,7 @@ def _check(e: JobEstimate) -> None:
     if p.zero not in _SHARDING:
         raise InputError("--zero", "FSDP shards everything (ZeRO-3), gradients and states (ZeRO-2) or nothing; it "
                          "has no ZeRO-1.", "plan with --zero 2 or 3.")
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         raise InputError("--recompute", "llm-foundry checkpoints whole blocks or nothing.",
                          "plan with --recompute none or full.")
     if s.recompute == Recompute.FULL and p.n_gpus == 1:

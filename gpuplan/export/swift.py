@@ -71,7 +71,7 @@ def _check_layout(s: TrainSetup) -> None:
     if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--export", f"the ms-swift export trains full or with LoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         raise InputError("--export", "the plan recomputes selectively; the HF Trainer checkpoints whole layers "
                          "or nothing.", "plan with --framework swift, which prices its own choice.")
 

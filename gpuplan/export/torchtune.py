@@ -93,7 +93,7 @@ def _check(s: TrainSetup) -> None:
     if s.optimizer not in _OPTIMIZER:
         raise InputError("--optimizer", f"the torchtune export builds a torch.optim optimizer; it has no "
                          f"'{s.optimizer}'.", f"plan with --optimizer {' or '.join(_OPTIMIZER)}.")
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         raise InputError("--recompute", "the plan recomputes selectively; torchtune's recipes checkpoint whole "
                          "layers or nothing.", "plan with --framework torchtune, which prices its own choice.")
 

@@ -133,7 +133,7 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
     if s.method == Method.PTUNING:
         raise InputError("--export", "LLaMA-Factory has no P-tuning v2.", "use the model's own P-tuning scripts "
                          "(ChatGLM ptuning/main.py); the skypilot export covers lora, qlora, freeze and full.")
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         raise InputError("--export", "the plan recomputes selectively; LLaMA-Factory checkpoints whole layers "
                          "or nothing.", "plan with --framework llama-factory, which prices its own choice.")
     cfg: dict[str, Any] = {"model_name_or_path": model_ref, "stage": "sft", "do_train": True,
@@ -144,7 +144,7 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
             _need_llama_style(m, "training the embeddings with LoRA")
             cfg["additional_target"] = "embed_tokens,lm_head"
         cfg |= _base_quant(s)
-    if s.method == "freeze":
+    if s.method == Method.FREEZE:
         cfg["freeze_trainable_layers"] = s.trainable_layers
     optim = _HF_OPTIM.get(s.optimizer)
     if optim is None:
@@ -155,7 +155,7 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
             "gradient_accumulation_steps": s.grad_accum,
             "num_train_epochs": float(e.job.epochs) if e.job.samples else 1.0,
             "learning_rate": LR_ADAPTER if Method(s.method).low_rank else LR_FULL, "optim": optim,
-            **_precision(s), "disable_gradient_checkpointing": s.recompute == "none",
+            **_precision(s), "disable_gradient_checkpointing": s.recompute == Recompute.NONE,
             "output_dir": f"{CKPT_DIR}/{name}", "overwrite_output_dir": False,
             **trainer_checkpoints(e, steps, _save_every(steps))}
     check_options("llamafactory", {k: (str(v) if k in _CHOICE_KEYS else None) for k, v in cfg.items()})
@@ -496,7 +496,7 @@ def _parallel_args(s: TrainSetup) -> dict[str, str | None]:
     elif p.zero in (2, 3):
         args |= {"--use-megatron-fsdp": None,
                  "--data-parallel-sharding-strategy": "optim_grads" if p.zero == 2 else "optim_grads_params"}
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         args["--recompute-granularity"] = "selective"
     elif s.recompute == Recompute.FULL:
         args |= {"--recompute-granularity": "full", "--recompute-method": "uniform", "--recompute-num-layers": "1"}

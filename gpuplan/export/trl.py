@@ -55,7 +55,7 @@ def _check_layout(s: TrainSetup) -> None:
     if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--export", f"TRL's sft script trains full or with a PEFT LoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         raise InputError("--export", "the plan recomputes selectively; the HF Trainer checkpoints whole layers "
                          "or nothing.", "plan with --framework trl, which prices its own choice (estimate: "
                          "--recompute full or none).")

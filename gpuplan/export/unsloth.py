@@ -81,7 +81,7 @@ def _check_layout(e: JobEstimate, s: TrainSetup) -> None:
     if s.method not in (Method.LORA, Method.QLORA, Method.FULL):
         raise InputError("--export", f"Unsloth trains full or with LoRA/QLoRA, not {s.method}.",
                          "plan with --method lora, qlora or full.")
-    if s.recompute == "selective":
+    if s.recompute == Recompute.SELECTIVE:
         raise InputError("--export", "the plan recomputes selectively; Unsloth checkpoints whole layers or nothing.",
                          "plan with --framework unsloth, which prices its own choice (--recompute full or none).")
     if s.train_embeddings:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from gpuplan.market.store import PriceRow
 
@@ -33,6 +34,11 @@ class Series:
     @property
     def last_price_per_gpu_hour(self) -> float:
         return self.last_price_per_hour / self.gpu_count
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON twin (``gpuplan history --json`` and GET /api/history): the fields and the two derived ones."""
+        return {**asdict(self), "change_fraction": self.change_fraction,
+                "last_price_per_gpu_hour": self.last_price_per_gpu_hour}
 
 
 def series(rows: Sequence[PriceRow]) -> list[Series]:

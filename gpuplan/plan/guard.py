@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from gpuplan.catalog import Catalog
@@ -166,13 +167,14 @@ def _rows(file: str, columns: Sequence[Column], key: list[str]) -> list[dict[str
 
 
 @functools.cache
-def presets() -> dict[str, Preset]:
-    return {v["name"]: Preset(**v) for v in _rows("guards.csv", GUARD_COLUMNS, ["name"])}
+def presets() -> Mapping[str, Preset]:
+    return MappingProxyType({v["name"]: Preset(**v) for v in _rows("guards.csv", GUARD_COLUMNS, ["name"])})
 
 
 @functools.cache
-def services() -> dict[str, Service]:
-    return {v["service"]: Service(**v) for v in _rows("moderation_apis.csv", API_COLUMNS, ["service"])}
+def services() -> Mapping[str, Service]:
+    return MappingProxyType({v["service"]: Service(**v) for v in _rows("moderation_apis.csv", API_COLUMNS,
+                                                                       ["service"])})
 
 
 @functools.cache

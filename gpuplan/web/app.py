@@ -27,13 +27,15 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import asdict
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi import Path as Path_
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
@@ -73,6 +75,7 @@ from gpuplan.plan.guard import names as guard_names
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan, work_budget
 from gpuplan.plan.serving import GUARD_MODES
 from gpuplan.plan_text import serving_costs
+from gpuplan.render import to_jsonable
 from gpuplan.requests import estimate_config, make_job
 from gpuplan.types import (
     ENGINES,
@@ -92,15 +95,13 @@ from gpuplan.web.guard import MAX_BODY_BYTES, Guard
 from gpuplan.web.models import (
     MAX_NAMES,
     MAX_TEXT,
-    Currency,
     ErrorBody,
     EstimateRequest,
     Market,
     PlanRequest,
-    Segment,
     ServeRequestBody,
-    Tier,
-    bounds,
+    Text,
+    query_options,
 )
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -205,11 +206,6 @@ def catalog(request: Request) -> Catalog:
     return load_catalog(request.app.state.catalog_dirs)
 
 
-def ranged(option: str, default: Any = None) -> Any:
-    """A query parameter whose bounds are the CLI option's range (:data:`gpuplan.options.RANGES`)."""
-    return Query(default, **bounds(option, whole=True))
-
-
 _ERROR = {"model": ErrorBody}
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {**_ERROR, "description": "A value is wrong: out of range, not among the choices, an unknown name, or a "
@@ -220,35 +216,48 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: {**_ERROR, "description": "The body is not JSON, a field has the wrong type, or a required one is missing."},
 }
 Cat = Annotated[Catalog, Depends(catalog)]
-Names = Annotated[list[Annotated[str, Query(max_length=MAX_TEXT)]] | None, Query(max_length=MAX_NAMES)]
-Text = Annotated[str, Query(max_length=MAX_TEXT)]
-router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
+Q = SimpleNamespace  # the table's query parameters of an endpoint (gpuplan.web.models.query_options)
+
+
+class TwinRoute(APIRoute):
+    """A route whose answer is written as the CLI's ``--json`` writes the same result (:func:`gpuplan.render.
+    to_jsonable`: a non-finite number is null); the endpoint's return type still describes it in the OpenAPI
+    document."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        @functools.wraps(endpoint)
+        def written(*args: Any, **kw: Any) -> Any:
+            answer = endpoint(*args, **kw)
+            return answer if isinstance(answer, Response) else JSONResponse(to_jsonable(answer))
+
+        super().__init__(path, written, **kwargs)
+
+
+router = APIRouter(prefix="/api", responses=ERROR_RESPONSES, route_class=TwinRoute)
 
 
 # ---------------------------------------------------------------- listings
 
 
 @router.get("/gpus")
-def gpus(cat: Cat, market: Market | None = None, min_memory: Text | None = None, vendor: Text | None = None,
-         segment: Segment | None = None, sort: Text = "name") -> list[Row]:
+@query_options("gpus")
+def gpus(cat: Cat, q: Q) -> list[Row]:
     """``gpuplan gpus --json``; ``min_memory`` like ``48GB``."""
-    memory = parse_bytes(min_memory, "--min-memory") if min_memory else None
-    check_range("--min-memory", memory, f"'{min_memory}'")
-    found = list_gpus(cat, market=market, min_memory_bytes=memory, vendor=vendor, segment=segment, sort=sort)
+    memory = parse_bytes(q.min_memory, "--min-memory") if q.min_memory else None
+    check_range("--min-memory", memory, f"'{q.min_memory}'")
+    found = list_gpus(cat, market=q.market, min_memory_bytes=memory, vendor=q.vendor, segment=q.segment, sort=q.sort)
     return [gpu_row(g) for g in found]
 
 
 @router.get("/offers")
-def offers(cat: Cat, gpu: Names = None, exact: bool = False, market: Market | None = None,
-           currency: Currency | None = None, spot: bool | None = None, provider: Names = None,
-           tier: Annotated[list[Tier] | None, Query(max_length=4)] = None,
-           sort: Text = "gpu-price", limit: int = ranged("--limit", 40)) -> list[Row]:
+@query_options("offers")
+def offers(cat: Cat, q: Q) -> list[Row]:
     """``gpuplan offers --json``: cheapest per GPU-hour first; ``exact`` matches GPU names without variants."""
-    if provider:
-        resolve_providers(cat, provider, "provider")
-    views = list_offers(cat, gpus=gpu or (), exact=exact, market=market, currency=currency, spot=spot,
-                        providers=provider or (), sort=sort, tiers=tier or ())
-    return [v.row() for v in (views[:limit] if limit else views)]
+    if q.provider:
+        resolve_providers(cat, q.provider, "provider")
+    views = list_offers(cat, gpus=q.gpu or (), exact=q.exact, market=q.market, currency=q.currency, spot=q.spot,
+                        providers=q.provider or (), sort=q.sort, tiers=q.tier or ())
+    return [v.row() for v in (views[:q.limit] if q.limit else views)]
 
 
 @router.get("/models")
@@ -264,13 +273,15 @@ def model_info(cat: Cat, name: Annotated[str, Path_(max_length=MAX_TEXT)]) -> Ro
 
 
 @router.get("/platforms")
-def platforms(cat: Cat, market: Market | None = None) -> list[Row]:
+@query_options("platforms")
+def platforms(cat: Cat, q: Q) -> list[Row]:
     """``gpuplan platforms --json``."""
-    return [asdict(p) for p in cat.platforms if market is None or p.market == market]
+    return [asdict(p) for p in cat.platforms if q.market is None or p.market == q.market]
 
 
 @router.get("/history")
-def history(cat: Cat, gpu: Text, provider: Names = None, region: Names = None, tier: Text | None = None) -> Row:
+@query_options("history")
+def history(cat: Cat, q: Q) -> Row:
     """``gpuplan history --json``: per offer, the first, last, lowest and highest refreshed price of ``gpu``."""
     from gpuplan.catalog.schemas import PRICINGS
     from gpuplan.errors import check_choice
@@ -278,12 +289,12 @@ def history(cat: Cat, gpu: Text, provider: Names = None, region: Names = None, t
     from gpuplan.market.overlay import prices_note
     from gpuplan.market.store import history as stored
 
+    gpu, provider, region, tier = q.gpu, q.provider, q.region, q.tier
     check_choice("tier", tier, PRICINGS)
     name = cat.gpu(gpu, "gpu").name
     providers = sorted(resolve_providers(cat, provider, "provider")) if provider else []
     rows = [r for r in stored(name, providers, region or ()) if tier is None or r.tier == tier]
-    return {"gpu": name, "prices": prices_note(cat), "series": [
-        {**asdict(s), "change_fraction": s.change_fraction} for s in series(rows)]}
+    return {"gpu": name, "prices": prices_note(cat), "series": [s.as_dict() for s in series(rows)]}
 
 
 @router.get("/meta")
@@ -381,28 +392,29 @@ def _plan_cache(catalog_dirs: tuple[str, ...], budget_s: float) -> Callable[[str
 
 
 @router.get("/fit/{model:path}")
-def fit(cat: Cat, model: Annotated[str, Path_(max_length=MAX_TEXT)], context: int = ranged("--context", 2048),
-        gpus: Names = None) -> Row:
+@query_options("fit")
+def fit(cat: Cat, model: Annotated[str, Path_(max_length=MAX_TEXT)], q: Q) -> Row:
     """``gpuplan fit MODEL --json``: smallest configurations per use case."""
     m = preset_model(cat, model)
-    pool = [cat.gpus[n] for n in sorted(match_gpus(cat, gpus, "gpus"))] if gpus else None
-    return {"model": m.name, "rows": [r.as_dict() for r in fit_table(cat, m, pool, context)]}
+    pool = [cat.gpus[n] for n in sorted(match_gpus(cat, q.gpus, "gpus"))] if q.gpus else None
+    return {"model": m.name, "rows": [r.as_dict() for r in fit_table(cat, m, pool, q.context)]}
 
 
 @router.get("/compare")
-def compare_gpus(cat: Cat, a: Text, b: Text, model: Text = "Llama-3.1-8B") -> Row:
+@query_options("compare")
+def compare_gpus(cat: Cat, a: Text, b: Text, q: Q) -> Row:
     """``gpuplan compare A B --model M --json``."""
-    return compare(cat, cat.gpu(a, "a"), cat.gpu(b, "b"), preset_model(cat, model)).as_dict()
+    return compare(cat, cat.gpu(a, "a"), cat.gpu(b, "b"), preset_model(cat, q.model)).as_dict()
 
 
 @router.get("/buy")
+@query_options("buy")  # gpu is required here; the command line can price the GPUs for a model instead
 def buy(cat: Cat, gpu: Annotated[list[Annotated[str, Query(max_length=MAX_TEXT)]], Query(min_length=1,
                                                                                           max_length=MAX_NAMES)],
-        n_gpus: int = ranged("--n-gpus", 1), hours_per_month: float = ranged("--hours-per-month", 200),
-        market: Market = Market.GLOBAL, currency: Currency | None = None) -> list[Row]:
+        q: Q) -> list[Row]:
     """``gpuplan buy --json``: own versus rent, and the break-even hours per month."""
-    cur = currency or ("CNY" if market == Market.CN else "USD")
-    return [ownership(cat, cat.gpu(g), n_gpus, hours_per_month, market, cur).as_dict() for g in gpu]
+    cur = q.currency or ("CNY" if q.market == Market.CN else "USD")
+    return [ownership(cat, cat.gpu(g), q.n_gpus, q.hours_per_month, q.market, cur).as_dict() for g in gpu]
 
 
 # ---------------------------------------------------------------- request → library objects

@@ -1,6 +1,7 @@
 """Request bodies of the HTTP API (pydantic), made from the table of options, :data:`gpuplan.options.OPTIONS`: a
 job request's fields are the options of its command (:data:`gpuplan.options.COMMANDS`; a plan's are those its
-library calls take), each with the row's name, type, default, range and help.
+library calls take), each with the row's name, type, default, range and help; the query parameters of the
+listings, ``fit``, ``compare`` and ``buy`` are their commands' rows too (:data:`QUERIES`, :func:`query_options`).
 
 Field names are the CLI's option names with ``_`` for ``-`` (``--tokens-per-sample`` → ``tokens_per_sample``);
 durations are seconds and say so (``deadline_s``). Counts (``samples``, ``tokens`` ...) take a number or the
@@ -15,13 +16,16 @@ most :data:`MAX_NAMES` names and texts at most :data:`MAX_TEXT` characters, whic
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from gpuplan.options import COMMANDS, OPTIONS, PLAN_CONSTRAINTS, RANGES, Option, of_stage, option
+from gpuplan.signatures import NAMED, F, spliced
 from gpuplan.types import Engine, Market, Method, Objective, Recompute, Task
 from gpuplan.units import parse_money, parse_seconds
 
@@ -206,6 +210,58 @@ def plan_fields() -> tuple[str, ...]:
     """A plan request's options: those of the job (:func:`gpuplan.requests.make_job`) and the plan's constraints,
     as the plan commands list them."""
     return tuple(dict.fromkeys([o.name for o in of_stage("job")] + ["engine", *PLAN_CONSTRAINTS]))
+
+
+# The query parameters of the endpoints that have a command of their own (GET /api/offers: gpuplan offers), in the
+# order the OpenAPI document lists them: rows of the command's options (gpuplan.options.COMMANDS). The command
+# line's others stay there: a table's columns (--wide, --points), --min-gpus, and buy's --years, --pue and
+# --electricity (the endpoint prices with their defaults).
+QUERIES: dict[str, tuple[str, ...]] = {
+    "gpus": ("market", "min_memory", "vendor", "segment", "sort"),
+    "offers": ("gpu", "exact", "market", "currency", "spot", "provider", "tiers", "sort", "limit"),
+    "history": ("gpu", "provider", "regions", "tiers"),
+    "platforms": ("market",),
+    "fit": ("context", "gpus"),
+    "compare": ("model",),
+    "buy": ("n_gpus", "hours_per_month", "market", "currency"),
+}
+Text = Annotated[str, Query(max_length=MAX_TEXT)]
+
+
+def query_type(o: Option, command: str) -> Any:
+    """The type of option ``o``'s query parameter in the endpoint of ``command``: a list of names (of tiers) at
+    most :data:`MAX_NAMES` (4) long, text in the row's form (``48GB``), a number within the row's range, a choice
+    as a literal, an enum, a switch, or text at most :data:`MAX_TEXT` characters; or None where it is not required
+    and has no default."""
+    kind = o.kind_for(command)
+    if kind is list:
+        item, most = (Tier, 4) if o.name == "tiers" else (Annotated[str, Query(max_length=MAX_TEXT)], MAX_NAMES)
+        return Annotated[list[item] | None, Query(max_length=most)]  # type: ignore[valid-type]
+    if o.form:  # text the endpoint reads (48GB), as the command line's
+        typed: Any = Text
+    elif o.range is not None:
+        typed = Annotated[kind, Query(**bounds(o.flag, whole=True))]
+    elif o.name == "currency":
+        typed = Currency
+    elif o.choices:
+        typed = Literal[tuple(o.choices)]
+    elif kind is str:
+        typed = Text
+    else:
+        typed = kind
+    optional = command not in o.required_in and o.default_for(command) is None
+    return typed | None if optional else typed
+
+
+def query_options(command: str) -> Callable[[F], F]:
+    """Give the decorated endpoint's parameter ``q`` the query parameters :data:`QUERIES` lists for ``command`` in
+    its place, each with its row's type, range and default; the endpoint receives them as one namespace, ``q``
+    (named by :attr:`~gpuplan.options.Option.arg`: ``tier`` for ``tiers``, as the command line's)."""
+    def parameter(o: Option) -> inspect.Parameter:
+        value = inspect.Parameter.empty if command in o.required_in else o.default_for(command)
+        return inspect.Parameter(o.arg, NAMED, annotation=query_type(o, command), default=value)
+
+    return lambda func: spliced(func, "q", [parameter(option(n)) for n in QUERIES[command]])
 
 
 _Estimate = job_model("EstimateRequest", _Job, COMMANDS["estimate"], ("estimate",), "estimate")
