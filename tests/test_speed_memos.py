@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -20,13 +21,14 @@ from gpuplan.estimate import job as job_module
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.job import estimate_inference, half_format, inference_setup, training_setup
 from gpuplan.estimate.memory import inference_memory
+from gpuplan.memo import IdentityMemo
 from gpuplan.plan.enumeration import PlanMemo
 from gpuplan.types import Job, Parallelism
 
 SERVE = Job(task="serve", rps=2, prompt_len=1500, output_len=250)
 
 
-def _warm_then_fresh(answers: list[Callable[[], object]], memo: dict[object, object]) -> None:
+def _warm_then_fresh(answers: list[Callable[[], object]], memo: IdentityMemo[Any] | dict[Any, Any]) -> None:
     """Every answer read with all the others' entries in ``memo`` equals the one made with ``memo`` empty."""
     memo.clear()
     warm = [answer() for answer in answers]

@@ -43,6 +43,7 @@ from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import WeightFormat, weight_format
 from gpuplan.estimate.result import Assumption, Band, Breakdown, Estimate
 from gpuplan.estimate.train_time import links, uncalibrated_note
+from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, InferSetup, ModelSpec
 from gpuplan.units import GB, TERA
 
@@ -272,10 +273,9 @@ class _StepTerms:
 
 
 def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _StepTerms:
-    key = (id(m), id(gpu), s, id(cal))
-    hit = _terms.get(key)
-    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
-        return hit[3]
+    hit = _terms.get(m, gpu, cal, (s,))
+    if hit is not None:
+        return hit
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
@@ -290,13 +290,10 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        attention_flops_per_token(m, (s.prompt_len + 1) / 2), attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), linear_state_bytes(m, s.tp),
                        float(m.index_topk) if m.is_sparse_attention else math.inf)
-    if len(_terms) >= 4096:
-        _terms.clear()
-    _terms[key] = (m, gpu, cal, found)
-    return found
+    return _terms.put(m, gpu, cal, (s,), found)
 
 
-_terms: dict[tuple[int, int, InferSetup, int], tuple[ModelSpec, Gpu, Calibration, _StepTerms]] = {}
+_terms: IdentityMemo[_StepTerms] = IdentityMemo()
 
 
 def pipeline_batches(s: InferSetup, batch: float) -> float:

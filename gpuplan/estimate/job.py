@@ -24,6 +24,7 @@ from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.train_time import train_time
+from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Parallelism, TrainSetup
 from gpuplan.units import GiB
 
@@ -371,18 +372,14 @@ def _served_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
     """(the most sequences the engine holds, the speed at the largest concurrency that meets the job's targets or
     None), kept per model, GPU, setup, calibration, headroom and the job's batch and targets, all they read: a
     plan, and the plans of its changes, ask for each configuration again."""
-    key = (id(m), id(gpu), s, id(cal), headroom, job.batch, job.ttft_s, job.tpot_s)
-    hit = _searched.get(key)
-    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
-        return hit[3]
-    found = _search_batch(m, gpu, job, s, cal, headroom)
-    if len(_searched) >= 4096:
-        _searched.clear()
-    _searched[key] = (m, gpu, cal, found)
-    return found
+    values = (s, headroom, job.batch, job.ttft_s, job.tpot_s)
+    hit = _searched.get(m, gpu, cal, values)
+    if hit is not None:
+        return hit
+    return _searched.put(m, gpu, cal, values, _search_batch(m, gpu, job, s, cal, headroom))
 
 
-_searched: dict[tuple[Any, ...], tuple[ModelSpec, Gpu, Calibration, tuple[int, Speed | None]]] = {}
+_searched: IdentityMemo[tuple[int, Speed | None]] = IdentityMemo()
 
 
 def _search_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None

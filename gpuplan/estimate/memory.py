@@ -27,6 +27,7 @@ from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate, Floor
+from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, InferSetup, ModelSpec, TrainSetup
 from gpuplan.units import GiB, fmt_bytes
 
@@ -254,18 +255,13 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
     cal = cal or fitted()
     if describe or gpu is None:
         return _inference_memory(m, gpu, s, cal, describe)
-    key = (id(m), id(gpu), s, id(cal))
-    hit = _fit_only.get(key)
-    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
-        return hit[3]
-    found = _inference_memory(m, gpu, s, cal, False)
-    if len(_fit_only) >= 4096:
-        _fit_only.clear()
-    _fit_only[key] = (m, gpu, cal, found)
-    return found
+    hit = _fit_only.get(m, gpu, cal, (s,))
+    if hit is not None:
+        return hit
+    return _fit_only.put(m, gpu, cal, (s,), _inference_memory(m, gpu, s, cal, False))
 
 
-_fit_only: dict[tuple[int, int, InferSetup, int], tuple[ModelSpec, Gpu, Calibration, Estimate]] = {}
+_fit_only: IdentityMemo[Estimate] = IdentityMemo()
 
 
 def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration, describe: bool) -> Estimate:

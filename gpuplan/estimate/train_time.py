@@ -51,6 +51,7 @@ from gpuplan.estimate.moe_train import (
     permute_bytes_per_token,
 )
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate
+from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, ModelSpec, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
 
@@ -98,18 +99,13 @@ def links(gpu: Gpu, cal: Calibration, group: int = 8) -> Links:
     """Bandwidth for a collective over ``group`` GPUs: NVLink/xGMI where the part has a switched fabric (or a
     bridge and the group is a bridged pair), else PCIe at the fitted all-reduce efficiency; between nodes,
     the network assumption. Made once per GPU, calibration and group: a plan asks thousands of times."""
-    key = (id(gpu), id(cal), group)
-    hit = _links.get(key)
-    if hit is not None and hit[0] is gpu and hit[1] is cal:  # the entry holds both, so their ids were not reused
-        return hit[2]
-    found = _links_of(gpu, cal, group)
-    if len(_links) >= 1024:
-        _links.clear()
-    _links[key] = (gpu, cal, found)
-    return found
+    hit = _links.get(gpu, cal, None, (group,))
+    if hit is not None:
+        return hit
+    return _links.put(gpu, cal, None, (group,), _links_of(gpu, cal, group))
 
 
-_links: dict[tuple[int, int, int], tuple[Gpu, Calibration, Links]] = {}
+_links: IdentityMemo[Links] = IdentityMemo(1024)
 
 
 def _links_of(gpu: Gpu, cal: Calibration, group: int) -> Links:

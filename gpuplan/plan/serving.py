@@ -46,6 +46,7 @@ from gpuplan.estimate.job import JobEstimate, check_inference, inference_setup, 
 from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.listing import match_gpus, price_age, resolve_providers
+from gpuplan.memo import IdentityMemo
 from gpuplan.plan import availability as av
 from gpuplan.plan import compliance, traffic
 from gpuplan.plan.costing import hourly_price, token_costs
@@ -376,18 +377,13 @@ def replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: C
     bisection finds it. ``ep_ranks`` > 1: a replica of that many expert-parallel ranks (:mod:`gpuplan.estimate.ep`).
     Kept per configuration and targets: a guarded fleet's plans (the main model alone, with its guard beside it)
     ask for the same configurations again."""
-    key = (id(m), id(gpu), s, targets, id(cal), ep_ranks)
-    hit = _rates.get(key)
-    if hit is not None and hit[0] is m and hit[1] is gpu and hit[2] is cal:  # held, so the ids were not reused
-        return hit[3]
-    found = _replica_rate(m, gpu, s, targets, cal, ep_ranks)
-    if len(_rates) >= 4096:
-        _rates.clear()
-    _rates[key] = (m, gpu, cal, found)
-    return found
+    hit = _rates.get(m, gpu, cal, (s, targets, ep_ranks))
+    if hit is not None:
+        return hit
+    return _rates.put(m, gpu, cal, (s, targets, ep_ranks), _replica_rate(m, gpu, s, targets, cal, ep_ranks))
 
 
-_rates: dict[tuple[Any, ...], tuple[ModelSpec, Gpu, Calibration, tuple[float, load.LoadSpeed | None]]] = {}
+_rates: IdentityMemo[tuple[float, load.LoadSpeed | None]] = IdentityMemo()
 
 
 def _replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: Calibration, ep_ranks: int
