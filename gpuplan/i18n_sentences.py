@@ -185,6 +185,8 @@ TEMPLATES: dict[str, str] = {
     "'{name}': {spec['linear_v_heads']} linear value heads do not divide into {spec['linear_k_heads']} key heads.":
         "'{name}'：{spec['linear_v_heads']} 个线性注意力 value 头不能均分到 {spec['linear_k_heads']} 个 key 头。",
     "check linear_num_key_heads in the config.json.": "检查 config.json 中的 linear_num_key_heads。",
+    "'{name}': attn_output_gate is false, but Qwen3-Next and Qwen3.5 attention always has its output gate (transformers builds it whatever the field says).":
+        "'{name}'：attn_output_gate 为 false，但 Qwen3-Next 和 Qwen3.5 的注意力总带有输出门（无论该字段如何，transformers 都会构建它）。",
     "'{spec.name}': {spec.n_heads} heads do not divide into {spec.n_kv_heads} KV heads.":
         "'{spec.name}'：{spec.n_heads} 个注意力头无法均分给 {spec.n_kv_heads} 个 KV 头。",
     "check num_key_value_heads in the config.json.": "请检查 config.json 中的 num_key_value_heads。",

@@ -156,3 +156,9 @@ def test_other_sparse_attention_models_are_still_refused() -> None:
            "vocab_size": 1000, "index_n_heads": 4, "index_head_dim": 32}
     with pytest.raises(ModelConfigError, match="glm_moe_dsa"):
         parse_config(cfg, "x")
+
+
+def test_a_config_without_the_output_gate_is_refused_naming_the_field() -> None:
+    with pytest.raises(ModelConfigError, match="attn_output_gate is false") as info:
+        parse_config({"model_type": "qwen3_5_text", **TINY, "attn_output_gate": False}, "x")
+    assert info.value.fix

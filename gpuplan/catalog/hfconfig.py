@@ -632,7 +632,9 @@ def _qwen3_hybrid(cfg: Config, name: str) -> ModelSpec:
     spec = _base(cfg, name, qk_norm=True, attn_output_gate=bool(cfg.get("attn_output_gate", True)))
     spec.update(sliding_window=None, n_sliding_layers=0)
     if not spec["attn_output_gate"]:
-        raise ValueError("attn_output_gate false: transformers builds the gate whatever the field says")
+        raise ModelConfigError(f"'{name}': attn_output_gate is false, but Qwen3-Next and Qwen3.5 attention always has "
+                               "its output gate (transformers builds it whatever the field says).",
+                               "pass the config.json as published.")
     layers = spec["n_layers"]
     layer_types = cfg.get("layer_types")
     if isinstance(layer_types, list):
