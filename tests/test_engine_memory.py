@@ -209,3 +209,21 @@ def test_gguf_hybrid_promotes_attn_v_of_its_attention_layers_only(catalog: Catal
     fused, v_layers = fused_qkv_params(m)
     assert v_layers == 16 and more_bits_layers(v_layers) == 8
     assert fused == 48 * 52_428_800  # in_proj_qkv of [2·16·128 + 48·128 = 10240, 5120] per Gated DeltaNet layer
+
+
+def test_gguf_k_quant_falls_back_where_rows_are_not_whole_super_blocks(catalog: Catalog) -> None:
+    # A K-quant needs rows (ne0) of whole 256-weight super-blocks; llama.cpp's quantizer gives any other tensor Q5_0
+    # for Q4_K and Q8_0 for Q6_K (src/llama-quant.cpp @8784689, convert_incompatible_tensor). Gemma-3-1B's hidden
+    # state is 1152 wide (4.5 super-blocks), so every matrix that reads it falls back. By hand (26 layers, 4 heads and
+    # 1 KV head of 256, MLP 6912, tied 262144-token table): q, k, gate, up and the 13 attn_v outside use_more_bits
+    # in Q5_0 (22 bytes per 32) = 313,657,344; the 13 promoted attn_v in Q8_0 (34 per 32) = 4,073,472; attn_output
+    # (rows of 1024) in Q4_K = 17,252,352; ffn_down (rows of 6912) half Q6_K, half Q4_K = 143,140,608; the tied table
+    # as the output in Q8_0 = 320,864,256; fp32 norms 537,088: 799,525,120 bytes = 0.745 GiB. bartowski's
+    # google_gemma-3-1b-it-GGUF Q4_K_M is 0.75 GiB (enescingoz/mac-llm-bench results/m2/max/raw/
+    # m2-max_12c-30g_32gb/gguf/gemma-3-1b_Q4_K_M_ngl99.json @5e91948); Q4_K throughout it would be 0.62 GiB
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.quant import weight_format
+
+    est = gguf_weights_bytes(catalog.model("Gemma-3-1B"), weight_format("gguf-q4_k_m"))
+    assert est == pytest.approx(799_525_120, rel=1e-4)  # the q/k norms (13,312 weights) are counted with q and k
+    assert est == pytest.approx(0.75 * GiB, abs=0.006 * GiB)

@@ -193,28 +193,51 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     mix = GGUF_MIX.get(fmt.name) or (("f16",) * 4 if fmt.name in ("fp16", "bf16") else None)  # an F16/BF16 file
     if mix is None:
         return weights_bytes(m, fmt, tp, pp) - (0.0 if input_table else input_embedding_bytes(m, fmt, tp))
-    base, output, more, qkv = (GGML_TYPE_BITS[t] / 8 for t in mix)
+    base, output, more, qkv = mix
     p = count_params(m)
     v_per_layer = m.kv_lora_rank * m.n_heads * (m.qk_nope_head_dim + (m.v_head_dim or m.head_dim)) if m.is_mla \
         else m.hidden * m.kv_dim
     fused, v_layers = fused_qkv_params(m)
     n_dense = m.n_layers - m.n_moe_layers
-    down = n_dense * m.hidden * m.ffn_hidden + m.n_moe_layers * m.hidden * (
-        m.n_experts * m.moe_ffn_hidden + m.shared_ffn_hidden)
+    # ffn_down by its row length (ne0: the MLP width it reads), dense layers, routed experts and the shared expert
+    downs = ((n_dense * m.hidden * m.ffn_hidden, m.ffn_hidden),
+             (m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden, m.moe_ffn_hidden),
+             (m.n_moe_layers * m.hidden * m.shared_ffn_hidden, m.shared_ffn_hidden))
     # use_more_bits counts attn_v over the layers that have one (i_attention_wv of n_attention_wv), ffn_down over
-    # all layers
-    if fmt.name == "gguf-q4_k_s":  # Q5_K for attn_v in the first 4 layers and ffn_down in the first eighth
-        promoted = min(4, v_layers) * v_per_layer + (m.n_layers // 8 / m.n_layers if m.n_layers else 0.0) * down
+    # all layers; Q4_K_S gives Q5_K to attn_v in the first 4 layers and ffn_down in the first eighth
+    if fmt.name == "gguf-q4_k_s":
+        v_promoted, share = min(4, v_layers) * v_per_layer, m.n_layers // 8 / m.n_layers if m.n_layers else 0.0
     else:
+        v_promoted = more_bits_layers(v_layers) * v_per_layer
         share = more_bits_layers(m.n_layers) / m.n_layers if m.n_layers else 0.0
-        promoted = more_bits_layers(v_layers) * v_per_layer + share * down
+    # the other matrices whose rows are not the hidden state: attention and Gated DeltaNet output projections
+    outs = ((0, 0) if m.is_mla else (m.n_attention_layers * m.q_dim * m.hidden, m.q_dim),
+            (m.n_linear_layers * m.linear_value_width * m.hidden, m.linear_value_width))
     linear = p.attention + p.mlp + p.experts + p.shared_experts
+    rest = linear - fused - v_promoted - sum(n for n, _ in downs + outs)
     table = m.vocab * m.hidden
     head = table if m.tied_embeddings else p.head
     other = p.total - linear - p.embeddings - p.head
-    return ((linear - promoted - fused) * base + promoted * more + fused * qkv) / (tp * pp) + (
-        head * output + (p.embeddings - table if m.tied_embeddings else p.embeddings * input_table) * base
-        + other * 4.0) / tp
+    split = ((rest, base, m.hidden), (fused, qkv, m.hidden), (v_promoted, more, m.hidden),
+             *((n * share, more, ne0) for n, ne0 in downs), *((n * (1 - share), base, ne0) for n, ne0 in downs),
+             *((n, base, ne0) for n, ne0 in outs))
+    tables = head * ggml_bytes(output, m.hidden) + (
+        p.embeddings - table if m.tied_embeddings else p.embeddings * input_table) * ggml_bytes(base, m.hidden)
+    return sum(n * ggml_bytes(t, ne0) for n, t, ne0 in split) / (tp * pp) + (tables + other * 4.0) / tp
+
+
+QK_K = 256  # weights per K-quant super-block (ggml-common.h)
+# What llama.cpp's quantizer falls back to for a K-quant tensor whose rows (ne0) are not whole 256-weight
+# super-blocks (src/llama-quant.cpp @8784689, convert_incompatible_tensor: Q4_K -> Q5_0, Q5_K -> Q5_1,
+# Q6_K -> Q8_0, and F16 where even those 32-weight blocks do not fit)
+K_QUANT_FALLBACK = {"q4_k": "q5_0", "q5_k": "q5_1", "q6_k": "q8_0"}
+
+
+def ggml_bytes(ggml_type: str, ne0: int) -> float:
+    """Bytes per weight of a tensor of rows of ``ne0`` weights that llama.cpp's quantizer meant for ``ggml_type``."""
+    if ggml_type in K_QUANT_FALLBACK and ne0 % QK_K:
+        ggml_type = K_QUANT_FALLBACK[ggml_type] if ne0 % 32 == 0 else "f16"
+    return GGML_TYPE_BITS[ggml_type] / 8
 
 
 def ggml_compute_buffer_bytes(m: ModelSpec, s: InferSetup, ubatch: int) -> float:
