@@ -184,7 +184,9 @@ def more_bits_layers(n_layers: int) -> int:
 
 def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1, input_table: bool = True) -> float:
     """Bytes of a GGUF file's tensors on the busiest GPU, tensor by tensor as llama.cpp's quantizer types them
-    (``GGUF_MIX``; an F16 or BF16 file keeps every matrix 16-bit); norms, biases and the router stay fp32.
+    (``GGUF_MIX``; an F16 or BF16 file keeps every matrix 16-bit; a fused attn_qkv, :data:`FUSED_QKV_GGUF`, and a
+    K-quant matrix whose rows are not whole super-blocks, :func:`ggml_bytes`, get types of their own); norms, biases
+    and the router stay fp32.
 
     The format's average bits per weight (``data/quant_formats.csv``) is measured on Llama 2 7B, whose output layer
     is 2 % of its weights: for a small model with a large vocabulary (Qwen3-0.6B: 26 %) the Q6_K output makes the
