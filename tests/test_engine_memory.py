@@ -177,3 +177,53 @@ def test_transformers_holds_one_dequantized_matrix(catalog: Catalog, fmt: str, p
     # vLLM's quantized kernels are not transformers': no such buffer
     vllm = inference_memory(catalog.model("Llama-2-13B"), catalog.gpu("A100-80GB"), replace(s, engine="vllm"))
     assert vllm.breakdown.get("dequant") == 0
+
+
+def test_gguf_fused_qkv_matrix_is_q5_k_in_q4_k_m(catalog: Catalog) -> None:
+    # llama.cpp's quantizer gives a fused attn_qkv matrix Q5_K in a Q4_K_M file (src/llama-quant.cpp @8784689,
+    # ATTENTION_QKV) and Phi-3/Phi-4's qkv_proj is converted to one attn_qkv (gguf-py tensor_mapping.py @0024aa7).
+    # Phi-4 (40 layers, hidden 5120, 10 KV heads of 128, MLP 17920, vocab 100352, untied) by hand: attn_qkv
+    # 40·5120·7680 in Q5_K (176 bytes per 256) = 1,081,344,000; attn_output 40·5120² in Q4_K (144 per 256) =
+    # 589,824,000; the fused ffn_up 40·5120·35840 in Q4_K = 4,128,768,000; ffn_down 40·17920·5120, 20 use_more_bits
+    # layers in Q6_K (210 per 256) = 1,505,280,000 and 20 in Q4_K = 1,032,192,000; the token table in Q4_K =
+    # 289,013,760 and the output in Q6_K = 421,478,400; 81 fp32 norms of 5120 = 1,658,880. Total 9,049,559,040
+    # bytes = 8.428 GiB; bartowski/phi-4-GGUF Q4_K_M is 8.43 GiB (os.path.getsize / 2^30 in
+    # enescingoz/mac-llm-bench results/m2/max/raw/m2-max_12c-30g_32gb/gguf/phi-4_Q4_K_M_ngl99.json @5e91948)
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.quant import weight_format
+
+    m = catalog.model("Phi-4")
+    assert gguf_weights_bytes(m, weight_format("gguf-q4_k_m")) == pytest.approx(9_049_559_040, rel=1e-9)
+    assert gguf_weights_bytes(m, weight_format("gguf-q4_k_m")) == pytest.approx(8.43 * GiB, abs=0.006 * GiB)
+    # Q4_K_S has no rule for attn_qkv: the matrix stays Q4_K, one bit per weight less than in Q4_K_M
+    assert gguf_weights_bytes(m, weight_format("gguf-q4_k_s")) < gguf_weights_bytes(m, weight_format("gguf-q4_k_m"))
+
+
+def test_gguf_hybrid_promotes_attn_v_of_its_attention_layers_only(catalog: Catalog) -> None:
+    # Qwen3.5-27B: 64 layers, 48 Gated DeltaNet (their in_proj_qkv is a fused attn_qkv: Q5_K in Q4_K_M) and 16
+    # full-attention layers with attn_v of their own; use_more_bits counts attn_v over those 16 (i_attention_wv of
+    # n_attention_wv): 2 + 2 + 4 = 8 of them in Q6_K, not the 32 of 64 a dense count would give
+    from gpuplan.estimate.memory import fused_qkv_params, more_bits_layers
+
+    m = catalog.model("Qwen3.5-27B")
+    fused, v_layers = fused_qkv_params(m)
+    assert v_layers == 16 and more_bits_layers(v_layers) == 8
+    assert fused == 48 * 52_428_800  # in_proj_qkv of [2·16·128 + 48·128 = 10240, 5120] per Gated DeltaNet layer
+
+
+def test_gguf_k_quant_falls_back_where_rows_are_not_whole_super_blocks(catalog: Catalog) -> None:
+    # A K-quant needs rows (ne0) of whole 256-weight super-blocks; llama.cpp's quantizer gives any other tensor Q5_0
+    # for Q4_K and Q8_0 for Q6_K (src/llama-quant.cpp @8784689, convert_incompatible_tensor). Gemma-3-1B's hidden
+    # state is 1152 wide (4.5 super-blocks), so every matrix that reads it falls back. By hand (26 layers, 4 heads and
+    # 1 KV head of 256, MLP 6912, tied 262144-token table): q, k, gate, up and the 13 attn_v outside use_more_bits
+    # in Q5_0 (22 bytes per 32) = 313,657,344; the 13 promoted attn_v in Q8_0 (34 per 32) = 4,073,472; attn_output
+    # (rows of 1024) in Q4_K = 17,252,352; ffn_down (rows of 6912) half Q6_K, half Q4_K = 143,140,608; the tied table
+    # as the output in Q8_0 = 320,864,256; fp32 norms 537,088: 799,525,120 bytes = 0.745 GiB. bartowski's
+    # google_gemma-3-1b-it-GGUF Q4_K_M is 0.75 GiB (enescingoz/mac-llm-bench results/m2/max/raw/
+    # m2-max_12c-30g_32gb/gguf/gemma-3-1b_Q4_K_M_ngl99.json @5e91948); Q4_K throughout it would be 0.62 GiB
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.quant import weight_format
+
+    est = gguf_weights_bytes(catalog.model("Gemma-3-1B"), weight_format("gguf-q4_k_m"))
+    assert est == pytest.approx(799_525_120, rel=1e-4)  # the q/k norms (13,312 weights) are counted with q and k
+    assert est == pytest.approx(0.75 * GiB, abs=0.006 * GiB)

@@ -147,15 +147,32 @@ def input_embedding_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float
 GGML_TYPE_BITS = {"q4_0": 4.5, "q4_1": 5.0, "q5_0": 5.5, "q5_1": 6.0, "q8_0": 8.5, "q4_k": 4.5, "q5_k": 5.5,
                   "q6_k": 6.5625, "f16": 16.0}
 # What llama.cpp's quantizer gives each tensor for a file type (ggml-org/llama.cpp src/llama-quant.cpp @007dbbf,
-# llama_tensor_get_type_impl): (every other matrix, the output matrix — or the token table where it is tied —,
-# attn_v and ffn_down in the layers where use_more_bits holds; for Q4_K_S, attn_v in the first 4 layers
-# (i_attention_wv < 4) and ffn_down in the first eighth (i_layer < n_layer/8)). The output gets Q6_K unless the file
-# is Q8_0.
-GGUF_MIX = {"gguf-q4_0": ("q4_0", "q6_k", "q4_0"), "gguf-q4_1": ("q4_1", "q6_k", "q4_1"),
-            "gguf-q5_0": ("q5_0", "q6_k", "q5_0"), "gguf-q5_1": ("q5_1", "q6_k", "q5_1"),
-            "gguf-q4_k_s": ("q4_k", "q6_k", "q5_k"), "gguf-q4_k_m": ("q4_k", "q6_k", "q6_k"),
-            "gguf-q5_k_s": ("q5_k", "q6_k", "q5_k"), "gguf-q5_k_m": ("q5_k", "q6_k", "q6_k"),
-            "gguf-q6_k": ("q6_k", "q6_k", "q6_k"), "gguf-q8_0": ("q8_0", "q8_0", "q8_0")}
+# llama_tensor_get_type_impl; the same rules @8784689): (every other matrix, the output matrix — or the token table
+# where it is tied —, attn_v and ffn_down in the layers where use_more_bits holds; for Q4_K_S, attn_v in the first 4
+# layers (i_attention_wv < 4) and ffn_down in the first eighth (i_layer < n_layer/8), a fused attn_qkv matrix: Q5_K
+# in Q4_K_M, Q6_K in Q5_K_M). The output gets Q6_K unless the file is Q8_0.
+GGUF_MIX = {"gguf-q4_0": ("q4_0", "q6_k", "q4_0", "q4_0"), "gguf-q4_1": ("q4_1", "q6_k", "q4_1", "q4_1"),
+            "gguf-q5_0": ("q5_0", "q6_k", "q5_0", "q5_0"), "gguf-q5_1": ("q5_1", "q6_k", "q5_1", "q5_1"),
+            "gguf-q4_k_s": ("q4_k", "q6_k", "q5_k", "q4_k"), "gguf-q4_k_m": ("q4_k", "q6_k", "q6_k", "q5_k"),
+            "gguf-q5_k_s": ("q5_k", "q6_k", "q5_k", "q5_k"), "gguf-q5_k_m": ("q5_k", "q6_k", "q6_k", "q6_k"),
+            "gguf-q6_k": ("q6_k", "q6_k", "q6_k", "q6_k"), "gguf-q8_0": ("q8_0", "q8_0", "q8_0", "q8_0")}
+# Architectures whose GGUF holds Q, K and V as one attn_qkv matrix, as llama.cpp's converter names their checkpoint's
+# fused projection (gguf-py/gguf/tensor_mapping.py @0024aa7, MODEL_TENSOR.ATTN_QKV: query_key_value of GPT-NeoX,
+# Falcon, BLOOM and ChatGLM, c_attn of GPT-2, StarCoder and Qwen (v1), Wqkv of MPT, qkv_proj of Phi-3/Phi-4); they
+# have no attn_v for use_more_bits to promote. Qwen3.5's Gated DeltaNet layers map in_proj_qkv to attn_qkv too, while
+# its full-attention layers keep q, k and v apart (:func:`fused_qkv_params`).
+FUSED_QKV_GGUF = frozenset({"gpt_neox", "falcon", "bloom", "chatglm", "gpt2", "gpt_bigcode", "qwen", "mpt", "phi3"})
+
+
+def fused_qkv_params(m: ModelSpec) -> tuple[int, int]:
+    """(weights in the GGUF's fused attn_qkv matrices, layers with an attn_v matrix of their own). Full-attention
+    layers of a :data:`FUSED_QKV_GGUF` architecture hold hidden × (q + 2 kv) each; Gated DeltaNet layers hold the
+    hidden × (2 keys + values) in-projection each (Qwen3.5 ``linear_attn.in_proj_qkv``)."""
+    fused_attention = m.model_type in FUSED_QKV_GGUF and not m.is_mla
+    linear = m.n_linear_layers * m.hidden * (2 * m.linear_key_width + m.linear_value_width)
+    if not fused_attention:
+        return linear, m.n_attention_layers
+    return linear + m.n_attention_layers * m.hidden * (m.q_dim + 2 * m.kv_dim), 0
 
 
 def more_bits_layers(n_layers: int) -> int:
@@ -167,34 +184,62 @@ def more_bits_layers(n_layers: int) -> int:
 
 def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1, input_table: bool = True) -> float:
     """Bytes of a GGUF file's tensors on the busiest GPU, tensor by tensor as llama.cpp's quantizer types them
-    (``GGUF_MIX``; an F16 or BF16 file keeps every matrix 16-bit); norms, biases and the router stay fp32.
+    (``GGUF_MIX``; an F16 or BF16 file keeps every matrix 16-bit; a fused attn_qkv, :data:`FUSED_QKV_GGUF`, and a
+    K-quant matrix whose rows are not whole super-blocks, :func:`ggml_bytes`, get types of their own); norms, biases
+    and the router stay fp32.
 
     The format's average bits per weight (``data/quant_formats.csv``) is measured on Llama 2 7B, whose output layer
     is 2 % of its weights: for a small model with a large vocabulary (Qwen3-0.6B: 26 %) the Q6_K output makes the
     file much larger than that average says. ``input_table=False`` leaves out an untied token table (llama.cpp
     keeps it in host memory). Other formats fall back to :func:`weights_bytes`."""
-    mix = GGUF_MIX.get(fmt.name) or (("f16",) * 3 if fmt.name in ("fp16", "bf16") else None)  # an F16/BF16 file
+    mix = GGUF_MIX.get(fmt.name) or (("f16",) * 4 if fmt.name in ("fp16", "bf16") else None)  # an F16/BF16 file
     if mix is None:
         return weights_bytes(m, fmt, tp, pp) - (0.0 if input_table else input_embedding_bytes(m, fmt, tp))
-    base, output, more = (GGML_TYPE_BITS[t] / 8 for t in mix)
+    base, output, more, qkv = mix
     p = count_params(m)
     v_per_layer = m.kv_lora_rank * m.n_heads * (m.qk_nope_head_dim + (m.v_head_dim or m.head_dim)) if m.is_mla \
         else m.hidden * m.kv_dim
+    fused, v_layers = fused_qkv_params(m)
     n_dense = m.n_layers - m.n_moe_layers
-    down = n_dense * m.hidden * m.ffn_hidden + m.n_moe_layers * m.hidden * (
-        m.n_experts * m.moe_ffn_hidden + m.shared_ffn_hidden)
-    if fmt.name == "gguf-q4_k_s":  # Q5_K for attn_v in the first 4 layers and ffn_down in the first eighth
-        promoted = min(4, m.n_layers) * v_per_layer + (m.n_layers // 8 / m.n_layers if m.n_layers else 0.0) * down
+    # ffn_down by its row length (ne0: the MLP width it reads), dense layers, routed experts and the shared expert
+    downs = ((n_dense * m.hidden * m.ffn_hidden, m.ffn_hidden),
+             (m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden, m.moe_ffn_hidden),
+             (m.n_moe_layers * m.hidden * m.shared_ffn_hidden, m.shared_ffn_hidden))
+    # use_more_bits counts attn_v over the layers that have one (i_attention_wv of n_attention_wv), ffn_down over
+    # all layers; Q4_K_S gives Q5_K to attn_v in the first 4 layers and ffn_down in the first eighth
+    if fmt.name == "gguf-q4_k_s":
+        v_promoted, share = min(4, v_layers) * v_per_layer, m.n_layers // 8 / m.n_layers if m.n_layers else 0.0
     else:
+        v_promoted = more_bits_layers(v_layers) * v_per_layer
         share = more_bits_layers(m.n_layers) / m.n_layers if m.n_layers else 0.0
-        promoted = share * (m.n_layers * v_per_layer + down)
+    # the other matrices whose rows are not the hidden state: attention and Gated DeltaNet output projections
+    outs = ((0, 0) if m.is_mla else (m.n_attention_layers * m.q_dim * m.hidden, m.q_dim),
+            (m.n_linear_layers * m.linear_value_width * m.hidden, m.linear_value_width))
     linear = p.attention + p.mlp + p.experts + p.shared_experts
+    rest = linear - fused - v_promoted - sum(n for n, _ in downs + outs)
     table = m.vocab * m.hidden
     head = table if m.tied_embeddings else p.head
     other = p.total - linear - p.embeddings - p.head
-    return ((linear - promoted) * base + promoted * more) / (tp * pp) + (
-        head * output + (p.embeddings - table if m.tied_embeddings else p.embeddings * input_table) * base
-        + other * 4.0) / tp
+    split = ((rest, base, m.hidden), (fused, qkv, m.hidden), (v_promoted, more, m.hidden),
+             *((n * share, more, ne0) for n, ne0 in downs), *((n * (1 - share), base, ne0) for n, ne0 in downs),
+             *((n, base, ne0) for n, ne0 in outs))
+    tables = head * ggml_bytes(output, m.hidden) + (
+        p.embeddings - table if m.tied_embeddings else p.embeddings * input_table) * ggml_bytes(base, m.hidden)
+    return sum(n * ggml_bytes(t, ne0) for n, t, ne0 in split) / (tp * pp) + (tables + other * 4.0) / tp
+
+
+QK_K = 256  # weights per K-quant super-block (ggml-common.h)
+# What llama.cpp's quantizer falls back to for a K-quant tensor whose rows (ne0) are not whole 256-weight
+# super-blocks (src/llama-quant.cpp @8784689, convert_incompatible_tensor: Q4_K -> Q5_0, Q5_K -> Q5_1,
+# Q6_K -> Q8_0, and F16 where even those 32-weight blocks do not fit)
+K_QUANT_FALLBACK = {"q4_k": "q5_0", "q5_k": "q5_1", "q6_k": "q8_0"}
+
+
+def ggml_bytes(ggml_type: str, ne0: int) -> float:
+    """Bytes per weight of a tensor of rows of ``ne0`` weights that llama.cpp's quantizer meant for ``ggml_type``."""
+    if ggml_type in K_QUANT_FALLBACK and ne0 % QK_K:
+        ggml_type = K_QUANT_FALLBACK[ggml_type] if ne0 % 32 == 0 else "f16"
+    return GGML_TYPE_BITS[ggml_type] / 8
 
 
 def ggml_compute_buffer_bytes(m: ModelSpec, s: InferSetup, ubatch: int) -> float:
