@@ -25,6 +25,7 @@ from gpuplan.catalog.hfconfig import parse_config
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.flops import forward_flops_per_token
 from gpuplan.estimate.infer_speed import latency, throughput
+from gpuplan.estimate.load import finite_run
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import InferSetup, ModelSpec, Parallelism, TrainSetup
@@ -449,6 +450,14 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return Case(cls="serving_throughput" if batch > 1 else "decode_batch1", measured=value,
                     predict=pred_g, rate=True, **common), ""
     per_gpu_metric = metric.endswith("per_gpu")
+    lengths = sharegpt_output_lengths(row, isl, osl) if means else None
+    if metric.startswith("throughput_output") and offline and lengths:
+        common["assume"] = "; ".join(a for a in (common["assume"], _SHAREGPT_ASSUMPTION) if a)
+
+        def pred_n(cal: Calibration, m=model, g=gpu, s=setup, o=lengths, per_gpu=per_gpu_metric) -> float:
+            rate = finite_run(m, g, s, o, cal)
+            return rate / s.tp if per_gpu else rate
+        return Case(cls="serving_throughput", measured=value, predict=pred_n, rate=True, **common), ""
     if metric.startswith("throughput_output") and offline:
         def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=per_gpu_metric) -> float:
             rate = throughput(m, g, s, cal).extra["output_tokens_per_s"]
@@ -472,6 +481,33 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             return latency(m, g, s, cal).extra["ttft_s"]
         return Case(cls="ttft", measured=measured, predict=pred_f, **common), ""
     return None, f"metric '{metric}' not mapped"
+
+
+# vllm bench serve samples ShareGPT conversations whose prompt has at most 1,024 tokens and prompt + output at most
+# 2,048, outputs of at least 4 (vllm-project/vllm vllm/benchmarks/datasets.py ``is_valid_sequence`` defaults)
+_SHAREGPT_MAX_TOTAL, _SHAREGPT_MIN_LEN = 2048, 4
+_SHAREGPT_ASSUMPTION = ("a finite run of the stated number of requests sent at once; output lengths exponential "
+                        "about the stated mean (the maximum-entropy law for a known mean), capped at 2,048 − prompt")
+_GOLDEN = (math.sqrt(5) - 1) / 2
+
+
+def sharegpt_output_lengths(row: dict[str, str], prompt: int, mean: int) -> list[int] | None:
+    """The output lengths of a finite ShareGPT run sent all at once ('1000 successful requests' in the notes), or
+    None when the row does not say how many requests it sent or is not a ShareGPT run.
+
+    The row gives only the mean output length, so the lengths are the quantiles of an exponential law of that
+    mean (the maximum-entropy law of a positive length with a known mean; ShareGPT's output lengths fall off
+    with a long tail, Kwon et al. 2023, vLLM paper, fig. 11a), clipped to vllm bench serve's sampling filter,
+    taken in a well-mixed order (golden-ratio sequence) as the benchmark's shuffled sample would arrive."""
+    sent = re.search(r"(\d[\d,]*)\s+successful\s+requests", row["notes"])
+    if not sent or "sharegpt" not in (row["isl"] + row["osl"]).lower() or mean < 1:
+        return None
+    n = int(sent.group(1).replace(",", ""))
+    top = max(_SHAREGPT_MIN_LEN, _SHAREGPT_MAX_TOTAL - prompt)
+    # the k-th request gets the quantile (r + ½)/n, r the rank of frac((k + ½)·φ) among the n: every quantile once
+    order = sorted(range(n), key=lambda k: ((k + 0.5) * _GOLDEN) % 1.0)
+    rank = {k: r for r, k in enumerate(order)}
+    return [min(top, max(_SHAREGPT_MIN_LEN, round(-mean * math.log(1.0 - (rank[k] + 0.5) / n)))) for k in range(n)]
 
 
 _LOAD_METRICS = {

@@ -14,7 +14,7 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
-from calib import Case, _inference_case, _inference_memory_case  # noqa: E402
+from calib import Case, _inference_case, _inference_memory_case, sharegpt_output_lengths  # noqa: E402
 from calib import _precision as _speed_precision  # noqa: E402
 from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision, _pretrain_case  # noqa: E402
 from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
@@ -365,3 +365,26 @@ def test_a_torchtune_tutorial_run_keeps_the_loss_and_dropout_of_its_release(cata
     assert case.meta["measure"] == "reserved" and case.measured == 15.57e9  # torch_reserved, GB of 1e9 bytes
     today, _ = _finetune_case(catalog, {**row, "notes": "a current torchtune config"})
     assert today is not None and today.meta["setup"].chunked_loss is True and today.meta["setup"].lora_dropout == 0.0
+
+
+def test_a_sharegpt_run_sent_at_once_is_read_as_that_many_requests_of_exponential_lengths() -> None:
+    # GPUStack's DeepSeek-R1 H200 SGLang run: 1000 successful requests, 200,767 tokens generated (mean 201)
+    row = {"isl": "ShareGPT (mean 219)", "osl": "ShareGPT (mean 201)",
+           "notes": "Dataset ShareGPT_V3_unfiltered_cleaned_split: 1000 successful requests, total input 219171"}
+    lengths = sharegpt_output_lengths(row, 219, 201)
+    assert lengths is not None and len(lengths) == 1000
+    # an exponential of mean 201 sampled at 1,000 quantiles: mean 201 (within rounding and the floor of 4),
+    # median 201 × ln 2 = 139, the longest near 201 × ln 2000 = 1,528, all within vllm bench serve's filter
+    assert sum(lengths) / 1000 == pytest.approx(201, rel=0.02)
+    assert sorted(lengths)[500] == pytest.approx(139, abs=2)
+    assert max(lengths) == pytest.approx(1528, rel=0.02) and max(lengths) <= 2048 - 219
+    assert min(lengths) >= 4
+    # a row that does not say how many requests it sent, or is not a ShareGPT run, keeps the steady-state model
+    assert sharegpt_output_lengths({**row, "notes": "all requests at once"}, 219, 201) is None
+    assert sharegpt_output_lengths({**row, "isl": "random (mean 219)", "osl": "random (mean 201)"}, 219, 201) is None
+
+
+def test_gpustack_sharegpt_runs_are_predicted_as_finite_runs(cases: list[Case]) -> None:
+    rows = {c.id: c for c in cases}
+    case = rows["srv-1272"]  # DeepSeek-R1 SGLang TP8 H200, 1000 ShareGPT requests at once
+    assert "finite run" in case.assume

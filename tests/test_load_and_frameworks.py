@@ -13,10 +13,11 @@ from conftest import run_cli
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InputError
+from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import framework, frameworks
-from gpuplan.estimate.infer_speed import latency
+from gpuplan.estimate.infer_speed import decode_step_seconds, latency, max_batch, prefill_seconds, speed
 from gpuplan.estimate.job import training_setup
-from gpuplan.estimate.load import at_concurrency, at_rate, capacity
+from gpuplan.estimate.load import _running_counts, at_concurrency, at_rate, capacity, finite_run
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.requests import estimate_config, make_job
 from gpuplan.types import FRAMEWORKS, InferSetup, Parallelism
@@ -327,3 +328,44 @@ def test_prompt_work_stretches_a_decode_step_at_most_to_one_pass_over_the_token_
     for rate in (0.5, 0.9, 1.5):
         state = at_rate(m, g, s, rate * capacity(m, g, s))
         assert state.tpot_mean_s <= budget * 1.0001
+
+
+# ---------------------------------------------------------------- finite offline runs
+
+
+@pytest.mark.parametrize(("lengths", "slots", "expected"), [
+    # three slots, all admitted at once: 3 running for 1 step, then 2 for 1, then the longest alone for 1
+    ([3, 1, 2], 3, [(3, 1), (2, 1), (1, 1)]),
+    # two slots, four requests of 5, 1, 1, 1 tokens: slot A runs the 5 (steps 0-5); slot B runs the three 1s in
+    # turn (steps 0-3); then A runs alone for steps 3-5
+    ([5, 1, 1, 1], 2, [(2, 3), (1, 2)]),
+    # equal lengths in two waves of two: the batch stays full for 4 steps, no drain
+    ([2, 2, 2, 2], 2, [(2, 4)]),
+])
+def test_a_finite_run_keeps_its_slots_busy_until_the_queue_is_empty_then_drains(
+        lengths: list[int], slots: int, expected: list[tuple[int, int]]) -> None:
+    assert _running_counts(lengths, slots) == expected
+
+
+def test_a_finite_run_of_one_full_wave_of_equal_requests_is_the_steady_state_wave(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # N = cap requests of one length: one prefill of N prompts, then O steps at batch N — speed()'s wave
+    m, g = llama8b_h100
+    cap = max_batch(m, g, SETUP, fitted())
+    wave = speed(m, g, SETUP, cap)
+    assert finite_run(m, g, SETUP, [SETUP.output_len] * cap) == pytest.approx(wave.output_tokens_per_s, rel=1e-9)
+
+
+def test_a_run_whose_lengths_vary_drains_and_makes_fewer_tokens_per_second(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # 100 requests, 100 tokens in all but one of 2,000 and the rest 81 each (mean 100): the long one decodes
+    # alone for 1,919 steps after the others end, each step a batch-1 step, so the run lasts
+    # prefill + 81 × t(100) + 1,919 × t(1); against 100 equal requests, prefill + 100 × t(100)
+    m, g = llama8b_h100
+    cal = fitted()
+    ctx = SETUP.prompt_len + 10_019 / 100 / 2  # decode at the prompt plus half the mean output
+    t1, t100 = (decode_step_seconds(m, g, SETUP, b, ctx, cal)[0] for b in (1.0, 100.0))
+    prefill = prefill_seconds(m, g, SETUP, 100.0 * SETUP.prompt_len, cal)
+    mixed = [2000] + [81] * 99
+    assert sum(mixed) == 10_019
+    expected = 10_019 / (prefill + 81 * t100 + 1919 * t1)
+    assert finite_run(m, g, SETUP, mixed, cal) == pytest.approx(expected, rel=1e-9)
+    assert finite_run(m, g, SETUP, mixed, cal) < 0.5 * finite_run(m, g, SETUP, [100] * 100, cal)

@@ -408,13 +408,18 @@ def speed(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: int | None = None, cal: 
 def throughput(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> Estimate:
     """Offline (all requests queued) output tokens/s at the largest batch that fits, with TTFT/TPOT."""
     cal = cal or fitted()
+    sp = speed(m, gpu, s, require_batch(m, gpu, s, cal), cal)
+    return _as_estimate(m, gpu, s, sp, cal, "throughput")
+
+
+def require_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
+    """:func:`max_batch`, at least one sequence, or an InfeasibleError saying what to change."""
     b = max_batch(m, gpu, s, cal)
     if b < 1:
         raise InfeasibleError("--gpu", f"{m.name} does not fit on {s.tp * s.pp}× {gpu.name} with "
                               f"{s.weight_format} weights and {s.context_len} tokens of context.",
                               "use more GPUs (--tp), a smaller --quant, or a shorter context.")
-    sp = speed(m, gpu, s, b, cal)
-    return _as_estimate(m, gpu, s, sp, cal, "throughput")
+    return b
 
 
 def latency(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> Estimate:

@@ -27,12 +27,14 @@ configuration serves (ρ ≥ 1 or B beyond the KV cache / engine cap) the answer
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds
+from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds, require_batch
 from gpuplan.estimate.result import Band
 from gpuplan.types import Gpu, InferSetup, ModelSpec
 
@@ -284,3 +286,58 @@ def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int
                      quantile(firsts, 0.99) + extra, tpot_mean, quantile(tpots, 0.99), rate * s.output_len,
                      False, math.nan, cal.band("inference_latency"), step if steps > 1 else tpot_mean,
                      quantile(tpots, 0.50))
+
+
+def finite_run(m: ModelSpec, gpu: Gpu, s: InferSetup, output_lens: Sequence[int],
+               cal: Calibration | None = None) -> float:
+    """Output tokens/s of a finite offline run: ``len(output_lens)`` requests with prompts of ``s.prompt_len``, all
+    sent at once, the i-th generating ``output_lens[i]`` tokens (a benchmark client such as ``vllm bench serve``
+    without a request rate; vllm/benchmarks/serve.py sends every request at once when the rate is inf).
+
+    The engine prefills the prompts (passes of its token budget, :func:`prefill_seconds`) and runs at most its
+    cap of sequences; a finished sequence's slot goes to the next queued request in arrival order. Iterations are
+    synchronous, so the run lasts prefill(N × prompt) + Σ over steps of t_decode(B_j), B_j the sequences running at
+    step j (list scheduling over the cap's slots). With one output length and N = cap this is :func:`speed`'s
+    wave, N × O / (prefill + O × t_decode(N)). With mixed lengths the batch drains: the longest requests finish
+    alone at small batch while the GPU idles most of its capacity, so a run of 1,000 ShareGPT requests makes far
+    fewer tokens/s than the steady state at the full batch (its benchmark prints the peak rate beside the mean)."""
+    cal = cal or fitted()
+    n = len(output_lens)
+    if n < 1:
+        raise ValueError("finite_run needs at least one request")
+    cap = require_batch(m, gpu, s, cal)
+    ctx = s.prompt_len + math.fsum(output_lens) / n / 2
+    running = _running_counts(output_lens, min(cap, n))
+    step: dict[int, float] = {}
+    decode = 0.0
+    for batch, steps in running:
+        if batch not in step:
+            step[batch] = decode_step_seconds(m, gpu, s, float(batch), ctx, cal)[0]
+        decode += steps * step[batch]
+    seconds = prefill_seconds(m, gpu, s, float(n * s.prompt_len), cal) + decode
+    return math.fsum(output_lens) / seconds
+
+
+def _running_counts(output_lens: Sequence[int], slots: int) -> list[tuple[int, int]]:
+    """(sequences running, decode steps at that count) over a run in which ``slots`` sequences run at once and each
+    freed slot takes the next request in order (every sequence emits one token per step)."""
+    ends = [int(o) for o in output_lens[:slots]]
+    heapq.heapify(ends)
+    events = list(ends)
+    for o in output_lens[slots:]:
+        start = heapq.heappop(ends)
+        heapq.heappush(ends, start + int(o))
+        events.append(start + int(o))
+    events.sort()
+    counts: list[tuple[int, int]] = []
+    now, alive = 0, slots
+    for i, end in enumerate(events):
+        if end > now and counts and counts[-1][0] == alive:
+            counts[-1] = (alive, counts[-1][1] + end - now)
+        elif end > now:
+            counts.append((alive, end - now))
+        now = max(now, end)
+        # a slot stays busy until the queue is empty: the count drops once the last request has been admitted
+        if len(events) - i - 1 < slots:
+            alive -= 1
+    return counts
