@@ -365,3 +365,30 @@ def test_a_torchtune_tutorial_run_keeps_the_loss_and_dropout_of_its_release(cata
     assert case.meta["measure"] == "reserved" and case.measured == 15.57e9  # torch_reserved, GB of 1e9 bytes
     today, _ = _finetune_case(catalog, {**row, "notes": "a current torchtune config"})
     assert today is not None and today.meta["setup"].chunked_loss is True and today.meta["setup"].lora_dropout == 0.0
+
+
+def test_deepseek_v3_pretraining_gpu_hours_run_in_the_reports_layout(catalog: Catalog) -> None:
+    # DeepSeek-V3 report (arXiv:2412.19437): 2,048 H800, PP 16 × EP 64 over 8 nodes × ZeRO-1 DP, no TP (sec. 3.2);
+    # 14.8T tokens of 4,096, batch 15,360 sequences (sec. 4.2); 2.664M GPU-hours of pre-training (README)
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-dsv3-pretrain-gpuh")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.cls == "pretrain_gpu_hours" and case.measured == 2_664_000 and case.meta["tokens"] == 14.8e12
+    setup = case.meta["setup"]
+    par = setup.parallel
+    assert (par.tp, par.pp, par.dp, par.ep, par.zero) == (1, 16, 128, 64, 1)  # 2,048 / 16 stages = 128 replicas
+    assert setup.grad_accum == 15_360 // 128 and setup.precision == "fp8-mixed"
+    # an MoE run is reported, not fitted on, as the MoE throughput rows are (its all-to-alls are overlapped)
+    assert not case.fit
+
+
+def test_the_llama_3_1_405b_card_runs_in_the_papers_16k_gpu_layout(catalog: Catalog) -> None:
+    # Llama 3 paper (arXiv:2407.21783) Table 4: 16,384 H100 as TP 8 × CP 1 × PP 16 × DP 128, 8,192-token
+    # sequences, 16M tokens a batch (2,048 sequences: 16 micro-batches of 1 per replica); 15.6T tokens (sec. 3.4)
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-llamacard-llama-31-405b-gpuh")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    par = case.meta["setup"].parallel
+    assert (par.tp, par.cp, par.pp, par.dp) == (8, 1, 16, 128)
+    assert case.meta["setup"].grad_accum == 16 and case.meta["tokens"] == 15.6e12
+    assert not case.fit  # the card's GPU-hours also hold the long-context stage: approximate
