@@ -198,6 +198,13 @@ def _expert_parallel(notes: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _virtual_stages(notes: str, pp: int) -> int:
+    """The model chunks per pipeline stage a row's notes state ("VP 8", Megatron's interleaved schedule; "VP n/a"
+    or none: plain 1F1B, 1). Only with PP: Megatron-Bridge's tables print a VP beside PP 1 too."""
+    found = re.search(r"\bVP\s*=?\s*(\d+)\b", notes)
+    return int(found.group(1)) if found and pp > 1 else 1
+
+
 def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     metric = row["metric"]
     if metric in ("mfu", "hfu", "tflops_per_gpu"):
@@ -222,7 +229,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     ep = _expert_parallel(row["notes"])
     if model.is_moe and ep is None:
         return None, "MoE pretraining without the expert-parallel degree (EP) the run used"
-    par = Parallelism(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep or 1)
+    par = Parallelism(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep or 1, vp=_virtual_stages(row["notes"], pp))
     try:
         check_expert_layout(model, par)
     except GpuplanError as err:

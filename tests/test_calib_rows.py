@@ -392,3 +392,17 @@ def test_the_llama_3_1_405b_card_runs_in_the_papers_16k_gpu_layout(catalog: Cata
     assert (par.tp, par.cp, par.pp, par.dp) == (8, 1, 16, 128)
     assert case.meta["setup"].grad_accum == 16 and case.meta["tokens"] == 15.6e12
     assert not case.fit  # the card's GPU-hours also hold the long-context stage: approximate
+
+
+def test_a_megatron_bridge_row_runs_the_interleaved_schedule_its_table_states(catalog: Catalog) -> None:
+    # Megatron-Bridge 26.04.01, Llama-3-70B on 64 H100: PP 8, VP 5 (the table's columns, quoted in the notes);
+    # a PP 1 row's "VP n/a" is no interleaving
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-mb-260401-h100-llama370b-fp8-64-g256-p-tokgpu")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert (case.meta["setup"].parallel.pp, case.meta["setup"].parallel.vp) == (8, 5)
+    flat_id = "trm-mb-260401-gb200-llama370b-fp8-64-g256-p-tokgpu"
+    flat = next(r for r in _rows("training_more.csv") if r["id"] == flat_id)
+    case, why = _pretrain_case(catalog, flat)
+    assert case is not None, why
+    assert case.meta["setup"].parallel.vp == 1
