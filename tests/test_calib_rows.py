@@ -406,3 +406,17 @@ def test_a_megatron_bridge_row_runs_the_interleaved_schedule_its_table_states(ca
     case, why = _pretrain_case(catalog, flat)
     assert case is not None, why
     assert case.meta["setup"].parallel.vp == 1
+
+
+def test_megatron_cores_mixtral_figure_reads_back_through_megatrons_flop_count(catalog: Catalog) -> None:
+    # Megatron-Core's MoE README: 438 TFLOPS per H100 (MCore v0.8) on 64 GPUs, TP 1 EP 8 PP 4 VP 8, MBS 1, GBS 256.
+    # Megatron's num_floating_point_operations for Mixtral 8x7B at 4096 tokens, by hand:
+    # 12·32·4096²·[(1 + 8/32 + 4096/4096)·1 + 3.5·2·1.5 + 32000/(2·32·4096)] = 82,927,681,536 FLOPs per token
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-mcore08-mixtral8x7b-64-g256-tokgpu")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.cls == "pretrain_throughput_moe" and case.group == "megatron-core-moe-readme"
+    assert case.measured == pytest.approx(438e12 / 82_927_681_536, abs=0.05)
+    par = case.meta["setup"].parallel
+    assert (par.tp, par.ep, par.pp, par.vp, par.dp) == (1, 8, 4, 8, 16)
+    assert case.meta["setup"].grad_accum == 256 // 16
