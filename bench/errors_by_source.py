@@ -4,13 +4,15 @@
     python bench/errors_by_source.py --loso          # each source predicted by a fit that never saw it (slow)
     python bench/errors_by_source.py --rows ttft     # also every row of one class, worst first
     python bench/errors_by_source.py --memory        # the training-memory classes instead, per stack and method
+    python bench/errors_by_source.py --training      # the training-time classes instead, per stack and GPU
 
 Each line is one (class, source group, engine, mode) cell: its rows, the median signed error
 (predicted / measured − 1; negative: under-predicted), the median |error| and the share under-predicted. The mode
 says how the source loaded the engine: ``rate`` (Poisson arrivals), ``clients`` (a closed loop of N clients),
 ``offline`` (all requests queued), ``batch`` (a fixed batch) or ``prefill``/``decode`` (one sequence). For the
 memory classes (``--memory``) the engine column is the modeling stack and the mode the method (with the
-quantized base's format).
+quantized base's format); for the training-time classes (``--training``: pretraining throughput, dense and
+mixture-of-experts, GPU-hours, fine-tuning time) the stack and the GPU.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from accuracy import Result, evaluate, held_out  # noqa: E402
 from calib import SPEED_CLASSES, Case, all_cases  # noqa: E402
 
 MEMORY_CLASSES = ("finetune_memory", "pretrain_memory")
+TIME_CLASSES = ("pretrain_throughput", "pretrain_throughput_moe", "pretrain_gpu_hours", "finetune_time")
 
 from gpuplan.estimate.calibration import fitted  # noqa: E402
 
@@ -36,6 +39,8 @@ def mode(case: Case) -> str:
     if case.cls in MEMORY_CLASSES:
         setup = meta["setup"]
         return setup.method + (f":{setup.base_quant}" if setup.base_quant else "")
+    if case.cls in TIME_CLASSES:
+        return str(meta["gpu"].name)
     if meta.get("kind") == "load":
         return "rate" if meta.get("rate") else "clients"
     if meta.get("quantity") == "max_batch_output_tokens_per_s":
@@ -50,7 +55,8 @@ def cells(results: list[Result]) -> dict[tuple[str, str, str, str], list[float]]
     out: dict[tuple[str, str, str, str], list[float]] = {}
     for r in results:
         if r.error == r.error:
-            engine = r.case.meta["setup"].framework if r.case.cls in MEMORY_CLASSES else r.case.meta.get("engine", "")
+            stack = r.case.cls in MEMORY_CLASSES + TIME_CLASSES
+            engine = r.case.meta["setup"].framework if stack else r.case.meta.get("engine", "")
             key = (r.case.cls, r.case.group, str(engine), mode(r.case))
             out.setdefault(key, []).append(r.error)
     return out
@@ -58,7 +64,7 @@ def cells(results: list[Result]) -> dict[tuple[str, str, str, str], list[float]]
 
 def table(results: list[Result], classes: tuple[str, ...] = SPEED_CLASSES) -> list[str]:
     by = cells(results)
-    lines = [f"{'class':18s} {'source group':42s} {'engine':8s} {'mode':8s} {'rows':>5s} {'signed':>8s} "
+    lines = [f"{'class':23s} {'source group':42s} {'engine':8s} {'mode':8s} {'rows':>5s} {'signed':>8s} "
              f"{'|error|':>8s} {'under':>6s}"]
     for cls in classes:
         everything = [e for k, v in by.items() if k[0] == cls for e in v]
@@ -67,7 +73,7 @@ def table(results: list[Result], classes: tuple[str, ...] = SPEED_CLASSES) -> li
         keys = sorted((k for k in by if k[0] == cls), key=lambda k: -len(by[k]))
         for k in [(cls, "all", "", ""), *keys]:
             errs = everything if k[1] == "all" else by[k]
-            lines.append(f"{k[0]:18s} {k[1][:42]:42s} {k[2]:8s} {k[3]:8s} {len(errs):5d} "
+            lines.append(f"{k[0]:23s} {k[1][:42]:42s} {k[2]:8s} {k[3]:8s} {len(errs):5d} "
                          f"{statistics.median(errs):+8.1%} {statistics.median(map(abs, errs)):8.1%} "
                          f"{sum(e < 0 for e in errs) / len(errs):6.0%}")
     return lines
@@ -77,9 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--loso", action="store_true", help="predict each source with a fit that never saw it")
     ap.add_argument("--memory", action="store_true", help="the training-memory classes instead of the speed classes")
-    ap.add_argument("--rows", choices=SPEED_CLASSES + MEMORY_CLASSES, help="also list this class's rows, worst first")
+    ap.add_argument("--training", action="store_true", help="the training-time classes instead of the speed classes")
+    ap.add_argument("--rows", choices=SPEED_CLASSES + MEMORY_CLASSES + TIME_CLASSES,
+                    help="also list this class's rows, worst first")
     args = ap.parse_args(argv)
-    classes = MEMORY_CLASSES if args.memory else SPEED_CLASSES
+    classes = MEMORY_CLASSES if args.memory else TIME_CLASSES if args.training else SPEED_CLASSES
     cases = all_cases()[0]
     results = held_out(cases) if args.loso else evaluate(cases, fitted())
     results = [r for r in results if r.case.cls in classes + ((args.rows,) if args.rows else ())]

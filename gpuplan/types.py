@@ -432,7 +432,8 @@ class Parallelism:
     """How a job is split over GPUs. ``zero`` 0-3 is the DeepSpeed stage (FSDP full-shard = 3) over the
     data-parallel group; ``cp`` is context parallelism; ``ep`` expert parallelism: a mixture-of-experts model's
     routed experts split over ``ep`` of the TP × CP × DP GPUs of a pipeline stage (it adds no GPUs;
-    :mod:`gpuplan.estimate.moe_train`)."""
+    :mod:`gpuplan.estimate.moe_train`); ``vp`` the model chunks each pipeline stage holds under Megatron's
+    interleaved 1F1B schedule (``--num-layers-per-virtual-pipeline-stage``; 1: plain 1F1B)."""
 
     tp: int = 1
     pp: int = 1
@@ -440,6 +441,7 @@ class Parallelism:
     cp: int = 1
     zero: int = 0
     ep: int = 1
+    vp: int = 1
     sequence_parallel: bool = True
     offload_optimizer: bool = False
 
@@ -454,7 +456,7 @@ class Parallelism:
 @lru_cache(maxsize=1024)
 def _describe_parallelism(par: Parallelism) -> str:
     """:meth:`Parallelism.describe`, made once per layout: every training-memory estimate names its layout."""
-    degrees = (("tp", par.tp), ("pp", par.pp), ("dp", par.dp), ("cp", par.cp), ("ep", par.ep))
+    degrees = (("tp", par.tp), ("pp", par.pp), ("vp", par.vp), ("dp", par.dp), ("cp", par.cp), ("ep", par.ep))
     parts = [f"{k.upper()}{v}" for k, v in degrees if v > 1]
     if par.zero:
         parts.append(f"ZeRO-{par.zero}")

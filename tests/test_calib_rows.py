@@ -388,3 +388,58 @@ def test_gpustack_sharegpt_runs_are_predicted_as_finite_runs(cases: list[Case]) 
     rows = {c.id: c for c in cases}
     case = rows["srv-1272"]  # DeepSeek-R1 SGLang TP8 H200, 1000 ShareGPT requests at once
     assert "finite run" in case.assume
+
+
+def test_deepseek_v3_pretraining_gpu_hours_run_in_the_reports_layout(catalog: Catalog) -> None:
+    # DeepSeek-V3 report (arXiv:2412.19437): 2,048 H800, PP 16 × EP 64 over 8 nodes × ZeRO-1 DP, no TP (sec. 3.2);
+    # 14.8T tokens of 4,096, batch 15,360 sequences (sec. 4.2); 2.664M GPU-hours of pre-training (README)
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-dsv3-pretrain-gpuh")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.cls == "pretrain_gpu_hours" and case.measured == 2_664_000 and case.meta["tokens"] == 14.8e12
+    setup = case.meta["setup"]
+    par = setup.parallel
+    assert (par.tp, par.pp, par.dp, par.ep, par.zero) == (1, 16, 128, 64, 1)  # 2,048 / 16 stages = 128 replicas
+    assert setup.grad_accum == 15_360 // 128 and setup.precision == "fp8-mixed"
+    # an MoE run is reported, not fitted on, as the MoE throughput rows are (its all-to-alls are overlapped)
+    assert not case.fit
+
+
+def test_the_llama_3_1_405b_card_runs_in_the_papers_16k_gpu_layout(catalog: Catalog) -> None:
+    # Llama 3 paper (arXiv:2407.21783) Table 4: 16,384 H100 as TP 8 × CP 1 × PP 16 × DP 128, 8,192-token
+    # sequences, 16M tokens a batch (2,048 sequences: 16 micro-batches of 1 per replica); 15.6T tokens (sec. 3.4)
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-llamacard-llama-31-405b-gpuh")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    par = case.meta["setup"].parallel
+    assert (par.tp, par.cp, par.pp, par.dp) == (8, 1, 16, 128)
+    assert case.meta["setup"].grad_accum == 16 and case.meta["tokens"] == 15.6e12
+    assert not case.fit  # the card's GPU-hours also hold the long-context stage: approximate
+
+
+def test_a_megatron_bridge_row_runs_the_interleaved_schedule_its_table_states(catalog: Catalog) -> None:
+    # Megatron-Bridge 26.04.01, Llama-3-70B on 64 H100: PP 8, VP 5 (the table's columns, quoted in the notes);
+    # a PP 1 row's "VP n/a" is no interleaving
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-mb-260401-h100-llama370b-fp8-64-g256-p-tokgpu")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert (case.meta["setup"].parallel.pp, case.meta["setup"].parallel.vp) == (8, 5)
+    flat_id = "trm-mb-260401-gb200-llama370b-fp8-64-g256-p-tokgpu"
+    flat = next(r for r in _rows("training_more.csv") if r["id"] == flat_id)
+    case, why = _pretrain_case(catalog, flat)
+    assert case is not None, why
+    assert case.meta["setup"].parallel.vp == 1
+
+
+def test_megatron_cores_mixtral_figure_reads_back_through_megatrons_flop_count(catalog: Catalog) -> None:
+    # Megatron-Core's MoE README: 438 TFLOPS per H100 (MCore v0.8) on 64 GPUs, TP 1 EP 8 PP 4 VP 8, MBS 1, GBS 256.
+    # Megatron's num_floating_point_operations for Mixtral 8x7B at 4096 tokens, by hand:
+    # 12·32·4096²·[(1 + 8/32 + 4096/4096)·1 + 3.5·2·1.5 + 32000/(2·32·4096)] = 82,927,681,536 FLOPs per token
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-mcore08-mixtral8x7b-64-g256-tokgpu")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.cls == "pretrain_throughput_moe" and case.group == "megatron-core-moe-readme"
+    assert case.measured == pytest.approx(438e12 / 82_927_681_536, abs=0.05)
+    par = case.meta["setup"].parallel
+    assert (par.tp, par.ep, par.pp, par.vp, par.dp) == (1, 8, 4, 8, 16)
+    assert case.meta["setup"].grad_accum == 256 // 16

@@ -137,10 +137,10 @@ def test_the_planner_splits_experts_only_for_moe_models(catalog: Catalog) -> Non
 def test_a_megatron_bridge_moe_row_runs_with_the_ep_its_notes_state(catalog: Catalog) -> None:
     with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
         rows = {r["id"]: r for r in csv.DictReader(f)}
-    row = rows["trm-mb-2608-gb300-deepseekv3-mxfp8-256-g4096-p-tokgpu"]  # "TP 1, PP 2, ... EP 32"
+    row = rows["trm-mb-2608-gb300-deepseekv3-mxfp8-256-g4096-p-tokgpu"]  # "TP 1, PP 2, CP 1, VP 8, EP 32"
     case, why = _pretrain_case(catalog, row)
     assert case is not None, why
-    assert case.meta["setup"].parallel == Parallelism(pp=2, dp=128, ep=32, zero=1)
+    assert case.meta["setup"].parallel == Parallelism(pp=2, dp=128, ep=32, zero=1, vp=8)
     assert case.cls == "pretrain_throughput_moe"
     assert math.isfinite(case.predict(fitted()))
     unstated, why = _pretrain_case(catalog, {**row, "notes": "layout not given"})

@@ -31,7 +31,8 @@ Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n 
 - tensor parallel: four all-reduces of the activations per layer per micro-step (six with a full
   recomputation, which reruns the forward's two: Korthikanti et al. 2022, sec. 5), not overlapped;
 - pipeline: the 1F1B bubble, (p − 1)/m of the ideal compute time for m micro-batches per step
-  (Narayanan et al. 2021, eq. 1).
+  (Narayanan et al. 2021, eq. 1); with v model chunks per stage (the interleaved schedule), (p − 1)/(v·m)
+  (same paper, sec. 2.2.2).
 """
 
 from __future__ import annotations
@@ -236,7 +237,9 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     ep_total = expert_parallel_seconds(s, link, w, cal) * micro_steps  # not overlapped (moe_train)
     bubble = 0.0
     if par.pp > 1:
-        bubble = compute * (par.pp - 1) / s.grad_accum  # t_bubble / t_ideal = (p − 1)/m (Narayanan et al. 2021)
+        # t_bubble / t_ideal = (p − 1)/m, and (p − 1)/(v·m) when each stage holds v interleaved model chunks
+        # (Narayanan et al. 2021, eq. 1 and sec. 2.2.2)
+        bubble = compute * (par.pp - 1) / (max(1, par.vp) * s.grad_accum)
     bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
     optimizer = steps * w.optimizer_bytes / bandwidth
     memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
