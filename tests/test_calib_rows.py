@@ -412,3 +412,16 @@ def test_a_vllm_v0_batch1_row_is_reported_not_fitted(catalog: Catalog) -> None:
     assert old is not None and new is not None and old.cls == new.cls == "decode_batch1"
     assert old.fit is not VLLM_V0_NOT_FITTED and new.fit
     assert ("V0 engine" in old.assume) is VLLM_V0_NOT_FITTED
+
+
+def test_a_one_user_run_that_prints_only_a_median_itl_maps_that_itl(catalog: Catalog) -> None:
+    from calib import _one_client_decode_case, _one_client_step
+
+    # silybench-data's Qwen3-8B BF16 run on one H100 (vLLM 0.30.0), workload chat-128-128 at 1 user: median ITL
+    # 6.826 ms at a fixed 128-token prompt and 128-token output; the run has no median TPOT row
+    row = {r["id"]: r for r in _rows("inference_extra.csv")}["b1-0008"]
+    assert (row["metric"], row["isl"], row["osl"], row["value"]) == ("itl_ms_median", "128", "128", "6.826")
+    assert _one_client_step(row, set())
+    case = _one_client_decode_case(catalog, row)
+    assert case is not None and case.cls == "decode_batch1" and case.measured == pytest.approx(0.006826)
+    assert (case.meta["setup"].prompt_len, case.meta["setup"].output_len) == (128, 128)
