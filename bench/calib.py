@@ -115,7 +115,7 @@ def _group(row_id: str, row: dict[str, str] | None = None) -> str:
 # ---------------------------------------------------------------- training / fine-tuning
 
 
-_GROUPED_PREFIXES = ("srv-", "lcp-", "ftm-", "trm-", "imm-")
+_GROUPED_PREFIXES = ("srv-", "lcp-", "ftm-", "trm-", "imm-", "b1-")
 
 
 def _train_setup(spec: dict[str, Any], defaults: dict[str, Any]) -> TrainSetup:
@@ -332,12 +332,17 @@ def inference_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
     copies = _copied_blocks(rows)
     cases: list[Case] = []
     unmapped: list[Unmapped] = []
+    with_tpot = {_run_key(r) for r in rows.values() if r["metric"] == "tpot_ms_median"}
     for rid, row in rows.items():
         case, why = (None, copies[rid]) if rid in copies else _inference_case(cat, row)
         if case:
             cases.append(case)
         else:
             unmapped.append(Unmapped(rid, why))
+        if rid not in copies and _one_client_step(row, with_tpot):
+            step = _one_client_decode_case(cat, row)
+            if step:
+                cases.append(step)
     return cases, unmapped
 
 
@@ -382,6 +387,25 @@ def _build_unstated(engine: str, row: dict[str, str]) -> bool:
 
 
 _PR_BRANCH = re.compile(r"\bin PR #\d+")
+
+# vLLM's V0 engine: vLLM 0.8.0 made the V1 engine (its own scheduler, persistent batch, piecewise CUDA graphs) the
+# default (vllm-project/vllm PR #13726, release notes of v0.8.0, 2025-03-18), and later releases removed V0. A
+# decode step of V0 spends more time outside the GPU kernels than one of V1 (the Qwen2.5 speed benchmark's vLLM
+# 0.6.3 rows want about 140 µs per layer, GPUStack's and other vLLM >= 0.8 batch-1 rows about 60 µs), so rows of
+# V0 would tie the engine's fitted step overhead (layer_overhead_s_vllm) to an engine users no longer run: with
+# the switch on, a vLLM batch-1 decode row of a version below 0.8.0 is reported, not fitted on, unless its notes
+# say it ran V1 (VLLM_USE_V1=1). A row whose version is not stated is left as it is.
+VLLM_V0_NOT_FITTED = True
+_VLLM_V1_FROM = (0, 8, 0)
+_VLLM_V0_WHY = "vLLM V0 engine (before 0.8.0): its step overhead is not the V1 engine's"
+
+
+def _vllm_v0(engine: str, row: dict[str, str]) -> bool:
+    """A vLLM row of the V0 engine: a stated version below 0.8.0 whose notes do not set VLLM_USE_V1=1."""
+    found = re.match(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?", row.get("engine_version", ""))
+    if engine != "vllm" or not found or re.search(r"VLLM_USE_V1\s*=\s*1", row.get("notes", "")):
+        return False
+    return tuple(int(g or 0) for g in found.groups()) < _VLLM_V1_FROM
 
 
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
@@ -448,7 +472,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         def pred_g(cal: Calibration, m=model, g=gpu, s=setup) -> float:
             return latency(m, g, s, cal).extra["output_tokens_per_s"]
         return Case(cls="serving_throughput" if batch > 1 else "decode_batch1", measured=value,
-                    predict=pred_g, rate=True, **common), ""
+                    predict=pred_g, rate=True, **_v0_reported(engine, row, batch, common)), ""
     per_gpu_metric = metric.endswith("per_gpu")
     lengths = sharegpt_output_lengths(row, isl, osl) if means else None
     if metric.startswith("throughput_output") and offline and lengths:
@@ -473,7 +497,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         def pred_t(cal: Calibration, m=model, g=gpu, s=setup) -> float:
             return latency(m, g, s, cal).extra["tpot_s"]
         return Case(cls="decode_batch1" if batch == 1 else "tpot", measured=measured, predict=pred_t,
-                    **common), ""
+                    **_v0_reported(engine, row, batch, common)), ""
     if metric.startswith(("ttft", "prefill")):
         measured = value / 1000.0 if metric.endswith("_ms") else isl / value
 
@@ -508,6 +532,60 @@ def sharegpt_output_lengths(row: dict[str, str], prompt: int, mean: int) -> list
     order = sorted(range(n), key=lambda k: ((k + 0.5) * _GOLDEN) % 1.0)
     rank = {k: r for r, k in enumerate(order)}
     return [min(top, max(_SHAREGPT_MIN_LEN, round(-mean * math.log(1.0 - (rank[k] + 0.5) / n)))) for k in range(n)]
+
+
+def _v0_reported(engine: str, row: dict[str, str], batch: int, common: dict[str, Any]) -> dict[str, Any]:
+    """A batch-1 row's case fields, marked reported-not-fitted when it ran vLLM's V0 engine (VLLM_V0_NOT_FITTED)."""
+    if not (VLLM_V0_NOT_FITTED and batch == 1 and _vllm_v0(engine, row)):
+        return common
+    return {**common, "fit": False, "assume": "; ".join(a for a in (common["assume"], _VLLM_V0_WHY) if a)}
+
+
+# A closed loop of one client (bench_serving / vllm bench serve --max-concurrency 1) never has two requests in
+# flight: every decode step it times is a batch-1 step, so its median TPOT (or median ITL, where the run prints no
+# median TPOT) is a batch-1 decode measurement. Such a row is also mapped as a decode_batch1 case, predicted at its
+# stated (or mean) prompt and output lengths like the other decode rows (decode at the mean context
+# prompt + output / 2), and fitted on; the load row itself stays in the tpot class.
+_ONE_CLIENT_METRICS = ("tpot_ms_median", "itl_ms_median")
+ONE_CLIENT_SUFFIX = ":batch1"
+
+
+def _run_key(row: dict[str, str]) -> tuple[str, ...]:
+    """The run a row's metric belongs to: its source, engine, model, layout, lengths and load."""
+    return tuple(row.get(k, "").strip() for k in ("source", "engine", "engine_version", "model", "precision",
+                                                  "gpu_spec_name", "tp", "isl", "osl", "batch_or_concurrency",
+                                                  "scenario", "notes"))
+
+
+def _one_client_step(row: dict[str, str], with_tpot: set[tuple[str, ...]]) -> bool:
+    """A closed-loop row of exactly one client whose metric is the median TPOT, or the median ITL of a run that
+    printed no median TPOT (the same steps, counted once)."""
+    if row.get("scenario", "").strip().lower() != "concurrency" or row.get("batch_or_concurrency", "").strip() != "1":
+        return False
+    metric = row["metric"]
+    return metric == "tpot_ms_median" or (metric == "itl_ms_median" and _run_key(row) not in with_tpot)
+
+
+def _one_client_decode_case(cat: Any, row: dict[str, str]) -> Case | None:
+    """The batch-1 decode case of a one-client closed-loop row, or None where its load case could not be built
+    either (unmapped there with the reason)."""
+    load, _ = _load_case(cat, row)
+    if load is None:
+        return None
+    engine, setup = load.meta["engine"], load.meta["setup"]
+    setup = replace(setup, batch=1)
+    model, gpu = load.meta["model"], load.meta["gpu"]
+
+    def pred(cal: Calibration, m=model, g=gpu, s=setup) -> float:
+        return latency(m, g, s, cal).extra["tpot_s"]
+
+    assume = "; ".join(a for a in (load.assume, "one closed-loop client: its median step is a batch-1 decode step")
+                       if a)
+    common = _v0_reported(engine, row, 1, {"assume": assume, "fit": True})
+    meta = {**load.meta, "kind": "decode", "setup": setup, "quantity": "tpot_s", "clients": 1}
+    return Case(id=row["id"] + ONE_CLIENT_SUFFIX, cls="decode_batch1", measured=load.measured, predict=pred,
+                source=load.source, describe=load.describe.replace(f": {row['metric']}", ": batch-1 decode step"),
+                group=load.group, resolution=load.resolution, meta=meta, **common)
 
 
 _LOAD_METRICS = {

@@ -75,7 +75,7 @@ def test_a_fit_counts_at_most_forty_rows_of_one_source_per_class(cases: list[Cas
 
 def test_every_new_row_names_its_source_group(cases: list[Case]) -> None:
     for c in cases:
-        if c.id.startswith(("srv-", "lcp-", "ftm-", "trm-", "imm-")):
+        if c.id.startswith(("srv-", "lcp-", "ftm-", "trm-", "imm-", "b1-")):
             assert c.group and not c.group.startswith(("srv", "lcp", "ftm", "trm", "imm")), c.id
 
 
@@ -443,3 +443,63 @@ def test_megatron_cores_mixtral_figure_reads_back_through_megatrons_flop_count(c
     par = case.meta["setup"].parallel
     assert (par.tp, par.ep, par.pp, par.vp, par.dp) == (1, 8, 4, 8, 16)
     assert case.meta["setup"].grad_accum == 256 // 16
+
+
+def test_one_client_closed_loop_median_tpot_is_also_a_batch1_decode_row(catalog: Catalog) -> None:
+    from calib import ONE_CLIENT_SUFFIX, _one_client_decode_case, _one_client_step, _run_key
+
+    # GPUStack's Qwen3-8B H100 page, vLLM v0.11.0 at --max-concurrency 1: median TPOT 7.22 ms over ShareGPT
+    # requests of mean 233 prompt / 221 output tokens; one client never has two decodes in flight
+    rows = {r["id"]: r for r in _rows("inference_serving.csv")}
+    one, itl = rows["srv-4710"], rows["srv-4713"]
+    assert (one["batch_or_concurrency"], one["metric"], one["value"]) == ("1", "tpot_ms_median", "7.22")
+    with_tpot = {_run_key(one)}
+    assert _one_client_step(one, with_tpot)
+    # the same run's median ITL counts the same steps: mapped only where the run printed no median TPOT
+    assert not _one_client_step(itl, with_tpot) and _one_client_step(itl, set())
+    # two clients batch two decodes: not a batch-1 step
+    assert not _one_client_step({**one, "batch_or_concurrency": "2"}, set())
+    case = _one_client_decode_case(catalog, one)
+    assert case is not None and case.cls == "decode_batch1" and case.id == "srv-4710" + ONE_CLIENT_SUFFIX
+    assert case.measured == pytest.approx(0.00722)
+    setup = case.meta["setup"]
+    assert (setup.batch, setup.prompt_len, setup.output_len) == (1, 233, 221) and case.fit
+
+
+@pytest.mark.parametrize(("version", "notes", "v0"), [
+    ("0.6.3", "", True),  # the Qwen2.5 speed benchmark's vLLM (V0: before 0.8.0, PR #13726)
+    ("v0.7.3", "", True),
+    ("0.6.3", "VLLM_USE_V1=1 set", False),  # V1 switched on by hand before it was the default
+    ("v0.11.0", "", False),  # GPUStack's performance lab
+    ("0.8.0", "", False),  # the release that made V1 the default
+    ("", "", False),  # unstated: left as it is
+])
+def test_the_v0_switch_marks_vllm_rows_before_0_8(version: str, notes: str, v0: bool) -> None:
+    from calib import _vllm_v0
+
+    assert _vllm_v0("vllm", {"engine_version": version, "notes": notes}) is v0
+    assert not _vllm_v0("sglang", {"engine_version": version, "notes": notes})
+
+
+def test_a_vllm_v0_batch1_row_is_reported_not_fitted(catalog: Catalog) -> None:
+    from calib import VLLM_V0_NOT_FITTED
+
+    rows = {r["id"]: r for r in _rows("inference_extra.csv")}
+    # ext-0017: vLLM 0.6.3, Qwen2.5-7B on an A100, batch 1; b1-0007: vLLM 0.23.0, Llama-3.1-8B on an A100, batch 1
+    old, new = (_inference_case(catalog, rows[i])[0] for i in ("ext-0017", "b1-0007"))
+    assert old is not None and new is not None and old.cls == new.cls == "decode_batch1"
+    assert old.fit is not VLLM_V0_NOT_FITTED and new.fit
+    assert ("V0 engine" in old.assume) is VLLM_V0_NOT_FITTED
+
+
+def test_a_one_user_run_that_prints_only_a_median_itl_maps_that_itl(catalog: Catalog) -> None:
+    from calib import _one_client_decode_case, _one_client_step
+
+    # silybench-data's Qwen3-8B BF16 run on one H100 (vLLM 0.30.0), workload chat-128-128 at 1 user: median ITL
+    # 6.826 ms at a fixed 128-token prompt and 128-token output; the run has no median TPOT row
+    row = {r["id"]: r for r in _rows("inference_extra.csv")}["b1-0008"]
+    assert (row["metric"], row["isl"], row["osl"], row["value"]) == ("itl_ms_median", "128", "128", "6.826")
+    assert _one_client_step(row, set())
+    case = _one_client_decode_case(catalog, row)
+    assert case is not None and case.cls == "decode_batch1" and case.measured == pytest.approx(0.006826)
+    assert (case.meta["setup"].prompt_len, case.meta["setup"].output_len) == (128, 128)
