@@ -253,7 +253,15 @@ _SAME_ARCH = {"CodeLlama-7B": "Llama-2-7B", "LLaMA-arch": "Llama-2-7B", "Vicuna-
               "Mistral-7B-Instruct": "Mistral-7B-v0.2"}
 
 
+# Published rows that name a model in words. NeMo Megatron-Bridge's performance tables: its "Nemotron 3 Nano" page
+# (NVIDIA-NeMo/Megatron-Bridge docs/models/nemotron/nemotron3-nano.md @32700b52fdc38053fc8869c72e504bdd54e73c88) trains
+# HF_MODEL_ID=nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (23 Mamba-2 and MoE layers, 6 attention layers).
+_LABELS = {"Nemotron 3 Nano": "Nemotron-3-Nano-30B-A3B"}
+
+
 def _preset_for(cat: Any, label: str) -> str | None:
+    if label.strip() in _LABELS:
+        return _LABELS[label.strip()]
     head = re.split(r"[\s(]", label.strip())[0]
     if head in _SAME_ARCH:
         return _SAME_ARCH[head]

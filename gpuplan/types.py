@@ -319,6 +319,14 @@ class ModelSpec:
     linear_conv_kernel: int = 0  # causal depthwise convolution over q, k, v (its last kernel - 1 inputs are state)
     linear_state_dtype: str = "fp32"  # of the recurrent state (config mamba_ssm_dtype; the conv state is 16-bit)
     attn_output_gate: bool = False  # a sigmoid gate on the attention output from q_proj (twice as wide)
+    # which recurrent layer the n_linear_layers are: "gated_deltanet" (Qwen3-Next, Qwen3.5) or "mamba2" (Nemotron-H;
+    # Dao & Gu 2024, "Transformers are SSMs"): a Mamba-2 layer maps onto the fields above as linear_v_heads =
+    # mamba_num_heads of linear_v_dim = mamba_head_dim, linear_k_heads = n_groups of linear_k_dim = ssm_state_size
+    # (B and C are shared by the heads of a group as keys and queries are by GDN's value heads)
+    linear_kind: str = "gated_deltanet"
+    # token-mixer layers (attention or linear) that have no FFN after them: Nemotron-H stacks single blocks
+    # (hybrid_override_pattern) and has fewer FFN blocks than mixer blocks; taken from the MoE layers of a MoE
+    n_layers_without_ffn: int = 0
     parallel_attn: bool = False
     encoder_only: bool = False
     extra_params: int = 0  # parameters of parts the flags above do not describe (e.g. a BERT pooler)
@@ -344,7 +352,8 @@ class ModelSpec:
             return 0
         # layers i in n_dense_layers..n_layers-1 with (i + 1) a multiple of moe_every: the multiples up to n_layers
         # less those up to n_dense_layers
-        return max(0, self.n_layers // self.moe_every - self.n_dense_layers // self.moe_every)
+        return max(0, self.n_layers // self.moe_every - self.n_dense_layers // self.moe_every
+                   - self.n_layers_without_ffn)
 
     @property
     def n_attention_layers(self) -> int:

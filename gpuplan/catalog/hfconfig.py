@@ -143,8 +143,11 @@ def _no_moe_layers(cfg: Config) -> bool:
 
 def _check_finite(cfg: Config, name: str) -> None:
     """Every number in ``cfg`` is finite: JSON's ``Infinity``, ``NaN`` and ``1e400`` are refused, naming the
-    field."""
+    field. The one exception is an unbounded upper clamp on Mamba's step size, which Nemotron-H configs publish as
+    ``time_step_limit: [0.0, Infinity]`` (it changes no size)."""
     for path, value in _numbers(cfg, ""):
+        if path == "time_step_limit[1]" and value == math.inf:
+            continue
         if isinstance(value, float) and not math.isfinite(value):
             raise ModelConfigError(f"'{name}': field {path} is {value}, not a finite number.",
                                    f"set {path} to the model's value, as in the published config.json.")
@@ -208,6 +211,8 @@ _KNOWN_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"
 # Readers that model Gated DeltaNet linear-attention layers (:func:`_qwen3_hybrid`): they read the keys above.
 _HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 _GDN_KEYS = ("linear_num_value_heads", "linear_key_head_dim", "full_attention_interval")
+# Readers that model DeepSeek Sparse Attention's indexer (:func:`_deepseek`): DeepSeek-V3.2 and GLM-5.
+_DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
 # Fields of architectures a ModelSpec cannot hold, whatever model_type the config claims: (key, what it means).
 _UNMODELLED_KEYS = (
     ("index_n_heads", "a sparse-attention indexer (DeepSeek Sparse Attention), whose weights and key cache"),
@@ -220,7 +225,8 @@ _UNMODELLED_KEYS = (
 
 def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
     for key, what in _UNMODELLED_KEYS:
-        if cfg.get(key) and not (key == "index_n_heads" and model_type == "deepseek_v32"):
+        if cfg.get(key) and not (key == "index_n_heads" and model_type in _DSA_TYPES
+                                 or key == "hybrid_override_pattern" and model_type == "nemotron_h"):
             raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: {what} gpuplan does not "
                                    "model.", "choose a model whose layers gpuplan models; see 'gpuplan models'.")
     hybrid = model_type in _HYBRID_TYPES
@@ -511,13 +517,35 @@ def _deepseek(cfg: Config, name: str) -> ModelSpec:
         spec["shared_ffn_hidden"] = spec["moe_ffn_hidden"] * spec["n_shared_experts"]
     if cfg.get("num_nextn_predict_layers"):
         spec["notes"] = ("multi-token-prediction layer not counted (transformers does not build it)",)
-    if str(cfg.get("model_type")) == "deepseek_v32":  # DeepSeek Sparse Attention's lightning indexer
+    if str(cfg.get("model_type")) in _DSA_TYPES:  # DeepSeek Sparse Attention's lightning indexer
         spec.update(index_heads=_int(cfg["index_n_heads"]), index_head_dim=_int(cfg["index_head_dim"]),
                     index_topk=_int(cfg["index_topk"]))
         if not spec["q_lora_rank"]:
             raise ModelConfigError(f"'{name}': DeepSeek Sparse Attention's indexer reads the query's low-rank "
                                    "projection, but q_lora_rank is not set.", "pass the config.json as published.")
+    if str(cfg.get("model_type")) == "glm_moe_dsa":
+        _check_glm5_layers(cfg, name, spec)
     return ModelSpec(**spec)
+
+
+def _check_glm5_layers(cfg: Config, name: str, spec: dict[str, Any]) -> None:
+    """GLM-5 (transformers models/glm_moe_dsa, 5.24.0: the DeepSeek-V3.2 layout) may list per layer whether it runs
+    its own indexer (``indexer_types``: "full") or reuses the previous layer's picks ("shared", no indexer weights
+    or key cache), and which MLP it has (``mlp_layer_types``). A ModelSpec holds an indexer in every attending layer
+    and dense MLPs in the first ``first_k_dense_replace`` layers only, so other patterns are refused."""
+    layers = spec["n_layers"]
+    shared = [t for t in cfg.get("indexer_types") or [] if t != "full"]
+    if shared or _int(cfg.get("index_topk_freq") or 1) != 1 or cfg.get("index_topk_pattern"):
+        raise ModelConfigError(f"'{name}': indexer_types (or index_topk_freq / index_topk_pattern) has layers that "
+                               "reuse another layer's sparse-attention picks ('shared'), whose missing indexer "
+                               "weights and keys gpuplan does not model.",
+                               "choose GLM-5 or GLM-5.1, whose every layer runs its indexer; see 'gpuplan models'.")
+    mlp_types = cfg.get("mlp_layer_types")
+    dense = spec.get("n_dense_layers", 0)
+    if mlp_types is not None and list(mlp_types) != ["dense"] * dense + ["sparse"] * (layers - dense):
+        raise ModelConfigError(f"'{name}': mlp_layer_types is not {dense} dense layers followed by MoE layers "
+                               f"(first_k_dense_replace {dense}), a layer pattern gpuplan does not model.",
+                               "pass the config.json as published.")
 
 
 def _chatglm(cfg: Config, name: str) -> ModelSpec:
@@ -677,6 +705,63 @@ def _glm4_moe(cfg: Config, name: str) -> ModelSpec:
     return ModelSpec(**spec)
 
 
+_NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+
+
+def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
+    """Nemotron-H and Nemotron 3 (transformers models/nemotron_h, 5.24.0: ``NemotronHForCausalLM``): a stack of
+    single blocks, each a norm and one mixer, spelled by ``hybrid_override_pattern`` — Mamba-2 ("M"), grouped-query
+    attention without biases ("*"), a squared-ReLU MLP without gate ("-") or a MoE of such experts plus one shared
+    expert ("E"). gpuplan pairs every FFN block with a token-mixer block: ``n_layers`` counts the Mamba and attention
+    blocks, ``n_layers_without_ffn`` those left without an FFN."""
+    pattern = cfg.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or set(pattern) - set(_NEMOTRON_BLOCKS):
+        raise ModelConfigError(f"'{name}': hybrid_override_pattern is {pattern!r}; it spells one block per layer with "
+                               "M (Mamba-2), * (attention), - (MLP) and E (MoE).", "pass the config.json as published.")
+    for key in ("use_bias", "mamba_proj_bias", "attention_bias"):
+        if cfg.get(key):
+            raise ModelConfigError(f"'{name}': {key} is true; gpuplan models Nemotron-H's projections without biases, "
+                                   "as every published config has them.", "pass the config.json as published.")
+    if cfg.get("moe_latent_size"):
+        raise ModelConfigError(f"'{name}': moe_latent_size is set: the experts work in a projected latent space "
+                               "(Nemotron 3 Super, Ultra), whose projections gpuplan does not model.",
+                               "choose a Nemotron-H model without moe_latent_size (Nemotron-H 8B/47B/56B, Nemotron 3 "
+                               "Nano); see 'gpuplan models'.")
+    n_mamba, n_attention, n_mlp, n_moe = (pattern.count(c) for c in "M*-E")
+    if n_mlp and n_moe:
+        raise ModelConfigError(f"'{name}': hybrid_override_pattern mixes MLP (-) and MoE (E) blocks, which gpuplan "
+                               "does not model in one model.", "pass the config.json as published.")
+    if n_mlp + n_moe > n_mamba + n_attention:
+        raise ModelConfigError(f"'{name}': hybrid_override_pattern has more FFN blocks (- or E) than Mamba and "
+                               "attention blocks, a layout gpuplan does not model.", "pass the config.json as published.")
+    mixers = n_mamba + n_attention
+    spec = _base(cfg, name, n_layers=mixers, gated_mlp=False, qkv_bias=False, out_bias=False,
+                 n_kv_heads=_int(cfg.get("num_key_value_heads") or _first(cfg, "num_attention_heads")),
+                 head_dim=_int(_first(cfg, "head_dim", "attention_head_dim", default=128)),
+                 n_layers_without_ffn=mixers - n_mlp - n_moe, n_linear_layers=n_mamba, linear_kind="mamba2",
+                 linear_k_heads=_int(_first(cfg, "n_groups", "mamba_n_groups", default=8)),
+                 linear_k_dim=_int(_first(cfg, "ssm_state_size", default=128)),
+                 linear_v_heads=_int(_first(cfg, "mamba_num_heads", default=128)),
+                 linear_v_dim=_int(_first(cfg, "mamba_head_dim", default=64)),
+                 linear_conv_kernel=_int(_first(cfg, "conv_kernel", "mamba_d_conv", default=4)),
+                 linear_state_dtype=_DTYPES.get(str(cfg.get("mamba_ssm_cache_dtype", "float32")).lower(), "fp32"))
+    if n_moe:
+        if cfg.get("mlp_bias"):
+            raise ModelConfigError(f"'{name}': mlp_bias is true in a MoE Nemotron-H, whose experts have no biases "
+                                   "while its shared expert would.", "pass the config.json as published.")
+        spec.update(n_experts=_int(cfg["n_routed_experts"]), n_active_experts=_int(cfg["num_experts_per_tok"]),
+                    moe_ffn_hidden=_int(cfg["moe_intermediate_size"]), n_shared_experts=1,
+                    shared_ffn_hidden=_int(cfg["moe_shared_expert_intermediate_size"]))
+    if spec["linear_v_heads"] % spec["linear_k_heads"]:
+        raise ModelConfigError(f"'{name}': {spec['linear_v_heads']} Mamba heads do not divide into "
+                               f"{spec['linear_k_heads']} groups.", "check n_groups in the config.json.")
+    spec["notes"] = (f"{n_mamba} Mamba-2 layers keep a fixed recurrent state per sequence, not a KV cache; "
+                     f"{n_attention} attention layers",)
+    if cfg.get("num_nextn_predict_layers"):
+        spec["notes"] += ("multi-token-prediction layer not counted (transformers does not build it)",)
+    return ModelSpec(**spec)
+
+
 _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "gpt_oss": _gpt_oss, "llama4_text": _llama4, "glm4_moe": _glm4_moe, "kimi_k2": _deepseek,
     "llama": _llama_like, "mistral": _llama_like, "yi": _llama_like, "smollm3": _llama_like,
@@ -684,19 +769,16 @@ _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "qwen3_moe": _qwen2, "mixtral": _mixtral, "gemma": _gemma, "gemma2": _gemma, "gemma3_text": _gemma,
     "phi": _phi, "phi3": _phi3, "falcon": _falcon, "mpt": _mpt, "gpt2": _gpt2, "gpt_bigcode": _gpt2,
     "gpt_neox": _gpt_neox, "gptj": _gptj, "bloom": _bloom, "opt": _opt, "bert": _bert,
-    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "chatglm": _chatglm,
+    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "glm_moe_dsa": _deepseek,
+    "chatglm": _chatglm,
     "qwen": _qwen_v1,
-    "glm": _glm_paper, "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
+    "glm": _glm_paper, "nemotron_h": _nemotron_h, "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 _UNSUPPORTED = {
     "t5": "an encoder-decoder model", "mt5": "an encoder-decoder model", "bart": "an encoder-decoder model",
     "mamba": "a state-space model without attention layers", "mamba2": "a state-space model without attention",
     "rwkv": "a recurrent model without attention layers", "whisper": "a speech encoder-decoder model",
-    "glm_moe_dsa": "DeepSeek-style sparse attention, whose indexer (index_n_heads, index_head_dim) adds weights and "
-                   "a key cache gpuplan does not model",
-    "nemotron_h": "a hybrid of Mamba-2, attention and MoE layers (hybrid_override_pattern), whose recurrent state "
-                  "gpuplan does not model",
     "deci": "a model with per-layer block shapes (block_configs: layers that differ in width or skip attention) "
             "that gpuplan does not model",
 }

@@ -180,7 +180,7 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     p = count_params(m)
     v_per_layer = m.kv_lora_rank * m.n_heads * (m.qk_nope_head_dim + (m.v_head_dim or m.head_dim)) if m.is_mla \
         else m.hidden * m.kv_dim
-    n_dense = m.n_layers - m.n_moe_layers
+    n_dense = m.n_layers - m.n_moe_layers - m.n_layers_without_ffn
     down = n_dense * m.hidden * m.ffn_hidden + m.n_moe_layers * m.hidden * (
         m.n_experts * m.moe_ffn_hidden + m.shared_ffn_hidden)
     if fmt.name == "gguf-q4_k_s":  # Q5_K for attn_v in the first 4 layers and ffn_down in the first eighth
@@ -464,6 +464,8 @@ def linear_layer_lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int
     if targets == "mlp":
         return mlp
     keys, values, heads = m.linear_key_width, m.linear_value_width, m.linear_v_heads
+    if m.linear_kind == "mamba2":  # in_proj (z, x, B, C, dt in one matrix) and out_proj (NemotronHMamba2Mixer)
+        return [(m.hidden, 2 * values + 2 * keys + heads), (values, m.hidden), *mlp]
     return [(m.hidden, 2 * keys + values), (m.hidden, values), (m.hidden, heads), (m.hidden, heads),
             (values, m.hidden), *mlp]
 
@@ -492,9 +494,10 @@ def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, 
 
     attending = lora_targets(m, "all-linear")  # o and down are row-parallel (q, k, v, o come first, down last)
     total = per_layer(attending, {3, len(attending) - 1}) * m.n_attention_layers
-    if m.n_linear_layers:  # out_proj (fifth) and down
+    if m.n_linear_layers:  # out_proj (fifth, or second in Mamba-2) and down
         linear = linear_layer_lora_targets(m, "all-linear")
-        total += per_layer(linear, {4, len(linear) - 1}) * m.n_linear_layers
+        out_proj = 1 if m.linear_kind == "mamba2" else 4
+        total += per_layer(linear, {out_proj, len(linear) - 1}) * m.n_linear_layers
     return n_adapters * total / pp * BYTES_16
 
 

@@ -64,10 +64,24 @@ def linear_attention_params(m: ModelSpec) -> int:
     v without bias, per-head dt_bias and A_log, a gated RMSNorm over a value head, and the output projection."""
     if not m.n_linear_layers:
         return 0
+    if m.linear_kind == "mamba2":
+        return _mamba2_params(m)
     keys, values, heads = m.linear_key_width, m.linear_value_width, m.linear_v_heads
     conv_channels = 2 * keys + values
     projections = m.hidden * (conv_channels + values + 2 * heads) + values * m.hidden
     return projections + conv_channels * m.linear_conv_kernel + 2 * heads + m.linear_v_dim
+
+
+def _mamba2_params(m: ModelSpec) -> int:
+    """One Mamba-2 layer (transformers models/nemotron_h/modeling_nemotron_h.py ``NemotronHMamba2Mixer``, 5.24.0):
+    in_proj from the hidden state to the gate z, the convolution's input x, B, C (x is ``mamba_num_heads ×
+    mamba_head_dim`` wide, B and C ``n_groups × ssm_state_size`` each) and a step size dt per head; a depthwise causal
+    convolution over x, B, C with its bias; per-head dt_bias, A_log and D; a gated RMSNorm over x's width; out_proj
+    (without biases: the reader refuses ``use_bias``)."""
+    values, heads = m.linear_value_width, m.linear_v_heads
+    conv_channels = 2 * m.linear_key_width + values
+    projections = m.hidden * (values + conv_channels + heads) + values * m.hidden
+    return projections + conv_channels * (m.linear_conv_kernel + 1) + 3 * heads + values
 
 
 def _mla_params(m: ModelSpec) -> int:
@@ -123,12 +137,13 @@ def _cached_count(m: ModelSpec) -> ParamBreakdown:
 def _count(m: ModelSpec) -> ParamBreakdown:
     norm = m.hidden * (2 if m.norm_bias else 1)
     n_moe = m.n_moe_layers
-    n_dense = m.n_layers - n_moe
+    n_dense = m.n_layers - n_moe - m.n_layers_without_ffn
     embeddings = m.vocab * m.hidden + m.learned_positions * m.hidden + m.token_types * m.hidden
     expert = mlp_params(m, m.moe_ffn_hidden) if m.is_moe else 0
     shared = mlp_params(m, m.shared_ffn_hidden) if m.shared_ffn_hidden else 0
     router = n_moe * (m.hidden * m.n_experts + (m.hidden if m.shared_expert_gate else 0))
-    norms = m.n_layers * m.norms_per_layer * norm + (norm if m.final_norm else 0) + (norm if m.embed_norm else 0)
+    n_norms = m.n_layers * m.norms_per_layer - m.n_layers_without_ffn  # a layer without FFN has no FFN norm
+    norms = n_norms * norm + (norm if m.final_norm else 0) + (norm if m.embed_norm else 0)
     head = 0 if m.tied_embeddings else m.vocab * m.hidden
     head += (m.vocab if m.lm_head_bias else 0) + m.extra_params
     return ParamBreakdown(
