@@ -225,8 +225,8 @@ _UNMODELLED_KEYS = (
 
 def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
     for key, what in _UNMODELLED_KEYS:
-        if cfg.get(key) and not (key == "index_n_heads" and model_type in _DSA_TYPES
-                                 or key == "hybrid_override_pattern" and model_type == "nemotron_h"):
+        if cfg.get(key) and not ((key == "index_n_heads" and model_type in _DSA_TYPES)
+                                 or (key == "hybrid_override_pattern" and model_type == "nemotron_h")):
             raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: {what} gpuplan does not "
                                    "model.", "choose a model whose layers gpuplan models; see 'gpuplan models'.")
     hybrid = model_type in _HYBRID_TYPES
@@ -716,7 +716,7 @@ def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
     blocks, ``n_layers_without_ffn`` those left without an FFN."""
     pattern = cfg.get("hybrid_override_pattern")
     if not isinstance(pattern, str) or set(pattern) - set(_NEMOTRON_BLOCKS):
-        raise ModelConfigError(f"'{name}': hybrid_override_pattern is {pattern!r}; it spells one block per layer with "
+        raise ModelConfigError(f"'{name}': hybrid_override_pattern is '{pattern}'; it spells one block per layer with "
                                "M (Mamba-2), * (attention), - (MLP) and E (MoE).", "pass the config.json as published.")
     for key in ("use_bias", "mamba_proj_bias", "attention_bias"):
         if cfg.get(key):
@@ -725,15 +725,16 @@ def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
     if cfg.get("moe_latent_size"):
         raise ModelConfigError(f"'{name}': moe_latent_size is set: the experts work in a projected latent space "
                                "(Nemotron 3 Super, Ultra), whose projections gpuplan does not model.",
-                               "choose a Nemotron-H model without moe_latent_size (Nemotron-H 8B/47B/56B, Nemotron 3 "
-                               "Nano); see 'gpuplan models'.")
+                               "choose a Nemotron-H model without moe_latent_size (Nemotron-H 56B, Nemotron 3 Nano); "
+                               "see 'gpuplan models'.")
     n_mamba, n_attention, n_mlp, n_moe = (pattern.count(c) for c in "M*-E")
     if n_mlp and n_moe:
         raise ModelConfigError(f"'{name}': hybrid_override_pattern mixes MLP (-) and MoE (E) blocks, which gpuplan "
                                "does not model in one model.", "pass the config.json as published.")
     if n_mlp + n_moe > n_mamba + n_attention:
         raise ModelConfigError(f"'{name}': hybrid_override_pattern has more FFN blocks (- or E) than Mamba and "
-                               "attention blocks, a layout gpuplan does not model.", "pass the config.json as published.")
+                               "attention blocks, a layout gpuplan does not model.",
+                               "pass the config.json as published.")
     mixers = n_mamba + n_attention
     spec = _base(cfg, name, n_layers=mixers, gated_mlp=False, qkv_bias=False, out_bias=False,
                  n_kv_heads=_int(cfg.get("num_key_value_heads") or _first(cfg, "num_attention_heads")),
@@ -770,9 +771,8 @@ _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "phi": _phi, "phi3": _phi3, "falcon": _falcon, "mpt": _mpt, "gpt2": _gpt2, "gpt_bigcode": _gpt2,
     "gpt_neox": _gpt_neox, "gptj": _gptj, "bloom": _bloom, "opt": _opt, "bert": _bert,
     "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "glm_moe_dsa": _deepseek,
-    "chatglm": _chatglm,
-    "qwen": _qwen_v1,
-    "glm": _glm_paper, "nemotron_h": _nemotron_h, "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
+    "chatglm": _chatglm, "qwen": _qwen_v1, "glm": _glm_paper, "nemotron_h": _nemotron_h,
+    "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 _UNSUPPORTED = {

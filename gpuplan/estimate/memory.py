@@ -115,12 +115,16 @@ def kv_cache_bytes(m: ModelSpec, n_seqs: float, context: int, kv_dtype: str = "b
     return n_seqs * per_seq / pp
 
 
+_STATE_SHAPES = {"gated_deltanet": "gated_delta_net_state_shape", "mamba2": "mamba2_state_shape"}
+
+
 def linear_state_bytes(m: ModelSpec, tp: int = 1) -> float:
-    """The recurrent state one sequence keeps on one GPU in the Gated DeltaNet layers, whatever its length: per
-    layer a value-head × key-size × value-size matrix per value head in the config's ``mamba_ssm_dtype`` and the
-    causal convolution's last ``kernel − 1`` inputs over q, k and v in 16-bit, heads and channels split over tensor
-    parallelism (vLLM model_executor/layers/mamba/mamba_utils.py ``MambaStateShapeCalculator.
-    gated_delta_net_state_shape``: conv (conv_dim / tp, kernel − 1), temporal (v_heads / tp, k_dim, v_dim))."""
+    """The recurrent state one sequence keeps on one GPU in the Gated DeltaNet or Mamba-2 layers, whatever its
+    length: per layer a value-head × key-size × value-size matrix per value head in the config's ``mamba_ssm_dtype``
+    and the causal convolution's last ``kernel − 1`` inputs over q, k and v in 16-bit, heads and channels split over
+    tensor parallelism (vLLM model_executor/layers/mamba/mamba_utils.py ``MambaStateShapeCalculator.
+    gated_delta_net_state_shape``: conv (conv_dim / tp, kernel − 1), temporal (v_heads / tp, k_dim, v_dim); Mamba-2,
+    ``mamba2_state_shape``: conv over x, B, C and temporal (heads / tp, head_dim, state_size), the same numbers)."""
     if not m.n_linear_layers:
         return 0.0
     state = math.ceil(m.linear_v_heads / tp) * m.linear_k_dim * m.linear_v_dim * kv_bytes_per_value(
@@ -310,8 +314,8 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
                    f" per token per GPU" + (" (MLA latent)" if m.is_mla and latent else ""),
                    "2·n_kv_heads·head_dim·bytes per layer; DeepSeek-V2 sec. 2.1 for MLA"),
         *((Assumption("linear-attention state", f"{fmt_bytes(linear_state_bytes(m, s.tp))} per sequence per GPU "
-                      f"in {m.n_linear_layers} Gated DeltaNet layers, whatever the context",
-                      "vLLM MambaStateShapeCalculator.gated_delta_net_state_shape"),) if m.n_linear_layers else ()),
+                      f"in {m.n_linear_layers} recurrent ({m.linear_kind}) layers, whatever the context",
+                      f"vLLM MambaStateShapeCalculator.{_STATE_SHAPES[m.linear_kind]}"),) if m.n_linear_layers else ()),
         Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
         Assumption("CUDA context (outside PyTorch)", fmt_bytes(overhead),
                    "fitted on device-level inference-memory rows (bench/fit.py)") if not unified
