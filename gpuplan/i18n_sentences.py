@@ -208,6 +208,12 @@ TEMPLATES: dict[str, str] = {
     "'{name}': {spec['linear_v_heads']} Mamba heads do not divide into {spec['linear_k_heads']} groups.":
         "'{name}'：{spec['linear_v_heads']} 个 Mamba 头不能均分到 {spec['linear_k_heads']} 个组。",
     "check n_groups in the config.json.": "检查 config.json 中的 n_groups。",
+    "'{name}': {key} is {cfg[key]}: {what}, which gpuplan does not model.":
+        "'{name}'：{key} 为 {cfg[key]}：{what}，gpuplan 不建模。",
+    "choose Gemma 4 31B or 26B-A4B; see 'gpuplan models'.": "请选择 Gemma 4 31B 或 26B-A4B；见 'gpuplan models'。",
+    "'{name}': layer_types must list sliding_attention or full_attention for each layer.":
+        "'{name}'：layer_types 必须为每一层列出 sliding_attention 或 full_attention。",
+    "check num_global_key_value_heads in the config.json.": "检查 config.json 中的 num_global_key_value_heads。",
     "'{spec.name}': {spec.n_heads} heads do not divide into {spec.n_kv_heads} KV heads.":
         "'{spec.name}'：{spec.n_heads} 个注意力头无法均分给 {spec.n_kv_heads} 个 KV 头。",
     "check num_key_value_heads in the config.json.": "请检查 config.json 中的 num_key_value_heads。",

@@ -309,6 +309,11 @@ class ModelSpec:
     # attention span
     sliding_window: int | None = None
     n_sliding_layers: int = 0
+    # Gemma 4: the full-attention (non-sliding) layers have their own head size and KV heads (0: as the others), and
+    # with global_k_eq_v no v_proj (the values are the keys, attention_k_eq_v)
+    global_head_dim: int = 0
+    global_kv_heads: int = 0
+    global_k_eq_v: bool = False
     # Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5; Yang et al. 2024, "Gated Delta Networks"):
     # no KV cache, a fixed recurrent state per sequence instead; the other n_layers - n_linear_layers attend
     n_linear_layers: int = 0
@@ -367,6 +372,11 @@ class ModelSpec:
     @property
     def linear_value_width(self) -> int:
         return self.linear_v_heads * self.linear_v_dim
+
+    @property
+    def n_full_attention_layers(self) -> int:
+        """Attending layers that are not sliding-window layers."""
+        return self.n_attention_layers - self.n_sliding_layers
 
     @property
     def q_dim(self) -> int:

@@ -198,7 +198,7 @@ def _checkpoint_format(qc: Any) -> str | None:
 
 
 def _text_type(model_type: str) -> str:
-    return {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
+    return {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
             "qwen3_5_moe": "qwen3_5_moe_text"}.get(model_type, model_type)
 
 
@@ -396,6 +396,53 @@ def _gemma(cfg: Config, name: str) -> ModelSpec:
             spec.update(sliding_window=_int(window), n_sliding_layers=n_sliding)
     if mt in ("gemma3_text", "gemma3"):
         spec.update(qk_norm=True)
+    return ModelSpec(**spec)
+
+
+# Gemma 4 fields that change weights or cache in ways a ModelSpec cannot hold: (key, what it is)
+_GEMMA4_UNMODELLED = (
+    ("hidden_size_per_layer_input", "per-layer input embeddings (Gemma 4 E2B, E4B: a second embedding table and a "
+                                    "gate and projection per layer)"),
+    ("num_kv_shared_layers", "layers that reuse an earlier layer's KV cache and have no k/v projections"),
+    ("use_double_wide_mlp", "MLPs twice as wide in the KV-sharing layers"),
+    ("attention_bias", "biased attention projections"),
+)
+
+
+def _gemma4(cfg: Config, name: str) -> ModelSpec:
+    """Gemma 4 text model (transformers models/gemma4 ``Gemma4ForCausalLM``, 5.24.0): Gemma 3's four norms per layer
+    and q/k norms, sliding-window layers of ``head_dim`` heads and ``num_key_value_heads`` KV heads, full-attention
+    layers of ``global_head_dim`` heads with ``num_global_key_value_heads`` KV heads and, under ``attention_k_eq_v``,
+    no v_proj; with ``enable_moe_block`` (26B-A4B) every layer runs a routed MoE (fused gate/up experts) and the dense
+    MLP side by side — the dense MLP counted as a shared expert — with three more norms, a router scale per hidden
+    unit and a scale per expert."""
+    for key, what in _GEMMA4_UNMODELLED:
+        if cfg.get(key):
+            raise ModelConfigError(f"'{name}': {key} is {cfg[key]}: {what}, which gpuplan does not model.",
+                                   "choose Gemma 4 31B or 26B-A4B; see 'gpuplan models'.")
+    layer_types = cfg.get("layer_types")
+    if not isinstance(layer_types, list) or set(layer_types) - {"sliding_attention", "full_attention"}:
+        raise ModelConfigError(f"'{name}': layer_types must list sliding_attention or full_attention for each layer.",
+                               "pass the config.json as published.")
+    k_eq_v = bool(cfg.get("attention_k_eq_v", False))
+    global_kv = cfg.get("num_global_key_value_heads") if k_eq_v else None
+    spec = _base(cfg, name, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), norms_per_layer=4,
+                 qk_norm=True, sliding_window=_int(cfg["sliding_window"]),
+                 n_sliding_layers=sum(1 for t in layer_types if t == "sliding_attention"),
+                 global_head_dim=_int(cfg.get("global_head_dim", 512)), global_k_eq_v=k_eq_v)
+    spec.update(global_kv_heads=_int(global_kv) if global_kv else spec["n_kv_heads"])
+    if len(layer_types) != spec["n_layers"]:
+        raise ModelConfigError(f"'{name}': layer_types lists {len(layer_types)} layers but num_hidden_layers is "
+                               f"{spec['n_layers']}.", "pass the config.json as published.")
+    if spec["n_heads"] % spec["global_kv_heads"]:
+        raise ModelConfigError(f"'{name}': {spec['n_heads']} heads do not divide into {spec['global_kv_heads']} global "
+                               "KV heads.", "check num_global_key_value_heads in the config.json.")
+    if cfg.get("enable_moe_block"):
+        n_experts = _int(cfg["num_experts"])
+        spec.update(n_experts=n_experts, n_active_experts=_int(cfg["top_k_experts"]),
+                    moe_ffn_hidden=_int(cfg["moe_intermediate_size"]), n_shared_experts=1,
+                    shared_ffn_hidden=spec["ffn_hidden"],
+                    extra_params=spec["n_layers"] * (4 * spec["hidden"] + n_experts))
     return ModelSpec(**spec)
 
 
@@ -771,7 +818,7 @@ _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "phi": _phi, "phi3": _phi3, "falcon": _falcon, "mpt": _mpt, "gpt2": _gpt2, "gpt_bigcode": _gpt2,
     "gpt_neox": _gpt_neox, "gptj": _gptj, "bloom": _bloom, "opt": _opt, "bert": _bert,
     "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "glm_moe_dsa": _deepseek,
-    "chatglm": _chatglm, "qwen": _qwen_v1, "glm": _glm_paper, "nemotron_h": _nemotron_h,
+    "chatglm": _chatglm, "qwen": _qwen_v1, "glm": _glm_paper, "nemotron_h": _nemotron_h, "gemma4_text": _gemma4,
     "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))

@@ -36,6 +36,8 @@ def attention_flops_per_token(m: ModelSpec, context: float) -> float:
     sliding = m.n_sliding_layers * min(context, m.sliding_window or context)
     products = 2 if m.linear_kind == "mamba2" else 3
     linear = m.n_linear_layers * m.linear_v_heads * products * 2 * m.linear_k_dim * m.linear_v_dim
+    if m.global_head_dim:  # Gemma 4: the full layers' heads are global_head_dim wide (keys and values)
+        return per_position * sliding + 2 * m.n_heads * 2 * m.global_head_dim * full + linear
     if m.is_sparse_attention:  # DeepSeek Sparse Attention: the indexer's q·k and weighted sum over every position,
         # then attention over the index_topk it picks (DeepSeek-V3.2-Exp report, sec. 2.1)
         index = 2 * m.index_heads * (m.index_head_dim + 1) * context

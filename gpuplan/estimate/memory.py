@@ -69,8 +69,10 @@ def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1) -> 
 
 
 def kv_bytes_per_token(m: ModelSpec, kv_dtype: str = "bf16", tp: int = 1, latent: bool = True,
-                       layers: int | None = None) -> float:
-    """KV-cache bytes one token adds on one GPU, over ``layers`` layers (default every layer that attends)."""
+                       layers: int | None = None, kind: str = "all") -> float:
+    """KV-cache bytes one token adds on one GPU, over ``layers`` layers (default every layer that attends) of
+    ``kind`` "full" or "sliding" where a model's full-attention layers have their own head size (Gemma 4: K and V
+    of ``global_head_dim`` for its global KV heads, both cached even when V is K, as transformers' cache does)."""
     n_layers = m.n_attention_layers if layers is None else layers
     width = kv_bytes_per_value(kv_dtype)
     if m.is_mla and latent:  # latent is replicated on every TP rank (vLLM/SGLang MLA backends)
@@ -79,7 +81,12 @@ def kv_bytes_per_token(m: ModelSpec, kv_dtype: str = "bf16", tp: int = 1, latent
         per_head = m.head_dim + (m.v_head_dim or m.head_dim)
         return n_layers * (math.ceil(m.n_heads / tp) * per_head * width + index_key_bytes(m, latent))
     heads = math.ceil(m.n_kv_heads / tp)
-    return n_layers * 2 * heads * m.head_dim * width
+    if not m.global_head_dim or kind == "sliding":
+        return n_layers * 2 * heads * m.head_dim * width
+    full = 2 * math.ceil((m.global_kv_heads or m.n_kv_heads) / tp) * m.global_head_dim * width
+    if kind == "full":
+        return n_layers * full
+    return m.n_sliding_layers * 2 * heads * m.head_dim * width + m.n_full_attention_layers * full
 
 
 def index_key_bytes(m: ModelSpec, latent: bool = True) -> float:
@@ -109,9 +116,10 @@ def kv_cache_bytes(m: ModelSpec, n_seqs: float, context: int, kv_dtype: str = "b
     add their fixed state per sequence."""
     ctx = math.ceil(context / block) * block
     full_layers = m.n_attention_layers - m.n_sliding_layers
-    per_seq = kv_bytes_per_token(m, kv_dtype, tp, latent, full_layers) * ctx + linear_state_bytes(m, tp)
+    per_seq = kv_bytes_per_token(m, kv_dtype, tp, latent, full_layers, "full") * ctx + linear_state_bytes(m, tp)
     if m.n_sliding_layers and m.sliding_window:
-        per_seq += kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers) * min(ctx, m.sliding_window)
+        per_seq += kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers, "sliding") * min(
+            ctx, m.sliding_window)
     return n_seqs * per_seq / pp
 
 
@@ -389,8 +397,8 @@ def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp
     room = budget_bytes - linear_state_bytes(m, tp) * batch / pp  # the fixed part of every sequence comes first
     if room <= 0:
         return 0
-    full = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_attention_layers - m.n_sliding_layers) * batch / pp
-    sliding = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers) * batch / pp if window else 0.0
+    full = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_full_attention_layers, "full") * batch / pp
+    sliding = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers, "sliding") * batch / pp if window else 0.0
     if window and room >= (full + sliding) * window:  # past the window only the full layers grow
         guess = window + (room - (full + sliding) * window) / full if full else top
     else:

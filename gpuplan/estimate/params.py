@@ -57,6 +57,18 @@ def attention_params(m: ModelSpec) -> int:
     return q + kv + out + qk_norm
 
 
+def global_attention_params(m: ModelSpec) -> int:
+    """One full-attention layer of a model whose full layers differ from its sliding ones (Gemma 4, transformers
+    models/gemma4/modeling_gemma4.py ``Gemma4TextAttention``, 5.24.0: ``global_head_dim``-sized heads,
+    ``num_global_key_value_heads`` KV heads, no v_proj when ``attention_k_eq_v``; q and k norms with a scale, the v
+    norm without). Other models: :func:`attention_params`."""
+    if not m.global_head_dim:
+        return attention_params(m)
+    q_dim, kv_dim = m.n_heads * m.global_head_dim, (m.global_kv_heads or m.n_kv_heads) * m.global_head_dim
+    kv = (1 if m.global_k_eq_v else 2) * m.hidden * kv_dim
+    return 2 * m.hidden * q_dim + kv + (2 * m.global_head_dim if m.qk_norm else 0)
+
+
 def linear_attention_params(m: ModelSpec) -> int:
     """One Gated DeltaNet layer (transformers models/qwen3_5/modeling_qwen3_5.py ``Qwen3_5GatedDeltaNet``, 5.24.0;
     Qwen3-Next fuses the same projections as in_proj_qkvz and in_proj_ba): q, k, v and the output gate z from the
@@ -148,7 +160,8 @@ def _count(m: ModelSpec) -> ParamBreakdown:
     head += (m.vocab if m.lm_head_bias else 0) + m.extra_params
     return ParamBreakdown(
         embeddings=embeddings,
-        attention=m.n_attention_layers * attention_params(m) + m.n_linear_layers * linear_attention_params(m),
+        attention=(m.n_sliding_layers * attention_params(m) + m.n_full_attention_layers * global_attention_params(m)
+                   + m.n_linear_layers * linear_attention_params(m)),
         mlp=n_dense * mlp_params(m, m.ffn_hidden),
         experts=n_moe * m.n_experts * expert,
         shared_experts=n_moe * shared,
