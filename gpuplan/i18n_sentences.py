@@ -195,10 +195,6 @@ TEMPLATES: dict[str, str] = {
         "'{name}'：hybrid_override_pattern 为 '{pattern}'；它应以 M（Mamba-2）、*（注意力）、-（MLP）和 E（MoE）逐层写出每个块。",
     "'{name}': {key} is true; gpuplan models Nemotron-H's projections without biases, as every published config has them.":
         "'{name}'：{key} 为 true；gpuplan 按所有已发布配置的做法，将 Nemotron-H 的投影建模为不带偏置。",
-    "'{name}': moe_latent_size is set: the experts work in a projected latent space (Nemotron 3 Super, Ultra), whose projections gpuplan does not model.":
-        "'{name}'：设置了 moe_latent_size：专家在投影后的潜在空间中计算（Nemotron 3 Super、Ultra），gpuplan 不建模这些投影。",
-    "choose a Nemotron-H model without moe_latent_size (Nemotron-H 56B, Nemotron 3 Nano); see 'gpuplan models'.":
-        "请选择不带 moe_latent_size 的 Nemotron-H 模型（Nemotron-H 56B、Nemotron 3 Nano）；见 'gpuplan models'。",
     "'{name}': hybrid_override_pattern mixes MLP (-) and MoE (E) blocks, which gpuplan does not model in one model.":
         "'{name}'：hybrid_override_pattern 混合了 MLP（-）和 MoE（E）块，gpuplan 不建模同一模型中的这种混合。",
     "'{name}': hybrid_override_pattern has more FFN blocks (- or E) than Mamba and attention blocks, a layout gpuplan does not model.":

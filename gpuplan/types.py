@@ -296,6 +296,9 @@ class ModelSpec:
     moe_every: int = 1  # every k-th layer is MoE (Qwen2-MoE decoder_sparse_step)
     router_bias: bool = False  # e_score_correction_bias (DeepSeek-V3)
     shared_expert_gate: bool = False  # Qwen-MoE's sigmoid gate on the shared expert
+    # latent MoE (Nemotron 3 Super / Ultra moe_latent_size): the routed experts work on a projection of the hidden
+    # state this wide, projected in and out once per MoE layer (0: experts see the hidden state)
+    moe_latent: int = 0
     # MLA (DeepSeek V2/V3)
     q_lora_rank: int = 0
     kv_lora_rank: int = 0

@@ -26,12 +26,18 @@ TINY = {"model_type": "nemotron_h", "hidden_size": 256, "intermediate_size": 512
         "num_hidden_layers": 6, "tie_word_embeddings": False}
 TINY_MOE = {**TINY, "hybrid_override_pattern": "MEM*E", "num_hidden_layers": 5, "n_routed_experts": 8,
             "num_experts_per_tok": 2, "moe_intermediate_size": 64, "moe_shared_expert_intermediate_size": 128}
+# Nemotron 3 Super / Ultra: experts on a 32-wide projection of the hidden state; Ultra lists its blocks by name
+TINY_LATENT = {**TINY_MOE, "moe_latent_size": 32}
+TINY_LISTED = {**{k: v for k, v in TINY_LATENT.items() if k not in ("hybrid_override_pattern", "num_hidden_layers")},
+               "layers_block_type": ["mamba", "moe", "mamba", "attention", "moe"]}
 
 
 @pytest.mark.parametrize(("cfg", "layout"), [
     (TINY, (3, 2, 0)),  # M - * - M -: three mixers, each followed by an MLP
     (TINY_MOE, (3, 2, 1)),  # M E M * E: three mixers, two MoE blocks
-], ids=["mlp", "moe"])
+    (TINY_LATENT, (3, 2, 1)),
+    (TINY_LISTED, (3, 2, 1)),
+], ids=["mlp", "moe", "latent-moe", "listed-blocks"])
 def test_count_equals_transformers(cfg: dict[str, object], layout: tuple[int, int, int]) -> None:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -41,6 +47,26 @@ def test_count_equals_transformers(cfg: dict[str, object], layout: tuple[int, in
     spec = parse_config(cfg, "tiny")
     assert (spec.n_layers, spec.n_linear_layers, spec.n_layers_without_ffn) == layout
     assert count_params(spec).total == sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize(("targets", "modules"), [
+    ("attention", ["q_proj", "k_proj", "v_proj", "o_proj"]), ("mlp", ["up_proj", "down_proj"]),
+])  # PEFT 'all-linear' refuses Mamba models (out_proj and conv1d are incompatible), so no all-linear row
+def test_lora_size_equals_peft(targets: str, modules: object) -> None:
+    """Attention targets adapt only the attending layer; the mixer without an MLP after it (M - * M -) adds no MLP
+    adapters."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    peft = pytest.importorskip("peft")
+    from gpuplan.estimate.memory import lora_params
+
+    cfg = {**TINY, "hybrid_override_pattern": "M-*M-", "num_hidden_layers": 5}
+    fields = {k: v for k, v in cfg.items() if k != "model_type"}
+    with torch.device("meta"):
+        model = transformers.NemotronHForCausalLM(transformers.AutoConfig.for_model("nemotron_h", **fields))
+    adapted = peft.get_peft_model(model, peft.LoraConfig(r=8, target_modules=modules))
+    trainable = sum(p.numel() for p in adapted.parameters() if p.requires_grad)
+    assert lora_params(parse_config(cfg, "tiny"), 8, targets) == trainable
 
 
 def test_nano_state_and_cache_by_hand(catalog: Catalog) -> None:
@@ -64,6 +90,17 @@ def test_mamba_flops_do_not_grow_with_the_context(catalog: Catalog) -> None:
     assert attention_flops_per_token(m, 1000) == mamba + 6 * 2 * 32 * 256 * 1000
 
 
+def test_latent_experts_are_counted_in_their_space(catalog: Catalog) -> None:
+    """Nemotron 3 Super: 40 MoE layers of 512 experts, each an up and a down projection between the 1024-wide latent
+    and 2688; 22 of them per token; the projections in and out of the latent (2 × 4096 × 1024) run for every token
+    beside the shared expert (2 × 4096 × 5376)."""
+    m = catalog.model("Nemotron-3-Super-120B-A12B")
+    p = count_params(m)
+    assert p.experts == 40 * 512 * 2 * 1024 * 2688
+    assert p.active_experts == 40 * 22 * 2 * 1024 * 2688
+    assert p.shared_experts == 40 * (2 * 4096 * 5376 + 2 * 4096 * 1024)
+
+
 def test_56b_counts_its_mlp_blocks(catalog: Catalog) -> None:
     """Nemotron-H 56B: 54 Mamba, 10 attention and 54 MLP blocks, 118 norms plus the final one."""
     m = catalog.model("Nemotron-H-56B")
@@ -80,7 +117,6 @@ def test_unbounded_time_step_limit_is_read_but_other_infinities_are_not() -> Non
 
 
 @pytest.mark.parametrize(("extra", "field"), [
-    ({"moe_latent_size": 64}, "moe_latent_size"),  # Nemotron 3 Super / Ultra
     ({"hybrid_override_pattern": "M-*-X-"}, "hybrid_override_pattern"),
     ({"hybrid_override_pattern": "M-*E"}, "mixes MLP"),
     ({"hybrid_override_pattern": "M--"}, "more FFN blocks"),

@@ -237,7 +237,8 @@ def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
                                    "choose a model with standard attention layers; see 'gpuplan models'.")
     layer_types = cfg.get("layer_types")
     if isinstance(layer_types, list):
-        known = _KNOWN_LAYER_TYPES | ({"linear_attention"} if hybrid else set())
+        known = _KNOWN_LAYER_TYPES | ({"linear_attention"} if hybrid else set()) | (
+            {"linear_attention", "mlp", "moe"} if model_type == "nemotron_h" else set())
         odd = sorted({str(x) for x in layer_types} - known)
         if odd:
             raise ModelConfigError(f"'{name}': layer_types holds {', '.join(odd)}, a layer kind gpuplan does not "
@@ -753,15 +754,22 @@ def _glm4_moe(cfg: Config, name: str) -> ModelSpec:
 
 
 _NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+# block names of ``layers_block_type`` / ``layer_types`` (transformers NemotronHConfig, and its legacy names)
+_NEMOTRON_BLOCK_NAMES = {"mamba": "M", "linear_attention": "M", "attention": "*", "full_attention": "*", "mlp": "-",
+                         "moe": "E"}
 
 
 def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
     """Nemotron-H and Nemotron 3 (transformers models/nemotron_h, 5.24.0: ``NemotronHForCausalLM``): a stack of
     single blocks, each a norm and one mixer, spelled by ``hybrid_override_pattern`` — Mamba-2 ("M"), grouped-query
     attention without biases ("*"), a squared-ReLU MLP without gate ("-") or a MoE of such experts plus one shared
-    expert ("E"). gpuplan pairs every FFN block with a token-mixer block: ``n_layers`` counts the Mamba and attention
+    expert ("E"), whose experts may work in a projected space (``moe_latent_size``: Nemotron 3 Super, Ultra).
+    gpuplan pairs every FFN block with a token-mixer block: ``n_layers`` counts the Mamba and attention
     blocks, ``n_layers_without_ffn`` those left without an FFN."""
     pattern = cfg.get("hybrid_override_pattern")
+    listed = cfg.get("layers_block_type") or cfg.get("layer_types")  # Nemotron 3 Ultra lists the blocks by name
+    if pattern is None and isinstance(listed, list):
+        pattern = "".join(_NEMOTRON_BLOCK_NAMES.get(str(b), "?") for b in listed)
     if not isinstance(pattern, str) or set(pattern) - set(_NEMOTRON_BLOCKS):
         raise ModelConfigError(f"'{name}': hybrid_override_pattern is '{pattern}'; it spells one block per layer with "
                                "M (Mamba-2), * (attention), - (MLP) and E (MoE).", "pass the config.json as published.")
@@ -769,11 +777,6 @@ def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
         if cfg.get(key):
             raise ModelConfigError(f"'{name}': {key} is true; gpuplan models Nemotron-H's projections without biases, "
                                    "as every published config has them.", "pass the config.json as published.")
-    if cfg.get("moe_latent_size"):
-        raise ModelConfigError(f"'{name}': moe_latent_size is set: the experts work in a projected latent space "
-                               "(Nemotron 3 Super, Ultra), whose projections gpuplan does not model.",
-                               "choose a Nemotron-H model without moe_latent_size (Nemotron-H 56B, Nemotron 3 Nano); "
-                               "see 'gpuplan models'.")
     n_mamba, n_attention, n_mlp, n_moe = (pattern.count(c) for c in "M*-E")
     if n_mlp and n_moe:
         raise ModelConfigError(f"'{name}': hybrid_override_pattern mixes MLP (-) and MoE (E) blocks, which gpuplan "
@@ -783,7 +786,8 @@ def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
                                "attention blocks, a layout gpuplan does not model.",
                                "pass the config.json as published.")
     mixers = n_mamba + n_attention
-    spec = _base(cfg, name, n_layers=mixers, gated_mlp=False, qkv_bias=False, out_bias=False,
+    spec = _base({"num_hidden_layers": len(pattern), **cfg}, name, n_layers=mixers, gated_mlp=False, qkv_bias=False,
+                 out_bias=False,
                  n_kv_heads=_int(cfg.get("num_key_value_heads") or _first(cfg, "num_attention_heads")),
                  head_dim=_int(_first(cfg, "head_dim", "attention_head_dim", default=128)),
                  n_layers_without_ffn=mixers - n_mlp - n_moe, n_linear_layers=n_mamba, linear_kind="mamba2",
@@ -799,7 +803,8 @@ def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
                                    "while its shared expert would.", "pass the config.json as published.")
         spec.update(n_experts=_int(cfg["n_routed_experts"]), n_active_experts=_int(cfg["num_experts_per_tok"]),
                     moe_ffn_hidden=_int(cfg["moe_intermediate_size"]), n_shared_experts=1,
-                    shared_ffn_hidden=_int(cfg["moe_shared_expert_intermediate_size"]))
+                    shared_ffn_hidden=_int(cfg["moe_shared_expert_intermediate_size"]),
+                    moe_latent=_int(cfg.get("moe_latent_size") or 0))
     if spec["linear_v_heads"] % spec["linear_k_heads"]:
         raise ModelConfigError(f"'{name}': {spec['linear_v_heads']} Mamba heads do not divide into "
                                f"{spec['linear_k_heads']} groups.", "check n_groups in the config.json.")

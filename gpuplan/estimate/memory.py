@@ -487,7 +487,10 @@ def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
     attending = m.n_attention_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
     if not m.n_linear_layers:
         return attending
-    return attending + m.n_linear_layers * sum(rank * (i + o) for i, o in linear_layer_lora_targets(m, targets))
+    linear = m.n_linear_layers * sum(rank * (i + o) for i, o in linear_layer_lora_targets(m, targets))
+    no_ffn = m.n_layers_without_ffn * sum(rank * (i + o) for i, o in _mlp_targets(m)) if targets in (
+        "mlp", "all-linear") else 0  # Nemotron-H: mixer layers with no MLP after them
+    return attending + linear - no_ffn
 
 
 def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, pp: int = 1) -> float:

@@ -19,7 +19,7 @@ class ParamBreakdown:
     attention: int
     mlp: int  # dense MLP layers
     experts: int  # all routed experts
-    shared_experts: int
+    shared_experts: int  # always-active MoE parts: shared experts, a latent MoE's in and out projections
     router: int
     norms: int
     head: int  # LM head (0 when tied) and other output parts
@@ -121,6 +121,14 @@ def mlp_params(m: ModelSpec, width: int) -> int:
     return weights + biases
 
 
+def expert_params(m: ModelSpec) -> int:
+    """One routed expert: an MLP ``moe_ffn_hidden`` wide over the hidden state, or over the latent space of a latent
+    MoE (transformers ``NemotronHExperts``, 5.24.0: up and down projections of ``moe_latent_size`` × width)."""
+    if not m.moe_latent:
+        return mlp_params(m, m.moe_ffn_hidden)
+    return (3 if m.gated_mlp else 2) * m.moe_latent * m.moe_ffn_hidden
+
+
 def count_params(m: ModelSpec) -> ParamBreakdown:
     """The itemised count of ``m``, computed once per architecture: the estimators ask for it tens of thousands
     of times in one plan. The same spec object is answered by identity first (hashing a spec of 40 fields was
@@ -151,8 +159,9 @@ def _count(m: ModelSpec) -> ParamBreakdown:
     n_moe = m.n_moe_layers
     n_dense = m.n_layers - n_moe - m.n_layers_without_ffn
     embeddings = m.vocab * m.hidden + m.learned_positions * m.hidden + m.token_types * m.hidden
-    expert = mlp_params(m, m.moe_ffn_hidden) if m.is_moe else 0
+    expert = expert_params(m) if m.is_moe else 0
     shared = mlp_params(m, m.shared_ffn_hidden) if m.shared_ffn_hidden else 0
+    shared += 2 * m.hidden * m.moe_latent  # a latent MoE's projections in and out: used by every token
     router = n_moe * (m.hidden * m.n_experts + (m.hidden if m.shared_expert_gate else 0))
     n_norms = m.n_layers * m.norms_per_layer - m.n_layers_without_ffn  # a layer without FFN has no FFN norm
     norms = n_norms * norm + (norm if m.final_norm else 0) + (norm if m.embed_norm else 0)
