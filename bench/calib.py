@@ -254,7 +254,20 @@ _SAME_ARCH = {"CodeLlama-7B": "Llama-2-7B", "LLaMA-arch": "Llama-2-7B", "Vicuna-
               "Mistral-7B-Instruct": "Mistral-7B-v0.2"}
 
 
+# Published rows that name a model in words. NeMo Megatron-Bridge's performance tables: its "Nemotron 3 Nano" page
+# (NVIDIA-NeMo/Megatron-Bridge docs/models/nemotron/nemotron3-nano.md @32700b52fdc38053fc8869c72e504bdd54e73c88) trains
+# HF_MODEL_ID=nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (23 Mamba-2 and MoE layers, 6 attention layers); its
+# "Nemotron 3 Super" page (docs/models/nemotron/nemotron3-super.md @19a7d6da2c19066911fe558092985ca00f66a7ce) converts
+# nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 ("12B active parameters and 120B parameters in total"); a public
+# description of the Megatron-Bridge recipe megatron.bridge.recipes.nemotronh.nemotron_3_ultra (repository not
+# identified) gives the HF path nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16, the only Nemotron 3 Ultra.
+_LABELS = {"Nemotron 3 Nano": "Nemotron-3-Nano-30B-A3B", "Nemotron 3 Super": "Nemotron-3-Super-120B-A12B",
+           "Nemotron 3 Ultra": "Nemotron-3-Ultra-550B-A55B"}
+
+
 def _preset_for(cat: Any, label: str) -> str | None:
+    if label.strip() in _LABELS:
+        return _LABELS[label.strip()]
     head = re.split(r"[\s(]", label.strip())[0]
     if head in _SAME_ARCH:
         return _SAME_ARCH[head]

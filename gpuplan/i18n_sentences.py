@@ -187,6 +187,29 @@ TEMPLATES: dict[str, str] = {
     "check linear_num_key_heads in the config.json.": "检查 config.json 中的 linear_num_key_heads。",
     "'{name}': attn_output_gate is false, but Qwen3-Next and Qwen3.5 attention always has its output gate (transformers builds it whatever the field says).":
         "'{name}'：attn_output_gate 为 false，但 Qwen3-Next 和 Qwen3.5 的注意力总带有输出门（无论该字段如何，transformers 都会构建它）。",
+    "'{name}': indexer_types (or index_topk_freq / index_topk_pattern) has layers that reuse another layer's sparse-attention picks ('shared'), whose missing indexer weights and keys gpuplan does not model.":
+        "'{name}'：indexer_types（或 index_topk_freq / index_topk_pattern）含有复用其他层稀疏注意力选择结果的层（'shared'），gpuplan 不建模这些层缺少的索引器权重和键。",
+    "choose GLM-5 or GLM-5.1, whose every layer runs its indexer; see 'gpuplan models'.":
+        "请选择每层都运行索引器的 GLM-5 或 GLM-5.1；见 'gpuplan models'。",
+    "'{name}': hybrid_override_pattern is '{pattern}'; it spells one block per layer with M (Mamba-2), * (attention), - (MLP) and E (MoE).":
+        "'{name}'：hybrid_override_pattern 为 '{pattern}'；它应以 M（Mamba-2）、*（注意力）、-（MLP）和 E（MoE）逐层写出每个块。",
+    "'{name}': {key} is true; gpuplan models Nemotron-H's projections without biases, as every published config has them.":
+        "'{name}'：{key} 为 true；gpuplan 按所有已发布配置的做法，将 Nemotron-H 的投影建模为不带偏置。",
+    "'{name}': hybrid_override_pattern mixes MLP (-) and MoE (E) blocks, which gpuplan does not model in one model.":
+        "'{name}'：hybrid_override_pattern 混合了 MLP（-）和 MoE（E）块，gpuplan 不建模同一模型中的这种混合。",
+    "'{name}': hybrid_override_pattern has more FFN blocks (- or E) than Mamba and attention blocks, a layout gpuplan does not model.":
+        "'{name}'：hybrid_override_pattern 中的 FFN 块（- 或 E）多于 Mamba 和注意力块，gpuplan 不建模这种布局。",
+    "'{name}': mlp_bias is true in a MoE Nemotron-H, whose experts have no biases while its shared expert would.":
+        "'{name}'：MoE 版 Nemotron-H 的 mlp_bias 为 true，其专家没有偏置而共享专家会有。",
+    "'{name}': {spec['linear_v_heads']} Mamba heads do not divide into {spec['linear_k_heads']} groups.":
+        "'{name}'：{spec['linear_v_heads']} 个 Mamba 头不能均分到 {spec['linear_k_heads']} 个组。",
+    "check n_groups in the config.json.": "检查 config.json 中的 n_groups。",
+    "'{name}': {key} is {cfg[key]}: {what}, which gpuplan does not model.":
+        "'{name}'：{key} 为 {cfg[key]}：{what}，gpuplan 不建模。",
+    "choose Gemma 4 31B or 26B-A4B; see 'gpuplan models'.": "请选择 Gemma 4 31B 或 26B-A4B；见 'gpuplan models'。",
+    "'{name}': layer_types must list sliding_attention or full_attention for each layer.":
+        "'{name}'：layer_types 必须为每一层列出 sliding_attention 或 full_attention。",
+    "check num_global_key_value_heads in the config.json.": "检查 config.json 中的 num_global_key_value_heads。",
     "'{spec.name}': {spec.n_heads} heads do not divide into {spec.n_kv_heads} KV heads.":
         "'{spec.name}'：{spec.n_heads} 个注意力头无法均分给 {spec.n_kv_heads} 个 KV 头。",
     "check num_key_value_heads in the config.json.": "请检查 config.json 中的 num_key_value_heads。",
@@ -811,8 +834,8 @@ TEMPLATES: dict[str, str] = {
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU (MLA latent)":
         "{s.kv_dtype}，每卡每 token {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))}（MLA 潜在向量）",
-    "{fmt_bytes(linear_state_bytes(m, s.tp))} per sequence per GPU in {m.n_linear_layers} Gated DeltaNet layers, whatever the context":
-        "每卡每条序列 {fmt_bytes(linear_state_bytes(m, s.tp))}，分布在 {m.n_linear_layers} 个 Gated DeltaNet 层中，与上下文长度无关",
+    "{fmt_bytes(linear_state_bytes(m, s.tp))} per sequence per GPU in {m.n_linear_layers} recurrent ({m.linear_kind}) layers, whatever the context":
+        "每卡每条序列 {fmt_bytes(linear_state_bytes(m, s.tp))}，分布在 {m.n_linear_layers} 个循环（{m.linear_kind}）层中，与上下文长度无关",
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens": "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留",
     "{fmt_bytes(dequant)}: the largest quantized matrix of a layer in 16-bit, for a cuBLAS matmul":
         "{fmt_bytes(dequant)}：一层中最大的量化矩阵反量化为 16 位，供 cuBLAS 矩阵乘使用",

@@ -296,6 +296,9 @@ class ModelSpec:
     moe_every: int = 1  # every k-th layer is MoE (Qwen2-MoE decoder_sparse_step)
     router_bias: bool = False  # e_score_correction_bias (DeepSeek-V3)
     shared_expert_gate: bool = False  # Qwen-MoE's sigmoid gate on the shared expert
+    # latent MoE (Nemotron 3 Super / Ultra moe_latent_size): the routed experts work on a projection of the hidden
+    # state this wide, projected in and out once per MoE layer (0: experts see the hidden state)
+    moe_latent: int = 0
     # MLA (DeepSeek V2/V3)
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
@@ -309,6 +312,11 @@ class ModelSpec:
     # attention span
     sliding_window: int | None = None
     n_sliding_layers: int = 0
+    # Gemma 4: the full-attention (non-sliding) layers have their own head size and KV heads (0: as the others), and
+    # with global_k_eq_v no v_proj (the values are the keys, attention_k_eq_v)
+    global_head_dim: int = 0
+    global_kv_heads: int = 0
+    global_k_eq_v: bool = False
     # Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5; Yang et al. 2024, "Gated Delta Networks"):
     # no KV cache, a fixed recurrent state per sequence instead; the other n_layers - n_linear_layers attend
     n_linear_layers: int = 0
@@ -319,6 +327,14 @@ class ModelSpec:
     linear_conv_kernel: int = 0  # causal depthwise convolution over q, k, v (its last kernel - 1 inputs are state)
     linear_state_dtype: str = "fp32"  # of the recurrent state (config mamba_ssm_dtype; the conv state is 16-bit)
     attn_output_gate: bool = False  # a sigmoid gate on the attention output from q_proj (twice as wide)
+    # which recurrent layer the n_linear_layers are: "gated_deltanet" (Qwen3-Next, Qwen3.5) or "mamba2" (Nemotron-H;
+    # Dao & Gu 2024, "Transformers are SSMs"): a Mamba-2 layer maps onto the fields above as linear_v_heads =
+    # mamba_num_heads of linear_v_dim = mamba_head_dim, linear_k_heads = n_groups of linear_k_dim = ssm_state_size
+    # (B and C are shared by the heads of a group as keys and queries are by GDN's value heads)
+    linear_kind: str = "gated_deltanet"
+    # token-mixer layers (attention or linear) that have no FFN after them: Nemotron-H stacks single blocks
+    # (hybrid_override_pattern) and has fewer FFN blocks than mixer blocks; taken from the MoE layers of a MoE
+    n_layers_without_ffn: int = 0
     parallel_attn: bool = False
     encoder_only: bool = False
     extra_params: int = 0  # parameters of parts the flags above do not describe (e.g. a BERT pooler)
@@ -344,7 +360,8 @@ class ModelSpec:
             return 0
         # layers i in n_dense_layers..n_layers-1 with (i + 1) a multiple of moe_every: the multiples up to n_layers
         # less those up to n_dense_layers
-        return max(0, self.n_layers // self.moe_every - self.n_dense_layers // self.moe_every)
+        return max(0, self.n_layers // self.moe_every - self.n_dense_layers // self.moe_every
+                   - self.n_layers_without_ffn)
 
     @property
     def n_attention_layers(self) -> int:
@@ -358,6 +375,11 @@ class ModelSpec:
     @property
     def linear_value_width(self) -> int:
         return self.linear_v_heads * self.linear_v_dim
+
+    @property
+    def n_full_attention_layers(self) -> int:
+        """Attending layers that are not sliding-window layers."""
+        return self.n_attention_layers - self.n_sliding_layers
 
     @property
     def q_dim(self) -> int:

@@ -151,11 +151,39 @@ def test_sparse_attention_decodes_long_contexts_faster_than_dense_mla(catalog: C
     assert long[0] < 0.5 * long[1]
 
 
-def test_other_sparse_attention_models_are_still_refused() -> None:
-    cfg = {"model_type": "glm_moe_dsa", "hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
-           "vocab_size": 1000, "index_n_heads": 4, "index_head_dim": 32}
-    with pytest.raises(ModelConfigError, match="glm_moe_dsa"):
-        parse_config(cfg, "x")
+def test_glm5_is_read_as_sparse_attention(catalog: Catalog) -> None:
+    """GLM-5 (glm_moe_dsa): the DeepSeek-V3.2 layout over 78 layers, each caching a 512 + 64 latent in bf16 and a
+    132-byte FP8 indexer key (zai-org/GLM-5 config.json: kv_lora_rank 512, qk_rope_head_dim 64, index_head_dim
+    128); its indexer has 32 heads."""
+    m = catalog.model("GLM-5")
+    assert (m.n_layers, m.index_heads, m.index_head_dim, m.index_topk) == (78, 32, 128, 2048)
+    assert kv_bytes_per_token(m, "bf16") == 78 * (576 * 2 + 132) == 100_152
+    assert catalog.model("zai-org/GLM-5.1-FP8").name == "GLM-5"
+
+
+GLM5_TINY = {"model_type": "glm_moe_dsa", "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 64,
+             "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1000,
+             "kv_lora_rank": 64, "q_lora_rank": 128, "qk_rope_head_dim": 16, "qk_nope_head_dim": 32,
+             "v_head_dim": 32, "n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2,
+             "first_k_dense_replace": 1, "index_n_heads": 4, "index_head_dim": 32, "index_topk": 64}
+
+
+def test_glm5_count_equals_transformers() -> None:
+    model = _built("glm_moe_dsa", {k: v for k, v in GLM5_TINY.items() if k != "model_type"}, "GlmMoeDsaForCausalLM")
+    assert count_params(parse_config(GLM5_TINY, "tiny")).total == sum(
+        p.numel() for p in model.parameters())  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("extra", "field"), [
+    # GLM-5.2's config.json: every 4th layer from the 4th runs its indexer, the others reuse its picks
+    ({"indexer_types": ["full", "full", "shared", "shared"]}, "indexer_types"),
+    ({"index_topk_freq": 4}, "index_topk_freq"),
+    ({"mlp_layer_types": ["dense", "dense", "sparse", "sparse"]}, "mlp_layer_types"),
+])
+def test_glm5_layer_patterns_it_cannot_model_are_refused(extra: dict[str, object], field: str) -> None:
+    with pytest.raises(ModelConfigError, match=field) as info:
+        parse_config({**GLM5_TINY, **extra}, "x")
+    assert info.value.fix
 
 
 def test_a_config_without_the_output_gate_is_refused_naming_the_field() -> None:

@@ -258,13 +258,13 @@ LLAMA = {  # Llama-2-7B's shape
     ({**LLAMA, "kv_lora_rank": 512}, "kv_lora_rank"),
     ({**LLAMA, "model_type": "qwen2", "full_attention_interval": 4}, "full_attention_interval"),
     ({**LLAMA, "layer_types": ["linear_attention", "full_attention"]}, "layer_types holds linear_attention"),
-    # a DeepSeek-V3.2 config without the indexer's top-k is incomplete, not a dense-attention V3; Nemotron-H (hybrid
-    # Mamba), Nemotron NAS (per-layer blocks): refused by type, and the indexer's field under any other type gpuplan
-    # reads (a V3.2 config relabelled deepseek_v3 is not V3)
+    # a DeepSeek-V3.2 config without the indexer's top-k is incomplete, not a dense-attention V3; Nemotron-H's pattern
+    # under another type (a Llama is not a Mamba hybrid), Nemotron NAS (per-layer blocks): refused, and the indexer's
+    # field under any other type gpuplan reads (a V3.2 config relabelled deepseek_v3 is not V3)
     ({**LLAMA, "model_type": "deepseek_v32", "kv_lora_rank": 512, "q_lora_rank": 1536, "index_n_heads": 64,
       "index_head_dim": 128}, "lacks the key 'index_topk'"),
     ({**LLAMA, "model_type": "deepseek_v3", "index_n_heads": 64, "index_topk": 2048}, "has index_n_heads"),
-    ({**LLAMA, "model_type": "nemotron_h", "hybrid_override_pattern": "M-M*-"}, "hybrid_override_pattern"),
+    ({**LLAMA, "hybrid_override_pattern": "M-M*-"}, "has hybrid_override_pattern"),
     ({**LLAMA, "block_configs": [{"attention": {"no_op": True}}]}, "has block_configs"),
 ], ids=["t5", "mamba", "unknown-type", "zero-heads", "unknown-moe-type", "auto-map", "experts-in-dense-reader",
         "latent-in-dense-reader", "linear-attention", "layer-types", "deepseek-v32", "indexer-under-v3",

@@ -143,8 +143,11 @@ def _no_moe_layers(cfg: Config) -> bool:
 
 def _check_finite(cfg: Config, name: str) -> None:
     """Every number in ``cfg`` is finite: JSON's ``Infinity``, ``NaN`` and ``1e400`` are refused, naming the
-    field."""
+    field. The one exception is an unbounded upper clamp on Mamba's step size, which Nemotron-H configs publish as
+    ``time_step_limit: [0.0, Infinity]`` (it changes no size)."""
     for path, value in _numbers(cfg, ""):
+        if path == "time_step_limit[1]" and value == math.inf:
+            continue
         if isinstance(value, float) and not math.isfinite(value):
             raise ModelConfigError(f"'{name}': field {path} is {value}, not a finite number.",
                                    f"set {path} to the model's value, as in the published config.json.")
@@ -195,7 +198,7 @@ def _checkpoint_format(qc: Any) -> str | None:
 
 
 def _text_type(model_type: str) -> str:
-    return {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
+    return {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
             "qwen3_5_moe": "qwen3_5_moe_text"}.get(model_type, model_type)
 
 
@@ -208,6 +211,8 @@ _KNOWN_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"
 # Readers that model Gated DeltaNet linear-attention layers (:func:`_qwen3_hybrid`): they read the keys above.
 _HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 _GDN_KEYS = ("linear_num_value_heads", "linear_key_head_dim", "full_attention_interval")
+# Readers that model DeepSeek Sparse Attention's indexer (:func:`_deepseek`): DeepSeek-V3.2 and GLM-5.
+_DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
 # Fields of architectures a ModelSpec cannot hold, whatever model_type the config claims: (key, what it means).
 _UNMODELLED_KEYS = (
     ("index_n_heads", "a sparse-attention indexer (DeepSeek Sparse Attention), whose weights and key cache"),
@@ -220,7 +225,8 @@ _UNMODELLED_KEYS = (
 
 def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
     for key, what in _UNMODELLED_KEYS:
-        if cfg.get(key) and not (key == "index_n_heads" and model_type == "deepseek_v32"):
+        if cfg.get(key) and not ((key == "index_n_heads" and model_type in _DSA_TYPES)
+                                 or (key == "hybrid_override_pattern" and model_type == "nemotron_h")):
             raise ModelConfigError(f"'{name}' (model_type '{model_type}') has {key}: {what} gpuplan does not "
                                    "model.", "choose a model whose layers gpuplan models; see 'gpuplan models'.")
     hybrid = model_type in _HYBRID_TYPES
@@ -231,7 +237,8 @@ def _refuse_unread(cfg: Config, name: str, model_type: str) -> None:
                                    "choose a model with standard attention layers; see 'gpuplan models'.")
     layer_types = cfg.get("layer_types")
     if isinstance(layer_types, list):
-        known = _KNOWN_LAYER_TYPES | ({"linear_attention"} if hybrid else set())
+        known = _KNOWN_LAYER_TYPES | ({"linear_attention"} if hybrid else set()) | (
+            {"linear_attention", "mlp", "moe"} if model_type == "nemotron_h" else set())
         odd = sorted({str(x) for x in layer_types} - known)
         if odd:
             raise ModelConfigError(f"'{name}': layer_types holds {', '.join(odd)}, a layer kind gpuplan does not "
@@ -393,6 +400,53 @@ def _gemma(cfg: Config, name: str) -> ModelSpec:
     return ModelSpec(**spec)
 
 
+# Gemma 4 fields that change weights or cache in ways a ModelSpec cannot hold: (key, what it is)
+_GEMMA4_UNMODELLED = (
+    ("hidden_size_per_layer_input", "per-layer input embeddings (Gemma 4 E2B, E4B: a second embedding table and a "
+                                    "gate and projection per layer)"),
+    ("num_kv_shared_layers", "layers that reuse an earlier layer's KV cache and have no k/v projections"),
+    ("use_double_wide_mlp", "MLPs twice as wide in the KV-sharing layers"),
+    ("attention_bias", "biased attention projections"),
+)
+
+
+def _gemma4(cfg: Config, name: str) -> ModelSpec:
+    """Gemma 4 text model (transformers models/gemma4 ``Gemma4ForCausalLM``, 5.24.0): Gemma 3's four norms per layer
+    and q/k norms, sliding-window layers of ``head_dim`` heads and ``num_key_value_heads`` KV heads, full-attention
+    layers of ``global_head_dim`` heads with ``num_global_key_value_heads`` KV heads and, under ``attention_k_eq_v``,
+    no v_proj; with ``enable_moe_block`` (26B-A4B) every layer runs a routed MoE (fused gate/up experts) and the dense
+    MLP side by side — the dense MLP counted as a shared expert — with three more norms, a router scale per hidden
+    unit and a scale per expert."""
+    for key, what in _GEMMA4_UNMODELLED:
+        if cfg.get(key):
+            raise ModelConfigError(f"'{name}': {key} is {cfg[key]}: {what}, which gpuplan does not model.",
+                                   "choose Gemma 4 31B or 26B-A4B; see 'gpuplan models'.")
+    layer_types = cfg.get("layer_types")
+    if not isinstance(layer_types, list) or set(layer_types) - {"sliding_attention", "full_attention"}:
+        raise ModelConfigError(f"'{name}': layer_types must list sliding_attention or full_attention for each layer.",
+                               "pass the config.json as published.")
+    k_eq_v = bool(cfg.get("attention_k_eq_v", False))
+    global_kv = cfg.get("num_global_key_value_heads") if k_eq_v else None
+    spec = _base(cfg, name, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), norms_per_layer=4,
+                 qk_norm=True, sliding_window=_int(cfg["sliding_window"]),
+                 n_sliding_layers=sum(1 for t in layer_types if t == "sliding_attention"),
+                 global_head_dim=_int(cfg.get("global_head_dim", 512)), global_k_eq_v=k_eq_v)
+    spec.update(global_kv_heads=_int(global_kv) if global_kv else spec["n_kv_heads"])
+    if len(layer_types) != spec["n_layers"]:
+        raise ModelConfigError(f"'{name}': layer_types lists {len(layer_types)} layers but num_hidden_layers is "
+                               f"{spec['n_layers']}.", "pass the config.json as published.")
+    if spec["n_heads"] % spec["global_kv_heads"]:
+        raise ModelConfigError(f"'{name}': {spec['n_heads']} heads do not divide into {spec['global_kv_heads']} global "
+                               "KV heads.", "check num_global_key_value_heads in the config.json.")
+    if cfg.get("enable_moe_block"):
+        n_experts = _int(cfg["num_experts"])
+        spec.update(n_experts=n_experts, n_active_experts=_int(cfg["top_k_experts"]),
+                    moe_ffn_hidden=_int(cfg["moe_intermediate_size"]), n_shared_experts=1,
+                    shared_ffn_hidden=spec["ffn_hidden"],
+                    extra_params=spec["n_layers"] * (4 * spec["hidden"] + n_experts))
+    return ModelSpec(**spec)
+
+
 def _phi(cfg: Config, name: str) -> ModelSpec:
     spec = _base(cfg, name, qkv_bias=True, out_bias=True, mlp_bias=True, gated_mlp=False, norm_bias=True,
                  norms_per_layer=1, lm_head_bias=True, parallel_attn=True)
@@ -511,13 +565,35 @@ def _deepseek(cfg: Config, name: str) -> ModelSpec:
         spec["shared_ffn_hidden"] = spec["moe_ffn_hidden"] * spec["n_shared_experts"]
     if cfg.get("num_nextn_predict_layers"):
         spec["notes"] = ("multi-token-prediction layer not counted (transformers does not build it)",)
-    if str(cfg.get("model_type")) == "deepseek_v32":  # DeepSeek Sparse Attention's lightning indexer
+    if str(cfg.get("model_type")) in _DSA_TYPES:  # DeepSeek Sparse Attention's lightning indexer
         spec.update(index_heads=_int(cfg["index_n_heads"]), index_head_dim=_int(cfg["index_head_dim"]),
                     index_topk=_int(cfg["index_topk"]))
         if not spec["q_lora_rank"]:
             raise ModelConfigError(f"'{name}': DeepSeek Sparse Attention's indexer reads the query's low-rank "
                                    "projection, but q_lora_rank is not set.", "pass the config.json as published.")
+    if str(cfg.get("model_type")) == "glm_moe_dsa":
+        _check_glm5_layers(cfg, name, spec)
     return ModelSpec(**spec)
+
+
+def _check_glm5_layers(cfg: Config, name: str, spec: dict[str, Any]) -> None:
+    """GLM-5 (transformers models/glm_moe_dsa, 5.24.0: the DeepSeek-V3.2 layout) may list per layer whether it runs
+    its own indexer (``indexer_types``: "full") or reuses the previous layer's picks ("shared", no indexer weights
+    or key cache), and which MLP it has (``mlp_layer_types``). A ModelSpec holds an indexer in every attending layer
+    and dense MLPs in the first ``first_k_dense_replace`` layers only, so other patterns are refused."""
+    layers = spec["n_layers"]
+    shared = [t for t in cfg.get("indexer_types") or [] if t != "full"]
+    if shared or _int(cfg.get("index_topk_freq") or 1) != 1 or cfg.get("index_topk_pattern"):
+        raise ModelConfigError(f"'{name}': indexer_types (or index_topk_freq / index_topk_pattern) has layers that "
+                               "reuse another layer's sparse-attention picks ('shared'), whose missing indexer "
+                               "weights and keys gpuplan does not model.",
+                               "choose GLM-5 or GLM-5.1, whose every layer runs its indexer; see 'gpuplan models'.")
+    mlp_types = cfg.get("mlp_layer_types")
+    dense = spec.get("n_dense_layers", 0)
+    if mlp_types is not None and list(mlp_types) != ["dense"] * dense + ["sparse"] * (layers - dense):
+        raise ModelConfigError(f"'{name}': mlp_layer_types is not {dense} dense layers followed by MoE layers "
+                               f"(first_k_dense_replace {dense}), a layer pattern gpuplan does not model.",
+                               "pass the config.json as published.")
 
 
 def _chatglm(cfg: Config, name: str) -> ModelSpec:
@@ -677,6 +753,68 @@ def _glm4_moe(cfg: Config, name: str) -> ModelSpec:
     return ModelSpec(**spec)
 
 
+_NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+# block names of ``layers_block_type`` / ``layer_types`` (transformers NemotronHConfig, and its legacy names)
+_NEMOTRON_BLOCK_NAMES = {"mamba": "M", "linear_attention": "M", "attention": "*", "full_attention": "*", "mlp": "-",
+                         "moe": "E"}
+
+
+def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
+    """Nemotron-H and Nemotron 3 (transformers models/nemotron_h, 5.24.0: ``NemotronHForCausalLM``): a stack of
+    single blocks, each a norm and one mixer, spelled by ``hybrid_override_pattern`` — Mamba-2 ("M"), grouped-query
+    attention without biases ("*"), a squared-ReLU MLP without gate ("-") or a MoE of such experts plus one shared
+    expert ("E"), whose experts may work in a projected space (``moe_latent_size``: Nemotron 3 Super, Ultra).
+    gpuplan pairs every FFN block with a token-mixer block: ``n_layers`` counts the Mamba and attention
+    blocks, ``n_layers_without_ffn`` those left without an FFN."""
+    pattern = cfg.get("hybrid_override_pattern")
+    listed = cfg.get("layers_block_type") or cfg.get("layer_types")  # Nemotron 3 Ultra lists the blocks by name
+    if pattern is None and isinstance(listed, list):
+        pattern = "".join(_NEMOTRON_BLOCK_NAMES.get(str(b), "?") for b in listed)
+    if not isinstance(pattern, str) or set(pattern) - set(_NEMOTRON_BLOCKS):
+        raise ModelConfigError(f"'{name}': hybrid_override_pattern is '{pattern}'; it spells one block per layer with "
+                               "M (Mamba-2), * (attention), - (MLP) and E (MoE).", "pass the config.json as published.")
+    for key in ("use_bias", "mamba_proj_bias", "attention_bias"):
+        if cfg.get(key):
+            raise ModelConfigError(f"'{name}': {key} is true; gpuplan models Nemotron-H's projections without biases, "
+                                   "as every published config has them.", "pass the config.json as published.")
+    n_mamba, n_attention, n_mlp, n_moe = (pattern.count(c) for c in "M*-E")
+    if n_mlp and n_moe:
+        raise ModelConfigError(f"'{name}': hybrid_override_pattern mixes MLP (-) and MoE (E) blocks, which gpuplan "
+                               "does not model in one model.", "pass the config.json as published.")
+    if n_mlp + n_moe > n_mamba + n_attention:
+        raise ModelConfigError(f"'{name}': hybrid_override_pattern has more FFN blocks (- or E) than Mamba and "
+                               "attention blocks, a layout gpuplan does not model.",
+                               "pass the config.json as published.")
+    mixers = n_mamba + n_attention
+    spec = _base({"num_hidden_layers": len(pattern), **cfg}, name, n_layers=mixers, gated_mlp=False, qkv_bias=False,
+                 out_bias=False,
+                 n_kv_heads=_int(cfg.get("num_key_value_heads") or _first(cfg, "num_attention_heads")),
+                 head_dim=_int(_first(cfg, "head_dim", "attention_head_dim", default=128)),
+                 n_layers_without_ffn=mixers - n_mlp - n_moe, n_linear_layers=n_mamba, linear_kind="mamba2",
+                 linear_k_heads=_int(_first(cfg, "n_groups", "mamba_n_groups", default=8)),
+                 linear_k_dim=_int(_first(cfg, "ssm_state_size", default=128)),
+                 linear_v_heads=_int(_first(cfg, "mamba_num_heads", default=128)),
+                 linear_v_dim=_int(_first(cfg, "mamba_head_dim", default=64)),
+                 linear_conv_kernel=_int(_first(cfg, "conv_kernel", "mamba_d_conv", default=4)),
+                 linear_state_dtype=_DTYPES.get(str(cfg.get("mamba_ssm_cache_dtype", "float32")).lower(), "fp32"))
+    if n_moe:
+        if cfg.get("mlp_bias"):
+            raise ModelConfigError(f"'{name}': mlp_bias is true in a MoE Nemotron-H, whose experts have no biases "
+                                   "while its shared expert would.", "pass the config.json as published.")
+        spec.update(n_experts=_int(cfg["n_routed_experts"]), n_active_experts=_int(cfg["num_experts_per_tok"]),
+                    moe_ffn_hidden=_int(cfg["moe_intermediate_size"]), n_shared_experts=1,
+                    shared_ffn_hidden=_int(cfg["moe_shared_expert_intermediate_size"]),
+                    moe_latent=_int(cfg.get("moe_latent_size") or 0))
+    if spec["linear_v_heads"] % spec["linear_k_heads"]:
+        raise ModelConfigError(f"'{name}': {spec['linear_v_heads']} Mamba heads do not divide into "
+                               f"{spec['linear_k_heads']} groups.", "check n_groups in the config.json.")
+    spec["notes"] = (f"{n_mamba} Mamba-2 layers keep a fixed recurrent state per sequence, not a KV cache; "
+                     f"{n_attention} attention layers",)
+    if cfg.get("num_nextn_predict_layers"):
+        spec["notes"] += ("multi-token-prediction layer not counted (transformers does not build it)",)
+    return ModelSpec(**spec)
+
+
 _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "gpt_oss": _gpt_oss, "llama4_text": _llama4, "glm4_moe": _glm4_moe, "kimi_k2": _deepseek,
     "llama": _llama_like, "mistral": _llama_like, "yi": _llama_like, "smollm3": _llama_like,
@@ -684,19 +822,15 @@ _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "qwen3_moe": _qwen2, "mixtral": _mixtral, "gemma": _gemma, "gemma2": _gemma, "gemma3_text": _gemma,
     "phi": _phi, "phi3": _phi3, "falcon": _falcon, "mpt": _mpt, "gpt2": _gpt2, "gpt_bigcode": _gpt2,
     "gpt_neox": _gpt_neox, "gptj": _gptj, "bloom": _bloom, "opt": _opt, "bert": _bert,
-    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "chatglm": _chatglm,
-    "qwen": _qwen_v1,
-    "glm": _glm_paper, "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
+    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "glm_moe_dsa": _deepseek,
+    "chatglm": _chatglm, "qwen": _qwen_v1, "glm": _glm_paper, "nemotron_h": _nemotron_h, "gemma4_text": _gemma4,
+    "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 _UNSUPPORTED = {
     "t5": "an encoder-decoder model", "mt5": "an encoder-decoder model", "bart": "an encoder-decoder model",
     "mamba": "a state-space model without attention layers", "mamba2": "a state-space model without attention",
     "rwkv": "a recurrent model without attention layers", "whisper": "a speech encoder-decoder model",
-    "glm_moe_dsa": "DeepSeek-style sparse attention, whose indexer (index_n_heads, index_head_dim) adds weights and "
-                   "a key cache gpuplan does not model",
-    "nemotron_h": "a hybrid of Mamba-2, attention and MoE layers (hybrid_override_pattern), whose recurrent state "
-                  "gpuplan does not model",
     "deci": "a model with per-layer block shapes (block_configs: layers that differ in width or skip attention) "
             "that gpuplan does not model",
 }

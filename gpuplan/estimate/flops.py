@@ -26,12 +26,18 @@ def attention_flops_per_token(m: ModelSpec, context: float) -> float:
     """QK^T and AV for one token attending ``context`` positions, all layers (sliding layers capped), plus the
     state update of linear-attention layers, which does not grow with the context: in the recurrent form of the
     gated delta rule (Yang et al. 2024, "Gated Delta Networks", eq. 10) each value head reads S·k, writes the
-    rank-one correction into S and reads S·q, three k_dim × v_dim products (2 FLOPs each multiply-add)."""
+    rank-one correction into S and reads S·q, three k_dim × v_dim products (2 FLOPs each multiply-add). A Mamba-2
+    layer's recurrence (Dao & Gu 2024, "Transformers are SSMs", eq. 2 with scalar A: h_t = a_t·h_{t-1} + B_t x_t^T,
+    y_t = C_t^T h_t; transformers ``NemotronHMamba2Mixer.torch_forward``'s cached step, 5.24.0) is two
+    ssm_state_size × mamba_head_dim products per head."""
     v_dim = m.v_head_dim or m.head_dim
     per_position = 2 * m.n_heads * (m.head_dim + v_dim)
     full = (m.n_attention_layers - m.n_sliding_layers) * context
     sliding = m.n_sliding_layers * min(context, m.sliding_window or context)
-    linear = m.n_linear_layers * m.linear_v_heads * 3 * 2 * m.linear_k_dim * m.linear_v_dim
+    products = 2 if m.linear_kind == "mamba2" else 3
+    linear = m.n_linear_layers * m.linear_v_heads * products * 2 * m.linear_k_dim * m.linear_v_dim
+    if m.global_head_dim:  # Gemma 4: the full layers' heads are global_head_dim wide (keys and values)
+        return per_position * sliding + 2 * m.n_heads * 2 * m.global_head_dim * full + linear
     if m.is_sparse_attention:  # DeepSeek Sparse Attention: the indexer's q·k and weighted sum over every position,
         # then attention over the index_topk it picks (DeepSeek-V3.2-Exp report, sec. 2.1)
         index = 2 * m.index_heads * (m.index_head_dim + 1) * context

@@ -69,8 +69,10 @@ def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1) -> 
 
 
 def kv_bytes_per_token(m: ModelSpec, kv_dtype: str = "bf16", tp: int = 1, latent: bool = True,
-                       layers: int | None = None) -> float:
-    """KV-cache bytes one token adds on one GPU, over ``layers`` layers (default every layer that attends)."""
+                       layers: int | None = None, kind: str = "all") -> float:
+    """KV-cache bytes one token adds on one GPU, over ``layers`` layers (default every layer that attends) of
+    ``kind`` "full" or "sliding" where a model's full-attention layers have their own head size (Gemma 4: K and V
+    of ``global_head_dim`` for its global KV heads, both cached even when V is K, as transformers' cache does)."""
     n_layers = m.n_attention_layers if layers is None else layers
     width = kv_bytes_per_value(kv_dtype)
     if m.is_mla and latent:  # latent is replicated on every TP rank (vLLM/SGLang MLA backends)
@@ -79,7 +81,12 @@ def kv_bytes_per_token(m: ModelSpec, kv_dtype: str = "bf16", tp: int = 1, latent
         per_head = m.head_dim + (m.v_head_dim or m.head_dim)
         return n_layers * (math.ceil(m.n_heads / tp) * per_head * width + index_key_bytes(m, latent))
     heads = math.ceil(m.n_kv_heads / tp)
-    return n_layers * 2 * heads * m.head_dim * width
+    if not m.global_head_dim or kind == "sliding":
+        return n_layers * 2 * heads * m.head_dim * width
+    full = 2 * math.ceil((m.global_kv_heads or m.n_kv_heads) / tp) * m.global_head_dim * width
+    if kind == "full":
+        return n_layers * full
+    return m.n_sliding_layers * 2 * heads * m.head_dim * width + m.n_full_attention_layers * full
 
 
 def index_key_bytes(m: ModelSpec, latent: bool = True) -> float:
@@ -109,18 +116,23 @@ def kv_cache_bytes(m: ModelSpec, n_seqs: float, context: int, kv_dtype: str = "b
     add their fixed state per sequence."""
     ctx = math.ceil(context / block) * block
     full_layers = m.n_attention_layers - m.n_sliding_layers
-    per_seq = kv_bytes_per_token(m, kv_dtype, tp, latent, full_layers) * ctx + linear_state_bytes(m, tp)
+    per_seq = kv_bytes_per_token(m, kv_dtype, tp, latent, full_layers, "full") * ctx + linear_state_bytes(m, tp)
     if m.n_sliding_layers and m.sliding_window:
-        per_seq += kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers) * min(ctx, m.sliding_window)
+        per_seq += kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers, "sliding") * min(
+            ctx, m.sliding_window)
     return n_seqs * per_seq / pp
 
 
+_STATE_SHAPES = {"gated_deltanet": "gated_delta_net_state_shape", "mamba2": "mamba2_state_shape"}
+
+
 def linear_state_bytes(m: ModelSpec, tp: int = 1) -> float:
-    """The recurrent state one sequence keeps on one GPU in the Gated DeltaNet layers, whatever its length: per
-    layer a value-head × key-size × value-size matrix per value head in the config's ``mamba_ssm_dtype`` and the
-    causal convolution's last ``kernel − 1`` inputs over q, k and v in 16-bit, heads and channels split over tensor
-    parallelism (vLLM model_executor/layers/mamba/mamba_utils.py ``MambaStateShapeCalculator.
-    gated_delta_net_state_shape``: conv (conv_dim / tp, kernel − 1), temporal (v_heads / tp, k_dim, v_dim))."""
+    """The recurrent state one sequence keeps on one GPU in the Gated DeltaNet or Mamba-2 layers, whatever its
+    length: per layer a value-head × key-size × value-size matrix per value head in the config's ``mamba_ssm_dtype``
+    and the causal convolution's last ``kernel − 1`` inputs over q, k and v in 16-bit, heads and channels split over
+    tensor parallelism (vLLM model_executor/layers/mamba/mamba_utils.py ``MambaStateShapeCalculator.
+    gated_delta_net_state_shape``: conv (conv_dim / tp, kernel − 1), temporal (v_heads / tp, k_dim, v_dim); Mamba-2,
+    ``mamba2_state_shape``: conv over x, B, C and temporal (heads / tp, head_dim, state_size), the same numbers)."""
     if not m.n_linear_layers:
         return 0.0
     state = math.ceil(m.linear_v_heads / tp) * m.linear_k_dim * m.linear_v_dim * kv_bytes_per_value(
@@ -200,7 +212,7 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     v_per_layer = m.kv_lora_rank * m.n_heads * (m.qk_nope_head_dim + (m.v_head_dim or m.head_dim)) if m.is_mla \
         else m.hidden * m.kv_dim
     fused, v_layers = fused_qkv_params(m)
-    n_dense = m.n_layers - m.n_moe_layers
+    n_dense = m.n_layers - m.n_moe_layers - m.n_layers_without_ffn  # Nemotron-H: mixer-only layers
     # ffn_down by its row length (ne0: the MLP width it reads), dense layers, routed experts and the shared expert
     downs = ((n_dense * m.hidden * m.ffn_hidden, m.ffn_hidden),
              (m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden, m.moe_ffn_hidden),
@@ -355,8 +367,8 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
                    f" per token per GPU" + (" (MLA latent)" if m.is_mla and latent else ""),
                    "2·n_kv_heads·head_dim·bytes per layer; DeepSeek-V2 sec. 2.1 for MLA"),
         *((Assumption("linear-attention state", f"{fmt_bytes(linear_state_bytes(m, s.tp))} per sequence per GPU "
-                      f"in {m.n_linear_layers} Gated DeltaNet layers, whatever the context",
-                      "vLLM MambaStateShapeCalculator.gated_delta_net_state_shape"),) if m.n_linear_layers else ()),
+                      f"in {m.n_linear_layers} recurrent ({m.linear_kind}) layers, whatever the context",
+                      f"vLLM MambaStateShapeCalculator.{_STATE_SHAPES[m.linear_kind]}"),) if m.n_linear_layers else ()),
         Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
         Assumption("CUDA context (outside PyTorch)", fmt_bytes(overhead),
                    "fitted on device-level inference-memory rows (bench/fit.py)") if not unified
@@ -430,8 +442,8 @@ def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp
     room = budget_bytes - linear_state_bytes(m, tp) * batch / pp  # the fixed part of every sequence comes first
     if room <= 0:
         return 0
-    full = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_attention_layers - m.n_sliding_layers) * batch / pp
-    sliding = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers) * batch / pp if window else 0.0
+    full = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_full_attention_layers, "full") * batch / pp
+    sliding = kv_bytes_per_token(m, kv_dtype, tp, latent, m.n_sliding_layers, "sliding") * batch / pp if window else 0.0
     if window and room >= (full + sliding) * window:  # past the window only the full layers grow
         guess = window + (room - (full + sliding) * window) / full if full else top
     else:
@@ -509,6 +521,8 @@ def linear_layer_lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int
     if targets == "mlp":
         return mlp
     keys, values, heads = m.linear_key_width, m.linear_value_width, m.linear_v_heads
+    if m.linear_kind == "mamba2":  # in_proj (z, x, B, C, dt in one matrix) and out_proj (NemotronHMamba2Mixer)
+        return [(m.hidden, 2 * values + 2 * keys + heads), (values, m.hidden), *mlp]
     return [(m.hidden, 2 * keys + values), (m.hidden, values), (m.hidden, heads), (m.hidden, heads),
             (values, m.hidden), *mlp]
 
@@ -518,7 +532,10 @@ def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
     attending = m.n_attention_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
     if not m.n_linear_layers:
         return attending
-    return attending + m.n_linear_layers * sum(rank * (i + o) for i, o in linear_layer_lora_targets(m, targets))
+    linear = m.n_linear_layers * sum(rank * (i + o) for i, o in linear_layer_lora_targets(m, targets))
+    no_ffn = m.n_layers_without_ffn * sum(rank * (i + o) for i, o in _mlp_targets(m)) if targets in (
+        "mlp", "all-linear") else 0  # Nemotron-H: mixer layers with no MLP after them
+    return attending + linear - no_ffn
 
 
 def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, pp: int = 1) -> float:
@@ -537,9 +554,10 @@ def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, 
 
     attending = lora_targets(m, "all-linear")  # o and down are row-parallel (q, k, v, o come first, down last)
     total = per_layer(attending, {3, len(attending) - 1}) * m.n_attention_layers
-    if m.n_linear_layers:  # out_proj (fifth) and down
+    if m.n_linear_layers:  # out_proj (fifth, or second in Mamba-2) and down
         linear = linear_layer_lora_targets(m, "all-linear")
-        total += per_layer(linear, {4, len(linear) - 1}) * m.n_linear_layers
+        out_proj = 1 if m.linear_kind == "mamba2" else 4
+        total += per_layer(linear, {out_proj, len(linear) - 1}) * m.n_linear_layers
     return n_adapters * total / pp * BYTES_16
 
 

@@ -19,7 +19,7 @@ class ParamBreakdown:
     attention: int
     mlp: int  # dense MLP layers
     experts: int  # all routed experts
-    shared_experts: int
+    shared_experts: int  # always-active MoE parts: shared experts, a latent MoE's in and out projections
     router: int
     norms: int
     head: int  # LM head (0 when tied) and other output parts
@@ -57,6 +57,18 @@ def attention_params(m: ModelSpec) -> int:
     return q + kv + out + qk_norm
 
 
+def global_attention_params(m: ModelSpec) -> int:
+    """One full-attention layer of a model whose full layers differ from its sliding ones (Gemma 4, transformers
+    models/gemma4/modeling_gemma4.py ``Gemma4TextAttention``, 5.24.0: ``global_head_dim``-sized heads,
+    ``num_global_key_value_heads`` KV heads, no v_proj when ``attention_k_eq_v``; q and k norms with a scale, the v
+    norm without). Other models: :func:`attention_params`."""
+    if not m.global_head_dim:
+        return attention_params(m)
+    q_dim, kv_dim = m.n_heads * m.global_head_dim, (m.global_kv_heads or m.n_kv_heads) * m.global_head_dim
+    kv = (1 if m.global_k_eq_v else 2) * m.hidden * kv_dim
+    return 2 * m.hidden * q_dim + kv + (2 * m.global_head_dim if m.qk_norm else 0)
+
+
 def linear_attention_params(m: ModelSpec) -> int:
     """One Gated DeltaNet layer (transformers models/qwen3_5/modeling_qwen3_5.py ``Qwen3_5GatedDeltaNet``, 5.24.0;
     Qwen3-Next fuses the same projections as in_proj_qkvz and in_proj_ba): q, k, v and the output gate z from the
@@ -64,10 +76,24 @@ def linear_attention_params(m: ModelSpec) -> int:
     v without bias, per-head dt_bias and A_log, a gated RMSNorm over a value head, and the output projection."""
     if not m.n_linear_layers:
         return 0
+    if m.linear_kind == "mamba2":
+        return _mamba2_params(m)
     keys, values, heads = m.linear_key_width, m.linear_value_width, m.linear_v_heads
     conv_channels = 2 * keys + values
     projections = m.hidden * (conv_channels + values + 2 * heads) + values * m.hidden
     return projections + conv_channels * m.linear_conv_kernel + 2 * heads + m.linear_v_dim
+
+
+def _mamba2_params(m: ModelSpec) -> int:
+    """One Mamba-2 layer (transformers models/nemotron_h/modeling_nemotron_h.py ``NemotronHMamba2Mixer``, 5.24.0):
+    in_proj from the hidden state to the gate z, the convolution's input x, B, C (x is ``mamba_num_heads ×
+    mamba_head_dim`` wide, B and C ``n_groups × ssm_state_size`` each) and a step size dt per head; a depthwise causal
+    convolution over x, B, C with its bias; per-head dt_bias, A_log and D; a gated RMSNorm over x's width; out_proj
+    (without biases: the reader refuses ``use_bias``)."""
+    values, heads = m.linear_value_width, m.linear_v_heads
+    conv_channels = 2 * m.linear_key_width + values
+    projections = m.hidden * (values + conv_channels + heads) + values * m.hidden
+    return projections + conv_channels * (m.linear_conv_kernel + 1) + 3 * heads + values
 
 
 def _mla_params(m: ModelSpec) -> int:
@@ -93,6 +119,14 @@ def mlp_params(m: ModelSpec, width: int) -> int:
     weights = (n_in + 1) * m.hidden * width
     biases = (n_in * width + m.hidden) if m.mlp_bias else 0
     return weights + biases
+
+
+def expert_params(m: ModelSpec) -> int:
+    """One routed expert: an MLP ``moe_ffn_hidden`` wide over the hidden state, or over the latent space of a latent
+    MoE (transformers ``NemotronHExperts``, 5.24.0: up and down projections of ``moe_latent_size`` × width)."""
+    if not m.moe_latent:
+        return mlp_params(m, m.moe_ffn_hidden)
+    return (3 if m.gated_mlp else 2) * m.moe_latent * m.moe_ffn_hidden
 
 
 def count_params(m: ModelSpec) -> ParamBreakdown:
@@ -123,17 +157,20 @@ def _cached_count(m: ModelSpec) -> ParamBreakdown:
 def _count(m: ModelSpec) -> ParamBreakdown:
     norm = m.hidden * (2 if m.norm_bias else 1)
     n_moe = m.n_moe_layers
-    n_dense = m.n_layers - n_moe
+    n_dense = m.n_layers - n_moe - m.n_layers_without_ffn
     embeddings = m.vocab * m.hidden + m.learned_positions * m.hidden + m.token_types * m.hidden
-    expert = mlp_params(m, m.moe_ffn_hidden) if m.is_moe else 0
+    expert = expert_params(m) if m.is_moe else 0
     shared = mlp_params(m, m.shared_ffn_hidden) if m.shared_ffn_hidden else 0
+    shared += 2 * m.hidden * m.moe_latent  # a latent MoE's projections in and out: used by every token
     router = n_moe * (m.hidden * m.n_experts + (m.hidden if m.shared_expert_gate else 0))
-    norms = m.n_layers * m.norms_per_layer * norm + (norm if m.final_norm else 0) + (norm if m.embed_norm else 0)
+    n_norms = m.n_layers * m.norms_per_layer - m.n_layers_without_ffn  # a layer without FFN has no FFN norm
+    norms = n_norms * norm + (norm if m.final_norm else 0) + (norm if m.embed_norm else 0)
     head = 0 if m.tied_embeddings else m.vocab * m.hidden
     head += (m.vocab if m.lm_head_bias else 0) + m.extra_params
     return ParamBreakdown(
         embeddings=embeddings,
-        attention=m.n_attention_layers * attention_params(m) + m.n_linear_layers * linear_attention_params(m),
+        attention=(m.n_sliding_layers * attention_params(m) + m.n_full_attention_layers * global_attention_params(m)
+                   + m.n_linear_layers * linear_attention_params(m)),
         mlp=n_dense * mlp_params(m, m.ffn_hidden),
         experts=n_moe * m.n_experts * expert,
         shared_experts=n_moe * shared,
