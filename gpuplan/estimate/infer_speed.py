@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import Engine, efficiency_key
+from gpuplan.estimate.engines import Engine, efficiency_keys
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import (
@@ -82,8 +82,10 @@ def attention_peak(gpu: Gpu, s: InferSetup, eng: Engine | None = None) -> tuple[
 
 
 def _eff(cal: Calibration, eng: Engine, name: str, gpu: Gpu | None = None) -> float:
-    """A fitted efficiency of the engine (on ``gpu``'s backend: llama.cpp's Metal kernels are fitted apart)."""
-    return cal.get(efficiency_key(name, eng.engine, gpu))
+    """A fitted efficiency of the engine (on ``gpu``'s backend: llama.cpp's Metal kernels and vLLM's Ascend plugin
+    are fitted apart); a backend without fitted values of its own takes its prior's (``EFFICIENCY_PRIORS``)."""
+    keys = efficiency_keys(name, eng.engine, gpu)
+    return cal.get(next((k for k in keys if k in cal.values), keys[0]))
 
 
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
