@@ -277,6 +277,7 @@ def _precision(label: str) -> tuple[str, str] | None:
         ("awq", ("awq-int4", "fp16")), ("gptq", ("gptq-int4", "fp16")),
         ("bitsandbytes 4", ("bnb-nf4", "fp16")), ("mxfp4", ("mxfp4", "bf16")),
         ("nvfp4", ("nvfp4", "fp8")), ("fp4", ("nvfp4", "fp8")), ("fp8", ("fp8", "fp8")),
+        ("w8a8", ("int8", "int8")),  # int8 weights and activations (MindIE's W8A8, SmoothQuant-style)
         ("bf16", ("bf16", "bf16")), ("fp16", ("fp16", "fp16")), ("f16", ("fp16", "fp16"))]
     for key, value in table:
         if key in p:

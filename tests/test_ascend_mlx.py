@@ -110,3 +110,15 @@ def test_mlx_weights_need_the_mlx_engine(catalog: Catalog) -> None:
         check_inference(m, gpu, InferSetup(engine="hf", weight_format="mlx-q4"))
     with pytest.raises(InfeasibleError, match="mlx-lm"):
         check_inference(m, gpu, InferSetup(engine="mlx", weight_format="awq-int4"))
+
+
+def test_vllm_ascend_moe_grouped_gemms_take_their_own_share(catalog: Catalog) -> None:
+    # Qwen3-30B-A3B: the routed experts' FLOPs are weighted by 1/f_moe; at f_moe 0.25 on the NPU's own key against
+    # 0.5 for vLLM's CUDA kernels the NPU's expert FLOPs are twice the H100's, its dense FLOPs the same
+    from gpuplan.estimate.infer_speed import gemm_flops_split
+
+    m, vllm = catalog.model("Qwen3-30B-A3B"), get_engine("vllm")
+    cal = Calibration({"f_moe_vllm": 0.5, "f_moe_vllm_ascend": 0.25})
+    npu = gemm_flops_split(m, vllm, cal, catalog.gpu("Ascend-910B"))
+    h100 = gemm_flops_split(m, vllm, cal, catalog.gpu("H100"))
+    assert npu[0] == h100[0] and npu[1] == pytest.approx(2 * h100[1])

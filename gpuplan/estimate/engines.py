@@ -85,10 +85,15 @@ EFFICIENCY_PRIORS = {"vllm_ascend": "vllm", "mindie": "vllm_ascend", "mlx": "lla
 def efficiency_key(name: str, engine: str, gpu: types.Gpu | None) -> str:
     """The fitted parameter ``name`` of ``engine`` on ``gpu``: e.g. ``eta_memory_llamacpp`` on a CUDA part,
     ``eta_memory_llamacpp_metal`` on Apple silicon, ``eta_memory_vllm_ascend`` for vLLM on an Ascend NPU."""
-    vendor = gpu.vendor if gpu is not None else ""
+    return f"{name}_{backend_key(engine, gpu.vendor if gpu is not None else '')}"
+
+
+def backend_key(engine: str, vendor: str) -> str:
+    """The name ``engine``'s efficiencies are fitted under on ``vendor``'s parts: ``llamacpp_metal``,
+    ``vllm_ascend``, else the engine's own."""
     backend = ("_metal" if vendor == "Apple" and engine in METAL_BACKEND_ENGINES else
                "_ascend" if vendor == "Huawei" and engine in ASCEND_BACKEND_ENGINES else "")
-    return f"{name}_{engine}{backend}"
+    return f"{engine}{backend}"
 
 
 def efficiency_keys(name: str, engine: str, gpu: types.Gpu | None) -> tuple[str, ...]:

@@ -96,11 +96,13 @@ def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
     return dense + experts
 
 
-def gemm_flops_split(m: ModelSpec, eng: Engine, cal: Calibration) -> tuple[float, float]:
+def gemm_flops_split(m: ModelSpec, eng: Engine, cal: Calibration, gpu: Gpu | None = None) -> tuple[float, float]:
     """(dense, routed-expert) matmul FLOPs per token of :func:`gemm_flops_per_token`, the experts' already
-    weighted by 1/f_moe: the two run as different kernels, each on its own side of the roofline."""
+    weighted by 1/f_moe: the two run as different kernels, each on its own side of the roofline. On ``gpu``'s
+    backend: vllm-ascend's grouped-matmul operators are not vLLM's fused-MoE Triton kernels (a Metal backend,
+    fitted without an f_moe of its own, takes its engine's)."""
     experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0
-    return 2 * matmul_params(m) - experts, experts / _eff(cal, eng, "f_moe")
+    return 2 * matmul_params(m) - experts, experts / _eff(cal, eng, "f_moe", gpu)
 
 
 # Kernels one decoder layer launches per forward pass, counted in vLLM's model code (vllm/model_executor/models/
@@ -281,7 +283,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
-    dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
+    dense_flops, expert_flops = gemm_flops_split(m, eng, cal, gpu)
     eta_compute = _eff(cal, eng, "eta_compute", gpu)
     found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
                        dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,
