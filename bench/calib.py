@@ -286,11 +286,12 @@ def _precision(label: str) -> tuple[str, str] | None:
         ("q4_k_m", ("gguf-q4_k_m", "fp16")), ("q4_k_s", ("gguf-q4_k_s", "fp16")), ("q4_0", ("gguf-q4_0", "fp16")),
         ("q4_1", ("gguf-q4_1", "fp16")), ("q5_0", ("gguf-q5_0", "fp16")), ("q5_1", ("gguf-q5_1", "fp16")),
         ("q5_k_m", ("gguf-q5_k_m", "fp16")), ("q5_k_s", ("gguf-q5_k_s", "fp16")), ("q6_k", ("gguf-q6_k", "fp16")),
-        ("q8_0", ("gguf-q8_0", "fp16")),
+        ("q8_0", ("gguf-q8_0", "fp16")), ("mlx 4-bit", ("mlx-q4", "fp16")), ("mlx 8-bit", ("mlx-q8", "fp16")),
         ("bf16 (gguf", ("bf16", "bf16")), ("f16 (gguf", ("fp16", "fp16")), ("gguf", None),
         ("awq", ("awq-int4", "fp16")), ("gptq", ("gptq-int4", "fp16")),
         ("bitsandbytes 4", ("bnb-nf4", "fp16")), ("mxfp4", ("mxfp4", "bf16")),
         ("nvfp4", ("nvfp4", "fp8")), ("fp4", ("nvfp4", "fp8")), ("fp8", ("fp8", "fp8")),
+        ("w8a8", ("int8", "int8")),  # int8 weights and activations (MindIE's W8A8, SmoothQuant-style)
         ("bf16", ("bf16", "bf16")), ("fp16", ("fp16", "fp16")), ("f16", ("fp16", "fp16"))]
     for key, value in table:
         if key in p:
@@ -299,7 +300,7 @@ def _precision(label: str) -> tuple[str, str] | None:
 
 
 _ENGINES = {"tensorrt-llm": "trtllm", "vllm": "vllm", "sglang": "sglang", "llama.cpp": "llamacpp",
-            "hf transformers": "hf", "transformers": "hf"}
+            "hf transformers": "hf", "transformers": "hf", "mindie": "mindie", "mlx": "mlx"}
 _NOT_ENGINES = {"autoawq": "AutoAWQ's fused modules and pre-allocated cache are not an engine gpuplan models",
                 "tgi": "TGI is not an engine gpuplan models"}
 
@@ -751,6 +752,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
            else "gguf-q4_k_s" if "q4_k_s" in prec else "gguf-q5_k_s" if "q5_k_s" in prec
            else "gguf-q4_k_m" if "q4_k_m" in prec else "gguf-q5_k_m" if "q5_k_m" in prec
            else "gguf-q6_k" if "q6_k" in prec else "gguf-q8_0" if "q8_0" in prec
+           else "mlx-q4" if "mlx 4-bit" in prec else "mlx-q8" if "mlx 8-bit" in prec
            else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec
            else "fp16" if "f16" in prec or "fp16" in prec else None)
     if fmt is None:

@@ -428,11 +428,13 @@ class Engine(StrEnum):
     SGLANG = "sglang"
     TRTLLM = "trtllm"
     LLAMACPP = "llamacpp"
+    MINDIE = "mindie"
+    MLX = "mlx"
 
     @property
     def tensor_parallel(self) -> bool:
-        """Splits layers over GPUs (llama.cpp splits whole layers: pipeline only)."""
-        return self is not Engine.LLAMACPP
+        """Splits layers over GPUs (llama.cpp splits whole layers: pipeline only; mlx-lm runs on one Mac)."""
+        return self not in (Engine.LLAMACPP, Engine.MLX)
 
     @property
     def multi_lora(self) -> bool:

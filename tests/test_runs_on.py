@@ -127,7 +127,8 @@ def test_qlora_never_ranks_a_part_bitsandbytes_cannot_run(frozen_catalog: Catalo
     lora, qlora = _plan(frozen_catalog, "lora", None), _plan(frozen_catalog, "qlora", None)
     assert "Google" in _vendors(lora)  # LoRA in the same plan ranks TPUs: the filter is what keeps them out
     assert "Google" not in _vendors(qlora) and qlora.ranked
-    assert set(_left_out(qlora)["bitsandbytes"]) == set(TPUS)
+    # TPUs and the Ascend NPUs (whose memory bandwidth makes them training candidates): no bitsandbytes backend
+    assert set(_left_out(qlora)["bitsandbytes"]) == {*TPUS, "Ascend-910B", "Ascend-910B4"}
     assert "AMD" in _vendors(qlora)  # bitsandbytes v0.50 supports AMD GPUs: no longer NVIDIA only
 
 
@@ -190,11 +191,11 @@ def test_plan_json_lists_the_gpus_left_out() -> None:
                 "--tokens-per-sample", "256", "--json")
     assert r.returncode == 0, r.stderr[-500:]
     data = json.loads(r.stdout)
-    assert {x["gpu"] for x in data["skipped_gpus"]} == set(TPUS)
+    assert {x["gpu"] for x in data["skipped_gpus"]} == {*TPUS, "Ascend-910B", "Ascend-910B4"}
     assert {x["software"] for x in data["skipped_gpus"]} == {"bitsandbytes"}
     # JSON is English whatever the language: --lang zh changes only explanation (explanation_zh is always there)
-    assert data["notes"][0].startswith("bitsandbytes (QLoRA's 4-bit base) does not run on 4 GPU type(s)")
-    assert "bitsandbytes（QLoRA 的 4 位基座） 不支持目录中的 4 种加速卡" in data["explanation_zh"]
+    assert data["notes"][0].startswith("bitsandbytes (QLoRA's 4-bit base) does not run on 6 GPU type(s)")
+    assert "bitsandbytes（QLoRA 的 4 位基座） 不支持目录中的 6 种加速卡" in data["explanation_zh"]
 
 
 def test_a_vendor_no_framework_lists_gets_no_training_plan_even_without_a_framework() -> None:

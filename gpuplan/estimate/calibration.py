@@ -11,22 +11,27 @@ from typing import Any
 
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import CatalogError
-from gpuplan.estimate.engines import METAL_BACKEND_ENGINES
+from gpuplan.estimate.engines import ASCEND_BACKEND_ENGINES, METAL_BACKEND_ENGINES, backend_key
 from gpuplan.estimate.result import Band
 
 FITTED_PATH = BUNDLED_DIR / "fitted" / "params.json"
 # vendors whose parts published speed rows ran on, and for which engines (None: every engine and training): the
 # Apple rows are inference on the engines whose Metal kernels have efficiencies of their own (*_<engine>_metal)
-CALIBRATED_VENDORS: dict[str, tuple[str, ...] | None] = {"NVIDIA": None, "Apple": METAL_BACKEND_ENGINES}
+# and on MLX; the Ascend rows on vLLM's Ascend plugin (*_vllm_ascend) and MindIE
+CALIBRATED_VENDORS: dict[str, tuple[str, ...] | None] = {
+    "NVIDIA": None, "Apple": (*METAL_BACKEND_ENGINES, "mlx"), "Huawei": (*ASCEND_BACKEND_ENGINES, "mindie")}
 
 
 def speed_calibrated(vendor: str, engine: str | None = None) -> bool:
     """Whether published runs on this vendor's parts (with ``engine``; None: training) went into the fitted speed
-    parameters."""
+    parameters: for a backend fitted apart, once the fitted parameters hold its own efficiencies (until then it
+    runs on its prior's, ``EFFICIENCY_PRIORS``)."""
     if vendor not in CALIBRATED_VENDORS:
         return False
     engines = CALIBRATED_VENDORS[vendor]
-    return engines is None or engine in engines
+    if engines is None:
+        return True
+    return engine in engines and f"eta_memory_{backend_key(engine, vendor)}" in fitted().values
 
 
 @dataclass(frozen=True)

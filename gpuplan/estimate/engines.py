@@ -70,13 +70,42 @@ def hf_tuple_cache_types() -> frozenset[str]:
 # Engines that run kernels of their own on Apple parts (llama.cpp's ggml-metal backend), a different implementation
 # from their CUDA kernels: their bandwidth and compute efficiencies are fitted apart, under "<engine>_metal"
 METAL_BACKEND_ENGINES = ("llamacpp",)
+# Engines that reach Huawei Ascend NPUs through a hardware plugin with kernels of its own: vLLM through vllm-ascend
+# (vllm-project/vllm-ascend: a platform plugin whose attention, MoE and linear ops are torch_npu / CANN operators, not
+# vLLM's CUDA kernels), fitted apart under "<engine>_ascend"
+ASCEND_BACKEND_ENGINES = ("vllm",)
+# Where a backend has no fitted efficiencies of its own (no published row yet, or its only source held out), it takes
+# those of the nearest implementation: vllm-ascend and MindIE run on the same NPU kernels library (CANN), vllm-ascend
+# otherwise follows vLLM's scheduler; MLX runs Metal kernels on the same Apple GPUs as llama.cpp's ggml-metal
+# (whose share of the dense GEMM rate for the expert GEMMs, f_moe, is llama.cpp's own: fitted on its CUDA rows)
+EFFICIENCY_PRIORS = {"vllm_ascend": "vllm", "mindie": "vllm_ascend", "mlx": "llamacpp_metal",
+                     "llamacpp_metal": "llamacpp"}
 
 
 def efficiency_key(name: str, engine: str, gpu: types.Gpu | None) -> str:
     """The fitted parameter ``name`` of ``engine`` on ``gpu``: e.g. ``eta_memory_llamacpp`` on a CUDA part,
-    ``eta_memory_llamacpp_metal`` on Apple silicon."""
-    backend = "_metal" if gpu is not None and gpu.vendor == "Apple" and engine in METAL_BACKEND_ENGINES else ""
-    return f"{name}_{engine}{backend}"
+    ``eta_memory_llamacpp_metal`` on Apple silicon, ``eta_memory_vllm_ascend`` for vLLM on an Ascend NPU."""
+    return f"{name}_{backend_key(engine, gpu.vendor if gpu is not None else '')}"
+
+
+def backend_key(engine: str, vendor: str) -> str:
+    """The name ``engine``'s efficiencies are fitted under on ``vendor``'s parts: ``llamacpp_metal``,
+    ``vllm_ascend``, else the engine's own."""
+    backend = ("_metal" if vendor == "Apple" and engine in METAL_BACKEND_ENGINES else
+               "_ascend" if vendor == "Huawei" and engine in ASCEND_BACKEND_ENGINES else "")
+    return f"{engine}{backend}"
+
+
+def efficiency_keys(name: str, engine: str, gpu: types.Gpu | None) -> tuple[str, ...]:
+    """:func:`efficiency_key`, then the keys of its priors (:data:`EFFICIENCY_PRIORS`), nearest first: the first one
+    a calibration holds is the value used."""
+    key = efficiency_key(name, engine, gpu)
+    keys = [key]
+    backend = key[len(name) + 1:]
+    while backend in EFFICIENCY_PRIORS:
+        backend = EFFICIENCY_PRIORS[backend]
+        keys.append(f"{name}_{backend}")
+    return tuple(keys)
 
 
 def engine_name(name: str, field: str = "--engine") -> types.Engine:
@@ -87,7 +116,8 @@ def engine_name(name: str, field: str = "--engine") -> types.Engine:
 def engine(name: str, field: str = "--engine") -> Engine:
     table = engines()
     key = {"transformers": "hf", "huggingface": "hf", "tensorrt-llm": "trtllm", "trt-llm": "trtllm",
-           "llama.cpp": "llamacpp", "llama-cpp": "llamacpp"}.get(name.lower(), name.lower())
+           "llama.cpp": "llamacpp", "llama-cpp": "llamacpp", "mlx-lm": "mlx", "mlx_lm": "mlx"
+           }.get(name.lower(), name.lower())
     if key not in table:
         raise InputError(field, f"unknown engine '{name}'.", f"use one of: {', '.join(table)}.")
     return table[key]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import Engine, efficiency_key
+from gpuplan.estimate.engines import Engine, efficiency_keys
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import (
@@ -82,8 +82,10 @@ def attention_peak(gpu: Gpu, s: InferSetup, eng: Engine | None = None) -> tuple[
 
 
 def _eff(cal: Calibration, eng: Engine, name: str, gpu: Gpu | None = None) -> float:
-    """A fitted efficiency of the engine (on ``gpu``'s backend: llama.cpp's Metal kernels are fitted apart)."""
-    return cal.get(efficiency_key(name, eng.engine, gpu))
+    """A fitted efficiency of the engine (on ``gpu``'s backend: llama.cpp's Metal kernels and vLLM's Ascend plugin
+    are fitted apart); a backend without fitted values of its own takes its prior's (``EFFICIENCY_PRIORS``)."""
+    keys = efficiency_keys(name, eng.engine, gpu)
+    return cal.get(next((k for k in keys if k in cal.values), keys[0]))
 
 
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
@@ -94,11 +96,13 @@ def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
     return dense + experts
 
 
-def gemm_flops_split(m: ModelSpec, eng: Engine, cal: Calibration) -> tuple[float, float]:
+def gemm_flops_split(m: ModelSpec, eng: Engine, cal: Calibration, gpu: Gpu | None = None) -> tuple[float, float]:
     """(dense, routed-expert) matmul FLOPs per token of :func:`gemm_flops_per_token`, the experts' already
-    weighted by 1/f_moe: the two run as different kernels, each on its own side of the roofline."""
+    weighted by 1/f_moe: the two run as different kernels, each on its own side of the roofline. On ``gpu``'s
+    backend: vllm-ascend's grouped-matmul operators are not vLLM's fused-MoE Triton kernels (a Metal backend,
+    fitted without an f_moe of its own, takes its engine's)."""
     experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0
-    return 2 * matmul_params(m) - experts, experts / _eff(cal, eng, "f_moe")
+    return 2 * matmul_params(m) - experts, experts / _eff(cal, eng, "f_moe", gpu)
 
 
 # Kernels one decoder layer launches per forward pass, counted in vLLM's model code (vllm/model_executor/models/
@@ -279,7 +283,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     peak, _ = compute_peak(gpu, fmt, eng)
-    dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
+    dense_flops, expert_flops = gemm_flops_split(m, eng, cal, gpu)
     eta_compute = _eff(cal, eng, "eta_compute", gpu)
     found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
                        dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,

@@ -243,7 +243,11 @@ def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
     if s.engine == "llamacpp" and not fmt.name.startswith("gguf") and fmt.name not in ("bf16", "fp16", "fp32"):
         raise InfeasibleError("--quant", f"llama.cpp loads GGUF files; {fmt.name} is not a GGUF type.",
                               "use --quant gguf-q4_k_m (or gguf-q8_0, bf16), or --engine vllm.")
-    if fmt.name.startswith("bnb") and s.engine in ("trtllm", "llamacpp"):
+    if fmt.name.startswith("mlx") != (s.engine == "mlx") and not (s.engine == "mlx" and fmt.name in ("bf16", "fp16")):
+        raise InfeasibleError("--quant", f"MLX quantized weights ({fmt.name}) run in mlx-lm only, and mlx-lm loads "
+                              f"MLX or 16-bit weights; here {fmt.name} with {s.engine}.",
+                              "use --engine mlx with --quant mlx-q4 (or bf16), or another --quant for this engine.")
+    if fmt.name.startswith("bnb") and s.engine in ("trtllm", "llamacpp", "mlx", "mindie"):
         raise InfeasibleError("--quant", f"bitsandbytes formats run in transformers, vLLM and SGLang, not "
                               f"{get_engine(s.engine).name}.", "use --quant awq-int4 or int8-wo, or --engine vllm.")
     if s.kv_dtype == "fp8" and s.engine == "hf":
@@ -255,6 +259,8 @@ def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
     if s.engine == "llamacpp" and s.tp > 1:
         raise InfeasibleError("--tp", "llama.cpp splits layers across GPUs; it has no tensor parallelism.",
                               "use --tp 1 (llama.cpp) or --engine vllm.")
+    if s.engine == "mlx" and (s.tp > 1 or s.pp > 1):
+        raise InfeasibleError("--tp", "mlx-lm runs a model on one Mac's GPU.", "use --tp 1 --pp 1 with --engine mlx.")
     if s.kv_dtype == "fp8" and not gpu.fp8_flops_per_s and s.engine == "trtllm":
         raise InfeasibleError("--kv-dtype", f"FP8 KV cache in TensorRT-LLM needs FP8 support on {gpu.name}.",
                               "use --kv-dtype bf16.")

@@ -310,8 +310,9 @@ class PlanMemo:
 def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
                     reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
     fmt = c.quant or job.weight_format or native_format(m.native_dtype)
-    engine = c.engine if not weight_format(fmt).name.startswith("gguf") else "llamacpp"
-    if engine == "llamacpp" and tp > 1:
+    name = weight_format(fmt).name
+    engine = "llamacpp" if name.startswith("gguf") else "mlx" if name.startswith("mlx") else c.engine
+    if engine in ("llamacpp", "mlx") and tp > 1:
         return None, None
     try:
         setup = inference_setup(job, tp, engine, weight_format(fmt).name)
