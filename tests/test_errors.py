@@ -87,7 +87,7 @@ def test_a_provider_answering_503_is_an_oserror_that_pickles_with_the_provider()
 
     client = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(503, text="busy")))
     fetcher = Fetcher("aws", client, sleep=lambda seconds: None)
-    with pytest.raises(OSError, match="aws: .* answered HTTP 503") as caught:
+    with pytest.raises(OSError, match=r"aws: .* answered HTTP 503") as caught:
         fetcher.json("GET", "https://pricing.example/offers.json")
     back = pickle.loads(pickle.dumps(caught.value))
     assert isinstance(back, ProviderError) and (back.provider, str(back)) == ("aws", str(caught.value))
