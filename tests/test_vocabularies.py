@@ -123,5 +123,6 @@ def test_an_engine_refuses_what_it_cannot_run(catalog: Catalog, engine: Engine, 
                                                (Engine.LLAMACPP, "gguf-q4_k_m"), (Engine.LLAMACPP, "bf16")])
 def test_an_engine_runs_what_it_can(catalog: Catalog, engine: Engine, quant: str) -> None:
     job = Job(task=Task.INFER, prompt_len=512, output_len=128, requests=1)
-    e = estimate_inference(catalog.model("Llama-2-7B"), catalog.gpu("H100"), job, inference_setup(job, 1, engine, quant))
+    setup = inference_setup(job, 1, engine, quant)
+    e = estimate_inference(catalog.model("Llama-2-7B"), catalog.gpu("H100"), job, setup)
     assert e.fits
