@@ -231,11 +231,11 @@ def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults
     def predict_time(cal: Calibration, m=model, g=gpu, s=setup, how=measure, t=tokens, n=n) -> float:
         est = train_time(m, g, s, t, cal)
         if how == "tokens_per_s":
-            return est.extra["tokens_per_s"]
+            return est.rate.tokens_per_s
         if how == "tokens_per_s_per_gpu":
-            return est.extra["tokens_per_s"] / n
+            return est.rate.tokens_per_s / n
         if how == "gpu_hours":
-            return est.extra["gpu_hours"]
+            return est.rate.gpu_hours
         return est.total
 
     return Case(cls=cls, measured=measured, predict=predict_time, rate=measure.startswith("tokens_per_s"),
@@ -484,7 +484,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 
     if metric.startswith("generate_output"):
         def pred_g(cal: Calibration, m=model, g=gpu, s=setup) -> float:
-            return latency(m, g, s, cal).extra["output_tokens_per_s"]
+            return latency(m, g, s, cal).figures.output_tokens_per_s
         return Case(cls="serving_throughput" if batch > 1 else "decode_batch1", measured=value,
                     predict=pred_g, rate=True, **_v0_reported(engine, row, batch, common)), ""
     per_gpu_metric = metric.endswith("per_gpu")
@@ -498,25 +498,25 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return Case(cls="serving_throughput", measured=value, predict=pred_n, rate=True, **common), ""
     if metric.startswith("throughput_output") and offline:
         def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=per_gpu_metric) -> float:
-            rate = throughput(m, g, s, cal).extra["output_tokens_per_s"]
+            rate = throughput(m, g, s, cal).figures.output_tokens_per_s
             return rate / s.tp if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred, rate=True, **common), ""
     if metric.startswith("throughput_output"):
         def pred_b(cal: Calibration, m=model, g=gpu, s=setup) -> float:
-            return latency(m, g, s, cal).extra["output_tokens_per_s"]
+            return latency(m, g, s, cal).figures.output_tokens_per_s
         return Case(cls="serving_throughput", measured=value, predict=pred_b, rate=True, **common), ""
     if metric.startswith(("decode_tok_s", "tpot")):
         measured = 1.0 / value if metric.startswith("decode") else value / 1000.0
 
         def pred_t(cal: Calibration, m=model, g=gpu, s=setup) -> float:
-            return latency(m, g, s, cal).extra["tpot_s"]
+            return latency(m, g, s, cal).figures.tpot_s
         return Case(cls="decode_batch1" if batch == 1 else "tpot", measured=measured, predict=pred_t,
                     **_v0_reported(engine, row, batch, common)), ""
     if metric.startswith(("ttft", "prefill")):
         measured = value / 1000.0 if metric.endswith("_ms") else isl / value
 
         def pred_f(cal: Calibration, m=model, g=gpu, s=setup) -> float:
-            return latency(m, g, s, cal).extra["ttft_s"]
+            return latency(m, g, s, cal).figures.ttft_s
         return Case(cls="ttft", measured=measured, predict=pred_f, **common), ""
     return None, f"metric '{metric}' not mapped"
 
@@ -591,7 +591,7 @@ def _one_client_decode_case(cat: Any, row: dict[str, str]) -> Case | None:
     model, gpu = load.meta["model"], load.meta["gpu"]
 
     def pred(cal: Calibration, m=model, g=gpu, s=setup) -> float:
-        return latency(m, g, s, cal).extra["tpot_s"]
+        return latency(m, g, s, cal).figures.tpot_s
 
     assume = "; ".join(a for a in (load.assume, "one closed-loop client: its median step is a batch-1 decode step")
                        if a)

@@ -297,8 +297,8 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                   how: str = metric, g: Any = gpu, k: int = n) -> float:
         est = train_time(m, g, s, t, cal)
         if how == "gpu_hours":
-            return float(est.extra["gpu_hours"])
-        return float(est.total) if how == "wall_days" else float(est.extra["tokens_per_s"]) / k
+            return float(est.rate.gpu_hours)
+        return float(est.total) if how == "wall_days" else float(est.rate.tokens_per_s) / k
 
     run = metric in _RUN_METRICS
     measure = {"gpu_hours": "gpu_hours", "wall_days": "seconds"}.get(metric, "tokens_per_s_per_gpu")
@@ -566,7 +566,7 @@ def _finetune_time_case(row: dict[str, str], model: ModelSpec, gpu: Any, setup: 
     def pred(cal: Calibration, m: ModelSpec = model, s: TrainSetup = fitted_setup, t: float = tokens,
              r: bool = rate) -> float:
         est = train_time(m, gpu, s, t, cal)
-        return float(est.extra["tokens_per_s"]) if r else est.total
+        return float(est.rate.tokens_per_s) if r else est.total
 
     return Case(cls="finetune_time", measured=measured, predict=pred, rate=rate,
                 meta={**meta, "measure": "tokens_per_s" if rate else "seconds", "tokens": tokens}, **common), ""

@@ -1099,22 +1099,16 @@ def buy(ctx: typer.Context, opts: Opts,
                                                          "fine-tune it with LoRA and serve it in 16-bit.")] = None,
         json_out: JsonOpt = False) -> None:
     """Rent or buy: owning cost per month, renting cost per month, and the break-even hours per month."""
-    from gpuplan.plan.buy import ownership
+    from gpuplan.plan.buy import electricity_price, ownership
     from gpuplan.present import show_buy
     from gpuplan.types import Market, choice
-    from gpuplan.units import parse_currency, parse_money
+    from gpuplan.units import parse_currency
 
-    market, currency, electricity, n_gpus = opts.market, opts.currency, opts.electricity, opts.n_gpus
+    market, currency, n_gpus = opts.market, opts.currency, opts.n_gpus
     where = choice(Market, market, "--market") if market else None
     cur = parse_currency(currency, "--currency") if currency else (where or Market.GLOBAL).currency
     cat = _catalog(ctx)
-    price = None
-    if electricity:
-        from gpuplan.options import check_range
-
-        amount, unit = parse_money(electricity, "--electricity")
-        check_range("--electricity", amount, f"'{electricity}'")
-        price = cat.convert(amount, unit or cur, cur)
+    price = electricity_price(cat, opts.electricity, cur)
     configs = [(cat.gpu(g), n_gpus) for g in opts.gpu or ()]
     if model:
         configs += _buy_configs(cat, cat.model(model), market)

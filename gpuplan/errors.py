@@ -12,10 +12,13 @@ type or change next; the CLI and the HTTP API print both and never a traceback::
     │                                                                                               (ValueError)
     ├── ModelConfigError          a config.json that cannot be turned into an architecture          (ValueError)
     ├── BudgetError               a request needs more work than the caller allows                (TimeoutError)
-    └── OfflineError              a lookup that needs the network while gpuplan runs offline   (ConnectionError)
+    ├── OfflineError              a lookup that needs the network while gpuplan runs offline   (ConnectionError)
+    ├── market.store.StoreError   the local price store cannot be read or written (locked, corrupt)   (OSError)
+    └── market.http.ProviderError a provider's price API could not be read (HTTP, network, answer)    (OSError)
+        └── MissingKeyError       the environment variable holding the provider's key is not set (LookupError)
 
 The built-in in brackets is a second base, so ``except ValueError`` / ``except LookupError`` (``TimeoutError``,
-``ConnectionError``) catch them too.
+``ConnectionError``, ``OSError``) catch them too.
 Every error pickles (a web worker or a process pool can hand it back) with its message, fix and fields.
 Messages are made in English; :meth:`GpuplanError.in_chinese` gives them in Chinese (the CLI in ``--lang zh``,
 the HTTP API's ``error_zh``/``fix_zh``) through the sentence templates of :mod:`gpuplan.i18n`.

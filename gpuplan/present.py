@@ -10,7 +10,7 @@ from typing import Any
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.quant import weight_format
-from gpuplan.estimate.result import Estimate
+from gpuplan.estimate.result import Estimate, KvCapacity
 from gpuplan.i18n import say, tr, translate
 from gpuplan.listing import price_age
 from gpuplan.plan_text import note_text, notes_text, serving_costs
@@ -66,9 +66,8 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
         hints = say("; ", "；").join(_fit_hints(e))
         _out(say(f"Does not fit: {hints}. 'gpuplan plan' searches these for you.",
                  f"装不下：{hints}。'gpuplan plan' 会替你搜索这些改动。"))
-    extra = e.memory.extra
-    if extra.get("kv_capacity_tokens") is not None and isinstance(e.setup, InferSetup):
-        _out(_kv_line(e))
+    if e.memory.capacity is not None and isinstance(e.setup, InferSetup):
+        _out(_kv_line(e, e.memory.capacity))
     if e.job.task in (Task.INFER, Task.SERVE) and not e.speed and not e.gpu.memory_bandwidth_bytes_per_s:
         _out(say(f"No speed or time: {e.gpu.name}'s memory bandwidth is not in the catalog (no source was found); "
                  "'gpuplan gpus --json' shows what is known.",
@@ -76,10 +75,10 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
                  "'gpuplan gpus --json' 列出已知规格。"))
     if e.time:
         _show_breakdown(e.time, f"{tr('Time')}: {fmt_seconds(e.time.total)}", fmt_seconds)
-        t = e.time.extra
-        if "tokens_per_s" in t:
-            _out(say(f"{t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.0%}, {t['gpu_hours']:,.1f} GPU-hours.",
-                     f"{t['tokens_per_s']:,.0f} token/秒，MFU {t['mfu']:.0%}，{t['gpu_hours']:,.1f} 卡时。"))
+        t = e.time.rate
+        if t is not None:
+            _out(say(f"{t.tokens_per_s:,.0f} tokens/s, MFU {t.mfu:.0%}, {t.gpu_hours:,.1f} GPU-hours.",
+                     f"{t.tokens_per_s:,.0f} token/秒，MFU {t.mfu:.0%}，{t.gpu_hours:,.1f} 卡时。"))
     if e.speed:
         s = e.speed
         band = translate(s.band.describe()) if s.band else ""
@@ -100,17 +99,16 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
     table(rows, [Col("", "name"), Col(tr("Value"), "value"), Col(tr("Source"), "source")], tr("Assumptions"))
 
 
-def _kv_line(e: JobEstimate) -> str:
+def _kv_line(e: JobEstimate, x: KvCapacity) -> str:
     """What a pre-allocating engine reserves, how much KV cache that leaves, and the longest context."""
     s = e.setup
     assert isinstance(s, InferSetup)
-    x = e.memory.extra
     eng = get_engine(s.engine)
     cap = s.max_num_seqs or eng.max_num_seqs
     util = s.gpu_memory_utilization or eng.gpu_memory_utilization
-    reserved = x.get("engine_reserved_bytes")
-    tokens, seqs = f"{x['kv_capacity_tokens']:,}", f"{x['max_concurrent_seqs']:,}"
-    longest = f"{x['max_context_tokens']:,}"
+    reserved = x.engine_reserved_bytes
+    tokens, seqs = f"{x.kv_capacity_tokens:,}", f"{x.max_concurrent_seqs:,}"
+    longest = f"{x.max_context_tokens:,}"
     en = (f"{eng.name} reserves {fmt_bytes(reserved)} per GPU up front (gpu_memory_utilization {util:g}); the table "
           "is what the workload uses of it. " if reserved else "")
     en += (f"KV cache capacity: {tokens} tokens; {seqs} sequences of {s.context_len:,} tokens fit"

@@ -411,6 +411,22 @@ class Method(StrEnum):
         """LoRA adapters (on a 16-bit or, for QLoRA, an NF4 base): --lora-rank and --lora-targets apply."""
         return self in (Method.LORA, Method.QLORA)
 
+    @property
+    def trains_base(self) -> bool:
+        """Trains the base model's own weights (all of them, or freeze's last layers): no adapter work rides on a
+        frozen base."""
+        return self in (Method.FULL, Method.FREEZE)
+
+    @property
+    def new_weights(self) -> bool:
+        """Trains weights the base does not have (LoRA adapters, a P-tuning prefix), kept in 16-bit."""
+        return self in (Method.LORA, Method.QLORA, Method.PTUNING)
+
+    @property
+    def quantizes_base(self) -> bool:
+        """Loads the frozen base quantized (QLoRA: bitsandbytes NF4 with double quantization) unless told how."""
+        return self is Method.QLORA
+
 
 class Recompute(StrEnum):
     """Activation recomputation (gradient checkpointing); ``full`` here is not the fine-tuning method."""
@@ -435,6 +451,16 @@ class Engine(StrEnum):
     def tensor_parallel(self) -> bool:
         """Splits layers over GPUs (llama.cpp splits whole layers: pipeline only; mlx-lm runs on one Mac)."""
         return self not in (Engine.LLAMACPP, Engine.MLX)
+
+    @property
+    def reads_gguf(self) -> bool:
+        """Runs GGUF files, and only those or unquantized weights (llama.cpp)."""
+        return self is Engine.LLAMACPP
+
+    @property
+    def loads_bnb(self) -> bool:
+        """Loads bitsandbytes-quantized weights (TensorRT-LLM, llama.cpp, MLX and MindIE have their own formats)."""
+        return self not in (Engine.TRTLLM, Engine.LLAMACPP, Engine.MLX, Engine.MINDIE)
 
     @property
     def multi_lora(self) -> bool:

@@ -315,7 +315,7 @@ def test_a_time_row_counts_the_optimizer_steps_the_run_made(cases: list[Case]) -
 
     case = next(c for c in cases if c.id == "peft-mmqa-full-finetuning-llama-3.2-3b-lr_0.00001-time")
     est = train_time(case.meta["model"], case.meta["gpu"], case.meta["setup"], case.meta["tokens"], fitted())
-    assert est.extra["steps"] == pytest.approx(20_000 / 4, rel=0.002)
+    assert est.rate.steps == pytest.approx(20_000 / 4, rel=0.002)
 
 
 def test_a_model_cards_wall_time_is_compared_as_the_runs_seconds(catalog: Catalog) -> None:

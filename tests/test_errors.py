@@ -37,10 +37,10 @@ ERRORS = [
     (BudgetError(10.0), (TimeoutError,), None),
     (OfflineError("'a/b' needs the Hub, and gpuplan is offline.", "pass a config.json."), (ConnectionError,),
      "'a/b' needs the Hub, and gpuplan is offline. To fix: pass a config.json."),
-    (ProviderError("aws", "HTTP 503.", "try again later."), (), "aws: HTTP 503. To fix: try again later."),
-    (MissingKeyError("gcp", "GPUPLAN_GCP_API_KEY is not set.", "set it."), (),
+    (ProviderError("aws", "HTTP 503.", "try again later."), (OSError,), "aws: HTTP 503. To fix: try again later."),
+    (MissingKeyError("gcp", "GPUPLAN_GCP_API_KEY is not set.", "set it."), (OSError, LookupError),
      "gcp: GPUPLAN_GCP_API_KEY is not set. To fix: set it."),
-    (StoreError(Path("prices.sqlite"), "is locked.", "wait."), (),
+    (StoreError(Path("prices.sqlite"), "is locked.", "wait."), (OSError,),
      "price store prices.sqlite: is locked. To fix: wait."),
 ]
 
@@ -67,3 +67,27 @@ def test_an_error_pickles_with_its_message_fix_and_fields(err: GpuplanError, bui
 def test_except_the_builtin_catches_a_budget_overrun() -> None:
     with pytest.raises(TimeoutError, match="10 s of work"):
         raise BudgetError(10.0)
+
+
+def test_a_corrupt_price_store_is_an_oserror_that_pickles_with_its_path(tmp_path: Path) -> None:
+    from gpuplan.market import store
+
+    path = tmp_path / "prices.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(OSError, match="move the file aside") as caught:  # as a file that cannot be opened is
+        store.history("H100", path=path)
+    back = pickle.loads(pickle.dumps(caught.value))
+    assert isinstance(back, StoreError) and back.path == path and back.fix == caught.value.fix
+
+
+def test_a_provider_answering_503_is_an_oserror_that_pickles_with_the_provider() -> None:
+    import httpx
+
+    from gpuplan.market.http import Fetcher
+
+    client = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(503, text="busy")))
+    fetcher = Fetcher("aws", client, sleep=lambda seconds: None)
+    with pytest.raises(OSError, match=r"aws: .* answered HTTP 503") as caught:
+        fetcher.json("GET", "https://pricing.example/offers.json")
+    back = pickle.loads(pickle.dumps(caught.value))
+    assert isinstance(back, ProviderError) and (back.provider, str(back)) == ("aws", str(caught.value))

@@ -103,8 +103,8 @@ def test_h100_serves_faster_than_a100(catalog: Catalog, setup: InferSetup) -> No
     h100 = speed(m, catalog.gpu("H100"), setup)
     a100 = speed(m, catalog.gpu("A100-80GB"), setup)
     assert h100.ttft_s < a100.ttft_s and h100.tpot_s < a100.tpot_s
-    assert throughput(m, catalog.gpu("H100"), setup).extra["output_tokens_per_s"] > \
-        throughput(m, catalog.gpu("A100-80GB"), setup).extra["output_tokens_per_s"]
+    assert throughput(m, catalog.gpu("H100"), setup).figures.output_tokens_per_s > \
+        throughput(m, catalog.gpu("A100-80GB"), setup).figures.output_tokens_per_s
 
 
 # ---------------------------------------------------------------- the decode roofline
@@ -170,8 +170,8 @@ def test_speed_estimates_are_sound(name: str, engine: str, batch: int, prompt: i
     est = latency(m, GPU, s)
     assert 0 < est.low <= est.total <= est.high
     assert est.total == pytest.approx(sum(v for _, v in est.breakdown.parts))
-    assert est.extra["ttft_s"] > 0 and est.extra["tpot_s"] > 0
-    assert est.extra["bound"] in ("memory", "compute")
+    assert est.figures.ttft_s > 0 and est.figures.tpot_s > 0
+    assert est.figures.bound in ("memory", "compute")
     bigger = replace(s, output_len=output + 100)  # more tokens to generate never take less time
     assert latency(m, GPU, bigger).total >= est.total
 

@@ -108,7 +108,7 @@ def test_each_model_fits_in_its_share(colocated: sv.ServePlan) -> None:
         s = dataclasses.replace(inference_setup(job, c.tp, engine, fmt), batch=c.max_num_seqs,
                                 gpu_memory_utilization=main_share)
         mem = inference_memory(m, gpu, s, cal)  # the planned batch on the whole GPU at the main server's share
-        assert mem.breakdown.get("kv_cache") <= mem.extra["kv_budget_bytes"]
+        assert mem.breakdown.get("kv_cache") <= mem.capacity.kv_budget_bytes
 
 
 def test_the_guard_commands_are_in_the_files_and_the_json(colocated: sv.ServePlan) -> None:

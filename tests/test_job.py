@@ -17,11 +17,11 @@ def test_vllm_without_room_for_one_sequence_does_not_fit(catalog: Catalog) -> No
     # refuse to start although the workload's own total is under 80 GB
     m, g = catalog.model("Llama-3.1-70B"), catalog.gpu("H100")
     e = estimate_config(m, g, make_job("infer", prompt=4096, output=256, quant="fp8"))
-    assert e.memory.extra["max_concurrent_seqs"] == 0
+    assert e.memory.capacity.max_concurrent_seqs == 0
     assert e.needed_bytes <= e.capacity_bytes  # the sum alone would have said "fits"
     assert not e.fits and e.shortfall_bytes > 0
     roomy = estimate_config(m, g, make_job("infer", prompt=1024, output=256, quant="fp8"))
-    assert roomy.fits and roomy.memory.extra["max_concurrent_seqs"] >= 1
+    assert roomy.fits and roomy.memory.capacity.max_concurrent_seqs >= 1
 
 
 @pytest.mark.parametrize("engine", ["hf", "vllm", "sglang"])
@@ -30,7 +30,7 @@ def test_batch_inference_picks_a_batch_that_fits_at_that_batch(catalog: Catalog,
     m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("L4" if engine == "sglang" else "H100")
     e = estimate_config(m, g, make_job("infer", requests=100_000), engine=engine)
     assert e.fits
-    assert 1 < e.setup.batch <= e.memory.extra["max_concurrent_seqs"]
+    assert 1 < e.setup.batch <= e.memory.capacity.max_concurrent_seqs
     bigger = estimate_config(m, g, make_job("infer", requests=100_000, batch=e.setup.batch + 1), engine=engine)
     assert engine != "hf" or not bigger.fits  # for hf it is the largest that fits (vLLM/SGLang: the engine cap)
 
@@ -38,7 +38,7 @@ def test_batch_inference_picks_a_batch_that_fits_at_that_batch(catalog: Catalog,
 def test_longest_context_stops_at_the_model_positions(catalog: Catalog) -> None:
     m = catalog.model("Mistral-7B-v0.2")
     e = estimate_config(m, catalog.gpu("H100"), make_job("infer", prompt=16000, output=256))
-    assert e.memory.extra["max_context_tokens"] == m.max_positions
+    assert e.memory.capacity.max_context_tokens == m.max_positions
 
 
 def test_serving_at_a_given_concurrency(catalog: Catalog) -> None:
@@ -141,7 +141,7 @@ def test_shortfall_counts_what_exceeds_the_engine_share(catalog: Catalog) -> Non
     # (~36 GiB), so the shortfall is the KV cache plus that excess, not the KV cache alone (on 80 GB H100s the two
     # were within a fitted buffer of each other)
     e = estimate_config(catalog.model("Qwen2.5-72B"), catalog.gpu("A100"), make_job("infer"), tp=2, engine="sglang")
-    budget = e.memory.extra["kv_budget_bytes"]
+    budget = e.memory.capacity.kv_budget_bytes
     kv = e.memory.breakdown.get("kv_cache")
     assert not e.fits and budget < 0
     assert e.shortfall_bytes >= kv - budget > kv  # more than the KV cache alone

@@ -58,7 +58,7 @@ def test_one_closed_loop_client_sees_batch_one_speed(llama8b_h100) -> None:  # t
     m, g = llama8b_h100
     one = at_concurrency(m, g, SETUP, 1)
     alone = latency(m, g, SETUP)
-    assert one.tpot_mean_s == pytest.approx(alone.extra["tpot_s"], rel=0.02)
+    assert one.tpot_mean_s == pytest.approx(alone.figures.tpot_s, rel=0.02)
     assert one.batch == pytest.approx(1.0, abs=0.05)
 
 
@@ -153,7 +153,7 @@ def test_apple_silicon_decodes_at_its_unified_memory_bandwidth(catalog: Catalog)
     # by less than the bandwidth ratio, since the per-step kernel-launch overhead does not shrink with it
     m = catalog.model("Llama-3.1-8B")
     s = InferSetup(engine="llamacpp", weight_format="gguf-q4_k_m", prompt_len=512, output_len=128)
-    ultra, max_ = (latency(m, catalog.gpu(n), s).extra["tpot_s"] for n in ("M2-Ultra", "M2-Max"))
+    ultra, max_ = (latency(m, catalog.gpu(n), s).figures.tpot_s for n in ("M2-Ultra", "M2-Max"))
     assert 1.3 < max_ / ultra < 2.0
     assert catalog.gpu("M2-Max").memory_bytes < 96 * 1e9  # the GPU's default share of unified memory
 
@@ -195,7 +195,7 @@ def test_lora_that_trains_embeddings_pays_for_a_trained_copy_of_both_tables(cata
     extra = emb.memory.total - plain.memory.total
     # bf16 copy + bf16 gradients + Adam states in bf16: 8 bytes each, under the measured ~11 (states in fp32?)
     assert 0.7 * 13.6e9 < extra < 1.3 * 13.6e9
-    assert emb.memory.extra["trainable_params"] - plain.memory.extra["trainable_params"] == 2 * 151_936 * 4_096
+    assert emb.memory.trained.trainable_params - plain.memory.trained.trainable_params == 2 * 151_936 * 4_096
     assert emb.seconds > plain.seconds  # the output layer's weight gradient and the larger optimizer step
     with pytest.raises(InputError, match="--train-embeddings"):
         make_job("finetune", method="full", samples=1000, tokens_per_sample=256, train_embeddings=True)
@@ -265,7 +265,7 @@ def test_clients_in_lockstep_queue_behind_each_others_prompts(llama8b_h100) -> N
     assert waves[2].ttft_mean_s > 32 * one_prompt * 0.8 and waves[2].ttft_mean_s > free.ttft_mean_s
     assert all(w.ttft_p99_s >= w.ttft_p50_s and w.tpot_p99_s >= w.tpot_mean_s for w in waves)
     # the first of a wave to get its token waits while the others are prefilled: TPOT above a bare decode step
-    assert waves[2].tpot_mean_s > latency(m, g, replace(SETUP, batch=64)).extra["tpot_s"]
+    assert waves[2].tpot_mean_s > latency(m, g, replace(SETUP, batch=64)).figures.tpot_s
 
 
 def test_the_median_gap_between_tokens_of_a_wave_is_a_bare_decode_step(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
@@ -274,7 +274,7 @@ def test_the_median_gap_between_tokens_of_a_wave_is_a_bare_decode_step(llama8b_h
     # latency answer), below the mean TPOT, which carries the wait
     m, g = llama8b_h100
     wave = at_concurrency(m, g, SETUP, 64, lockstep=True)
-    step = latency(m, g, replace(SETUP, batch=64)).extra["tpot_s"]
+    step = latency(m, g, replace(SETUP, batch=64)).figures.tpot_s
     assert wave.itl_median_s == pytest.approx(step, rel=1e-9)
     assert wave.itl_median_s < wave.tpot_mean_s
     # the requests' own TPOTs: the median one (the 32nd prompt of 64) waits less than the p99 one (the first)

@@ -128,7 +128,7 @@ def test_lora_params_llama_3_2_3b(catalog: Catalog, targets: str, rank: int, exp
     assert lora_params(m, rank, targets) == expected, source
     setup = TrainSetup(method="lora", lora_rank=rank, lora_targets=targets)
     assert trainable_params(m, setup) == expected
-    assert training_memory(m, setup).extra["trainable_params"] == expected
+    assert training_memory(m, setup).trained.trainable_params == expected
 
 
 # ---------------------------------------------------------------- properties
@@ -215,7 +215,7 @@ def test_lora_below_full_and_qlora_below_lora(m, recompute, targets, shape) -> N
     # is no more than those inputs
     q, lo = training_memory(m, qlora), training_memory(m, lora)
     assert q.breakdown.get("weights") < lo.breakdown.get("weights")
-    assert q.extra["activations_bytes"] >= lo.extra["activations_bytes"]
+    assert q.trained.activations_bytes >= lo.trained.activations_bytes
 
 
 @given(models, recomputes, st.integers(1, 16), st.integers(16, 32768))
@@ -243,7 +243,7 @@ def test_zero_3_over_8_gpus_below_zero_0(m, mb, seq, framework, optimizer) -> No
 @given(models, methods, st.integers(1, 8), st.integers(128, 8192))
 def test_full_recompute_keeps_fewer_activations(m, method, mb, seq) -> None:
     none = TrainSetup(method=method, micro_batch=mb, seq_len=seq, recompute="none")
-    acts = {r: training_memory(m, replace(none, recompute=r)).extra["activations_bytes"]
+    acts = {r: training_memory(m, replace(none, recompute=r)).trained.activations_bytes
             for r in ("none", "selective", "full")}
     assert acts["full"] < acts["none"]
     assert acts["selective"] < acts["none"]
@@ -284,7 +284,7 @@ def test_accumulated_gradients_are_not_counted_twice(catalog: Catalog) -> None:
     m = catalog.model("Llama-3.2-1B")
     s = TrainSetup(method="full", micro_batch=1, seq_len=1024, precision="bf16", grad_accum=4)
     est = training_memory(m, s)
-    assert est.breakdown.get("gradients") == pytest.approx(est.extra["gradients_bytes"])
+    assert est.breakdown.get("gradients") == pytest.approx(est.trained.gradients_bytes)
 
 
 def test_1f1b_first_stage_holds_min_of_stages_and_micro_batches(catalog: Catalog) -> None:
@@ -294,7 +294,7 @@ def test_1f1b_first_stage_holds_min_of_stages_and_micro_batches(catalog: Catalog
     def acts(pp: int, ga: int) -> float:
         s = TrainSetup(method="full", micro_batch=1, seq_len=2048, grad_accum=ga, framework="megatron",
                        parallel=Parallelism(pp=pp))
-        return training_memory(m, s).extra["activations_bytes"]
+        return training_memory(m, s).trained.activations_bytes
 
     assert acts(8, 1) == pytest.approx(acts(1, 1) / 8)
     assert acts(8, 4) == pytest.approx(acts(1, 1) / 2)
@@ -305,8 +305,8 @@ def test_megatron_gradient_buffer_is_held_without_accumulation(catalog: Catalog)
     m = catalog.model("Llama-3.2-1B")
     s = TrainSetup(method="full", micro_batch=1, seq_len=1024, framework="megatron")
     est = training_memory(m, s)
-    assert est.breakdown.get("gradients") == pytest.approx(est.extra["gradients_bytes"])
-    assert est.breakdown.get("activations") == pytest.approx(est.extra["activations_bytes"])
+    assert est.breakdown.get("gradients") == pytest.approx(est.trained.gradients_bytes)
+    assert est.breakdown.get("activations") == pytest.approx(est.trained.activations_bytes)
 
 
 def test_fp32_training_doubles_activations_and_a_frozen_base(catalog: Catalog) -> None:
@@ -315,11 +315,11 @@ def test_fp32_training_doubles_activations_and_a_frozen_base(catalog: Catalog) -
     for method in ("full", "lora"):
         half = training_memory(m, TrainSetup(method=method, precision="bf16", seq_len=1024, framework="torchtitan"))
         full = training_memory(m, TrainSetup(method=method, precision="fp32", seq_len=1024, framework="torchtitan"))
-        assert full.extra["activations_bytes"] == pytest.approx(2 * half.extra["activations_bytes"], rel=1e-9)
-        assert full.extra["logits_bytes"] > half.extra["logits_bytes"]
+        assert full.trained.activations_bytes == pytest.approx(2 * half.trained.activations_bytes, rel=1e-9)
+        assert full.trained.logits_bytes > half.trained.logits_bytes
     # Hugging Face norms keep an fp32 copy of their input in either precision, so less than double there
-    half = training_memory(m, TrainSetup(method="full", precision="bf16", seq_len=1024)).extra["activations_bytes"]
-    full = training_memory(m, TrainSetup(method="full", precision="fp32", seq_len=1024)).extra["activations_bytes"]
+    half = training_memory(m, TrainSetup(method="full", precision="bf16", seq_len=1024)).trained.activations_bytes
+    full = training_memory(m, TrainSetup(method="full", precision="fp32", seq_len=1024)).trained.activations_bytes
     assert half < full < 2 * half
     lora16 = training_memory(m, TrainSetup(method="lora", precision="bf16")).breakdown.get("weights")
     lora32 = training_memory(m, TrainSetup(method="lora", precision="fp32")).breakdown.get("weights")

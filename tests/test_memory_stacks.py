@@ -133,9 +133,9 @@ def test_litgpt_chunked_loss_keeps_16_bit_logits_and_log_softmax_of_every_chunk(
     assert m.vocab == 256_000
     litgpt = TrainSetup(method="lora", micro_batch=2, seq_len=512, chunked_loss=True, framework="pytorch")
     upcast = replace(litgpt, framework="torchtune")
-    held = training_memory(m, litgpt).extra["logits_bytes"]
+    held = training_memory(m, litgpt).trained.logits_bytes
     assert held == 1024 * 256_000 * 4
-    assert training_memory(m, upcast).extra["logits_bytes"] == pytest.approx(held * 3 / 4)
+    assert training_memory(m, upcast).trained.logits_bytes == pytest.approx(held * 3 / 4)
 
 
 def test_litgpt_qlora_runs_the_next_forward_with_the_previous_bitsandbytes_inputs_alive(catalog: Catalog) -> None:
@@ -176,11 +176,11 @@ def test_torchtitan_compiles_the_loss_of_a_compiled_model_since_april_2025(catal
                           lengths_vary=False)
     eager = replace(compiled, compiled=False)
     dec_2024 = replace(compiled, compiled_loss=False)  # torchtitan before bbb1b616e left the loss uncompiled
-    assert training_memory(m, compiled).extra["logits_bytes"] == entries * 4
-    assert training_memory(m, eager).extra["logits_bytes"] == entries * 10
-    assert training_memory(m, dec_2024).extra["logits_bytes"] == entries * 10
+    assert training_memory(m, compiled).trained.logits_bytes == entries * 4
+    assert training_memory(m, eager).trained.logits_bytes == entries * 10
+    assert training_memory(m, dec_2024).trained.logits_bytes == entries * 10
     # a stack that does not compile its loss keeps the fp32 tensors even for a compiled model
-    assert training_memory(m, replace(compiled, framework="hf")).extra["logits_bytes"] == entries * 10
+    assert training_memory(m, replace(compiled, framework="hf")).trained.logits_bytes == entries * 10
 
 
 def test_llmc_overwrites_its_logits_and_allocates_exactly(catalog: Catalog) -> None:
@@ -191,7 +191,7 @@ def test_llmc_overwrites_its_logits_and_allocates_exactly(catalog: Catalog) -> N
     m = catalog.model("GPT-2-124M")
     s = TrainSetup(micro_batch=32, seq_len=1024, framework="llmc", lengths_vary=False)
     est = training_memory(m, s)
-    assert est.extra["logits_bytes"] == 32 * 1024 * 50257 * 2
+    assert est.trained.logits_bytes == 32 * 1024 * 50257 * 2
     assert est.breakdown.get("allocator_slack") == 0
 
 def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog) -> None:
@@ -204,11 +204,11 @@ def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog
     plain = TrainSetup(method="qlora", micro_batch=1, seq_len=2048, grad_accum=8, precision="bf16",
                        recompute="full", base_quant="gptq-int4", framework="hf")
     deepspeed = replace(plain, parallel=replace(plain.parallel, zero=2))
-    assert training_memory(m, deepspeed).extra["logits_bytes"] == 2048 * 151_936 * 6
-    assert training_memory(m, plain).extra["logits_bytes"] == 2048 * 151_936 * 10
+    assert training_memory(m, deepspeed).trained.logits_bytes == 2048 * 151_936 * 6
+    assert training_memory(m, plain).trained.logits_bytes == 2048 * 151_936 * 10
     # transformers' own models cast the logits to fp32 before the loss, DeepSpeed or not
     llama = catalog.model("Llama-2-7B")
-    assert training_memory(llama, deepspeed).extra["logits_bytes"] == 2048 * 32_000 * 10
+    assert training_memory(llama, deepspeed).trained.logits_bytes == 2048 * 32_000 * 10
 
 
 def test_deepspeed_zero2_backward_allocates_its_reduce_buckets(catalog: Catalog) -> None:

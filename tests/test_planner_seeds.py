@@ -275,7 +275,7 @@ def test_serving_never_plans_more_sequences_than_the_kv_cache_holds(frozen_catal
     r = _plan(frozen_catalog, "Llama-3.1-70B", Job(task="serve", rps=2, prompt_len=1000, output_len=300))
     assert r.ranked
     for x in r.ranked:
-        held = x.estimate.memory.extra["max_concurrent_seqs"]
+        held = x.estimate.memory.capacity.max_concurrent_seqs
         assert x.estimate.setup.batch <= held, (x.label(), x.estimate.setup.batch, held)  # type: ignore[union-attr]
 
 

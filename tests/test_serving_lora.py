@@ -44,7 +44,7 @@ def test_adapters_come_out_of_the_kv_cache() -> None:
     plain, with_lora = inference_memory(LLAMA_8B, gpu, base), inference_memory(LLAMA_8B, gpu, lora)
     adapters = 8 * 16 * 81_920 * 32 * 2
     assert with_lora.breakdown.get("adapter") == adapters and plain.breakdown.get("adapter") == 0
-    assert plain.extra["kv_budget_bytes"] - with_lora.extra["kv_budget_bytes"] == pytest.approx(adapters)
+    assert plain.capacity.kv_budget_bytes - with_lora.capacity.kv_budget_bytes == pytest.approx(adapters)
 
 
 def test_a_decode_step_reads_each_distinct_adapter_of_its_batch() -> None:

@@ -137,8 +137,10 @@ def test_a_fit_only_inference_memory_is_the_described_one_less_its_words(catalog
         m, gpu = catalog.model(name), catalog.gpu(gpu_name)
         full, lean = inference_memory(m, gpu, s, cal), inference_memory(m, gpu, s, cal, describe=False)
         assert lean.breakdown == full.breakdown and lean.band == full.band and not lean.assumptions
-        assert "max_context_tokens" in full.extra and "max_context_tokens" not in lean.extra
-        assert lean.extra == {k: v for k, v in full.extra.items() if k != "max_context_tokens"}
+        assert full.capacity is not None and full.capacity.max_context_tokens is not None
+        assert lean.capacity == dataclasses.replace(full.capacity, max_context_tokens=None)
+        assert "max_context_tokens" in full.as_dict("total_bytes")
+        assert "max_context_tokens" not in lean.as_dict("total_bytes")
 
 
 def test_a_plans_training_setups_are_made_once_and_keep_each_gpus_16_bit_format(catalog: Catalog) -> None:

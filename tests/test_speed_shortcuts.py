@@ -66,8 +66,8 @@ def test_memory_sized_once_for_all_gpus_then_timed_is_estimate_training(catalog:
                 if want.fits:
                     lean = size.estimate(m, gpu, job, setup, cal, 0.1)  # made without its words ...
                     assert not lean.memory.assumptions and lean.time is not None and not lean.time.assumptions
-                    assert (lean.memory.breakdown, lean.memory.floor, lean.memory.extra, lean.time.breakdown) == (
-                        want.memory.breakdown, want.memory.floor, want.memory.extra, want.time.breakdown)
+                    assert (lean.memory.breakdown, lean.memory.floor, lean.memory.answers, lean.time.breakdown) == (
+                        want.memory.breakdown, want.memory.floor, want.memory.answers, want.time.breakdown)
                     assert described(lean, cal).as_dict() == want.as_dict()  # ... which a shown plan gets back
                     # the planner compares layouts by this
                     parts = size.time(m, gpu, job, setup, cal)

@@ -60,7 +60,7 @@ def test_attention_weighs_more_in_a_narrow_model() -> None:
 def test_a_narrow_model_runs_further_below_peak() -> None:
     # same GPU, same 16k tokens per micro-step: GPT-2's 768-wide layers spend more of the step in memory-bound
     # kernels than Llama-3.1-8B's 4096-wide ones
-    mfu = {name: train_time(CAT.model(name), CAT.gpu("H100"), _setup(8, 1), TOKENS).extra["mfu"]
+    mfu = {name: train_time(CAT.model(name), CAT.gpu("H100"), _setup(8, 1), TOKENS).rate.mfu
            for name in ("GPT-2-124M", "Llama-3.2-1B", "Llama-3.1-8B")}
     assert mfu["GPT-2-124M"] < mfu["Llama-3.2-1B"] < mfu["Llama-3.1-8B"]
 
@@ -125,7 +125,7 @@ def test_llm_foundry_pretraining_is_estimated_with_the_hand_optimised_stacks() -
                                            parallel=Parallelism(dp=8, zero=3)), TOKENS)
            for fw in ("llm-foundry", "megatron")}
     assert est["llm-foundry"].band == fitted().band("pretrain_throughput")
-    assert est["llm-foundry"].extra["utilisation"] == pytest.approx(est["megatron"].extra["utilisation"])
+    assert est["llm-foundry"].rate.utilisation == pytest.approx(est["megatron"].rate.utilisation)
 
 
 def test_an_h100_gains_less_over_an_a100_as_attention_grows() -> None:

@@ -1,7 +1,9 @@
-"""Vocabularies are enums (issue 10, part 3): outside the estimators and the planner, whose comparisons are left
-to their own change, no code compares a method, recomputation, engine, task, market or objective with a string
-literal (``s.recompute == "selective"``): it names the enum's member (``Recompute.SELECTIVE``), so a typo is an
-AttributeError at once instead of a branch that never runs."""
+"""Vocabularies are enums (issue 10, part 3): no code, the estimators and the planner included, compares a method,
+recomputation, engine, task, market or objective with a string literal (``s.recompute == "selective"``): it names
+the enum's member (``Recompute.SELECTIVE``), so a typo is an AttributeError at once instead of a branch that never
+runs; nor with another vocabulary's member (``s.recompute == Method.FULL`` holds, as both are the text "full"). What
+a member means (a method that trains the base, an engine that reads GGUF) is a property of the enum, checked here
+through the estimators that act on it."""
 
 from __future__ import annotations
 
@@ -11,10 +13,17 @@ from pathlib import Path
 import pytest
 
 import gpuplan
+from gpuplan.catalog import Catalog
+from gpuplan.errors import InputError
+from gpuplan.estimate.job import estimate_inference, inference_setup
+from gpuplan.estimate.memory import training_memory
+from gpuplan.types import Engine, Job, Method, Task, TrainSetup
 
 VOCABULARIES = ("method", "recompute", "engine", "task", "market", "objective", "users")
+# each enum and the fields and variables it is the vocabulary of (users: the market the users are in)
+ENUMS = {"Method": ("method",), "Recompute": ("recompute",), "Engine": ("engine",), "Task": ("task",),
+         "Market": ("market", "users"), "Objective": ("objective",)}
 PACKAGE = Path(gpuplan.__file__).parent
-LEFT_FOR_LATER = ("estimate", "plan")  # the estimators' and the planner's comparisons
 
 
 def _named(node: ast.AST) -> str | None:
@@ -27,13 +36,22 @@ def _is_text(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
+def _other_vocabulary(name: str | None, node: ast.AST) -> bool:
+    """``node`` names a member of another vocabulary's enum than ``name``'s (``Method.FULL`` for ``recompute``)."""
+    nodes = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in ENUMS
+               and name not in ENUMS[n.value.id] for n in nodes)
+
+
 def string_comparisons(source: str) -> list[str]:
-    """Each comparison of a vocabulary's field or variable with a string (or a tuple of strings), as written."""
+    """Each comparison of a vocabulary's field or variable with a string (or a tuple of strings), or with a member
+    of another vocabulary, as written."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             pair = (node.left, node.comparators[0])
-            if any(_named(a) in VOCABULARIES and _is_text(b) for a, b in (pair, pair[::-1])):
+            if any(_named(a) in VOCABULARIES and (_is_text(b) or _other_vocabulary(_named(a), b))
+                   for a, b in (pair, pair[::-1])):
                 found.append(ast.unparse(node))
     return found
 
@@ -44,6 +62,9 @@ def string_comparisons(source: str) -> list[str]:
     ('if "lora" != method: pass', ["'lora' != method"]),
     ("if s.recompute == Recompute.SELECTIVE: pass", []),
     ('if fmt == "vllm": pass', []),  # an export format, not a vocabulary of the table
+    ("if s.recompute == Method.FULL: pass", ["s.recompute == Method.FULL"]),  # "full" the method, not recomputation
+    ("ok = s.method in (Method.FULL, Recompute.FULL)", ["s.method in (Method.FULL, Recompute.FULL)"]),
+    ("if s.method == Method.FULL or s.recompute == Recompute.FULL: pass", []),
 ])
 def test_the_scan_finds_string_comparisons(source: str, expected: list[str]) -> None:
     assert string_comparisons(source) == expected
@@ -51,6 +72,57 @@ def test_the_scan_finds_string_comparisons(source: str, expected: list[str]) -> 
 
 def test_no_module_compares_a_vocabulary_with_a_string() -> None:
     offenders = [f"{path.relative_to(PACKAGE.parent)}: {c}" for path in sorted(PACKAGE.rglob("*.py"))
-                 if path.relative_to(PACKAGE).parts[0] not in LEFT_FOR_LATER
                  for c in string_comparisons(path.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+# ---------------------------------------------------------------- what the members mean, as the estimators act on it
+
+# (method, trains the base's own weights, trains weights the base lacks, loads its base quantized): written from the
+# methods' papers, not from the properties: freeze trains the last layers of the base (LLaMA-Factory's freeze),
+# P-tuning v2 a prefix (Liu et al. 2022), QLoRA LoRA adapters on an NF4 base (Dettmers et al. 2023)
+MEANINGS = [(Method.FULL, True, False, False), (Method.FREEZE, True, False, False),
+            (Method.LORA, False, True, False), (Method.QLORA, False, True, True), (Method.PTUNING, False, True, False)]
+
+
+@pytest.mark.parametrize(("method", "base", "new", "quantized"), MEANINGS, ids=[m[0].value for m in MEANINGS])
+def test_what_each_method_trains(method: Method, base: bool, new: bool, quantized: bool) -> None:
+    assert (method.trains_base, method.new_weights, method.quantizes_base) == (base, new, quantized)
+    assert method.adapters is not (method is Method.FULL)  # every method but a full fine-tune freezes some base
+
+
+def test_qlora_is_lora_on_an_nf4_base(catalog: Catalog) -> None:
+    # Method.quantizes_base: QLoRA with no base format given holds the same memory as LoRA told to load the base in
+    # bitsandbytes NF4 with double quantization, and more than 4 bits per frozen weight less than LoRA's bf16 base
+    m = catalog.model("Llama-2-7B")
+    qlora = training_memory(m, TrainSetup(method="qlora", precision="bf16"))
+    lora_nf4 = training_memory(m, TrainSetup(method="lora", precision="bf16", base_quant="bnb-nf4-dq"))
+    lora = training_memory(m, TrainSetup(method="lora", precision="bf16"))
+    assert qlora.breakdown == lora_nf4.breakdown
+    saved = lora.breakdown.get("weights") - qlora.breakdown.get("weights")
+    assert saved > 6.7e9 * (16 - 4.127) / 8 * 0.9  # 6.7 B linear-heavy weights from 16 to 4.127 bits
+
+
+@pytest.mark.parametrize(("engine", "quant", "tp", "field", "says"), [
+    (Engine.VLLM, "gguf-q4_k_m", 1, "--quant", "runs in llama.cpp"),  # Engine.reads_gguf
+    (Engine.LLAMACPP, "awq-int4", 1, "--quant", "not a GGUF type"),
+    (Engine.TRTLLM, "bnb-nf4", 1, "--quant", "not TensorRT-LLM"),  # Engine.loads_bnb
+    (Engine.LLAMACPP, "bnb-nf4", 1, "--quant", "not a GGUF type"),
+    (Engine.LLAMACPP, "gguf-q4_k_m", 2, "--tp", "no tensor parallelism"),  # Engine.tensor_parallel
+], ids=["gguf-on-vllm", "awq-on-llamacpp", "bnb-on-trtllm", "bnb-on-llamacpp", "tp-on-llamacpp"])
+def test_an_engine_refuses_what_it_cannot_run(catalog: Catalog, engine: Engine, quant: str, tp: int, field: str,
+                                              says: str) -> None:
+    job = Job(task=Task.INFER, prompt_len=512, output_len=128, requests=1)
+    with pytest.raises(InputError, match=says) as err:
+        estimate_inference(catalog.model("Llama-2-7B"), catalog.gpu("H100"), job,
+                           inference_setup(job, tp, engine, quant))
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize(("engine", "quant"), [(Engine.VLLM, "bnb-nf4"), (Engine.HF, "bnb-nf4"),
+                                               (Engine.LLAMACPP, "gguf-q4_k_m"), (Engine.LLAMACPP, "bf16")])
+def test_an_engine_runs_what_it_can(catalog: Catalog, engine: Engine, quant: str) -> None:
+    job = Job(task=Task.INFER, prompt_len=512, output_len=128, requests=1)
+    setup = inference_setup(job, 1, engine, quant)
+    e = estimate_inference(catalog.model("Llama-2-7B"), catalog.gpu("H100"), job, setup)
+    assert e.fits

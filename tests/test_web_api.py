@@ -32,6 +32,7 @@ from gpuplan.catalog import Catalog
 from gpuplan.catalog.schemas import PRICINGS
 from gpuplan.estimate.calibration import fitted
 from gpuplan.listing import gpu_row, match_gpus
+from gpuplan.options import option
 from gpuplan.plan.planner import OBJECTIVES
 from gpuplan.units import CURRENCIES
 from gpuplan.web import app as web_app
@@ -269,6 +270,35 @@ def test_fit_compare_and_buy(client: TestClient) -> None:
                                             "verdict"} <= set(own[0])
 
 
+def test_buy_takes_years_pue_and_electricity_as_the_cli_does(client: TestClient, cli: Cli) -> None:
+    params = {"gpu": "RTX4090D", "market": "cn", "years": 4, "pue": 1.3, "electricity": "0.6CNY"}
+    own = _ok(client.get("/api/buy", params=params))
+    # RTX 4090 D: 425 W (gpus.csv) × PUE 1.3 = 0.5525 kW × 0.6 CNY/kWh = 0.3315 CNY per hour
+    assert own[0]["power_per_hour"] == pytest.approx(0.3315)
+    # straight-line over 4 years: 17,548.65 CNY (12,999 + the host share) / 48 months = 365.60 CNY a month
+    assert own[0]["purchase_with_host"] == pytest.approx(17548.65)
+    assert own[0]["capital_per_month"] == pytest.approx(365.60, abs=0.01)
+    assert own == _cli_json(cli, "buy", "--gpu", "RTX4090D", "--market", "cn", "--years", "4", "--pue", "1.3",
+                            "--electricity", "0.6CNY")
+    default = _ok(client.get("/api/buy", params={"gpu": "RTX4090D", "market": "cn"}))
+    assert default[0]["power_per_hour"] != own[0]["power_per_hour"]  # the market's defaults when not given
+
+
+@pytest.mark.parametrize(("params", "field", "fix_part"), [
+    ({"years": 0}, "years", "more than 0 and at most 50 years"),
+    ({"years": 51}, "years", "more than 0 and at most 50 years"),
+    ({"pue": 0.5}, "pue", "1 to 4"),  # a PUE below 1 would have the facility make power
+    ({"electricity": "500"}, "electricity", "0 to 100 per kWh"),
+    ({"electricity": "-1"}, "electricity", "positive amount"),
+    ({"electricity": "cheap"}, "electricity", "500USD"),
+], ids=["years-0", "years-51", "pue", "electricity-range", "electricity-negative", "electricity-text"])
+def test_buy_refuses_what_the_cli_refuses(client: TestClient, params: dict[str, Any], field: str,
+                                          fix_part: str) -> None:
+    err = _error(client.get("/api/buy", params={"gpu": "RTX4090D", **params}), 400, field)
+    assert fix_part in err["fix"] or fix_part in err["error"]
+    assert "--" not in err["error"] + err["fix"]
+
+
 # ---------------------------------------------------------------- errors
 
 
@@ -398,3 +428,13 @@ def test_importing_the_web_package_does_no_io_and_needs_no_fastapi() -> None:
 ])
 def test_plan_refuses_fields_that_do_not_apply(client: TestClient, body: dict[str, Any], field: str) -> None:
     _error(client.post("/api/plan", json=body), 400, field)
+
+
+@pytest.mark.parametrize("command", sorted(web_models.QUERIES))
+def test_the_api_docs_list_every_query_parameter_of_a_listing(command: str) -> None:
+    # the endpoint table of docs/web.md: one row per endpoint, its query parameters in backquotes
+    table = (REPO / "docs" / "web.md").read_text(encoding="utf-8")
+    row = next(line for line in table.splitlines() if line.startswith(f"| `GET /api/{command}"))
+    args = [option(name).arg for name in web_models.QUERIES[command]]
+    missing = [arg for arg in args if f"`{arg}`" not in row]
+    assert not missing, f"docs/web.md's row of GET /api/{command} lacks {missing}"

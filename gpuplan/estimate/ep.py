@@ -124,7 +124,7 @@ def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, cal: Calibratio
 def rank_memory_fits(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, cal: Calibration) -> bool:
     """Whether one rank holds its part of the model and at least one sequence of the setup's length."""
     mem = inference_memory(rank_model(m, ranks), gpu, replace(rank_setup(s), batch=1), cal, describe=False)
-    return (mem.extra.get("max_concurrent_seqs") or 0) >= 1
+    return mem.capacity is not None and mem.capacity.max_concurrent_seqs >= 1
 
 
 def all_to_all_seconds(m: ModelSpec, gpu: Gpu, lay: Layout, tokens: float, cal: Calibration) -> float:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from gpuplan.estimate.memory import lora_params, per_layer_params
 from gpuplan.estimate.params import count_params
-from gpuplan.types import ModelSpec, TrainSetup
+from gpuplan.types import Method, ModelSpec, Recompute, TrainSetup
 
 
 def matmul_params(m: ModelSpec) -> float:
@@ -54,20 +54,20 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     """FLOPs the hardware executes per training token (model FLOPs plus recomputation)."""
     context = (s.seq_len + 1) / 2
     fwd = forward_flops_per_token(m, context)
-    if s.method == "full":
+    if s.method == Method.FULL:
         total = 3 * fwd
-    elif s.method in ("lora", "qlora"):
+    elif Method(s.method).low_rank:
         adapter = 6 * lora_params(m, s.lora_rank, s.lora_targets)
         total = 2 * fwd + adapter  # forward + input gradients through the frozen base
         if s.train_embeddings:  # the output layer's weight gradient (the embedding's is a scatter-add)
             total += 2 * m.vocab * m.hidden
-    elif s.method == "ptuning":
+    elif s.method == Method.PTUNING:
         prefix = attention_flops_per_token(m, s.prefix_len)
         total = 2 * (fwd + prefix)
     else:  # freeze: gradients stop below the first trainable layer
         share = min(s.trainable_layers, m.n_layers) * per_layer_params(m) / matmul_params(m)
         total = fwd * (1 + 2 * share) + 2 * 2 * m.vocab * m.hidden
-    if s.recompute == "full":
+    if s.recompute == Recompute.FULL:
         total += fwd
     return total
 

@@ -16,6 +16,7 @@ from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.schemas import VENDORS
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import CatalogError
+from gpuplan.types import Method
 
 KINDS = ("engine", "framework", "library")
 NVIDIA_GENERATIONS = ("Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "Blackwell Ultra")
@@ -115,6 +116,6 @@ def training_blocker(vendor: str, architecture: str, framework: str | None, meth
         return Blocker("framework", framework)
     if framework is None and not runs_here("framework", vendor, architecture):
         return Blocker("framework", "")
-    if method == "qlora" and not runs_on("library", "bitsandbytes", vendor, architecture):
+    if method == Method.QLORA and not runs_on("library", "bitsandbytes", vendor, architecture):
         return Blocker("library", "bitsandbytes")
     return None

@@ -41,7 +41,7 @@ from gpuplan.estimate.memory import (
 )
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import WeightFormat, weight_format
-from gpuplan.estimate.result import Assumption, Band, Breakdown, Estimate
+from gpuplan.estimate.result import Assumption, Band, Breakdown, Estimate, SpeedFigures
 from gpuplan.estimate.train_time import links, uncalibrated_note
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, InferSetup, ModelSpec
@@ -391,7 +391,7 @@ def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal
 def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
     """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration."""
     mem = inference_memory(m, gpu, s.with_batch(1), cal, describe=False)
-    fits = int(mem.extra.get("max_concurrent_seqs") or 0)
+    fits = mem.capacity.max_concurrent_seqs if mem.capacity is not None else 0
     cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs or fits
     return max(0, min(fits, cap))
 
@@ -434,11 +434,10 @@ def latency(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = Non
 
 def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, kind: str) -> Estimate:
     parts = (("prefill", sp.ttft_s), ("decode", s.output_len * sp.tpot_s))
-    extra = {"ttft_s": sp.ttft_s, "tpot_s": sp.tpot_s, "batch": sp.batch,
-             "output_tokens_per_s": sp.output_tokens_per_s, "requests_per_s": sp.requests_per_s,
-             "bound": sp.bound, "decode_tokens_per_s_per_seq": 1 / sp.tpot_s if sp.tpot_s else math.inf}
+    figures = SpeedFigures(sp.ttft_s, sp.tpot_s, sp.batch, sp.output_tokens_per_s, sp.requests_per_s, sp.bound,
+                           1 / sp.tpot_s if sp.tpot_s else math.inf)
     return Estimate(Breakdown("seconds", parts), cal.band(f"inference_{kind}"),
-                    speed_assumptions(gpu, s, sp, cal, kind == "throughput"), extra)
+                    speed_assumptions(gpu, s, sp, cal, kind == "throughput"), figures)
 
 
 def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, largest_batch: bool

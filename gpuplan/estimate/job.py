@@ -25,7 +25,7 @@ from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.train_time import train_time
 from gpuplan.memo import IdentityMemo
-from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Parallelism, TrainSetup
+from gpuplan.types import Engine, Gpu, InferSetup, Job, Method, ModelSpec, Parallelism, Task, TrainSetup
 from gpuplan.units import GiB
 
 DEFAULT_HEADROOM = 0.05  # the margin where the memory estimate's class has no held-out band
@@ -59,10 +59,9 @@ def fits_gpu(mem: Estimate, gpu: Gpu, headroom: float | None = None) -> bool:
 
 def kv_shortfall(mem: Estimate) -> float:
     """KV cache the batch needs beyond what the engine leaves for it (:attr:`JobEstimate.kv_shortfall_bytes`)."""
-    budget = mem.extra.get("kv_budget_bytes")
-    if budget is None:
+    if mem.capacity is None:
         return 0.0
-    return max(0.0, mem.breakdown.get("kv_cache") - budget)
+    return max(0.0, mem.breakdown.get("kv_cache") - mem.capacity.kv_budget_bytes)
 
 
 @dataclass(frozen=True)
@@ -180,7 +179,8 @@ def check_training_shape(m: ModelSpec, s: TrainSetup) -> None:
 def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:
     """The job's framework and ``s``'s method and precision on ``gpu``: all it reads of the setup."""
     check_runs_on(gpu, job.framework, s.method)
-    if s.method == "qlora" and not (gpu.bf16_flops_per_s or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
+    if Method(s.method).quantizes_base and not (gpu.bf16_flops_per_s
+                                                 or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
         raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
                               "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.")
     if s.precision.startswith("bf16") and not gpu.supports_bf16 and gpu.vendor == "NVIDIA":
@@ -192,7 +192,7 @@ def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:
 
 def check_training_method(m: ModelSpec, job: Job, s: TrainSetup) -> None:
     """The method against the model's attention."""
-    if job.task == "finetune" and s.method == "ptuning" and m.is_mla:
+    if job.task == Task.FINETUNE and s.method == Method.PTUNING and m.is_mla:
         raise InfeasibleError("--method", "P-tuning v2 prefixes need per-head keys and values; MLA models cache "
                               "a latent instead.", "use --method lora.")
 
@@ -234,34 +234,35 @@ def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
         raise InfeasibleError("--quant", f"FP8 weights need FP8 units or an NVIDIA Ampere or newer GPU (which runs "
                               f"them as 8-bit weights with 16-bit math); {gpu.name} has neither.",
                               "use --quant int8-wo or awq-int4, or a newer GPU.")
-    if fmt.compute == "fp8" and not gpu.fp8_flops_per_s and s.engine == "trtllm":
+    if fmt.compute == "fp8" and not gpu.fp8_flops_per_s and s.engine == Engine.TRTLLM:
         raise InfeasibleError("--quant", f"TensorRT-LLM FP8 needs FP8 tensor cores; {gpu.name} has none.",
                               "use --quant int8-wo or awq-int4, or an Ada/Hopper/Blackwell GPU.")
-    if fmt.name.startswith("gguf") and s.engine != "llamacpp":
+    if fmt.name.startswith("gguf") and not Engine(s.engine).reads_gguf:
         raise InfeasibleError("--quant", f"GGUF ({fmt.name}) runs in llama.cpp, not {s.engine}.",
                               "use --engine llamacpp, or --quant awq-int4 for vLLM/SGLang.")
-    if s.engine == "llamacpp" and not fmt.name.startswith("gguf") and fmt.name not in ("bf16", "fp16", "fp32"):
+    if Engine(s.engine).reads_gguf and not fmt.name.startswith("gguf") and fmt.name not in ("bf16", "fp16", "fp32"):
         raise InfeasibleError("--quant", f"llama.cpp loads GGUF files; {fmt.name} is not a GGUF type.",
                               "use --quant gguf-q4_k_m (or gguf-q8_0, bf16), or --engine vllm.")
-    if fmt.name.startswith("mlx") != (s.engine == "mlx") and not (s.engine == "mlx" and fmt.name in ("bf16", "fp16")):
+    mlx = s.engine == Engine.MLX
+    if fmt.name.startswith("mlx") != mlx and not (mlx and fmt.name in ("bf16", "fp16")):
         raise InfeasibleError("--quant", f"MLX quantized weights ({fmt.name}) run in mlx-lm only, and mlx-lm loads "
                               f"MLX or 16-bit weights; here {fmt.name} with {s.engine}.",
                               "use --engine mlx with --quant mlx-q4 (or bf16), or another --quant for this engine.")
-    if fmt.name.startswith("bnb") and s.engine in ("trtllm", "llamacpp", "mlx", "mindie"):
+    if fmt.name.startswith("bnb") and not Engine(s.engine).loads_bnb:
         raise InfeasibleError("--quant", f"bitsandbytes formats run in transformers, vLLM and SGLang, not "
                               f"{get_engine(s.engine).name}.", "use --quant awq-int4 or int8-wo, or --engine vllm.")
-    if s.kv_dtype == "fp8" and s.engine == "hf":
+    if s.kv_dtype == "fp8" and s.engine == Engine.HF:
         raise InfeasibleError("--kv-dtype", "transformers keeps its KV cache in the model's dtype.",
                               "use --kv-dtype bf16, or --engine vllm/sglang/trtllm for an FP8 KV cache.")
     if s.pp > m.n_layers:
         raise InfeasibleError("--pp", f"{s.pp} pipeline stages for {m.n_layers} layers.",
                               f"use --pp {m.n_layers} or less.")
-    if s.engine == "llamacpp" and s.tp > 1:
+    if s.engine == Engine.MLX and (s.tp > 1 or s.pp > 1):
+        raise InfeasibleError("--tp", "mlx-lm runs a model on one Mac's GPU.", "use --tp 1 --pp 1 with --engine mlx.")
+    if not Engine(s.engine).tensor_parallel and s.tp > 1:
         raise InfeasibleError("--tp", "llama.cpp splits layers across GPUs; it has no tensor parallelism.",
                               "use --tp 1 (llama.cpp) or --engine vllm.")
-    if s.engine == "mlx" and (s.tp > 1 or s.pp > 1):
-        raise InfeasibleError("--tp", "mlx-lm runs a model on one Mac's GPU.", "use --tp 1 --pp 1 with --engine mlx.")
-    if s.kv_dtype == "fp8" and not gpu.fp8_flops_per_s and s.engine == "trtllm":
+    if s.kv_dtype == "fp8" and not gpu.fp8_flops_per_s and s.engine == Engine.TRTLLM:
         raise InfeasibleError("--kv-dtype", f"FP8 KV cache in TensorRT-LLM needs FP8 support on {gpu.name}.",
                               "use --kv-dtype bf16.")
 
@@ -306,19 +307,19 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
     if not gpu.memory_bandwidth_bytes_per_s:
         return JobEstimate(job, m, gpu, s.n_gpus, s, inference_memory(m, gpu, s, cal, describe), None, None, 1,
                            headroom)
-    if job.task == "serve":
+    if job.task == Task.SERVE:
         return _serving(m, gpu, job, s, cal, headroom, describe)
     mem = inference_memory(m, gpu, s, cal, describe)
     sp = speed(m, gpu, s, s.batch, cal)
     time = None
     if job.requests:
         waves = math.ceil(job.requests / s.batch)
-        from gpuplan.estimate.result import Breakdown
+        from gpuplan.estimate.result import Breakdown, Waves
 
         parts = (("prefill", waves * sp.ttft_s), ("decode", waves * s.output_len * sp.tpot_s))
         time = Estimate(Breakdown("seconds", parts), cal.band("inference_throughput"),
                         speed_assumptions(gpu, s, sp, cal, largest_batch=job.batch <= 0) if describe else (),
-                        {"batches": waves})
+                        Waves(waves))
     return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
 
 
@@ -329,7 +330,7 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
 
     The KV capacity is first read at batch 1; a larger batch also needs larger prefill activations and
     logits (all of them at once in transformers), so the batch is then lowered until that batch itself fits."""
-    if job.task != "infer" or not job.requests:
+    if job.task != Task.INFER or not job.requests:
         return 1
     top = max(1, min(max_batch(m, gpu, s.with_batch(1), cal), math.ceil(job.requests)))
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
@@ -434,9 +435,9 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
                               f"exceed the global batch of {global_batch} sequences.",
                               "use fewer GPUs or a smaller micro-batch, or raise --global-batch.")
     accum = max(1, round(global_batch / (parallel.dp * micro_batch)))
-    method = "full" if job.task == "pretrain" else job.method
+    method = Method.FULL if job.task == Task.PRETRAIN else Method(job.method)
     # pretraining at scale runs on Megatron-LM/torchtitan-class stacks; fine-tuning on HF Trainer-class ones
-    framework = "megatron" if job.task == "pretrain" else "hf"
+    framework = "megatron" if job.task == Task.PRETRAIN else "hf"
     values: dict[str, Any] = dict(method=method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=accum,
                                   recompute=recompute or "none", lora_rank=job.lora_rank,
                                   lora_targets=job.lora_targets, base_quant=job.base_quant, parallel=parallel,
@@ -446,15 +447,15 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
         fw = get_framework(job.framework)
         values.update(framework=fw.stack, recompute=recompute or fw.recompute, optimizer=fw.optimizer,
                       chunked_loss=fw.chunked_loss, compiled=fw.compiled, lora_dropout=fw.lora_dropout or 0.0,
-                      lengths_vary=fw.lengths_vary and job.task != "pretrain")
+                      lengths_vary=fw.lengths_vary and job.task != Task.PRETRAIN)
         values.update(zero_buckets(fw))
-        values["fp32_base"] = bool(fw.adapter_base_fp32) and method in ("lora", "ptuning")
-    elif job.task == "pretrain":  # pretraining concatenates documents into full-length sequences
+        values["fp32_base"] = bool(fw.adapter_base_fp32) and method.new_weights and not method.quantizes_base
+    elif job.task == Task.PRETRAIN:  # pretraining concatenates documents into full-length sequences
         values["lengths_vary"] = False
     half = half_format(gpu)
     if values.get("fp32_base"):  # fp32 weights under autocast: the adapters' weights and states are fp32 too
         values["precision"] = "bf16-mixed" if half == "bf16" else "fp16-mixed"
-    elif method in ("lora", "qlora", "ptuning"):
+    elif method.new_weights:
         values["precision"] = "bf16" if half == "bf16" else "fp16-mixed"
     elif half == "fp16":
         values["precision"] = "fp16-mixed"
@@ -478,14 +479,14 @@ def default_global_batch(job: Job) -> int:
     """Sequences per optimizer step: the job's, else 32 for fine-tuning and 4M tokens for pretraining."""
     if job.global_batch:
         return job.global_batch
-    if job.task == "pretrain":
+    if job.task == Task.PRETRAIN:
         return max(1, PRETRAIN_BATCH_TOKENS // job.seq_len)
     return FINETUNE_BATCH_SEQUENCES
 
 
 def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overrides: Any) -> InferSetup:
     eng = get_engine(engine)
-    kv = overrides.pop("kv_dtype", "fp8" if weight_format == "fp8" and engine == "trtllm" else "bf16")
+    kv = overrides.pop("kv_dtype", "fp8" if weight_format == "fp8" and engine == Engine.TRTLLM else "bf16")
     return InferSetup(engine=eng.engine, weight_format=weight_format, kv_dtype=kv, batch=job.batch,
                       prompt_len=job.prompt_len, output_len=job.output_len, tp=tp, **overrides)
 

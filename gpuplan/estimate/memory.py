@@ -26,9 +26,9 @@ from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
-from gpuplan.estimate.result import Assumption, Breakdown, Estimate, Floor
+from gpuplan.estimate.result import Assumption, Breakdown, Estimate, Floor, KvCapacity, TrainedParts
 from gpuplan.memo import IdentityMemo
-from gpuplan.types import Gpu, InferSetup, ModelSpec, TrainSetup
+from gpuplan.types import Engine, Gpu, InferSetup, Method, ModelSpec, Recompute, TrainSetup
 from gpuplan.units import GiB, fmt_bytes
 
 BYTES_16 = 2.0
@@ -349,17 +349,17 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
         logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
         framework = cal.get("infer_workspace_bytes")
-        dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == "hf" else 0.0
+        dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == Engine.HF else 0.0
         # a model whose own code returns a new tuple of concatenated tensors every step: the last one is still held
-        previous = kv if eng.engine == "hf" and m.model_type in hf_tuple_cache_types() else 0.0
+        previous = kv if eng.engine == Engine.HF and m.model_type in hf_tuple_cache_types() else 0.0
         parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
                  ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
                  *((("previous_kv_cache", previous),) if previous else ()), *tail)
     fixed = weights + workspace + logits + framework + overhead + adapters + previous + dequant
-    extra = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
-                              eng.memory_mode, eng.kv_share_of == "free", longest=describe)
+    capacity = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
+                                 eng.memory_mode, eng.kv_share_of == "free", longest=describe)
     if not describe:
-        return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), (), extra)
+        return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), (), capacity)
     assumptions = (
         Assumption("weight format", f"{fmt.name} = {fmt.bits_per_weight:g} bits/weight ({fmt.scope} tensors)",
                    fmt.source),
@@ -393,16 +393,16 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         f"16-bit: {fmt_bytes(adapters)} per GPU, out of the KV cache",
         "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do"),)
         if adapters else ())
-    return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, extra)
+    return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, capacity)
 
 
 def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float | None, fixed: float,
                       latent: bool, block: int, mode: str, of_free: bool = False, longest: bool = True
-                      ) -> dict[str, float | None]:
+                      ) -> KvCapacity | None:
     """KV-cache capacity in tokens, concurrent sequences at this context, and (``longest``) the longest context at
     this batch (at most the model's positions), on ``gpu`` (None when no GPU was given)."""
     if gpu is None:
-        return {}
+        return None
     share = (s.gpu_memory_utilization or util or 1.0) if mode == "preallocate" else 1.0
     if of_free:  # TensorRT-LLM: the KV cache takes a share of the memory the engine leaves free
         budget = (gpu.memory_bytes - fixed) * share
@@ -412,14 +412,10 @@ def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float 
     per_seq = kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block)
     tokens = max(0.0, budget / per_token) if per_token else math.inf
     seqs = max(0.0, budget / per_seq) if per_seq else math.inf
-    out: dict[str, float | None] = {
-        "engine_reserved_bytes": gpu.memory_bytes * share if mode == "preallocate" else None,
-        "kv_budget_bytes": budget,  # negative when weights and buffers alone exceed the engine's share
-        "kv_capacity_tokens": math.floor(tokens), "max_concurrent_seqs": math.floor(seqs)}
-    if longest:
-        out["max_context_tokens"] = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent),
-                                        m.max_positions)
-    return out
+    most = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent), m.max_positions) if longest else None
+    return KvCapacity(gpu.memory_bytes * share if mode == "preallocate" else None,
+                      budget,  # negative when weights and buffers alone exceed the engine's share
+                      math.floor(tokens), math.floor(seqs), most)
 
 
 def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp: int, pp: int,
@@ -461,13 +457,13 @@ def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp
 
 def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     """Parameters that receive gradients under the method."""
-    if s.method == "full":
+    if s.method == Method.FULL:
         return count_params(m).total
-    if s.method in ("lora", "qlora"):
+    if Method(s.method).low_rank:
         return lora_params(m, s.lora_rank, s.lora_targets) + (embedding_params(m) if trains_embeddings(s) else 0)
-    if s.method == "ptuning":
+    if s.method == Method.PTUNING:
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
-    if s.method == "freeze":
+    if s.method == Method.FREEZE:
         return per_layer_params(m) * min(s.trainable_layers, m.n_layers)
     raise AssertionError(s.method)
 
@@ -475,7 +471,7 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
 def trains_embeddings(s: TrainSetup) -> bool:
     """Whether the embedding and output layer get gradients: a full fine-tune, or LoRA/QLoRA with
     ``train_embeddings``."""
-    return s.method == "full" or (s.train_embeddings and s.method in ("lora", "qlora"))
+    return s.method == Method.FULL or (s.train_embeddings and Method(s.method).low_rank)
 
 
 def embedding_params(m: ModelSpec) -> int:
@@ -577,9 +573,9 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     st = stack(s.framework)
     ab = act_bytes(s)
     norm_in = 4.0 if st.norm_input_fp32 else ab
-    frozen = s.method in ("lora", "qlora", "ptuning", "freeze")
+    frozen = Method(s.method).adapters
     keeps_inputs = not frozen or _bnb_base(s)
-    reads_x = s.method in ("lora", "qlora") and not st.adapters_fp32 and s.lora_dropout == 0
+    reads_x = Method(s.method).low_rank and not st.adapters_fp32 and s.lora_dropout == 0
     attn_needed = keeps_inputs or (reads_x and s.lora_targets in ("qv", "attention", "all-linear"))
     mlp_needed = keeps_inputs or (reads_x and s.lora_targets in ("mlp", "all-linear"))
     kv = m.q_dim if st.expands_kv_heads and m.kv_dim < m.q_dim else m.kv_dim
@@ -628,7 +624,7 @@ def _bnb_base(s: TrainSetup) -> bool:
     """Whether the frozen base runs through bitsandbytes matmuls: MatMul4Bit and MatMul8bitLt keep their input A
     for backward whenever an input needs a gradient (TimDettmers/bitsandbytes bitsandbytes/autograd/_functions.py
     @29e3420c6de4c62086603aff47107ef378062e91, ``ctx.tensors = (A, B)``)."""
-    fmt = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else "")
+    fmt = s.base_quant or ("bnb-nf4-dq" if Method(s.method).quantizes_base else "")
     return fmt.startswith("bnb-")
 
 
@@ -638,7 +634,7 @@ def _adapter_input_bytes(m: ModelSpec, s: TrainSetup) -> float:
     dropout each module keeps its own dropped copy (activation dtype, or fp32 in PEFT) and the dropout's mask
     (1 byte per element: ``torch.native_dropout`` returns a bool mask). Without either, the adapter reads the
     layer's input, which ``activation_bytes_per_token`` counts. A fused QKV projection has one adapter input."""
-    if s.method not in ("lora", "qlora"):
+    if not Method(s.method).low_rank:
         return 0.0
     st = stack(s.framework)
     dropout = s.lora_dropout > 0
@@ -690,11 +686,11 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
     shard = par.tp if par.sequence_parallel else 1
     per_layer = activation_bytes_per_token(m, s) * tokens / shard
     layers = m.n_layers / par.pp * min(par.pp, s.grad_accum)
-    if s.method == "freeze":  # no graph is built through the frozen bottom layers
+    if s.method == Method.FREEZE:  # no graph is built through the frozen bottom layers
         layers = min(s.trainable_layers, layers)
-    if s.recompute == "full":
+    if s.recompute == Recompute.FULL:
         kept = layers * tokens * m.hidden * act_bytes(s) / shard + per_layer
-    elif s.recompute == "selective":
+    elif s.recompute == Recompute.SELECTIVE:
         kept = layers * per_layer * cal.get("selective_recompute_keep")
     else:
         kept = layers * per_layer
@@ -774,7 +770,7 @@ def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     par = s.parallel
     tokens = s.micro_batch * s.seq_len / par.cp
     logits = tokens * m.vocab * act_bytes(s) / par.tp
-    if not (s.method != "full" and _bnb_base(s)) or s.recompute == "full":
+    if not (s.method != Method.FULL and _bnb_base(s)) or s.recompute == Recompute.FULL:
         return 0.0, logits
     width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
     per_layer = m.q_dim + width + (1 if m.parallel_attn else 2) * m.hidden
@@ -887,12 +883,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
     slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
     parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
-    extra = {"trainable_params": train, "total_params": total, "gradients_bytes": grads, "activations_bytes": acts,
-             "logits_bytes": logits}
+    trained = TrainedParts(train, total, grads, acts, logits)
     breakdown = Breakdown("bytes", parts)
     floor = Floor(breakdown.total - slack, cal.band("training_memory_allocated"), ("allocator_slack",))
     if not describe:
-        return Estimate(breakdown, cal.band("training_memory"), (), extra, floor)
+        return Estimate(breakdown, cal.band("training_memory"), (), trained, floor)
     assumptions: tuple[Assumption, ...] = (
         Assumption("trainable parameters", f"{train:,.0f} of {total:,.0f} ({s.method})", _method_source(s)),
         Assumption("bytes per trainable parameter",
@@ -936,7 +931,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     assumptions += (Assumption(
         "memory needed to run", f"{fmt_bytes(floor.value)}: the tensors and the CUDA context; the allocator's cache "
         "above them is given back when memory runs short", ALLOCATOR_GIVES_BACK),)
-    return Estimate(breakdown, cal.band("training_memory"), assumptions, extra, floor)
+    return Estimate(breakdown, cal.band("training_memory"), assumptions, trained, floor)
 
 
 def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, grads: float,
@@ -973,7 +968,7 @@ def _reserved_around_base(s: TrainSetup) -> float:
     allocated, LoRA on Llama-2-7B, docs/source/tutorials/qlora_finetune.rst @0914d5cf) frees no segment around
     them. A base quantized while it loads (QLoRA: the 16-bit matrices and the quantizer's temporaries are freed
     between the packed ones) keeps the reserve: the same log shows 9.13 GB reserved for a ~4 GB NF4 Llama-2-7B."""
-    quantized_on_load = bool(s.base_quant) or s.method == "qlora"
+    quantized_on_load = bool(s.base_quant) or Method(s.method).quantizes_base
     return 0.0 if stack(s.framework).loads_base_in_place and not quantized_on_load else 1.0
 
 
@@ -990,10 +985,10 @@ def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
     loads the base in fp32 and autocasts (``fp32_base``: llm-foundry's hf_base.py loads with ``torch_dtype`` =
     ``_MASTER_WEIGHTS_PRECISION`` = float32, models/consts.py, mosaicml/llm-foundry @8c8dd48f), or quantized
     (QLoRA NF4, ChatGLM int4/int8 for P-tuning); zero for a full fine-tune."""
-    if s.method == "full":
+    if s.method == Method.FULL:
         return 0.0
-    fmt_name = s.base_quant or ("bnb-nf4-dq" if s.method == "qlora" else None)
-    if s.method == "freeze":
+    fmt_name = s.base_quant or ("bnb-nf4-dq" if Method(s.method).quantizes_base else None)
+    if s.method == Method.FREEZE:
         frozen_params = count_params(m).total - trainable_params(m, s)
         return frozen_params * act_bytes(s) / (s.parallel.tp * s.parallel.pp)
     fmt = weight_format(fmt_name) if fmt_name else weight_format("fp32" if s.precision == "fp32" or s.fp32_base
@@ -1031,18 +1026,18 @@ def saved_dequantized_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     all its quantized matrices in fp16: at the end of the forward pass all layers of the stage, none under full
     recomputation (checkpointed layers keep no graph); while one layer's gradients are made, that layer's (the
     recomputed one, or the first)."""
-    if s.method == "full" or (s.base_quant or "") not in SAVES_DEQUANTIZED_WEIGHT:
+    if s.method == Method.FULL or (s.base_quant or "") not in SAVES_DEQUANTIZED_WEIGHT:
         return 0.0, 0.0
     p = count_params(m)
     per_layer = (p.attention + p.mlp + p.experts + p.shared_experts) / m.n_layers * BYTES_16 / s.parallel.tp
     layers = m.n_layers / s.parallel.pp * min(s.parallel.pp, s.grad_accum)
-    return (0.0 if s.recompute == "full" else layers * per_layer), per_layer
+    return (0.0 if s.recompute == Recompute.FULL else layers * per_layer), per_layer
 
 
 def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
     """A quantized base is dequantized to 16-bit one matrix at a time: the largest linear of a layer, or the
     output layer (vocabulary × hidden) where the stack quantizes it too."""
-    if not (s.base_quant or s.method == "qlora"):
+    if not (s.base_quant or Method(s.method).quantizes_base):
         return 0.0
     width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
     largest = max(m.hidden * width, m.hidden * m.q_dim)
@@ -1057,13 +1052,14 @@ def describe_stack(s: TrainSetup) -> str:
     kept = [text for on, text in (
         (st.norm_input_fp32, "norms keep an fp32 copy of their input"),
         (st.expands_kv_heads, "K/V expanded to every query head"),
-        (s.method in ("lora", "qlora") and st.adapters_fp32, "fp32 adapters keep an fp32 copy of each adapted input"),
-        (s.method in ("lora", "qlora") and s.lora_dropout > 0,
+        (Method(s.method).low_rank and st.adapters_fp32, "fp32 adapters keep an fp32 copy of each adapted input"),
+        (Method(s.method).low_rank and s.lora_dropout > 0,
          f"LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input"),
         (_bnb_base(s), "bitsandbytes matmuls keep every quantized linear's input"),
-        (s.method != "full" and st.quantizes_output_layer and bool(s.base_quant or s.method == "qlora"),
+        (s.method != Method.FULL and st.quantizes_output_layer
+         and bool(s.base_quant or Method(s.method).quantizes_base),
          "the output layer is quantized too"),
-        (s.method != "full" and st.unties_embeddings, "a tied output layer is held as its own matrix"),
+        (s.method != Method.FULL and st.unties_embeddings, "a tied output layer is held as its own matrix"),
         (st.keeps_previous_outputs, "the previous micro-batch's logits and their graph live through the next forward"),
     ) if on]
     rest = ", ".join(kept) if kept else "only the layer's own tensors"

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.params import count_params
-from gpuplan.types import ModelSpec, Parallelism, TrainSetup
+from gpuplan.types import Method, ModelSpec, Parallelism, Recompute, TrainSetup
 
 DISPATCH_BYTES = 2.0  # 16-bit activations (bf16) each way
 
@@ -54,7 +54,7 @@ def expert_dp(par: Parallelism) -> int:
 
 def routed_params(m: ModelSpec, s: TrainSetup) -> float:
     """Routed-expert parameters the method trains (the full method: all of them; adapters: none split by EP)."""
-    return float(count_params(m).experts) if s.method == "full" and m.is_moe else 0.0
+    return float(count_params(m).experts) if s.method == Method.FULL and m.is_moe else 0.0
 
 
 def gpu_params(m: ModelSpec, s: TrainSetup, trainable: float, sharded: bool = False) -> float:
@@ -78,7 +78,7 @@ def all_to_all_bytes(m: ModelSpec, s: TrainSetup) -> float:
         return 0.0
     tokens = s.tokens_per_micro_batch / (par.tp * par.cp)  # a sequence-parallel TP rank dispatches its own share
     per_collective = tokens * m.n_active_experts * m.hidden * DISPATCH_BYTES * (par.ep - 1) / par.ep
-    collectives = 6 if s.recompute == "full" else 4
+    collectives = 6 if s.recompute == Recompute.FULL else 4
     return collectives * m.n_moe_layers / par.pp * per_collective
 
 
@@ -87,7 +87,7 @@ def permute_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     (module docstring), summed over the GPUs that share the token."""
     if not m.is_moe:
         return 0.0
-    passes = 3.0 if s.recompute == "full" else 2.0  # forward, backward (and the forward again)
+    passes = 3.0 if s.recompute == Recompute.FULL else 2.0  # forward, backward (and the forward again)
     return passes * (3 * m.n_active_experts + 1) * m.hidden * DISPATCH_BYTES * m.n_moe_layers
 
 
@@ -95,7 +95,7 @@ def all_to_all_collectives(m: ModelSpec, s: TrainSetup) -> float:
     """All-to-alls one GPU takes part in per micro-step (each pays a collective latency)."""
     if s.parallel.ep <= 1 or not m.is_moe:
         return 0.0
-    return (6 if s.recompute == "full" else 4) * m.n_moe_layers / s.parallel.pp
+    return (6 if s.recompute == Recompute.FULL else 4) * m.n_moe_layers / s.parallel.pp
 
 
 def off_domain_share(ep: int, domain: int) -> tuple[float, float]:

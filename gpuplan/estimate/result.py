@@ -3,7 +3,7 @@ band drawn from the calibration residuals of its class."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -88,14 +88,105 @@ class Floor:
 
 
 @dataclass(frozen=True, slots=True)
+class KvCapacity:
+    """What an inference-memory estimate on a GPU answers besides its total: what the engine reserves
+    (None: it allocates as it goes), the KV-cache budget left (negative when weights and buffers alone exceed the
+    engine's share), its capacity in tokens and in sequences of the setup's context, and the longest context at
+    the setup's batch (None: not asked for, in a plan's lean estimates)."""
+
+    engine_reserved_bytes: float | None
+    kv_budget_bytes: float
+    kv_capacity_tokens: int
+    max_concurrent_seqs: int
+    max_context_tokens: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"engine_reserved_bytes": self.engine_reserved_bytes,
+                               "kv_budget_bytes": self.kv_budget_bytes, "kv_capacity_tokens": self.kv_capacity_tokens,
+                               "max_concurrent_seqs": self.max_concurrent_seqs}
+        if self.max_context_tokens is not None:
+            out["max_context_tokens"] = self.max_context_tokens
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TrainedParts:
+    """What a training-memory estimate answers besides its total: parameters trained and held, and the
+    gradients, activations and logits of a whole step (before the peak moment picks its share of them)."""
+
+    trainable_params: float
+    total_params: float
+    gradients_bytes: float
+    activations_bytes: float
+    logits_bytes: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"trainable_params": self.trainable_params, "total_params": self.total_params,
+                "gradients_bytes": self.gradients_bytes, "activations_bytes": self.activations_bytes,
+                "logits_bytes": self.logits_bytes}
+
+
+@dataclass(frozen=True, slots=True)
+class TrainRate:
+    """What a training-time estimate answers besides its total: MFU, utilisation, GPU-hours, training tokens
+    per second, optimizer steps, and the total as a person reads it (``human``)."""
+
+    mfu: float
+    utilisation: float
+    gpu_hours: float
+    tokens_per_s: float
+    steps: float
+    human: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"mfu": self.mfu, "utilisation": self.utilisation, "gpu_hours": self.gpu_hours,
+                "tokens_per_s": self.tokens_per_s, "steps": self.steps, "human": self.human}
+
+
+@dataclass(frozen=True, slots=True)
+class SpeedFigures:
+    """What an inference-speed estimate answers besides its total: TTFT and TPOT at ``batch``, the output and
+    request rates, what bounds decoding (``memory`` or ``compute``) and one sequence's decode rate."""
+
+    ttft_s: float
+    tpot_s: float
+    batch: int
+    output_tokens_per_s: float
+    requests_per_s: float
+    bound: str
+    decode_tokens_per_s_per_seq: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ttft_s": self.ttft_s, "tpot_s": self.tpot_s, "batch": self.batch,
+                "output_tokens_per_s": self.output_tokens_per_s, "requests_per_s": self.requests_per_s,
+                "bound": self.bound, "decode_tokens_per_s_per_seq": self.decode_tokens_per_s_per_seq}
+
+
+@dataclass(frozen=True, slots=True)
+class Waves:
+    """What a batch-inference job's time answers besides its total: the batches it runs in, one after another."""
+
+    batches: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"batches": self.batches}
+
+
+Answers = KvCapacity | TrainedParts | TrainRate | SpeedFigures | Waves
+
+
+@dataclass(frozen=True, slots=True)
 class Estimate:
-    """A total with its breakdown, band and assumptions; ``extra`` holds derived answers (KV capacity ...);
-    ``floor`` (memory only) what the job needs when the card has no room to spare."""
+    """A total with its breakdown, band and assumptions; ``answers`` the figures derived with it, typed by the
+    estimator that made them (:class:`KvCapacity`, :class:`TrainedParts`, :class:`TrainRate`,
+    :class:`SpeedFigures`, :class:`Waves`; None when there are none), read through :attr:`capacity`,
+    :attr:`trained`, :attr:`rate`, :attr:`figures` and :attr:`waves`; ``floor`` (memory only) what the job
+    needs when the card has no room to spare."""
 
     breakdown: Breakdown
     band: Band
     assumptions: tuple[Assumption, ...]
-    extra: dict[str, Any] = field(default_factory=dict)
+    answers: Answers | None = None
     floor: Floor | None = None
 
     @property
@@ -105,6 +196,31 @@ class Estimate:
     @property
     def low(self) -> float:
         return self.band.around(self.total)[0]
+
+    @property
+    def capacity(self) -> KvCapacity | None:
+        """An inference-memory estimate's KV-cache answers (None without a GPU or for another estimate)."""
+        return self.answers if isinstance(self.answers, KvCapacity) else None
+
+    @property
+    def trained(self) -> TrainedParts | None:
+        """A training-memory estimate's parameter and per-step figures."""
+        return self.answers if isinstance(self.answers, TrainedParts) else None
+
+    @property
+    def rate(self) -> TrainRate | None:
+        """A training-time estimate's MFU, GPU-hours and tokens per second (None in a plan's lean estimates)."""
+        return self.answers if isinstance(self.answers, TrainRate) else None
+
+    @property
+    def figures(self) -> SpeedFigures | None:
+        """An inference-time estimate's speed figures."""
+        return self.answers if isinstance(self.answers, SpeedFigures) else None
+
+    @property
+    def waves(self) -> Waves | None:
+        """A batch-inference job's time: the batches it runs in."""
+        return self.answers if isinstance(self.answers, Waves) else None
 
     @property
     def high(self) -> float:
@@ -120,4 +236,5 @@ class Estimate:
         if self.floor is not None:
             out["floor"] = self.floor.as_dict()
         return {**out, "breakdown_" + suffix: self.breakdown.as_dict(), "band": self.band.as_dict(),
-                "assumptions": [a.as_dict() for a in self.assumptions], **self.extra}
+                "assumptions": [a.as_dict() for a in self.assumptions],
+                **(self.answers.as_dict() if self.answers is not None else {})}

@@ -51,9 +51,9 @@ from gpuplan.estimate.moe_train import (
     off_domain_share,
     permute_bytes_per_token,
 )
-from gpuplan.estimate.result import Assumption, Breakdown, Estimate
+from gpuplan.estimate.result import Assumption, Breakdown, Estimate, TrainRate
 from gpuplan.memo import IdentityMemo
-from gpuplan.types import Gpu, ModelSpec, TrainSetup
+from gpuplan.types import Gpu, Method, ModelSpec, Recompute, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
 
 OPTIMISED_FRAMEWORKS = ("megatron", "torchtitan", "llmc", "llm-foundry")
@@ -180,8 +180,8 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     framework = cal.get(f"u_{framework_class(s.framework)}")
     if s.compiled:
         framework *= cal.get("f_compiled")
-    method = 1.0 if s.method in ("full", "freeze") else cal.get("f_frozen_base")
-    if s.method == "qlora" or s.base_quant:
+    method = 1.0 if Method(s.method).trains_base else cal.get("f_frozen_base")
+    if Method(s.method).quantizes_base or s.base_quant:
         method *= cal.get("f_quantized_base")
     flops = train_flops_per_token(m, s)
     work = flops * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
@@ -276,13 +276,14 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     w = work or step_work(m, s, cal)
     t = parts or step_time(m, gpu, s, tokens, cal, w)
     cls = "finetune_time"
-    if s.method == "full" and s.framework in OPTIMISED_FRAMEWORKS:  # MoE pretraining has its own error band
+    if s.method == Method.FULL and s.framework in OPTIMISED_FRAMEWORKS:  # MoE pretraining has its own error band
         cls = "pretrain_throughput_moe" if m.is_moe else "pretrain_throughput"
     if not describe:
         return Estimate(Breakdown("seconds", t.parts), cal.band(cls), ())
     peak, u, steps, link, total = t.peak, t.utilisation, t.steps, t.link, t.seconds
     # the method's work, no recomputation
-    model_flops = w.flops_per_token if s.recompute == "none" else train_flops_per_token(m, replace(s, recompute="none"))
+    model_flops = (w.flops_per_token if s.recompute == Recompute.NONE
+                   else train_flops_per_token(m, replace(s, recompute=Recompute.NONE)))
     mfu = model_flops * tokens / (n * peak) / max(total, 1e-9)
     traffic_mb, eta_memory = w.traffic_bytes_per_token / 1e6, cal.get("eta_optimizer")
     assumptions: tuple[Assumption, ...] = (
@@ -302,10 +303,8 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
                    "micro-batch × sequence × grad-accum × data-parallel ranks"),
     )
     assumptions += missing_spec_notes(gpu)
-    extra = {"mfu": mfu, "utilisation": u, "gpu_hours": total * n / 3600,
-             "tokens_per_s": tokens / max(total, 1e-9), "steps": steps,
-             "human": fmt_seconds(total)}
-    return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, extra)
+    rate = TrainRate(mfu, u, total * n / 3600, tokens / max(total, 1e-9), steps, fmt_seconds(total))
+    return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, rate)
 
 
 def missing_spec_notes(gpu: Gpu) -> tuple[Assumption, ...]:
@@ -343,7 +342,7 @@ def activation_traffic_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> f
     runs the forward's again) and the logits, written in FP32 by the head and read and written by the loss
     in forward and backward (4 passes of 4 bytes)."""
     element = 4.0 if s.precision == "fp32" else 2.0
-    passes = 4 / 3 if s.recompute == "full" else 1.0  # forward is a third of the forward + backward traffic
+    passes = 4 / 3 if s.recompute == Recompute.FULL else 1.0  # forward is a third of the forward + backward traffic
     layers = m.n_layers * m.hidden * cal.get("activation_traffic") * element * passes
     if s.compiled:  # TorchInductor fuses chains of pointwise and norm kernels: fewer round trips to memory
         layers /= cal.get("f_fused_traffic")
@@ -380,7 +379,7 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
         # two all-reduces forward and two backward per layer (Megatron-LM; with sequence parallelism the same
         # bytes as all-gathers and reduce-scatters), and a full recomputation runs the forward's two again
         # (Korthikanti et al. 2022, sec. 5)
-        collectives = 6 if s.recompute == "full" else 4
+        collectives = 6 if s.recompute == Recompute.FULL else 4
         tp = collectives * m.n_layers / par.pp * act * 2 * (par.tp - 1) / par.tp
     return dp, tp
 

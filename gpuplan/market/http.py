@@ -24,8 +24,10 @@ MAX_WAIT_S = 30.0
 USER_AGENT = "gpuplan-refresh (+https://github.com/gpuplan)"
 
 
-class ProviderError(GpuplanError):
-    """One provider could not be refreshed; the others go on and its stored rows stay as they were."""
+class ProviderError(GpuplanError, OSError):
+    """One provider could not be refreshed; the others go on and its stored rows stay as they were. An
+    ``OSError``: the exchange with a remote service failed (the network, an HTTP status, an answer that cannot be
+    read), as a failed ``urlopen`` is one."""
 
     def __init__(self, provider: str, message: str, fix: str = "") -> None:
         super().__init__(f"{provider}: {message}", fix)
@@ -33,8 +35,9 @@ class ProviderError(GpuplanError):
         self.detail = message
 
 
-class MissingKeyError(ProviderError):
-    """The provider's price API needs a key and the environment variable that holds it is not set."""
+class MissingKeyError(ProviderError, LookupError):
+    """The provider's price API needs a key and the environment variable that holds it is not set (also a
+    ``LookupError``, as ``os.environ[name]`` raises one for it)."""
 
 
 @dataclass

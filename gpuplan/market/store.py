@@ -47,8 +47,9 @@ CREATE INDEX IF NOT EXISTS price_by_batch ON price (batch_id);
 """
 
 
-class StoreError(GpuplanError):
-    """The price store cannot be read or written (corrupt, locked, from a newer gpuplan)."""
+class StoreError(GpuplanError, OSError):
+    """The price store cannot be read or written (corrupt, locked, from a newer gpuplan): an ``OSError``, as a
+    file that cannot be opened is one."""
 
     def __init__(self, path: Path, problem: str, fix: str) -> None:
         super().__init__(f"price store {path}: {problem}", fix)

@@ -125,6 +125,20 @@ def cheapest_rental(catalog: Catalog, gpu: Gpu, n: int, market: str | None, curr
     return min(local, key=lambda o: hourly_price(catalog, o, currency), default=None)
 
 
+def electricity_price(catalog: Catalog, text: str | None, currency: str) -> float | None:
+    """The electricity price per kWh typed as ``text`` (``0.6CNY``; without a currency, in ``currency``), in
+    ``currency``, within the range of ``--electricity``; None when not given (the market's default applies). The
+    command line and the HTTP API read it here, so the two refuse the same texts."""
+    if not text:
+        return None
+    from gpuplan.options import check_range
+    from gpuplan.units import parse_money
+
+    amount, unit = parse_money(text, "--electricity")
+    check_range("--electricity", amount, f"'{text}'")
+    return catalog.convert(amount, unit or currency, currency)
+
+
 def ownership(catalog: Catalog, gpu: Gpu, n: int, hours_per_month: float, market: str = "global",
               currency: str = "USD", years: float | None = None, pue: float | None = None,
               electricity: float | None = None) -> Ownership:

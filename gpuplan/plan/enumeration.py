@@ -39,7 +39,7 @@ from gpuplan.listing import match_gpus
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
 from gpuplan.plan.pricing import Offers, offered
-from gpuplan.types import Gpu, Job, ModelSpec, Objective, Parallelism, Task, TrainSetup
+from gpuplan.types import Engine, Gpu, Job, Method, ModelSpec, Objective, Parallelism, Recompute, Task, TrainSetup
 
 NODE_COUNTS = (1, 2, 4, 8)
 
@@ -108,7 +108,7 @@ def training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
                 if n % (tp * pp) == 0 and m.n_layers >= pp:
                     dp = n // (tp * pp)
                     layouts.append(Parallelism(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0))
-    if m.is_moe and job.method == "full":
+    if m.is_moe and job.method == Method.FULL:
         layouts += expert_layouts(m, [Parallelism(dp=n, zero=1), *(p for p in layouts if p.tp > 1)])
     return layouts
 
@@ -143,7 +143,7 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     for par in memo.layouts(m, n, job):
         check_budget()
         # the framework the user runs fixes recomputation (its default); without one, try both
-        for recompute in ((None,) if job.framework else ("none", "full")):
+        for recompute in ((None,) if job.framework else (Recompute.NONE, Recompute.FULL)):
             for mb in (8, 4, 2, 1):
                 # check_training(m, gpu, job, setup), its GPU-independent parts made once per setup
                 entry = memo.found(m, job, par, mb, recompute, gpu, half)
@@ -311,8 +311,8 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
                     reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
     fmt = c.quant or job.weight_format or native_format(m.native_dtype)
     name = weight_format(fmt).name
-    engine = "llamacpp" if name.startswith("gguf") else "mlx" if name.startswith("mlx") else c.engine
-    if engine in ("llamacpp", "mlx") and tp > 1:
+    engine = Engine.LLAMACPP if name.startswith("gguf") else Engine.MLX if name.startswith("mlx") else c.engine
+    if not Engine(engine).tensor_parallel and tp > 1:
         return None, None
     try:
         setup = inference_setup(job, tp, engine, weight_format(fmt).name)

@@ -17,13 +17,24 @@ from gpuplan.estimate.infer_speed import throughput
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
 from gpuplan.types import Gpu, Job, Method, ModelSpec, Parallelism, Recompute, Task
 
-USE_CASES: tuple[tuple[str, Task, dict[str, Any]], ...] = (
-    ("inference 16-bit", Task.INFER, {"weight_format": "bf16"}),
-    ("inference int8", Task.INFER, {"weight_format": "int8-wo"}),
-    ("inference int4 (AWQ)", Task.INFER, {"weight_format": "awq-int4"}),
-    ("LoRA fine-tune", Task.FINETUNE, {"method": Method.LORA}),
-    ("QLoRA fine-tune", Task.FINETUNE, {"method": Method.QLORA}),
-    ("full fine-tune", Task.FINETUNE, {"method": Method.FULL}),
+
+@dataclass(frozen=True, slots=True)
+class UseCase:
+    """One row of ``gpuplan fit``: batch inference with weights in ``weight_format``, or a fine-tune by ``method``."""
+
+    label: str
+    task: Task
+    weight_format: str = "bf16"
+    method: Method = Method.FULL
+
+
+USE_CASES: tuple[UseCase, ...] = (
+    UseCase("inference 16-bit", Task.INFER, weight_format="bf16"),
+    UseCase("inference int8", Task.INFER, weight_format="int8-wo"),
+    UseCase("inference int4 (AWQ)", Task.INFER, weight_format="awq-int4"),
+    UseCase("LoRA fine-tune", Task.FINETUNE, method=Method.LORA),
+    UseCase("QLoRA fine-tune", Task.FINETUNE, method=Method.QLORA),
+    UseCase("full fine-tune", Task.FINETUNE, method=Method.FULL),
 )
 
 
@@ -40,12 +51,11 @@ class FitRow:
                             for e in self.options]}
 
 
-def _job(kind: Task, m: ModelSpec, context: int, extra: dict[str, Any]) -> Job:
-    if kind is Task.INFER:
+def _job(case: UseCase, context: int) -> Job:
+    if case.task is Task.INFER:
         return Job(task=Task.INFER, prompt_len=context // 2, output_len=context - context // 2, batch=1, requests=1,
-                   weight_format=extra["weight_format"])
-    return Job(task=Task.FINETUNE, method=Method(extra["method"]), samples=1, tokens_per_sample=context,
-               seq_len=context)
+                   weight_format=case.weight_format)
+    return Job(task=Task.FINETUNE, method=case.method, samples=1, tokens_per_sample=context, seq_len=context)
 
 
 def fit_table(catalog: Catalog, m: ModelSpec, gpus: list[Gpu] | None = None, context: int = 2048,
@@ -57,8 +67,8 @@ def fit_table(catalog: Catalog, m: ModelSpec, gpus: list[Gpu] | None = None, con
     pool = sorted(gpus or [g for g in catalog.gpus.values() if g.name in rentable],
                   key=lambda g: (g.memory_bytes, g.name))
     rows = []
-    for label, kind, extra in USE_CASES:
-        job = _job(kind, m, context, extra)
+    for case in USE_CASES:
+        job = _job(case, context)
         found: list[JobEstimate] = []
         for gpu in pool:
             for n in (1, 2, 4, 8):
@@ -67,9 +77,9 @@ def fit_table(catalog: Catalog, m: ModelSpec, gpus: list[Gpu] | None = None, con
                     found.append(e)
                     break  # the fewest GPUs of this type that hold the job
         found.sort(key=lambda e: (e.n_gpus * e.capacity_bytes, e.n_gpus, e.gpu.name))
-        settings = (f"batch 1, {context} tokens of context, vLLM" if kind is Task.INFER else
+        settings = (f"batch 1, {context} tokens of context, vLLM" if case.task is Task.INFER else
                     f"micro-batch 1 × {context} tokens, activation checkpointing, AdamW; FSDP across GPUs")
-        rows.append(FitRow(label, tuple(_distinct_memory(found)[:per_case]), settings))
+        rows.append(FitRow(case.label, tuple(_distinct_memory(found)[:per_case]), settings))
     return rows
 
 
@@ -124,13 +134,13 @@ def _train(m: ModelSpec, g: Gpu, cal: Calibration, method: str) -> tuple[float |
     job = Job(task=Task.FINETUNE, method=Method(method), tokens=1e8, seq_len=min(2048, m.max_positions))
     for n in (1, 8):
         par = Parallelism(dp=n, zero=3 if n > 1 else 0)
-        for mb, rc in ((4, "none"), (2, "none"), (1, "none"), (1, "full")):
+        for mb, rc in ((4, Recompute.NONE), (2, Recompute.NONE), (1, Recompute.NONE), (1, Recompute.FULL)):
             try:
                 e = estimate_training(m, g, job, training_setup(job, par, mb, rc, gpu=g), cal)
             except GpuplanError:
                 break
-            if e.fits and e.time:
-                return e.time.extra["tokens_per_s"] / n, f"{e.describe()}, micro-batch {mb}" + (
+            if e.fits and e.time and e.time.rate:
+                return e.time.rate.tokens_per_s / n, f"{e.describe()}, micro-batch {mb}" + (
                     ", checkpointing" if rc == Recompute.FULL else "") + (" (per GPU)" if n > 1 else "")
     return None, "does not fit on 8"
 
@@ -173,5 +183,6 @@ def _tput(m: ModelSpec, g: Gpu, cal: Calibration) -> tuple[float | None, str]:
     e, tp = _infer_setup(m, g, cal)
     if e is None:
         return None, "does not fit on 8"
-    est = throughput(m, g, replace(e.setup, batch=1), cal)  # type: ignore[arg-type]
-    return est.extra["output_tokens_per_s"] / tp, f"TP{tp}, batch {est.extra['batch']} (per GPU)"
+    figures = throughput(m, g, replace(e.setup, batch=1), cal).figures  # type: ignore[arg-type]
+    assert figures is not None  # a speed estimate has its figures
+    return figures.output_tokens_per_s / tp, f"TP{tp}, batch {figures.batch} (per GPU)"

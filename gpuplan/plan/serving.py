@@ -488,7 +488,7 @@ def _ep_layouts(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, r: Serv
 def _basics(m: ModelSpec, r: ServeRequest) -> tuple[Targets, str, str, Job]:
     """The targets, weight format, engine and sizing job every configuration of ``m`` for ``r`` shares."""
     fmt = weight_format(r.quant or native_format(m.native_dtype)).name
-    engine = "llamacpp" if fmt.startswith("gguf") else "mlx" if fmt.startswith("mlx") else r.engine
+    engine = Engine.LLAMACPP if fmt.startswith("gguf") else Engine.MLX if fmt.startswith("mlx") else r.engine
     longest = max(r.buckets, key=lambda b: b.prompt_len + b.output_len)
     job = Job(task=Task.SERVE, prompt_len=longest.prompt_len, output_len=longest.output_len, weight_format=fmt)
     return r.targets.effective(), fmt, engine, job

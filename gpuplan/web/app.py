@@ -69,7 +69,7 @@ from gpuplan.listing import (
     resolve_providers,
 )
 from gpuplan.options import EVERYWHERE, OPTIONS, RANGES, check_range, of_stage, refuse_inapplicable
-from gpuplan.plan.buy import ownership
+from gpuplan.plan.buy import electricity_price, ownership
 from gpuplan.plan.fitting import compare, fit_table
 from gpuplan.plan.guard import names as guard_names
 from gpuplan.plan.planner import OBJECTIVES, Constraints, plan, work_budget
@@ -414,7 +414,9 @@ def buy(cat: Cat, gpu: Annotated[list[Annotated[str, Query(max_length=MAX_TEXT)]
         q: Q) -> list[Row]:
     """``gpuplan buy --json``: own versus rent, and the break-even hours per month."""
     cur = q.currency or ("CNY" if q.market == Market.CN else "USD")
-    return [ownership(cat, cat.gpu(g), q.n_gpus, q.hours_per_month, q.market, cur).as_dict() for g in gpu]
+    power = electricity_price(cat, q.electricity, cur)
+    return [ownership(cat, cat.gpu(g), q.n_gpus, q.hours_per_month, q.market, cur, q.years, q.pue, power).as_dict()
+            for g in gpu]
 
 
 # ---------------------------------------------------------------- request → library objects

@@ -223,7 +223,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "platforms": ("market",),
     "fit": ("context", "gpus"),
     "compare": ("model",),
-    "buy": ("n_gpus", "hours_per_month", "market", "currency"),
+    "buy": ("n_gpus", "hours_per_month", "market", "currency", "years", "pue", "electricity"),
 }
 Text = Annotated[str, Query(max_length=MAX_TEXT)]
 
@@ -240,7 +240,7 @@ def query_type(o: Option, command: str) -> Any:
     if o.form:  # text the endpoint reads (48GB), as the command line's
         typed: Any = Text
     elif o.range is not None:
-        typed = Annotated[kind, Query(**bounds(o.flag, whole=True))]
+        typed = Annotated[kind, Query(**bounds(o.flag, whole=kind is int))]
     elif o.name == "currency":
         typed = Currency
     elif o.choices:
