@@ -69,8 +69,10 @@ MILP_NODE_LIMIT = 5_000
 MILP_TIME_LIMIT_S = 60.0
 MIP_GAP = 1e-3  # the cost is known to 0.1 %: well within the price data's own error
 # A mix of one request size is first searched exactly in pure Python (gpuplan/plan/mixsearch.py), so a plain plan
-# needs no scipy; past this many search nodes (about 0.1 s) the MILP solves it instead
+# needs no scipy; a mix of more pools, or a search past this many nodes (about 0.1 s), goes to the MILP (the
+# bench's 18- and 34-pool fleets need thousands of nodes, where HiGHS takes some 50 ms)
 SEARCH_NODE_LIMIT = 2_000
+SEARCH_MAX_POOLS = 16
 PRESOLVE = False  # HiGHS presolve is slower here
 
 
@@ -674,7 +676,7 @@ def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], po
                 lost_sets: Sequence[frozenset[int]], budget: float | None) -> Mix | None:
     """:func:`solve_mix` for scenarios given as the sets of pools each loses (the first loses none)."""
     start = time.perf_counter()
-    if len(demand) == 1:
+    if len(demand) == 1 and len(pools) <= SEARCH_MAX_POOLS:
         units, finished = mixsearch.cheapest_units(
             [p.replicas_per_unit * capacity[p.config][0] for p in pools], [p.replicas_per_unit for p in pools],
             [p.cost_per_unit for p in pools], [p.cap_units for p in pools], demand[0], lost_sets, budget,
