@@ -260,3 +260,28 @@ def test_fleet_mixes_read_off_the_memo_equal_those_solved_afresh() -> None:
                         lambda mix: mix and dataclasses.replace(mix, seconds=0.0))(
                         solve_mix([[10.0], [20.0]], d, pools(c, k), f, b)))
     _warm_then_fresh(answers, _mixes)
+
+
+def test_plans_of_one_job_under_other_constraints_share_setups_and_answer_as_afresh(catalog: Catalog) -> None:
+    """The training setups one plan sized serve the next plan of the same model and job (``PlanMemo.shared``):
+    each plan, read after the others filled the shared memo, equals the plan made with it emptied."""
+    from gpuplan.plan import enumeration
+    from gpuplan.plan.planner import Constraints, plan
+
+    m = catalog.model("Llama-2-7B")
+    job = Job(task="pretrain", tokens=1e11, seq_len=4096)
+    constraints = (Constraints(), Constraints(market="cn", currency="CNY"), Constraints(gpus=("H100", "A100")),
+                   Constraints(objective="time", max_gpus=64), Constraints(headroom=0.2))
+
+    def answer(c: Constraints) -> Callable[[], object]:
+        def one() -> object:
+            r = plan(catalog, m, job, c)
+            return ([(x.label(), x.cost.total, x.time_s, x.estimate.setup) for x in (*r.ranked, *r.pareto)],
+                    r.considered, r.fitting_configs, r.nothing_fits, r.alternatives)
+        return one
+
+    _warm_then_fresh([answer(c) for c in constraints], enumeration._shared_memos)
+    enumeration._shared_memos.clear()
+    for c in constraints:
+        answer(c)()
+    assert len(enumeration._shared_memos) == 2  # one model, job and calibration; two headrooms

@@ -36,6 +36,7 @@ from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.estimate.train_time import StepTime, StepWork, step_time, step_work, train_time
 from gpuplan.listing import match_gpus
+from gpuplan.memo import IdentityMemo
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
 from gpuplan.plan.pricing import Offers, offered
@@ -259,6 +260,17 @@ class PlanMemo:
     _layouts: dict[int, list[Parallelism]] = field(default_factory=dict)
     _hardware: dict[tuple[str, str, str], InfeasibleError | None] = field(default_factory=dict)
 
+    @classmethod
+    def shared(cls, m: ModelSpec, job: Job, cal: Calibration, headroom: float | None) -> PlanMemo:
+        """A memo for one plan whose layouts and setups (with their memory and step terms) are those of every
+        plan of the same model, job, calibration and headroom: plans that differ only in their constraints (market,
+        GPUs, budget, objective; the changes :func:`planner.alternatives` tries with the same job) size each setup
+        once. The hardware checks, which read the catalog's GPUs, stay the plan's own."""
+        kept = _shared_memos.get(m, cal, None, (job, headroom))
+        if kept is None:
+            kept = _shared_memos.put(m, cal, None, (job, headroom), cls())
+        return cls(kept.entries, kept._layouts)
+
     def layouts(self, m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
         """``training_layouts(m, n, job)`` (``m`` and ``job`` are the plan's), made once per count."""
         found = self._layouts.get(n)
@@ -307,6 +319,9 @@ class PlanMemo:
         return found
 
 
+_shared_memos: IdentityMemo[PlanMemo] = IdentityMemo(limit=32)  # by model, calibration, job and headroom
+
+
 def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
                     reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
     fmt = c.quant or job.weight_format or native_format(m.native_dtype)
@@ -332,7 +347,7 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     closest: list[JobEstimate] = []
     serving = job.task is Task.SERVE
     platforms = offered_platforms(catalog, c)
-    memo = PlanMemo()  # training setups and their memory: the same on every GPU type
+    memo = PlanMemo.shared(m, job, cal, c.headroom)  # training setups and their memory: the same on every GPU type
     for gpu in gpus:
         counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n,
                                                                                                serving)]
