@@ -285,3 +285,25 @@ def test_plans_of_one_job_under_other_constraints_share_setups_and_answer_as_afr
     for c in constraints:
         answer(c)()
     assert len(enumeration._shared_memos) == 2  # one model, job and calibration; two headrooms
+
+
+@pytest.mark.parametrize("job", [Job(task="infer", requests=100_000, prompt_len=1000, output_len=300), SERVE],
+                         ids=["infer", "serve"])
+def test_inference_plans_read_off_the_estimate_memo_equal_those_made_afresh(catalog: Catalog, job: Job) -> None:
+    """best_inference's estimates are kept by model, GPU, calibration, job, TP, engine, format and headroom: plans
+    under other engines, formats, markets and headrooms read after one another equal the plans made afresh."""
+    from gpuplan.plan import enumeration
+    from gpuplan.plan.planner import Constraints, plan
+
+    m = catalog.model("Qwen2.5-7B")
+    constraints = (Constraints(), Constraints(engine="sglang"), Constraints(quant="awq-int4"),
+                   Constraints(market="cn", currency="CNY"), Constraints(headroom=0.3, max_gpus=2))
+
+    def answer(c: Constraints) -> Callable[[], object]:
+        def one() -> object:
+            r = plan(catalog, m, job, c)
+            return ([(x.label(), x.cost.total, x.time_s, x.estimate.setup) for x in (*r.ranked, *r.pareto)],
+                    r.considered, r.fitting_configs, r.nothing_fits, r.alternatives)
+        return one
+
+    _warm_then_fresh([answer(c) for c in constraints], enumeration._inference_estimates)

@@ -322,17 +322,35 @@ class PlanMemo:
 _shared_memos: IdentityMemo[PlanMemo] = IdentityMemo(limit=32)  # by model, calibration, job and headroom
 
 
+def _inference_estimate(m: ModelSpec, gpu: Gpu, job: Job, tp: int, engine: str, fmt: str, cal: Calibration,
+                        headroom: float | None) -> JobEstimate | tuple[str, str]:
+    """The estimate :func:`best_inference` judges, made without its words, or why there is none (the refusal's
+    message and fix)."""
+    try:
+        setup = inference_setup(job, tp, engine, weight_format(fmt).name)
+        return estimate_inference(m, gpu, job, setup, cal, headroom, describe=False)
+    except InfeasibleError as err:
+        return (err.message, err.fix)
+
+
+# best_inference's estimates by model, GPU, calibration, job, TP, engine, format and headroom: an alternative
+# (planner.alternatives: another engine) and a plan under other constraints ask for the same ones again
+_inference_estimates: IdentityMemo[JobEstimate | tuple[str, str]] = IdentityMemo()
+
+
 def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
                     reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
     fmt = c.quant or job.weight_format or native_format(m.native_dtype)
     engine = c.engine if not weight_format(fmt).name.startswith("gguf") else "llamacpp"
     if engine == "llamacpp" and tp > 1:
         return None, None
-    try:
-        setup = inference_setup(job, tp, engine, weight_format(fmt).name)
-        e = estimate_inference(m, gpu, job, setup, cal, c.headroom, describe=False)
-    except InfeasibleError as err:
-        reasons[(err.message, err.fix)] += 1
+    key = (job, tp, engine, fmt, c.headroom)
+    e = _inference_estimates.get(m, gpu, cal, key)
+    if e is None:
+        e = _inference_estimates.put(m, gpu, cal, key, _inference_estimate(m, gpu, job, tp, engine, fmt, cal,
+                                                                            c.headroom))
+    if isinstance(e, tuple):
+        reasons[e] += 1
         return None, None
     if e.fits and (job.task is not Task.SERVE or e.replicas >= 1):
         return e, None
