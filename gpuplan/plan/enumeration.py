@@ -367,15 +367,13 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     platforms = offered_platforms(catalog, c)
     memo = PlanMemo.shared(m, job, cal, c.headroom)  # training setups and their memory: the same on every GPU type
     for gpu in gpus:
-        counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n,
-                                                                                               serving)]
+        counts = [n for n in _counts(c, job) if (job.is_training or n <= 8)  # inference: TP within a node
+                  and ((n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n, serving))]
         for n in counts:
             check_budget()
             if job.is_training:
-                best, near = best_training(m, gpu, job, n, c, cal, reasons, memo)
+                best, near = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
             else:
-                if n > 8:
-                    continue
                 best, near = best_inference(m, gpu, job, n, c, cal, reasons)
             if best:
                 fitting.append(best)
@@ -384,6 +382,24 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
             elif near:
                 closest.append(near)
     return fitting, closest
+
+
+def _kept_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
+                   reasons: Counter[tuple[str, str]], memo: PlanMemo) -> tuple[JobEstimate | None, JobEstimate | None]:
+    """:func:`best_training`, kept with the refusals it counted by model, GPU, calibration, job, GPU count and
+    headroom (all it reads of the constraints): a plan under other constraints asks for the same again."""
+    key = (job, n, c.headroom)
+    kept = _training_answers.get(m, gpu, cal, key)
+    if kept is None:
+        counted: Counter[tuple[str, str]] = Counter()
+        best, near = best_training(m, gpu, job, n, c, cal, counted, memo)
+        kept = _training_answers.put(m, gpu, cal, key, (best, near, counted))
+    reasons.update(kept[2])  # in the order best_training counted them, as if it had counted into ``reasons``
+    return kept[0], kept[1]
+
+
+_training_answers: IdentityMemo[tuple[JobEstimate | None, JobEstimate | None, Counter[tuple[str, str]]]] = (
+    IdentityMemo())
 
 
 def offered_platforms(catalog: Catalog, c: Constraints) -> set[str]:
