@@ -262,3 +262,64 @@ def test_fleet_mixes_read_off_the_memo_equal_those_solved_afresh() -> None:
                         lambda mix: mix and dataclasses.replace(mix, seconds=0.0))(
                         solve_mix([[10.0], [20.0]], d, pools(c, k), f, b)))
     _warm_then_fresh(answers, _mixes)
+
+
+class _Both:
+    """Two memos emptied together."""
+
+    def __init__(self, *memos: IdentityMemo[Any]) -> None:
+        self.memos = memos
+
+    def clear(self) -> None:
+        for memo in self.memos:
+            memo.clear()
+
+
+def test_plans_of_one_job_under_other_constraints_share_setups_and_answer_as_afresh(catalog: Catalog) -> None:
+    """The training setups one plan sized (``PlanMemo.shared``) and its answers per GPU type and count, with the
+    refusals counted (``enumeration._kept_training``), serve the next plan of the same model and job: each plan,
+    read after the others filled the memos, equals the plan made with them emptied."""
+    from gpuplan.plan import enumeration
+    from gpuplan.plan.planner import Constraints, plan
+
+    m = catalog.model("Llama-2-7B")
+    job = Job(task="pretrain", tokens=1e11, seq_len=4096)
+    constraints = (Constraints(), Constraints(market="cn", currency="CNY"), Constraints(gpus=("H100", "A100")),
+                   Constraints(objective="time", max_gpus=64), Constraints(headroom=0.2),
+                   Constraints(gpus=("H100",), max_gpus=1))  # the last: nothing fits, the refusals counted
+
+    def answer(c: Constraints) -> Callable[[], object]:
+        def one() -> object:
+            r = plan(catalog, m, job, c)
+            return ([(x.label(), x.cost.total, x.time_s, x.estimate.setup) for x in (*r.ranked, *r.pareto)],
+                    r.considered, r.fitting_configs, r.nothing_fits, r.alternatives)
+        return one
+
+    both = _Both(enumeration._shared_memos, enumeration._training_answers)
+    _warm_then_fresh([answer(c) for c in constraints], both)  # type: ignore[arg-type]
+    both.clear()
+    for c in constraints[:3]:  # plans that fit, with the same headroom (no suggestion plans another job)
+        answer(c)()
+    assert len(enumeration._shared_memos) == 1  # one model, job, calibration and headroom
+
+
+@pytest.mark.parametrize("job", [Job(task="infer", requests=100_000, prompt_len=1000, output_len=300), SERVE],
+                         ids=["infer", "serve"])
+def test_inference_plans_read_off_the_estimate_memo_equal_those_made_afresh(catalog: Catalog, job: Job) -> None:
+    """best_inference's estimates are kept by model, GPU, calibration, job, TP, engine, format and headroom: plans
+    under other engines, formats, markets and headrooms read after one another equal the plans made afresh."""
+    from gpuplan.plan import enumeration
+    from gpuplan.plan.planner import Constraints, plan
+
+    m = catalog.model("Qwen2.5-7B")
+    constraints = (Constraints(), Constraints(engine="sglang"), Constraints(quant="awq-int4"),
+                   Constraints(market="cn", currency="CNY"), Constraints(headroom=0.3, max_gpus=2))
+
+    def answer(c: Constraints) -> Callable[[], object]:
+        def one() -> object:
+            r = plan(catalog, m, job, c)
+            return ([(x.label(), x.cost.total, x.time_s, x.estimate.setup) for x in (*r.ranked, *r.pareto)],
+                    r.considered, r.fitting_configs, r.nothing_fits, r.alternatives)
+        return one
+
+    _warm_then_fresh([answer(c) for c in constraints], enumeration._inference_estimates)

@@ -36,6 +36,7 @@ from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.estimate.train_time import StepTime, StepWork, step_time, step_work, train_time
 from gpuplan.listing import match_gpus
+from gpuplan.memo import IdentityMemo
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
 from gpuplan.plan.pricing import Offers, offered
@@ -259,6 +260,17 @@ class PlanMemo:
     _layouts: dict[int, list[Parallelism]] = field(default_factory=dict)
     _hardware: dict[tuple[str, str, str], InfeasibleError | None] = field(default_factory=dict)
 
+    @classmethod
+    def shared(cls, m: ModelSpec, job: Job, cal: Calibration, headroom: float | None) -> PlanMemo:
+        """A memo for one plan whose layouts and setups (with their memory and step terms) are those of every
+        plan of the same model, job, calibration and headroom: plans that differ only in their constraints (market,
+        GPUs, budget, objective; the changes :func:`planner.alternatives` tries with the same job) size each setup
+        once. The hardware checks, which read the catalog's GPUs, stay the plan's own."""
+        kept = _shared_memos.get(m, cal, None, (job, headroom))
+        if kept is None:
+            kept = _shared_memos.put(m, cal, None, (job, headroom), cls())
+        return cls(kept.entries, kept._layouts)
+
     def layouts(self, m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
         """``training_layouts(m, n, job)`` (``m`` and ``job`` are the plan's), made once per count."""
         found = self._layouts.get(n)
@@ -307,6 +319,25 @@ class PlanMemo:
         return found
 
 
+_shared_memos: IdentityMemo[PlanMemo] = IdentityMemo(limit=32)  # by model, calibration, job and headroom
+
+
+def _inference_estimate(m: ModelSpec, gpu: Gpu, job: Job, tp: int, engine: str, fmt: str, cal: Calibration,
+                        headroom: float | None) -> JobEstimate | tuple[str, str]:
+    """The estimate :func:`best_inference` judges, made without its words, or why there is none (the refusal's
+    message and fix)."""
+    try:
+        setup = inference_setup(job, tp, engine, weight_format(fmt).name)
+        return estimate_inference(m, gpu, job, setup, cal, headroom, describe=False)
+    except InfeasibleError as err:
+        return (err.message, err.fix)
+
+
+# best_inference's estimates by model, GPU, calibration, job, TP, engine, format and headroom: an alternative
+# (planner.alternatives: another engine) and a plan under other constraints ask for the same ones again
+_inference_estimates: IdentityMemo[JobEstimate | tuple[str, str]] = IdentityMemo()
+
+
 def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
                     reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
     fmt = c.quant or job.weight_format or native_format(m.native_dtype)
@@ -314,11 +345,13 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
     engine = Engine.LLAMACPP if name.startswith("gguf") else Engine.MLX if name.startswith("mlx") else c.engine
     if not Engine(engine).tensor_parallel and tp > 1:
         return None, None
-    try:
-        setup = inference_setup(job, tp, engine, weight_format(fmt).name)
-        e = estimate_inference(m, gpu, job, setup, cal, c.headroom, describe=False)
-    except InfeasibleError as err:
-        reasons[(err.message, err.fix)] += 1
+    key = (job, tp, engine, fmt, c.headroom)
+    e = _inference_estimates.get(m, gpu, cal, key)
+    if e is None:
+        e = _inference_estimates.put(m, gpu, cal, key, _inference_estimate(m, gpu, job, tp, engine, fmt, cal,
+                                                                            c.headroom))
+    if isinstance(e, tuple):
+        reasons[e] += 1
         return None, None
     if e.fits and (job.task is not Task.SERVE or e.replicas >= 1):
         return e, None
@@ -333,17 +366,15 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     closest: list[JobEstimate] = []
     serving = job.task is Task.SERVE
     platforms = offered_platforms(catalog, c)
-    memo = PlanMemo()  # training setups and their memory: the same on every GPU type
+    memo = PlanMemo.shared(m, job, cal, c.headroom)  # training setups and their memory: the same on every GPU type
     for gpu in gpus:
-        counts = [n for n in _counts(c, job) if (n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n,
-                                                                                               serving)]
+        counts = [n for n in _counts(c, job) if (job.is_training or n <= 8)  # inference: TP within a node
+                  and ((n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n, serving))]
         for n in counts:
             check_budget()
             if job.is_training:
-                best, near = best_training(m, gpu, job, n, c, cal, reasons, memo)
+                best, near = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
             else:
-                if n > 8:
-                    continue
                 best, near = best_inference(m, gpu, job, n, c, cal, reasons)
             if best:
                 fitting.append(best)
@@ -352,6 +383,24 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
             elif near:
                 closest.append(near)
     return fitting, closest
+
+
+def _kept_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
+                   reasons: Counter[tuple[str, str]], memo: PlanMemo) -> tuple[JobEstimate | None, JobEstimate | None]:
+    """:func:`best_training`, kept with the refusals it counted by model, GPU, calibration, job, GPU count and
+    headroom (all it reads of the constraints): a plan under other constraints asks for the same again."""
+    key = (job, n, c.headroom)
+    kept = _training_answers.get(m, gpu, cal, key)
+    if kept is None:
+        counted: Counter[tuple[str, str]] = Counter()
+        best, near = best_training(m, gpu, job, n, c, cal, counted, memo)
+        kept = _training_answers.put(m, gpu, cal, key, (best, near, counted))
+    reasons.update(kept[2])  # in the order best_training counted them, as if it had counted into ``reasons``
+    return kept[0], kept[1]
+
+
+_training_answers: IdentityMemo[tuple[JobEstimate | None, JobEstimate | None, Counter[tuple[str, str]]]] = (
+    IdentityMemo())
 
 
 def offered_platforms(catalog: Catalog, c: Constraints) -> set[str]:

@@ -10,11 +10,13 @@ Stages, one after the other:
    (:mod:`gpuplan.estimate.load`: continuous batching, Little's law, M/D/1 queueing of prompts).
 3. **Pools** — each usable offer in each zone of its region is a pool of identical replicas; a pool belongs to
    failure domains (its zone, its provider region, and for spot its spot pool).
-4. **Mix** — a mixed-integer program (scipy.optimize.milp, HiGHS) picks how many instances of each pool to
+4. **Mix** — a mixed-integer program picks how many instances of each pool to
    rent so that, in every failure scenario (nothing lost, or any one domain lost), the replicas left can be
    assigned the peak traffic of every bucket: the Mélange formulation (Griggs et al. 2024, "Mélange: Cost
    Efficient Large Language Model Serving by Exploiting GPU Heterogeneity", sec. 4) with one assignment per
-   failure scenario. A replica given several buckets shares its time: Σ_b rate_b / capacity_b ≤ 1.
+   failure scenario. A replica given several buckets shares its time: Σ_b rate_b / capacity_b ≤ 1. One bucket is
+   searched exactly in pure Python (:mod:`gpuplan.plan.mixsearch`); several, or a search past its node limit, go
+   to scipy.optimize.milp (HiGHS), imported only then.
 5. **Availability** — :mod:`gpuplan.plan.availability` turns the fleet into an expected availability; if it is
    below the target the peak is raised by a headroom step and the mix solved again.
 
@@ -32,10 +34,6 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
-import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
-
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError, close_matches
 from gpuplan.estimate import ep, load
@@ -48,7 +46,7 @@ from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.listing import match_gpus, price_age, resolve_providers
 from gpuplan.memo import IdentityMemo
 from gpuplan.plan import availability as av
-from gpuplan.plan import compliance, traffic
+from gpuplan.plan import compliance, mixsearch, traffic
 from gpuplan.plan.costing import hourly_price, token_costs
 from gpuplan.plan.quiet import c_stdout_to_stderr
 from gpuplan.types import STALE_AFTER_DAYS, Engine, Gpu, InferSetup, Job, ModelSpec, Offer, Task
@@ -70,6 +68,11 @@ PRUNE_FACTOR = 3.0  # a configuration whose optimistic cost per request/s is thi
 MILP_NODE_LIMIT = 5_000
 MILP_TIME_LIMIT_S = 60.0
 MIP_GAP = 1e-3  # the cost is known to 0.1 %: well within the price data's own error
+# A mix of one request size is first searched exactly in pure Python (gpuplan/plan/mixsearch.py), so a plain plan
+# needs no scipy; a mix of more pools, or a search past this many nodes (about 0.1 s), goes to the MILP (the
+# bench's 18- and 34-pool fleets need thousands of nodes, where HiGHS takes some 50 ms)
+SEARCH_NODE_LIMIT = 2_000
+SEARCH_MAX_POOLS = 16
 PRESOLVE = False  # HiGHS presolve is slower here
 
 
@@ -673,6 +676,35 @@ def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], po
                 lost_sets: Sequence[frozenset[int]], budget: float | None) -> Mix | None:
     """:func:`solve_mix` for scenarios given as the sets of pools each loses (the first loses none)."""
     start = time.perf_counter()
+    if len(demand) == 1 and len(pools) <= SEARCH_MAX_POOLS:
+        units, finished = mixsearch.cheapest_units(
+            [p.replicas_per_unit * capacity[p.config][0] for p in pools], [p.replicas_per_unit for p in pools],
+            [p.cost_per_unit for p in pools], [p.cap_units for p in pools], demand[0], lost_sets, budget,
+            SEARCH_NODE_LIMIT)
+        if finished:
+            return None if units is None else _one_bucket_mix(capacity, demand, pools, units, start, 0.0)
+    return _milp_sets(capacity, demand, pools, lost_sets, budget)
+
+
+def _one_bucket_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool],
+                    units: tuple[int, ...], start: float, gap: float) -> Mix:
+    """The mix of ``units`` for one bucket: its traffic goes to the replicas in proportion to what they take."""
+    up = [sum(u * p.replicas_per_unit for u, p in zip(units, pools, strict=True) if p.config == i) *
+          capacity[i][0] for i in range(len(capacity))]
+    routing = tuple((demand[0] * x / sum(up),) if sum(up) > 0 else (0.0,) for x in up)
+    total = sum(u * p.cost_per_unit for u, p in zip(units, pools, strict=True))
+    return Mix(units, routing, total, time.perf_counter() - start, gap)
+
+
+def _milp_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool],
+               lost_sets: Sequence[frozenset[int]], budget: float | None) -> Mix | None:
+    """:func:`_solve_sets` as a MILP (scipy.optimize.milp, HiGHS), imported only here: it costs a process about
+    1.2 s of CPU."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
+    start = time.perf_counter()
     n_cfg, n_b, n_p = len(capacity), len(demand), len(pools)
     x_index: dict[tuple[int, int, int], int] = {}
     if n_b > 1:
@@ -730,16 +762,12 @@ def _solve_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], po
     if res.x is None or res.status not in (0, 1):
         return None
     units = tuple(round(float(v)) for v in res.x[:n_p])
-    if n_b == 1:  # the traffic goes to the replicas in proportion to what they take
-        up = [sum(u * p.replicas_per_unit for u, p in zip(units, pools, strict=True) if p.config == i) *
-              capacity[i][0] for i in range(n_cfg)]
-        routing: tuple[tuple[float, ...], ...] = tuple((demand[0] * x / sum(up),) if sum(up) > 0 else (0.0,)
-                                                       for x in up)
-    else:
-        routing = tuple(tuple(float(res.x[x_index[(0, i, b)]]) if (0, i, b) in x_index else 0.0
-                              for b in range(n_b)) for i in range(n_cfg))
-    total = sum(u * p.cost_per_unit for u, p in zip(units, pools, strict=True))
     gap = float(getattr(res, "mip_gap", 0.0) or 0.0) if res.status == 1 else 0.0
+    if n_b == 1:
+        return _one_bucket_mix(capacity, demand, pools, units, start, gap)
+    routing = tuple(tuple(float(res.x[x_index[(0, i, b)]]) if (0, i, b) in x_index else 0.0
+                          for b in range(n_b)) for i in range(n_cfg))
+    total = sum(u * p.cost_per_unit for u, p in zip(units, pools, strict=True))
     return Mix(units, routing, total, time.perf_counter() - start, gap)
 
 
