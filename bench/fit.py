@@ -152,6 +152,10 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
             bounds += [(1e-6, 3e-5), (0.05, 1.0)]
         inherited = [n for n in _BOUNDS if n not in names and not (n == "f_moe" and eng.endswith("_metal"))]
         cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in inherited})
+        # an engine or backend without a start value of its own (MindIE, MLX, vLLM on Ascend) starts its fit from
+        # the reference engine's fitted values
+        cal = cal.with_values(**{p: cal.values[f"{n}_{REFERENCE_ENGINE}"] for n, p in zip(names, params, strict=False)
+                                 if p not in cal.values})
         if rows and params:
             pooled = {} if eng == REFERENCE_ENGINE or eng.endswith("_metal") else {
                 f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in names if n in POOLED}
