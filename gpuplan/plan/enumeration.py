@@ -359,9 +359,10 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
 
 
 def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
-               offers: Offers, reasons: Counter[tuple[str, str]]
+               offers: Offers, reasons: Counter[tuple[str, str]], skip: Callable[[Gpu, int], bool] | None = None
                ) -> tuple[list[JobEstimate], list[JobEstimate]]:
-    """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide."""
+    """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide; ``skip``:
+    the GPU types and counts a caller needs no estimate of (a plan that only looks for a pick below some cost)."""
     fitting: list[JobEstimate] = []
     closest: list[JobEstimate] = []
     serving = job.task is Task.SERVE
@@ -372,6 +373,8 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
                   and ((n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n, serving))]
         for n in counts:
             check_budget()
+            if skip is not None and skip(gpu, n):
+                continue
             if job.is_training:
                 best, near = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
             else:

@@ -207,9 +207,22 @@ class Pricer:
     def _model_terms(self, e: JobEstimate) -> tuple[float, float]:
         found = self._model.get(id(e.model))
         if found is None:
-            startup = 0.0 if e.job.task is Task.SERVE else startup_seconds(checkpoint_bytes(e.model))
+            startup = 0.0 if e.job.task is Task.SERVE else startup_seconds(checkpoint_bytes(e.model))  # least_cost
             found = self._model[id(e.model)] = (startup, disk_bytes(e.model, e.job))
         return found
+
+    def least_cost(self, m: ModelSpec, job: Job, gpu: str, n: int) -> float:
+        """The least any estimate of ``job`` on ``n`` × ``gpu`` can cost on the offers :meth:`columns` prices it on,
+        known before the estimate: a service bills at least an hour of one instance, a run at least its start-up on
+        one (the cheapest matching offer's hourly price for that long); inf when no offer matches."""
+        serving = job.task is Task.SERVE
+        if serving != self.terms.serving:
+            return 0.0  # columns would make other terms: no bound
+        tariffs = self.terms.matches(self.offers, gpu, n, serving)[2]
+        if not tariffs:
+            return math.inf
+        seconds = HOUR if serving else startup_seconds(checkpoint_bytes(m))  # as _model_terms
+        return min(t.per_hour for t in tariffs) * seconds / HOUR
 
     def price(self, e: JobEstimate) -> list[Candidate]:
         """Every usable offer of ``e``'s GPU that can hold it, costed (without notes: see :meth:`noted`)."""
