@@ -7,8 +7,9 @@ their ids, and a hit is checked to be for those same objects (not merely equal o
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 
@@ -20,11 +21,12 @@ class IdentityMemo(Generic[V]):
     dictionary out by hand, where a general tuple cost 1.4 µs more, and the estimators ask tens of thousands of
     times a plan."""
 
-    __slots__ = ("_entries", "_limit")
+    __slots__ = ("__weakref__", "_entries", "_limit")
 
     def __init__(self, limit: int = 4096) -> None:
         self._entries: dict[tuple[Hashable, ...], tuple[object, object, object, V]] = {}
         self._limit = limit
+        _every.add(self)
 
     def get(self, a: object, b: object, c: object, values: tuple[Hashable, ...]) -> V | None:
         hit = self._entries.get((id(a), id(b), id(c), *values))
@@ -43,3 +45,13 @@ class IdentityMemo(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+_every: weakref.WeakSet[IdentityMemo[Any]] = weakref.WeakSet()  # for clear_memos
+
+
+def clear_memos() -> None:
+    """Empty every memo, as in a fresh process: ``bench/speed.py`` times a plan cold (its first in a process, the
+    CLI's case) after this, and warm (repeated) without it."""
+    for memo in list(_every):
+        memo.clear()

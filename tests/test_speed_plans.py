@@ -103,12 +103,19 @@ def test_with_batch_is_replace_in_every_field() -> None:
     assert s.with_batch(3) == s
 
 
-class _Fresh(enumeration.PlanMemo):
-    """A memo that remembers nothing: every setup and check made afresh, as check_training makes them."""
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A dictionary that finds nothing it was given."""
 
-    def found(self, m, job, par, mb, recompute, gpu, half):  # type: ignore[no-untyped-def]
-        self.entries.clear()
-        return super().found(m, job, par, mb, recompute, gpu, half)
+    def get(self, key, default=None):  # type: ignore[no-untyped-def]
+        return default
+
+
+class _Fresh(enumeration.PlanMemo):
+    """A memo that remembers nothing: every setup and check made afresh, as check_training makes them (the search
+    reads the memo's entries directly too, so they are a dictionary that finds nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__(_Forgetful())
 
     def hardware_error(self, gpu, job, s):  # type: ignore[no-untyped-def]
         self._hardware.clear()

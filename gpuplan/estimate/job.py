@@ -339,22 +339,40 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
 def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,
                   top: int) -> int:
     """The largest batch in 1..``top`` whose own memory (KV cache, prefill activations, logits) fits with the
-    headroom; 0 when not even one sequence does. Memory grows with the batch, so a bisection finds it."""
+    headroom; 0 when not even one sequence does. Memory grows with the batch, so a search of the bounds finds it."""
 
-    def holds(b: int) -> bool:
-        return fits_gpu(inference_memory(m, gpu, s.with_batch(b), cal, describe=False), gpu, headroom)
+    def room(b: int) -> float:
+        """Bytes to spare at batch ``b`` (negative: short by that much): it holds when the room is at least 0."""
+        mem = inference_memory(m, gpu, s.with_batch(b), cal, describe=False)
+        room = gpu.memory_bytes - needed_memory(mem, headroom)[0]
+        if mem.capacity is None:
+            return room
+        return min(room, mem.capacity.kv_budget_bytes - mem.breakdown.get("kv_cache"))  # kv_shortfall's terms
 
-    if top < 1 or not holds(1):
+    if top < 1 or (first := room(1)) < 0:
         return 0
-    if holds(top):  # the engine's cap usually fits on a GPU with room: no bisection then
+    if (last := room(top)) >= 0:  # the engine's cap usually fits on a GPU with room: no bisection then
         return top
-    lo, hi = 1, top - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if holds(mid):
-            lo = mid
+    # room(lo) >= 0 > room(short): the answer is lo once short is lo + 1. Memory is close to linear in the batch, so
+    # the next batch tried is where the line through the last two tried runs out of room (a secant step, kept
+    # strictly inside the bounds), which usually ends the search in two or three steps; after three such steps
+    # the bisection halves the bounds, so a search never takes more than a few steps beyond the bisection's
+    lo, short = 1, top
+    before, latest = (1, first), (top, last)
+    steps = 0
+    while short - lo > 1:
+        (b0, r0), (b1, r1) = before, latest
+        if steps < 3 and r1 != r0:
+            b = min(short - 1, max(lo + 1, math.floor(b1 - r1 * (b1 - b0) / (r1 - r0))))
         else:
-            hi = mid - 1
+            b = (lo + short) // 2
+        steps += 1
+        r = room(b)
+        if r >= 0:
+            lo = b
+        else:
+            short = b
+        before, latest = latest, (b, r)
     return lo
 
 

@@ -141,13 +141,14 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     best: tuple[float, TrainSetup, _Sized, StepTime | None] | None = None  # the fastest that fits, its time parts
     closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
     half = half_format(gpu)
+    entries = memo.entries  # memo.found's, read here first: the loop asks about 10,000 times in a pretraining plan
     for par in memo.layouts(m, n, job):
         check_budget()
         # the framework the user runs fixes recomputation (its default); without one, try both
         for recompute in ((None,) if job.framework else (Recompute.NONE, Recompute.FULL)):
             for mb in (8, 4, 2, 1):
                 # check_training(m, gpu, job, setup), its GPU-independent parts made once per setup
-                entry = memo.found(m, job, par, mb, recompute, gpu, half)
+                entry = entries.get((par, mb, recompute, half)) or memo.found(m, job, par, mb, recompute, gpu, half)
                 err = entry if isinstance(entry, InfeasibleError) else (
                     entry.shape_error or memo.hardware_error(gpu, job, entry.setup) or entry.method_error)
                 if err is not None:
@@ -181,24 +182,32 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     return None, size.estimate(m, gpu, job, setup, cal, c.headroom)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Sized:
     """One training setup's memory as every GPU type sees it (it does not depend on the GPU): the estimate
     :func:`estimate_training` reports, without its assumptions, and the bytes it needs with its margin; and the
-    terms of its step time that do not depend on the GPU either. The test suite checks that what is built from it
-    has the numbers of :func:`estimate_training`."""
+    terms of its step time that do not depend on the GPU either, made when a GPU first times it (a setup that fits
+    no GPU is never timed). The test suite checks that what is built from it has the numbers of
+    :func:`estimate_training`."""
 
     memory: Estimate
     needed_bytes: float
     kv_shortfall_bytes: float
-    work: StepWork
+    _work: StepWork | None = None
 
     @classmethod
     def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
            ) -> _Sized:
         mem = training_memory(m, s, cal, describe=False)
         probe = JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, None, None, 1, headroom)
-        return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes, step_work(m, s, cal))
+        return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes)
+
+    def work(self, m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
+        """``step_work(m, s, cal)`` (``s``: the setup sized), made once."""
+        found = self._work
+        if found is None:
+            found = self._work = step_work(m, s, cal)
+        return found
 
     def fits(self, gpu: Gpu) -> bool:  # JobEstimate.fits
         return self.needed_bytes <= gpu.memory_bytes and self.kv_shortfall_bytes <= 0
@@ -209,13 +218,13 @@ class _Sized:
     def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> StepTime | None:
         """The parts of ``self.estimate(...).time``, without describing them (None without training tokens):
         their ``seconds`` is the estimate's."""
-        return step_time(m, gpu, s, job.train_tokens, cal, self.work) if job.train_tokens > 0 else None
+        return step_time(m, gpu, s, job.train_tokens, cal, self.work(m, s, cal)) if job.train_tokens > 0 else None
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
         """What ``estimate_training(m, gpu, job, s, cal, headroom)`` returns (after ``check_training``), without
         its words (:func:`described` adds them); ``parts``: ``self.time(...)``, when the caller has it."""
-        time = (train_time(m, gpu, s, job.train_tokens, cal, self.work, parts, describe=False)
+        time = (train_time(m, gpu, s, job.train_tokens, cal, self.work(m, s, cal), parts, describe=False)
                 if job.train_tokens > 0 else None)
         return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
 
@@ -359,9 +368,10 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
 
 
 def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
-               offers: Offers, reasons: Counter[tuple[str, str]]
+               offers: Offers, reasons: Counter[tuple[str, str]], skip: Callable[[Gpu, int], bool] | None = None
                ) -> tuple[list[JobEstimate], list[JobEstimate]]:
-    """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide."""
+    """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide; ``skip``:
+    the GPU types and counts a caller needs no estimate of (a plan that only looks for a pick below some cost)."""
     fitting: list[JobEstimate] = []
     closest: list[JobEstimate] = []
     serving = job.task is Task.SERVE
@@ -372,6 +382,8 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
                   and ((n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n, serving))]
         for n in counts:
             check_budget()
+            if skip is not None and skip(gpu, n):
+                continue
             if job.is_training:
                 best, near = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
             else:

@@ -31,7 +31,7 @@ from gpuplan.plan import enumeration, pricing, ranking
 from gpuplan.plan.budget import check_budget, work_budget
 from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, hourly_price_of
 from gpuplan.plan.ranking import COST_TIE_SHARE, DEFAULT_MAX_SECONDS, TIME_TIE, max_seconds, pareto_front
-from gpuplan.types import OBJECTIVES, Engine, Gpu, Job, Method, ModelSpec, Task
+from gpuplan.types import OBJECTIVES, Engine, Gpu, Job, Method, ModelSpec, Objective, Task
 from gpuplan.units import DAY, fmt_bytes, fmt_seconds
 
 
@@ -44,12 +44,14 @@ def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Cali
 
 
 def _pick_of(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration,
-             terms: pricing.OfferTerms | None) -> Candidate | None:
+             terms: pricing.OfferTerms | None, wanted_below: float | None = None) -> Candidate | None:
     """The pick of the plan of a change (a suggestion or an alternative), the first of its ranking: only its label,
     cost and time are read, so nothing else of that plan is made (``terms``: the offer terms of the plan it
-    changes)."""
+    changes). ``wanted_below`` (``--objective cost`` only): the caller reads the pick only when it costs less; the
+    GPU types and counts that cannot cost less are then not estimated, and the pick may be another one of those
+    that do not cost less (see :func:`alternatives`)."""
     with using(lang()):
-        st = _Priced.of(catalog, model, job, c, cal, terms)
+        st = _Priced.of(catalog, model, job, c, cal, terms, wanted_below)
         best = min(st.kept, key=st.rows.sort_key(c, st.kept), default=None)  # the first of the stable sort
         return None if best is None else st.rows.candidate(best)
 
@@ -70,7 +72,7 @@ class _Priced:
 
     @classmethod
     def of(cls, catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration,
-           terms: pricing.OfferTerms | None) -> _Priced:
+           terms: pricing.OfferTerms | None, wanted_below: float | None = None) -> _Priced:
         job = job.for_model(model)
         _check_job(job, model)
         providers = resolve_providers(catalog, c.providers, platforms=c.platforms) if c.providers else None
@@ -78,7 +80,11 @@ class _Priced:
         reasons: Counter[tuple[str, str]] = Counter()
         serving = job.task is Task.SERVE
         pricer = pricing.Pricer.for_plan(catalog, c, providers, cal, serving, terms)
-        fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons)
+        skip = None
+        if wanted_below is not None:  # a run's cost is at least least_cost: below the limit or not wanted
+            def skip(gpu: Gpu, n: int) -> bool:
+                return pricer.least_cost(model, job, gpu.name, n) >= wanted_below
+        fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons, skip)
         rows = ranking.Rows([pricer.columns(e) for e in fitting])
         return cls(job, providers, skipped, reasons, fitting, closest, rows, rows.keep_within(c), pricer)
 
@@ -279,10 +285,16 @@ def alternatives(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints, cal: 
     largest saving first (``saving``: the share of the pick's cost saved; within the cost tie, none; ``terms``: as
     for :func:`suggestions`)."""
     out = []
+    # By cost, a change is shown when its pick costs less than the pick's cost less the tie share; its pick lies
+    # within the tie share above its cheapest row. So a GPU type and count whose rows cost at least the pick's cost
+    # × (1 − tie) × (1 + tie), and 1 % more for rounding, cannot make a change shown: if one held that change's
+    # pick, its cheapest row too would cost more than the pick's less the tie, and so would every row left
+    wanted_below = (pick.cost.total * (1 - COST_TIE_SHARE) * (1 + COST_TIE_SHARE) * 1.01
+                    if c.objective is Objective.COST else None)
     for label, j2, c2 in _cheaper_changes(job, c):
         check_budget()
         try:
-            other = _pick_of(catalog, m, j2, c2, cal, terms)
+            other = _pick_of(catalog, m, j2, c2, cal, terms, wanted_below)
         except GpuplanError:
             continue
         saving = 1 - other.cost.total / pick.cost.total if other and pick.cost.total > 0 else 0.0

@@ -109,6 +109,7 @@ class OfferTerms:
         self._notes: dict[int, tuple[tuple[Note, ...], tuple[Note, ...]]] = {}  # by id(offer)
         self._usable: dict[tuple[Any, ...], Offers] = {}
         self._matches: dict[tuple[int, str, int, bool], tuple[Offers, Matches]] = {}
+        self._least: dict[tuple[int, str, int, bool], tuple[Offers, float]] = {}  # least_per_hour
         self._fx: dict[str, tuple[float, ...]] = {}  # by the offer's currency: Catalog.fx_factors to c.currency
 
     def usable(self, c: Constraints, providers: set[str] | None, serving: bool) -> Offers:
@@ -131,6 +132,17 @@ class OfferTerms:
         tariffs = self.tariffs(found)
         self._matches[key] = (offers, (found, per, tariffs))
         return found, per, tariffs
+
+    def least_per_hour(self, offers: Offers, gpu: str, n: int, serving: bool) -> float:
+        """The least hourly price of the offers :meth:`matches` finds (inf when none), made once per count."""
+        key = (id(offers), gpu, n, serving)
+        hit = self._least.get(key)
+        if hit is not None and hit[0] is offers:
+            return hit[1]
+        tariffs = self.matches(offers, gpu, n, serving)[2]
+        least = min((t.per_hour for t in tariffs), default=math.inf)
+        self._least[key] = (offers, least)
+        return least
 
     def serves(self, catalog: Catalog, c: Constraints, serving: bool, today: dt.date) -> bool:
         """Whether these terms are the ones a plan of ``c`` on ``catalog`` would make."""
@@ -194,6 +206,7 @@ class Pricer:
             terms = OfferTerms(catalog, c, serving, self.today)
         self.terms = terms
         self._model: dict[int, tuple[float, float]] = {}  # by id(model): (start-up seconds, disk bytes)
+        self._startups: dict[int, float] = {}  # by id(model), for least_cost
 
     @classmethod
     def for_plan(cls, catalog: Catalog, c: Constraints, providers: set[str] | None, cal: Calibration, serving: bool,
@@ -207,8 +220,27 @@ class Pricer:
     def _model_terms(self, e: JobEstimate) -> tuple[float, float]:
         found = self._model.get(id(e.model))
         if found is None:
-            startup = 0.0 if e.job.task is Task.SERVE else startup_seconds(checkpoint_bytes(e.model))
+            startup = 0.0 if e.job.task is Task.SERVE else startup_seconds(checkpoint_bytes(e.model))  # least_cost
             found = self._model[id(e.model)] = (startup, disk_bytes(e.model, e.job))
+        return found
+
+    def least_cost(self, m: ModelSpec, job: Job, gpu: str, n: int) -> float:
+        """The least any estimate of ``job`` on ``n`` × ``gpu`` can cost on the offers :meth:`columns` prices it on,
+        known before the estimate: a service bills at least an hour of one instance, a run at least its start-up on
+        one (the cheapest matching offer's hourly price for that long); inf when no offer matches."""
+        serving = job.task is Task.SERVE
+        if serving != self.terms.serving:
+            return 0.0  # columns would make other terms: no bound
+        per_hour = self.terms.least_per_hour(self.offers, gpu, n, serving)
+        if per_hour == math.inf:
+            return math.inf
+        seconds = HOUR if serving else self._startup(m)  # as _model_terms
+        return per_hour * seconds / HOUR
+
+    def _startup(self, m: ModelSpec) -> float:
+        found = self._startups.get(id(m))
+        if found is None:
+            found = self._startups[id(m)] = startup_seconds(checkpoint_bytes(m))
         return found
 
     def price(self, e: JobEstimate) -> list[Candidate]:

@@ -1,0 +1,116 @@
+"""What makes a process's first plan fast gives the answers of the long way round.
+
+The engine's batch search probes where the memory line runs out before it bisects; the alternatives of a plan
+ranked by cost leave out the GPU types and counts whose cheapest offer cannot undercut the pick; the memos can be
+emptied as in a fresh process. Each is checked against the plain computation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from gpuplan.catalog import Catalog
+from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.infer_speed import max_batch
+from gpuplan.estimate.job import fits_gpu, inference_setup, largest_batch
+from gpuplan.estimate.memory import inference_memory
+from gpuplan.memo import clear_memos
+from gpuplan.plan import enumeration, planner, pricing
+from gpuplan.plan.candidates import Constraints
+from gpuplan.types import Job
+
+
+def _largest_by_scan(catalog: Catalog, model: str, gpu: str, job: Job, tp: int, fmt: str, top: int) -> int:
+    """The largest batch in 1..top that fits, found by trying each from the top down (no search at all)."""
+    m, g, cal = catalog.model(model), catalog.gpu(gpu), fitted()
+    s = inference_setup(job.for_model(m), tp, "vllm", fmt)
+    for b in range(top, 0, -1):
+        if fits_gpu(inference_memory(m, g, s.with_batch(b), cal, describe=False), g):
+            return b
+    return 0
+
+
+@pytest.mark.parametrize(("model", "gpu", "tp", "fmt", "prompt"), [
+    ("Qwen2.5-7B", "L4", 1, "bf16", 1000),  # KV budget runs out: the engine's cap does not fit
+    ("Qwen2.5-7B", "A10G", 1, "bf16", 4000),
+    ("Qwen2.5-7B", "RTX4090", 1, "fp8", 1000),
+    ("Llama-2-70B", "A100", 4, "bf16", 1000),
+    ("Llama-2-70B", "H100", 2, "bf16", 2000),
+    ("Llama-2-7B", "T4", 1, "awq-int4", 3000),
+    ("Mixtral-8x7B", "A100", 2, "bf16", 1000),
+    ("Qwen2.5-7B", "H100", 1, "bf16", 1000),  # the cap fits: no search
+    ("Llama-2-70B", "L4", 1, "bf16", 1000),  # not one sequence fits: 0
+])
+def test_the_batch_search_finds_the_largest_batch_that_fits(catalog: Catalog, model: str, gpu: str, tp: int,
+                                                             fmt: str, prompt: int) -> None:
+    """largest_batch probes the line through its last two batches before it bisects; the answer is the largest
+    batch a scan from the top finds."""
+    job = Job(task="infer", requests=100_000, prompt_len=prompt, output_len=300)
+    m, g, cal = catalog.model(model), catalog.gpu(gpu), fitted()
+    s = inference_setup(job.for_model(m), tp, "vllm", fmt)
+    for top in {max_batch(m, g, s.with_batch(1), cal) or 1, 1000, 37, 1}:
+        assert largest_batch(m, g, job, s, cal, None, top) == _largest_by_scan(catalog, model, gpu, job, tp, fmt,
+                                                                               top)
+
+
+def _plain_alternatives(monkeypatch: pytest.MonkeyPatch, catalog: Catalog, name: str, job: Job,
+                        c: Constraints) -> tuple[Any, Any]:
+    """(the plan's alternatives, the same with every GPU type and count of every change estimated)."""
+    r = planner.plan(catalog, catalog.model(name), job, c)
+    pick = r.ranked[0]
+    model, cal = catalog.model(name), fitted()
+    pruned = planner.alternatives(catalog, model, job.for_model(model), c, cal, pick)
+    plain_pick_of = planner._pick_of
+    with monkeypatch.context() as patch:
+        patch.setattr(planner, "_pick_of", lambda *a, **k: plain_pick_of(*a[:6]))  # no wanted_below
+        plain = planner.alternatives(catalog, model, job.for_model(model), c, cal, pick)
+    return r.alternatives, (pruned, plain)
+
+
+@pytest.mark.parametrize(("name", "job", "c"), [
+    ("Qwen2.5-7B", Job(task="serve", rps=5, prompt_len=1000, output_len=300), Constraints()),
+    ("Qwen2.5-7B", Job(task="serve", rps=40, prompt_len=1000, output_len=300), Constraints(market="cn",
+                                                                                          currency="CNY")),
+    ("Llama-2-70B", Job(task="serve", rps=2, prompt_len=2000, output_len=200), Constraints()),
+    ("Qwen2.5-7B", Job(task="infer", requests=100_000, prompt_len=1000, output_len=300), Constraints()),
+    ("Llama-2-70B", Job(task="infer", requests=20_000, prompt_len=1000, output_len=300), Constraints(
+        gpus=("A100",))),
+    ("Qwen2.5-7B", Job(task="serve", rps=5, prompt_len=1000, output_len=300), Constraints(objective="value")),
+])
+def test_alternatives_by_cost_leave_out_only_what_cannot_undercut_the_pick(
+        monkeypatch: pytest.MonkeyPatch, catalog: Catalog, name: str, job: Job, c: Constraints) -> None:
+    shown, (pruned, plain) = _plain_alternatives(monkeypatch, catalog, name, job, c)
+    assert list(shown) == pruned == plain and plain  # each case has changes to show
+
+
+def test_no_row_costs_less_than_its_least_cost(catalog: Catalog) -> None:
+    """Pricer.least_cost bounds every row that columns prices, for a service (an hour of one instance) and for a
+    run (its start-up on one instance); the bound is met by some row (it is the cheapest offer's, not a guess)."""
+    cal = fitted()
+    met = Counter[str]()
+    for task, job in (("serve", Job(task="serve", rps=30, prompt_len=1000, output_len=300)),
+                      ("infer", Job(task="infer", requests=100, prompt_len=100, output_len=10))):
+        m = catalog.model("Qwen2.5-7B")
+        job = job.for_model(m)
+        c = Constraints()
+        pricer = pricing.Pricer.for_plan(catalog, c, None, cal, task == "serve")
+        fitting, _ = enumeration.estimates(m, job, c, cal, enumeration.candidate_gpus(catalog, c), catalog,
+                                           pricer.offers, Counter())
+        assert len(fitting) > 20
+        for e in fitting:
+            least = pricer.least_cost(m, job, e.gpu.name, e.n_gpus)
+            totals = [cost.total for cost in pricer.columns(e).costs]
+            assert totals and min(totals) >= least * (1 - 1e-12)
+            met[task] += min(totals) <= least * 1.01
+    assert met["serve"] > 0 and met["infer"] > 0
+
+
+def test_clear_memos_empties_what_a_plan_kept(catalog: Catalog) -> None:
+    m = catalog.model("Qwen2.5-7B")
+    planner.plan(catalog, m, Job(task="infer", requests=1000, prompt_len=500, output_len=100), Constraints())
+    assert len(enumeration._inference_estimates) > 0
+    clear_memos()
+    assert len(enumeration._inference_estimates) == 0 and len(enumeration._training_answers) == 0
