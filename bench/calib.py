@@ -496,14 +496,6 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             rate = finite_run(m, g, s, o, cal)
             return rate / s.tp if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred_n, rate=True, **common), ""
-    sent = perf_overview_requests(row, isl, osl) if offline and not means else None
-    if metric.startswith("throughput_output") and sent:
-        common["assume"] = "; ".join(a for a in (common["assume"], _PERF_OVERVIEW_ASSUMPTION % sent) if a)
-
-        def pred_w(cal: Calibration, m=model, g=gpu, s=setup, n=sent, per_gpu=per_gpu_metric) -> float:
-            rate = finite_run(m, g, s, [s.output_len] * n, cal)
-            return rate / s.tp if per_gpu else rate
-        return Case(cls="serving_throughput", measured=value, predict=pred_w, rate=True, **common), ""
     if metric.startswith("throughput_output") and offline:
         def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=per_gpu_metric) -> float:
             rate = throughput(m, g, s, cal).figures.output_tokens_per_s
@@ -535,25 +527,6 @@ _SHAREGPT_MAX_TOTAL, _SHAREGPT_MIN_LEN = 2048, 4
 _SHAREGPT_ASSUMPTION = ("a finite run of the stated number of requests sent at once; output lengths exponential "
                         "about the stated mean (the maximum-entropy law for a known mean), capped at 2,048 − prompt")
 _GOLDEN = (math.sqrt(5) - 1) / 2
-
-# TensorRT-LLM's perf-overview tables (docs/source/performance/perf-overview.md, the same table at v0.14.0 —
-# arthurrasmusson/TensorRT-LLM@e00d4e6564921307dd264b61fe1d46f116095e0e — and at v1.0,
-# NVIDIA/TensorRT-LLM@00f37686aa854010d68bcbd0f4ab000221541ca6, section "Preparing a Dataset") were measured on
-# synthetic datasets of fixed lengths (stdev 0) with this many requests per input/output length, all queued at
-# once by trtllm-bench throughput: 1,500 requests of 128/4096 run about one and a half waves of the batch the
-# KV cache holds, so the second half-wave decodes at a partial batch and the mean rate falls below the full batch's
-PERF_OVERVIEW_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500,
-                          (2048, 128): 3000, (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000,
-                          (500, 2000): 3000, (20000, 2000): 1000}
-_PERF_OVERVIEW_ASSUMPTION = "a finite run of %d requests of fixed lengths queued at once (the table's $num_requests)"
-
-
-def perf_overview_requests(row: dict[str, str], prompt: int, output: int) -> int | None:
-    """Requests of a TensorRT-LLM perf-overview throughput row (:data:`PERF_OVERVIEW_REQUESTS`), or None for any
-    other row or for lengths the table does not list."""
-    if "perf-overview.md" not in row["source"] or row["engine"].strip().lower() != "tensorrt-llm":
-        return None
-    return PERF_OVERVIEW_REQUESTS.get((prompt, output))
 
 
 def sharegpt_output_lengths(row: dict[str, str], prompt: int, mean: int) -> list[int] | None:

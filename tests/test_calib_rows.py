@@ -5,7 +5,6 @@ and the fit caps how much one source weighs."""
 from __future__ import annotations
 
 import csv
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,15 +14,13 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
-from calib import Case, _inference_case, _inference_memory_case, perf_overview_requests, sharegpt_output_lengths  # noqa: E402
+from calib import Case, _inference_case, _inference_memory_case, sharegpt_output_lengths  # noqa: E402
 from calib import _precision as _speed_precision  # noqa: E402
 from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision, _pretrain_case  # noqa: E402
 from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 
 from gpuplan.catalog import Catalog  # noqa: E402
 from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
-from gpuplan.estimate.calibration import fitted  # noqa: E402
-from gpuplan.estimate.infer_speed import throughput  # noqa: E402
 from gpuplan.estimate.params import count_params  # noqa: E402
 
 
@@ -506,27 +503,3 @@ def test_a_one_user_run_that_prints_only_a_median_itl_maps_that_itl(catalog: Cat
     case = _one_client_decode_case(catalog, row)
     assert case is not None and case.cls == "decode_batch1" and case.measured == pytest.approx(0.006826)
     assert (case.meta["setup"].prompt_len, case.meta["setup"].output_len) == (128, 128)
-
-
-def test_a_perf_overview_row_is_a_finite_run_of_the_tables_request_count(cases: list[Case]) -> None:
-    # TensorRT-LLM perf-overview.md, "Preparing a Dataset": 1,500 requests of 128/4096 (3,000 of 128/128 would be
-    # 30,000), all queued at once by trtllm-bench; srv-0437 is Llama-3.3-70B FP8 on one H200, 128/4096: 2,872 tok/s
-    case = {c.id: c for c in cases}["srv-0437"]
-    assert "finite run of 1500 requests" in case.assume
-    m, gpu, s = case.meta["model"], case.meta["gpu"], case.meta["setup"]
-    full = throughput(m, gpu, s).figures
-    waves = math.ceil(1500 / full.batch)
-    assert 1500 % full.batch  # the last wave runs fewer than the batch the KV cache holds
-    # 1,500 × 4,096 tokens take longer than 1500 / batch full waves, since the last wave is partial, but no longer
-    # than ⌈1500 / batch⌉ full waves (a smaller batch never steps slower)
-    predicted = case.predict(fitted())
-    assert 1500 / (waves * full.batch) * full.output_tokens_per_s * 0.999 < predicted < full.output_tokens_per_s
-
-
-def test_perf_overview_request_counts_apply_to_that_table_alone() -> None:
-    row = {"source": "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @258c754", "engine": "TensorRT-LLM"}
-    assert perf_overview_requests(row, 128, 128) == 30000
-    assert perf_overview_requests(row, 20000, 2000) == 1000
-    assert perf_overview_requests(row, 467, 256) is None  # not a length the dataset table lists
-    assert perf_overview_requests({**row, "source": "GPUStack performance lab"}, 128, 128) is None
-    assert perf_overview_requests({**row, "engine": "vLLM"}, 128, 128) is None
