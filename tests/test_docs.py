@@ -16,6 +16,8 @@ import typer.main
 
 from gpuplan.catalog import BUNDLED_DIR
 from gpuplan.cli import app
+from gpuplan.estimate.engines import EFFICIENCY_PRIORS
+from gpuplan.types import Engine
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -23,7 +25,10 @@ DATA_README = (BUNDLED_DIR / "README.md").read_text(encoding="utf-8")
 ESTIMATORS = (REPO / "docs" / "estimators.md").read_text(encoding="utf-8")
 ACCURACY = REPO / "docs" / "accuracy.md"
 PARAMS = json.loads((BUNDLED_DIR / "fitted" / "params.json").read_text(encoding="utf-8"))
-ENGINE_SUFFIXES = ("hf", "vllm", "sglang", "trtllm", "llamacpp", "llamacpp_metal")
+# every key per-engine parameters are fitted under: the engines, and the backends fitted apart (llama.cpp's Metal,
+# vLLM on Ascend), longest first so that "_vllm_ascend" is matched before "_vllm"
+ENGINE_SUFFIXES = tuple(sorted({*(e.value for e in Engine), *EFFICIENCY_PRIORS, *EFFICIENCY_PRIORS.values()},
+                               key=len, reverse=True))
 
 
 def _commands(cmd: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
