@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -23,7 +23,10 @@ from gpuplan.estimate.job import estimate_inference, half_format, inference_setu
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.memo import IdentityMemo
 from gpuplan.plan.enumeration import PlanMemo
-from gpuplan.types import Job, Parallelism
+from gpuplan.types import Job, ModelSpec, Parallelism
+
+if TYPE_CHECKING:
+    from gpuplan.plan.planner import Constraints
 
 SERVE = Job(task="serve", rps=2, prompt_len=1500, output_len=250)
 
@@ -275,12 +278,24 @@ class _Both:
             memo.clear()
 
 
+def _plan_answer(catalog: Catalog, m: ModelSpec, job: Job, c: Constraints) -> Callable[[], object]:
+    """A plan of ``m`` for ``job`` under constraints ``c``, as what a user sees of it: the ranked and Pareto rows,
+    the counts and the alternatives."""
+    from gpuplan.plan.planner import plan
+
+    def one() -> object:
+        r = plan(catalog, m, job, c)
+        return ([(x.label(), x.cost.total, x.time_s, x.estimate.setup) for x in (*r.ranked, *r.pareto)],
+                r.considered, r.fitting_configs, r.nothing_fits, r.alternatives)
+    return one
+
+
 def test_plans_of_one_job_under_other_constraints_share_setups_and_answer_as_afresh(catalog: Catalog) -> None:
     """The training setups one plan sized (``PlanMemo.shared``) and its answers per GPU type and count, with the
     refusals counted (``enumeration._kept_training``), serve the next plan of the same model and job: each plan,
     read after the others filled the memos, equals the plan made with them emptied."""
     from gpuplan.plan import enumeration
-    from gpuplan.plan.planner import Constraints, plan
+    from gpuplan.plan.planner import Constraints
 
     m = catalog.model("Llama-2-7B")
     job = Job(task="pretrain", tokens=1e11, seq_len=4096)
@@ -288,18 +303,11 @@ def test_plans_of_one_job_under_other_constraints_share_setups_and_answer_as_afr
                    Constraints(objective="time", max_gpus=64), Constraints(headroom=0.2),
                    Constraints(gpus=("H100",), max_gpus=1))  # the last: nothing fits, the refusals counted
 
-    def answer(c: Constraints) -> Callable[[], object]:
-        def one() -> object:
-            r = plan(catalog, m, job, c)
-            return ([(x.label(), x.cost.total, x.time_s, x.estimate.setup) for x in (*r.ranked, *r.pareto)],
-                    r.considered, r.fitting_configs, r.nothing_fits, r.alternatives)
-        return one
-
     both = _Both(enumeration._shared_memos, enumeration._training_answers)
-    _warm_then_fresh([answer(c) for c in constraints], both)  # type: ignore[arg-type]
+    _warm_then_fresh([_plan_answer(catalog, m, job, c) for c in constraints], both)  # type: ignore[arg-type]
     both.clear()
     for c in constraints[:3]:  # plans that fit, with the same headroom (no suggestion plans another job)
-        answer(c)()
+        _plan_answer(catalog, m, job, c)()
     assert len(enumeration._shared_memos) == 1  # one model, job, calibration and headroom
 
 
@@ -309,17 +317,10 @@ def test_inference_plans_read_off_the_estimate_memo_equal_those_made_afresh(cata
     """best_inference's estimates are kept by model, GPU, calibration, job, TP, engine, format and headroom: plans
     under other engines, formats, markets and headrooms read after one another equal the plans made afresh."""
     from gpuplan.plan import enumeration
-    from gpuplan.plan.planner import Constraints, plan
+    from gpuplan.plan.planner import Constraints
 
     m = catalog.model("Qwen2.5-7B")
     constraints = (Constraints(), Constraints(engine="sglang"), Constraints(quant="awq-int4"),
                    Constraints(market="cn", currency="CNY"), Constraints(headroom=0.3, max_gpus=2))
 
-    def answer(c: Constraints) -> Callable[[], object]:
-        def one() -> object:
-            r = plan(catalog, m, job, c)
-            return ([(x.label(), x.cost.total, x.time_s, x.estimate.setup) for x in (*r.ranked, *r.pareto)],
-                    r.considered, r.fitting_configs, r.nothing_fits, r.alternatives)
-        return one
-
-    _warm_then_fresh([answer(c) for c in constraints], enumeration._inference_estimates)
+    _warm_then_fresh([_plan_answer(catalog, m, job, c) for c in constraints], enumeration._inference_estimates)
