@@ -46,6 +46,15 @@ def test_latency_grows_with_the_arrival_rate_and_saturates_past_capacity(llama8b
     assert over.output_tokens_per_s == pytest.approx(limit * SETUP.output_len)
 
 
+def test_a_setup_that_holds_no_sequence_is_refused_under_load_not_given_an_infinite_ttft(catalog: Catalog) -> None:
+    # Llama-3.1-70B in BF16 is 141 GB of weights: one 80 GB H100 holds no sequence, so neither N clients nor an
+    # arrival rate has a state; the estimate says what to change instead of answering TTFT = inf (issue 9)
+    m, g = catalog.model("Llama-3.1-70B"), catalog.gpu("H100")
+    for ask in (lambda: at_concurrency(m, g, SETUP, 4), lambda: at_rate(m, g, SETUP, 1.0)):
+        with pytest.raises(InputError, match="does not fit on 1× H100"):
+            ask()
+
+
 def test_steady_state_obeys_littles_law(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
     # sequences in decode = arrival rate × time each spends decoding (O iterations of TPOT)
     m, g = llama8b_h100

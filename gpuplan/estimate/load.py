@@ -137,15 +137,15 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
     k/λ, so it waits k·(1/μ − 1/λ) (the fluid approximation of an overloaded queue, Newell 1982, "Applications
     of Queueing Theory", ch. 2): TTFT's mean is the service plus (N − 1)/2 such lags, its p-quantile p·N of them."""
     cal = cal or fitted()
-    cap = max_batch(m, gpu, s, cal)
+    cap = require_batch(m, gpu, s, cal)  # a setup that holds no sequence has no load state: say what to change
     t_p = _prefill_one(m, gpu, s, cal)
     rho = rate * t_p
-    batch = _steady_batch(m, gpu, s, rate, rho, cap, cal) if cap >= 1 and rho < 1 else None
+    batch = _steady_batch(m, gpu, s, rate, rho, cap, cal) if rho < 1 else None
     if batch is None:
         # overloaded: the queue grows without bound (TTFT is unbounded), while the engine runs flat out — as
         # many sequences as it holds, admitting prompts at the rate it serves them — so TPOT stays finite
         limit = capacity(m, gpu, s, cal)
-        full = float(max(cap, 1))
+        full = float(cap)
         busy = min(limit * t_p, 0.999)
         tpot = min(_iteration(m, gpu, s, full, busy, cal), _longest_iteration(m, gpu, s, full, cal))
         mean = p50 = p99 = math.inf
@@ -215,9 +215,7 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
     iterated from B = n. ``lockstep``: every request has the same prompt and output length, so the clients,
     which start together, keep arriving together (:func:`_waves`)."""
     cal = cal or fitted()
-    cap = max_batch(m, gpu, s, cal)
-    if cap < 1:
-        return at_rate(m, gpu, s, math.inf, cal)
+    cap = require_batch(m, gpu, s, cal)  # not an infinite TTFT: a setup that holds no sequence is refused
     n = min(clients, cap)
     if lockstep:
         return _waves(m, gpu, s, clients, n, cap, cal)
