@@ -364,16 +364,23 @@ _BLOCK = ("source_group", "engine", "model", "precision", "tp", "pp", "isl", "os
           "request_rate_per_s")
 
 
+_COPY_MARK = "Copied block:"
+
+
 def _copied_blocks(rows: dict[str, dict[str, str]]) -> dict[str, str]:
     """Rows of one source measured on two GPUs under the same conditions whose every metric (three or more) is
     the same number to the last printed digit: two parts of different speed cannot both have produced them, so
-    the source repeats one page's results on another and neither copy can be trusted. Row id → the reason."""
+    the source repeats one page's results on another and neither copy can be trusted. Row id → the reason.
+    Also the rows whose notes begin with ``Copied block:`` — a block the curator found pasted from another page
+    (another model's run, figures equal to the last digit) and traced to its original, which stays mapped."""
     blocks: dict[tuple[str, ...], dict[str, dict[str, tuple[str, str]]]] = {}
     for rid, row in rows.items():
         if row.get("scenario", "").strip() and row.get("gpu_spec_name", "").strip():
             key = tuple(row.get(k, "").strip() for k in _BLOCK)
             blocks.setdefault(key, {}).setdefault(row["gpu_spec_name"], {})[row["metric"]] = (row["value"], rid)
-    out: dict[str, str] = {}
+    # a copy the curator traced to its original (another model's run on another page) says so in its notes
+    out = {rid: "copied block: " + row["notes"].split(_COPY_MARK, 1)[1].split(". ", 1)[0].strip()
+           for rid, row in rows.items() if _COPY_MARK in row.get("notes", "")}
     for per_gpu in blocks.values():
         gpus = sorted(per_gpu)
         for i, a in enumerate(gpus):

@@ -21,6 +21,7 @@ from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 
 from gpuplan.catalog import Catalog  # noqa: E402
 from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
+from gpuplan.estimate.calibration import fitted  # noqa: E402
 from gpuplan.estimate.params import count_params  # noqa: E402
 
 
@@ -143,6 +144,31 @@ def test_one_gpus_results_repeated_for_another_are_not_mapped() -> None:
     assert set(_copied_blocks(copied)) == set(copied)
     distinct = {**copied, "h0": row("h0", "H100", metrics[0], "0.9")}
     assert _copied_blocks(distinct) == {}
+
+
+def test_gpustack_blocks_pasted_from_another_page_are_not_mapped_and_their_originals_are(
+        calibration_cases: tuple[list[Case], list[Any]]) -> None:
+    # GPUStack's Qwen3-8B Ascend 910B page prints, under 'Other Benchmark Cases', the Qwen3-30B-A3B page's MindIE
+    # block to the last digit (random 32K input: 32.71 output tok/s on both) while its own conclusion table gives
+    # other totals (very long prompt 7835.01 against the block's 10830.52): the copy is listed unmapped, the
+    # 30B-A3B original stays answered
+    cases, unmapped = calibration_cases
+    why = {u.id: u.why for u in unmapped}
+    answered = {c.id for c in cases}
+    assert why["srv-4440"].startswith("copied block:") and "qwen3-30b-a3b/910b.md" in why["srv-4440"]
+    assert "srv-3924" in answered
+
+
+def test_gpustack_mindie_qwen3_30b_a3b_runs_on_the_two_npus_gpustack_gives_it(
+        calibration_cases: tuple[list[Case], list[Any]]) -> None:
+    # GPUStack's MindIE selector needs 3 GiB + 56.9 GiB of BF16 weights + 0.75 GiB KV + 2.3 GiB of buffers = 63.0 GiB,
+    # above 0.8 × 64 GiB = 51.2 GiB of one 910B, so the page's 'single NPU' run took two: the rows are answered on
+    # TP2, and their 4-client TTFT is a finite time (it was an infinite prediction on one NPU)
+    cases, _ = calibration_cases
+    by_id = {c.id: c for c in cases}
+    assert by_id["srv-3840"].meta["setup"].tp == 2
+    ttft = by_id["srv-3974"]
+    assert ttft.meta["setup"].tp == 2 and 0 < ttft.predict(fitted()) < 10.0
 
 
 def test_a_packed_run_that_counts_samples_before_packing_is_not_mapped(catalog: Catalog) -> None:
