@@ -109,6 +109,7 @@ def efficiency_keys(name: str, engine: str, gpu: types.Gpu | None) -> tuple[str,
     return tuple(keys)
 
 
+@cache
 def release(version: str) -> tuple[int, int, int] | None:
     """(major, minor, patch) of an engine version such as ``"0.7.3.dev138+g21f6ca217"`` or ``"v0.8"``; None when
     the text states no release ("", "nightly", a docker tag)."""
@@ -125,8 +126,10 @@ _VLLM_V0_MIN_BUDGET = 2048
 
 def vllm_v0(s: types.InferSetup) -> bool:
     """Whether the setup runs vLLM's V0 engine: a stated release below 0.8.0."""
+    if s.engine != "vllm" or not s.engine_version:  # plans run the current release: no version to read
+        return False
     found = release(s.engine_version)
-    return s.engine == "vllm" and found is not None and found < VLLM_V1_FROM
+    return found is not None and found < VLLM_V1_FROM
 
 
 def token_budget(m: types.ModelSpec, s: types.InferSetup) -> int | None:
