@@ -469,7 +469,8 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     batch = _int(row["batch_or_concurrency"]) or 1
     kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
-                       output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1)
+                       output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
+                       engine_version=row.get("engine_version", "").strip())
     model = cat.model(preset)
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
@@ -674,7 +675,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     tp = _int(row["tp"]) or 1
     kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
-                       pp=_int(row["pp"]) or 1)
+                       pp=_int(row["pp"]) or 1, engine_version=row.get("engine_version", "").strip())
     model = cat.model(preset)
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])

@@ -581,6 +581,9 @@ class InferSetup:
     # False: the engine materializes the attention scores (llama.cpp without Flash Attention: builds before it
     # existed, or run with -fa off); only llama.cpp's compute buffer reads it
     flash_attention: bool = True
+    # the engine's release ("0.7.3"; "": the current one): where a release changed the scheduler or its defaults,
+    # the estimators follow the one that ran (gpuplan.estimate.engines.token_budget, step_overhead_key)
+    engine_version: str = ""
 
     @property
     def context_len(self) -> int:
@@ -592,7 +595,7 @@ class InferSetup:
             return self
         return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
-                          self.lora_adapters, self.lora_rank, self.flash_attention)
+                          self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version)
 
     @property
     def n_gpus(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -106,6 +107,49 @@ def efficiency_keys(name: str, engine: str, gpu: types.Gpu | None) -> tuple[str,
         backend = EFFICIENCY_PRIORS[backend]
         keys.append(f"{name}_{backend}")
     return tuple(keys)
+
+
+@cache
+def release(version: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of an engine version such as ``"0.7.3.dev138+g21f6ca217"`` or ``"v0.8"``; None when
+    the text states no release ("", "nightly", a docker tag)."""
+    found = re.match(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?", version or "")
+    return tuple(int(g or 0) for g in found.groups()) if found else None  # type: ignore[return-value]
+
+
+# vLLM 0.8.0 made the V1 engine the default (vllm-project/vllm PR #13726, release notes of v0.8.0, 2025-03-18)
+VLLM_V1_FROM = (0, 8, 0)
+# vLLM's V0 scheduler without chunked prefill takes max(max_model_len, this) prompt tokens a step
+# (vllm/config.py @v0.7.3, SchedulerConfig.__post_init__ and _DEFAULT_MAX_NUM_BATCHED_TOKENS)
+_VLLM_V0_MIN_BUDGET = 2048
+
+
+def vllm_v0(s: types.InferSetup) -> bool:
+    """Whether the setup runs vLLM's V0 engine: a stated release below 0.8.0."""
+    if s.engine != "vllm" or not s.engine_version:  # plans run the current release: no version to read
+        return False
+    found = release(s.engine_version)
+    return found is not None and found < VLLM_V1_FROM
+
+
+def token_budget(m: types.ModelSpec, s: types.InferSetup) -> int | None:
+    """Prompt tokens the engine's scheduler puts in one forward pass: the engine's ``max_batched_tokens``, except
+    where the release that ran did otherwise. vLLM before 0.8 (V0) turned chunked prefill off for MLA models
+    (vllm/config.py @v0.7.3, VllmConfig.__post_init__: "MLA is enabled; forcing chunked prefill and prefix caching
+    to be disabled", with max_num_batched_tokens = max(max_model_len, 2048)), so a pass takes whole prompts up to
+    the model's context length: a wave of arriving prompts is prefilled in passes that large, and every prompt of
+    a pass gets its first token when the whole pass ends."""
+    if vllm_v0(s) and m.is_mla:
+        return max(m.max_positions, _VLLM_V0_MIN_BUDGET)
+    return engine(s.engine).max_batched_tokens
+
+
+def step_overhead_keys(s: types.InferSetup, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The fitted per-layer step overhead's keys for the setup's release: vLLM's V0 engine (before 0.8) first
+    looks up ``layer_overhead_s_vllm_v0`` (its scheduler, input preparation and sampler run in Python on every
+    step; V1 moved them to a persistent batch and a separate process, vLLM blog "vLLM V1", 2025-01-27), then the
+    engine's own keys, so until a fit holds a V0 value the V1 one stands in."""
+    return ("layer_overhead_s_vllm_v0", *keys) if vllm_v0(s) else keys
 
 
 def engine_name(name: str, field: str = "--engine") -> types.Engine:

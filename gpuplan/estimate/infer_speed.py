@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import Engine, efficiency_keys
+from gpuplan.estimate.engines import Engine, efficiency_keys, step_overhead_keys, token_budget
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import (
@@ -86,6 +86,12 @@ def _eff(cal: Calibration, eng: Engine, name: str, gpu: Gpu | None = None) -> fl
     are fitted apart); a backend without fitted values of its own takes its prior's (``EFFICIENCY_PRIORS``)."""
     keys = efficiency_keys(name, eng.engine, gpu)
     return cal.get(next((k for k in keys if k in cal.values), keys[0]))
+
+
+def _layer_overhead(cal: Calibration, eng: Engine, s: InferSetup, gpu: Gpu | None = None) -> float:
+    """The engine's fitted per-layer step overhead for the release the setup runs (:func:`step_overhead_keys`)."""
+    own = efficiency_keys("layer_overhead_s", eng.engine, gpu)
+    return cal.get(next((k for k in step_overhead_keys(s, own) if k in cal.values), own[0]))
 
 
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
@@ -289,8 +295,8 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,
                        kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
                        _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
-                       layer_launches(m) * _eff(cal, eng, "layer_overhead_s", gpu),  # kernel launches, framework code
-                       eng.max_batched_tokens, peak * s.tp * eta_compute,
+                       layer_launches(m) * _layer_overhead(cal, eng, s, gpu),  # kernel launches, framework code
+                       token_budget(m, s), peak * s.tp * eta_compute,
                        attention_flops_per_token(m, (s.prompt_len + 1) / 2), attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), linear_state_bytes(m, s.tp),
                        float(m.index_topk) if m.is_sparse_attention else math.inf)
@@ -449,7 +455,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
     return (
         Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory', gpu):.0%} of bandwidth, "
                    f"compute {_eff(cal, eng, 'eta_compute', gpu):.0%} of peak, "
-                   f"{_eff(cal, eng, 'layer_overhead_s', gpu) * 1e6:.0f} µs per layer per step",
+                   f"{_layer_overhead(cal, eng, s, gpu) * 1e6:.0f} µs per layer per step",
                    "fitted (bench/fit.py)" + uncalibrated_note(gpu, eng.engine)),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.engines import token_budget
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds, require_batch
 from gpuplan.estimate.result import Band
 from gpuplan.types import Gpu, InferSetup, ModelSpec
@@ -84,7 +84,7 @@ def _longest_iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, cal:
     one pass over the whole budget, the running decodes plus prompt chunks filling the rest (Agrawal et al. 2024,
     Sarathi-Serve, sec. 4.2: stall-free batching under a token budget bounds every iteration's latency). Prompt
     work stretches decode iterations (t_decode / (1 − ρ)) only up to this; inf for an engine without a budget."""
-    budget = get_engine(s.engine).max_batched_tokens
+    budget = token_budget(m, s)
     if not budget:
         return math.inf
     ctx = s.prompt_len + s.output_len / 2
@@ -165,7 +165,7 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     an open stream, (n − 1)/n for n closed-loop clients: a lone client's prefill never overlaps its decode)."""
     rho = min(rate * t_p, 0.999)
     t_iter = _iteration(m, gpu, s, batch, rho * others, cal)
-    chunk = get_engine(s.engine).max_batched_tokens or s.prompt_len
+    chunk = token_budget(m, s) or s.prompt_len
     n_chunks = math.ceil(s.prompt_len / chunk)
     decode_share = n_chunks * _iteration(m, gpu, s, batch, 0.0, cal)  # the decodes its prefill iterations carry
     wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
@@ -193,7 +193,7 @@ def _median_gap(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float
     than the engine's token budget lets an iteration be (:func:`_longest_iteration`). bench_serving's median ITL
     is this gap; its mean ITL and TPOT are the mean (:attr:`LoadSpeed.tpot_mean_s`)."""
     plain = _iteration(m, gpu, s, batch, 0.0, cal)
-    chunk = min(s.prompt_len, get_engine(s.engine).max_batched_tokens or s.prompt_len)
+    chunk = min(s.prompt_len, token_budget(m, s) or s.prompt_len)
     if rate * math.ceil(s.prompt_len / chunk) * t_iter < 0.5:
         return plain
     return min(plain + prefill_seconds(m, gpu, s, chunk, cal), _longest_iteration(m, gpu, s, batch, cal))
@@ -263,7 +263,7 @@ def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int
     t_decode(n) + (T(n) − T(k)) / (O − 1). A wave lasts T(n) + (O − 1) × t_decode(n)."""
     ctx = s.prompt_len + s.output_len / 2
     step, _ = decode_step_seconds(m, gpu, s, float(n), ctx, cal)
-    ends = [_pass_end(k * s.prompt_len, n * s.prompt_len, get_engine(s.engine).max_batched_tokens)
+    ends = [_pass_end(k * s.prompt_len, n * s.prompt_len, token_budget(m, s))
             for k in range(1, n + 1)]
     done = {t: prefill_seconds(m, gpu, s, t, cal) for t in set(ends)}
     firsts = [done[t] for t in ends]
