@@ -412,21 +412,17 @@ _PR_BRANCH = re.compile(r"\bin PR #\d+")
 # vLLM's V0 engine: vLLM 0.8.0 made the V1 engine (its own scheduler, persistent batch, piecewise CUDA graphs) the
 # default (vllm-project/vllm PR #13726, release notes of v0.8.0, 2025-03-18), and later releases removed V0. A
 # decode step of V0 spends more time outside the GPU kernels than one of V1 (the Qwen2.5 speed benchmark's vLLM
-# 0.6.3 rows want about 140 µs per layer, GPUStack's and other vLLM >= 0.8 batch-1 rows about 60 µs), so rows of
-# V0 would tie the engine's fitted step overhead (layer_overhead_s_vllm) to an engine users no longer run: with
-# the switch on, a vLLM batch-1 decode row of a version below 0.8.0 is reported, not fitted on, unless its notes
-# say it ran V1 (VLLM_USE_V1=1). A row whose version is not stated is left as it is.
-VLLM_V0_NOT_FITTED = True
-_VLLM_V1_FROM = (0, 8, 0)
-_VLLM_V0_WHY = "vLLM V0 engine (before 0.8.0): its step overhead is not the V1 engine's"
-
-
-def _vllm_v0(engine: str, row: dict[str, str]) -> bool:
-    """A vLLM row of the V0 engine: a stated version below 0.8.0 whose notes do not set VLLM_USE_V1=1."""
-    found = re.match(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?", row.get("engine_version", ""))
-    if engine != "vllm" or not found or re.search(r"VLLM_USE_V1\s*=\s*1", row.get("notes", "")):
-        return False
-    return tuple(int(g or 0) for g in found.groups()) < _VLLM_V1_FROM
+# 0.6.3 rows want about 140 µs per layer, GPUStack's and other vLLM >= 0.8 batch-1 rows about 60 µs). A row of
+# V0 carries its release on its setup (InferSetup.engine_version), so it reads V0's own step overhead
+# (layer_overhead_s_vllm_v0, gpuplan.estimate.engines.step_overhead_keys), and bench/fit.py fits that one
+# parameter on V0's batch-1 rows alone: they no longer tie V1's overhead to an engine users no longer run. A row
+# whose notes say it ran V1 on an older release (VLLM_USE_V1=1) is given no release, so it reads V1's values.
+def _release_text(row: dict[str, str]) -> str:
+    """The engine release a row's setup carries: its stated version, none where its notes switch an older vLLM
+    to the V1 engine (then the current engine's values apply)."""
+    if re.search(r"VLLM_USE_V1\s*=\s*1", row.get("notes", "")):
+        return ""
+    return row.get("engine_version", "").strip()
 
 
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
@@ -470,7 +466,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
-                       engine_version=row.get("engine_version", "").strip())
+                       engine_version=_release_text(row))
     model = cat.model(preset)
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
@@ -494,7 +490,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         def pred_g(cal: Calibration, m=model, g=gpu, s=setup) -> float:
             return latency(m, g, s, cal).figures.output_tokens_per_s
         return Case(cls="serving_throughput" if batch > 1 else "decode_batch1", measured=value,
-                    predict=pred_g, rate=True, **_v0_reported(engine, row, batch, common)), ""
+                    predict=pred_g, rate=True, **common), ""
     per_gpu_metric = metric.endswith("per_gpu")
     lengths = sharegpt_output_lengths(row, isl, osl) if means else None
     if metric.startswith("throughput_output") and offline and lengths:
@@ -519,7 +515,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         def pred_t(cal: Calibration, m=model, g=gpu, s=setup) -> float:
             return latency(m, g, s, cal).figures.tpot_s
         return Case(cls="decode_batch1" if batch == 1 else "tpot", measured=measured, predict=pred_t,
-                    **_v0_reported(engine, row, batch, common)), ""
+                    **common), ""
     if metric.startswith(("ttft", "prefill")):
         measured = value / 1000.0 if metric.endswith("_ms") else isl / value
 
@@ -556,13 +552,6 @@ def sharegpt_output_lengths(row: dict[str, str], prompt: int, mean: int) -> list
     return [min(top, max(_SHAREGPT_MIN_LEN, round(-mean * math.log(1.0 - (rank[k] + 0.5) / n)))) for k in range(n)]
 
 
-def _v0_reported(engine: str, row: dict[str, str], batch: int, common: dict[str, Any]) -> dict[str, Any]:
-    """A batch-1 row's case fields, marked reported-not-fitted when it ran vLLM's V0 engine (VLLM_V0_NOT_FITTED)."""
-    if not (VLLM_V0_NOT_FITTED and batch == 1 and _vllm_v0(engine, row)):
-        return common
-    return {**common, "fit": False, "assume": "; ".join(a for a in (common["assume"], _VLLM_V0_WHY) if a)}
-
-
 # A closed loop of one client (bench_serving / vllm bench serve --max-concurrency 1) never has two requests in
 # flight: every decode step it times is a batch-1 step, so its median TPOT (or median ITL, where the run prints no
 # median TPOT) is a batch-1 decode measurement. Such a row is also mapped as a decode_batch1 case, predicted at its
@@ -594,7 +583,7 @@ def _one_client_decode_case(cat: Any, row: dict[str, str]) -> Case | None:
     load, _ = _load_case(cat, row)
     if load is None:
         return None
-    engine, setup = load.meta["engine"], load.meta["setup"]
+    setup = load.meta["setup"]
     setup = replace(setup, batch=1)
     model, gpu = load.meta["model"], load.meta["gpu"]
 
@@ -603,7 +592,7 @@ def _one_client_decode_case(cat: Any, row: dict[str, str]) -> Case | None:
 
     assume = "; ".join(a for a in (load.assume, "one closed-loop client: its median step is a batch-1 decode step")
                        if a)
-    common = _v0_reported(engine, row, 1, {"assume": assume, "fit": True})
+    common = {"assume": assume, "fit": True}
     meta = {**load.meta, "kind": "decode", "setup": setup, "quantity": "tpot_s", "clients": 1}
     return Case(id=row["id"] + ONE_CLIENT_SUFFIX, cls="decode_batch1", measured=load.measured, predict=pred,
                 source=load.source, describe=load.describe.replace(f": {row['metric']}", ": batch-1 decode step"),
@@ -675,7 +664,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     tp = _int(row["tp"]) or 1
     kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
-                       pp=_int(row["pp"]) or 1, engine_version=row.get("engine_version", "").strip())
+                       pp=_int(row["pp"]) or 1, engine_version=_release_text(row))
     model = cat.model(preset)
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calib import BAND_OF, SPEED_CLASSES, Case, all_cases
 
 from gpuplan.estimate.calibration import FITTED_PATH, Calibration
-from gpuplan.estimate.engines import METAL_BACKEND_ENGINES, efficiency_key
+from gpuplan.estimate.engines import METAL_BACKEND_ENGINES, efficiency_key, vllm_v0
 from gpuplan.units import GiB
 
 # Values that are assumptions, not fits: each with its reason (printed in docs/estimators.md).
@@ -109,6 +109,9 @@ _BOUNDS = {"eta_memory": (0.1, 0.95), "eta_compute": (0.05, 0.85), "eta_kv": (0.
 # few hundred tokens (Gale et al. 2023, MegaBlocks, fig. 7); left free, SGLang's value followed its one MoE
 # throughput row down to 0.09
 REFERENCE_ENGINE = "trtllm"
+# vLLM's V0 engine (releases before 0.8.0): only its per-layer step overhead is its own; a fold without V0 rows
+# has no such key and V0 setups read V1's (gpuplan.estimate.engines.step_overhead_keys)
+V0_KEY = "vllm_v0"
 # Partial pooling (Gelman & Hill 2007, "Data Analysis Using Regression and Multilevel/Hierarchical Models",
 # ch. 12): each other engine's bandwidth efficiency is drawn towards TensorRT-LLM's, by one residual per parameter,
 # log(value / TensorRT-LLM's) / POOL_SIGMA. Every engine streams its weights through the same HBM with GEMV/GEMM
@@ -131,8 +134,11 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
     speed = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"]
     by_engine: dict[str, list[Case]] = {}
     for c in speed:
-        # the key of its efficiencies, e.g. eta_memory_llamacpp_metal for llama.cpp on Apple silicon
-        key = efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:]
+        # the key of its efficiencies, e.g. eta_memory_llamacpp_metal for llama.cpp on Apple silicon; a batch-1
+        # decode row of vLLM's V0 engine identifies V0's own step overhead and nothing else (its kernels are
+        # vLLM's: engines.step_overhead_keys)
+        key = (V0_KEY if c.meta["kind"] == "decode" and vllm_v0(c.meta["setup"]) else
+               efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:])
         by_engine.setdefault(key, []).append(c)
     order = [REFERENCE_ENGINE, *sorted(e for e in by_engine if e != REFERENCE_ENGINE)]
     for eng in order:
@@ -143,6 +149,9 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
             names = [n for n in names if n != "f_moe"]
         if eng == REFERENCE_ENGINE:
             names = ["eta_memory", "eta_compute", "eta_kv", "layer_overhead_s", "f_moe"]
+        if eng == V0_KEY:  # starts from V1's fitted value; the other efficiencies stay vLLM's
+            names = ["layer_overhead_s"]
+            cal = cal.with_values(layer_overhead_s_vllm_v0=cal.values["layer_overhead_s_vllm"])
         params = [f"{n}_{eng}" for n in names]
         bounds = [_BOUNDS[n] for n in names]
         if eng == REFERENCE_ENGINE:
@@ -150,7 +159,8 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
             # NCCL small-message all-reduce within a node takes ~10-25 µs; above 30 µs the latency would stand in
             # for other per-step costs and make decode slower with more TP (docs/estimators.md)
             bounds += [(1e-6, 3e-5), (0.05, 1.0)]
-        inherited = [n for n in _BOUNDS if n not in names and not (n == "f_moe" and eng.endswith("_metal"))]
+        inherited = [n for n in _BOUNDS if n not in names and not (n == "f_moe" and eng.endswith("_metal"))
+                     and eng != V0_KEY]
         cal = cal.with_values(**{f"{n}_{eng}": cal.values[f"{n}_{REFERENCE_ENGINE}"] for n in inherited})
         # an engine or backend without a start value of its own (MindIE, MLX, vLLM on Ascend) starts its fit from
         # the reference engine's fitted values

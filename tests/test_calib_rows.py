@@ -21,8 +21,10 @@ from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 
 from gpuplan.catalog import Catalog  # noqa: E402
 from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
-from gpuplan.estimate.calibration import fitted  # noqa: E402
+from gpuplan.estimate.calibration import Calibration, fitted  # noqa: E402
+from gpuplan.estimate.engines import vllm_v0  # noqa: E402
 from gpuplan.estimate.params import count_params  # noqa: E402
+from gpuplan.types import InferSetup  # noqa: E402
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -495,27 +497,32 @@ def test_one_client_closed_loop_median_tpot_is_also_a_batch1_decode_row(catalog:
 @pytest.mark.parametrize(("version", "notes", "v0"), [
     ("0.6.3", "", True),  # the Qwen2.5 speed benchmark's vLLM (V0: before 0.8.0, PR #13726)
     ("v0.7.3", "", True),
+    ("0.7.3.dev138+g21f6ca217 (rocm/vllm-dev:vllm-ds3-staging-0217)", "", True),  # dstack's ROCm build
     ("0.6.3", "VLLM_USE_V1=1 set", False),  # V1 switched on by hand before it was the default
     ("v0.11.0", "", False),  # GPUStack's performance lab
     ("0.8.0", "", False),  # the release that made V1 the default
-    ("", "", False),  # unstated: left as it is
+    ("", "", False),  # unstated: the current engine
 ])
-def test_the_v0_switch_marks_vllm_rows_before_0_8(version: str, notes: str, v0: bool) -> None:
-    from calib import _vllm_v0
+def test_a_row_of_vllm_before_0_8_runs_the_v0_engine(version: str, notes: str, v0: bool) -> None:
+    from calib import _release_text
 
-    assert _vllm_v0("vllm", {"engine_version": version, "notes": notes}) is v0
-    assert not _vllm_v0("sglang", {"engine_version": version, "notes": notes})
+    row = {"engine_version": version, "notes": notes}
+    assert vllm_v0(InferSetup(engine="vllm", engine_version=_release_text(row))) is v0
+    assert not vllm_v0(InferSetup(engine="sglang", engine_version=_release_text(row)))
 
 
-def test_a_vllm_v0_batch1_row_is_reported_not_fitted(catalog: Catalog) -> None:
-    from calib import VLLM_V0_NOT_FITTED
-
+def test_a_vllm_v0_batch1_row_is_fitted_on_the_v0_step_overhead(catalog: Catalog) -> None:
     rows = {r["id"]: r for r in _rows("inference_extra.csv")}
     # ext-0017: vLLM 0.6.3, Qwen2.5-7B on an A100, batch 1; b1-0007: vLLM 0.23.0, Llama-3.1-8B on an A100, batch 1
     old, new = (_inference_case(catalog, rows[i])[0] for i in ("ext-0017", "b1-0007"))
     assert old is not None and new is not None and old.cls == new.cls == "decode_batch1"
-    assert old.fit is not VLLM_V0_NOT_FITTED and new.fit
-    assert ("V0 engine" in old.assume) is VLLM_V0_NOT_FITTED
+    assert old.fit and new.fit
+    assert vllm_v0(old.meta["setup"]) and not vllm_v0(new.meta["setup"])
+    # the V0 row reads V0's step overhead where a calibration holds one, V1's otherwise
+    cal = fitted()
+    with_v0 = Calibration(values={**cal.values, "layer_overhead_s_vllm_v0": 1e-3})
+    assert old.predict(with_v0) > old.predict(cal)
+    assert new.predict(with_v0) == new.predict(cal)
 
 
 def test_a_one_user_run_that_prints_only_a_median_itl_maps_that_itl(catalog: Catalog) -> None:
