@@ -250,6 +250,7 @@ class ModelEntry:
     as_of: dt.date
     notes: str
     path: str
+    head_stored: bool | None = None  # the checkpoint stores lm_head.weight though tied (ModelSpec.head_stored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +286,10 @@ class ModelSpec:
     mlp_bias: bool = False
     qk_norm: bool = False  # per-head q/k norms (Qwen3, Gemma 3)
     lm_head_bias: bool = False
+    # the checkpoint stores lm_head.weight although tie_word_embeddings is set (Qwen3-0.6B and -1.7B): engines that
+    # tie at load keep one table, but llama.cpp's converter writes both into a GGUF (token_embd and output), which
+    # its quantizer then types apart (:func:`gguf_weights_bytes`); from models/index.csv ``head_stored``
+    head_stored: bool = False
     v_head_dim: int | None = None  # MLA: value head size when it differs from head_dim
     # MoE
     n_experts: int = 0

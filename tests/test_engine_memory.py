@@ -139,6 +139,13 @@ def test_gguf_k_quant_mix_averages_what_llamacpp_publishes(catalog: Catalog) -> 
     # 128256 x 4096 token table in Q4_K and the output in Q6_K: 4.36 GiB; Q5_K_S: Q5_K throughout, Q6_K output
     ("Llama-3.1-8B", "gguf-q4_k_s", 4.36), ("Llama-3.1-8B", "gguf-q4_k_m", 4.58), ("Llama-3.1-8B", "gguf-q5_k_s", 5.21),
     ("Llama-3.1-8B", "gguf-q5_k_m", 5.33), ("Llama-3.1-8B", "gguf-q6_k", 6.14), ("Llama-3.1-8B", "gguf-q8_0", 7.95),
+    # bartowski's Q4_K_M files of two tied checkpoints that store lm_head.weight too (enescingoz/mac-llm-bench result
+    # files @5e91948, file size / 2^30). Qwen3-0.6B by hand: 28 layers of 15,728,640 weights, 14 use_more_bits layers
+    # with attn_v and ffn_down (4,194,304) in Q6_K = 48,168,960 B, the other 381,681,664 in Q4_K = 214,695,936 B; the
+    # 151936 x 1024 output in Q6_K = 127,626,240 B and token_embd beside it in Q4_K = 87,515,136 B; fp32 norms
+    # 262,144 B: 478,268,416 B = 0.445 GiB (one Q6_K table alone: 0.364 GiB). Qwen3-1.7B: 168,591,360 + 677,117,952
+    # + 255,252,480 (output) + 175,030,272 (token_embd) + 495,616 = 1,276,487,680 B = 1.189 GiB (alone: 1.026 GiB)
+    ("Qwen3-0.6B", "gguf-q4_k_m", 0.45), ("Qwen3-1.7B", "gguf-q4_k_m", 1.19),
 ])
 def test_gguf_file_size_matches_llama_bench(catalog: Catalog, model: str, fmt: str, file_gib: float) -> None:
     from gpuplan.estimate.memory import gguf_weights_bytes
@@ -146,6 +153,21 @@ def test_gguf_file_size_matches_llama_bench(catalog: Catalog, model: str, fmt: s
 
     assert gguf_weights_bytes(catalog.model(model), weight_format(fmt)) == pytest.approx(file_gib * GiB,
                                                                                         abs=0.006 * GiB)
+
+
+def test_a_stored_tied_head_is_a_second_table_only_in_a_gguf(catalog: Catalog) -> None:
+    # Qwen3-0.6B's checkpoint stores lm_head.weight beside its tied token table: transformers ties them at load (one
+    # 151936 x 1024 table, 2 bytes each), llama.cpp's GGUF keeps token_embd (Q4_K, 144 bytes per 256 weights) in host
+    # memory, which is the device's on a Mac and not on a CUDA card
+    from gpuplan.estimate.params import count_params
+
+    m = catalog.model("Qwen3-0.6B")
+    assert m.head_stored and m.tied_embeddings and not catalog.model("Qwen3-4B").head_stored
+    hf = inference_memory(m, catalog.gpu("RTX4090"), InferSetup(engine="hf", weight_format="bf16"))
+    assert hf.breakdown.get("weights") == pytest.approx(count_params(m).total * 2, rel=1e-6)
+    mac = inference_memory(m, catalog.gpu("M2-Max"), _llamacpp(4096, "gguf-q4_k_m"))
+    cuda = inference_memory(m, catalog.gpu("RTX4090"), _llamacpp(4096, "gguf-q4_k_m"))
+    assert mac.breakdown.get("weights") - cuda.breakdown.get("weights") == pytest.approx(151936 * 1024 * 144 / 256)
 
 
 def test_unified_memory_holds_the_host_table_and_no_cuda_context(catalog: Catalog) -> None:

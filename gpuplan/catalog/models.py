@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
                          "give a preset from 'gpuplan models' or the path of a config.json.")
     entry = _find_exact(catalog, text)
     if entry is not None:
-        return _read_preset(entry.path, entry.name)
+        return _read_preset(entry.path, entry.name, bool(entry.head_stored))
     try:
         path = Path(text).expanduser()
         is_folder, is_file = path.is_dir() and (path / "config.json").is_file(), path.is_file()
@@ -109,7 +110,7 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
         return read_config_file(path, path.resolve().parent.name if path.name == "config.json" else path.stem)
     entry = find_preset(catalog, text)
     if entry is not None:
-        return _read_preset(entry.path, entry.name)
+        return _read_preset(entry.path, entry.name, bool(entry.head_stored))
     base = base_names(text)[-1]
     if _GGUF_COPY.search(text) and base != text.strip():  # a GGUF repository holds .gguf files and no config.json
         raise InputError(field, f"'{text}' is a GGUF copy of '{base}', which is not a model preset.",
@@ -123,8 +124,10 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
 
 
 @cache
-def _read_preset(path: str, name: str) -> ModelSpec:
-    return read_config_file(Path(path), name)
+def _read_preset(path: str, name: str, head_stored: bool = False) -> ModelSpec:
+    """A preset's config.json, with what its index row adds that a config.json does not say (``head_stored``)."""
+    spec = read_config_file(Path(path), name)
+    return replace(spec, head_stored=True) if head_stored and spec.tied_embeddings else spec
 
 
 def _hub_config(repo_id: str) -> Path:

@@ -94,7 +94,7 @@ FX = (
 MODEL_INDEX = (
     C("name", required=True), C("hf_repo"), C("family", required=True), C("remote_code", "bool", True),
     C("published_params", "float", positive=True, max=1e14), C("source", required=True),
-    C("as_of", "date", True), C("notes"),
+    C("as_of", "date", True), C("notes"), C("head_stored", "bool", optional=True),
 )
 
 # models/aliases.csv: another published name (a Hub repo id) for a preset's architecture, each with its source

@@ -203,7 +203,9 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     The format's average bits per weight (``data/quant_formats.csv``) is measured on Llama 2 7B, whose output layer
     is 2 % of its weights: for a small model with a large vocabulary (Qwen3-0.6B: 26 %) the Q6_K output makes the
     file much larger than that average says. ``input_table=False`` leaves out an untied token table (llama.cpp
-    keeps it in host memory). Other formats fall back to :func:`weights_bytes`."""
+    keeps it in host memory), and the token table of a tied checkpoint that stores its head too
+    (:attr:`ModelSpec.head_stored`: Qwen3-0.6B's GGUF holds both, 0.45 GiB where one Q6_K table gives 0.36 GiB).
+    Other formats fall back to :func:`weights_bytes`."""
     mix = GGUF_MIX.get(fmt.name) or (("f16",) * 4 if fmt.name in ("fp16", "bf16") else None)  # an F16/BF16 file
     if mix is None:
         return weights_bytes(m, fmt, tp, pp) - (0.0 if input_table else input_embedding_bytes(m, fmt, tp))
@@ -235,8 +237,12 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     split = ((rest, base, m.hidden), (fused, qkv, m.hidden), (v_promoted, more, m.hidden),
              *((n * share, more, ne0) for n, ne0 in downs), *((n * (1 - share), base, ne0) for n, ne0 in downs),
              *((n, base, ne0) for n, ne0 in outs))
-    tables = head * ggml_bytes(output, m.hidden) + (
-        p.embeddings - table if m.tied_embeddings else p.embeddings * input_table) * ggml_bytes(base, m.hidden)
+    # a tied checkpoint that stores lm_head.weight anyway (``head_stored``) converts to two tensors: the output typed
+    # as the output matrix, and token_embd, which is then not the output, in the file's base type
+    # (src/llama-quant.cpp @8784689: the output's type goes to token_embd only when the file has no output tensor)
+    inputs = (p.embeddings - table + table * input_table * m.head_stored) if m.tied_embeddings \
+        else p.embeddings * input_table
+    tables = head * ggml_bytes(output, m.hidden) + inputs * ggml_bytes(base, m.hidden)
     return sum(n * ggml_bytes(t, ne0) for n, t, ne0 in split) / (tp * pp) + (tables + other * 4.0) / tp
 
 
