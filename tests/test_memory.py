@@ -345,6 +345,19 @@ def test_a_gptq_base_without_recomputation_holds_every_layer_in_fp16_for_backwar
     assert bnb.breakdown.get("dequantized_saved") == 0.0
 
 
+def test_unpacking_a_gptq_matrix_holds_an_int32_and_an_int8_copy_of_every_weight() -> None:
+    # auto_gptq qlinear_cuda_old.py @179776bd, forward (the path training takes): bitwise_right_shift of the int32
+    # qweight expanded to every weight is an int32 per weight, and .to(torch.int8) copies it before it is freed:
+    # 4 + 1 bytes per weight of Llama-2-7B's largest linear, 4096 × 11008 (gate/up/down); 8-bit: .to(torch.int16),
+    # 4 + 2 bytes. bitsandbytes under transformers (>= 0.43 keeps the checkpoint's dtype) makes one bf16 copy.
+    m = load_catalog().model("Llama-2-7B")
+    setup = TrainSetup(method="qlora", base_quant="gptq-int4", recompute="full", micro_batch=1, seq_len=2048,
+                       framework="hf", precision="bf16")
+    assert training_memory(m, setup).breakdown.get("dequant") == 4096 * 11008 * 5
+    assert training_memory(m, replace(setup, base_quant="gptq-int8")).breakdown.get("dequant") == 4096 * 11008 * 6
+    assert training_memory(m, replace(setup, base_quant="bnb-nf4")).breakdown.get("dequant") == 4096 * 11008 * 2
+
+
 def test_a_recomputed_gptq_layer_holds_its_fp16_matrices_while_its_gradients_are_made() -> None:
     # under full recomputation only the layer being recomputed has a graph; with short sequences (logits and
     # activations smaller than that layer's 386 MiB) that moment is the peak

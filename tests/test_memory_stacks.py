@@ -89,15 +89,31 @@ def test_litgpt_holds_a_tied_output_layer_as_its_own_matrix(catalog: Catalog) ->
 
 def test_litgpt_qlora_quantizes_and_dequantizes_the_output_layer(catalog: Catalog) -> None:
     # Fabric's BitsandbytesPrecision quantizes every nn.Linear: Llama-2-7B's untied 32000 × 4096 head is stored at
-    # NF4 with double quantization instead of 16-bit, and dequantized whole (16-bit) when it runs — the largest
-    # matrix to dequantize (a layer's largest is 4096 × 11008)
+    # NF4 with double quantization instead of 16-bit, and dequantized whole when it runs — the largest matrix to
+    # dequantize (a layer's largest is 4096 × 11008). Fabric quantizes from an fp16 copy, so the dequantized matrix is
+    # fp16 and MatMul4Bit's .to(bf16) copies it: 2 + 2 bytes per weight (see the next test)
     m = catalog.model("Llama-2-7B")
     hf = training_memory(m, TrainSetup(method="qlora", framework="hf", precision="bf16"))
     litgpt = training_memory(m, TrainSetup(method="qlora", framework="pytorch", precision="bf16"))
     nf4 = weight_format("bnb-nf4-dq").bytes_per_weight
     assert litgpt.breakdown.get("weights") - hf.breakdown.get("weights") == pytest.approx(V * H * (nf4 - 2))
-    assert litgpt.breakdown.get("dequant") == pytest.approx(V * H * 2)
+    assert litgpt.breakdown.get("dequant") == pytest.approx(V * H * 4)
     assert hf.breakdown.get("dequant") == pytest.approx(H * F * 2)
+
+
+def test_an_nf4_base_quantized_from_fp16_is_dequantized_to_fp16_then_cast(catalog: Catalog) -> None:
+    # Lightning's BitsandbytesPrecision quantizes weight.to(torch.half) (fabric/plugins/precision/bitsandbytes.py
+    # @5dea36c5), so the NF4 state records fp16; bitsandbytes' MatMul4Bit runs
+    # F.dequantize_4bit(B, state).to(A.dtype): an fp16 matrix (2 bytes a weight) and, in bf16 compute, its bf16
+    # copy (2 more) at once. LitGPT's Llama-2-7B QLoRA: the largest matrix is its 32000 × 4096 output layer.
+    m = catalog.model("Llama-2-7B")
+    bf16 = TrainSetup(method="qlora", framework="pytorch", precision="bf16")
+    assert training_memory(m, bf16).breakdown.get("dequant") == 32_000 * 4096 * (2 + 2)
+    # fp16 compute: .to(torch.float16) of an fp16 matrix is the matrix itself, no copy
+    fp16 = replace(bf16, precision="fp16-mixed")
+    assert training_memory(m, fp16).breakdown.get("dequant") == 32_000 * 4096 * 2
+    # a LoRA base in bf16 dequantizes nothing
+    assert training_memory(m, replace(bf16, method="lora")).breakdown.get("dequant") == 0
 
 
 def test_framework_lora_dropout_defaults_are_read() -> None:

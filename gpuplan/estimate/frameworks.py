@@ -100,7 +100,8 @@ _STACK_COLUMNS = (
     Column("chunked_loss_bf16", "bool", True), Column("keeps_previous_outputs", "bool", True),
     Column("copies_attention_output", "bool", True), Column("compiles_loss", "bool", True),
     Column("caching_allocator", "bool", True), Column("logits_in_place", "bool", True),
-    Column("loads_base_in_place", "bool", True), Column("source", required=True), Column("as_of", "date", True),
+    Column("loads_base_in_place", "bool", True), Column("nf4_stats_fp16", "bool", True),
+    Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
 
@@ -131,6 +132,8 @@ class Stack:
     # a 16-bit base is built in its training dtype on the GPU and the checkpoint copied into it: the allocator caches
     # no segment freed by a load or a dtype conversion around the frozen weights
     loads_base_in_place: bool
+    # an NF4 base is quantized from an fp16 copy: each dequantization makes fp16, then a copy in the compute dtype
+    nf4_stats_fp16: bool
     source: str
 
 

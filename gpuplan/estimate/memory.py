@@ -1040,16 +1040,40 @@ def saved_dequantized_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     return (0.0 if s.recompute == Recompute.FULL else layers * per_layer), per_layer
 
 
+# Bytes per weight that unpacking one quantized matrix holds at once, where it is more than its 16-bit copy. AutoGPTQ's
+# QuantLinear trains through its Python path (auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py
+# @179776bd1d97a2e7f84b72318630f43719647a11, forward): ``torch.bitwise_right_shift`` of the int32 qweight expanded to
+# every weight gives an int32 per weight (4 bytes), and ``.to(torch.int8)`` (4-bit; ``torch.int16`` for 8-bit)
+# copies it before the int32 is freed: 5 bytes per weight for gptq-int4, 6 for gptq-int8. The later steps hold less
+# beyond the fp16 result (the int8 or int16 codes and ``weight - zeros``: 2 or 4 bytes), which autograd saves and
+# ``saved_dequantized_bytes`` counts.
+UNPACK_BYTES_PER_WEIGHT = {"gptq-int4": 4.0 + 1.0, "gptq-int8": 4.0 + 2.0}
+
+
 def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
     """A quantized base is dequantized to 16-bit one matrix at a time: the largest linear of a layer, or the
-    output layer (vocabulary × hidden) where the stack quantizes it too."""
+    output layer (vocabulary × hidden) where the stack quantizes it too; a GPTQ base's unpacking holds more than the
+    16-bit copy while it runs (``UNPACK_BYTES_PER_WEIGHT``), and so does an NF4 base with fp16 statistics
+    (:func:`_nf4_cast_bytes_per_weight`)."""
     if not (s.base_quant or Method(s.method).quantizes_base):
         return 0.0
     width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
     largest = max(m.hidden * width, m.hidden * m.q_dim)
     if stack(s.framework).quantizes_output_layer:
         largest = max(largest, m.vocab * m.hidden)
-    return largest * BYTES_16 / s.parallel.tp
+    per_weight = UNPACK_BYTES_PER_WEIGHT.get(s.base_quant or "", BYTES_16) + _nf4_cast_bytes_per_weight(s)
+    return largest * per_weight / s.parallel.tp
+
+
+def _nf4_cast_bytes_per_weight(s: TrainSetup) -> float:
+    """The compute-dtype copy of a dequantized NF4 matrix, made while its fp16 dequantization is alive, on a stack
+    that quantizes the base from an fp16 copy (``data/stacks.csv`` ``nf4_stats_fp16``): the quantization state then
+    records fp16, ``F.dequantize_4bit`` returns fp16, and bitsandbytes' MatMul4Bit casts it with ``.to(A.dtype)`` in
+    forward and ``.to(grad_output.dtype)`` in backward (bitsandbytes/autograd/_functions.py @0.42.0, 4870580f); no
+    copy when the compute dtype is fp16 itself (fp16 mixed precision)."""
+    if not (_bnb_base(s) and stack(s.framework).nf4_stats_fp16) or s.precision == "fp16-mixed":
+        return 0.0
+    return act_bytes(s)
 
 
 def describe_stack(s: TrainSetup) -> str:
