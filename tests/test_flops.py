@@ -18,6 +18,7 @@ from gpuplan.catalog.hfconfig import parse_config
 from gpuplan.estimate.flops import (
     attention_flops_per_token,
     forward_flops_per_token,
+    fp8_excluded_params,
     matmul_params,
     train_flops_per_token,
 )
@@ -34,6 +35,19 @@ LLAMA2_7B_MATMUL = 6_738_415_616 - 32000 * 4096 - 65 * 4096
 
 def test_matmul_params_llama_2_7b(catalog: Catalog) -> None:
     assert matmul_params(catalog.model("Llama-2-7B")) == LLAMA2_7B_MATMUL
+
+
+@pytest.mark.parametrize(("model", "expected", "source"), [
+    # the LM head alone: vocab 128,256 × hidden 4,096 (Llama-3.1-8B config.json)
+    ("Llama-3.1-8B", 128_256 * 4096, "config.json: vocab_size, hidden_size; no router"),
+    # head 151,936 × 2,048 and 48 routers of 128 experts × 2,048 (Qwen3-30B-A3B config.json)
+    ("Qwen3-30B-A3B", 151_936 * 2048 + 48 * 128 * 2048, "config.json: vocab_size, num_experts, 48 MoE layers"),
+])
+def test_fp8_training_leaves_the_head_and_router_16_bit(catalog: Catalog, model: str, expected: int,
+                                                         source: str) -> None:
+    # Megatron-Core's output layer is not a Transformer Engine module (gpt_model.py: ColumnParallelLinear), so an
+    # FP8 recipe does not reach it; the router scores tokens in 16/32 bits
+    assert fp8_excluded_params(catalog.model(model)) == expected
 
 
 @pytest.mark.parametrize(("model", "per_position", "source"), [

@@ -206,3 +206,26 @@ def test_an_interleaved_schedule_cuts_the_pipeline_bubble_by_its_model_chunks() 
     assert parts[0]["pipeline_bubble"] == pytest.approx(parts[0]["compute"] * 3 / 16)
     assert parts[1]["pipeline_bubble"] == pytest.approx(parts[1]["compute"] * 3 / 128)
     assert parts[1]["compute"] == parts[0]["compute"]  # the chunks change when stages idle, not the work
+
+
+def test_mamba_2_chunked_scan_traffic_by_hand() -> None:
+    # Nemotron 3 Nano (config.json): 23 Mamba-2 layers of 64 heads × 64 (d_inner 4096), 8 groups, state 128, chunk
+    # 128. Per token and layer, kernel by kernel (state-spaces/mamba ssd_combined.py), with x/out 4096 16-bit
+    # elements (8,192 B), B or C 1024 (2,048 B), the chunk states 4096 FP32 (16,384 B; 8,192 B in 16 bits) and
+    # C·Bᵀ 1024 FP32 (4,096 B):
+    # forward   chunk_state: B, x in, states out 2,048 + 8,192 + 16,384 = 26,624; state_passing: 16,384 in,
+    #           8,192 out = 24,576; bmm_chunk: C, B in, C·Bᵀ out 4,096 + 4,096 = 8,192; chunk_scan: C·Bᵀ, x, C,
+    #           states in, out 4,096 + 8,192 + 2,048 + 8,192 + 8,192 = 30,720 — 90,112 B
+    # backward  recomputed bmm_chunk 8,192, chunk_state 26,624, state_passing 16,384 + 16,384 = 32,768;
+    #           bwd_dstates C, dout in, dstates out 2,048 + 8,192 + 16,384 = 26,624; state_passing_bwd states,
+    #           dstates in, both out 16,384 × 2 + 8,192 × 2 = 49,152; bwd_dx x, B, C·Bᵀ, dout, dstates in, dx out
+    #           8,192 + 2,048 + 4,096 + 8,192 + 8,192 + 8,192 = 38,912; bwd_db x, dstates, B in, dB out
+    #           8,192 + 8,192 + 2,048 + 2,048 = 20,480; bwd_dC states, dout, C in, dC out 8,192 + 8,192 + 2,048
+    #           + 2,048 = 20,480; bwd_dcb x, dout in, dC·Bᵀ out 8,192 + 8,192 + 4,096 = 20,480; two bmm_chunk_bwd
+    #           (C or B, dC·Bᵀ, residual in, one out) 2 × (2,048 + 4,096 + 2,048 + 2,048) = 20,480; ddAcs x, dout,
+    #           C·Bᵀ 8,192 + 8,192 + 4,096 = 20,480 — 284,672 B
+    from gpuplan.estimate.train_time import ssd_scan_bytes_per_token
+
+    s = TrainSetup(method="full", micro_batch=1, seq_len=8192, framework="megatron", parallel=Parallelism())
+    assert ssd_scan_bytes_per_token(CAT.model("Nemotron-3-Nano-30B-A3B"), s) == 23 * (90_112 + 284_672)
+    assert ssd_scan_bytes_per_token(CAT.model("Qwen3-30B-A3B"), s) == 0.0  # no Mamba layers

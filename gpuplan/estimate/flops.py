@@ -22,6 +22,16 @@ def matmul_params(m: ModelSpec) -> float:
     return p.attention + p.mlp + p.active_experts + p.shared_experts + p.router + head
 
 
+def fp8_excluded_params(m: ModelSpec) -> float:
+    """Of :func:`matmul_params`, the weights whose matmuls stay 16-bit in FP8 training: the LM head and the MoE
+    router. Megatron-Core's output layer is its own ``tensor_parallel.ColumnParallelLinear``, not a Transformer
+    Engine module, so the FP8 recipe (applied to the transformer layers) does not reach it
+    (NVIDIA/Megatron-LM ``megatron/core/models/gpt/gpt_model.py`` @007562f9413e6bf1ab2fa4e13596ad67c7cab383),
+    and its router scores tokens in 16 or 32 bits (``TopKRouter``); torchtitan's float8 converter leaves the
+    output projection out (``module_filter_fn=lambda mod, fqn: fqn != "output"``)."""
+    return float(m.vocab * m.hidden + count_params(m).router)
+
+
 def attention_flops_per_token(m: ModelSpec, context: float) -> float:
     """QK^T and AV for one token attending ``context`` positions, all layers (sliding layers capped), plus the
     state update of linear-attention layers, which does not grow with the context: in the recurrent form of the

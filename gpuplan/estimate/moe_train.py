@@ -28,6 +28,22 @@ have. Each reads and writes about k × hidden 16-bit elements (the unpermute wri
 as much again in backward: 2 × (3k + 1) × hidden elements per token and MoE layer (a full recomputation runs the
 forward's again).
 
+A latent MoE (Nemotron 3 Super / Ultra, ``moe_latent_size``) projects each token down to the latent width before
+it is routed and back up after the combine, so the all-to-alls, the permutations and the expert inputs carry
+latent-width tokens: cutting that traffic by hidden / latent is the design's purpose (Elango et al. 2026,
+"LatentMoE: Toward Optimal Accuracy per FLOP and Parameter in Mixture of Experts", arXiv:2601.18089, sec. 2).
+
+In FP8 training the expert GEMMs quantize their inputs in passes of their own: Transformer Engine's grouped
+linear casts the permuted tokens (forward) and the output gradients (backward) of every local expert to FP8, with
+a row-wise copy for the GEMM and a column-wise one for the weight gradient (NVIDIA/TransformerEngine
+``transformer_engine/pytorch/module/grouped_linear.py`` @3ea1356190e88a50d8c2cae17e80c4e6ae96d442,
+``_GroupedLinear.forward`` / ``backward``: ``fused_multi_quantize`` with row-wise and column-wise usage). A dense
+layer's casts are fused into its LayerNorm and activation kernels (TE ``LayerNormLinear``, ``LayerNormMLP``) and
+are part of the fitted dense terms; the experts' are not. Each cast reads a 16-bit element and writes two 8-bit
+ones (4 bytes; the scales, 1/32 of that for MXFP8, are left out): the inputs of the first (the dispatched token)
+and second (the activation) expert GEMMs forward, and the gradients of their outputs backward — k × (2 × width +
+(1 + gate) × expert width) elements per token and MoE layer, the forward's again under a full recomputation.
+
 Not modelled: expert load imbalance (tokens are assumed spread evenly, as an auxiliary balancing loss or
 Megatron's force-balanced benchmark routing keeps them; a capacity factor above 1 pads the expert GEMMs), FP8
 dispatch (DeepEP's; 16-bit counted both ways: errs slow).
@@ -40,6 +56,7 @@ from gpuplan.estimate.params import count_params
 from gpuplan.types import Method, ModelSpec, Parallelism, Recompute, TrainSetup
 
 DISPATCH_BYTES = 2.0  # 16-bit activations (bf16) each way
+CAST_BYTES = 4.0  # an FP8 cast: one 16-bit element read, a row-wise and a column-wise 8-bit copy written
 
 
 def expert_tp(par: Parallelism) -> int:
@@ -71,13 +88,19 @@ def gpu_params(m: ModelSpec, s: TrainSetup, trainable: float, sharded: bool = Fa
     return dense + routed
 
 
+def dispatch_width(m: ModelSpec) -> int:
+    """Elements of one routed token copy: the latent width of a latent MoE, else the hidden size (module
+    docstring)."""
+    return m.moe_latent or m.hidden
+
+
 def all_to_all_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Bytes one GPU sends to other EP ranks in a micro-step (module docstring); 0 without expert parallelism."""
     par = s.parallel
     if par.ep <= 1 or not m.is_moe:
         return 0.0
     tokens = s.tokens_per_micro_batch / (par.tp * par.cp)  # a sequence-parallel TP rank dispatches its own share
-    per_collective = tokens * m.n_active_experts * m.hidden * DISPATCH_BYTES * (par.ep - 1) / par.ep
+    per_collective = tokens * m.n_active_experts * dispatch_width(m) * DISPATCH_BYTES * (par.ep - 1) / par.ep
     collectives = 6 if s.recompute == Recompute.FULL else 4
     return collectives * m.n_moe_layers / par.pp * per_collective
 
@@ -88,7 +111,20 @@ def permute_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     if not m.is_moe:
         return 0.0
     passes = 3.0 if s.recompute == Recompute.FULL else 2.0  # forward, backward (and the forward again)
-    return passes * (3 * m.n_active_experts + 1) * m.hidden * DISPATCH_BYTES * m.n_moe_layers
+    return passes * (3 * m.n_active_experts + 1) * dispatch_width(m) * DISPATCH_BYTES * m.n_moe_layers
+
+
+def expert_cast_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes the FP8 casts of the expert GEMMs' inputs and output gradients read and write per training token in
+    all MoE layers (module docstring), summed over the GPUs that share the token; 0 unless the setup trains in
+    FP8."""
+    if not m.is_moe or s.precision != "fp8-mixed":
+        return 0.0
+    width, expert = dispatch_width(m), m.moe_ffn_hidden
+    forward = width + expert  # the dispatched token, the activation
+    backward = width + (2 if m.gated_mlp else 1) * expert  # the gradients of the two GEMMs' outputs
+    forwards = 2 if s.recompute == Recompute.FULL else 1
+    return CAST_BYTES * m.n_active_experts * (forwards * forward + backward) * m.n_moe_layers
 
 
 def all_to_all_collectives(m: ModelSpec, s: TrainSetup) -> float:

@@ -47,6 +47,7 @@ from gpuplan.estimate.memory import frozen_base_bytes, trainable_params
 from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
     all_to_all_collectives,
+    expert_cast_bytes_per_token,
     gpu_params,
     off_domain_share,
     permute_bytes_per_token,
@@ -173,6 +174,7 @@ class StepWork:
     tp_bytes: float  # tensor-parallel bytes per micro-step × ring factor (_comm_per_step divides by the link)
     ep_bytes: float = 0.0  # expert-parallel all-to-all bytes one GPU sends per micro-step (moe_train)
     ep_collectives: float = 0.0  # all-to-alls per micro-step, each paying a collective latency
+    fp8_excluded_share: float = 0.0  # of the FLOPs, in matmuls an FP8 recipe leaves 16-bit (flops.fp8_excluded_params)
 
 
 def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
@@ -188,9 +190,10 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
     dp_bytes, tp_bytes = _comm_bytes(m, s)
     return StepWork(flops, _matmul_share(m, s), framework, method, ramp, optimizer_step_bytes(m, s),
-                    activation_traffic_bytes(m, s, cal) + permute_bytes_per_token(m, s), dp_bytes, tp_bytes,
+                    (activation_traffic_bytes(m, s, cal) + ssd_scan_bytes_per_token(m, s) +
+                     permute_bytes_per_token(m, s) + expert_cast_bytes_per_token(m, s)), dp_bytes, tp_bytes,
                     all_to_all_bytes(m, s),
-                    all_to_all_collectives(m, s))
+                    all_to_all_collectives(m, s), _fp8_excluded_share(m, s))
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,10 +225,12 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     share = w.matmul_share
     attention = (1 - share) / attention_efficiency(gpu, s, cal)
     compute = flops * (share + attention) / (n * peak * u)
-    if s.precision == "fp8-mixed":  # float8 linears: matmuls at the FP8 rate, attention stays 16-bit
+    if s.precision == "fp8-mixed":  # float8 linears: matmuls at the FP8 rate; attention, the LM head and the
+        # router stay 16-bit (flops.fp8_excluded_params)
         peak = gpu.half_flops_per_s
         fp8 = gpu.fp8_flops_per_s or peak
-        compute = flops * (share / (fp8 * cal.get("f_fp8")) + attention / peak) / (n * u)
+        low = share - w.fp8_excluded_share
+        compute = flops * (low / (fp8 * cal.get("f_fp8")) + (attention + w.fp8_excluded_share) / peak) / (n * u)
     tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
     steps = max(1.0, tokens / tokens_per_step)
     step_compute = compute / steps
@@ -349,12 +354,46 @@ def activation_traffic_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> f
     return layers + 16.0 * m.vocab
 
 
+SSD_CHUNK = 128  # tokens per chunk of Mamba-2's chunked scan (Megatron-Core MambaMixer and Nemotron-H: chunk_size 128)
+
+
+def ssd_scan_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes Mamba-2's chunked scan (SSD; Dao & Gu 2024, "Transformers are SSMs", sec. 6) reads and writes in memory
+    per training token in all its layers. Unlike flash attention, which keeps its scores on chip, the scan's kernels
+    hand their intermediates over through memory (state-spaces/mamba ``mamba_ssm/ops/triton/ssd_combined.py``
+    @d757aef189a5215ab3568516825a145e49f7b7ed, ``_mamba_chunk_scan_combined_fwd`` / ``_bwd``): the chunk states
+    (d_inner × N / Q per token, FP32, written by the chunk-state kernel, read and rewritten by state passing, read
+    by the chunk scan), the chunk's C·Bᵀ (groups × Q per token, FP32) and the 16-bit x, B, C and output. Counted
+    kernel by kernel over x and output (d = d_inner), B and C (S = groups × N each), the states (st = d·N/Q) and
+    C·Bᵀ (G·Q): forward 6d + 8S + 12st + 8GQ bytes; backward, which recomputes the states and C·Bᵀ and writes the
+    gradients of x, B, C, the states and C·Bᵀ, 22d + 30S + 34st + 24GQ (dt and its cumulative sums, one value per
+    head, are left out). The convolution and gated norm around the scan are in ``activation_traffic``."""
+    if m.linear_kind != "mamba2" or not m.n_linear_layers:
+        return 0.0
+    d, groups, n = m.linear_value_width, m.linear_k_heads, m.linear_k_dim
+    b_or_c, states, cb = groups * n, d * n / SSD_CHUNK, groups * SSD_CHUNK
+    forward = 6 * d + 8 * b_or_c + 12 * states + 8 * cb
+    backward = 22 * d + 30 * b_or_c + 34 * states + 24 * cb
+    forwards = 2 if s.recompute == Recompute.FULL else 1
+    return m.n_linear_layers * (forwards * forward + backward)
+
+
 def _matmul_share(m: ModelSpec, s: TrainSetup) -> float:
     """Share of the step's FLOPs in weight matmuls (the rest is attention over the context)."""
     from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 
     dense = 2 * matmul_params(m)
     return dense / (dense + attention_flops_per_token(m, (s.seq_len + 1) / 2))
+
+
+def _fp8_excluded_share(m: ModelSpec, s: TrainSetup) -> float:
+    """Share of the step's FLOPs in the matmuls an FP8 recipe leaves 16-bit (the LM head, the router), 0 unless
+    the setup trains in FP8: the part of :func:`_matmul_share` that runs at the 16-bit peak."""
+    if s.precision != "fp8-mixed":
+        return 0.0
+    from gpuplan.estimate.flops import fp8_excluded_params, matmul_params
+
+    return _matmul_share(m, s) * fp8_excluded_params(m) / matmul_params(m)
 
 
 def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
