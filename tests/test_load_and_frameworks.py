@@ -18,7 +18,7 @@ from gpuplan.estimate.engines import release, token_budget
 from gpuplan.estimate.frameworks import framework, frameworks
 from gpuplan.estimate.infer_speed import decode_step_seconds, latency, max_batch, prefill_seconds, speed
 from gpuplan.estimate.job import training_setup
-from gpuplan.estimate.load import _running_counts, at_concurrency, at_rate, capacity, finite_run
+from gpuplan.estimate.load import _running_counts, at_concurrency, at_rate, capacity, finite_run, request_seconds
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.requests import estimate_config, make_job
 from gpuplan.types import FRAMEWORKS, InferSetup, Parallelism
@@ -70,6 +70,37 @@ def test_one_closed_loop_client_sees_batch_one_speed(llama8b_h100) -> None:  # t
     alone = latency(m, g, SETUP)
     assert one.tpot_mean_s == pytest.approx(alone.figures.tpot_s, rel=0.02)
     assert one.batch == pytest.approx(1.0, abs=0.05)
+
+
+def test_a_per_request_frontend_cost_adds_to_every_first_token_but_not_to_the_steps(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # GPUStack's performance lab (docs/performance-lab/qwen3-8b/h100-latency.md @47277d79): one client, vLLM v0.11.0,
+    # Qwen3-8B on one H100, median TTFT 60.4 ms where SGLang on the same page and prompts took 27 ms, while vLLM's
+    # median TPOT there matches its batch-1 step: a cost per request, outside the forward passes. One lockstep client
+    # makes it exact: its first token comes after the prefill plus that cost, its steps are unchanged, and its
+    # cycle, so its request rate, grows by the cost.
+    m, g = llama8b_h100
+    fixed = 0.030
+    base, cal = fitted(), fitted().with_values(request_overhead_s_vllm=fixed)
+    before = at_concurrency(m, g, SETUP, 1, base, lockstep=True)
+    after = at_concurrency(m, g, SETUP, 1, cal, lockstep=True)
+    assert after.ttft_mean_s - before.ttft_mean_s == pytest.approx(fixed, rel=1e-9)
+    assert after.ttft_p99_s - before.ttft_p99_s == pytest.approx(fixed, rel=1e-9)
+    assert after.tpot_mean_s == before.tpot_mean_s
+    assert 1 / after.rate_per_s - 1 / before.rate_per_s == pytest.approx(fixed, rel=1e-9)
+    # clients that drift apart (dataset lengths): the cost adds to the service, less a trace of queueing that a
+    # longer cycle relieves
+    loose = at_concurrency(m, g, SETUP, 1, cal).ttft_mean_s - at_concurrency(m, g, SETUP, 1, base).ttft_mean_s
+    assert 0.95 * fixed < loose <= fixed * (1 + 1e-9)
+    # an open stream's requests pay it too
+    assert at_rate(m, g, SETUP, 1.0, cal).ttft_mean_s > at_rate(m, g, SETUP, 1.0, base).ttft_mean_s + 0.9 * fixed
+
+
+def test_the_request_cost_is_the_engines_own_or_its_backends_prior_and_none_without_a_fit(catalog: Catalog) -> None:
+    cal = fitted().with_values(request_overhead_s_vllm=0.02)
+    nvidia, ascend = catalog.gpu("H100"), catalog.gpu("Ascend-910B")
+    assert request_seconds(SETUP, nvidia, cal) == 0.02
+    assert request_seconds(SETUP, ascend, cal) == 0.02  # vllm-ascend follows vLLM's API server until fitted apart
+    assert request_seconds(replace(SETUP, engine="sglang"), nvidia, cal) == 0.0
 
 
 def test_clients_beyond_the_engine_cap_wait_for_a_slot(llama8b_h100) -> None:  # type: ignore[no-untyped-def]

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import token_budget
+from gpuplan.estimate.engines import efficiency_keys, token_budget
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds, require_batch
 from gpuplan.estimate.result import Band
 from gpuplan.types import Gpu, InferSetup, ModelSpec
@@ -107,6 +107,18 @@ def _steady_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, rho: float
     return hi
 
 
+def request_seconds(s: InferSetup, gpu: Gpu | None, cal: Calibration) -> float:
+    """The engine's fixed latency per request outside the GPU's work, added to every request's TTFT (and so to its
+    end-to-end latency): the OpenAI-compatible API server parses the request, renders the chat template and
+    tokenizes the prompt in its own process, hands the request to the engine core over IPC, which admits it at the
+    start of the next scheduler step, and detokenizes and streams the first token back (vLLM V1:
+    vllm/entrypoints/openai/serving_chat.py, vllm/v1/engine/async_llm.py and core_client.py, @v0.11.0). It does not
+    grow with the prompt or the load, so it is what a one-client run with a short prompt measures above its prefill.
+    Fitted per engine as ``request_overhead_s_<engine>``; 0 for an engine whose fit holds none."""
+    keys = efficiency_keys("request_overhead_s", s.engine, gpu)
+    return next((cal.values[k] for k in keys if k in cal.values), 0.0)
+
+
 def _prefill_one(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> float:
     return prefill_seconds(m, gpu, s, s.prompt_len, cal)
 
@@ -151,7 +163,7 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
         mean = p50 = p99 = math.inf
         if n_requests and limit > 0:
             lag = max(0.0, 1 / limit - 1 / rate)
-            service = t_p + tpot / 2
+            service = t_p + tpot / 2 + request_seconds(s, gpu, cal)
             mean, p50, p99 = (service + k * lag for k in ((n_requests - 1) / 2, 0.5 * n_requests, 0.99 * n_requests))
         return LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True,
                          limit, cal.band("inference_latency"))
@@ -170,7 +182,7 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     decode_share = n_chunks * _iteration(m, gpu, s, batch, 0.0, cal)  # the decodes its prefill iterations carry
     wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
     t_iter = min(t_iter, _longest_iteration(m, gpu, s, batch, cal))
-    service = t_p + decode_share + t_iter / 2
+    service = t_p + decode_share + t_iter / 2 + request_seconds(s, gpu, cal)
     busiest = min(float(cap), batch + Z99 * math.sqrt(batch))
     tpot_p99 = min(_iteration(m, gpu, s, busiest, rho * others, cal), _longest_iteration(m, gpu, s, busiest, cal))
     itl_p50 = _median_gap(m, gpu, s, rate * others, batch, t_iter, cal)
@@ -265,7 +277,8 @@ def _waves(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, n: int, cap: int
     step, _ = decode_step_seconds(m, gpu, s, float(n), ctx, cal)
     ends = [_pass_end(k * s.prompt_len, n * s.prompt_len, token_budget(m, s))
             for k in range(1, n + 1)]
-    done = {t: prefill_seconds(m, gpu, s, t, cal) for t in set(ends)}
+    fixed = request_seconds(s, gpu, cal)
+    done = {t: prefill_seconds(m, gpu, s, t, cal) + fixed for t in set(ends)}
     firsts = [done[t] for t in ends]
     steps = max(s.output_len - 1, 1)
     wave = firsts[-1] + steps * step
