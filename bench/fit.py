@@ -293,6 +293,35 @@ def fit_all(cases: list[Case], start: Calibration) -> Calibration:
     for group in groups():
         cal = fit_group(group, cases, cal)
     cal, _ = fit_inference(cases, cal)
+    return fit_request_overhead(cases, cal)
+
+
+# which rows identify an engine's fixed latency per request (gpuplan.estimate.load.request_seconds): TTFT under a
+# light closed loop (at most LIGHT_CLIENTS clients) with short prompts (at most SHORT_PROMPT tokens), where the
+# prefill and the wait for the scheduler take a few milliseconds, so a cost of tens of milliseconds outside the
+# GPU's work is what the TTFT shows above the model's; a long prompt or a busy server would let the fixed cost
+# stand in for prefill or queueing errors instead
+LIGHT_CLIENTS = 8
+SHORT_PROMPT = 1024
+_REQUEST_BOUNDS = (0.0, 0.1)
+
+
+def fit_request_overhead(cases: list[Case], cal: Calibration) -> Calibration:
+    """Each engine's ``request_overhead_s_<engine>`` on its light-load, short-prompt TTFT rows (at least three);
+    an engine without such rows holds no key and pays none. The engine's efficiencies are fitted first and stay."""
+    by_engine: dict[str, list[Case]] = {}
+    for c in cases:
+        if (c.cls == "ttft" and c.meta.get("kind") == "load" and 0 < (c.meta.get("clients") or 0) <= LIGHT_CLIENTS
+                and c.meta["setup"].prompt_len <= SHORT_PROMPT):
+            # the API server is the engine's own on every accelerator (vllm-ascend plugs into vLLM's frontend)
+            by_engine.setdefault(c.meta["engine"], []).append(c)
+    for eng, rows in sorted(by_engine.items()):
+        if len(rows) < 3:
+            continue
+        key = f"request_overhead_s_{eng}"
+        cal = cal.with_values(**{key: 0.01})
+        cal = fit_group(Group(f"request overhead {eng}", [key], [_REQUEST_BOUNDS], ("ttft",), scale={key: 1e-2}),
+                        rows, cal)
     return cal
 
 
