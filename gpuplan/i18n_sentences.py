@@ -71,7 +71,14 @@ TEMPLATES: dict[str, str] = {
     "give a whole number of {field[2:]}.": "{field[2:]} 请给整数。",
     "{value} is less than one token.": "{value} 不足一个 token。",
     "give {field} as a count of tokens, e.g. 512.": "{field} 请给 token 数，例如 512。",
-    "{option} applies to {applies_to}, not {here}.": "{option} 只适用于 {applies_to}，不适用于 {here}。",
+    "{option} applies to {applies_to}, not {here}.": "{option} 只适用于 {applies_to|t}，不适用于 {here}。",
+    "{flag} applies to {where}, not to --task {task}.": "{flag} 只适用于{where|t}，不适用于 --task {task}。",
+    "{flag} applies to {self.text}, not to --task {task}.": "{flag} 只适用于 {self.text|t}，不适用于 --task {task}。",
+    "{flag} applies to {self.text}, not {method}.": "{flag} 只适用于 {self.text|t}，不适用于 {method}。",
+    # where an option applies (gpuplan.options.Applies.text), as the sentences above name it
+    "training (--task finetune or pretrain)": "训练（--task finetune 或 pretrain）",
+    "inference (--task infer or serve)": "推理（--task infer 或 serve）",
+    "--method lora or qlora": "--method lora 或 qlora", "jobs that end": "有终点的任务（finetune、pretrain、infer）",
     "drop {option}.": "请去掉 {option}。",
     "QLoRA's frozen base is NF4 by definition.": "QLoRA 的冻结底座按定义就是 NF4。",
     "drop --quant, or use --method lora --quant int8 (or int4) for another base format.":
