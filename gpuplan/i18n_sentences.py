@@ -1130,6 +1130,10 @@ TEMPLATES: dict[str, str] = {
     "give a number above 0": "请给出大于 0 的数", "give 0 or more": "请给出 0 或更大的数", "give 1 or more": "请给出 1 或更大的数",
     "check '{field}': {msg}.": "请检查 '{field}'：{msg|t}。",
     "see docs/web.md for the endpoints, or GET /openapi.json.": "接口见 docs/web.md，或 GET /openapi.json。",
+    # the HTTP status texts Starlette gives as the detail of a route not found or a method it does not take
+    "Not Found": "没有这个接口", "Method Not Allowed": "这个接口不接受此请求方法",
+    # the kinds of name an UnknownNameError names ("unknown model 'x'")
+    "model": "模型", "provider": "云厂商", "vendor": "厂商", "price source": "价格来源",
     "internal error ({type(exc).__name__}) in {request.url.path}: a bug in gpuplan.":
         "{request.url.path} 出现内部错误（{type(exc).__name__}）：这是 gpuplan 的缺陷。",
     "please report it with the request that caused it.": "请附上引发它的请求报告此问题。",

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from gpuplan.options import OPTIONS, Option
+from gpuplan.options import LORA_TARGETS, OPTIONS, Option
 from gpuplan.types import Engine, Framework, Market, Method, Objective, Recompute, Task
 from gpuplan.web.app import create_app
 from gpuplan.web.models import EstimateRequest, PlanRequest, ServeRequestBody
@@ -27,10 +27,11 @@ ENDPOINTS = {"/api/estimate": (EstimateRequest, {**TRAIN, "gpu": "H100"}, {**SER
              "/api/plan": (PlanRequest, TRAIN, SERVE),
              "/api/serve": (ServeRequestBody, {"model": "Qwen2.5-7B", "rps": 1}, None)}
 # words that are not sentences: units, names of formats and things, and the words of the choices
-KEPT = {"KiB", "MiB", "GiB", "TiB", "GB", "MB", "TB", "ms", "USD", "CNY", "kWh", "JSON", "docs", "web", "md",
-        "GPU", "GPUs", "TP", "PP", "DP", "ZeRO", "gpuplan", "token", "tokens", "LoRA", "QLoRA", "bf", "fp", "int",
-        "nf", "dq", "bnb", "awq", "gptq", "gguf", "linear", "all"}
-VOCABULARY = {m.value for enum in (Task, Method, Engine, Framework, Recompute, Market, Objective) for m in enum}
+KEPT = {"GET", "POST", "KiB", "MiB", "GiB", "TiB", "GB", "MB", "TB", "ms", "USD", "CNY", "kWh", "JSON", "GPU",
+        "GPUs", "TP", "PP", "DP", "ZeRO", "gpuplan", "token", "tokens", "LoRA", "QLoRA", "bf", "fp", "int", "nf", "dq",
+        "bnb", "awq", "gptq", "gguf"}
+VOCABULARY = {m.value for enum in (Task, Method, Engine, Framework, Recompute, Market, Objective) for m in enum} | {
+    *LORA_TARGETS}
 
 
 def _fields() -> set[str]:
@@ -42,8 +43,8 @@ FIELDS = _fields()
 
 def english_words(text: str, sent: dict[str, Any]) -> list[str]:
     """The words of ``text`` that are English and none of: a field name, a value sent, a quoted value, a choice."""
-    text = re.sub(r"'[^']*'", " ", text)  # quoted values ('full', 'abc')
-    values = {str(v) for v in sent.values()}
+    text = re.sub(r"'[^']*'|\S*/\S*", " ", text)  # quoted values ('full', 'abc'), paths (/api/gpus, docs/web.md)
+    values = {str(v) for v in sent.values()} | set(sent)
     words = re.findall(r"(?<![\w.])[A-Za-z][A-Za-z0-9_.-]*", text)  # not the unit of 1k, 2s
     return [w for w in words if w.strip(".-") not in FIELDS | KEPT | VOCABULARY | values
             and not re.fullmatch(r"[A-Za-z]+[0-9].*|[0-9.e+]+", w)]
@@ -56,6 +57,7 @@ def english_words(text: str, sent: dict[str, Any]) -> list[str]:
     ("method：应为 'full'、'lora' 或 'freeze'", []),
     ("请用以下之一：name, memory, bf16 或 GiB。", ["name", "memory"]),  # a list of sort keys: the test's requests
     ("请给出 1k 或 2s。", []),
+    ("GET /api/nope: Not Found", ["Not", "Found"]),
 ])
 def test_the_check_finds_english_sentence_words(text: str, left: list[str]) -> None:
     assert english_words(text, {}) == left
@@ -152,3 +154,17 @@ def test_a_choice_outside_the_list_is_refused_in_chinese(client: TestClient) -> 
 
 def test_a_value_of_the_wrong_type_is_refused_in_chinese(client: TestClient) -> None:
     _check_chinese(client, "/api/estimate", {**ENDPOINTS["/api/estimate"][1], "seq_len": "long"})
+
+
+@pytest.mark.parametrize(("method", "path", "says"), [
+    ("get", "/api/nope", "GET /api/nope：没有这个接口"),  # was "GET /api/nope: Not Found" in error_zh
+    ("post", "/api/gpus", "POST /api/gpus：这个接口不接受此请求方法"),
+    ("get", "/api/models/no-such-model", "name：未知的模型 'no-such-model'。"),  # was "未知的model"
+    ("get", "/api/offers?provider=nosuch", "provider：未知的云厂商 'nosuch'。"),
+    ("get", "/api/gpus?vendor=nosuch", "vendor：未知的厂商 'nosuch'。"),
+])
+def test_routes_and_names_not_found_are_refused_in_chinese(client: TestClient, method: str, path: str,
+                                                           says: str) -> None:
+    err = getattr(client, method)(path).json()
+    assert err["error_zh"] == says
+    assert english_words(err["error_zh"] + err["fix_zh"], {"name": None}) == []

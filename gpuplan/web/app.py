@@ -587,8 +587,9 @@ def _validation_fix(error: dict[str, Any], field: str | None) -> tuple[str, str]
 
 def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
-    return error_response(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}", None,
-                          "see docs/web.md for the endpoints, or GET /openapi.json.")
+    fix = "see docs/web.md for the endpoints, or GET /openapi.json."
+    return error_response(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}", None, fix,
+                          (f"{request.method} {request.url.path}：{zh_sentence(str(exc.detail))}", zh_sentence(fix)))
 
 
 def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
