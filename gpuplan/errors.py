@@ -102,11 +102,11 @@ class UnknownNameError(InputError, LookupError):
         self.name, self.kind, self.listing = name, kind, listing
 
     def in_chinese(self) -> tuple[str, str]:
-        from gpuplan.i18n import tr, using
+        from gpuplan.i18n import zh_sentence
 
-        with using("zh"):
-            hint = f"你是不是想用 {_or_list(self.suggestions, ' 或 ', '、')}？" if self.suggestions else ""
-            return f"{self.field}：未知的{tr(self.kind)} '{self.name}'。{hint}", f"运行 '{self.listing}' 查看全部。"
+        hint = f"你是不是想用 {_or_list(self.suggestions, ' 或 ', '、')}？" if self.suggestions else ""
+        message = f"{self.field}：未知的{zh_sentence(self.kind)} '{self.name}'。{hint}"
+        return message, f"运行 '{self.listing}' 查看全部。"
 
 
 class InfeasibleError(InputError):

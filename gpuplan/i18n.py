@@ -247,7 +247,7 @@ def translate(text: str) -> str:
 
 def zh_sentence(text: str) -> str:
     """``text`` in Chinese whatever the language (the HTTP API sends both)."""
-    exact = TEMPLATES.get(text) or ZH.get(text)
+    exact = TEMPLATES.get(text) or ZH.get(text) or _range_zh(text)  # a range before "{n} seconds" takes it
     if exact:
         return exact
     for pattern, holes, zh in _patterns():
@@ -255,7 +255,7 @@ def zh_sentence(text: str) -> str:
         if m:
             values = dict(zip(holes, m.groups(), strict=True))
             return _HOLE.sub(lambda h, found=values: _fill(h.group(0), found), zh)  # type: ignore[misc]
-    return _range_zh(text) or text
+    return text
 
 
 _NUM = r"\d[\d,.e+]*(?: [KMGTPE]?i?B)?"  # a bound as Range.text shows it: 1,000,000, 1e+15, 0 B, 1024 TiB

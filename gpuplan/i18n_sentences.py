@@ -71,7 +71,14 @@ TEMPLATES: dict[str, str] = {
     "give a whole number of {field[2:]}.": "{field[2:]} 请给整数。",
     "{value} is less than one token.": "{value} 不足一个 token。",
     "give {field} as a count of tokens, e.g. 512.": "{field} 请给 token 数，例如 512。",
-    "{option} applies to {applies_to}, not {here}.": "{option} 只适用于 {applies_to}，不适用于 {here}。",
+    "{option} applies to {applies_to}, not {here}.": "{option} 只适用于 {applies_to|t}，不适用于 {here}。",
+    "{flag} applies to {where}, not to --task {task}.": "{flag} 只适用于{where|t}，不适用于 --task {task}。",
+    "{flag} applies to {self.text}, not to --task {task}.": "{flag} 只适用于 {self.text|t}，不适用于 --task {task}。",
+    "{flag} applies to {self.text}, not {method}.": "{flag} 只适用于 {self.text|t}，不适用于 {method}。",
+    # where an option applies (gpuplan.options.Applies.text), as the sentences above name it
+    "training (--task finetune or pretrain)": "训练（--task finetune 或 pretrain）",
+    "inference (--task infer or serve)": "推理（--task infer 或 serve）",
+    "--method lora or qlora": "--method lora 或 qlora", "jobs that end": "有终点的任务（finetune、pretrain、infer）",
     "drop {option}.": "请去掉 {option}。",
     "QLoRA's frozen base is NF4 by definition.": "QLoRA 的冻结底座按定义就是 NF4。",
     "drop --quant, or use --method lora --quant int8 (or int4) for another base format.":
@@ -1123,6 +1130,10 @@ TEMPLATES: dict[str, str] = {
     "give a number above 0": "请给出大于 0 的数", "give 0 or more": "请给出 0 或更大的数", "give 1 or more": "请给出 1 或更大的数",
     "check '{field}': {msg}.": "请检查 '{field}'：{msg|t}。",
     "see docs/web.md for the endpoints, or GET /openapi.json.": "接口见 docs/web.md，或 GET /openapi.json。",
+    # the HTTP status texts Starlette gives as the detail of a route not found or a method it does not take
+    "Not Found": "没有这个接口", "Method Not Allowed": "这个接口不接受此请求方法",
+    # the kinds of name an UnknownNameError names ("unknown model 'x'")
+    "model": "模型", "provider": "云厂商", "vendor": "厂商", "price source": "价格来源",
     "internal error ({type(exc).__name__}) in {request.url.path}: a bug in gpuplan.":
         "{request.url.path} 出现内部错误（{type(exc).__name__}）：这是 gpuplan 的缺陷。",
     "please report it with the request that caused it.": "请附上引发它的请求报告此问题。",

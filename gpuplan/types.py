@@ -473,13 +473,71 @@ class Engine(StrEnum):
         return self in (Engine.VLLM, Engine.SGLANG)
 
 
+class Framework(StrEnum):
+    """A training stack: the code that runs a training step (``TrainSetup.framework``, data/stacks.csv ``stack``).
+    A named framework of data/frameworks.csv (LLaMA-Factory, TRL, LitGPT …) runs on one of these."""
+
+    HF = "hf"
+    PYTORCH = "pytorch"
+    DEEPSPEED = "deepspeed"
+    MEGATRON = "megatron"
+    TORCHTITAN = "torchtitan"
+    TORCHTUNE = "torchtune"
+    LLMC = "llmc"
+    LLM_FOUNDRY = "llm-foundry"
+
+    @property
+    def efficiency_class(self) -> str:
+        """The fitted utilisation it runs at (``u_<class>`` in the fitted parameters): hand-optimised kernels
+        (Megatron-LM, llm.c, llm-foundry's MPT layers), torchtitan, or eager PyTorch (HF Trainer, torchtune,
+        DeepSpeed, plain PyTorch)."""
+        return ("megatron" if self in (Framework.MEGATRON, Framework.LLMC, Framework.LLM_FOUNDRY) else
+                "torchtitan" if self is Framework.TORCHTITAN else "eager")
+
+    @property
+    def optimised(self) -> bool:
+        """Not eager PyTorch: its own fused kernels or torchtitan's compiled, overlapped step."""
+        return self.efficiency_class != "eager"
+
+    @property
+    def activation_family(self) -> str:
+        """Whose modeling code keeps the activations (one fitted activation scale each): Hugging Face's,
+        the fused PyTorch-native stacks' (torchtune, torchtitan, Megatron, llm-foundry) or plain PyTorch model code
+        (LitGPT, nanoGPT, llm.c)."""
+        return ("native" if self in (Framework.TORCHTUNE, Framework.TORCHTITAN, Framework.MEGATRON,
+                                     Framework.LLM_FOUNDRY) else
+                "pytorch" if self in (Framework.PYTORCH, Framework.LLMC) else "hf")
+
+    @property
+    def fp32_grad_buffer(self) -> bool:
+        """Gradients accumulate in one fp32 buffer allocated for the whole run (Megatron-LM's
+        DistributedDataParallel grad buffer), not made and freed per step."""
+        return self is Framework.MEGATRON
+
+    @property
+    def fp32_master(self) -> bool:
+        """Mixed precision keeps 16-bit parameters and an fp32 master copy (the ZeRO paper's layout), not fp32
+        parameters under autocast."""
+        return self in (Framework.DEEPSPEED, Framework.MEGATRON)
+
+
 METHODS = tuple(Method)
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor")
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
 RECOMPUTE = tuple(Recompute)
 ENGINES = tuple(Engine)
 KV_DTYPES = ("bf16", "fp16", "fp8")
-FRAMEWORKS = ("hf", "pytorch", "deepspeed", "megatron", "torchtitan", "torchtune", "llmc", "llm-foundry")
+FRAMEWORKS = tuple(Framework)
+
+
+def _as_enums(setup: object, fields: tuple[tuple[str, type[StrEnum]], ...]) -> None:
+    """Each of ``fields`` of a frozen ``setup`` as its enum: a member stays, a string that is a member's value
+    becomes that member, anything else is an InputError naming ``Class.field`` and the valid values."""
+    for name, kind in fields:
+        value = getattr(setup, name)
+        if type(value) is not kind:
+            given = value if isinstance(value, str) else repr(value)
+            object.__setattr__(setup, name, choice(kind, given, f"{type(setup).__name__}.{name}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -524,13 +582,13 @@ def _describe_parallelism(par: Parallelism) -> str:
 class TrainSetup:
     """A training or fine-tuning step: what is trained, how, and at what size per GPU."""
 
-    method: str = "full"
+    method: Method = Method.FULL
     micro_batch: int = 1  # sequences per GPU per micro-step
     seq_len: int = 2048
     grad_accum: int = 1
     precision: str = "bf16-mixed"
     optimizer: str = "adamw"
-    recompute: str = "none"
+    recompute: Recompute = Recompute.NONE
     flash_attention: bool = True
     # the attention kernel generation: "flash2" (FlashAttention-2 and the fused kernels of its era and later:
     # PyTorch SDPA, cuDNN, FlashAttention-3) or "flash1" (FlashAttention 1.x and its Triton port, as llm-foundry's
@@ -548,7 +606,7 @@ class TrainSetup:
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
     trainable_layers: int = 2  # freeze: train the last k layers
     parallel: Parallelism = Parallelism()
-    framework: str = "hf"
+    framework: Framework = Framework.HF
     compiled: bool = False
     # the loss runs under torch.compile; None: as the stack does for a compiled model (data/stacks.csv compiles_loss)
     compiled_loss: bool | None = None
@@ -561,6 +619,10 @@ class TrainSetup:
     reduce_bucket_size: int = 500_000_000
     overlap_comm: bool = False
 
+    def __post_init__(self) -> None:
+        """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here."""
+        _as_enums(self, _TRAIN_ENUMS)
+
     @property
     def tokens_per_micro_batch(self) -> int:
         return self.micro_batch * self.seq_len
@@ -570,7 +632,7 @@ class TrainSetup:
 class InferSetup:
     """An inference configuration: engine, weight format, batch and lengths."""
 
-    engine: str = "vllm"
+    engine: Engine = Engine.VLLM
     weight_format: str = "bf16"
     kv_dtype: str = "bf16"  # bf16 | fp16 | fp8
     batch: int = 1
@@ -590,6 +652,10 @@ class InferSetup:
     # the estimators follow the one that ran (gpuplan.estimate.engines.token_budget, step_overhead_key)
     engine_version: str = ""
 
+    def __post_init__(self) -> None:
+        """``engine`` may be given as its value (``"vllm"``): read once here."""
+        _as_enums(self, _INFER_ENUMS)
+
     @property
     def context_len(self) -> int:
         return self.prompt_len + self.output_len
@@ -605,6 +671,11 @@ class InferSetup:
     @property
     def n_gpus(self) -> int:
         return self.tp * self.pp
+
+
+_TRAIN_ENUMS: tuple[tuple[str, type[StrEnum]], ...] = (
+    ("method", Method), ("recompute", Recompute), ("framework", Framework))
+_INFER_ENUMS: tuple[tuple[str, type[StrEnum]], ...] = (("engine", Engine),)
 
 
 # ---------------------------------------------------------------- jobs

@@ -8,6 +8,7 @@ through the estimators that act on it."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,14 +16,16 @@ import pytest
 import gpuplan
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InputError
+from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.job import estimate_inference, inference_setup
-from gpuplan.estimate.memory import training_memory
-from gpuplan.types import Engine, Job, Method, Task, TrainSetup
+from gpuplan.estimate.memory import state_bytes, training_memory
+from gpuplan.estimate.train_time import train_seconds
+from gpuplan.types import Engine, Framework, InferSetup, Job, Method, Parallelism, Recompute, Task, TrainSetup
 
-VOCABULARIES = ("method", "recompute", "engine", "task", "market", "objective", "users")
+VOCABULARIES = ("method", "recompute", "engine", "task", "market", "objective", "users", "framework")
 # each enum and the fields and variables it is the vocabulary of (users: the market the users are in)
 ENUMS = {"Method": ("method",), "Recompute": ("recompute",), "Engine": ("engine",), "Task": ("task",),
-         "Market": ("market", "users"), "Objective": ("objective",)}
+         "Market": ("market", "users"), "Objective": ("objective",), "Framework": ("framework",)}
 PACKAGE = Path(gpuplan.__file__).parent
 
 
@@ -126,3 +129,61 @@ def test_an_engine_runs_what_it_can(catalog: Catalog, engine: Engine, quant: str
     setup = inference_setup(job, 1, engine, quant)
     e = estimate_inference(catalog.model("Llama-2-7B"), catalog.gpu("H100"), job, setup)
     assert e.fits
+
+
+# ---------------------------------------------------------------- a setup reads its vocabularies once
+
+@pytest.mark.parametrize(("cls", "field", "given", "member"), [
+    (TrainSetup, "method", "qlora", Method.QLORA), (TrainSetup, "recompute", "selective", Recompute.SELECTIVE),
+    (TrainSetup, "framework", "llm-foundry", Framework.LLM_FOUNDRY),
+    (InferSetup, "engine", "llamacpp", Engine.LLAMACPP),
+], ids=["method", "recompute", "framework", "engine"])
+def test_a_setup_takes_the_documented_values_as_members(cls: type, field: str, given: str, member: object) -> None:
+    # the library API keeps taking the strings docs/ shows; inside, the field is the member (so its properties work)
+    setup = cls(**{field: given})
+    assert type(getattr(setup, field)) is type(member) and getattr(setup, field) is member
+    assert setup == cls(**{field: member}) and hash(setup) == hash(cls(**{field: member}))
+    assert getattr(replace(cls(), **{field: given}), field) is member
+
+
+@pytest.mark.parametrize(("cls", "field", "typo", "valid"), [
+    (TrainSetup, "method", "lorra", "full, lora, qlora, ptuning, freeze"),
+    (TrainSetup, "recompute", "selctive", "none, selective, full"),
+    (TrainSetup, "framework", "megatron-lm",
+     "hf, pytorch, deepspeed, megatron, torchtitan, torchtune, llmc, llm-foundry"),
+    (InferSetup, "engine", "vLLM", "hf, vllm, sglang, trtllm, llamacpp, mindie, mlx"),
+    (InferSetup, "engine", None, "hf, vllm, sglang"),
+], ids=["method", "recompute", "framework", "engine-case", "engine-none"])
+def test_a_setup_refuses_a_value_outside_its_vocabulary(cls: type, field: str, typo: object, valid: str) -> None:
+    # before, a typo'd framework ran as HF Trainer's stack and a typo'd method as a full fine-tune, silently
+    for make in (lambda: cls(**{field: typo}), lambda: replace(cls(), **{field: typo})):
+        with pytest.raises(InputError) as err:
+            make()
+        assert err.value.field == f"{cls.__name__}.{field}"
+        assert valid in err.value.fix
+
+
+# (stack, bytes per trained parameter of weights, gradients, fp32 master copy) in bf16 mixed precision, from the
+# stacks' own designs: DeepSpeed keeps 16-bit parameters and gradients with an fp32 master (Rajbhandari et al. 2020,
+# ZeRO, sec. 3: 2 + 2 + 4 bytes); Megatron-LM 16-bit parameters with gradients accumulated in its fp32 main_grad
+# buffer; torch AMP (HF Trainer, torchtune, torchtitan) fp32 parameters and gradients, no separate master
+MIXED_PRECISION = [(Framework.DEEPSPEED, 2.0, 2.0, 4.0), (Framework.MEGATRON, 2.0, 4.0, 4.0),
+                   (Framework.HF, 4.0, 4.0, 0.0), (Framework.TORCHTUNE, 4.0, 4.0, 0.0),
+                   (Framework.TORCHTITAN, 4.0, 4.0, 0.0)]
+
+
+@pytest.mark.parametrize(("framework", "weight", "grad", "master"), MIXED_PRECISION,
+                         ids=[f[0].value for f in MIXED_PRECISION])
+def test_what_each_stack_keeps_in_mixed_precision(framework: Framework, weight: float, grad: float,
+                                                  master: float) -> None:
+    s = TrainSetup(method="full", precision="bf16-mixed", optimizer="adamw", framework=framework.value)
+    assert state_bytes(s)[:3] == (weight, grad, master)
+
+
+@pytest.mark.parametrize("framework", list(Framework), ids=[f.value for f in Framework])
+def test_every_stack_trains_at_a_fitted_utilisation(catalog: Catalog, framework: Framework) -> None:
+    # each stack's efficiency class names a utilisation bench/fit.py fitted (u_megatron, u_torchtitan, u_eager), so a
+    # full fine-tune on any stack has a finite time; a class without its parameter would fail here, not in a plan
+    s = TrainSetup(method="full", framework=framework.value, parallel=Parallelism(dp=8))
+    assert 0 < fitted().get(f"u_{framework.efficiency_class}") <= 1
+    assert 0 < train_seconds(catalog.model("Llama-2-7B"), catalog.gpu("H100"), s, 1e9) < 1e6

@@ -25,7 +25,7 @@ from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.train_time import train_time
 from gpuplan.memo import IdentityMemo
-from gpuplan.types import Engine, Gpu, InferSetup, Job, Method, ModelSpec, Parallelism, Task, TrainSetup
+from gpuplan.types import Engine, Framework, Gpu, InferSetup, Job, Method, ModelSpec, Parallelism, Task, TrainSetup
 from gpuplan.units import GiB
 
 DEFAULT_HEADROOM = 0.05  # the margin where the memory estimate's class has no held-out band
@@ -455,7 +455,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     accum = max(1, round(global_batch / (parallel.dp * micro_batch)))
     method = Method.FULL if job.task == Task.PRETRAIN else Method(job.method)
     # pretraining at scale runs on Megatron-LM/torchtitan-class stacks; fine-tuning on HF Trainer-class ones
-    framework = "megatron" if job.task == Task.PRETRAIN else "hf"
+    framework = Framework.MEGATRON if job.task == Task.PRETRAIN else Framework.HF
     values: dict[str, Any] = dict(method=method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=accum,
                                   recompute=recompute or "none", lora_rank=job.lora_rank,
                                   lora_targets=job.lora_targets, base_quant=job.base_quant, parallel=parallel,
@@ -505,7 +505,7 @@ def default_global_batch(job: Job) -> int:
 def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overrides: Any) -> InferSetup:
     eng = get_engine(engine)
     kv = overrides.pop("kv_dtype", "fp8" if weight_format == "fp8" and engine == Engine.TRTLLM else "bf16")
-    return InferSetup(engine=eng.engine, weight_format=weight_format, kv_dtype=kv, batch=job.batch,
+    return InferSetup(engine=Engine(eng.engine), weight_format=weight_format, kv_dtype=kv, batch=job.batch,
                       prompt_len=job.prompt_len, output_len=job.output_len, tp=tp, **overrides)
 
 

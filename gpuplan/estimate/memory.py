@@ -28,7 +28,7 @@ from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate, Floor, KvCapacity, TrainedParts
 from gpuplan.memo import IdentityMemo
-from gpuplan.types import Engine, Gpu, InferSetup, Method, ModelSpec, Recompute, TrainSetup
+from gpuplan.types import Engine, Framework, Gpu, InferSetup, Method, ModelSpec, Recompute, TrainSetup
 from gpuplan.units import GiB, fmt_bytes
 
 BYTES_16 = 2.0
@@ -675,9 +675,7 @@ def _activation_scale(s: TrainSetup, cal: Calibration) -> float:
     # implementations differ in what they keep (fp32 norm inputs, attention masks, fused kernels): one
     # fitted factor for Hugging Face modeling code, one for the fused PyTorch-native stacks (torchtune,
     # torchtitan, Megatron), one for plain PyTorch model code (LitGPT, nanoGPT); torch.compile fuses more
-    family = ("native" if s.framework in ("torchtune", "torchtitan", "megatron", "llm-foundry") else
-              "pytorch" if s.framework in ("pytorch", "llmc") else "hf")
-    scale = cal.get(f"activation_scale_{family}")
+    scale = cal.get(f"activation_scale_{s.framework.activation_family}")
     if s.compiled:
         scale *= cal.get("activation_compiled_factor")
     return scale
@@ -791,7 +789,7 @@ def _deepspeed_optimizer(s: TrainSetup) -> bool:
     with ZeRO (gpuplan's HF-based exports pass ZeRO as a DeepSpeed config). It keeps an fp32 master copy and fp32
     states of 16-bit weights whatever dtype the model was loaded in (deepspeed/runtime/zero/stage_1_and_2.py
     single_partition_of_fp32_groups, stage3.py fp32_partitioned_groups_flat, bf16_optimizer.py fp32 groups)."""
-    return s.framework == "deepspeed" or (s.framework == "hf" and s.parallel.zero >= 1)
+    return s.framework is Framework.DEEPSPEED or (s.framework is Framework.HF and s.parallel.zero >= 1)
 
 
 def zero_bucket_bytes(s: TrainSetup) -> float:
@@ -816,8 +814,8 @@ def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
         weight, grad, master, state_width = 2.0, 2.0, 0.0, 2.0
     elif s.precision == "fp32":
         weight, grad, master, state_width = 4.0, 4.0, 0.0, 4.0
-    elif s.framework in ("deepspeed", "megatron"):  # 16-bit params and grads + fp32 master (ZeRO paper)
-        weight, grad, master, state_width = 2.0, 4.0 if s.framework == "megatron" else 2.0, 4.0, 4.0
+    elif s.framework.fp32_master:  # 16-bit params and grads + fp32 master (ZeRO paper)
+        weight, grad, master, state_width = 2.0, 4.0 if s.framework.fp32_grad_buffer else 2.0, 4.0, 4.0
     else:  # torch AMP / FSDP mixed precision (also with float8 linears): fp32 params, fp32 grads
         weight, grad, master, state_width = 4.0, 4.0, 0.0, 4.0
     n_states = {"adamw": 2, "paged-adamw": 2, "adamw-8bit": 2, "paged-adamw-8bit": 2, "sgd": 0,
@@ -857,7 +855,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
     # With gradient accumulation the gradients of the previous micro-batch stay through the next forward.
     # Megatron-LM allocates its fp32 gradient buffer once, for the whole run
-    coincide = s.grad_accum > 1 or s.framework == "megatron"
+    coincide = s.grad_accum > 1 or s.framework.fp32_grad_buffer
     # Backward starts at the output layer: its weight gradient (vocabulary × hidden, the largest single
     # gradient of a full fine-tune) is made while every activation and the logits are still held. With
     # accumulation that gradient already lives in the kept gradients.
@@ -922,7 +920,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     assumptions += (Assumption(
         "peak moment", ("end of backward: gradients complete, one layer's activations left" if peak_in_backward else
                         "end of forward: activations and logits held" + (
-                            ", gradients in Megatron's persistent buffer" if s.framework == "megatron" else
+                            ", gradients in Megatron's persistent buffer" if s.framework.fp32_grad_buffer else
                             ", gradients kept across micro-batches" if coincide else
                             ", the output layer's gradient made first" if first_grad else ", gradients not yet made")),
         "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)

@@ -57,14 +57,6 @@ from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, Method, ModelSpec, Recompute, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
 
-OPTIMISED_FRAMEWORKS = ("megatron", "torchtitan", "llmc", "llm-foundry")
-
-
-def framework_class(framework: str) -> str:
-    """Efficiency class of a training stack: hand-optimised kernels (Megatron-LM, llm.c, llm-foundry's MPT
-    layers), torchtitan, or eager PyTorch (HF Trainer, torchtune, DeepSpeed, plain PyTorch)."""
-    return {"megatron": "megatron", "llmc": "megatron", "llm-foundry": "megatron",
-            "torchtitan": "torchtitan"}.get(framework, "eager")
 GPUS_PER_NODE = 8
 # stacks whose layers run hand-fused memory-bound kernels: Megatron-LM fuses bias+GeLU, bias+dropout+add and
 # scale+mask+softmax (Narayanan et al. 2021, sec. 4.2) and Transformer Engine its norms with the FP8 casts;
@@ -179,7 +171,7 @@ class StepWork:
 
 def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     """The GPU-independent terms of a training step of ``s`` (see :class:`StepWork`)."""
-    framework = cal.get(f"u_{framework_class(s.framework)}")
+    framework = cal.get(f"u_{s.framework.efficiency_class}")
     if s.compiled:
         framework *= cal.get("f_compiled")
     method = 1.0 if Method(s.method).trains_base else cal.get("f_frozen_base")
@@ -249,7 +241,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     optimizer = steps * w.optimizer_bytes / bandwidth
     memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
     stall = 0.0
-    if framework_class(s.framework) == "eager" and not s.compiled:
+    if not s.framework.optimised and not s.compiled:
         launch = m.n_layers / par.pp * cal.get("layer_launch_s")  # host seconds per micro-step
         stall = micro_steps * max(0.0, launch - (compute + memory_bound) / micro_steps)
     parts = (("compute", compute), ("memory_bound_ops", memory_bound), ("optimizer_step", optimizer),
@@ -281,7 +273,7 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
     w = work or step_work(m, s, cal)
     t = parts or step_time(m, gpu, s, tokens, cal, w)
     cls = "finetune_time"
-    if s.method == Method.FULL and s.framework in OPTIMISED_FRAMEWORKS:  # MoE pretraining has its own error band
+    if s.method == Method.FULL and s.framework.optimised:  # MoE pretraining has its own error band
         cls = "pretrain_throughput_moe" if m.is_moe else "pretrain_throughput"
     if not describe:
         return Estimate(Breakdown("seconds", t.parts), cal.band(cls), ())

@@ -540,9 +540,9 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     field = _loc_field(first["loc"])
     shape = first["type"] in _SHAPE_ERRORS or first["type"].endswith(("_type", "_parsing"))
     message = "; ".join(f"{_loc_field(e['loc']) or 'request'}: {e['msg']}" for e in errors)
-    message_zh = "；".join(f"{_loc_field(e['loc']) or '请求'}：{zh_sentence(e['msg'])}" for e in errors)
-    fix = _validation_fix(first, field)
-    return error_response(422 if shape else 400, message, field, fix, (message_zh, zh_sentence(fix)))
+    message_zh = "；".join(f"{_loc_field(e['loc']) or '请求'}：{_pydantic_zh(e['msg'])}" for e in errors)
+    fix, fix_zh = _validation_fix(first, field)
+    return error_response(422 if shape else 400, message, field, fix, (message_zh, fix_zh))
 
 
 def _loc_field(loc: tuple[Any, ...]) -> str | None:
@@ -551,29 +551,45 @@ def _loc_field(loc: tuple[Any, ...]) -> str | None:
     return names[0] if names else None
 
 
-def _validation_fix(error: dict[str, Any], field: str | None) -> str:
+def _pydantic_zh(msg: str) -> str:
+    """A pydantic message in Chinese, the choices it lists (``'full', 'lora' or 'qlora'``, ``0, 1, 2 or 3``) joined
+    the Chinese way."""
+    listed = re.sub(r"(['\d]), (?=['\d])", r"\1、", zh_sentence(msg))
+    return re.sub(r"(?<=['\d]) or (?=['\d])", " 或 ", listed)
+
+
+def _validation_fix(error: dict[str, Any], field: str | None) -> tuple[str, str]:
+    """The fix for a validation error, in English and in Chinese."""
     ctx = error.get("ctx") or {}
     kind = error["type"]
     if kind == "extra_forbidden":
         known = set(EstimateRequest.model_fields) | set(PlanRequest.model_fields) | set(ServeRequestBody.model_fields)
         hint = close_matches(field or "", known, 1)
-        return f"remove '{field}'" + (f"; did you mean '{hint[0]}'?" if hint else " (see docs/web.md).")
+        fix = f"remove '{field}'" + (f"; did you mean '{hint[0]}'?" if hint else " (see docs/web.md).")
+        return fix, zh_sentence(fix)
     fixes = {"literal_error": f"use {ctx.get('expected')}.", "greater_than": f"give a number above {ctx.get('gt')}.",
              "greater_than_equal": f"give {ctx.get('ge')} or more.", "missing": f"add '{field}'.",
              "less_than_equal": f"give {ctx.get('le')} or less.", "string_too_short": "give a non-empty value.",
              "too_short": "give at least one value.", "json_invalid": "send a JSON object."}
     if field is None:
-        return fixes.get(kind, "send a JSON object with the fields in docs/web.md.")
+        fix = fixes.get(kind, "send a JSON object with the fields in docs/web.md.")
+        return fix, zh_sentence(fix)
     limits = RANGES.get(_CLI_NAMES.get(field, "--" + field.replace("_", "-")))
     if kind in ("greater_than", "greater_than_equal", "less_than_equal") and limits is not None:
-        return f"{fixes[kind][:-1]}: {field} takes {limits.text()}."
-    return fixes.get(kind, f"check '{field}': {error['msg'][:1].lower()}{error['msg'][1:]}.")
+        # the two halves translated apart: as one sentence, "give a number above {gt}." would take the rest as {gt}
+        fix = f"{fixes[kind][:-1]}: {field} takes {limits.text()}."
+        return fix, f"{zh_sentence(fixes[kind]).removesuffix('。')}：{field} 的取值为 {zh_sentence(limits.text())}。"
+    if kind in fixes:
+        return fixes[kind], _pydantic_zh(fixes[kind])
+    fix = f"check '{field}': {error['msg'][:1].lower()}{error['msg'][1:]}."
+    return fix, f"请检查 '{field}'：{_pydantic_zh(error['msg'])}。"
 
 
 def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
-    return error_response(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}", None,
-                          "see docs/web.md for the endpoints, or GET /openapi.json.")
+    fix = "see docs/web.md for the endpoints, or GET /openapi.json."
+    return error_response(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}", None, fix,
+                          (f"{request.method} {request.url.path}：{zh_sentence(str(exc.detail))}", zh_sentence(fix)))
 
 
 def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
