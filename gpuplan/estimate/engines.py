@@ -126,7 +126,7 @@ _VLLM_V0_MIN_BUDGET = 2048
 
 def vllm_v0(s: types.InferSetup) -> bool:
     """Whether the setup runs vLLM's V0 engine: a stated release below 0.8.0."""
-    if s.engine != "vllm" or not s.engine_version:  # plans run the current release: no version to read
+    if s.engine != types.Engine.VLLM or not s.engine_version:  # plans run the current release: no version to read
         return False
     found = release(s.engine_version)
     return found is not None and found < VLLM_V1_FROM
