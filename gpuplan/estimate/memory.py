@@ -489,7 +489,17 @@ def per_layer_params(m: ModelSpec) -> float:
 
 def lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
     """(in, out) of each adapted linear in one layer that attends (q_proj also yields the output gate's logits
-    where the model has one)."""
+    where the model has one); kept per model and targets (a fine-tuning plan asks for them hundreds of times)."""
+    hit = _lora_targets.get(m, None, None, (targets,))
+    if hit is None:
+        hit = _lora_targets.put(m, None, None, (targets,), tuple(_lora_targets_of(m, targets)))
+    return list(hit)
+
+
+_lora_targets: IdentityMemo[tuple[tuple[int, int], ...]] = IdentityMemo(256)
+
+
+def _lora_targets_of(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
     attn = {"q": (m.hidden, m.q_dim * (2 if m.attn_output_gate else 1)), "k": (m.hidden, m.kv_dim),
             "v": (m.hidden, m.kv_dim), "o": (m.q_dim, m.hidden)}
     if targets == "qv":
@@ -524,7 +534,18 @@ def linear_layer_lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int
 
 
 def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
-    """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out)."""
+    """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out); kept per model, rank and
+    targets."""
+    hit = _lora_params.get(m, None, None, (rank, targets))
+    if hit is None:
+        hit = _lora_params.put(m, None, None, (rank, targets), _lora_params_of(m, rank, targets))
+    return hit
+
+
+_lora_params: IdentityMemo[float] = IdentityMemo(256)
+
+
+def _lora_params_of(m: ModelSpec, rank: int, targets: str) -> float:
     attending = m.n_attention_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
     if not m.n_linear_layers:
         return attending
