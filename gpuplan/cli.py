@@ -274,9 +274,11 @@ def _catalog(ctx: typer.Context) -> Any:
 
 def _catalog_notes(cat: Any) -> list[str]:
     """Which prices are in use (bundled, refreshed), a store that cannot be read, rows a user catalog replaces."""
-    from gpuplan.market.overlay import prices_note
+    notes = []
+    if cat.refreshed:  # the overlay is imported only when a refreshed price is in use
+        from gpuplan.market.overlay import prices_note
 
-    notes = [f"note: {prices_note(cat)}"] if cat.refreshed else []
+        notes.append(f"note: {prices_note(cat)}")
     if cat.store_problem:
         notes.append(f"warning: {clip_echo(cat.store_problem)}")
     notes = [*notes, replaced_notice(cat.replaced)] if cat.replaced else notes

@@ -13,14 +13,24 @@ from typing import Any
 import pytest
 
 from gpuplan.catalog import Catalog
+from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.infer_speed import max_batch
-from gpuplan.estimate.job import fits_gpu, inference_setup, largest_batch
+from gpuplan.estimate.job import (
+    JobEstimate,
+    check_training,
+    estimate_training,
+    fits_gpu,
+    inference_setup,
+    largest_batch,
+    training_setup,
+)
 from gpuplan.estimate.memory import inference_memory
+from gpuplan.estimate.train_time import train_seconds
 from gpuplan.memo import clear_memos
 from gpuplan.plan import enumeration, planner, pricing
 from gpuplan.plan.candidates import Constraints
-from gpuplan.types import Job
+from gpuplan.types import Gpu, Job, ModelSpec, Recompute
 
 
 def _largest_by_scan(catalog: Catalog, model: str, gpu: str, job: Job, tp: int, fmt: str, top: int) -> int:
@@ -114,3 +124,83 @@ def test_clear_memos_empties_what_a_plan_kept(catalog: Catalog) -> None:
     assert len(enumeration._inference_estimates) > 0
     clear_memos()
     assert len(enumeration._inference_estimates) == 0 and len(enumeration._training_answers) == 0
+
+
+@pytest.mark.parametrize(("name", "job"), [
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096)),
+    ("Llama-2-70B", Job(task="pretrain", tokens=2e12, seq_len=4096)),
+    ("Mixtral-8x7B", Job(task="pretrain", tokens=1e11, seq_len=4096)),
+    ("ChatGLM2-6B", Job(task="finetune", method="full", samples=10_000, tokens_per_sample=2048, seq_len=2048)),
+    ("Llama-2-7B", Job(task="finetune", method="lora", samples=10_000, tokens_per_sample=1088, seq_len=1088)),
+])
+def test_recomputation_is_never_faster_at_the_same_micro_batch(catalog: Catalog, name: str, job: Job) -> None:
+    """The training search does not time full recomputation at the micro-batch that fitted without it (it cannot
+    beat the layout's own time without it): the same step with a third more FLOPs, so on every GPU type, count
+    and layout its time is at least the time without it."""
+    m, cal = catalog.model(name), fitted()
+    job = job.for_model(m)
+    compared = 0
+    for gpu in enumeration.candidate_gpus(catalog, Constraints()):
+        for n in (1, 8, 64, 512):
+            for par in enumeration.training_layouts(m, n, job):
+                for mb in (1, 4):
+                    try:
+                        plain, full = (training_setup(job, par, mb, r, gpu=gpu) for r in (Recompute.NONE,
+                                                                                            Recompute.FULL))
+                    except InfeasibleError:
+                        continue
+                    assert train_seconds(m, gpu, full, job.train_tokens, cal) >= train_seconds(
+                        m, gpu, plain, job.train_tokens, cal)
+                    compared += 1
+    assert compared > 300
+
+
+def _search_timing_every_setup(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints) -> JobEstimate | None:
+    """The training search's rules with every setup it reaches estimated in full: per layout, without then with
+    recomputation (not when the layout is already the fastest without it), the largest micro-batch that passes the
+    checks and fits; the fastest (the first of equals)."""
+    best: JobEstimate | None = None
+    for par in enumeration.training_layouts(m, n, job):
+        for recompute in (Recompute.NONE, Recompute.FULL):
+            for mb in (8, 4, 2, 1):
+                try:
+                    s = training_setup(job, par, mb, recompute, gpu=gpu)
+                    check_training(m, gpu, job, s)
+                except InfeasibleError as err:
+                    if err.field == "--global-batch":
+                        continue
+                    break
+                e = estimate_training(m, gpu, job, s, fitted(), c.headroom)
+                if not e.fits:
+                    continue
+                if best is None or e.seconds < best.seconds:
+                    best = e
+                break
+            if best is not None and best.setup.parallel == par:
+                break
+    return best
+
+
+@pytest.mark.parametrize(("name", "job", "c"), [
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096), Constraints()),
+    ("Llama-2-70B", Job(task="pretrain", tokens=2e12, seq_len=4096), Constraints(objective="time")),
+    ("Mixtral-8x7B", Job(task="pretrain", tokens=1e11, seq_len=4096), Constraints(objective="value")),
+    ("ChatGLM2-6B", Job(task="finetune", method="full", samples=10_000, tokens_per_sample=2048, seq_len=2048),
+     Constraints()),
+])
+def test_the_training_search_picks_what_timing_every_setup_picks(catalog: Catalog, name: str, job: Job,
+                                                                 c: Constraints) -> None:
+    """On every GPU type and count the search's answer is the setup, and time, of the search that estimates every
+    setup it reaches in full."""
+    m, cal = catalog.model(name), fitted()
+    job = job.for_model(m)
+    found = 0
+    for gpu in enumeration.candidate_gpus(catalog, c):
+        for n in (1, 8, 64, 512):
+            best, _ = enumeration.best_training(m, gpu, job, n, c, cal, Counter(), enumeration.PlanMemo())
+            plain = _search_timing_every_setup(m, gpu, job, n, c)
+            assert (best is None) == (plain is None)
+            if best is not None and plain is not None:
+                assert best.setup == plain.setup and best.seconds == pytest.approx(plain.seconds, rel=1e-12)
+                found += 1
+    assert found > 20

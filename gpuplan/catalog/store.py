@@ -189,7 +189,7 @@ def market_dir(raw: str | os.PathLike[str]) -> Path:
 
 def with_refreshed_prices(base: Catalog) -> Catalog:
     """``base`` overlaid by the price store's newest rows, re-read only when the store file changes."""
-    from gpuplan.market.overlay import store_signature
+    from gpuplan.market.paths import store_signature
 
     path, signature = store_signature()
     return _overlaid(base.dirs, path, signature) if signature else base

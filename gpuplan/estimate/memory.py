@@ -18,8 +18,10 @@ References
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import Engine as EngineSpec
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import hf_tuple_cache_types
 from gpuplan.estimate.frameworks import stack
@@ -328,44 +330,15 @@ _fit_only: IdentityMemo[Estimate] = IdentityMemo()
 
 
 def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration, describe: bool) -> Estimate:
-    eng = get_engine(s.engine)
-    fmt = weight_format(s.weight_format)
-    latent = eng.mla_latent_cache
-    weights = gguf_weights_bytes(m, fmt, s.tp, s.pp) if fmt.name in GGUF_MIX else weights_bytes(m, fmt, s.tp, s.pp)
-    kv = kv_cache_bytes(m, s.batch, s.context_len, s.kv_dtype, s.tp, s.pp, latent, eng.kv_block_tokens)
-    if eng.memory_mode == "context":
-        kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent)
-    chunk = s.batch * s.prompt_len
-    if eng.max_batched_tokens and eng.memory_mode != "on-demand":
-        chunk = min(chunk, eng.max_batched_tokens)
     # Apple parts share one memory between CPU and GPU and have no CUDA context: their runtime is fitted apart
     unified = gpu is not None and gpu.vendor == "Apple"
-    overhead = cal.get("infer_overhead_unified_bytes" if unified else "infer_overhead_bytes")
-    adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
-    tail = (("overhead", overhead),) + ((("adapter", adapters),) if adapters else ())
-    ubatch = min(eng.max_batched_tokens or chunk, max(s.context_len, 1))  # llama.cpp's reserved graph
-    if eng.ggml_graph:  # the input table stays on the host (the same memory when unified); one compute buffer
-        # holds every activation and logit
-        weights = gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=unified)
-        workspace = ggml_compute_buffer_bytes(m, s, ubatch)
-        logits = framework = previous = dequant = 0.0
-        parts = (("weights", weights), ("kv_cache", kv), ("compute_buffer", workspace), *tail)
-    else:
-        workspace = _forward_workspace_bytes(m, chunk, s.tp)
-        logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
-        logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
-        framework = cal.get("infer_workspace_bytes")
-        dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == Engine.HF else 0.0
-        # a model whose own code returns a new tuple of concatenated tensors every step: the last one is still held
-        previous = kv if eng.engine == Engine.HF and m.model_type in hf_tuple_cache_types() else 0.0
-        parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
-                 ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
-                 *((("previous_kv_cache", previous),) if previous else ()), *tail)
-    fixed = weights + workspace + logits + framework + overhead + adapters + previous + dequant
-    capacity = _capacity_answers(m, gpu, s, eng.gpu_memory_utilization, fixed, latent, eng.kv_block_tokens,
-                                 eng.memory_mode, eng.kv_share_of == "free", longest=describe)
+    t = _setup_terms(m, s, cal, unified)
+    eng, latent, parts = t.eng, t.latent, t.parts
+    capacity = _capacity_answers(m, gpu, s, t, longest=describe)
     if not describe:
         return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), (), capacity)
+    fmt, workspace, ubatch, framework = t.fmt, t.workspace, t.ubatch, t.framework
+    overhead, adapters, previous, dequant = t.overhead, t.adapters, t.previous, t.dequant
     assumptions = (
         Assumption("weight format", f"{fmt.name} = {fmt.bits_per_weight:g} bits/weight ({fmt.scope} tensors)",
                    fmt.source),
@@ -402,23 +375,92 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
     return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, capacity)
 
 
-def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, util: float | None, fixed: float,
-                      latent: bool, block: int, mode: str, of_free: bool = False, longest: bool = True
+@dataclass(frozen=True, slots=True)
+class _SetupTerms:
+    """What :func:`_inference_memory` works out from the model, setup, calibration and whether the GPU's memory is
+    unified, before it reads the GPU's capacity: the same on every GPU type a plan sizes the setup for."""
+
+    eng: EngineSpec
+    fmt: WeightFormat
+    latent: bool
+    workspace: float
+    ubatch: int
+    framework: float
+    overhead: float
+    adapters: float
+    previous: float
+    dequant: float
+    parts: tuple[tuple[str, float], ...]
+    fixed: float  # every part but the KV cache
+    kv_per_token: float  # KV-cache bytes one token adds on one GPU (its pipeline stage)
+    kv_per_seq: float  # KV-cache bytes of one sequence of the setup's context on one GPU
+
+
+def _setup_terms(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool) -> _SetupTerms:
+    """:class:`_SetupTerms`, kept per model, calibration, setup and unified memory (a plan sizes each setup for
+    every GPU type, and its batch searches ask again)."""
+    hit = _setup_memo.get(m, cal, None, (s, unified))
+    if hit is not None:
+        return hit
+    return _setup_memo.put(m, cal, None, (s, unified), _setup_terms_of(m, s, cal, unified))
+
+
+_setup_memo: IdentityMemo[_SetupTerms] = IdentityMemo()
+
+
+def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool) -> _SetupTerms:
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    latent = eng.mla_latent_cache
+    weights = gguf_weights_bytes(m, fmt, s.tp, s.pp) if fmt.name in GGUF_MIX else weights_bytes(m, fmt, s.tp, s.pp)
+    kv = kv_cache_bytes(m, s.batch, s.context_len, s.kv_dtype, s.tp, s.pp, latent, eng.kv_block_tokens)
+    if eng.memory_mode == "context":
+        kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent)
+    chunk = s.batch * s.prompt_len
+    if eng.max_batched_tokens and eng.memory_mode != "on-demand":
+        chunk = min(chunk, eng.max_batched_tokens)
+    overhead = cal.get("infer_overhead_unified_bytes" if unified else "infer_overhead_bytes")
+    adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
+    tail = (("overhead", overhead),) + ((("adapter", adapters),) if adapters else ())
+    ubatch = min(eng.max_batched_tokens or chunk, max(s.context_len, 1))  # llama.cpp's reserved graph
+    if eng.ggml_graph:  # the input table stays on the host (the same memory when unified); one compute buffer
+        # holds every activation and logit
+        weights = gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=unified)
+        workspace = ggml_compute_buffer_bytes(m, s, ubatch)
+        logits = framework = previous = dequant = 0.0
+        parts = (("weights", weights), ("kv_cache", kv), ("compute_buffer", workspace), *tail)
+    else:
+        workspace = _forward_workspace_bytes(m, chunk, s.tp)
+        logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
+        logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
+        framework = cal.get("infer_workspace_bytes")
+        dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == Engine.HF else 0.0
+        # a model whose own code returns a new tuple of concatenated tensors every step: the last one is still held
+        previous = kv if eng.engine == Engine.HF and m.model_type in hf_tuple_cache_types() else 0.0
+        parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
+                 ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
+                 *((("previous_kv_cache", previous),) if previous else ()), *tail)
+    fixed = weights + workspace + logits + framework + overhead + adapters + previous + dequant
+    return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, dequant,
+                       parts, fixed, kv_bytes_per_token(m, s.kv_dtype, s.tp, latent) / s.pp,
+                       kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, eng.kv_block_tokens))
+
+
+def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, t: _SetupTerms, longest: bool = True
                       ) -> KvCapacity | None:
     """KV-cache capacity in tokens, concurrent sequences at this context, and (``longest``) the longest context at
-    this batch (at most the model's positions), on ``gpu`` (None when no GPU was given)."""
+    this batch (at most the model's positions), on ``gpu`` (None when no GPU was given); ``t``: the setup's terms."""
     if gpu is None:
         return None
-    share = (s.gpu_memory_utilization or util or 1.0) if mode == "preallocate" else 1.0
-    if of_free:  # TensorRT-LLM: the KV cache takes a share of the memory the engine leaves free
+    mode, fixed, per_token, per_seq = t.eng.memory_mode, t.fixed, t.kv_per_token, t.kv_per_seq
+    share = (s.gpu_memory_utilization or t.eng.gpu_memory_utilization or 1.0) if mode == "preallocate" else 1.0
+    if t.eng.kv_share_of == "free":  # TensorRT-LLM: the KV cache takes a share of the memory the engine leaves free
         budget = (gpu.memory_bytes - fixed) * share
     else:
         budget = gpu.memory_bytes * share - fixed
-    per_token = kv_bytes_per_token(m, s.kv_dtype, s.tp, latent) / s.pp
-    per_seq = kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block)
     tokens = max(0.0, budget / per_token) if per_token else math.inf
     seqs = max(0.0, budget / per_seq) if per_seq else math.inf
-    most = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, latent), m.max_positions) if longest else None
+    most = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, t.latent), m.max_positions) if longest else None
     return KvCapacity(gpu.memory_bytes * share if mode == "preallocate" else None,
                       budget,  # negative when weights and buffers alone exceed the engine's share
                       math.floor(tokens), math.floor(seqs), most)
@@ -495,7 +537,17 @@ def per_layer_params(m: ModelSpec) -> float:
 
 def lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
     """(in, out) of each adapted linear in one layer that attends (q_proj also yields the output gate's logits
-    where the model has one)."""
+    where the model has one); kept per model and targets (a fine-tuning plan asks for them hundreds of times)."""
+    hit = _lora_targets.get(m, None, None, (targets,))
+    if hit is None:
+        hit = _lora_targets.put(m, None, None, (targets,), tuple(_lora_targets_of(m, targets)))
+    return list(hit)
+
+
+_lora_targets: IdentityMemo[tuple[tuple[int, int], ...]] = IdentityMemo(256)
+
+
+def _lora_targets_of(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
     attn = {"q": (m.hidden, m.q_dim * (2 if m.attn_output_gate else 1)), "k": (m.hidden, m.kv_dim),
             "v": (m.hidden, m.kv_dim), "o": (m.q_dim, m.hidden)}
     if targets == "qv":
@@ -530,7 +582,18 @@ def linear_layer_lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int
 
 
 def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
-    """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out)."""
+    """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out); kept per model, rank and
+    targets."""
+    hit = _lora_params.get(m, None, None, (rank, targets))
+    if hit is None:
+        hit = _lora_params.put(m, None, None, (rank, targets), _lora_params_of(m, rank, targets))
+    return hit
+
+
+_lora_params: IdentityMemo[float] = IdentityMemo(256)
+
+
+def _lora_params_of(m: ModelSpec, rank: int, targets: str) -> float:
     attending = m.n_attention_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
     if not m.n_linear_layers:
         return attending

@@ -96,16 +96,3 @@ def prices_note(catalog) -> str:  # type: ignore[no-untyped-def]
     fx = max((r.date for r in catalog.fx_rates), default=None)
     return (f"prices: bundled offers as read up to {bundled.isoformat()} + refreshed {refreshed}"
             + (f"; FX rates of {fx.isoformat()}" if fx else ""))
-
-
-def store_signature() -> tuple[Path, tuple[int, ...]]:
-    """The store's path and (size, mtime) of it and its write-ahead log; () when there is no store."""
-    path = store.store_path()
-    stamp: list[int] = []
-    for p in (path, path.with_name(path.name + "-wal")):
-        try:
-            st = p.stat()
-        except OSError:
-            continue
-        stamp += [st.st_size, st.st_mtime_ns]
-    return path, tuple(stamp)

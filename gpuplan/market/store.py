@@ -14,18 +14,19 @@ earlier batch. The file lives in ``$GPUPLAN_DATA_DIR`` or else ``$XDG_DATA_HOME/
 from __future__ import annotations
 
 import datetime as dt
-import os
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuplan.errors import GpuplanError
+from gpuplan.market.paths import ENV_DIR, store_path
 from gpuplan.types import FxRate
 
-ENV_DIR = "GPUPLAN_DATA_DIR"
-FILE_NAME = "prices.sqlite"
+if TYPE_CHECKING:
+    import sqlite3
+
 SCHEMA_VERSION = 2  # 2 added price.zone (a schema-1 store is migrated on its next write)
 UNITS = ("instance", "gpu-only")
 NO_CAPACITY = "(no capacity now)"  # the region of a type listed with capacity in no region
@@ -105,18 +106,6 @@ def _columns(con: sqlite3.Connection) -> str:
     return _PRICE_COLUMNS.replace(", zone", ", '' AS zone")
 
 
-def data_dir() -> Path:
-    """Where gpuplan keeps user data: ``$GPUPLAN_DATA_DIR``, else ``$XDG_DATA_HOME/gpuplan``."""
-    if os.environ.get(ENV_DIR):
-        return Path(os.environ[ENV_DIR]).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "gpuplan"
-
-
-def store_path() -> Path:
-    return data_dir() / FILE_NAME
-
-
 def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
@@ -128,6 +117,8 @@ LOCK_WAIT_S = 5.0  # how long a write waits for another writer (a refresh in ano
 def _connect(path: Path, create: bool) -> Iterator[sqlite3.Connection]:
     """A connection for writing (``create``: made if missing, write-ahead log) or, else, a read-only one that
     never writes to the file (no journal-mode change), so a store on read-only media can be read."""
+    import sqlite3  # here: a plan whose catalog has no price store never opens one (3-5 ms of a process's start)
+
     if not create and not path.is_file():
         raise FileNotFoundError(path)
     try:
@@ -189,6 +180,8 @@ def _check_version(con: sqlite3.Connection, path: Path, create: bool) -> None:
         if not con.execute("SELECT 1 FROM sqlite_master").fetchone():
             # made but never committed to (the first refresh was stopped before its schema): no store yet
             raise FileNotFoundError(path)
+        import sqlite3
+
         raise sqlite3.DatabaseError("it has no price tables")
     elif version == 1 and create:
         con.executescript("BEGIN IMMEDIATE; ALTER TABLE price ADD COLUMN zone TEXT NOT NULL DEFAULT ''; "

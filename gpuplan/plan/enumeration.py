@@ -144,6 +144,7 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     entries = memo.entries  # memo.found's, read here first: the loop asks about 10,000 times in a pretraining plan
     for par in memo.layouts(m, n, job):
         check_budget()
+        plain_mb = 0  # the micro-batch that fitted this layout without recomputation (0: none did)
         # the framework the user runs fixes recomputation (its default); without one, try both
         for recompute in ((None,) if job.framework else (Recompute.NONE, Recompute.FULL)):
             for mb in (8, 4, 2, 1):
@@ -166,10 +167,18 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                     if closest is None or short < closest[2]:
                         closest = (setup, size, short)
                     continue
+                if mb == plain_mb:
+                    # full recomputation at the micro-batch that fitted without it, which was not the fastest: the
+                    # same step with more FLOPs (a larger compute term, its bubble and exposed data-parallel
+                    # communication no smaller) and more traffic, so it cannot beat the best either (tests:
+                    # test_speed_cold, recomputation never faster at the same micro-batch); not timed
+                    break
                 parts = size.time(m, gpu, job, setup, cal)
                 seconds = parts.seconds if parts is not None else math.inf
                 if best is None or seconds < best[0]:
                     best = (seconds, setup, size, parts)
+                if recompute == Recompute.NONE:
+                    plain_mb = mb
                 break  # the largest micro-batch that fits is the fastest for this layout
             if best is not None and best[1].parallel == par:
                 break  # no need to recompute when it already fits without
@@ -374,23 +383,23 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     the GPU types and counts a caller needs no estimate of (a plan that only looks for a pick below some cost)."""
     fitting: list[JobEstimate] = []
     closest: list[JobEstimate] = []
-    serving = job.task is Task.SERVE
+    serving, training = job.task is Task.SERVE, job.is_training
     platforms = offered_platforms(catalog, c)
     memo = PlanMemo.shared(m, job, cal, c.headroom)  # training setups and their memory: the same on every GPU type
+    all_counts = [n for n in _counts(c, job) if training or n <= 8]  # inference: TP within a node
     for gpu in gpus:
-        counts = [n for n in _counts(c, job) if (job.is_training or n <= 8)  # inference: TP within a node
-                  and ((n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n, serving))]
+        counts = [n for n in all_counts if (n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n, serving)]
         for n in counts:
             check_budget()
             if skip is not None and skip(gpu, n):
                 continue
-            if job.is_training:
+            if training:
                 best, near = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
             else:
                 best, near = best_inference(m, gpu, job, n, c, cal, reasons)
             if best:
                 fitting.append(best)
-                if job.is_training and n >= 8 and best.seconds < 3600 and c.objective is not Objective.TIME:
+                if training and n >= 8 and best.seconds < 3600 and c.objective is not Objective.TIME:
                     break  # for cost and value, more GPUs only add overhead once a job takes minutes
             elif near:
                 closest.append(near)

@@ -194,9 +194,10 @@ class ServeRequest:
                              "plan with --engine vllm (or sglang), or drop --adapters.")
         if self.budget_per_hour is not None and self.budget_per_hour <= 0:
             raise InputError("--budget", "the budget must be positive.", "give an amount per hour, e.g. 20USD.")
-        from gpuplan.plan.guard import check_guard
+        if self.guard != "none":  # always a value --guard takes: a request without a guard does not import guard
+            from gpuplan.plan.guard import check_guard
 
-        check_guard(self.guard)
+            check_guard(self.guard)
         if self.guard_mode not in GUARD_MODES:
             raise InputError("--guard-mode", f"'{self.guard_mode}' is not a way to run the guard.",
                              "use serial (the guard checks the prompt before the prefill) or parallel.")
