@@ -23,6 +23,7 @@ import yaml
 from gpuplan import load_catalog
 from gpuplan.catalog.hfconfig import parse_config
 from gpuplan.estimate.calibration import Calibration
+from gpuplan.estimate.engines import TRTLLM_BENCH
 from gpuplan.estimate.flops import forward_flops_per_token
 from gpuplan.estimate.infer_speed import latency, throughput
 from gpuplan.estimate.load import finite_run
@@ -425,6 +426,13 @@ def _release_text(row: dict[str, str]) -> str:
     return row.get("engine_version", "").strip()
 
 
+# TensorRT-LLM's offline benchmark configures its engine unlike trtllm-serve: it captures padded CUDA graphs up to
+# the batch it runs, so none of its decode steps runs eager (gpuplan.estimate.engines.graph_batches). A row whose
+# notes say it ran trtllm-bench carries that launcher on its setup; every other row ran the engine's server.
+def _launcher(row: dict[str, str]) -> str:
+    return TRTLLM_BENCH if _engine(row["engine"]) == "trtllm" and "trtllm-bench" in row.get("notes", "") else ""
+
+
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
                   "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
 
@@ -466,7 +474,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
-                       engine_version=_release_text(row))
+                       engine_version=_release_text(row), launcher=_launcher(row))
     model = cat.model(preset)
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
@@ -664,7 +672,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     tp = _int(row["tp"]) or 1
     kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
-                       pp=_int(row["pp"]) or 1, engine_version=_release_text(row))
+                       pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row))
     model = cat.model(preset)
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])

@@ -449,6 +449,10 @@ TEMPLATES: dict[str, str] = {
     "peak, {_eff(cal, eng, 'layer_overhead_s', gpu) * 1000000.0} µs per layer per step":
         "{eng.name}：显存带宽利用率 {_eff(cal, eng, 'eta_memory', gpu)}，算力利用率 {_eff(cal, eng, 'eta_compute', gpu)}，"
         "每步每层 {_eff(cal, eng, 'layer_overhead_s', gpu) * 1000000.0} µs",
+    "decode batches up to {max(graphs)} replay a captured graph (not every size); other steps launch op by op at "
+    "{_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs per layer, overlapped with the GPU":
+        "不超过 {max(graphs)} 的解码批次重放已捕获的 CUDA 图（并非每种大小都有）；其余步骤逐个算子启动，"
+        "每层 {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs，与 GPU 计算重叠",
     "{peak / TERA} TFLOP/s {dtype}, {_bandwidth(gpu) / GB} GB/s": "{peak / TERA} TFLOP/s {dtype}，{_bandwidth(gpu) / GB} GB/s",
     "{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens":
         "{sp.batch} 条并发序列，每条 {s.prompt_len}+{s.output_len} 个 token",

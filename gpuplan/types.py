@@ -651,6 +651,10 @@ class InferSetup:
     # the engine's release ("0.7.3"; "": the current one): where a release changed the scheduler or its defaults,
     # the estimators follow the one that ran (gpuplan.estimate.engines.token_budget, step_overhead_key)
     engine_version: str = ""
+    # how the engine was started: "" its serving command with the defaults a plan runs (trtllm-serve, vllm serve),
+    # "trtllm-bench" TensorRT-LLM's offline benchmark, which captures CUDA graphs for every batch it runs
+    # (gpuplan.estimate.engines.graph_batches)
+    launcher: str = ""
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -666,7 +670,8 @@ class InferSetup:
             return self
         return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
-                          self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version)
+                          self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
+                          self.launcher)
 
     @property
     def n_gpus(self) -> int:

@@ -536,3 +536,16 @@ def test_a_one_user_run_that_prints_only_a_median_itl_maps_that_itl(catalog: Cat
     case = _one_client_decode_case(catalog, row)
     assert case is not None and case.cls == "decode_batch1" and case.measured == pytest.approx(0.006826)
     assert (case.meta["setup"].prompt_len, case.meta["setup"].output_len) == (128, 128)
+
+
+@pytest.mark.parametrize(("engine", "notes", "launcher"), [
+    # TensorRT-LLM perf-overview v1.0: trtllm-bench, which captures padded CUDA graphs up to its batch
+    ("TensorRT-LLM", "trtllm-bench throughput --backend pytorch", "trtllm-bench"),
+    # GPUStack's performance lab: trtllm-serve with its defaults
+    ("TensorRT-LLM", "serving command: `trtllm-serve Qwen/Qwen3-14B`", ""),
+    ("vLLM", "trtllm-bench named in passing", ""),  # only TensorRT-LLM rows read the launcher
+])
+def test_a_trtllm_bench_row_carries_its_launcher(engine: str, notes: str, launcher: str) -> None:
+    from calib import _launcher
+
+    assert _launcher({"engine": engine, "notes": notes}) == launcher

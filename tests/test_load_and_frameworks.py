@@ -13,8 +13,8 @@ from conftest import run_cli
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InputError
-from gpuplan.estimate.calibration import fitted
-from gpuplan.estimate.engines import release, token_budget
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import graph_batches, release, token_budget
 from gpuplan.estimate.frameworks import framework, frameworks
 from gpuplan.estimate.infer_speed import decode_step_seconds, latency, max_batch, prefill_seconds, speed
 from gpuplan.estimate.job import training_setup
@@ -455,3 +455,50 @@ def test_vllm_v0_steps_pay_their_own_overhead_once_fitted(catalog: Catalog) -> N
     sglang = replace(v1, engine="sglang")
     assert (latency(m, g, replace(sglang, engine_version="0.4.3"), slower).figures.tpot_s
             == latency(m, g, sglang, slower).figures.tpot_s)
+
+
+def test_trtllm_serve_replays_cuda_graphs_for_its_default_batch_sizes_only() -> None:
+    # TensorRT-LLM 1.x tensorrt_llm/llmapi/llm_args.py: CudaGraphConfig(max_batch_size=0 -> 128, enable_padding=False)
+    # -> _generate_cuda_graph_batch_sizes(128, False) = list(range(1, 32)) + [32, 64, 128] (the powers of two from
+    # 2**8 start above 128); trtllm-bench pads graphs up to its own batch, and a 0.x release ran a TensorRT engine
+    serve = InferSetup(engine="trtllm")
+    assert graph_batches(serve) == frozenset([*range(1, 33), 64, 128])
+    assert graph_batches(replace(serve, engine_version="v1.2.0rc1")) == graph_batches(serve)
+    assert graph_batches(replace(serve, launcher="trtllm-bench")) is None
+    assert graph_batches(replace(serve, engine_version="0.17")) is None
+    # dstack's build of 0.17 that ran the PyTorch backend under trtllm-serve says so in its version text
+    assert graph_batches(replace(serve, engine_version="0.17.post1.dev (PyTorch backend trtllm-serve)")) is not None
+    assert graph_batches(InferSetup(engine="vllm")) is None
+
+
+def test_an_eager_trtllm_step_lasts_the_longer_of_host_and_gpu(catalog: Catalog) -> None:
+    # Qwen3-32B: 64 dense GQA layers, so a step launched op by op at 1 ms of host time per layer takes 64 ms of host
+    # time. The overlap scheduler runs it beside the GPU's work: on an H100 the bf16 decode of 136 sequences
+    # (about 65 GB of weights at ~3 TB/s, ~25 ms) waits on the host, so the step is the host's 64 ms; 128
+    # sequences replay a captured graph and stay at the GPU's time; on an A100 at 0.2 ms per layer (12.8 ms of host
+    # time) the GPU's longer step hides the host entirely. GPUStack's trtllm-serve 1.2.0rc1 rows show the same:
+    # Qwen3-32B at ~136 running sequences, median ITL 47.9 ms on H100 against 54.8 ms on A100.
+    m, h100, a100 = catalog.model("Qwen3-32B"), catalog.gpu("H100"), catalog.gpu("A100-80GB")
+    serve = InferSetup(engine="trtllm", prompt_len=217, output_len=202)
+    bench = replace(serve, launcher="trtllm-bench")
+    cal = fitted().with_values(layer_overhead_s_trtllm_eager=1e-3)
+    gpu_step = decode_step_seconds(m, h100, bench, 136, 318, cal)[0]
+    assert gpu_step < 0.064
+    assert decode_step_seconds(m, h100, serve, 136, 318, cal)[0] == pytest.approx(0.064)
+    graphed = decode_step_seconds(m, h100, bench, 128, 318, cal)[0]
+    assert decode_step_seconds(m, h100, serve, 128, 318, cal)[0] == graphed
+    # a pass carrying prompt tokens is never a graph: 100 prompt tokens take the host's 64 ms
+    assert prefill_seconds(m, h100, serve, 100, cal) == pytest.approx(0.064)
+    light = fitted().with_values(layer_overhead_s_trtllm_eager=0.2e-3)
+    assert decode_step_seconds(m, a100, serve, 136, 318, light)[0] == decode_step_seconds(m, a100, bench, 136, 318,
+                                                                                          light)[0]
+
+
+def test_eager_trtllm_steps_borrow_transformers_overhead_until_fitted(catalog: Catalog) -> None:
+    # without a fitted layer_overhead_s_trtllm_eager, transformers' eager per-layer overhead stands in: at 1 ms per
+    # layer, Qwen3-32B's 64 layers give an H100 step of 136 sequences 64 ms (the GPU's share is ~25 ms, above)
+    m, g = catalog.model("Qwen3-32B"), catalog.gpu("H100")
+    base = fitted()
+    cal = Calibration({k: v for k, v in base.values.items() if k != "layer_overhead_s_trtllm_eager"}
+                      ).with_values(layer_overhead_s_hf=1e-3)
+    assert decode_step_seconds(m, g, InferSetup(engine="trtllm"), 136, 318, cal)[0] == pytest.approx(0.064)

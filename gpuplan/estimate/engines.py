@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ _COLUMNS = (
     Column("gpu_memory_utilization", "float", positive=True, max=1),
     Column("kv_share_of", "enum", False, ("total", "free")),
     Column("max_num_seqs", "int", min=1), Column("max_batched_tokens", "int", min=1),
+    Column("cuda_graph_max_batch", "int", min=1),
     Column("kv_block_tokens", "int", True, min=1), Column("mla_latent_cache", "bool", True),
     Column("half_accumulate", "bool", True), Column("prefill_dequant_fp16", "bool", True),
     Column("ggml_graph", "bool", True), Column("pp_microbatches", "bool", True),
@@ -36,6 +38,7 @@ class Engine:
     kv_share_of: str | None  # total: share of the whole GPU (vLLM); free: share of what weights leave (TRT-LLM)
     max_num_seqs: int | None
     max_batched_tokens: int | None
+    cuda_graph_max_batch: int | None  # largest decode batch the server replays a CUDA graph for (None: not modelled)
     kv_block_tokens: int
     mla_latent_cache: bool
     half_accumulate: bool  # 16-bit GEMMs accumulate in FP16 (full tensor rate on GeForce parts)
@@ -150,6 +153,37 @@ def step_overhead_keys(s: types.InferSetup, keys: tuple[str, ...]) -> tuple[str,
     step; V1 moved them to a persistent batch and a separate process, vLLM blog "vLLM V1", 2025-01-27), then the
     engine's own keys, so until a fit holds a V0 value the V1 one stands in."""
     return ("layer_overhead_s_vllm_v0", *keys) if vllm_v0(s) else keys
+
+
+# TensorRT-LLM 1.0 made the PyTorch backend (tensorrt_llm/_torch/pyexecutor) the default of trtllm-serve and the LLM
+# API (tensorrt_llm/commands/serve.py get_llm_args: backend="pytorch"; TorchLlmArgs.init_backend); before it they
+# ran a built TensorRT engine in the C++ executor, whose steps have no Python on their path
+TRTLLM_PYTORCH_FROM = (1, 0, 0)
+TRTLLM_BENCH = "trtllm-bench"
+
+
+def graph_batches(s: types.InferSetup) -> frozenset[int] | None:
+    """Decode batch sizes the engine replays a captured CUDA graph for, where its other steps launch every kernel
+    from Python one by one (op by op, "eager"); None where the engine's fitted step overhead covers every step.
+
+    TensorRT-LLM's PyTorch backend under ``trtllm-serve`` keeps ``CudaGraphConfig``'s defaults: ``max_batch_size``
+    0, read as 128, without padding, so graphs exist for exactly 1–31, 32, 64 and 128 sequences (plus the powers of
+    two from 256 below a larger maximum) and a decode batch of any other size, like every step that carries a
+    prompt, runs eager (tensorrt_llm/llmapi/llm_args.py ``CudaGraphConfig._generate_cuda_graph_batch_sizes`` and
+    ``TorchLlmArgs.validate_cuda_graph_config``; the field's description: graphs "are enabled for batches that
+    consist of decoding requests *only*"). ``trtllm-bench`` instead captures padded graphs up to the batch it runs
+    (``enable_padding`` with its ``max_batch_size``), and a release before 1.0 ran a TensorRT engine: neither has
+    eager steps. A stated release of 0.x that names the PyTorch backend ran it."""
+    top = engine(s.engine).cuda_graph_max_batch
+    if top is None or s.launcher == TRTLLM_BENCH:
+        return None
+    if s.engine_version:
+        found = release(s.engine_version)
+        if (found is None or found < TRTLLM_PYTORCH_FROM) and "pytorch" not in s.engine_version.lower():
+            return None
+    sizes = {*range(1, 32), 32, 64, 128}
+    sizes |= {2 ** i for i in range(8, max(8, math.ceil(math.log2(top))))}
+    return frozenset(b for b in sizes | {top} if b <= top)
 
 
 def engine_name(name: str, field: str = "--engine") -> types.Engine:

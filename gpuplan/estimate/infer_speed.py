@@ -9,6 +9,11 @@ Scaling Transformer Inference", sec. 2):
 - tensor parallelism adds two all-reduces of the hidden states per layer (latency α + bytes / link);
 - each step pays an engine overhead per layer (kernel launches, Python; small with CUDA graphs), in proportion
   to the kernels the layer launches (:func:`layer_launches`: MoE routing, MLA and shared experts add some);
+- an engine that replays CUDA graphs only for some decode batches (:func:`graph_batches`: TensorRT-LLM's PyTorch
+  backend under trtllm-serve, 1–32, 64 and 128 sequences) launches every other step op by op from Python, a host
+  time per layer (:func:`_eager_layer_overhead`); its overlap scheduler prepares step n + 1 while the GPU runs
+  step n (tensorrt_llm/_torch/pyexecutor/py_executor.py ``_executor_loop_overlap``), so such a step lasts
+  max(GPU time, host time): a fast GPU waits on the host, a slow one hides it;
 - with LoRA adapters (multi-LoRA serving), every token adds its adapter's FLOPs and a decode step reads each
   distinct adapter of the batch once (batched gather kernels: Punica, Chen et al. 2023; S-LoRA, Sheng et al. 2023).
 η_memory, η_compute and the step overhead are fitted per engine by ``bench/fit.py`` on published
@@ -23,7 +28,14 @@ from dataclasses import dataclass
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import Engine, efficiency_keys, step_overhead_keys, token_budget
+from gpuplan.estimate.engines import (
+    Engine,
+    efficiency_key,
+    efficiency_keys,
+    graph_batches,
+    step_overhead_keys,
+    token_budget,
+)
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import (
@@ -92,6 +104,16 @@ def _layer_overhead(cal: Calibration, eng: Engine, s: InferSetup, gpu: Gpu | Non
     """The engine's fitted per-layer step overhead for the release the setup runs (:func:`step_overhead_keys`)."""
     own = efficiency_keys("layer_overhead_s", eng.engine, gpu)
     return cal.get(next((k for k in step_overhead_keys(s, own) if k in cal.values), own[0]))
+
+
+def _eager_layer_overhead(cal: Calibration, eng: Engine, gpu: Gpu | None = None) -> float:
+    """Host seconds per layer (in dense-layer equivalents of kernels, :func:`layer_launches`) of a step the engine
+    launches op by op from Python instead of replaying a CUDA graph (:func:`graph_batches`):
+    ``layer_overhead_s_<engine>_eager``, fitted on the rows that ran such steps (TensorRT-LLM under trtllm-serve).
+    Until a fit holds it, transformers' fitted per-layer overhead stands in: its generate() is the same kind of
+    step, eager PyTorch modules launching one kernel per op from Python."""
+    keys = (f"{efficiency_key('layer_overhead_s', eng.engine, gpu)}_eager", "layer_overhead_s_hf")
+    return cal.get(next((k for k in keys if k in cal.values), keys[0]))
 
 
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
@@ -181,7 +203,9 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     comm = _allreduce_seconds(m, gpu, s, per_pass, cal) + _stage_handoff_seconds(m, gpu, s, per_pass, cal)
     gemms = max(dense, stream / t.bandwidth) + max(experts, expert_bytes / t.bandwidth)
     dequant = t.dequant and _streamed_bytes(m, t.fmt, s, per_pass, t.weights) * t.dequant / _bandwidth(gpu)
-    one = gemms + dequant + t.overhead + comm
+    # a pass that carries prompt tokens never replays a CUDA graph: where the engine launches such a step op by op,
+    # its overlap scheduler prepares it while the GPU runs the previous one, so the pass lasts the longer of the two
+    one = max(gemms + dequant + t.overhead + comm, t.eager)
     if passes > 1 and tokens > s.prompt_len and pipeline_batches(s, float(passes)) > 1:
         # passes of different prompts overlap across the stages: after the first, one ends each time the busiest
         # stage is done with it (the chunks of a single prompt wait for each other: the engines schedule a request
@@ -280,6 +304,8 @@ class _StepTerms:
     dequant: float
     state_per_seq: float  # linear-attention state bytes per sequence per GPU, read and written every step
     kv_dense_up_to: float  # contexts up to this read every cached token (beyond: sparse attention's top-k)
+    graphs: frozenset[int] | None  # decode batches replayed as CUDA graphs (None: every step; graph_batches)
+    eager: float  # host seconds of a step launched op by op (0 where graphs is None)
 
 
 def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _StepTerms:
@@ -291,6 +317,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     peak, _ = compute_peak(gpu, fmt, eng)
     dense_flops, expert_flops = gemm_flops_split(m, eng, cal, gpu)
     eta_compute = _eff(cal, eng, "eta_compute", gpu)
+    graphs = graph_batches(s)
     found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
                        dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,
                        kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
@@ -299,7 +326,8 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        token_budget(m, s), peak * s.tp * eta_compute,
                        attention_flops_per_token(m, (s.prompt_len + 1) / 2), attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), linear_state_bytes(m, s.tp),
-                       float(m.index_topk) if m.is_sparse_attention else math.inf)
+                       float(m.index_topk) if m.is_sparse_attention else math.inf, graphs,
+                       layer_launches(m) * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0)
     return _terms.put(m, gpu, cal, (s,), found)
 
 
@@ -374,6 +402,8 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     # dense and expert GEMMs are separate kernels, each bound by its own resource (roofline per kernel)
     gemms = max(dense_bytes / t.bandwidth, dense_compute) + max(expert_bytes / t.bandwidth, expert_compute)
     step = gemms + attention + comm + t.overhead
+    if t.graphs is not None and round(batch) not in t.graphs:
+        step = max(step, t.eager)  # launched op by op, overlapped with the GPU (module docstring)
     return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
 
 
@@ -463,4 +493,17 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
                    "largest that fits the KV cache and the engine cap" if largest_batch else "as requested"),
         Assumption("decode", f"{sp.bound}-bound",
                    "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
+        *_graph_assumptions(s, eng, cal, gpu),
     )
+
+
+def _graph_assumptions(s: InferSetup, eng: Engine, cal: Calibration, gpu: Gpu) -> tuple[Assumption, ...]:
+    """Where the engine replays CUDA graphs for some decode batches only (:func:`graph_batches`), what its other
+    steps cost on the host."""
+    graphs = graph_batches(s)
+    if graphs is None:
+        return ()
+    return (Assumption("CUDA graphs", f"decode batches up to {max(graphs)} replay a captured graph (not every size); "
+                       f"other steps launch op by op at {_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per "
+                       "layer, overlapped with the GPU",
+                       f"{eng.name} server defaults (gpuplan/data/engines.csv); fitted (bench/fit.py)"),)
