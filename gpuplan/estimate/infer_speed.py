@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import Engine, efficiency_keys, step_overhead_keys, token_budget
+from gpuplan.estimate.engines import Engine, efficiency_key, efficiency_keys, step_overhead_keys, token_budget
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
 from gpuplan.estimate.memory import (
@@ -92,6 +92,35 @@ def _layer_overhead(cal: Calibration, eng: Engine, s: InferSetup, gpu: Gpu | Non
     """The engine's fitted per-layer step overhead for the release the setup runs (:func:`step_overhead_keys`)."""
     own = efficiency_keys("layer_overhead_s", eng.engine, gpu)
     return cal.get(next((k for k in step_overhead_keys(s, own) if k in cal.values), own[0]))
+
+
+# Bytes of weights one SM loads per clock cycle in an engine whose batch-1 mat-vec kernels cap the rate per SM below
+# what the DRAM delivers. llama.cpp's CUDA MMVQ kernel (ggml-cuda/mmvq.cu @915be46f ``mul_mat_vec_q_cuda``) gives
+# each weight row one block of 4 warps (``nwarps = 4, rows_per_cuda_block = 1`` for one token,
+# ``__launch_bounds__(128, 1)``), each thread reading a few 4-byte words per loop step (``vdr``), so the bytes in
+# flight per SM, not the HBM, set the rate on parts whose bandwidth per SM is high. Derived from XiongjieDai
+# GPU-Benchmarks-on-LLM-Inference (llama-bench build 2824): the A100 (SXM and PCIe) and H100-PCIe batch-1 rows,
+# which reach 0.34-0.67 of their datasheet bandwidth where GDDR parts reach 0.7-0.9, sit at a median 7.1 bytes per
+# SM cycle over their 30 rows (5.2-10.2; weight bytes / (time - KV read - per-layer overhead) / (SMs x boost clock));
+# taken as 7.0 (docs/estimators.md, "Per-SM load cap"). A fitted ``sm_load_bytes_<engine>`` replaces it.
+SM_LOAD_BYTES_PER_CYCLE = {"sm_load_bytes_llamacpp": 7.0}
+
+
+def sm_load_bytes_per_cycle(cal: Calibration, eng: Engine, gpu: Gpu) -> float | None:
+    """Weight bytes per SM per cycle the engine's batch-1 mat-vec kernels load on ``gpu``'s backend
+    (:data:`SM_LOAD_BYTES_PER_CYCLE`, or its fitted value): None where its kernels have no such cap (Metal, vLLM's
+    and the other engines' GEMV kernels keep enough loads in flight to reach 70-90 % of HBM bandwidth)."""
+    key = efficiency_key("sm_load_bytes", eng.engine, gpu)
+    return cal.values[key] if key in cal.values else SM_LOAD_BYTES_PER_CYCLE.get(key)
+
+
+def weight_bandwidth(gpu: Gpu, eng: Engine, cal: Calibration) -> float:
+    """Bytes/s a decode step streams the weights at: the datasheet bandwidth times the engine's fitted η_memory,
+    but never more than the SMs can load, SMs × boost clock × :func:`sm_load_bytes_per_cycle`, where the engine's
+    kernels cap the load rate per SM and the catalog knows the part's SMs and clock (else no cap)."""
+    stream = _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu)
+    per_cycle, cycles = sm_load_bytes_per_cycle(cal, eng, gpu), gpu.sm_cycles_per_s
+    return min(stream, per_cycle * cycles) if per_cycle and cycles else stream
 
 
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
@@ -291,7 +320,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     peak, _ = compute_peak(gpu, fmt, eng)
     dense_flops, expert_flops = gemm_flops_split(m, eng, cal, gpu)
     eta_compute = _eff(cal, eng, "eta_compute", gpu)
-    found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
+    found = _StepTerms(fmt, _weight_terms(m, fmt, s), weight_bandwidth(gpu, eng, cal),
                        dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,
                        kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
                        _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
@@ -463,4 +492,17 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
                    "largest that fits the KV cache and the engine cap" if largest_batch else "as requested"),
         Assumption("decode", f"{sp.bound}-bound",
                    "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
+        *_load_cap_assumption(gpu, eng, cal),
     )
+
+
+def _load_cap_assumption(gpu: Gpu, eng: Engine, cal: Calibration) -> tuple[Assumption, ...]:
+    """The per-SM load cap of :func:`weight_bandwidth`, where it binds (else nothing)."""
+    per_cycle, cycles = sm_load_bytes_per_cycle(cal, eng, gpu), gpu.sm_cycles_per_s
+    if not (per_cycle and cycles) or weight_bandwidth(gpu, eng, cal) >= _bandwidth(gpu) * _eff(
+            cal, eng, "eta_memory", gpu):
+        return ()
+    clock_ghz = cycles / (gpu.sm_count or 1) / 1e9
+    return (Assumption("weight load rate", f"{eng.name}: {per_cycle:.1f} bytes per SM cycle × {gpu.sm_count} SMs × "
+                       f"{clock_ghz:.2f} GHz = {per_cycle * cycles / GB:,.0f} GB/s, below its share of "
+                       "the memory bandwidth", "per-SM load cap of its mat-vec kernels (docs/estimators.md)"),)
