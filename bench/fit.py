@@ -112,6 +112,13 @@ REFERENCE_ENGINE = "trtllm"
 # vLLM's V0 engine (releases before 0.8.0): only its per-layer step overhead is its own; a fold without V0 rows
 # has no such key and V0 setups read V1's (gpuplan.estimate.engines.step_overhead_keys)
 V0_KEY = "vllm_v0"
+# backends whose batch-1 mat-vec kernels load at most sm_load_bytes_<backend> bytes of weights per SM per clock
+# cycle (gpuplan.estimate.infer_speed.weight_bandwidth: llama.cpp's CUDA MMVQ kernel, one 4-warp block per weight
+# row); fitted with the backend's other efficiencies on its batch-1 decode rows, from a start that caps every part
+# with an SM count in the catalog, so that the GDDR rows push it up to where they are not capped and the HBM rows
+# hold it where they are
+SM_CAPPED = ("llamacpp",)
+_SM_LOAD_BOUNDS = (2.0, 32.0)
 # Partial pooling (Gelman & Hill 2007, "Data Analysis Using Regression and Multilevel/Hierarchical Models",
 # ch. 12): each other engine's bandwidth efficiency is drawn towards TensorRT-LLM's, by one residual per parameter,
 # log(value / TensorRT-LLM's) / POOL_SIGMA. Every engine streams its weights through the same HBM with GEMV/GEMM
@@ -149,11 +156,13 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
             names = [n for n in names if n != "f_moe"]
         if eng == REFERENCE_ENGINE:
             names = ["eta_memory", "eta_compute", "eta_kv", "layer_overhead_s", "f_moe"]
+        if eng in SM_CAPPED and "decode" in kinds:  # the per-SM load cap of its mat-vec kernels
+            names = [*names, "sm_load_bytes"]
         if eng == V0_KEY:  # starts from V1's fitted value; the other efficiencies stay vLLM's
             names = ["layer_overhead_s"]
             cal = cal.with_values(layer_overhead_s_vllm_v0=cal.values["layer_overhead_s_vllm"])
         params = [f"{n}_{eng}" for n in names]
-        bounds = [_BOUNDS[n] for n in names]
+        bounds = [_BOUNDS.get(n, _SM_LOAD_BOUNDS) for n in names]
         if eng == REFERENCE_ENGINE:
             params += ["allreduce_latency_s", "eta_pcie"]
             # NCCL small-message all-reduce within a node takes ~10-25 µs; above 30 µs the latency would stand in
@@ -426,6 +435,7 @@ INITIAL: dict[str, float] = {
     "f_frozen_base": 1.0, "f_quantized_base": 1.0, "work_half_tflop": 1.0, "f_fp8": 1.0, "eta_optimizer": 0.5,
     "f_attention": 1.0, "f_attention_hopper": 1.0,
     "activation_traffic": 20.0, "f_fused_traffic": 1.0, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
+    **{f"sm_load_bytes_{e}": 4.0 for e in SM_CAPPED},
     **{f"{k}_{e}": v for e in ENGINES for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),
                                                    ("layer_overhead_s", 5e-5), ("f_moe", 1.0))},
     **{f"{k}_{e}": v for e in BACKENDS[len(ENGINES):] for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5),

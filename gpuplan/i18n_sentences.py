@@ -453,6 +453,10 @@ TEMPLATES: dict[str, str] = {
     "{_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs per layer, overlapped with the GPU":
         "不超过 {max(graphs)} 的解码批次重放已捕获的 CUDA 图（并非每种大小都有）；其余步骤逐个算子启动，"
         "每层 {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs，与 GPU 计算重叠",
+    "{eng.name}: {per_cycle} bytes per SM cycle × {gpu.sm_count} SMs × {clock_ghz} GHz = "
+    "{per_cycle * cycles / GB} GB/s, below its share of the memory bandwidth":
+        "{eng.name}：每个 SM 每周期 {per_cycle} 字节 × {gpu.sm_count} 个 SM × {clock_ghz} GHz = "
+        "{per_cycle * cycles / GB} GB/s，低于其可用的显存带宽",
     "{peak / TERA} TFLOP/s {dtype}, {_bandwidth(gpu) / GB} GB/s": "{peak / TERA} TFLOP/s {dtype}，{_bandwidth(gpu) / GB} GB/s",
     "{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens":
         "{sp.batch} 条并发序列，每条 {s.prompt_len}+{s.output_len} 个 token",
@@ -1045,6 +1049,7 @@ TEMPLATES: dict[str, str] = {
         "roofline 模型：max(权重字节/带宽, FLOPs/峰值) + KV 字节/带宽",
     "largest that fits the KV cache and the engine cap": "KV 缓存和引擎上限允许的最大值", "as requested": "按请求给定",
     "fitted (bench/fit.py)": "拟合得出（bench/fit.py）",
+    "per-SM load cap of its mat-vec kernels (docs/estimators.md)": "其矩阵-向量乘算子每个 SM 的读取上限（docs/estimators.md）",
     "fitted (bench/fit.py); none on {gpu.vendor} parts: their efficiency is not calibrated":
         "拟合得出（bench/fit.py）；没有 {gpu.vendor} 产品的数据：其效率未经校准",
     "fitted on published runs (bench/fit.py, docs/accuracy.md)": "在公开的训练记录上拟合（bench/fit.py、docs/accuracy.md）",

@@ -53,6 +53,14 @@ class Gpu:
     verification: str
     date_checked: dt.date
     notes: str = ""
+    sm_count: int | None = None  # streaming multiprocessors (NVIDIA); None: not in the catalog
+    boost_clock_hz: float | None = None  # the SMs' rated boost clock
+
+    @property
+    def sm_cycles_per_s(self) -> float | None:
+        """SM clock cycles the whole part runs per second at its boost clock (SMs × clock); None if either is
+        unknown."""
+        return self.sm_count * self.boost_clock_hz if self.sm_count and self.boost_clock_hz else None
 
     @property
     def memory_bytes(self) -> float:

@@ -339,3 +339,29 @@ def test_a_user_gpu_with_only_8_bit_rates_is_refused_naming_the_16_bit_column(tm
     with pytest.raises(CatalogError) as info:
         load_catalog([tmp_path])
     assert "fp16_tflops" in str(info.value) and "fp32_tflops or fp16_tflops" in info.value.fix
+
+
+# FP32 lanes per SM, from NVIDIA's architecture whitepapers: 64 on Volta (V100 whitepaper, Fig. 5), Turing (Turing
+# whitepaper, Fig. 4) and GA100 (A100 whitepaper, Fig. 7); 128 on GP102 (P40: 3840 cores over 30 SMs), GA10x
+# (GA102 whitepaper, Fig. 3), Ada (Ada whitepaper, Fig. 3) and Hopper (H100 whitepaper, Fig. 7)
+FP32_LANES_PER_SM = {"Volta": 64, "Turing": 64, "Pascal": 128, "Ampere": 128, "Ada Lovelace": 128, "Hopper": 128}
+
+
+def test_sm_counts_and_boost_clocks_agree_with_each_parts_fp32_rate(catalog: Catalog) -> None:
+    # the SM count and boost clock (new columns, read from the whitepapers) against the datasheet FP32 TFLOPS the
+    # catalog already held: SMs × lanes × 2 FLOPs (an FMA) × clock; A100 = 108 × 64 × 2 × 1.41 GHz = 19.5 TFLOPS
+    checked = 0
+    for g in catalog.gpus.values():
+        if g.sm_cycles_per_s is None:
+            continue
+        lanes = 64 if (g.chip or "").startswith("GA100") else FP32_LANES_PER_SM[g.architecture]
+        assert g.sm_cycles_per_s * lanes * 2 == pytest.approx(g.fp32_flops_per_s, rel=0.025), g.name
+        checked += 1
+    assert checked >= 30
+
+
+def test_a_gpu_without_sm_figures_has_no_sm_rate(catalog: Catalog) -> None:
+    # an empty cell means unknown: Apple silicon and AMD parts carry none, and nothing is derived from them
+    assert catalog.gpu("M2-Ultra").sm_cycles_per_s is None
+    assert catalog.gpu("MI300X").sm_cycles_per_s is None
+    assert catalog.gpu("A100-80GB").sm_cycles_per_s == pytest.approx(108 * 1.41e9)

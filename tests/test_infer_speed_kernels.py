@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from gpuplan.catalog import Catalog
-from gpuplan.estimate.calibration import fitted
-from gpuplan.estimate.infer_speed import dequant_seconds, prefill_seconds
+from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import engine
+from gpuplan.estimate.infer_speed import dequant_seconds, latency, prefill_seconds, weight_bandwidth
 from gpuplan.types import InferSetup
 
 # ---------------------------------------------------------------- attention dtype
@@ -49,6 +50,45 @@ def test_only_an_engine_that_copies_quantized_weights_pays_for_it(catalog: Catal
     assert 0.014 < q4 < 0.020
     assert dequant_seconds(m, g, InferSetup(engine="llamacpp", weight_format="fp16"), 512) == 0
     assert dequant_seconds(m, g, InferSetup(engine="vllm", weight_format="awq-int4"), 512) == 0
+
+
+# ---------------------------------------------------------------- llama.cpp's per-SM load cap
+
+
+def _with_sm_load(bytes_per_cycle: float) -> Calibration:
+    cal = fitted()
+    return Calibration({**cal.values, "sm_load_bytes_llamacpp": bytes_per_cycle}, cal.bands, cal.fitted_on)
+
+
+def test_llamacpp_streams_weights_no_faster_than_its_sms_load_them(catalog: Catalog) -> None:
+    # 7 bytes per SM cycle: A100 108 SMs × 1.41 GHz (A100 whitepaper) × 7 = 1,066 GB/s, about half its 2,039 GB/s
+    # HBM; an RTX 4090's 128 SMs × 2.52 GHz × 7 = 2,258 GB/s is far above its 1,008 GB/s GDDR6X, which binds
+    cal = _with_sm_load(7.0)
+    llamacpp, eta = engine("llamacpp"), cal.get("eta_memory_llamacpp")
+    assert weight_bandwidth(catalog.gpu("A100-80GB"), llamacpp, cal) == pytest.approx(1.066e12, rel=0.001)
+    assert weight_bandwidth(catalog.gpu("RTX4090"), llamacpp, cal) == pytest.approx(eta * 1008e9, rel=0.001)
+    # vLLM's GEMV kernels reach its fitted share of the HBM on the same A100: no cap
+    vllm = engine("vllm")
+    assert weight_bandwidth(catalog.gpu("A100-80GB"), vllm, cal) == pytest.approx(
+        cal.get("eta_memory_vllm") * 2039e9, rel=0.001)
+
+
+def test_llamacpp_decodes_on_an_a100_about_as_fast_as_on_an_rtx_3090(catalog: Catalog) -> None:
+    # XiongjieDai GPU-Benchmarks-on-LLM-Inference (llama-bench build 2824, Llama-3-8B F16, tg512): A100-SXM4-80GB
+    # 53.5 tok/s (lcp-0209), RTX 3090 47.7 tok/s (lcp-0016): 1.12× for 2.2× the datasheet bandwidth
+    m, s = catalog.model("Llama-3-8B"), InferSetup(engine="llamacpp", weight_format="fp16", prompt_len=1,
+                                                   output_len=512)
+    a100, rtx3090 = (1 / latency(m, catalog.gpu(g), s).figures.tpot_s for g in ("A100-80GB", "RTX3090"))
+    assert a100 == pytest.approx(53.5, rel=0.15)
+    assert a100 / rtx3090 < 1.4
+
+
+def test_the_load_cap_is_named_only_where_it_binds(catalog: Catalog) -> None:
+    m, s = catalog.model("Llama-3-8B"), InferSetup(engine="llamacpp", weight_format="gguf-q4_k_m")
+    named = {g: [a.name for a in latency(m, catalog.gpu(g), s).assumptions]
+             for g in ("A100-80GB", "RTX4090", "M2-Ultra")}
+    assert "weight load rate" in named["A100-80GB"]
+    assert "weight load rate" not in named["RTX4090"] and "weight load rate" not in named["M2-Ultra"]
 
 
 # ---------------------------------------------------------------- rows gpuplan does not model

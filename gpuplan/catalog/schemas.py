@@ -32,6 +32,8 @@ GPUS = (
     C("launch_year", "int", min=2010, max=2035),
     C("export_status", "enum", True, EXPORT_STATUSES), C("export_rule", required=True),
     C("export_rule_date", "date"),
+    C("sm_count", "int", min=1, max=1000, optional=True),
+    C("boost_clock_mhz", "float", positive=True, max=10_000, optional=True),
     C("source", required=True), C("verification", "enum", True, VERIFICATIONS),
     C("date_checked", "date", True), C("notes"),
 )

@@ -487,7 +487,8 @@ def _gpu(row: Row, where: str) -> Gpu:
         pcie_gen=v["pcie_gen"], tdp_w=v["tdp_w"], launch_year=v["launch_year"],
         export_status=v["export_status"], export_rule=v["export_rule"], export_rule_date=v["export_rule_date"],
         source=v["source"], verification=v["verification"], date_checked=v["date_checked"],
-        notes=v["notes"] or "",
+        notes=v["notes"] or "", sm_count=v["sm_count"],
+        boost_clock_hz=v["boost_clock_mhz"] * 1e6 if v["boost_clock_mhz"] else None,
     )
 
 

@@ -116,6 +116,35 @@ def _eager_layer_overhead(cal: Calibration, eng: Engine, gpu: Gpu | None = None)
     return cal.get(next((k for k in keys if k in cal.values), keys[0]))
 
 
+# Bytes of weights one SM loads per clock cycle in an engine whose batch-1 mat-vec kernels cap the rate per SM below
+# what the DRAM delivers. llama.cpp's CUDA MMVQ kernel (ggml-cuda/mmvq.cu @915be46f ``mul_mat_vec_q_cuda``) gives
+# each weight row one block of 4 warps (``nwarps = 4, rows_per_cuda_block = 1`` for one token,
+# ``__launch_bounds__(128, 1)``), each thread reading a few 4-byte words per loop step (``vdr``), so the bytes in
+# flight per SM, not the HBM, set the rate on parts whose bandwidth per SM is high. Seen in XiongjieDai
+# GPU-Benchmarks-on-LLM-Inference (llama-bench build 2824): the A100 (SXM and PCIe) and H100-PCIe batch-1 rows,
+# which reach 0.34-0.67 of their datasheet bandwidth where GDDR parts reach 0.7-0.9, sit at a median 7.1 bytes per
+# SM cycle over their 30 rows (5.2-10.2; weight bytes / (time - KV read - per-layer overhead) / (SMs x boost clock)).
+# The rate is fitted (bench/fit.py, ``sm_load_bytes_llamacpp`` with llama.cpp's other efficiencies on its CUDA
+# batch-1 rows); a calibration without the key caps nothing.
+
+
+def sm_load_bytes_per_cycle(cal: Calibration, eng: Engine, gpu: Gpu) -> float | None:
+    """Weight bytes per SM per cycle the engine's batch-1 mat-vec kernels load on ``gpu``'s backend, fitted as
+    ``sm_load_bytes_<backend>``: None where the calibration holds no such key — the engine's kernels have no such
+    cap (Metal; vLLM's and the other engines' GEMV kernels keep enough loads in flight to reach 70-90 % of HBM
+    bandwidth) or no row identified it."""
+    return cal.values.get(efficiency_key("sm_load_bytes", eng.engine, gpu))
+
+
+def weight_bandwidth(gpu: Gpu, eng: Engine, cal: Calibration) -> float:
+    """Bytes/s a decode step streams the weights at: the datasheet bandwidth times the engine's fitted η_memory,
+    but never more than the SMs can load, SMs × boost clock × :func:`sm_load_bytes_per_cycle`, where the engine's
+    kernels cap the load rate per SM and the catalog knows the part's SMs and clock (else no cap)."""
+    stream = _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu)
+    per_cycle, cycles = sm_load_bytes_per_cycle(cal, eng, gpu), gpu.sm_cycles_per_s
+    return min(stream, per_cycle * cycles) if per_cycle and cycles else stream
+
+
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
     """Matmul FLOPs one token costs, with the routed experts' share weighted by 1/f_moe: a MoE layer runs many
     small grouped GEMMs (each expert sees only the tokens routed to it) at a lower share of the peak than one
@@ -318,7 +347,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     dense_flops, expert_flops = gemm_flops_split(m, eng, cal, gpu)
     eta_compute = _eff(cal, eng, "eta_compute", gpu)
     graphs = graph_batches(s)
-    found = _StepTerms(fmt, _weight_terms(m, fmt, s), _bandwidth(gpu) * _eff(cal, eng, "eta_memory", gpu),
+    found = _StepTerms(fmt, _weight_terms(m, fmt, s), weight_bandwidth(gpu, eng, cal),
                        dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,
                        kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
                        _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
@@ -494,6 +523,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
         Assumption("decode", f"{sp.bound}-bound",
                    "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
         *_graph_assumptions(s, eng, cal, gpu),
+        *_load_cap_assumption(gpu, eng, cal),
     )
 
 
@@ -507,3 +537,15 @@ def _graph_assumptions(s: InferSetup, eng: Engine, cal: Calibration, gpu: Gpu) -
                        f"other steps launch op by op at {_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per "
                        "layer, overlapped with the GPU",
                        f"{eng.name} server defaults (gpuplan/data/engines.csv); fitted (bench/fit.py)"),)
+
+
+def _load_cap_assumption(gpu: Gpu, eng: Engine, cal: Calibration) -> tuple[Assumption, ...]:
+    """The per-SM load cap of :func:`weight_bandwidth`, where it binds (else nothing)."""
+    per_cycle, cycles = sm_load_bytes_per_cycle(cal, eng, gpu), gpu.sm_cycles_per_s
+    if not (per_cycle and cycles) or weight_bandwidth(gpu, eng, cal) >= _bandwidth(gpu) * _eff(
+            cal, eng, "eta_memory", gpu):
+        return ()
+    clock_ghz = cycles / (gpu.sm_count or 1) / 1e9
+    return (Assumption("weight load rate", f"{eng.name}: {per_cycle:.1f} bytes per SM cycle × {gpu.sm_count} SMs × "
+                       f"{clock_ghz:.2f} GHz = {per_cycle * cycles / GB:,.0f} GB/s, below its share of "
+                       "the memory bandwidth", "per-SM load cap of its mat-vec kernels (docs/estimators.md)"),)
