@@ -413,6 +413,13 @@ def _base_format(text: str, method: str) -> str | None:
     return "bnb-nf4" if method == "qlora" else None
 
 
+def _nf4_whole_matrix(text: str) -> bool:
+    """Whether a row's NF4 base was quantized by torchao before 0.2, a whole matrix at once
+    (``memory.quantize_on_load_bytes``), as its quant_base column names the release ("torchao 0.1")."""
+    release = re.search(r"torchao\W{0,3}0\.(\d+)\b", text.lower())
+    return bool(release) and int(release.group(1)) < 2
+
+
 def _targets(text: str) -> str:
     """gpuplan's LoRA target set nearest to the modules a row names (fused QKV counts as attention)."""
     names = set(re.findall(r"[a-z0-9_]+", text.lower()))
@@ -469,6 +476,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                       train_embeddings=bool(re.search(r"embedding.*trainable", row["lora_targets"].lower())))
     if base:
         values["base_quant"] = base
+        values["nf4_whole_matrix"] = _nf4_whole_matrix(row["quant_base"])
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
         "bf16" if method in ("lora", "qlora", "ptuning") else "bf16-mixed")
     if method in ("lora", "qlora", "ptuning") and values["precision"] == "bf16-mixed":

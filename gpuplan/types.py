@@ -340,6 +340,10 @@ class ModelSpec:
     linear_conv_kernel: int = 0  # causal depthwise convolution over q, k, v (its last kernel - 1 inputs are state)
     linear_state_dtype: str = "fp32"  # of the recurrent state (config mamba_ssm_dtype; the conv state is 16-bit)
     attn_output_gate: bool = False  # a sigmoid gate on the attention output from q_proj (twice as wide)
+    # tanh caps (Gemma 2: config attn_logit_softcapping, final_logit_softcapping): scores and logits become
+    # cap · tanh(x / cap); 0: none
+    attn_softcap: float = 0.0
+    final_softcap: float = 0.0
     # which recurrent layer the n_linear_layers are: "gated_deltanet" (Qwen3-Next, Qwen3.5) or "mamba2" (Nemotron-H;
     # Dao & Gu 2024, "Transformers are SSMs"): a Mamba-2 layer maps onto the fields above as linear_v_heads =
     # mamba_num_heads of linear_v_dim = mamba_head_dim, linear_k_heads = n_groups of linear_k_dim = ssm_state_size
@@ -611,6 +615,9 @@ class TrainSetup:
     # an unquantized frozen base held in fp32 and run under autocast (llm-foundry loads every weight in fp32:
     # data/frameworks.csv adapter_base_fp32); False: in the 16-bit compute format
     fp32_base: bool = False
+    # the NF4 base is quantized one whole matrix at a time while the model loads (torchao's NF4Tensor before 0.2, which
+    # torchtune pinned until 2024-06-26; later releases quantize 1024² weights at a time): see memory.load_pool_bytes
+    nf4_whole_matrix: bool = False
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
     trainable_layers: int = 2  # freeze: train the last k layers
     parallel: Parallelism = Parallelism()

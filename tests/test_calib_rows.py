@@ -549,3 +549,14 @@ def test_a_trtllm_bench_row_carries_its_launcher(engine: str, notes: str, launch
     from calib import _launcher
 
     assert _launcher({"engine": engine, "notes": notes}) == launcher
+
+
+def test_a_torchtune_qlora_row_on_torchao_0_1_quantizes_whole_matrices_on_load(catalog: Catalog) -> None:
+    # torchtune @0914d5cf pins torchao==0.1 (pyproject.toml), whose NF4Tensor quantizes a whole matrix at once;
+    # torchao 0.2 (pytorch/ao #196) chunks it, and a row that names no release keeps the current behaviour
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-torchtune-tutorial-llama2-7b-qlora-mem")
+    case, _ = _finetune_case(catalog, row)
+    assert case is not None and case.meta["setup"].nf4_whole_matrix
+    for text in ("NF4 (torchao 0.2 NF4Tensor)", "NF4 (torchao NF4Tensor, double-quantized scales)"):
+        later, _ = _finetune_case(catalog, {**row, "quant_base": text})
+        assert later is not None and not later.meta["setup"].nf4_whole_matrix

@@ -10,11 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuplan.catalog import Catalog, load_catalog
+from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.memory import (
     inference_memory,
     kv_bytes_per_token,
     kv_cache_bytes,
     lora_params,
+    quantize_on_load_bytes,
     trainable_params,
     training_memory,
     weights_bytes,
@@ -369,3 +371,39 @@ def test_a_recomputed_gptq_layer_holds_its_fp16_matrices_while_its_gradients_are
     assert any(a.name == "peak moment" and a.value.startswith("end of backward") for a in est.assumptions)
     long = training_memory(m, replace(setup, seq_len=8192))  # 8,192 tokens of logits outweigh one layer
     assert long.breakdown.get("dequantized_saved") == 0.0
+
+
+def test_torchao_before_0_2_quantizes_a_whole_matrix_on_load_at_68_bytes_per_weight() -> None:
+    # pytorch/ao torchao/dtypes/nf4tensor.py @v0.1 (ff288954): quantize_tensor_nearest takes (value - nf4).abs() over
+    # the whole matrix, weights × 16 bf16 twice (64 bytes a weight), beside the scaled blocks (2) and the checkpoint's
+    # bf16 matrix moved to the GPU by torchtune's copy_ override (_register_nf4_dispatch_ops.py @0914d5cf: 2):
+    # Llama-2-7B's largest adapted linear, 4096 × 11008 (w1/w2/w3), 45,088,768 weights × 68 = 3,066,036,224 bytes
+    m = load_catalog().model("Llama-2-7B")
+    setup = TrainSetup(method="qlora", base_quant="bnb-nf4-dq", recompute="full", micro_batch=2, seq_len=512,
+                       precision="bf16", framework="torchtune", nf4_whole_matrix=True)
+    assert quantize_on_load_bytes(m, setup) == 3_066_036_224
+    assert quantize_on_load_bytes(m, replace(setup, parallel=Parallelism(tp=2))) == 3_066_036_224 / 2
+    # torchao 0.2 onwards compares 1024² weights at a time (pytorch/ao #196); a GPTQ base is not quantized on load
+    assert quantize_on_load_bytes(m, replace(setup, nf4_whole_matrix=False)) == 0.0
+    assert quantize_on_load_bytes(m, replace(setup, base_quant="gptq-int4")) == 0.0
+
+
+def test_the_pool_left_by_quantizing_on_load_sets_the_peak_when_the_step_needs_less() -> None:
+    # with the allocator's shares at zero the pool is the tensors themselves: after load, the NF4 model plus the
+    # quantizer's 3.07 GB transient, above a 2 × 512-token step's activations and logits under checkpointing;
+    # the step reuses the cached blocks, so the estimate is the load's pool, and the load is what must fit
+    m = load_catalog().model("Llama-2-7B")
+    setup = TrainSetup(method="qlora", base_quant="bnb-nf4-dq", recompute="full", micro_batch=2, seq_len=512,
+                       precision="bf16", framework="torchtune", nf4_whole_matrix=True)
+    cal = fitted().with_values(allocator_slack=0.0, allocator_slack_persistent=0.0)
+    est = training_memory(m, setup, cal)
+    later = training_memory(m, replace(setup, nf4_whole_matrix=False), cal)
+    resident = est.breakdown.get("weights")
+    overhead = est.breakdown.get("overhead")
+    assert est.total == pytest.approx(resident + 3_066_036_224 + overhead)
+    assert est.floor is not None and est.floor.value == pytest.approx(est.total)
+    assert est.total > later.total  # the step alone needs less than the load
+    assert later.breakdown.get("load_workspace") == 0.0
+    # a long step holds more than the load did: nothing is added
+    long = replace(setup, micro_batch=8, seq_len=8192, recompute="none")
+    assert training_memory(m, long, cal).total == training_memory(m, replace(long, nf4_whole_matrix=False), cal).total

@@ -9,11 +9,12 @@ from dataclasses import replace
 import pytest
 
 from gpuplan.catalog import Catalog
+from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import framework, stacks, zero_buckets
 from gpuplan.estimate.memory import activation_bytes_per_token, previous_outputs_bytes, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.export.train import deepspeed_config
-from gpuplan.types import FRAMEWORKS, Parallelism, TrainSetup
+from gpuplan.types import FRAMEWORKS, ModelSpec, Parallelism, TrainSetup
 from gpuplan.units import GiB
 
 # Llama-2-7B: hidden 4096, 32 query and 32 K/V heads of 128, SwiGLU MLP 11008 wide, vocabulary 32000 (untied)
@@ -280,3 +281,49 @@ def test_llm_foundry_lora_keeps_the_frozen_base_in_fp32():
 
     assert weights("llm-foundry") == (7_615_616_512 + 40_370_176) * 4
     assert weights("hf") == (7_615_616_512 + 40_370_176) * 2
+
+
+def test_gemma_2_softcapping_is_read_from_its_config(catalog: Catalog) -> None:
+    # google/gemma-2-2b config.json: "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0; Gemma 1 has
+    # neither
+    m = catalog.model("Gemma-2-2B")
+    assert (m.attn_softcap, m.final_softcap) == (50.0, 30.0)
+    assert (catalog.model("Gemma-2B").attn_softcap, catalog.model("Gemma-2B").final_softcap) == (0.0, 0.0)
+
+
+def test_litgpt_attends_in_eager_pytorch_with_softcapping_and_keeps_the_tanh_output(catalog: Catalog) -> None:
+    # litgpt/model.py @2b195c7f: "with softcapping we cannot use SDPA" -> scores = tanh(q @ k.mT * scale / 50) * 50,
+    # softmax in fp32, .to(bf16), @ v: per score the tanh output (2 bytes), the fp32 softmax output (4) and its bf16
+    # copy (2) are kept for backward. Gemma-2-2B: 8 query heads, 512 positions, 26 layers; 1 × 512 tokens:
+    # 26 × 512 tokens × 8 heads × 512 keys × 8 bytes = 436,207,616 bytes (activation factor set to 1)
+    m = catalog.model("Gemma-2-2B")
+    cal = fitted().with_values(activation_scale_pytorch=1.0, activation_scale_hf=1.0)
+    setup = TrainSetup(method="lora", micro_batch=1, seq_len=512, precision="bf16", recompute="none",
+                       framework="pytorch", lora_targets="all-linear")
+    uncapped = replace(m, attn_softcap=0.0)
+
+    def acts(model: ModelSpec, s: TrainSetup) -> float:
+        return training_memory(model, s, cal).breakdown.get("activations")
+
+    assert acts(m, setup) - acts(uncapped, setup) == pytest.approx(26 * 512 * 8 * 512 * 8)
+    # transformers with a kernel that caps inside it (flash-attn >= 2.6) keeps no scores; its eager path keeps
+    # the tanh output beside what eager attention keeps anyway: 26 × 512 × 8 × 512 × 2 bytes
+    hf = replace(setup, framework="hf")
+    assert acts(m, hf) == acts(uncapped, hf)
+    eager = replace(hf, flash_attention=False)
+    assert acts(m, eager) - acts(uncapped, eager) == pytest.approx(26 * 512 * 8 * 512 * 2)
+
+
+def test_final_logit_softcapping_keeps_one_more_16_bit_logit_per_entry(catalog: Catalog) -> None:
+    # tanh(logits / 30) * 30 (litgpt GPT.forward @2b195c7f; transformers Gemma2ForCausalLM): tanh saves its 16-bit
+    # output: 512 tokens × 256,000 vocabulary entries × 2 bytes = 262,144,000 bytes more logits
+    m = catalog.model("Gemma-2-2B")
+    setup = TrainSetup(method="lora", micro_batch=1, seq_len=512, precision="bf16", recompute="none",
+                       framework="pytorch", lora_targets="all-linear", grad_accum=1)
+    uncapped = replace(m, final_softcap=0.0)
+    capped_logits = training_memory(m, setup).breakdown.get("logits")
+    assert capped_logits - training_memory(uncapped, setup).breakdown.get("logits") == 512 * 256_000 * 2
+    # a compiled model fuses the cap into the loss's kernels
+    compiled = replace(setup, compiled=True)
+    assert (training_memory(m, compiled).breakdown.get("logits")
+            == training_memory(uncapped, compiled).breakdown.get("logits"))

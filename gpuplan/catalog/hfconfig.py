@@ -327,6 +327,8 @@ def _base(cfg: Config, name: str, **overrides: Any) -> dict[str, Any]:
         native_dtype=_dtype(cfg),
         qkv_bias=bool(cfg.get("attention_bias", False)), out_bias=bool(cfg.get("attention_bias", False)),
         mlp_bias=bool(cfg.get("mlp_bias", False)),
+        attn_softcap=float(cfg.get("attn_logit_softcapping") or 0.0),
+        final_softcap=float(cfg.get("final_logit_softcapping") or 0.0),
     )
     window = cfg.get("sliding_window")
     if window and cfg.get("use_sliding_window", True):

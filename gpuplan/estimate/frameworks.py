@@ -101,6 +101,7 @@ _STACK_COLUMNS = (
     Column("copies_attention_output", "bool", True), Column("compiles_loss", "bool", True),
     Column("caching_allocator", "bool", True), Column("logits_in_place", "bool", True),
     Column("loads_base_in_place", "bool", True), Column("nf4_stats_fp16", "bool", True),
+    Column("softcap_eager", "bool", True),
     Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
@@ -134,6 +135,8 @@ class Stack:
     loads_base_in_place: bool
     # an NF4 base is quantized from an fp16 copy: each dequantization makes fp16, then a copy in the compute dtype
     nf4_stats_fp16: bool
+    # a model with attention-logit softcapping (Gemma 2) attends in eager PyTorch, whatever the kernel setting
+    softcap_eager: bool
     source: str
 
 

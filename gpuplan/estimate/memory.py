@@ -653,8 +653,8 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
         attn += ab * 2 * m.q_dim
     if keeps_inputs and st.copies_attention_output:  # the output projection's input is its own token-major copy
         attn += ab * m.q_dim
-    if not s.flash_attention:  # eager attention keeps each token's row of attention probabilities
-        attn += m.n_heads * s.seq_len * _SCORE_BYTES_EXTRA_16 + m.n_heads * s.seq_len * ab
+    if not s.flash_attention or (m.attn_softcap and st.softcap_eager):
+        attn += m.n_heads * s.seq_len * _score_bytes(m, ab)  # each token's row of scores, per head
     if m.is_moe:
         width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden
     else:
@@ -687,6 +687,15 @@ def _linear_layer_activation_bytes(m: ModelSpec, norm_in: float, ab: float, inpu
 # and its 16-bit copy (the P·V matmul): models/llama/modeling_llama.py @002272831fba584eb30dca9729c1be456836960a,
 # ``softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)``; the fp32 part is this constant
 _SCORE_BYTES_EXTRA_16 = 4.0
+
+
+def _score_bytes(m: ModelSpec, ab: float) -> float:
+    """Bytes eager attention keeps per score (one head, one query, one key) for backward: the fp32 softmax output
+    and its 16-bit copy, and with softcapping (Gemma 2) the tanh output too, which ``tanh`` saves for its gradient:
+    litgpt/model.py @2b195c7f5bb39a65dcea7e7e073fc2b0255933dd ``torch.tanh(scores / softcapping) * softcapping``
+    before the softmax (transformers' Gemma2 eager attention does the same); the scalar divide and multiply save
+    nothing."""
+    return _SCORE_BYTES_EXTRA_16 + ab + (ab if m.attn_softcap else 0.0)
 
 
 def _bnb_base(s: TrainSetup) -> bool:
@@ -773,7 +782,10 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     gradient made at the start of backward while every activation is still held, two 16-bit values per entry.
     A stack that keeps one logits buffer and writes their gradient over it (``logits_in_place``: llm.c's
     fused classifier) holds one 16-bit value per entry. Model code that keeps the logits 16-bit, run without
-    autocast (:func:`_loss_in_16bit`), holds three 16-bit values per entry."""
+    autocast (:func:`_loss_in_16bit`), holds three 16-bit values per entry. Final-logit softcapping (Gemma 2's
+    ``final_logit_softcapping``: ``tanh(logits / cap) * cap`` in LitGPT's GPT.forward, litgpt/model.py
+    @2b195c7f5bb39a65dcea7e7e073fc2b0255933dd, and transformers' Gemma2ForCausalLM) adds the tanh output, which
+    autograd keeps until backward: one more 16-bit value per entry, except where the model is compiled."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
     if stack(s.framework).logits_in_place:
         per_entry = act_bytes(s)
@@ -785,6 +797,8 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
         per_entry = act_bytes(s) + 8.0 / 8
     else:
         per_entry = act_bytes(s) + 8.0
+    if m.final_softcap and not s.compiled and not stack(s.framework).logits_in_place:
+        per_entry += act_bytes(s)  # the capped logits' tanh output, kept for its gradient
     return tokens * m.vocab * per_entry / s.parallel.tp
 
 
@@ -949,10 +963,18 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
                *((("zero_buckets", buckets),) if buckets else ()))
     persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
     slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
-    parts = (*tensors, ("allocator_slack", slack), ("overhead", overhead))
+    # what loading left cached above the step's own pool, which the step reuses (0 where loading needs less)
+    resident, transient = frozen_bytes + trainable_w, quantize_on_load_bytes(m, s)
+    at_load = load_pool_bytes(s, cal, resident, transient) if transient else 0.0
+    loading = max(0.0, at_load - sum(v for _, v in tensors) - slack)
+    parts = (*tensors, *((("load_workspace", loading),) if loading else ()), ("allocator_slack", slack),
+             ("overhead", overhead))
     trained = TrainedParts(train, total, grads, acts, logits)
     breakdown = Breakdown("bytes", parts)
-    floor = Floor(breakdown.total - slack, cal.band("training_memory_allocated"), ("allocator_slack",))
+    # the step's tensors, or the load's where quantizing the base needs more at once
+    needed = max(breakdown.total - slack - loading, resident + transient + overhead)
+    floor = Floor(needed, cal.band("training_memory_allocated"),
+                  ("allocator_slack", *(("load_workspace",) if loading else ())))
     if not describe:
         return Estimate(breakdown, cal.band("training_memory"), (), trained, floor)
     assumptions: tuple[Assumption, ...] = (
@@ -1118,12 +1140,53 @@ def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
     (:func:`_nf4_cast_bytes_per_weight`)."""
     if not (s.base_quant or Method(s.method).quantizes_base):
         return 0.0
+    per_weight = UNPACK_BYTES_PER_WEIGHT.get(s.base_quant or "", BYTES_16) + _nf4_cast_bytes_per_weight(s)
+    return _largest_quantized_matrix(m, s) * per_weight / s.parallel.tp
+
+
+def _largest_quantized_matrix(m: ModelSpec, s: TrainSetup) -> int:
+    """Weights in the largest quantized matrix: a layer's largest linear, or the output layer (vocabulary ×
+    hidden) where the stack quantizes it too."""
     width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
     largest = max(m.hidden * width, m.hidden * m.q_dim)
     if stack(s.framework).quantizes_output_layer:
         largest = max(largest, m.vocab * m.hidden)
-    per_weight = UNPACK_BYTES_PER_WEIGHT.get(s.base_quant or "", BYTES_16) + _nf4_cast_bytes_per_weight(s)
-    return largest * per_weight / s.parallel.tp
+    return largest
+
+
+# Bytes per weight that torchao's NF4Tensor before 0.2 holds while it quantizes a matrix whole (pytorch/ao
+# torchao/dtypes/nf4tensor.py @v0.1, ff2889540075e8c8d0a2f4b9900da1b9136ae376): ``convert_to_norm_float_weight``
+# scales the blocks (``blocks / scales``: a 16-bit copy, 2 bytes) and ``quantize_tensor_nearest`` takes
+# ``(value.unsqueeze(-1) - nf4).abs()``, a weights × 16 bf16 difference (32 bytes) and its absolute value (32 more)
+# at once; torchtune's ``copy_`` override, through which ``load_state_dict`` fills each NF4 weight, first moves the
+# checkpoint's 16-bit matrix to the GPU (``args[0][1].to(dest_tensor.device)``,
+# torchtune/utils/_register_nf4_dispatch_ops.py @0914d5cfb5a34bf14a72e36b9ddebc64904763d1: 2 bytes). From 0.2 the
+# comparison runs 1024² weights at a time (pytorch/ao #196, 6081796bc00e8db4e17a337ae337e66d366444e4, 2024-05-01),
+# a few tens of MB whatever the matrix.
+NF4_WHOLE_MATRIX_BYTES_PER_WEIGHT = 2.0 + 2.0 + 2 * 16 * BYTES_16
+
+
+def quantize_on_load_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """What quantizing the base holds at once while the model loads, beyond the weights already resident, where it
+    is more than a step's transients (``TrainSetup.nf4_whole_matrix``; 0 otherwise): the largest matrix at
+    ``NF4_WHOLE_MATRIX_BYTES_PER_WEIGHT``."""
+    base = s.base_quant or ("bnb-nf4-dq" if Method(s.method).quantizes_base else "")
+    if not s.nf4_whole_matrix or s.method == Method.FULL or "nf4" not in base:
+        return 0.0
+    return _largest_quantized_matrix(m, s) * NF4_WHOLE_MATRIX_BYTES_PER_WEIGHT / s.parallel.tp
+
+
+def load_pool_bytes(s: TrainSetup, cal: Calibration, resident: float, transient: float) -> float:
+    """The caching allocator's pool when the model has loaded: the resident weights and the quantizer's transient
+    (:func:`quantize_on_load_bytes`), each with the allocator's fitted share above it, as a step's tensors carry
+    (``allocator_slack``, ``allocator_slack_persistent``). PyTorch keeps the freed blocks cached and the step reuses
+    them, so a reserved reading over the whole run stands at least this high: torchtune's QLoRA tutorial logs
+    9.13 GB reserved right after model init and 9.29 GB while training (Llama-2-7B,
+    docs/source/tutorials/qlora_finetune.rst @0914d5cf)."""
+    if not stack(s.framework).caching_allocator:
+        return resident + transient
+    return (resident + transient + cal.get("allocator_slack") * transient
+            + cal.get("allocator_slack_persistent") * resident)
 
 
 def _nf4_cast_bytes_per_weight(s: TrainSetup) -> float:
