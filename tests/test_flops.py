@@ -77,6 +77,26 @@ def test_moe_forward_counts_active_experts_only(catalog: Catalog) -> None:
     assert matmul_params(m) < 0.3 * p.total  # about 12.9B of 46.7B touch each token
 
 
+def test_gpt_oss_120b_counts_match_its_model_card(catalog: Catalog) -> None:
+    # OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card" (2025-08-05, arXiv:2508.10925), table 1: 116.83B total and
+    # 5.13B active parameters; its active count leaves the embedding out and keeps the unembedding, as the matmul
+    # count does. The attention projections are 64 heads × 64 = 4096 wide over a 2880-wide residual stream.
+    m = catalog.model("gpt-oss-120b")
+    assert m.q_dim == 4096 and m.hidden == 2880
+    assert round(count_params(m).total / 1e9, 2) == 116.83
+    assert round(matmul_params(m) / 1e9, 2) == 5.13
+
+
+def test_gpt_oss_120b_training_flops_match_megatron_bridge(catalog: Catalog) -> None:
+    # NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md @067f987df03b8355b03192d88d70f1709fedf51a, 26.08
+    # container, GPT OSS 120B on 64 GB300 (seq 4096, no recomputation): 33,024 tokens/s/GPU and 1,077 model
+    # TFLOP/s/GPU, i.e. Megatron's own count of 32.61 GFLOP per trained token; its sliding layers attend 128
+    # positions, its full layers the causal half of 4096
+    m = catalog.model("gpt-oss-120b")
+    flops = train_flops_per_token(m, TrainSetup(seq_len=4096))
+    assert flops == pytest.approx(1077e12 / 33024, rel=0.01)
+
+
 def test_tied_head_is_still_a_matmul(catalog: Catalog) -> None:
     m = catalog.model("Gemma-2-2B")  # ties the LM head to the embedding: counted once in N, used twice
     p = count_params(m)
