@@ -433,6 +433,16 @@ def _launcher(row: dict[str, str]) -> str:
     return TRTLLM_BENCH if _engine(row["engine"]) == "trtllm" and "trtllm-bench" in row.get("notes", "") else ""
 
 
+# A server whose notes say it was started with CUDA graphs off runs every decode step op by op
+# (gpuplan.estimate.engines.graph_batches): SGLang's --disable-cuda-graph (the DataCrunch DeepSeek-V3 runs),
+# vLLM's --enforce-eager / enforce_eager=True. "enforce_eager=False" is the default and keeps the graphs.
+_NO_CUDA_GRAPHS = re.compile(r"--disable-cuda-graph\b|--enforce-eager\b|enforce_eager\s*=\s*True")
+
+
+def _cuda_graphs(row: dict[str, str]) -> bool:
+    return not _NO_CUDA_GRAPHS.search(row.get("notes", ""))
+
+
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
                   "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
 
@@ -474,7 +484,8 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
-                       engine_version=_release_text(row), launcher=_launcher(row))
+                       engine_version=_release_text(row), launcher=_launcher(row),
+                       cuda_graphs=_cuda_graphs(row))
     model = cat.model(preset)
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
@@ -672,7 +683,8 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     tp = _int(row["tp"]) or 1
     kv = _kv_dtype(engine, prec, row["notes"])
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
-                       pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row))
+                       pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row),
+                       cuda_graphs=_cuda_graphs(row))
     model = cat.model(preset)
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])

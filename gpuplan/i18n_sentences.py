@@ -453,6 +453,9 @@ TEMPLATES: dict[str, str] = {
     "{_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs per layer, overlapped with the GPU":
         "不超过 {max(graphs)} 的解码批次重放已捕获的 CUDA 图（并非每种大小都有）；其余步骤逐个算子启动，"
         "每层 {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs，与 GPU 计算重叠",
+    "off: every step launches op by op at {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs per layer, overlapped "
+    "with the GPU":
+        "已关闭：每个步骤都逐个算子启动，每层 {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs，与 GPU 计算重叠",
     "{eng.name}: {per_cycle} bytes per SM cycle × {gpu.sm_count} SMs × {clock_ghz} GHz = "
     "{per_cycle * cycles / GB} GB/s, below its share of the memory bandwidth":
         "{eng.name}：每个 SM 每周期 {per_cycle} 字节 × {gpu.sm_count} 个 SM × {clock_ghz} GHz = "

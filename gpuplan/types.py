@@ -670,6 +670,9 @@ class InferSetup:
     # "trtllm-bench" TensorRT-LLM's offline benchmark, which captures CUDA graphs for every batch it runs
     # (gpuplan.estimate.engines.graph_batches)
     launcher: str = ""
+    # False: the server was started with CUDA graphs off (SGLang --disable-cuda-graph, vLLM --enforce-eager), so
+    # every decode step launches its kernels op by op (gpuplan.estimate.engines.graph_batches)
+    cuda_graphs: bool = True
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -686,7 +689,7 @@ class InferSetup:
         return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
-                          self.launcher)
+                          self.launcher, self.cuda_graphs)
 
     @property
     def n_gpus(self) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from gpuplan.catalog import Catalog  # noqa: E402
 from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
 from gpuplan.estimate.calibration import Calibration, fitted  # noqa: E402
 from gpuplan.estimate.engines import vllm_v0  # noqa: E402
+from gpuplan.estimate.load import at_rate  # noqa: E402
 from gpuplan.estimate.params import count_params  # noqa: E402
 from gpuplan.types import InferSetup  # noqa: E402
 
@@ -560,3 +562,22 @@ def test_a_torchtune_qlora_row_on_torchao_0_1_quantizes_whole_matrices_on_load(c
     for text in ("NF4 (torchao 0.2 NF4Tensor)", "NF4 (torchao NF4Tensor, double-quantized scales)"):
         later, _ = _finetune_case(catalog, {**row, "quant_base": text})
         assert later is not None and not later.meta["setup"].nf4_whole_matrix
+
+
+def test_rows_run_with_cuda_graphs_off_map_to_eager_steps(cases: list[Case]) -> None:
+    # DataCrunch's DeepSeek-V3 runs launched SGLang with --disable-cuda-graph (srv-1181: 1 req/s, TP8, median TPOT
+    # 209 ms, four times the graphed estimate), the Qwen2.5 speed benchmark's Qwen2.5-32B row ran vLLM with
+    # enforce_eager=True (ext-0022); DataCrunch's Llama 3.3 70B run (srv-1062: --enable-torch-compile, graphs on)
+    # and the Qwen2.5-14B row (ext-0021: enforce_eager=False) kept the graphs
+    by_id = {c.id: c for c in cases}
+    assert by_id["srv-1181"].meta["setup"].cuda_graphs is False
+    assert by_id["ext-0022"].meta["setup"].cuda_graphs is False
+    assert by_id["srv-1062"].meta["setup"].cuda_graphs is True
+    assert by_id["ext-0021"].meta["setup"].cuda_graphs is True
+    # at the row's 1 req/s the eager steps (DeepSeek-V3's 61 MLA/MoE layers at transformers' prior per-layer host
+    # time) make the median TPOT longer than the graphed estimate, which was 76 % short of the 209 ms measured
+    case = by_id["srv-1181"]
+    m, g, eager = case.meta["model"], case.meta["gpu"], case.meta["setup"]
+    slow = at_rate(m, g, eager, 1.0, fitted()).tpot_median_s
+    fast = at_rate(m, g, replace(eager, cuda_graphs=True), 1.0, fitted()).tpot_median_s
+    assert fast < 0.3 * case.measured < slow < case.measured

@@ -494,6 +494,25 @@ def test_an_eager_trtllm_step_lasts_the_longer_of_host_and_gpu(catalog: Catalog)
                                                                                           light)[0]
 
 
+def test_a_server_started_without_cuda_graphs_runs_every_decode_step_op_by_op(catalog: Catalog) -> None:
+    # SGLang --disable-cuda-graph (model_runner.py init_cuda_graphs builds no CudaGraphRunner) and vLLM
+    # --enforce-eager replay no graph at any batch. Qwen3-32B has 64 dense GQA layers: at 1 ms of host time per
+    # layer every decode step of 136 sequences on an H100 takes the host's 64 ms (the GPU's share is ~25 ms, test
+    # above), and batch 1 — graphed by default — too; with graphs on, SGLang's steps stay at the GPU's time
+    # (its fitted per-layer overhead is tens of µs), below the host's 64 ms.
+    m, g = catalog.model("Qwen3-32B"), catalog.gpu("H100")
+    graphed = InferSetup(engine="sglang", prompt_len=217, output_len=202)
+    eager = replace(graphed, cuda_graphs=False)
+    assert graph_batches(graphed) is None and graph_batches(eager) == frozenset()
+    assert graph_batches(replace(InferSetup(engine="trtllm"), cuda_graphs=False)) == frozenset()
+    cal = fitted().with_values(layer_overhead_s_sglang_eager=1e-3)
+    for batch in (1, 136):
+        assert decode_step_seconds(m, g, eager, batch, 318, cal)[0] == pytest.approx(0.064)
+        assert decode_step_seconds(m, g, graphed, batch, 318, cal)[0] < 0.06
+    # with_batch (the batch searches' copy) keeps the flag
+    assert eager.with_batch(8).cuda_graphs is False
+
+
 def test_eager_trtllm_steps_borrow_transformers_overhead_until_fitted(catalog: Catalog) -> None:
     # without a fitted layer_overhead_s_trtllm_eager, transformers' eager per-layer overhead stands in: at 1 ms per
     # layer, Qwen3-32B's 64 layers give an H100 step of 136 sequences 64 ms (the GPU's share is ~25 ms, above)

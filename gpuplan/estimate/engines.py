@@ -173,7 +173,15 @@ def graph_batches(s: types.InferSetup) -> frozenset[int] | None:
     ``TorchLlmArgs.validate_cuda_graph_config``; the field's description: graphs "are enabled for batches that
     consist of decoding requests *only*"). ``trtllm-bench`` instead captures padded graphs up to the batch it runs
     (``enable_padding`` with its ``max_batch_size``), and a release before 1.0 ran a TensorRT engine: neither has
-    eager steps. A stated release of 0.x that names the PyTorch backend ran it."""
+    eager steps. A stated release of 0.x that names the PyTorch backend ran it.
+
+    A server started with CUDA graphs off (``cuda_graphs`` False) replays none: SGLang's ``--disable-cuda-graph``
+    leaves ``ModelRunner.init_cuda_graphs`` without a ``CudaGraphRunner``, so every decode batch runs the model's
+    forward op by op — and ``--enable-torch-compile``, which SGLang applies only to the batches that runner
+    captures, changes nothing then (python/sglang/srt/model_executor/model_runner.py ``init_cuda_graphs`` and
+    cuda_graph_runner.py, v0.4.x); vLLM's ``--enforce-eager`` likewise."""
+    if not s.cuda_graphs:
+        return frozenset()
     top = engine(s.engine).cuda_graph_max_batch
     if top is None or s.launcher == TRTLLM_BENCH:
         return None

@@ -13,7 +13,9 @@ Scaling Transformer Inference", sec. 2):
   backend under trtllm-serve, 1–32, 64 and 128 sequences) launches every other step op by op from Python, a host
   time per layer (:func:`_eager_layer_overhead`); its overlap scheduler prepares step n + 1 while the GPU runs
   step n (tensorrt_llm/_torch/pyexecutor/py_executor.py ``_executor_loop_overlap``), so such a step lasts
-  max(GPU time, host time): a fast GPU waits on the host, a slow one hides it;
+  max(GPU time, host time): a fast GPU waits on the host, a slow one hides it; a server started with CUDA graphs
+  off (SGLang ``--disable-cuda-graph``, vLLM ``--enforce-eager``) runs every decode step so, SGLang's overlap
+  scheduler likewise preparing the next batch while the GPU runs (``event_loop_overlap``, the default since v0.4);
 - with LoRA adapters (multi-LoRA serving), every token adds its adapter's FLOPs and a decode step reads each
   distinct adapter of the batch once (batched gather kernels: Punica, Chen et al. 2023; S-LoRA, Sheng et al. 2023).
 η_memory, η_compute and the step overhead are fitted per engine by ``bench/fit.py`` on published
@@ -109,7 +111,8 @@ def _layer_overhead(cal: Calibration, eng: Engine, s: InferSetup, gpu: Gpu | Non
 def _eager_layer_overhead(cal: Calibration, eng: Engine, gpu: Gpu | None = None) -> float:
     """Host seconds per layer (in dense-layer equivalents of kernels, :func:`layer_launches`) of a step the engine
     launches op by op from Python instead of replaying a CUDA graph (:func:`graph_batches`):
-    ``layer_overhead_s_<engine>_eager``, fitted on the rows that ran such steps (TensorRT-LLM under trtllm-serve).
+    ``layer_overhead_s_<engine>_eager``, fitted on the rows that ran such steps (TensorRT-LLM under trtllm-serve;
+    a server started with CUDA graphs off, such as SGLang with ``--disable-cuda-graph``).
     Until a fit holds it, transformers' fitted per-layer overhead stands in: its generate() is the same kind of
     step, eager PyTorch modules launching one kernel per op from Python."""
     keys = (f"{efficiency_key('layer_overhead_s', eng.engine, gpu)}_eager", "layer_overhead_s_hf")
@@ -533,6 +536,11 @@ def _graph_assumptions(s: InferSetup, eng: Engine, cal: Calibration, gpu: Gpu) -
     graphs = graph_batches(s)
     if graphs is None:
         return ()
+    if not graphs:
+        return (Assumption("CUDA graphs", f"off: every step launches op by op at "
+                           f"{_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per layer, overlapped with the GPU",
+                           "the server's flag (SGLang --disable-cuda-graph, vLLM --enforce-eager); fitted "
+                           "(bench/fit.py)"),)
     return (Assumption("CUDA graphs", f"decode batches up to {max(graphs)} replay a captured graph (not every size); "
                        f"other steps launch op by op at {_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per "
                        "layer, overlapped with the GPU",
