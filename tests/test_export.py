@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from gpuplan.errors import InputError
+from gpuplan.estimate.frameworks import framework
 from gpuplan.estimate.infer_speed import Speed
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export import document, exportable, registry, render, serve_document, skypilot, text
@@ -106,8 +107,10 @@ def _pretrain() -> Candidate:
 
 
 def _framework(c: Candidate, fw: str) -> Candidate:
+    # the job names the framework the user runs; the setup, the training stack it runs on (TRL: the HF Trainer)
     e = c.estimate
-    return replace(c, estimate=replace(e, job=replace(e.job, framework=fw), setup=replace(e.setup, framework=fw)))
+    return replace(c, estimate=replace(e, job=replace(e.job, framework=fw),
+                                       setup=replace(e.setup, framework=framework(fw).stack)))
 
 
 def _check_golden(name: str, written: str) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any
 
 import yaml
@@ -51,6 +52,8 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Block.add_representer(str, _str)
+# a vocabulary member (Method, Engine …) is written as its value
+_Block.add_multi_representer(Enum, lambda dumper, value: _str(dumper, str(value.value)))
 
 
 def _yaml(doc: Any) -> str:

@@ -22,6 +22,7 @@ import math
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import yaml
@@ -30,6 +31,18 @@ from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
 from gpuplan.export.registry import check_options, flags, version
 from gpuplan.types import Method, ModelSpec, Recompute, Task, TrainSetup
+
+
+class _ConfigDumper(yaml.SafeDumper):
+    """YAML for the frameworks' config files: a vocabulary member (Method, Engine …) is written as its value."""
+
+
+_ConfigDumper.add_multi_representer(Enum, lambda d, v: d.represent_str(str(v.value)))
+
+
+def _yaml(cfg: dict[str, Any]) -> str:
+    return yaml.dump(cfg, Dumper=_ConfigDumper, sort_keys=False)
+
 
 CKPT_DIR = "/checkpoints"
 CHECKPOINTS_PER_RUN = 20  # a preemption loses at most 1/20 of the run
@@ -312,7 +325,7 @@ def litgpt(e: JobEstimate, model_ref: str, n_nodes: int, name: str, spot: bool) 
     out = f"{CKPT_DIR}/{name}"
     lr = LR_ADAPTER if Method(s.method).low_rank else LR_FULL
     cfg = litgpt_config(e, model_ref, out, steps, _save_every(steps), lr, n_nodes, spot)
-    setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out, n_nodes)
+    setup, run = setup_and_run(e, model_ref, _yaml(cfg), out, n_nodes)
     return TrainRun("litgpt", setup, run, {"DATASET": ""})
 
 
@@ -369,7 +382,7 @@ def torchtune(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     steps = _steps(e, s)
     out = f"{CKPT_DIR}/{name}"
     cfg = torchtune_config(e, out, steps, LR_ADAPTER if Method(s.method).low_rank else LR_FULL)
-    setup, run = setup_and_run(e, model_ref, yaml.safe_dump(cfg, sort_keys=False), out)
+    setup, run = setup_and_run(e, model_ref, _yaml(cfg), out)
     return TrainRun("torchtune", setup, run, {"DATASET": ""})
 
 
@@ -418,7 +431,7 @@ def llm_foundry(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
     pretrain = e.job.task is Task.PRETRAIN
     lr = LR_PRETRAIN if pretrain else LR_ADAPTER if Method(s.method).low_rank else LR_FULL
     cfg = foundry_config(e, model_ref, name, f"{CKPT_DIR}/{name}", _save_every(_steps(e, s)), lr)
-    setup, run = setup_and_run(yaml.safe_dump(cfg, sort_keys=False), pretrain)
+    setup, run = setup_and_run(_yaml(cfg), pretrain)
     envs = {"DATA_REMOTE": ""} if pretrain else {"DATASET": "", "DATASET_SPLIT": "train"}
     return TrainRun("llm-foundry", setup, run, envs)
 
@@ -439,7 +452,7 @@ def torchtitan(e: JobEstimate, model_ref: str, name: str) -> TrainRun:
 def _config_files(path: str, cfg: dict[str, Any], s: TrainSetup) -> str:
     """Shell lines that write ``cfg`` as YAML to ``path`` and, for a ZeRO plan, the DeepSpeed config it names beside
     it, each as it is (a quoted here-document: nothing expanded)."""
-    files = [(path, yaml.safe_dump(cfg, sort_keys=False))]
+    files = [(path, _yaml(cfg))]
     if s.parallel.zero:
         files.append((cfg["deepspeed"], _json(deepspeed_config(s))))
     return "".join(f"cat > {name} <<'GPUPLAN_EOF'\n{text.rstrip()}\nGPUPLAN_EOF\n" for name, text in files)
