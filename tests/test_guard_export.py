@@ -267,11 +267,11 @@ def test_skypilot_runs_both_servers_and_probes_the_main_one(colocated: sv.ServeP
 @pytest.fixture(scope="module")
 def separate() -> sv.ServePlan:
     cat = load_catalog(market=MARKET_SNAPSHOT)  # which placement wins depends on prices: the frozen snapshot's
-    # at 15 requests/s and a 0.5 s TTFT p99 the guard's own fleet costs about a fifth less than co-locating it
-    # (126 against 158 per hour at peak on this snapshot; scenarios where the two are within 10 % flip as the latency
-    # estimates move: at 5 requests/s and 2 s co-locating won after the vLLM V1 step overhead); GPUs only, which GPU
-    # feature discovery labels
-    r = sv.ServeRequest(15.0, targets=sv.Targets(ttft_p99_s=0.5), guard="Llama-Guard-3-8B",
+    # at 60 requests/s and a 0.5 s TTFT p99 the guard's own fleet costs about a third less than co-locating it
+    # (331 against 485 per hour at peak on this snapshot; scenarios where the two are close flip as the latency
+    # estimates move: at 5 requests/s and 2 s co-locating won after the vLLM V1 step overhead, at 15 requests/s and
+    # 0.5 s after vLLM's fitted per-request cost); GPUs only, which GPU feature discovery labels
+    r = sv.ServeRequest(60.0, targets=sv.Targets(ttft_p99_s=0.5), guard="Llama-Guard-3-8B",
                         providers=("AWS", "GCP", "Nebius"), exclude_gpus=("TPU-v4", "TPU-v5e", "TPU-v5p", "TPU-v6e"))
     p = sv.plan_serving(cat, cat.model("Qwen2.5-7B"), r)
     assert p.guard is not None and p.guard.placement == "separate", "this scenario's guard has its own fleet"
