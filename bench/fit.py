@@ -114,11 +114,14 @@ REFERENCE_ENGINE = "trtllm"
 V0_KEY = "vllm_v0"
 # backends whose batch-1 mat-vec kernels load at most sm_load_bytes_<backend> bytes of weights per SM per clock
 # cycle (gpuplan.estimate.infer_speed.weight_bandwidth: llama.cpp's CUDA MMVQ kernel, one 4-warp block per weight
-# row); fitted with the backend's other efficiencies on its batch-1 decode rows, from a start that caps every part
-# with an SM count in the catalog, so that the GDDR rows push it up to where they are not capped and the HBM rows
-# hold it where they are
+# row); fitted with the backend's other efficiencies on its batch-1 decode rows. It starts at the geometric middle
+# of its bounds, 8 bytes per cycle, which caps the parts with the most bandwidth per SM cycle (A100: 13.4, H100-PCIe:
+# 10.0) but none whose rows alone cannot tell the cap from the bandwidth share (an RTX 3090 reads 6.7 bytes per SM
+# cycle at full bandwidth, a V100 7.4): a start that caps every part (4) let a fold without the A100 rows settle at
+# a cap on the GDDR cards that no row asked for
 SM_CAPPED = ("llamacpp",)
 _SM_LOAD_BOUNDS = (2.0, 32.0)
+SM_LOAD_START = math.sqrt(_SM_LOAD_BOUNDS[0] * _SM_LOAD_BOUNDS[1])
 # Partial pooling (Gelman & Hill 2007, "Data Analysis Using Regression and Multilevel/Hierarchical Models",
 # ch. 12): each other engine's bandwidth efficiency is drawn towards TensorRT-LLM's, by one residual per parameter,
 # log(value / TensorRT-LLM's) / POOL_SIGMA. Every engine streams its weights through the same HBM with GEMV/GEMM
@@ -435,7 +438,7 @@ INITIAL: dict[str, float] = {
     "f_frozen_base": 1.0, "f_quantized_base": 1.0, "work_half_tflop": 1.0, "f_fp8": 1.0, "eta_optimizer": 0.5,
     "f_attention": 1.0, "f_attention_hopper": 1.0,
     "activation_traffic": 20.0, "f_fused_traffic": 1.0, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
-    **{f"sm_load_bytes_{e}": 4.0 for e in SM_CAPPED},
+    **{f"sm_load_bytes_{e}": SM_LOAD_START for e in SM_CAPPED},
     **{f"{k}_{e}": v for e in ENGINES for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),
                                                    ("layer_overhead_s", 5e-5), ("f_moe", 1.0))},
     **{f"{k}_{e}": v for e in BACKENDS[len(ENGINES):] for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5),
