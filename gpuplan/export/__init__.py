@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from enum import Enum
 from typing import Any
 
 import yaml
 
 from gpuplan.errors import InputError
 from gpuplan.export import k8s, skypilot
-from gpuplan.export.registry import version
+from gpuplan.export.registry import version, write_vocabulary_as_value
 from gpuplan.export.serve import ServeGroup, group_of, server_command
 from gpuplan.export.skypilot import skypilot_clouds
 from gpuplan.plan.planner import Candidate
@@ -52,8 +51,7 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Block.add_representer(str, _str)
-# a vocabulary member (Method, Engine …) is written as its value
-_Block.add_multi_representer(Enum, lambda dumper, value: _str(dumper, str(value.value)))
+write_vocabulary_as_value(_Block)
 
 
 def _yaml(doc: Any) -> str:

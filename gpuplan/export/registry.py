@@ -18,8 +18,11 @@ import csv
 import functools
 import json
 from dataclasses import dataclass
+from enum import Enum
 from types import MappingProxyType
 from typing import Any
+
+import yaml
 
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
@@ -113,3 +116,8 @@ def capacity_labels(provider: str) -> tuple[CapacityLabel, ...]:
     """The labels ``provider``'s managed Kubernetes (each of its node provisioners) sets on spot nodes; () for a
     provider with none published."""
     return tuple(c for c in _capacity() if c.provider == provider)
+
+
+def write_vocabulary_as_value(dumper: type[yaml.SafeDumper]) -> None:
+    """Teach a YAML dumper to write a vocabulary member (Method, Engine …) as its value, as the JSON output does."""
+    dumper.add_multi_representer(Enum, lambda d, v: d.represent_str(str(v.value)))

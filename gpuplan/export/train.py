@@ -22,14 +22,13 @@ import math
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 import yaml
 
 from gpuplan.errors import InputError
 from gpuplan.estimate.job import JobEstimate
-from gpuplan.export.registry import check_options, flags, version
+from gpuplan.export.registry import check_options, flags, version, write_vocabulary_as_value
 from gpuplan.types import Method, ModelSpec, Recompute, Task, TrainSetup
 
 
@@ -37,7 +36,7 @@ class _ConfigDumper(yaml.SafeDumper):
     """YAML for the frameworks' config files: a vocabulary member (Method, Engine …) is written as its value."""
 
 
-_ConfigDumper.add_multi_representer(Enum, lambda d, v: d.represent_str(str(v.value)))
+write_vocabulary_as_value(_ConfigDumper)
 
 
 def _yaml(cfg: dict[str, Any]) -> str:
