@@ -879,7 +879,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     # a source that states none of the run's conditions (confidence low) is reported, not fitted on. A process's
     # resident set on unified memory is fitted on: it counts the host buffers, which share that memory and are
     # modelled (the token table llama.cpp keeps on the host), and the buffers it may not count (Metal's KV cache and
-    # compute buffer) are a few MiB at the n_ctx of 33 these rows ran with
+    # compute buffer) are tens of MiB at the 256 KV cells the n_ctx of 33 these rows ran with is padded to
     return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
                 describe=describe, group=_group(row["id"], row), assume=assume, meta=meta,
                 resolution=resolution(row["value"]),

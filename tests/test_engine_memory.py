@@ -249,3 +249,18 @@ def test_gguf_k_quant_falls_back_where_rows_are_not_whole_super_blocks(catalog: 
     est = gguf_weights_bytes(catalog.model("Gemma-3-1B"), weight_format("gguf-q4_k_m"))
     assert est == pytest.approx(799_525_120, rel=1e-4)  # the q/k norms (13,312 weights) are counted with q and k
     assert est == pytest.approx(0.75 * GiB, abs=0.006 * GiB)
+
+
+@pytest.mark.parametrize(("n_ctx", "flash_attention", "cells"), [
+    (33, True, 256),    # llama-bench -p 32 -n 1 -fa 1: n_ctx 33 rounds up to one 256-cell pad
+    (33, False, 64),    # without Flash Attention the pad is 32 cells: 33 -> 64
+    (512, False, 512),  # a whole number of pads stays as it is (llama.cpp's own log: 'KV self size = 256.00 MiB')
+    (4100, True, 4352),  # 4100 -> 17 pads of 256
+])
+def test_llamacpp_kv_cache_is_allocated_for_n_ctx_padded_to_whole_cells(catalog: Catalog, n_ctx: int,
+                                                                        flash_attention: bool, cells: int) -> None:
+    # llama.cpp pads n_ctx to 256 KV cells with Flash Attention, 32 without (src/llama-kv-cache.cpp get_padding;
+    # releases after PR #17046 pad to 256 always). LLaMA-7B: 32 layers x 4096 x (K + V) x 2 bytes = 512 KiB a cell
+    est = inference_memory(catalog.model("LLaMA-7B"), catalog.gpu("RTX3090"), _llamacpp(n_ctx, "gguf-q4_0",
+                                                                                      flash_attention))
+    assert est.breakdown.get("kv_cache") == cells * 32 * 4096 * 2 * 2

@@ -262,6 +262,19 @@ def ggml_bytes(ggml_type: str, ne0: int) -> float:
     return GGML_TYPE_BITS[ggml_type] / 8
 
 
+# llama.cpp allocates its KV cache for n_ctx rounded up to whole KV-cell pads: llama_model::create_memory pads n_ctx
+# with llama_kv_cache::get_padding, 256 cells with Flash Attention and 32 without (ggml-org/llama.cpp
+# src/llama-kv-cache.cpp: 'the FA kernels require padding to avoid extra runtime boundary checks'); releases after
+# PR #17046 pad n_ctx to 256 in every case (src/llama-context.cpp, cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256))
+GGML_KV_PAD_FLASH = 256
+GGML_KV_PAD = 32
+
+
+def ggml_kv_pad(s: InferSetup) -> int:
+    """The KV cells llama.cpp rounds n_ctx up to a multiple of (``GGML_KV_PAD_FLASH`` with Flash Attention)."""
+    return GGML_KV_PAD_FLASH if s.flash_attention else GGML_KV_PAD
+
+
 def ggml_compute_buffer_bytes(m: ModelSpec, s: InferSetup, ubatch: int) -> float:
     """llama.cpp's compute buffer: ggml-alloc's peak over the worst-case graph it reserves at start,
     ``ubatch`` = min(n_ctx, n_ubatch) tokens, every one an output, attending to a full KV cache of n_ctx tokens,
@@ -413,9 +426,10 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     fmt = weight_format(s.weight_format)
     latent = eng.mla_latent_cache
     weights = gguf_weights_bytes(m, fmt, s.tp, s.pp) if fmt.name in GGUF_MIX else weights_bytes(m, fmt, s.tp, s.pp)
-    kv = kv_cache_bytes(m, s.batch, s.context_len, s.kv_dtype, s.tp, s.pp, latent, eng.kv_block_tokens)
+    block = ggml_kv_pad(s) if eng.ggml_graph else eng.kv_block_tokens  # llama.cpp: n_ctx padded to whole pads
+    kv = kv_cache_bytes(m, s.batch, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block)
     if eng.memory_mode == "context":
-        kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent)
+        kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent, block)
     chunk = s.batch * s.prompt_len
     if eng.max_batched_tokens and eng.memory_mode != "on-demand":
         chunk = min(chunk, eng.max_batched_tokens)
@@ -443,7 +457,7 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     fixed = weights + workspace + logits + framework + overhead + adapters + previous + dequant
     return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, dequant,
                        parts, fixed, kv_bytes_per_token(m, s.kv_dtype, s.tp, latent) / s.pp,
-                       kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, eng.kv_block_tokens))
+                       kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block))
 
 
 def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, t: _SetupTerms, longest: bool = True
