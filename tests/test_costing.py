@@ -14,6 +14,8 @@ from gpuplan.plan.costing import (
     capital_per_month,
     cost_of_seconds,
     day_cost,
+    fleet_cost_per_hour,
+    hourly_cost,
     metered_cost,
     own_per_month,
     per_million_tokens,
@@ -88,3 +90,11 @@ def test_a_metered_moderation_service_per_hour() -> None:
     per_request = metered_cost(2, 0.0015)
     assert per_request == pytest.approx(0.003)
     assert per_request_per_hour(per_request, 5.0) == pytest.approx(54.0)
+
+
+def test_a_serving_fleet_per_hour() -> None:
+    # a replica of 16 GPUs on two 8-GPU instances at $20/h each: $40/h; a fleet of 3 such units and 2 units of
+    # $4.50: 3 × 40 + 2 × 4.50 = $129/h
+    assert hourly_cost(20.0, 2) == pytest.approx(40.0)
+    assert fleet_cost_per_hour([(3, 40.0), (2, 4.50)]) == pytest.approx(129.0)
+    assert fleet_cost_per_hour([]) == 0

@@ -6,7 +6,8 @@
   pay an expected preemption overhead (lost work since the last checkpoint plus restart).
 - :func:`platform_cost` prices a notebook platform: per GPU-hour, or per month of calendar time.
 - :func:`hourly_rate`, :func:`value_cost` and :func:`token_costs` are what the ranking and the serving tables
-  read off a cost; :func:`cost_of_seconds` is a price per hour for a time, with no billing unit (a lower bound).
+  read off a cost; :func:`cost_of_seconds` is a price per hour for a time, with no billing unit (a lower bound);
+  :func:`hourly_cost` and :func:`fleet_cost_per_hour` price the serving planner's replicas and fleets per hour.
 - Ownership (``gpuplan buy``): :func:`purchase_cost`, :func:`capital_per_month`, :func:`power_cost_per_hour`,
   :func:`own_per_month`, :func:`per_month` and :func:`break_even_hours_per_month`.
 - A day of traffic (``plan serve --profile``): :func:`day_cost`, :func:`all_day_cost` and
@@ -202,6 +203,17 @@ def cost_of_seconds(per_hour: float, seconds: float) -> float:
     """``per_hour`` paid for ``seconds``, to the second: no billing unit, no minimum, no storage (:func:`bill`
     adds those)."""
     return per_hour * seconds / HOUR
+
+
+def hourly_cost(per_hour_each: float, count: float) -> float:
+    """``count`` things rented together (the instances of a replica, the units of a serving pool) at
+    ``per_hour_each`` each, per hour."""
+    return per_hour_each * count
+
+
+def fleet_cost_per_hour(units_and_costs: Iterable[tuple[float, float]]) -> float:
+    """A serving fleet's cost per hour: each pool's units × its cost per unit-hour, summed."""
+    return sum(u * per_unit for u, per_unit in units_and_costs)
 
 
 # ---------------------------------------------------------------- owning a GPU (gpuplan buy)
