@@ -5,7 +5,8 @@ Ownership per month = (GPU price × (1 + host share)) ÷ (12 × depreciation yea
 Renting per month    = hours × the cheapest suitable on-demand offer.
 Break-even           = the hours per month above which owning is cheaper:
                        capital per month ÷ (rent per hour − power per hour).
-All inputs are data (purchase_prices.csv, ownership.csv, offers) or options the user overrides.
+The formulas are :mod:`gpuplan.plan.costing`'s; this module picks their inputs. All inputs are data
+(purchase_prices.csv, ownership.csv, offers) or options the user overrides.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.schemas import CURRENCIES
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InfeasibleError, InputError
+from gpuplan.plan import costing
 from gpuplan.plan.costing import hourly_price
 from gpuplan.types import Gpu, Market, Offer, PurchasePrice
 
@@ -60,18 +62,17 @@ class Ownership:
 
     @property
     def own_per_month(self) -> float:
-        return self.capital_per_month + self.power_per_hour * self.hours_per_month
+        return costing.own_per_month(self.capital_per_month, self.power_per_hour, self.hours_per_month)
 
     @property
     def rent_per_month(self) -> float | None:
-        return None if self.rent_per_hour is None else self.rent_per_hour * self.hours_per_month
+        return None if self.rent_per_hour is None else costing.per_month(self.rent_per_hour, self.hours_per_month)
 
     @property
     def break_even_hours_per_month(self) -> float | None:
         if self.rent_per_hour is None:
             return None
-        margin = self.rent_per_hour - self.power_per_hour
-        return math.inf if margin <= 0 else self.capital_per_month / margin
+        return costing.break_even_hours_per_month(self.capital_per_month, self.rent_per_hour, self.power_per_hour)
 
     @property
     def verdict(self) -> str:
@@ -159,9 +160,9 @@ def ownership(catalog: Catalog, gpu: Gpu, n: int, hours_per_month: float, market
     price = catalog.convert(row.price, row.currency, currency)
     if row.price_kind == "system-share":
         host = 0.0  # already includes the host
-    purchase = price * n * (1 + host)
-    capital = purchase / (12 * years)
-    power = (gpu.tdp_w or 0.0) * n * pue / 1000 * electricity
+    purchase = costing.purchase_cost(price, n, host)
+    capital = costing.capital_per_month(purchase, years)
+    power = costing.power_cost_per_hour(gpu.tdp_w or 0.0, n, pue, electricity)
     offer = cheapest_rental(catalog, gpu, n, market, currency)
     rent = hourly_price(catalog, offer, currency) if offer else None
     return Ownership(gpu, n, currency, purchase, row, capital, power, rent, offer, hours_per_month, years, pue)

@@ -6,7 +6,15 @@
   pay an expected preemption overhead (lost work since the last checkpoint plus restart).
 - :func:`platform_cost` prices a notebook platform: per GPU-hour, or per month of calendar time.
 - :func:`hourly_rate`, :func:`value_cost` and :func:`token_costs` are what the ranking and the serving tables
-  read off a cost.
+  read off a cost; :func:`cost_of_seconds` is a price per hour for a time, with no billing unit (a lower bound);
+  :func:`hourly_cost` and :func:`fleet_cost_per_hour` price the serving planner's replicas and fleets per hour.
+- Ownership (``gpuplan buy``): :func:`purchase_cost`, :func:`capital_per_month`, :func:`power_cost_per_hour`,
+  :func:`own_per_month`, :func:`per_month` and :func:`break_even_hours_per_month`.
+- A day of traffic (``plan serve --profile``): :func:`day_cost`, :func:`all_day_cost` and
+  :func:`per_million_tokens`; a metered moderation service: :func:`metered_cost` and :func:`per_request_per_hour`.
+
+Currency conversion is not here: every amount is converted once, at the newest rate of the FX table
+(``Catalog.convert``), before these functions see it, so their inputs and results share one currency.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from typing import NamedTuple
 
 from gpuplan.catalog import Catalog
 from gpuplan.types import Offer, Platform
-from gpuplan.units import GB, HOUR, MONTH
+from gpuplan.units import DAY, GB, HOUR, MONTH
 
 # Expected extra run time on spot capacity: interruptions (AWS Spot Instance Advisor lists most GPU types in
 # the "<5 %" to "10-15 %" monthly interruption bands) each lose on average half a checkpoint interval
@@ -156,7 +164,7 @@ def platform_cost(catalog: Catalog, p: Platform, seconds: float, calendar_second
     """A notebook platform's cost: its price per GPU-hour × GPU-hours, or its monthly fee × the months of
     calendar time the run spans (quota waits included); free tiers cost nothing."""
     if p.price_per_hour:
-        amount = catalog.convert(p.price_per_hour, p.currency, currency) * seconds / HOUR * n_gpus
+        amount = cost_of_seconds(catalog.convert(p.price_per_hour, p.currency, currency), seconds) * n_gpus
     elif p.price_per_month:
         amount = catalog.convert(p.price_per_month, p.currency, currency) * max(
             1, math.ceil(calendar_seconds / (30 * 86400)))
@@ -180,6 +188,91 @@ def token_costs(per_hour: float, tokens_in_per_hour: float, tokens_out_per_hour:
                 ) -> tuple[float, float]:
     """(per 1M input tokens, per 1M output tokens) of a server costing ``per_hour``, its cost split between the
     work each causes: ``input_share`` of the GPU time goes to prefill."""
-    cost_in = per_hour * input_share / tokens_in_per_hour * 1e6 if tokens_in_per_hour > 0 else 0.0
-    cost_out = per_hour * (1 - input_share) / tokens_out_per_hour * 1e6 if tokens_out_per_hour > 0 else 0.0
+    cost_in = per_million_tokens(per_hour * input_share, tokens_in_per_hour) if tokens_in_per_hour > 0 else 0.0
+    cost_out = (per_million_tokens(per_hour * (1 - input_share), tokens_out_per_hour) if tokens_out_per_hour > 0
+                else 0.0)
     return cost_in, cost_out
+
+
+def per_million_tokens(cost: float, tokens: float) -> float:
+    """``cost`` spread over ``tokens``: the price of a million of them."""
+    return cost / tokens * 1e6
+
+
+def cost_of_seconds(per_hour: float, seconds: float) -> float:
+    """``per_hour`` paid for ``seconds``, to the second: no billing unit, no minimum, no storage (:func:`bill`
+    adds those)."""
+    return per_hour * seconds / HOUR
+
+
+def hourly_cost(per_hour_each: float, count: float) -> float:
+    """``count`` things rented together (the instances of a replica, the units of a serving pool) at
+    ``per_hour_each`` each, per hour."""
+    return per_hour_each * count
+
+
+def fleet_cost_per_hour(units_and_costs: Iterable[tuple[float, float]]) -> float:
+    """A serving fleet's cost per hour: each pool's units × its cost per unit-hour, summed."""
+    return sum(u * per_unit for u, per_unit in units_and_costs)
+
+
+# ---------------------------------------------------------------- owning a GPU (gpuplan buy)
+
+
+def purchase_cost(unit_price: float, n_gpus: int, host_share: float) -> float:
+    """What buying ``n_gpus`` at ``unit_price`` each costs with the host around them: ``host_share`` of the GPUs'
+    price again (CPU, memory, board, chassis, network; 0 when the price is already a share of a whole system)."""
+    return unit_price * n_gpus * (1 + host_share)
+
+
+def capital_per_month(purchase: float, years: float) -> float:
+    """``purchase`` written off in equal months over ``years`` (straight-line depreciation, no resale value)."""
+    return purchase / (12 * years)
+
+
+def power_cost_per_hour(tdp_w: float, n_gpus: int, pue: float, electricity_per_kwh: float) -> float:
+    """The electricity of ``n_gpus`` drawing their board power ``tdp_w`` for an hour, the data centre's overhead
+    included (``pue``: facility power ÷ IT power): kW × PUE × price per kWh."""
+    return tdp_w * n_gpus * pue / 1000 * electricity_per_kwh
+
+
+def per_month(per_hour: float, hours_per_month: float) -> float:
+    """A price per hour of use over a month of ``hours_per_month`` hours of use."""
+    return per_hour * hours_per_month
+
+
+def own_per_month(capital: float, power_per_hour: float, hours_per_month: float) -> float:
+    """Owning for a month: the month's depreciation, paid however little the GPUs run, plus the power of the
+    hours they do run."""
+    return capital + per_month(power_per_hour, hours_per_month)
+
+
+def break_even_hours_per_month(capital: float, rent_per_hour: float, power_per_hour: float) -> float:
+    """The hours of use per month above which owning costs less than renting: each hour owned saves the rent
+    less the power, and the month's capital is paid back after capital ÷ that saving hours. inf when the power
+    alone costs as much as the rent (owning never pays)."""
+    margin = rent_per_hour - power_per_hour
+    return math.inf if margin <= 0 else capital / margin
+
+
+# ---------------------------------------------------------------- a day of traffic (plan serve --profile)
+
+
+def day_cost(hourly_costs: Iterable[float]) -> float:
+    """A day's cost from the cost per hour of each of its hours (each hour costs its rate for one hour)."""
+    return sum(hourly_costs)
+
+
+def all_day_cost(per_hour: float) -> float:
+    """``per_hour`` kept for a whole day."""
+    return per_hour * (DAY / HOUR)
+
+
+def metered_cost(units: float, price_per_unit: float) -> float:
+    """A metered service's charge for ``units`` of its billing unit (a call, a block of characters)."""
+    return units * price_per_unit
+
+
+def per_request_per_hour(cost_per_request: float, requests_per_s: float) -> float:
+    """A cost paid on each request, per hour at ``requests_per_s``."""
+    return cost_per_request * requests_per_s * HOUR

@@ -47,7 +47,7 @@ from gpuplan.estimate.job import inference_setup
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.plan import compliance
 from gpuplan.plan import serving as sv
-from gpuplan.plan.costing import token_costs
+from gpuplan.plan.costing import metered_cost, per_request_per_hour, token_costs
 from gpuplan.types import Gpu, Market, ModelSpec
 from gpuplan.units import HOUR, MiB
 
@@ -676,17 +676,17 @@ def pick_service(r: sv.ServeRequest) -> tuple[Service, str]:
 def _per_request_usd_guess(s: Service) -> float:
     """A ranking key: the price of one call of 1000 characters (currencies compared as given; the mainland
     pool is one currency)."""
-    return s.price_per_unit * s.units(1000.0)
+    return metered_cost(s.units(1000.0), s.price_per_unit)
 
 
 def _with_service(catalog: Catalog, main: sv.ServePlan, r: sv.ServeRequest) -> sv.ServePlan:
     """``main`` with a moderation service checking every prompt and every response, priced at its rate."""
     s, why = pick_service(r)
     price = catalog.convert(s.price_per_unit, s.currency, r.currency)
-    per_in = sum(b.share * s.units(b.prompt_len * CHARS_PER_TOKEN) for b in r.buckets) * price
-    per_out = sum(b.share * s.units(b.output_len * CHARS_PER_TOKEN) for b in r.buckets) * price
-    peak = (per_in + per_out) * r.peak * HOUR
-    avg = (per_in + per_out) * r.mean_rps * HOUR
+    per_in = metered_cost(sum(b.share * s.units(b.prompt_len * CHARS_PER_TOKEN) for b in r.buckets), price)
+    per_out = metered_cost(sum(b.share * s.units(b.output_len * CHARS_PER_TOKEN) for b in r.buckets), price)
+    peak = per_request_per_hour(per_in + per_out, r.peak)
+    avg = per_request_per_hour(per_in + per_out, r.mean_rps)
     t = r.targets.effective()
     assumptions = ({"name": "moderation price", "value": f"{s.price_per_unit:g} {s.currency} per "
                     f"{'request' if s.unit == 'request' else f'{s.chars_per_unit} characters'}; the prompt and the "

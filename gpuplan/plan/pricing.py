@@ -18,7 +18,7 @@ from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.plan.candidates import Candidate, Constraints, Note, Priced
-from gpuplan.plan.costing import Tariff, bill_all, platform_cost, startup_seconds, tariffs
+from gpuplan.plan.costing import Tariff, bill_all, cost_of_seconds, platform_cost, startup_seconds, tariffs
 from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
 from gpuplan.units import HOUR, WEEK
 
@@ -235,7 +235,7 @@ class Pricer:
         if per_hour == math.inf:
             return math.inf
         seconds = HOUR if serving else self._startup(m)  # as _model_terms
-        return per_hour * seconds / HOUR
+        return cost_of_seconds(per_hour, seconds)
 
     def _startup(self, m: ModelSpec) -> float:
         found = self._startups.get(id(m))

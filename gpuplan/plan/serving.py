@@ -47,7 +47,7 @@ from gpuplan.listing import match_gpus, price_age, resolve_providers
 from gpuplan.memo import IdentityMemo
 from gpuplan.plan import availability as av
 from gpuplan.plan import compliance, mixsearch, traffic
-from gpuplan.plan.costing import hourly_price, token_costs
+from gpuplan.plan.costing import fleet_cost_per_hour, hourly_cost, hourly_price, token_costs
 from gpuplan.plan.quiet import c_stdout_to_stderr
 from gpuplan.types import STALE_AFTER_DAYS, Engine, Gpu, InferSetup, Job, ModelSpec, Offer, Task
 from gpuplan.units import HOUR
@@ -693,7 +693,7 @@ def _one_bucket_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float]
     up = [sum(u * p.replicas_per_unit for u, p in zip(units, pools, strict=True) if p.config == i) *
           capacity[i][0] for i in range(len(capacity))]
     routing = tuple((demand[0] * x / sum(up),) if sum(up) > 0 else (0.0,) for x in up)
-    total = sum(u * p.cost_per_unit for u, p in zip(units, pools, strict=True))
+    total = fleet_cost_per_hour((u, p.cost_per_unit) for u, p in zip(units, pools, strict=True))
     return Mix(units, routing, total, time.perf_counter() - start, gap)
 
 
@@ -768,7 +768,7 @@ def _milp_sets(capacity: Sequence[Sequence[float]], demand: Sequence[float], poo
         return _one_bucket_mix(capacity, demand, pools, units, start, gap)
     routing = tuple(tuple(float(res.x[x_index[(0, i, b)]]) if (0, i, b) in x_index else 0.0
                           for b in range(n_b)) for i in range(n_cfg))
-    total = sum(u * p.cost_per_unit for u, p in zip(units, pools, strict=True))
+    total = fleet_cost_per_hour((u, p.cost_per_unit) for u, p in zip(units, pools, strict=True))
     return Mix(units, routing, total, time.perf_counter() - start, gap)
 
 
@@ -991,7 +991,7 @@ def _unit_prices(catalog: Catalog, offers: Sequence[Offer], r: ServeRequest) -> 
 
     def price(gpu: str, n: int) -> float | None:
         if (gpu, n) not in cheapest:
-            per = [hourly_price(catalog, o, r.currency) * u[1] / u[0] for o in offers if o.gpu == gpu
+            per = [hourly_cost(hourly_price(catalog, o, r.currency), u[1]) / u[0] for o in offers if o.gpu == gpu
                    for u in [_units(o, n)] if u is not None]
             cheapest[(gpu, n)] = min(per) if per else math.inf
         value = cheapest[(gpu, n)]
@@ -1049,7 +1049,7 @@ def _pools(catalog: Catalog, r: ServeRequest, configs: Sequence[ReplicaConfig], 
             units = _units(o, c.n_gpus)
             if units is None:
                 continue
-            per_unit = hourly_price(catalog, o, r.currency) * units[1]
+            per_unit = hourly_cost(hourly_price(catalog, o, r.currency), units[1])
             key = (o.provider, o.region, o.pricing)
             if key not in best or per_unit / units[0] < best[key][0] / best[key][2]:
                 best[key] = (per_unit, o, units[0], units[1])
@@ -1108,8 +1108,8 @@ def _fleet(catalog: Catalog, mix: Mix, pools: Sequence[Pool], configs: Sequence[
         c = configs[p.config]
         groups.append(FleetGroup(c, p.offer.provider, p.offer.instance_type, p.offer.region, p.zone,
                                  p.offer.pricing, u * p.instances_per_unit, int(u * p.replicas_per_unit),
-                                 u * p.cost_per_unit, p.offer.source, p.offer.as_of.isoformat(), p.offer.market,
-                                 p.offer))
+                                 hourly_cost(p.cost_per_unit, u), p.offer.source, p.offer.as_of.isoformat(),
+                                 p.offer.market, p.offer))
     routing = tuple((configs[i].describe(), b, x) for i, row in enumerate(mix.routing) for b, x in enumerate(row)
                     if x > 1e-9)
     availability = _availability(catalog, mix, pools, configs, r, recovery_s, rate)
@@ -1237,7 +1237,8 @@ def follow_profile(catalog: Catalog, fleet: Fleet, configs: Sequence[ReplicaConf
     committed = [p.offer is not None and p.offer.pricing == "reserved" for p, _ in fleet.sources]
     pools = [replace(p, cap_units=u, cost_per_unit=0.0 if fixed else p.cost_per_unit)
              for (p, u), fixed in zip(fleet.sources, committed, strict=True)]
-    paid = sum(u * p.cost_per_unit for (p, u), fixed in zip(fleet.sources, committed, strict=True) if fixed)
+    paid = fleet_cost_per_hour((u, p.cost_per_unit) for (p, u), fixed in zip(fleet.sources, committed, strict=True)
+                               if fixed)
     wanted = min(r.availability, fleet.availability)
     by_rate: dict[float, float] = {}
     quiet, quiet_cost = fleet, fleet.cost_per_hour

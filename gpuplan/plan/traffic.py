@@ -23,6 +23,7 @@ from typing import Any
 
 from gpuplan.errors import InputError
 from gpuplan.options import RANGES
+from gpuplan.plan import costing
 from gpuplan.units import HOUR
 
 HOURS = 24
@@ -128,11 +129,11 @@ class DayCost:
 
     @property
     def autoscaled_per_day(self) -> float:
-        return sum(self.hourly_cost)  # each entry is the cost per hour of one hour of the day
+        return costing.day_cost(self.hourly_cost)
 
     @property
     def fixed_per_day(self) -> float:
-        return self.peak_cost_per_hour * HOURS
+        return costing.all_day_cost(self.peak_cost_per_hour)
 
     @property
     def tokens_per_day(self) -> float:
@@ -140,7 +141,7 @@ class DayCost:
 
     def per_million_tokens(self, per_day: float) -> float:
         """``per_day`` spread over the day's tokens: the price of a token at the profile's mean rate."""
-        return per_day / self.tokens_per_day * 1e6
+        return costing.per_million_tokens(per_day, self.tokens_per_day)
 
     def as_dict(self) -> dict[str, Any]:
         return {"method": "peak fleet scaled down by groups", "hourly_rps": list(self.hourly_rps),
