@@ -7,7 +7,7 @@ amount plus its currency, never a bare float. Derived values are properties, not
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import lru_cache
 from typing import TypeVar
@@ -20,6 +20,32 @@ DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")
 STALE_AFTER_DAYS = 90
 
 
+_Row = TypeVar("_Row")
+
+
+def pickled_by_position(cls: type[_Row]) -> type[_Row]:
+    """Give a frozen slotted dataclass a ``__getstate__``/``__setstate__`` that look its fields up once per class.
+
+    The pair dataclasses adds to such a class (``dataclasses._dataclass_setstate``) looks the class's fields up again
+    for every object it unpickles: reading the cached catalog's 1,180 rows back spent two thirds of its ~25 ms there
+    (cProfile). The state is the same (the field values in field order); only the lookup moves to class creation."""
+    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+    setters = tuple(vars(cls)[n].__set__ for n in names)  # the slots' member descriptors
+
+    def __getstate__(self: _Row) -> list[object]:
+        return [getattr(self, n) for n in names]
+
+    def __setstate__(self: _Row, state: list[object]) -> None:
+        for put, value in zip(setters, state, strict=True):
+            put(self, value)
+
+    cls.__getstate__ = __getstate__  # type: ignore[assignment]
+    cls.__setstate__ = __setstate__  # type: ignore[attr-defined]
+    return cls
+
+
+
+@pickled_by_position
 @dataclass(frozen=True, slots=True)
 class Gpu:
     """One accelerator model (a row of ``gpus.csv``)."""
@@ -121,6 +147,7 @@ class Money:
     currency: str  # USD | CNY
 
 
+@pickled_by_position
 @dataclass(frozen=True, slots=True)
 class Offer:
     """One rentable instance at one price (a row of ``offers/<provider>.csv``)."""
@@ -164,6 +191,7 @@ class Offer:
         return (self.provider, self.instance_type, self.region, self.pricing)
 
 
+@pickled_by_position
 @dataclass(frozen=True, slots=True)
 class PurchasePrice:
     gpu: str
@@ -177,6 +205,7 @@ class PurchasePrice:
     notes: str = ""
 
 
+@pickled_by_position
 @dataclass(frozen=True, slots=True)
 class Platform:
     """A free or cheap notebook platform tier (Kaggle, Colab, AutoDL ...)."""
@@ -201,6 +230,7 @@ class Platform:
 PRODUCTION_TIERS = ("hyperscaler", "gpu-cloud")
 
 
+@pickled_by_position
 @dataclass(frozen=True, slots=True)
 class ProviderTerms:
     """What renting from one provider commits it to (a row of ``providers.csv``). ``None`` = not published or
@@ -236,6 +266,7 @@ class ProviderTerms:
         return bool(self.skypilot_cloud)
 
 
+@pickled_by_position
 @dataclass(frozen=True, slots=True)
 class FxRate:
     date: dt.date
@@ -245,6 +276,7 @@ class FxRate:
     source: str
 
 
+@pickled_by_position
 @dataclass(frozen=True, slots=True)
 class ModelEntry:
     """Provenance of a bundled model preset (a row of ``models/index.csv``)."""
