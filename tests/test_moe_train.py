@@ -226,3 +226,20 @@ def test_hgx_expert_gradients_cross_the_network_behind_one_micro_step(catalog: C
                            1e9).breakdown.parts)
     assert hgx["data_parallel_comm"] > 0.1 * hgx["compute"]
     assert rack["data_parallel_comm"] == 0.0
+
+
+def test_plain_1f1b_waits_on_its_stage_sends_over_the_network(catalog: Catalog) -> None:
+    # DeepSeek-V3 on 256 HGX B200s, PP 16: stages are 256/16 = 16 ranks apart, on other nodes. Per micro-step a
+    # stage sends 1 × 4096 × 7168 × 2 bytes = 58.7 MB forward and as much backward over the 50 GB/s network:
+    # 2.35 ms. The interleaved schedule overlaps them (none counted); on one node they go over NVLink 5
+    # (900 GB/s each way).
+    from gpuplan.estimate.train_time import pipeline_send_seconds
+
+    act = 1 * 4096 * 7168 * 2
+    b200 = catalog.gpu("B200")
+    link = links(b200, fitted())
+    assert link.inter_node == pytest.approx(50e9)
+    plain = _megatron(Parallelism(dp=16, pp=16, ep=8, zero=1))
+    assert pipeline_send_seconds(plain, 7168, link) == pytest.approx(2 * act / 50e9)
+    assert pipeline_send_seconds(_megatron(Parallelism(dp=16, pp=16, vp=2, ep=8, zero=1)), 7168, link) == 0.0
+    assert pipeline_send_seconds(_megatron(Parallelism(dp=2, pp=4)), 7168, link) == pytest.approx(2 * act / 900e9)

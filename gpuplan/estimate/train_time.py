@@ -33,7 +33,8 @@ Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n 
   recomputation, which reruns the forward's two: Korthikanti et al. 2022, sec. 5), not overlapped;
 - pipeline: the 1F1B bubble, (p − 1)/m of the ideal compute time for m micro-batches per step
   (Narayanan et al. 2021, eq. 1); with v model chunks per stage (the interleaved schedule), (p − 1)/(v·m)
-  (same paper, sec. 2.2.2).
+  (same paper, sec. 2.2.2); plain 1F1B also waits on the stages' point-to-point sends
+  (:func:`pipeline_send_seconds`).
 """
 
 from __future__ import annotations
@@ -235,7 +236,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     tp_total = tp_comm * steps
     micro_steps = steps * s.grad_accum
     ep_total = expert_parallel_seconds(s, link, w, cal) * micro_steps  # not overlapped (moe_train)
-    bubble = 0.0
+    bubble, pp_total = 0.0, pipeline_send_seconds(s, m.hidden, link) * micro_steps
     if par.pp > 1:
         # t_bubble / t_ideal = (p − 1)/m, and (p − 1)/(v·m) when each stage holds v interleaved model chunks
         # (Narayanan et al. 2021, eq. 1 and sec. 2.2.2)
@@ -249,7 +250,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         stall = micro_steps * max(0.0, launch - (compute + memory_bound) / micro_steps)
     parts = (("compute", compute), ("memory_bound_ops", memory_bound), ("optimizer_step", optimizer),
              ("launch_stall", stall), ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total),
-             ("expert_parallel_comm", ep_total), ("pipeline_bubble", bubble))
+             ("expert_parallel_comm", ep_total), ("pipeline_parallel_comm", pp_total), ("pipeline_bubble", bubble))
     return StepTime(parts, peak, u, steps, tokens_per_step, link)
 
 
@@ -451,6 +452,22 @@ def dp_overlap_window(s: TrainSetup, step_compute: float) -> float:
     if par.pp > 1 and par.vp > 1:
         micro_steps += (2 * (par.pp - 1) + (par.vp - 1) * par.pp) / par.vp
     return step_compute * min(1.0, micro_steps / max(1, s.grad_accum))
+
+
+def pipeline_send_seconds(s: TrainSetup, hidden: int, link: Links) -> float:
+    """Seconds a micro-step waits on pipeline point-to-point sends: a stage sends its output activations forward
+    and their gradients backward, micro-batch × sequence × hidden 16-bit elements each (÷ TP under sequence
+    parallelism, ÷ CP). The plain 1F1B schedule waits on them (Megatron-Core ``schedules.py``
+    ``forward_backward_pipelining_without_interleaving``: ``send_forward_recv_backward`` between the steps);
+    the interleaved schedule overlaps them with the next chunk's compute (``overlap_p2p_comm``), so they are
+    not counted there. Stages are the outermost rank dimension (Megatron-Core's default order tp-cp-ep-dp-pp):
+    neighbours are n/PP ranks apart, in another NVLink domain once that reaches the domain's size."""
+    par = s.parallel
+    if par.pp <= 1 or par.vp > 1:
+        return 0.0
+    act = s.micro_batch * s.seq_len * hidden * 2.0 / (par.tp * par.cp)
+    bw = link.intra_node if par.n_gpus // par.pp < link.domain else link.inter_node
+    return 2 * act / bw
 
 
 def _ring(n: int) -> float:
