@@ -23,9 +23,10 @@ CAT = load_catalog()
 
 
 def _dp_job(dp: int, framework: str) -> TrainSetup:
-    # pure data parallelism (no ZeRO sharding), 16 micro-batches per step: the gradient all-reduce hides
-    # behind the backward pass
-    return TrainSetup(method="full", micro_batch=4, seq_len=2048, grad_accum=16, framework=framework,
+    # pure data parallelism (no ZeRO sharding), one micro-batch of 64 sequences per step: the gradient
+    # all-reduce hides behind its backward pass (with accumulation it would hide behind the last micro-batch's
+    # only: test_gradients_are_reduced_behind_one_micro_step_not_the_whole_step)
+    return TrainSetup(method="full", micro_batch=64, seq_len=2048, grad_accum=1, framework=framework,
                       parallel=Parallelism(dp=dp, zero=0))
 
 
@@ -256,3 +257,22 @@ def test_a_time_says_which_catalog_specs_it_lacked() -> None:
     assert "memory bandwidth" in names
     names = {a.name for a in train_time(m, cat.gpu("H100"), TrainSetup(method="full"), 1e8).assumptions}
     assert not names & {"memory bandwidth", "16-bit tensor peak"}
+
+
+def test_gradients_are_reduced_behind_one_micro_step_not_the_whole_step() -> None:
+    # DDP / Megatron-Core turn gradient synchronisation off for every micro-batch but the last (no_sync), so with
+    # 8 accumulation steps the reduction runs behind 1/8 of the step's compute; ZeRO-3 gathers and reduces in
+    # every micro-step, behind all of it. Megatron-Core's interleaved schedule with p = 4 stages of v = 2 chunks
+    # reduces a chunk's gradients during the cool-down: 2·(4 − 1) + (2 − 1)·4 = 10 chunk passes of 1/2 a
+    # micro-step, 5 micro-steps + the last one = 6 of 32.
+    from gpuplan.estimate.train_time import dp_overlap_window
+    from gpuplan.types import Parallelism, TrainSetup
+
+    def window(par: Parallelism, accum: int) -> float:
+        return dp_overlap_window(TrainSetup(method="full", parallel=par, grad_accum=accum), 80.0)
+
+    assert window(Parallelism(dp=8), 8) == pytest.approx(10.0)
+    assert window(Parallelism(dp=8), 1) == pytest.approx(80.0)
+    assert window(Parallelism(dp=8, zero=3), 8) == pytest.approx(80.0)
+    assert window(Parallelism(dp=2, pp=4, vp=2), 32) == pytest.approx(80.0 * 6 / 32)
+    assert window(Parallelism(dp=2, pp=4), 32) == pytest.approx(80.0 / 32)  # no chunks: the last backward only

@@ -194,3 +194,52 @@ def test_a_megatron_bridge_moe_row_runs_with_the_ep_its_notes_state(catalog: Cat
     assert math.isfinite(case.predict(fitted()))
     unstated, why = _pretrain_case(catalog, {**row, "notes": "layout not given"})
     assert unstated is None and "expert-parallel degree" in why
+
+
+# Qwen3-30B-A3B config.json: 48 MoE layers of 128 experts, moe_intermediate_size 768 on hidden 2048, three matrices
+QWEN3_30B_ROUTED = 48 * 128 * 3 * 2048 * 768  # 28,991,029,248
+
+
+def test_expert_gradients_are_reduced_over_their_expert_data_parallel_copies(catalog: Catalog) -> None:
+    # 16 GPUs, DP 16, ZeRO-1. The dense rest (attention, embeddings, router) is reduced over DP 16: a ring moves
+    # 2 × 15/16 of its 16-bit gradients. EP 16 leaves each expert one copy (EDP = 16/16 = 1): nothing more to
+    # reduce. EP 8 holds each expert shard twice (EDP 2): its routed/8 gradients move 2 × 1/2 of themselves.
+    m = catalog.model("Qwen3-30B-A3B")
+    dense = count_params(m).total - QWEN3_30B_ROUTED
+    ep16 = step_work(m, _megatron(Parallelism(dp=16, ep=16, zero=1)), fitted()).dp_bytes
+    ep8 = step_work(m, _megatron(Parallelism(dp=16, ep=8, zero=1)), fitted()).dp_bytes
+    assert ep16 == pytest.approx(dense * 2 * 2 * 15 / 16, rel=1e-6)
+    assert ep8 == pytest.approx(ep16 + QWEN3_30B_ROUTED / 8 * 2 * 2 * 1 / 2, rel=1e-6)
+
+
+def test_hgx_expert_gradients_cross_the_network_behind_one_micro_step(catalog: Catalog) -> None:
+    # gpt-oss-120b on 64 GPUs, DP 64, micro-batch 4 × 4096, global batch 1280 sequences: 5 micro-steps a step
+    # (Megatron-Bridge's recipes). On eight HGX B200 nodes EP 8 keeps each node's experts on NVLink but gives
+    # every expert shard 8 copies, one per node: its gradients (tens of GB a step) are reduced over the
+    # 400 Gb/s network after the last micro-batch's backward, behind one micro-step of compute, not five, and
+    # part of it shows. On a GB200 NVL72 rack EP 64 leaves each expert one copy and the dense rest is reduced
+    # over NVLink: none shows.
+    m = catalog.model("gpt-oss-120b")
+    s = replace(_megatron(Parallelism(dp=64, ep=8, zero=1), mb=4), grad_accum=5)
+    hgx = dict(train_time(m, catalog.gpu("B200"), s, 1e9).breakdown.parts)
+    rack = dict(train_time(m, catalog.gpu("GB200"), replace(s, parallel=Parallelism(dp=64, ep=64, zero=1)),
+                           1e9).breakdown.parts)
+    assert hgx["data_parallel_comm"] > 0.1 * hgx["compute"]
+    assert rack["data_parallel_comm"] == 0.0
+
+
+def test_plain_1f1b_waits_on_its_stage_sends_over_the_network(catalog: Catalog) -> None:
+    # DeepSeek-V3 on 256 HGX B200s, PP 16: stages are 256/16 = 16 ranks apart, on other nodes. Per micro-step a
+    # stage sends 1 × 4096 × 7168 × 2 bytes = 58.7 MB forward and as much backward over the 50 GB/s network:
+    # 2.35 ms. The interleaved schedule overlaps them (none counted); on one node they go over NVLink 5
+    # (900 GB/s each way).
+    from gpuplan.estimate.train_time import pipeline_send_seconds
+
+    act = 1 * 4096 * 7168 * 2
+    b200 = catalog.gpu("B200")
+    link = links(b200, fitted())
+    assert link.inter_node == pytest.approx(50e9)
+    plain = _megatron(Parallelism(dp=16, pp=16, ep=8, zero=1))
+    assert pipeline_send_seconds(plain, 7168, link) == pytest.approx(2 * act / 50e9)
+    assert pipeline_send_seconds(_megatron(Parallelism(dp=16, pp=16, vp=2, ep=8, zero=1)), 7168, link) == 0.0
+    assert pipeline_send_seconds(_megatron(Parallelism(dp=2, pp=4)), 7168, link) == pytest.approx(2 * act / 900e9)

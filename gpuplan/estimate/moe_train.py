@@ -77,7 +77,8 @@ def routed_params(m: ModelSpec, s: TrainSetup) -> float:
 def gpu_params(m: ModelSpec, s: TrainSetup, trainable: float, sharded: bool = False) -> float:
     """Of ``trainable`` parameters, those one GPU holds: the dense part split TP × PP, the routed experts
     EP × ETP × PP. ``sharded``: further split over the data-parallel group as ZeRO / Megatron's distributed
-    optimizer does (the dense part over DP, the experts over EDP)."""
+    optimizer does (the dense part over DP, the experts over EDP; their gradients are reduced over the same
+    groups, train_time._comm_bytes)."""
     par = s.parallel
     experts = min(routed_params(m, s), trainable)
     dense = (trainable - experts) / (par.tp * par.pp)

@@ -25,14 +25,16 @@ not run faster than their launches (PyTorch CUDA-graphs docs: "the CPU overhead 
 small workloads).
 
 Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n of the buffer):
-- data parallel: one gradient all-reduce per optimizer step (ZeRO-3/FSDP: all-gather the weights, a frozen
-  base included, in forward and backward + reduce-scatter gradients, every micro-step), overlapped with the
-  backward pass;
+- data parallel: one gradient all-reduce per optimizer step, overlapped with the last micro-batch's compute
+  (and with the interleaved schedule's cool-down: :func:`dp_overlap_window`); ZeRO-3/FSDP: all-gather the
+  weights, a frozen base included, in forward and backward + reduce-scatter gradients, every micro-step,
+  overlapped with the step;
 - tensor parallel: four all-reduces of the activations per layer per micro-step (six with a full
   recomputation, which reruns the forward's two: Korthikanti et al. 2022, sec. 5), not overlapped;
 - pipeline: the 1F1B bubble, (p − 1)/m of the ideal compute time for m micro-batches per step
   (Narayanan et al. 2021, eq. 1); with v model chunks per stage (the interleaved schedule), (p − 1)/(v·m)
-  (same paper, sec. 2.2.2).
+  (same paper, sec. 2.2.2); plain 1F1B also waits on the stages' point-to-point sends
+  (:func:`pipeline_send_seconds`).
 """
 
 from __future__ import annotations
@@ -48,9 +50,11 @@ from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
     all_to_all_collectives,
     expert_cast_bytes_per_token,
+    expert_dp,
     gpu_params,
     off_domain_share,
     permute_bytes_per_token,
+    routed_params,
 )
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate, TrainRate
 from gpuplan.memo import IdentityMemo
@@ -228,11 +232,11 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     step_compute = compute / steps
     link = links(gpu, cal)
     dp_comm, tp_comm = _comm_per_step(s, link, w)
-    exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * step_compute) * steps
+    exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * dp_overlap_window(s, step_compute)) * steps
     tp_total = tp_comm * steps
     micro_steps = steps * s.grad_accum
     ep_total = expert_parallel_seconds(s, link, w, cal) * micro_steps  # not overlapped (moe_train)
-    bubble = 0.0
+    bubble, pp_total = 0.0, pipeline_send_seconds(s, m.hidden, link) * micro_steps
     if par.pp > 1:
         # t_bubble / t_ideal = (p − 1)/m, and (p − 1)/(v·m) when each stage holds v interleaved model chunks
         # (Narayanan et al. 2021, eq. 1 and sec. 2.2.2)
@@ -246,7 +250,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         stall = micro_steps * max(0.0, launch - (compute + memory_bound) / micro_steps)
     parts = (("compute", compute), ("memory_bound_ops", memory_bound), ("optimizer_step", optimizer),
              ("launch_stall", stall), ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total),
-             ("expert_parallel_comm", ep_total), ("pipeline_bubble", bubble))
+             ("expert_parallel_comm", ep_total), ("pipeline_parallel_comm", pp_total), ("pipeline_bubble", bubble))
     return StepTime(parts, peak, u, steps, tokens_per_step, link)
 
 
@@ -392,18 +396,21 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     """Bytes of (data-parallel communication per optimizer step, tensor-parallel communication per micro-step),
     each weighted by its ring factor: :func:`_comm_per_step` divides them by the link's bandwidth."""
     par = s.parallel
-    # a mixture-of-experts model's routed experts: E/EP per GPU, reduced over the expert-data-parallel copies
-    # (moe_train); the ring factor of DP is kept for them (EDP ≤ DP × TP: 2·(n−1)/n differs little)
-    grad_bytes = gpu_params(m, s, trainable_params(m, s)) * 2.0
-    ring = 2 * (par.dp - 1) / par.dp if par.dp > 1 else 0.0
+    # a mixture-of-experts model's routed experts, E/EP per GPU, are reduced over their expert-data-parallel
+    # copies (moe_train.expert_dp), the rest over DP: each part with its own group's ring factor
+    trainable = trainable_params(m, s)
+    experts = gpu_params(m, s, min(routed_params(m, s), trainable))
+    dense = gpu_params(m, s, trainable) - experts
+    ring, expert_ring = _ring(par.dp), _ring(expert_dp(par))
+    grad_bytes = (dense * ring + experts * expert_ring) * 2.0  # 16-bit gradients, each by its ring factor
     if par.zero >= 3 and par.dp > 1:
         # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable
         # ones in 16-bit and the frozen base of LoRA/QLoRA/P-tuning/freeze in its stored format — and
         # reduce-scatter the trainable gradients (each half a ring)
-        gathered = grad_bytes + frozen_base_bytes(m, s)
-        dp = (2 * gathered + grad_bytes) * ring / 2 * s.grad_accum
+        gathered = grad_bytes + frozen_base_bytes(m, s) * ring
+        dp = (2 * gathered + grad_bytes) / 2 * s.grad_accum
     else:
-        dp = grad_bytes * ring
+        dp = grad_bytes
     tp = 0.0
     if par.tp > 1:
         act = s.micro_batch * s.seq_len * m.hidden * 2.0 / par.cp
@@ -424,6 +431,48 @@ def expert_parallel_seconds(s: TrainSetup, link: Links, w: StepWork, cal: Calibr
     network, nvlink = off_domain_share(s.parallel.ep, link.domain)
     return (w.ep_collectives * cal.get("allreduce_latency_s") + w.ep_bytes * network / link.inter_node +
             w.ep_bytes * nvlink / link.intra_node)
+
+
+def dp_overlap_window(s: TrainSetup, step_compute: float) -> float:
+    """Compute seconds of an optimizer step that its data-parallel communication can run behind.
+
+    Sharded weights (ZeRO-3/FSDP) are gathered and their gradients reduced in every micro-step, behind that
+    micro-step's compute: the whole step. Otherwise the gradients are reduced once per step, after the last
+    micro-batch's backward has produced them: synchronisation is off for the other micro-batches (PyTorch DDP
+    ``no_sync``; Megatron-Core ``DistributedDataParallel.no_sync``, used by every schedule in
+    ``megatron/core/pipeline_parallel/schedules.py``), and Megatron's distributed optimizer gathers the updated
+    weights behind the next step's first forward (``--overlap-param-gather``): one micro-step of compute. With
+    v > 1 interleaved model chunks a chunk's gradients are reduced as soon as its last backward is done, behind
+    the backward passes still to run in the schedule's cool-down: as many chunk passes as its warm-up,
+    2·(p − 1) + (v − 1)·p on the first stage (``get_pp_rank_microbatches``), each 1/v of a micro-step."""
+    par = s.parallel
+    if par.zero >= 3:
+        return step_compute
+    micro_steps = 1.0
+    if par.pp > 1 and par.vp > 1:
+        micro_steps += (2 * (par.pp - 1) + (par.vp - 1) * par.pp) / par.vp
+    return step_compute * min(1.0, micro_steps / max(1, s.grad_accum))
+
+
+def pipeline_send_seconds(s: TrainSetup, hidden: int, link: Links) -> float:
+    """Seconds a micro-step waits on pipeline point-to-point sends: a stage sends its output activations forward
+    and their gradients backward, micro-batch × sequence × hidden 16-bit elements each (÷ TP under sequence
+    parallelism, ÷ CP). The plain 1F1B schedule waits on them (Megatron-Core ``schedules.py``
+    ``forward_backward_pipelining_without_interleaving``: ``send_forward_recv_backward`` between the steps);
+    the interleaved schedule overlaps them with the next chunk's compute (``overlap_p2p_comm``), so they are
+    not counted there. Stages are the outermost rank dimension (Megatron-Core's default order tp-cp-ep-dp-pp):
+    neighbours are n/PP ranks apart, in another NVLink domain once that reaches the domain's size."""
+    par = s.parallel
+    if par.pp <= 1 or par.vp > 1:
+        return 0.0
+    act = s.micro_batch * s.seq_len * hidden * 2.0 / (par.tp * par.cp)
+    bw = link.intra_node if par.n_gpus // par.pp < link.domain else link.inter_node
+    return 2 * act / bw
+
+
+def _ring(n: int) -> float:
+    """A ring all-reduce over ``n`` ranks sends 2·(n − 1)/n of the buffer per rank (none for one rank)."""
+    return 2 * (n - 1) / n if n > 1 else 0.0
 
 
 def _comm_per_step(s: TrainSetup, link: Links, w: StepWork) -> tuple[float, float]:
