@@ -627,6 +627,21 @@ def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, 
 
 
 def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes autograd keeps per token for one layer, before recomputation (:func:`_activation_bytes_per_token`),
+    kept per model and the fields of the setup it reads: a training search sizes hundreds of setups that differ
+    only in their layout and micro-batch."""
+    key = (s.framework, s.precision, s.method, s.base_quant, s.lora_dropout, s.lora_targets, s.flash_attention,
+           s.seq_len)
+    found = _per_token.get(m, None, None, key)
+    if found is None:
+        found = _per_token.put(m, None, None, key, _activation_bytes_per_token(m, s))
+    return found
+
+
+_per_token: IdentityMemo[float] = IdentityMemo(1024)
+
+
+def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     """Bytes autograd keeps per token for one layer, before recomputation.
 
     Saved tensors of a pre-norm decoder layer without dropout and with flash attention (without it, also the

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.flops import train_flops_per_token
@@ -205,7 +206,28 @@ class StepTime:
         return sum(v for _, v in self.parts)
 
 
-def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> StepTime:
+class StepLead(NamedTuple):
+    """The first parts of a training run's time (:func:`step_lead`): compute, the memory-bound kernels and the
+    optimizer steps, and the figures behind them. Every later part is ≥ 0, so ``floor`` — these three summed in
+    :attr:`StepTime.seconds`' order — is never above the run's seconds: a search that already has a faster setup
+    need not finish the estimate (:func:`step_time`)."""
+
+    compute: float
+    memory_bound: float
+    optimizer: float
+    peak: float
+    utilisation: float
+    steps: float
+    tokens_per_step: float
+    bandwidth: float
+
+    @property
+    def floor(self) -> float:
+        return 0 + self.compute + self.memory_bound + self.optimizer  # the prefix of StepTime.seconds' sum
+
+
+def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> StepLead:
+    """The first parts of :func:`step_time` (see :class:`StepLead`)."""
     par = s.parallel
     n = par.n_gpus
     peak = peak_flops(gpu, s.precision)
@@ -225,6 +247,19 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         compute = flops * (low / (fp8 * cal.get("f_fp8")) + (attention + w.fp8_excluded_share) / peak) / (n * u)
     tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
     steps = max(1.0, tokens / tokens_per_step)
+    bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
+    optimizer = steps * w.optimizer_bytes / bandwidth
+    memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
+    return StepLead(compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, bandwidth)
+
+
+def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork,
+              lead: StepLead | None = None) -> StepTime:
+    """The parts of a training run's time (``lead``: ``step_lead(m, gpu, s, tokens, cal, w)``, when the caller
+    has it)."""
+    par = s.parallel
+    compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, _ = (
+        lead or step_lead(m, gpu, s, tokens, cal, w))
     step_compute = compute / steps
     link = links(gpu, cal)
     dp_comm, tp_comm = _comm_per_step(s, link, w)
@@ -237,9 +272,6 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         # t_bubble / t_ideal = (p − 1)/m, and (p − 1)/(v·m) when each stage holds v interleaved model chunks
         # (Narayanan et al. 2021, eq. 1 and sec. 2.2.2)
         bubble = compute * (par.pp - 1) / (max(1, par.vp) * s.grad_accum)
-    bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
-    optimizer = steps * w.optimizer_bytes / bandwidth
-    memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
     stall = 0.0
     if not s.framework.optimised and not s.compiled:
         launch = m.n_layers / par.pp * cal.get("layer_launch_s")  # host seconds per micro-step
