@@ -178,15 +178,31 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     method = 1.0 if Method(s.method).trains_base else cal.get("f_frozen_base")
     if Method(s.method).quantizes_base or s.base_quant:
         method *= cal.get("f_quantized_base")
-    flops = train_flops_per_token(m, s)
+    flops, matmul_share, fp8_excluded_share = _flop_terms(m, s)
     work = flops * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
     ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
     dp_bytes, tp_bytes = _comm_bytes(m, s)
-    return StepWork(flops, _matmul_share(m, s), framework, method, ramp, optimizer_step_bytes(m, s),
+    return StepWork(flops, matmul_share, framework, method, ramp, optimizer_step_bytes(m, s),
                     (activation_traffic_bytes(m, s, cal) + ssd_scan_bytes_per_token(m, s) +
                      permute_bytes_per_token(m, s) + expert_cast_bytes_per_token(m, s)), dp_bytes, tp_bytes,
                     all_to_all_bytes(m, s),
-                    all_to_all_collectives(m, s), _fp8_excluded_share(m, s))
+                    all_to_all_collectives(m, s), fp8_excluded_share)
+
+
+def _flop_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, float]:
+    """(``train_flops_per_token``, ``_matmul_share``, ``_fp8_excluded_share``) of ``m`` and ``s``, kept per model
+    and the setup fields they read: a training search makes the step terms of hundreds of setups that differ only
+    in their layout and micro-batch."""
+    key = (s.method, s.recompute, s.seq_len, s.precision, s.lora_rank, s.lora_targets, s.train_embeddings,
+           s.prefix_len, s.trainable_layers)
+    found = _flops.get(m, None, None, key)
+    if found is None:
+        found = _flops.put(m, None, None, key, (train_flops_per_token(m, s), _matmul_share(m, s),
+                                                _fp8_excluded_share(m, s)))
+    return found
+
+
+_flops: IdentityMemo[tuple[float, float, float]] = IdentityMemo(1024)
 
 
 @dataclass(frozen=True, slots=True)

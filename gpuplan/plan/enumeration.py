@@ -29,6 +29,8 @@ from gpuplan.estimate.job import (
     estimate_training,
     half_format,
     inference_setup,
+    kv_shortfall,
+    needed_memory,
     training_setup,
 )
 from gpuplan.estimate.memory import training_memory
@@ -223,8 +225,7 @@ class _Sized:
     def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
            ) -> _Sized:
         mem = training_memory(m, s, cal, describe=False)
-        probe = JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, None, None, 1, headroom)
-        return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes)
+        return cls(mem, needed_memory(mem, headroom)[0], kv_shortfall(mem))  # JobEstimate's, without making one
 
     def work(self, m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
         """``step_work(m, s, cal)`` (``s``: the setup sized), made once."""
