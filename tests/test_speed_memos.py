@@ -130,6 +130,27 @@ def test_activation_bytes_per_token_read_off_the_memo_equal_those_made_afresh(ca
             assert memory.activation_bytes_per_token(m, s) == memory._activation_bytes_per_token(m, s)
 
 
+def test_training_parameter_terms_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    """Kept per model and the setup fields they read: setups that differ in each of those fields (and in the
+    micro-batch and recomputation, which they do not read) each get their own counts and bytes per parameter."""
+    base = training_setup(Job(task="finetune", method="lora", samples=1000, tokens_per_sample=1024, seq_len=1024),
+                          Parallelism(dp=4, zero=3), 2)
+    variants = [base, dataclasses.replace(base, micro_batch=8, recompute="full"),
+                dataclasses.replace(base, parallel=Parallelism(dp=4, zero=1)),
+                dataclasses.replace(base, parallel=Parallelism(tp=2, dp=2)), dataclasses.replace(base, method="full"),
+                dataclasses.replace(base, method="ptuning"), dataclasses.replace(base, method="freeze"),
+                dataclasses.replace(base, precision="fp32"), dataclasses.replace(base, parallel=Parallelism(dp=4)),
+                dataclasses.replace(base, parallel=Parallelism(dp=4), framework="deepspeed"),
+                dataclasses.replace(base, optimizer="sgd"), dataclasses.replace(base, lora_rank=64),
+                dataclasses.replace(base, lora_targets="qv"), dataclasses.replace(base, train_embeddings=True),
+                dataclasses.replace(base, method="ptuning", prefix_len=16),
+                dataclasses.replace(base, method="freeze", trainable_layers=8)]
+    models = [catalog.model(name) for name in ("Llama-2-7B", "Mixtral-8x7B")]
+    answers: list[Callable[[], object]] = [lambda m=m, s=s: memory._parameter_terms(m, s)
+                                           for m in models for s in variants]
+    _warm_then_fresh(answers, memory._parameters)
+
+
 def test_step_flop_terms_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
     """Kept per model and the setup fields they read: setups that differ in each of those fields (and in the
     layout and micro-batch, which they do not read) each get their own FLOPs and shares."""
