@@ -146,7 +146,7 @@ def test_training_parameter_terms_read_off_the_memo_equal_those_made_afresh(cata
                 dataclasses.replace(base, method="ptuning", prefix_len=16),
                 dataclasses.replace(base, method="freeze", trainable_layers=8)]
     models = [catalog.model(name) for name in ("Llama-2-7B", "Mixtral-8x7B")]
-    answers: list[Callable[[], object]] = [lambda m=m, s=s: memory._parameter_terms(m, s)
+    answers: list[Callable[[], object]] = [lambda m=m, s=s: memory.parameter_terms(m, s)
                                            for m in models for s in variants]
     _warm_then_fresh(answers, memory._parameters)
 

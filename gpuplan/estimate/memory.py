@@ -917,7 +917,7 @@ def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
     return weight, grad, master, n_states * state_width
 
 
-def _parameter_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, tuple[float, float, float, float], float,
+def parameter_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, tuple[float, float, float, float], float,
                                                              float]:
     """(all parameters, trainable ones, :func:`state_bytes`, trainable parameters per GPU before and after ZeRO /
     the distributed optimizer shards them over the data-parallel ranks), kept per model and the setup fields they
@@ -942,7 +942,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     same numbers otherwise, for searches that only ask whether it fits."""
     cal = cal or fitted()
     par = s.parallel
-    total, train, (w_b, g_b, master_b, opt_b), whole, sharded = _parameter_terms(m, s)
+    total, train, (w_b, g_b, master_b, opt_b), whole, sharded = parameter_terms(m, s)
     frozen_bytes = frozen_base_bytes(m, s) / (par.dp if par.zero >= 3 else 1)
     zero = par.zero
     trainable_w = w_b * (sharded if zero >= 3 else whole)

@@ -44,12 +44,11 @@ from typing import NamedTuple
 
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.flops import train_flops_per_token
-from gpuplan.estimate.memory import frozen_base_bytes, trainable_params
+from gpuplan.estimate.memory import frozen_base_bytes, parameter_terms
 from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
     all_to_all_collectives,
     expert_cast_bytes_per_token,
-    gpu_params,
     off_domain_share,
     permute_bytes_per_token,
 )
@@ -374,10 +373,8 @@ def uncalibrated_note(gpu: Gpu, engine: str | None = None) -> str:
 def optimizer_step_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Bytes one GPU reads and writes in an optimizer step: parameters, gradients and states read, parameters
     and states written (AdamW; a memory-bound elementwise pass at a fitted share of the memory bandwidth)."""
-    from gpuplan.estimate.memory import state_bytes
-
-    w, g, master, opt = state_bytes(s)
-    held = gpu_params(m, s, trainable_params(m, s), sharded=s.parallel.zero >= 1)
+    _, _, (w, g, master, opt), whole, sharded = parameter_terms(m, s)  # state_bytes(s), gpu_params(...)
+    held = sharded if s.parallel.zero >= 1 else whole
     return held * (w + g + 2 * (master + opt) + w)
 
 
@@ -442,7 +439,7 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     par = s.parallel
     # a mixture-of-experts model's routed experts: E/EP per GPU, reduced over the expert-data-parallel copies
     # (moe_train); the ring factor of DP is kept for them (EDP ≤ DP × TP: 2·(n−1)/n differs little)
-    grad_bytes = gpu_params(m, s, trainable_params(m, s)) * 2.0
+    grad_bytes = parameter_terms(m, s)[3] * 2.0  # gpu_params(m, s, trainable_params(m, s))
     ring = 2 * (par.dp - 1) / par.dp if par.dp > 1 else 0.0
     if par.zero >= 3 and par.dp > 1:
         # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable
