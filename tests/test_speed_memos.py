@@ -108,6 +108,101 @@ def test_serving_batch_searches_read_off_the_memo_equal_those_made_afresh(catalo
     _warm_then_fresh(answers, job_module._searched)
 
 
+def test_activation_bytes_per_token_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    """Kept per model and the setup fields it reads: setups that differ in each of those fields (and in the layout
+    and micro-batch, which it does not read) each get their own figure."""
+    base = dataclasses.replace(training_setup(Job(task="finetune", method="lora", samples=1000,
+                                                  tokens_per_sample=1024, seq_len=1024), Parallelism(), 2),
+                               lora_dropout=0.0)
+    variants = [base, dataclasses.replace(base, micro_batch=8, parallel=Parallelism(tp=2, dp=2)),
+                dataclasses.replace(base, framework="torchtune"), dataclasses.replace(base, framework="megatron"),
+                dataclasses.replace(base, precision="fp32"), dataclasses.replace(base, method="full"),
+                dataclasses.replace(base, method="qlora"), dataclasses.replace(base, base_quant="bnb-nf4-dq"),
+                dataclasses.replace(base, lora_dropout=0.05), dataclasses.replace(base, lora_targets="qv"),
+                dataclasses.replace(base, lora_targets="mlp"), dataclasses.replace(base, flash_attention=False),
+                dataclasses.replace(base, seq_len=4096)]
+    models = [catalog.model(name) for name in ("Llama-2-7B", "Qwen2.5-7B", "Mixtral-8x7B", "Gemma-2-9B")]
+    answers: list[Callable[[], object]] = [lambda m=m, s=s: memory.activation_bytes_per_token(m, s)
+                                           for m in models for s in variants]
+    _warm_then_fresh(answers, memory._per_token)
+    for m in models:  # and each is the plain computation's
+        for s in variants:
+            assert memory.activation_bytes_per_token(m, s) == memory._activation_bytes_per_token(m, s)
+
+
+def test_training_parameter_terms_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    """Kept per model and the setup fields they read: setups that differ in each of those fields (and in the
+    micro-batch and recomputation, which they do not read) each get their own counts and bytes per parameter."""
+    base = training_setup(Job(task="finetune", method="lora", samples=1000, tokens_per_sample=1024, seq_len=1024),
+                          Parallelism(dp=4, zero=3), 2)
+    variants = [base, dataclasses.replace(base, micro_batch=8, recompute="full"),
+                dataclasses.replace(base, parallel=Parallelism(dp=4, zero=1)),
+                dataclasses.replace(base, parallel=Parallelism(tp=2, dp=2)), dataclasses.replace(base, method="full"),
+                dataclasses.replace(base, method="ptuning"), dataclasses.replace(base, method="freeze"),
+                dataclasses.replace(base, precision="fp32"), dataclasses.replace(base, parallel=Parallelism(dp=4)),
+                dataclasses.replace(base, parallel=Parallelism(dp=4), framework="deepspeed"),
+                dataclasses.replace(base, optimizer="sgd"), dataclasses.replace(base, lora_rank=64),
+                dataclasses.replace(base, lora_targets="qv"), dataclasses.replace(base, train_embeddings=True),
+                dataclasses.replace(base, method="ptuning", prefix_len=16),
+                dataclasses.replace(base, method="freeze", trainable_layers=8)]
+    models = [catalog.model(name) for name in ("Llama-2-7B", "Mixtral-8x7B")]
+    answers: list[Callable[[], object]] = [lambda m=m, s=s: memory.parameter_terms(m, s)
+                                           for m in models for s in variants]
+    _warm_then_fresh(answers, memory._parameters)
+
+
+def test_step_flop_terms_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    """Kept per model and the setup fields they read: setups that differ in each of those fields (and in the
+    layout and micro-batch, which they do not read) each get their own FLOPs and shares."""
+    base = training_setup(Job(task="finetune", method="lora", samples=1000, tokens_per_sample=1024, seq_len=1024),
+                          Parallelism(), 2)
+    variants = [base, dataclasses.replace(base, micro_batch=8, parallel=Parallelism(tp=2, dp=2)),
+                dataclasses.replace(base, method="full"), dataclasses.replace(base, method="ptuning"),
+                dataclasses.replace(base, method="freeze"), dataclasses.replace(base, recompute="full"),
+                dataclasses.replace(base, seq_len=4096), dataclasses.replace(base, precision="fp8-mixed"),
+                dataclasses.replace(base, lora_rank=64), dataclasses.replace(base, lora_targets="qv"),
+                dataclasses.replace(base, train_embeddings=True), dataclasses.replace(base, method="ptuning",
+                                                                                       prefix_len=16),
+                dataclasses.replace(base, method="freeze", trainable_layers=8)]
+    models = [catalog.model(name) for name in ("Llama-2-7B", "Mixtral-8x7B", "Gemma-2-9B")]
+    answers: list[Callable[[], object]] = [lambda m=m, s=s: train_time._flop_terms(m, s)
+                                           for m in models for s in variants]
+    _warm_then_fresh(answers, train_time._flops)
+    assert len({train_time._flop_terms(models[0], s) for s in variants}) == len(variants) - 1  # all but the layout
+
+
+@pytest.mark.parametrize(("name", "job"), [
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096)),
+    ("Mixtral-8x7B", Job(task="pretrain", tokens=1e11, seq_len=4096)),
+    ("ChatGLM2-6B", Job(task="finetune", method="full", samples=10_000, tokens_per_sample=2048, seq_len=2048)),
+])
+def test_a_runs_first_parts_never_exceed_its_time(catalog: Catalog, name: str, job: Job) -> None:
+    """The training search stops timing a setup whose first parts (``step_lead``) already reach the fastest found:
+    that is exact only if they never add up to more than the run's seconds, and ``step_time`` given them is the
+    same as without. Checked on every GPU type, counts from 1 to 512 and every layout, with FP8 as well."""
+    m, cal = catalog.model(name), fitted()
+    job = job.for_model(m)
+    checked = 0
+    for gpu in catalog.gpus.values():
+        if not gpu.memory_bandwidth_bytes_per_s or not gpu.half_flops_per_s:
+            continue
+        for n in (1, 8, 512):
+            for par in PlanMemo().layouts(m, n, job):
+                try:
+                    s = training_setup(job, par, 1, "full", gpu=gpu)
+                except InfeasibleError:
+                    continue
+                for setup in (s, dataclasses.replace(s, precision="fp8-mixed")):
+                    w = train_time.step_work(m, setup, cal)
+                    lead = train_time.step_lead(m, gpu, setup, job.train_tokens, cal, w)
+                    whole = train_time.step_time(m, gpu, setup, job.train_tokens, cal, w)
+                    assert train_time.step_time(m, gpu, setup, job.train_tokens, cal, w, lead) == whole
+                    assert lead.floor <= whole.seconds
+                    assert lead.floor == pytest.approx(sum(v for _, v in whole.parts[:3]), rel=1e-15)
+                    checked += 1
+    assert checked > 300
+
+
 def test_links_and_rank_models_read_off_their_memos_equal_those_made_afresh(catalog: Catalog) -> None:
     cal = fitted()
     links: list[Callable[[], object]] = [lambda g=g, n=n: train_time.links(g, cal, n)

@@ -641,6 +641,21 @@ def served_adapter_bytes(m: ModelSpec, n_adapters: int, rank: int, tp: int = 1, 
 
 
 def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes autograd keeps per token for one layer, before recomputation (:func:`_activation_bytes_per_token`),
+    kept per model and the fields of the setup it reads: a training search sizes hundreds of setups that differ
+    only in their layout and micro-batch."""
+    key = (s.framework, s.precision, s.method, s.base_quant, s.lora_dropout, s.lora_targets, s.flash_attention,
+           s.seq_len)
+    found = _per_token.get(m, None, None, key)
+    if found is None:
+        found = _per_token.put(m, None, None, key, _activation_bytes_per_token(m, s))
+    return found
+
+
+_per_token: IdentityMemo[float] = IdentityMemo(1024)
+
+
+def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     """Bytes autograd keeps per token for one layer, before recomputation.
 
     Saved tensors of a pre-norm decoder layer without dropout and with flash attention (without it, also the
@@ -916,19 +931,34 @@ def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
     return weight, grad, master, n_states * state_width
 
 
+def parameter_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, tuple[float, float, float, float], float,
+                                                             float]:
+    """(all parameters, trainable ones, :func:`state_bytes`, trainable parameters per GPU before and after ZeRO /
+    the distributed optimizer shards them over the data-parallel ranks), kept per model and the setup fields they
+    read: a training search sizes the micro-batches of each layout, which share them. Per GPU: the dense part
+    split TP × PP, a mixture-of-experts model's routed experts EP × PP (moe_train.gpu_params)."""
+    key = (s.parallel, s.method, s.precision, s.framework, s.optimizer, s.lora_rank, s.lora_targets,
+           s.train_embeddings, s.prefix_len, s.trainable_layers)
+    found = _parameters.get(m, None, None, key)
+    if found is None:
+        train = trainable_params(m, s)
+        found = _parameters.put(m, None, None, key, (
+            count_params(m).total, train, state_bytes(s), gpu_params(m, s, train), gpu_params(m, s, train,
+                                                                                               sharded=True)))
+    return found
+
+
+_parameters: IdentityMemo[tuple[float, float, tuple[float, float, float, float], float, float]] = IdentityMemo(1024)
+
+
 def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None, describe: bool = True) -> Estimate:
     """Peak memory per GPU of one training / fine-tuning step. ``describe=False`` leaves the assumptions out: the
     same numbers otherwise, for searches that only ask whether it fits."""
     cal = cal or fitted()
     par = s.parallel
-    total = count_params(m).total
-    train = trainable_params(m, s)
-    w_b, g_b, master_b, opt_b = state_bytes(s)
+    total, train, (w_b, g_b, master_b, opt_b), whole, sharded = parameter_terms(m, s)
     frozen_bytes = frozen_base_bytes(m, s) / (par.dp if par.zero >= 3 else 1)
     zero = par.zero
-    # per GPU before and after ZeRO / the distributed optimizer shards over the data-parallel ranks: the dense
-    # part split TP × PP, a mixture-of-experts model's routed experts EP × PP (moe_train.gpu_params)
-    whole, sharded = gpu_params(m, s, train), gpu_params(m, s, train, sharded=True)
     trainable_w = w_b * (sharded if zero >= 3 else whole)
     if zero >= 3:  # layers are all-gathered one or two at a time (prefetch) in 16-bit
         trainable_w += 2 * per_layer_params(m) * BYTES_16 / par.tp

@@ -42,10 +42,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.flops import train_flops_per_token
-from gpuplan.estimate.memory import frozen_base_bytes, trainable_params
+from gpuplan.estimate.memory import frozen_base_bytes, parameter_terms
 from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
     all_to_all_collectives,
@@ -181,15 +182,31 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     method = 1.0 if Method(s.method).trains_base else cal.get("f_frozen_base")
     if Method(s.method).quantizes_base or s.base_quant:
         method *= cal.get("f_quantized_base")
-    flops = train_flops_per_token(m, s)
+    flops, matmul_share, fp8_excluded_share = _flop_terms(m, s)
     work = flops * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
     ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
     dp_bytes, tp_bytes = _comm_bytes(m, s)
-    return StepWork(flops, _matmul_share(m, s), framework, method, ramp, optimizer_step_bytes(m, s),
+    return StepWork(flops, matmul_share, framework, method, ramp, optimizer_step_bytes(m, s),
                     (activation_traffic_bytes(m, s, cal) + ssd_scan_bytes_per_token(m, s) +
                      permute_bytes_per_token(m, s) + expert_cast_bytes_per_token(m, s)), dp_bytes, tp_bytes,
                     all_to_all_bytes(m, s),
-                    all_to_all_collectives(m, s), _fp8_excluded_share(m, s))
+                    all_to_all_collectives(m, s), fp8_excluded_share)
+
+
+def _flop_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, float]:
+    """(``train_flops_per_token``, ``_matmul_share``, ``_fp8_excluded_share``) of ``m`` and ``s``, kept per model
+    and the setup fields they read: a training search makes the step terms of hundreds of setups that differ only
+    in their layout and micro-batch."""
+    key = (s.method, s.recompute, s.seq_len, s.precision, s.lora_rank, s.lora_targets, s.train_embeddings,
+           s.prefix_len, s.trainable_layers)
+    found = _flops.get(m, None, None, key)
+    if found is None:
+        found = _flops.put(m, None, None, key, (train_flops_per_token(m, s), _matmul_share(m, s),
+                                                _fp8_excluded_share(m, s)))
+    return found
+
+
+_flops: IdentityMemo[tuple[float, float, float]] = IdentityMemo(1024)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +226,28 @@ class StepTime:
         return sum(v for _, v in self.parts)
 
 
-def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> StepTime:
+class StepLead(NamedTuple):
+    """The first parts of a training run's time (:func:`step_lead`): compute, the memory-bound kernels and the
+    optimizer steps, and the figures behind them. Every later part is ≥ 0, so ``floor`` — these three summed in
+    :attr:`StepTime.seconds`' order — is never above the run's seconds: a search that already has a faster setup
+    need not finish the estimate (:func:`step_time`)."""
+
+    compute: float
+    memory_bound: float
+    optimizer: float
+    peak: float
+    utilisation: float
+    steps: float
+    tokens_per_step: float
+    bandwidth: float
+
+    @property
+    def floor(self) -> float:
+        return 0 + self.compute + self.memory_bound + self.optimizer  # the prefix of StepTime.seconds' sum
+
+
+def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> StepLead:
+    """The first parts of :func:`step_time` (see :class:`StepLead`)."""
     par = s.parallel
     n = par.n_gpus
     peak = peak_flops(gpu, s.precision)
@@ -229,6 +267,19 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         compute = flops * (low / (fp8 * cal.get("f_fp8")) + (attention + w.fp8_excluded_share) / peak) / (n * u)
     tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
     steps = max(1.0, tokens / tokens_per_step)
+    bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
+    optimizer = steps * w.optimizer_bytes / bandwidth
+    memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
+    return StepLead(compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, bandwidth)
+
+
+def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork,
+              lead: StepLead | None = None) -> StepTime:
+    """The parts of a training run's time (``lead``: ``step_lead(m, gpu, s, tokens, cal, w)``, when the caller
+    has it)."""
+    par = s.parallel
+    compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, _ = (
+        lead or step_lead(m, gpu, s, tokens, cal, w))
     step_compute = compute / steps
     link = links(gpu, cal)
     dp_comm, tp_comm = _comm_per_step(s, link, w)
@@ -241,9 +292,6 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         # t_bubble / t_ideal = (p − 1)/m, and (p − 1)/(v·m) when each stage holds v interleaved model chunks
         # (Narayanan et al. 2021, eq. 1 and sec. 2.2.2)
         bubble = compute * (par.pp - 1) / (max(1, par.vp) * s.grad_accum)
-    bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
-    optimizer = steps * w.optimizer_bytes / bandwidth
-    memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
     stall = 0.0
     if not s.framework.optimised and not s.compiled:
         launch = m.n_layers / par.pp * cal.get("layer_launch_s")  # host seconds per micro-step
@@ -330,10 +378,8 @@ def uncalibrated_note(gpu: Gpu, engine: str | None = None) -> str:
 def optimizer_step_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Bytes one GPU reads and writes in an optimizer step: parameters, gradients and states read, parameters
     and states written (AdamW; a memory-bound elementwise pass at a fitted share of the memory bandwidth)."""
-    from gpuplan.estimate.memory import state_bytes
-
-    w, g, master, opt = state_bytes(s)
-    held = gpu_params(m, s, trainable_params(m, s), sharded=s.parallel.zero >= 1)
+    _, _, (w, g, master, opt), whole, sharded = parameter_terms(m, s)  # state_bytes(s), gpu_params(...)
+    held = sharded if s.parallel.zero >= 1 else whole
     return held * (w + g + 2 * (master + opt) + w)
 
 
@@ -398,9 +444,9 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     par = s.parallel
     # a mixture-of-experts model's routed experts, E/EP per GPU, are reduced over their expert-data-parallel
     # copies (moe_train.expert_dp), the rest over DP: each part with its own group's ring factor
-    trainable = trainable_params(m, s)
+    _, trainable, _, whole, _ = parameter_terms(m, s)  # whole: gpu_params(m, s, trainable)
     experts = gpu_params(m, s, min(routed_params(m, s), trainable))
-    dense = gpu_params(m, s, trainable) - experts
+    dense = whole - experts
     ring, expert_ring = _ring(par.dp), _ring(expert_dp(par))
     grad_bytes = (dense * ring + experts * expert_ring) * 2.0  # 16-bit gradients, each by its ring factor
     if par.zero >= 3 and par.dp > 1:

@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError
@@ -28,13 +29,15 @@ from gpuplan.estimate.job import (
     estimate_training,
     half_format,
     inference_setup,
+    kv_shortfall,
+    needed_memory,
     training_setup,
 )
 from gpuplan.estimate.memory import training_memory
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
-from gpuplan.estimate.train_time import StepTime, StepWork, step_time, step_work, train_time
+from gpuplan.estimate.train_time import StepTime, StepWork, step_lead, step_time, step_work, train_time
 from gpuplan.listing import match_gpus
 from gpuplan.memo import IdentityMemo
 from gpuplan.plan.budget import check_budget
@@ -43,6 +46,7 @@ from gpuplan.plan.pricing import Offers, offered
 from gpuplan.types import Engine, Gpu, Job, Method, ModelSpec, Objective, Parallelism, Recompute, Task, TrainSetup
 
 NODE_COUNTS = (1, 2, 4, 8)
+MICRO_BATCHES = (8, 4, 2, 1)  # tried largest first: the largest that fits is the fastest for a layout
 
 
 def candidate_gpus(catalog: Catalog, c: Constraints) -> list[Gpu]:
@@ -141,17 +145,29 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     best: tuple[float, TrainSetup, _Sized, StepTime | None] | None = None  # the fastest that fits, its time parts
     closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
     half = half_format(gpu)
-    entries = memo.entries  # memo.found's, read here first: the loop asks about 10,000 times in a pretraining plan
-    for par in memo.layouts(m, n, job):
+    hardware: dict[tuple[str, str], InfeasibleError | None] = {}  # memo.hardware_error's, read here first
+    memory_bytes = gpu.memory_bytes
+    for par, rows in memo.grid(m, n, job, half):
         check_budget()
         plain_mb = 0  # the micro-batch that fitted this layout without recomputation (0: none did)
         # the framework the user runs fixes recomputation (its default); without one, try both
-        for recompute in ((None,) if job.framework else (Recompute.NONE, Recompute.FULL)):
-            for mb in (8, 4, 2, 1):
+        for recompute, row in rows:
+            for i, mb in enumerate(MICRO_BATCHES):
                 # check_training(m, gpu, job, setup), its GPU-independent parts made once per setup
-                entry = entries.get((par, mb, recompute, half)) or memo.found(m, job, par, mb, recompute, gpu, half)
-                err = entry if isinstance(entry, InfeasibleError) else (
-                    entry.shape_error or memo.hardware_error(gpu, job, entry.setup) or entry.method_error)
+                entry = row[i]
+                if entry is None:
+                    entry = row[i] = memo.found(m, job, par, mb, recompute, gpu, half)
+                if isinstance(entry, InfeasibleError):
+                    err: InfeasibleError | None = entry
+                else:
+                    err = entry.shape_error
+                    if err is None:
+                        setup = entry.setup
+                        key = (setup.method, setup.precision)
+                        err = hardware[key] if key in hardware else hardware.setdefault(
+                            key, memo.hardware_error(gpu, job, setup))
+                        if err is None:
+                            err = entry.method_error
                 if err is not None:
                     reasons[(err.message, err.fix)] += 1
                     if err.field == "--global-batch":
@@ -162,7 +178,7 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                 size = entry.sized
                 if size is None:
                     size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
-                if not size.fits(gpu):
+                if not (size.needed_bytes <= memory_bytes and size.kv_shortfall_bytes <= 0):  # size.fits(gpu)
                     short = size.shortfall_bytes(gpu)
                     if closest is None or short < closest[2]:
                         closest = (setup, size, short)
@@ -173,10 +189,11 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                     # communication no smaller) and more traffic, so it cannot beat the best either (tests:
                     # test_speed_cold, recomputation never faster at the same micro-batch); not timed
                     break
-                parts = size.time(m, gpu, job, setup, cal)
-                seconds = parts.seconds if parts is not None else math.inf
-                if best is None or seconds < best[0]:
-                    best = (seconds, setup, size, parts)
+                parts = size.time(m, gpu, job, setup, cal, best[0] if best is not None else math.inf)
+                if parts is not _Slower.SLOWER:
+                    seconds = parts.seconds if parts is not None else math.inf
+                    if best is None or seconds < best[0]:
+                        best = (seconds, setup, size, parts)
                 if recompute == Recompute.NONE:
                     plain_mb = mb
                 break  # the largest micro-batch that fits is the fastest for this layout
@@ -208,8 +225,7 @@ class _Sized:
     def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
            ) -> _Sized:
         mem = training_memory(m, s, cal, describe=False)
-        probe = JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, None, None, 1, headroom)
-        return cls(mem, probe.needed_bytes, probe.kv_shortfall_bytes)
+        return cls(mem, needed_memory(mem, headroom)[0], kv_shortfall(mem))  # JobEstimate's, without making one
 
     def work(self, m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
         """``step_work(m, s, cal)`` (``s``: the setup sized), made once."""
@@ -224,10 +240,18 @@ class _Sized:
     def shortfall_bytes(self, gpu: Gpu) -> float:  # JobEstimate.shortfall_bytes
         return max(0.0, self.needed_bytes - gpu.memory_bytes, self.kv_shortfall_bytes)
 
-    def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration) -> StepTime | None:
+    def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, faster: float = math.inf
+             ) -> StepTime | _Slower | None:
         """The parts of ``self.estimate(...).time``, without describing them (None without training tokens):
-        their ``seconds`` is the estimate's."""
-        return step_time(m, gpu, s, job.train_tokens, cal, self.work(m, s, cal)) if job.train_tokens > 0 else None
+        their ``seconds`` is the estimate's; ``_Slower.SLOWER`` where the first parts alone (``StepLead.floor``, never
+        above the seconds) already reach ``faster``, the seconds of a setup found before."""
+        if job.train_tokens <= 0:
+            return None
+        work = self.work(m, s, cal)
+        lead = step_lead(m, gpu, s, job.train_tokens, cal, work)
+        if lead.floor >= faster:
+            return _Slower.SLOWER
+        return step_time(m, gpu, s, job.train_tokens, cal, work, lead)
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
@@ -236,6 +260,13 @@ class _Sized:
         time = (train_time(m, gpu, s, job.train_tokens, cal, self.work(m, s, cal), parts, describe=False)
                 if job.train_tokens > 0 else None)
         return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
+
+
+class _Slower(Enum):
+    """What :meth:`_Sized.time` returns for a setup that cannot beat the one found before it."""
+
+    SLOWER = "slower"
+
 
 
 def described(e: JobEstimate, cal: Calibration) -> JobEstimate:
@@ -258,6 +289,10 @@ class _Entry:
     sized: _Sized | None = None
 
 
+# per layout, per recomputation (None: the framework's), a slot per micro-batch of MICRO_BATCHES (PlanMemo.grid)
+_Grid = list[tuple[Parallelism, list[tuple[str | None, list[_Entry | InfeasibleError | None]]]]]
+
+
 def _refusal(check: Callable[[], None]) -> InfeasibleError | None:
     """What ``check()`` raises, kept without its traceback: a kept traceback's frames would hold the memo (a
     reference cycle that keeps a plan's estimates alive until the garbage collector runs)."""
@@ -277,6 +312,7 @@ class PlanMemo:
     entries: dict[tuple[Parallelism, int, str | None, str], _Entry | InfeasibleError] = field(default_factory=dict)
     _layouts: dict[int, list[Parallelism]] = field(default_factory=dict)
     _hardware: dict[tuple[str, str, str], InfeasibleError | None] = field(default_factory=dict)
+    _grids: dict[tuple[int, str], _Grid] = field(default_factory=dict)
 
     @classmethod
     def shared(cls, m: ModelSpec, job: Job, cal: Calibration, headroom: float | None) -> PlanMemo:
@@ -287,13 +323,26 @@ class PlanMemo:
         kept = _shared_memos.get(m, cal, None, (job, headroom))
         if kept is None:
             kept = _shared_memos.put(m, cal, None, (job, headroom), cls())
-        return cls(kept.entries, kept._layouts)
+        return cls(kept.entries, kept._layouts, _grids=kept._grids)
 
     def layouts(self, m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
         """``training_layouts(m, n, job)`` (``m`` and ``job`` are the plan's), made once per count."""
         found = self._layouts.get(n)
         if found is None:
             found = self._layouts[n] = training_layouts(m, n, job)
+        return found
+
+    def grid(self, m: ModelSpec, n: int, job: Job, half: str) -> _Grid:
+        """The setups :func:`best_training` walks for ``n`` GPUs in the 16-bit format ``half``, in its order: each
+        layout with, per recomputation, a slot per micro-batch of ``MICRO_BATCHES`` (None until :meth:`found`
+        fills it), made once per plan (``m`` and ``job`` are the plan's): the walk reads lists, not the
+        dictionary of entries, whose keys hash a layout each time."""
+        found = self._grids.get((n, half))
+        if found is None:
+            recomputes = (None,) if job.framework else (Recompute.NONE, Recompute.FULL)
+            found = self._grids[(n, half)] = [
+                (par, [(r, [self.entries.get((par, mb, r, half)) for mb in MICRO_BATCHES]) for r in recomputes])
+                for par in self.layouts(m, n, job)]
         return found
 
     def found(self, m: ModelSpec, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str
