@@ -281,6 +281,35 @@ def decode_weight_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: f
     return _streamed_bytes(m, fmt, s, batch, _weight_terms(m, fmt, s))
 
 
+def run_floor_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, requests: float, most_batch: float,
+                      cal: Calibration) -> float:
+    """A lower bound on the seconds ``requests`` sequences of the setup take in waves of at most ``most_batch``
+    (whatever the batch, each wave its :func:`speed`'s prefill and ``output_len`` decode steps), from a few of the
+    terms :func:`prefill_seconds` and :func:`decode_step_seconds` add, without the memory estimate or the step terms
+    the estimate makes; 0 under pipeline parallelism.
+
+    A prefill's dense and expert GEMMs take at least its tokens' FLOPs at the prefill rate, so the waves' prefills
+    take at least every prompt token's. A decode step's GEMMs take at least the weights a one-sequence step streams at the
+    weights' bandwidth (a larger batch reaches at least as many experts), in each of at least ``requests /
+    most_batch`` waves, and its attention at least each sequence's KV cache at the mean context read at the KV
+    bandwidth (dense attention). The other terms (collectives, launches, dequantization, linear-attention state,
+    the roofline's other side) only add."""
+    if s.pp > 1:
+        return 0.0
+    eng, fmt = get_engine(s.engine), weight_format(s.weight_format)
+    eta_compute = _eff(cal, eng, "eta_compute", gpu)
+    prefill_rate = compute_peak(gpu, fmt, eng)[0] * s.tp * eta_compute  # as _step_terms
+    gemm_flops = sum(gemm_flops_split(m, eng, cal, gpu)) + lora_flops_per_token(m, s)  # dense, experts, adapters
+    ctx = s.prompt_len + s.output_len / 2  # as speed()
+    kv = 0.0
+    if not m.is_sparse_attention or ctx <= m.index_topk:  # dense attention reads every cached token
+        kv = requests * s.output_len * ctx * kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache) / (
+            _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu))
+    waves = math.ceil(requests / most_batch)
+    weights = waves * s.output_len * _streamed_bytes(m, fmt, s, 1.0, _weight_terms(m, fmt, s))
+    return requests * s.prompt_len * gemm_flops / prefill_rate + weights / weight_bandwidth(gpu, eng, cal) + kv
+
+
 def routed_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float) -> float:
     """The routed experts' part of :func:`decode_weight_bytes`: those the batch reaches, on the busiest GPU."""
     return _touched_expert_bytes(m, fmt, s, batch, count_params(m).experts) if m.is_moe else 0.0

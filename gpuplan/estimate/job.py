@@ -18,7 +18,14 @@ from gpuplan.estimate.engines import runs_on
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
-from gpuplan.estimate.infer_speed import Speed, max_batch, prefill_seconds, speed, speed_assumptions
+from gpuplan.estimate.infer_speed import (
+    Speed,
+    max_batch,
+    prefill_seconds,
+    run_floor_seconds,
+    speed,
+    speed_assumptions,
+)
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
@@ -334,6 +341,23 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
         return 1
     top = max(1, min(max_batch(m, gpu, s.with_batch(1), cal), math.ceil(job.requests)))
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
+
+
+def least_run_seconds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration) -> float:
+    """A lower bound on the seconds :func:`estimate_inference` gives a batch-inference job (0 where it gives none,
+    or for serving), made before that estimate and without its memory search: :func:`run_floor_seconds` in waves of
+    at most the batch :func:`auto_batch` may choose (the engine's cap on sequences, at most the requests)."""
+    if job.task != Task.INFER or not job.requests or not gpu.memory_bandwidth_bytes_per_s:
+        return 0.0
+    most = s.batch if s.batch > 0 else math.ceil(job.requests)
+    cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs  # max_batch's cap, when the engine has one
+    if s.batch <= 0 and cap:
+        most = max(1, min(cap, most))
+    try:
+        floor = run_floor_seconds(m, gpu, s, job.requests, most, cal)
+    except InfeasibleError:
+        return 0.0
+    return floor * (1 - 1e-9)  # less a billionth, for rounding
 
 
 def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.job import JobEstimate, check_runs_on
+from gpuplan.estimate.job import JobEstimate, check_runs_on, inference_setup, least_run_seconds
 from gpuplan.estimate.quant import weight_format
 from gpuplan.i18n import lang, using
 from gpuplan.listing import resolve_providers
@@ -82,11 +83,28 @@ class _Priced:
         pricer = pricing.Pricer.for_plan(catalog, c, providers, cal, serving, terms)
         skip = None
         if wanted_below is not None:  # a run's cost is at least least_cost: below the limit or not wanted
+            least_work = _least_work(model, job, c, cal)
+
             def skip(gpu: Gpu, n: int) -> bool:
-                return pricer.least_cost(model, job, gpu.name, n) >= wanted_below
+                return (pricer.least_cost(model, job, gpu.name, n) >= wanted_below
+                        or pricer.least_cost(model, job, gpu.name, n, least_work(gpu, n)) >= wanted_below)
         fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons, skip)
         rows = ranking.Rows([pricer.columns(e) for e in fitting])
         return cls(job, providers, skipped, reasons, fitting, closest, rows, rows.keep_within(c), pricer)
+
+
+def _least_work(m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> Callable[[Gpu, int], float]:
+    """A lower bound on the seconds of the estimate :func:`enumeration.best_inference` makes of ``job`` on a GPU
+    type and count (:func:`job.least_run_seconds`: a batch-inference run's waves of decode steps; 0 otherwise)."""
+    if job.task is not Task.INFER:
+        return lambda gpu, n: 0.0
+    fmt, engine = enumeration.inference_choice(m, job, c)
+    name = weight_format(fmt).name
+
+    def least(gpu: Gpu, n: int) -> float:
+        return least_run_seconds(m, gpu, job, inference_setup(job, n, engine, name), cal)
+
+    return least
 
 
 def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,
