@@ -281,33 +281,51 @@ def decode_weight_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: f
     return _streamed_bytes(m, fmt, s, batch, _weight_terms(m, fmt, s))
 
 
-def run_floor_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, requests: float, most_batch: float,
-                      cal: Calibration) -> float:
-    """A lower bound on the seconds ``requests`` sequences of the setup take in waves of at most ``most_batch``
-    (whatever the batch, each wave its :func:`speed`'s prefill and ``output_len`` decode steps), from a few of the
-    terms :func:`prefill_seconds` and :func:`decode_step_seconds` add, without the memory estimate or the step terms
-    the estimate makes; 0 under pipeline parallelism.
+@dataclass(frozen=True, slots=True)
+class RunWork:
+    """What :func:`run_floor_seconds` reads of the model, setup and run, the same on every GPU type."""
 
-    A prefill's dense and expert GEMMs take at least its tokens' FLOPs at the prefill rate, so the waves' prefills
-    take at least every prompt token's. A decode step's GEMMs take at least the weights a one-sequence step streams at the
-    weights' bandwidth (a larger batch reaches at least as many experts), in each of at least ``requests /
-    most_batch`` waves, and its attention at least each sequence's KV cache at the mean context read at the KV
-    bandwidth (dense attention). The other terms (collectives, launches, dequantization, linear-attention state,
-    the roofline's other side) only add."""
-    if s.pp > 1:
-        return 0.0
-    eng, fmt = get_engine(s.engine), weight_format(s.weight_format)
-    eta_compute = _eff(cal, eng, "eta_compute", gpu)
-    prefill_rate = compute_peak(gpu, fmt, eng)[0] * s.tp * eta_compute  # as _step_terms
-    gemm_flops = sum(gemm_flops_split(m, eng, cal, gpu)) + lora_flops_per_token(m, s)  # dense, experts, adapters
+    prefill_flops: float  # every prompt token's dense GEMM FLOPs, adapters included
+    expert_flops: float  # every prompt token's routed-expert FLOPs (before 1/f_moe)
+    kv_bytes: float  # each sequence's KV cache at the mean context, read by each of its decode steps (0: sparse)
+    weight_bytes: float  # the weights one-sequence steps stream, in the fewest waves
+
+
+def run_work(m: ModelSpec, s: InferSetup, requests: float, most_batch: float) -> RunWork:
+    """:class:`RunWork` of ``requests`` sequences of the setup in waves of at most ``most_batch``."""
+    fmt = weight_format(s.weight_format)
+    experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0  # as gemm_flops_split
+    tokens = requests * s.prompt_len
     ctx = s.prompt_len + s.output_len / 2  # as speed()
     kv = 0.0
     if not m.is_sparse_attention or ctx <= m.index_topk:  # dense attention reads every cached token
-        kv = requests * s.output_len * ctx * kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache) / (
-            _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu))
-    waves = math.ceil(requests / most_batch)
-    weights = waves * s.output_len * _streamed_bytes(m, fmt, s, 1.0, _weight_terms(m, fmt, s))
-    return requests * s.prompt_len * gemm_flops / prefill_rate + weights / weight_bandwidth(gpu, eng, cal) + kv
+        latent = get_engine(s.engine).mla_latent_cache
+        kv = requests * s.output_len * ctx * kv_bytes_per_token(m, s.kv_dtype, s.tp, latent)
+    steps = math.ceil(requests / most_batch) * s.output_len
+    return RunWork(tokens * (2 * matmul_params(m) - experts + lora_flops_per_token(m, s)), tokens * experts, kv,
+                   steps * _streamed_bytes(m, fmt, s, 1.0, _weight_terms(m, fmt, s)))
+
+
+def run_floor_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, work: RunWork, cal: Calibration) -> float:
+    """A lower bound on the seconds the run of ``work`` takes on ``gpu`` (whatever the batch, each wave its
+    :func:`speed`'s prefill and ``output_len`` decode steps), from a few of the terms :func:`prefill_seconds` and
+    :func:`decode_step_seconds` add, without the memory estimate or the step terms the estimate makes; 0 under
+    pipeline parallelism.
+
+    A prefill's dense and expert GEMMs take at least its tokens' FLOPs at the prefill rate, so the waves' prefills
+    take at least every prompt token's. A decode step's GEMMs take at least the weights a one-sequence step streams
+    at the weights' bandwidth (a larger batch reaches at least as many experts), in each of the fewest waves, and
+    its attention at least each sequence's KV cache at the mean context read at the KV bandwidth (dense
+    attention). The other terms (collectives, launches, dequantization, linear-attention state, the roofline's
+    other side) only add."""
+    if s.pp > 1:
+        return 0.0
+    eng = get_engine(s.engine)
+    prefill_rate = compute_peak(gpu, weight_format(s.weight_format), eng)[0] * s.tp * _eff(cal, eng, "eta_compute",
+                                                                                            gpu)  # as _step_terms
+    flops = work.prefill_flops + (work.expert_flops and work.expert_flops / _eff(cal, eng, "f_moe", gpu))
+    kv = work.kv_bytes and work.kv_bytes / (_bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu))
+    return flops / prefill_rate + work.weight_bytes / weight_bandwidth(gpu, eng, cal) + kv
 
 
 def routed_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float) -> float:

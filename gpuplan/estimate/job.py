@@ -19,10 +19,12 @@ from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
 from gpuplan.estimate.infer_speed import (
+    RunWork,
     Speed,
     max_batch,
     prefill_seconds,
     run_floor_seconds,
+    run_work,
     speed,
     speed_assumptions,
 )
@@ -343,21 +345,28 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
 
 
-def least_run_seconds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration) -> float:
+def least_run_seconds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration,
+                      work: RunWork | None = None) -> float:
     """A lower bound on the seconds :func:`estimate_inference` gives a batch-inference job (0 where it gives none,
-    or for serving), made before that estimate and without its memory search: :func:`run_floor_seconds` in waves of
-    at most the batch :func:`auto_batch` may choose (the engine's cap on sequences, at most the requests)."""
+    or for serving), made before that estimate and without its memory search: :func:`run_floor_seconds` of
+    :func:`least_run_work` (``work``, which does not depend on the GPU, when the caller made it)."""
     if job.task != Task.INFER or not job.requests or not gpu.memory_bandwidth_bytes_per_s:
         return 0.0
-    most = s.batch if s.batch > 0 else math.ceil(job.requests)
-    cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs  # max_batch's cap, when the engine has one
-    if s.batch <= 0 and cap:
-        most = max(1, min(cap, most))
     try:
-        floor = run_floor_seconds(m, gpu, s, job.requests, most, cal)
+        floor = run_floor_seconds(m, gpu, s, work or least_run_work(m, job, s), cal)
     except InfeasibleError:
         return 0.0
     return floor * (1 - 1e-9)  # less a billionth, for rounding
+
+
+def least_run_work(m: ModelSpec, job: Job, s: InferSetup) -> RunWork:
+    """:func:`run_work` of the job in waves of at most the batch :func:`auto_batch` may choose (the engine's cap on
+    sequences, at most the requests) or the setup's own."""
+    most = s.batch if s.batch > 0 else math.ceil(job.requests or 1)
+    cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs  # max_batch's cap, when the engine has one
+    if s.batch <= 0 and cap:
+        most = max(1, min(cap, most))
+    return run_work(m, s, job.requests or 0.0, most)
 
 
 def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,

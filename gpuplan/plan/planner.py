@@ -22,9 +22,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
-from gpuplan.errors import GpuplanError, InputError
+from gpuplan.errors import GpuplanError, InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.job import JobEstimate, check_runs_on, inference_setup, least_run_seconds
+from gpuplan.estimate.infer_speed import RunWork
+from gpuplan.estimate.job import JobEstimate, check_runs_on, inference_setup, least_run_seconds, least_run_work
 from gpuplan.estimate.quant import weight_format
 from gpuplan.i18n import lang, using
 from gpuplan.listing import resolve_providers
@@ -32,7 +33,7 @@ from gpuplan.plan import enumeration, pricing, ranking
 from gpuplan.plan.budget import check_budget, work_budget
 from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, hourly_price_of
 from gpuplan.plan.ranking import COST_TIE_SHARE, DEFAULT_MAX_SECONDS, TIME_TIE, max_seconds, pareto_front
-from gpuplan.types import OBJECTIVES, Engine, Gpu, Job, Method, ModelSpec, Objective, Task
+from gpuplan.types import OBJECTIVES, Engine, Gpu, InferSetup, Job, Method, ModelSpec, Objective, Task
 from gpuplan.units import DAY, fmt_bytes, fmt_seconds
 
 
@@ -100,9 +101,17 @@ def _least_work(m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> Cal
         return lambda gpu, n: 0.0
     fmt, engine = enumeration.inference_choice(m, job, c)
     name = weight_format(fmt).name
+    per_count: dict[int, tuple[InferSetup, RunWork]] = {}  # the setup and its work, the same on every GPU type
 
     def least(gpu: Gpu, n: int) -> float:
-        return least_run_seconds(m, gpu, job, inference_setup(job, n, engine, name), cal)
+        found = per_count.get(n)
+        if found is None:
+            try:
+                s = inference_setup(job, n, engine, name)
+                found = per_count[n] = (s, least_run_work(m, job, s))
+            except InfeasibleError:  # the estimate would say so: no bound
+                return 0.0
+        return least_run_seconds(m, gpu, job, found[0], cal, found[1])
 
     return least
 
