@@ -392,24 +392,41 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     if hit is not None:
         return hit
     eng = get_engine(s.engine)
-    fmt = weight_format(s.weight_format)
+    fmt, weights, dense_flops, expert_flops, kv_per_token, budget, attention_flops, state, dense_up_to, graphs, \
+        launches = _setup_step_terms(m, s)
     peak, _ = compute_peak(gpu, fmt, eng)
-    dense_flops, expert_flops = gemm_flops_split(m, eng, cal, gpu)
+    expert_flops = expert_flops / _eff(cal, eng, "f_moe", gpu)  # as gemm_flops_split
     eta_compute = _eff(cal, eng, "eta_compute", gpu)
-    graphs = graph_batches(s)
-    found = _StepTerms(fmt, _weight_terms(m, fmt, s), weight_bandwidth(gpu, eng, cal),
-                       dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,
-                       kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
-                       _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
-                       layer_launches(m) * _layer_overhead(cal, eng, s, gpu),  # kernel launches, framework code
-                       token_budget(m, s), peak * s.tp * eta_compute,
-                       attention_flops_per_token(m, (s.prompt_len + 1) / 2), attention_peak(gpu, s, eng)[0],
-                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), linear_state_bytes(m, s.tp),
-                       float(m.index_topk) if m.is_sparse_attention else math.inf, graphs,
-                       layer_launches(m) * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0)
+    found = _StepTerms(fmt, weights, weight_bandwidth(gpu, eng, cal), dense_flops, expert_flops, peak * eta_compute,
+                       kv_per_token, _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
+                       launches * _layer_overhead(cal, eng, s, gpu),  # kernel launches, framework code
+                       budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
+                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,
+                       launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0)
     return _terms.put(m, gpu, cal, (s,), found)
 
 
+_SetupStepTerms = tuple[WeightFormat, tuple[float, float, float], float, float, float, int | None, float, float,
+                        float, frozenset[int] | None, float]
+
+
+def _setup_step_terms(m: ModelSpec, s: InferSetup) -> _SetupStepTerms:
+    """The terms of :class:`_StepTerms` that read neither the GPU nor the calibration (the routed experts' FLOPs
+    before 1/f_moe), kept per model and setup: a plan times each setup on every GPU type."""
+    hit = _setup_terms.get(m, None, None, (s,))
+    if hit is not None:
+        return hit
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0  # gemm_flops_split's, before 1/f_moe
+    found = (fmt, _weight_terms(m, fmt, s), 2 * matmul_params(m) - experts + lora_flops_per_token(m, s), experts,
+             kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache), token_budget(m, s),
+             attention_flops_per_token(m, (s.prompt_len + 1) / 2), linear_state_bytes(m, s.tp),
+             float(m.index_topk) if m.is_sparse_attention else math.inf, graph_batches(s), layer_launches(m))
+    return _setup_terms.put(m, None, None, (s,), found)
+
+
+_setup_terms: IdentityMemo[_SetupStepTerms] = IdentityMemo()
 _terms: IdentityMemo[_StepTerms] = IdentityMemo()
 
 
@@ -504,11 +521,19 @@ def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal
 
 
 def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
-    """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration."""
+    """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration; kept per model,
+    calibration, setup, and of the GPU what the memory estimate reads (its capacity and whether it is unified)."""
+    values = (s, gpu.memory_bytes, gpu.vendor == "Apple")
+    hit = _most.get(m, cal, None, values)
+    if hit is not None:
+        return hit
     mem = inference_memory(m, gpu, s.with_batch(1), cal, describe=False)
     fits = mem.capacity.max_concurrent_seqs if mem.capacity is not None else 0
     cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs or fits
-    return max(0, min(fits, cap))
+    return _most.put(m, cal, None, values, max(0, min(fits, cap)))
+
+
+_most: IdentityMemo[int] = IdentityMemo()
 
 
 def speed(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: int | None = None, cal: Calibration | None = None) -> Speed:

@@ -372,7 +372,24 @@ def least_run_work(m: ModelSpec, job: Job, s: InferSetup) -> RunWork:
 def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,
                   top: int) -> int:
     """The largest batch in 1..``top`` whose own memory (KV cache, prefill activations, logits) fits with the
-    headroom; 0 when not even one sequence does. Memory grows with the batch, so a search of the bounds finds it."""
+    headroom; 0 when not even one sequence does. Memory grows with the batch, so a search of the bounds finds it.
+
+    Kept per model, calibration, setup, headroom and ``top``, and of the GPU only what the memory estimate reads
+    of it (its capacity, and whether it is unified: :func:`inference_memory`): GPU types of the same memory share
+    the search."""
+    values = (s, headroom, top, gpu.memory_bytes, gpu.vendor == "Apple")
+    hit = _largest.get(m, cal, None, values)
+    if hit is None:
+        hit = _largest.put(m, cal, None, values, _largest_batch(m, gpu, s, cal, headroom, top))
+    return hit
+
+
+_largest: IdentityMemo[int] = IdentityMemo()
+
+
+def _largest_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, headroom: float | None, top: int
+                   ) -> int:
+    """:func:`largest_batch` made afresh."""
 
     def room(b: int) -> float:
         """Bytes to spare at batch ``b`` (negative: short by that much): it holds when the room is at least 0."""
