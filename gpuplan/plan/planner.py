@@ -87,18 +87,19 @@ class _Priced:
             least_work = _least_work(model, job, c, cal)
 
             def skip(gpu: Gpu, n: int) -> bool:
-                return (pricer.least_cost(model, job, gpu.name, n) >= wanted_below
-                        or pricer.least_cost(model, job, gpu.name, n, least_work(gpu, n)) >= wanted_below)
+                return (pricer.least_cost(model, job, gpu.name, n) >= wanted_below or (least_work is not None
+                        and pricer.least_cost(model, job, gpu.name, n, least_work(gpu, n)) >= wanted_below))
         fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons, skip)
         rows = ranking.Rows([pricer.columns(e) for e in fitting])
         return cls(job, providers, skipped, reasons, fitting, closest, rows, rows.keep_within(c), pricer)
 
 
-def _least_work(m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> Callable[[Gpu, int], float]:
+def _least_work(m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> Callable[[Gpu, int], float] | None:
     """A lower bound on the seconds of the estimate :func:`enumeration.best_inference` makes of ``job`` on a GPU
-    type and count (:func:`job.least_run_seconds`: a batch-inference run's waves of decode steps; 0 otherwise)."""
+    type and count (:func:`job.least_run_seconds`: a batch-inference run's prefills and decode steps); None for
+    other jobs (no bound)."""
     if job.task is not Task.INFER:
-        return lambda gpu, n: 0.0
+        return None
     fmt, engine = enumeration.inference_choice(m, job, c)
     name = weight_format(fmt).name
     per_count: dict[int, tuple[InferSetup, RunWork]] = {}  # the setup and its work, the same on every GPU type

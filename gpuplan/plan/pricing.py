@@ -17,7 +17,6 @@ from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.memo import IdentityMemo
 from gpuplan.plan.candidates import Candidate, Constraints, Note, Priced
 from gpuplan.plan.costing import Tariff, bill_all, platform_cost, startup_seconds, tariffs
 from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
@@ -64,19 +63,7 @@ def matching(offers: Offers, gpu: str, n: int, serving: bool) -> tuple[list[Offe
 
 
 def offered(offers: Offers, gpu: str, n: int, serving: bool) -> bool:
-    """Whether some usable offer of ``gpu`` can hold a replica of ``n`` GPUs (:func:`matching` finds one), kept per
-    set of usable offers: a plan's changes ask again for every GPU type and count."""
-    key = (gpu, n, serving)
-    hit = _offered.get(offers, None, None, key)
-    if hit is None:
-        hit = _offered.put(offers, None, None, key, _offered_of(offers, gpu, n, serving))
-    return hit
-
-
-_offered: IdentityMemo[bool] = IdentityMemo()
-
-
-def _offered_of(offers: Offers, gpu: str, n: int, serving: bool) -> bool:
+    """Whether some usable offer of ``gpu`` can hold a replica of ``n`` GPUs (:func:`matching` finds one)."""
     return any((count == n or (n > 8 and count == 8) or (serving and n < count <= 8))
                and any(instances_per_replica(o, n, serving) is not None for _, o in group)
                for count, group in offers.get(gpu, {}).items())
