@@ -19,10 +19,12 @@ from gpuplan.estimate.infer_speed import max_batch
 from gpuplan.estimate.job import (
     JobEstimate,
     check_training,
+    estimate_inference,
     estimate_training,
     fits_gpu,
     inference_setup,
     largest_batch,
+    least_run_seconds,
     training_setup,
 )
 from gpuplan.estimate.memory import inference_memory
@@ -116,6 +118,42 @@ def test_no_row_costs_less_than_its_least_cost(catalog: Catalog) -> None:
             assert totals and min(totals) >= least * (1 - 1e-12)
             met[task] += min(totals) <= least * 1.01
     assert met["serve"] > 0 and met["infer"] > 0
+
+
+@pytest.mark.parametrize(("name", "engine", "fmt", "job"), [
+    ("Qwen2.5-7B", "vllm", "bf16", Job(task="infer", requests=100_000, prompt_len=1000, output_len=300)),
+    ("Qwen2.5-7B", "sglang", "fp8", Job(task="infer", requests=50, prompt_len=4000, output_len=50)),  # < the cap
+    ("Qwen2.5-7B", "vllm", "awq-int4", Job(task="infer", requests=10_000, prompt_len=200, output_len=800,
+                                           batch=16)),  # a batch given: that many in every wave
+    ("Llama-2-7B", "hf", "bf16", Job(task="infer", requests=2_000, prompt_len=500, output_len=200)),  # no cap
+    ("Llama-2-7B", "llamacpp", "gguf-q4_k_m", Job(task="infer", requests=1_000, prompt_len=500, output_len=200)),
+    ("Mixtral-8x7B", "vllm", "bf16", Job(task="infer", requests=20_000, prompt_len=1000, output_len=300)),  # MoE
+    ("DeepSeek-V3.2", "vllm", "fp8", Job(task="infer", requests=5_000, prompt_len=3000, output_len=2000)),  # sparse
+    ("Nemotron-H-56B", "vllm", "bf16", Job(task="infer", requests=5_000, prompt_len=1000, output_len=300)),  # SSM
+])
+def test_a_batch_runs_least_seconds_bound_its_estimate(catalog: Catalog, name: str, engine: str, fmt: str,
+                                                       job: Job) -> None:
+    """least_run_seconds, which lets the alternatives of a batch-inference plan leave out GPU types and counts
+    before estimating them, is at most the estimate's seconds on every GPU type and TP degree, and close to it
+    (its prefill FLOPs, KV reads and weight streams are most of a run's time): not a bound that leaves nothing
+    out."""
+    m, cal = catalog.model(name), fitted()
+    job = job.for_model(m)
+    ratios = []
+    for gpu in catalog.gpus.values():
+        for tp in (1, 2, 4, 8):
+            s = inference_setup(job, tp, engine, fmt)
+            try:
+                e = estimate_inference(m, gpu, job, s, cal, describe=False)
+            except InfeasibleError:
+                continue
+            least = least_run_seconds(m, gpu, job, s, cal)
+            assert 0 <= least <= e.seconds, (gpu.name, tp)
+            if e.fits and least > 0:
+                ratios.append(least / e.seconds)
+    assert len(ratios) >= 10
+    if name != "DeepSeek-V3.2":  # its decode reads the top-k tokens and the experts a batch reaches: left out
+        assert sorted(ratios)[len(ratios) // 2] > 0.4  # the median bound (0.43-0.74 of the estimate in these cases)
 
 
 def test_clear_memos_empties_what_a_plan_kept(catalog: Catalog) -> None:

@@ -281,6 +281,53 @@ def decode_weight_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: f
     return _streamed_bytes(m, fmt, s, batch, _weight_terms(m, fmt, s))
 
 
+@dataclass(frozen=True, slots=True)
+class RunWork:
+    """What :func:`run_floor_seconds` reads of the model, setup and run, the same on every GPU type."""
+
+    prefill_flops: float  # every prompt token's dense GEMM FLOPs, adapters included
+    expert_flops: float  # every prompt token's routed-expert FLOPs (before 1/f_moe)
+    kv_bytes: float  # each sequence's KV cache at the mean context, read by each of its decode steps (0: sparse)
+    weight_bytes: float  # the weights one-sequence steps stream, in the fewest waves
+
+
+def run_work(m: ModelSpec, s: InferSetup, requests: float, most_batch: float) -> RunWork:
+    """:class:`RunWork` of ``requests`` sequences of the setup in waves of at most ``most_batch``."""
+    fmt = weight_format(s.weight_format)
+    experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0  # as gemm_flops_split
+    tokens = requests * s.prompt_len
+    ctx = s.prompt_len + s.output_len / 2  # as speed()
+    kv = 0.0
+    if not m.is_sparse_attention or ctx <= m.index_topk:  # dense attention reads every cached token
+        latent = get_engine(s.engine).mla_latent_cache
+        kv = requests * s.output_len * ctx * kv_bytes_per_token(m, s.kv_dtype, s.tp, latent)
+    steps = math.ceil(requests / most_batch) * s.output_len
+    return RunWork(tokens * (2 * matmul_params(m) - experts + lora_flops_per_token(m, s)), tokens * experts, kv,
+                   steps * _streamed_bytes(m, fmt, s, 1.0, _weight_terms(m, fmt, s)))
+
+
+def run_floor_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, work: RunWork, cal: Calibration) -> float:
+    """A lower bound on the seconds the run of ``work`` takes on ``gpu`` (whatever the batch, each wave its
+    :func:`speed`'s prefill and ``output_len`` decode steps), from a few of the terms :func:`prefill_seconds` and
+    :func:`decode_step_seconds` add, without the memory estimate or the step terms the estimate makes; 0 under
+    pipeline parallelism.
+
+    A prefill's dense and expert GEMMs take at least its tokens' FLOPs at the prefill rate, so the waves' prefills
+    take at least every prompt token's. A decode step's GEMMs take at least the weights a one-sequence step streams
+    at the weights' bandwidth (a larger batch reaches at least as many experts), in each of the fewest waves, and
+    its attention at least each sequence's KV cache at the mean context read at the KV bandwidth (dense
+    attention). The other terms (collectives, launches, dequantization, linear-attention state, the roofline's
+    other side) only add."""
+    if s.pp > 1:
+        return 0.0
+    eng = get_engine(s.engine)
+    prefill_rate = compute_peak(gpu, weight_format(s.weight_format), eng)[0] * s.tp * _eff(cal, eng, "eta_compute",
+                                                                                            gpu)  # as _step_terms
+    flops = work.prefill_flops + (work.expert_flops and work.expert_flops / _eff(cal, eng, "f_moe", gpu))
+    kv = work.kv_bytes and work.kv_bytes / (_bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu))
+    return flops / prefill_rate + work.weight_bytes / weight_bandwidth(gpu, eng, cal) + kv
+
+
 def routed_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float) -> float:
     """The routed experts' part of :func:`decode_weight_bytes`: those the batch reaches, on the busiest GPU."""
     return _touched_expert_bytes(m, fmt, s, batch, count_params(m).experts) if m.is_moe else 0.0
@@ -345,24 +392,41 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     if hit is not None:
         return hit
     eng = get_engine(s.engine)
-    fmt = weight_format(s.weight_format)
+    fmt, weights, dense_flops, expert_flops, kv_per_token, budget, attention_flops, state, dense_up_to, graphs, \
+        launches = _setup_step_terms(m, s)
     peak, _ = compute_peak(gpu, fmt, eng)
-    dense_flops, expert_flops = gemm_flops_split(m, eng, cal, gpu)
+    expert_flops = expert_flops / _eff(cal, eng, "f_moe", gpu)  # as gemm_flops_split
     eta_compute = _eff(cal, eng, "eta_compute", gpu)
-    graphs = graph_batches(s)
-    found = _StepTerms(fmt, _weight_terms(m, fmt, s), weight_bandwidth(gpu, eng, cal),
-                       dense_flops + lora_flops_per_token(m, s), expert_flops, peak * eta_compute,
-                       kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache),
-                       _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
-                       layer_launches(m) * _layer_overhead(cal, eng, s, gpu),  # kernel launches, framework code
-                       token_budget(m, s), peak * s.tp * eta_compute,
-                       attention_flops_per_token(m, (s.prompt_len + 1) / 2), attention_peak(gpu, s, eng)[0],
-                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), linear_state_bytes(m, s.tp),
-                       float(m.index_topk) if m.is_sparse_attention else math.inf, graphs,
-                       layer_launches(m) * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0)
+    found = _StepTerms(fmt, weights, weight_bandwidth(gpu, eng, cal), dense_flops, expert_flops, peak * eta_compute,
+                       kv_per_token, _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
+                       launches * _layer_overhead(cal, eng, s, gpu),  # kernel launches, framework code
+                       budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
+                       s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,
+                       launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0)
     return _terms.put(m, gpu, cal, (s,), found)
 
 
+_SetupStepTerms = tuple[WeightFormat, tuple[float, float, float], float, float, float, int | None, float, float,
+                        float, frozenset[int] | None, float]
+
+
+def _setup_step_terms(m: ModelSpec, s: InferSetup) -> _SetupStepTerms:
+    """The terms of :class:`_StepTerms` that read neither the GPU nor the calibration (the routed experts' FLOPs
+    before 1/f_moe), kept per model and setup: a plan times each setup on every GPU type."""
+    hit = _setup_terms.get(m, None, None, (s,))
+    if hit is not None:
+        return hit
+    eng = get_engine(s.engine)
+    fmt = weight_format(s.weight_format)
+    experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0  # gemm_flops_split's, before 1/f_moe
+    found = (fmt, _weight_terms(m, fmt, s), 2 * matmul_params(m) - experts + lora_flops_per_token(m, s), experts,
+             kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache), token_budget(m, s),
+             attention_flops_per_token(m, (s.prompt_len + 1) / 2), linear_state_bytes(m, s.tp),
+             float(m.index_topk) if m.is_sparse_attention else math.inf, graph_batches(s), layer_launches(m))
+    return _setup_terms.put(m, None, None, (s,), found)
+
+
+_setup_terms: IdentityMemo[_SetupStepTerms] = IdentityMemo()
 _terms: IdentityMemo[_StepTerms] = IdentityMemo()
 
 
@@ -457,11 +521,19 @@ def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal
 
 
 def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
-    """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration."""
+    """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration; kept per model,
+    calibration, setup, and of the GPU what the memory estimate reads (its capacity and whether it is unified)."""
+    values = (s, gpu.memory_bytes, gpu.vendor == "Apple")
+    hit = _most.get(m, cal, None, values)
+    if hit is not None:
+        return hit
     mem = inference_memory(m, gpu, s.with_batch(1), cal, describe=False)
     fits = mem.capacity.max_concurrent_seqs if mem.capacity is not None else 0
     cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs or fits
-    return max(0, min(fits, cap))
+    return _most.put(m, cal, None, values, max(0, min(fits, cap)))
+
+
+_most: IdentityMemo[int] = IdentityMemo()
 
 
 def speed(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: int | None = None, cal: Calibration | None = None) -> Speed:

@@ -18,7 +18,16 @@ from gpuplan.estimate.engines import runs_on
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
-from gpuplan.estimate.infer_speed import Speed, max_batch, prefill_seconds, speed, speed_assumptions
+from gpuplan.estimate.infer_speed import (
+    RunWork,
+    Speed,
+    max_batch,
+    prefill_seconds,
+    run_floor_seconds,
+    run_work,
+    speed,
+    speed_assumptions,
+)
 from gpuplan.estimate.memory import inference_memory, training_memory
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
@@ -336,10 +345,51 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
 
 
+def least_run_seconds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration,
+                      work: RunWork | None = None) -> float:
+    """A lower bound on the seconds :func:`estimate_inference` gives a batch-inference job (0 where it gives none,
+    or for serving), made before that estimate and without its memory search: :func:`run_floor_seconds` of
+    :func:`least_run_work` (``work``, which does not depend on the GPU, when the caller made it)."""
+    if job.task != Task.INFER or not job.requests or not gpu.memory_bandwidth_bytes_per_s:
+        return 0.0
+    try:
+        floor = run_floor_seconds(m, gpu, s, work or least_run_work(m, job, s), cal)
+    except InfeasibleError:
+        return 0.0
+    return floor * (1 - 1e-9)  # less a billionth, for rounding
+
+
+def least_run_work(m: ModelSpec, job: Job, s: InferSetup) -> RunWork:
+    """:func:`run_work` of the job in waves of at most the batch :func:`auto_batch` may choose (the engine's cap on
+    sequences, at most the requests) or the setup's own."""
+    most = s.batch if s.batch > 0 else math.ceil(job.requests or 1)
+    cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs  # max_batch's cap, when the engine has one
+    if s.batch <= 0 and cap:
+        most = max(1, min(cap, most))
+    return run_work(m, s, job.requests or 0.0, most)
+
+
 def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,
                   top: int) -> int:
     """The largest batch in 1..``top`` whose own memory (KV cache, prefill activations, logits) fits with the
-    headroom; 0 when not even one sequence does. Memory grows with the batch, so a search of the bounds finds it."""
+    headroom; 0 when not even one sequence does. Memory grows with the batch, so a search of the bounds finds it.
+
+    Kept per model, calibration, setup, headroom and ``top``, and of the GPU only what the memory estimate reads
+    of it (its capacity, and whether it is unified: :func:`inference_memory`): GPU types of the same memory share
+    the search."""
+    values = (s, headroom, top, gpu.memory_bytes, gpu.vendor == "Apple")
+    hit = _largest.get(m, cal, None, values)
+    if hit is None:
+        hit = _largest.put(m, cal, None, values, _largest_batch(m, gpu, s, cal, headroom, top))
+    return hit
+
+
+_largest: IdentityMemo[int] = IdentityMemo()
+
+
+def _largest_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, headroom: float | None, top: int
+                   ) -> int:
+    """:func:`largest_batch` made afresh."""
 
     def room(b: int) -> float:
         """Bytes to spare at batch ``b`` (negative: short by that much): it holds when the room is at least 0."""

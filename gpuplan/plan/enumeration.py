@@ -405,11 +405,16 @@ def _inference_estimate(m: ModelSpec, gpu: Gpu, job: Job, tp: int, engine: str, 
 _inference_estimates: IdentityMemo[JobEstimate | tuple[str, str]] = IdentityMemo()
 
 
-def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
-                    reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
+def inference_choice(m: ModelSpec, job: Job, c: Constraints) -> tuple[str, str]:
+    """(the weight format as given, the engine) :func:`best_inference` estimates ``job`` with under ``c``."""
     fmt = c.quant or job.weight_format or native_format(m.native_dtype)
     name = weight_format(fmt).name
-    engine = Engine.LLAMACPP if name.startswith("gguf") else Engine.MLX if name.startswith("mlx") else c.engine
+    return fmt, Engine.LLAMACPP if name.startswith("gguf") else Engine.MLX if name.startswith("mlx") else c.engine
+
+
+def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
+                    reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
+    fmt, engine = inference_choice(m, job, c)
     if not Engine(engine).tensor_parallel and tp > 1:
         return None, None
     key = (job, tp, engine, fmt, c.headroom)

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuplan.catalog import Catalog
-from gpuplan.errors import GpuplanError, InputError
+from gpuplan.errors import GpuplanError, InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.job import JobEstimate, check_runs_on
+from gpuplan.estimate.infer_speed import RunWork
+from gpuplan.estimate.job import JobEstimate, check_runs_on, inference_setup, least_run_seconds, least_run_work
 from gpuplan.estimate.quant import weight_format
 from gpuplan.i18n import lang, using
 from gpuplan.listing import resolve_providers
@@ -31,7 +33,7 @@ from gpuplan.plan import enumeration, pricing, ranking
 from gpuplan.plan.budget import check_budget, work_budget
 from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, hourly_price_of
 from gpuplan.plan.ranking import COST_TIE_SHARE, DEFAULT_MAX_SECONDS, TIME_TIE, max_seconds, pareto_front
-from gpuplan.types import OBJECTIVES, Engine, Gpu, Job, Method, ModelSpec, Objective, Task
+from gpuplan.types import OBJECTIVES, Engine, Gpu, InferSetup, Job, Method, ModelSpec, Objective, Task
 from gpuplan.units import DAY, fmt_bytes, fmt_seconds
 
 
@@ -82,11 +84,37 @@ class _Priced:
         pricer = pricing.Pricer.for_plan(catalog, c, providers, cal, serving, terms)
         skip = None
         if wanted_below is not None:  # a run's cost is at least least_cost: below the limit or not wanted
+            least_work = _least_work(model, job, c, cal)
+
             def skip(gpu: Gpu, n: int) -> bool:
-                return pricer.least_cost(model, job, gpu.name, n) >= wanted_below
+                return (pricer.least_cost(model, job, gpu.name, n) >= wanted_below or (least_work is not None
+                        and pricer.least_cost(model, job, gpu.name, n, least_work(gpu, n)) >= wanted_below))
         fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons, skip)
         rows = ranking.Rows([pricer.columns(e) for e in fitting])
         return cls(job, providers, skipped, reasons, fitting, closest, rows, rows.keep_within(c), pricer)
+
+
+def _least_work(m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> Callable[[Gpu, int], float] | None:
+    """A lower bound on the seconds of the estimate :func:`enumeration.best_inference` makes of ``job`` on a GPU
+    type and count (:func:`job.least_run_seconds`: a batch-inference run's prefills and decode steps); None for
+    other jobs (no bound)."""
+    if job.task is not Task.INFER:
+        return None
+    fmt, engine = enumeration.inference_choice(m, job, c)
+    name = weight_format(fmt).name
+    per_count: dict[int, tuple[InferSetup, RunWork]] = {}  # the setup and its work, the same on every GPU type
+
+    def least(gpu: Gpu, n: int) -> float:
+        found = per_count.get(n)
+        if found is None:
+            try:
+                s = inference_setup(job, n, engine, name)
+                found = per_count[n] = (s, least_run_work(m, job, s))
+            except InfeasibleError:  # the estimate would say so: no bound
+                return 0.0
+        return least_run_seconds(m, gpu, job, found[0], cal, found[1])
+
+    return least
 
 
 def _plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration, suggest: bool,

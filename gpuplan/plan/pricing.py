@@ -224,17 +224,18 @@ class Pricer:
             found = self._model[id(e.model)] = (startup, disk_bytes(e.model, e.job))
         return found
 
-    def least_cost(self, m: ModelSpec, job: Job, gpu: str, n: int) -> float:
+    def least_cost(self, m: ModelSpec, job: Job, gpu: str, n: int, work_s: float = 0.0) -> float:
         """The least any estimate of ``job`` on ``n`` × ``gpu`` can cost on the offers :meth:`columns` prices it on,
-        known before the estimate: a service bills at least an hour of one instance, a run at least its start-up on
-        one (the cheapest matching offer's hourly price for that long); inf when no offer matches."""
+        known before the estimate: a service bills at least an hour of one instance, a run at least its start-up
+        and ``work_s`` (a lower bound on the estimate's seconds, such as ``job.least_run_seconds``) on one (the
+        cheapest matching offer's hourly price for that long); inf when no offer matches."""
         serving = job.task is Task.SERVE
         if serving != self.terms.serving:
             return 0.0  # columns would make other terms: no bound
         per_hour = self.terms.least_per_hour(self.offers, gpu, n, serving)
         if per_hour == math.inf:
             return math.inf
-        seconds = HOUR if serving else self._startup(m)  # as _model_terms
+        seconds = HOUR if serving else self._startup(m) + work_s  # as _model_terms and columns
         return cost_of_seconds(per_hour, seconds)
 
     def _startup(self, m: ModelSpec) -> float:
