@@ -419,3 +419,23 @@ def test_inference_plans_read_off_the_estimate_memo_equal_those_made_afresh(cata
                    Constraints(market="cn", currency="CNY"), Constraints(headroom=0.3, max_gpus=2))
 
     _warm_then_fresh([_plan_answer(catalog, m, job, c) for c in constraints], enumeration._inference_estimates)
+
+
+def test_offered_counts_read_off_the_memo_equal_those_made_afresh(catalog: Catalog) -> None:
+    from gpuplan.plan import pricing
+    from gpuplan.plan.candidates import Constraints
+
+    sets = [pricing.usable_offers(catalog, c, None, serving) for c in (Constraints(), Constraints(market="cn"))
+            for serving in (False, True)]
+    counts = [(1, 2, 4, 8), (1, 2, 4, 8, 16, 32, 64)]
+    answers: list[Callable[[], object]] = [
+        lambda o=o, g=g, n=n, s=s: pricing.offered_counts(o, g, n, s)
+        for o, s in zip(sets, (False, True, False, True), strict=True) for g in ("MI300X", "H100", "RTX4090")
+        for n in counts]
+    _warm_then_fresh(answers, pricing._offered_counts)
+    # MI300X is sold only as 8-GPU instances (the bundled offers), and only outside the cn market: training takes
+    # whole instances (8, and 16+ as several), a serving replica may take a share of one (1, 2 or 4 of its 8)
+    training, serving = sets[0], sets[1]
+    assert pricing.offered_counts(training, "MI300X", counts[1], False) == {8, 16, 32, 64}
+    assert pricing.offered_counts(serving, "MI300X", counts[1], True) == {1, 2, 4, 8, 16, 32, 64}
+    assert pricing.offered_counts(sets[3], "MI300X", counts[1], True) == frozenset()

@@ -42,7 +42,7 @@ from gpuplan.listing import match_gpus
 from gpuplan.memo import IdentityMemo
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
-from gpuplan.plan.pricing import Offers, offered
+from gpuplan.plan.pricing import Offers, offered_counts
 from gpuplan.types import Engine, Gpu, Job, Method, ModelSpec, Objective, Parallelism, Recompute, Task, TrainSetup
 
 NODE_COUNTS = (1, 2, 4, 8)
@@ -440,9 +440,10 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     serving, training = job.task is Task.SERVE, job.is_training
     platforms = offered_platforms(catalog, c)
     memo = PlanMemo.shared(m, job, cal, c.headroom)  # training setups and their memory: the same on every GPU type
-    all_counts = [n for n in _counts(c, job) if training or n <= 8]  # inference: TP within a node
+    all_counts = tuple(n for n in _counts(c, job) if training or n <= 8)  # inference: TP within a node
     for gpu in gpus:
-        counts = [n for n in all_counts if (n <= 2 and gpu.name in platforms) or offered(offers, gpu.name, n, serving)]
+        held = offered_counts(offers, gpu.name, all_counts, serving)
+        counts = [n for n in all_counts if n in held or (n <= 2 and gpu.name in platforms)]
         for n in counts:
             check_budget()
             if skip is not None and skip(gpu, n):

@@ -17,6 +17,7 @@ from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.memo import IdentityMemo
 from gpuplan.plan.candidates import Candidate, Constraints, Note, Priced
 from gpuplan.plan.costing import Tariff, bill_all, cost_of_seconds, platform_cost, startup_seconds, tariffs
 from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
@@ -67,6 +68,20 @@ def offered(offers: Offers, gpu: str, n: int, serving: bool) -> bool:
     return any((count == n or (n > 8 and count == 8) or (serving and n < count <= 8))
                and any(instances_per_replica(o, n, serving) is not None for _, o in group)
                for count, group in offers.get(gpu, {}).items())
+
+
+def offered_counts(offers: Offers, gpu: str, counts: tuple[int, ...], serving: bool) -> frozenset[int]:
+    """The GPU counts of ``counts`` that :func:`offered` finds for ``gpu``, kept per set of usable offers (which the
+    plans of a plan's changes share: :meth:`OfferTerms.usable`), GPU type, counts and serving or not."""
+    values = (gpu, counts, serving)
+    hit = _offered_counts.get(offers, None, None, values)
+    if hit is None:
+        hit = _offered_counts.put(offers, None, None, values,
+                                  frozenset(n for n in counts if offered(offers, gpu, n, serving)))
+    return hit
+
+
+_offered_counts: IdentityMemo[frozenset[int]] = IdentityMemo()
 
 
 def instances_per_replica(o: Offer, n: int, serving: bool) -> float | None:
