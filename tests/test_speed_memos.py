@@ -439,3 +439,21 @@ def test_offered_counts_read_off_the_memo_equal_those_made_afresh(catalog: Catal
     assert pricing.offered_counts(training, "MI300X", counts[1], False) == {8, 16, 32, 64}
     assert pricing.offered_counts(serving, "MI300X", counts[1], True) == {1, 2, 4, 8, 16, 32, 64}
     assert pricing.offered_counts(sets[3], "MI300X", counts[1], True) == frozenset()
+
+
+def test_setups_and_batched_setups_read_off_their_memos_equal_those_made_afresh() -> None:
+    from gpuplan.plan import enumeration
+
+    jobs = [SERVE, Job(task="infer", requests=1000, prompt_len=500, output_len=100)]
+    setups: list[Callable[[], object]] = [
+        lambda j=j, tp=tp, e=e, f=f: enumeration._inference_setup(j, tp, e, f)
+        for j in jobs for tp in (1, 2, 8) for e in ("vllm", "sglang", "trtllm") for f in ("bf16", "fp8")]
+    _warm_then_fresh(setups, enumeration._setups)
+    # TensorRT-LLM with FP8 weights keeps an FP8 KV cache (inference_setup's default); the others a 16-bit one
+    assert enumeration._inference_setup(SERVE, 1, "trtllm", "fp8").kv_dtype == "fp8"
+    assert enumeration._inference_setup(SERVE, 1, "vllm", "fp8").kv_dtype == "bf16"
+    s = enumeration._inference_setup(SERVE, 2, "vllm", "bf16")
+    batches: list[Callable[[], object]] = [lambda b=b: infer_speed.batched(s, b) for b in (1, 2, 7, 256)]
+    _warm_then_fresh(batches, infer_speed._batched)
+    assert infer_speed.batched(s, 7).batch == 7 and infer_speed.batched(s, 7).tp == 2
+    assert infer_speed.batched(s, 7) is infer_speed.batched(s, 7)  # one object: memos keyed by it compare no fields

@@ -520,6 +520,20 @@ def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal
     return 2 * m.n_layers * per
 
 
+def batched(s: InferSetup, batch: int) -> InferSetup:
+    """``s.with_batch(batch)``, one object per setup object and batch: the memos that a batch search reads with it
+    then find the same object rather than an equal one, whose fields a lookup would compare."""
+    if batch == s.batch:
+        return s
+    hit = _batched.get(s, None, None, (batch,))
+    if hit is None:
+        hit = _batched.put(s, None, None, (batch,), s.with_batch(batch))
+    return hit
+
+
+_batched: IdentityMemo[InferSetup] = IdentityMemo()
+
+
 def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
     """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration; kept per model,
     calibration, setup, and of the GPU what the memory estimate reads (its capacity and whether it is unified)."""
@@ -527,7 +541,7 @@ def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
     hit = _most.get(m, cal, None, values)
     if hit is not None:
         return hit
-    mem = inference_memory(m, gpu, s.with_batch(1), cal, describe=False)
+    mem = inference_memory(m, gpu, batched(s, 1), cal, describe=False)
     fits = mem.capacity.max_concurrent_seqs if mem.capacity is not None else 0
     cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs or fits
     return _most.put(m, cal, None, values, max(0, min(fits, cap)))

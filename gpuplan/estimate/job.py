@@ -21,6 +21,7 @@ from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blo
 from gpuplan.estimate.infer_speed import (
     RunWork,
     Speed,
+    batched,
     max_batch,
     prefill_seconds,
     run_floor_seconds,
@@ -312,7 +313,7 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
     check_inference(m, gpu, s)
     cal = cal or fitted()
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
-        s = s.with_batch(auto_batch(m, gpu, job, s, cal, headroom))
+        s = batched(s, auto_batch(m, gpu, job, s, cal, headroom))
     if not gpu.memory_bandwidth_bytes_per_s:
         return JobEstimate(job, m, gpu, s.n_gpus, s, inference_memory(m, gpu, s, cal, describe), None, None, 1,
                            headroom)
@@ -341,7 +342,7 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
     logits (all of them at once in transformers), so the batch is then lowered until that batch itself fits."""
     if job.task != Task.INFER or not job.requests:
         return 1
-    top = max(1, min(max_batch(m, gpu, s.with_batch(1), cal), math.ceil(job.requests)))
+    top = max(1, min(max_batch(m, gpu, batched(s, 1), cal), math.ceil(job.requests)))
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
 
 
@@ -393,7 +394,7 @@ def _largest_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, head
 
     def room(b: int) -> float:
         """Bytes to spare at batch ``b`` (negative: short by that much): it holds when the room is at least 0."""
-        mem = inference_memory(m, gpu, s.with_batch(b), cal, describe=False)
+        mem = inference_memory(m, gpu, batched(s, b), cal, describe=False)
         room = gpu.memory_bytes - needed_memory(mem, headroom)[0]
         if mem.capacity is None:
             return room
@@ -436,7 +437,7 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, 
         shown = s.with_batch(b)
         return JobEstimate(job, m, gpu, s.n_gpus, shown, inference_memory(m, gpu, shown, cal, describe), None,
                            speed(m, gpu, s, b, cal), 0, headroom)
-    setup = s.with_batch(best.batch)
+    setup = batched(s, best.batch)
     mem = inference_memory(m, gpu, setup, cal, describe)
     replicas = max(1, math.ceil(job.rps / best.requests_per_s)) if job.rps else 1
     return JobEstimate(job, m, gpu, s.n_gpus, setup, mem, None, best, replicas, headroom)

@@ -43,7 +43,19 @@ from gpuplan.memo import IdentityMemo
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
 from gpuplan.plan.pricing import Offers, offered_counts
-from gpuplan.types import Engine, Gpu, Job, Method, ModelSpec, Objective, Parallelism, Recompute, Task, TrainSetup
+from gpuplan.types import (
+    Engine,
+    Gpu,
+    InferSetup,
+    Job,
+    Method,
+    ModelSpec,
+    Objective,
+    Parallelism,
+    Recompute,
+    Task,
+    TrainSetup,
+)
 
 NODE_COUNTS = (1, 2, 4, 8)
 MICRO_BATCHES = (8, 4, 2, 1)  # tried largest first: the largest that fits is the fastest for a layout
@@ -394,10 +406,24 @@ def _inference_estimate(m: ModelSpec, gpu: Gpu, job: Job, tp: int, engine: str, 
     """The estimate :func:`best_inference` judges, made without its words, or why there is none (the refusal's
     message and fix)."""
     try:
-        setup = inference_setup(job, tp, engine, weight_format(fmt).name)
+        setup = _inference_setup(job, tp, engine, weight_format(fmt).name)
         return estimate_inference(m, gpu, job, setup, cal, headroom, describe=False)
     except InfeasibleError as err:
         return (err.message, err.fix)
+
+
+def _inference_setup(job: Job, tp: int, engine: str, fmt: str) -> InferSetup:
+    """``inference_setup(job, tp, engine, fmt)``, one object for every GPU type a plan estimates it on (the memos
+    that read it then find the same object, not an equal one, and need not compare its fields); it raises what
+    that raises."""
+    values = (tp, engine, fmt)  # the job by identity: a plan asks with its own job object for every GPU type
+    hit = _setups.get(job, None, None, values)
+    if hit is None:
+        hit = _setups.put(job, None, None, values, inference_setup(job, tp, engine, fmt))
+    return hit
+
+
+_setups: IdentityMemo[InferSetup] = IdentityMemo()
 
 
 # best_inference's estimates by model, GPU, calibration, job, TP, engine, format and headroom: an alternative
