@@ -457,3 +457,10 @@ def test_setups_and_batched_setups_read_off_their_memos_equal_those_made_afresh(
     _warm_then_fresh(batches, infer_speed._batched)
     assert infer_speed.batched(s, 7).batch == 7 and infer_speed.batched(s, 7).tp == 2
     assert infer_speed.batched(s, 7) is infer_speed.batched(s, 7)  # one object: memos keyed by it compare no fields
+
+
+def test_a_speed_with_another_ttft_is_the_dataclass_replacement() -> None:
+    sp = infer_speed.Speed(0.2, 0.03, 16, 480.0, 1.5, "memory", fitted().band("inference_latency"))
+    assert sp.with_ttft(0.25) == dataclasses.replace(sp, ttft_s=0.25)
+    assert {f.name for f in dataclasses.fields(sp)} == {"ttft_s", "tpot_s", "batch", "output_tokens_per_s",
+                                                         "requests_per_s", "bound", "band"}  # a new one: copy it too

@@ -74,6 +74,12 @@ class Speed:
     bound: str  # memory | compute
     band: Band | None = None  # of TTFT and TPOT (inference_latency, true/estimated)
 
+    def with_ttft(self, ttft_s: float) -> Speed:
+        """``dataclasses.replace(self, ttft_s=ttft_s)``, made directly: a serving estimate makes one per concurrency
+        it tries."""
+        return Speed(ttft_s, self.tpot_s, self.batch, self.output_tokens_per_s, self.requests_per_s, self.bound,
+                     self.band)
+
 
 def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None) -> tuple[float, str]:
     """Tensor peak for the format's matmuls; falls back to 16-bit where the part lacks the path. An engine

@@ -474,7 +474,7 @@ def _search_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
         ttft = alone + sp.tpot_s
         if (job.tpot_s and sp.tpot_s > job.tpot_s) or (job.ttft_s and ttft > job.ttft_s):
             return None
-        return replace(sp, ttft_s=ttft)
+        return sp.with_ttft(ttft)
 
     # a larger concurrency makes a longer decode step, so TPOT and TTFT only grow with it: the largest size that
     # meets the targets is found by bisection (the top one at once when it does, as without targets)
