@@ -59,7 +59,11 @@ def table_options(command: str) -> Callable[[F], F]:
     """Give the decorated function's parameter ``opts`` the options of ``command`` (``plan serve``, ``offers``) as
     typer parameters in its place; the function receives them as one namespace, ``opts``. The parameters are made
     when the signature is first read (:class:`TableCommand`)."""
-    return lambda func: cast(F, TableCommand(func, command))
+
+    def decorate(func: F) -> F:
+        return cast(F, TableCommand(func, command))
+
+    return decorate
 
 
 class TableCommand:
