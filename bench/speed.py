@@ -48,12 +48,16 @@ FLOOR = ["-c", "import typer, rich, pydantic"]
 PRICING_FACTORS = (1, 10, 100, 200)  # 200× makes about 100,000 candidates (issue 10: ≤ 0.5 s for 100k)
 PLAN_ARGS = ["plan", "finetune", "ChatGLM2-6B", "--method", "lora", "--samples", "10k", "--tokens-per-sample",
              "1088", "--market", "cn", "--objective", "value", "--json"]
-COMMANDS = (
+DEMO_ARGS = ["plan", "finetune", "ChatGLM2-6B", "--method", "lora", "--lora-rank", "8", "--lora-targets", "attention",
+             "--samples", "10k", "--tokens-per-sample", "1088", "--market", "cn", "--objective", "value", "--top", "5"]
+COMMANDS = (  # what users run: the text tables (rich's drawing and imports) as well as --json
     ("gpuplan gpus --json", ["gpus", "--json"]),
     ("gpuplan offers --gpu H100 --json", ["offers", "--gpu", "H100", "--json"]),
     ("gpuplan estimate Qwen2.5-7B --gpu H100 --json", ["estimate", "Qwen2.5-7B", "--gpu", "H100", "--json"]),
     ("gpuplan plan finetune ChatGLM2-6B … --json", PLAN_ARGS),
     ("gpuplan plan serve Qwen2.5-7B --rps 5 --json", ["plan", "serve", "Qwen2.5-7B", "--rps", "5", "--json"]),
+    ("the README demo (scripts/demo.sh), text", DEMO_ARGS),
+    ("gpuplan plan serve Qwen2.5-7B --rps 5, text", ["plan", "serve", "Qwen2.5-7B", "--rps", "5"]),
 )
 
 

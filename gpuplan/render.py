@@ -102,7 +102,7 @@ def table(rows: Sequence[dict[str, Any]], cols: Sequence[Col], title: str | None
     for row in rows:
         t.add_row(*[(c.fmt or _plain)(row.get(c.key)) for c in cols])
     stream = out or sys.stdout
-    Console(file=stream, soft_wrap=False, width=output_width(stream)).print(t)
+    Console(file=stream, soft_wrap=False, width=output_width(stream), emoji=False).print(t)
 
 
 def output_width(stream: TextIO) -> int | None:

@@ -108,3 +108,17 @@ def test_no_cache_when_it_is_turned_off_or_cannot_be_written(user_dir: Path, tmp
     blocker.write_text("not a folder", encoding="utf-8")
     monkeypatch.setenv(catalog_cache.ENV_DIR, str(blocker / "cache"))  # cannot be made: a file is in the way
     assert catalog_cache.cached(dirs, build) == _build(dirs)
+
+
+def test_the_signature_lists_every_entry_below_a_folder_in_path_order(tmp_path: Path) -> None:
+    for rel in ("a/y.csv", "a-b/x.csv", "__pycache__/z.pyc", "a/__pycache__/w.pyc"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("12345")
+    text = catalog_cache.signature((tmp_path,), dt.date(2026, 1, 2))
+    assert text is not None
+    listed = [line.split("|")[0] for line in text.split(f"dir {tmp_path}\n", 1)[1].split("\n")]
+    # by the paths' parts, as sorted(Path.rglob("*")) gives them: "a" and what is in it before "a-b" (as text,
+    # "a-b/x.csv" < "a/y.csv"); no __pycache__
+    assert listed == ["a", "a/y.csv", "a-b", "a-b/x.csv"]
+    assert f"a/y.csv|5|{(tmp_path / 'a' / 'y.csv').stat().st_mtime_ns}" in text
+    assert catalog_cache.signature((tmp_path / "gone",), dt.date(2026, 1, 2)) is None  # cannot be listed: no cache

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
+import os
+import subprocess
+import sys
+import typing
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import typer
 
 from gpuplan import cli
+from gpuplan.cli_options import _parameter, table_options
+from gpuplan.options import of_command
+from gpuplan.signatures import spliced
 from tests.clirun import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _names(argv: list[str]) -> dict[str, list[str]]:
@@ -52,3 +64,42 @@ def _whole(argv: list[str]) -> tuple[int, str, str]:
 def test_the_pruned_tree_answers_as_the_whole_one(argv: list[str]) -> None:
     pruned = run_cli(argv)
     assert pruned[1] and pruned == _whole(argv)
+
+
+def test_a_command_line_makes_the_table_options_of_its_command_alone() -> None:
+    # a fresh process: in this one other tests have built every command
+    probe = ("import typer; from gpuplan import cli; from gpuplan.cli_options import TableCommand; "
+             "typer.main.get_command(cli.command_tree(['plan', 'finetune', 'ChatGLM2-6B'])); "
+             "print(sorted(n for n, v in vars(cli).items() if isinstance(v, TableCommand) and 'spliced' in vars(v)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT).stdout
+    assert out.strip() == "['plan_finetune']"
+
+
+def test_a_table_command_reads_and_runs_as_its_spliced_function() -> None:
+    def offers(opts: SimpleNamespace, json_out: bool = False) -> tuple[object, ...]:
+        """List offers."""
+        return opts.gpu, opts.market, json_out
+
+    lazy = table_options("offers")(offers)
+    eager = spliced(offers, "opts", [_parameter(o, "offers") for o in of_command("offers")])
+    assert "spliced" not in vars(lazy)  # nothing made yet
+    assert _shown(inspect.signature(lazy).parameters) == _shown(inspect.signature(eager).parameters)
+    assert _shown(typing.get_type_hints(lazy, include_extras=True)) \
+        == _shown(typing.get_type_hints(eager, include_extras=True))
+    assert (lazy.__name__, lazy.__doc__) == ("offers", "List offers.")
+    assert lazy(**{**{p: None for p in inspect.signature(eager).parameters}, "gpu": "H100", "json_out": True}) \
+        == ("H100", None, True)
+
+
+def _shown(params: typing.Mapping[str, typing.Any]) -> list[tuple[object, ...]]:
+    """What typer reads of each parameter or annotation: name, kind, default, type and the option's flags and help
+    (the option objects themselves are made anew on each reading)."""
+    out = []
+    for name, p in params.items():
+        annotation = getattr(p, "annotation", p)
+        meta = getattr(annotation, "__metadata__", ())
+        info = [(m.param_decls, m.help, m.envvar) for m in meta]
+        out.append((name, getattr(p, "kind", None), getattr(p, "default", None),
+                    typing.get_args(annotation)[:1] if meta else annotation, info))
+    return out
