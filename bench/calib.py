@@ -348,7 +348,6 @@ def inference_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
     cases: list[Case] = []
     unmapped: list[Unmapped] = []
     with_tpot = {_run_key(r) for r in rows.values() if r["metric"] == "tpot_ms_median"}
-    with_mean_tpot = {_run_key(r) for r in rows.values() if r["metric"] == "tpot_ms_mean"}
     for rid, row in rows.items():
         case, why = (None, copies[rid]) if rid in copies else _inference_case(cat, row)
         if case:
@@ -357,10 +356,6 @@ def inference_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
             unmapped.append(Unmapped(rid, why))
         if rid not in copies and _one_client_step(row, with_tpot):
             step = _one_client_decode_case(cat, row)
-            if step:
-                cases.append(step)
-        if rid not in copies and _light_rate_step(row, with_mean_tpot):
-            step = _light_rate_decode_case(cat, row)
             if step:
                 cases.append(step)
     return cases, unmapped
@@ -621,49 +616,6 @@ def _one_client_decode_case(cat: Any, row: dict[str, str]) -> Case | None:
     return Case(id=row["id"] + ONE_CLIENT_SUFFIX, cls="decode_batch1", measured=load.measured, predict=pred,
                 source=load.source, describe=load.describe.replace(f": {row['metric']}", ": batch-1 decode step"),
                 group=load.group, resolution=load.resolution, meta=meta, **common)
-
-
-# An open stream so light that, by Little's law on the row's own figures, at most one request decodes at a time on
-# average (rate x output tokens x mean TPOT <= 1) times decode steps of one sequence, stretched only by the few
-# prompts that arrive meanwhile: its mean TPOT (or mean ITL, where the run prints no mean TPOT) measures the
-# engine's small-batch decode step as an online server runs it. Such a row is also mapped as a decode case, predicted
-# by the load model (gpuplan.estimate.load.at_rate, whose only addition at this load is the prompt stretch
-# 1 / (1 - rate x prefill)) and fitted on: without it an engine whose decode rows are few (TensorRT-LLM: two batch-1
-# rows beside hundreds of offline rows at full batch) leaves its per-step cost unidentified, and the fit put it in
-# the all-reduce latency, which only TP > 1 steps pay (TensorRT-LLM online serving v0.14: TP1 Llama-3.1-8B ITL
-# 13-41 % short at every rate it serves, TP4 Llama-3.1-70B 6-16 %). The load row itself stays in the tpot class.
-_LIGHT_RATE_METRICS = ("tpot_ms_mean", "itl_ms_mean")
-LIGHT_RATE_SUFFIX = ":light"
-LIGHT_RATE_MAX_RUNNING = 1.0
-
-
-def _light_rate_step(row: dict[str, str], with_mean_tpot: set[tuple[str, ...]]) -> bool:
-    """A Poisson-arrival row of the mean TPOT (or the mean ITL of a run that printed no mean TPOT) whose stated rate,
-    fixed output length and measured value put at most :data:`LIGHT_RATE_MAX_RUNNING` requests in decode on
-    average (Little's law: rate x output x TPOT)."""
-    if row.get("scenario", "").strip().lower() != "poisson" or row["metric"] not in _LIGHT_RATE_METRICS:
-        return False
-    if row["metric"] == "itl_ms_mean" and _run_key(row) in with_mean_tpot:
-        return False
-    rate, value = _float(row.get("request_rate_per_s", "")), _float(row.get("value", ""))
-    osl, mean = _length(row.get("osl", ""))
-    if not (rate and value and osl) or mean:
-        return False
-    return rate * osl * value / 1000.0 <= LIGHT_RATE_MAX_RUNNING
-
-
-def _light_rate_decode_case(cat: Any, row: dict[str, str]) -> Case | None:
-    """The decode case of a light open-stream row (:func:`_light_rate_step`), predicted by the load model, or None
-    where its load case could not be built (unmapped there with the reason)."""
-    load, _ = _load_case(cat, row)
-    if load is None:
-        return None
-    assume = "; ".join(a for a in (load.assume, "a light open stream: at most one request decodes at a time on "
-                                   "average, so its mean step is a small-batch decode step") if a)
-    meta = {**load.meta, "kind": "decode", "quantity": "tpot_s"}
-    return Case(id=row["id"] + LIGHT_RATE_SUFFIX, cls="decode_batch1", measured=load.measured, predict=load.predict,
-                source=load.source, describe=load.describe.replace(f": {row['metric']}", ": light-load decode step"),
-                group=load.group, assume=assume, resolution=load.resolution, meta=meta, fit=True)
 
 
 _LOAD_METRICS = {

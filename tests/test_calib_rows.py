@@ -496,36 +496,6 @@ def test_one_client_closed_loop_median_tpot_is_also_a_batch1_decode_row(catalog:
     assert (setup.batch, setup.prompt_len, setup.output_len) == (1, 233, 221) and case.fit
 
 
-def test_a_light_open_stream_mean_itl_is_also_a_decode_row(catalog: Catalog) -> None:
-    from calib import LIGHT_RATE_SUFFIX, _light_rate_decode_case, _light_rate_step, _load_case, _run_key
-
-    # TensorRT-LLM perf-overview, online serving (v0.14, Triton), Llama-3.1-8B BF16 on one H100, 467/16 tokens:
-    # mean ITL 7 ms at 2 req/s and 4 req/s, 10 ms at 32 req/s. Little's law on the row's own figures: requests in
-    # decode = rate x output x TPOT = 2 x 16 x 0.007 = 0.224 and 4 x 16 x 0.007 = 0.448 (at most one: a light
-    # stream), 32 x 16 x 0.010 = 5.12 (a batch of five: not)
-    rows = {r["id"]: r for r in _rows("inference_serving.csv")}
-    light, busy = rows["srv-0824"], rows["srv-0844"]
-    assert (light["request_rate_per_s"], light["osl"], light["metric"], light["value"]) == ("2", "16", "itl_ms_mean",
-                                                                                             "7")
-    assert (busy["request_rate_per_s"], busy["value"]) == ("32", "10")
-    assert _light_rate_step(light, set()) and _light_rate_step(rows["srv-0829"], set())
-    assert not _light_rate_step(busy, set())
-    # 256-token outputs at 2 req/s and 8 ms: 2 x 256 x 0.008 = 4.1 requests in decode
-    assert not _light_rate_step(rows["srv-0794"], set())
-    # the mean ITL counts the same steps as a mean TPOT of the same run: mapped only where the run has none
-    assert not _light_rate_step(light, {_run_key(light)})
-    # a closed loop, a median or a dataset's mean length is not such a row
-    assert not _light_rate_step({**light, "scenario": "concurrency"}, set())
-    assert not _light_rate_step({**light, "metric": "itl_ms_median"}, set())
-    assert not _light_rate_step({**light, "osl": "ShareGPT (mean 16)"}, set())
-    case = _light_rate_decode_case(catalog, light)
-    assert case is not None and case.cls == "decode_batch1" and case.id == "srv-0824" + LIGHT_RATE_SUFFIX
-    assert case.fit and case.meta["kind"] == "decode" and case.measured == pytest.approx(0.007)
-    # predicted as the load row is, by the open-stream model at 2 req/s (what the 7 ms measured)
-    load, _ = _load_case(catalog, light)
-    assert load is not None and case.predict(fitted()) == load.predict(fitted())
-
-
 @pytest.mark.parametrize(("version", "notes", "v0"), [
     ("0.6.3", "", True),  # the Qwen2.5 speed benchmark's vLLM (V0: before 0.8.0, PR #13726)
     ("v0.7.3", "", True),
