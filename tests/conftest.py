@@ -36,6 +36,19 @@ TESTS_DATA = Path(__file__).resolve().parent / "data"
 # a copy of the bundled market tables (offers, providers, platforms, purchase prices, FX), frozen: its README
 MARKET_SNAPSHOT = Path(__file__).resolve().parent / "fixtures" / "market_snapshot"
 
+
+@pytest.fixture(autouse=True)
+def _language_of_the_process() -> Any:
+    """Each test starts with no language chosen: a command invoked in-process sets it for the process, as a CLI
+    process does (``--json`` and ``--csv`` choose English, ``--lang`` its language), and a test after it must not
+    read that choice."""
+    from gpuplan import i18n
+
+    token = i18n._lang.set("")
+    yield
+    i18n._lang.reset(token)
+
+
 # Estimators are pure and fast, but the first call of a run loads the catalog; no per-example deadline.
 # HYPOTHESIS_PROFILE=thorough runs many more examples when hunting for a rare counterexample.
 settings.register_profile("gpuplan", deadline=None, max_examples=60,
