@@ -50,6 +50,7 @@ from gpuplan.estimate.memory import (
     kv_read_bytes,
     linear_state_bytes,
     lora_params,
+    memory_reads,
     served_adapter_bytes,
     weights_bytes,
 )
@@ -167,8 +168,15 @@ def gemm_flops_split(m: ModelSpec, eng: Engine, cal: Calibration, gpu: Gpu | Non
     weighted by 1/f_moe: the two run as different kernels, each on its own side of the roofline. On ``gpu``'s
     backend: vllm-ascend's grouped-matmul operators are not vLLM's fused-MoE Triton kernels (a Metal backend,
     fitted without an f_moe of its own, takes its engine's)."""
+    dense, experts = _gemm_flops(m)
+    return dense, experts / _eff(cal, eng, "f_moe", gpu)
+
+
+def _gemm_flops(m: ModelSpec) -> tuple[float, float]:
+    """(dense, routed-expert) matmul FLOPs per token, the experts' before 1/f_moe: they do not read the GPU or the
+    calibration."""
     experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0
-    return 2 * matmul_params(m) - experts, experts / _eff(cal, eng, "f_moe", gpu)
+    return 2 * matmul_params(m) - experts, experts
 
 
 # Kernels one decoder layer launches per forward pass, counted in vLLM's model code (vllm/model_executor/models/
@@ -300,7 +308,7 @@ class RunWork:
 def run_work(m: ModelSpec, s: InferSetup, requests: float, most_batch: float) -> RunWork:
     """:class:`RunWork` of ``requests`` sequences of the setup in waves of at most ``most_batch``."""
     fmt = weight_format(s.weight_format)
-    experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0  # as gemm_flops_split
+    dense, experts = _gemm_flops(m)
     tokens = requests * s.prompt_len
     ctx = s.prompt_len + s.output_len / 2  # as speed()
     kv = 0.0
@@ -308,7 +316,7 @@ def run_work(m: ModelSpec, s: InferSetup, requests: float, most_batch: float) ->
         latent = get_engine(s.engine).mla_latent_cache
         kv = requests * s.output_len * ctx * kv_bytes_per_token(m, s.kv_dtype, s.tp, latent)
     steps = math.ceil(requests / most_batch) * s.output_len
-    return RunWork(tokens * (2 * matmul_params(m) - experts + lora_flops_per_token(m, s)), tokens * experts, kv,
+    return RunWork(tokens * (dense + lora_flops_per_token(m, s)), tokens * experts, kv,
                    steps * _streamed_bytes(m, fmt, s, 1.0, _weight_terms(m, fmt, s)))
 
 
@@ -424,8 +432,8 @@ def _setup_step_terms(m: ModelSpec, s: InferSetup) -> _SetupStepTerms:
         return hit
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
-    experts = 2.0 * count_params(m).active_experts if m.is_moe else 0.0  # gemm_flops_split's, before 1/f_moe
-    found = (fmt, _weight_terms(m, fmt, s), 2 * matmul_params(m) - experts + lora_flops_per_token(m, s), experts,
+    dense, experts = _gemm_flops(m)
+    found = (fmt, _weight_terms(m, fmt, s), dense + lora_flops_per_token(m, s), experts,
              kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache), token_budget(m, s),
              attention_flops_per_token(m, (s.prompt_len + 1) / 2), linear_state_bytes(m, s.tp),
              float(m.index_topk) if m.is_sparse_attention else math.inf, graph_batches(s), layer_launches(m))
@@ -542,8 +550,8 @@ _batched: IdentityMemo[InferSetup] = IdentityMemo()
 
 def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
     """Most sequences of ``s.context_len`` tokens the engine can run at once on this configuration; kept per model,
-    calibration, setup, and of the GPU what the memory estimate reads (its capacity and whether it is unified)."""
-    values = (s, gpu.memory_bytes, gpu.vendor == "Apple")
+    calibration, setup, and of the GPU what the memory estimate reads (:func:`memory_reads`)."""
+    values = (s, *memory_reads(gpu))
     hit = _most.get(m, cal, None, values)
     if hit is not None:
         return hit

@@ -29,7 +29,7 @@ from gpuplan.estimate.infer_speed import (
     speed,
     speed_assumptions,
 )
-from gpuplan.estimate.memory import inference_memory, training_memory
+from gpuplan.estimate.memory import inference_memory, memory_reads, training_memory
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
@@ -376,9 +376,8 @@ def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibrat
     headroom; 0 when not even one sequence does. Memory grows with the batch, so a search of the bounds finds it.
 
     Kept per model, calibration, setup, headroom and ``top``, and of the GPU only what the memory estimate reads
-    of it (its capacity, and whether it is unified: :func:`inference_memory`): GPU types of the same memory share
-    the search."""
-    values = (s, headroom, top, gpu.memory_bytes, gpu.vendor == "Apple")
+    of it (:func:`memory_reads`): GPU types of the same memory share the search."""
+    values = (s, headroom, top, *memory_reads(gpu))
     hit = _largest.get(m, cal, None, values)
     if hit is None:
         hit = _largest.put(m, cal, None, values, _largest_batch(m, gpu, s, cal, headroom, top))

@@ -342,9 +342,15 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
 _fit_only: IdentityMemo[Estimate] = IdentityMemo()
 
 
+def memory_reads(gpu: Gpu) -> tuple[float, bool]:
+    """What :func:`inference_memory` reads of a GPU: its capacity, and whether its memory is unified (Apple parts
+    share one memory between CPU and GPU and have no CUDA context: their runtime is fitted apart). GPU types that
+    agree on both size a setup alike, so a search over them may share its answers."""
+    return gpu.memory_bytes, gpu.vendor == "Apple"
+
+
 def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration, describe: bool) -> Estimate:
-    # Apple parts share one memory between CPU and GPU and have no CUDA context: their runtime is fitted apart
-    unified = gpu is not None and gpu.vendor == "Apple"
+    unified = gpu is not None and memory_reads(gpu)[1]
     t = _setup_terms(m, s, cal, unified)
     eng, latent, parts = t.eng, t.latent, t.parts
     capacity = _capacity_answers(m, gpu, s, t, longest=describe)

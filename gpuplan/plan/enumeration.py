@@ -158,7 +158,6 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
     half = half_format(gpu)
     hardware: dict[tuple[str, str], InfeasibleError | None] = {}  # memo.hardware_error's, read here first
-    memory_bytes = gpu.memory_bytes
     for par, rows in memo.grid(m, n, job, half):
         check_budget()
         plain_mb = 0  # the micro-batch that fitted this layout without recomputation (0: none did)
@@ -190,7 +189,7 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                 size = entry.sized
                 if size is None:
                     size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
-                if not (size.needed_bytes <= memory_bytes and size.kv_shortfall_bytes <= 0):  # size.fits(gpu)
+                if not size.fits(gpu):
                     short = size.shortfall_bytes(gpu)
                     if closest is None or short < closest[2]:
                         closest = (setup, size, short)
@@ -278,7 +277,6 @@ class _Slower(Enum):
     """What :meth:`_Sized.time` returns for a setup that cannot beat the one found before it."""
 
     SLOWER = "slower"
-
 
 
 def described(e: JobEstimate, cal: Calibration) -> JobEstimate:
