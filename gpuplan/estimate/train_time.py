@@ -464,7 +464,7 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
         # bytes as all-gathers and reduce-scatters), and a full recomputation runs the forward's two again
         # (Korthikanti et al. 2022, sec. 5)
         collectives = 6 if s.recompute == Recompute.FULL else 4
-        tp = collectives * m.n_layers / par.pp * act * 2 * (par.tp - 1) / par.tp
+        tp = collectives * m.n_layers / par.pp * act * _ring(par.tp)
     return dp, tp
 
 
