@@ -746,6 +746,18 @@ def _speed_quantity(metric: str, offline: bool) -> str:
     return "tpot_s" if metric.startswith(("decode_tok_s", "tpot")) else "ttft_s"
 
 
+# transformers' generate() kept only the last prompt position's logits from 4.45 (GenerationMixin passes
+# num_logits_to_keep=1 to the models that accept it); a stated release before it ran lm_head over every prompt
+# position and cast the logits to fp32 (Qwen2ForCausalLM.forward at v4.38.2), which the Qwen2 speed benchmark's
+# long prompts show (Qwen2-7B at 30,720 tokens: 42.62 GiB under 4.38.2, 19.97 GiB for Qwen2.5-7B under 4.46.0).
+_LAST_LOGITS_ONLY = (4, 45)
+
+
+def _full_prompt_logits(engine: str, row: dict[str, str]) -> bool:
+    found = re.match(r"\s*(\d+)\.(\d+)", row.get("engine_version", ""))
+    return engine == "hf" and found is not None and (int(found[1]), int(found[2])) < _LAST_LOGITS_ONLY
+
+
 # llama.cpp gained Flash Attention in PR #5021 (ggml-org/llama.cpp, merged 2024-04-30) behind -fa, and made it the
 # default ('auto') only in 2025 (issue #27086 calls `-fa auto` the default): a row uses it when it says so
 _LLAMACPP_FLASH_ATTENTION = re.compile(r"-fa (?:1|on)\b|flash attention on")
@@ -802,7 +814,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
                       "the next one (two caches at the peak); gpuplan models the current DynamicCache")
     notes = row["notes"].lower()
     setup = InferSetup(engine=engine, weight_format=fmt, batch=batch, prompt_len=isl or 512,
-                       output_len=osl or 512)
+                       output_len=osl or 512, full_logits=_full_prompt_logits(engine, row))
     n_ctx = re.search(r"n_ctx (\d+)", notes) if engine == "llamacpp" else None
     if engine == "llamacpp":  # its KV cache and graph are allocated for n_ctx; Flash Attention only when asked for
         setup = replace(setup, flash_attention=bool(_LLAMACPP_FLASH_ATTENTION.search(notes)))

@@ -236,6 +236,19 @@ def test_an_inference_memory_row_is_sized_in_the_format_its_label_names(catalog:
     assert case.meta["setup"].weight_format == expected
 
 
+def test_a_transformers_release_before_4_45_holds_every_prompt_logit(catalog: Catalog) -> None:
+    # the Qwen2 speed benchmark ran transformers 4.38.2: Qwen2-7B with a 30,720-token prompt read 42.62 GiB, where
+    # Qwen2.5-7B under 4.46.0 read 19.97; the difference is the prompt's logits (30,720 x 152,064, 16-bit and fp32)
+    row = next(r for r in _rows("inference_extra.csv") if r["id"] == "imm-0068")
+    old, _ = _inference_memory_case(catalog, row)
+    new, _ = _inference_memory_case(catalog, {**row, "engine_version": "4.46.0"})
+    assert old is not None and new is not None
+    assert old.meta["setup"].full_logits and not new.meta["setup"].full_logits
+    cal = fitted()
+    assert old.predict(cal) - new.predict(cal) > 20 * 2**30
+    assert abs(old.predict(cal) / old.measured - 1) < 0.15 < abs(new.predict(cal) / new.measured - 1)
+
+
 def test_a_row_that_states_none_of_its_conditions_is_reported_not_fitted(cases: list[Case]) -> None:
     # Baichuan2's README prints one 'GPU Mem' per precision without prompt, length, GPU or counter
     baichuan = [c for c in cases if c.group == "Baichuan2 README"]
