@@ -45,6 +45,10 @@ _FRAMEWORKS = (("llm.c", "llmc"), ("llama-factory", "llama-factory"), ("llamafac
                ("unsloth", "unsloth"), ("litgpt", "litgpt"), ("axolotl", "axolotl"), ("trl", "trl"), ("swift", "swift"),
                ("torchtune", "torchtune"), ("torchtitan", "torchtitan"),
                ("llm-foundry", "llm-foundry"), ("composer", "llm-foundry"), ("megatron", "megatron"),
+               # NeMo AutoModel's PyTorch backend (FSDP2 over DTensor, expert parallel, Transformer Engine
+               # kernels; NVIDIA-NeMo/Automodel docs/performance-summary.mdx) is the PyTorch-native stack
+               # torchtitan is, not NeMo's Megatron-Core one: matched before "nemo"
+               ("automodel", "torchtitan"),
                ("nemo", "megatron"),
                # DeepSeek's in-house HAI-LLM (DeepSeek-V3 report, sec. 3.2: hand-written kernels, DualPipe, FP8
                # GEMMs): timed as the hand-optimised class, as Meta's own stack is for the Llama rows

@@ -488,6 +488,23 @@ def test_megatron_cores_mixtral_figure_reads_back_through_megatrons_flop_count(c
     assert case.meta["setup"].grad_accum == 256 // 16
 
 
+def test_nemo_automodel_rows_run_the_pytorch_native_stack_with_the_expert_layout_they_state(catalog: Catalog) -> None:
+    # NeMo AutoModel's performance summary: DeepSeek V3 on 256 H100, PP 4 VP 8 EP 64, FSDP 64, MBS 1, LBS 8, GA 1,
+    # GBS 512: 8.18 s a step, 512·4096 / (8.18·256) = 1,001.4 tok/s/GPU, printed 1,002. Its FSDP2 stack is
+    # torchtitan's kind, not the Megatron-Core one the "NeMo" in its name would pick
+    rows = {r["id"]: r for r in _rows("training_more.csv")}
+    case, why = _pretrain_case(catalog, rows["trm-automodel-dsv3-256-tokgpu"])
+    assert case is not None, why
+    assert case.cls == "pretrain_throughput_moe" and case.group == "nemo-automodel-perf"
+    assert case.meta["setup"].framework == "torchtitan" and case.measured == 1002
+    par = case.meta["setup"].parallel
+    assert (par.tp, par.pp, par.vp, par.ep, par.dp, par.zero) == (1, 4, 8, 64, 64, 3)
+    assert case.meta["setup"].grad_accum == 512 // 64  # 8 micro-batches of 1 per replica
+    # gpt-oss-120b: the table prints EP "-" and its config at that commit is another layout: no EP, unmapped
+    case, why = _pretrain_case(catalog, rows["trm-automodel-gptoss120b-64-tokgpu"])
+    assert case is None and "expert-parallel degree" in why
+
+
 def test_one_client_closed_loop_median_tpot_is_also_a_batch1_decode_row(catalog: Catalog) -> None:
     from calib import ONE_CLIENT_SUFFIX, _one_client_decode_case, _one_client_step, _run_key
 
