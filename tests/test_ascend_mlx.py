@@ -122,3 +122,13 @@ def test_vllm_ascend_moe_grouped_gemms_take_their_own_share(catalog: Catalog) ->
     npu = gemm_flops_split(m, vllm, cal, catalog.gpu("Ascend-910B"))
     h100 = gemm_flops_split(m, vllm, cal, catalog.gpu("H100"))
     assert npu[0] == h100[0] and npu[1] == pytest.approx(2 * h100[1])
+
+
+def test_mlx_prefills_a_long_prompt_in_chunks_of_2048_tokens(catalog: Catalog) -> None:
+    # mlx_lm generate_step runs the prompt through the model prefill_step_size = 2048 tokens at a time and evaluates
+    # only the cache between chunks (ml-explore/mlx-lm mlx_lm/generate.py @f8e2d6f976fa29ab6f4b5d41810ed3a66e798a14),
+    # so a 33,898-token prompt (mlx-lm PR #40's run, bench/calibration/inference_llamacpp.csv lcp-0766) holds one
+    # chunk's transients: Mistral-7B, 2048 x (4 x 4096 + 4096 + 2 x 1024 + 3 x 14336) x 2 bytes = 256 MiB
+    s = InferSetup(engine="mlx", weight_format="mlx-q4", prompt_len=33898, output_len=100)
+    est = inference_memory(catalog.model("Mistral-7B-v0.2"), catalog.gpu("M2-Ultra"), s)
+    assert est.breakdown.get("activations") == 2048 * 65_536 * 2

@@ -264,3 +264,37 @@ def test_llamacpp_kv_cache_is_allocated_for_n_ctx_padded_to_whole_cells(catalog:
     est = inference_memory(catalog.model("LLaMA-7B"), catalog.gpu("RTX3090"), _llamacpp(n_ctx, "gguf-q4_0",
                                                                                       flash_attention))
     assert est.breakdown.get("kv_cache") == cells * 32 * 4096 * 2 * 2
+
+
+def _scoring(prompt: int) -> InferSetup:  # transformers 4.38 generate: logits for every prompt position
+    return InferSetup(engine="hf", weight_format="bf16", prompt_len=prompt, output_len=2048, full_logits=True)
+
+
+def test_long_prompt_peak_holds_the_logits_not_the_layer_activations_too(catalog: Catalog) -> None:
+    # Qwen2-7B, 30,720 prompt tokens: one layer's transients are 30,720 x (4 x 3584 + 3584 + 2 x 512 + 3 x 18944)
+    # x 2 bytes = 4.34 GiB; the logits, made after the last layer has freed its transients, are 30,720 x 152,064
+    # x (2 + 4) bytes = 26.1 GiB with the 16-bit final hidden state (0.21 GiB) they come from. The Qwen2 speed
+    # benchmark (bench/calibration/inference_extra.csv imm-0068) measured 42.62 GiB, the parts without the 4.34.
+    est = inference_memory(catalog.model("Qwen2-7B"), catalog.gpu("A100-80GB"), _scoring(30720))
+    layer = 30720 * (4 * 3584 + 3584 + 2 * 512 + 3 * 18944) * 2
+    assert est.breakdown.get("logits") == 30720 * 152_064 * 6
+    assert est.breakdown.get("activations") == 30720 * 3584 * 2
+    assert est.breakdown.get("activations") < layer / 10
+
+
+def test_short_prompt_peak_is_inside_a_layer(catalog: Catalog) -> None:
+    # one prompt token, generate keeping the last position's logits: 152,064 x 6 bytes = 0.9 MB of logits against
+    # a layer's transients; the peak is the layer's and no logits are added to it
+    s = InferSetup(engine="hf", weight_format="bf16", prompt_len=4096, output_len=256)
+    est = inference_memory(catalog.model("Qwen2-7B"), catalog.gpu("A100-80GB"), s)
+    assert est.breakdown.get("activations") == 4096 * (4 * 3584 + 3584 + 2 * 512 + 3 * 18944) * 2
+    assert est.breakdown.get("logits") == 0
+
+
+def test_peak_does_not_grow_with_the_activations_while_the_logits_dominate(catalog: Catalog) -> None:
+    gpu = catalog.gpu("A100-80GB")
+    qwen = catalog.model("Qwen2-7B")
+    wider = replace(qwen, ffn_hidden=2 * qwen.ffn_hidden)  # larger layer transients only
+    short_of_weights = [inference_memory(m, gpu, _scoring(30720)) for m in (qwen, wider)]
+    assert [e.total - e.breakdown.get("weights") for e in short_of_weights] == pytest.approx(
+        [short_of_weights[0].total - short_of_weights[0].breakdown.get("weights")] * 2)

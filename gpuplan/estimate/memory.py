@@ -291,6 +291,24 @@ def ggml_compute_buffer_bytes(m: ModelSpec, s: InferSetup, ubatch: int) -> float
     return 4.0 * max(output, mlp, scores)
 
 
+def forward_peak_bytes(m: ModelSpec, s: InferSetup, chunk: float) -> tuple[float, float]:
+    """(activations, logits) at the peak of one forward pass of ``chunk`` tokens, outside llama.cpp. A layer's
+    transients are freed when the next layer takes its output, and the logits are made after the last layer from the
+    final normed hidden state alone (huggingface/transformers src/transformers/models/qwen2/modeling_qwen2.py
+    @00d4b3d2142cb4ced2f51b90614b5d26bc045015: ``Qwen2Model.forward`` reassigns ``hidden_states`` layer by layer,
+    then ``self.norm``; ``Qwen2ForCausalLM.forward`` runs ``self.lm_head`` on it). So the peak is the larger of one
+    layer's transients and the logits with that hidden state, never their sum. Logits: 16-bit plus the fp32 copy
+    that ``logits.float()`` makes (transformers < 4.45), for every prompt token when ``s.full_logits``, else the
+    last one."""
+    layer = _forward_workspace_bytes(m, chunk, s.tp)
+    logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
+    at_logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
+    last_hidden = chunk * m.hidden * BYTES_16
+    if layer >= at_logits + last_hidden:
+        return layer, 0.0
+    return last_hidden, at_logits
+
+
 def _forward_workspace_bytes(m: ModelSpec, tokens: float, tp: int) -> float:
     """Peak of live tensors inside one layer while ``tokens`` tokens go through it (no autograd): the
     residual stream, the normed input, Q/K/V, the attention output and the MLP's intermediates."""
@@ -379,7 +397,8 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         Assumption("framework workspace (cuBLAS, buffers)", fmt_bytes(framework),
                    "fitted on PyTorch-counted inference-memory rows (bench/fit.py)"),
         Assumption("logits", "all prompt tokens" if s.full_logits else "last token only (generate)",
-                   "transformers >= 4.45 keeps only the last position's logits during generation"),
+                   "transformers >= 4.45 keeps only the last position's logits during generation; they are made "
+                   "after the last layer has freed its transients, so the peak holds them or a layer's, not both"),
     )) + ((Assumption("previous step's KV cache", "held while the next is built",
                       "the model's own code concatenates the cache into a new tuple every step "
                       "(gpuplan/data/hf_kv_cache.csv); generate keeps the last one until the forward returns"),)
@@ -437,7 +456,7 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     if eng.memory_mode == "context":
         kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent, block)
     chunk = s.batch * s.prompt_len
-    if eng.max_batched_tokens and eng.memory_mode != "on-demand":
+    if eng.max_batched_tokens:  # the scheduler's token budget, or MLX's prefill step (engines.csv)
         chunk = min(chunk, eng.max_batched_tokens)
     overhead = cal.get("infer_overhead_unified_bytes" if unified else "infer_overhead_bytes")
     adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
@@ -450,9 +469,7 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
         logits = framework = previous = dequant = 0.0
         parts = (("weights", weights), ("kv_cache", kv), ("compute_buffer", workspace), *tail)
     else:
-        workspace = _forward_workspace_bytes(m, chunk, s.tp)
-        logit_rows = s.batch * (s.prompt_len if s.full_logits else 1)
-        logits = logit_rows * m.vocab * (BYTES_16 + 4.0) / s.tp
+        workspace, logits = forward_peak_bytes(m, s, chunk)
         framework = cal.get("infer_workspace_bytes")
         dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == Engine.HF else 0.0
         # a model whose own code returns a new tuple of concatenated tensors every step: the last one is still held
