@@ -496,7 +496,8 @@ def _kept_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
         counted: Counter[tuple[str, str]] = Counter()
         best, near = best_training(m, gpu, job, n, c, cal, counted, memo)
         kept = _training_answers.put(m, gpu, cal, key, (best, near, counted))
-    reasons.update(kept[2])  # in the order best_training counted them, as if it had counted into ``reasons``
+    if kept[2]:  # in the order best_training counted them, as if it had counted into ``reasons``
+        reasons.update(kept[2])
     return kept[0], kept[1]
 
 
