@@ -245,6 +245,15 @@ class StepLead(NamedTuple):
     def floor(self) -> float:
         return 0 + self.compute + self.memory_bound + self.optimizer  # the prefix of StepTime.seconds' sum
 
+    def bound(self, m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, w: StepWork) -> float:
+        """``floor`` plus the tensor-parallel and pipeline sends and the pipeline bubble of ``s`` on ``gpu``
+        (``w``: its :func:`step_work`), in the order :attr:`StepTime.seconds` sums them: each part left out is
+        ≥ 0 and adding one never lowers a rounded sum, so this is never above the run's seconds either. The parts
+        that overlap compute (data-parallel) or hang on the experts' routing are left out; the rest are a few
+        products, so a search can drop a slower layout before :func:`step_time`."""
+        _, tp_total, pp_total = _comm_seconds(m, s, links(gpu, cal), w, self.steps)
+        return self.floor + tp_total + pp_total + pipeline_bubble(s, self.compute)
+
 
 def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> StepLead:
     """The first parts of :func:`step_time` (see :class:`StepLead`)."""
@@ -282,16 +291,11 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         lead or step_lead(m, gpu, s, tokens, cal, w))
     step_compute = compute / steps
     link = links(gpu, cal)
-    dp_comm, tp_comm = _comm_per_step(s, link, w)
+    dp_comm, tp_total, pp_total = _comm_seconds(m, s, link, w, steps)
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * dp_overlap_window(s, step_compute)) * steps
-    tp_total = tp_comm * steps
     micro_steps = steps * s.grad_accum
     ep_total = expert_parallel_seconds(s, link, w, cal) * micro_steps  # not overlapped (moe_train)
-    bubble, pp_total = 0.0, pipeline_send_seconds(s, m.hidden, link) * micro_steps
-    if par.pp > 1:
-        # t_bubble / t_ideal = (p − 1)/m, and (p − 1)/(v·m) when each stage holds v interleaved model chunks
-        # (Narayanan et al. 2021, eq. 1 and sec. 2.2.2)
-        bubble = compute * (par.pp - 1) / (max(1, par.vp) * s.grad_accum)
+    bubble = pipeline_bubble(s, compute)
     stall = 0.0
     if not s.framework.optimised and not s.compiled:
         launch = m.n_layers / par.pp * cal.get("layer_launch_s")  # host seconds per micro-step
@@ -500,6 +504,16 @@ def dp_overlap_window(s: TrainSetup, step_compute: float) -> float:
     return step_compute * min(1.0, micro_steps / max(1, s.grad_accum))
 
 
+def pipeline_bubble(s: TrainSetup, compute: float) -> float:
+    """Seconds the pipeline stages of ``s`` stand idle in a run whose ``compute`` seconds are its compute part: the
+    1F1B bubble, t_bubble / t_ideal = (p − 1)/m for m micro-batches per step, and (p − 1)/(v·m) when each stage
+    holds v interleaved model chunks (Narayanan et al. 2021, eq. 1 and sec. 2.2.2); none without pipelining."""
+    par = s.parallel
+    if par.pp <= 1:
+        return 0.0
+    return compute * (par.pp - 1) / (max(1, par.vp) * s.grad_accum)
+
+
 def pipeline_send_seconds(s: TrainSetup, hidden: int, link: Links) -> float:
     """Seconds a micro-step waits on pipeline point-to-point sends: a stage sends its output activations forward
     and their gradients backward, micro-batch × sequence × hidden 16-bit elements each (÷ TP under sequence
@@ -519,6 +533,14 @@ def pipeline_send_seconds(s: TrainSetup, hidden: int, link: Links) -> float:
 def _ring(n: int) -> float:
     """A ring all-reduce over ``n`` ranks sends 2·(n − 1)/n of the buffer per rank (none for one rank)."""
     return 2 * (n - 1) / n if n > 1 else 0.0
+
+
+def _comm_seconds(m: ModelSpec, s: TrainSetup, link: Links, w: StepWork, steps: float
+                  ) -> tuple[float, float, float]:
+    """(data-parallel seconds per optimizer step, before any overlap; tensor-parallel seconds; pipeline-send
+    seconds) of a run of ``steps`` optimizer steps of ``s`` over ``link``."""
+    dp_comm, tp_comm = _comm_per_step(s, link, w)
+    return dp_comm, tp_comm * steps, pipeline_send_seconds(s, m.hidden, link) * (steps * s.grad_accum)
 
 
 def _comm_per_step(s: TrainSetup, link: Links, w: StepWork) -> tuple[float, float]:

@@ -254,13 +254,14 @@ class _Sized:
     def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, faster: float = math.inf
              ) -> StepTime | _Slower | None:
         """The parts of ``self.estimate(...).time``, without describing them (None without training tokens):
-        their ``seconds`` is the estimate's; ``_Slower.SLOWER`` where the first parts alone (``StepLead.floor``, never
-        above the seconds) already reach ``faster``, the seconds of a setup found before."""
+        their ``seconds`` is the estimate's; ``_Slower.SLOWER`` where the first parts alone (``StepLead.floor``), or
+        with the model-parallel sends and the pipeline bubble (``StepLead.bound``), both never above the seconds,
+        already reach ``faster``, the seconds of a setup found before."""
         if job.train_tokens <= 0:
             return None
         work = self.work(m, s, cal)
         lead = step_lead(m, gpu, s, job.train_tokens, cal, work)
-        if lead.floor >= faster:
+        if lead.floor >= faster or lead.bound(m, gpu, s, cal, work) >= faster:
             return _Slower.SLOWER
         return step_time(m, gpu, s, job.train_tokens, cal, work, lead)
 
@@ -495,7 +496,8 @@ def _kept_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
         counted: Counter[tuple[str, str]] = Counter()
         best, near = best_training(m, gpu, job, n, c, cal, counted, memo)
         kept = _training_answers.put(m, gpu, cal, key, (best, near, counted))
-    reasons.update(kept[2])  # in the order best_training counted them, as if it had counted into ``reasons``
+    if kept[2]:  # in the order best_training counted them, as if it had counted into ``reasons``
+        reasons.update(kept[2])
     return kept[0], kept[1]
 
 
