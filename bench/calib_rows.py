@@ -393,6 +393,12 @@ def _chunked_loss(row: dict[str, str], fw: Framework) -> bool:
     return fw.chunked_loss and not re.search(r"\bnot chunked\b", row["notes"], re.IGNORECASE)
 
 
+def _loss_16bit(row: dict[str, str]) -> bool | None:
+    """True where the notes say the loop takes its cross-entropy over the model's 16-bit logits without an fp32
+    upcast ("loss over 16-bit logits"), else None: the model code and stack decide."""
+    return True if re.search(r"loss over 16-bit logits", row["notes"], re.IGNORECASE) else None
+
+
 def _zero_buckets(row: dict[str, str], fw: Framework) -> dict[str, int | bool]:
     """DeepSpeed ZeRO bucket settings: the framework's (frameworks.csv), overridden by a ds_config the row quotes
     ("reduce_bucket_size 2e8", "overlap_comm")."""
@@ -479,6 +485,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
            else fw.optimizer)
     values: dict[str, Any] = dict(method=method, micro_batch=mb, seq_len=seq, grad_accum=accum, recompute=recompute,
                                   optimizer=opt, framework=fw.stack, chunked_loss=_chunked_loss(row, fw),
+                                  loss_16bit=_loss_16bit(row),
                                   flash_attention=row["flash_attention"].strip().lower() != "no",
                                   lengths_vary=fw.lengths_vary and not row["packing"].strip().lower().startswith("yes"),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))

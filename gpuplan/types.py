@@ -657,6 +657,9 @@ class TrainSetup:
     compiled: bool = False
     # the loss runs under torch.compile; None: as the stack does for a compiled model (data/stacks.csv compiles_loss)
     compiled_loss: bool | None = None
+    # the cross-entropy takes the model's 16-bit logits with no fp32 upcast (a loop with its own criterion that passes
+    # no labels to the model and runs without autocast); None: as the model code and stack do (memory._loss_in_16bit)
+    loss_16bit: bool | None = None
     fused_optimizer_step: bool = False  # optimizer step inside backward: gradients freed layer by layer
     # sequence lengths change from one micro-step to the next (dynamic padding, no packing): the caching allocator
     # then keeps blocks of every size it has seen, and its pool grows past the allocated peak

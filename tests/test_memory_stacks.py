@@ -228,6 +228,21 @@ def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog
     assert training_memory(llama, deepspeed).trained.logits_bytes == 2048 * 32_000 * 10
 
 
+def test_a_loop_that_takes_its_own_loss_on_16bit_logits_holds_no_fp32_copy(catalog: Catalog) -> None:
+    # universal-llm-trainer (ljm565/universal-llm-trainer src/models/llama3.py @9efd14b5) calls the model without
+    # labels, so transformers 4.49 hands back the lm_head's bf16 logits, and takes nn.CrossEntropyLoss of the shifted
+    # copy itself with AMP off: logits, shifted copy and log-softmax, 2 bytes each. Llama-3.1-8B at 2 × 8192 tokens,
+    # vocabulary 128,256. The setup states it (loss_16bit); without it transformers' loss upcasts, 10 bytes an entry.
+    m = catalog.model("Llama-3.1-8B")
+    hf = TrainSetup(method="lora", micro_batch=2, seq_len=8192, precision="bf16", recompute="full", framework="hf")
+    own_loss = replace(hf, loss_16bit=True)
+    assert training_memory(m, own_loss).trained.logits_bytes == 2 * 8192 * 128_256 * 6
+    assert training_memory(m, hf).trained.logits_bytes == 2 * 8192 * 128_256 * 10
+    # a model trained in fp32 has fp32 logits whatever the loop does: 4-byte logits, copy and log-softmax
+    fp32 = replace(hf, precision="fp32")
+    assert training_memory(m, replace(fp32, loss_16bit=True)).trained.logits_bytes == 2 * 8192 * 128_256 * 12
+
+
 def test_deepspeed_zero2_backward_allocates_its_reduce_buckets(catalog: Catalog) -> None:
     # deepspeed/runtime/zero/stage_1_and_2.py @v0.11.1, DeepSpeedZeroOptimizer.backward: with contiguous_gradients
     # each backward allocates reduce_bucket_size elements in the 16-bit dtype, twice with overlap_comm. Qwen's

@@ -882,7 +882,10 @@ def _loss_in_16bit(m: ModelSpec, s: TrainSetup) -> bool:
     ``not self.is_deepspeed_enabled`` ("deepspeed and SageMaker Model Parallel manage their own half precision"),
     and huggingface/accelerate src/accelerate/accelerator.py @v0.24.0 (00301b27) ``Accelerator.__init__`` sets
     ``native_amp`` (the autocast ``prepare_model`` wraps forward in) for fp16 and bf16 only when the distributed type
-    is not DEEPSPEED or MEGATRON_LM (the same at v0.21.0 and v0.25.0)."""
+    is not DEEPSPEED or MEGATRON_LM (the same at v0.21.0 and v0.25.0). A setup that states it (``loss_16bit``)
+    decides, as a training loop with its own criterion over the 16-bit logits of a model run without autocast does."""
+    if s.loss_16bit is not None:
+        return s.loss_16bit and s.precision != "fp32"
     return m.model_type in LOGITS_KEPT_16BIT and _deepspeed_optimizer(s) and s.precision != "fp32"
 
 
