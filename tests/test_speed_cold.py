@@ -91,6 +91,11 @@ def _plain_alternatives(monkeypatch: pytest.MonkeyPatch, catalog: Catalog, name:
     ("Llama-2-70B", Job(task="infer", requests=20_000, prompt_len=1000, output_len=300), Constraints(
         gpus=("A100",))),
     ("Qwen2.5-7B", Job(task="serve", rps=5, prompt_len=1000, output_len=300), Constraints(objective="value")),
+    # the limit falls as a change's rows are found: only rows within the budget (or the deadline) may lower it
+    ("Qwen2.5-7B", Job(task="infer", requests=100_000, prompt_len=1000, output_len=300), Constraints(budget=3.0)),
+    ("Qwen2.5-7B", Job(task="serve", rps=5, prompt_len=1000, output_len=300), Constraints(budget=1.0, spot=False)),
+    ("Llama-3.1-8B", Job(task="finetune", method="full", samples=20_000, tokens_per_sample=2048, seq_len=2048),
+     Constraints(deadline_s=6 * 3600.0)),  # training: the GPU types in their own order
 ])
 def test_alternatives_by_cost_leave_out_only_what_cannot_undercut_the_pick(
         monkeypatch: pytest.MonkeyPatch, catalog: Catalog, name: str, job: Job, c: Constraints) -> None:
