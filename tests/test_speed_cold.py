@@ -24,6 +24,7 @@ from gpuplan.estimate.job import (
     fits_gpu,
     inference_setup,
     largest_batch,
+    least_replicas,
     least_run_seconds,
     training_setup,
 )
@@ -91,6 +92,11 @@ def _plain_alternatives(monkeypatch: pytest.MonkeyPatch, catalog: Catalog, name:
     ("Llama-2-70B", Job(task="infer", requests=20_000, prompt_len=1000, output_len=300), Constraints(
         gpus=("A100",))),
     ("Qwen2.5-7B", Job(task="serve", rps=5, prompt_len=1000, output_len=300), Constraints(objective="value")),
+    # the limit falls as a change's rows are found: only rows within the budget (or the deadline) may lower it
+    ("Qwen2.5-7B", Job(task="infer", requests=100_000, prompt_len=1000, output_len=300), Constraints(budget=3.0)),
+    ("Qwen2.5-7B", Job(task="serve", rps=5, prompt_len=1000, output_len=300), Constraints(budget=1.0, spot=False)),
+    ("Llama-3.1-8B", Job(task="finetune", method="full", samples=20_000, tokens_per_sample=2048, seq_len=2048),
+     Constraints(deadline_s=6 * 3600.0)),  # training: the GPU types in their own order
 ])
 def test_alternatives_by_cost_leave_out_only_what_cannot_undercut_the_pick(
         monkeypatch: pytest.MonkeyPatch, catalog: Catalog, name: str, job: Job, c: Constraints) -> None:
@@ -154,6 +160,44 @@ def test_a_batch_runs_least_seconds_bound_its_estimate(catalog: Catalog, name: s
     assert len(ratios) >= 10
     if name != "DeepSeek-V3.2":  # its decode reads the top-k tokens and the experts a batch reaches: left out
         assert sorted(ratios)[len(ratios) // 2] > 0.4  # the median bound (0.43-0.74 of the estimate in these cases)
+
+
+@pytest.mark.parametrize(("name", "engine", "fmt", "job"), [
+    ("Qwen2.5-7B", "vllm", "bf16", Job(task="serve", rps=40, prompt_len=1000, output_len=300)),
+    ("Qwen2.5-7B", "sglang", "fp8", Job(task="serve", rps=5, prompt_len=4000, output_len=50, tpot_s=0.03)),
+    ("Qwen2.5-7B", "vllm", "awq-int4", Job(task="serve", rps=20, prompt_len=200, output_len=800,
+                                           batch=16)),  # a batch given: that many at once
+    ("Mixtral-8x7B", "vllm", "bf16", Job(task="serve", rps=10, prompt_len=1000, output_len=300)),  # MoE
+    ("DeepSeek-V3.2", "vllm", "fp8", Job(task="serve", rps=3, prompt_len=3000, output_len=2000)),  # sparse
+    ("Nemotron-H-56B", "vllm", "bf16", Job(task="serve", rps=8, prompt_len=1000, output_len=300)),  # SSM
+])
+def test_a_services_least_replicas_bound_its_estimate(catalog: Catalog, name: str, engine: str, fmt: str,
+                                                      job: Job) -> None:
+    """least_replicas, which lets the alternatives of a serving plan leave out GPU types and counts before
+    estimating them, is at most the replicas the estimate needs on every GPU type and TP degree where one fits, and
+    above one replica on some (a bound that can leave something out); the least cost with those replicas is at
+    most every row's."""
+    m, cal = catalog.model(name), fitted()
+    job = job.for_model(m)
+    c = Constraints()
+    pricer = pricing.Pricer.for_plan(catalog, c, None, cal, True)
+    above_one = 0
+    for gpu in catalog.gpus.values():
+        for tp in (1, 2, 4, 8):
+            s = inference_setup(job, tp, engine, fmt)
+            try:
+                e = estimate_inference(m, gpu, job, s, cal, describe=False)
+            except InfeasibleError:
+                continue
+            if not (e.fits and e.replicas >= 1):
+                continue
+            least = least_replicas(m, gpu, job, s, cal)
+            assert 1 <= least <= e.replicas, (gpu.name, tp)
+            above_one += least > 1
+            totals = [cost.total for cost in pricer.columns(e).costs]
+            if totals:
+                assert min(totals) >= pricer.least_cost(m, job, gpu.name, tp, replicas=least) * (1 - 1e-12)
+    assert above_one > 0
 
 
 def test_clear_memos_empties_what_a_plan_kept(catalog: Catalog) -> None:

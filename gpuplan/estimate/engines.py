@@ -199,11 +199,14 @@ def engine_name(name: str, field: str = "--engine") -> types.Engine:
     return types.Engine(engine(name, field).engine)
 
 
+# the other names an engine goes by
+_ALIASES = MappingProxyType({"transformers": "hf", "huggingface": "hf", "tensorrt-llm": "trtllm", "trt-llm": "trtllm",
+                             "llama.cpp": "llamacpp", "llama-cpp": "llamacpp", "mlx-lm": "mlx", "mlx_lm": "mlx"})
+
+
 def engine(name: str, field: str = "--engine") -> Engine:
     table = engines()
-    key = {"transformers": "hf", "huggingface": "hf", "tensorrt-llm": "trtllm", "trt-llm": "trtllm",
-           "llama.cpp": "llamacpp", "llama-cpp": "llamacpp", "mlx-lm": "mlx", "mlx_lm": "mlx"
-           }.get(name.lower(), name.lower())
+    key = _ALIASES.get(name.lower(), name.lower())
     if key not in table:
         raise InputError(field, f"unknown engine '{name}'.", f"use one of: {', '.join(table)}.")
     return table[key]

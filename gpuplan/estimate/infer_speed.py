@@ -335,11 +335,26 @@ def run_floor_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, work: RunWork, cal:
     if s.pp > 1:
         return 0.0
     eng = get_engine(s.engine)
-    prefill_rate = compute_peak(gpu, weight_format(s.weight_format), eng)[0] * s.tp * _eff(cal, eng, "eta_compute",
-                                                                                            gpu)  # as _step_terms
-    flops = work.prefill_flops + (work.expert_flops and work.expert_flops / _eff(cal, eng, "f_moe", gpu))
-    kv = work.kv_bytes and work.kv_bytes / (_bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu))
-    return flops / prefill_rate + work.weight_bytes / weight_bandwidth(gpu, eng, cal) + kv
+    eta_compute, f_moe, kv_bandwidth, weights_bandwidth = _rates(gpu, eng, cal)
+    prefill_rate = compute_peak(gpu, weight_format(s.weight_format), eng)[0] * s.tp * eta_compute  # as _step_terms
+    flops = work.prefill_flops + (work.expert_flops and work.expert_flops / f_moe)
+    kv = work.kv_bytes and work.kv_bytes / kv_bandwidth
+    return flops / prefill_rate + work.weight_bytes / weights_bandwidth + kv
+
+
+def _rates(gpu: Gpu, eng: Engine, cal: Calibration) -> tuple[float, float, float, float]:
+    """(η_compute, f_moe, the KV cache's bandwidth, the weights' bandwidth :func:`weight_bandwidth`) of the engine
+    on ``gpu`` under ``cal``: the fitted efficiencies :func:`_step_terms` and :func:`run_floor_seconds` read, kept
+    per GPU, engine and calibration (a plan asks for each on every setup and count of the GPU type)."""
+    hit = _engine_rates.get(gpu, eng, cal, ())
+    if hit is None:
+        hit = _engine_rates.put(gpu, eng, cal, (), (
+            _eff(cal, eng, "eta_compute", gpu), _eff(cal, eng, "f_moe", gpu),
+            _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu), weight_bandwidth(gpu, eng, cal)))
+    return hit
+
+
+_engine_rates: IdentityMemo[tuple[float, float, float, float]] = IdentityMemo()
 
 
 def routed_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float) -> float:
@@ -409,10 +424,10 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     fmt, weights, dense_flops, expert_flops, kv_per_token, budget, attention_flops, state, dense_up_to, graphs, \
         launches = _setup_step_terms(m, s)
     peak, _ = compute_peak(gpu, fmt, eng)
-    expert_flops = expert_flops / _eff(cal, eng, "f_moe", gpu)  # as gemm_flops_split
-    eta_compute = _eff(cal, eng, "eta_compute", gpu)
-    found = _StepTerms(fmt, weights, weight_bandwidth(gpu, eng, cal), dense_flops, expert_flops, peak * eta_compute,
-                       kv_per_token, _bandwidth(gpu) * _eff(cal, eng, "eta_kv", gpu),
+    eta_compute, f_moe, kv_bandwidth, weights_bandwidth = _rates(gpu, eng, cal)
+    expert_flops = expert_flops / f_moe  # as gemm_flops_split
+    found = _StepTerms(fmt, weights, weights_bandwidth, dense_flops, expert_flops, peak * eta_compute,
+                       kv_per_token, kv_bandwidth,
                        launches * _layer_overhead(cal, eng, s, gpu),  # kernel launches, framework code
                        budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,

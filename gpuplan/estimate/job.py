@@ -370,6 +370,35 @@ def least_run_work(m: ModelSpec, job: Job, s: InferSetup) -> RunWork:
     return run_work(m, s, job.requests or 0.0, most)
 
 
+def least_replicas(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration,
+                   work: tuple[RunWork, int] | None = None) -> int:
+    """A lower bound on the replicas :func:`estimate_inference` gives a serving job (1 where it knows none), made
+    before that estimate and without its memory search. A replica at concurrency b serves b requests per wave of
+    its prefill of b prompts and ``output_len`` decode steps (:func:`speed`), and b is at most the engine's cap on
+    sequences (or the job's batch): so a request takes at least :func:`run_floor_seconds` of the work of one wave of
+    that many, shared by them (:func:`least_serving_work`, ``work`` when the caller made it), and a replica serves
+    at most the inverse of that."""
+    if job.task != Task.SERVE or not job.rps or not gpu.memory_bandwidth_bytes_per_s:
+        return 1
+    found = work or least_serving_work(m, job, s)
+    if found is None:
+        return 1
+    try:
+        floor = run_floor_seconds(m, gpu, s, found[0], cal)
+    except InfeasibleError:
+        return 1
+    return max(1, math.ceil(job.rps * floor / found[1] * (1 - 1e-9)))  # less a billionth, for rounding
+
+
+def least_serving_work(m: ModelSpec, job: Job, s: InferSetup) -> tuple[RunWork, int] | None:
+    """(:func:`run_work` of one wave of the most sequences a serving replica runs at once, that count): the job's
+    batch, else the engine's cap (:func:`max_batch`'s); None for an engine with no cap."""
+    most = job.batch if job.batch > 0 else s.max_num_seqs or get_engine(s.engine).max_num_seqs
+    if not most:
+        return None
+    return run_work(m, s, float(most), most), most
+
+
 def largest_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None,
                   top: int) -> int:
     """The largest batch in 1..``top`` whose own memory (KV cache, prefill activations, logits) fits with the

@@ -456,34 +456,48 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
 
 
 def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
-               offers: Offers, reasons: Counter[tuple[str, str]], skip: Callable[[Gpu, int], bool] | None = None
-               ) -> tuple[list[JobEstimate], list[JobEstimate]]:
+              offers: Offers, reasons: Counter[tuple[str, str]], skip: Callable[[Gpu, int], bool] | None = None,
+              order: Callable[[Gpu, int], float] | None = None, seen: Callable[[JobEstimate], None] | None = None
+              ) -> tuple[list[JobEstimate], list[JobEstimate]]:
     """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide; ``skip``:
-    the GPU types and counts a caller needs no estimate of (a plan that only looks for a pick below some cost)."""
-    fitting: list[JobEstimate] = []
-    closest: list[JobEstimate] = []
+    the GPU types and counts a caller needs no estimate of (a plan that only looks for a pick below some cost).
+    ``order`` (inference only): the GPU types and counts are estimated in its ascending order (the first of
+    equals first), each fitting estimate shown to ``seen`` as soon as it is made, so that a ``skip`` which learns
+    from them leaves out more; the lists come back in the order of the GPU types and counts all the same."""
     serving, training = job.task is Task.SERVE, job.is_training
     platforms = offered_platforms(catalog, c)
     memo = PlanMemo.shared(m, job, cal, c.headroom)  # training setups and their memory: the same on every GPU type
     all_counts = tuple(n for n in _counts(c, job) if training or n <= 8)  # inference: TP within a node
+    pairs: list[tuple[Gpu, int]] = []
     for gpu in gpus:
         held = offered_counts(offers, gpu.name, all_counts, serving)
-        counts = [n for n in all_counts if n in held or (n <= 2 and gpu.name in platforms)]
-        for n in counts:
-            check_budget()
-            if skip is not None and skip(gpu, n):
-                continue
-            if training:
-                best, near = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
-            else:
-                best, near = best_inference(m, gpu, job, n, c, cal, reasons)
-            if best:
-                fitting.append(best)
-                if training and n >= 8 and best.seconds < 3600 and c.objective is not Objective.TIME:
-                    break  # for cost and value, more GPUs only add overhead once a job takes minutes
-            elif near:
-                closest.append(near)
-    return fitting, closest
+        pairs += [(gpu, n) for n in all_counts if n in held or (n <= 2 and gpu.name in platforms)]
+    visit: Sequence[int] = range(len(pairs))
+    if order is not None and not training:
+        visit = sorted(visit, key=lambda i: order(*pairs[i]))
+    found: dict[int, JobEstimate] = {}
+    near: dict[int, JobEstimate] = {}
+    done: set[str] = set()  # GPU types whose larger counts a training plan need not estimate
+    for i in visit:
+        gpu, n = pairs[i]
+        if gpu.name in done:
+            continue
+        check_budget()
+        if skip is not None and skip(gpu, n):
+            continue
+        if training:
+            best, close = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
+        else:
+            best, close = best_inference(m, gpu, job, n, c, cal, reasons)
+        if best:
+            found[i] = best
+            if seen is not None:
+                seen(best)
+            if training and n >= 8 and best.seconds < 3600 and c.objective is not Objective.TIME:
+                done.add(gpu.name)  # for cost and value, more GPUs only add overhead once a job takes minutes
+        elif close:
+            near[i] = close
+    return [found[i] for i in sorted(found)], [near[i] for i in sorted(near)]
 
 
 def _kept_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,

@@ -25,13 +25,21 @@ from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.infer_speed import RunWork
-from gpuplan.estimate.job import JobEstimate, check_runs_on, inference_setup, least_run_seconds, least_run_work
+from gpuplan.estimate.job import (
+    JobEstimate,
+    check_runs_on,
+    inference_setup,
+    least_replicas,
+    least_run_seconds,
+    least_run_work,
+    least_serving_work,
+)
 from gpuplan.estimate.quant import weight_format
 from gpuplan.i18n import lang, using
 from gpuplan.listing import resolve_providers
 from gpuplan.plan import enumeration, pricing, ranking
 from gpuplan.plan.budget import check_budget, work_budget
-from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, hourly_price_of
+from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, Priced, hourly_price_of
 from gpuplan.plan.ranking import COST_TIE_SHARE, DEFAULT_MAX_SECONDS, TIME_TIE, max_seconds, pareto_front
 from gpuplan.types import OBJECTIVES, Engine, Gpu, InferSetup, Job, Method, ModelSpec, Objective, Task
 from gpuplan.units import DAY, fmt_bytes, fmt_seconds
@@ -82,37 +90,86 @@ class _Priced:
         reasons: Counter[tuple[str, str]] = Counter()
         serving = job.task is Task.SERVE
         pricer = pricing.Pricer.for_plan(catalog, c, providers, cal, serving, terms)
-        skip = None
-        if wanted_below is not None:  # a run's cost is at least least_cost: below the limit or not wanted
-            least_work = _least_work(model, job, c, cal)
-
-            def skip(gpu: Gpu, n: int) -> bool:
-                return (pricer.least_cost(model, job, gpu.name, n) >= wanted_below or (least_work is not None
-                        and pricer.least_cost(model, job, gpu.name, n, least_work(gpu, n)) >= wanted_below))
-        fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons, skip)
-        rows = ranking.Rows([pricer.columns(e) for e in fitting])
+        blocks: dict[int, Priced] = {}  # each fitting estimate's rows, by the estimate's id
+        if wanted_below is None:
+            fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons)
+        else:
+            cut = _Cutoff(model, job, c, pricer, wanted_below, _least_terms(model, job, c, cal), blocks)
+            fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons,
+                                                     cut.skip, cut.least, cut.seen)
+        rows = ranking.Rows([b if (b := blocks.get(id(e))) is not None else pricer.columns(e) for e in fitting])
         return cls(job, providers, skipped, reasons, fitting, closest, rows, rows.keep_within(c), pricer)
 
 
-def _least_work(m: ModelSpec, job: Job, c: Constraints, cal: Calibration) -> Callable[[Gpu, int], float] | None:
-    """A lower bound on the seconds of the estimate :func:`enumeration.best_inference` makes of ``job`` on a GPU
-    type and count (:func:`job.least_run_seconds`: a batch-inference run's prefills and decode steps); None for
-    other jobs (no bound)."""
-    if job.task is not Task.INFER:
+class _Cutoff:
+    """Which GPU types and counts the plan of a change need not estimate, its pick sought below ``wanted_below``
+    by cost. A run's cost is at least :meth:`least` (``Pricer.least_cost``, with a batch-inference run's least work
+    or a service's least replicas),
+    so a GPU type and count whose least reaches the limit is left out. The limit then falls as rows are found: the
+    pick lies within the cost tie above the cheapest row within the limits, so once such a row costs ``x``, a GPU
+    type and count whose rows all cost at least x × (1 + tie) × 1.01 (1 % for rounding) can hold neither the pick
+    nor the cheapest row (the estimates are made cheapest ``least`` first, so the limit falls early)."""
+
+    def __init__(self, m: ModelSpec, job: Job, c: Constraints, pricer: pricing.Pricer, wanted_below: float,
+                 least_terms: Callable[[Gpu, int], tuple[float, int]] | None, blocks: dict[int, Priced]) -> None:
+        self.m, self.job, self.c, self.pricer = m, job, c, pricer
+        self.limit = wanted_below
+        self.least_terms = least_terms
+        self.blocks = blocks
+        self._least: dict[tuple[str, int], float] = {}
+
+    def least(self, gpu: Gpu, n: int) -> float:
+        """The least any row of ``n`` × ``gpu`` can cost (the cheaper bound alone where it already reaches the
+        first limit)."""
+        key = (gpu.name, n)
+        found = self._least.get(key)
+        if found is None:
+            found = self.pricer.least_cost(self.m, self.job, gpu.name, n)
+            if found < self.limit and self.least_terms is not None:
+                found = self.pricer.least_cost(self.m, self.job, gpu.name, n, *self.least_terms(gpu, n))
+            self._least[key] = found
+        return found
+
+    def skip(self, gpu: Gpu, n: int) -> bool:
+        return self.least(gpu, n) >= self.limit
+
+    def seen(self, e: JobEstimate) -> None:
+        """Price ``e`` and lower the limit to what its cheapest row within the limits allows."""
+        block = self.blocks[id(e)] = self.pricer.columns(e)
+        rows = ranking.Rows([block])
+        kept = rows.keep_within(self.c)
+        if kept:
+            cheapest = min(rows.totals[i] for i in kept)
+            self.limit = min(self.limit, cheapest * (1 + COST_TIE_SHARE) * 1.01)
+
+
+def _least_terms(m: ModelSpec, job: Job, c: Constraints, cal: Calibration
+                 ) -> Callable[[Gpu, int], tuple[float, int]] | None:
+    """Lower bounds on the seconds and the replicas of the estimate :func:`enumeration.best_inference` makes of
+    ``job`` on a GPU type and count (:func:`job.least_run_seconds`: a batch-inference run's prefills and decode
+    steps; :func:`job.least_replicas`: a serving replica's most requests per second); None for other jobs (no
+    bound)."""
+    if job.task not in (Task.INFER, Task.SERVE):
         return None
+    serving = job.task is Task.SERVE
     fmt, engine = enumeration.inference_choice(m, job, c)
     name = weight_format(fmt).name
-    per_count: dict[int, tuple[InferSetup, RunWork]] = {}  # the setup and its work, the same on every GPU type
+    # the setup and its work (a run's, else a serving wave's), the same on every GPU type
+    per_count: dict[int, tuple[InferSetup, RunWork | None, tuple[RunWork, int] | None]] = {}
 
-    def least(gpu: Gpu, n: int) -> float:
+    def least(gpu: Gpu, n: int) -> tuple[float, int]:
         found = per_count.get(n)
         if found is None:
             try:
                 s = inference_setup(job, n, engine, name)
-                found = per_count[n] = (s, least_run_work(m, job, s))
+                found = per_count[n] = ((s, None, least_serving_work(m, job, s)) if serving
+                                        else (s, least_run_work(m, job, s), None))
             except InfeasibleError:  # the estimate would say so: no bound
-                return 0.0
-        return least_run_seconds(m, gpu, job, found[0], cal, found[1])
+                return 0.0, 1
+        s, run, wave = found
+        if serving:
+            return 0.0, least_replicas(m, gpu, job, s, cal, wave) if wave is not None else 1
+        return least_run_seconds(m, gpu, job, s, cal, run), 1
 
     return least
 

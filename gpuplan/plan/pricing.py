@@ -239,15 +239,23 @@ class Pricer:
             found = self._model[id(e.model)] = (startup, disk_bytes(e.model, e.job))
         return found
 
-    def least_cost(self, m: ModelSpec, job: Job, gpu: str, n: int, work_s: float = 0.0) -> float:
+    def least_cost(self, m: ModelSpec, job: Job, gpu: str, n: int, work_s: float = 0.0, replicas: int = 1
+                   ) -> float:
         """The least any estimate of ``job`` on ``n`` × ``gpu`` can cost on the offers :meth:`columns` prices it on,
-        known before the estimate: a service bills at least an hour of one instance, a run at least its start-up
-        and ``work_s`` (a lower bound on the estimate's seconds, such as ``job.least_run_seconds``) on one (the
-        cheapest matching offer's hourly price for that long); inf when no offer matches."""
+        known before the estimate: a service bills at least an hour of the instances of ``replicas`` replicas (a
+        lower bound on the estimate's, such as ``job.least_replicas``), a run at least its start-up and ``work_s``
+        (a lower bound on the estimate's seconds, such as ``job.least_run_seconds``) on one (the cheapest matching
+        offer's hourly price for that long); inf when no offer matches."""
         serving = job.task is Task.SERVE
         if serving != self.terms.serving:
             return 0.0  # columns would make other terms: no bound
-        per_hour = self.terms.least_per_hour(self.offers, gpu, n, serving)
+        if serving and replicas > 1:  # each offer's instances for that many replicas, as columns counts them
+            _, per, tariffs = self.terms.matches(self.offers, gpu, n, serving)
+            per_hour = min((t.per_hour * max(1, math.ceil(p * replicas - 1e-9)) for p, t in zip(per, tariffs,
+                                                                                                  strict=True)),
+                           default=math.inf)
+        else:
+            per_hour = self.terms.least_per_hour(self.offers, gpu, n, serving)
         if per_hour == math.inf:
             return math.inf
         seconds = HOUR if serving else self._startup(m) + work_s  # as _model_terms and columns
