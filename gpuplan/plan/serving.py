@@ -783,10 +783,21 @@ def _maximal(sets: Iterable[frozenset[int]]) -> list[frozenset[int]]:
 
 
 def serves(capacity: Sequence[Sequence[float]], demand: Sequence[float], replicas: Sequence[float]) -> bool:
-    """Whether ``replicas[i]`` replicas of each configuration can take ``demand`` (an LP feasibility check)."""
-    mix = _solve_sets(capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), math.floor(n + 1e-9))
-                                         for i, n in enumerate(replicas)], [frozenset()], None)
-    return mix is not None
+    """Whether ``replicas[i]`` replicas of each configuration can take ``demand`` (an LP feasibility check).
+
+    Kept per question for one :func:`plan_serving`, as :func:`solve_mix`: the scenarios of a mix's constraint
+    generation often leave the same replicas, and each check is a solver call (about 2 ms)."""
+    whole = tuple(math.floor(n + 1e-9) for n in replicas)
+    key = (tuple(map(tuple, capacity)), tuple(demand), whole)
+    if key not in _served:
+        if len(_served) >= 1024:
+            _served.clear()
+        _served[key] = _solve_sets(capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), n)
+                                                      for i, n in enumerate(whole)], [frozenset()], None) is not None
+    return _served[key]
+
+
+_served: dict[tuple[Any, ...], bool] = {}
 
 
 # ---------------------------------------------------------------- results
@@ -1167,6 +1178,7 @@ def plan_serving(catalog: Catalog, m: ModelSpec, r: ServeRequest, cal: Calibrati
     (or moderation service) sized alongside it (:mod:`gpuplan.plan.guard`)."""
     cal = cal or fitted()
     _mixes.clear()  # the mixes are kept for the fleets of one plan (a plan's timings are its own solves)
+    _served.clear()
     if r.guard != "none":
         from gpuplan.plan import guard
 
