@@ -7,6 +7,7 @@ emptied as in a fresh process. Each is checked against the plain computation.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from typing import Any
 
@@ -286,3 +287,30 @@ def test_the_training_search_picks_what_timing_every_setup_picks(catalog: Catalo
                 assert best.setup == plain.setup and best.seconds == pytest.approx(plain.seconds, rel=1e-12)
                 found += 1
     assert found > 20
+
+
+@pytest.mark.parametrize("name", ["Llama-2-7B", "Mixtral-8x7B", "DeepSeek-V2-Lite", "Gemma-2-2B"])
+def test_no_two_training_layouts_of_a_count_are_equal(catalog: Catalog, name: str) -> None:
+    """The training search tells the layout of its fastest setup by identity (best_training): that is equality only
+    while a count's layouts are distinct."""
+    m = catalog.model(name)
+    for job in (Job(task="pretrain", tokens=1e12, seq_len=4096),
+                Job(task="finetune", method="lora", samples=1000, tokens_per_sample=1024, seq_len=1024)):
+        for n in (1, 2, 8, 16, 64, 128, 512, 2048):
+            layouts = enumeration.training_layouts(m, n, job.for_model(m))
+            assert len(set(layouts)) == len(layouts)
+
+
+def test_a_plan_leaves_the_garbage_collector_as_it_found_it(catalog: Catalog) -> None:
+    """The estimates are made with the collector held off; it runs again afterwards, and stays off for a caller
+    that had turned it off."""
+    m, job = catalog.model("Llama-2-7B"), Job(task="pretrain", tokens=1e11, seq_len=4096)
+    planner.plan(catalog, m, job, Constraints())
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        clear_memos()
+        planner.plan(catalog, m, job, Constraints())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -42,7 +42,7 @@ from gpuplan.listing import match_gpus
 from gpuplan.memo import IdentityMemo
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
-from gpuplan.plan.pricing import Offers, offered_counts
+from gpuplan.plan.pricing import Offers, collector_paused, offered_counts
 from gpuplan.types import (
     Engine,
     Gpu,
@@ -156,6 +156,7 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     (they do not depend on the GPU type); only a setup that fits gets a time estimate."""
     best: tuple[float, TrainSetup, _Sized, StepTime | None] | None = None  # the fastest that fits, its time parts
     closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
+    best_layout: Parallelism | None = None  # the layout of ``best`` (the layouts are distinct: identity is equality)
     half = half_format(gpu)
     hardware: dict[tuple[str, str], InfeasibleError | None] = {}  # memo.hardware_error's, read here first
     for par, rows in memo.grid(m, n, job, half):
@@ -204,11 +205,11 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                 if parts is not _Slower.SLOWER:
                     seconds = parts.seconds if parts is not None else math.inf
                     if best is None or seconds < best[0]:
-                        best = (seconds, setup, size, parts)
+                        best, best_layout = (seconds, setup, size, parts), par
                 if recompute == Recompute.NONE:
                     plain_mb = mb
                 break  # the largest micro-batch that fits is the fastest for this layout
-            if best is not None and best[1].parallel == par:
+            if best_layout is par:
                 break  # no need to recompute when it already fits without
     if best is not None:
         _, setup, size, parts = best
@@ -478,25 +479,28 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     found: dict[int, JobEstimate] = {}
     near: dict[int, JobEstimate] = {}
     done: set[str] = set()  # GPU types whose larger counts a training plan need not estimate
-    for i in visit:
-        gpu, n = pairs[i]
-        if gpu.name in done:
-            continue
-        check_budget()
-        if skip is not None and skip(gpu, n):
-            continue
-        if training:
-            best, close = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
-        else:
-            best, close = best_inference(m, gpu, job, n, c, cal, reasons)
-        if best:
-            found[i] = best
-            if seen is not None:
-                seen(best)
-            if training and n >= 8 and best.seconds < 3600 and c.objective is not Objective.TIME:
-                done.add(gpu.name)  # for cost and value, more GPUs only add overhead once a job takes minutes
-        elif close:
-            near[i] = close
+    # the setups, their memory and step terms and the estimates all live on in the memos and the lists: the
+    # collector's passes, due every 700 allocations, would find nothing to free in them
+    with collector_paused():
+        for i in visit:
+            gpu, n = pairs[i]
+            if gpu.name in done:
+                continue
+            check_budget()
+            if skip is not None and skip(gpu, n):
+                continue
+            if training:
+                best, close = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
+            else:
+                best, close = best_inference(m, gpu, job, n, c, cal, reasons)
+            if best:
+                found[i] = best
+                if seen is not None:
+                    seen(best)
+                if training and n >= 8 and best.seconds < 3600 and c.objective is not Objective.TIME:
+                    done.add(gpu.name)  # for cost and value, more GPUs only add overhead once a job takes minutes
+            elif close:
+                near[i] = close
     return [found[i] for i in sorted(found)], [near[i] for i in sorted(near)]
 
 
