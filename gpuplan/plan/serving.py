@@ -850,6 +850,8 @@ class FleetGroup:
 
 @dataclass(frozen=True, slots=True)
 class Fleet:
+    """The instances rented, how the traffic is routed over them, and what they cost and keep up."""
+
     groups: tuple[FleetGroup, ...]
     cost_per_hour: float
     routing: tuple[tuple[str, int, float], ...]  # (GPU configuration, bucket index, requests/s) with nothing lost
@@ -886,6 +888,9 @@ class Fleet:
 
 @dataclass(frozen=True, slots=True)
 class ServePlan:
+    """The answer to a serving request: the fleet at peak and at the mean rate, the configurations looked at,
+    costs per token, assumptions and notes."""
+
     model: str
     request: ServeRequest
     fleet: Fleet | None  # at peak
@@ -999,10 +1004,13 @@ def _units(offer: Offer, n: int) -> tuple[float, int] | None:
 def _unit_prices(catalog: Catalog, offers: Sequence[Offer], r: ServeRequest) -> Callable[[str, int], float | None]:
     """The cheapest hourly price of one replica of ``n`` GPUs of a type among ``offers`` (None: none fits)."""
     cheapest: dict[tuple[str, int], float] = {}
+    of_gpu: dict[str, list[Offer]] = {}  # the offers of each GPU type in their order: asked for ~70 times a plan
+    for o in offers:
+        of_gpu.setdefault(o.gpu, []).append(o)
 
     def price(gpu: str, n: int) -> float | None:
         if (gpu, n) not in cheapest:
-            per = [hourly_cost(hourly_price(catalog, o, r.currency), u[1]) / u[0] for o in offers if o.gpu == gpu
+            per = [hourly_cost(hourly_price(catalog, o, r.currency), u[1]) / u[0] for o in of_gpu.get(gpu, ())
                    for u in [_units(o, n)] if u is not None]
             cheapest[(gpu, n)] = min(per) if per else math.inf
         value = cheapest[(gpu, n)]
