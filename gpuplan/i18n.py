@@ -25,11 +25,20 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 
 from gpuplan.i18n_help import HELP
-from gpuplan.i18n_sentences import TEMPLATES
 
 LANGS = ("en", "zh")
 LANG_NAMES = ("en", "zh", "zh-CN")  # what --lang accepts
 _lang: ContextVar[str] = ContextVar("gpuplan_lang", default="")
+
+
+def __getattr__(name: str) -> dict[str, str]:
+    """:data:`TEMPLATES` (:mod:`gpuplan.i18n_sentences`), read when first asked for: only Chinese text and the web
+    page's catalogue need it, and an English command is spared reading its 600-odd sentences."""
+    if name == "TEMPLATES":
+        from gpuplan.i18n_sentences import TEMPLATES
+
+        return TEMPLATES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 ZH: dict[str, str] = {
     # compliance checklist (plan serve)
@@ -251,6 +260,8 @@ def translate(text: str) -> str:
 
 def zh_sentence(text: str) -> str:
     """``text`` in Chinese whatever the language (the HTTP API sends both)."""
+    from gpuplan.i18n_sentences import TEMPLATES
+
     exact = TEMPLATES.get(text) or ZH.get(text) or _range_zh(text)  # a range before "{n} seconds" takes it
     if exact:
         return exact
@@ -296,6 +307,8 @@ _MIN_LETTERS = 2  # a template with fewer letters of its own (e.g. "{a}: {b}") w
 @functools.cache
 def _patterns() -> tuple[tuple[re.Pattern[str], tuple[str, ...], str], ...]:
     """Every template with holes as a pattern (each hole a group), the one with the most text of its own first."""
+    from gpuplan.i18n_sentences import TEMPLATES
+
     found = []
     for en, zh in TEMPLATES.items():
         holes = tuple(_HOLE.findall(en))
