@@ -34,6 +34,8 @@ Opts = SimpleNamespace  # the table's options of a command (gpuplan.cli_options.
 
 @dataclass
 class Options:
+    """What the root command's options leave for the command it runs (``ctx.obj``)."""
+
     catalog_dirs: tuple[str, ...] = ()
     noticed: bool = False  # the notice of replaced bundled rows was printed
 
@@ -147,6 +149,8 @@ def _quick_param_class() -> Any:
 
     @dataclass(frozen=True)
     class QuickParam(RuntimeParam):  # type: ignore[misc]
+        """A parameter of a plain type whose value is converted without typer's general coercion."""
+
         descriptor: Any = None
 
         @staticmethod

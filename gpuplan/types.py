@@ -143,6 +143,8 @@ class Gpu:
 
 @dataclass(frozen=True, slots=True)
 class Money:
+    """An amount of money in one currency."""
+
     amount: float
     currency: str  # USD | CNY
 
@@ -194,6 +196,8 @@ class Offer:
 @pickled_by_position
 @dataclass(frozen=True, slots=True)
 class PurchasePrice:
+    """What one GPU costs to buy in one market (a row of ``purchase_prices.csv``)."""
+
     gpu: str
     market: str
     price: float
@@ -269,6 +273,8 @@ class ProviderTerms:
 @pickled_by_position
 @dataclass(frozen=True, slots=True)
 class FxRate:
+    """Units of ``quote`` one unit of ``base`` buys on ``date`` (a row of ``fx.csv``)."""
+
     date: dt.date
     base: str
     quote: str

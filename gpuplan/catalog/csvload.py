@@ -25,6 +25,8 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Column:
+    """One column of a catalog table: its name, its type and the values it allows."""
+
     name: str
     kind: str = "str"  # str | float | int | date | enum | bool
     required: bool = False
@@ -37,6 +39,8 @@ class Column:
 
 @dataclass(frozen=True, slots=True)
 class Row:
+    """One row of a table read: the typed values by column, and its line in the file."""
+
     values: dict[str, Any]
     line: int
 

@@ -31,6 +31,8 @@ _COLUMNS = (
 
 @dataclass(frozen=True, slots=True)
 class Engine:
+    """One serving engine's settings and memory model (a row of ``engines.csv``)."""
+
     engine: str
     name: str
     memory_mode: str

@@ -15,6 +15,8 @@ from gpuplan.types import ModelSpec
 
 @dataclass(frozen=True, slots=True)
 class ParamBreakdown:
+    """A model's parameters counted by part."""
+
     embeddings: int
     attention: int
     mlp: int  # dense MLP layers

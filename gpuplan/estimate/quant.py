@@ -27,6 +27,8 @@ _ALIASES = {"awq": "awq-int4", "gptq": "gptq-int4", "nf4": "bnb-nf4-dq", "qlora"
 
 @dataclass(frozen=True, slots=True)
 class WeightFormat:
+    """One way of storing weights (a row of ``quant_formats.csv``)."""
+
     name: str
     bits_per_weight: float
     scope: str  # linear: only the linear layers are stored this way; all: every tensor (GGUF); experts: routed experts

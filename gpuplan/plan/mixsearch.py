@@ -68,7 +68,11 @@ class _Search:
         self.best: list[int] | None = None
         n = len(cost)
         # pools after position k, cheapest per replica first, for the replica part of the bound
-        self.by_replica_cost = sorted(range(n), key=lambda k: (cost[k] / reps[k] if reps[k] > 0 else math.inf, k))
+        by_replica_cost = sorted(range(n), key=lambda k: (cost[k] / reps[k] if reps[k] > 0 else math.inf, k))
+        # per position k, the pools the bound may still take (k onwards, with something to give), made once rather
+        # than at each of the search's nodes for each scenario
+        self.rate_pools = [_pools(range(k, n), rate, cost, upper) for k in range(n + 1)]
+        self.reps_pools = [_pools([j for j in by_replica_cost if j >= k], reps, cost, upper) for k in range(n + 1)]
 
     def run(self, limit: float) -> list[int] | None:
         self.best_cost = limit
@@ -80,13 +84,7 @@ class _Search:
         self.nodes += 1
         if self.nodes > self.node_limit:
             return
-        bound = self._bound(k, got_rate, got_reps)
-        if bound is None:
-            return
-        if self.best is None:  # within the budget, if any
-            if spent + bound > self.best_cost:
-                return
-        elif spent + bound >= self.best_cost * (1 - REL_TOL):  # no cheaper: the first of equal mixes is kept
+        if self._pruned(k, spent, got_rate, got_reps):
             return
         if k == len(self.cost):
             self.best_cost, self.best = spent, list(units)
@@ -101,36 +99,52 @@ class _Search:
                 return
         units[k] = 0
 
-    def _bound(self, k: int, got_rate: list[float], got_reps: list[float]) -> float | None:
-        """The largest over scenarios of the cheapest fractional cover of what the scenario still misses by pools
-        k onwards; None when some scenario cannot be met even with all of them at their most."""
+    def _pruned(self, k: int, spent: float, got_rate: list[float], got_reps: list[float]) -> bool:
+        """Whether no full choice below this partial one can be kept: some scenario cannot be met even with pools k
+        onwards at their most, or ``spent`` plus a lower bound on what is still missing (the largest over scenarios
+        of the cheapest fractional cover of what the scenario misses) reaches the best so far. The scenarios are
+        looked at one by one and the answer given as soon as it is known: a larger bound only prunes more."""
         best = 0.0
+        rate_pools, reps_pools = self.rate_pools[k], self.reps_pools[k]
         for f, present in enumerate(self.present):
-            part = _fractional(self.need_rate - got_rate[f], range(k, len(self.cost)), present, self.rate,
-                               self.cost, self.upper)
+            part = _fractional(self.need_rate - got_rate[f], rate_pools, present)
             if part is None:
-                return None
-            reps = _fractional(1 - REL_TOL - got_reps[f], (j for j in self.by_replica_cost if j >= k), present,
-                               self.reps, self.cost, self.upper)
+                return True
+            reps = _fractional(1 - REL_TOL - got_reps[f], reps_pools, present)
             if reps is None:
-                return None
+                return True
             best = max(best, part, reps)
-        return best
+            if self._reaches(spent + best):
+                return True
+        return False
+
+    def _reaches(self, cost: float) -> bool:
+        """Whether a choice of this cost is no better than the best so far (or, before any, over the budget)."""
+        if self.best is None:  # within the budget, if any
+            return cost > self.best_cost
+        return cost >= self.best_cost * (1 - REL_TOL)  # no cheaper: the first of equal mixes is kept
 
 
-def _fractional(missing: float, pools: Iterable[int], present: list[bool], amount: list[float], cost: list[float],
-                upper: list[int]) -> float | None:
-    """The cheapest cost of ``missing`` from ``pools`` (taken in the order given, cheapest per amount first), units
-    being divisible; None when all of them do not make it."""
+_Pool = tuple[int, float, float, float, float]  # position, amount per unit, cost per unit, amount and cost at most
+
+
+def _pools(positions: Iterable[int], amount: list[float], cost: list[float], upper: list[int]) -> tuple[_Pool, ...]:
+    """The pools of ``positions`` (in that order) that can give something: a positive amount and units to rent."""
+    return tuple((k, amount[k], cost[k], upper[k] * amount[k], upper[k] * cost[k]) for k in positions
+                 if amount[k] > 0 and upper[k] != 0)
+
+
+def _fractional(missing: float, pools: tuple[_Pool, ...], present: list[bool]) -> float | None:
+    """The cheapest cost of ``missing`` from ``pools`` (taken in the order given, cheapest per amount first) that
+    are ``present``, units being divisible; None when all of them do not make it."""
     if missing <= 0:
         return 0.0
     total = 0.0
-    for k in pools:
-        if not present[k] or amount[k] <= 0 or upper[k] == 0:
+    for k, amount, cost, most, most_cost in pools:
+        if not present[k]:
             continue
-        most = upper[k] * amount[k]
         if most >= missing:
-            return total + missing / amount[k] * cost[k]
-        total += upper[k] * cost[k]
+            return total + missing / amount * cost
+        total += most_cost
         missing -= most
     return None

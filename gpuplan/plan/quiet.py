@@ -7,7 +7,6 @@ library prints is still seen but never mixed into gpuplan's output."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import sys
 import threading
@@ -18,7 +17,10 @@ _state: dict[str, int] = {"depth": 0, "saved": -1}  # nested or concurrent users
 
 
 def _flush_c_stdout() -> None:
-    """Write out what C's stdio holds for standard output (buffered when it is a pipe or a file)."""
+    """Write out what C's stdio holds for standard output (buffered when it is a pipe or a file). ctypes is
+    imported here: only a solve that goes to HiGHS needs it, and a plan that never does is spared its import."""
+    import ctypes
+
     with contextlib.suppress(OSError, AttributeError, TypeError):  # no C library to ask: nothing buffered there
         ctypes.CDLL(None).fflush(None)
 

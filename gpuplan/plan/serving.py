@@ -36,7 +36,7 @@ from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError, close_matches
-from gpuplan.estimate import ep, load
+from gpuplan.estimate import load
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine_name
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds
@@ -390,6 +390,24 @@ def replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: C
 _rates: IdentityMemo[tuple[float, load.LoadSpeed | None]] = IdentityMemo()
 
 
+# An expert-parallel replica's load and capacity come from gpuplan.estimate.ep, imported when one is first looked
+# at: a dense model's plan never needs it.
+def _at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, ep_ranks: int, rate: float, cal: Calibration) -> load.LoadSpeed:
+    if ep_ranks > 1:
+        from gpuplan.estimate import ep
+
+        return ep.at_rate(m, gpu, s, ep_ranks, rate, cal)
+    return load.at_rate(m, gpu, s, rate, cal)
+
+
+def _capacity(m: ModelSpec, gpu: Gpu, s: InferSetup, ep_ranks: int, cal: Calibration) -> float:
+    if ep_ranks > 1:
+        from gpuplan.estimate import ep
+
+        return ep.capacity(m, gpu, s, ep_ranks, cal)
+    return load.capacity(m, gpu, s, cal)
+
+
 def _replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: Calibration, ep_ranks: int
                   ) -> tuple[float, load.LoadSpeed | None]:
     """:func:`replica_rate` made afresh, each rate's load state computed once (the bisection ends on a rate it
@@ -399,11 +417,10 @@ def _replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: 
     def state(rate: float) -> load.LoadSpeed:
         found = states.get(rate)
         if found is None:
-            found = states[rate] = (ep.at_rate(m, gpu, s, ep_ranks, rate, cal) if ep_ranks > 1
-                                    else load.at_rate(m, gpu, s, rate, cal))
+            found = states[rate] = _at_rate(m, gpu, s, ep_ranks, rate, cal)
         return found
 
-    top = ep.capacity(m, gpu, s, ep_ranks, cal) if ep_ranks > 1 else load.capacity(m, gpu, s, cal)
+    top = _capacity(m, gpu, s, ep_ranks, cal)
     if top <= 0:
         return 0.0, None
     lo, hi = top * 1e-3, top * 0.999
@@ -482,6 +499,8 @@ def _ep_layouts(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, r: Serv
     (one rank's setup, ranks); none for a dense model, an engine without expert parallelism, or LoRA adapters."""
     if not m.is_moe or engine not in (Engine.VLLM, Engine.SGLANG) or r.adapters:
         return []
+    from gpuplan.estimate import ep
+
     s = ep.rank_setup(inference_setup(job, 1, engine, fmt))
     for ranks in EP_RANKS:
         if ep.splits(m, ranks) and _holds(ep.rank_model(m, ranks), gpu, job, s):
@@ -514,7 +533,7 @@ def _rate_bound(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, ep_rank
     (1 / prefill time) and the batch cannot exceed what the engine holds (cap / (O × step at cap)); an
     expert-parallel replica's own capacity (:func:`gpuplan.estimate.ep.capacity`)."""
     if ep_ranks > 1:
-        return ep.capacity(m, gpu, s, ep_ranks, cal)
+        return _capacity(m, gpu, s, ep_ranks, cal)
     cap = max_batch(m, gpu, s, cal)
     if cap < 1:
         return 0.0
@@ -531,7 +550,11 @@ def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Tar
             job: Job, cal: Calibration, misses: list[Miss], ep_ranks: int = 1) -> ReplicaConfig | None:
     """The replica of ``s`` (with ``ep_ranks`` > 1: one rank's setup of an expert-parallel replica) and its
     capacity per bucket, or None when it meets no target (then ``misses`` says why)."""
-    part = ep.rank_model(m, ep_ranks) if ep_ranks > 1 else m  # what one GPU (one rank) holds
+    part = m  # what one GPU (one rank) holds
+    if ep_ranks > 1:
+        from gpuplan.estimate import ep
+
+        part = ep.rank_model(m, ep_ranks)
     seqs = max(1, largest_batch(part, gpu, job, s, cal, None, max_batch(part, gpu, s, cal)))  # per rank
     caps, shares, ttfts, tpots, ttft50s, tpot50s = [], [], [], [], [], []
     trickle = None
@@ -850,6 +873,8 @@ class FleetGroup:
 
 @dataclass(frozen=True, slots=True)
 class Fleet:
+    """The instances rented, how the traffic is routed over them, and what they cost and keep up."""
+
     groups: tuple[FleetGroup, ...]
     cost_per_hour: float
     routing: tuple[tuple[str, int, float], ...]  # (GPU configuration, bucket index, requests/s) with nothing lost
@@ -886,6 +911,9 @@ class Fleet:
 
 @dataclass(frozen=True, slots=True)
 class ServePlan:
+    """The answer to a serving request: the fleet at peak and at the mean rate, the configurations looked at,
+    costs per token, assumptions and notes."""
+
     model: str
     request: ServeRequest
     fleet: Fleet | None  # at peak
@@ -999,10 +1027,13 @@ def _units(offer: Offer, n: int) -> tuple[float, int] | None:
 def _unit_prices(catalog: Catalog, offers: Sequence[Offer], r: ServeRequest) -> Callable[[str, int], float | None]:
     """The cheapest hourly price of one replica of ``n`` GPUs of a type among ``offers`` (None: none fits)."""
     cheapest: dict[tuple[str, int], float] = {}
+    of_gpu: dict[str, list[Offer]] = {}  # the offers of each GPU type in their order: asked for ~70 times a plan
+    for o in offers:
+        of_gpu.setdefault(o.gpu, []).append(o)
 
     def price(gpu: str, n: int) -> float | None:
         if (gpu, n) not in cheapest:
-            per = [hourly_cost(hourly_price(catalog, o, r.currency), u[1]) / u[0] for o in offers if o.gpu == gpu
+            per = [hourly_cost(hourly_price(catalog, o, r.currency), u[1]) / u[0] for o in of_gpu.get(gpu, ())
                    for u in [_units(o, n)] if u is not None]
             cheapest[(gpu, n)] = min(per) if per else math.inf
         value = cheapest[(gpu, n)]
