@@ -111,3 +111,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     if os.environ.get("GPUPLAN_FAIL_ON_SKIP") == "1" and report.skipped and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = f"skipped, which counts as a failure in the full check: {report.longrepr}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-untyped-def]
+    """The same for a whole module skipped while it is collected (``pytest.skip(..., allow_module_level=True)``, as
+    the browser tests do without chromium): under GPUPLAN_FAIL_ON_SKIP=1 it is a collection error, not a skip."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("GPUPLAN_FAIL_ON_SKIP") == "1" and report.skipped:
+        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"{collector.nodeid} skipped, which counts as a failure in the full check: {reason}"
