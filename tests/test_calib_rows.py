@@ -385,6 +385,19 @@ def test_a_run_whose_layout_the_mapping_assumed_is_reported_not_fitted(catalog: 
     assert stated is not None and stated.fit
 
 
+
+def test_a_run_whose_attention_kernel_is_not_known_is_reported_not_fitted(catalog: Catalog) -> None:
+    # Pythia's 2022 runs: the suite's configs name flash attention only from 2023-01-23; the row is mapped with
+    # FlashAttention 1 (the only release of that year) and kept out of the fit, as a row with an assumed layout is
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-pythia-160m-gpuh")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.cls == "pretrain_gpu_hours" and case.measured == 1030  # GPU-hours, Table 5
+    assert not case.fit and "attention kernel" in case.assume
+    assert case.meta["setup"].attention_kernel == "flash1"
+    stated, _ = _pretrain_case(catalog, {**row, "notes": row["notes"].replace("Attention kernel assumed", "Kernel")})
+    assert stated is not None and stated.fit
+
 def test_a_torchtitan_run_before_april_2025_keeps_its_loss_uncompiled(catalog: Catalog) -> None:
     # torchtitan issue #929 ran at 9a2f578 (2025-03-04), before bbb1b616e compiled the loss under training.compile
     row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-tt929-l3-8b-fsdp8-compile-mem")
