@@ -96,6 +96,11 @@ def runs_here(kind: str, vendor: str, architecture: str) -> list[str]:
     return sorted(name for k, name in support_table() if k == kind and runs_on(k, name, vendor, architecture))
 
 
+def runs_any(kind: str, vendor: str, architecture: str) -> bool:
+    """Whether any software of ``kind`` runs on this part (:func:`runs_here` not empty, stopping at the first)."""
+    return any(k == kind and runs_on(k, name, vendor, architecture) for k, name in support_table())
+
+
 @dataclass(frozen=True, slots=True)
 class Blocker:
     """What keeps a training job off a part: its framework (``software`` "" when no listed framework runs
@@ -114,7 +119,7 @@ def training_blocker(vendor: str, architecture: str, framework: str | None, meth
     """
     if framework is not None and not runs_on("framework", framework, vendor, architecture):
         return Blocker("framework", framework)
-    if framework is None and not runs_here("framework", vendor, architecture):
+    if framework is None and not runs_any("framework", vendor, architecture):
         return Blocker("framework", "")
     if method == Method.QLORA and not runs_on("library", "bitsandbytes", vendor, architecture):
         return Blocker("library", "bitsandbytes")

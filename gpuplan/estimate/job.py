@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
@@ -18,17 +18,6 @@ from gpuplan.estimate.engines import runs_on
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
-from gpuplan.estimate.infer_speed import (
-    RunWork,
-    Speed,
-    batched,
-    max_batch,
-    prefill_seconds,
-    run_floor_seconds,
-    run_work,
-    speed,
-    speed_assumptions,
-)
 from gpuplan.estimate.memory import inference_memory, memory_reads, training_memory
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
@@ -37,6 +26,9 @@ from gpuplan.estimate.train_time import train_time
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import Engine, Framework, Gpu, InferSetup, Job, Method, ModelSpec, Parallelism, Task, TrainSetup
 from gpuplan.units import GiB
+
+if TYPE_CHECKING:  # the inference estimators are imported by the functions that use them: a training plan
+    from gpuplan.estimate.infer_speed import RunWork, Speed  # never loads them (their tables and dataclasses)
 
 DEFAULT_HEADROOM = 0.05  # the margin where the memory estimate's class has no held-out band
 
@@ -310,6 +302,8 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
     """Batch inference (``infer``) or steady serving (``serve``) on ``s.tp × s.pp`` GPUs per replica.
     ``describe=False`` leaves the assumptions and the longest context out (as :func:`inference_memory` does): the
     same numbers otherwise, for a planner that describes only the estimates it shows."""
+    from gpuplan.estimate.infer_speed import batched, speed, speed_assumptions
+
     check_inference(m, gpu, s)
     cal = cal or fitted()
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
@@ -342,6 +336,8 @@ def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration
     logits (all of them at once in transformers), so the batch is then lowered until that batch itself fits."""
     if job.task != Task.INFER or not job.requests:
         return 1
+    from gpuplan.estimate.infer_speed import batched, max_batch
+
     top = max(1, min(max_batch(m, gpu, batched(s, 1), cal), math.ceil(job.requests)))
     return max(1, largest_batch(m, gpu, job, s, cal, headroom, top))  # 1 when none holds: the estimate says so
 
@@ -353,6 +349,8 @@ def least_run_seconds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cali
     :func:`least_run_work` (``work``, which does not depend on the GPU, when the caller made it)."""
     if job.task != Task.INFER or not job.requests or not gpu.memory_bandwidth_bytes_per_s:
         return 0.0
+    from gpuplan.estimate.infer_speed import run_floor_seconds
+
     try:
         floor = run_floor_seconds(m, gpu, s, work or least_run_work(m, job, s), cal)
     except InfeasibleError:
@@ -367,6 +365,8 @@ def least_run_work(m: ModelSpec, job: Job, s: InferSetup) -> RunWork:
     cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs  # max_batch's cap, when the engine has one
     if s.batch <= 0 and cap:
         most = max(1, min(cap, most))
+    from gpuplan.estimate.infer_speed import run_work
+
     return run_work(m, s, job.requests or 0.0, most)
 
 
@@ -383,6 +383,8 @@ def least_replicas(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibra
     found = work or least_serving_work(m, job, s)
     if found is None:
         return 1
+    from gpuplan.estimate.infer_speed import run_floor_seconds
+
     try:
         floor = run_floor_seconds(m, gpu, s, found[0], cal)
     except InfeasibleError:
@@ -396,6 +398,8 @@ def least_serving_work(m: ModelSpec, job: Job, s: InferSetup) -> tuple[RunWork, 
     most = job.batch if job.batch > 0 else s.max_num_seqs or get_engine(s.engine).max_num_seqs
     if not most:
         return None
+    from gpuplan.estimate.infer_speed import run_work
+
     return run_work(m, s, float(most), most), most
 
 
@@ -419,6 +423,7 @@ _largest: IdentityMemo[int] = IdentityMemo()
 def _largest_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, headroom: float | None, top: int
                    ) -> int:
     """:func:`largest_batch` made afresh."""
+    from gpuplan.estimate.infer_speed import batched
 
     def room(b: int) -> float:
         """Bytes to spare at batch ``b`` (negative: short by that much): it holds when the room is at least 0."""
@@ -459,6 +464,8 @@ def _serving(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, 
              describe: bool) -> JobEstimate:
     """Replicas needed to carry ``job.rps`` within the TTFT/TPOT targets: each replica runs the largest
     concurrency whose decode step meets the TPOT target and whose prefill meets the TTFT target."""
+    from gpuplan.estimate.infer_speed import batched, speed
+
     cap, best = _served_batch(m, gpu, job, s, cal, headroom)
     if best is None or cap < 1:  # nothing meets the targets, or nothing fits: show the asked-for batch, else 1
         b = job.batch or 1
@@ -489,6 +496,8 @@ _searched: IdentityMemo[tuple[int, Speed | None]] = IdentityMemo()
 def _search_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration, headroom: float | None
                   ) -> tuple[int, Speed | None]:
     """:func:`_served_batch` made afresh."""
+    from gpuplan.estimate.infer_speed import max_batch, prefill_seconds, speed
+
     # what the engine holds: its cap and the KV cache at batch 1, then lowered until that batch itself fits
     cap = largest_batch(m, gpu, job, s, cal, headroom, max_batch(m, gpu, s, cal))
     # concurrency: the one asked for (job.batch), else doubling up to what the engine holds

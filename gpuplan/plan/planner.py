@@ -19,12 +19,11 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.infer_speed import RunWork
 from gpuplan.estimate.job import (
     JobEstimate,
     check_runs_on,
@@ -43,6 +42,9 @@ from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, Pr
 from gpuplan.plan.ranking import COST_TIE_SHARE, DEFAULT_MAX_SECONDS, TIME_TIE, max_seconds, pareto_front
 from gpuplan.types import OBJECTIVES, Engine, Gpu, InferSetup, Job, Method, ModelSpec, Objective, Task
 from gpuplan.units import DAY, fmt_bytes, fmt_seconds
+
+if TYPE_CHECKING:
+    from gpuplan.estimate.infer_speed import RunWork
 
 
 def plan(catalog: Catalog, model: ModelSpec, job: Job, c: Constraints, cal: Calibration | None = None,
