@@ -179,8 +179,8 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     framework = cal.get(f"u_{s.framework.efficiency_class}")
     if s.compiled:
         framework *= cal.get("f_compiled")
-    method = 1.0 if Method(s.method).trains_base else cal.get("f_frozen_base")
-    if Method(s.method).quantizes_base or s.base_quant:
+    method = 1.0 if s.method.trains_base else cal.get("f_frozen_base")
+    if s.method.quantizes_base or s.base_quant:
         method *= cal.get("f_quantized_base")
     flops, matmul_share, fp8_excluded_share = _flop_terms(m, s)
     work = flops * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
