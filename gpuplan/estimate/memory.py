@@ -789,10 +789,7 @@ def act_bytes(s: TrainSetup) -> float:
 def layer_activation_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
     """All saved activations of one layer for one micro-batch on one GPU (what a layer holds while its
     gradients are computed, recomputed or not)."""
-    par = s.parallel
-    tokens = s.micro_batch * s.seq_len / par.cp
-    shard = par.tp if par.sequence_parallel else 1
-    return activation_bytes_per_token(m, s) * tokens / shard * _activation_scale(s, cal)
+    return _activations(m, s, cal)[1]
 
 
 def _activation_scale(s: TrainSetup, cal: Calibration) -> float:
@@ -809,6 +806,12 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
     """Activations held at the end of the forward pass on one GPU. A 1F1B pipeline's first stage holds
     min(p, m) micro-batches in flight (m micro-batches per step), each of n_layers/p layers, so with m ≥ p the
     total does not shrink with PP (Narayanan et al. 2021 sec. 2.2)."""
+    return _activations(m, s, cal)[0]
+
+
+def _activations(m: ModelSpec, s: TrainSetup, cal: Calibration) -> tuple[float, float]:
+    """(:func:`activations_bytes`, :func:`layer_activation_bytes`), made together: every training-memory estimate
+    asks for both, which share the bytes per token and the implementation's scale."""
     par = s.parallel
     tokens = s.micro_batch * s.seq_len / par.cp
     shard = par.tp if par.sequence_parallel else 1
@@ -822,7 +825,8 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
         kept = layers * per_layer * cal.get("selective_recompute_keep")
     else:
         kept = layers * per_layer
-    return kept * _activation_scale(s, cal)
+    scale = _activation_scale(s, cal)
+    return kept * scale, per_layer * scale
 
 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
@@ -996,7 +1000,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     paged = "paged" in s.optimizer
     if par.offload_optimizer or paged:  # states live in host or CUDA-managed memory that spills to the host
         optimizer, master = 0.0, 0.0
-    acts = activations_bytes(m, s, cal)
+    acts, layer = _activations(m, s, cal)
     logits = logits_bytes(m, s)
     # With zero_grad(set_to_none=True) and one micro-batch per step, gradients are created during backward
     # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
@@ -1008,7 +1012,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     # accumulation that gradient already lives in the kept gradients.
     first_grad = 0.0 if coincide else output_grad_bytes(m, s, g_b)
     # at the end of backward the first layer's activations are still alive while its gradients are made
-    last_layer = min(acts, layer_activation_bytes(m, s, cal))
+    last_layer = min(acts, layer)
     def held(grad: float, by_length: float) -> float:  # the tensors and the allocator's pool around them
         return grad + by_length + allocator_slack_bytes(s, cal, by_length, grad)
 
