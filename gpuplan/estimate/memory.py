@@ -1013,8 +1013,9 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     first_grad = 0.0 if coincide else output_grad_bytes(m, s, g_b)
     # at the end of backward the first layer's activations are still alive while its gradients are made
     last_layer = min(acts, layer)
+    rates = _slack_rates(s, cal)
     def held(grad: float, by_length: float) -> float:  # the tensors and the allocator's pool around them
-        return grad + by_length + allocator_slack_bytes(s, cal, by_length, grad)
+        return grad + by_length + _slack(rates, by_length, grad)
 
     # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
     carried_acts, carried_logits = previous_outputs_bytes(m, s)
@@ -1036,7 +1037,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
                ("dequant", dequant), *((("dequantized_saved", saved_at_peak),) if saved_at_peak else ()),
                *((("zero_buckets", buckets),) if buckets else ()))
     persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
-    slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
+    slack = _slack(rates, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
     # what loading left cached above the step's own pool, which the step reuses (0 where loading needs less)
     resident, transient = frozen_bytes + trainable_w, quantize_on_load_bytes(m, s)
     at_load = load_pool_bytes(s, cal, resident, transient) if transient else 0.0
@@ -1117,11 +1118,28 @@ def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, gra
     the pool fragmented). With the same tensor shapes every step (packed sequences, or every sample padded to
     the maximum length) each step reuses the blocks of the previous one; with dynamic padding each new length
     carves the cached blocks differently and the pool grows past the peak; gradients keep their shapes."""
-    if not stack(s.framework).caching_allocator:  # exact-size device allocations, made once (llm.c)
+    return _slack(_slack_rates(s, cal), by_length, grads, persistent)
+
+
+_SlackRates = tuple[float, float, bool] | None
+
+
+def _slack_rates(s: TrainSetup, cal: Calibration) -> _SlackRates:
+    """What :func:`allocator_slack_bytes` reads of the setup and calibration: (the share of what comes and goes,
+    the share of the resident tensors, whether lengths vary), None for exact-size device allocations made once
+    (llm.c); a training-memory estimate asks three times."""
+    if not stack(s.framework).caching_allocator:
+        return None
+    return cal.get("allocator_slack"), cal.get("allocator_slack_persistent"), s.lengths_vary
+
+
+def _slack(rates: _SlackRates, by_length: float, grads: float, persistent: float = 0.0) -> float:
+    """:func:`allocator_slack_bytes` with its setup and calibration read (``rates``: :func:`_slack_rates`)."""
+    if rates is None:
         return 0.0
-    extra = VARYING_LENGTHS_EXTRA_POOL * by_length if s.lengths_vary else 0.0
-    return cal.get("allocator_slack") * (by_length + grads) + cal.get("allocator_slack_persistent") * persistent \
-        + extra
+    share, resident_share, lengths_vary = rates
+    extra = VARYING_LENGTHS_EXTRA_POOL * by_length if lengths_vary else 0.0
+    return share * (by_length + grads) + resident_share * persistent + extra
 
 
 def _reserved_around_base(s: TrainSetup) -> float:
