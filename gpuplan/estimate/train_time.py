@@ -469,9 +469,10 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     # a mixture-of-experts model's routed experts, E/EP per GPU, are reduced over their expert-data-parallel
     # copies (moe_train.expert_dp), the rest over DP: each part with its own group's ring factor
     _, trainable, _, whole, _ = parameter_terms(m, s)  # whole: gpu_params(m, s, trainable)
-    experts = gpu_params(m, s, min(routed_params(m, s), trainable))
+    # a dense model has no routed experts: gpu_params of none is 0.0, and 0.0 × any ring factor adds nothing
+    experts = gpu_params(m, s, min(routed_params(m, s), trainable)) if m.is_moe else 0.0
     dense = whole - experts
-    ring, expert_ring = _ring(par.dp), _ring(expert_dp(par))
+    ring, expert_ring = _ring(par.dp), _ring(expert_dp(par)) if m.is_moe else 0.0
     grad_bytes = (dense * ring + experts * expert_ring) * 2.0  # 16-bit gradients, each by its ring factor
     if par.zero >= 3 and par.dp > 1:
         # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable
