@@ -61,8 +61,8 @@ def test_memory_sized_once_for_all_gpus_then_timed_is_estimate_training(catalog:
                 except InfeasibleError:
                     continue
                 size = shared.setdefault(setup, _Sized.of(m, gpu, job, setup, cal, 0.1))
-                assert size.fits(gpu) == want.fits
-                assert size.shortfall_bytes(gpu) == want.shortfall_bytes
+                assert size.fits(gpu.memory_bytes) == want.fits
+                assert size.shortfall_bytes(gpu.memory_bytes) == want.shortfall_bytes
                 if want.fits:
                     lean = size.estimate(m, gpu, job, setup, cal, 0.1)  # made without its words ...
                     assert not lean.memory.assumptions and lean.time is not None and not lean.time.assumptions

@@ -13,6 +13,7 @@ from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import CatalogError
 from gpuplan.estimate.engines import ASCEND_BACKEND_ENGINES, METAL_BACKEND_ENGINES, backend_key
 from gpuplan.estimate.result import Band
+from gpuplan.memo import IdentityMemo
 
 FITTED_PATH = BUNDLED_DIR / "fitted" / "params.json"
 # vendors whose parts published speed rows ran on, and for which engines (None: every engine and training): the
@@ -51,10 +52,16 @@ class Calibration:
                                "rerun 'python bench/fit.py' to regenerate the fitted parameters.") from None
 
     def band(self, cls: str) -> Band:
-        low, high, n = self.bands.get(cls, (0.7, 1.3, 0))
-        held = self.held_out_bands.get(cls)
-        return Band(low, high, cls if n else f"{cls} (uncalibrated: ±30 % default)", n,
-                    held[0] if held else None, held[1] if held else None)
+        """The error band of the class ``cls``, one object per calibration and class: a pretraining plan asks
+        for about 1,100 (two per training-memory estimate, more per time estimate) of a handful of classes."""
+        found = _bands.get(self, None, None, (cls,))
+        if found is None:
+            low, high, n = self.bands.get(cls, (0.7, 1.3, 0))
+            held = self.held_out_bands.get(cls)
+            found = _bands.put(self, None, None, (cls,), Band(
+                low, high, cls if n else f"{cls} (uncalibrated: ±30 % default)", n,
+                held[0] if held else None, held[1] if held else None))
+        return found
 
     def with_values(self, **changes: float) -> Calibration:
         return replace(self, values={**self.values, **changes})
@@ -62,6 +69,9 @@ class Calibration:
     def to_json(self) -> dict[str, Any]:
         return {"fitted_on": self.fitted_on, "values": self.values,
                 "bands": {k: list(v) for k, v in self.bands.items()}}
+
+
+_bands: IdentityMemo[Band] = IdentityMemo(256)  # by calibration and class (Band is frozen: shared)
 
 
 @cache

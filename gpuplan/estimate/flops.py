@@ -66,7 +66,7 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     fwd = forward_flops_per_token(m, context)
     if s.method == Method.FULL:
         total = 3 * fwd
-    elif Method(s.method).low_rank:
+    elif s.method.low_rank:
         adapter = 6 * lora_params(m, s.lora_rank, s.lora_targets)
         total = 2 * fwd + adapter  # forward + input gradients through the frozen base
         if s.train_embeddings:  # the output layer's weight gradient (the embedding's is a scatter-add)

@@ -24,7 +24,19 @@ from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.train_time import train_time
 from gpuplan.memo import IdentityMemo
-from gpuplan.types import Engine, Framework, Gpu, InferSetup, Job, Method, ModelSpec, Parallelism, Task, TrainSetup
+from gpuplan.types import (
+    Engine,
+    Framework,
+    Gpu,
+    InferSetup,
+    Job,
+    Method,
+    ModelSpec,
+    Parallelism,
+    Task,
+    TrainSetup,
+    train_setup,
+)
 from gpuplan.units import GiB
 
 if TYPE_CHECKING:  # the inference estimators are imported by the functions that use them: a training plan
@@ -181,7 +193,7 @@ def check_training_shape(m: ModelSpec, s: TrainSetup) -> None:
 def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:
     """The job's framework and ``s``'s method and precision on ``gpu``: all it reads of the setup."""
     check_runs_on(gpu, job.framework, s.method)
-    if Method(s.method).quantizes_base and not (gpu.bf16_flops_per_s
+    if s.method.quantizes_base and not (gpu.bf16_flops_per_s
                                                  or (gpu.fp16_flops_per_s or 0) > (gpu.fp32_flops_per_s or 0)):
         raise InfeasibleError("--method", f"{gpu.name} has no fast 16-bit path for QLoRA's compute dtype.",
                               "use a GPU from 2018 on (Turing or newer), or --method lora in fp32.")
@@ -568,7 +580,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     elif job.framework:
         values["precision"] = get_framework(job.framework).full_precision
     values.update(overrides)
-    return TrainSetup(**values)
+    return train_setup(values)
 
 
 def half_format(gpu: Gpu | None) -> str:

@@ -544,7 +544,7 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     """Parameters that receive gradients under the method."""
     if s.method == Method.FULL:
         return count_params(m).total
-    if Method(s.method).low_rank:
+    if s.method.low_rank:
         return lora_params(m, s.lora_rank, s.lora_targets) + (embedding_params(m) if trains_embeddings(s) else 0)
     if s.method == Method.PTUNING:
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
@@ -556,7 +556,7 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
 def trains_embeddings(s: TrainSetup) -> bool:
     """Whether the embedding and output layer get gradients: a full fine-tune, or LoRA/QLoRA with
     ``train_embeddings``."""
-    return s.method == Method.FULL or (s.train_embeddings and Method(s.method).low_rank)
+    return s.method == Method.FULL or (s.train_embeddings and s.method.low_rank)
 
 
 def embedding_params(m: ModelSpec) -> int:
@@ -694,9 +694,9 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     st = stack(s.framework)
     ab = act_bytes(s)
     norm_in = 4.0 if st.norm_input_fp32 else ab
-    frozen = Method(s.method).adapters
+    frozen = s.method.adapters
     keeps_inputs = not frozen or _bnb_base(s)
-    reads_x = Method(s.method).low_rank and not st.adapters_fp32 and s.lora_dropout == 0
+    reads_x = s.method.low_rank and not st.adapters_fp32 and s.lora_dropout == 0
     attn_needed = keeps_inputs or (reads_x and s.lora_targets in ("qv", "attention", "all-linear"))
     mlp_needed = keeps_inputs or (reads_x and s.lora_targets in ("mlp", "all-linear"))
     kv = m.q_dim if st.expands_kv_heads and m.kv_dim < m.q_dim else m.kv_dim
@@ -754,7 +754,7 @@ def _bnb_base(s: TrainSetup) -> bool:
     """Whether the frozen base runs through bitsandbytes matmuls: MatMul4Bit and MatMul8bitLt keep their input A
     for backward whenever an input needs a gradient (TimDettmers/bitsandbytes bitsandbytes/autograd/_functions.py
     @29e3420c6de4c62086603aff47107ef378062e91, ``ctx.tensors = (A, B)``)."""
-    fmt = s.base_quant or ("bnb-nf4-dq" if Method(s.method).quantizes_base else "")
+    fmt = s.base_quant or ("bnb-nf4-dq" if s.method.quantizes_base else "")
     return fmt.startswith("bnb-")
 
 
@@ -764,7 +764,7 @@ def _adapter_input_bytes(m: ModelSpec, s: TrainSetup) -> float:
     dropout each module keeps its own dropped copy (activation dtype, or fp32 in PEFT) and the dropout's mask
     (1 byte per element: ``torch.native_dropout`` returns a bool mask). Without either, the adapter reads the
     layer's input, which ``activation_bytes_per_token`` counts. A fused QKV projection has one adapter input."""
-    if not Method(s.method).low_rank:
+    if not s.method.low_rank:
         return 0.0
     st = stack(s.framework)
     dropout = s.lora_dropout > 0
@@ -789,10 +789,7 @@ def act_bytes(s: TrainSetup) -> float:
 def layer_activation_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
     """All saved activations of one layer for one micro-batch on one GPU (what a layer holds while its
     gradients are computed, recomputed or not)."""
-    par = s.parallel
-    tokens = s.micro_batch * s.seq_len / par.cp
-    shard = par.tp if par.sequence_parallel else 1
-    return activation_bytes_per_token(m, s) * tokens / shard * _activation_scale(s, cal)
+    return _activations(m, s, cal)[1]
 
 
 def _activation_scale(s: TrainSetup, cal: Calibration) -> float:
@@ -809,6 +806,12 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
     """Activations held at the end of the forward pass on one GPU. A 1F1B pipeline's first stage holds
     min(p, m) micro-batches in flight (m micro-batches per step), each of n_layers/p layers, so with m ≥ p the
     total does not shrink with PP (Narayanan et al. 2021 sec. 2.2)."""
+    return _activations(m, s, cal)[0]
+
+
+def _activations(m: ModelSpec, s: TrainSetup, cal: Calibration) -> tuple[float, float]:
+    """(:func:`activations_bytes`, :func:`layer_activation_bytes`), made together: every training-memory estimate
+    asks for both, which share the bytes per token and the implementation's scale."""
     par = s.parallel
     tokens = s.micro_batch * s.seq_len / par.cp
     shard = par.tp if par.sequence_parallel else 1
@@ -822,7 +825,8 @@ def activations_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> float:
         kept = layers * per_layer * cal.get("selective_recompute_keep")
     else:
         kept = layers * per_layer
-    return kept * _activation_scale(s, cal)
+    scale = _activation_scale(s, cal)
+    return kept * scale, per_layer * scale
 
 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
@@ -996,7 +1000,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     paged = "paged" in s.optimizer
     if par.offload_optimizer or paged:  # states live in host or CUDA-managed memory that spills to the host
         optimizer, master = 0.0, 0.0
-    acts = activations_bytes(m, s, cal)
+    acts, layer = _activations(m, s, cal)
     logits = logits_bytes(m, s)
     # With zero_grad(set_to_none=True) and one micro-batch per step, gradients are created during backward
     # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
@@ -1008,9 +1012,10 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     # accumulation that gradient already lives in the kept gradients.
     first_grad = 0.0 if coincide else output_grad_bytes(m, s, g_b)
     # at the end of backward the first layer's activations are still alive while its gradients are made
-    last_layer = min(acts, layer_activation_bytes(m, s, cal))
+    last_layer = min(acts, layer)
+    rates = _slack_rates(s, cal)
     def held(grad: float, by_length: float) -> float:  # the tensors and the allocator's pool around them
-        return grad + by_length + allocator_slack_bytes(s, cal, by_length, grad)
+        return grad + by_length + _slack(rates, by_length, grad)
 
     # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
     carried_acts, carried_logits = previous_outputs_bytes(m, s)
@@ -1032,11 +1037,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
                ("dequant", dequant), *((("dequantized_saved", saved_at_peak),) if saved_at_peak else ()),
                *((("zero_buckets", buckets),) if buckets else ()))
     persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
-    slack = allocator_slack_bytes(s, cal, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
+    slack = _slack(rates, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
     # what loading left cached above the step's own pool, which the step reuses (0 where loading needs less)
     resident, transient = frozen_bytes + trainable_w, quantize_on_load_bytes(m, s)
     at_load = load_pool_bytes(s, cal, resident, transient) if transient else 0.0
-    loading = max(0.0, at_load - sum(v for _, v in tensors) - slack)
+    loading = max(0.0, at_load - sum([v for _, v in tensors]) - slack)
     parts = (*tensors, *((("load_workspace", loading),) if loading else ()), ("allocator_slack", slack),
              ("overhead", overhead))
     trained = TrainedParts(train, total, grads, acts, logits)
@@ -1113,11 +1118,28 @@ def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, gra
     the pool fragmented). With the same tensor shapes every step (packed sequences, or every sample padded to
     the maximum length) each step reuses the blocks of the previous one; with dynamic padding each new length
     carves the cached blocks differently and the pool grows past the peak; gradients keep their shapes."""
-    if not stack(s.framework).caching_allocator:  # exact-size device allocations, made once (llm.c)
+    return _slack(_slack_rates(s, cal), by_length, grads, persistent)
+
+
+_SlackRates = tuple[float, float, bool] | None
+
+
+def _slack_rates(s: TrainSetup, cal: Calibration) -> _SlackRates:
+    """What :func:`allocator_slack_bytes` reads of the setup and calibration: (the share of what comes and goes,
+    the share of the resident tensors, whether lengths vary), None for exact-size device allocations made once
+    (llm.c); a training-memory estimate asks three times."""
+    if not stack(s.framework).caching_allocator:
+        return None
+    return cal.get("allocator_slack"), cal.get("allocator_slack_persistent"), s.lengths_vary
+
+
+def _slack(rates: _SlackRates, by_length: float, grads: float, persistent: float = 0.0) -> float:
+    """:func:`allocator_slack_bytes` with its setup and calibration read (``rates``: :func:`_slack_rates`)."""
+    if rates is None:
         return 0.0
-    extra = VARYING_LENGTHS_EXTRA_POOL * by_length if s.lengths_vary else 0.0
-    return cal.get("allocator_slack") * (by_length + grads) + cal.get("allocator_slack_persistent") * persistent \
-        + extra
+    share, resident_share, lengths_vary = rates
+    extra = VARYING_LENGTHS_EXTRA_POOL * by_length if lengths_vary else 0.0
+    return share * (by_length + grads) + resident_share * persistent + extra
 
 
 def _reserved_around_base(s: TrainSetup) -> float:
@@ -1127,7 +1149,7 @@ def _reserved_around_base(s: TrainSetup) -> float:
     allocated, LoRA on Llama-2-7B, docs/source/tutorials/qlora_finetune.rst @0914d5cf) frees no segment around
     them. A base quantized while it loads (QLoRA: the 16-bit matrices and the quantizer's temporaries are freed
     between the packed ones) keeps the reserve: the same log shows 9.13 GB reserved for a ~4 GB NF4 Llama-2-7B."""
-    quantized_on_load = bool(s.base_quant) or Method(s.method).quantizes_base
+    quantized_on_load = bool(s.base_quant) or s.method.quantizes_base
     return 0.0 if stack(s.framework).loads_base_in_place and not quantized_on_load else 1.0
 
 
@@ -1146,7 +1168,7 @@ def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
     (QLoRA NF4, ChatGLM int4/int8 for P-tuning); zero for a full fine-tune."""
     if s.method == Method.FULL:
         return 0.0
-    fmt_name = s.base_quant or ("bnb-nf4-dq" if Method(s.method).quantizes_base else None)
+    fmt_name = s.base_quant or ("bnb-nf4-dq" if s.method.quantizes_base else None)
     if s.method == Method.FREEZE:
         frozen_params = count_params(m).total - trainable_params(m, s)
         return frozen_params * act_bytes(s) / (s.parallel.tp * s.parallel.pp)
@@ -1208,7 +1230,7 @@ def _dequant_workspace(m: ModelSpec, s: TrainSetup) -> float:
     output layer (vocabulary × hidden) where the stack quantizes it too; a GPTQ base's unpacking holds more than the
     16-bit copy while it runs (``UNPACK_BYTES_PER_WEIGHT``), and so does an NF4 base with fp16 statistics
     (:func:`_nf4_cast_bytes_per_weight`)."""
-    if not (s.base_quant or Method(s.method).quantizes_base):
+    if not (s.base_quant or s.method.quantizes_base):
         return 0.0
     per_weight = UNPACK_BYTES_PER_WEIGHT.get(s.base_quant or "", BYTES_16) + _nf4_cast_bytes_per_weight(s)
     return _largest_quantized_matrix(m, s) * per_weight / s.parallel.tp
@@ -1240,7 +1262,7 @@ def quantize_on_load_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """What quantizing the base holds at once while the model loads, beyond the weights already resident, where it
     is more than a step's transients (``TrainSetup.nf4_whole_matrix``; 0 otherwise): the largest matrix at
     ``NF4_WHOLE_MATRIX_BYTES_PER_WEIGHT``."""
-    base = s.base_quant or ("bnb-nf4-dq" if Method(s.method).quantizes_base else "")
+    base = s.base_quant or ("bnb-nf4-dq" if s.method.quantizes_base else "")
     if not s.nf4_whole_matrix or s.method == Method.FULL or "nf4" not in base:
         return 0.0
     return _largest_quantized_matrix(m, s) * NF4_WHOLE_MATRIX_BYTES_PER_WEIGHT / s.parallel.tp
@@ -1276,12 +1298,12 @@ def describe_stack(s: TrainSetup) -> str:
     kept = [text for on, text in (
         (st.norm_input_fp32, "norms keep an fp32 copy of their input"),
         (st.expands_kv_heads, "K/V expanded to every query head"),
-        (Method(s.method).low_rank and st.adapters_fp32, "fp32 adapters keep an fp32 copy of each adapted input"),
-        (Method(s.method).low_rank and s.lora_dropout > 0,
+        (s.method.low_rank and st.adapters_fp32, "fp32 adapters keep an fp32 copy of each adapted input"),
+        (s.method.low_rank and s.lora_dropout > 0,
          f"LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input"),
         (_bnb_base(s), "bitsandbytes matmuls keep every quantized linear's input"),
         (s.method != Method.FULL and st.quantizes_output_layer
-         and bool(s.base_quant or Method(s.method).quantizes_base),
+         and bool(s.base_quant or s.method.quantizes_base),
          "the output layer is quantized too"),
         (s.method != Method.FULL and st.unties_embeddings, "a tied output layer is held as its own matrix"),
         (st.keeps_previous_outputs, "the previous micro-batch's logits and their graph live through the next forward"),

@@ -65,7 +65,7 @@ class Breakdown:
 
     @property
     def total(self) -> float:
-        return sum(v for _, v in self.parts)
+        return sum([v for _, v in self.parts])  # a list, not a generator: the same sum in the same order, sooner
 
     def get(self, name: str) -> float:
         return sum(v for k, v in self.parts if k == name)

@@ -133,7 +133,11 @@ def utilisation(m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, work: S
     """Fraction of the dense peak the step sustains (see module docstring); ``work``: ``step_work(m, s, cal)``
     when the caller has it."""
     w = work or step_work(m, s, cal)
-    segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
+    return _utilisation(w, 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer"))
+
+
+def _utilisation(w: StepWork, segment: float) -> float:
+    """:func:`utilisation` of a step of terms ``w`` on a GPU whose segment's factor is ``segment``."""
     return min(MAX_UTILISATION, w.u_framework * segment * w.f_method * w.ramp)
 
 
@@ -179,8 +183,8 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     framework = cal.get(f"u_{s.framework.efficiency_class}")
     if s.compiled:
         framework *= cal.get("f_compiled")
-    method = 1.0 if Method(s.method).trains_base else cal.get("f_frozen_base")
-    if Method(s.method).quantizes_base or s.base_quant:
+    method = 1.0 if s.method.trains_base else cal.get("f_frozen_base")
+    if s.method.quantizes_base or s.base_quant:
         method *= cal.get("f_quantized_base")
     flops, matmul_share, fp8_excluded_share = _flop_terms(m, s)
     work = flops * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
@@ -223,7 +227,7 @@ class StepTime:
 
     @property
     def seconds(self) -> float:
-        return sum(v for _, v in self.parts)
+        return sum([v for _, v in self.parts])  # a list, not a generator: the same sum in the same order, sooner
 
 
 class StepLead(NamedTuple):
@@ -259,14 +263,14 @@ def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     """The first parts of :func:`step_time` (see :class:`StepLead`)."""
     par = s.parallel
     n = par.n_gpus
-    peak = peak_flops(gpu, s.precision)
-    u = utilisation(m, gpu, s, cal, w)
+    peak, segment, kernels, bandwidth = _gpu_terms(gpu, s, cal)
+    u = _utilisation(w, segment)
     flops = w.flops_per_token * tokens
     # attention over the context runs in flash-attention kernels, at f_attention of the GEMMs' share of the
     # peak (Dao 2023, FlashAttention-2, sec. 4.1: 50-73 % of A100 peak forward and backward, where GEMMs reach
     # 80 %+); it is the larger part of the work at long sequences
     share = w.matmul_share
-    attention = (1 - share) / attention_efficiency(gpu, s, cal)
+    attention = (1 - share) / kernels
     compute = flops * (share + attention) / (n * peak * u)
     if s.precision == "fp8-mixed":  # float8 linears: matmuls at the FP8 rate; attention, the LM head and the
         # router stay 16-bit (flops.fp8_excluded_params)
@@ -276,10 +280,26 @@ def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         compute = flops * (low / (fp8 * cal.get("f_fp8")) + (attention + w.fp8_excluded_share) / peak) / (n * u)
     tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
     steps = max(1.0, tokens / tokens_per_step)
-    bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
     optimizer = steps * w.optimizer_bytes / bandwidth
     memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
     return StepLead(compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, bandwidth)
+
+
+def _gpu_terms(gpu: Gpu, s: TrainSetup, cal: Calibration) -> tuple[float, float, float, float]:
+    """What :func:`step_lead` reads of the GPU: (:func:`peak_flops`, the segment's factor of :func:`utilisation`,
+    :func:`attention_efficiency`, the optimizer step's bandwidth), kept per GPU, calibration and the two setup
+    fields they read: a training search times hundreds of setups on each GPU type."""
+    key = (s.precision, s.attention_kernel)
+    found = _gpu_terms_kept.get(gpu, cal, None, key)
+    if found is None:
+        segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
+        bandwidth = (gpu.memory_bandwidth_bytes_per_s or math.inf) * cal.get("eta_optimizer")
+        found = _gpu_terms_kept.put(gpu, cal, None, key, (
+            peak_flops(gpu, s.precision), segment, attention_efficiency(gpu, s, cal), bandwidth))
+    return found
+
+
+_gpu_terms_kept: IdentityMemo[tuple[float, float, float, float]] = IdentityMemo(1024)
 
 
 def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork,
@@ -449,9 +469,10 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     # a mixture-of-experts model's routed experts, E/EP per GPU, are reduced over their expert-data-parallel
     # copies (moe_train.expert_dp), the rest over DP: each part with its own group's ring factor
     _, trainable, _, whole, _ = parameter_terms(m, s)  # whole: gpu_params(m, s, trainable)
-    experts = gpu_params(m, s, min(routed_params(m, s), trainable))
+    # a dense model has no routed experts: gpu_params of none is 0.0, and 0.0 × any ring factor adds nothing
+    experts = gpu_params(m, s, min(routed_params(m, s), trainable)) if m.is_moe else 0.0
     dense = whole - experts
-    ring, expert_ring = _ring(par.dp), _ring(expert_dp(par))
+    ring, expert_ring = _ring(par.dp), _ring(expert_dp(par)) if m.is_moe else 0.0
     grad_bytes = (dense * ring + experts * expert_ring) * 2.0  # 16-bit gradients, each by its ring factor
     if par.zero >= 3 and par.dp > 1:
         # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable

@@ -158,6 +158,7 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
     best_layout: Parallelism | None = None  # the layout of ``best`` (the layouts are distinct: identity is equality)
     half = half_format(gpu)
+    capacity = gpu.memory_bytes  # a property: read once, not for each of the setups sized
     hardware: dict[tuple[str, str], InfeasibleError | None] = {}  # memo.hardware_error's, read here first
     for par, rows in memo.grid(m, n, job, half):
         check_budget()
@@ -190,8 +191,8 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                 size = entry.sized
                 if size is None:
                     size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
-                if not size.fits(gpu):
-                    short = size.shortfall_bytes(gpu)
+                if not size.fits(capacity):
+                    short = size.shortfall_bytes(capacity)
                     if closest is None or short < closest[2]:
                         closest = (setup, size, short)
                     continue
@@ -246,11 +247,11 @@ class _Sized:
             found = self._work = step_work(m, s, cal)
         return found
 
-    def fits(self, gpu: Gpu) -> bool:  # JobEstimate.fits
-        return self.needed_bytes <= gpu.memory_bytes and self.kv_shortfall_bytes <= 0
+    def fits(self, capacity_bytes: float) -> bool:  # JobEstimate.fits on a GPU of ``gpu.memory_bytes``
+        return self.needed_bytes <= capacity_bytes and self.kv_shortfall_bytes <= 0
 
-    def shortfall_bytes(self, gpu: Gpu) -> float:  # JobEstimate.shortfall_bytes
-        return max(0.0, self.needed_bytes - gpu.memory_bytes, self.kv_shortfall_bytes)
+    def shortfall_bytes(self, capacity_bytes: float) -> float:  # JobEstimate.shortfall_bytes, likewise
+        return max(0.0, self.needed_bytes - capacity_bytes, self.kv_shortfall_bytes)
 
     def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, faster: float = math.inf
              ) -> StepTime | _Slower | None:
