@@ -7,11 +7,10 @@ amount plus its currency, never a bare float. Derived values are properties, not
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from gpuplan.units import GiB, MiB
 
@@ -683,26 +682,6 @@ class TrainSetup:
     @property
     def tokens_per_micro_batch(self) -> int:
         return self.micro_batch * self.seq_len
-
-
-def train_setup(values: dict[str, Any]) -> TrainSetup:
-    """``TrainSetup(**values)``, an equal object made sooner: a frozen class's ``__init__`` writes each of its 30
-    fields through ``object.__setattr__``, most of the cost of a setup (a pretraining plan makes over 400); here
-    each slot is written through its own descriptor, the fields ``values`` leaves out taking the class's defaults,
-    and ``__post_init__`` runs as it would. A name that is not a field goes to the class, which refuses it."""
-    given = _TRAIN_DEFAULTS | values  # the fields' order, each value given or the default
-    if len(given) != len(_TRAIN_DEFAULTS):
-        return TrainSetup(**values)
-    setup = object.__new__(TrainSetup)
-    for write, value in zip(_TRAIN_WRITERS, given.values(), strict=True):
-        write(setup, value)
-    setup.__post_init__()
-    return setup
-
-
-_TRAIN_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(TrainSetup)}  # none has a default_factory
-_TRAIN_WRITERS: tuple[Callable[[TrainSetup, Any], None], ...] = tuple(
-    getattr(TrainSetup, name).__set__ for name in _TRAIN_DEFAULTS)  # the slots' descriptors
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,6 @@ from gpuplan.types import (
     Parallelism,
     Task,
     TrainSetup,
-    train_setup,
 )
 from gpuplan.units import GiB
 
@@ -580,7 +579,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     elif job.framework:
         values["precision"] = get_framework(job.framework).full_precision
     values.update(overrides)
-    return train_setup(values)
+    return TrainSetup(**values)
 
 
 def half_format(gpu: Gpu | None) -> str:
