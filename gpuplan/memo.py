@@ -7,8 +7,10 @@ their ids, and a hit is checked to be for those same objects (not merely equal o
 
 from __future__ import annotations
 
+import gc
 import weakref
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
@@ -55,3 +57,20 @@ def clear_memos() -> None:
     CLI's case) after this, and warm (repeated) without it."""
     for memo in list(_every):
         memo.clear()
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector held off while a batch of objects that all live on is built (it finds nothing
+    to free in them: a plan's estimates, kept in its lists and memos, and their prices). Its passes are due after
+    every 700 allocations, and the full ones walk every live object, a large catalog's included: at 200× the
+    bundled offers they were over a third of the pricing stage's time (bench/speed.py, its "GC paused" column).
+    Left off when the caller or another thread had turned it off."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError
-from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.infer_speed import max_batch
 from gpuplan.estimate.job import (
     JobEstimate,
@@ -34,7 +35,7 @@ from gpuplan.estimate.train_time import train_seconds
 from gpuplan.memo import clear_memos
 from gpuplan.plan import enumeration, planner, pricing
 from gpuplan.plan.candidates import Constraints
-from gpuplan.types import Gpu, Job, ModelSpec, Recompute
+from gpuplan.types import Gpu, InferSetup, Job, ModelSpec, Recompute
 
 
 def _largest_by_scan(catalog: Catalog, model: str, gpu: str, job: Job, tp: int, fmt: str, top: int) -> int:
@@ -127,6 +128,19 @@ def test_no_row_costs_less_than_its_least_cost(catalog: Catalog) -> None:
     assert met["serve"] > 0 and met["infer"] > 0
 
 
+def _estimates_everywhere(catalog: Catalog, m: ModelSpec, job: Job, engine: str, fmt: str, cal: Calibration
+                          ) -> Iterator[tuple[Gpu, int, InferSetup, JobEstimate]]:
+    """(GPU, TP, setup, estimate) of ``job`` on every GPU type of the catalog at TP 1, 2, 4 and 8, where the
+    estimate can be made."""
+    for gpu in catalog.gpus.values():
+        for tp in (1, 2, 4, 8):
+            s = inference_setup(job, tp, engine, fmt)
+            try:
+                yield gpu, tp, s, estimate_inference(m, gpu, job, s, cal, describe=False)
+            except InfeasibleError:
+                continue
+
+
 @pytest.mark.parametrize(("name", "engine", "fmt", "job"), [
     ("Qwen2.5-7B", "vllm", "bf16", Job(task="infer", requests=100_000, prompt_len=1000, output_len=300)),
     ("Qwen2.5-7B", "sglang", "fp8", Job(task="infer", requests=50, prompt_len=4000, output_len=50)),  # < the cap
@@ -147,17 +161,11 @@ def test_a_batch_runs_least_seconds_bound_its_estimate(catalog: Catalog, name: s
     m, cal = catalog.model(name), fitted()
     job = job.for_model(m)
     ratios = []
-    for gpu in catalog.gpus.values():
-        for tp in (1, 2, 4, 8):
-            s = inference_setup(job, tp, engine, fmt)
-            try:
-                e = estimate_inference(m, gpu, job, s, cal, describe=False)
-            except InfeasibleError:
-                continue
-            least = least_run_seconds(m, gpu, job, s, cal)
-            assert 0 <= least <= e.seconds, (gpu.name, tp)
-            if e.fits and least > 0:
-                ratios.append(least / e.seconds)
+    for gpu, tp, s, e in _estimates_everywhere(catalog, m, job, engine, fmt, cal):
+        least = least_run_seconds(m, gpu, job, s, cal)
+        assert 0 <= least <= e.seconds, (gpu.name, tp)
+        if e.fits and least > 0:
+            ratios.append(least / e.seconds)
     assert len(ratios) >= 10
     if name != "DeepSeek-V3.2":  # its decode reads the top-k tokens and the experts a batch reaches: left out
         assert sorted(ratios)[len(ratios) // 2] > 0.4  # the median bound (0.43-0.74 of the estimate in these cases)
@@ -183,21 +191,15 @@ def test_a_services_least_replicas_bound_its_estimate(catalog: Catalog, name: st
     c = Constraints()
     pricer = pricing.Pricer.for_plan(catalog, c, None, cal, True)
     above_one = 0
-    for gpu in catalog.gpus.values():
-        for tp in (1, 2, 4, 8):
-            s = inference_setup(job, tp, engine, fmt)
-            try:
-                e = estimate_inference(m, gpu, job, s, cal, describe=False)
-            except InfeasibleError:
-                continue
-            if not (e.fits and e.replicas >= 1):
-                continue
-            least = least_replicas(m, gpu, job, s, cal)
-            assert 1 <= least <= e.replicas, (gpu.name, tp)
-            above_one += least > 1
-            totals = [cost.total for cost in pricer.columns(e).costs]
-            if totals:
-                assert min(totals) >= pricer.least_cost(m, job, gpu.name, tp, replicas=least) * (1 - 1e-12)
+    for gpu, tp, s, e in _estimates_everywhere(catalog, m, job, engine, fmt, cal):
+        if not (e.fits and e.replicas >= 1):
+            continue
+        least = least_replicas(m, gpu, job, s, cal)
+        assert 1 <= least <= e.replicas, (gpu.name, tp)
+        above_one += least > 1
+        totals = [cost.total for cost in pricer.columns(e).costs]
+        if totals:
+            assert min(totals) >= pricer.least_cost(m, job, gpu.name, tp, replicas=least) * (1 - 1e-12)
     assert above_one > 0
 
 

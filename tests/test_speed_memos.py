@@ -309,7 +309,7 @@ def test_candidates_made_by_their_slots_equal_those_the_dataclass_makes(catalog:
 def test_pricing_leaves_the_garbage_collector_as_it_found_it(catalog: Catalog, enabled: bool) -> None:
     """The collector is held off while candidates are made, then back as it was: on, or still off when the
     caller had turned it off; and on again after an error inside."""
-    from gpuplan.plan.pricing import collector_paused
+    from gpuplan.memo import collector_paused
 
     if not enabled:
         gc.disable()

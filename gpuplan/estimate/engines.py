@@ -149,6 +149,12 @@ def token_budget(m: types.ModelSpec, s: types.InferSetup) -> int | None:
     return engine(s.engine).max_batched_tokens
 
 
+def sequence_cap(s: types.InferSetup) -> int | None:
+    """The most sequences the engine runs at once under ``s``: the setup's ``max_num_seqs``, else the engine's
+    default (``engines.csv``); None for an engine with no cap (transformers, llama.cpp: as many as memory holds)."""
+    return s.max_num_seqs or engine(s.engine).max_num_seqs
+
+
 def step_overhead_keys(s: types.InferSetup, keys: tuple[str, ...]) -> tuple[str, ...]:
     """The fitted per-layer step overhead's keys for the setup's release: vLLM's V0 engine (before 0.8) first
     looks up ``layer_overhead_s_vllm_v0`` (its scheduler, input preparation and sampler run in Python on every

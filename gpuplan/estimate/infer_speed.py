@@ -35,6 +35,7 @@ from gpuplan.estimate.engines import (
     efficiency_key,
     efficiency_keys,
     graph_batches,
+    sequence_cap,
     step_overhead_keys,
     token_budget,
 )
@@ -572,7 +573,7 @@ def max_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> int:
         return hit
     mem = inference_memory(m, gpu, batched(s, 1), cal, describe=False)
     fits = mem.capacity.max_concurrent_seqs if mem.capacity is not None else 0
-    cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs or fits
+    cap = sequence_cap(s) or fits
     return _most.put(m, cal, None, values, max(0, min(fits, cap)))
 
 

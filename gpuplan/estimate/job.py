@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.engines import runs_on
+from gpuplan.estimate.engines import runs_on, sequence_cap
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
@@ -373,7 +373,7 @@ def least_run_work(m: ModelSpec, job: Job, s: InferSetup) -> RunWork:
     """:func:`run_work` of the job in waves of at most the batch :func:`auto_batch` may choose (the engine's cap on
     sequences, at most the requests) or the setup's own."""
     most = s.batch if s.batch > 0 else math.ceil(job.requests or 1)
-    cap = s.max_num_seqs or get_engine(s.engine).max_num_seqs  # max_batch's cap, when the engine has one
+    cap = sequence_cap(s)  # max_batch's cap, when the engine has one
     if s.batch <= 0 and cap:
         most = max(1, min(cap, most))
     from gpuplan.estimate.infer_speed import run_work
@@ -406,7 +406,7 @@ def least_replicas(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibra
 def least_serving_work(m: ModelSpec, job: Job, s: InferSetup) -> tuple[RunWork, int] | None:
     """(:func:`run_work` of one wave of the most sequences a serving replica runs at once, that count): the job's
     batch, else the engine's cap (:func:`max_batch`'s); None for an engine with no cap."""
-    most = job.batch if job.batch > 0 else s.max_num_seqs or get_engine(s.engine).max_num_seqs
+    most = job.batch if job.batch > 0 else sequence_cap(s)
     if not most:
         return None
     from gpuplan.estimate.infer_speed import run_work

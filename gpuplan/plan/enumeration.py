@@ -39,10 +39,10 @@ from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.estimate.train_time import StepTime, StepWork, step_lead, step_time, step_work, train_time
 from gpuplan.listing import match_gpus
-from gpuplan.memo import IdentityMemo
+from gpuplan.memo import IdentityMemo, collector_paused
 from gpuplan.plan.budget import check_budget
 from gpuplan.plan.candidates import Constraints, Note
-from gpuplan.plan.pricing import Offers, collector_paused, offered_counts
+from gpuplan.plan.pricing import Offers, offered_counts
 from gpuplan.types import (
     Engine,
     Gpu,

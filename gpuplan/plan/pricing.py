@@ -4,10 +4,7 @@ match is costed (:mod:`~gpuplan.plan.costing` holds the money formulas) into a :
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -17,7 +14,7 @@ from gpuplan.estimate.job import JobEstimate
 from gpuplan.estimate.memory import weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.memo import IdentityMemo
+from gpuplan.memo import IdentityMemo, collector_paused
 from gpuplan.plan.candidates import Candidate, Constraints, Note, Priced
 from gpuplan.plan.costing import Tariff, bill_all, cost_of_seconds, platform_cost, startup_seconds, tariffs
 from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
@@ -95,6 +92,12 @@ def instances_per_replica(o: Offer, n: int, serving: bool) -> float | None:
     if serving and n < o.gpu_count <= 8 and o.gpu_count == int(o.gpu_count) and int(o.gpu_count) % n == 0:
         return n / o.gpu_count
     return None
+
+
+def _instances(per_replica: float, replicas: int) -> int:
+    """Instances of an offer that ``replicas`` replicas take, each ``per_replica`` of one
+    (:func:`instances_per_replica`): a shared instance is rented whole (less a billionth, for rounding)."""
+    return max(1, math.ceil(per_replica * replicas - 1e-9))
 
 
 def checkpoint_bytes(m: ModelSpec) -> float:
@@ -190,22 +193,6 @@ class OfferTerms:
         return found
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector held off while a batch of objects that all live on is built (it finds nothing
-    to free in them). Its passes are due after every 700 allocations, and the full ones walk every live object, a
-    large catalog's included: at 200× the bundled offers they were over a third of the pricing stage's time
-    (bench/speed.py, its "GC paused" column). Left off when the caller or another thread had turned it off."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 class Pricer:
     """The pricing stage of one plan. What depends on an offer alone (its tariff in the plan's currency:
     :class:`OfferTerms`, which the plans of its changes may share) or on the model alone (start-up, disk) is made
@@ -251,8 +238,7 @@ class Pricer:
             return 0.0  # columns would make other terms: no bound
         if serving and replicas > 1:  # each offer's instances for that many replicas, as columns counts them
             _, per, tariffs = self.terms.matches(self.offers, gpu, n, serving)
-            per_hour = min((t.per_hour * max(1, math.ceil(p * replicas - 1e-9)) for p, t in zip(per, tariffs,
-                                                                                                  strict=True)),
+            per_hour = min((t.per_hour * _instances(p, replicas) for p, t in zip(per, tariffs, strict=True)),
                            default=math.inf)
         else:
             per_hour = self.terms.least_per_hour(self.offers, gpu, n, serving)
@@ -288,7 +274,7 @@ class Pricer:
             if replicas == 1 and per.count(1) == len(per):
                 instances = [1] * len(per)
             else:
-                instances = [1 if p == 1 and replicas == 1 else max(1, math.ceil(p * replicas - 1e-9)) for p in per]
+                instances = [_instances(p, replicas) for p in per]
             costs = bill_all(tariffs, seconds, currency, instances, disk, overhead)
         return Priced(e, seconds, costs, offers)
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
-from typing import Any
+from typing import Any, TypeVar
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError, close_matches
@@ -652,16 +652,21 @@ def solve_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float], pool
     model alone and with its guard beside it) pose the same problems again."""
     key = (tuple(map(tuple, capacity)), tuple(demand), budget, tuple(failures),
            tuple((p.config, p.cost_per_unit, p.replicas_per_unit, p.domains, p.cap_units) for p in pools))
-    if key in _mixes:
-        return _mixes[key]
-    found = _solve_mix(capacity, demand, pools, failures, budget)
-    if len(_mixes) >= 1024:
-        _mixes.clear()
-    _mixes[key] = found
-    return found
+    return _kept(_mixes, key, lambda: _solve_mix(capacity, demand, pools, failures, budget))
 
 
 _mixes: dict[tuple[Any, ...], Mix | None] = {}
+_V = TypeVar("_V")
+
+
+def _kept(store: dict[tuple[Any, ...], _V], key: tuple[Any, ...], make: Callable[[], _V]) -> _V:
+    """``store[key]``, made by ``make`` the first time: a store of one plan's solver answers (:func:`plan_serving`
+    empties it), emptied at 1,024 entries."""
+    if key not in store:
+        if len(store) >= 1024:
+            store.clear()
+        store[key] = make()
+    return store[key]
 
 
 def _solve_mix(capacity: Sequence[Sequence[float]], demand: Sequence[float], pools: Sequence[Pool],
@@ -811,13 +816,9 @@ def serves(capacity: Sequence[Sequence[float]], demand: Sequence[float], replica
     Kept per question for one :func:`plan_serving`, as :func:`solve_mix`: the scenarios of a mix's constraint
     generation often leave the same replicas, and each check is a solver call (about 2 ms)."""
     whole = tuple(math.floor(n + 1e-9) for n in replicas)
-    key = (tuple(map(tuple, capacity)), tuple(demand), whole)
-    if key not in _served:
-        if len(_served) >= 1024:
-            _served.clear()
-        _served[key] = _solve_sets(capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), n)
-                                                      for i, n in enumerate(whole)], [frozenset()], None) is not None
-    return _served[key]
+    return _kept(_served, (tuple(map(tuple, capacity)), tuple(demand), whole), lambda: _solve_sets(
+        capacity, demand, [Pool(i, 0.0, 1.0, frozenset(), n) for i, n in enumerate(whole)], [frozenset()], None)
+        is not None)
 
 
 _served: dict[tuple[Any, ...], bool] = {}
