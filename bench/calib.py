@@ -624,7 +624,7 @@ _LOAD_METRICS = {
     "tpot_ms_median": ("tpot", "tpot_median_s"), "tpot_ms_p99": ("tpot", "tpot_p99_s"),
     "itl_ms_mean": ("tpot", "tpot_mean_s"), "itl_ms_median": ("tpot", "itl_median_s"),
     "throughput_output_tok_s_total": ("serving_throughput", "output_tokens_per_s"),
-    "request_throughput_req_s": ("serving_throughput", "rate_per_s"),
+    "request_throughput_req_s": ("serving_throughput", "served_per_s"),
     "e2el_ms_mean": ("ttft", "e2el"), "e2el_ms_median": ("ttft", "e2el"),
 }
 

@@ -360,6 +360,30 @@ def test_a_finite_run_past_capacity_waits_longer_the_more_it_sends_and_the_faste
     assert math.isinf(at_rate(m, g, SETUP, 2 * limit).ttft_mean_s)  # an endless stream: the queue never ends
 
 
+def test_a_finite_run_below_capacity_reports_its_tokens_over_a_duration_with_the_last_drain(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # bench_serving divides the tokens by the time from the first send to the last answer: 10 requests at 1 req/s
+    # (Llama-3.1-8B, 1000 in / 300 out on an H100, far below its ~12 req/s capacity) arrive over ~10 s and the last
+    # one then takes ~0.1 s + 299 steps of ~7 ms ≈ 2.3 s, so ~3000 tokens in ~12.3 s ≈ 244 tok/s, not 1 × 300;
+    # the longer the run, the smaller the drain's share
+    m, g = llama8b_h100
+    steady = at_rate(m, g, SETUP, 1.0)
+    short, long = at_rate(m, g, SETUP, 1.0, n_requests=10), at_rate(m, g, SETUP, 1.0, n_requests=1000)
+    assert steady.output_tokens_per_s == pytest.approx(300)
+    assert 230 < short.output_tokens_per_s < 260
+    assert short.output_tokens_per_s < long.output_tokens_per_s < steady.output_tokens_per_s
+    assert long.output_tokens_per_s > 0.99 * steady.output_tokens_per_s
+    assert short.served_per_s == pytest.approx(short.output_tokens_per_s / SETUP.output_len)
+    assert short.ttft_mean_s == steady.ttft_mean_s  # the drain changes what the run reports, not the latencies
+
+
+def test_an_overloaded_engine_finishes_requests_at_its_capacity_not_at_the_arrival_rate(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    m, g = llama8b_h100
+    limit = capacity(m, g, SETUP)
+    flooded = at_rate(m, g, SETUP, 2 * limit)
+    assert flooded.rate_per_s == pytest.approx(2 * limit)
+    assert flooded.served_per_s == pytest.approx(limit)
+
+
 def test_prompt_work_stretches_a_decode_step_at_most_to_one_pass_over_the_token_budget(catalog: Catalog) -> None:
     # short outputs at a high rate leave prompts most of the GPU, but chunked prefill caps every iteration at
     # max_batched_tokens, so a token never waits longer than one pass over that budget

@@ -60,6 +60,16 @@ class LoadSpeed:
     band: Band | None = None
     itl_p50_s: float | None = None  # median gap between two tokens of one request (None: tpot_mean_s)
     tpot_p50_s: float | None = None  # median over requests of a request's mean TPOT (None: tpot_mean_s)
+    completed_per_s: float | None = None  # requests finished per second over a finite run (None: a steady state)
+
+    @property
+    def served_per_s(self) -> float:
+        """Requests finished per second, what a benchmark prints as its request throughput: over a finite run its
+        count over its duration (:attr:`completed_per_s`); in a steady state the arrival rate, or the capacity where
+        the load exceeds it (an overloaded engine finishes requests no faster than it serves them)."""
+        if self.completed_per_s is not None:
+            return self.completed_per_s
+        return self.capacity_per_s if self.saturated else self.rate_per_s
 
     @property
     def itl_median_s(self) -> float:
@@ -147,7 +157,9 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
     Past capacity there is no steady state and TTFT grows without bound — unless the run is finite: a benchmark
     that sends ``n_requests`` at a rate λ above the capacity μ serves the k-th at about k/μ though it arrived at
     k/λ, so it waits k·(1/μ − 1/λ) (the fluid approximation of an overloaded queue, Newell 1982, "Applications
-    of Queueing Theory", ch. 2): TTFT's mean is the service plus (N − 1)/2 such lags, its p-quantile p·N of them."""
+    of Queueing Theory", ch. 2): TTFT's mean is the service plus (N − 1)/2 such lags, its p-quantile p·N of them.
+    Below capacity such a run reports its throughput over its whole duration, the last request's drain included
+    (:func:`_finite_run`); past it, requests finish at the capacity from first to last, so it reports that."""
     cal = cal or fitted()
     cap = require_batch(m, gpu, s, cal)  # a setup that holds no sequence has no load state: say what to change
     t_p = _prefill_one(m, gpu, s, cal)
@@ -165,9 +177,26 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
             lag = max(0.0, 1 / limit - 1 / rate)
             service = t_p + tpot / 2 + request_seconds(s, gpu, cal)
             mean, p50, p99 = (service + k * lag for k in ((n_requests - 1) / 2, 0.5 * n_requests, 0.99 * n_requests))
+        # a finite overloaded run still reports about the capacity: requests finish at μ from the first to the last
         return LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True,
                          limit, cal.band("inference_latency"))
-    return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2)
+    state = _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2)
+    if not n_requests:
+        return state
+    latency = state.ttft_mean_s + (s.output_len - 1) * state.tpot_mean_s
+    return _finite_run(state, s, n_requests, n_requests / rate + latency)
+
+
+def _finite_run(state: LoadSpeed, s: InferSetup, n_requests: int, run_s: float) -> LoadSpeed:
+    """``state`` with the throughputs a finite benchmark run of ``n_requests`` reports: the requests and their
+    output tokens over the run's duration ``run_s``, from the first request sent to the last one finished (vLLM's
+    bench_serving: ``benchmark_duration`` ends when every request's task has returned, and request and output
+    throughput are the completed requests and their tokens divided by it, benchmarks/benchmark_serving.py
+    ``benchmark`` and ``calculate_metrics`` @8668d7c05027b98ac66bd5540955dd2ce3a0f318). The last request arrives
+    at about n/λ and finishes one latency later, so a run below capacity reports n × O / (n/λ + latency), less
+    than λ × O by the drain of its last request; the shorter the run, the larger that share."""
+    return replace(state, output_tokens_per_s=n_requests * s.output_len / run_s,
+                   completed_per_s=n_requests / run_s)
 
 
 def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p: float, cap: int,
