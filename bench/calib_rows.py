@@ -115,8 +115,9 @@ def _precision(text: str) -> str:
     return "bf16-mixed"
 
 
-def _recompute(text: str, fw: Framework | None) -> tuple[str, str]:
-    """Activation recomputation the row ran with, and what the mapping assumed."""
+def _recompute(text: str, fw: Framework | None, quantized_base: bool = False) -> tuple[str, str]:
+    """Activation recomputation the row ran with, and what the mapping assumed (unstated: the framework's default
+    for the row's base, ``Framework.recompute_for``)."""
     low = (text or "").strip().lower()
     if (low.startswith("yes") and "selective" in low) or low == "selective":
         return "selective", ""
@@ -125,7 +126,9 @@ def _recompute(text: str, fw: Framework | None) -> tuple[str, str]:
     if low.startswith("no"):
         return "none", ""
     if fw is not None:
-        return fw.recompute, f"gradient checkpointing unstated: {fw.name}'s default ({fw.recompute})"
+        default = fw.recompute_for(quantized_base)
+        base = " for a quantized base" if default != fw.recompute else ""
+        return default, f"gradient checkpointing unstated: {fw.name}'s default{base} ({default})"
     return "none", "gradient checkpointing unstated and no framework default: none"
 
 
@@ -478,13 +481,13 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, "Megatron layout not stated in the row (its TP/PP degrees)"
     # a launcher that runs the engine (ms-swift + DeepSpeed) applies its own defaults to what the row leaves out
     launcher = (framework_of(row["framework_version"]) if fw.stack == "deepspeed" else None) or fw
-    recompute, assumed = _recompute(row["grad_checkpointing"], launcher)
     zero = _int(row["zero_stage"]) or _fsdp_stage(row["parallelism"])
     if "offload_params" in row["parallelism"].lower() or "param offload" in row["parallelism"].lower():
         return None, "FSDP with the parameters offloaded to CPU memory: parameter offload is not modelled"
     base = _base_format(row["quant_base"], method)
     if base == "":
         return None, f"quantized base '{row['quant_base'][:40]}' is not a format gpuplan models"
+    recompute, assumed = _recompute(row["grad_checkpointing"], launcher, bool(base) or method == "qlora")
     optimizer = row["optimizer"].lower()
     opt = ("paged-adamw-8bit" if "paged" in optimizer and "8" in optimizer else "adamw-8bit" if "8bit" in optimizer
            or "8-bit" in optimizer else "paged-adamw" if "paged" in optimizer else "sgd" if "sgd" in optimizer

@@ -67,6 +67,24 @@ def test_an_unstated_condition_takes_the_framework_default_and_is_not_fitted_on(
     assert not unstated.fit and "default" in unstated.assume
 
 
+def test_an_hf_qlora_row_that_leaves_checkpointing_unstated_runs_peft_kbit_default(catalog: Catalog) -> None:
+    # Google's OpenLLaMA-7B report (HF + PEFT, batch 2): QLoRA grows 6.94 -> 7.57 GB from 256 to 512 tokens, LoRA
+    # 20.5 -> 28.2 GB; only checkpointed layers grow that little (PEFT's prepare_model_for_kbit_training turns
+    # checkpointing on for a quantized base), so the QLoRA rows map to full recomputation, the LoRA rows to none
+    rows = {r["id"]: r for r in _rows("finetune_more.csv")}
+
+    def mapped(key: str) -> Case:
+        case, why = _finetune_case(catalog, rows[f"ftm-vertex-openllama7b-{key}"])
+        assert case is not None, why
+        return case
+
+    short, long, lora = mapped("qlora-seq256"), mapped("qlora-seq512"), mapped("lora-seq256")
+    assert short.meta["setup"].recompute == "full" and "quantized base" in short.assume
+    assert lora.meta["setup"].recompute == "none"
+    rise = long.predict(fitted()) - short.predict(fitted())
+    assert 0.3e9 < rise < 2 * (long.measured - short.measured)  # measured: 0.63 GB
+
+
 def test_a_fit_counts_at_most_forty_rows_of_one_source_per_class(cases: list[Case]) -> None:
     used = fit_rows(cases)
     per: dict[tuple[str, str], int] = {}

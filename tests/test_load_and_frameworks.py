@@ -129,6 +129,16 @@ def test_llama_factory_checkpoints_gradients_unless_told_otherwise(catalog: Cata
     assert training_setup(job, Parallelism(), 1, "none").recompute == "none"  # an explicit choice wins
 
 
+def test_qlora_under_hf_peft_checkpoints_gradients_where_lora_does_not(catalog: Catalog) -> None:
+    # peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True), which HF QLoRA scripts call on a
+    # quantized base, enables gradient checkpointing; the Trainer alone (16-bit LoRA) leaves it off
+    qlora = make_job("finetune", method="qlora", samples=1000, tokens_per_sample=1024, framework="hf")
+    lora = make_job("finetune", method="lora", samples=1000, tokens_per_sample=1024, framework="hf")
+    assert training_setup(qlora, Parallelism(), 1).recompute == "full"
+    assert training_setup(lora, Parallelism(), 1).recompute == "none"
+    assert training_setup(qlora, Parallelism(), 1, "none").recompute == "none"  # an explicit choice wins
+
+
 def test_framework_default_lowers_the_memory_estimate(catalog: Catalog) -> None:
     m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("A100-80GB")
     job = make_job("finetune", method="lora", samples=1000, tokens_per_sample=2048)

@@ -28,6 +28,7 @@ _COLUMNS = (
     Column("chunked_loss", "bool", True), Column("compiled", "bool", True),
     Column("full_precision", "enum", True, PRECISIONS), Column("lora_dropout", "float", min=0.0, max=0.9),
     Column("reduce_bucket_size", "int", min=1), Column("overlap_comm", "bool"), Column("adapter_base_fp32", "bool"),
+    Column("quantized_base_recompute", "enum", False, RECOMPUTE),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -54,12 +55,22 @@ class Framework:
     overlap_comm: bool | None
     # LoRA/P-tuning keep the unquantized frozen base in fp32 (the stack loads every weight in fp32 and autocasts)
     adapter_base_fp32: bool | None
+    # the recomputation a quantized base (QLoRA) gets where it differs from ``recompute``; None: the same
+    quantized_base_recompute: str | None
     source: str
 
     @property
     def lengths_vary(self) -> bool:
         """Whether tensor shapes change between micro-steps: neither packed nor padded to one length."""
         return not (self.packing or self.pads_to_max_length)
+
+    def recompute_for(self, quantized_base: bool) -> str:
+        """The activation recomputation a run gets when it does not say: PEFT's
+        ``prepare_model_for_kbit_training``, which HF QLoRA scripts call, turns gradient checkpointing on for a
+        quantized base (``quantized_base_recompute``) where the Trainer alone leaves it off."""
+        if quantized_base and self.quantized_base_recompute:
+            return self.quantized_base_recompute
+        return self.recompute
 
     def describe(self) -> str:
         checkpointing = {"none": "no activation recomputation", "full": "gradient checkpointing on",

@@ -562,7 +562,8 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
                                   framework=framework)
     if job.framework:
         fw = get_framework(job.framework)
-        values.update(framework=fw.stack, recompute=recompute or fw.recompute, optimizer=fw.optimizer,
+        values.update(framework=fw.stack, optimizer=fw.optimizer,
+                      recompute=recompute or fw.recompute_for(bool(job.base_quant) or method.quantizes_base),
                       chunked_loss=fw.chunked_loss, compiled=fw.compiled, lora_dropout=fw.lora_dropout or 0.0,
                       lengths_vary=fw.lengths_vary and job.task != Task.PRETRAIN)
         values.update(zero_buckets(fw))
