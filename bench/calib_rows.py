@@ -205,6 +205,12 @@ def _expert_parallel(notes: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+# A run whose notes say it had no sequence parallelism keeps every TP rank's activations whole (the layer inputs a
+# full recomputation keeps, too): Megatron-LM takes it only with --sequence-parallel (Korthikanti et al. 2022), and
+# BigScience's Megatron-DeepSpeed fork, which trained BLOOM, has no such option. gpuplan's default divides them by TP.
+_NO_SEQUENCE_PARALLEL = re.compile(r"\bno sequence parallelism\b", re.IGNORECASE)
+
+
 def _virtual_stages(notes: str, pp: int) -> int:
     """The model chunks per pipeline stage a row's notes state ("VP 8", Megatron's interleaved schedule; "VP n/a"
     or none: plain 1F1B, 1). Only with PP: Megatron-Bridge's tables print a VP beside PP 1 too."""
@@ -244,7 +250,8 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     ep = _expert_parallel(row["notes"])
     if model.is_moe and ep is None:
         return None, "MoE pretraining without the expert-parallel degree (EP) the run used"
-    par = Parallelism(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep or 1, vp=_virtual_stages(row["notes"], pp))
+    par = Parallelism(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep or 1, vp=_virtual_stages(row["notes"], pp),
+                      sequence_parallel=not _NO_SEQUENCE_PARALLEL.search(row["notes"]))
     try:
         check_expert_layout(model, par)
     except GpuplanError as err:

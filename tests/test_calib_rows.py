@@ -427,6 +427,21 @@ def test_a_torchtitan_run_before_april_2025_keeps_its_loss_uncompiled(catalog: C
     assert later is not None and later.meta["setup"].compiled_loss is None
 
 
+def test_bloom_keeps_whole_activations_on_every_tensor_parallel_rank(catalog: Catalog) -> None:
+    # BLOOM-176B ran TP 4 × PP 12 without sequence parallelism (its slurm script passes no --sequence-parallel and
+    # BigScience's Megatron-DeepSpeed has none): the first stage's 12 in-flight micro-batches × 70/12 layers keep
+    # whole checkpointed inputs, 70 × 2·2048 tokens × 14336 × 2 bytes = 8.22e9 bytes, not a quarter of that
+    # (2.06e9): hand-computed, 6.17e9 bytes more per GPU before the stack's activation factor
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-bloom-176b-mem-gb")
+    whole, why = _pretrain_case(catalog, row)
+    assert whole is not None, why
+    assert not whole.meta["setup"].parallel.sequence_parallel
+    split, _ = _pretrain_case(catalog, {**row, "notes": "Megatron run, sequence parallelism not mentioned"})
+    assert split is not None and split.meta["setup"].parallel.sequence_parallel
+    cal = fitted()
+    assert whole.predict(cal) - split.predict(cal) > 0.5 * 6.17e9
+
+
 def test_a_torchtune_tutorial_run_keeps_the_loss_and_dropout_of_its_release(catalog: Catalog) -> None:
     # torchtune's LoRA tutorial ran at ff594c231 (2024-04-15): recipes/configs/llama2/7B_lora_single_device.yaml
     # takes torch.nn.CrossEntropyLoss over all logits and lora_llama2_7b defaults to lora_dropout 0.05, where the
