@@ -401,7 +401,8 @@ def _build_unstated(engine: str, row: dict[str, str]) -> bool:
     """A llama.cpp speed row whose build is not stated: reported, not fitted on. Its kernels change speed by large
     factors between builds (PR #2959 "More optimizations on metal", M2 Max pp512 327.79 -> 433.35 t/s; on an Apple
     M5, pp512 of a 7B Q4_0 608 t/s with the Metal 4 tensor API of PR #16634 against 179 t/s for an 8B Q4_K_M in
-    a build of unknown version, enescingoz/mac-llm-bench, whose tg128 is 2.5x below PR #16634's too), so such a
+    enescingoz/mac-llm-bench, whose result files record the version as 'unknown' (its README names 'build 8680
+    (brew stable)' for the whole repository) and whose tg128 is 2.5x below PR #16634's too), so such a
     row would tie the fitted efficiencies to an unknown build. A row whose notes name the pull request whose branch
     it ran (ggerganov's tables in PR #4766) states its build."""
     version = row.get("engine_version", "").strip().lower()

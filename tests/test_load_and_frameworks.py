@@ -211,6 +211,16 @@ def test_apple_silicon_decodes_at_its_unified_memory_bandwidth(catalog: Catalog)
     assert catalog.gpu("M2-Max").memory_bytes < 96 * 1e9  # the GPU's default share of unified memory
 
 
+def test_binned_m2_max_decodes_as_the_full_chip_but_prefills_slower(catalog: Catalog) -> None:
+    # the 30-core M2 Max keeps the 38-core part's 400 GB/s (notebookcheck) with 30 of its 38 GPU cores: batch-1
+    # decode streams the weights at the same rate, a 2,048-token prefill (compute-bound) takes about 38/30 as long
+    m = catalog.model("Llama-3.1-8B")
+    s = InferSetup(engine="llamacpp", weight_format="gguf-q4_k_m", prompt_len=2048, output_len=128)
+    full, binned = (latency(m, catalog.gpu(n), s).figures for n in ("M2-Max", "M2-Max-30C"))
+    assert binned.tpot_s == pytest.approx(full.tpot_s, rel=1e-9)
+    assert 1.15 < binned.ttft_s / full.ttft_s <= 38 / 30 + 1e-9
+
+
 # ---------------------------------------------------------------- fits: the held-out band, not a fixed 5 %
 
 
