@@ -388,9 +388,19 @@ def _workers(text: str, n: int) -> int:
 def _finetune_parallel(text: str, n: int, zero: int) -> Parallelism:
     """Data parallel over ``n`` GPUs (ZeRO on one GPU only where the row says DeepSpeed ran it), or, for one
     process that splits the model's layers over its GPUs
-    (transformers' device_map: naive model parallelism), a pipeline of ``n`` stages with one micro-batch."""
+    (transformers' device_map: naive model parallelism), a pipeline of ``n`` stages with one micro-batch, or
+    the TP/PP/CP/VP degrees the row's layout names ("TP 2, PP 4, VP 20": Megatron's and NeMo AutoModel's
+    fine-tuning tables), data parallel over the GPUs left; "sequence parallel off" where the config turns it off."""
     if n > 1 and re.search(r"device_map|model split", text.lower()):
         return Parallelism(pp=n)
+    degrees = {k.lower(): int(v) for k, v in re.findall(r"\b(TP|PP|CP)\s*=?\s*(\d+)\b", text)}
+    if degrees:
+        tp, pp, cp = (degrees.get(k, 1) for k in ("tp", "pp", "cp"))
+        if n % (tp * pp * cp):
+            raise ValueError(f"{n} GPUs do not split into TP {tp} × PP {pp} × CP {cp}")
+        sp = tp > 1 and not re.search(r"sequence parallel (?:off|false|no)\b", text.lower())
+        return Parallelism(tp=tp, pp=pp, cp=cp, dp=n // (tp * pp * cp), zero=zero, vp=_virtual_stages(text, pp),
+                           sequence_parallel=sp)
     # one GPU under DeepSpeed keeps its stage: nothing is sharded, but DeepSpeed's optimizer runs the step
     deepspeed = "deepspeed" in text.lower()
     return Parallelism(dp=n, zero=zero if n > 1 or deepspeed else 0)

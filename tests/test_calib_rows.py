@@ -114,6 +114,22 @@ def test_fsdp_layouts_shard_as_their_zero_stage() -> None:
     assert _workers("DeepSpeed ZeRO-3", 8) == 8
 
 
+def test_a_finetune_row_runs_the_tp_pp_layout_it_names(catalog: Catalog) -> None:
+    # Megatron-Bridge 26.06 LoRA, Llama-3-70B on 8 H100: "TP 2, PP 4, CP 1, VP 20" leaves one data-parallel rank;
+    # read as 8-way data parallelism, each GPU would hold the whole model and run a quarter of the step's tokens
+    from calib_rows import _finetune_parallel
+
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-mb2606-llama3-70b-lora-h100-fp8-8gpu-tokgpu")
+    case, why = _finetune_case(catalog, row)
+    assert case is not None, why
+    par = case.meta["setup"].parallel
+    assert (par.tp, par.pp, par.dp, par.vp, par.n_gpus) == (2, 4, 1, 20, 8)
+    assert _finetune_parallel("TP 2, FSDP2 over DP 4, sequence parallel off", 8, 3).sequence_parallel is False
+    assert _finetune_parallel("DDP + sequence parallel size 2", 2, 0).dp == 2  # XTuner's SP is no TP degree
+    with pytest.raises(ValueError):
+        _finetune_parallel("TP 4, PP 4", 8, 0)
+
+
 def test_a_reading_below_the_model_states_alone_is_not_mapped(catalog: Catalog) -> None:
     # LitGPT's config hub lists 16.51 GB for a full fine-tune of Llama-3.2-3B on one A10G with bf16-true AdamW:
     # 3,212,749,824 parameters × (2 weights + 2 gradients + 2 × 2 Adam states) bytes = 25.70 GB, more than the
