@@ -869,6 +869,8 @@ TEMPLATES: dict[str, str] = {
                                     "（bench/fit.py）",
     "all prompt tokens": "全部输入 token", "last token only (generate)": "只保留最后一个 token（生成）",
     "chunked": "分块计算", "16-bit logits + fp32 copy + fp32 log-softmax": "16 位 logits + fp32 副本 + fp32 log-softmax",
+    "16-bit logits + fp32 copy + fp32 log-softmax + the model code's shifted copy":
+        "16 位 logits + fp32 副本 + fp32 log-softmax + 模型代码移位后的副本",
     "end of backward: gradients complete, one layer's activations left": "反向传播结束时：梯度已完整，只剩一层的激活值",
     "end of forward: activations and logits held": "前向传播结束时：持有激活值和 logits",
     "end of forward: activations and logits held, gradients in Megatron's persistent buffer":
@@ -1033,6 +1035,8 @@ TEMPLATES: dict[str, str] = {
     # ---- the assumptions' sources where they explain rather than cite (a citation stays as published)
     "ZeRO stage shards optimizer (1), gradients (2), weights (3)": "ZeRO 阶段切分：优化器状态（1）、梯度（2）、权重（3）",
     "10 bytes per vocabulary entry per token": "每个 token 每个词表项 10 字节",
+    "12 bytes per vocabulary entry per token": "每个 token 每个词表项 12 字节",
+    "14 bytes per vocabulary entry per token": "每个 token 每个词表项 14 字节",
     "fitted on training-memory rows (bench/fit.py)": "在训练显存数据上拟合（bench/fit.py）",
     "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)":
         "PyTorch 缓存分配器在已分配峰值之上的预留，拟合得出（bench/fit.py）",

@@ -215,17 +215,37 @@ def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog
     # Qwen (v1) code: CrossEntropyLoss on lm_logits[..., :-1, :].contiguous(), no .float(); under DeepSpeed no
     # autocast runs, so the logits (2 bytes), their shifted copy (2) and the log-softmax (2) are all 16-bit:
     # 1 × 2048 tokens × 151,936 entries × 6 bytes. The same step without DeepSpeed runs under the HF Trainer's
-    # autocast, whose cross_entropy is fp32: 16-bit logits + fp32 copy + fp32 log-softmax, 10 bytes an entry.
+    # autocast, whose cross_entropy casts the shifted 16-bit copy to fp32: the 16-bit logits (2), their shifted copy
+    # (2), its fp32 cast (4) and the fp32 log-softmax (4), 12 bytes an entry.
     m = catalog.model("Qwen-7B")
     assert m.vocab == 151_936
     plain = TrainSetup(method="qlora", micro_batch=1, seq_len=2048, grad_accum=8, precision="bf16",
                        recompute="full", base_quant="gptq-int4", framework="hf")
     deepspeed = replace(plain, parallel=replace(plain.parallel, zero=2))
     assert training_memory(m, deepspeed).trained.logits_bytes == 2048 * 151_936 * 6
-    assert training_memory(m, plain).trained.logits_bytes == 2048 * 151_936 * 10
+    assert training_memory(m, plain).trained.logits_bytes == 2048 * 151_936 * 12
     # transformers' own models cast the logits to fp32 before the loss, DeepSpeed or not
     llama = catalog.model("Llama-2-7B")
     assert training_memory(llama, deepspeed).trained.logits_bytes == 2048 * 32_000 * 10
+
+
+def test_chatglm_code_holds_fp32_logits_their_shifted_copy_and_a_16bit_recast(catalog: Catalog) -> None:
+    # ChatGLM3's ChatGLMForConditionalGeneration.forward (czk1997/chatglm3-copy modeling_chatglm.py @00f2a120):
+    # lm_logits.to(float32) (4 bytes), the loss on lm_logits[..., :-1, :].contiguous() (4), whose log-softmax is
+    # kept (4), then lm_logits.to(bf16) (2) while all three are held: 14 bytes an entry, against the 10 of a
+    # model without a shifted copy. ChatGLM3-6B, vocabulary 65,024, LoRA at 1 × 4096 tokens as ms-swift ran it.
+    m = catalog.model("ChatGLM3-6B")
+    assert m.vocab == 65_024
+    lora = TrainSetup(method="lora", micro_batch=1, seq_len=4096, grad_accum=16, precision="bf16", recompute="full",
+                      framework="hf")
+    assert training_memory(m, lora).trained.logits_bytes == 4096 * 65_024 * 14
+    # the step's peak grows by the copy's 4096 × 65,024 × 4 bytes (≈1.0 GiB) or more (the allocator's share)
+    llama_code = replace(m, model_type="llama")
+    grown = training_memory(m, lora).total - training_memory(llama_code, lora).total
+    assert grown >= 4096 * 65_024 * 4
+    # a stack with its own model code (LitGPT) makes no such copy
+    litgpt = replace(lora, framework="pytorch")
+    assert training_memory(m, litgpt).trained.logits_bytes == training_memory(llama_code, litgpt).trained.logits_bytes
 
 
 def test_a_loop_that_takes_its_own_loss_on_16bit_logits_holds_no_fp32_copy(catalog: Catalog) -> None:

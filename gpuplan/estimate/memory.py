@@ -12,7 +12,8 @@ References
   layers). gpuplan re-derives the saved tensors for the layer actually used (GQA, gated MLP, no dropout,
   flash attention: the 5·a·s/h term is gone) and drops tensors that only serve weight gradients of frozen
   linears (LoRA, QLoRA, P-tuning v2, freeze). One fitted factor scales the result.
-- Loss: the logits of every token, b·s·V, held in 16-bit plus an fp32 copy and the fp32 log-softmax.
+- Loss: the logits of every token, b·s·V, held in 16-bit plus an fp32 copy and the fp32 log-softmax, and the
+  shifted copy of the logits where the model's own code makes one (Qwen v1, ChatGLM remote code).
 """
 
 from __future__ import annotations
@@ -831,10 +832,11 @@ def _activations(m: ModelSpec, s: TrainSetup, cal: Calibration) -> tuple[float, 
 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
-    (10 bytes per vocabulary entry per token); a chunked loss upcasts one chunk (of 8) at a time. A stack whose
-    chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT) keeps, for every chunk until
-    backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values per entry.
-    A compiled loss (``loss_compiled``) materializes neither fp32 tensor: the 16-bit logits, and their 16-bit
+    (10 bytes per vocabulary entry per token), and the shifted copy that model code making its own holds beside them
+    (``SHIFTED_LOGITS_COPY``: 12 bytes for Qwen v1, 14 for ChatGLM); a chunked loss upcasts one chunk (of 8) at a
+    time. A stack whose chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT) keeps, for
+    every chunk until backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values
+    per entry. A compiled loss (``loss_compiled``) materializes neither fp32 tensor: the 16-bit logits, and their 16-bit
     gradient made at the start of backward while every activation is still held, two 16-bit values per entry.
     A stack that keeps one logits buffer and writes their gradient over it (``logits_in_place``: llm.c's
     fused classifier) holds one 16-bit value per entry. Model code that keeps the logits 16-bit, run without
@@ -843,19 +845,61 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     @2b195c7f5bb39a65dcea7e7e073fc2b0255933dd, and transformers' Gemma2ForCausalLM) adds the tanh output, which
     autograd keeps until backward: one more 16-bit value per entry, except where the model is compiled."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
-    if stack(s.framework).logits_in_place:
-        per_entry = act_bytes(s)
-    elif (s.chunked_loss and stack(s.framework).chunked_loss_bf16) or (loss_compiled(s) and not s.chunked_loss):
-        per_entry = 2 * act_bytes(s)  # two 16-bit values per entry (see above)
-    elif _loss_in_16bit(m, s):  # the logits, their shifted copy and the log-softmax, all 16-bit
-        per_entry = 3 * act_bytes(s)
-    elif s.chunked_loss:
-        per_entry = act_bytes(s) + 8.0 / 8
-    else:
-        per_entry = act_bytes(s) + 8.0
+    per_entry = _loss_bytes_per_entry(m, s)
     if m.final_softcap and not s.compiled and not stack(s.framework).logits_in_place:
         per_entry += act_bytes(s)  # the capped logits' tanh output, kept for its gradient
     return tokens * m.vocab * per_entry / s.parallel.tp
+
+
+# Remote model code whose loss copies the shifted logits with ``.contiguous()`` while the logits stay referenced, so
+# that at the log-softmax the copy is held beside the tensors the standard 10 bytes an entry count (16-bit logits,
+# an fp32 copy, the fp32 log-softmax). Bytes the copy takes per entry, by ``model_type``:
+# - "qwen": the copy is 16-bit. Qwen (v1) QWenLMHeadModel.forward keeps ``lm_logits`` and passes
+#   ``lm_logits[..., :-1, :].contiguous()`` to ``CrossEntropyLoss`` (alibaba/MNN
+#   transformers/llm/export/llm_models/Qwen-7B-Chat/modeling_qwen.py @4b3d1f8155c6efce4bebffef88de8cb3c077725e);
+#   under autocast cross_entropy casts that copy to fp32 and keeps its fp32 log-softmax: 2 + 2 + 4 + 4 = 12.
+# - "chatglm": the copy is fp32 and a 16-bit one comes back. ChatGLM3's ChatGLMForConditionalGeneration.forward
+#   casts ``lm_logits.to(torch.float32)``, takes the loss on ``lm_logits[..., :-1, :].contiguous()`` and then makes
+#   ``lm_logits.to(hidden_states.dtype)`` while the fp32 logits, the shifted copy and the log-softmax are held
+#   (czk1997/chatglm3-copy modeling_chatglm.py @00f2a120452a7e7b874858d8216aca785743c519, a copy of
+#   THUDM/chatglm3-6b's code): 4 + 4 + 4 + 2 = 14.
+SHIFTED_LOGITS_COPY = {"qwen": "activation", "chatglm": "fp32"}
+# the stacks that run a model's own (Hub) modeling code: the HF Trainer, and DeepSpeed driving a transformers model
+_RUNS_HUB_MODEL_CODE = frozenset({Framework.HF, Framework.DEEPSPEED})
+
+
+def shifted_logits_copy_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes per vocabulary entry per token that the model code's shifted ``.contiguous()`` copy of the logits adds
+    to a loss taken in fp32 (``SHIFTED_LOGITS_COPY``; 0 for code that shifts no copy of its own)."""
+    kind = SHIFTED_LOGITS_COPY.get(m.model_type)
+    if kind is None or s.framework not in _RUNS_HUB_MODEL_CODE or s.precision == "fp32":
+        return 0.0  # other stacks run their own model code; in fp32 the standard count already holds an fp32 copy
+    return 4.0 if kind == "fp32" else act_bytes(s)
+
+
+def _loss_bytes_per_entry(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes per vocabulary entry per token that the loss holds at once (:func:`logits_bytes`, before softcapping)."""
+    if stack(s.framework).logits_in_place:
+        return act_bytes(s)
+    if (s.chunked_loss and stack(s.framework).chunked_loss_bf16) or (loss_compiled(s) and not s.chunked_loss):
+        return 2 * act_bytes(s)  # two 16-bit values per entry (see logits_bytes)
+    if _loss_in_16bit(m, s):  # the logits, their shifted copy and the log-softmax, all 16-bit
+        return 3 * act_bytes(s)
+    if s.chunked_loss:
+        return act_bytes(s) + 8.0 / 8
+    return act_bytes(s) + 8.0 + shifted_logits_copy_bytes(m, s)
+
+
+def _loss_assumption(m: ModelSpec, s: TrainSetup) -> Assumption:
+    """The loss line of a training estimate: what the loss holds, and the model code's shifted copy where it makes
+    one (:func:`shifted_logits_copy_bytes`)."""
+    per_entry = _loss_bytes_per_entry(m, s)
+    copy = shifted_logits_copy_bytes(m, s)
+    if not copy or per_entry != act_bytes(s) + 8.0 + copy:
+        return Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
+                          "10 bytes per vocabulary entry per token")
+    return Assumption("loss", "16-bit logits + fp32 copy + fp32 log-softmax + the model code's shifted copy",
+                      f"{per_entry:g} bytes per vocabulary entry per token")
 
 
 def loss_compiled(s: TrainSetup) -> bool:
@@ -1061,8 +1105,7 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
         Assumption("activations", f"recompute {s.recompute}, flash attention {'on' if s.flash_attention else 'off'}"
                    ", fitted implementation factor", "Korthikanti et al. 2022 sec. 4.1, re-derived"),
         Assumption("modeling code", describe_stack(s), stack(s.framework).source),
-        Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
-                   "10 bytes per vocabulary entry per token"),
+        _loss_assumption(m, s),
         Assumption("overhead", fmt_bytes(overhead), "fitted on training-memory rows (bench/fit.py)"),
         Assumption("allocator slack", (
             f"{cal.get('allocator_slack'):.0%} of activations, logits and gradients, and "
