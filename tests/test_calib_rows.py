@@ -673,3 +673,15 @@ def test_rows_run_with_cuda_graphs_off_map_to_eager_steps(cases: list[Case]) -> 
     slow = at_rate(m, g, eager, 1.0, fitted()).tpot_median_s
     fast = at_rate(m, g, replace(eager, cuda_graphs=True), 1.0, fitted()).tpot_median_s
     assert fast < 0.3 * case.measured < slow < case.measured
+
+
+def test_a_multi_step_vllm_run_under_load_is_listed_unmapped(catalog: Catalog) -> None:
+    # dstack's Llama-3.1-405B FP8 table at 16 req/s: the 8x MI300X server ran --num-scheduler-step 15 (its mean TPOT
+    # 1,569 ms against a 418 ms median), the 8x H100 server one step per schedule; only the latter is a case
+    rows = {r["id"]: r for r in _rows("inference_serving.csv")}
+    multi, single = rows["srv-5989"], rows["srv-5968"]
+    assert (multi["gpu_spec_name"], single["gpu_spec_name"]) == ("MI300X", "H100")
+    case, why = _inference_case(catalog, multi)
+    assert case is None and "multi-step scheduling (15 decode steps" in why
+    case, why = _inference_case(catalog, single)
+    assert case is not None and case.cls == "tpot", why
