@@ -829,7 +829,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
                       "the next one (two caches at the peak); gpuplan models the current DynamicCache")
     notes = row["notes"].lower()
     setup = InferSetup(engine=engine, weight_format=fmt, batch=batch, prompt_len=isl or 512,
-                       output_len=osl or 512, full_logits=_full_prompt_logits(engine, row))
+                       output_len=osl or 512, full_logits=_full_prompt_logits(engine, row),
+                       engine_version=_release_text(row))
     n_ctx = re.search(r"n_ctx (\d+)", notes) if engine == "llamacpp" else None
     if engine == "llamacpp":  # its KV cache and graph are allocated for n_ctx; Flash Attention only when asked for
         setup = replace(setup, flash_attention=bool(_LLAMACPP_FLASH_ATTENTION.search(notes)))

@@ -122,6 +122,27 @@ def release(version: str) -> tuple[int, int, int] | None:
     return tuple(int(g or 0) for g in found.groups()) if found else None  # type: ignore[return-value]
 
 
+# transformers' generate() kept the KV cache of models with Cache classes (Qwen2, Llama, ...) in the legacy tuple
+# format between steps until huggingface/transformers PR #30536 ("Reduce by 2 the memory requirement in generate()",
+# released in v4.42.0): each forward rebuilt a DynamicCache from the tuple it was given, concatenated every layer into
+# a new tensor and returned a new tuple (Qwen2Model.forward at v4.38.2: DynamicCache.from_legacy_cache, then
+# to_legacy_cache), while generate still held the tuple of the previous step, so two caches were alive at the end of
+# a step. From that release generate passes one DynamicCache that each step extends layer by layer.
+HF_ONE_CACHE_FROM = (4, 42, 0)
+
+
+def hf_holds_previous_cache(m: types.ModelSpec, s: types.InferSetup) -> bool:
+    """Whether transformers' generate holds the previous step's KV cache while the forward builds the next: models
+    whose own code returns a new tuple every step (:func:`hf_tuple_cache_types`), and every model under a stated
+    transformers release before :data:`HF_ONE_CACHE_FROM` (plans run the current release)."""
+    if s.engine != types.Engine.HF:
+        return False
+    if m.model_type in hf_tuple_cache_types():
+        return True
+    found = release(s.engine_version) if s.engine_version else None
+    return found is not None and found < HF_ONE_CACHE_FROM
+
+
 # vLLM 0.8.0 made the V1 engine the default (vllm-project/vllm PR #13726, release notes of v0.8.0, 2025-03-18)
 VLLM_V1_FROM = (0, 8, 0)
 # vLLM's V0 scheduler without chunked prefill takes max(max_model_len, this) prompt tokens a step

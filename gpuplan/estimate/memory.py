@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import Engine as EngineSpec
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.engines import hf_tuple_cache_types
+from gpuplan.estimate.engines import hf_holds_previous_cache
 from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
@@ -400,9 +400,12 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         Assumption("logits", "all prompt tokens" if s.full_logits else "last token only (generate)",
                    "transformers >= 4.45 keeps only the last position's logits during generation; they are made "
                    "after the last layer has freed its transients, so the peak holds them or a layer's, not both"),
-    )) + ((Assumption("previous step's KV cache", "held while the next is built",
+    )) + ((Assumption("previous step's KV cache", "held while the next is built, at the end of decoding (beyond "
+                      "the prompt's activations and logits, freed by then)",
                       "the model's own code concatenates the cache into a new tuple every step "
-                      "(gpuplan/data/hf_kv_cache.csv); generate keeps the last one until the forward returns"),)
+                      "(gpuplan/data/hf_kv_cache.csv), or transformers before 4.42 passed every model's cache as a "
+                      "tuple between steps (huggingface/transformers PR #30536); generate keeps the last one until "
+                      "the forward returns"),)
           if previous else ()) + ((Assumption("dequantized matrix", f"{fmt_bytes(dequant)}: the largest quantized "
                                               "matrix of a layer in 16-bit, for a cuBLAS matmul",
                                               "the quantization library's kernels (see DEQUANT_MIN_TOKENS)"),)
@@ -473,8 +476,11 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
         workspace, logits = forward_peak_bytes(m, s, chunk)
         framework = cal.get("infer_workspace_bytes")
         dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == Engine.HF else 0.0
-        # a model whose own code returns a new tuple of concatenated tensors every step: the last one is still held
-        previous = kv if eng.engine == Engine.HF and m.model_type in hf_tuple_cache_types() else 0.0
+        # generate still holds the previous step's cache while the forward builds the next (a model whose own code
+        # returns a new tuple every step, or a transformers release before one DynamicCache lasted the whole run).
+        # Two caches are alive at the end of decoding, when the prompt's activations and logits are long freed, so
+        # the peak holds the larger of the two: only what the previous cache adds beyond them is counted
+        previous = max(0.0, kv - workspace - logits) if hf_holds_previous_cache(m, s) else 0.0
         parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
                  ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
                  *((("previous_kv_cache", previous),) if previous else ()), *tail)
