@@ -825,8 +825,9 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
         return None, "AutoAWQ's fused modules pre-allocate a KV cache for max_seq_len: not an engine gpuplan models"
     same_benchmark = ("optimum" in row["source"].lower() or "overview-quantization" in row["source"].lower())
     if same_benchmark and batch > 1:
-        return None, ("transformers before 4.36 kept the tuple KV cache of the previous step alive while building "
-                      "the next one (two caches at the peak); gpuplan models the current DynamicCache")
+        return None, ("transformers before 4.42 (huggingface/transformers PR #30536) kept the previous step's KV "
+                      "cache alive while building the next one (two caches at the peak); these rows state no "
+                      "transformers release to model it from")
     notes = row["notes"].lower()
     setup = InferSetup(engine=engine, weight_format=fmt, batch=batch, prompt_len=isl or 512,
                        output_len=osl or 512, full_logits=_full_prompt_logits(engine, row),
