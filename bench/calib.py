@@ -715,7 +715,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 
     def pred(cal: Calibration, m=model, g=gpu, s=setup, r=rate, n=clients, f=field_name, c=cv2) -> float:
         ls = (at_rate(m, g, s, r, cal, c, n_requests) if scenario == "poisson" else
-              at_concurrency(m, g, s, n or 1, cal, lockstep=lockstep))
+              at_concurrency(m, g, s, n or 1, cal, lockstep=lockstep, length_cv2=c))
         return float(getattr(ls, f))
 
     assume = "; ".join(a for a in ("dataset lengths read as their means, prompt-length c² = 1" if isl_mean or osl_mean

@@ -18,7 +18,15 @@ from gpuplan.estimate.engines import graph_batches, release, token_budget
 from gpuplan.estimate.frameworks import framework, frameworks
 from gpuplan.estimate.infer_speed import decode_step_seconds, latency, max_batch, prefill_seconds, speed
 from gpuplan.estimate.job import training_setup
-from gpuplan.estimate.load import _running_counts, at_concurrency, at_rate, capacity, finite_run, request_seconds
+from gpuplan.estimate.load import (
+    _running_counts,
+    at_concurrency,
+    at_rate,
+    capacity,
+    finite_run,
+    median_prompt_tokens,
+    request_seconds,
+)
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.requests import estimate_config, make_job
 from gpuplan.types import FRAMEWORKS, InferSetup, Parallelism
@@ -45,6 +53,30 @@ def test_latency_grows_with_the_arrival_rate_and_saturates_past_capacity(llama8b
     # overloaded, the engine runs flat out: decode steps are the slowest but finite; the queue takes the excess
     assert mid.tpot_mean_s <= over.tpot_mean_s < math.inf
     assert over.output_tokens_per_s == pytest.approx(limit * SETUP.output_len)
+
+
+@pytest.mark.parametrize(("cv2", "median", "why"), [
+    (0.0, 1000.0, "one prompt length: the median is the length"),
+    (1.0, 1000.0 * math.log(2), "exponential lengths: the median is ln 2 of the mean"),
+])
+def test_the_median_prompt_of_a_skewed_dataset_lies_below_its_mean(cv2: float, median: float, why: str) -> None:
+    assert median_prompt_tokens(1000.0, cv2) == pytest.approx(median, rel=0.02), why
+
+
+def test_median_ttft_of_dataset_prompts_at_light_load_is_the_median_prompts_prefill(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # at 0.1 req/s nothing queues: half of the requests wait for less than the prefill of the median prompt (about
+    # 0.7 of the mean for ShareGPT-like lengths), so the median TTFT falls below that of one fixed length by the
+    # prefill of about 300 of its 1000 tokens, while the mean TTFT (the mean prompt's prefill) stays
+    m, g = llama8b_h100
+    fixed, varied = at_rate(m, g, SETUP, 0.1), at_rate(m, g, SETUP, 0.1, length_cv2=1.0)
+    cal = fitted()
+    saved = prefill_seconds(m, g, SETUP, 1000, cal) - prefill_seconds(m, g, SETUP, 700, cal)
+    assert fixed.ttft_p50_s - varied.ttft_p50_s == pytest.approx(saved, rel=0.1)
+    assert varied.ttft_p50_s < varied.ttft_mean_s
+    assert varied.ttft_mean_s == pytest.approx(fixed.ttft_mean_s, rel=0.01)
+    # one closed-loop client sending dataset prompts: nothing else queues, so the same prefill is saved
+    alone, alone_varied = at_concurrency(m, g, SETUP, 1), at_concurrency(m, g, SETUP, 1, length_cv2=1.0)
+    assert alone.ttft_p50_s - alone_varied.ttft_p50_s == pytest.approx(saved, rel=0.1)
 
 
 def test_a_setup_that_holds_no_sequence_is_refused_under_load_not_given_an_infinite_ttft(catalog: Catalog) -> None:

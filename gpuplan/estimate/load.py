@@ -11,7 +11,8 @@ state at ``rate`` requests/s with prompt length P and output length O:
 - Little's law: B = rate × O × t(B) — solved as a fixed point (t grows with B: KV reads and, past the roofline
   knee, compute);
 - TPOT = t(B); TTFT = queueing + the prompt's own prefill + the decode steps it shares iterations with + half an
-  iteration of waiting for the running one to end.
+  iteration of waiting for the running one to end; the median TTFT takes the prefill of the median prompt, below
+  the mean one for a skewed dataset.
 Queueing of prompts is an M/D/1 queue at load ρ (Pollaczek–Khinchine: mean wait ρ·T/(2(1 − ρ))); its p99 uses
 the exponential tail of the waiting time, W_q(p) = E[W]/ρ × ln(ρ / (1 − p)) (Kingman's approximation). The number
 of running sequences of an M/G/∞ system is Poisson with mean B, so TPOT p99 is t at B's p99 (normal
@@ -133,6 +134,15 @@ def _prefill_one(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> flo
     return prefill_seconds(m, gpu, s, s.prompt_len, cal)
 
 
+def median_prompt_tokens(mean_tokens: float, length_cv2: float) -> float:
+    """Median prompt length of a dataset whose lengths have mean ``mean_tokens`` and squared coefficient of
+    variation ``length_cv2``, read as a gamma law of shape 1/c² (c² = 1: the exponential; c² = 0: one length).
+    Its median by Wilson & Hilferty (1931, the cube-root normal approximation of a gamma variate):
+    mean × (1 − c²/9)³ — 0.70 × the mean for c² = 1 (the exponential's exact ln 2 = 0.69), the mean itself for c² = 0.
+    A right-skewed set of prompts such as ShareGPT's has most prompts below its mean."""
+    return mean_tokens * max(1.0 - length_cv2 / 9.0, 0.0) ** 3
+
+
 def capacity(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> float:
     """Largest request rate (requests/s) with a steady state: prompts below full GPU share and the running
     batch within the KV cache and the engine's sequence cap.
@@ -152,7 +162,8 @@ def capacity(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = No
 def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration | None = None,
             length_cv2: float = 0.0, n_requests: int | None = None) -> LoadSpeed:
     """Steady state at ``rate`` requests/s (Poisson arrivals); ``length_cv2`` is the squared coefficient of
-    variation of prompt lengths (0 for fixed lengths), which scales the queueing wait by (1 + c²).
+    variation of prompt lengths (0 for fixed lengths), which scales the queueing wait by (1 + c²) and makes the
+    median request's prefill that of the median prompt (:func:`median_prompt_tokens`).
 
     Past capacity there is no steady state and TTFT grows without bound — unless the run is finite: a benchmark
     that sends ``n_requests`` at a rate λ above the capacity μ serves the k-th at about k/μ though it arrived at
@@ -212,10 +223,16 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
     t_iter = min(t_iter, _longest_iteration(m, gpu, s, batch, cal))
     service = t_p + decode_share + t_iter / 2 + request_seconds(s, gpu, cal)
+    # the median request's own prefill is that of the median prompt: bench_serving's median TTFT is the median
+    # over requests (np.median of their TTFTs, benchmarks/benchmark_serving.py ``calculate_metrics``
+    # @8668d7c05027b98ac66bd5540955dd2ce3a0f318), and a request's prefill grows with its prompt
+    median = median_prompt_tokens(s.prompt_len, length_cv2)
+    service_p50 = service if median >= s.prompt_len else (
+        service - t_p + prefill_seconds(m, gpu, s, median, cal))
     busiest = min(float(cap), batch + Z99 * math.sqrt(batch))
     tpot_p99 = min(_iteration(m, gpu, s, busiest, rho * others, cal), _longest_iteration(m, gpu, s, busiest, cal))
     itl_p50 = _median_gap(m, gpu, s, rate * others, batch, t_iter, cal)
-    return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service,
+    return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service_p50,
                      _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, tpot_p99, rate * s.output_len,
                      False, math.nan, cal.band("inference_latency"), itl_p50)
 
@@ -248,13 +265,14 @@ def _wait_quantile(mean: float, rho: float, p: float) -> float:
 
 
 def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Calibration | None = None,
-                   lockstep: bool = False) -> LoadSpeed:
+                   lockstep: bool = False, length_cv2: float = 0.0) -> LoadSpeed:
     """Steady state of ``clients`` closed-loop clients, each sending its next request when the last ends.
 
     The engine runs at most its cap of them (the rest wait in its queue); with n running, each cycle takes
     TTFT + O × TPOT, so the rate is X = n / cycle and the decode batch B = X × O × TPOT — a fixed point,
     iterated from B = n. ``lockstep``: every request has the same prompt and output length, so the clients,
-    which start together, keep arriving together (:func:`_waves`)."""
+    which start together, keep arriving together (:func:`_waves`); otherwise ``length_cv2`` is the squared coefficient
+    of variation of the prompt lengths, as for :func:`at_rate`."""
     cal = cal or fitted()
     cap = require_batch(m, gpu, s, cal)  # not an infinite TTFT: a setup that holds no sequence is refused
     n = min(clients, cap)
@@ -263,12 +281,12 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
     t_p = _prefill_one(m, gpu, s, cal)
     batch = float(n)
     others = (n - 1) / n
-    state = _state(m, gpu, s, 0.0, batch, t_p, cap, cal, others=others)
+    state = _state(m, gpu, s, 0.0, batch, t_p, cap, cal, length_cv2, others)
     for _ in range(12):
         cycle = state.ttft_mean_s + s.output_len * state.tpot_mean_s
         rate = n / cycle
         batch = max(1.0, min(float(n), rate * s.output_len * state.tpot_mean_s))
-        state = _state(m, gpu, s, rate, batch, t_p, cap, cal, others=others)
+        state = _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, others)
     if clients > n:  # clients beyond the engine's cap wait in its queue for a free slot
         extra = (clients - n) / max(state.rate_per_s, 1e-12)
         state = replace(state, ttft_mean_s=state.ttft_mean_s + extra, ttft_p50_s=state.ttft_p50_s + extra,
