@@ -193,6 +193,18 @@ def _attention_kernel(notes: str) -> str:
     return "flash1" if "attn_impl=triton" in low or re.search(r"flash-attn 1\.", low) else "flash2"
 
 
+def _deepspeed_pipe_engine(row: dict[str, str]) -> bool:
+    """Whether a GPT-NeoX run ran under DeepSpeed's PipelineEngine: GPT-NeoX builds its model as a DeepSpeed
+    PipelineModule whenever its config's pipe-parallel-size is 1 or more, and as a plain sequential model only at 0
+    (EleutherAI/gpt-neox v1.0 @71df4d5017f9f4919566a11454fe3a507ffdc632, megatron/neox_arguments/arguments.py:
+    is_pipe_parallel = pipe_parallel_size >= 1; megatron/training.py train_step_pipe), so one stage still reduces
+    its gradients after the backward (TrainSetup.dp_after_backward)."""
+    if "gpt-neox" not in row["framework"].lower():
+        return False
+    stages = re.search(r"pipe-parallel-size\s*:?\s*(\d+)", row["notes"])
+    return bool(stages and int(stages.group(1)) >= 1)
+
+
 _PRETRAIN_METRICS = ("tokens_per_s_per_gpu", "tokens_per_s_total", "gpu_hours", "wall_days", "peak_mem_gib",
                      "peak_mem_gb")
 # a whole run's length, as GPU-hours or as the wall-clock days of its stated GPU count
@@ -297,6 +309,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        precision=_precision(row["precision"]), recompute=recompute, framework=fw.stack,
                        compiled="compile" in row["framework"].lower() or fw.compiled,
                        compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
+                       dp_after_backward=_deepspeed_pipe_engine(row),
                        parallel=replace(par, zero=min(zero, 3) if dp > 1 else 0))
     describe = f"{model.name} pretrain on {n}× {gpu.name} ({setup.parallel.describe()}), mb {mb}×{seq}"
     common: dict[str, Any] = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),

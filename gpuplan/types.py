@@ -674,6 +674,11 @@ class TrainSetup:
     # with overlap_comm, two; DeepSpeed's defaults 5e8 and off below stage 3 (deepspeed/runtime/zero/config.py @v0.11.1)
     reduce_bucket_size: int = 500_000_000
     overlap_comm: bool = False
+    # the data-parallel gradients are all-reduced after the step's last backward and, under ZeRO-1, the updated 16-bit
+    # weights all-gathered after the optimizer step, neither behind compute: DeepSpeed's PipelineEngine, which turns
+    # the engine's backward-hook reduction off and runs both as instructions of its schedule (GPT-NeoX builds its model
+    # as a pipeline for any pipe-parallel-size ≥ 1; gpuplan.estimate.train_time.dp_overlap_window)
+    dp_after_backward: bool = False
 
     def __post_init__(self) -> None:
         """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here."""

@@ -432,6 +432,20 @@ def test_a_run_whose_attention_kernel_is_not_known_is_reported_not_fitted(catalo
     stated, _ = _pretrain_case(catalog, {**row, "notes": row["notes"].replace("Attention kernel assumed", "Kernel")})
     assert stated is not None and stated.fit
 
+def test_a_gpt_neox_run_with_a_pipe_parallel_size_reduces_after_the_backward(catalog: Catalog) -> None:
+    # GPT-NeoX wraps its model in DeepSpeed's PipelineEngine for any pipe-parallel-size >= 1 (Pythia's configs set
+    # 1), whose data-parallel reduction runs after the backward; at 0 it trains a plain sequential model, and a
+    # Megatron-LM row's notes naming the same setting say nothing about that engine
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-pythia-1b-gpuh")
+    found = {}
+    for label, changed in (("neox 1", row), ("neox 0", {**row, "notes": row["notes"].replace(
+            "pipe-parallel-size 1", "pipe-parallel-size 0")}), ("megatron", {**row, "framework": "Megatron-LM"})):
+        case, why = _pretrain_case(catalog, changed)
+        assert case is not None, why
+        found[label] = case.meta["setup"].dp_after_backward
+    assert found == {"neox 1": True, "neox 0": False, "megatron": False}
+
+
 def test_a_torchtitan_run_before_april_2025_keeps_its_loss_uncompiled(catalog: Catalog) -> None:
     # torchtitan issue #929 ran at 9a2f578 (2025-03-04), before bbb1b616e compiled the loss under training.compile
     row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-tt929-l3-8b-fsdp8-compile-mem")

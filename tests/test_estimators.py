@@ -276,3 +276,26 @@ def test_gradients_are_reduced_behind_one_micro_step_not_the_whole_step() -> Non
     assert window(Parallelism(dp=8, zero=3), 8) == pytest.approx(80.0)
     assert window(Parallelism(dp=2, pp=4, vp=2), 32) == pytest.approx(80.0 * 6 / 32)
     assert window(Parallelism(dp=2, pp=4), 32) == pytest.approx(80.0 / 32)  # no chunks: the last backward only
+
+
+def test_deepspeed_pipeline_engine_reduces_gradients_after_the_backward() -> None:
+    # Pythia-70M (70,426,624 parameters, transformers numel) as GPT-NeoX trained it: 32 A100s over four nodes,
+    # ZeRO-1, one 32 × 2048-token micro-batch per step. Reduced behind that backward (DDP, Megatron-Core) the
+    # gradients cost nothing; DeepSpeed's PipelineEngine, which GPT-NeoX runs even with one stage, all-reduces them
+    # after the backward (2 · 31/32 of 2 bytes a parameter) and ZeRO-1 then all-gathers the updated weights
+    # (31/32 of 2 bytes): 70,426,624 × 2 × 3 × 31/32 = 409.4 MB a step over the network, none of it hidden.
+    # Without ZeRO the all-gather goes: 70,426,624 × 2 × 2 × 31/32 = 272.9 MB.
+    from gpuplan.estimate.calibration import fitted
+
+    m, gpu = CAT.model("Pythia-70M"), CAT.gpu("A100")
+    net = fitted().get("network_bytes_per_s_per_gpu")
+
+    def exposed(after_backward: bool, zero: int) -> float:
+        s = TrainSetup(method="full", micro_batch=32, seq_len=2048, framework="megatron", recompute="full",
+                       parallel=Parallelism(dp=32, zero=zero), dp_after_backward=after_backward)
+        parts = dict(train_time(m, gpu, s, 32 * 32 * 2048).breakdown.parts)  # one optimizer step
+        return parts["data_parallel_comm"]
+
+    assert exposed(False, 1) == 0.0
+    assert exposed(True, 1) == pytest.approx(409.4e6 / net, rel=1e-3)
+    assert exposed(True, 0) == pytest.approx(272.9e6 / net, rel=1e-3)

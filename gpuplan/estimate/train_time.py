@@ -28,7 +28,7 @@ Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n 
 - data parallel: one gradient all-reduce per optimizer step, overlapped with the last micro-batch's compute
   (and with the interleaved schedule's cool-down: :func:`dp_overlap_window`); ZeRO-3/FSDP: all-gather the
   weights, a frozen base included, in forward and backward + reduce-scatter gradients, every micro-step,
-  overlapped with the step;
+  overlapped with the step; DeepSpeed's pipeline engine (GPT-NeoX) reduces after the backward, not behind it;
 - tensor parallel: four all-reduces of the activations per layer per micro-step (six with a full
   recomputation, which reruns the forward's two: Korthikanti et al. 2022, sec. 5), not overlapped;
 - pipeline: the 1F1B bubble, (p − 1)/m of the ideal compute time for m micro-batches per step
@@ -474,7 +474,13 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     dense = whole - experts
     ring, expert_ring = _ring(par.dp), _ring(expert_dp(par)) if m.is_moe else 0.0
     grad_bytes = (dense * ring + experts * expert_ring) * 2.0  # 16-bit gradients, each by its ring factor
-    if par.zero >= 3 and par.dp > 1:
+    if s.dp_after_backward and par.dp > 1:
+        # DeepSpeed's PipelineEngine all-reduces the whole gradient buffer (buffered_allreduce_fallback), and ZeRO-1
+        # then all-gathers the updated 16-bit weights ((n − 1)/n of them, half an all-reduce's ring): EleutherAI/
+        # DeeperSpeed @eb7f5cff36678625d23db8a8fe78b4a93e5d2c75, deepspeed/runtime/pipe/engine.py _exec_reduce_grads
+        # and deepspeed/runtime/zero/stage1.py step (the release GPT-NeoX v1.0 pins)
+        dp = grad_bytes * (1.5 if par.zero >= 1 else 1.0)
+    elif par.zero >= 3 and par.dp > 1:
         # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable
         # ones in 16-bit and the frozen base of LoRA/QLoRA/P-tuning/freeze in its stored format — and
         # reduce-scatter the trainable gradients (each half a ring)
@@ -515,8 +521,16 @@ def dp_overlap_window(s: TrainSetup, step_compute: float) -> float:
     weights behind the next step's first forward (``--overlap-param-gather``): one micro-step of compute. With
     v > 1 interleaved model chunks a chunk's gradients are reduced as soon as its last backward is done, behind
     the backward passes still to run in the schedule's cool-down: as many chunk passes as its warm-up,
-    2·(p − 1) + (v − 1)·p on the first stage (``get_pp_rank_microbatches``), each 1/v of a micro-step."""
+    2·(p − 1) + (v − 1)·p on the first stage (``get_pp_rank_microbatches``), each 1/v of a micro-step.
+
+    DeepSpeed's PipelineEngine (``s.dp_after_backward``) hides none of it: it turns the engine's backward-hook
+    reduction off (``enable_backward_allreduce = False``) and runs ReduceGrads and then OptimizerStep as
+    instructions of its schedule after the last backward (EleutherAI/DeeperSpeed
+    @eb7f5cff36678625d23db8a8fe78b4a93e5d2c75, ``deepspeed/runtime/pipe/engine.py`` and ``schedule.py``
+    ``TrainSchedule``); ZeRO-1's all-gather of the updated weights ends the optimizer step (``zero/stage1.py``)."""
     par = s.parallel
+    if s.dp_after_backward:
+        return 0.0
     if par.zero >= 3:
         return step_compute
     micro_steps = 1.0
