@@ -63,10 +63,6 @@ from gpuplan.types import Gpu, Method, ModelSpec, Recompute, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
 
 GPUS_PER_NODE = 8
-# stacks whose layers run hand-fused memory-bound kernels: Megatron-LM fuses bias+GeLU, bias+dropout+add and
-# scale+mask+softmax (Narayanan et al. 2021, sec. 4.2) and Transformer Engine its norms with the FP8 casts;
-# llm.c fuses residual+LayerNorm, GeLU into the matmul epilogue and the classifier with its loss (train_gpt2.cu)
-FUSED_KERNEL_STACKS = ("megatron", "llmc")
 HOPPER_AND_NEWER = ("Hopper", "Blackwell", "Blackwell Ultra")  # data/gpus.csv ``architecture``
 # the exponential units' rate against Blackwell's: Blackwell Ultra doubles the special-function units' MUFU.EX2
 # throughput, which bounds the softmax between the attention kernel's two matmuls (NVIDIA technical blog, "Making
