@@ -122,6 +122,18 @@ V0_KEY = "vllm_v0"
 SM_CAPPED = ("llamacpp",)
 _SM_LOAD_BOUNDS = (2.0, 32.0)
 SM_LOAD_START = math.sqrt(_SM_LOAD_BOUNDS[0] * _SM_LOAD_BOUNDS[1])
+# backends whose batch-1 mat-vec kernels dequantize K-quant weights one at a time on the ALUs, at a floor of
+# matvec_flops_per_weight_<backend> FLOP-equivalents per weight at the FP32 rate
+# (gpuplan.estimate.infer_speed.matvec_seconds_per_weight: llama.cpp's Metal kernels); fitted with the backend's
+# other efficiencies on its batch-1 decode rows, one value for every Apple chip. Bounds: at least the Q4_K inner
+# loop's own ALU work at full utilisation (mask, integer-to-float conversion at a quarter rate, FMA: 6 FFMA cycles,
+# 12 FLOP-equivalents), at most 80 (below it, no F16 row of the same chips would be slower per weight); it starts at
+# the geometric middle, about 31, near the median of what the Apple Q4_K_M rows imply (30.9 over 62 rows without
+# the M5's)
+MATVEC_FLOORED = ("llamacpp_metal",)
+_MATVEC_BOUNDS = (12.0, 80.0)
+MATVEC_START = math.sqrt(_MATVEC_BOUNDS[0] * _MATVEC_BOUNDS[1])
+_KERNEL_BOUNDS = {"sm_load_bytes": _SM_LOAD_BOUNDS, "matvec_flops_per_weight": _MATVEC_BOUNDS}
 # Partial pooling (Gelman & Hill 2007, "Data Analysis Using Regression and Multilevel/Hierarchical Models",
 # ch. 12): each other engine's bandwidth efficiency is drawn towards TensorRT-LLM's, by one residual per parameter,
 # log(value / TensorRT-LLM's) / POOL_SIGMA. Every engine streams its weights through the same HBM with GEMV/GEMM
@@ -161,11 +173,13 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
             names = ["eta_memory", "eta_compute", "eta_kv", "layer_overhead_s", "f_moe"]
         if eng in SM_CAPPED and "decode" in kinds:  # the per-SM load cap of its mat-vec kernels
             names = [*names, "sm_load_bytes"]
+        if eng in MATVEC_FLOORED and "decode" in kinds:  # the ALU floor of its dequantizing mat-vec kernels
+            names = [*names, "matvec_flops_per_weight"]
         if eng == V0_KEY:  # starts from V1's fitted value; the other efficiencies stay vLLM's
             names = ["layer_overhead_s"]
             cal = cal.with_values(layer_overhead_s_vllm_v0=cal.values["layer_overhead_s_vllm"])
         params = [f"{n}_{eng}" for n in names]
-        bounds = [_BOUNDS.get(n, _SM_LOAD_BOUNDS) for n in names]
+        bounds = [_BOUNDS.get(n) or _KERNEL_BOUNDS[n] for n in names]
         if eng == REFERENCE_ENGINE:
             params += ["allreduce_latency_s", "eta_pcie"]
             # NCCL small-message all-reduce within a node takes ~10-25 µs; above 30 µs the latency would stand in
@@ -439,6 +453,7 @@ INITIAL: dict[str, float] = {
     "f_attention": 1.0, "f_attention_hopper": 1.0,
     "activation_traffic": 20.0, "f_fused_traffic": 1.0, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
     **{f"sm_load_bytes_{e}": SM_LOAD_START for e in SM_CAPPED},
+    **{f"matvec_flops_per_weight_{e}": MATVEC_START for e in MATVEC_FLOORED},
     **{f"{k}_{e}": v for e in ENGINES for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),
                                                    ("layer_overhead_s", 5e-5), ("f_moe", 1.0))},
     **{f"{k}_{e}": v for e in BACKENDS[len(ENGINES):] for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5),

@@ -184,3 +184,42 @@ def test_a_gguf_decode_step_reads_the_files_tensors_less_its_token_table(catalog
     table = 128256 * 4096 * 144 / 256
     assert decode_weight_bytes(catalog.model("Llama-3.1-8B"), fmt, s, 1) == pytest.approx(4.58 * GiB - table,
                                                                                          rel=0.005)
+
+
+# ---------------------------------------------------------------- llama.cpp's Metal mat-vec ALU floor
+
+
+def _with_matvec_floor(flops_per_weight: float) -> Calibration:
+    cal = fitted()
+    return Calibration({**cal.values, "matvec_flops_per_weight_llamacpp_metal": flops_per_weight}, cal.bands,
+                       cal.fitted_on)
+
+
+def _tok_s(cal: Calibration, model: str, gpu: str, fmt: str, catalog: Catalog) -> float:
+    s = InferSetup(engine="llamacpp", weight_format=fmt, prompt_len=1, output_len=512)
+    return 1 / latency(catalog.model(model), catalog.gpu(gpu), s, cal).figures.tpot_s
+
+
+def test_an_m1_max_decodes_q4_k_m_at_its_alus_pace_not_its_bandwidths(catalog: Catalog) -> None:
+    # XiongjieDai GPU-Benchmarks-on-LLM-Inference (llama-bench build 2797, Llama-3-8B, tg512) on an M1 Max: Q4_K_M
+    # 35.73 tok/s (lcp-0089), F16 18.75 (lcp-0093): a third of the bytes, not even twice the speed. At 31 FLOP per
+    # weight, 7.0 G matmul weights take 7.0e9 × 31 / 10.4 TFLOP/s = 21 ms a token on the ALUs, more than the 4.9 GB
+    # take at the fitted share of 400 GB/s
+    without, floored = fitted(), _with_matvec_floor(31.0)
+    assert _tok_s(without, "Llama-3-8B", "M1-Max", "gguf-q4_k_m", catalog) > 35.73 * 1.25  # bandwidth alone: fast
+    assert _tok_s(floored, "Llama-3-8B", "M1-Max", "gguf-q4_k_m", catalog) == pytest.approx(35.73, rel=0.15)
+    # F16 weights need no dequantization (half operands are free on the ALUs): unchanged
+    assert _tok_s(floored, "Llama-3-8B", "M1-Max", "fp16", catalog) == _tok_s(without, "Llama-3-8B", "M1-Max",
+                                                                               "fp16", catalog)
+
+
+def test_the_alu_floor_is_the_metal_k_quant_kernels_own(catalog: Catalog) -> None:
+    floored, without = _with_matvec_floor(31.0), fitted()
+    # CUDA's MMVQ multiplies packed weights with int8 activations 4 at a time (dp4a): no floor on an A100, whose
+    # FP32 rate per byte (9.6 FLOP/B) is lower still than an M1 Max's (26)
+    for gpu, fmt in (("A100-80GB", "gguf-q4_k_m"), ("M2-Max-30C", "gguf-q4_0"), ("M2-Max-30C", "gguf-q8_0")):
+        assert _tok_s(floored, "Llama-3-8B", gpu, fmt, catalog) == _tok_s(without, "Llama-3-8B", gpu, fmt, catalog)
+    # the floor takes the same FLOP per weight on every chip: an M2 Ultra, two M2 Max dies (UltraFusion) with their
+    # FP32 rates and bandwidths summed, decodes Q4_K_M at least as fast as a 30-core M2 Max and at most 2.5× it
+    ultra, m2max = (_tok_s(floored, "Llama-3-8B", g, "gguf-q4_k_m", catalog) for g in ("M2-Ultra", "M2-Max-30C"))
+    assert m2max < ultra < 2.5 * m2max

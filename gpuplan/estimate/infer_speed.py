@@ -156,6 +156,37 @@ def weight_bandwidth(gpu: Gpu, eng: Engine, cal: Calibration) -> float:
     return min(stream, per_cycle * cycles) if per_cycle and cycles else stream
 
 
+# FP32 FLOP-equivalents of ALU work per K-quant weight in an engine whose batch-1 mat-vec kernels dequantize each
+# weight with scalar ALU instructions. llama.cpp's Metal kernels (ggml-metal.metal @000a1174 ``kernel_mul_mv_q4_K_
+# f32_impl``, ``_q5_K_``, ``_q6_K_``) turn every 4-6-bit weight into a float one at a time: a mask (plus, for Q5_K and
+# Q6_K, shifts, ORs and a select for the high bits), an integer-to-float conversion and an FMA with the activation,
+# then per 32 weights unpack the 6-bit sub-block scale and min and convert them too. On Apple 7/8 GPUs a conversion
+# issues at a quarter of the FFMA32 rate (philipturner/metal-benchmarks README @dc2adc64, "Instruction Throughputs":
+# CONVERT(I->F) 4 cycles, BITWISE32 1, FFMA32 1; LSHIFT32 4), so the Q4_K inner loop alone costs about 6 FFMA
+# cycles per weight and Q4_K_M's mix (Q5_K/Q6_K tensors) 9-10, some 19 FLOP-equivalents at the FP32 rate (an FMA
+# counts 2): on chips with little FP32 rate per byte of bandwidth (M1/M2 Max: 26 FLOP per byte) the ALUs, not the
+# memory, set the pace. Seen in XiongjieDai GPU-Benchmarks-on-LLM-Inference (llama-bench build 2797, tg512): an M1
+# Max decodes Llama-3-8B F16 at 18.75 tok/s, 75 % of its 400 GB/s, but Q4_K_M at 35.73 tok/s, 44 %. The legacy
+# formats' kernel (``block_q_n_dot_y``: one scale per 32 weights, no sub-block unpacking) and Q8_0's stay
+# memory-bound in the calibration rows, and CUDA's MMVQ kernels multiply packed 4-bit weights with 8-bit
+# activations 4 at a time in integer units (ggml-cuda/vecdotq.cuh @cf1d533a ``vec_dot_q4_K_q8_1_impl_vmmq``,
+# ``ggml_cuda_dp4a``), so neither has the floor.
+# The figure is fitted (bench/fit.py, ``matvec_flops_per_weight_llamacpp_metal``, on llama.cpp's Apple batch-1
+# rows, with the backend's other efficiencies; a calibration without the key has no floor): it also absorbs the
+# kernels' ALU utilisation, which a mat-vec's short dependency chains keep well below 1.
+KQUANT_FORMATS = frozenset(name for name in GGUF_MIX if "_k" in name)
+
+
+def matvec_seconds_per_weight(cal: Calibration, eng: Engine, fmt: WeightFormat, gpu: Gpu) -> float:
+    """Seconds the engine's batch-1 mat-vec kernels spend dequantizing one weight on ``gpu``'s ALUs:
+    ``matvec_flops_per_weight_<backend>`` FLOP-equivalents at the part's FP32 rate, for K-quant GGUF weights; 0
+    where the calibration holds no such key, the format has no such kernel or the catalog lacks the FP32 rate."""
+    per_weight = cal.values.get(efficiency_key("matvec_flops_per_weight", eng.engine, gpu))
+    if not per_weight or fmt.name not in KQUANT_FORMATS or not gpu.fp32_flops_per_s:
+        return 0.0
+    return per_weight / gpu.fp32_flops_per_s
+
+
 def gemm_flops_per_token(m: ModelSpec, eng: Engine, cal: Calibration) -> float:
     """Matmul FLOPs one token costs, with the routed experts' share weighted by 1/f_moe: a MoE layer runs many
     small grouped GEMMs (each expert sees only the tokens routed to it) at a lower share of the peak than one
@@ -415,6 +446,8 @@ class _StepTerms:
     kv_dense_up_to: float  # contexts up to this read every cached token (beyond: sparse attention's top-k)
     graphs: frozenset[int] | None  # decode batches replayed as CUDA graphs (None: every step; graph_batches)
     eager: float  # host seconds of a step launched op by op (0 where graphs is None)
+    matvec_per_weight: float  # seconds the mat-vec kernels' ALUs spend on one weight (matvec_seconds_per_weight)
+    matvec_dense: float  # that, for a decode step's dense weights on the busiest GPU
 
 
 def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _StepTerms:
@@ -427,12 +460,14 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     peak, _ = compute_peak(gpu, fmt, eng)
     eta_compute, f_moe, kv_bandwidth, weights_bandwidth = _rates(gpu, eng, cal)
     expert_flops = expert_flops / f_moe  # as gemm_flops_split
+    per_weight = matvec_seconds_per_weight(cal, eng, fmt, gpu)
     found = _StepTerms(fmt, weights, weights_bandwidth, dense_flops, expert_flops, peak * eta_compute,
                        kv_per_token, kv_bandwidth,
                        launches * _layer_overhead(cal, eng, s, gpu),  # kernel launches, framework code
                        budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,
-                       launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0)
+                       launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0,
+                       per_weight, per_weight and _gemm_flops(m)[0] / 2 / s.tp * per_weight)
     return _terms.put(m, gpu, cal, (s,), found)
 
 
@@ -517,8 +552,11 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     dense_bytes = _streamed_bytes(m, t.fmt, s, batch, t.weights) - expert_bytes + lora_step_bytes(m, s, batch)
     dense_compute = batch * t.gemm_flops / s.tp / t.compute_rate
     expert_compute = batch * t.expert_flops / s.tp / t.compute_rate
+    # a dequantizing mat-vec kernel's ALU work: once per weight the step streams, whatever the batch
+    dense_alu = t.matvec_dense
+    expert_alu = expert_bytes / t.fmt.bytes_per_weight * t.matvec_per_weight
     gemm_memory = (dense_bytes + expert_bytes) / t.bandwidth
-    gemm_compute = dense_compute + expert_compute
+    gemm_compute = max(dense_compute, dense_alu) + max(expert_compute, expert_alu)
     # a linear layer's state: read, then written; sparse attention reads its top-k tokens and every indexer key
     per_seq = (context * t.kv_per_token if context <= t.kv_dense_up_to
                else kv_read_bytes(m, context, s.kv_dtype, s.tp, get_engine(s.engine).mla_latent_cache))
@@ -526,7 +564,8 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     attention = kv / t.kv_bandwidth
     comm = _allreduce_seconds(m, gpu, s, batch, cal)
     # dense and expert GEMMs are separate kernels, each bound by its own resource (roofline per kernel)
-    gemms = max(dense_bytes / t.bandwidth, dense_compute) + max(expert_bytes / t.bandwidth, expert_compute)
+    gemms = (max(dense_bytes / t.bandwidth, dense_compute, dense_alu)
+             + max(expert_bytes / t.bandwidth, expert_compute, expert_alu))
     step = gemms + attention + comm + t.overhead
     if t.graphs is not None and round(batch) not in t.graphs:
         step = max(step, t.eager)  # launched op by op, overlapped with the GPU (module docstring)
@@ -643,6 +682,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
                    "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
         *_graph_assumptions(s, eng, cal, gpu),
         *_load_cap_assumption(gpu, eng, cal),
+        *_matvec_floor_assumption(gpu, eng, cal, weight_format(s.weight_format)),
     )
 
 
@@ -673,3 +713,15 @@ def _load_cap_assumption(gpu: Gpu, eng: Engine, cal: Calibration) -> tuple[Assum
     return (Assumption("weight load rate", f"{eng.name}: {per_cycle:.1f} bytes per SM cycle × {gpu.sm_count} SMs × "
                        f"{clock_ghz:.2f} GHz = {per_cycle * cycles / GB:,.0f} GB/s, below its share of "
                        "the memory bandwidth", "per-SM load cap of its mat-vec kernels (docs/estimators.md)"),)
+
+
+def _matvec_floor_assumption(gpu: Gpu, eng: Engine, cal: Calibration, fmt: WeightFormat) -> tuple[Assumption, ...]:
+    """The ALU floor of :func:`matvec_seconds_per_weight`, where the engine's kernels have one for the format."""
+    per_weight = matvec_seconds_per_weight(cal, eng, fmt, gpu)
+    if not per_weight:
+        return ()
+    flops = per_weight * (gpu.fp32_flops_per_s or 0.0)
+    return (Assumption("mat-vec ALU floor", f"{eng.name}: {flops:.0f} FLOP per {fmt.name} weight at "
+                       f"{(gpu.fp32_flops_per_s or 0.0) / TERA:,.1f} TFLOP/s FP32 = "
+                       f"{1 / per_weight / 1e9:,.0f} G weights/s at most in a decode step",
+                       "dequantizing mat-vec kernels (docs/estimators.md); fitted (bench/fit.py)"),)
