@@ -132,12 +132,20 @@ def _recompute(text: str, fw: Framework | None, quantized_base: bool = False) ->
     return "none", "gradient checkpointing unstated and no framework default: none"
 
 
+# a machine whose cards the catalog lists with an NVLink bridge but which ran without one ("2x RTX 3090 24GB (no
+# NVLink)"): a bridge is an accessory, fitted or not (data/gpus.csv interconnect "NVLink 3 bridge (2 GPUs)")
+_NO_BRIDGE = re.compile(r"\b(?:no|without)\s+(?:an?\s+)?(?:nvlink|bridge)", re.IGNORECASE)
+
+
 def _gpu_and_framework(cat: Any, row: dict[str, str]) -> tuple[Any, Framework] | str:
-    """The row's catalog GPU and framework, or why the row cannot be mapped."""
+    """The row's catalog GPU and framework, or why the row cannot be mapped. A row whose machine had no NVLink
+    bridge gets its GPU without the catalog's bridge: its collectives ran over PCIe."""
     try:
         gpu = cat.gpu(row["gpu_spec_name"])
     except GpuplanError:
         return f"GPU '{row['gpu_spec_name']}' is not in the catalog"
+    if "bridge" in gpu.interconnect.lower() and _NO_BRIDGE.search(row["gpu"]):
+        gpu = replace(gpu, interconnect="none", interconnect_bytes_per_s=None)
     fw = framework_of(row["framework"])
     if fw is None:
         return f"framework '{row['framework'][:60]}' is not one gpuplan models"
@@ -568,11 +576,20 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         stated = stated and counter in ("torch_allocated", "torch_reserved", "nvidia_smi")
         return Case(cls="finetune_memory", measured=measured, predict=training_memory_predictor(model, setup, how),
                     meta={**meta, "measure": how, "fit_on": FIT_MEMORY}, fit=stated, **common), ""
+    if setup.parallel.zero >= 3 and n > 1 and _UNSTATED_PCIE_WIDTH.search(row["notes"]):
+        return None, ("weights sharded over a PCIe link narrower than the catalog's x16 by the source's account, "
+                      "its width not stated: the all-gathers every micro-step take a time gpuplan cannot know")
     per_sample = _tokens_per_sample(row, seq)
     if per_sample is None:
         return None, ("tokens per sample not stated (and sequences are not packed to the sequence length, or the "
                       "sample count is of the samples before packing)")
     return _finetune_time_case(row, model, gpu, setup, per_sample, n, {**common, "fit": stated}, meta)
+
+
+# A row whose notes say the machine's PCIe lanes were fewer than x16 without saying how many ("PCIe lane width not
+# stated"): a sharded run gathers its weights over that link in every micro-step, so its time depends on a width
+# gpuplan would have to guess (the catalog's pcie_gen assumes x16 lanes).
+_UNSTATED_PCIE_WIDTH = re.compile(r"PCIe lane width not stated", re.IGNORECASE)
 
 
 def _model_state_bytes(model: ModelSpec, setup: TrainSetup) -> float:

@@ -114,6 +114,22 @@ def test_fsdp_layouts_shard_as_their_zero_stage() -> None:
     assert _workers("DeepSpeed ZeRO-3", 8) == 8
 
 
+def test_a_rig_without_its_nvlink_bridge_and_with_narrow_pcie_lanes_is_mapped_as_it_ran(catalog: Catalog) -> None:
+    # Answer.AI's dual-3090 rig: "two 3090s (without NVLink) ... and an older motherboard", "slow PCI lanes"
+    # (benchmarks_03_2024.md). The catalog's RTX 3090 has a 2-way bridge; this machine did not. Its no-shard (DDP)
+    # run sends only the LoRA gradients over that link and maps; its full-shard runs gather the whole base over it
+    # every micro-step, at a lane width the source does not give, and are listed with that reason
+    rows = {r["id"]: r for r in _rows("finetune_more.csv")}
+    ddp, why = _finetune_case(catalog, rows["ftm-answerai-llama2-7b-lora-ddp-b4-ctx2048-time"])
+    assert ddp is not None, why
+    assert ddp.meta["gpu"].name == "RTX3090" and not ddp.meta["gpu"].has_fast_interconnect
+    assert catalog.gpu("RTX3090").has_fast_interconnect  # the catalog's part keeps its bridge
+    fsdp, why = _finetune_case(catalog, rows["ftm-answerai-llama2-7b-lora-fsdp-b1-ctx512-time"])
+    assert fsdp is None and "width not stated" in why
+    memory, why = _finetune_case(catalog, rows["ftm-answerai-llama2-7b-lora-fsdp-b1-ctx512-mem"])
+    assert memory is not None, why  # the link does not change what the card holds
+
+
 def test_a_finetune_row_runs_the_tp_pp_layout_it_names(catalog: Catalog) -> None:
     # Megatron-Bridge 26.06 LoRA, Llama-3-70B on 8 H100: "TP 2, PP 4, CP 1, VP 20" leaves one data-parallel rank;
     # read as 8-way data parallelism, each GPU would hold the whole model and run a quarter of the step's tokens

@@ -194,6 +194,30 @@ def test_an_nvl72_rack_keeps_64_gpus_of_data_parallelism_on_nvlink() -> None:
     assert nodes / rack == pytest.approx(900 / 50)
 
 
+def test_two_bridged_cards_gather_their_weights_over_the_bridge() -> None:
+    # RTX 3090 pair with its NVLink bridge (gpus.csv: 112.5 GB/s both ways, 56.25 one way) against the same pair
+    # without one (PCIe Gen4: 32 GB/s × the fitted eta_pcie). Llama-2-7B LoRA under FSDP full-shard, one
+    # 128-token sequence per card: each micro-step gathers the 13.5 GB bf16 base twice, half from the other card,
+    # so 13.5 GB cross the link: 0.24 s over the bridge, hidden behind the ~0.7 s of compute; ~0.75 s over PCIe,
+    # which is not
+    from gpuplan.estimate.train_time import training_links
+
+    cal, m = fitted(), CAT.model("Llama-2-7B")
+    bridged = CAT.gpu("RTX3090")
+    plain = replace(bridged, interconnect="none", interconnect_bytes_per_s=None)
+    s = TrainSetup(method="lora", micro_batch=1, seq_len=128, grad_accum=1, recompute="full",
+                   parallel=Parallelism(dp=2, zero=3))
+    assert training_links(bridged, s, cal).intra_node == pytest.approx(56.25e9)
+    assert training_links(plain, s, cal).intra_node == pytest.approx(32e9 * cal.get("eta_pcie"))
+    # a bridge joins only its pair: four cards talk over PCIe
+    four = replace(s, parallel=Parallelism(dp=4, zero=3))
+    assert training_links(bridged, four, cal).intra_node == training_links(plain, four, cal).intra_node
+
+    bridge, pcie = (train_time(m, g, s, TOKENS).breakdown for g in (bridged, plain))
+    assert bridge.get("data_parallel_comm") == 0.0 < pcie.get("data_parallel_comm")
+    assert bridge.total < pcie.total
+
+
 def test_an_interleaved_schedule_cuts_the_pipeline_bubble_by_its_model_chunks() -> None:
     # Narayanan et al. 2021 sec. 2.2.2: with v model chunks per stage the 1F1B bubble (p − 1)/m of the ideal time
     # becomes (p − 1)/(v·m). Megatron-Core's Mixtral 8x7B mapping (its MoE README): PP 4, VP 8, 16 micro-batches per

@@ -103,6 +103,16 @@ def links(gpu: Gpu, cal: Calibration, group: int = 8) -> Links:
 _links: IdentityMemo[Links] = IdentityMemo(1024)
 
 
+def training_links(gpu: Gpu, s: TrainSetup, cal: Calibration) -> Links:
+    """The links a training job of ``s`` communicates over: its GPUs within one node form the group, so two
+    GPUs joined by an NVLink bridge (RTX 3090, A5000, A6000, the PCIe A100/H100: a 2-way bridge, data/gpus.csv)
+    run their collectives over it, as the inference estimate already does for a TP pair: NCCL's P2P transport
+    goes over NVLink wherever it joins the pair (NCCL user guide, docs.nvidia.com/deeplearning/nccl/user-guide/
+    docs/env.html, NCCL_P2P_LEVEL: "NVL: Use P2P when GPUs are connected through NVLink"). Three GPUs or more
+    fall back to PCIe (a bridge joins only its pair)."""
+    return links(gpu, cal, min(s.parallel.n_gpus, GPUS_PER_NODE))
+
+
 def _links_of(gpu: Gpu, cal: Calibration, group: int) -> Links:
     pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * GB * cal.get("eta_pcie")
     bridged_only = "bridge" in gpu.interconnect.lower()
@@ -251,7 +261,7 @@ class StepLead(NamedTuple):
         ≥ 0 and adding one never lowers a rounded sum, so this is never above the run's seconds either. The parts
         that overlap compute (data-parallel) or hang on the experts' routing are left out; the rest are a few
         products, so a search can drop a slower layout before :func:`step_time`."""
-        _, tp_total, pp_total = _comm_seconds(m, s, links(gpu, cal), w, self.steps)
+        _, tp_total, pp_total = _comm_seconds(m, s, training_links(gpu, s, cal), w, self.steps)
         return self.floor + tp_total + pp_total + pipeline_bubble(s, self.compute)
 
 
@@ -306,7 +316,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, _ = (
         lead or step_lead(m, gpu, s, tokens, cal, w))
     step_compute = compute / steps
-    link = links(gpu, cal)
+    link = training_links(gpu, s, cal)
     dp_comm, tp_total, pp_total = _comm_seconds(m, s, link, w, steps)
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * dp_overlap_window(s, step_compute)) * steps
     micro_steps = steps * s.grad_accum
