@@ -225,6 +225,17 @@ def _expert_parallel(notes: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+# DeepEP / HybridEP kernels, which a row names in its framework or notes ("dispatcher DeepEP", "TE + DeepEP"), send a
+# token once per destination GPU and node (gpuplan.estimate.moe_train.link_shares); the stack's default otherwise
+# (Megatron-Core's alltoall dispatcher)
+_DEEPEP = re.compile(r"\b(?:deep|hybrid)-?ep\b", re.IGNORECASE)
+
+
+def _ep_dispatcher(row: dict[str, str]) -> str:
+    """``TrainSetup.ep_dispatcher`` of a pretraining row: "deepep" where its framework or notes name the kernels."""
+    return "deepep" if _DEEPEP.search(row["framework"] + " " + row["notes"]) else "alltoall"
+
+
 # A run whose notes say it had no sequence parallelism keeps every TP rank's activations whole (the layer inputs a
 # full recomputation keeps, too): Megatron-LM takes it only with --sequence-parallel (Korthikanti et al. 2022), and
 # BigScience's Megatron-DeepSpeed fork, which trained BLOOM, has no such option. gpuplan's default divides them by TP.
@@ -318,6 +329,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        compiled="compile" in row["framework"].lower() or fw.compiled,
                        compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
                        dp_after_backward=_deepspeed_pipe_engine(row),
+                       ep_dispatcher=_ep_dispatcher(row),
                        parallel=replace(par, zero=min(zero, 3) if dp > 1 else 0))
     describe = f"{model.name} pretrain on {n}× {gpu.name} ({setup.parallel.describe()}), mb {mb}×{seq}"
     common: dict[str, Any] = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),

@@ -679,6 +679,10 @@ class TrainSetup:
     # the engine's backward-hook reduction off and runs both as instructions of its schedule (GPT-NeoX builds its model
     # as a pipeline for any pipe-parallel-size ≥ 1; gpuplan.estimate.train_time.dp_overlap_window)
     dp_after_backward: bool = False
+    # how the expert-parallel all-to-alls move a routed token: "alltoall" (Megatron-Core's alltoall dispatcher, one
+    # copy per routed expert) or "deepep" (DeepEP / HybridEP kernels, Megatron-Core's flex dispatcher: one copy per
+    # destination GPU, one per destination node over the network; gpuplan.estimate.moe_train.routed_copies)
+    ep_dispatcher: str = "alltoall"
 
     def __post_init__(self) -> None:
         """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here."""

@@ -21,6 +21,7 @@ from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
     expert_cast_bytes_per_token,
     gpu_params,
+    link_shares,
     off_domain_share,
     permute_bytes_per_token,
 )
@@ -90,7 +91,7 @@ def test_qwen3_30b_a3b_all_to_all_seconds_on_an_h100_node(catalog: Catalog) -> N
     # 90.19 GB / 450 GB/s = 0.2004 s, and 192 collectives × the fitted latency
     m, gpu, cal = catalog.model("Qwen3-30B-A3B"), catalog.gpu("H100"), fitted()
     s = _megatron(Parallelism(dp=8, ep=8, zero=1), mb=4)
-    seconds = expert_parallel_seconds(s, links(gpu, cal), step_work(m, s, cal), cal)
+    seconds = expert_parallel_seconds(m, s, links(gpu, cal), step_work(m, s, cal), cal)
     assert seconds == pytest.approx(90.194e9 / 450e9 + 192 * cal.get("allreduce_latency_s"), rel=1e-3)
 
 
@@ -102,6 +103,40 @@ def test_qwen3_30b_a3b_all_to_all_seconds_on_an_h100_node(catalog: Catalog) -> N
 def test_all_to_all_destinations_split_between_network_and_nvlink(ep: int, domain: int, network: float,
                                                                    nvlink: float) -> None:
     assert off_domain_share(ep, domain) == pytest.approx((network, nvlink))
+
+
+def test_deepep_sends_a_token_once_per_destination_node(catalog: Catalog) -> None:
+    # Qwen3-30B-A3B (128 experts, top-8) on EP 16 over two HGX nodes: the alltoall dispatcher sends the 4 of a
+    # token's 8 expert copies that live on the other node over the network; DeepEP sends the token there once when
+    # any of its experts is there: 1 − C(64, 8) / C(128, 8) = 0.99690 copies, a quarter of the bytes
+    m = catalog.model("Qwen3-30B-A3B")
+    alltoall = _megatron(Parallelism(dp=16, ep=16, zero=1))
+    deepep = replace(alltoall, ep_dispatcher="deepep")
+    bytes_sent = all_to_all_bytes(m, alltoall)
+    assert all_to_all_bytes(m, deepep) == bytes_sent  # the same count of the alltoall dispatcher's copies...
+    assert bytes_sent * link_shares(m, alltoall, 8)[0] == pytest.approx(bytes_sent * 4 / 7.5)
+    assert link_shares(m, deepep, 8)[0] == pytest.approx(0.99690 / 7.5, rel=1e-4)  # ...of which DeepEP sends fewer
+
+
+def test_deepep_inside_one_node_sends_a_token_once_per_gpu(catalog: Catalog) -> None:
+    # EP 8 on one node, 16 experts per GPU: a token reaches each of the 7 other GPUs with chance
+    # 1 − C(112, 8) / C(128, 8) = 0.66742, 4.672 copies where the alltoall dispatcher sends 7
+    m = catalog.model("Qwen3-30B-A3B")
+    deepep = _megatron(Parallelism(dp=8, ep=8, zero=1))
+    assert link_shares(m, deepep, 8) == pytest.approx((0.0, 1.0))
+    assert link_shares(m, replace(deepep, ep_dispatcher="deepep"), 8) == pytest.approx((0.0, 7 * 0.66742 / 7),
+                                                                                       rel=1e-4)
+
+
+def test_deepep_exposes_less_all_to_all_time_across_nodes(catalog: Catalog) -> None:
+    m, gpu, cal = catalog.model("DeepSeek-V3"), catalog.gpu("H100"), fitted()
+    s = _megatron(Parallelism(pp=8, dp=32, ep=64, zero=1))
+    alltoall = expert_parallel_seconds(m, s, links(gpu, cal), step_work(m, s, cal), cal)
+    deepep = replace(s, ep_dispatcher="deepep")
+    fewer = expert_parallel_seconds(m, deepep, links(gpu, cal), step_work(m, deepep, cal), cal)
+    # eight nodes: 4.63 network copies of a token instead of 7 (0.66×), the bulk of the time at 400 Gb/s per GPU;
+    # the copies forwarded over NVLink inside the destination nodes (6.7 instead of 0.9) add a little back
+    assert 0.66 * alltoall < fewer < 0.8 * alltoall
 
 
 def test_ep_across_hgx_nodes_is_slower_than_inside_one(catalog: Catalog) -> None:
@@ -194,6 +229,20 @@ def test_a_megatron_bridge_moe_row_runs_with_the_ep_its_notes_state(catalog: Cat
     assert math.isfinite(case.predict(fitted()))
     unstated, why = _pretrain_case(catalog, {**row, "notes": "layout not given"})
     assert unstated is None and "expert-parallel degree" in why
+
+
+@pytest.mark.parametrize(("row_id", "dispatcher"), [
+    ("trm-mzoo-q3235b-h100-256-ep32-pp8-tokgpu", "deepep"),  # "dispatcher DeepEP"
+    ("trm-mzoo-q3235b-h100-256-ep8-pp32-a2a-tokgpu", "alltoall"),  # "dispatcher A2A"
+    ("trm-automodel-kimik2-256-tokgpu", "deepep"),  # "kernel optimizations 'TE + DeepEP'"
+    ("trm-mb-2608-gb300-deepseekv3-mxfp8-256-g4096-p-tokgpu", "alltoall"),  # not stated: Megatron-Core's default
+])
+def test_a_moe_row_runs_with_the_dispatcher_it_names(catalog: Catalog, row_id: str, dispatcher: str) -> None:
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["id"] == row_id)
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.meta["setup"].ep_dispatcher == dispatcher
 
 
 # Qwen3-30B-A3B config.json: 48 MoE layers of 128 experts, moe_intermediate_size 768 on hidden 2048, three matrices

@@ -18,8 +18,21 @@ DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 3.2.2). The expert destinat
 evenly over the EP ranks: (EP − domain)/EP of them on other nodes over the network, (domain − 1)/EP on other
 GPUs of the NVLink domain; the two parts are counted one after the other, not overlapped with compute: the
 framework default (Megatron-LM's ``--overlap-moe-expert-parallel-comm``, batch-level overlap since Megatron-Core
-0.14, is off unless given; NVIDIA-NeMo/Megatron-Bridge's MoE performance recipes turn it on, so on their runs
-this errs slow).
+0.14, is off unless given; NVIDIA-NeMo/Megatron-Bridge's performance recipes set it, ``moe_a2a_overlap``, for a
+few runs only, e.g. DeepSeek-V3 MXFP8 on B200/GB200 and Qwen3-235B-A22B on H100: ``scripts/performance/configs/
+deepseek/deepseek_workload_base_configs.py`` @042641823051ce167c52b0ae289941a227c11535).
+
+DeepEP's kernels (and NVIDIA's HybridEP, both behind Megatron-Core's flex dispatcher; ``s.ep_dispatcher ==
+"deepep"``) send a token once to each GPU that holds one of its experts, not once per expert, and across nodes
+once per destination node: over the network to the GPU of the same local index there, which forwards it over
+NVLink to the node's GPUs that need it (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, sec. 3.2.2;
+deepseek-ai/DeepEP ``csrc/kernels/internode.cu`` @b805c0e15e0d697c06d5db05fabcac2f0edb6e30, ``notify_dispatch``
+counts a token once per destination RDMA rank and once per destination GPU, ``is_token_in_rank``). With the k
+distinct experts of a token drawn evenly from the E, a group of n GPUs holding E·n/EP of them is reached with
+chance 1 − C(E − E·n/EP, k) / C(E, k): per token and all-to-all, (nodes − 1) of those chances over the network
+(n: a node's GPUs) and (EP − nodes) over NVLink (n = 1: the other GPUs of its own node and the forwarded
+copies on the others). DeepSeek-V3 on EP 64 over eight HGX nodes sends 4.6 network copies of a token instead
+of 7; Qwen3-30B-A3B on EP 16 over two nodes 1.0 instead of 4.
 
 Around the expert GEMMs every token is copied k times into expert order (permute) and its k outputs are
 gathered back and summed with the router's weights (unpermute; Megatron-Core ``moe_utils.permute`` /
@@ -50,6 +63,8 @@ dispatch (DeepEP's; 16-bit counted both ways: errs slow).
 """
 
 from __future__ import annotations
+
+import math
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.params import count_params
@@ -140,6 +155,28 @@ def off_domain_share(ep: int, domain: int) -> tuple[float, float]:
     of ``ep`` consecutive GPUs in domains of ``domain``: destinations spread evenly, those on itself stay."""
     local = min(ep, domain)
     return (ep - local) / (ep - 1), (local - 1) / (ep - 1)
+
+
+def link_shares(m: ModelSpec, s: TrainSetup, domain: int) -> tuple[float, float]:
+    """(share of :func:`all_to_all_bytes` that goes over the network, share over NVLink) for an EP group of
+    consecutive GPUs in NVLink domains of ``domain``: the alltoall dispatcher's copies as :func:`off_domain_share`
+    splits them; DeepEP's fewer, one per destination GPU and node (module docstring)."""
+    ep = s.parallel.ep
+    if ep <= 1 or not m.is_moe:
+        return 0.0, 0.0
+    if s.ep_dispatcher != "deepep":
+        return off_domain_share(ep, domain)
+    k, experts, local = m.n_active_experts, m.n_experts, min(ep, domain)
+    nodes = ep // local
+    sent = k * (ep - 1) / ep  # the alltoall dispatcher's copies that leave the GPU, all_to_all_bytes' count
+    network = (nodes - 1) * _reached(experts, k, experts * local // ep)
+    nvlink = (ep - nodes) * _reached(experts, k, experts // ep)
+    return network / sent, nvlink / sent
+
+
+def _reached(experts: int, k: int, held: int) -> float:
+    """Chance that a token's k distinct experts, drawn evenly from ``experts``, include one of ``held`` given ones."""
+    return 1 - math.comb(experts - held, k) / math.comb(experts, k)
 
 
 def check_expert_layout(m: ModelSpec, par: Parallelism) -> None:

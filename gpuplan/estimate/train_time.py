@@ -53,7 +53,7 @@ from gpuplan.estimate.moe_train import (
     expert_cast_bytes_per_token,
     expert_dp,
     gpu_params,
-    off_domain_share,
+    link_shares,
     permute_bytes_per_token,
     routed_params,
 )
@@ -320,7 +320,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     dp_comm, tp_total, pp_total = _comm_seconds(m, s, link, w, steps)
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * dp_overlap_window(s, step_compute)) * steps
     micro_steps = steps * s.grad_accum
-    ep_total = expert_parallel_seconds(s, link, w, cal) * micro_steps  # not overlapped (moe_train)
+    ep_total = expert_parallel_seconds(m, s, link, w, cal) * micro_steps  # not overlapped (moe_train)
     bubble = pipeline_bubble(s, compute)
     stall = 0.0
     if not s.framework.optimised and not s.compiled:
@@ -505,13 +505,14 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     return dp, tp
 
 
-def expert_parallel_seconds(s: TrainSetup, link: Links, w: StepWork, cal: Calibration) -> float:
+def expert_parallel_seconds(m: ModelSpec, s: TrainSetup, link: Links, w: StepWork, cal: Calibration) -> float:
     """Seconds of a micro-step's expert-parallel all-to-alls (:mod:`gpuplan.estimate.moe_train`): the bytes
-    bound for other nodes over the network, those for the NVLink domain over NVLink, one after the other, and a
-    collective latency each; not overlapped with compute."""
+    bound for other nodes over the network, those for the NVLink domain over NVLink (as the dispatcher of ``s``
+    sends them, ``moe_train.link_shares``), one after the other, and a collective latency each; not overlapped
+    with compute."""
     if w.ep_bytes <= 0:
         return 0.0
-    network, nvlink = off_domain_share(s.parallel.ep, link.domain)
+    network, nvlink = link_shares(m, s, link.domain)
     return (w.ep_collectives * cal.get("allreduce_latency_s") + w.ep_bytes * network / link.inter_node +
             w.ep_bytes * nvlink / link.intra_node)
 
