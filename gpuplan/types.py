@@ -679,6 +679,9 @@ class TrainSetup:
     # the engine's backward-hook reduction off and runs both as instructions of its schedule (GPT-NeoX builds its model
     # as a pipeline for any pipe-parallel-size ≥ 1; gpuplan.estimate.train_time.dp_overlap_window)
     dp_after_backward: bool = False
+    # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
+    # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy_bytes)
+    transformers_version: str = ""
 
     def __post_init__(self) -> None:
         """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here."""
