@@ -458,6 +458,31 @@ def _loss_16bit(row: dict[str, str]) -> bool | None:
     return True if re.search(r"loss over 16-bit logits", row["notes"], re.IGNORECASE) else None
 
 
+# The transformers release a launcher's requirements pinned when the row's framework_version names only the
+# launcher: ms-swift's requirements/framework.txt reads transformers>=4.33,<4.37 at the Jan 2024 commits that published
+# its benchmark tables (modelscope/ms-swift @306fa15a08e625bca0d01f019e6be6ab27669461, @4312aeb2) and <4.41 at the
+# Apr-May 2024 ones (@c212b44f0d8903e9480131df1457e3a9f255b909, @c23b853c7, @1fc148abb500880ed3d0b95b597e660c9a0b0300):
+# the newest release the pin admits stands for the one that ran.
+_TRANSFORMERS_PINS = ((re.compile(r"ms-swift ~1\.5\b"), "4.36 (ms-swift pins transformers<4.37)"),
+                      (re.compile(r"ms-swift ~2\.0\b"), "4.40 (ms-swift pins transformers<4.41)"))
+_TRANSFORMERS_RELEASE = re.compile(r"\btransformers\s*(?:==\s*)?v?(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def _transformers_version(row: dict[str, str]) -> str:
+    """The transformers release a row ran (TrainSetup.transformers_version): the one its framework_version states
+    ("transformers 4.49.0"; a bound such as "transformers>4.44.2" states none), else its launcher's pin
+    (``_TRANSFORMERS_PINS``), else one its notes state, else "" (the current release's behaviour). A row run on
+    Unsloth's backend states none: Unsloth replaces the model's forward and its loss with its own."""
+    if "unsloth" in row["framework_version"].lower():
+        return ""
+    stated = _TRANSFORMERS_RELEASE.search(row["framework_version"])
+    if stated:
+        return stated.group(1)
+    pinned = [text for launcher, text in _TRANSFORMERS_PINS if launcher.search(row["framework_version"])]
+    stated = _TRANSFORMERS_RELEASE.search(row["notes"])
+    return pinned[0] if pinned else stated.group(1) if stated else ""
+
+
 def _zero_buckets(row: dict[str, str], fw: Framework) -> dict[str, int | bool]:
     """DeepSpeed ZeRO bucket settings: the framework's (frameworks.csv), overridden by a ds_config the row quotes
     ("reduce_bucket_size 2e8", "overlap_comm")."""
@@ -544,7 +569,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
            else fw.optimizer)
     values: dict[str, Any] = dict(method=method, micro_batch=mb, seq_len=seq, grad_accum=accum, recompute=recompute,
                                   optimizer=opt, framework=fw.stack, chunked_loss=_chunked_loss(row, fw),
-                                  loss_16bit=_loss_16bit(row),
+                                  loss_16bit=_loss_16bit(row), transformers_version=_transformers_version(row),
                                   flash_attention=row["flash_attention"].strip().lower() != "no",
                                   lengths_vary=fw.lengths_vary and not row["packing"].strip().lower().startswith("yes"),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))

@@ -683,6 +683,9 @@ class TrainSetup:
     # copy per routed expert) or "deepep" (DeepEP / HybridEP kernels, Megatron-Core's flex dispatcher: one copy per
     # destination GPU, one per destination node over the network; gpuplan.estimate.moe_train.routed_copies)
     ep_dispatcher: str = "alltoall"
+    # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
+    # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy_bytes)
+    transformers_version: str = ""
 
     def __post_init__(self) -> None:
         """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here."""

@@ -23,7 +23,7 @@ from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 from gpuplan.catalog import Catalog  # noqa: E402
 from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
 from gpuplan.estimate.calibration import Calibration, fitted  # noqa: E402
-from gpuplan.estimate.engines import vllm_v0  # noqa: E402
+from gpuplan.estimate.engines import release, vllm_v0  # noqa: E402
 from gpuplan.estimate.load import at_rate  # noqa: E402
 from gpuplan.estimate.params import count_params  # noqa: E402
 from gpuplan.types import InferSetup  # noqa: E402
@@ -500,6 +500,37 @@ def test_a_torchtune_tutorial_run_keeps_the_loss_and_dropout_of_its_release(cata
     assert case.meta["measure"] == "reserved" and case.measured == 15.57e9  # torch_reserved, GB of 1e9 bytes
     today, _ = _finetune_case(catalog, {**row, "notes": "a current torchtune config"})
     assert today is not None and today.meta["setup"].chunked_loss is True and today.meta["setup"].lora_dropout == 0.0
+
+
+@pytest.mark.parametrize(("row_id", "below"), [
+    # ms-swift's requirements/framework.txt: transformers<4.37 in Jan 2024 (@306fa15a0), <4.41 in Apr 2024 (@c212b44f0)
+    ("ftm-swift-lora-yi-6b-chat-lora-bf16-len8192-bs1-ga16-fa1-gc1-r8-default-mem", (4, 37, 0)),
+    ("ftm-swift-exp-qwen1half-7b-chat-awq-qwen1half-7b-chat-awq-mem", (4, 41, 0)),
+])
+def test_an_ms_swift_row_runs_the_transformers_its_release_pinned(catalog: Catalog, row_id: str,
+                                                                  below: tuple[int, int, int]) -> None:
+    # both pins fall before transformers 4.46, whose loss kept the 16-bit logits: the loss of the release that ran
+    # (12 bytes an entry) is counted, not the current one's 10
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == row_id)
+    case, why = _finetune_case(catalog, row)
+    assert case is not None, why
+    found = release(case.meta["setup"].transformers_version)
+    assert found is not None and found < below
+    unpinned = {**row, "framework_version": "ms-swift", "notes": row["notes"].replace("transformers 4.36.2", "it")}
+    current, _ = _finetune_case(catalog, unpinned)
+    assert current is not None and current.meta["setup"].transformers_version == ""
+    cal = fitted()
+    assert case.predict(cal) > current.predict(cal)
+
+
+def test_a_stated_transformers_release_is_read_and_a_bound_is_not(catalog: Catalog) -> None:
+    row = next(r for r in _rows("finetune_more.csv") if r["source_group"] == "universal-llm-trainer-gpu-test"
+               and r["metric"].startswith("peak_mem"))
+    case, why = _finetune_case(catalog, row)
+    assert case is not None, why
+    assert case.meta["setup"].transformers_version == "4.49.0"
+    bound, _ = _finetune_case(catalog, {**row, "framework_version": "PEFT + TRL; transformers>4.44.2", "notes": ""})
+    assert bound is not None and bound.meta["setup"].transformers_version == ""
 
 
 def test_a_sharegpt_run_sent_at_once_is_read_as_that_many_requests_of_exponential_lengths() -> None:

@@ -248,6 +248,47 @@ def test_chatglm_code_holds_fp32_logits_their_shifted_copy_and_a_16bit_recast(ca
     assert training_memory(m, litgpt).trained.logits_bytes == training_memory(llama_code, litgpt).trained.logits_bytes
 
 
+@pytest.mark.parametrize(("release", "per_entry", "source"), [
+    ("4.36.2", 12, "LlamaForCausalLM.forward: logits = logits.float() frees the 16-bit logits; fp32 + shifted + lsm"),
+    ("4.45.2", 12, "the same forward"),
+    ("4.46.0", 14, "PR #34191: loss_utils.ForCausalLMLoss upcasts and shifts while forward holds the 16-bit logits"),
+    ("4.48.3", 14, "still logits[..., :-1, :].contiguous() in ForCausalLMLoss"),
+    ("4.49.0", 10, "PR #35646: labels padded, no shifted copy"),
+    ("", 10, "no release stated: the current one, as plans run"),
+])
+def test_transformers_own_models_hold_the_loss_of_the_release_that_ran(catalog: Catalog, release: str,
+                                                                          per_entry: int, source: str) -> None:
+    # Llama-2-7B LoRA at 1 × 4096 tokens in bf16 under the HF Trainer: 4096 × 32,000 entries × bytes an entry
+    m = catalog.model("Llama-2-7B")
+    lora = TrainSetup(method="lora", micro_batch=1, seq_len=4096, precision="bf16", recompute="full", framework="hf",
+                      transformers_version=release)
+    assert training_memory(m, lora).trained.logits_bytes == 4096 * V * per_entry, source
+
+
+def test_a_transformers_release_changes_neither_remote_code_nor_a_stack_with_its_own_model_code(
+        catalog: Catalog) -> None:
+    # ChatGLM3's remote code takes its own loss (14 bytes an entry, see above) whatever transformers runs it; LitGPT
+    # runs its own GPT class, not transformers' models
+    lora = TrainSetup(method="lora", micro_batch=1, seq_len=4096, precision="bf16", recompute="full", framework="hf")
+    old = replace(lora, transformers_version="4.36.2")
+    glm = catalog.model("ChatGLM3-6B")
+    assert training_memory(glm, old).trained.logits_bytes == training_memory(glm, lora).trained.logits_bytes
+    llama = catalog.model("Llama-2-7B")
+    litgpt = replace(lora, framework="pytorch")
+    assert (training_memory(llama, replace(litgpt, transformers_version="4.36.2")).trained.logits_bytes
+            == training_memory(llama, litgpt).trained.logits_bytes)
+
+
+def test_baichuan2_code_keeps_its_16bit_logits_and_a_shifted_16bit_copy(catalog: Catalog) -> None:
+    # Baichuan2's BaichuanForCausalLM.forward (alibaba/MNN copy of Baichuan2-7B-Chat's remote code @4b3d1f81):
+    # CrossEntropyLoss on logits[..., :-1, :].contiguous(), no .float(); under autocast the 16-bit logits (2), their
+    # shifted copy (2), its fp32 cast (4) and the fp32 log-softmax (4): 12 bytes an entry, vocabulary 125,696
+    m = catalog.model("Baichuan2-7B")
+    assert m.vocab == 125_696
+    lora = TrainSetup(method="lora", micro_batch=1, seq_len=2048, precision="bf16", recompute="full", framework="hf")
+    assert training_memory(m, lora).trained.logits_bytes == 2048 * 125_696 * 12
+
+
 def test_a_loop_that_takes_its_own_loss_on_16bit_logits_holds_no_fp32_copy(catalog: Catalog) -> None:
     # universal-llm-trainer (ljm565/universal-llm-trainer src/models/llama3.py @9efd14b5) calls the model without
     # labels, so transformers 4.49 hands back the lm_head's bf16 logits, and takes nn.CrossEntropyLoss of the shifted

@@ -13,7 +13,8 @@ References
   flash attention: the 5·a·s/h term is gone) and drops tensors that only serve weight gradients of frozen
   linears (LoRA, QLoRA, P-tuning v2, freeze). One fitted factor scales the result.
 - Loss: the logits of every token, b·s·V, held in 16-bit plus an fp32 copy and the fp32 log-softmax, and the
-  shifted copy of the logits where the model's own code makes one (Qwen v1, ChatGLM remote code).
+  shifted copy of the logits where the model's own code makes one (Qwen v1, ChatGLM, Baichuan2 remote code;
+  transformers' own causal-LM models before 4.49, for a setup that states its transformers release).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import Engine as EngineSpec
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.engines import hf_holds_previous_cache
+from gpuplan.estimate.engines import hf_holds_previous_cache, release
 from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
@@ -839,12 +840,13 @@ def _activations(m: ModelSpec, s: TrainSetup, cal: Calibration) -> tuple[float, 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
     (10 bytes per vocabulary entry per token), and the shifted copy that model code making its own holds beside them
-    (``SHIFTED_LOGITS_COPY``: 12 bytes for Qwen v1, 14 for ChatGLM); a chunked loss upcasts one chunk (of 8) at a
-    time. A stack whose chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT) keeps, for
-    every chunk until backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit values
-    per entry. A compiled loss (``loss_compiled``) materializes neither fp32 tensor: the 16-bit logits, and their 16-bit
-    gradient made at the start of backward while every activation is still held, two 16-bit values per entry.
-    A stack that keeps one logits buffer and writes their gradient over it (``logits_in_place``: llm.c's
+    (``SHIFTED_LOGITS_COPY``: 12 bytes for Qwen v1 and Baichuan2, 14 for ChatGLM; transformers' own models under a
+    stated release before 4.49, :func:`hf_release_loss_bytes`: 12, or 14 from 4.46); a chunked loss upcasts one chunk
+    (of 8) at a time. A stack whose chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT)
+    keeps, for every chunk until backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit
+    values per entry. A compiled loss (``loss_compiled``) materializes neither fp32 tensor: the 16-bit logits, and
+    their 16-bit gradient made at the start of backward while every activation is still held, two 16-bit values per
+    entry. A stack that keeps one logits buffer and writes their gradient over it (``logits_in_place``: llm.c's
     fused classifier) holds one 16-bit value per entry. Model code that keeps the logits 16-bit, run without
     autocast (:func:`_loss_in_16bit`), holds three 16-bit values per entry. Final-logit softcapping (Gemma 2's
     ``final_logit_softcapping``: ``tanh(logits / cap) * cap`` in LitGPT's GPT.forward, litgpt/model.py
@@ -864,23 +866,52 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
 #   ``lm_logits[..., :-1, :].contiguous()`` to ``CrossEntropyLoss`` (alibaba/MNN
 #   transformers/llm/export/llm_models/Qwen-7B-Chat/modeling_qwen.py @4b3d1f8155c6efce4bebffef88de8cb3c077725e);
 #   under autocast cross_entropy casts that copy to fp32 and keeps its fp32 log-softmax: 2 + 2 + 4 + 4 = 12.
+# - "baichuan": the same as Qwen (v1). Baichuan2's BaichuanForCausalLM.forward keeps the 16-bit ``logits`` and passes
+#   ``logits[..., :-1, :].contiguous()`` to ``CrossEntropyLoss`` (alibaba/MNN
+#   transformers/llm/export/llm_models/Baichuan2-7B-Chat/modeling_baichuan.py @4b3d1f8155c6efce4bebffef88de8cb3c077725e,
+#   a copy of Baichuan2-7B-Chat's remote code): 12.
 # - "chatglm": the copy is fp32 and a 16-bit one comes back. ChatGLM3's ChatGLMForConditionalGeneration.forward
 #   casts ``lm_logits.to(torch.float32)``, takes the loss on ``lm_logits[..., :-1, :].contiguous()`` and then makes
 #   ``lm_logits.to(hidden_states.dtype)`` while the fp32 logits, the shifted copy and the log-softmax are held
 #   (czk1997/chatglm3-copy modeling_chatglm.py @00f2a120452a7e7b874858d8216aca785743c519, a copy of
 #   THUDM/chatglm3-6b's code): 4 + 4 + 4 + 2 = 14.
-SHIFTED_LOGITS_COPY = {"qwen": "activation", "chatglm": "fp32"}
+SHIFTED_LOGITS_COPY = {"qwen": "activation", "baichuan": "activation", "chatglm": "fp32"}
 # the stacks that run a model's own (Hub) modeling code: the HF Trainer, and DeepSpeed driving a transformers model
 _RUNS_HUB_MODEL_CODE = frozenset({Framework.HF, Framework.DEEPSPEED})
+# transformers' own causal-LM models (LlamaForCausalLM.forward, read in the PyPI wheels) took the loss three ways:
+# - before 4.46: ``logits = logits.float()`` rebinds the name, so the 16-bit logits are freed (autograd saves
+#   neither the lm_head output nor the cast's input), then ``logits[..., :-1, :].contiguous()`` copies the fp32
+#   logits for ``CrossEntropyLoss``: fp32 logits, their shifted fp32 copy and the fp32 log-softmax, 4 + 4 + 4 = 12
+#   (the same in 4.36.2 and 4.45.2);
+# - 4.46.0 to 4.48.x: huggingface/transformers PR #34191 ("Fix Gradient Accumulation issue", first in 4.46.0) moved
+#   the loss to loss/loss_utils.py ``ForCausalLMLoss``, which upcasts and shifts inside the function while the
+#   model's forward still holds the 16-bit logits: 2 + 4 + 4 + 4 = 14 (4.46.0, 4.47.1, 4.48.0, 4.48.3);
+# - from 4.49.0: PR #35646 ("Optimize ForCausalLMLoss by removing unnecessary contiguous() call") pads the labels by
+#   one instead of copying the shifted logits: 2 + 4 + 4 = 10, the count a setup with no stated release gets.
+HF_LOSS_IN_LOSS_UTILS_FROM = (4, 46, 0)
+HF_LOSS_UNSHIFTED_FROM = (4, 49, 0)
 
 
 def shifted_logits_copy_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Bytes per vocabulary entry per token that the model code's shifted ``.contiguous()`` copy of the logits adds
-    to a loss taken in fp32 (``SHIFTED_LOGITS_COPY``; 0 for code that shifts no copy of its own)."""
-    kind = SHIFTED_LOGITS_COPY.get(m.model_type)
-    if kind is None or s.framework not in _RUNS_HUB_MODEL_CODE or s.precision == "fp32":
+    to a loss taken in fp32: the remote code's (``SHIFTED_LOGITS_COPY``) or, for transformers' own models, the
+    stated release's (:func:`hf_release_loss_bytes`); 0 for code that shifts no copy of its own."""
+    if s.framework not in _RUNS_HUB_MODEL_CODE or s.precision == "fp32":
         return 0.0  # other stacks run their own model code; in fp32 the standard count already holds an fp32 copy
+    kind = SHIFTED_LOGITS_COPY.get(m.model_type)
+    if kind is None:
+        return 0.0 if m.remote_code else hf_release_loss_bytes(s)
     return 4.0 if kind == "fp32" else act_bytes(s)
+
+
+def hf_release_loss_bytes(s: TrainSetup) -> float:
+    """What the loss of transformers' own causal-LM models held beyond the current release's 10 bytes an entry, under
+    the release the setup states (``HF_LOSS_*_FROM``): the fp32 shifted copy, less the 16-bit logits where the
+    release freed them (before 4.46); 0 when no release is stated (plans run the current one)."""
+    found = release(s.transformers_version) if s.transformers_version else None
+    if found is None or found >= HF_LOSS_UNSHIFTED_FROM:
+        return 0.0
+    return 4.0 if found >= HF_LOSS_IN_LOSS_UTILS_FROM else 4.0 - act_bytes(s)
 
 
 def _loss_bytes_per_entry(m: ModelSpec, s: TrainSetup) -> float:
@@ -904,8 +935,12 @@ def _loss_assumption(m: ModelSpec, s: TrainSetup) -> Assumption:
     if not copy or per_entry != act_bytes(s) + 8.0 + copy:
         return Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
                           "10 bytes per vocabulary entry per token")
-    return Assumption("loss", "16-bit logits + fp32 copy + fp32 log-softmax + the model code's shifted copy",
-                      f"{per_entry:g} bytes per vocabulary entry per token")
+    if m.model_type in SHIFTED_LOGITS_COPY:
+        held = "16-bit logits + fp32 copy + fp32 log-softmax + the model code's shifted copy"
+    else:
+        kept = "16-bit logits + " if copy >= 4.0 else ""
+        held = f"{kept}fp32 logits + their shifted fp32 copy + fp32 log-softmax (transformers {s.transformers_version})"
+    return Assumption("loss", held, f"{per_entry:g} bytes per vocabulary entry per token")
 
 
 def loss_compiled(s: TrainSetup) -> bool:
