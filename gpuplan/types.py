@@ -574,6 +574,8 @@ class Framework(StrEnum):
 METHODS = tuple(Method)
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor")
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
+# the attention kernel families a stack runs on Hopper and newer (data/stacks.csv attention_kernel)
+ATTENTION_FAMILIES = ("flash2", "cudnn")
 RECOMPUTE = tuple(Recompute)
 ENGINES = tuple(Engine)
 KV_DTYPES = ("bf16", "fp16", "fp8")
@@ -640,10 +642,11 @@ class TrainSetup:
     optimizer: str = "adamw"
     recompute: Recompute = Recompute.NONE
     flash_attention: bool = True
-    # the attention kernel generation: "flash2" (FlashAttention-2 and the fused kernels of its era and later:
-    # PyTorch SDPA, cuDNN, FlashAttention-3) or "flash1" (FlashAttention 1.x and its Triton port, as llm-foundry's
-    # attn_impl "triton" ran until 2023), which Dao 2023 (FlashAttention-2, sec. 4.1) measures 1.3-2.5× slower
-    attention_kernel: str = "flash2"
+    # the attention kernel: "flash2" (FlashAttention-2, PyTorch SDPA's flash backend), "cudnn" (cuDNN fused
+    # attention or FlashAttention-3, which use Hopper's asynchronous tensor-core instructions), "flash1"
+    # (FlashAttention 1.x and its Triton port, as llm-foundry's attn_impl "triton" ran until 2023, which Dao 2023,
+    # FlashAttention-2, sec. 4.1, measures 1.3-2.5× slower) or "": the one the stack runs (data/stacks.csv)
+    attention_kernel: str = ""
     chunked_loss: bool = False  # loss computed in chunks: logits never held in fp32 for the whole sequence
     lora_rank: int = 16
     lora_targets: str = "all-linear"  # all-linear | attention | qv | mlp

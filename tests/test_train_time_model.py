@@ -253,3 +253,39 @@ def test_mamba_2_chunked_scan_traffic_by_hand() -> None:
     s = TrainSetup(method="full", micro_batch=1, seq_len=8192, framework="megatron", parallel=Parallelism())
     assert ssd_scan_bytes_per_token(CAT.model("Nemotron-3-Nano-30B-A3B"), s) == 23 * (90_112 + 284_672)
     assert ssd_scan_bytes_per_token(CAT.model("Qwen3-30B-A3B"), s) == 0.0  # no Mamba layers
+
+
+@pytest.mark.parametrize(("stack_name", "kernel"), [
+    ("megatron", "cudnn"),  # Transformer Engine prefers FusedAttention (cuDNN) on sm90+ (TransformerEngine @a0b36d0)
+    ("torchtitan", "flash2"),  # SDPA's flash backend: cuDNN SDPA opt-in since torch 2.5.1 (pytorch/pytorch#138522)
+    ("hf", "flash2"),  # transformers' sdpa or the flash-attn 2 package
+])
+def test_each_stack_runs_the_attention_kernel_its_code_selects(stack_name: str, kernel: str) -> None:
+    from gpuplan.estimate.frameworks import stack
+    from gpuplan.estimate.train_time import attention_kernel
+
+    assert stack(stack_name).attention_kernel == kernel
+    assert attention_kernel(TrainSetup(framework=stack_name)) == kernel
+    assert attention_kernel(TrainSetup(framework=stack_name, attention_kernel="flash1")) == "flash1"
+
+
+def _step_seconds(gpu: str, seq: int, kernel: str, cudnn_factor: float) -> float:
+    cal = fitted()
+    cal = replace(cal, values={**cal.values, "f_attention_hopper_cudnn": cudnn_factor})
+    s = TrainSetup(method="full", micro_batch=max(1, 32768 // seq), seq_len=seq, grad_accum=1,
+                   framework="megatron", attention_kernel=kernel, parallel=Parallelism(dp=8), lengths_vary=False)
+    return train_time(CAT.model("Llama-3.1-8B"), CAT.gpu(gpu), s, TOKENS, cal).total
+
+
+def test_a_hopper_native_attention_kernel_speeds_long_sequences_on_hopper_only() -> None:
+    # cuDNN's fused attention reaches 631 TFLOP/s on an H100 where SDPA's FlashAttention-2 reaches 329
+    # (pytorch/pytorch#142132): with the cuDNN family's limit at twice FlashAttention-2's, a 32k-token step, about
+    # half attention, is much faster; a 2k-token step (~6 % attention) barely; on an A100 nothing changes, since
+    # FlashAttention-2 already reaches 50-73 % of its peak there (Dao 2023, sec. 4.1)
+    double = 2 * fitted().get("f_attention_hopper")
+    long_ratio = _step_seconds("H100", 32768, "cudnn", double) / _step_seconds("H100", 32768, "flash2", double)
+    short_ratio = _step_seconds("H100", 2048, "cudnn", double) / _step_seconds("H100", 2048, "flash2", double)
+    assert 0.55 < long_ratio < 0.9
+    assert 0.9 < short_ratio < 1.0
+    assert _step_seconds("A100-80GB", 32768, "cudnn", double) == pytest.approx(
+        _step_seconds("A100-80GB", 32768, "flash2", double))

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
-from gpuplan.types import FRAMEWORKS, OPTIMIZERS, PRECISIONS, RECOMPUTE
+from gpuplan.types import ATTENTION_FAMILIES, FRAMEWORKS, OPTIMIZERS, PRECISIONS, RECOMPUTE
 
 _COLUMNS = (
     Column("framework", required=True), Column("name", required=True),
@@ -112,7 +112,7 @@ _STACK_COLUMNS = (
     Column("copies_attention_output", "bool", True), Column("compiles_loss", "bool", True),
     Column("caching_allocator", "bool", True), Column("logits_in_place", "bool", True),
     Column("loads_base_in_place", "bool", True), Column("nf4_stats_fp16", "bool", True),
-    Column("softcap_eager", "bool", True),
+    Column("softcap_eager", "bool", True), Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
     Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
@@ -148,6 +148,9 @@ class Stack:
     nf4_stats_fp16: bool
     # a model with attention-logit softcapping (Gemma 2) attends in eager PyTorch, whatever the kernel setting
     softcap_eager: bool
+    # the attention kernel family its attention runs on Hopper and newer: "flash2" (FlashAttention-2, PyTorch
+    # SDPA's flash backend) or "cudnn" (cuDNN fused attention, and FlashAttention-3: Hopper's asynchronous MMAs)
+    attention_kernel: str
     source: str
 
 

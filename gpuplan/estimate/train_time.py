@@ -46,6 +46,7 @@ from typing import NamedTuple
 
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.flops import train_flops_per_token
+from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.memory import frozen_base_bytes, parameter_terms
 from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
@@ -156,13 +157,26 @@ def attention_efficiency(gpu: Gpu, s: TrainSetup, cal: Calibration) -> float:
     and newer, FlashAttention-2 reaches 35 % of the peak against 70 %+ on an A100 (Shah et al. 2024,
     FlashAttention-3, sec. 1): its tiles, like those of the older kernels, do not use Hopper's asynchronous
     tensor-core instructions, while cuBLAS GEMMs do (``f_attention_hopper``); the slower of the two limits holds.
+    cuDNN's fused attention and FlashAttention-3 do use them (FlashAttention-3 reaches 75 % of an H100's peak, same
+    paper, sec. 1; cuDNN 631 against SDPA's FlashAttention-2 329 TFLOP/s, pytorch/pytorch#142132): a stack that
+    runs them (:func:`attention_kernel`: Transformer Engine's attention in Megatron-Core) has its own limit,
+    ``f_attention_hopper_cudnn``, which until a refit fits it is the FlashAttention-2 one.
     On Blackwell the fused attention kernels wait on the softmax's exponentials, which run on the special-function
     units, not the tensor cores; Blackwell Ultra doubles those units' rate (``SFU_SPEEDUP``), so its attention
     runs at twice the ``f_attention_hopper`` limit of a Blackwell part with the same tensor peak."""
-    kernel = cal.get("f_attention_flash1") if s.attention_kernel == "flash1" else 1.0
+    family = attention_kernel(s)
+    kernel = cal.get("f_attention_flash1") if family == "flash1" else 1.0
     if gpu.architecture in HOPPER_AND_NEWER:
-        kernel = min(kernel, cal.get("f_attention_hopper") * SFU_SPEEDUP.get(gpu.architecture, 1.0))
+        hopper = cal.get("f_attention_hopper")
+        if family == "cudnn":
+            hopper = cal.values.get("f_attention_hopper_cudnn", hopper)
+        kernel = min(kernel, hopper * SFU_SPEEDUP.get(gpu.architecture, 1.0))
     return cal.get("f_attention") * kernel
+
+
+def attention_kernel(s: TrainSetup) -> str:
+    """The attention kernel ``s`` runs: the one it states, else its stack's (data/stacks.csv)."""
+    return s.attention_kernel or stack(s.framework).attention_kernel
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +309,7 @@ def _gpu_terms(gpu: Gpu, s: TrainSetup, cal: Calibration) -> tuple[float, float,
     """What :func:`step_lead` reads of the GPU: (:func:`peak_flops`, the segment's factor of :func:`utilisation`,
     :func:`attention_efficiency`, the optimizer step's bandwidth), kept per GPU, calibration and the two setup
     fields they read: a training search times hundreds of setups on each GPU type."""
-    key = (s.precision, s.attention_kernel)
+    key = (s.precision, attention_kernel(s))
     found = _gpu_terms_kept.get(gpu, cal, None, key)
     if found is None:
         segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
