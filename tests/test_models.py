@@ -92,6 +92,22 @@ def test_every_remote_code_preset_has_a_published_reference() -> None:
     assert remote <= {r[0] for r in REMOTE_CODE_COUNTS}
 
 
+@pytest.mark.parametrize("name", sorted(row["name"] for row in MODEL_INDEX if row["remote_code"] == "yes"))
+def test_a_preset_the_index_marks_as_remote_code_is_served_with_its_code(catalog: Catalog, name: str) -> None:
+    # Baichuan2-7B's and InternLM2-7B's stored configs are copies without the Hub file's auto_map: the index row
+    # says what the copy lost, so the exports still pass --trust-remote-code
+    assert catalog.model(name).remote_code
+
+
+def test_the_export_of_a_remote_code_preset_whose_copy_lacks_auto_map_trusts_its_code() -> None:
+    raw = json.loads((BUNDLED_DIR / "models" / "Baichuan2-7B.json").read_text(encoding="utf-8"))
+    assert "auto_map" not in raw  # the case: the config copy alone would not say it
+    out = run_cli("plan", "serve", "Baichuan2-7B", "--rps", "1", "--export", "vllm", "--json")
+    assert out.returncode == 0, out.stderr
+    argvs = json.loads(out.stdout)["export"]["document"]
+    assert argvs and all("--trust-remote-code" in a for a in argvs), argvs
+
+
 @pytest.mark.parametrize(("name", "published"), sorted(INDEX_PUBLISHED.items()), ids=sorted(INDEX_PUBLISHED))
 def test_index_published_params_within_2_percent(catalog: Catalog, name: str, published: float) -> None:
     # models/index.csv published_params: the authors' (mostly rounded) size, with its source in the row

@@ -97,7 +97,7 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
                          "give a preset from 'gpuplan models' or the path of a config.json.")
     entry = _find_exact(catalog, text)
     if entry is not None:
-        return _read_preset(entry.path, entry.name, bool(entry.head_stored))
+        return _read_preset(entry.path, entry.name, bool(entry.head_stored), bool(entry.remote_code))
     try:
         path = Path(text).expanduser()
         is_folder, is_file = path.is_dir() and (path / "config.json").is_file(), path.is_file()
@@ -110,7 +110,7 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
         return read_config_file(path, path.resolve().parent.name if path.name == "config.json" else path.stem)
     entry = find_preset(catalog, text)
     if entry is not None:
-        return _read_preset(entry.path, entry.name, bool(entry.head_stored))
+        return _read_preset(entry.path, entry.name, bool(entry.head_stored), bool(entry.remote_code))
     base = base_names(text)[-1]
     if _GGUF_COPY.search(text) and base != text.strip():  # a GGUF repository holds .gguf files and no config.json
         raise InputError(field, f"'{text}' is a GGUF copy of '{base}', which is not a model preset.",
@@ -124,10 +124,13 @@ def resolve_model(catalog: Catalog, text: str, field: str = "model") -> ModelSpe
 
 
 @cache
-def _read_preset(path: str, name: str, head_stored: bool = False) -> ModelSpec:
-    """A preset's config.json, with what its index row adds that a config.json does not say (``head_stored``)."""
+def _read_preset(path: str, name: str, head_stored: bool = False, remote_code: bool = False) -> ModelSpec:
+    """A preset's config.json, with what its index row adds that a config.json does not say: ``head_stored``, and
+    ``remote_code`` where the copy kept lacks the Hub file's ``auto_map`` (Baichuan2's, InternLM2's)."""
     spec = read_config_file(Path(path), name)
-    return replace(spec, head_stored=True) if head_stored and spec.tied_embeddings else spec
+    if head_stored and spec.tied_embeddings:
+        spec = replace(spec, head_stored=True)
+    return replace(spec, remote_code=True) if remote_code and not spec.remote_code else spec
 
 
 def _hub_config(repo_id: str) -> Path:
