@@ -173,6 +173,36 @@ def test_step_flop_terms_read_off_the_memo_equal_those_made_afresh(catalog: Cata
 
 @pytest.mark.parametrize(("name", "job"), [
     ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096)),
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096, framework="torchtitan")),
+    ("Qwen2.5-7B", Job(task="finetune", method="qlora", samples=1000, tokens_per_sample=1024, seq_len=1024,
+                       framework="llama-factory")),
+    ("ChatGLM2-6B", Job(task="finetune", method="lora", samples=1000, tokens_per_sample=512, seq_len=512)),
+])
+def test_the_searchs_setups_are_those_training_setup_makes(catalog: Catalog, name: str, job: Job) -> None:
+    """The plan's memo makes each setup from fields worked out once per recomputation and 16-bit format
+    (``job.setup_with``): every one equals ``training_setup``'s, or it refuses as that does — on a GPU with BF16
+    (H100) and one without (V100: FP16), for every layout of 1 to 64 GPUs and every micro-batch."""
+    m = catalog.model(name)
+    job = job.for_model(m)
+    memo, compared = PlanMemo(), 0
+    for gpu in (catalog.gpus["H100"], catalog.gpus["V100"]):
+        for n in (1, 8, 64):
+            for par in memo.layouts(m, n, job):
+                for recompute in ((None,) if job.framework else ("none", "full")):
+                    for mb in (8, 4, 2, 1):
+                        found = memo.found(m, job, par, mb, recompute, gpu, half_format(gpu))
+                        try:
+                            want = training_setup(job, par, mb, recompute, gpu=gpu)
+                        except InfeasibleError as err:
+                            assert isinstance(found, InfeasibleError) and found.message == err.message
+                            continue
+                        assert not isinstance(found, InfeasibleError) and found.setup == want
+                        compared += 1
+    assert compared > 0
+
+
+@pytest.mark.parametrize(("name", "job"), [
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096)),
     ("Mixtral-8x7B", Job(task="pretrain", tokens=1e11, seq_len=4096)),
     ("ChatGLM2-6B", Job(task="finetune", method="full", samples=10_000, tokens_per_sample=2048, seq_len=2048)),
 ])
@@ -199,6 +229,12 @@ def test_a_runs_first_parts_never_exceed_its_time(catalog: Catalog, name: str, j
                     whole = train_time.step_time(m, gpu, setup, job.train_tokens, cal, w)
                     assert train_time.step_time(m, gpu, setup, job.train_tokens, cal, w, lead) == whole
                     assert lead.floor <= lead.bound(m, gpu, setup, cal, w) <= whole.seconds
+                    # the search's shortcuts: the GPU-free terms made once per setup, the sends bound and timed
+                    lw = train_time.lead_work(setup, job.train_tokens, w)
+                    assert train_time.step_lead(m, gpu, setup, job.train_tokens, cal, w, lw) == lead
+                    comm = lead.comm(m, gpu, setup, cal, w)
+                    assert lead.bound(m, gpu, setup, cal, w, comm) == lead.bound(m, gpu, setup, cal, w)
+                    assert train_time.step_time(m, gpu, setup, job.train_tokens, cal, w, lead, comm) == whole
                     assert lead.floor == pytest.approx(sum(v for _, v in whole.parts[:3]), rel=1e-15)
                     checked += 1
     assert checked > 300

@@ -18,7 +18,7 @@ from gpuplan.estimate.engines import runs_on, sequence_cap
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
-from gpuplan.estimate.memory import inference_memory, memory_reads, training_memory
+from gpuplan.estimate.memory import MemoryTerms, inference_memory, memory_reads, training_memory
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
@@ -55,12 +55,39 @@ def needed_memory(mem: Estimate, headroom: float | None = None) -> tuple[float, 
     """(bytes that must fit the GPU, the margin they include): the estimate raised by its held-out band — or,
     where the estimate has a floor (training: the allocator's cache is given back under pressure), the floor
     raised by its own band, at least ``DEFAULT_HEADROOM`` for the cache it cannot give back, whichever is less."""
-    margin = memory_margin(mem.band, headroom)
-    whole = mem.total * (1 + margin)
-    if mem.floor is None:
+    floor = mem.floor
+    if floor is None:
+        return _needed(mem.total, None, *_margins(mem.band, None, headroom))
+    return _needed(mem.total, floor.value, *_margins(mem.band, floor.band, headroom))
+
+
+def training_margins(cal: Calibration, headroom: float | None = None) -> tuple[float, float]:
+    """The margins :func:`needed_memory` raises a training-memory estimate and its floor by: the same for every
+    setup of a plan, so a search works them out once (:func:`training_needed_bytes`)."""
+    return _margins(cal.band("training_memory"), cal.band("training_memory_allocated"), headroom)
+
+
+def training_needed_bytes(terms: MemoryTerms, margins: tuple[float, float]) -> float:
+    """``needed_memory(terms.estimate(cal), headroom)[0]`` (``margins``: ``training_margins(cal, headroom)``): the
+    bytes a training setup must fit in, without making its estimate (a search sizes hundreds)."""
+    return _needed(terms.total, terms.floor_bytes, *margins)[0]
+
+
+def _margins(band: Band, floor_band: Band | None, headroom: float | None) -> tuple[float, float]:
+    """(the margin of an estimate with ``band``, that of its floor with ``floor_band``; 0 without a floor)."""
+    margin = memory_margin(band, headroom)
+    if floor_band is None:
+        return margin, 0.0
+    return margin, max(memory_margin(floor_band, headroom), DEFAULT_HEADROOM)
+
+
+def _needed(total: float, floor_bytes: float | None, margin: float, floor_margin: float) -> tuple[float, float]:
+    """:func:`needed_memory` of an estimate of ``total`` bytes and, unless None, a floor of ``floor_bytes``,
+    raised by their margins (:func:`_margins`)."""
+    whole = total * (1 + margin)
+    if floor_bytes is None:
         return whole, margin
-    floor_margin = max(memory_margin(mem.floor.band, headroom), DEFAULT_HEADROOM)
-    at_floor = mem.floor.value * (1 + floor_margin)
+    at_floor = floor_bytes * (1 + floor_margin)
     return (at_floor, floor_margin) if at_floor < whole else (whole, margin)
 
 
@@ -546,20 +573,40 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     (stack, recomputation, optimizer, chunked loss, compilation, LoRA dropout, a full fine-tune's precision) unless
     ``recompute``/``overrides`` say otherwise; ``recompute`` None means the framework's default (none without a
     framework)."""
+    accum = _accumulation(job, parallel, micro_batch)
+    fields = setup_fields(job, recompute, half_format(gpu))
+    if overrides:
+        return TrainSetup(**{**fields, "parallel": parallel, "micro_batch": micro_batch, "grad_accum": accum,
+                             **overrides})
+    return TrainSetup(**fields, parallel=parallel, micro_batch=micro_batch, grad_accum=accum)
+
+
+def setup_with(fields: dict[str, Any], job: Job, parallel: Parallelism, micro_batch: int) -> TrainSetup:
+    """``training_setup(job, parallel, micro_batch, recompute, gpu=gpu)`` where ``fields`` is ``setup_fields(job,
+    recompute, half_format(gpu))``: a search makes the setups of many layouts and micro-batches with the same."""
+    accum = _accumulation(job, parallel, micro_batch)
+    return TrainSetup(**fields, parallel=parallel, micro_batch=micro_batch, grad_accum=accum)
+
+
+def _accumulation(job: Job, parallel: Parallelism, micro_batch: int) -> int:
+    """The micro-batches per optimizer step that reach the job's global batch, or why none does."""
     global_batch = default_global_batch(job)
     if parallel.dp * micro_batch > global_batch:  # more sequences per step than the optimizer step holds
         raise InfeasibleError("--global-batch", f"{parallel.dp} data-parallel ranks × micro-batch {micro_batch} "
                               f"exceed the global batch of {global_batch} sequences.",
                               "use fewer GPUs or a smaller micro-batch, or raise --global-batch.")
-    accum = max(1, round(global_batch / (parallel.dp * micro_batch)))
+    return max(1, round(global_batch / (parallel.dp * micro_batch)))
+
+
+def setup_fields(job: Job, recompute: str | None, half: str) -> dict[str, Any]:
+    """The fields :func:`training_setup` gives a setup of ``job`` whatever its layout and micro-batch (all but
+    ``parallel``, ``micro_batch`` and ``grad_accum``), in the 16-bit format ``half`` (:func:`half_format`)."""
     method = Method.FULL if job.task == Task.PRETRAIN else Method(job.method)
     # pretraining at scale runs on Megatron-LM/torchtitan-class stacks; fine-tuning on HF Trainer-class ones
     framework = Framework.MEGATRON if job.task == Task.PRETRAIN else Framework.HF
-    values: dict[str, Any] = dict(method=method, micro_batch=micro_batch, seq_len=job.seq_len, grad_accum=accum,
-                                  recompute=recompute or "none", lora_rank=job.lora_rank,
-                                  lora_targets=job.lora_targets, base_quant=job.base_quant, parallel=parallel,
-                                  train_embeddings=job.train_embeddings,
-                                  framework=framework)
+    values: dict[str, Any] = dict(method=method, seq_len=job.seq_len, recompute=recompute or "none",
+                                  lora_rank=job.lora_rank, lora_targets=job.lora_targets, base_quant=job.base_quant,
+                                  train_embeddings=job.train_embeddings, framework=framework)
     if job.framework:
         fw = get_framework(job.framework)
         values.update(framework=fw.stack, optimizer=fw.optimizer,
@@ -570,7 +617,6 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
         values["fp32_base"] = bool(fw.adapter_base_fp32) and method.new_weights and not method.quantizes_base
     elif job.task == Task.PRETRAIN:  # pretraining concatenates documents into full-length sequences
         values["lengths_vary"] = False
-    half = half_format(gpu)
     if values.get("fp32_base"):  # fp32 weights under autocast: the adapters' weights and states are fp32 too
         values["precision"] = "bf16-mixed" if half == "bf16" else "fp16-mixed"
     elif method.new_weights:
@@ -579,8 +625,7 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
         values["precision"] = "fp16-mixed"
     elif job.framework:
         values["precision"] = get_framework(job.framework).full_precision
-    values.update(overrides)
-    return TrainSetup(**values)
+    return values
 
 
 def half_format(gpu: Gpu | None) -> str:

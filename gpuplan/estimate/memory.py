@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import Engine as EngineSpec
@@ -1057,7 +1058,12 @@ def parameter_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, tuple[fl
     """(all parameters, trainable ones, :func:`state_bytes`, trainable parameters per GPU before and after ZeRO /
     the distributed optimizer shards them over the data-parallel ranks), kept per model and the setup fields they
     read: a training search sizes the micro-batches of each layout, which share them. Per GPU: the dense part
-    split TP × PP, a mixture-of-experts model's routed experts EP × PP (moe_train.gpu_params)."""
+    split TP × PP, a mixture-of-experts model's routed experts EP × PP (moe_train.gpu_params). They are also kept
+    per model and setup object: its memory, optimizer step and communication ask for them with the same setup,
+    and the identities are cheaper to look up than the fields (a layout and two enums hashed in Python)."""
+    found = _setup_parameters.get(m, s, None, ())
+    if found is not None:
+        return found
     key = (s.parallel, s.method, s.precision, s.framework, s.optimizer, s.lora_rank, s.lora_targets,
            s.train_embeddings, s.prefix_len, s.trainable_layers)
     found = _parameters.get(m, None, None, key)
@@ -1066,16 +1072,51 @@ def parameter_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, tuple[fl
         found = _parameters.put(m, None, None, key, (
             count_params(m).total, train, state_bytes(s), gpu_params(m, s, train), gpu_params(m, s, train,
                                                                                                sharded=True)))
-    return found
+    return _setup_parameters.put(m, s, None, (), found)
 
 
-_parameters: IdentityMemo[tuple[float, float, tuple[float, float, float, float], float, float]] = IdentityMemo(1024)
+_ParameterTerms = tuple[float, float, tuple[float, float, float, float], float, float]
+_parameters: IdentityMemo[_ParameterTerms] = IdentityMemo(1024)
+_setup_parameters: IdentityMemo[_ParameterTerms] = IdentityMemo()
+
+
+class MemoryTerms(NamedTuple):
+    """The numbers of a training-memory estimate (:func:`training_memory_terms`) before they are made into one:
+    a search that sizes hundreds of setups reads only the bytes they need (``job.training_needed_bytes``) and makes
+    the estimate of the few it keeps (:meth:`estimate`)."""
+
+    parts: tuple[tuple[str, float], ...]  # the breakdown's, in bytes
+    trained: tuple[float, float, float, float, float]  # TrainedParts' fields
+    floor_bytes: float  # Floor.value: the step's tensors, or the load's where quantizing the base needs more
+    loading: bool  # a load workspace is among the parts (the floor gives it back)
+
+    @property
+    def total(self) -> float:
+        return sum([v for _, v in self.parts])  # Breakdown.total: the same sum in the same order
+
+    def estimate(self, cal: Calibration, assumptions: tuple[Assumption, ...] = ()) -> Estimate:
+        floor = Floor(self.floor_bytes, cal.band("training_memory_allocated"),
+                      ("allocator_slack", *(("load_workspace",) if self.loading else ())))
+        return Estimate(Breakdown("bytes", self.parts), cal.band("training_memory"), assumptions,
+                        TrainedParts(*self.trained), floor)
 
 
 def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None, describe: bool = True) -> Estimate:
     """Peak memory per GPU of one training / fine-tuning step. ``describe=False`` leaves the assumptions out: the
     same numbers otherwise, for searches that only ask whether it fits."""
     cal = cal or fitted()
+    terms, assumptions = _training_memory(m, s, cal, describe)
+    return terms.estimate(cal, assumptions)
+
+
+def training_memory_terms(m: ModelSpec, s: TrainSetup, cal: Calibration) -> MemoryTerms:
+    """The numbers of ``training_memory(m, s, cal)``, not yet made into an estimate."""
+    return _training_memory(m, s, cal, False)[0]
+
+
+def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bool
+                     ) -> tuple[MemoryTerms, tuple[Assumption, ...]]:
+    """:func:`training_memory`'s numbers, and its assumptions where ``describe`` asks for them (else none)."""
     par = s.parallel
     total, train, (w_b, g_b, master_b, opt_b), whole, sharded = parameter_terms(m, s)
     frozen_bytes = frozen_base_bytes(m, s) / (par.dp if par.zero >= 3 else 1)
@@ -1135,14 +1176,11 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     loading = max(0.0, at_load - sum([v for _, v in tensors]) - slack)
     parts = (*tensors, *((("load_workspace", loading),) if loading else ()), ("allocator_slack", slack),
              ("overhead", overhead))
-    trained = TrainedParts(train, total, grads, acts, logits)
-    breakdown = Breakdown("bytes", parts)
     # the step's tensors, or the load's where quantizing the base needs more at once
-    needed = max(breakdown.total - slack - loading, resident + transient + overhead)
-    floor = Floor(needed, cal.band("training_memory_allocated"),
-                  ("allocator_slack", *(("load_workspace",) if loading else ())))
+    needed = max(sum([v for _, v in parts]) - slack - loading, resident + transient + overhead)
+    terms = MemoryTerms(parts, (train, total, grads, acts, logits), needed, bool(loading))
     if not describe:
-        return Estimate(breakdown, cal.band("training_memory"), (), trained, floor)
+        return terms, ()
     assumptions: tuple[Assumption, ...] = (
         Assumption("trainable parameters", f"{train:,.0f} of {total:,.0f} ({s.method})", _method_source(s)),
         Assumption("bytes per trainable parameter",
@@ -1183,9 +1221,9 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
         assumptions += (Assumption("optimizer states", "paged/offloaded: not counted on the GPU",
                                    "bitsandbytes paged optimizers use CUDA managed memory that spills to the host"),)
     assumptions += (Assumption(
-        "memory needed to run", f"{fmt_bytes(floor.value)}: the tensors and the CUDA context; the allocator's cache "
+        "memory needed to run", f"{fmt_bytes(needed)}: the tensors and the CUDA context; the allocator's cache "
         "above them is given back when memory runs short", ALLOCATOR_GIVES_BACK),)
-    return Estimate(breakdown, cal.band("training_memory"), assumptions, trained, floor)
+    return terms, assumptions
 
 
 def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, grads: float,

@@ -269,23 +269,54 @@ class StepLead(NamedTuple):
     def floor(self) -> float:
         return 0 + self.compute + self.memory_bound + self.optimizer  # the prefix of StepTime.seconds' sum
 
-    def bound(self, m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, w: StepWork) -> float:
+    def bound(self, m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, w: StepWork,
+              comm: tuple[float, float, float] | None = None) -> float:
         """``floor`` plus the tensor-parallel and pipeline sends and the pipeline bubble of ``s`` on ``gpu``
-        (``w``: its :func:`step_work`), in the order :attr:`StepTime.seconds` sums them: each part left out is
-        ≥ 0 and adding one never lowers a rounded sum, so this is never above the run's seconds either. The parts
-        that overlap compute (data-parallel) or hang on the experts' routing are left out; the rest are a few
-        products, so a search can drop a slower layout before :func:`step_time`."""
-        _, tp_total, pp_total = _comm_seconds(m, s, training_links(gpu, s, cal), w, self.steps)
+        (``w``: its :func:`step_work`; ``comm``: :meth:`comm`, when the caller has it), in the order
+        :attr:`StepTime.seconds` sums them: each part left out is ≥ 0 and adding one never lowers a rounded sum, so
+        this is never above the run's seconds either. The parts that overlap compute (data-parallel) or hang on
+        the experts' routing are left out; the rest are a few products, so a search can drop a slower layout
+        before :func:`step_time`."""
+        _, tp_total, pp_total = comm or self.comm(m, gpu, s, cal, w)
         return self.floor + tp_total + pp_total + pipeline_bubble(s, self.compute)
 
+    def comm(self, m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, w: StepWork
+             ) -> tuple[float, float, float]:
+        """The communication seconds of the run (data-parallel per optimizer step, tensor-parallel, pipeline
+        sends) that :meth:`bound` and :func:`step_time` both read: a search that bounds a setup and then times it
+        passes them on rather than working them out twice."""
+        return _comm_seconds(m, s, training_links(gpu, s, cal), w, self.steps)
 
-def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork) -> StepLead:
-    """The first parts of :func:`step_time` (see :class:`StepLead`)."""
+
+class LeadWork(NamedTuple):
+    """What :func:`step_lead` works out of a setup and its run whatever the GPU (:func:`lead_work`)."""
+
+    flops: float  # of the whole run
+    n_gpus: int
+    tokens_per_step: float
+    steps: float
+    optimizer_bytes: float  # read by the optimizer steps of the whole run
+    memory_bound_bytes: float  # moved by the memory-bound kernels of the whole run, per GPU
+
+
+def lead_work(s: TrainSetup, tokens: float, w: StepWork) -> LeadWork:
+    """The GPU-independent terms of ``step_lead(m, gpu, s, tokens, cal, w)``, in its order of operations: a search
+    that times one setup on many GPU types makes them once."""
     par = s.parallel
     n = par.n_gpus
+    tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
+    steps = max(1.0, tokens / tokens_per_step)
+    return LeadWork(w.flops_per_token * tokens, n, tokens_per_step, steps, steps * w.optimizer_bytes,
+                    tokens * w.traffic_bytes_per_token / n)
+
+
+def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork,
+              lw: LeadWork | None = None) -> StepLead:
+    """The first parts of :func:`step_time` (see :class:`StepLead`; ``lw``: ``lead_work(s, tokens, w)``, when
+    the caller has it)."""
+    flops, n, tokens_per_step, steps, optimizer_bytes, memory_bound_bytes = lw or lead_work(s, tokens, w)
     peak, segment, kernels, bandwidth = _gpu_terms(gpu, s, cal)
     u = _utilisation(w, segment)
-    flops = w.flops_per_token * tokens
     # attention over the context runs in flash-attention kernels, at f_attention of the GEMMs' share of the
     # peak (Dao 2023, FlashAttention-2, sec. 4.1: 50-73 % of A100 peak forward and backward, where GEMMs reach
     # 80 %+); it is the larger part of the work at long sequences
@@ -298,10 +329,8 @@ def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         fp8 = gpu.fp8_flops_per_s or peak
         low = share - w.fp8_excluded_share
         compute = flops * (low / (fp8 * cal.get("f_fp8")) + (attention + w.fp8_excluded_share) / peak) / (n * u)
-    tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
-    steps = max(1.0, tokens / tokens_per_step)
-    optimizer = steps * w.optimizer_bytes / bandwidth
-    memory_bound = tokens * w.traffic_bytes_per_token / n / bandwidth
+    optimizer = optimizer_bytes / bandwidth
+    memory_bound = memory_bound_bytes / bandwidth
     return StepLead(compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, bandwidth)
 
 
@@ -323,15 +352,15 @@ _gpu_terms_kept: IdentityMemo[tuple[float, float, float, float]] = IdentityMemo(
 
 
 def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork,
-              lead: StepLead | None = None) -> StepTime:
-    """The parts of a training run's time (``lead``: ``step_lead(m, gpu, s, tokens, cal, w)``, when the caller
-    has it)."""
+              lead: StepLead | None = None, comm: tuple[float, float, float] | None = None) -> StepTime:
+    """The parts of a training run's time (``lead``: ``step_lead(m, gpu, s, tokens, cal, w)``, and ``comm``: its
+    :meth:`StepLead.comm`, when the caller has them)."""
     par = s.parallel
     compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, _ = (
         lead or step_lead(m, gpu, s, tokens, cal, w))
     step_compute = compute / steps
     link = training_links(gpu, s, cal)
-    dp_comm, tp_total, pp_total = _comm_seconds(m, s, link, w, steps)
+    dp_comm, tp_total, pp_total = comm or _comm_seconds(m, s, link, w, steps)
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * dp_overlap_window(s, step_compute)) * steps
     micro_steps = steps * s.grad_accum
     ep_total = expert_parallel_seconds(m, s, link, w, cal) * micro_steps  # not overlapped (moe_train)

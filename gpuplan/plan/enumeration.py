@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError
@@ -29,15 +30,26 @@ from gpuplan.estimate.job import (
     estimate_training,
     half_format,
     inference_setup,
-    kv_shortfall,
-    needed_memory,
+    setup_fields,
+    setup_with,
+    training_margins,
+    training_needed_bytes,
     training_setup,
 )
-from gpuplan.estimate.memory import training_memory
+from gpuplan.estimate.memory import MemoryTerms, training_memory_terms
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
-from gpuplan.estimate.train_time import StepTime, StepWork, step_lead, step_time, step_work, train_time
+from gpuplan.estimate.train_time import (
+    LeadWork,
+    StepTime,
+    StepWork,
+    lead_work,
+    step_lead,
+    step_time,
+    step_work,
+    train_time,
+)
 from gpuplan.listing import match_gpus
 from gpuplan.memo import IdentityMemo, collector_paused
 from gpuplan.plan.budget import check_budget
@@ -160,6 +172,7 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     half = half_format(gpu)
     capacity = gpu.memory_bytes  # a property: read once, not for each of the setups sized
     hardware: dict[tuple[str, str], InfeasibleError | None] = {}  # memo.hardware_error's, read here first
+    margins: tuple[float, float] | None = None  # training_margins(cal, c.headroom), once a setup is sized
     for par, rows in memo.grid(m, n, job, half):
         check_budget()
         plain_mb = 0  # the micro-batch that fitted this layout without recomputation (0: none did)
@@ -190,7 +203,9 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
                 setup = entry.setup
                 size = entry.sized
                 if size is None:
-                    size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom)
+                    if margins is None:
+                        margins = training_margins(cal, c.headroom)
+                    size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom, margins)
                 if not size.fits(capacity):
                     short = size.shortfall_bytes(capacity)
                     if closest is None or short < closest[2]:
@@ -223,22 +238,34 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
 
 @dataclass(slots=True)
 class _Sized:
-    """One training setup's memory as every GPU type sees it (it does not depend on the GPU): the estimate
-    :func:`estimate_training` reports, without its assumptions, and the bytes it needs with its margin; and the
-    terms of its step time that do not depend on the GPU either, made when a GPU first times it (a setup that fits
-    no GPU is never timed). The test suite checks that what is built from it has the numbers of
+    """One training setup's memory as every GPU type sees it (it does not depend on the GPU): the numbers of the
+    estimate :func:`estimate_training` reports, without its assumptions, and the bytes it needs with its margin
+    (a training estimate has no KV cache to fall short of); the estimate itself, made when a GPU's answer keeps
+    it; and the terms of its step time that do not depend on the GPU either, made when a GPU first times it (a
+    setup that fits no GPU is never timed). The test suite checks that what is built from it has the numbers of
     :func:`estimate_training`."""
 
-    memory: Estimate
+    terms: MemoryTerms
     needed_bytes: float
-    kv_shortfall_bytes: float
+    _memory: Estimate | None = None
     _work: StepWork | None = None
+    _lead: LeadWork | None = None  # lead_work(s, job.train_tokens, self._work): the plan's job is the same for all
 
     @classmethod
-    def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None
-           ) -> _Sized:
-        mem = training_memory(m, s, cal, describe=False)
-        return cls(mem, needed_memory(mem, headroom)[0], kv_shortfall(mem))  # JobEstimate's, without making one
+    def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None,
+           margins: tuple[float, float] | None = None) -> _Sized:
+        """``margins``: ``training_margins(cal, headroom)``, when the caller has them (a plan's are all the same)."""
+        if margins is None:
+            margins = training_margins(cal, headroom)
+        terms = training_memory_terms(m, s, cal)
+        return cls(terms, training_needed_bytes(terms, margins))  # JobEstimate's, without making one
+
+    def memory(self, cal: Calibration) -> Estimate:
+        """``training_memory(m, s, cal, describe=False)`` (``s``: the setup sized), made once."""
+        found = self._memory
+        if found is None:
+            found = self._memory = self.terms.estimate(cal)
+        return found
 
     def work(self, m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
         """``step_work(m, s, cal)`` (``s``: the setup sized), made once."""
@@ -248,10 +275,10 @@ class _Sized:
         return found
 
     def fits(self, capacity_bytes: float) -> bool:  # JobEstimate.fits on a GPU of ``gpu.memory_bytes``
-        return self.needed_bytes <= capacity_bytes and self.kv_shortfall_bytes <= 0
+        return self.needed_bytes <= capacity_bytes
 
     def shortfall_bytes(self, capacity_bytes: float) -> float:  # JobEstimate.shortfall_bytes, likewise
-        return max(0.0, self.needed_bytes - capacity_bytes, self.kv_shortfall_bytes)
+        return max(0.0, self.needed_bytes - capacity_bytes)
 
     def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, faster: float = math.inf
              ) -> StepTime | _Slower | None:
@@ -262,10 +289,16 @@ class _Sized:
         if job.train_tokens <= 0:
             return None
         work = self.work(m, s, cal)
-        lead = step_lead(m, gpu, s, job.train_tokens, cal, work)
-        if lead.floor >= faster or lead.bound(m, gpu, s, cal, work) >= faster:
+        lw = self._lead
+        if lw is None:
+            lw = self._lead = lead_work(s, job.train_tokens, work)
+        lead = step_lead(m, gpu, s, job.train_tokens, cal, work, lw)
+        if lead.floor >= faster:
             return _Slower.SLOWER
-        return step_time(m, gpu, s, job.train_tokens, cal, work, lead)
+        comm = lead.comm(m, gpu, s, cal, work)  # the bound's and the estimate's
+        if lead.bound(m, gpu, s, cal, work, comm) >= faster:
+            return _Slower.SLOWER
+        return step_time(m, gpu, s, job.train_tokens, cal, work, lead, comm)
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
@@ -273,7 +306,7 @@ class _Sized:
         its words (:func:`described` adds them); ``parts``: ``self.time(...)``, when the caller has it."""
         time = (train_time(m, gpu, s, job.train_tokens, cal, self.work(m, s, cal), parts, describe=False)
                 if job.train_tokens > 0 else None)
-        return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory, time, None, 1, headroom)
+        return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, self.memory(cal), time, None, 1, headroom)
 
 
 class _Slower(Enum):
@@ -326,6 +359,7 @@ class PlanMemo:
     _layouts: dict[int, list[Parallelism]] = field(default_factory=dict)
     _hardware: dict[tuple[str, str, str], InfeasibleError | None] = field(default_factory=dict)
     _grids: dict[tuple[int, str], _Grid] = field(default_factory=dict)
+    _fields: dict[tuple[str | None, str], dict[str, Any]] = field(default_factory=dict)  # job.setup_fields's
 
     @classmethod
     def shared(cls, m: ModelSpec, job: Job, cal: Calibration, headroom: float | None) -> PlanMemo:
@@ -365,8 +399,11 @@ class PlanMemo:
         key = (par, mb, recompute, half)
         found = self.entries.get(key)
         if found is None:
+            fields = self._fields.get((recompute, half))
+            if fields is None:
+                fields = self._fields[(recompute, half)] = setup_fields(job, recompute, half)
             try:
-                setup = training_setup(job, par, mb, recompute, gpu=gpu)
+                setup = setup_with(fields, job, par, mb)
             except InfeasibleError as err:
                 found = err.with_traceback(None)  # see _refusal
             else:
@@ -508,13 +545,14 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
 def _kept_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
                    reasons: Counter[tuple[str, str]], memo: PlanMemo) -> tuple[JobEstimate | None, JobEstimate | None]:
     """:func:`best_training`, kept with the refusals it counted by model, GPU, calibration, job, GPU count and
-    headroom (all it reads of the constraints): a plan under other constraints asks for the same again."""
-    key = (job, n, c.headroom)
-    kept = _training_answers.get(m, gpu, cal, key)
+    headroom (all it reads of the constraints): a plan under other constraints asks for the same again. The
+    model, calibration, job and headroom are those of ``memo``'s shared setups (:meth:`PlanMemo.shared`), so
+    the answers are kept by the identity of those (no job is hashed for each GPU type and count)."""
+    kept = _training_answers.get(memo.entries, gpu, None, (n,))
     if kept is None:
         counted: Counter[tuple[str, str]] = Counter()
         best, near = best_training(m, gpu, job, n, c, cal, counted, memo)
-        kept = _training_answers.put(m, gpu, cal, key, (best, near, counted))
+        kept = _training_answers.put(memo.entries, gpu, None, (n,), (best, near, counted))
     if kept[2]:  # in the order best_training counted them, as if it had counted into ``reasons``
         reasons.update(kept[2])
     return kept[0], kept[1]
