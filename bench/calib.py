@@ -27,7 +27,8 @@ from gpuplan.estimate.engines import TRTLLM_BENCH
 from gpuplan.estimate.flops import forward_flops_per_token
 from gpuplan.estimate.infer_speed import latency, throughput
 from gpuplan.estimate.load import finite_run
-from gpuplan.estimate.memory import inference_memory, training_memory
+from gpuplan.estimate.memory import gguf_weights_bytes, inference_memory, training_memory
+from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.train_time import train_time
 from gpuplan.types import InferSetup, ModelSpec, Parallelism, TrainSetup
 from gpuplan.units import DAY, GB, HOUR, GiB
@@ -778,6 +779,27 @@ def _full_prompt_logits(engine: str, row: dict[str, str]) -> bool:
 _LLAMACPP_FLASH_ATTENTION = re.compile(r"-fa (?:1|on)\b|flash attention on")
 
 
+# GGUF publishers that choose each tensor's type themselves instead of taking llama.cpp's recipe for the file type
+# the name gives: unsloth's "Dynamic 2.0" GGUFs upcast the layers it finds sensitive, and on 2026-03-05 every
+# Qwen3.5 GGUF it publishes was requantized with its own algorithm and imatrix; its study there names ssm_out and
+# attn_* as the tensors to leave at higher precision (unsloth.ai/docs/models/qwen3.5/gguf-benchmarks, "Mar 5
+# Update" and section 1). gpuplan's per-tensor
+# rule (gguf_weights_bytes) cannot know those choices, so a row of such a file that states the file's size is
+# predicted with that size in place of the rule's.
+_OWN_TENSOR_TYPES = ("unsloth/",)
+# the size mac-llm-bench records for a GGUF: os.path.getsize / 1073741824, so GiB although it is labelled GB
+# (enescingoz/mac-llm-bench lib/collect_results.sh @332f933349ee2a00d186bdb31af360584e082857, file_size_gb)
+_RECORDED_FILE_SIZE = re.compile(r"file (\d+(?:\.\d+)?) GB as recorded")
+
+
+def _own_types_file_bytes(row: dict[str, str]) -> float | None:
+    """The stated size of a GGUF whose publisher picks its own tensor types (``_OWN_TENSOR_TYPES``), else None."""
+    size = _RECORDED_FILE_SIZE.search(row["precision"])
+    if size is None or not row["model"].lower().startswith(_OWN_TENSOR_TYPES):
+        return None
+    return float(size.group(1)) * GiB
+
+
 def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     label = row["model"]
     preset = _preset_for(cat, label)
@@ -842,15 +864,21 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     torch_counted = metric.startswith("peak_mem") and "nvml" not in notes and "non-pytorch" not in notes \
         and not process_rss
 
-    def pred(cal: Calibration, m=model, s=setup, w=weights_only, t=torch_counted) -> float:
+    # the stated file replaces the rule's estimate of it (one device: no layer or tensor split to share it out)
+    file_bytes = _own_types_file_bytes(row) if engine == "llamacpp" and fmt.startswith("gguf") \
+        and setup.tp == setup.pp == 1 else None
+
+    def pred(cal: Calibration, m=model, s=setup, w=weights_only, t=torch_counted, f=file_bytes) -> float:
         est = inference_memory(m, gpu, s, cal)
+        shift = 0.0 if f is None else f - gguf_weights_bytes(m, weight_format(s.weight_format))
         if w:
-            return est.breakdown.get("weights")
-        return est.total - (est.breakdown.get("overhead") if t else 0.0)
+            return est.breakdown.get("weights") + shift
+        return est.total + shift - (est.breakdown.get("overhead") if t else 0.0)
 
     tokens = f"n_ctx {setup.prompt_len}" if setup.output_len == 0 else f"{setup.prompt_len}+{setup.output_len} tokens"
     describe = f"{preset} {fmt} {engine}, " + ("weights only" if weights_only else f"batch {batch}, {tokens}")
-    assume = "Lit-GPT's quantized output layer read as 16-bit (transformers keeps it so)" if litgpt and fmt != "bf16" \
+    assume = "weights: the GGUF's stated size (its publisher picks its own tensor types)" if file_bytes else \
+        "Lit-GPT's quantized output layer read as 16-bit (transformers keeps it so)" if litgpt and fmt != "bf16" \
         else "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl or n_ctx) else (
         "process resident set on unified memory, read as device memory" if process_rss else
         "the engine's own buffer accounting (no CUDA context)" if torch_counted and engine == "llamacpp" else

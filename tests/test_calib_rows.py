@@ -746,3 +746,22 @@ def test_a_multi_step_vllm_run_under_load_is_listed_unmapped(catalog: Catalog) -
     assert case is None and "multi-step scheduling (15 decode steps" in why
     case, why = _inference_case(catalog, single)
     assert case is not None and case.cls == "tpot", why
+
+
+def test_a_gguf_whose_publisher_picks_its_own_tensor_types_is_sized_as_its_stated_file(catalog: Catalog) -> None:
+    # unsloth requantized its Qwen3.5 GGUFs with its own per-tensor choices (unsloth.ai/docs/models/qwen3.5/
+    # gguf-benchmarks, Mar 5 update): its Qwen3.5-35B-A3B Q4_K_M is 20.50 GiB where llama.cpp's Q4_K_M recipe
+    # gives 19.70 GiB, so the row is predicted with the file it names; bartowski's files keep the recipe
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.quant import weight_format
+    from gpuplan.units import GiB
+
+    row = next(r for r in _rows("inference_llamacpp.csv") if r["id"] == "lcp-0498")
+    unsloth, _ = _inference_memory_case(catalog, row)
+    recipe_row, _ = _inference_memory_case(catalog, {**row, "model": "bartowski/Qwen_Qwen3.5-35B-A3B-GGUF"})
+    assert unsloth is not None and recipe_row is not None
+    recipe = gguf_weights_bytes(catalog.model("Qwen3.5-35B-A3B"), weight_format("gguf-q4_k_m"))
+    cal = fitted()
+    # the same model, machine and run: the two predictions differ by the file against the recipe, nothing else
+    assert unsloth.predict(cal) - recipe_row.predict(cal) == pytest.approx(20.50 * GiB - recipe, rel=1e-6)
+    assert "stated size" in unsloth.assume and "stated size" not in recipe_row.assume

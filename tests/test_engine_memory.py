@@ -253,6 +253,20 @@ def test_gguf_hybrid_promotes_attn_v_of_its_attention_layers_only(catalog: Catal
     assert fused == 48 * 52_428_800  # in_proj_qkv of [2·16·128 + 48·128 = 10240, 5120] per Gated DeltaNet layer
 
 
+def test_gguf_gemma4_promotes_attn_v_of_its_sliding_layers_only(catalog: Catalog) -> None:
+    # Gemma-4-31B: 60 layers, 10 full-attention layers whose values are their keys (attention_k_eq_v: no v_proj,
+    # so no attn_v in the GGUF); use_more_bits counts the 50 attn_v tensors the file holds: 6 + 7 + 12 = 25 in
+    # Q6_K, where counting all 60 layers would promote 30
+    from gpuplan.estimate.memory import fused_qkv_params, gguf_weights_bytes, more_bits_layers
+    from gpuplan.estimate.quant import weight_format
+
+    m = catalog.model("Gemma-4-31B")
+    assert fused_qkv_params(m) == (0, 50) and more_bits_layers(50) == 25
+    # a stock llama.cpp Q4_K_M of gemma-4-31B-it weighs 18.7e9 bytes (steampunque/gemma-4-31B-it-MP-GGUF model
+    # card, comparison table); bartowski's (19.6e9 bytes) is not a stock mix
+    assert gguf_weights_bytes(m, weight_format("gguf-q4_k_m")) == pytest.approx(18.7e9, abs=0.05e9)
+
+
 def test_gguf_k_quant_falls_back_where_rows_are_not_whole_super_blocks(catalog: Catalog) -> None:
     # A K-quant needs rows (ne0) of whole 256-weight super-blocks; llama.cpp's quantizer gives any other tensor Q5_0
     # for Q4_K and Q8_0 for Q6_K (src/llama-quant.cpp @8784689, convert_incompatible_tensor). Gemma-3-1B's hidden

@@ -11,7 +11,14 @@ import pytest
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine
-from gpuplan.estimate.infer_speed import dequant_seconds, latency, prefill_seconds, weight_bandwidth
+from gpuplan.estimate.infer_speed import (
+    dequant_seconds,
+    latency,
+    prefill_seconds,
+    sixteen_bit_extra_flops,
+    weight_bandwidth,
+)
+from gpuplan.estimate.quant import weight_format
 from gpuplan.types import InferSetup
 
 # ---------------------------------------------------------------- attention dtype
@@ -27,6 +34,26 @@ def test_an_fp8_cache_speeds_up_a_long_prompt_only_where_the_part_has_fp8(catalo
         bf16_cache = prefill_seconds(m, g, InferSetup(kv_dtype="bf16", **long_prompt), 32_000, fitted())
         fp8_cache = prefill_seconds(m, g, InferSetup(kv_dtype="fp8", **long_prompt), 32_000, fitted())
         assert (fp8_cache < bf16_cache) is faster, gpu
+
+
+# ---------------------------------------------------------------- the matmuls a quantized checkpoint keeps 16-bit
+
+
+@pytest.mark.parametrize(("model", "gpu", "fmt", "extra_flops"), [
+    # Llama-3.1-8B: LM head 128,256 × 4,096 = 525,336,576 weights, 2 FLOPs each per token; FP8 peak 1,978.9 TFLOP/s is
+    # 2.0001 × the 989.4 BF16 one (H100 SXM datasheet), so the head costs one more FP8-rate pass of its FLOPs
+    ("Llama-3.1-8B", "H100", "fp8", 2 * 525_336_576 * (1978.9 / 989.4 - 1)),
+    # Qwen3-30B-A3B: head 151,936 × 2,048 = 311,164,928 plus 48 routers of 128 × 2,048 = 12,582,912; NVFP4's
+    # 9,000 TFLOP/s on B200 is 4 × its 2,250 BF16, so they cost three more FP4-rate passes
+    ("Qwen3-30B-A3B", "B200", "nvfp4", 2 * (311_164_928 + 12_582_912) * 3),
+    ("Llama-3.1-8B", "H100", "bf16", 0.0),  # one rate for every matmul
+    ("Llama-3.1-8B", "A100-80GB", "fp8", 0.0),  # no FP8 tensor cores: every matmul already at the 16-bit rate
+    ("Llama-3.1-8B", "H100", "gguf-q4_k_m", 0.0),  # GGUF quantizes the output matrix too
+])
+def test_the_lm_head_and_routers_a_checkpoint_keeps_16_bit_run_at_the_16_bit_rate(
+        catalog: Catalog, model: str, gpu: str, fmt: str, extra_flops: float) -> None:
+    got = sixteen_bit_extra_flops(catalog.model(model), catalog.gpu(gpu), weight_format(fmt))
+    assert got == pytest.approx(extra_flops, rel=1e-3)
 
 
 # ---------------------------------------------------------------- llama.cpp's dequantized copy

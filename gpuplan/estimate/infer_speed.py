@@ -40,7 +40,7 @@ from gpuplan.estimate.engines import (
     token_budget,
 )
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
+from gpuplan.estimate.flops import attention_flops_per_token, fp8_excluded_params, matmul_params
 from gpuplan.estimate.memory import (
     BYTES_16,
     GGUF_MIX,
@@ -448,6 +448,7 @@ class _StepTerms:
     eager: float  # host seconds of a step launched op by op (0 where graphs is None)
     matvec_per_weight: float  # seconds the mat-vec kernels' ALUs spend on one weight (matvec_seconds_per_weight)
     matvec_dense: float  # that, for a decode step's dense weights on the busiest GPU
+    sixteen_bit_extra: float  # decode FLOPs per token to add for the matmuls left 16-bit (sixteen_bit_extra_flops)
 
 
 def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _StepTerms:
@@ -467,8 +468,30 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,
                        launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0,
-                       per_weight, per_weight and _gemm_flops(m)[0] / 2 / s.tp * per_weight)
+                       per_weight, per_weight and _gemm_flops(m)[0] / 2 / s.tp * per_weight,
+                       sixteen_bit_extra_flops(m, gpu, fmt, eng))
     return _terms.put(m, gpu, cal, (s,), found)
+
+
+def sixteen_bit_extra_flops(m: ModelSpec, gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None) -> float:
+    """FLOPs per decoded token to add to the format's matmul FLOPs so that the LM head and the MoE router, which a
+    linear-only low-precision checkpoint keeps 16-bit, run at the 16-bit rate: their FLOPs × (format peak / 16-bit
+    peak − 1). 0 where every matmul runs at one rate (16-bit formats, GGUF, a part without the low-precision path).
+
+    NVIDIA's ModelOpt recipes (FP8, INT8 SmoothQuant, NVFP4: the nvidia/*-FP8 and *-FP4 checkpoints TensorRT-LLM's
+    perf overview runs) leave ``*lm_head*``, ``*router*`` and ``*mlp.gate.*`` unquantized (NVIDIA/TensorRT-Model-
+    Optimizer ``modelopt/torch/quantization/config.py`` @103b1bb137caefcff0724e9b74f99896b700c48c,
+    ``_default_disabled_quantizer_cfg``); :func:`weights_bytes` already reads those weights at 16 bits (scope
+    ``linear``). On Blackwell the 16-bit rate is a quarter of NVFP4's, so Qwen3-30B-A3B's head and routers (0.32 B of
+    its 3.04 B active matmul weights) add a third to its decode GEMM time. Every decoded token goes through the head;
+    a prefill needs logits for the last prompt position only, so only decode steps add this."""
+    if fmt.scope != "linear":
+        return 0.0
+    peak, dtype = compute_peak(gpu, fmt, eng)
+    if dtype != fmt.compute:
+        return 0.0
+    half = compute_peak(gpu, weight_format("bf16"), eng)[0]
+    return 2.0 * fp8_excluded_params(m) * (peak / half - 1.0) if half else 0.0
 
 
 _SetupStepTerms = tuple[WeightFormat, tuple[float, float, float], float, float, float, int | None, float, float,
@@ -550,7 +573,7 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     t = _step_terms(m, gpu, s, cal)
     expert_bytes = _touched_expert_bytes(m, t.fmt, s, batch, t.weights[1]) if m.is_moe else 0.0
     dense_bytes = _streamed_bytes(m, t.fmt, s, batch, t.weights) - expert_bytes + lora_step_bytes(m, s, batch)
-    dense_compute = batch * t.gemm_flops / s.tp / t.compute_rate
+    dense_compute = batch * (t.gemm_flops + t.sixteen_bit_extra) / s.tp / t.compute_rate
     expert_compute = batch * t.expert_flops / s.tp / t.compute_rate
     # a dequantizing mat-vec kernel's ALU work: once per weight the step streams, whatever the batch
     dense_alu = t.matvec_dense

@@ -162,11 +162,14 @@ def input_embedding_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float
 # 144 per 256, block_q5_K 176 per 256, block_q6_K 210 per 256)
 GGML_TYPE_BITS = {"q4_0": 4.5, "q4_1": 5.0, "q5_0": 5.5, "q5_1": 6.0, "q8_0": 8.5, "q4_k": 4.5, "q5_k": 5.5,
                   "q6_k": 6.5625, "f16": 16.0}
-# What llama.cpp's quantizer gives each tensor for a file type (ggml-org/llama.cpp src/llama-quant.cpp @007dbbf,
-# llama_tensor_get_type_impl; the same rules @8784689): (every other matrix, the output matrix — or the token table
-# where it is tied —, attn_v and ffn_down in the layers where use_more_bits holds; for Q4_K_S, attn_v in the first 4
-# layers (i_attention_wv < 4) and ffn_down in the first eighth (i_layer < n_layer/8), a fused attn_qkv matrix: Q5_K
-# in Q4_K_M, Q6_K in Q5_K_M). The output gets Q6_K unless the file is Q8_0.
+# What llama.cpp's quantizer gives each tensor for a file type (ggml-org/llama.cpp src/llama-quant.cpp @8784689,
+# llama_tensor_get_type; the same rules @007dbbf, llama_tensor_get_type_impl, but for attn_qkv): (every other
+# matrix, the output matrix — or the token table where it is tied —, attn_v and ffn_down in the layers where
+# use_more_bits holds; for Q4_K_S, attn_v in the first 4 layers (i_attention_wv < 4) and ffn_down in the first
+# eighth (i_layer < n_layer/8), a fused attn_qkv matrix: Q5_K in Q4_K_M, Q6_K in Q5_K_M). The output gets Q6_K
+# unless the file is Q8_0. @007dbbf category_is_attn_v sends attn_qkv through the attn_v branch (Q6_K where
+# use_more_bits holds over a count shared with attn_v, Q4_K elsewhere in Q4_K_M), which for Phi-4-mini and
+# Qwen3.5-27B comes within 0.1 % of this rule's file size.
 GGUF_MIX = {"gguf-q4_0": ("q4_0", "q6_k", "q4_0", "q4_0"), "gguf-q4_1": ("q4_1", "q6_k", "q4_1", "q4_1"),
             "gguf-q5_0": ("q5_0", "q6_k", "q5_0", "q5_0"), "gguf-q5_1": ("q5_1", "q6_k", "q5_1", "q5_1"),
             "gguf-q4_k_s": ("q4_k", "q6_k", "q5_k", "q4_k"), "gguf-q4_k_m": ("q4_k", "q6_k", "q6_k", "q5_k"),
@@ -183,11 +186,14 @@ FUSED_QKV_GGUF = frozenset({"gpt_neox", "falcon", "bloom", "chatglm", "gpt2", "g
 def fused_qkv_params(m: ModelSpec) -> tuple[int, int]:
     """(weights in the GGUF's fused attn_qkv matrices, layers with an attn_v matrix of their own). Full-attention
     layers of a :data:`FUSED_QKV_GGUF` architecture hold hidden × (q + 2 kv) each; Gated DeltaNet layers hold the
-    hidden × (2 keys + values) in-projection each (Qwen3.5 ``linear_attn.in_proj_qkv``)."""
+    hidden × (2 keys + values) in-projection each (Qwen3.5 ``linear_attn.in_proj_qkv``). Gemma 4's full-attention
+    layers read their values from the keys (``attention_k_eq_v``: the checkpoint has no v_proj there, so the GGUF
+    has no attn_v either), and llama.cpp's use_more_bits counts only the attn_v tensors the file holds
+    (src/llama-quant.cpp @007dbbf, init_quantize_state_counters: n_attention_wv)."""
     fused_attention = m.model_type in FUSED_QKV_GGUF and not m.is_mla
     linear = m.n_linear_layers * m.hidden * (2 * m.linear_key_width + m.linear_value_width)
     if not fused_attention:
-        return linear, m.n_attention_layers
+        return linear, m.n_attention_layers - (m.n_full_attention_layers if m.global_k_eq_v else 0)
     return linear + m.n_attention_layers * m.hidden * (m.q_dim + 2 * m.kv_dim), 0
 
 
