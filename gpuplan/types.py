@@ -576,6 +576,10 @@ OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
 # the attention kernel families a stack runs on Hopper and newer (data/stacks.csv attention_kernel)
 ATTENTION_FAMILIES = ("flash2", "cudnn")
+# what TrainSetup.attention_kernel may state besides "" (the stack's family): a family, or FlashAttention 1.x
+ATTENTION_KERNELS = ("flash1", *ATTENTION_FAMILIES)
+# how the expert-parallel all-to-alls move a routed token (TrainSetup.ep_dispatcher)
+EP_DISPATCHERS = ("alltoall", "deepep")
 RECOMPUTE = tuple(Recompute)
 ENGINES = tuple(Engine)
 KV_DTYPES = ("bf16", "fp16", "fp8")
@@ -684,15 +688,20 @@ class TrainSetup:
     dp_after_backward: bool = False
     # how the expert-parallel all-to-alls move a routed token: "alltoall" (Megatron-Core's alltoall dispatcher, one
     # copy per routed expert) or "deepep" (DeepEP / HybridEP kernels, Megatron-Core's flex dispatcher: one copy per
-    # destination GPU, one per destination node over the network; gpuplan.estimate.moe_train.routed_copies)
+    # destination GPU, one per destination node over the network; gpuplan.estimate.moe_train.link_shares)
     ep_dispatcher: str = "alltoall"
     # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
     # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy_bytes)
     transformers_version: str = ""
 
     def __post_init__(self) -> None:
-        """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here."""
+        """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here;
+        ``attention_kernel`` and ``ep_dispatcher`` must name a kernel or dispatcher the estimators know."""
         _as_enums(self, _TRAIN_ENUMS)
+        from gpuplan.errors import check_choice
+
+        check_choice("TrainSetup.attention_kernel", self.attention_kernel or None, ATTENTION_KERNELS)
+        check_choice("TrainSetup.ep_dispatcher", self.ep_dispatcher, EP_DISPATCHERS)
 
     @property
     def tokens_per_micro_batch(self) -> int:

@@ -171,6 +171,20 @@ def test_qlora_under_hf_peft_checkpoints_gradients_where_lora_does_not(catalog: 
     assert training_setup(qlora, Parallelism(), 1, "none").recompute == "none"  # an explicit choice wins
 
 
+def test_the_framework_line_of_a_qlora_estimate_names_the_checkpointing_it_ran(catalog: Catalog) -> None:
+    # the estimate's "framework" assumption describes the defaults the setup took: checkpointing on for a quantized
+    # base under HF Trainer + PEFT, off for a 16-bit LoRA, not the Trainer's bare default for both
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("A100-80GB")
+
+    def framework_line(method: str) -> str:
+        job = make_job("finetune", method=method, samples=1000, tokens_per_sample=1024, framework="hf")
+        found = estimate_config(m, g, job, micro_batch=1, framework="hf")
+        return next(a.value for a in found.memory.assumptions if a.name == "framework")
+
+    assert "gradient checkpointing on" in framework_line("qlora")
+    assert "no activation recomputation" in framework_line("lora")
+
+
 def test_framework_default_lowers_the_memory_estimate(catalog: Catalog) -> None:
     m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("A100-80GB")
     job = make_job("finetune", method="lora", samples=1000, tokens_per_sample=2048)

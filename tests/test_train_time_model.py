@@ -289,3 +289,14 @@ def test_a_hopper_native_attention_kernel_speeds_long_sequences_on_hopper_only()
     assert 0.9 < short_ratio < 1.0
     assert _step_seconds("A100-80GB", 32768, "cudnn", double) == pytest.approx(
         _step_seconds("A100-80GB", 32768, "flash2", double))
+
+
+@pytest.mark.parametrize(("field", "value"), [("attention_kernel", "cuDNN"), ("ep_dispatcher", "deep-ep")])
+def test_a_setup_refuses_a_kernel_or_dispatcher_it_would_otherwise_time_as_the_default(field: str,
+                                                                                       value: str) -> None:
+    # a misspelt "deepep" would be timed as the alltoall dispatcher, a misspelt "cudnn" as the stack's kernel
+    from gpuplan.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        TrainSetup(framework="megatron", **{field: value})
+    assert info.value.field == f"TrainSetup.{field}" and "use one of" in info.value.fix

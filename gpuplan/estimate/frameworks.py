@@ -72,9 +72,10 @@ class Framework:
             return self.quantized_base_recompute
         return self.recompute
 
-    def describe(self) -> str:
+    def describe(self, quantized_base: bool = False) -> str:
+        """The defaults a job on this framework gets, its recomputation as :meth:`recompute_for` picks it."""
         checkpointing = {"none": "no activation recomputation", "full": "gradient checkpointing on",
-                         "selective": "selective recomputation"}[self.recompute]
+                         "selective": "selective recomputation"}[self.recompute_for(quantized_base)]
         sequences = ("packed sequences" if self.packing else "sequences padded to the maximum length"
                      if self.pads_to_max_length else "unpacked sequences")
         rest = ", ".join([checkpointing, sequences, self.optimizer]

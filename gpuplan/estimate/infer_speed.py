@@ -468,8 +468,9 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,
                        launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0,
-                       per_weight, per_weight and _gemm_flops(m)[0] / 2 / s.tp * per_weight,
-                       sixteen_bit_extra_flops(m, gpu, fmt, eng))
+                       matvec_per_weight=per_weight,
+                       matvec_dense=per_weight and _gemm_flops(m)[0] / 2 / s.tp * per_weight,
+                       sixteen_bit_extra=sixteen_bit_extra_flops(m, gpu, fmt, eng))
     return _terms.put(m, gpu, cal, (s,), found)
 
 

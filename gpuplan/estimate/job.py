@@ -329,7 +329,8 @@ def estimate_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Cali
     mem = training_memory(m, s, cal)
     if job.framework:
         fw = get_framework(job.framework)
-        mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", fw.describe(), fw.source)))
+        described = fw.describe(bool(s.base_quant) or s.method.quantizes_base)
+        mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", described, fw.source)))
     tokens = job.train_tokens
     time = train_time(m, gpu, s, tokens, cal) if tokens > 0 else None
     return JobEstimate(job, m, gpu, s.parallel.n_gpus, s, mem, time, None, 1, headroom)
