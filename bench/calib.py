@@ -487,7 +487,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
                        engine_version=_release_text(row), launcher=_launcher(row),
-                       cuda_graphs=_cuda_graphs(row))
+                       cuda_graphs=_cuda_graphs(row), full_logits=_full_prompt_logits(engine, row))
     model = cat.model(preset)
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()

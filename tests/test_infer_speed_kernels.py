@@ -11,15 +11,17 @@ import pytest
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine
+from gpuplan.estimate.flops import matmul_params
 from gpuplan.estimate.infer_speed import (
     dequant_seconds,
     latency,
+    prefill_logit_rows,
     prefill_seconds,
     sixteen_bit_extra_flops,
     weight_bandwidth,
 )
 from gpuplan.estimate.quant import weight_format
-from gpuplan.types import InferSetup
+from gpuplan.types import InferSetup, ModelSpec
 
 # ---------------------------------------------------------------- attention dtype
 
@@ -54,6 +56,45 @@ def test_the_lm_head_and_routers_a_checkpoint_keeps_16_bit_run_at_the_16_bit_rat
         catalog: Catalog, model: str, gpu: str, fmt: str, extra_flops: float) -> None:
     got = sixteen_bit_extra_flops(catalog.model(model), catalog.gpu(gpu), weight_format(fmt))
     assert got == pytest.approx(extra_flops, rel=1e-3)
+
+
+# ---------------------------------------------------------------- the LM head in a prefill
+
+
+@pytest.mark.parametrize(("setup", "tokens", "rows"), [
+    # a pass of eight whole 1,024-token prompts: one sampled position each
+    (InferSetup(engine="vllm", prompt_len=1024), 8192, 8),
+    # a 2,048-token chunk of a 32k prompt still samples (and discards) one token: vLLM's partial requests
+    (InferSetup(engine="sglang", prompt_len=32_768), 2048, 1),
+    (InferSetup(engine="llamacpp", prompt_len=512), 512, 1),
+    # transformers' generate before 4.45 ran lm_head over the whole prompt
+    (InferSetup(engine="hf", prompt_len=1024, full_logits=True), 8192, 8192),
+    (InferSetup(engine="mindie", prompt_len=1024), 8192, 8192),  # not checked in MindIE's source: as before
+])
+def test_a_prefill_runs_the_lm_head_once_per_sequence(setup: InferSetup, tokens: int, rows: int) -> None:
+    assert prefill_logit_rows(setup, tokens) == rows
+
+
+def _lm_head_share(m: ModelSpec) -> float:
+    return m.vocab * m.hidden / matmul_params(m)
+
+
+@pytest.mark.parametrize(("model", "head_share", "least"), [
+    # Qwen2.5-0.5B: 151,936 × 896 = 136,134,656 of its 493,988,864 matmul weights are the (tied) LM head
+    ("Qwen2.5-0.5B", 0.2756, 1.2),
+    # Llama-3.1-8B: 128,256 × 4,096 = 525,336,576 of 7,504,658,432
+    ("Llama-3.1-8B", 0.0700, 1.03),
+])
+def test_a_long_prompt_prefills_faster_without_every_positions_logits(
+        catalog: Catalog, model: str, head_share: float, least: float) -> None:
+    # a 4,096-token prompt on an H100 is compute-bound: leaving the head out of all but the last position saves
+    # most of its share of the GEMM FLOPs (the attention and launches, which it does not touch, dilute it)
+    m, gpu = catalog.model(model), catalog.gpu("H100")
+    assert _lm_head_share(m) == pytest.approx(head_share, abs=1e-4)
+    last = InferSetup(engine="vllm", prompt_len=4096, output_len=1)
+    every = InferSetup(engine="vllm", prompt_len=4096, output_len=1, full_logits=True)
+    ratio = prefill_seconds(m, gpu, every, 4096, fitted()) / prefill_seconds(m, gpu, last, 4096, fitted())
+    assert least < ratio < 1 / (1 - head_share)
 
 
 # ---------------------------------------------------------------- llama.cpp's dequantized copy

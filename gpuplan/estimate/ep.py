@@ -48,7 +48,13 @@ from gpuplan.estimate import load
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token
-from gpuplan.estimate.infer_speed import compute_peak, gemm_flops_split, layer_launches, lora_flops_per_token
+from gpuplan.estimate.infer_speed import (
+    compute_peak,
+    gemm_flops_split,
+    layer_launches,
+    lora_flops_per_token,
+    prefill_logit_rows,
+)
 from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_read_bytes, weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
@@ -168,16 +174,19 @@ def _step_bytes(m: ModelSpec, s: InferSetup, ranks: int, tokens_per_rank: float)
 
 
 def _gemm_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, tokens: float, attention_flops: float,
-                  cal: Calibration) -> float:
-    """One rank's GEMMs over ``tokens`` of its tokens: the roofline of the dense GEMMs (with ``attention_flops``)
-    plus that of its grouped expert GEMMs (B × k expert-token products: module docstring)."""
+                  cal: Calibration, logit_rows: float | None = None) -> float:
+    """One rank's GEMMs over ``tokens`` of its tokens: the roofline of the dense GEMMs (with ``attention_flops``;
+    the LM head on ``logit_rows`` positions, default every token) plus that of its grouped expert GEMMs (B × k
+    expert-token products: module docstring)."""
     eng = get_engine(s.engine)
     peak, _ = compute_peak(gpu, weight_format(s.weight_format), eng)
     rate = peak * _eff(cal, s.engine, "eta_compute")
     bandwidth = _bandwidth(gpu) * _eff(cal, s.engine, "eta_memory")
     dense_flops, expert_flops = gemm_flops_split(m, eng, cal)
     dense_bytes, expert_bytes = _step_bytes(m, s, ranks, tokens)
-    dense = max(dense_bytes / bandwidth, (tokens * (dense_flops + lora_flops_per_token(m, s)) + attention_flops) / rate)
+    skipped_head = 0.0 if logit_rows is None else (tokens - logit_rows) * 2.0 * m.vocab * m.hidden
+    flops = tokens * (dense_flops + lora_flops_per_token(m, s)) - skipped_head + attention_flops
+    dense = max(dense_bytes / bandwidth, flops / rate)
     return dense + max(expert_bytes / bandwidth, tokens * expert_flops / rate)
 
 
@@ -199,7 +208,7 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, tokens: f
     passes = max(1, math.ceil(tokens / eng.max_batched_tokens)) if eng.max_batched_tokens else 1
     per_pass = tokens / passes
     attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2)
-    gemms = _gemm_seconds(m, gpu, s, ranks, per_pass, attention, cal)
+    gemms = _gemm_seconds(m, gpu, s, ranks, per_pass, attention, cal, prefill_logit_rows(s, per_pass))
     overhead = layer_launches(m) * _eff(cal, s.engine, "layer_overhead_s")
     comm = all_to_all_seconds(m, gpu, Layout(ranks), per_pass, cal)
     return passes * (gemms + overhead + comm)

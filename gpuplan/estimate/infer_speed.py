@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpuplan import types
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import (
@@ -261,6 +262,33 @@ def lora_step_bytes(m: ModelSpec, s: InferSetup, batch: float) -> float:
     return distinct * served_adapter_bytes(m, 1, s.lora_rank, s.tp, 1)
 
 
+# Engines whose prefill runs the LM head on every prompt position: none verified. MindIE's source is not checked
+# here, so its prefill keeps counting the head for every prompt token, as before.
+_ALL_POSITION_LOGITS = frozenset({types.Engine.MINDIE})
+
+
+def prefill_logit_rows(s: InferSetup, tokens: float) -> float:
+    """Positions of a prefill pass of ``tokens`` prompt tokens that go through the LM head: one per sequence in the
+    pass, as the engines gather the last scheduled position of each request before ``compute_logits`` (vLLM
+    ``gpu_model_runner.py`` ``_prepare_inputs``: ``logits_indices = query_start_loc[1:] - 1``, also for a partial
+    prompt's chunk, @000fc94b754f66aeb60ef5acf1ea2e94cdc65164; SGLang ``layers/logits_processor.py`` extend without
+    input logprobs, @009db01a7c0d5460611d543516401eb497641918; TensorRT-LLM ``_torch/modules/logits_processor.py``
+    without ``return_context_logits``, @89fd9b74ab7ae753b4c6b3db25a400dca7ea54a0; llama.cpp ``llama-batch.cpp``: a
+    batch without logits flags outputs its last token only, @21e9bbe200715706b8788579f2248b4c0a9a84ab; mlx-lm
+    ``generate_step`` evaluates only the KV cache of the prompt chunks and the last token's logits,
+    @861bbd052dbafe6ea6fb14d781f6be79266a826b). Every position where ``s.full_logits`` (transformers' generate
+    before 4.45, huggingface/transformers PR #31292 ``num_logits_to_keep``)."""
+    if s.full_logits or s.engine in _ALL_POSITION_LOGITS:
+        return tokens
+    return min(tokens, max(1.0, tokens / max(s.prompt_len, 1)))
+
+
+def _skipped_head_flops(m: ModelSpec, s: InferSetup, tokens: float) -> float:
+    """The LM head's FLOPs (2 × vocabulary × hidden per position, in :func:`matmul_params`) that a prefill pass of
+    ``tokens`` prompt tokens does not spend: those of the positions :func:`prefill_logit_rows` leaves out."""
+    return (tokens - prefill_logit_rows(s, tokens)) * 2.0 * m.vocab * m.hidden
+
+
 def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
     """Seconds to prefill ``tokens`` prompt tokens (sequences of ``s.prompt_len``).
 
@@ -269,12 +297,14 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     physical batch). Each pass is a roofline like a decode step: its FLOPs at the compute rate, but never faster
     than streaming the weights its tokens reach once (for MoE the experts they route to,
     :func:`decode_weight_bytes`), and it pays the engine's per-layer cost of launching the pass's kernels. A short
-    prompt on a large MoE is thus bound by reading nearly every expert, not by its few FLOPs."""
+    prompt on a large MoE is thus bound by reading nearly every expert, not by its few FLOPs. The LM head runs on
+    the positions the engine samples from (:func:`prefill_logit_rows`), not on every prompt token."""
     t = _step_terms(m, gpu, s, cal)
     passes = max(1, math.ceil(tokens / t.max_batched_tokens)) if t.max_batched_tokens else 1
     per_pass = tokens / passes
     attention = per_pass * t.attention_flops / t.attention_peak
-    dense = per_pass * t.gemm_flops / t.prefill_rate + attention / t.attention_rate
+    gemm = per_pass * t.gemm_flops - _skipped_head_flops(m, s, per_pass)
+    dense = gemm / t.prefill_rate + attention / t.attention_rate
     experts = per_pass * t.expert_flops / t.prefill_rate
     expert_bytes = _touched_expert_bytes(m, t.fmt, s, per_pass, t.weights[1]) if m.is_moe else 0.0
     stream = _streamed_bytes(m, t.fmt, s, per_pass, t.weights) - expert_bytes
@@ -331,7 +361,7 @@ def decode_weight_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: f
 class RunWork:
     """What :func:`run_floor_seconds` reads of the model, setup and run, the same on every GPU type."""
 
-    prefill_flops: float  # every prompt token's dense GEMM FLOPs, adapters included
+    prefill_flops: float  # every prompt token's dense GEMM FLOPs, adapters included, the LM head's where it runs
     expert_flops: float  # every prompt token's routed-expert FLOPs (before 1/f_moe)
     kv_bytes: float  # each sequence's KV cache at the mean context, read by each of its decode steps (0: sparse)
     weight_bytes: float  # the weights one-sequence steps stream, in the fewest waves
@@ -348,7 +378,8 @@ def run_work(m: ModelSpec, s: InferSetup, requests: float, most_batch: float) ->
         latent = get_engine(s.engine).mla_latent_cache
         kv = requests * s.output_len * ctx * kv_bytes_per_token(m, s.kv_dtype, s.tp, latent)
     steps = math.ceil(requests / most_batch) * s.output_len
-    return RunWork(tokens * (dense + lora_flops_per_token(m, s)), tokens * experts, kv,
+    prefill = tokens * (dense + lora_flops_per_token(m, s)) - _skipped_head_flops(m, s, tokens)
+    return RunWork(prefill, tokens * experts, kv,
                    steps * _streamed_bytes(m, fmt, s, 1.0, _weight_terms(m, fmt, s)))
 
 
