@@ -92,7 +92,7 @@ ZH: dict[str, str] = {
     "by": "按", "fine-tune": "微调", "pretraining": "预训练", "batch inference": "批量推理", "serving": "在线服务",
     "tokens": "tokens", "requests of": "个请求，每个", "incl.": "含", "start-up": "启动",
     # breakdown parts not named above (memory: allocator slack; time: training steps, inference phases)
-    "allocator_slack": "分配器预留", "compute": "计算", "optimizer_step": "优化器更新",
+    "allocator_slack": "分配器预留", "compute": "计算", "optimizer_step": "优化器更新", "dequantize": "权重反量化",
     "data_parallel_comm": "数据并行通信", "tensor_parallel_comm": "张量并行通信", "pipeline_bubble": "流水线气泡",
     "pipeline_parallel_comm": "流水线并行通信",
     "prefill": "预填充", "decode": "解码",
@@ -191,7 +191,7 @@ EN: dict[str, str] = {
     "load_workspace": "pool left by quantizing on load",
     "compute_buffer": "compute buffer", "previous_kv_cache": "previous step's KV cache",
     "memory_bound_ops": "memory-bound kernels", "launch_stall": "kernel-launch stall",
-    "optimizer_step": "optimizer step",
+    "optimizer_step": "optimizer step", "dequantize": "weight dequantization",
     "data_parallel_comm": "data-parallel communication", "tensor_parallel_comm": "tensor-parallel communication",
     "pipeline_bubble": "pipeline bubble", "pipeline_parallel_comm": "pipeline-parallel communication",
 }

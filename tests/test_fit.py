@@ -42,6 +42,22 @@ def test_a_parameter_no_row_moves_is_not_identified(cases: list[Case]) -> None:
     assert "u_torchtitan" not in free and "u_megatron" in free
 
 
+def _quantized_base(c: Case) -> bool:
+    setup = c.meta.get("setup")
+    return bool(getattr(setup, "base_quant", None)) or getattr(setup, "method", "") == "qlora"
+
+
+def test_the_dequantization_efficiency_is_fitted_on_the_quantized_base_runs_only(cases: list[Case]) -> None:
+    # the refit sets eta_dequant (train_time.dequantize_seconds) from the QLoRA and int4-base time rows, inside a
+    # streaming kernel's physical range; no other row depends on it
+    group = _training_time_group()
+    low, high = group.bounds[group.params.index("eta_dequant")]
+    assert 0 < low < INITIAL["eta_dequant"] < high <= 0.95
+    rows = [c for c in cases if c.cls in group.classes]
+    assert "eta_dequant" in identified(group, rows, _start())
+    assert "eta_dequant" not in identified(group, [c for c in rows if not _quantized_base(c)], _start())
+
+
 @pytest.mark.benchmark  # a refit of the training-time group (about 10 s of CPU): scripts/test.sh runs it apart
 def test_an_unidentified_parameter_keeps_its_start_value(cases: list[Case]) -> None:
     # before this rule, a refit without the torchtitan source drove u_torchtitan to its lower bound on no

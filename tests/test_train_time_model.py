@@ -11,7 +11,7 @@ import pytest
 
 from gpuplan.catalog import load_catalog
 from gpuplan.estimate.calibration import fitted
-from gpuplan.estimate.train_time import train_time
+from gpuplan.estimate.train_time import dequantize_bytes, train_time
 from gpuplan.types import Parallelism, TrainSetup
 
 CAT = load_catalog()
@@ -300,3 +300,38 @@ def test_a_setup_refuses_a_kernel_or_dispatcher_it_would_otherwise_time_as_the_d
     with pytest.raises(InputError) as info:
         TrainSetup(framework="megatron", **{field: value})
     assert info.value.field == f"TrainSetup.{field}" and "use one of" in info.value.fix
+
+
+def _qlora_share(mb: int, gpu: str = "RTX4090") -> float:
+    """The time a QLoRA step spends dequantizing its base, as a share of the step."""
+    s = _setup(mb, 1, method="qlora", framework="hf", recompute="full")
+    parts = train_time(CAT.model("Llama-2-7B"), CAT.gpu(gpu), s, TOKENS).breakdown
+    return parts.get("dequantize") / parts.total
+
+
+def test_dequantizing_a_qlora_base_weighs_on_a_batch_of_one_and_fades_with_the_micro_batch() -> None:
+    # bitsandbytes dequantizes every weight per matmul, whatever the tokens in it: Answer.AI's fsdp_qlora runs show
+    # QLoRA as fast as LoRA at micro-batch 8-10, while at batch 1 the dequantization shows
+    shares = [_qlora_share(mb) for mb in (1, 2, 4, 8)]
+    assert shares == sorted(shares, reverse=True)
+    assert shares[0] > 4 * shares[-1]  # a fixed time per micro-step against eight times the matmul work
+
+
+def test_a_16_bit_base_dequantizes_nothing() -> None:
+    s = _setup(1, 1, method="lora", framework="hf", recompute="full")
+    assert train_time(CAT.model("Llama-2-7B"), CAT.gpu("RTX4090"), s, TOKENS).breakdown.get("dequantize") == 0
+
+
+def test_qlora_dequantization_bytes_by_hand() -> None:
+    # Llama-2-7B's linear layers: 32 × (4 × 4096² + 3 × 4096 × 11008) = 6,476,005,376 weights, read as NF4 with
+    # double quantization (4.127 bits) and written in bf16 (2 bytes), in forward, the recomputed forward and
+    # backward: 3 × 6.476e9 × (0.516 + 2) = 48.9 GB per micro-step, whatever the micro-batch
+    m = CAT.model("Llama-2-7B")
+    s = _setup(4, 1, method="qlora", framework="hf", recompute="full")
+    assert dequantize_bytes(m, s) == pytest.approx(3 * 6_476_005_376 * (4.127 / 8 + 2), rel=1e-6)
+    assert dequantize_bytes(m, replace(s, micro_batch=1)) == dequantize_bytes(m, s)
+    # without recomputation the forward runs once; FSDP gathers the packed weights, so every rank still
+    # dequantizes all of them, while tensor parallelism splits the matrices
+    assert dequantize_bytes(m, replace(s, recompute="none")) == pytest.approx(dequantize_bytes(m, s) * 2 / 3)
+    assert dequantize_bytes(m, replace(s, parallel=Parallelism(dp=4, zero=3))) == dequantize_bytes(m, s)
+    assert dequantize_bytes(m, replace(s, parallel=Parallelism(tp=2))) == pytest.approx(dequantize_bytes(m, s) / 2)

@@ -7,8 +7,12 @@ Utilisation is not a constant. It is modelled as
 where W is the work of one micro-step on one GPU (TFLOP): small models and small micro-batches leave the
 GPU idle between kernels. u_framework (optimised stacks: Megatron, torchtitan; eager stacks: HF Trainer,
 torchtune, DeepSpeed), f_segment (consumer/workstation cards against their datasheet peak), f_method
-(frozen-base methods; quantized bases that dequantize in every matmul) and W₀ are fitted by
-``bench/fit.py`` on published runs and kept in ``data/fitted/params.json``.
+(frozen-base methods) and W₀ are fitted by ``bench/fit.py`` on published runs and kept in
+``data/fitted/params.json``.
+
+A quantized frozen base (QLoRA, a GPTQ or int4 base) is dequantized to 16-bit for every matmul, once per weight
+and pass, whatever the micro-batch (:func:`dequantize_bytes`): its cost is a time per micro-step, not a share of
+the step, so it weighs on a batch of one and fades as the tokens per micro-step grow.
 
 Beside the matmuls, every layer runs kernels that are bound by memory bandwidth, not FLOPs: norms, residual
 adds, activation functions, rotary embeddings, dropout, the logits' softmax. Their traffic grows with the
@@ -47,7 +51,7 @@ from typing import NamedTuple
 from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
 from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.frameworks import stack
-from gpuplan.estimate.memory import frozen_base_bytes, parameter_terms
+from gpuplan.estimate.memory import frozen_base_bytes, linear_and_other_params, parameter_terms
 from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
     all_to_all_collectives,
@@ -58,6 +62,8 @@ from gpuplan.estimate.moe_train import (
     permute_bytes_per_token,
     routed_params,
 )
+from gpuplan.estimate.params import count_params
+from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate, TrainRate
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, Method, ModelSpec, Recompute, TrainSetup
@@ -196,6 +202,7 @@ class StepWork:
     ep_bytes: float = 0.0  # expert-parallel all-to-all bytes one GPU sends per micro-step (moe_train)
     ep_collectives: float = 0.0  # all-to-alls per micro-step, each paying a collective latency
     fp8_excluded_share: float = 0.0  # of the FLOPs, in matmuls an FP8 recipe leaves 16-bit (flops.fp8_excluded_params)
+    dequant_bytes: float = 0.0  # dequantize_bytes: a quantized base's weights read and written per micro-step
 
 
 def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
@@ -204,8 +211,6 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     if s.compiled:
         framework *= cal.get("f_compiled")
     method = 1.0 if s.method.trains_base else cal.get("f_frozen_base")
-    if s.method.quantizes_base or s.base_quant:
-        method *= cal.get("f_quantized_base")
     flops, matmul_share, fp8_excluded_share = _flop_terms(m, s)
     work = flops * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
     ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
@@ -214,7 +219,46 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
                     (activation_traffic_bytes(m, s, cal) + ssd_scan_bytes_per_token(m, s) +
                      permute_bytes_per_token(m, s) + expert_cast_bytes_per_token(m, s)), dp_bytes, tp_bytes,
                     all_to_all_bytes(m, s),
-                    all_to_all_collectives(m, s), fp8_excluded_share)
+                    all_to_all_collectives(m, s), fp8_excluded_share, dequantize_bytes(m, s))
+
+
+# MatMul4Bit, the autograd Function bitsandbytes' Linear4bit trains through, dequantizes the whole weight to 16-bit
+# in forward (F.dequantize_4bit, then linear) and again in backward for the input's gradient; it keeps only the packed
+# weight between them (bitsandbytes-foundation/bitsandbytes bitsandbytes/autograd/_functions.py
+# @012c660699ccb92bfa97916f1a18bed0980eae00). F.dequantize_4bit reads the packed weight and its block constants and
+# writes a new 16-bit tensor of the weight's shape (bitsandbytes/functional.py
+# @01327aa0119fa503ea16322dd72f69f202e4502e).
+# AutoGPTQ's training path and ChatGLM's int4 kernels do the same: a 16-bit matrix per matmul.
+DEQUANT_PASSES = 2  # forward, and backward for the input's gradient; a full recomputation reruns the forward
+
+
+def dequantize_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes one GPU reads and writes per micro-step to dequantize the quantized frozen base of ``s``: per pass
+    (:data:`DEQUANT_PASSES`, one more with full recomputation), each quantized weight on the GPU read in its format
+    and written in 16-bit. Every data-parallel rank runs the whole model on its micro-batch, so ZeRO-3/FSDP, which
+    gathers the packed weights, does not divide this; TP and PP do. 0 for a 16-bit base."""
+    name = s.base_quant or ("bnb-nf4-dq" if s.method.quantizes_base else None)
+    if not name or s.method == Method.FULL:
+        return 0.0
+    fmt = weight_format(name)
+    if fmt.is_16bit:
+        return 0.0
+    quantized = count_params(m).experts if fmt.scope == "experts" else linear_and_other_params(m)[0]
+    if stack(s.framework).quantizes_output_layer:
+        quantized += m.vocab * m.hidden
+    passes = DEQUANT_PASSES + (1 if s.recompute == Recompute.FULL else 0)
+    written = 4.0 if fmt.compute == "fp32" else 2.0
+    return passes * quantized / (s.parallel.tp * s.parallel.pp) * (fmt.bytes_per_weight + written)
+
+
+def dequantize_seconds(gpu: Gpu, w: StepWork, micro_steps: float, cal: Calibration) -> float:
+    """Time to dequantize a quantized base in ``micro_steps`` micro-steps: :func:`dequantize_bytes` at
+    ``eta_dequant`` of the memory bandwidth (fitted; ``eta_optimizer``, the other streaming kernels' share, until a
+    fit has set it)."""
+    if not w.dequant_bytes or not gpu.memory_bandwidth_bytes_per_s:
+        return 0.0
+    eta = cal.values.get("eta_dequant", cal.get("eta_optimizer"))
+    return micro_steps * w.dequant_bytes / (gpu.memory_bandwidth_bytes_per_s * eta)
 
 
 def _flop_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, float]:
@@ -365,13 +409,15 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     micro_steps = steps * s.grad_accum
     ep_total = expert_parallel_seconds(m, s, link, w, cal) * micro_steps  # not overlapped (moe_train)
     bubble = pipeline_bubble(s, compute)
+    dequantize = dequantize_seconds(gpu, w, micro_steps, cal)
     stall = 0.0
     if not s.framework.optimised and not s.compiled:
         launch = m.n_layers / par.pp * cal.get("layer_launch_s")  # host seconds per micro-step
-        stall = micro_steps * max(0.0, launch - (compute + memory_bound) / micro_steps)
+        stall = micro_steps * max(0.0, launch - (compute + memory_bound + dequantize) / micro_steps)
     parts = (("compute", compute), ("memory_bound_ops", memory_bound), ("optimizer_step", optimizer),
-             ("launch_stall", stall), ("data_parallel_comm", exposed_dp), ("tensor_parallel_comm", tp_total),
-             ("expert_parallel_comm", ep_total), ("pipeline_parallel_comm", pp_total), ("pipeline_bubble", bubble))
+             ("dequantize", dequantize), ("launch_stall", stall), ("data_parallel_comm", exposed_dp),
+             ("tensor_parallel_comm", tp_total), ("expert_parallel_comm", ep_total),
+             ("pipeline_parallel_comm", pp_total), ("pipeline_bubble", bubble))
     return StepTime(parts, peak, u, steps, tokens_per_step, link)
 
 
