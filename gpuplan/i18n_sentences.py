@@ -466,6 +466,8 @@ TEMPLATES: dict[str, str] = {
     "{sp.bound}-bound": "受{sp.bound|t}限制",
     "{train_flops_per_token(m, s) / 1000000000.0} GFLOP ({s.method}, recompute {s.recompute})":
         "{train_flops_per_token(m, s) / 1000000000.0} GFLOP（{s.method}，重计算 {s.recompute}）",
+    "{eng.name}: {flops} FLOP per {fmt.name} weight at {(gpu.fp32_flops_per_s or 0.0) / TERA} TFLOP/s FP32 = {1 / per_weight / 1000000000.0} G weights/s at most in a decode step":
+        "{eng.name}：每个 {fmt.name} 权重 {flops} FLOP，FP32 {(gpu.fp32_flops_per_s or 0.0) / TERA} TFLOP/s = 解码一步至多每秒 {1 / per_weight / 1000000000.0} G 个权重",
     "{peak / TERA} TFLOP/s per GPU ({s.precision} dense)": "每卡 {peak / TERA} TFLOP/s（{s.precision} 稠密）",
     "{u} of peak ({s.framework}{', compiled' if s.compiled else ''}, {gpu.segment})":
         "峰值的 {u}（{s.framework}{', compiled' if s.compiled else ''|t}，{gpu.segment|t}）",

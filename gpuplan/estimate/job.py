@@ -329,7 +329,8 @@ def estimate_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Cali
     mem = training_memory(m, s, cal)
     if job.framework:
         fw = get_framework(job.framework)
-        described = fw.describe(bool(s.base_quant) or s.method.quantizes_base)
+        quantized = bool(s.base_quant) or s.method.quantizes_base
+        described = fw.describe(quantized)
         mem = replace(mem, assumptions=(*mem.assumptions, Assumption("framework", described, fw.source)))
     tokens = job.train_tokens
     time = train_time(m, gpu, s, tokens, cal) if tokens > 0 else None
