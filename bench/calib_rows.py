@@ -524,6 +524,13 @@ def _nf4_whole_matrix(text: str) -> bool:
     return bool(release) and int(release.group(1)) < 2
 
 
+def _base_fp16(text: str) -> bool:
+    """Whether a row's quant_base column says the quantized base's other modules were stored in fp16 ("other
+    modules fp16"): transformers' default for a bitsandbytes model loaded without a torch_dtype
+    (``memory.output_layer_cast_bytes``)."""
+    return bool(re.search(r"other modules (?:stored |kept |loaded )?(?:in )?fp16", text.lower()))
+
+
 def _targets(text: str) -> str:
     """gpuplan's LoRA target set nearest to the modules a row names (fused QKV counts as attention)."""
     names = set(re.findall(r"[a-z0-9_]+", text.lower()))
@@ -582,6 +589,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     if base:
         values["base_quant"] = base
         values["nf4_whole_matrix"] = _nf4_whole_matrix(row["quant_base"])
+        values["base_fp16"] = _base_fp16(row["quant_base"])
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
         "bf16" if method in ("lora", "qlora", "ptuning") else "bf16-mixed")
     if method in ("lora", "qlora", "ptuning") and values["precision"] == "bf16-mixed":

@@ -663,6 +663,10 @@ class TrainSetup:
     # the NF4 base is quantized one whole matrix at a time while the model loads (torchao's NF4Tensor before 0.2, which
     # torchtune pinned until 2024-06-26; later releases quantize 1024² weights at a time): see memory.load_pool_bytes
     nf4_whole_matrix: bool = False
+    # the quantized base's other modules (embeddings, norms, the output layer) are stored in fp16 while training
+    # computes in bf16 under autocast: transformers stores them in fp16 when from_pretrained gets a bitsandbytes
+    # config and no torch_dtype (see memory.output_layer_cast_bytes); False: in the compute format
+    base_fp16: bool = False
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
     trainable_layers: int = 2  # freeze: train the last k layers
     parallel: Parallelism = Parallelism()

@@ -717,6 +717,20 @@ def test_a_torchtune_qlora_row_on_torchao_0_1_quantizes_whole_matrices_on_load(c
         assert later is not None and not later.meta["setup"].nf4_whole_matrix
 
 
+def test_swift_bitsandbytes_rows_keep_the_unquantized_modules_in_fp16(catalog: Catalog) -> None:
+    # ms-swift @306fa15a0 loads Qwen (v1) with torch_dtype None, so transformers stores the bitsandbytes model's
+    # embedding, norms and lm_head in fp16 while the run trains in bf16; its GPTQ rows load fp16 checkpoints and
+    # train in fp16, and a quant_base that says nothing of the other modules keeps the compute dtype
+    rows = {r["id"]: r for r in _rows("finetune_more.csv")}
+    stem = "ftm-swift-quantization-qwen-7b-chat-lora-{}-len2048-bs1-ga16-fa1-gc1-r8-default-mem"
+    bnb, _ = _finetune_case(catalog, rows[stem.format("int4-bnb")])
+    gptq, _ = _finetune_case(catalog, rows[stem.format("int4-gptq")])
+    assert bnb is not None and bnb.meta["setup"].base_fp16
+    assert gptq is not None and not gptq.meta["setup"].base_fp16
+    plain, _ = _finetune_case(catalog, {**rows[stem.format("int4-bnb")], "quant_base": "bnb nf4, double quant"})
+    assert plain is not None and not plain.meta["setup"].base_fp16
+
+
 def test_rows_run_with_cuda_graphs_off_map_to_eager_steps(cases: list[Case]) -> None:
     # DataCrunch's DeepSeek-V3 runs launched SGLang with --disable-cuda-graph (srv-1181: 1 req/s, TP8, median TPOT
     # 209 ms, four times the graphed estimate), the Qwen2.5 speed benchmark's Qwen2.5-32B row ran vLLM with

@@ -373,6 +373,27 @@ def test_a_recomputed_gptq_layer_holds_its_fp16_matrices_while_its_gradients_are
     assert long.breakdown.get("dequantized_saved") == 0.0
 
 
+def test_an_fp16_output_layer_under_bf16_autocast_keeps_a_bf16_copy_through_the_loss() -> None:
+    # transformers stores a bitsandbytes model's unquantized modules in fp16 when from_pretrained gets no torch_dtype;
+    # trained in bf16, autocast casts Qwen-7B's frozen lm_head (151,936 × 4,096, Qwen/Qwen-7B config.json) to bf16
+    # in every forward and the matmul saves that copy for the hidden state's gradient: 151,936 × 4,096 × 2 =
+    # 1,244,659,712 bytes at the end of the forward pass
+    m = load_catalog().model("Qwen-7B")
+    setup = TrainSetup(method="qlora", base_quant="bnb-nf4-dq", recompute="full", micro_batch=1, seq_len=2048,
+                       precision="bf16", framework="hf", lora_targets="attention", base_fp16=True)
+    est = training_memory(m, setup)
+    assert est.breakdown.get("output_layer_copy") == 1_244_659_712
+    plain = training_memory(m, replace(setup, base_fp16=False))
+    assert plain.breakdown.get("output_layer_copy") == 0.0
+    assert est.total - plain.total >= 1_244_659_712  # the copy, and the allocator's share around it
+    # fp16 training computes in the stored dtype (no cast); a trained output layer is the adapters' business
+    assert training_memory(m, replace(setup, precision="fp16-mixed")).breakdown.get("output_layer_copy") == 0.0
+    assert training_memory(m, replace(setup, train_embeddings=True)).breakdown.get("output_layer_copy") == 0.0
+    # split by vocabulary-parallel tensor parallelism like the layer itself
+    tp2 = training_memory(m, replace(setup, parallel=Parallelism(tp=2)))
+    assert tp2.breakdown.get("output_layer_copy") == 1_244_659_712 / 2
+
+
 def test_torchao_before_0_2_quantizes_a_whole_matrix_on_load_at_68_bytes_per_weight() -> None:
     # pytorch/ao torchao/dtypes/nf4tensor.py @v0.1 (ff288954): quantize_tensor_nearest takes (value - nf4).abs() over
     # the whole matrix, weights × 16 bf16 twice (64 bytes a weight), beside the scaled blocks (2) and the checkpoint's

@@ -1154,11 +1154,13 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     at_forward_end = acts + carried_acts + logits + carried_logits
     # 16-bit copies of quantized matrices that autograd saved (same shapes every step, like the gradients)
     saved_at_forward_end, saved_in_backward = saved_dequantized_bytes(m, s)
+    head_copy = output_layer_cast_bytes(m, s)  # freed when backward passes the output layer, first
     grads_at_forward_end = grads if coincide else first_grad
     peak_in_backward = (held(grads + saved_in_backward, last_layer)
-                        > held(grads_at_forward_end + saved_at_forward_end, at_forward_end))
+                        > held(grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end))
     grads_at_peak = grads if peak_in_backward else grads_at_forward_end
     saved_at_peak = saved_in_backward if peak_in_backward else saved_at_forward_end
+    head_copy_at_peak = 0.0 if peak_in_backward else head_copy
     acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
                                     (acts + carried_acts, logits + carried_logits))
     dequant = _dequant_workspace(m, s)
@@ -1167,9 +1169,11 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
                ("dequant", dequant), *((("dequantized_saved", saved_at_peak),) if saved_at_peak else ()),
+               *((("output_layer_copy", head_copy_at_peak),) if head_copy_at_peak else ()),
                *((("zero_buckets", buckets),) if buckets else ()))
     persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
-    slack = _slack(rates, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak, persistent)
+    slack = _slack(rates, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak + head_copy_at_peak,
+                   persistent)
     # what loading left cached above the step's own pool, which the step reuses (0 where loading needs less)
     resident, transient = frozen_bytes + trainable_w, quantize_on_load_bytes(m, s)
     at_load = load_pool_bytes(s, cal, resident, transient) if transient else 0.0
@@ -1341,6 +1345,26 @@ def saved_dequantized_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     per_layer = (p.attention + p.mlp + p.experts + p.shared_experts) / m.n_layers * BYTES_16 / s.parallel.tp
     layers = m.n_layers / s.parallel.pp * min(s.parallel.pp, s.grad_accum)
     return (0.0 if s.recompute == Recompute.FULL else layers * per_layer), per_layer
+
+
+def output_layer_cast_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """The bf16 copy of a frozen fp16 output layer that autocast makes in every forward pass, on one GPU, where the
+    quantized base's other modules are stored in fp16 while training computes in bf16 (``TrainSetup.base_fp16``).
+    Autocast casts a linear's fp16 weight to bf16 for the matmul in every forward (pytorch/pytorch
+    aten/src/ATen/autocast_mode.cpp @cfed411fae0c18aa3d20351bc8dc8e1218db77ff, ``cached_cast`` caches only fp32
+    leaves that need a gradient); the matmul
+    keeps that copy to compute its input's gradient, so it lives from the output layer's forward until backward
+    passes it: through the logits and the loss. transformers stores a bitsandbytes model's modules that it does not
+    quantize in fp16 when ``from_pretrained`` gets no ``torch_dtype`` (src/transformers/quantizers/quantizer_bnb_4bit.py
+    @d91fa5a784e416ca685d5ba76d7bc490eb008b33, ``update_dtype``; from_pretrained did the same before the quantizer
+    classes), and ms-swift's Qwen (v1) loader passes none (swift/llm/utils/model.py
+    @306fa15a08e625bca0d01f019e6be6ab27669461, ``get_model_tokenizer_qwen`` sets ``torch_dtype = None``) while its
+    trainer runs bf16. Zero where the stack quantizes the output layer or trains it."""
+    if not s.base_fp16 or s.precision == "fp16-mixed" or s.method == Method.FULL or trains_embeddings(s):
+        return 0.0
+    if stack(s.framework).quantizes_output_layer and bool(s.base_quant or s.method.quantizes_base):
+        return 0.0
+    return m.vocab * m.hidden * BYTES_16 / s.parallel.tp
 
 
 # Bytes per weight that unpacking one quantized matrix holds at once, where it is more than its 16-bit copy. AutoGPTQ's
