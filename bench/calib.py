@@ -445,6 +445,19 @@ def _cuda_graphs(row: dict[str, str]) -> bool:
     return not _NO_CUDA_GRAPHS.search(row.get("notes", ""))
 
 
+# TensorRT-LLM's perf overview runs MoE models with attention data parallelism and dense ones without it (its
+# "For MoE models" command sets enable_attention_dp in the LLM API options; NVIDIA/TensorRT-LLM
+# docs/source/performance/perf-overview.md @00f37686aa854010d68bcbd0f4ab000221541ca6, "Running the Benchmark").
+# The doc prints the key indented under cuda_graph_config, whose model forbids unknown fields (StrictBaseModel,
+# tensorrt_llm/llmapi/llm_args.py), so the runs can only have set it at the top level. A row whose notes say so for
+# MoE models carries it on its setup when its model is one (gpuplan.estimate.infer_speed.host_step_seconds).
+_ATTENTION_DP = re.compile(r"MoE models?:[^.;]*\benable_attention_dp\b")
+
+
+def _attention_dp(row: dict[str, str], model: Any) -> bool:
+    return bool(model.is_moe and _ATTENTION_DP.search(row.get("notes", "")))
+
+
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
                   "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
 
@@ -484,11 +497,12 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         isl, osl = _int(row["isl"]) or 0, _int(row["osl"]) or 0
     batch = _int(row["batch_or_concurrency"]) or 1
     kv = _kv_dtype(engine, prec, row["notes"])
+    model = cat.model(preset)
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
                        engine_version=_release_text(row), launcher=_launcher(row),
-                       cuda_graphs=_cuda_graphs(row), full_logits=_full_prompt_logits(engine, row))
-    model = cat.model(preset)
+                       cuda_graphs=_cuda_graphs(row), full_logits=_full_prompt_logits(engine, row),
+                       attention_dp=_attention_dp(row, model))
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
@@ -698,10 +712,10 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     preset, prec, gpu = found
     tp = _int(row["tp"]) or 1
     kv = _kv_dtype(engine, prec, row["notes"])
+    model = cat.model(preset)
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
                        pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row),
-                       cuda_graphs=_cuda_graphs(row))
-    model = cat.model(preset)
+                       cuda_graphs=_cuda_graphs(row), attention_dp=_attention_dp(row, model))
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])
     measured = value / 1000.0 if "_ms_" in metric else value

@@ -31,7 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calib import BAND_OF, SPEED_CLASSES, Case, all_cases
 
 from gpuplan.estimate.calibration import FITTED_PATH, Calibration
-from gpuplan.estimate.engines import METAL_BACKEND_ENGINES, efficiency_key, vllm_v0
+from gpuplan.estimate.engines import (
+    HOST_SEQUENCE_KEY,
+    METAL_BACKEND_ENGINES,
+    efficiency_key,
+    host_sequence_key,
+    vllm_v0,
+)
 from gpuplan.units import GiB
 
 # Values that are assumptions, not fits: each with its reason (printed in docs/estimators.md).
@@ -321,7 +327,31 @@ def fit_all(cases: list[Case], start: Calibration) -> Calibration:
     for group in groups():
         cal = fit_group(group, cases, cal)
     cal, _ = fit_inference(cases, cal)
+    cal = fit_host_per_sequence(cases, cal)
     return fit_request_overhead(cases, cal)
+
+
+# the host seconds per running sequence of a TensorRT-LLM PyTorch-backend decode step (HOST_SEQUENCE_KEY,
+# gpuplan.estimate.infer_speed.host_step_seconds): at most 100 µs, which would hold one GPU's decode below 10,000
+# tokens/s whatever the model (the perf overview's Llama-3.1-8B FP8 on one H100 reaches 28,312 at 128/128 tokens);
+# the fit starts at 20 µs, a step of 2,048 sequences then taking 41 ms of host time, longer than the GPU step of the
+# small-active models the parameter is seen on, so the rows that can identify it move at the start
+_HOST_SEQUENCE_BOUNDS = (0.0, 1e-4)
+HOST_SEQUENCE_START = 2e-5
+
+
+def fit_host_per_sequence(cases: list[Case], cal: Calibration) -> Calibration:
+    """``host_seq_s_trtllm_pytorch`` on the TensorRT-LLM PyTorch-backend speed rows, after the engine's efficiencies
+    (they stay). A fit whose rows no value moves (no row's GPU step is as short as its host time) holds no key, and
+    such steps pay none (gpuplan.estimate.infer_speed.host_seconds_per_sequence)."""
+    rows = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"
+            and host_sequence_key(c.meta["setup"]) == HOST_SEQUENCE_KEY]
+    trial = cal.with_values(**{HOST_SEQUENCE_KEY: HOST_SEQUENCE_START})
+    group = Group("host per sequence", [HOST_SEQUENCE_KEY], [_HOST_SEQUENCE_BOUNDS], SPEED_CLASSES,
+                  scale={HOST_SEQUENCE_KEY: 1e-5})
+    if not rows or not identified(group, rows, trial):
+        return cal
+    return fit_group(group, rows, trial)
 
 
 # which rows identify an engine's fixed latency per request (gpuplan.estimate.load.request_seconds): TTFT under a

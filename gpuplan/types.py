@@ -742,6 +742,10 @@ class InferSetup:
     # False: the server was started with CUDA graphs off (SGLang --disable-cuda-graph, vLLM --enforce-eager), so
     # every decode step launches its kernels op by op (gpuplan.estimate.engines.graph_batches)
     cuda_graphs: bool = True
+    # True: attention data parallelism (TensorRT-LLM ``enable_attention_dp``): each of the tp ranks schedules and runs
+    # the attention of its own share of the sequences, so the host work of a step is split over the ranks
+    # (gpuplan.estimate.infer_speed.host_step_seconds)
+    attention_dp: bool = False
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -758,7 +762,7 @@ class InferSetup:
         return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
-                          self.launcher, self.cuda_graphs)
+                          self.launcher, self.cuda_graphs, self.attention_dp)
 
     @property
     def n_gpus(self) -> int:

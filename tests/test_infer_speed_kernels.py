@@ -291,3 +291,50 @@ def test_the_alu_floor_is_the_metal_k_quant_kernels_own(catalog: Catalog) -> Non
     # FP32 rates and bandwidths summed, decodes Q4_K_M at least as fast as a 30-core M2 Max and at most 2.5× it
     ultra, m2max = (_tok_s(floored, "Llama-3-8B", g, "gguf-q4_k_m", catalog) for g in ("M2-Ultra", "M2-Max-30C"))
     assert m2max < ultra < 2.5 * m2max
+
+
+# ---------------------------------------------------------------- host time per sequence (TensorRT-LLM PyTorch)
+
+_HOST = 25e-6  # seconds per sequence and step, about what the perf overview's DGX B200 row shows (1 / 39,827 tok/s)
+
+
+def _host_steps(catalog: Catalog, batch: int, **setup: Any) -> tuple[float, float]:
+    """A decode step of Qwen3-30B-A3B NVFP4 on B200 at 128/128 tokens, without and with the host cost."""
+    from gpuplan.estimate.infer_speed import decode_step_seconds
+
+    m, g = catalog.model("Qwen3-30B-A3B"), catalog.gpu("B200")
+    s = InferSetup(**{"engine": "trtllm", "weight_format": "nvfp4", "prompt_len": 128, "output_len": 128,
+                      "launcher": "trtllm-bench", **setup})
+    without = Calibration({k: v for k, v in fitted().values.items() if k != "host_seq_s_trtllm_pytorch"})
+    return (decode_step_seconds(m, g, s, batch, 192, without)[0],
+            decode_step_seconds(m, g, s, batch, 192, without.with_values(host_seq_s_trtllm_pytorch=_HOST))[0])
+
+
+def test_a_large_batch_of_a_small_active_model_waits_on_the_host(catalog: Catalog) -> None:
+    # 2,048 sequences x 25 µs = 51.2 ms of host work per step; the GPU reads 3 B active parameters' weights and the
+    # caches in well under that, so the overlapped step lasts the host's 51.2 ms (about 40,000 tokens/s)
+    gpu_only, with_host = _host_steps(catalog, 2048)
+    assert gpu_only < 0.0512
+    assert with_host == pytest.approx(0.0512)
+    # 8 sequences: 0.2 ms of host work, hidden behind the GPU's step
+    gpu_only, with_host = _host_steps(catalog, 8)
+    assert with_host == gpu_only > 8 * _HOST
+
+
+def test_attention_data_parallel_ranks_share_the_host_work(catalog: Catalog) -> None:
+    # under enable_attention_dp each of 8 ranks schedules its own 256 of the 2,048 sequences: 6.4 ms of host work,
+    # not 51.2 ms
+    _, whole = _host_steps(catalog, 2048, tp=8)
+    _, shared = _host_steps(catalog, 2048, tp=8, attention_dp=True)
+    assert whole == pytest.approx(0.0512)
+    assert shared < 0.0512 / 4
+
+
+@pytest.mark.parametrize("setup", [
+    {"engine_version": "0.17.0"},  # the C++ executor of a built TensorRT engine
+    {"engine": "vllm", "launcher": ""},
+])
+def test_engines_without_a_python_step_loop_pay_no_host_time_per_sequence(catalog: Catalog,
+                                                                          setup: dict[str, Any]) -> None:
+    gpu_only, with_host = _host_steps(catalog, 2048, **setup)
+    assert with_host == gpu_only

@@ -191,6 +191,32 @@ TRTLLM_PYTORCH_FROM = (1, 0, 0)
 TRTLLM_BENCH = "trtllm-bench"
 
 
+def trtllm_pytorch(s: types.InferSetup) -> bool:
+    """Whether the setup runs TensorRT-LLM's PyTorch backend: no release stated (plans run the current one), 1.0 or
+    later (``TRTLLM_PYTORCH_FROM``), or a 0.x release whose text names the PyTorch backend."""
+    if s.engine != types.Engine.TRTLLM:
+        return False
+    if not s.engine_version:
+        return True
+    found = release(s.engine_version)
+    return (found is not None and found >= TRTLLM_PYTORCH_FROM) or "pytorch" in s.engine_version.lower()
+
+
+# The host seconds per running sequence of a decode step (:func:`host_sequence_key`) belong to an engine's step
+# loop, not to its kernels: TensorRT-LLM's PyTorch backend prepares every step in Python on the host (the executor
+# loop, tensorrt_llm/_torch/pyexecutor/py_executor.py, schedules the requests and updates each one's state, and
+# model_engine.py ``_prepare_tp_inputs`` builds the step's inputs and attention metadata in a loop over the
+# scheduled requests), work that grows with the sequences it runs. Its built-engine predecessor ran that loop in
+# C++ (the executor of releases before 1.0).
+HOST_SEQUENCE_KEY = "host_seq_s_trtllm_pytorch"
+
+
+def host_sequence_key(s: types.InferSetup) -> str | None:
+    """The fitted parameter that holds the setup's host seconds per running sequence of a decode step, or None
+    for an engine whose step loop is not modelled so (``HOST_SEQUENCE_KEY``)."""
+    return HOST_SEQUENCE_KEY if trtllm_pytorch(s) else None
+
+
 def graph_batches(s: types.InferSetup) -> frozenset[int] | None:
     """Decode batch sizes the engine replays a captured CUDA graph for, where its other steps launch every kernel
     from Python one by one (op by op, "eager"); None where the engine's fitted step overhead covers every step.
@@ -212,12 +238,8 @@ def graph_batches(s: types.InferSetup) -> frozenset[int] | None:
     if not s.cuda_graphs:
         return frozenset()
     top = engine(s.engine).cuda_graph_max_batch
-    if top is None or s.launcher == TRTLLM_BENCH:
+    if top is None or s.launcher == TRTLLM_BENCH or not trtllm_pytorch(s):
         return None
-    if s.engine_version:
-        found = release(s.engine_version)
-        if (found is None or found < TRTLLM_PYTORCH_FROM) and "pytorch" not in s.engine_version.lower():
-            return None
     sizes = {*range(1, 32), 32, 64, 128}
     sizes |= {2 ** i for i in range(8, max(8, math.ceil(math.log2(top))))}
     return frozenset(b for b in sizes | {top} if b <= top)

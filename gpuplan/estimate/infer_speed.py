@@ -16,6 +16,9 @@ Scaling Transformer Inference", sec. 2):
   max(GPU time, host time): a fast GPU waits on the host, a slow one hides it; a server started with CUDA graphs
   off (SGLang ``--disable-cuda-graph``, vLLM ``--enforce-eager``) runs every decode step so, SGLang's overlap
   scheduler likewise preparing the next batch while the GPU runs (``event_loop_overlap``, the default since v0.4);
+- TensorRT-LLM's PyTorch backend also prepares every step's inputs in Python, a host time per running sequence
+  (:func:`host_step_seconds`, fitted as ``host_seq_s_trtllm_pytorch``) that its overlap scheduler hides behind
+  the GPU's step until the batch is large and the model's step short: such a step lasts the host time;
 - with LoRA adapters (multi-LoRA serving), every token adds its adapter's FLOPs and a decode step reads each
   distinct adapter of the batch once (batched gather kernels: Punica, Chen et al. 2023; S-LoRA, Sheng et al. 2023).
 η_memory, η_compute and the step overhead are fitted per engine by ``bench/fit.py`` on published
@@ -36,6 +39,7 @@ from gpuplan.estimate.engines import (
     efficiency_key,
     efficiency_keys,
     graph_batches,
+    host_sequence_key,
     sequence_cap,
     step_overhead_keys,
     token_budget,
@@ -126,6 +130,26 @@ def _eager_layer_overhead(cal: Calibration, eng: Engine, gpu: Gpu | None = None)
     step, eager PyTorch modules launching one kernel per op from Python."""
     keys = (f"{efficiency_key('layer_overhead_s', eng.engine, gpu)}_eager", "layer_overhead_s_hf")
     return cal.get(next((k for k in keys if k in cal.values), keys[0]))
+
+
+def host_seconds_per_sequence(cal: Calibration, s: InferSetup) -> float:
+    """The engine's fitted host seconds per running sequence of a decode step (:func:`host_sequence_key`); 0 for an
+    engine without such a parameter or a fit that holds none."""
+    key = host_sequence_key(s)
+    return cal.values.get(key, 0.0) if key else 0.0
+
+
+def host_step_seconds(s: InferSetup, batch: float, per_sequence: float) -> float:
+    """Host seconds a decode step of ``batch`` sequences spends preparing its inputs: ``per_sequence`` for each
+    sequence the busiest rank schedules. Under attention data parallelism (``s.attention_dp``) every rank runs its
+    own executor loop on its share of the sequences, balanced over the ranks (TensorRT-LLM's PyExecutor
+    ``_balance_adp_requests``, tensorrt_llm/_torch/pyexecutor/py_executor.py); otherwise every rank prepares the
+    whole batch. TensorRT-LLM's overlap scheduler (on by default, ``disable_overlap_scheduler`` False) prepares step
+    n + 1 while the GPU runs step n, so a step takes the longer of the two: a small-active model at a large batch
+    on a fast GPU waits on its host (TensorRT-LLM perf overview v1.0: Qwen3-30B-A3B NVFP4 at 128/128 tokens, 39,827
+    output tokens/s on a DGX B200 and 24,107 on a GB200, whose Grace host is slower, 25 and 41 µs per sequence and
+    step, where the GPU's own step takes about 5)."""
+    return math.ceil(batch / s.tp) * per_sequence if s.attention_dp else batch * per_sequence
 
 
 # Bytes of weights one SM loads per clock cycle in an engine whose batch-1 mat-vec kernels cap the rate per SM below
@@ -477,6 +501,7 @@ class _StepTerms:
     kv_dense_up_to: float  # contexts up to this read every cached token (beyond: sparse attention's top-k)
     graphs: frozenset[int] | None  # decode batches replayed as CUDA graphs (None: every step; graph_batches)
     eager: float  # host seconds of a step launched op by op (0 where graphs is None)
+    host_per_seq: float  # host seconds per running sequence of a step (host_step_seconds)
     matvec_per_weight: float  # seconds the mat-vec kernels' ALUs spend on one weight (matvec_seconds_per_weight)
     matvec_dense: float  # that, for a decode step's dense weights on the busiest GPU
     sixteen_bit_extra: float  # decode FLOPs per token to add for the matmuls left 16-bit (sixteen_bit_extra_flops)
@@ -499,6 +524,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,
                        launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0,
+                       host_per_seq=host_seconds_per_sequence(cal, s),
                        matvec_per_weight=per_weight,
                        matvec_dense=per_weight and _gemm_flops(m)[0] / 2 / s.tp * per_weight,
                        sixteen_bit_extra=sixteen_bit_extra_flops(m, gpu, fmt, eng))
@@ -622,8 +648,10 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     gemms = (max(dense_bytes / t.bandwidth, dense_compute, dense_alu)
              + max(expert_bytes / t.bandwidth, expert_compute, expert_alu))
     step = gemms + attention + comm + t.overhead
+    host = host_step_seconds(s, batch, t.host_per_seq)
     if t.graphs is not None and round(batch) not in t.graphs:
-        step = max(step, t.eager)  # launched op by op, overlapped with the GPU (module docstring)
+        host += t.eager  # launched op by op
+    step = max(step, host)  # the host prepares step n + 1 while the GPU runs step n (module docstring)
     return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
 
 
