@@ -350,6 +350,11 @@ class ModelSpec:
     # latent MoE (Nemotron 3 Super / Ultra moe_latent_size): the routed experts work on a projection of the hidden
     # state this wide, projected in and out once per MoE layer (0: experts see the hidden state)
     moe_latent: int = 0
+    # group-limited routing (config n_group, topk_group: DeepSeek-V2 "device-limited", DeepSeek-V3 "node-limited"):
+    # the routed experts form n_expert_groups groups of consecutive experts and a token's top-k are chosen within
+    # its best n_routed_groups of them; 1 and 1 (the default): top-k over all experts
+    n_expert_groups: int = 1
+    n_routed_groups: int = 1
     # MLA (DeepSeek V2/V3)
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
@@ -400,6 +405,11 @@ class ModelSpec:
     @property
     def is_moe(self) -> bool:
         return self.n_experts > 0
+
+    @property
+    def is_group_limited(self) -> bool:
+        """A token's experts come from some of the expert groups only (``n_routed_groups`` of ``n_expert_groups``)."""
+        return self.n_routed_groups < self.n_expert_groups
 
     @property
     def is_mla(self) -> bool:

@@ -253,6 +253,39 @@ def test_presets_keep_native_keys(catalog: Catalog, name: str, native_key: str, 
     assert getattr(catalog.model(name), field) == value
 
 
+# group-limited routing: a token's top-k experts come from topk_group of the n_group expert groups
+@pytest.mark.parametrize(("name", "groups", "source"), [
+    # no n_group / topk_group in the preset's config.json: transformers' DeepseekV3Config defaults 8 and 4, the values
+    # of the published config (DeepSeek-V3 Technical Report sec. 2.1.2: each token reaches at most 4 nodes)
+    ("DeepSeek-V3", (8, 4), "DeepseekV3Config defaults"),
+    ("DeepSeek-R1", (8, 4), "DeepseekV3Config defaults"),
+    ("DeepSeek-V3.1", (8, 4), "config.json n_group 8, topk_group 4"),
+    ("DeepSeek-V2", (8, 3), "topk_method group_limited_greedy; DeepSeek-V2 paper sec. 2.1.3, M = 3"),
+    ("DeepSeek-V2-Lite", (1, 1), "topk_method greedy"),
+    ("Kimi-K2", (1, 1), "config.json n_group 1"),
+    ("GLM-4.5", (1, 1), "config.json n_group 1"),
+    ("Qwen3-30B-A3B", (1, 1), "a softmax top-k over all experts"),
+])
+def test_expert_groups_follow_the_router(catalog: Catalog, name: str, groups: tuple[int, int], source: str) -> None:
+    spec = catalog.model(name)
+    assert (spec.n_expert_groups, spec.n_routed_groups) == groups, source
+
+
+def test_a_deepseek_v2_router_without_topk_method_is_greedy() -> None:
+    # transformers DeepseekV2Moe's default topk_method "greedy" takes top-k over all experts, groups or not
+    config = json.loads((BUNDLED_DIR / "models" / "DeepSeek-V2.json").read_text(encoding="utf-8"))
+    del config["topk_method"]
+    assert not parse_config(config, "v2-greedy").is_group_limited
+
+
+def test_groups_that_cannot_hold_a_tokens_experts_are_refused() -> None:
+    config = json.loads((BUNDLED_DIR / "models" / "DeepSeek-V3.1.json").read_text(encoding="utf-8"))
+    with pytest.raises(ModelConfigError, match="top-8 experts do not fit in the 1 chosen expert groups of 4"):
+        parse_config({**config, "n_group": 64, "topk_group": 1}, "tiny-groups")
+    with pytest.raises(ModelConfigError, match="do not split into 7 groups"):
+        parse_config({**config, "n_group": 7}, "uneven-groups")
+
+
 # ---------------------------------------------------------------- malformed config.json
 
 LLAMA = {  # Llama-2-7B's shape

@@ -133,9 +133,37 @@ def test_deepep_exposes_less_all_to_all_time_across_nodes(catalog: Catalog) -> N
     alltoall = expert_parallel_seconds(m, s, links(gpu, cal), step_work(m, s, cal), cal)
     deepep = replace(s, ep_dispatcher="deepep")
     fewer = expert_parallel_seconds(m, deepep, links(gpu, cal), step_work(m, deepep, cal), cal)
-    # eight nodes: 4.63 network copies of a token instead of 7 (0.66×), the bulk of the time at 400 Gb/s per GPU;
-    # the copies forwarded over NVLink inside the destination nodes (6.7 instead of 0.9) add a little back
-    assert 0.66 * alltoall < fewer < 0.8 * alltoall
+    # eight nodes: 3.5 network copies of a token instead of 7 (0.5×; node-limited routing, next test), the bulk of
+    # the time at 400 Gb/s per GPU; the copies forwarded over NVLink inside the destination nodes (6.7 instead of 0.9)
+    # add a little back
+    assert 0.5 * alltoall < fewer < 0.66 * alltoall
+
+
+def test_node_limited_routing_caps_the_nodes_a_token_reaches(catalog: Catalog) -> None:
+    # DeepSeek-V3 (256 experts in 8 groups of 32, top-8 within the best 4 groups) on EP 64 over eight HGX nodes: a
+    # node holds exactly one group, so a token reaches at most 4 nodes (DeepSeek-V3 Technical Report sec. 2.1.2,
+    # M = 4), its own among them with chance 4/8: 4 − 1/2 = 3.5 network copies of the 8 × 63/64 = 7.875 that leave a
+    # GPU. Routed over all 256 experts it would reach 7 × (1 − C(224, 8) / C(256, 8)) = 4.63 other nodes
+    m = catalog.model("DeepSeek-V3")
+    s = _megatron(Parallelism(pp=8, dp=32, ep=64, zero=1))
+    deepep = replace(s, ep_dispatcher="deepep")
+    network, nvlink = link_shares(m, deepep, 8)
+    assert network * 7.875 == pytest.approx(3.5)
+    unlimited = replace(m, n_expert_groups=1, n_routed_groups=1)
+    assert link_shares(unlimited, deepep, 8)[0] * 7.875 == pytest.approx(4.6328, rel=1e-4)
+    # a GPU holds 4 experts of one group; the token picks 2 of that group's 32 when the group is chosen: reached with
+    # chance 1/2 × (1 − C(28, 2) / C(32, 2)) = 0.11895, on the 64 − 8 GPUs that are not a node's entry
+    assert nvlink * 7.875 == pytest.approx(56 * 0.5 * (1 - 378 / 496))
+    # the alltoall dispatcher sends a copy per expert wherever it lives: the limit changes none of its bytes
+    assert link_shares(m, s, 8) == link_shares(unlimited, s, 8)
+
+
+def test_groups_spanning_two_nodes_are_reached_with_either(catalog: Catalog) -> None:
+    # DeepSeek-V3 on EP 32 over four HGX nodes: each node holds two groups of 32, missed only when neither is among
+    # the token's 4 of 8: C(6, 4) / C(8, 4) = 15/70, so 3 × 55/70 = 2.357 network copies (2.71 routed over all)
+    m = catalog.model("DeepSeek-V3")
+    deepep = replace(_megatron(Parallelism(pp=8, dp=32, ep=32, zero=1)), ep_dispatcher="deepep")
+    assert link_shares(m, deepep, 8)[0] * 8 * 31 / 32 == pytest.approx(3 * 55 / 70)
 
 
 def test_ep_across_hgx_nodes_is_slower_than_inside_one(catalog: Catalog) -> None:

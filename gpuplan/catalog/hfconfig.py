@@ -288,6 +288,20 @@ def _sanity(spec: ModelSpec) -> None:
     if spec.n_experts and not 0 < spec.n_active_experts <= spec.n_experts:
         raise ModelConfigError(f"'{spec.name}': {spec.n_active_experts} active of {spec.n_experts} experts.",
                                "check num_experts_per_tok in the config.json.")
+    if spec.n_experts and (spec.n_expert_groups, spec.n_routed_groups) != (1, 1):
+        _check_groups(spec)
+
+
+def _check_groups(spec: ModelSpec) -> None:
+    """The router's groups split the experts evenly and the chosen groups hold a token's top-k (transformers
+    reshapes the scores to n_group rows and takes top-k of the unmasked ones)."""
+    groups, routed = spec.n_expert_groups, spec.n_routed_groups
+    if groups < 1 or spec.n_experts % groups or not 1 <= routed <= groups:
+        raise ModelConfigError(f"'{spec.name}': {spec.n_experts} experts do not split into {groups} groups with "
+                               f"{routed} chosen per token.", "check n_group and topk_group in the config.json.")
+    if spec.n_active_experts > routed * (spec.n_experts // groups):
+        raise ModelConfigError(f"'{spec.name}': top-{spec.n_active_experts} experts do not fit in the {routed} chosen "
+                               f"expert groups of {spec.n_experts // groups}.", "check topk_group in the config.json.")
 
 
 def _first(cfg: Config, *keys: str, default: Any = None) -> Any:
@@ -563,7 +577,7 @@ def _deepseek(cfg: Config, name: str) -> ModelSpec:
                     n_shared_experts=_int(cfg.get("n_shared_experts") or 0),
                     moe_ffn_hidden=_int(cfg["moe_intermediate_size"]),
                     n_dense_layers=_int(cfg.get("first_k_dense_replace", 0)),
-                    moe_every=_int(cfg.get("moe_layer_freq", 1)))
+                    moe_every=_int(cfg.get("moe_layer_freq", 1)), **_expert_groups(cfg))
         spec["shared_ffn_hidden"] = spec["moe_ffn_hidden"] * spec["n_shared_experts"]
     if cfg.get("num_nextn_predict_layers"):
         spec["notes"] = ("multi-token-prediction layer not counted (transformers does not build it)",)
@@ -576,6 +590,26 @@ def _deepseek(cfg: Config, name: str) -> ModelSpec:
     if str(cfg.get("model_type")) == "glm_moe_dsa":
         _check_glm5_layers(cfg, name, spec)
     return ModelSpec(**spec)
+
+
+# transformers' config defaults of n_group / topk_group where they are not 1 / 1 (DeepseekV3Config,
+# DeepseekV32Config, 5.24.0): the DeepSeek-V3 preset's config.json leaves them out and is built with 8 / 4
+_GROUP_DEFAULTS = {"deepseek_v3": (8, 4), "deepseek_v32": (8, 4)}
+
+
+def _expert_groups(cfg: Config) -> dict[str, int]:
+    """``n_expert_groups`` and ``n_routed_groups`` of a group-limited router: transformers' DeepseekV3TopkRouter
+    (and its copies in GLM-4.5, GLM-5, Nemotron-H) always picks a token's top-k within its best ``topk_group`` of
+    ``n_group`` groups of consecutive experts; DeepseekV2Moe only under ``topk_method`` "group_limited_greedy" (its
+    default is "greedy": top-k over all experts). DeepSeek-AI 2024, DeepSeek-V2, arXiv:2405.04434, sec. 2.1.3
+    ("device-limited routing", M = 3); DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 2.1.2 ("node-limited
+    routing", M = 4)."""
+    model_type = str(cfg.get("model_type"))
+    if model_type == "deepseek_v2" and cfg.get("topk_method", "greedy") != "group_limited_greedy":
+        return {}
+    groups, routed = _GROUP_DEFAULTS.get(model_type, (1, 1))
+    return {"n_expert_groups": _int(cfg.get("n_group") or groups),
+            "n_routed_groups": _int(cfg.get("topk_group") or routed)}
 
 
 def _check_glm5_layers(cfg: Config, name: str, spec: dict[str, Any]) -> None:
@@ -748,7 +782,7 @@ def _glm4_moe(cfg: Config, name: str) -> ModelSpec:
                  n_active_experts=_int(cfg["num_experts_per_tok"]),
                  n_shared_experts=_int(cfg.get("n_shared_experts") or 0),
                  moe_ffn_hidden=_int(cfg["moe_intermediate_size"]),
-                 n_dense_layers=_int(cfg.get("first_k_dense_replace", 0)))
+                 n_dense_layers=_int(cfg.get("first_k_dense_replace", 0)), **_expert_groups(cfg))
     spec["shared_ffn_hidden"] = spec["moe_ffn_hidden"] * spec["n_shared_experts"]
     if cfg.get("num_nextn_predict_layers"):
         spec["notes"] = ("multi-token-prediction layer not counted (transformers does not build it)",)
@@ -806,7 +840,7 @@ def _nemotron_h(cfg: Config, name: str) -> ModelSpec:
         spec.update(n_experts=_int(cfg["n_routed_experts"]), n_active_experts=_int(cfg["num_experts_per_tok"]),
                     moe_ffn_hidden=_int(cfg["moe_intermediate_size"]), n_shared_experts=1,
                     shared_ffn_hidden=_int(cfg["moe_shared_expert_intermediate_size"]),
-                    moe_latent=_int(cfg.get("moe_latent_size") or 0))
+                    moe_latent=_int(cfg.get("moe_latent_size") or 0), **_expert_groups(cfg))
     if spec["linear_v_heads"] % spec["linear_k_heads"]:
         raise ModelConfigError(f"'{name}': {spec['linear_v_heads']} Mamba heads do not divide into "
                                f"{spec['linear_k_heads']} groups.", "check n_groups in the config.json.")

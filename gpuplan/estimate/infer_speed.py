@@ -368,7 +368,9 @@ def _dequant_factor(eng: Engine, fmt: WeightFormat, gpu: Gpu) -> float:
 
 def expert_fraction_touched(m: ModelSpec, batch: float) -> float:
     """Share of a MoE layer's routed experts that ``batch`` tokens reach, each choosing top-k of E:
-    1 − (1 − k/E)^batch, the expected coverage of uniform routing (1 for dense models)."""
+    1 − (1 − k/E)^batch, the expected coverage of uniform routing (1 for dense models). A group-limited router
+    (``ModelSpec.is_group_limited``) gives the same: each expert keeps chance k/E per token and tokens choose
+    independently; only a token's own k are confined to its groups."""
     if not m.is_moe or m.n_experts <= 0:
         return 1.0
     return 1.0 - (1.0 - m.n_active_experts / m.n_experts) ** max(batch, 1.0)

@@ -31,8 +31,18 @@ counts a token once per destination RDMA rank and once per destination GPU, ``is
 distinct experts of a token drawn evenly from the E, a group of n GPUs holding E·n/EP of them is reached with
 chance 1 − C(E − E·n/EP, k) / C(E, k): per token and all-to-all, (nodes − 1) of those chances over the network
 (n: a node's GPUs) and (EP − nodes) over NVLink (n = 1: the other GPUs of its own node and the forwarded
-copies on the others). DeepSeek-V3 on EP 64 over eight HGX nodes sends 4.6 network copies of a token instead
-of 7; Qwen3-30B-A3B on EP 16 over two nodes 1.0 instead of 4.
+copies on the others). Qwen3-30B-A3B on EP 16 over two nodes sends 1.0 network copies of a token instead of 4.
+
+A group-limited router (``ModelSpec.n_expert_groups`` / ``n_routed_groups``, config ``n_group`` / ``topk_group``)
+takes a token's k experts within its best ``topk_group`` of ``n_group`` groups of consecutive experts, the groups
+ranked by their best experts' scores (transformers ``DeepseekV3TopkRouter``: the sum of each group's top 2;
+``DeepseekV2Moe`` under "group_limited_greedy": its top 1), so each chosen group holds about k / ``topk_group``
+of them (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, sec. 2.1.2: "the sum of the highest K_r/M affinity
+scores of the experts distributed on each node"; with iid random scores 3.97 of the 4 chosen groups receive
+one). The groups are taken as drawn evenly, then k / ``topk_group`` experts evenly within each: a block of
+experts is missed when every chosen group misses it, averaged over the choices (an elementary symmetric sum) and
+over the blocks. DeepSeek-V3 on EP 64 over eight HGX nodes holds one group per node: a token reaches at most 4
+nodes, its own with chance 1/2, so 3.5 network copies instead of 7 (4.6 if it were top-8 over all 256).
 
 Around the expert GEMMs every token is copied k times into expert order (permute) and its k outputs are
 gathered back and summed with the router's weights (unpermute; Megatron-Core ``moe_utils.permute`` /
@@ -64,6 +74,7 @@ dispatch (DeepEP's; 16-bit counted both ways: errs slow).
 
 from __future__ import annotations
 
+import functools
 import math
 
 from gpuplan.errors import InfeasibleError
@@ -169,14 +180,50 @@ def link_shares(m: ModelSpec, s: TrainSetup, domain: int) -> tuple[float, float]
     k, experts, local = m.n_active_experts, m.n_experts, min(ep, domain)
     nodes = ep // local
     sent = k * (ep - 1) / ep  # the alltoall dispatcher's copies that leave the GPU, all_to_all_bytes' count
-    network = (nodes - 1) * _reached(experts, k, experts * local // ep)
-    nvlink = (ep - nodes) * _reached(experts, k, experts // ep)
+    groups, routed = m.n_expert_groups, m.n_routed_groups
+    network = (nodes - 1) * _reached(experts, k, groups, routed, experts * local // ep)
+    nvlink = (ep - nodes) * _reached(experts, k, groups, routed, experts // ep)
     return network / sent, nvlink / sent
 
 
-def _reached(experts: int, k: int, held: int) -> float:
-    """Chance that a token's k distinct experts, drawn evenly from ``experts``, include one of ``held`` given ones."""
-    return 1 - math.comb(experts - held, k) / math.comb(experts, k)
+@functools.cache
+def _reached(experts: int, k: int, groups: int, routed: int, held: int) -> float:
+    """Chance that a token's k experts include one of a block of ``held`` consecutive experts, averaged over the
+    experts / held blocks (a sender is as likely on any node or GPU): k drawn evenly from all experts, or, under
+    group-limited routing, ``routed`` of the ``groups`` groups drawn evenly and k / routed experts in each (module
+    docstring)."""
+    if routed >= groups:
+        return 1 - math.comb(experts - held, k) / math.comb(experts, k)
+    size, blocks = experts // groups, experts // held
+    reached = 0.0
+    for first in range(0, blocks * held, held):
+        misses = [_group_miss(size, _overlap(first, held, start, size), k / routed)
+                  for start in range(0, experts, size)]
+        reached += 1 - _elementary_symmetric(misses, routed) / math.comb(groups, routed)
+    return reached / blocks
+
+
+def _overlap(first: int, held: int, start: int, size: int) -> int:
+    """Experts that the block first..first+held−1 shares with the group start..start+size−1."""
+    return max(0, min(first + held, start + size) - max(first, start))
+
+
+def _group_miss(size: int, held: int, picks: float) -> float:
+    """Chance that ``picks`` distinct experts drawn evenly from a group of ``size`` miss ``held`` given ones; a
+    fractional count is taken as its two nearest whole counts in proportion."""
+    whole, part = int(picks), picks - int(picks)
+    miss = math.comb(size - held, whole) / math.comb(size, whole)
+    return (1 - part) * miss + part * math.comb(size - held, whole + 1) / math.comb(size, whole + 1) if part else miss
+
+
+def _elementary_symmetric(values: list[float], n: int) -> float:
+    """Sum over the n-subsets of ``values`` of their products; over C(len(values), n), the mean product of n values
+    drawn evenly: with each group's chance of being missed, the chance that n groups chosen evenly all miss."""
+    sums = [1.0] + [0.0] * n
+    for value in values:
+        for j in range(n, 0, -1):
+            sums[j] += sums[j - 1] * value
+    return sums[n]
 
 
 def check_expert_layout(m: ModelSpec, par: Parallelism) -> None:
