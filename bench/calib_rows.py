@@ -19,7 +19,7 @@ from calib import Case, Unmapped, _group, _memory_value, _preset_for, resolution
 
 from gpuplan.errors import GpuplanError
 from gpuplan.estimate.calibration import Calibration
-from gpuplan.estimate.frameworks import Framework, framework, stack, zero_buckets
+from gpuplan.estimate.frameworks import Framework, framework, zero_buckets
 from gpuplan.estimate.memory import state_bytes
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.params import count_params
@@ -193,14 +193,12 @@ def training_more_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
     return cases, unmapped
 
 
-def _attention_kernel(notes: str, stack_name: str) -> str:
-    """The attention kernel a row ran: llm-foundry's attn_impl "triton" with flash-attn 1.x installed (its submit
-    scripts until late 2023) runs FlashAttention 1's Triton port, as the notes say; otherwise the kernel its stack
-    runs (data/stacks.csv ``attention_kernel``)."""
+def _attention_kernel(notes: str) -> str:
+    """The attention kernel a row states: llm-foundry's attn_impl "triton" with flash-attn 1.x installed (its submit
+    scripts until late 2023) runs FlashAttention 1's Triton port, as the notes say; otherwise none, and the setup
+    runs its stack's (gpuplan.estimate.train_time.attention_kernel)."""
     low = notes.lower()
-    if "attn_impl=triton" in low or re.search(r"flash-attn 1\.", low):
-        return "flash1"
-    return stack(stack_name).attention_kernel
+    return "flash1" if "attn_impl=triton" in low or re.search(r"flash-attn 1\.", low) else ""
 
 
 def _deepspeed_pipe_engine(row: dict[str, str]) -> bool:
@@ -326,7 +324,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         assumed = "; ".join(a for a in (assumed, "attention kernel not stated: the row's notes give the one taken")
                             if a)
     setup = TrainSetup(method="full", micro_batch=mb, seq_len=seq, grad_accum=accum, lengths_vary=False,
-                       attention_kernel=_attention_kernel(row["notes"], fw.stack),
+                       attention_kernel=_attention_kernel(row["notes"]),
                        precision=_precision(row["precision"]), recompute=recompute, framework=fw.stack,
                        compiled="compile" in row["framework"].lower() or fw.compiled,
                        compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,

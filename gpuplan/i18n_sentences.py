@@ -870,9 +870,26 @@ TEMPLATES: dict[str, str] = {
     "Apple silicon (bench/fit.py)": "Apple 芯片上没有 CUDA：Metal 运行时和进程自身的分配，在 Apple 芯片的进程读数上拟合"
                                     "（bench/fit.py）",
     "all prompt tokens": "全部输入 token", "last token only (generate)": "只保留最后一个 token（生成）",
-    "chunked": "分块计算", "16-bit logits + fp32 copy + fp32 log-softmax": "16 位 logits + fp32 副本 + fp32 log-softmax",
-    "16-bit logits + fp32 copy + fp32 log-softmax + the model code's shifted copy":
-        "16 位 logits + fp32 副本 + fp32 log-softmax + 模型代码移位后的副本",
+    # the loss's cases (gpuplan.estimate.loss.LossCase.held), and the softcap's tanh output beside one
+    "one logits buffer, their gradient written over it (llm.c's fused classifier)":
+        "一个 logits 缓冲区，其梯度直接覆盖写入（llm.c 的融合分类器）",
+    "every chunk's logits + their log-softmax, neither upcast (16-bit chunked loss)":
+        "每个分块的 logits + 其 log-softmax，均不转为 fp32（16 位分块计算损失）",
+    "logits + their gradient, no fp32 copy (compiled loss)": "logits + 其梯度，没有 fp32 副本（编译后的损失）",
+    "16-bit logits + their shifted 16-bit copy + 16-bit log-softmax (model code without upcast, run without autocast)":
+        "16 位 logits + 其移位后的 16 位副本 + 16 位 log-softmax（模型代码不转 fp32，且不在 autocast 下运行）",
+    "logits + fp32 copy and fp32 log-softmax of one chunk in 8 (chunked loss)":
+        "logits + 8 个分块之一的 fp32 副本和 fp32 log-softmax（分块计算损失）",
+    "logits + fp32 copy + fp32 log-softmax": "logits + fp32 副本 + fp32 log-softmax",
+    "16-bit logits + their shifted 16-bit copy + its fp32 cast + fp32 log-softmax (the model code's shifted copy)":
+        "16 位 logits + 其移位后的 16 位副本 + 该副本转成的 fp32 + fp32 log-softmax（模型代码移位后的副本）",
+    "fp32 logits + their shifted fp32 copy + fp32 log-softmax + a 16-bit recast (the model code's shifted copy)":
+        "fp32 logits + 其移位后的 fp32 副本 + fp32 log-softmax + 转回的 16 位 logits（模型代码移位后的副本）",
+    "16-bit logits + fp32 logits + their shifted fp32 copy + fp32 log-softmax (transformers 4.46 to 4.48)":
+        "16 位 logits + fp32 logits + 其移位后的 fp32 副本 + fp32 log-softmax（transformers 4.46 至 4.48）",
+    "fp32 logits + their shifted fp32 copy + fp32 log-softmax (transformers before 4.46)":
+        "fp32 logits + 其移位后的 fp32 副本 + fp32 log-softmax（transformers 4.46 之前）",
+    "{loss.case.held} + the capped logits' tanh output": "{loss.case.held|t} + 截断（softcap）后 logits 的 tanh 输出",
     "end of backward: gradients complete, one layer's activations left": "反向传播结束时：梯度已完整，只剩一层的激活值",
     "end of forward: activations and logits held": "前向传播结束时：持有激活值和 logits",
     "end of forward: activations and logits held, gradients in Megatron's persistent buffer":
@@ -1036,9 +1053,7 @@ TEMPLATES: dict[str, str] = {
     "selective recomputation": "选择性重计算",
     # ---- the assumptions' sources where they explain rather than cite (a citation stays as published)
     "ZeRO stage shards optimizer (1), gradients (2), weights (3)": "ZeRO 阶段切分：优化器状态（1）、梯度（2）、权重（3）",
-    "10 bytes per vocabulary entry per token": "每个 token 每个词表项 10 字节",
-    "12 bytes per vocabulary entry per token": "每个 token 每个词表项 12 字节",
-    "14 bytes per vocabulary entry per token": "每个 token 每个词表项 14 字节",
+    "{loss.bytes_per_entry} bytes per vocabulary entry per token": "每个 token 每个词表项 {loss.bytes_per_entry} 字节",
     "fitted on training-memory rows (bench/fit.py)": "在训练显存数据上拟合（bench/fit.py）",
     "PyTorch caching-allocator reserve above the allocated peak, fitted (bench/fit.py)":
         "PyTorch 缓存分配器在已分配峰值之上的预留，拟合得出（bench/fit.py）",

@@ -705,7 +705,7 @@ class TrainSetup:
     # destination GPU, one per destination node over the network; gpuplan.estimate.moe_train.link_shares)
     ep_dispatcher: str = "alltoall"
     # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
-    # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy_bytes)
+    # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy)
     transformers_version: str = ""
 
     def __post_init__(self) -> None:

@@ -28,6 +28,7 @@ from gpuplan.estimate.engines import Engine as EngineSpec
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import hf_holds_previous_cache, release
 from gpuplan.estimate.frameworks import stack
+from gpuplan.estimate.loss import LossCase
 from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
@@ -848,7 +849,7 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
     (10 bytes per vocabulary entry per token), and the shifted copy that model code making its own holds beside them
     (``SHIFTED_LOGITS_COPY``: 12 bytes for Qwen v1 and Baichuan2, 14 for ChatGLM; transformers' own models under a
-    stated release before 4.49, :func:`hf_release_loss_bytes`: 12, or 14 from 4.46); a chunked loss upcasts one chunk
+    stated release before 4.49, :func:`hf_release_loss`: 12, or 14 from 4.46); a chunked loss upcasts one chunk
     (of 8) at a time. A stack whose chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT)
     keeps, for every chunk until backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit
     values per entry. A compiled loss (``loss_compiled``) materializes neither fp32 tensor: the 16-bit logits, and
@@ -860,10 +861,27 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     @2b195c7f5bb39a65dcea7e7e073fc2b0255933dd, and transformers' Gemma2ForCausalLM) adds the tanh output, which
     autograd keeps until backward: one more 16-bit value per entry, except where the model is compiled."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
-    per_entry = _loss_bytes_per_entry(m, s)
-    if m.final_softcap and not s.compiled and not stack(s.framework).logits_in_place:
+    return tokens * m.vocab * _loss_held(m, s).bytes_per_entry / s.parallel.tp
+
+
+@dataclass(frozen=True, slots=True)
+class LossHeld:
+    """What a setup's loss holds per vocabulary entry per token: its case (:func:`loss_case`) and, where the model caps
+    its final logits, their tanh output beside it."""
+
+    case: LossCase
+    softcapped: bool
+    bytes_per_entry: float
+
+
+def _loss_held(m: ModelSpec, s: TrainSetup) -> LossHeld:
+    """:class:`LossHeld` of the setup: what :func:`logits_bytes` counts and the loss assumption prints."""
+    case = loss_case(m, s)
+    softcapped = bool(m.final_softcap) and not s.compiled and not stack(s.framework).logits_in_place
+    per_entry = case.bytes_per_entry(act_bytes(s))
+    if softcapped:
         per_entry += act_bytes(s)  # the capped logits' tanh output, kept for its gradient
-    return tokens * m.vocab * per_entry / s.parallel.tp
+    return LossHeld(case, softcapped, per_entry)
 
 
 # Remote model code whose loss copies the shifted logits with ``.contiguous()`` while the logits stay referenced, so
@@ -882,7 +900,8 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
 #   ``lm_logits.to(hidden_states.dtype)`` while the fp32 logits, the shifted copy and the log-softmax are held
 #   (czk1997/chatglm3-copy modeling_chatglm.py @00f2a120452a7e7b874858d8216aca785743c519, a copy of
 #   THUDM/chatglm3-6b's code): 4 + 4 + 4 + 2 = 14.
-SHIFTED_LOGITS_COPY = {"qwen": "activation", "baichuan": "activation", "chatglm": "fp32"}
+SHIFTED_LOGITS_COPY = {"qwen": LossCase.SHIFTED_COPY, "baichuan": LossCase.SHIFTED_COPY,
+                       "chatglm": LossCase.SHIFTED_FP32_COPY}
 # the stacks that run a model's own (Hub) modeling code: the HF Trainer, and DeepSpeed driving a transformers model
 _RUNS_HUB_MODEL_CODE = frozenset({Framework.HF, Framework.DEEPSPEED})
 # transformers' own causal-LM models (LlamaForCausalLM.forward, read in the PyPI wheels) took the loss three ways:
@@ -899,55 +918,49 @@ HF_LOSS_IN_LOSS_UTILS_FROM = (4, 46, 0)
 HF_LOSS_UNSHIFTED_FROM = (4, 49, 0)
 
 
-def shifted_logits_copy_bytes(m: ModelSpec, s: TrainSetup) -> float:
-    """Bytes per vocabulary entry per token that the model code's shifted ``.contiguous()`` copy of the logits adds
-    to a loss taken in fp32: the remote code's (``SHIFTED_LOGITS_COPY``) or, for transformers' own models, the
-    stated release's (:func:`hf_release_loss_bytes`); 0 for code that shifts no copy of its own."""
+def loss_case(m: ModelSpec, s: TrainSetup) -> LossCase:
+    """How the setup's loss holds the logits (:class:`~gpuplan.estimate.loss.LossCase`; :func:`logits_bytes` cites
+    the code of each case): decided here once, its bytes and its assumption line follow from it."""
+    if stack(s.framework).logits_in_place:
+        return LossCase.IN_PLACE
+    if s.chunked_loss and stack(s.framework).chunked_loss_bf16:
+        return LossCase.CHUNKED_16BIT
+    if loss_compiled(s) and not s.chunked_loss:
+        return LossCase.COMPILED
+    if _loss_in_16bit(m, s):
+        return LossCase.NO_UPCAST
+    if s.chunked_loss:
+        return LossCase.CHUNKED
+    return shifted_logits_copy(m, s)
+
+
+def shifted_logits_copy(m: ModelSpec, s: TrainSetup) -> LossCase:
+    """The case of a loss taken in fp32 on the whole sequence: with the shifted ``.contiguous()`` copy of the logits
+    that the remote model code makes (``SHIFTED_LOGITS_COPY``) or, for transformers' own models, that the stated
+    release made (:func:`hf_release_loss`); :attr:`LossCase.UPCAST` for code that shifts no copy of its own."""
     if s.framework not in _RUNS_HUB_MODEL_CODE or s.precision == "fp32":
-        return 0.0  # other stacks run their own model code; in fp32 the standard count already holds an fp32 copy
-    kind = SHIFTED_LOGITS_COPY.get(m.model_type)
-    if kind is None:
-        return 0.0 if m.remote_code else hf_release_loss_bytes(s)
-    return 4.0 if kind == "fp32" else act_bytes(s)
+        return LossCase.UPCAST  # other stacks run their own model code; in fp32 the standard count holds an fp32 copy
+    own = SHIFTED_LOGITS_COPY.get(m.model_type)
+    if own is None:
+        return LossCase.UPCAST if m.remote_code else hf_release_loss(s)
+    return own
 
 
-def hf_release_loss_bytes(s: TrainSetup) -> float:
-    """What the loss of transformers' own causal-LM models held beyond the current release's 10 bytes an entry, under
-    the release the setup states (``HF_LOSS_*_FROM``): the fp32 shifted copy, less the 16-bit logits where the
-    release freed them (before 4.46); 0 when no release is stated (plans run the current one)."""
+def hf_release_loss(s: TrainSetup) -> LossCase:
+    """How transformers' own causal-LM models took the loss under the release the setup states (``HF_LOSS_*_FROM``):
+    the current release's :attr:`LossCase.UPCAST` when none is stated (plans run the current one)."""
     found = release(s.transformers_version) if s.transformers_version else None
     if found is None or found >= HF_LOSS_UNSHIFTED_FROM:
-        return 0.0
-    return 4.0 if found >= HF_LOSS_IN_LOSS_UTILS_FROM else 4.0 - act_bytes(s)
-
-
-def _loss_bytes_per_entry(m: ModelSpec, s: TrainSetup) -> float:
-    """Bytes per vocabulary entry per token that the loss holds at once (:func:`logits_bytes`, before softcapping)."""
-    if stack(s.framework).logits_in_place:
-        return act_bytes(s)
-    if (s.chunked_loss and stack(s.framework).chunked_loss_bf16) or (loss_compiled(s) and not s.chunked_loss):
-        return 2 * act_bytes(s)  # two 16-bit values per entry (see logits_bytes)
-    if _loss_in_16bit(m, s):  # the logits, their shifted copy and the log-softmax, all 16-bit
-        return 3 * act_bytes(s)
-    if s.chunked_loss:
-        return act_bytes(s) + 8.0 / 8
-    return act_bytes(s) + 8.0 + shifted_logits_copy_bytes(m, s)
+        return LossCase.UPCAST
+    return LossCase.HF_LOSS_UTILS if found >= HF_LOSS_IN_LOSS_UTILS_FROM else LossCase.HF_FLOAT_REBOUND
 
 
 def _loss_assumption(m: ModelSpec, s: TrainSetup) -> Assumption:
-    """The loss line of a training estimate: what the loss holds, and the model code's shifted copy where it makes
-    one (:func:`shifted_logits_copy_bytes`)."""
-    per_entry = _loss_bytes_per_entry(m, s)
-    copy = shifted_logits_copy_bytes(m, s)
-    if not copy or per_entry != act_bytes(s) + 8.0 + copy:
-        return Assumption("loss", "chunked" if s.chunked_loss else "16-bit logits + fp32 copy + fp32 log-softmax",
-                          "10 bytes per vocabulary entry per token")
-    if m.model_type in SHIFTED_LOGITS_COPY:
-        held = "16-bit logits + fp32 copy + fp32 log-softmax + the model code's shifted copy"
-    else:
-        kept = "16-bit logits + " if copy >= 4.0 else ""
-        held = f"{kept}fp32 logits + their shifted fp32 copy + fp32 log-softmax (transformers {s.transformers_version})"
-    return Assumption("loss", held, f"{per_entry:g} bytes per vocabulary entry per token")
+    """The loss line of a training estimate: the tensors the loss holds, named by its case, and the bytes per
+    vocabulary entry per token :func:`logits_bytes` counts for them."""
+    loss = _loss_held(m, s)
+    held = f"{loss.case.held} + the capped logits' tanh output" if loss.softcapped else loss.case.held
+    return Assumption("loss", held, f"{loss.bytes_per_entry:g} bytes per vocabulary entry per token")
 
 
 def loss_compiled(s: TrainSetup) -> bool:
