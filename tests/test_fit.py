@@ -108,3 +108,12 @@ def test_every_speed_row_says_whether_it_measured_a_rate(cases: list[Case]) -> N
         elif "measure" in c.meta:
             by_measure.setdefault(c.meta["measure"], set()).add(c.rate)
     assert by_measure.get("tokens_per_s") == {True} and by_measure.get("tokens_per_s_per_gpu") == {True}
+
+
+def test_the_expert_launch_cost_is_fitted_on_the_moe_runs_only() -> None:
+    # the per-expert GEMM launch cost moves only mixture-of-experts steps: its group fits it on their class, within
+    # 0-50 µs, and no other group frees it
+    group = next(g for g in groups() if g.name == "moe training time")
+    assert group.params == ["expert_gemm_launch_s"] and group.classes == ("pretrain_throughput_moe",)
+    assert group.bounds == [(0.0, 5e-5)]
+    assert not any("expert_gemm_launch_s" in g.params for g in groups() if g.name != group.name)
