@@ -363,8 +363,8 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 
     run = metric in _RUN_METRICS
     measure = {"gpu_hours": "gpu_hours", "wall_days": "seconds"}.get(metric, "tokens_per_s_per_gpu")
-    # mixture-of-experts rows are their own class: reported with their own error band, not fitted on (the
-    # step efficiency of the grouped expert GEMMs is not modelled; docs/estimators.md)
+    # mixture-of-experts rows are their own class: reported with their own error band, and fitted on only for the
+    # per-expert GEMM launch cost (bench/fit.py "moe training time"; docs/estimators.md)
     cls = "pretrain_gpu_hours" if run else "pretrain_throughput_moe" if model.is_moe else "pretrain_throughput"
     # a mixture-of-experts run's GPU-hours (DeepSeek-V3's) are reported in the run class but not fitted on, for
     # the same reason; DeepSeek's DualPipe also hides the all-to-alls that gpuplan counts as exposed (moe_train)

@@ -103,6 +103,12 @@ def groups() -> list[Group]:
                (0.01, 500), (0.3, 1.0), (0.05, 1.0), (0.3, 1.0), (5.0, 100.0), (1.0, 4.0), (0.2, 1.0), (0.2, 1.0)],
               ("pretrain_throughput", "pretrain_gpu_hours", "finetune_time"),
               scale={"activation_traffic": 10.0}),
+        # the fixed cost of one per-expert GEMM launch of Transformer Engine's grouped linear
+        # (moe_train.expert_gemm_launches), fitted on the mixture-of-experts runs alone, the only rows it moves, after
+        # the training-time group: at least 0, at most 50 µs (a kernel launch is a few µs; a small GEMM's last
+        # wave and set-up add a few more)
+        Group("moe training time", ["expert_gemm_launch_s"], [(0.0, 5e-5)], ("pretrain_throughput_moe",),
+              scale={"expert_gemm_launch_s": 1e-5}),
     ]
 
 
@@ -484,6 +490,7 @@ INITIAL: dict[str, float] = {
     "f_frozen_base": 1.0, "eta_dequant": 0.5, "work_half_tflop": 1.0, "f_fp8": 1.0, "eta_optimizer": 0.5,
     "f_attention": 1.0, "f_attention_hopper": 1.0, "f_attention_hopper_cudnn": 1.0,
     "activation_traffic": 20.0, "f_fused_traffic": 1.0, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
+    "expert_gemm_launch_s": 1e-5,
     **{f"sm_load_bytes_{e}": SM_LOAD_START for e in SM_CAPPED},
     **{f"matvec_flops_per_weight_{e}": MATVEC_START for e in MATVEC_FLOORED},
     **{f"{k}_{e}": v for e in ENGINES for k, v in (("eta_memory", 0.8), ("eta_compute", 0.5), ("eta_kv", 0.8),

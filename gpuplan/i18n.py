@@ -95,7 +95,7 @@ ZH: dict[str, str] = {
     # breakdown parts not named above (memory: allocator slack; time: training steps, inference phases)
     "allocator_slack": "分配器预留", "compute": "计算", "optimizer_step": "优化器更新", "dequantize": "权重反量化",
     "data_parallel_comm": "数据并行通信", "tensor_parallel_comm": "张量并行通信", "pipeline_bubble": "流水线气泡",
-    "pipeline_parallel_comm": "流水线并行通信",
+    "pipeline_parallel_comm": "流水线并行通信", "expert_gemm_launches": "逐专家 GEMM 启动",
     "prefill": "预填充", "decode": "解码",
     # serving fleets (gpuplan.present_serving)
     "Fleet": "服务集群", "Instances": "实例数", "Bucket": "请求规格", "req/s": "请求/秒",
@@ -196,6 +196,7 @@ EN: dict[str, str] = {
     "optimizer_step": "optimizer step", "dequantize": "weight dequantization",
     "data_parallel_comm": "data-parallel communication", "tensor_parallel_comm": "tensor-parallel communication",
     "pipeline_bubble": "pipeline bubble", "pipeline_parallel_comm": "pipeline-parallel communication",
+    "expert_gemm_launches": "per-expert GEMM launches",
 }
 
 

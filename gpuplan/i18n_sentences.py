@@ -211,6 +211,13 @@ TEMPLATES: dict[str, str] = {
     "'{name}': {spec['linear_v_heads']} Mamba heads do not divide into {spec['linear_k_heads']} groups.":
         "'{name}'：{spec['linear_v_heads']} 个 Mamba 头不能均分到 {spec['linear_k_heads']} 个组。",
     "check n_groups in the config.json.": "检查 config.json 中的 n_groups。",
+    "check n_group and topk_group in the config.json.": "检查 config.json 中的 n_group 与 topk_group。",
+    "check topk_group in the config.json.": "检查 config.json 中的 topk_group。",
+    "'{spec.name}': {spec.n_experts} experts do not split into {groups} groups with {routed} chosen per token.":
+        "'{spec.name}'：{spec.n_experts} 个专家无法分成 {groups} 组、每个 token 选 {routed} 组。",
+    "'{spec.name}': top-{spec.n_active_experts} experts do not fit in the {routed} chosen expert groups of "
+    "{spec.n_experts // groups}.":
+        "'{spec.name}'：top-{spec.n_active_experts} 个专家放不进所选的 {routed} 个专家组（每组 {spec.n_experts // groups} 个）。",
     "'{name}': {key} is {cfg[key]}: {what}, which gpuplan does not model.":
         "'{name}'：{key} 为 {cfg[key]}：{what}，gpuplan 不建模。",
     "choose Gemma 4 31B or 26B-A4B; see 'gpuplan models'.": "请选择 Gemma 4 31B 或 26B-A4B；见 'gpuplan models'。",

@@ -575,6 +575,13 @@ class Framework(StrEnum):
         return self is Framework.MEGATRON
 
     @property
+    def per_expert_gemms(self) -> bool:
+        """A mixture-of-experts layer's local experts run as one GEMM launch each (Transformer Engine's grouped
+        linear under Megatron-Core: gpuplan.estimate.moe_train.expert_gemm_launches), not as one grouped kernel
+        (torchtitan's ``torch._grouped_mm``)."""
+        return self is Framework.MEGATRON
+
+    @property
     def fp32_master(self) -> bool:
         """Mixed precision keeps 16-bit parameters and an fp32 master copy (the ZeRO paper's layout), not fp32
         parameters under autocast."""

@@ -139,3 +139,12 @@ def test_the_host_time_per_sequence_is_fitted_on_the_rows_whose_steps_wait_on_th
     assert 15e-6 < fit_host_per_sequence(rows, start).values[HOST_SEQUENCE_KEY] < 35e-6
     older = [c for c in fit_rows(cases) if c.group == "TensorRT-LLM perf-overview v0.17"]
     assert HOST_SEQUENCE_KEY not in fit_host_per_sequence(older, start).values
+
+
+def test_the_expert_launch_cost_is_fitted_on_the_moe_runs_only() -> None:
+    # the per-expert GEMM launch cost moves only mixture-of-experts steps: its group fits it on their class, within
+    # 0-50 µs, and no other group frees it
+    group = next(g for g in groups() if g.name == "moe training time")
+    assert group.params == ["expert_gemm_launch_s"] and group.classes == ("pretrain_throughput_moe",)
+    assert group.bounds == [(0.0, 5e-5)]
+    assert not any("expert_gemm_launch_s" in g.params for g in groups() if g.name != group.name)

@@ -20,6 +20,7 @@ from gpuplan.estimate.memory import training_memory
 from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
     expert_cast_bytes_per_token,
+    expert_gemm_launches,
     gpu_params,
     link_shares,
     off_domain_share,
@@ -319,3 +320,31 @@ def test_plain_1f1b_waits_on_its_stage_sends_over_the_network(catalog: Catalog) 
     assert pipeline_send_seconds(plain, 7168, link) == pytest.approx(2 * act / 50e9)
     assert pipeline_send_seconds(_megatron(Parallelism(dp=16, pp=16, vp=2, ep=8, zero=1)), 7168, link) == 0.0
     assert pipeline_send_seconds(_megatron(Parallelism(dp=2, pp=4)), 7168, link) == pytest.approx(2 * act / 900e9)
+
+
+def test_per_expert_gemm_launches_by_hand(catalog: Catalog) -> None:
+    # Qwen3-30B-A3B, 128 experts, 48 MoE layers, EP 8: 16 local experts × 6 GEMMs (2 forward, 4 backward) × 48
+    m = catalog.model("Qwen3-30B-A3B")
+    assert expert_gemm_launches(m, _megatron(Parallelism(dp=8, ep=8, zero=1))) == 16 * 6 * 48
+    # EP 32 leaves 4 experts a GPU: a quarter of the launches; a full recomputation adds the forward's two
+    assert expert_gemm_launches(m, _megatron(Parallelism(dp=32, ep=32, zero=1))) == 4 * 6 * 48
+    assert expert_gemm_launches(m, _megatron(Parallelism(dp=8, ep=8, zero=1), recompute="full")) == 16 * 8 * 48
+    # torchtitan's grouped GEMM is one kernel for all local experts; a dense model has none
+    titan = replace(_megatron(Parallelism(dp=8, ep=8, zero=1)), framework="torchtitan")
+    assert expert_gemm_launches(m, titan) == 0.0
+    assert expert_gemm_launches(catalog.model("Llama-3.1-8B"), _megatron(Parallelism(dp=8))) == 0.0
+
+
+def test_launch_cost_weighs_most_at_micro_batch_1(catalog: Catalog) -> None:
+    # the launches do not shrink with the tokens: at 10 µs a launch, Qwen3-30B-A3B on 8 B200s (EP 8) pays
+    # 4,608 × 10 µs = 46 ms per micro-step whatever its micro-batch, a larger share of a micro-batch-1 step
+    m, gpu = catalog.model("Qwen3-30B-A3B"), catalog.gpu("B200")
+    cal = replace(fitted(), values={**fitted().values, "expert_gemm_launch_s": 1e-5})
+    shares = []
+    for mb in (1, 4):
+        s = _megatron(Parallelism(dp=8, ep=8, zero=1), mb=mb)
+        parts = dict(train_time(m, gpu, s, 1e9, cal).breakdown.parts)
+        micro_steps = 1e9 / (mb * 4096 * 8)
+        assert parts["expert_gemm_launches"] / micro_steps == pytest.approx(4608 * 1e-5)
+        shares.append(parts["expert_gemm_launches"] / sum(parts.values()))
+    assert shares[0] > 2 * shares[1]

@@ -67,6 +67,16 @@ ones (4 bytes; the scales, 1/32 of that for MXFP8, are left out): the inputs of 
 and second (the activation) expert GEMMs forward, and the gradients of their outputs backward — k × (2 × width +
 (1 + gate) × expert width) elements per token and MoE layer, the forward's again under a full recomputation.
 
+Transformer Engine's grouped linear (Megatron-Core's ``TEGroupedMLP``) runs the GEMMs of a GPU's local experts as
+one cuBLAS GEMM per expert, spread over a few CUDA streams (NVIDIA/TransformerEngine
+``transformer_engine/common/gemm/cublaslt_gemm.cu`` @5c62f7283a651b682648ee44d46831d232eef04a,
+``multi_stream_cublas_gemm``: a loop over ``num_gemms`` calling ``nvte_cublas_gemm_v2``; the CUTLASS grouped path is
+Hopper-only, 16-bit-only and behind ``NVTE_USE_CUTLASS_GROUPED_GEMM``). Each launch pays a fixed cost that does not
+shrink with its tokens (launch, tile set-up, the last wave's idle SMs), so a step pays it per local expert and
+GEMM: two forward (the expert's two linears), four backward (their data and weight gradients), two more under a
+full recomputation (:func:`expert_gemm_launches`, at the fitted ``expert_gemm_launch_s``). It weighs most where
+many experts sit on a GPU and few tokens reach each (EP 8 with 128-256 experts at micro-batch 1).
+
 Not modelled: expert load imbalance (tokens are assumed spread evenly, as an auxiliary balancing loss or
 Megatron's force-balanced benchmark routing keeps them; a capacity factor above 1 pads the expert GEMMs), FP8
 dispatch (DeepEP's; 16-bit counted both ways: errs slow).
@@ -159,6 +169,17 @@ def all_to_all_collectives(m: ModelSpec, s: TrainSetup) -> float:
     if s.parallel.ep <= 1 or not m.is_moe:
         return 0.0
     return (6 if s.recompute == Recompute.FULL else 4) * m.n_moe_layers / s.parallel.pp
+
+
+def expert_gemm_launches(m: ModelSpec, s: TrainSetup) -> float:
+    """Per-expert GEMM launches one GPU makes in a micro-step (module docstring): Megatron-Core's grouped linear
+    only; other stacks (torchtitan's ``torch._grouped_mm``) run one kernel for all local experts."""
+    if not m.is_moe or not s.framework.per_expert_gemms:
+        return 0.0
+    par = s.parallel
+    local = m.n_experts / (par.ep if par.ep > 1 else 1)
+    gemms = 8 if s.recompute == Recompute.FULL else 6  # 2 forward, 4 backward, 2 forward again
+    return local * gemms * m.n_moe_layers / par.pp
 
 
 def off_domain_share(ep: int, domain: int) -> tuple[float, float]:

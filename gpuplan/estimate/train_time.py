@@ -57,6 +57,7 @@ from gpuplan.estimate.moe_train import (
     all_to_all_collectives,
     expert_cast_bytes_per_token,
     expert_dp,
+    expert_gemm_launches,
     gpu_params,
     link_shares,
     permute_bytes_per_token,
@@ -408,6 +409,8 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * dp_overlap_window(s, step_compute)) * steps
     micro_steps = steps * s.grad_accum
     ep_total = expert_parallel_seconds(m, s, link, w, cal) * micro_steps  # not overlapped (moe_train)
+    # one cuBLAS GEMM per local expert (moe_train.expert_gemm_launches); 0 until a fit has the parameter
+    expert_launches = expert_gemm_launches(m, s) * cal.values.get("expert_gemm_launch_s", 0.0) * micro_steps
     bubble = pipeline_bubble(s, compute)
     dequantize = dequantize_seconds(gpu, w, micro_steps, cal)
     stall = 0.0
@@ -417,6 +420,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     parts = (("compute", compute), ("memory_bound_ops", memory_bound), ("optimizer_step", optimizer),
              ("dequantize", dequantize), ("launch_stall", stall), ("data_parallel_comm", exposed_dp),
              ("tensor_parallel_comm", tp_total), ("expert_parallel_comm", ep_total),
+             ("expert_gemm_launches", expert_launches),
              ("pipeline_parallel_comm", pp_total), ("pipeline_bubble", bubble))
     return StepTime(parts, peak, u, steps, tokens_per_step, link)
 
