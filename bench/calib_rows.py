@@ -452,6 +452,17 @@ def _chunked_loss(row: dict[str, str], fw: Framework) -> bool:
     return fw.chunked_loss and not re.search(r"\bnot chunked\b", row["notes"], re.IGNORECASE)
 
 
+def _lengths_vary(row: dict[str, str], fw: Framework) -> bool:
+    """Whether the row's sequence lengths change between steps: the framework's default (frameworks.csv), unless
+    its sequences are packed to one length. A packer that keeps what is left of a buffer after its last full chunk
+    ("remainder kept" in the packing column) still hands the trainer shorter sequences: ms-swift's
+    ConstantLengthDataset (swift/llm/utils/utils.py @2386b9afafcef956c256ceab0fadf8d15d57f9ae, unchanged at
+    @1fc148abb500880ed3d0b95b597e660c9a0b0300) yields ``value[i:i + seq_length]`` for every ``i`` up to the packed
+    buffer's length, the last chunk short, and its collator pads a batch to its own longest sequence only."""
+    packing = row["packing"].strip().lower()
+    return fw.lengths_vary and not (packing.startswith("yes") and "remainder kept" not in packing)
+
+
 def _loss_16bit(row: dict[str, str]) -> bool | None:
     """True where the notes say the loop takes its cross-entropy over the model's 16-bit logits without an fp32
     upcast ("loss over 16-bit logits"), else None: the model code and stack decide."""
@@ -578,7 +589,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                   optimizer=opt, framework=fw.stack, chunked_loss=_chunked_loss(row, fw),
                                   loss_16bit=_loss_16bit(row), transformers_version=_transformers_version(row),
                                   flash_attention=row["flash_attention"].strip().lower() != "no",
-                                  lengths_vary=fw.lengths_vary and not row["packing"].strip().lower().startswith("yes"),
+                                  lengths_vary=_lengths_vary(row, fw),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
     if method in ("lora", "qlora"):
         values.update(lora_rank=_int(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),

@@ -240,6 +240,23 @@ def test_a_packed_run_that_counts_samples_before_packing_is_not_mapped(catalog: 
     assert _finetune_case(catalog, packed)[0] is not None
 
 
+def test_a_packer_that_keeps_each_buffers_remainder_still_varies_the_length(catalog: Catalog) -> None:
+    # ms-swift's ConstantLengthDataset (May 2024) yields the tail of every packed buffer as a shorter sequence: the
+    # run reserves the pool of a run whose lengths vary, more than one packed to whole chunks only
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-swift-exp-qwen-7b-chat-lora-plus-packing-mem")
+    assert "remainder kept" in row["packing"]
+    case, why = _finetune_case(catalog, row)
+    assert case is not None, why
+    whole, _ = _finetune_case(catalog, {**row, "packing": "yes"})
+    assert whole is not None
+    assert case.meta["setup"].lengths_vary and not whole.meta["setup"].lengths_vary
+    cal = fitted()
+    assert case.predict(cal) > 1.1 * whole.predict(cal)  # the same step's transient tensors, pooled once more
+    time_row = next(r for r in _rows("finetune_more.csv")
+                    if r["id"] == "ftm-swift-exp-qwen-7b-chat-lora-plus-packing-time")
+    assert _finetune_case(catalog, time_row)[0] is not None  # still packed: samples × max_length tokens
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     # FSDP2's mixed-precision policy computes in bf16 and only reduces gradients in fp32: not an fp32 run
     ("bf16 (FSDP2 mixed precision, param bf16 / reduce fp32 defaults)", "bf16-mixed"),
