@@ -1012,6 +1012,17 @@ def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     return inputs, logits
 
 
+def accumulates_unsharded_grads(s: TrainSetup) -> bool:
+    """Whether gradient accumulation under FSDP holds the whole model's gradients on every GPU: a stack whose loop
+    runs the accumulating micro-batches in FSDP's ``no_sync`` (``data/stacks.csv`` ``fsdp_no_sync_accumulation``:
+    LitGPT, through Lightning Fabric's ``no_backward_sync``). Inside it FSDP reduces nothing and accumulates the full
+    model gradients instead of gradient shards until the step's last micro-batch (pytorch/pytorch
+    torch/distributed/fsdp/fully_sharded_data_parallel.py @005df1d67cc1ef418f8de75e9a9cbe860288a8ed,
+    ``FullyShardedDataParallel.no_sync``), so from the second micro-batch on they stand beside the sharded
+    weights and optimizer states through forward and backward."""
+    return s.grad_accum > 1 and s.parallel.zero >= 2 and stack(s.framework).fsdp_no_sync_accumulation
+
+
 def _deepspeed_optimizer(s: TrainSetup) -> bool:
     """Whether DeepSpeed's optimizer wraps the step: always on the DeepSpeed stack, and for the HF Trainer's stack
     with ZeRO (gpuplan's HF-based exports pass ZeRO as a DeepSpeed config). It keeps an fp32 master copy and fp32
@@ -1124,7 +1135,7 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     trainable_w = w_b * (sharded if zero >= 3 else whole)
     if zero >= 3:  # layers are all-gathered one or two at a time (prefetch) in 16-bit
         trainable_w += 2 * per_layer_params(m) * BYTES_16 / par.tp
-    grads = g_b * (sharded if zero >= 2 else whole)
+    grads = g_b * (sharded if zero >= 2 and not accumulates_unsharded_grads(s) else whole)
     if s.fused_optimizer_step:  # each parameter's gradient is applied and freed as soon as it is produced
         grads = min(grads, per_layer_params(m) * g_b / par.tp)
     master = master_b * (sharded if zero >= 1 else whole)
@@ -1459,6 +1470,7 @@ def describe_stack(s: TrainSetup) -> str:
          "the output layer is quantized too"),
         (s.method != Method.FULL and st.unties_embeddings, "a tied output layer is held as its own matrix"),
         (st.keeps_previous_outputs, "the previous micro-batch's logits and their graph live through the next forward"),
+        (accumulates_unsharded_grads(s), "FSDP's no_sync keeps the accumulated gradients unsharded until the step"),
     ) if on]
     rest = ", ".join(kept) if kept else "only the layer's own tensors"
     return f"{s.framework} modeling code: {rest}"
