@@ -341,6 +341,22 @@ def test_litgpt_fsdp_accumulation_holds_the_whole_models_gradients(catalog: Cata
     assert training_memory(m, no_accumulation).breakdown.get("gradients") == pytest.approx(2 * n / 4, rel=1e-3)
 
 
+def test_litgpt_fsdp_root_keeps_the_embedding_and_output_layer_unsharded(catalog: Catalog) -> None:
+    # LitGPT wraps each Block in FSDP; the root unit keeps wte, lm_head and ln_f, which FSDP does not reshard after
+    # forward. Llama-2-7B: 2 × 32000 × 4096 + 4096 = 262,148,096 parameters, of which each of 4 GPUs already holds a
+    # quarter as its shard: 3/4 × 262,148,096 × 2 bytes = 393,222,144 bytes more than torchtitan's loop
+    m = catalog.model("Llama-2-7B")
+    litgpt = TrainSetup(method="full", micro_batch=1, seq_len=512, precision="bf16", recompute="full",
+                        framework="pytorch", parallel=Parallelism(dp=4, zero=3))
+    titan = replace(litgpt, framework="torchtitan")
+    extra = training_memory(m, litgpt).breakdown.get("weights") - training_memory(m, titan).breakdown.get("weights")
+    assert extra == pytest.approx(393_222_144)
+    # one GPU, or no weight sharding: nothing is gathered
+    alone = replace(litgpt, parallel=Parallelism(dp=1, zero=3))
+    assert training_memory(m, alone).breakdown.get("weights") == training_memory(
+        m, replace(alone, framework="torchtitan")).breakdown.get("weights")
+
+
 def test_the_qwen_framework_passes_its_zero2_config() -> None:
     # QwenLM/Qwen finetune/ds_config_zero2.json @af22d5e0: "reduce_bucket_size": 2e8, "overlap_comm": true
     assert zero_buckets(framework("qwen")) == {"reduce_bucket_size": 200_000_000, "overlap_comm": True}

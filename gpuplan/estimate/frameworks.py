@@ -114,7 +114,7 @@ _STACK_COLUMNS = (
     Column("caching_allocator", "bool", True), Column("logits_in_place", "bool", True),
     Column("loads_base_in_place", "bool", True), Column("nf4_stats_fp16", "bool", True),
     Column("softcap_eager", "bool", True), Column("fsdp_no_sync_accumulation", "bool", True),
-    Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
+    Column("fsdp_root_unsharded", "bool", True),    Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
     Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
@@ -153,6 +153,9 @@ class Stack:
     # under FSDP (ZeRO-2/3 on this stack) the accumulating micro-batches run in FSDP's no_sync: every GPU holds the
     # whole model's gradients, unsharded, until the step's last micro-batch reduce-scatters them
     fsdp_no_sync_accumulation: bool
+    # under FSDP the root unit holds the parameters outside the wrapped blocks (embedding, output layer, final norm),
+    # which it does not reshard after forward: they stay unsharded through forward and backward
+    fsdp_root_unsharded: bool
     # the attention kernel family its attention runs on Hopper and newer: "flash2" (FlashAttention-2, PyTorch
     # SDPA's flash backend) or "cudnn" (cuDNN fused attention, and FlashAttention-3: Hopper's asynchronous MMAs)
     attention_kernel: str
