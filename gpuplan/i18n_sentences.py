@@ -1265,6 +1265,9 @@ TEMPLATES: dict[str, str] = {
     "bitsandbytes matmuls keep every quantized linear's input": "bitsandbytes 矩阵乘法保留每个量化线性层的输入",
     "the previous micro-batch's logits and their graph live through the next forward":
         "上一个微批次的 logits 及其计算图在下一次前向传播期间仍然存在",
+    "FSDP's no_sync keeps the accumulated gradients unsharded until the step":
+        "FSDP 的 no_sync 使累积的梯度在优化器步骤之前保持未分片",
+    "FSDP's root unit keeps the embedding and output layer unsharded": "FSDP 的根单元使嵌入层和输出层保持未分片",
     "the output layer is quantized too": "输出层也被量化",
     "a tied output layer is held as its own matrix": "与嵌入共享的输出层单独存为一个矩阵",
     "only the layer's own tensors": "只有各层自身的张量",

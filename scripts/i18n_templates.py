@@ -35,7 +35,7 @@ PASSED_ON = {
     "str(exc)": "csvload's parsers' ValueError texts (test_i18n_complete runs a bad catalog file)",
     "fw.describe()": "Framework.describe (the running-CLI assumption tests, --framework)",
     "fw.describe(quantized)": "Framework.describe for a quantized base, likewise",
-    "describe_stack(s)": "memory.describe_stack's literal phrases (the running-CLI assumption tests)",
+    "describe_stack(m, s)": "memory.describe_stack's literal phrases (the running-CLI assumption tests)",
     "loss.case.held": "LossCase.held: one literal text per case (in the catalogue; tests/test_memory_loss.py)",
     "fmt_bytes(framework)": "a size, no words", "fmt_bytes(overhead)": "a size, no words",
     "par.describe()": "Parallel.describe: TP2 DP4 ZeRO-3 … (the running-CLI assumption tests)",

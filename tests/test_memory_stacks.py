@@ -323,6 +323,40 @@ def test_deepspeed_zero2_backward_allocates_its_reduce_buckets(catalog: Catalog)
     assert training_memory(m, zero3).breakdown.get("zero_buckets") == 0
 
 
+def test_litgpt_fsdp_accumulation_holds_the_whole_models_gradients(catalog: Catalog) -> None:
+    # LitGPT's full fine-tune on 4 GPUs (FSDP FULL_SHARD, bf16-true) runs the accumulating micro-batches under
+    # Fabric's no_backward_sync = FSDP.no_sync, which accumulates the full model gradients instead of shards:
+    # Llama-2-7B's 6.74 B parameters × 2 bytes = 13.5 GB of gradients on every GPU, not 13.5 / 4 = 3.4 GB
+    m = catalog.model("Llama-2-7B")
+    n = 6_738_415_616  # transformers LlamaForCausalLM numel
+    fsdp = Parallelism(dp=4, zero=3)
+    litgpt = TrainSetup(method="full", micro_batch=1, seq_len=512, grad_accum=4, precision="bf16",
+                        recompute="full", framework="pytorch", parallel=fsdp)
+    assert training_memory(m, litgpt).breakdown.get("gradients") == pytest.approx(2 * n, rel=1e-3)
+    # torchtitan's FSDP2 loop reduce-scatters every micro-batch: a quarter each; so does LitGPT without accumulation
+    # (no micro-batch runs under no_sync), where the peak is at the end of backward with every shard made
+    titan = replace(litgpt, framework="torchtitan")
+    assert training_memory(m, titan).breakdown.get("gradients") == pytest.approx(2 * n / 4, rel=1e-3)
+    no_accumulation = replace(litgpt, grad_accum=1)
+    assert training_memory(m, no_accumulation).breakdown.get("gradients") == pytest.approx(2 * n / 4, rel=1e-3)
+
+
+def test_litgpt_fsdp_root_keeps_the_embedding_and_output_layer_unsharded(catalog: Catalog) -> None:
+    # LitGPT wraps each Block in FSDP; the root unit keeps wte, lm_head and ln_f, which FSDP does not reshard after
+    # forward. Llama-2-7B: 2 × 32000 × 4096 + 4096 = 262,148,096 parameters, of which each of 4 GPUs already holds a
+    # quarter as its shard: 3/4 × 262,148,096 × 2 bytes = 393,222,144 bytes more than torchtitan's loop
+    m = catalog.model("Llama-2-7B")
+    litgpt = TrainSetup(method="full", micro_batch=1, seq_len=512, precision="bf16", recompute="full",
+                        framework="pytorch", parallel=Parallelism(dp=4, zero=3))
+    titan = replace(litgpt, framework="torchtitan")
+    extra = training_memory(m, litgpt).breakdown.get("weights") - training_memory(m, titan).breakdown.get("weights")
+    assert extra == pytest.approx(393_222_144)
+    # one GPU, or no weight sharding: nothing is gathered
+    alone = replace(litgpt, parallel=Parallelism(dp=1, zero=3))
+    assert training_memory(m, alone).breakdown.get("weights") == training_memory(
+        m, replace(alone, framework="torchtitan")).breakdown.get("weights")
+
+
 def test_the_qwen_framework_passes_its_zero2_config() -> None:
     # QwenLM/Qwen finetune/ds_config_zero2.json @af22d5e0: "reduce_bucket_size": 2e8, "overlap_comm": true
     assert zero_buckets(framework("qwen")) == {"reduce_bucket_size": 200_000_000, "overlap_comm": True}

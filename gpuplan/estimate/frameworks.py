@@ -113,7 +113,8 @@ _STACK_COLUMNS = (
     Column("copies_attention_output", "bool", True), Column("compiles_loss", "bool", True),
     Column("caching_allocator", "bool", True), Column("logits_in_place", "bool", True),
     Column("loads_base_in_place", "bool", True), Column("nf4_stats_fp16", "bool", True),
-    Column("softcap_eager", "bool", True), Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
+    Column("softcap_eager", "bool", True), Column("fsdp_no_sync_accumulation", "bool", True),
+    Column("fsdp_root_unsharded", "bool", True),    Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
     Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
@@ -149,6 +150,12 @@ class Stack:
     nf4_stats_fp16: bool
     # a model with attention-logit softcapping (Gemma 2) attends in eager PyTorch, whatever the kernel setting
     softcap_eager: bool
+    # under FSDP (ZeRO-2/3 on this stack) the accumulating micro-batches run in FSDP's no_sync: every GPU holds the
+    # whole model's gradients, unsharded, until the step's last micro-batch reduce-scatters them
+    fsdp_no_sync_accumulation: bool
+    # under FSDP the root unit holds the parameters outside the wrapped blocks (embedding, output layer, final norm),
+    # which it does not reshard after forward: they stay unsharded through forward and backward
+    fsdp_root_unsharded: bool
     # the attention kernel family its attention runs on Hopper and newer: "flash2" (FlashAttention-2, PyTorch
     # SDPA's flash backend) or "cudnn" (cuDNN fused attention, and FlashAttention-3: Hopper's asynchronous MMAs)
     attention_kernel: str

@@ -1025,6 +1025,34 @@ def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     return inputs, logits
 
 
+def fsdp_root_unsharded_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """What FSDP's root unit holds unsharded beyond its own shard, on a stack whose root keeps the parameters outside
+    the wrapped blocks (``data/stacks.csv`` ``fsdp_root_unsharded``: LitGPT wraps each Block, so the embedding, the
+    output layer and the final norm are the root's): FSDP all-gathers them for the forward and does not reshard the
+    root after it, with the intention that backward uses them at once (pytorch/pytorch
+    torch/distributed/fsdp/_runtime_utils.py @00ae0bc91ac2c1718d1baa193d9d299e2b82776c, ``_post_forward_reshard``:
+    only a non-root unit frees its unsharded parameters after forward), so they stand in 16-bit through forward and
+    backward, at both peaks. ZeRO-3 without pipeline stages (which split those parameters between the first and
+    last stage), and a 16-bit base only (a quantized base's output layer is held in its own format)."""
+    par = s.parallel
+    if (par.zero < 3 or par.dp <= 1 or par.pp > 1 or not stack(s.framework).fsdp_root_unsharded or s.base_quant
+            or s.method.quantizes_base):
+        return 0.0
+    outside = max(0.0, count_params(m).total - m.n_layers * per_layer_params(m))
+    return outside * BYTES_16 * (1 - 1 / par.dp) / par.tp
+
+
+def accumulates_unsharded_grads(s: TrainSetup) -> bool:
+    """Whether gradient accumulation under FSDP holds the whole model's gradients on every GPU: a stack whose loop
+    runs the accumulating micro-batches in FSDP's ``no_sync`` (``data/stacks.csv`` ``fsdp_no_sync_accumulation``:
+    LitGPT, through Lightning Fabric's ``no_backward_sync``). Inside it FSDP reduces nothing and accumulates the full
+    model gradients instead of gradient shards until the step's last micro-batch (pytorch/pytorch
+    torch/distributed/fsdp/fully_sharded_data_parallel.py @005df1d67cc1ef418f8de75e9a9cbe860288a8ed,
+    ``FullyShardedDataParallel.no_sync``), so from the second micro-batch on they stand beside the sharded
+    weights and optimizer states through forward and backward."""
+    return s.grad_accum > 1 and s.parallel.zero >= 2 and stack(s.framework).fsdp_no_sync_accumulation
+
+
 def _deepspeed_optimizer(s: TrainSetup) -> bool:
     """Whether DeepSpeed's optimizer wraps the step: always on the DeepSpeed stack, and for the HF Trainer's stack
     with ZeRO (gpuplan's HF-based exports pass ZeRO as a DeepSpeed config). It keeps an fp32 master copy and fp32
@@ -1136,8 +1164,8 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     zero = par.zero
     trainable_w = w_b * (sharded if zero >= 3 else whole)
     if zero >= 3:  # layers are all-gathered one or two at a time (prefetch) in 16-bit
-        trainable_w += 2 * per_layer_params(m) * BYTES_16 / par.tp
-    grads = g_b * (sharded if zero >= 2 else whole)
+        trainable_w += 2 * per_layer_params(m) * BYTES_16 / par.tp + fsdp_root_unsharded_bytes(m, s)
+    grads = g_b * (sharded if zero >= 2 and not accumulates_unsharded_grads(s) else whole)
     if s.fused_optimizer_step:  # each parameter's gradient is applied and freed as soon as it is produced
         grads = min(grads, per_layer_params(m) * g_b / par.tp)
     master = master_b * (sharded if zero >= 1 else whole)
@@ -1206,7 +1234,7 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
         Assumption("parallelism", par.describe(), "ZeRO stage shards optimizer (1), gradients (2), weights (3)"),
         Assumption("activations", f"recompute {s.recompute}, flash attention {'on' if s.flash_attention else 'off'}"
                    ", fitted implementation factor", "Korthikanti et al. 2022 sec. 4.1, re-derived"),
-        Assumption("modeling code", describe_stack(s), stack(s.framework).source),
+        Assumption("modeling code", describe_stack(m, s), stack(s.framework).source),
         _loss_assumption(m, s),
         Assumption("overhead", fmt_bytes(overhead), "fitted on training-memory rows (bench/fit.py)"),
         Assumption("allocator slack", (
@@ -1457,7 +1485,7 @@ def _nf4_cast_bytes_per_weight(s: TrainSetup) -> float:
     return act_bytes(s)
 
 
-def describe_stack(s: TrainSetup) -> str:
+def describe_stack(m: ModelSpec, s: TrainSetup) -> str:
     """What the stack's modeling code keeps that the layer's own tensors do not say (``data/stacks.csv``)."""
     st = stack(s.framework)
     kept = [text for on, text in (
@@ -1472,6 +1500,8 @@ def describe_stack(s: TrainSetup) -> str:
          "the output layer is quantized too"),
         (s.method != Method.FULL and st.unties_embeddings, "a tied output layer is held as its own matrix"),
         (st.keeps_previous_outputs, "the previous micro-batch's logits and their graph live through the next forward"),
+        (accumulates_unsharded_grads(s), "FSDP's no_sync keeps the accumulated gradients unsharded until the step"),
+        (fsdp_root_unsharded_bytes(m, s) > 0, "FSDP's root unit keeps the embedding and output layer unsharded"),
     ) if on]
     rest = ", ".join(kept) if kept else "only the layer's own tensors"
     return f"{s.framework} modeling code: {rest}"
