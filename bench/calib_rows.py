@@ -193,12 +193,23 @@ def training_more_cases(cat: Any) -> tuple[list[Case], list[Unmapped]]:
     return cases, unmapped
 
 
-def _attention_kernel(notes: str) -> str:
+# Transformer Engine's attention named in a row's flash_attention column ("TE attention", "TE DotProductAttention":
+# NeMo AutoModel's backend attn "te"): DotProductAttention prefers FusedAttention (cuDNN) over FlashAttention on
+# compute capability 9.0 and newer (NVIDIA/TransformerEngine transformer_engine/pytorch/attention/
+# dot_product_attention/utils.py @a0b36d0cd3b7f77991a6e1e2aa75c10d668848e9, get_attention_backend), the family
+# data/stacks.csv gives Megatron-Core, whatever stack times the rest of the step
+_TE_ATTENTION = re.compile(r"\bTE (?:attention|DotProductAttention)\b|transformer engine attention", re.IGNORECASE)
+
+
+def _attention_kernel(notes: str, column: str = "") -> str:
     """The attention kernel a row states: llm-foundry's attn_impl "triton" with flash-attn 1.x installed (its submit
-    scripts until late 2023) runs FlashAttention 1's Triton port, as the notes say; otherwise none, and the setup
-    runs its stack's (gpuplan.estimate.train_time.attention_kernel)."""
+    scripts until late 2023) runs FlashAttention 1's Triton port, as the notes say; Transformer Engine's attention
+    named in the ``flash_attention`` column runs cuDNN's fused attention (``_TE_ATTENTION``); otherwise none, and
+    the setup runs its stack's (gpuplan.estimate.train_time.attention_kernel)."""
     low = notes.lower()
-    return "flash1" if "attn_impl=triton" in low or re.search(r"flash-attn 1\.", low) else ""
+    if "attn_impl=triton" in low or re.search(r"flash-attn 1\.", low):
+        return "flash1"
+    return "cudnn" if _TE_ATTENTION.search(column) else ""
 
 
 def _deepspeed_pipe_engine(row: dict[str, str]) -> bool:
@@ -324,7 +335,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         assumed = "; ".join(a for a in (assumed, "attention kernel not stated: the row's notes give the one taken")
                             if a)
     setup = TrainSetup(method="full", micro_batch=mb, seq_len=seq, grad_accum=accum, lengths_vary=False,
-                       attention_kernel=_attention_kernel(row["notes"]),
+                       attention_kernel=_attention_kernel(row["notes"], row["flash_attention"]),
                        precision=_precision(row["precision"]), recompute=recompute, framework=fw.stack,
                        compiled="compile" in row["framework"].lower() or fw.compiled,
                        compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
@@ -589,6 +600,11 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                   optimizer=opt, framework=fw.stack, chunked_loss=_chunked_loss(row, fw),
                                   loss_16bit=_loss_16bit(row), transformers_version=_transformers_version(row),
                                   flash_attention=row["flash_attention"].strip().lower() != "no",
+                                  attention_kernel=_attention_kernel(row["notes"], row["flash_attention"]),
+                                  # a framework column that names torch.compile ("per-layer torch.compile"), as
+                                  # for pretraining rows; else the framework's default
+                                  compiled="compile" in row["framework"].lower() or fw.compiled,
+                                  compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
                                   lengths_vary=_lengths_vary(row, fw),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
     if method in ("lora", "qlora"):

@@ -646,6 +646,39 @@ def test_nemo_automodel_rows_run_the_pytorch_native_stack_with_the_expert_layout
     assert case is None and "expert-parallel degree" in why
 
 
+def test_nemo_automodel_rows_run_the_attention_kernel_their_backend_names(catalog: Catalog) -> None:
+    # AutoModel's MoE benchmark configs set backend attn "te" (Transformer Engine's DotProductAttention, which on
+    # Hopper picks cuDNN's fused attention) or "flex" (gpt-oss: FlexAttention, no family gpuplan models): the first
+    # runs the cuDNN family even though the rest of the step is timed as torchtitan's, the second the stack's
+    rows = {r["id"]: r for r in _rows("training_more.csv")}
+    kernels = {}
+    for row_id in ("trm-automodel-qwen3-30b-8-tokgpu", "trm-automodel-gptoss20b-8-tokgpu"):
+        case, why = _pretrain_case(catalog, rows[row_id])
+        assert case is not None, why
+        assert case.meta["setup"].framework == "torchtitan" and case.meta["setup"].recompute == "full"
+        kernels[row_id] = attention_kernel(case.meta["setup"])
+    assert kernels == {"trm-automodel-qwen3-30b-8-tokgpu": "cudnn", "trm-automodel-gptoss20b-8-tokgpu": "flash2"}
+
+
+def test_a_fine_tune_whose_framework_names_torch_compile_is_timed_compiled(catalog: Catalog) -> None:
+    # AutoModel's Llama-3.3-70B LoRA benchmark on 8 H100 (TP 2 × FSDP 4) set enable_compile: every decoder layer
+    # runs under torch.compile, the loss outside it; the same row read without the compile runs eager and slower
+    rows = {r["id"]: r for r in _rows("finetune_more.csv")}
+    row = rows["ftm-automodel-llama3-70b-lora-8gpu-tokgpu"]
+    compiled, why = _finetune_case(catalog, row)
+    assert compiled is not None, why
+    eager, _ = _finetune_case(catalog, {**row, "framework": "NeMo AutoModel (PyTorch backend, FSDP2)"})
+    assert eager is not None
+    assert compiled.meta["setup"].compiled and not eager.meta["setup"].compiled
+    assert compiled.meta["setup"].compiled_loss is False  # "loss uncompiled" in the notes
+    assert compiled.meta["setup"].recompute == "full"  # self_attn and mlp checkpointed: every matmul again
+    cal = fitted()
+    assert compiled.predict(cal) > eager.predict(cal)  # tokens/s: the compiled step is faster
+    # the one-GPU rows ran no compile
+    one, _ = _finetune_case(catalog, rows["ftm-automodel-llama3-8b-lora-1gpu-tokgpu"])
+    assert one is not None and not one.meta["setup"].compiled
+
+
 def test_one_client_closed_loop_median_tpot_is_also_a_batch1_decode_row(catalog: Catalog) -> None:
     from calib import ONE_CLIENT_SUFFIX, _one_client_decode_case, _one_client_step, _run_key
 
