@@ -505,6 +505,16 @@ def _transformers_version(row: dict[str, str]) -> str:
     return pinned[0] if pinned else stated.group(1) if stated else ""
 
 
+def _adam_step(row: dict[str, str]) -> str:
+    """How the row's AdamW step ran (TrainSetup.adam_step), where its optimizer column names the implementation:
+    fused for a fused one ("adamw_torch_fused", "fused=True"), foreach for torch.optim.AdamW or the HF Trainer's
+    "adamw_torch" (torch.optim.AdamW with neither foreach nor fused given), else "" (the stack's default)."""
+    text = row["optimizer"].lower()
+    if "fused" in text:
+        return "fused"
+    return "foreach" if "torch.optim.adamw" in text or "adamw_torch" in text else ""
+
+
 def _zero_buckets(row: dict[str, str], fw: Framework) -> dict[str, int | bool]:
     """DeepSpeed ZeRO bucket settings: the framework's (frameworks.csv), overridden by a ds_config the row quotes
     ("reduce_bucket_size 2e8", "overlap_comm")."""
@@ -599,6 +609,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     values: dict[str, Any] = dict(method=method, micro_batch=mb, seq_len=seq, grad_accum=accum, recompute=recompute,
                                   optimizer=opt, framework=fw.stack, chunked_loss=_chunked_loss(row, fw),
                                   loss_16bit=_loss_16bit(row), transformers_version=_transformers_version(row),
+                                  adam_step=_adam_step(row),
                                   flash_attention=row["flash_attention"].strip().lower() != "no",
                                   attention_kernel=_attention_kernel(row["notes"], row["flash_attention"]),
                                   # a framework column that names torch.compile ("per-layer torch.compile"), as

@@ -859,6 +859,8 @@ TEMPLATES: dict[str, str] = {
     "'{text}' has no unit.": "'{text}' 没有单位。",
     "'{num}' in '{text}' has no unit.": "'{text}' 中的 '{num}' 没有单位。",
     # assumption values chosen at run time
+    "optimizer step: every gradient, and foreach AdamW's temporaries of {fmt_bytes(step_temp)}":
+        "优化器更新时：全部梯度，以及 foreach AdamW 的临时张量 {fmt_bytes(step_temp)}",
     "{fmt_bytes(saved_in_backward)} per layer in fp16, every layer whose graph is alive":
         "每层 fp16 {fmt_bytes(saved_in_backward)}，计算图仍存活的每一层都保留",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU":
@@ -1066,6 +1068,8 @@ TEMPLATES: dict[str, str] = {
         "PyTorch 缓存分配器在已分配峰值之上的预留，拟合得出（bench/fit.py）",
     "reserved or device memory above the counted tensors, growing with the resident bytes; fitted (bench/fit.py)":
         "预留显存或设备显存超出所计张量的部分，随常驻字节增长；拟合得出（bench/fit.py）",
+    "torch.optim.AdamW's foreach step (torch/optim/adamw.py _multi_tensor_adamw) after PyTorch's backward":
+        "PyTorch 反向传播之后 torch.optim.AdamW 的 foreach 更新（torch/optim/adamw.py _multi_tensor_adamw）",
     "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients":
         "PyTorch zero_grad(set_to_none=True)；梯度累积会保留梯度",
     "bitsandbytes paged optimizers use CUDA managed memory that spills to the host":

@@ -593,6 +593,10 @@ OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "
 PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
 # the attention kernel families a stack runs on Hopper and newer (data/stacks.csv attention_kernel)
 ATTENTION_FAMILIES = ("flash2", "cudnn")
+# how an AdamW step runs (data/stacks.csv adam_step): "foreach" (torch.optim.AdamW's default on CUDA: each operation on
+# every parameter at once, with parameter-sized temporaries), "fused" (one kernel in place), "per-tensor" (one
+# parameter at a time), "trainer" (the HF Trainer's default optim, by transformers release)
+ADAM_STEPS = ("foreach", "fused", "per-tensor", "trainer")
 # what TrainSetup.attention_kernel may state besides "" (the stack's family): a family, or FlashAttention 1.x
 ATTENTION_KERNELS = ("flash1", *ATTENTION_FAMILIES)
 # how the expert-parallel all-to-alls move a routed token (TrainSetup.ep_dispatcher)
@@ -695,6 +699,8 @@ class TrainSetup:
     # no labels to the model and runs without autocast); None: as the model code and stack do (memory._loss_in_16bit)
     loss_16bit: bool | None = None
     fused_optimizer_step: bool = False  # optimizer step inside backward: gradients freed layer by layer
+    # how the AdamW step runs, one of ADAM_STEPS but "trainer"; "": as the stack does (data/stacks.csv adam_step)
+    adam_step: str = ""
     # sequence lengths change from one micro-step to the next (dynamic padding, no packing): the caching allocator
     # then keeps blocks of every size it has seen, and its pool grows past the allocated peak
     lengths_vary: bool = True
@@ -723,6 +729,7 @@ class TrainSetup:
 
         check_choice("TrainSetup.attention_kernel", self.attention_kernel or None, ATTENTION_KERNELS)
         check_choice("TrainSetup.ep_dispatcher", self.ep_dispatcher, EP_DISPATCHERS)
+        check_choice("TrainSetup.adam_step", self.adam_step or None, ADAM_STEPS[:3])
 
     @property
     def tokens_per_micro_batch(self) -> int:

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
-from gpuplan.types import ATTENTION_FAMILIES, FRAMEWORKS, OPTIMIZERS, PRECISIONS, RECOMPUTE
+from gpuplan.types import ADAM_STEPS, ATTENTION_FAMILIES, FRAMEWORKS, OPTIMIZERS, PRECISIONS, RECOMPUTE
 
 _COLUMNS = (
     Column("framework", required=True), Column("name", required=True),
@@ -114,7 +114,8 @@ _STACK_COLUMNS = (
     Column("caching_allocator", "bool", True), Column("logits_in_place", "bool", True),
     Column("loads_base_in_place", "bool", True), Column("nf4_stats_fp16", "bool", True),
     Column("softcap_eager", "bool", True), Column("fsdp_no_sync_accumulation", "bool", True),
-    Column("fsdp_root_unsharded", "bool", True),    Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
+    Column("fsdp_root_unsharded", "bool", True), Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
+    Column("adam_step", "enum", True, ADAM_STEPS),
     Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
@@ -159,6 +160,8 @@ class Stack:
     # the attention kernel family its attention runs on Hopper and newer: "flash2" (FlashAttention-2, PyTorch
     # SDPA's flash backend) or "cudnn" (cuDNN fused attention, and FlashAttention-3: Hopper's asynchronous MMAs)
     attention_kernel: str
+    # how its AdamW step runs (types.ADAM_STEPS): "foreach" holds a parameter-sized temporary beside the gradients
+    adam_step: str
     source: str
 
 

@@ -1094,6 +1094,48 @@ def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
     return weight, grad, master, n_states * state_width
 
 
+# The HF Trainer's default ``optim`` by transformers release: "adamw_hf" (transformers' own AdamW, one parameter at a
+# time) until huggingface/transformers PR #25109 ("Change default from adamw_hf to adamw_torch", merged 2023-07-26,
+# first in 4.32.0); "adamw_torch" (torch.optim.AdamW with neither foreach nor fused given: foreach) from it;
+# "adamw_torch_fused" where torch >= 2.8 from PR #37358 ("Defaults to adamw_torch_fused for Pytorch>=2.8", merged
+# 2025-07, first in 4.54.0), which a setup with no stated release gets (plans run the current one). Both releases
+# checked in the published wheels' training_args.py: default_optim is adamw_hf in 4.31.0 and adamw_torch in 4.32.0;
+# 4.53.3 has no torch >= 2.8 branch, 4.54.0 sets adamw_torch_fused under it.
+HF_OPTIM_TORCH_FROM = (4, 32, 0)
+HF_OPTIM_FUSED_FROM = (4, 54, 0)
+
+
+def adam_step(s: TrainSetup) -> str:
+    """How the setup's AdamW step runs (``types.ADAM_STEPS``): the one it states, else its stack's
+    (``data/stacks.csv`` ``adam_step``), the HF Trainer's by the stated transformers release (``HF_OPTIM_*``)."""
+    step = s.adam_step or stack(s.framework).adam_step
+    if step != "trainer":
+        return step
+    found = release(s.transformers_version) if s.transformers_version else None
+    if found is None or found >= HF_OPTIM_FUSED_FROM:
+        return "fused"
+    return "foreach" if found >= HF_OPTIM_TORCH_FROM else "per-tensor"
+
+
+def optimizer_step_bytes(s: TrainSetup, state_b: float, params: float) -> float:
+    """The temporaries torch's foreach AdamW holds during the step beside the gradients and states, for ``params``
+    trainable parameters on the GPU with ``state_b`` bytes of Adam states each. ``_multi_tensor_adamw`` makes
+    ``exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)``, one tensor per parameter in the states' dtype,
+    for a parameter group's parameters of one device and dtype at once, and frees it at the group's end
+    (pytorch/pytorch torch/optim/adamw.py @v2.0.0; torch/optim/adam.py ``_multi_tensor_adam`` once AdamW became
+    Adam with decoupled weight decay); torch.optim.AdamW takes foreach on CUDA when neither foreach nor fused is
+    given (torch/optim/optimizer.py @v2.0.0, ``_default_to_fused_or_foreach``). Counted for the whole trainable
+    set, which one weight-decay group holds but for norms and biases. A fused kernel (torch ``fused=True``,
+    DeepSpeed's FusedAdam and CPU Adam, Apex/Transformer Engine FusedAdam) and bitsandbytes' 8-bit and paged Adam
+    update in place; a per-tensor loop holds one tensor's worth (not counted). Where DeepSpeed's optimizer wraps
+    the step it is taken as DeepSpeed's FusedAdam (a config's optimizer section); ZeRO/FSDP shards: the local
+    shard's."""
+    if (s.optimizer != "adamw" or s.fused_optimizer_step or s.parallel.offload_optimizer or _deepspeed_optimizer(s)
+            or adam_step(s) != "foreach"):
+        return 0.0
+    return state_b / 2 * params  # exp_avg and exp_avg_sq: one of the two states' width
+
+
 def parameter_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, tuple[float, float, float, float], float,
                                                              float]:
     """(all parameters, trainable ones, :func:`state_bytes`, trainable parameters per GPU before and after ZeRO /
@@ -1204,6 +1246,19 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     head_copy_at_peak = 0.0 if peak_in_backward else head_copy
     acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
                                     (acts + carried_acts, logits + carried_logits))
+    # after the last backward, activations and logits are freed and the optimizer step's temporaries stand beside
+    # every gradient: the peak where they outweigh what backward held with the pool around it. The caching
+    # allocator serves them from the blocks backward left cached, so the step adds no pool of its own beyond the
+    # share of the resident tensors (universal-llm-trainer reads 40 GB reserved for Phi-3-mini's full fine-tune on
+    # A100, H100 and RTX PRO 6000 alike: its bf16 weights, gradients, Adam states and one state-sized temporary
+    # are 38.2 GB, and the CUDA context the rest)
+    step_temp = optimizer_step_bytes(s, opt_b, sharded if zero >= 1 else whole)
+    at_step = bool(step_temp) and grads + step_temp > max(
+        held(grads + saved_in_backward, last_layer),
+        held(grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end))
+    if at_step:
+        grads_at_peak, saved_at_peak, head_copy_at_peak, acts_at_peak, logits_at_peak = grads, 0.0, 0.0, 0.0, 0.0
+    step_at_peak = step_temp if at_step else 0.0
     dequant = _dequant_workspace(m, s)
     buckets = zero_bucket_bytes(s)
     overhead = cal.get("train_overhead_bytes")
@@ -1211,10 +1266,11 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
                ("dequant", dequant), *((("dequantized_saved", saved_at_peak),) if saved_at_peak else ()),
                *((("output_layer_copy", head_copy_at_peak),) if head_copy_at_peak else ()),
+               *((("optimizer_temporaries", step_at_peak),) if step_at_peak else ()),
                *((("zero_buckets", buckets),) if buckets else ()))
     persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
-    slack = _slack(rates, acts_at_peak + logits_at_peak, grads_at_peak + saved_at_peak + head_copy_at_peak,
-                   persistent)
+    transient_at_peak = 0.0 if at_step else grads_at_peak + saved_at_peak + head_copy_at_peak
+    slack = _slack(rates, acts_at_peak + logits_at_peak, transient_at_peak, persistent)
     # what loading left cached above the step's own pool, which the step reuses (0 where loading needs less)
     resident, transient = frozen_bytes + trainable_w, quantize_on_load_bytes(m, s)
     at_load = load_pool_bytes(s, cal, resident, transient) if transient else 0.0
@@ -1251,12 +1307,15 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
                    "(bench/fit.py)"),
     )
     assumptions += (Assumption(
-        "peak moment", ("end of backward: gradients complete, one layer's activations left" if peak_in_backward else
+        "peak moment", ("optimizer step: every gradient, and foreach AdamW's temporaries of "
+                        f"{fmt_bytes(step_temp)}" if at_step else
+                        "end of backward: gradients complete, one layer's activations left" if peak_in_backward else
                         "end of forward: activations and logits held" + (
                             ", gradients in Megatron's persistent buffer" if s.framework.fp32_grad_buffer else
                             ", gradients kept across micro-batches" if coincide else
                             ", the output layer's gradient made first" if first_grad else ", gradients not yet made")),
-        "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
+        "torch.optim.AdamW's foreach step (torch/optim/adamw.py _multi_tensor_adamw) after PyTorch's backward"
+        if at_step else "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
     if saved_in_backward:
         assumptions += (Assumption(
             "dequantized weights saved for backward",
