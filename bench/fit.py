@@ -91,8 +91,7 @@ def groups() -> list[Group]:
               {"infer_overhead_bytes": GiB, "infer_workspace_bytes": GiB, "infer_overhead_unified_bytes": GiB}),
         Group("training time", ["u_megatron", "u_torchtitan", "u_eager", "f_compiled", "f_consumer",
                                 "f_frozen_base", "eta_dequant", "work_half_tflop", "f_fp8", "eta_optimizer",
-                                "f_attention", "activation_traffic", "f_fused_traffic", "f_attention_hopper",
-                                "f_attention_hopper_cudnn"],
+                                "f_attention", "activation_traffic", "f_fused_traffic", "f_attention_hopper"],
               # utilisation at most 0.75 of dense peak (the best published LLM training MFUs are ~0.55-0.6),
               # eager PyTorch at most 0.6; a quantized base's dequantization kernels stream at most 0.95 of the
               # memory bandwidth (eta_dequant: gpuplan.estimate.train_time.dequantize_seconds);
@@ -100,7 +99,7 @@ def groups() -> list[Group]:
               # (Korthikanti et al. 2022 count 34 bytes of stored activations, each written once and read at
               # least once in forward and backward); torch.compile's fusion divides that traffic by at most 4
               [(0.05, 0.75), (0.05, 0.75), (0.05, 0.6), (0.8, 1.5), (0.3, 1.0), (0.3, 1.5), (0.05, 0.95),
-               (0.01, 500), (0.3, 1.0), (0.05, 1.0), (0.3, 1.0), (5.0, 100.0), (1.0, 4.0), (0.2, 1.0), (0.2, 1.0)],
+               (0.01, 500), (0.3, 1.0), (0.05, 1.0), (0.3, 1.0), (5.0, 100.0), (1.0, 4.0), (0.2, 1.0)],
               ("pretrain_throughput", "pretrain_gpu_hours", "finetune_time"),
               scale={"activation_traffic": 10.0}),
         # the fixed cost of one per-expert GEMM launch of Transformer Engine's grouped linear
@@ -488,7 +487,7 @@ INITIAL: dict[str, float] = {
     "infer_overhead_unified_bytes": 0.5 * GiB,  # the same neutral start as the CUDA context's
     "u_megatron": 0.5, "u_torchtitan": 0.5, "u_eager": 0.4, "f_compiled": 1.0, "f_consumer": 1.0,
     "f_frozen_base": 1.0, "eta_dequant": 0.5, "work_half_tflop": 1.0, "f_fp8": 1.0, "eta_optimizer": 0.5,
-    "f_attention": 1.0, "f_attention_hopper": 1.0, "f_attention_hopper_cudnn": 1.0,
+    "f_attention": 1.0, "f_attention_hopper": 1.0,
     "activation_traffic": 20.0, "f_fused_traffic": 1.0, "allreduce_latency_s": 1e-5, "eta_pcie": 0.5,
     "expert_gemm_launch_s": 1e-5,
     **{f"sm_load_bytes_{e}": SM_LOAD_START for e in SM_CAPPED},

@@ -167,7 +167,8 @@ def attention_efficiency(gpu: Gpu, s: TrainSetup, cal: Calibration) -> float:
     cuDNN's fused attention and FlashAttention-3 do use them (FlashAttention-3 reaches 75 % of an H100's peak, same
     paper, sec. 1; cuDNN 631 against SDPA's FlashAttention-2 329 TFLOP/s, pytorch/pytorch#142132): a stack that
     runs them (:func:`attention_kernel`: Transformer Engine's attention in Megatron-Core) has its own limit,
-    ``f_attention_hopper_cudnn``, which until a refit fits it is the FlashAttention-2 one.
+    ``f_attention_hopper_cudnn``, which is the FlashAttention-2 one while no fit sets it (bench/fit.py does not:
+    docs/estimators.md, Training time).
     On Blackwell the fused attention kernels wait on the softmax's exponentials, which run on the special-function
     units, not the tensor cores; Blackwell Ultra doubles those units' rate (``SFU_SPEEDUP``), so its attention
     runs at twice the ``f_attention_hopper`` limit of a Blackwell part with the same tensor peak."""
