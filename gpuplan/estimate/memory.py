@@ -946,10 +946,15 @@ def shifted_logits_copy(m: ModelSpec, s: TrainSetup) -> LossCase:
     return own
 
 
+def _transformers_release(s: TrainSetup) -> tuple[int, ...] | None:
+    """The transformers release the setup states, as a comparable tuple (None: none stated; plans run the current)."""
+    return release(s.transformers_version) if s.transformers_version else None
+
+
 def hf_release_loss(s: TrainSetup) -> LossCase:
     """How transformers' own causal-LM models took the loss under the release the setup states (``HF_LOSS_*_FROM``):
     the current release's :attr:`LossCase.UPCAST` when none is stated (plans run the current one)."""
-    found = release(s.transformers_version) if s.transformers_version else None
+    found = _transformers_release(s)
     if found is None or found >= HF_LOSS_UNSHIFTED_FROM:
         return LossCase.UPCAST
     return LossCase.HF_LOSS_UTILS if found >= HF_LOSS_IN_LOSS_UTILS_FROM else LossCase.HF_FLOAT_REBOUND
@@ -1111,7 +1116,7 @@ def adam_step(s: TrainSetup) -> str:
     step = s.adam_step or stack(s.framework).adam_step
     if step != "trainer":
         return step
-    found = release(s.transformers_version) if s.transformers_version else None
+    found = _transformers_release(s)
     if found is None or found >= HF_OPTIM_FUSED_FROM:
         return "fused"
     return "foreach" if found >= HF_OPTIM_TORCH_FROM else "per-tensor"
