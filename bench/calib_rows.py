@@ -265,6 +265,13 @@ def _virtual_stages(notes: str, pp: int) -> int:
 _KNOWN_REGRESSION = re.compile(r"performance regression[^\"]*known issue", re.IGNORECASE)
 
 
+# a transformers model called in training with its config's use_cache on and transformers' own gradient checkpointing
+# off returns every layer's keys and values (TrainSetup.returns_kv_cache); a loop that binds the outputs at the top
+# of the loop holds the previous step's until the next forward returns (TrainSetup.keeps_previous_outputs)
+_USE_CACHE_ON = re.compile(r"\buse_cache on\b", re.IGNORECASE)
+_OUTPUTS_HELD = re.compile(r"\boutputs held until the next forward\b", re.IGNORECASE)
+
+
 def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     metric = row["metric"]
     if metric in ("mfu", "hfu", "tflops_per_gpu"):
@@ -341,6 +348,9 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
                        dp_after_backward=_deepspeed_pipe_engine(row),
                        ep_dispatcher=_ep_dispatcher(row),
+                       transformers_version=_transformers_version(row),
+                       returns_kv_cache=bool(_USE_CACHE_ON.search(row["notes"])),
+                       keeps_previous_outputs=True if _OUTPUTS_HELD.search(row["notes"]) else None,
                        parallel=replace(par, zero=min(zero, 3) if dp > 1 else 0))
     describe = f"{model.name} pretrain on {n}× {gpu.name} ({setup.parallel.describe()}), mb {mb}×{seq}"
     common: dict[str, Any] = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),

@@ -720,6 +720,13 @@ class TrainSetup:
     # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
     # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy)
     transformers_version: str = ""
+    # the model's forward returns every layer's keys and values besides the logits: transformers' ``use_cache``, on
+    # in most models' configs, which LlamaModel.forward turns off in training only under transformers' own gradient
+    # checkpointing (gpuplan.estimate.memory.returned_kv_bytes)
+    returns_kv_cache: bool = False
+    # the loop keeps the previous step's outputs bound until the next forward has returned (``outputs =
+    # model(**batch)`` at the top of the loop); None: as the stack's loop does (data/stacks.csv keeps_previous_outputs)
+    keeps_previous_outputs: bool | None = None
 
     def __post_init__(self) -> None:
         """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here;

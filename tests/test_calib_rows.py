@@ -328,13 +328,29 @@ def test_a_pretraining_reading_is_compared_with_the_counter_it_names(catalog: Ca
     # ATorch prints torch.cuda.max_memory_allocated: no allocator slack, so less than the same run read as reserved
     row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-atorch-l2-7b-fsdp8-mem")
     allocated, _ = _pretrain_case(catalog, row)
-    reserved, _ = _pretrain_case(catalog, {**row, "notes": "counter not stated"})
-    device, _ = _pretrain_case(catalog, {**row, "notes": "counter: device memory"})
+    unnamed = row["notes"].replace("max_memory_allocated", "a counter not named")
+    reserved, _ = _pretrain_case(catalog, {**row, "notes": unnamed})
+    device, _ = _pretrain_case(catalog, {**row, "notes": unnamed + " counter: device memory"})
     assert allocated is not None and reserved is not None and device is not None
     from gpuplan.estimate.calibration import fitted
     cal = fitted()
     assert allocated.meta["measure"] == "active" and reserved.meta["measure"] == "reserved"
     assert allocated.predict(cal) < reserved.predict(cal) < device.predict(cal)
+
+
+def test_atorch_rows_carry_the_model_code_and_loop_their_notes_state(catalog: Catalog) -> None:
+    # ATorch turns amp_native into FSDP MixedPrecision(bf16) when FSDP is present (model_context.py @70df7d5a2), so
+    # the rows are the bf16 FSDP gpuplan models and are fitted on; transformers 4.31.0 returns the keys and values
+    # (use_cache) and the example's loop keeps `outputs` into the next forward. The four readings (30.4 to
+    # 38.7 GiB max allocated) are then predicted within 1 %, where they were 49 to 62 % under without either
+    for dp in (8, 16, 32, 64):
+        row = next(r for r in _rows("training_more.csv") if r["id"] == f"trm-atorch-l2-7b-fsdp{dp}-mem")
+        case, _ = _pretrain_case(catalog, row)
+        assert case is not None and case.fit
+        setup = case.meta["setup"]
+        assert setup.returns_kv_cache and setup.keeps_previous_outputs and setup.transformers_version == "4.31.0"
+        from gpuplan.estimate.calibration import fitted
+        assert abs(case.predict(fitted()) / case.measured - 1) < 0.01
 
 
 def test_atorch_tflops_read_back_as_tokens_per_second(catalog: Catalog) -> None:
@@ -345,8 +361,9 @@ def test_atorch_tflops_read_back_as_tokens_per_second(catalog: Catalog) -> None:
     case, _ = _pretrain_case(catalog, row)
     assert case is not None and case.cls == "pretrain_throughput"
     assert abs(case.measured - 2972.2) < 0.1
-    # the same run's fp32 all-gathers are not modelled: reported, not fitted, like its memory row
-    assert not case.fit and "fp32 FSDP all-gather" in case.assume
+    # ATorch runs FSDP with a bf16 MixedPrecision policy (model_context.py @70df7d5a2): bf16 all-gathers, as
+    # gpuplan's time model has them, so the row is fitted on like its memory row
+    assert case.fit and "all-gather" not in case.assume
 
 
 def test_fp4_pretraining_is_listed_not_compared_as_bf16(catalog: Catalog) -> None:

@@ -11,7 +11,12 @@ import pytest
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.frameworks import framework, stacks, zero_buckets
-from gpuplan.estimate.memory import activation_bytes_per_token, previous_outputs_bytes, training_memory
+from gpuplan.estimate.memory import (
+    activation_bytes_per_token,
+    previous_outputs_bytes,
+    returned_kv_bytes,
+    training_memory,
+)
 from gpuplan.estimate.quant import weight_format
 from gpuplan.export.train import deepspeed_config
 from gpuplan.types import FRAMEWORKS, ModelSpec, Parallelism, TrainSetup
@@ -437,3 +442,36 @@ def test_final_logit_softcapping_keeps_one_more_16_bit_logit_per_entry(catalog: 
     compiled = replace(setup, compiled=True)
     assert (training_memory(m, compiled).breakdown.get("logits")
             == training_memory(uncapped, compiled).breakdown.get("logits"))
+
+
+# ATorch's Llama-2 FSDP example (dlrover atorch/examples/llama2 @70df7d5a2): transformers 4.31.0, every decoder
+# layer under ATorch's own checkpoint wrapper, the config's use_cache left on, `outputs = model(**batch)` kept until
+# the next iteration's forward returns; 4 × 4,096 tokens per GPU
+ATORCH = TrainSetup(micro_batch=4, seq_len=4096, recompute="full", framework="hf", transformers_version="4.31.0",
+                    lengths_vary=False, parallel=Parallelism(dp=8, zero=3))
+
+
+def test_a_training_forward_with_use_cache_on_returns_every_layers_keys_and_values(catalog: Catalog) -> None:
+    # 32 layers × (K + V) × 32 KV heads × 128 × 16,384 tokens × 2 bytes = 8 GiB, hand-computed
+    m = catalog.model("Llama-2-7B")
+    assert returned_kv_bytes(m, replace(ATORCH, returns_kv_cache=True)) == 32 * 2 * 4096 * 16384 * 2 == 8 * GiB
+    assert returned_kv_bytes(m, ATORCH) == 0
+    # without recomputation the returned keys and values are the tensors attention saves anyway
+    assert returned_kv_bytes(m, replace(ATORCH, returns_kv_cache=True, recompute="none")) == 0
+
+
+def test_a_loop_holding_its_outputs_runs_the_next_forward_beside_the_previous_logits_and_cache(
+        catalog: Catalog) -> None:
+    # transformers 4.31 returns fp32 logits (logits.float() rebound): 16,384 × 32,000 × 4 bytes = 1.95 GiB held from
+    # the previous step, and two steps' keys and values (8 GiB each) at the end of this forward: about 18 GiB more
+    m = catalog.model("Llama-2-7B")
+    cal = fitted()
+    held = replace(ATORCH, returns_kv_cache=True, keeps_previous_outputs=True)
+    assert previous_outputs_bytes(m, held) == (0, 16384 * V * 4)
+    plain, kept = (training_memory(m, s, cal, describe=False).breakdown for s in (ATORCH, held))
+    extra = kept.get("kv_cache") + kept.get("logits") - plain.get("logits")
+    assert 17.9 * GiB < extra < 18.0 * GiB
+    # a stack's default is overridden either way: LitGPT's loop, told it drops its outputs, carries none
+    lit = TrainSetup(micro_batch=2, seq_len=512, framework="pytorch")
+    assert previous_outputs_bytes(m, lit)[1] > 0 == previous_outputs_bytes(
+        m, replace(lit, keeps_previous_outputs=False))[1]

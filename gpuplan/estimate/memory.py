@@ -28,7 +28,7 @@ from gpuplan.estimate.engines import Engine as EngineSpec
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import hf_holds_previous_cache, release
 from gpuplan.estimate.frameworks import stack
-from gpuplan.estimate.loss import LossCase
+from gpuplan.estimate.loss import FP32, LossCase
 from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
@@ -1015,11 +1015,13 @@ def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     attention output, the MLP's normed input and the product that feeds the down projection, and per token the
     output layer's input where the stack quantizes it. Checkpointed layers keep no graph, so under full
     recomputation only the logits are carried."""
-    if not stack(s.framework).keeps_previous_outputs:
+    if not keeps_previous_outputs(s):
         return 0.0, 0.0
     par = s.parallel
     tokens = s.micro_batch * s.seq_len / par.cp
-    logits = tokens * m.vocab * act_bytes(s) / par.tp
+    # transformers before 4.46 rebinds ``logits = logits.float()`` in the forward and returns those fp32 logits
+    held = FP32 if loss_case(m, s) == LossCase.HF_FLOAT_REBOUND else act_bytes(s)
+    logits = tokens * m.vocab * held / par.tp
     if not (s.method != Method.FULL and _bnb_base(s)) or s.recompute == Recompute.FULL:
         return 0.0, logits
     width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
@@ -1028,6 +1030,31 @@ def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     shard = par.tp if par.sequence_parallel else 1
     inputs = tokens * (per_layer * m.n_layers / par.pp + head) * act_bytes(s) / shard
     return inputs, logits
+
+
+def keeps_previous_outputs(s: TrainSetup) -> bool:
+    """Whether the loop keeps the previous step's outputs through the next forward: as the setup says, else as its
+    stack's loop does (``data/stacks.csv`` ``keeps_previous_outputs``)."""
+    if s.keeps_previous_outputs is not None:
+        return s.keeps_previous_outputs
+    return stack(s.framework).keeps_previous_outputs
+
+
+def returned_kv_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """Every layer's keys and values that a training forward returns beside the logits (``returns_kv_cache``):
+    transformers' LlamaModel.forward takes ``use_cache`` from the config (true in Llama 2's) and turns it off only
+    when its own gradient checkpointing is on, and each decoder layer then returns ``(key_states, value_states)``,
+    collected into ``past_key_values`` (huggingface/transformers src/transformers/models/llama/modeling_llama.py
+    in the 4.31.0 wheel, LlamaModel.forward and LlamaAttention.forward). Without recomputation those are the tensors
+    attention saves anyway; under a recomputation the loop applies itself (a checkpoint wrapper around each layer)
+    the layer's saved tensors are dropped but the returned keys and values stay, one 16-bit K and V per KV head,
+    token and layer, until the outputs are released."""
+    if not s.returns_kv_cache or s.recompute == Recompute.NONE:
+        return 0.0
+    par = s.parallel
+    tokens = s.micro_batch * s.seq_len / par.cp
+    values_per_token = kv_bytes_per_token(m, "bf16", par.tp, latent=False) / BYTES_16
+    return tokens * values_per_token * act_bytes(s) / par.pp
 
 
 def fsdp_root_unsharded_bytes(m: ModelSpec, s: TrainSetup) -> float:
@@ -1239,18 +1266,24 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
 
     # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
     carried_acts, carried_logits = previous_outputs_bytes(m, s)
-    at_forward_end = acts + carried_acts + logits + carried_logits
+    # returned keys and values: this forward's, and the previous step's where the loop still holds its outputs;
+    # such a loop holds this step's through backward too
+    kv_now = returned_kv_bytes(m, s)
+    kv_carried = kv_now if keeps_previous_outputs(s) else 0.0
+    kv_in_backward = kv_carried
+    at_forward_end = acts + carried_acts + logits + carried_logits + kv_now + kv_carried
     # 16-bit copies of quantized matrices that autograd saved (same shapes every step, like the gradients)
     saved_at_forward_end, saved_in_backward = saved_dequantized_bytes(m, s)
     head_copy = output_layer_cast_bytes(m, s)  # freed when backward passes the output layer, first
     grads_at_forward_end = grads if coincide else first_grad
-    peak_in_backward = (held(grads + saved_in_backward, last_layer)
+    peak_in_backward = (held(grads + saved_in_backward, last_layer + kv_in_backward)
                         > held(grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end))
     grads_at_peak = grads if peak_in_backward else grads_at_forward_end
     saved_at_peak = saved_in_backward if peak_in_backward else saved_at_forward_end
     head_copy_at_peak = 0.0 if peak_in_backward else head_copy
     acts_at_peak, logits_at_peak = ((last_layer, 0.0) if peak_in_backward else
                                     (acts + carried_acts, logits + carried_logits))
+    kv_at_peak = kv_in_backward if peak_in_backward else kv_now + kv_carried
     # after the last backward, activations and logits are freed and the optimizer step's temporaries stand beside
     # every gradient: the peak where they outweigh what backward held with the pool around it. The caching
     # allocator serves them from the blocks backward left cached, so the step adds no pool of its own beyond the
@@ -1258,11 +1291,12 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     # A100, H100 and RTX PRO 6000 alike: its bf16 weights, gradients, Adam states and one state-sized temporary
     # are 38.2 GB, and the CUDA context the rest)
     step_temp = optimizer_step_bytes(s, opt_b, sharded if zero >= 1 else whole)
-    at_step = bool(step_temp) and grads + step_temp > max(
-        held(grads + saved_in_backward, last_layer),
+    at_step = bool(step_temp) and grads + step_temp + kv_in_backward > max(
+        held(grads + saved_in_backward, last_layer + kv_in_backward),
         held(grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end))
     if at_step:
         grads_at_peak, saved_at_peak, head_copy_at_peak, acts_at_peak, logits_at_peak = grads, 0.0, 0.0, 0.0, 0.0
+        kv_at_peak = kv_in_backward
     step_at_peak = step_temp if at_step else 0.0
     dequant = _dequant_workspace(m, s)
     buckets = zero_bucket_bytes(s)
@@ -1270,12 +1304,13 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
                ("dequant", dequant), *((("dequantized_saved", saved_at_peak),) if saved_at_peak else ()),
+               *((("kv_cache", kv_at_peak),) if kv_at_peak else ()),
                *((("output_layer_copy", head_copy_at_peak),) if head_copy_at_peak else ()),
                *((("optimizer_temporaries", step_at_peak),) if step_at_peak else ()),
                *((("zero_buckets", buckets),) if buckets else ()))
     persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
     transient_at_peak = 0.0 if at_step else grads_at_peak + saved_at_peak + head_copy_at_peak
-    slack = _slack(rates, acts_at_peak + logits_at_peak, transient_at_peak, persistent)
+    slack = _slack(rates, acts_at_peak + logits_at_peak + kv_at_peak, transient_at_peak, persistent)
     # what loading left cached above the step's own pool, which the step reuses (0 where loading needs less)
     resident, transient = frozen_bytes + trainable_w, quantize_on_load_bytes(m, s)
     at_load = load_pool_bytes(s, cal, resident, transient) if transient else 0.0
@@ -1321,6 +1356,11 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
                             ", the output layer's gradient made first" if first_grad else ", gradients not yet made")),
         "torch.optim.AdamW's foreach step (torch/optim/adamw.py _multi_tensor_adamw) after PyTorch's backward"
         if at_step else "PyTorch zero_grad(set_to_none=True); gradient accumulation keeps gradients"),)
+    if kv_now:
+        assumptions += (Assumption(
+            "keys and values returned by the forward",
+            f"{fmt_bytes(kv_now)} per step" + (", the previous step's held too" if kv_carried else ""),
+            "transformers' use_cache left on outside its own gradient checkpointing (LlamaModel.forward)"),)
     if saved_in_backward:
         assumptions += (Assumption(
             "dequantized weights saved for backward",
