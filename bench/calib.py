@@ -814,6 +814,18 @@ def _own_types_file_bytes(row: dict[str, str]) -> float | None:
     return float(size.group(1)) * GiB
 
 
+def _mlx_vlm_gemma3_head(row: dict[str, str], preset: str, model: Any) -> bool:
+    """Whether an MLX row runs a multimodal Gemma 3 checkpoint that stores its output layer apart from the token
+    table. mlx-vlm converted those (Gemma3ForConditionalGeneration, the 4B, 12B and 27B; the 1B is text-only and
+    converts with mlx-lm): its Gemma 3 ``LanguageModel.sanitize`` tests for the bare key "lm_head.weight", which the
+    prefixed checkpoint never has, so it always copies ``language_model.model.embed_tokens.weight`` into
+    ``language_model.lm_head.weight`` and the converter quantizes and saves both (Blaizzy/mlx-vlm
+    mlx_vlm/models/gemma3/language.py @777188a0, the day-one Gemma 3 support, unchanged through @3d5cbb9d). mlx-lm
+    then finds the key and keeps the head untied (gemma3_text.Model.sanitize, ml-explore/mlx-lm @v0.31.2), so the
+    loaded model holds two 4-bit vocabulary-by-hidden matrices."""
+    return _engine(row["engine"]) == "mlx" and preset.startswith("Gemma-3-") and bool(model.vision_tower)
+
+
 def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     label = row["model"]
     preset = _preset_for(cat, label)
@@ -843,7 +855,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     # output layer too, for the quantized class while the model is built (lit_gpt/utils.py), where transformers keeps
     # it 16-bit: a quantized Lit-GPT row is reported, not fitted (Lightning-AI/litgpt @03f8197)
     litgpt = row["engine"].lower().startswith("lit-gpt")
-    if litgpt and model.tied_embeddings:
+    if (litgpt or _mlx_vlm_gemma3_head(row, preset, model)) and model.tied_embeddings:
         model = replace(model, tied_embeddings=False)
     metric = row["metric"]
     unit = row["unit"].split()[0] if row["unit"] else "GB"
@@ -892,6 +904,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     tokens = f"n_ctx {setup.prompt_len}" if setup.output_len == 0 else f"{setup.prompt_len}+{setup.output_len} tokens"
     describe = f"{preset} {fmt} {engine}, " + ("weights only" if weights_only else f"batch {batch}, {tokens}")
     assume = "weights: the GGUF's stated size (its publisher picks its own tensor types)" if file_bytes else \
+        "output layer stored apart from the token table (mlx-vlm's Gemma 3 conversion)" \
+        if _mlx_vlm_gemma3_head(row, preset, model) else \
         "Lit-GPT's quantized output layer read as 16-bit (transformers keeps it so)" if litgpt and fmt != "bf16" \
         else "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl or n_ctx) else (
         "process resident set on unified memory, read as device memory" if process_rss else

@@ -847,3 +847,36 @@ def test_a_gguf_whose_publisher_picks_its_own_tensor_types_is_sized_as_its_state
     # the same model, machine and run: the two predictions differ by the file against the recipe, nothing else
     assert unsloth.predict(cal) - recipe_row.predict(cal) == pytest.approx(20.50 * GiB - recipe, rel=1e-6)
     assert "stated size" in unsloth.assume and "stated size" not in recipe_row.assume
+
+
+def test_an_mlx_gemma3_multimodal_checkpoint_holds_its_output_layer_apart(catalog: Catalog) -> None:
+    # mlx-vlm's Gemma 3 conversion copies the token table into lm_head and quantizes both, and mlx-lm keeps the
+    # stored head: Gemma-3-4B at 4 bits and 64-weight groups carries 262,208 x 2,560 x 4.5 / 8 = 0.35 GiB more
+    # than a tied model (mac-llm-bench, M5: 3.150 GB read, which the tied count under-predicts by 9 %). The
+    # text-only 1B converts with mlx-lm and stays tied; a GGUF of the same model is llama.cpp's, not mlx-vlm's
+    from gpuplan.estimate.memory import inference_memory
+    from gpuplan.units import GiB
+
+    def case(row_id: str) -> Case:
+        row = next(r for r in _rows("inference_llamacpp.csv") if r["id"] == row_id)
+        made, why = _inference_memory_case(catalog, row)
+        assert made is not None, why
+        return made
+
+    cal = fitted()
+    four_b, one_b, gguf = case("lcp-0702"), case("lcp-0696"), case("lcp-0420")
+    assert not four_b.meta["model"].tied_embeddings and "apart from the token table" in four_b.assume
+    tied = inference_memory(replace(four_b.meta["model"], tied_embeddings=True), four_b.meta["gpu"],
+                            four_b.meta["setup"], cal)
+    held_apart = inference_memory(four_b.meta["model"], four_b.meta["gpu"], four_b.meta["setup"], cal)
+    assert 0.34 * GiB < held_apart.total - tied.total < 0.36 * GiB
+    assert four_b.predict(cal) >= four_b.measured  # the 4B no longer says "fits" below what it used
+    assert one_b.meta["model"].tied_embeddings and gguf.meta["model"].tied_embeddings
+
+
+def test_mac_llm_bench_mlx_memory_rows_run_at_most_512_plus_128_tokens() -> None:
+    # lib/run_bench_mlx.sh (enescingoz/mac-llm-bench @5e91948) skips pp512 with tg256, so the highest peak it
+    # keeps is of a 512-token prompt and 128 generated tokens, not 512 + 256
+    rows = [r for r in _rows("inference_llamacpp.csv")
+            if r["engine"] == "MLX" and r["scenario"] == "memory" and r["source_group"] == "enescingoz/mac-llm-bench"]
+    assert rows and all((r["isl"], r["osl"]) == ("512", "128") for r in rows)
