@@ -412,6 +412,28 @@ def test_a_llamacpp_speed_row_of_an_unstated_build_is_reported_not_fitted(catalo
     assert not unknown.fit and stated.fit and branch.fit
 
 
+def test_mac_llm_bench_mlx_decode_runs_after_its_512_token_prompt(catalog: Catalog) -> None:
+    # run_mlx_benchmark (enescingoz/mac-llm-bench lib/run_bench_mlx.sh @5e91948) runs mlx_lm.benchmark for pp 128,
+    # 256 and 512 and writes tg128 on every pass, so the tg128 it keeps was generated after a 512-token prompt, its
+    # KV cache read at every step; llama-bench's tg128 (the same machines' GGUF rows) starts from an empty context
+    rows = [r for r in _rows("inference_llamacpp.csv") if "mac-llm-bench" in r["source_group"]
+            and r["metric"] == "decode_tok_s_batch1"]
+    mapped: dict[str, list[int]] = {r["engine"]: [] for r in rows}
+    for r in rows:
+        case = _inference_case(catalog, r)[0]
+        if case is not None:
+            mapped[r["engine"]].append(case.meta["setup"].prompt_len)
+    assert len(mapped["MLX"]) >= 27 and set(mapped["MLX"]) == {512}
+    assert len(mapped["llama.cpp"]) >= 79 and set(mapped["llama.cpp"]) == {1}
+    # a 0.6B model's 512 cached tokens (28 layers x 8 KV heads x 128 x K and V in 16 bits, 59 MB) weigh about a
+    # sixth of its 4-bit weights: reading them makes each step measurably slower
+    one = next(r for r in rows if r["engine"] == "MLX" and r["model"] == "Qwen3-0.6B")
+    case = _inference_case(catalog, one)[0]
+    empty = _inference_case(catalog, {**one, "isl": "0"})[0]
+    assert case is not None and empty is not None
+    assert case.predict(fitted()) > 1.05 * empty.predict(fitted())
+
+
 def test_llm_foundry_rows_run_the_attention_kernel_their_notes_name(catalog: Catalog) -> None:
     # llm-foundry's submit scripts ran attn_impl=triton (flash-attn 1.0.7) until late 2023, attn_impl=flash
     # (flash-attn 2.4.2) after: FlashAttention 1's Triton port, then FlashAttention-2

@@ -272,6 +272,21 @@ def test_binned_m2_max_decodes_as_the_full_chip_but_prefills_slower(catalog: Cat
     assert full.tpot_s <= binned.tpot_s <= full.tpot_s * 38 / 30 + 1e-12
 
 
+def test_seven_core_m1_decodes_as_the_eight_core_part_but_prefills_an_eighth_slower(catalog: Catalog) -> None:
+    # the base MacBook Air's M1 keeps the 8-core part's 68.25 GB/s with 7 of its 8 GPU cores (896 of 1,024 ALUs at
+    # the same 1,278 MHz, hmc-tech): Q8_0's batch-1 decode streams the weights at the same rate, a 2,048-token
+    # prefill (compute-bound) takes at most 8/7 as long, and Q4_K_M's decode, where the K-quant kernels' ALU
+    # floor holds it, slows by at most the cores' ratio
+    m = catalog.model("Llama-3.1-8B")
+    s = InferSetup(engine="llamacpp", weight_format="gguf-q8_0", prompt_len=2048, output_len=128)
+    full, binned = (latency(m, catalog.gpu(n), s).figures for n in ("M1", "M1-7C"))
+    assert binned.tpot_s == pytest.approx(full.tpot_s, rel=1e-9)
+    assert 1.08 < binned.ttft_s / full.ttft_s <= 8 / 7 + 0.01
+    k = replace(s, weight_format="gguf-q4_k_m")
+    full, binned = (latency(m, catalog.gpu(n), k).figures for n in ("M1", "M1-7C"))
+    assert full.tpot_s <= binned.tpot_s <= full.tpot_s * (8 / 7 + 0.01)
+
+
 # ---------------------------------------------------------------- fits: the held-out band, not a fixed 5 %
 
 
