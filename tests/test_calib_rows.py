@@ -830,3 +830,25 @@ def test_a_gguf_whose_publisher_picks_its_own_tensor_types_is_sized_as_its_state
     # the same model, machine and run: the two predictions differ by the file against the recipe, nothing else
     assert unsloth.predict(cal) - recipe_row.predict(cal) == pytest.approx(20.50 * GiB - recipe, rel=1e-6)
     assert "stated size" in unsloth.assume and "stated size" not in recipe_row.assume
+
+
+def test_a_megatron_bridge_moe_row_runs_the_dispatcher_its_releases_recipe_sets(catalog: Catalog) -> None:
+    # Megatron-Bridge 26.04.01: Qwen3-30B-A3B on 16 H100 (EP 16, two HGX nodes) ran the HybridEP flex dispatcher,
+    # gpt-oss-120b on 64 H100 the alltoall one (scripts/performance/configs/*/..._workload_base_configs.py at r0.4.0,
+    # quoted in the rows' notes)
+    rows = {r["id"]: r for r in _rows("training_more.csv")}
+    hybrid, why = _pretrain_case(catalog, rows["trm-mb-260401-h100-qwen330ba3b-fp8-16-g1024-p-tokgpu"])
+    assert hybrid is not None, why
+    assert hybrid.meta["setup"].ep_dispatcher == "deepep"
+    alltoall, why = _pretrain_case(catalog, rows["trm-mb-260401-h100-gptoss120b-bf16-64-g1280-p-tokgpu"])
+    assert alltoall is not None, why
+    assert alltoall.meta["setup"].ep_dispatcher == "alltoall"
+    # HybridEP sends a token across the node boundary once (to the other node's GPU of the same index, which
+    # forwards it), where alltoall sends one copy per expert there: of Qwen3-30B-A3B's 8 experts, 4 on average sit on
+    # the other node, so the network bytes fall about 4x; they are the larger part of this step, which speeds up by
+    # a fifth to a half
+    read_as_alltoall = _pretrain_case(catalog, {**rows["trm-mb-260401-h100-qwen330ba3b-fp8-16-g1024-p-tokgpu"],
+                                                "notes": "EP 16"})[0]
+    assert read_as_alltoall is not None
+    cal = fitted()
+    assert 1.2 < hybrid.predict(cal) / read_as_alltoall.predict(cal) < 1.5
