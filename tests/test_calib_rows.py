@@ -902,3 +902,25 @@ def test_mac_llm_bench_mlx_memory_rows_run_at_most_512_plus_128_tokens() -> None
     rows = [r for r in _rows("inference_llamacpp.csv")
             if r["engine"] == "MLX" and r["scenario"] == "memory" and r["source_group"] == "enescingoz/mac-llm-bench"]
     assert rows and all((r["isl"], r["osl"]) == ("512", "128") for r in rows)
+
+
+def test_a_megatron_bridge_moe_row_runs_the_dispatcher_its_releases_recipe_sets(catalog: Catalog) -> None:
+    # Megatron-Bridge 26.04.01: Qwen3-30B-A3B on 16 H100 (EP 16, two HGX nodes) ran the HybridEP flex dispatcher,
+    # gpt-oss-120b on 64 H100 the alltoall one (scripts/performance/configs/*/..._workload_base_configs.py at r0.4.0,
+    # quoted in the rows' notes)
+    rows = {r["id"]: r for r in _rows("training_more.csv")}
+    hybrid, why = _pretrain_case(catalog, rows["trm-mb-260401-h100-qwen330ba3b-fp8-16-g1024-p-tokgpu"])
+    assert hybrid is not None, why
+    assert hybrid.meta["setup"].ep_dispatcher == "deepep"
+    alltoall, why = _pretrain_case(catalog, rows["trm-mb-260401-h100-gptoss120b-bf16-64-g1280-p-tokgpu"])
+    assert alltoall is not None, why
+    assert alltoall.meta["setup"].ep_dispatcher == "alltoall"
+    # HybridEP sends a token across the node boundary once (to the other node's GPU of the same index, which
+    # forwards it), where alltoall sends one copy per expert there: of Qwen3-30B-A3B's 8 experts, 4 on average sit on
+    # the other node, so the network bytes fall about 4x; they are the larger part of this step, which speeds up by
+    # a fifth to a half
+    read_as_alltoall = _pretrain_case(catalog, {**rows["trm-mb-260401-h100-qwen330ba3b-fp8-16-g1024-p-tokgpu"],
+                                                "notes": "EP 16"})[0]
+    assert read_as_alltoall is not None
+    cal = fitted()
+    assert 1.2 < hybrid.predict(cal) / read_as_alltoall.predict(cal) < 1.5

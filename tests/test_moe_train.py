@@ -263,7 +263,8 @@ def test_a_megatron_bridge_moe_row_runs_with_the_ep_its_notes_state(catalog: Cat
     ("trm-mzoo-q3235b-h100-256-ep32-pp8-tokgpu", "deepep"),  # "dispatcher DeepEP"
     ("trm-mzoo-q3235b-h100-256-ep8-pp32-a2a-tokgpu", "alltoall"),  # "dispatcher A2A"
     ("trm-automodel-kimik2-256-tokgpu", "deepep"),  # "kernel optimizations 'TE + DeepEP'"
-    ("trm-mb-2608-gb300-deepseekv3-mxfp8-256-g4096-p-tokgpu", "alltoall"),  # not stated: Megatron-Core's default
+    ("trm-mb-2608-gb300-deepseekv3-mxfp8-256-g4096-p-tokgpu", "deepep"),  # its release's recipe: HybridEP
+    ("trm-mb-2511-gb300-deepseekv3womtp-fp8mx-256-g4096-p-tokgpu", "alltoall"),  # no recipe matched: the default
 ])
 def test_a_moe_row_runs_with_the_dispatcher_it_names(catalog: Catalog, row_id: str, dispatcher: str) -> None:
     with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
