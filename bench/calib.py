@@ -458,6 +458,18 @@ def _attention_dp(row: dict[str, str], model: Any) -> bool:
     return bool(model.is_moe and _ATTENTION_DP.search(row.get("notes", "")))
 
 
+# A vLLM server started with --max-model-len serves that context, not the model's: vLLM's V0 engine sizes an MLA
+# model's prefill pass by it (max_num_batched_tokens = max(max_model_len, 2048), vllm/config.py @v0.7.3), so
+# dstack's MI300X DeepSeek-R1 server (--max-model-len 32768) prefills a wave in passes of 10 prompts of 3,200 tokens
+# where its H200 server, started without one, takes up to 51 (gpuplan.estimate.engines.token_budget).
+_MAX_MODEL_LEN = re.compile(r"--max-model-len[ =]+(\d+)")
+
+
+def _max_model_len(row: dict[str, str]) -> int | None:
+    found = _MAX_MODEL_LEN.search(row.get("notes", ""))
+    return int(found.group(1)) if found else None
+
+
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
                   "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
 
@@ -502,7 +514,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
                        engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row), full_logits=_full_prompt_logits(engine, row),
-                       attention_dp=_attention_dp(row, model))
+                       attention_dp=_attention_dp(row, model), max_model_len=_max_model_len(row))
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
@@ -715,7 +727,8 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     model = cat.model(preset)
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
                        pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row),
-                       cuda_graphs=_cuda_graphs(row), attention_dp=_attention_dp(row, model))
+                       cuda_graphs=_cuda_graphs(row), attention_dp=_attention_dp(row, model),
+                       max_model_len=_max_model_len(row))
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])
     measured = value / 1000.0 if "_ms_" in metric else value

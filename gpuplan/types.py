@@ -777,6 +777,10 @@ class InferSetup:
     # the attention of its own share of the sequences, so the host work of a step is split over the ranks
     # (gpuplan.estimate.infer_speed.host_step_seconds)
     attention_dp: bool = False
+    # the longest sequence the server admits (vLLM ``--max-model-len``); None: the model's own context length. Only
+    # the scheduler's prompt budget of a release that ties it to this length reads it
+    # (gpuplan.estimate.engines.token_budget)
+    max_model_len: int | None = None
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -793,7 +797,7 @@ class InferSetup:
         return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
-                          self.launcher, self.cuda_graphs, self.attention_dp)
+                          self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len)
 
     @property
     def n_gpus(self) -> int:

@@ -184,6 +184,14 @@ def test_a_closed_loop_row_whose_measured_concurrency_exceeds_its_cap_is_not_map
     assert not {c.id for c in cases} & set(odd)
 
 
+def test_a_vllm_server_started_with_max_model_len_serves_that_context(cases: list[Case]) -> None:
+    # dstack's MI300X vLLM server ran with --max-model-len 32768, its H200 one without: the first serves 32,768
+    # tokens (V0 sizes an MLA model's prefill pass by it), the second DeepSeek-R1's own context
+    setups = {c.id: c.meta["setup"] for c in cases if c.meta.get("kind") == "load"}
+    assert setups["srv-4875"].max_model_len == 32768  # 8x MI300X, 4 clients, median TTFT
+    assert setups["srv-5127"].max_model_len is None  # 8x H200, 4 clients, median TTFT
+
+
 def test_one_gpus_results_repeated_for_another_are_not_mapped() -> None:
     # two parts of different speed cannot print the same numbers to the last digit in every metric of a run:
     # such a block (GPUStack's GLM-4.5-Air pages for A100 and H100) is a copy, and neither side is mapped

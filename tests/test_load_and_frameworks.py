@@ -555,6 +555,24 @@ def test_vllm_v0_prefills_a_wave_of_mla_prompts_in_one_pass(catalog: Catalog) ->
     assert new.ttft_p50_s < new.ttft_p99_s and old.ttft_p50_s > new.ttft_p50_s
 
 
+def test_a_v0_server_started_with_max_model_len_prefills_mla_prompts_in_passes_of_that_length(
+        catalog: Catalog) -> None:
+    # the same rule with the server's --max-model-len 32768 in place of the model's context (dstack's MI300X
+    # DeepSeek-R1 server): 16 clients of 3,200-token prompts send 51,200 tokens; passes of 32,768 take 10 prompts,
+    # then the other 6, so 10 of 16 first tokens come after the first pass and the median one with them, while
+    # without the flag one pass takes all 16. The last prompt waits for all 51,200 tokens either way.
+    m, g = catalog.model("DeepSeek-V2-Lite"), catalog.gpu("H100")
+    served = InferSetup(engine="vllm", prompt_len=3200, output_len=200, engine_version="0.7.3")
+    capped = replace(served, max_model_len=32768)
+    assert token_budget(m, capped) == 32768
+    assert token_budget(m, replace(served, max_model_len=1024)) == 2048  # never below V0's 2,048-token floor
+    one, two = at_concurrency(m, g, served, 16, lockstep=True), at_concurrency(m, g, capped, 16, lockstep=True)
+    assert one.ttft_p50_s == one.ttft_p99_s
+    assert two.ttft_p50_s < 0.8 * two.ttft_p99_s  # the first pass holds 32,000 of the wave's 51,200 tokens
+    assert two.ttft_p99_s == pytest.approx(one.ttft_p99_s, rel=0.1)
+    assert replace(served, max_model_len=32768).with_batch(8).max_model_len == 32768
+
+
 def test_vllm_v0_steps_pay_their_own_overhead_once_fitted(catalog: Catalog) -> None:
     # the V0 engine's per-layer step overhead (layer_overhead_s_vllm_v0) is its own parameter; until a fit
     # holds it, V1's stands in. SGLang has no such split.

@@ -163,10 +163,11 @@ def token_budget(m: types.ModelSpec, s: types.InferSetup) -> int | None:
     where the release that ran did otherwise. vLLM before 0.8 (V0) turned chunked prefill off for MLA models
     (vllm/config.py @v0.7.3, VllmConfig.__post_init__: "MLA is enabled; forcing chunked prefill and prefix caching
     to be disabled", with max_num_batched_tokens = max(max_model_len, 2048)), so a pass takes whole prompts up to
-    the model's context length: a wave of arriving prompts is prefilled in passes that large, and every prompt of
-    a pass gets its first token when the whole pass ends."""
+    the served context length: ``--max-model-len`` where the server was started with one (``s.max_model_len``),
+    else the model's. A wave of arriving prompts is prefilled in passes that large, and every prompt of a pass
+    gets its first token when the whole pass ends."""
     if vllm_v0(s) and m.is_mla:
-        return max(m.max_positions, _VLLM_V0_MIN_BUDGET)
+        return max(s.max_model_len or m.max_positions, _VLLM_V0_MIN_BUDGET)
     return engine(s.engine).max_batched_tokens
 
 
