@@ -746,7 +746,8 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}{means} at {load}: {metric}"
 
     lockstep = not (isl_mean or osl_mean)  # fixed lengths: closed-loop clients stay in step (load._waves)
-    sent = re.search(r"(\d[\d,]*)\s+(?:successful\s+)?requests", row["notes"])  # a finite run: "500 requests"
+    # a finite run: "500 requests", or bench_serving's --num-prompts as "600 prompts" (one request per prompt)
+    sent = re.search(r"(\d[\d,]*)\s+(?:successful\s+)?(?:requests|prompts)\b", row["notes"])
     n_requests = int(sent.group(1).replace(",", "")) if sent else None
 
     def pred(cal: Calibration, m=model, g=gpu, s=setup, r=rate, n=clients, f=field_name, c=cv2) -> float:

@@ -5,6 +5,7 @@ and the fit caps how much one source weighs."""
 from __future__ import annotations
 
 import csv
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -591,6 +592,15 @@ def test_a_random_dataset_runs_median_prompt_is_near_its_mean(cases: list[Case])
     # 0.89 × the 971-token mean, near the uniform's own median, where ShareGPT's c² = 1 would give 0.70 × 971)
     case = {c.id: c for c in cases}["srv-5951"]  # kvcached, 16 req/s, median TTFT
     assert "c² = 0.33" in case.assume
+
+
+def test_a_run_that_states_its_prompt_count_is_a_finite_run(cases: list[Case]) -> None:
+    # DataCrunch's DeepSeek-V3 FP8 TP8 run sent "600 prompts" (bench_serving --num-prompts) at 2 req/s: past the
+    # capacity the committed fit gives it (about 1.4 req/s) an endless stream's queue never ends, but 600 requests'
+    # does, so the median TTFT is finite, and the same run's 8 req/s with 2,400 prompts waits longer
+    rows = {c.id: c for c in cases}
+    two, eight = rows["srv-1185"].predict(fitted()), rows["srv-1195"].predict(fitted())
+    assert math.isfinite(two) and math.isfinite(eight) and eight > two
 
 
 def test_gpustack_sharegpt_runs_are_predicted_as_finite_runs(cases: list[Case]) -> None:
