@@ -685,6 +685,27 @@ def _length(text: str) -> tuple[int | None, bool]:
     return (int(mean.group(1)), True) if mean else (None, False)
 
 
+_RANDOM_UP_TO = re.compile(r"^\s*random\s*<=\s*(\d+)", re.IGNORECASE)
+_RANGE_RATIO = re.compile(r"range[-_ ]ratio[^0-9]{0,3}(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def prompt_length_cv2(row: dict[str, str]) -> float:
+    """Squared coefficient of variation of the prompt lengths of a row whose prompts vary (its ``isl`` a mean).
+
+    A 'random <= L' cell is sglang.bench_serving's random dataset, whose prompt lengths are drawn uniformly from
+    the integers max(⌊r·L⌋, 1) … L, r the ``--random-range-ratio`` the notes state (0 when they state none:
+    ``sample_random_requests``, python/sglang/bench_serving.py @50a613687fe1ffc6f1bb630c684a24c428a54a74), so their
+    c² is that uniform law's, ((b − a + 1)² − 1)/12 over ((a + b)/2)²: about 1/3 for r = 0. Any other dataset
+    (ShareGPT) varies about as much as an exponential: c² = 1."""
+    top = _RANDOM_UP_TO.match(row["isl"])
+    if not top:
+        return 1.0
+    b = int(top.group(1))
+    ratio = _RANGE_RATIO.search(row["notes"])
+    a = max(int(b * float(ratio.group(1))), 1) if ratio else 1
+    return ((b - a + 1) ** 2 - 1) / 12 / ((a + b) / 2) ** 2
+
+
 def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     """A row measured under load: Poisson arrivals at a rate, or N closed-loop clients (gpuplan.estimate.load)."""
     from gpuplan.estimate.load import at_concurrency, at_rate
@@ -732,13 +753,14 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])
     measured = value / 1000.0 if "_ms_" in metric else value
-    cv2 = 1.0 if isl_mean else 0.0  # a dataset's prompt lengths vary about as much as an exponential's
+    cv2 = prompt_length_cv2(row) if isl_mean else 0.0
     load = f"{rate:g} req/s" if scenario == "poisson" else f"{clients} clients"
     means = " (means)" if isl_mean or osl_mean else ""
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}{means} at {load}: {metric}"
 
     lockstep = not (isl_mean or osl_mean)  # fixed lengths: closed-loop clients stay in step (load._waves)
-    sent = re.search(r"(\d[\d,]*)\s+(?:successful\s+)?requests", row["notes"])  # a finite run: "500 requests"
+    # a finite run: "500 requests", or bench_serving's --num-prompts as "600 prompts" (one request per prompt)
+    sent = re.search(r"(\d[\d,]*)\s+(?:successful\s+)?(?:requests|prompts)\b", row["notes"])
     n_requests = int(sent.group(1).replace(",", "")) if sent else None
 
     def pred(cal: Calibration, m=model, g=gpu, s=setup, r=rate, n=clients, f=field_name, c=cv2) -> float:
@@ -746,8 +768,8 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
               at_concurrency(m, g, s, n or 1, cal, lockstep=lockstep, length_cv2=c))
         return float(getattr(ls, f))
 
-    assume = "; ".join(a for a in ("dataset lengths read as their means, prompt-length c² = 1" if isl_mean or osl_mean
-                                   else "", _KV_AUTO_NOTE if prec[1] == "fp8" and kv != "fp8" else "") if a)
+    lengths = f"dataset lengths read as their means, prompt-length c² = {cv2:.2g}" if isl_mean or osl_mean else ""
+    assume = "; ".join(a for a in (lengths, _KV_AUTO_NOTE if prec[1] == "fp8" and kv != "fp8" else "") if a)
     meta = {"engine": engine, "kind": "load", "model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "quantity": field_name, "per_gpu": False, "rate": rate, "clients": clients}
     return Case(id=row["id"], cls=cls, measured=measured, predict=pred, source=row["source"], describe=describe,

@@ -5,6 +5,7 @@ and the fit caps how much one source weighs."""
 from __future__ import annotations
 
 import csv
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +16,13 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
-from calib import Case, _inference_case, _inference_memory_case, sharegpt_output_lengths  # noqa: E402
+from calib import (  # noqa: E402
+    Case,
+    _inference_case,
+    _inference_memory_case,
+    prompt_length_cv2,
+    sharegpt_output_lengths,
+)
 from calib import _precision as _speed_precision  # noqa: E402
 from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision, _pretrain_case  # noqa: E402
 from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
@@ -613,6 +620,34 @@ def test_a_sharegpt_run_sent_at_once_is_read_as_that_many_requests_of_exponentia
     # a row that does not say how many requests it sent, or is not a ShareGPT run, keeps the steady-state model
     assert sharegpt_output_lengths({**row, "notes": "all requests at once"}, 219, 201) is None
     assert sharegpt_output_lengths({**row, "isl": "random (mean 219)", "osl": "random (mean 201)"}, 219, 201) is None
+
+
+def test_a_random_dataset_varies_its_prompts_as_a_uniform_law_not_as_sharegpt() -> None:
+    # sglang.bench_serving's random dataset draws each prompt length uniformly from max(⌊r·L⌋, 1) … L. kvcached's
+    # runs (L = 1913, the default r = 0): mean 957, variance (1913² − 1)/12 = 304,964, so c² = 304,964 / 957² = 0.333;
+    # with r = 0.5 the lengths span 956 … 1913: variance (958² − 1)/12 = 76,480, mean 1434.5, c² = 0.0372.
+    # ShareGPT keeps the exponential's c² = 1
+    kvcached = {"isl": "random <=1913 (mean 971)", "notes": "the tool's default --random-range-ratio 0.0, so"}
+    assert prompt_length_cv2(kvcached) == pytest.approx(0.3330, abs=1e-4)
+    narrow = {**kvcached, "notes": "--random-range-ratio 0.5"}
+    assert prompt_length_cv2(narrow) == pytest.approx(0.0372, abs=1e-4)
+    assert prompt_length_cv2({"isl": "ShareGPT (mean 213)", "notes": ""}) == 1.0
+
+
+def test_a_random_dataset_runs_median_prompt_is_near_its_mean(cases: list[Case]) -> None:
+    # the mapped load case carries the uniform law's c² (its median prompt, read as a gamma of c² = 1/3, is
+    # 0.89 × the 971-token mean, near the uniform's own median, where ShareGPT's c² = 1 would give 0.70 × 971)
+    case = {c.id: c for c in cases}["srv-5951"]  # kvcached, 16 req/s, median TTFT
+    assert "c² = 0.33" in case.assume
+
+
+def test_a_run_that_states_its_prompt_count_is_a_finite_run(cases: list[Case]) -> None:
+    # DataCrunch's DeepSeek-V3 FP8 TP8 run sent "600 prompts" (bench_serving --num-prompts) at 2 req/s: past the
+    # capacity the committed fit gives it (about 1.4 req/s) an endless stream's queue never ends, but 600 requests'
+    # does, so the median TTFT is finite, and the same run's 8 req/s with 2,400 prompts waits longer
+    rows = {c.id: c for c in cases}
+    two, eight = rows["srv-1185"].predict(fitted()), rows["srv-1195"].predict(fitted())
+    assert math.isfinite(two) and math.isfinite(eight) and eight > two
 
 
 def test_gpustack_sharegpt_runs_are_predicted_as_finite_runs(cases: list[Case]) -> None:

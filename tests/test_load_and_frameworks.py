@@ -19,6 +19,7 @@ from gpuplan.estimate.frameworks import framework, frameworks
 from gpuplan.estimate.infer_speed import decode_step_seconds, latency, max_batch, prefill_seconds, speed
 from gpuplan.estimate.job import training_setup
 from gpuplan.estimate.load import (
+    _overload_waits,
     _running_counts,
     at_concurrency,
     at_rate,
@@ -444,6 +445,32 @@ def test_a_finite_run_past_capacity_waits_longer_the_more_it_sends_and_the_faste
     assert few.ttft_mean_s < many.ttft_mean_s < faster.ttft_mean_s
     assert many.ttft_p50_s <= many.ttft_p99_s
     assert math.isinf(at_rate(m, g, SETUP, 2 * limit).ttft_mean_s)  # an endless stream: the queue never ends
+
+
+def test_an_overloaded_run_queues_only_what_the_running_batch_cannot_hold() -> None:
+    # 1000 requests at 16 req/s to an engine that serves 10 req/s and runs up to 256 sequences: the backlog grows at
+    # 6 req/s and fills the running batch after 256 / 6 = 42.7 s, by which time 682.7 requests have arrived and been
+    # admitted at once; each later one waits (k − 682.7) × (1/10 − 1/16) = (k − 682.7) × 37.5 ms. By hand: the
+    # median request (k = 500) waits none, p99 (k = 990) 307.3 × 37.5 ms = 11.5 s, the mean 316.3 × 317.3 / 2 / 1000
+    # × 37.5 ms = 1.88 s — where a queue in front of the engine alone would give 999 / 2 × 37.5 ms = 18.7 s
+    mean, p50, p99 = _overload_waits(1000, 16.0, 10.0, 256)
+    assert p50 == 0.0
+    assert p99 == pytest.approx(11.525, rel=1e-3)
+    assert mean == pytest.approx(1.882, rel=1e-3)
+    assert _overload_waits(1000, 16.0, 10.0, 512) == (0.0, 0.0, 0.0)  # 1365 would fit before any waits: none do
+    assert _overload_waits(1000, 16.0, 10.0, 0)[0] == pytest.approx(999 / 2 * 0.0375)  # no batch: Newell's queue
+
+
+def test_an_overloaded_run_that_fits_in_the_running_batch_waits_only_for_its_service(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # a short burst above capacity is admitted into the batch as it arrives (the cost shows in TPOT), so every
+    # request's TTFT is its own service; a long one overflows the batch and its later requests wait for slots
+    m, g = llama8b_h100
+    limit = capacity(m, g, SETUP)
+    cap = max_batch(m, g, SETUP, fitted())
+    short = at_rate(m, g, SETUP, 1.5 * limit, n_requests=cap)
+    long = at_rate(m, g, SETUP, 1.5 * limit, n_requests=20 * cap)
+    assert short.saturated and short.ttft_mean_s == short.ttft_p50_s == short.ttft_p99_s
+    assert long.ttft_p99_s > long.ttft_mean_s > short.ttft_mean_s
 
 
 def test_a_finite_run_below_capacity_reports_its_tokens_over_a_duration_with_the_last_drain(llama8b_h100) -> None:  # type: ignore[no-untyped-def]

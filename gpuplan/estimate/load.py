@@ -166,9 +166,10 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
     median request's prefill that of the median prompt (:func:`median_prompt_tokens`).
 
     Past capacity there is no steady state and TTFT grows without bound — unless the run is finite: a benchmark
-    that sends ``n_requests`` at a rate λ above the capacity μ serves the k-th at about k/μ though it arrived at
-    k/λ, so it waits k·(1/μ − 1/λ) (the fluid approximation of an overloaded queue, Newell 1982, "Applications
-    of Queueing Theory", ch. 2): TTFT's mean is the service plus (N − 1)/2 such lags, its p-quantile p·N of them.
+    that sends ``n_requests`` at a rate λ above the capacity μ finishes them at about μ though they arrive at λ
+    (the fluid approximation of an overloaded queue, Newell 1982, "Applications of Queueing Theory", ch. 2). The
+    engine admits arrivals into its running batch while it has room, so the first cap·λ/(λ − μ) requests wait for
+    no slot; each later one waits (k − n₀)·(1/μ − 1/λ) (:func:`_overload_waits`).
     Below capacity such a run reports its throughput over its whole duration, the last request's drain included
     (:func:`_finite_run`); past it, requests finish at the capacity from first to last, so it reports that."""
     cal = cal or fitted()
@@ -185,9 +186,8 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
         tpot = min(_iteration(m, gpu, s, full, busy, cal), _longest_iteration(m, gpu, s, full, cal))
         mean = p50 = p99 = math.inf
         if n_requests and limit > 0:
-            lag = max(0.0, 1 / limit - 1 / rate)
             service = t_p + tpot / 2 + request_seconds(s, gpu, cal)
-            mean, p50, p99 = (service + k * lag for k in ((n_requests - 1) / 2, 0.5 * n_requests, 0.99 * n_requests))
+            mean, p50, p99 = (service + w for w in _overload_waits(n_requests, rate, limit, cap))
         # a finite overloaded run still reports about the capacity: requests finish at μ from the first to the last
         return LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True,
                          limit, cal.band("inference_latency"))
@@ -196,6 +196,29 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
         return state
     latency = state.ttft_mean_s + (s.output_len - 1) * state.tpot_mean_s
     return _finite_run(state, s, n_requests, n_requests / rate + latency)
+
+
+def _overload_waits(n_requests: int, rate: float, limit: float, cap: int) -> tuple[float, float, float]:
+    """Mean, median and p99 of the admission waits of a finite run of ``n_requests`` sent at ``rate`` above the
+    capacity ``limit`` to an engine that runs up to ``cap`` sequences at once.
+
+    Fluid approximation of an overloaded queue (Newell 1982, ch. 2): requests leave at the capacity μ while they
+    arrive at λ, so the backlog grows as (λ − μ)·t. A continuously batching engine admits every waiting request
+    while its running set has room (vLLM V1's scheduler takes waiting requests until ``len(self.running) ==
+    self.max_num_running_reqs`` or the KV cache cannot allocate, vllm/v1/core/sched/scheduler.py ``schedule``
+    @b4622cf924bc72504aed99e486062d6633fde39e; vLLM V0's ``_schedule_default`` and SGLang's prefill-first
+    ``get_next_batch_to_run`` likewise prefill what fits), so the backlog first fills the running batch — it shows
+    in TPOT, not TTFT — and requests wait for a slot only once the batch is full, at t₁ = cap / (λ − μ): the
+    first n₀ = λ·t₁ requests wait for none. The k-th (k = 0 … N − 1) waits (k − n₀)·(1/μ − 1/λ) after that, the
+    lag of the fluid queue, whose mean over the run is m(m + 1)/2 / N lags with m = N − 1 − n₀ requests waiting, and
+    whose p-quantile is p·N − n₀ lags (0 where negative)."""
+    lag = max(0.0, 1 / limit - 1 / rate)
+    if lag <= 0:
+        return 0.0, 0.0, 0.0
+    absorbed = cap * rate / (rate - limit)
+    waiting = max(0.0, n_requests - 1 - absorbed)
+    mean = waiting * (waiting + 1) / 2 / n_requests * lag
+    return mean, max(0.0, 0.5 * n_requests - absorbed) * lag, max(0.0, 0.99 * n_requests - absorbed) * lag
 
 
 def _finite_run(state: LoadSpeed, s: InferSetup, n_requests: int, run_s: float) -> LoadSpeed:
