@@ -86,6 +86,14 @@ def _int(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _int_or_default(text: str) -> int | None:
+    """A count the cell states, or the script default it names where the run left the option at it ("unstated
+    (finetune.py default 64)": Qwen (v1) finetune.py ``LoraArguments.lora_r``, which the README's profiling runs did
+    not override)."""
+    named = re.search(r"\bdefault\s+(\d+)\s*\)?\s*$", text or "")
+    return _int(text) or (int(named.group(1)) if named else None)
+
+
 def _float(text: str) -> float | None:
     try:
         return float((text or "").replace(",", ""))
@@ -629,7 +637,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                   lengths_vary=_lengths_vary(row, fw),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
     if method in ("lora", "qlora"):
-        values.update(lora_rank=_int(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
+        values.update(lora_rank=_int_or_default(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
                       lora_dropout=_lora_dropout(row, launcher),
                       train_embeddings=bool(re.search(r"embedding.*trainable", row["lora_targets"].lower())))
     if base:

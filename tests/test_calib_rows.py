@@ -292,15 +292,32 @@ def test_a_row_runs_at_the_lowest_compute_precision_it_names(text: str, expected
 def test_short_sequence_device_readings_hold_at_every_model_size(cases: list[Case], row: str,
                                                                   reading_gb: float) -> None:
     # QwenLM/Qwen README @2df8e8ac ('Profiling of Memory and Speed', 256 tokens, one A100-80GB): at 256 tokens the
-    # activations are small, so the reading is the resident tensors and what the allocator holds around them. The
-    # gap grows with the model (2.3 GB above the tensors at 1.8B, 5 GB at 14B); a fixed overhead alone read Qwen-14B
-    # 10 % and its LoRA (emb) run 12 % under, a "fits" that would not (now 1.8B is the lowest, 7 % under). These rows
-    # are not fitted on.
+    # activations are small, so the reading is the resident tensors and what the allocator holds around them (with
+    # finetune.py's rank-64 adapters counted, 1.1 GiB above the tensors at 1.8B, 2.8 GiB at 14B, the CUDA context
+    # included); a fixed overhead alone read Qwen-14B 10 % and its LoRA (emb) run 12 % under, a "fits" that would
+    # not. These rows are not fitted on.
     case = next(c for c in cases if c.id == row)
     assert not case.meta.get("fit_on", True)
     assert case.measured == pytest.approx(reading_gb * 1e9)
     from gpuplan.estimate.calibration import fitted
     assert case.predict(fitted()) >= 0.92 * case.measured
+
+
+def test_a_qwen_profiling_row_runs_the_lora_of_the_script_it_names(catalog: Catalog) -> None:
+    # QwenLM/Qwen finetune.py LoraArguments (@b5fad3d5, the commit that added the profiling table, to @2df8e8ac):
+    # lora_r 64, lora_dropout 0.05, which no finetune/*.sh overrides; the row's rank cell names that default
+    # ("unstated (finetune.py default 64)") and was read as gpuplan's rank 8 until 2026-12-06
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-qwen1-7b-q-lora-1gpu-len256-mem")
+    case, why = _finetune_case(catalog, row)
+    assert case is not None, why
+    setup = case.meta["setup"]
+    assert setup.lora_rank == 64 and setup.lora_dropout == 0.05
+    # an eighth of the rank holds an eighth of the adapters: the states ZeRO-2 keeps for them (fp16 weights and
+    # gradients, fp32 master, gradients and Adam moments, 20 bytes a parameter) are 2.7 GB at rank 64
+    rank8, _ = _finetune_case(catalog, {**row, "lora_rank": "8"})
+    assert rank8 is not None
+    cal = fitted()
+    assert case.predict(cal) - rank8.predict(cal) > 0.8 * 20 * 143_130_624 * 7 / 8
 
 
 @pytest.mark.parametrize(("label", "expected"), [

@@ -21,6 +21,7 @@ from gpuplan.estimate.memory import (
     training_memory,
     weights_bytes,
 )
+from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.types import InferSetup, Parallelism, TrainSetup
@@ -131,6 +132,22 @@ def test_lora_params_llama_3_2_3b(catalog: Catalog, targets: str, rank: int, exp
     setup = TrainSetup(method="lora", lora_rank=rank, lora_targets=targets)
     assert trainable_params(m, setup) == expected
     assert training_memory(m, setup).trained.trainable_params == expected
+
+
+def test_peft_adapts_a_fused_qkv_projection_as_one_module(catalog: Catalog) -> None:
+    # Qwen (v1) makes Q, K and V with one c_attn linear; PEFT gives it one A and one B. modelscope/ms-agent issue #198
+    # (2023-12-15): Qwen-7B-Chat, rank 8 on c_attn alone, 0.0543 % of the parameters trainable:
+    # 8 x (4,096 + 12,288) x 32 layers = 4,194,304 of 7.72 B; three separate adapters would be 6,291,456 (0.081 %)
+    m = catalog.model("Qwen-7B")
+    hf = TrainSetup(method="lora", lora_rank=8, lora_targets="qv")
+    assert trainable_params(m, hf) == 4_194_304
+    assert trainable_params(m, hf) / (count_params(m).total + 4_194_304) == pytest.approx(0.000543, abs=5e-7)
+    # LitGPT's own fused QKV keeps one A per adapted projection (q and v here), as separate projections do
+    litgpt = replace(hf, framework="pytorch")
+    assert trainable_params(m, litgpt) == 8 * (2 * 4096 + 4096 + 4096) * 32
+    # a model whose Hub code keeps q, k and v apart is unchanged
+    llama = catalog.model("Llama-3.2-3B")
+    assert trainable_params(llama, replace(hf, lora_rank=32)) == 9_175_040
 
 
 # ---------------------------------------------------------------- properties

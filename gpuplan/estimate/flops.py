@@ -10,7 +10,7 @@ LoRA / QLoRA / P-tuning v2: only input gradients); full recomputation adds one m
 
 from __future__ import annotations
 
-from gpuplan.estimate.memory import lora_params, per_layer_params
+from gpuplan.estimate.memory import per_layer_params, setup_lora_params
 from gpuplan.estimate.params import count_params
 from gpuplan.types import Method, ModelSpec, Recompute, TrainSetup
 
@@ -67,7 +67,7 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     if s.method == Method.FULL:
         total = 3 * fwd
     elif s.method.low_rank:
-        adapter = 6 * lora_params(m, s.lora_rank, s.lora_targets)
+        adapter = 6 * setup_lora_params(m, s)
         total = 2 * fwd + adapter  # forward + input gradients through the frozen base
         if s.train_embeddings:  # the output layer's weight gradient (the embedding's is a scatter-add)
             total += 2 * m.vocab * m.hidden

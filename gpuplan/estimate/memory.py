@@ -561,7 +561,7 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     if s.method == Method.FULL:
         return count_params(m).total
     if s.method.low_rank:
-        return lora_params(m, s.lora_rank, s.lora_targets) + (embedding_params(m) if trains_embeddings(s) else 0)
+        return setup_lora_params(m, s) + (embedding_params(m) if trains_embeddings(s) else 0)
     if s.method == Method.PTUNING:
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
     if s.method == Method.FREEZE:
@@ -588,21 +588,43 @@ def per_layer_params(m: ModelSpec) -> float:
         m.norms_per_layer * (2 if m.norm_bias else 1))
 
 
-def lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
+def lora_targets(m: ModelSpec, targets: str, fused_qkv: bool = False) -> list[tuple[int, int]]:
     """(in, out) of each adapted linear in one layer that attends (q_proj also yields the output gate's logits
-    where the model has one); kept per model and targets (a fine-tuning plan asks for them hundreds of times)."""
-    hit = _lora_targets.get(m, None, None, (targets,))
+    where the model has one); with ``fused_qkv`` (:func:`peft_fused_qkv`) Q, K and V are one adapted module;
+    kept per model and targets (a fine-tuning plan asks for them hundreds of times)."""
+    hit = _lora_targets.get(m, None, None, (targets, fused_qkv))
     if hit is None:
-        hit = _lora_targets.put(m, None, None, (targets,), tuple(_lora_targets_of(m, targets)))
+        hit = _lora_targets.put(m, None, None, (targets, fused_qkv), tuple(_lora_targets_of(m, targets, fused_qkv)))
     return list(hit)
 
 
 _lora_targets: IdentityMemo[tuple[tuple[int, int], ...]] = IdentityMemo(256)
 
 
-def _lora_targets_of(m: ModelSpec, targets: str) -> list[tuple[int, int]]:
+# Model types whose Hub modeling code makes Q, K and V with one linear module: the checkpoints' fused projections
+# that llama.cpp's converter maps to one attn_qkv (FUSED_QKV_GGUF: query_key_value, c_attn, Wqkv, qkv_proj), and
+# Baichuan 2's W_pack, nn.Linear(hidden, 3 * hidden) (alibaba/MNN
+# transformers/llm/export/llm_models/Baichuan2-7B-Chat/modeling_baichuan.py @4b3d1f8155c6efce4bebffef88de8cb3c077725e,
+# a copy of Baichuan2-7B-Chat's remote code). PEFT adapts a targeted module with one A (in x r) and one B (r x out)
+# (huggingface/peft src/peft/tuners/lora/layer.py @b28a09c44695163806dc2d560ec2faa1ce2949c5, LoraLayer.update_layer),
+# so LoRA on the fused projection holds r * (hidden + q + 2 kv) parameters and reads one input, where separate q, k
+# and v projections hold r * (3 hidden + q + 2 kv); a q-and-v target cannot leave k out of the fused module.
+HUB_FUSED_QKV = FUSED_QKV_GGUF | {"baichuan"}
+
+
+def peft_fused_qkv(m: ModelSpec, s: TrainSetup) -> bool:
+    """Whether the setup's LoRA adapts Q, K and V as one PEFT module: the model's Hub code fuses them
+    (``HUB_FUSED_QKV``) and the stack runs that code (the HF Trainer, DeepSpeed). Stacks with their own model code
+    keep their own layout (LitGPT's fused QKV keeps one A per adapted projection, ``lora_A`` of r x enabled rows)."""
+    return s.framework in _RUNS_HUB_MODEL_CODE and m.model_type in HUB_FUSED_QKV and not m.is_mla
+
+
+def _lora_targets_of(m: ModelSpec, targets: str, fused_qkv: bool = False) -> list[tuple[int, int]]:
     attn = {"q": (m.hidden, m.q_dim * (2 if m.attn_output_gate else 1)), "k": (m.hidden, m.kv_dim),
             "v": (m.hidden, m.kv_dim), "o": (m.q_dim, m.hidden)}
+    if fused_qkv and targets != "mlp":
+        qkv = (m.hidden, attn["q"][1] + 2 * m.kv_dim)
+        return [qkv] + ([attn["o"]] if targets != "qv" else []) + (_mlp_targets(m) if targets == "all-linear" else [])
     if targets == "qv":
         return [attn["q"], attn["v"]]
     if targets == "attention":
@@ -634,20 +656,25 @@ def linear_layer_lora_targets(m: ModelSpec, targets: str) -> list[tuple[int, int
             (values, m.hidden), *mlp]
 
 
-def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
-    """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out); kept per model, rank and
-    targets."""
-    hit = _lora_params.get(m, None, None, (rank, targets))
+def lora_params(m: ModelSpec, rank: int, targets: str, fused_qkv: bool = False) -> float:
+    """LoRA (Hu et al. 2021): r·(in + out) per adapted matrix (A: in×r, B: r×out); ``fused_qkv``: Q, K and V are
+    one adapted module (:func:`peft_fused_qkv`); kept per model, rank and targets."""
+    hit = _lora_params.get(m, None, None, (rank, targets, fused_qkv))
     if hit is None:
-        hit = _lora_params.put(m, None, None, (rank, targets), _lora_params_of(m, rank, targets))
+        hit = _lora_params.put(m, None, None, (rank, targets, fused_qkv), _lora_params_of(m, rank, targets, fused_qkv))
     return hit
+
+
+def setup_lora_params(m: ModelSpec, s: TrainSetup) -> float:
+    """The adapters' parameters of a LoRA setup: its rank and targets on the modules its stack's model code has."""
+    return lora_params(m, s.lora_rank, s.lora_targets, peft_fused_qkv(m, s))
 
 
 _lora_params: IdentityMemo[float] = IdentityMemo(256)
 
 
-def _lora_params_of(m: ModelSpec, rank: int, targets: str) -> float:
-    attending = m.n_attention_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets))
+def _lora_params_of(m: ModelSpec, rank: int, targets: str, fused_qkv: bool = False) -> float:
+    attending = m.n_attention_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets, fused_qkv))
     if not m.n_linear_layers:
         return attending
     linear = m.n_linear_layers * sum(rank * (i + o) for i, o in linear_layer_lora_targets(m, targets))
@@ -786,7 +813,7 @@ def _adapter_input_bytes(m: ModelSpec, s: TrainSetup) -> float:
     dropout = s.lora_dropout > 0
     copy = 4.0 if st.adapters_fp32 else act_bytes(s) if dropout else 0.0
     per_element = copy + (1.0 if dropout else 0.0)
-    inputs = [i for i, _ in lora_targets(m, s.lora_targets)]
+    inputs = [i for i, _ in lora_targets(m, s.lora_targets, peft_fused_qkv(m, s))]
     if st.fused_qkv and s.lora_targets in ("qv", "attention", "all-linear"):
         shared = 3 if s.lora_targets != "qv" else 2  # q, k, v (or q and v) read one input through one module
         inputs = inputs[shared - 1:]
@@ -1382,12 +1409,13 @@ def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, gra
     varying lengths one more set of the length-dependent tensors (``VARYING_LENGTHS_EXTRA_POOL``), and a smaller
     fitted share of the resident tensors (``persistent``: weights, master weights, optimizer states).
 
-    The resident share is an empirical term: device and reserved readings stand above every counted tensor by an
-    amount that grows with the model (Qwen's profiling table at 256 tokens: 2.3 GB above the tensors for
-    Qwen-1.8B LoRA, 5 GB for Qwen-14B, 17 GB for Qwen-72B Q-LoRA), while PyTorch's allocated peak (LitGPT's
-    counter) needs none. PyTorch's notes name the mechanisms without a formula: reserved memory is not returned
-    to the device, and the allocator rounds and splits the segments it caches, including those freed while a
-    model loads and converts its weights.
+    The resident share is an empirical term, fitted on bench/cases.yaml: device and reserved readings stand above
+    every counted tensor, while PyTorch's allocated peak (LitGPT's counter) needs none. Qwen's profiling table, run
+    with its finetune.py LoRA (rank 64), stands 0.9-3.3 GiB above the counted tensors at 256 tokens from
+    Qwen-1.8B to Qwen-72B (docs/estimators.md): growing with the model, but far less than this share gives the
+    larger ones (12.2 GiB for Qwen-72B Q-LoRA). PyTorch's notes name the mechanisms without a formula: reserved
+    memory is not returned to the device, and the allocator rounds and splits the segments it caches, including
+    those freed while a model loads and converts its weights.
 
     PyTorch's caching allocator keeps freed blocks for reuse and splits a cached block to serve a smaller request
     (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp; docs/source/notes/cuda.rst, "Memory management":
