@@ -861,6 +861,10 @@ TEMPLATES: dict[str, str] = {
     # assumption values chosen at run time
     "optimizer step: every gradient, and foreach AdamW's temporaries of {fmt_bytes(step_temp)}":
         "优化器更新时：全部梯度，以及 foreach AdamW 的临时张量 {fmt_bytes(step_temp)}",
+    "{fmt_bytes(kv_now)} per step, the previous step's held too":
+        "每步 {fmt_bytes(kv_now)}，上一步的也仍被持有",
+    "{fmt_bytes(kv_now)} per step":
+        "每步 {fmt_bytes(kv_now)}",
     "{fmt_bytes(saved_in_backward)} per layer in fp16, every layer whose graph is alive":
         "每层 fp16 {fmt_bytes(saved_in_backward)}，计算图仍存活的每一层都保留",
     "{s.kv_dtype}, {fmt_bytes(kv_bytes_per_token(m, s.kv_dtype, s.tp, latent))} per token per GPU":
