@@ -220,6 +220,16 @@ def _attention_kernel(notes: str, column: str = "") -> str:
     return "cudnn" if _TE_ATTENTION.search(column) else ""
 
 
+# a row whose notes say its gradients were reduced after the backward, not behind it (Megatron-LM's distributed
+# optimizer before --overlap-grad-reduce: TrainSetup.dp_after_backward)
+_REDUCED_AFTER_BACKWARD = re.compile(r"\bgradients reduce(?:d|-scattered) after the backward\b", re.IGNORECASE)
+
+
+def _reduced_after_backward(row: dict[str, str]) -> bool:
+    """``TrainSetup.dp_after_backward`` of a pretraining row: GPT-NeoX's pipeline engine, or the notes say so."""
+    return _deepspeed_pipe_engine(row) or bool(_REDUCED_AFTER_BACKWARD.search(row["notes"]))
+
+
 def _deepspeed_pipe_engine(row: dict[str, str]) -> bool:
     """Whether a GPT-NeoX run ran under DeepSpeed's PipelineEngine: GPT-NeoX builds its model as a DeepSpeed
     PipelineModule whenever its config's pipe-parallel-size is 1 or more, and as a plain sequential model only at 0
@@ -248,6 +258,11 @@ def _expert_parallel(notes: str) -> int | None:
 # token once per destination GPU and node (gpuplan.estimate.moe_train.link_shares); the stack's default otherwise
 # (Megatron-Core's alltoall dispatcher)
 _DEEPEP = re.compile(r"\b(?:deep|hybrid)-?ep\b", re.IGNORECASE)
+
+
+# DeepSeek's DualPipe schedule, which a row names in its framework or notes, runs the all-to-alls and pipeline sends
+# behind compute (TrainSetup.dualpipe; gpuplan.estimate.train_time.behind_compute)
+_DUALPIPE = re.compile(r"\bDualPipe\b", re.IGNORECASE)
 
 
 def _ep_dispatcher(row: dict[str, str]) -> str:
@@ -354,8 +369,9 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        precision=_precision(row["precision"]), recompute=recompute, framework=fw.stack,
                        compiled="compile" in row["framework"].lower() or fw.compiled,
                        compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
-                       dp_after_backward=_deepspeed_pipe_engine(row),
+                       dp_after_backward=_reduced_after_backward(row),
                        ep_dispatcher=_ep_dispatcher(row),
+                       dualpipe=bool(_DUALPIPE.search(row["framework"] + " " + row["notes"])),
                        transformers_version=_transformers_version(row),
                        returns_kv_cache=bool(_USE_CACHE_ON.search(row["notes"])),
                        keeps_previous_outputs=True if _OUTPUTS_HELD.search(row["notes"]) else None,
@@ -396,7 +412,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     # per-expert GEMM launch cost (bench/fit.py "moe training time"; docs/estimators.md)
     cls = "pretrain_gpu_hours" if run else "pretrain_throughput_moe" if model.is_moe else "pretrain_throughput"
     # a mixture-of-experts run's GPU-hours (DeepSeek-V3's) are reported in the run class but not fitted on, for
-    # the same reason; DeepSeek's DualPipe also hides the all-to-alls that gpuplan counts as exposed (moe_train)
+    # the same reason (its DualPipe schedule, which hides the all-to-alls, is mapped: TrainSetup.dualpipe)
     if model.is_moe and run:
         common["fit"] = False
     return Case(cls=cls, measured=measured, predict=pred_time, rate=not run,

@@ -711,12 +711,18 @@ class TrainSetup:
     # the data-parallel gradients are all-reduced after the step's last backward and, under ZeRO-1, the updated 16-bit
     # weights all-gathered after the optimizer step, neither behind compute: DeepSpeed's PipelineEngine, which turns
     # the engine's backward-hook reduction off and runs both as instructions of its schedule (GPT-NeoX builds its model
-    # as a pipeline for any pipe-parallel-size ≥ 1; gpuplan.estimate.train_time.dp_overlap_window)
+    # as a pipeline for any pipe-parallel-size ≥ 1; gpuplan.estimate.train_time.dp_overlap_window), and Megatron-LM's
+    # distributed optimizer before --overlap-grad-reduce, which reduce-scatters after the backward and all-gathers
+    # after the optimizer step
     dp_after_backward: bool = False
     # how the expert-parallel all-to-alls move a routed token: "alltoall" (Megatron-Core's alltoall dispatcher, one
     # copy per routed expert) or "deepep" (DeepEP / HybridEP kernels, Megatron-Core's flex dispatcher: one copy per
     # destination GPU, one per destination node over the network; gpuplan.estimate.moe_train.link_shares)
     ep_dispatcher: str = "alltoall"
+    # the pipeline schedule pairs one micro-batch's forward chunk with another's backward chunk and runs each one's
+    # expert-parallel all-to-alls and pipeline sends behind the other's compute: DeepSeek's DualPipe (DeepSeek-AI 2024,
+    # DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 3.2.1; gpuplan.estimate.train_time.behind_compute)
+    dualpipe: bool = False
     # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
     # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy)
     transformers_version: str = ""

@@ -551,6 +551,18 @@ def test_a_gpt_neox_run_with_a_pipe_parallel_size_reduces_after_the_backward(cat
     assert found == {"neox 1": True, "neox 0": False, "megatron": False}
 
 
+
+def test_starcoders_megatron_reduces_its_gradients_after_the_backward(catalog: Catalog) -> None:
+    # the bigcode Megatron-LM fork that trained StarCoderBase (@4d0af09c, train_step) reduce-scatters the gradients
+    # after forward_backward_func returns and gathers the weights after the optimizer step, as its notes say: that
+    # communication is not hidden, so the run takes longer than with the same layout's overlapped reduction
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-starcoderbase-gpuh")
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    assert case.meta["setup"].dp_after_backward
+    silent, _ = _pretrain_case(catalog, {**row, "notes": row["notes"].replace("reduce-scattered after", "reduced")})
+    assert silent is not None and not silent.meta["setup"].dp_after_backward
+    assert case.predict(fitted()) > silent.predict(fitted())
 def test_a_torchtitan_run_before_april_2025_keeps_its_loss_uncompiled(catalog: Catalog) -> None:
     # torchtitan issue #929 ran at 9a2f578 (2025-03-04), before bbb1b616e compiled the loss under training.compile
     row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-tt929-l3-8b-fsdp8-compile-mem")

@@ -38,7 +38,10 @@ Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n 
 - pipeline: the 1F1B bubble, (p − 1)/m of the ideal compute time for m micro-batches per step
   (Narayanan et al. 2021, eq. 1); with v model chunks per stage (the interleaved schedule), (p − 1)/(v·m)
   (same paper, sec. 2.2.2); plain 1F1B also waits on the stages' point-to-point sends
-  (:func:`pipeline_send_seconds`).
+  (:func:`pipeline_send_seconds`);
+- expert parallel: the all-to-alls of a mixture-of-experts model (:mod:`gpuplan.estimate.moe_train`), not
+  overlapped, but under DeepSeek's DualPipe schedule, which runs them and the pipeline sends behind compute
+  (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, sec. 3.2.1; :func:`behind_compute`).
 """
 
 from __future__ import annotations
@@ -324,6 +327,8 @@ class StepLead(NamedTuple):
         the experts' routing are left out; the rest are a few products, so a search can drop a slower layout
         before :func:`step_time`."""
         _, tp_total, pp_total = comm or self.comm(m, gpu, s, cal, w)
+        if s.dualpipe:  # its pipeline sends may run behind compute (behind_compute)
+            pp_total = 0.0
         return self.floor + tp_total + pp_total + pipeline_bubble(s, self.compute)
 
     def comm(self, m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, w: StepWork
@@ -409,7 +414,9 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     dp_comm, tp_total, pp_total = comm or _comm_seconds(m, s, link, w, steps)
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * dp_overlap_window(s, step_compute)) * steps
     micro_steps = steps * s.grad_accum
-    ep_total = expert_parallel_seconds(m, s, link, w, cal) * micro_steps  # not overlapped (moe_train)
+    ep_total = expert_parallel_seconds(m, s, link, w, cal) * micro_steps  # not overlapped (moe_train) ...
+    if s.dualpipe:  # ... but under DualPipe
+        ep_total, pp_total = behind_compute(ep_total, pp_total, compute)
     # one cuBLAS GEMM per local expert (moe_train.expert_gemm_launches); 0 until a fit has the parameter
     expert_launches = expert_gemm_launches(m, s) * cal.values.get("expert_gemm_launch_s", 0.0) * micro_steps
     bubble = pipeline_bubble(s, compute)
@@ -424,6 +431,19 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
              ("expert_gemm_launches", expert_launches),
              ("pipeline_parallel_comm", pp_total), ("pipeline_bubble", bubble))
     return StepTime(parts, peak, u, steps, tokens_per_step, link)
+
+
+def behind_compute(ep_total: float, pp_total: float, compute: float) -> tuple[float, float]:
+    """The expert-parallel all-to-all and pipeline-send seconds left exposed when DualPipe runs them behind compute.
+
+    DualPipe (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 3.2.1 and fig. 4) pairs a
+    forward chunk of one micro-batch with a backward chunk of another and runs each one's dispatch, combine and
+    pipeline sends while the other computes, so "both all-to-all and PP communication can be fully hidden" as long
+    as there is compute to hide them behind: only what exceeds the run's compute seconds stays on the critical
+    path (the all-to-alls first, then the sends)."""
+    exposed = max(0.0, ep_total + pp_total - compute)
+    ep_left = min(ep_total, exposed)
+    return ep_left, exposed - ep_left
 
 
 def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None,
@@ -578,7 +598,11 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
         # DeepSpeed's PipelineEngine all-reduces the whole gradient buffer (buffered_allreduce_fallback), and ZeRO-1
         # then all-gathers the updated 16-bit weights ((n − 1)/n of them, half an all-reduce's ring): EleutherAI/
         # DeeperSpeed @eb7f5cff36678625d23db8a8fe78b4a93e5d2c75, deepspeed/runtime/pipe/engine.py _exec_reduce_grads
-        # and deepspeed/runtime/zero/stage1.py step (the release GPT-NeoX v1.0 pins)
+        # and deepspeed/runtime/zero/stage1.py step (the release GPT-NeoX v1.0 pins). Megatron-LM's distributed
+        # optimizer of early 2023 moves as many bytes: an fp32 reduce-scatter of the gradients (bf16 forces fp32
+        # reduction: megatron/arguments.py), half a ring of 4-byte elements, and a 16-bit all-gather of the
+        # updated weights (bigcode-project/Megatron-LM @4d0af09c7ae948fce2bbdc70a7b321a9069b7620,
+        # megatron/optimizer/distrib_optimizer.py reduce_model_grads and gather_model_params)
         dp = grad_bytes * (1.5 if par.zero >= 1 else 1.0)
     elif par.zero >= 3 and par.dp > 1:
         # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable
@@ -628,7 +652,11 @@ def dp_overlap_window(s: TrainSetup, step_compute: float) -> float:
     reduction off (``enable_backward_allreduce = False``) and runs ReduceGrads and then OptimizerStep as
     instructions of its schedule after the last backward (EleutherAI/DeeperSpeed
     @eb7f5cff36678625d23db8a8fe78b4a93e5d2c75, ``deepspeed/runtime/pipe/engine.py`` and ``schedule.py``
-    ``TrainSchedule``); ZeRO-1's all-gather of the updated weights ends the optimizer step (``zero/stage1.py``)."""
+    ``TrainSchedule``); ZeRO-1's all-gather of the updated weights ends the optimizer step (``zero/stage1.py``).
+    Nor does Megatron-LM's distributed optimizer before ``--overlap-grad-reduce`` (added later in 2023): its
+    ``train_step`` reduce-scatters the gradients after ``forward_backward_func`` returns and all-gathers the weights
+    after ``optimizer.step`` (bigcode-project/Megatron-LM @4d0af09c7ae948fce2bbdc70a7b321a9069b7620, the fork that
+    trained StarCoder, ``megatron/training.py``)."""
     par = s.parallel
     if s.dp_after_backward:
         return 0.0
