@@ -81,6 +81,9 @@ class Gpu:
     notes: str = ""
     sm_count: int | None = None  # streaming multiprocessors (NVIDIA); None: not in the catalog
     boost_clock_hz: float | None = None  # the SMs' rated boost clock
+    # dense FP16/BF16 rate of matrix units only some engines reach (Apple M5: the GPU Neural Accelerators, through
+    # Metal 4 tensor operations); None: the part has none. Which setups use it: gpuplan.estimate.engines
+    matrix_fp16_flops_per_s: float | None = None
 
     @property
     def sm_cycles_per_s(self) -> float | None:

@@ -288,6 +288,58 @@ def test_seven_core_m1_decodes_as_the_eight_core_part_but_prefills_an_eighth_slo
     assert full.tpot_s <= binned.tpot_s <= full.tpot_s * (8 / 7 + 0.01)
 
 
+
+@pytest.mark.parametrize(("engine", "version", "uses"), [
+    ("mlx", "", True),  # plans run the current release
+    ("mlx", "0.30.0", True),  # ml-explore/mlx PR #2772, first tagged v0.30.0
+    ("mlx", "0.29.3", False),
+    ("llamacpp", "", True),  # current builds set the Metal 4 language version of the probe (PR #27461, b10734)
+    ("llamacpp", "b10734", True),
+    ("llamacpp", "b8680", False),  # the probe may fail silently before it (llama.cpp issue #27473)
+    ("llamacpp", "unknown", False),
+    ("llamacpp", "PR #16634 branch 'metal : initial Metal4 tensor API support' (2025-10-25)", True),
+    ("vllm", "", False),
+])
+def test_metal_tensor_operations_follow_the_engine_release(engine: str, version: str, uses: bool) -> None:
+    from gpuplan.estimate.engines import metal_tensor_gemm
+
+    assert metal_tensor_gemm(InferSetup(engine=engine, engine_version=version)) is uses
+
+
+def test_m5_matrix_rate_matches_apples_four_times_the_m4(catalog: Catalog) -> None:
+    # Apple's M5 announcement: over 4x the M4's peak GPU compute for AI; the catalog's rate is derived from a
+    # measured 1,024 FP16 FLOPs per core per cycle (tzakharko's A19 microbenchmarks), not from that claim
+    m5, m4 = catalog.gpu("M5"), catalog.gpu("M4")
+    assert m5.matrix_fp16_flops_per_s == pytest.approx(4 * m4.fp32_flops_per_s, rel=0.05)
+    assert m4.matrix_fp16_flops_per_s is None
+
+
+def test_mlx_prefills_on_the_m5_neural_accelerators_from_0_30(catalog: Catalog) -> None:
+    # MLX 0.30 runs its quantized GEMMs and attention on the M5's matrix units, four times the ALU rate (17.8
+    # against 4.45 TFLOPS): a 2,048-token prefill of an 8B 4-bit model, compute-bound, takes well under half as long
+    # as with MLX 0.29 (the step overheads do not shrink, so not a full quarter); the M4 has no such units, and
+    # batch-1 decode streams the same weights either way
+    m, m5, m4 = catalog.model("Llama-3.1-8B"), catalog.gpu("M5"), catalog.gpu("M4")
+    s = InferSetup(engine="mlx", weight_format="mlx-q4", prompt_len=2048, output_len=128)
+    old = replace(s, engine_version="0.29.3")
+    new_m5, old_m5 = (latency(m, m5, x).figures for x in (s, old))
+    assert 0.249 < new_m5.ttft_s / old_m5.ttft_s < 0.4
+    assert new_m5.tpot_s == pytest.approx(old_m5.tpot_s, rel=0.02)
+    assert latency(m, m4, s).figures.ttft_s == pytest.approx(latency(m, m4, old).figures.ttft_s, rel=1e-9)
+
+
+def test_llamacpp_prefills_on_the_m5_matrix_units_only_with_the_tensor_api(catalog: Catalog) -> None:
+    # a llama.cpp build of unknown provenance runs the ALU kernels (as fast as an M5 without matrix units); a build
+    # with the tensor API on prefills a Q4_K_M model several times faster
+    m, m5 = catalog.model("Llama-3.1-8B"), catalog.gpu("M5")
+    alu_only = replace(m5, matrix_fp16_flops_per_s=None)
+    s = InferSetup(engine="llamacpp", weight_format="gguf-q4_k_m", prompt_len=2048, output_len=128,
+                   engine_version="unknown")
+    assert latency(m, m5, s).figures.ttft_s == pytest.approx(latency(m, alu_only, s).figures.ttft_s, rel=1e-9)
+    tensor = replace(s, engine_version="b10734")
+    assert latency(m, m5, tensor).figures.ttft_s < 0.5 * latency(m, m5, s).figures.ttft_s
+
+
 # ---------------------------------------------------------------- fits: the held-out band, not a fixed 5 %
 
 

@@ -34,6 +34,7 @@ GPUS = (
     C("export_rule_date", "date"),
     C("sm_count", "int", min=1, max=1000, optional=True),
     C("boost_clock_mhz", "float", positive=True, max=10_000, optional=True),
+    C("matrix_fp16_tflops", optional=True, **_TFLOPS),  # type: ignore[arg-type]
     C("source", required=True), C("verification", "enum", True, VERIFICATIONS),
     C("date_checked", "date", True), C("notes"),
 )

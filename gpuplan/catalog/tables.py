@@ -304,6 +304,7 @@ def _gpu(row: Row, where: str) -> Gpu:
         source=v["source"], verification=v["verification"], date_checked=v["date_checked"],
         notes=v["notes"] or "", sm_count=v["sm_count"],
         boost_clock_hz=v["boost_clock_mhz"] * 1e6 if v["boost_clock_mhz"] else None,
+        matrix_fp16_flops_per_s=v["matrix_fp16_tflops"] * TERA if v["matrix_fp16_tflops"] else None,
     )
 
 

@@ -203,6 +203,47 @@ def trtllm_pytorch(s: types.InferSetup) -> bool:
     return (found is not None and found >= TRTLLM_PYTORCH_FROM) or "pytorch" in s.engine_version.lower()
 
 
+# The Apple M5 GPU's matrix units (its Neural Accelerators, ``Gpu.matrix_fp16_flops_per_s``) are reached only through
+# Metal 4 tensor operations (MetalPerformancePrimitives matmul2d); other Metal kernels run on the ALUs. An engine uses
+# them where its release does:
+# - MLX from 0.30.0 (ml-explore/mlx PR #2772 "Add Neural Accelerator Support", commit 54f1cc6e, 2025-11-19, first
+#   tagged v0.30.0): on GPU generation 17 (M5) or later under macOS 26.2 or later, in a build made with the macOS 26.2
+#   SDK (its macOS 26 wheels), its 16-bit GEMMs, its quantized GEMMs (K a multiple of 64), its gathered (MoE) GEMMs
+#   and its prefill attention run NAX kernels (mlx/backend/metal/device.h is_nax_available, matmul.cpp, quantized.cpp,
+#   scaled_dot_product_attention.cpp at 54f1cc6e);
+# - llama.cpp from PR #16634 ("metal : initial Metal4 tensor API support", Oct 2025): its matrix-matrix kernels
+#   (mul_mm, mul_mm_id; not its mat-vec or flash-attention kernels), where a start-up probe compiles the tensor
+#   kernels; builds before PR #27461 (release b10734, Aug 2026) leave the Metal language version of that compile at
+#   the SDK's default, so a binary built against an older SDK fails the probe and silently runs the ALU kernels
+#   (llama.cpp issue #27473). A stated build before b10734, or an unstated one, is read as without; the PR's own
+#   branch, run on an M5 in its thread, as with (pp512 of a 7B Q4_0 at 608 t/s, about 8.8 TFLOP/s, twice the ALU
+#   peak).
+MLX_NAX_FROM = (0, 30, 0)
+LLAMACPP_TENSOR_BUILD = 10734
+_TENSOR_PR_BRANCH = "PR #16634"
+
+
+def metal_tensor_gemm(s: types.InferSetup) -> bool:
+    """Whether the setup's GEMMs run on Metal 4 tensor operations, where the part has matrix units: MLX of no stated
+    release (plans run the current one) or 0.30.0 and later; llama.cpp of no stated build, b10734 and later, or PR
+    #16634's branch."""
+    version = s.engine_version.strip()
+    if s.engine == types.Engine.MLX:
+        found = release(version)
+        return not version or (found is not None and found >= MLX_NAX_FROM)
+    if s.engine == types.Engine.LLAMACPP:
+        build = re.fullmatch(r"b(\d+)", version)
+        return (not version or _TENSOR_PR_BRANCH in version
+                or (build is not None and int(build.group(1)) >= LLAMACPP_TENSOR_BUILD))
+    return False
+
+
+def metal_tensor_attention(s: types.InferSetup) -> bool:
+    """Whether the setup's prefill attention runs on the matrix units too: MLX's does (steel_attention_nax), llama.cpp's
+    flash-attention kernels do not."""
+    return s.engine == types.Engine.MLX and metal_tensor_gemm(s)
+
+
 # The host seconds per running sequence of a decode step (:func:`host_sequence_key`) belong to an engine's step
 # loop, not to its kernels: TensorRT-LLM's PyTorch backend prepares every step in Python on the host (the executor
 # loop, tensorrt_llm/_torch/pyexecutor/py_executor.py, schedules the requests and updates each one's state, and

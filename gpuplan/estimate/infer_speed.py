@@ -40,6 +40,8 @@ from gpuplan.estimate.engines import (
     efficiency_keys,
     graph_batches,
     host_sequence_key,
+    metal_tensor_attention,
+    metal_tensor_gemm,
     sequence_cap,
     step_overhead_keys,
     token_budget,
@@ -88,13 +90,17 @@ class Speed:
                      self.band)
 
 
-def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None) -> tuple[float, str]:
+def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None, matrix_units: bool = False
+                 ) -> tuple[float, str]:
     """Tensor peak for the format's matmuls; falls back to 16-bit where the part lacks the path. An engine
     whose 16-bit GEMMs accumulate in FP16 (llama.cpp) gets that rate, twice the FP32-accumulate one on GeForce
-    parts (:attr:`Gpu.fp16_acc16_flops_per_s`)."""
+    parts (:attr:`Gpu.fp16_acc16_flops_per_s`). ``matrix_units``: the kernels reach the part's matrix units that
+    only some engines use (the Apple M5's, :func:`metal_tensor_gemm`), where it has them."""
     rate = gpu.peak_flops_per_s(fmt.compute) if fmt.compute in ("fp8", "int8", "fp4") else None
     if rate:
         return rate, fmt.compute
+    if matrix_units and gpu.matrix_fp16_flops_per_s:
+        return max(gpu.matrix_fp16_flops_per_s, gpu.half_flops_per_s), "fp16 (matrix units)"
     if eng is not None and eng.half_accumulate and gpu.fp16_flops_per_s:
         return gpu.fp16_acc16_flops_per_s, "fp16 (fp16 accumulate)"
     return gpu.half_flops_per_s, "bf16" if gpu.supports_bf16 else "fp16"
@@ -105,7 +111,7 @@ def attention_peak(gpu: Gpu, s: InferSetup, eng: Engine | None = None) -> tuple[
     so FP8 weights with a 16-bit cache (vLLM's and SGLang's ``--kv-cache-dtype auto``) run attention at the
     16-bit rate; only an FP8 cache feeds FP8 attention kernels (FlashAttention-3, Shah et al. 2024, sec. 3.3:
     FP8 attention on Hopper at about twice its BF16 rate; TensorRT-LLM's FP8 context FMHA)."""
-    return compute_peak(gpu, weight_format("fp8" if s.kv_dtype == "fp8" else "bf16"), eng)
+    return compute_peak(gpu, weight_format("fp8" if s.kv_dtype == "fp8" else "bf16"), eng, metal_tensor_attention(s))
 
 
 def _eff(cal: Calibration, eng: Engine, name: str, gpu: Gpu | None = None) -> float:
@@ -425,7 +431,7 @@ def run_floor_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, work: RunWork, cal:
         return 0.0
     eng = get_engine(s.engine)
     eta_compute, f_moe, kv_bandwidth, weights_bandwidth = _rates(gpu, eng, cal)
-    prefill_rate = compute_peak(gpu, weight_format(s.weight_format), eng)[0] * s.tp * eta_compute  # as _step_terms
+    prefill_rate = compute_peak(gpu, weight_format(s.weight_format), eng, metal_tensor_gemm(s))[0] * s.tp * eta_compute
     flops = work.prefill_flops + (work.expert_flops and work.expert_flops / f_moe)
     kv = work.kv_bytes and work.kv_bytes / kv_bandwidth
     return flops / prefill_rate + work.weight_bytes / weights_bandwidth + kv
@@ -516,7 +522,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     eng = get_engine(s.engine)
     fmt, weights, dense_flops, expert_flops, kv_per_token, budget, attention_flops, state, dense_up_to, graphs, \
         launches = _setup_step_terms(m, s)
-    peak, _ = compute_peak(gpu, fmt, eng)
+    peak, _ = compute_peak(gpu, fmt, eng, metal_tensor_gemm(s))
     eta_compute, f_moe, kv_bandwidth, weights_bandwidth = _rates(gpu, eng, cal)
     expert_flops = expert_flops / f_moe  # as gemm_flops_split
     per_weight = matvec_seconds_per_weight(cal, eng, fmt, gpu)
@@ -753,7 +759,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
     """What a speed estimate rests on: the engine's fitted efficiencies, the part's peaks, the batch and
     what bounds the decode step."""
     eng = get_engine(s.engine)
-    peak, dtype = compute_peak(gpu, weight_format(s.weight_format), eng)
+    peak, dtype = compute_peak(gpu, weight_format(s.weight_format), eng, metal_tensor_gemm(s))
     return (
         Assumption("engine efficiency", f"{eng.name}: memory {_eff(cal, eng, 'eta_memory', gpu):.0%} of bandwidth, "
                    f"compute {_eff(cal, eng, 'eta_compute', gpu):.0%} of peak, "
