@@ -715,3 +715,16 @@ def test_eager_trtllm_steps_borrow_transformers_overhead_until_fitted(catalog: C
     per_seq = base.values["host_seq_s_trtllm_pytorch"]  # and the fitted host time of each running sequence
     assert decode_step_seconds(m, g, InferSetup(engine="trtllm"), 136, 318, cal)[0] == pytest.approx(
         0.064 + 136 * per_seq)
+
+
+def test_closed_loop_with_long_prompts_keeps_its_throughput_as_clients_grow(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # n clients each send when their last answer ends, so they send n / (TTFT + O x TPOT) requests a second; with
+    # 5,000-token prompts most of the GPU goes to prompts, and more clients can only queue, never serve less
+    m, g = llama8b_h100
+    s = replace(SETUP, prompt_len=5000, output_len=500)
+    states = [at_concurrency(m, g, s, n, length_cv2=1.0) for n in (5, 25, 50, 100, 200)]
+    for n, state in zip((5, 25, 50, 100, 200), states, strict=True):
+        cycle = state.ttft_mean_s + s.output_len * state.tpot_mean_s
+        assert state.rate_per_s * cycle == pytest.approx(n, rel=0.02)  # Little's law over the n clients
+    served = [st.output_tokens_per_s for st in states]
+    assert served == sorted(served)

@@ -329,24 +329,34 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
     """Steady state of ``clients`` closed-loop clients, each sending its next request when the last ends.
 
     The engine runs at most its cap of them (the rest wait in its queue); with n running, each cycle takes
-    TTFT + O × TPOT, so the rate is X = n / cycle and the decode batch B = X × O × TPOT — a fixed point,
-    iterated from B = n. ``lockstep``: every request has the same prompt and output length, so the clients,
-    which start together, keep arriving together (:func:`_waves`); otherwise ``length_cv2`` is the squared coefficient
-    of variation of the prompt lengths, as for :func:`at_rate`."""
+    TTFT + O × TPOT, so the rate X solves X × cycle(X) = n (bisection: the cycle grows with X) and the decode
+    batch is Little's B = X × O × TPOT. ``lockstep``: every request has the same prompt and output length, so the
+    clients, which start together, keep arriving together (:func:`_waves`); otherwise ``length_cv2`` is the squared
+    coefficient of variation of the prompt lengths, as for :func:`at_rate`."""
     cal = cal or fitted()
     cap = require_batch(m, gpu, s, cal)  # not an infinite TTFT: a setup that holds no sequence is refused
     n = min(clients, cap)
     if lockstep:
         return _waves(m, gpu, s, clients, n, cap, cal)
     t_p = _prefill_one(m, gpu, s, cal)
-    batch = float(n)
     others = (n - 1) / n
-    state = _state(m, gpu, s, 0.0, batch, t_p, cap, cal, length_cv2, others)
-    for _ in range(12):
-        cycle = state.ttft_mean_s + s.output_len * state.tpot_mean_s
-        rate = n / cycle
-        batch = max(1.0, min(float(n), rate * s.output_len * state.tpot_mean_s))
-        state = _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, others)
+
+    def at(rate: float) -> LoadSpeed:
+        found = _steady_batch(m, gpu, s, rate, min(rate * t_p * others, 0.999), n, cal)
+        batch = max(1.0, float(n) if found is None else found)
+        return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, others)
+
+    # n clients each send when their last request ends: rate × cycle(rate) = n, where the cycle (TTFT + O × TPOT)
+    # grows with the rate; bisect on the rate below where prompts alone would take the whole GPU
+    lo, hi = 0.0, 0.999 / t_p if t_p > 0 else n / (s.output_len * _iteration(m, gpu, s, 1.0, 0.0, cal))
+    for _ in range(_ITERATIONS):
+        mid = (lo + hi) / 2
+        state = at(mid)
+        if mid * (state.ttft_mean_s + s.output_len * state.tpot_mean_s) < n:
+            lo = mid
+        else:
+            hi = mid
+    state = at(lo)
     if clients > n:  # clients beyond the engine's cap wait in its queue for a free slot
         extra = (clients - n) / max(state.rate_per_s, 1e-12)
         state = replace(state, ttft_mean_s=state.ttft_mean_s + extra, ttft_p50_s=state.ttft_p50_s + extra,
