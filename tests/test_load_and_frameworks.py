@@ -26,6 +26,7 @@ from gpuplan.estimate.load import (
     capacity,
     finite_run,
     median_prompt_tokens,
+    poisson_quantile,
     request_seconds,
 )
 from gpuplan.estimate.memory import inference_memory
@@ -54,6 +55,33 @@ def test_latency_grows_with_the_arrival_rate_and_saturates_past_capacity(llama8b
     # overloaded, the engine runs flat out: decode steps are the slowest but finite; the queue takes the excess
     assert mid.tpot_mean_s <= over.tpot_mean_s < math.inf
     assert over.output_tokens_per_s == pytest.approx(limit * SETUP.output_len)
+
+
+@pytest.mark.parametrize(("mean", "p", "k", "why"), [
+    (0.0, 0.99, 0, "no arrivals"),
+    (0.5, 0.50, 0, "P(K = 0) = e^-0.5 = 0.61"),
+    (1.0, 0.50, 1, "P(K <= 0) = 0.37, P(K <= 1) = 0.74"),
+    (1.0, 0.99, 4, "P(K <= 3) = 0.981, P(K <= 4) = 0.996"),
+    (10.0, 0.99, 18, "P(K <= 17) = 0.986, P(K <= 18) = 0.993"),
+    (10_000.0, 0.99, 10_233, "normal approximation: 10,000 + 2.326 x 100, less the half of the continuity"),
+])
+def test_poisson_quantile_matches_hand_computed_tails(mean: float, p: float, k: int, why: str) -> None:
+    assert poisson_quantile(mean, p) == k, why
+
+
+def test_short_answers_spread_their_tpot_by_the_prompts_they_happen_to_see(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # a six-token answer has five gaps: one 1,000-token prefill of another request adds a fifth of that prefill
+    # to its TPOT, none leaves it a plain step; how many it sees is the luck of Poisson arrivals
+    m, g = llama8b_h100
+    short = replace(SETUP, output_len=6)
+    state = at_rate(m, g, short, 0.3 * capacity(m, g, short))
+    step = at_rate(m, g, short, 1e-6).tpot_mean_s  # no other arrivals: the decode step alone
+    assert state.tpot_median_s < state.tpot_mean_s < state.tpot_p99_s
+    assert state.tpot_p99_s >= step + prefill_seconds(m, g, short, 1000.0, fitted()) / 5
+    # a long answer sees many prompts, whose count varies little relative to its mean: a narrower spread
+    long = replace(SETUP, output_len=1000)
+    steady = at_rate(m, g, long, 0.3 * capacity(m, g, long))
+    assert steady.tpot_p99_s / steady.tpot_mean_s < state.tpot_p99_s / state.tpot_mean_s
 
 
 @pytest.mark.parametrize(("cv2", "median", "why"), [
@@ -739,3 +767,16 @@ def test_eager_trtllm_steps_borrow_transformers_overhead_until_fitted(catalog: C
     per_seq = base.values["host_seq_s_trtllm_pytorch"]  # and the fitted host time of each running sequence
     assert decode_step_seconds(m, g, InferSetup(engine="trtllm"), 136, 318, cal)[0] == pytest.approx(
         0.064 + 136 * per_seq)
+
+
+def test_closed_loop_with_long_prompts_keeps_its_throughput_as_clients_grow(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # n clients each send when their last answer ends, so they send n / (TTFT + O x TPOT) requests a second; with
+    # 5,000-token prompts most of the GPU goes to prompts, and more clients can only queue, never serve less
+    m, g = llama8b_h100
+    s = replace(SETUP, prompt_len=5000, output_len=500)
+    states = [at_concurrency(m, g, s, n, length_cv2=1.0) for n in (5, 25, 50, 100, 200)]
+    for n, state in zip((5, 25, 50, 100, 200), states, strict=True):
+        cycle = state.ttft_mean_s + s.output_len * state.tpot_mean_s
+        assert state.rate_per_s * cycle == pytest.approx(n, rel=0.02)  # Little's law over the n clients
+    served = [st.output_tokens_per_s for st in states]
+    assert served == sorted(served)

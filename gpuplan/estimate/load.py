@@ -15,8 +15,9 @@ state at ``rate`` requests/s with prompt length P and output length O:
   the mean one for a skewed dataset.
 Queueing of prompts is an M/D/1 queue at load ρ (Pollaczek–Khinchine: mean wait ρ·T/(2(1 − ρ))); its p99 uses
 the exponential tail of the waiting time, W_q(p) = E[W]/ρ × ln(ρ / (1 − p)) (Kingman's approximation). The number
-of running sequences of an M/G/∞ system is Poisson with mean B, so TPOT p99 is t at B's p99 (normal
-approximation B + 2.33·√B), which errs high (a request's TPOT averages its whole life).
+of running sequences of an M/G/∞ system is Poisson with mean B, so TPOT p99 is at least t at B's p99 (normal
+approximation B + 2.33·√B); a request's own TPOT also spreads with the number of prompts prefilled while it
+decodes, Poisson too, which dominates its median and p99 for short answers (:func:`_stalled_tpot`).
 A closed loop of N clients is the same system with rate = N / (TTFT + O × TPOT), solved together.
 
 The per-iteration physics is :mod:`gpuplan.estimate.infer_speed`'s, whose efficiencies ``bench/fit.py`` fits;
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -254,10 +256,45 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
         service - t_p + prefill_seconds(m, gpu, s, median, cal))
     busiest = min(float(cap), batch + Z99 * math.sqrt(batch))
     tpot_p99 = min(_iteration(m, gpu, s, busiest, rho * others, cal), _longest_iteration(m, gpu, s, busiest, cal))
+    tpot_p50, stalled_p99 = (_stalled_tpot(m, gpu, s, rate * others, batch, t_iter, t_p, p, cal) for p in (0.50, 0.99))
     itl_p50 = _median_gap(m, gpu, s, rate * others, batch, t_iter, cal)
     return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service_p50,
-                     _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, tpot_p99, rate * s.output_len,
-                     False, math.nan, cal.band("inference_latency"), itl_p50)
+                     _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, max(tpot_p99, stalled_p99),
+                     rate * s.output_len, False, math.nan, cal.band("inference_latency"), itl_p50, tpot_p50)
+
+
+def _stalled_tpot(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_iter: float, t_p: float,
+                  p: float, cal: Calibration) -> float:
+    """The p-quantile over requests of a request's own TPOT when other requests' prompts arrive at ``rate``.
+
+    A request's TPOT is its decode time over its gaps, (e2e − TTFT) / (O − 1) (vLLM's bench_serving
+    ``calculate_metrics``, benchmarks/benchmark_serving.py @8668d7c05027b98ac66bd5540955dd2ce3a0f318), and its decode
+    time is O − 1 plain steps plus the prefill of every prompt that arrives while it decodes: K prompts, the
+    arrivals of a Poisson stream in (O − 1) × t_iter seconds, so K is Poisson with that mean (for closed-loop
+    clients, the superposed requests of the others, which Palm–Khintchine's theorem makes Poisson as they grow in
+    number). The mean of t_decode + K × T_prefill / (O − 1) is t_iter; its quantiles spread with K's, widely when
+    O is short (a six-token answer that sees two prompts instead of none takes three times its steps). A gap is
+    never longer than one pass over the engine's token budget (:func:`_longest_iteration`)."""
+    gaps = max(s.output_len - 1, 1)
+    step = _iteration(m, gpu, s, batch, 0.0, cal)
+    stalls = poisson_quantile(rate * gaps * t_iter, p)
+    return min(step + stalls * t_p / gaps, max(t_iter, _longest_iteration(m, gpu, s, batch, cal)))
+
+
+def poisson_quantile(mean: float, p: float) -> int:
+    """The smallest k with P(K ≤ k) ≥ p for K Poisson of ``mean``; past a mean of 500 (where e^−mean nears the
+    float's range) the normal approximation with continuity correction, mean + z_p·√mean − ½, rounded up."""
+    if mean <= 0:
+        return 0
+    if mean > 500:
+        return max(0, math.ceil(mean + statistics.NormalDist().inv_cdf(p) * math.sqrt(mean) - 0.5))
+    k, term = 0, math.exp(-mean)
+    total = term
+    while total < p:
+        k += 1
+        term *= mean / k
+        total += term
+    return k
 
 
 def _median_gap(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_iter: float,
@@ -292,24 +329,34 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
     """Steady state of ``clients`` closed-loop clients, each sending its next request when the last ends.
 
     The engine runs at most its cap of them (the rest wait in its queue); with n running, each cycle takes
-    TTFT + O × TPOT, so the rate is X = n / cycle and the decode batch B = X × O × TPOT — a fixed point,
-    iterated from B = n. ``lockstep``: every request has the same prompt and output length, so the clients,
-    which start together, keep arriving together (:func:`_waves`); otherwise ``length_cv2`` is the squared coefficient
-    of variation of the prompt lengths, as for :func:`at_rate`."""
+    TTFT + O × TPOT, so the rate X solves X × cycle(X) = n (bisection: the cycle grows with X) and the decode
+    batch is Little's B = X × O × TPOT. ``lockstep``: every request has the same prompt and output length, so the
+    clients, which start together, keep arriving together (:func:`_waves`); otherwise ``length_cv2`` is the squared
+    coefficient of variation of the prompt lengths, as for :func:`at_rate`."""
     cal = cal or fitted()
     cap = require_batch(m, gpu, s, cal)  # not an infinite TTFT: a setup that holds no sequence is refused
     n = min(clients, cap)
     if lockstep:
         return _waves(m, gpu, s, clients, n, cap, cal)
     t_p = _prefill_one(m, gpu, s, cal)
-    batch = float(n)
     others = (n - 1) / n
-    state = _state(m, gpu, s, 0.0, batch, t_p, cap, cal, length_cv2, others)
-    for _ in range(12):
-        cycle = state.ttft_mean_s + s.output_len * state.tpot_mean_s
-        rate = n / cycle
-        batch = max(1.0, min(float(n), rate * s.output_len * state.tpot_mean_s))
-        state = _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, others)
+
+    def at(rate: float) -> LoadSpeed:
+        found = _steady_batch(m, gpu, s, rate, min(rate * t_p * others, 0.999), n, cal)
+        batch = max(1.0, float(n) if found is None else found)
+        return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, others)
+
+    # n clients each send when their last request ends: rate × cycle(rate) = n, where the cycle (TTFT + O × TPOT)
+    # grows with the rate; bisect on the rate below where prompts alone would take the whole GPU
+    lo, hi = 0.0, 0.999 / t_p if t_p > 0 else n / (s.output_len * _iteration(m, gpu, s, 1.0, 0.0, cal))
+    for _ in range(_ITERATIONS):
+        mid = (lo + hi) / 2
+        state = at(mid)
+        if mid * (state.ttft_mean_s + s.output_len * state.tpot_mean_s) < n:
+            lo = mid
+        else:
+            hi = mid
+    state = at(lo)
     if clients > n:  # clients beyond the engine's cap wait in its queue for a free slot
         extra = (clients - n) / max(state.rate_per_s, 1e-12)
         state = replace(state, ttft_mean_s=state.ttft_mean_s + extra, ttft_p50_s=state.ttft_p50_s + extra,
