@@ -283,3 +283,17 @@ def test_a_guarded_service_with_almost_no_traffic_is_planned() -> None:
                       users="cn")
     plan = plan_serving(cat, cat.model("Phi-2"), r)
     assert plan.fleet is not None and plan.fleet.groups
+
+
+def test_a_p50_tpot_target_is_checked_against_the_median_request_not_the_mean() -> None:
+    # short answers under load: most requests see no prompt prefilled while they decode (median 20 ms per token),
+    # a few see one and are much slower, which lifts the mean to 30 ms; a 25 ms p50 target is met by the median
+    # request, and a 15 ms one is not
+    from gpuplan.estimate.load import LoadSpeed
+
+    state = LoadSpeed(rate_per_s=4.0, batch=3.0, prefill_share=0.2, ttft_mean_s=0.1, ttft_p50_s=0.08,
+                      ttft_p99_s=0.4, tpot_mean_s=0.030, tpot_p99_s=0.09, output_tokens_per_s=100.0,
+                      saturated=False, capacity_per_s=10.0, tpot_p50_s=0.020)
+    assert Targets(tpot_p50_s=0.025).met(state)
+    assert not Targets(tpot_p50_s=0.015).met(state)
+    assert not Targets(tpot_p99_s=0.05).met(state)

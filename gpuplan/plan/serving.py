@@ -121,7 +121,7 @@ class Targets:
 
     def met(self, s: load.LoadSpeed) -> bool:
         pairs = ((self.ttft_p50_s, s.ttft_p50_s), (self.ttft_p99_s, s.ttft_p99_s),
-                 (self.tpot_p50_s, s.tpot_mean_s), (self.tpot_p99_s, s.tpot_p99_s))
+                 (self.tpot_p50_s, s.tpot_median_s), (self.tpot_p99_s, s.tpot_p99_s))
         return not s.saturated and all(t is None or v <= t for t, v in pairs)
 
 
@@ -576,7 +576,8 @@ def _config(m: ModelSpec, gpu: Gpu, s: InferSetup, r: ServeRequest, targets: Tar
         if trickle is not None:
             name = f"{s.n_gpus * ep_ranks}× {gpu.name}" + (f" (TP{s.tp})" if s.tp > 1 else "") + (
                 f" (EP{ep_ranks})" if ep_ranks > 1 else "")
-            misses.append(Miss(name, trickle.ttft_p50_s, trickle.ttft_p99_s, trickle.tpot_mean_s, trickle.tpot_p99_s))
+            misses.append(Miss(name, trickle.ttft_p50_s, trickle.ttft_p99_s, trickle.tpot_median_s,
+                              trickle.tpot_p99_s))
         return None
     multinode = s.pp > 1 or s.n_gpus * ep_ranks > 8
     net = f"{cal.get('network_bytes_per_s_per_gpu') * 8 / 1e9:.0f} Gb/s per GPU between nodes" if multinode else ""
