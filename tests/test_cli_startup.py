@@ -92,6 +92,25 @@ def test_a_table_command_reads_and_runs_as_its_spliced_function() -> None:
         == ("H100", None, True)
 
 
+@pytest.mark.parametrize(("argv", "absent"), [
+    # an inference command never loads the training time model (its step terms and dataclasses) ...
+    (["plan", "serve", "Qwen2.5-7B", "--rps", "5"], "gpuplan.estimate.train_time"),
+    (["estimate", "Qwen2.5-7B", "--gpu", "H100", "--json"], "gpuplan.estimate.train_time"),
+    # ... nor a training command the inference speed model
+    (["plan", "finetune", "ChatGLM2-6B", "--method", "lora", "--samples", "10k", "--json"],
+     "gpuplan.estimate.infer_speed"),
+])
+def test_a_command_imports_no_estimator_it_does_not_run(argv: list[str], absent: str) -> None:
+    code = ("import sys, contextlib, io; from gpuplan.cli import main; sys.argv = ['gpuplan', *sys.argv[1:]]\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()): main()\n"
+            "print(sorted(m for m in sys.modules if m.startswith('gpuplan.estimate.')))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True,
+                         env={**os.environ, "GPUPLAN_OFFLINE": "1"})
+    loaded = out.stdout.strip().splitlines()[-1]
+    assert "gpuplan.estimate.memory" in loaded  # the command ran its estimate
+    assert absent not in loaded
+
+
 def _shown(params: typing.Mapping[str, typing.Any]) -> list[tuple[object, ...]]:
     """What typer reads of each parameter or annotation: name, kind, default, type and the option's flags and help
     (the option objects themselves are made anew on each reading)."""

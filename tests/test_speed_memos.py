@@ -16,7 +16,7 @@ import pytest
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError
-from gpuplan.estimate import ep, infer_speed, memory, train_time
+from gpuplan.estimate import ep, infer_speed, links, memory, train_time
 from gpuplan.estimate import job as job_module
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.job import estimate_inference, half_format, inference_setup, training_setup
@@ -242,9 +242,9 @@ def test_a_runs_first_parts_never_exceed_its_time(catalog: Catalog, name: str, j
 
 def test_links_and_rank_models_read_off_their_memos_equal_those_made_afresh(catalog: Catalog) -> None:
     cal = fitted()
-    links: list[Callable[[], object]] = [lambda g=g, n=n: train_time.links(g, cal, n)
-                                         for g in catalog.gpus.values() for n in (1, 2, 8, 16)]
-    _warm_then_fresh(links, train_time._links)
+    made: list[Callable[[], object]] = [lambda g=g, n=n: links.links(g, cal, n)
+                                        for g in catalog.gpus.values() for n in (1, 2, 8, 16)]
+    _warm_then_fresh(made, links._links)
     moe = [catalog.model(name) for name in ("DeepSeek-V3", "Mixtral-8x7B")]
     ranks: list[Callable[[], object]] = [lambda m=m, r=r: ep.rank_model(m, r) for m in moe for r in (2, 4, 8)]
     _warm_then_fresh(ranks, ep._ranks)

@@ -182,7 +182,8 @@ def test_an_nvl72_rack_keeps_64_gpus_of_data_parallelism_on_nvlink() -> None:
     # GB200 NVL72: NVLink switches join 72 GPUs (gpus.csv interconnect "72-GPU NVL72 domain"); an HGX B200 node
     # joins 8. Same NVLink 5 (1,800 GB/s both ways, 900 one way), so a 64-GPU all-reduce runs at 900 GB/s on the
     # rack and at the 400 Gb/s (50 GB/s) network across B200 nodes: 18x the seconds
-    from gpuplan.estimate.train_time import _comm_per_step, links, nvlink_domain, step_work
+    from gpuplan.estimate.links import nvlink_domain
+    from gpuplan.estimate.train_time import _comm_per_step, links, step_work
 
     assert (nvlink_domain(CAT.gpu("GB200")), nvlink_domain(CAT.gpu("B200")), nvlink_domain(CAT.gpu("H100"))) \
         == (72, 8, 8)

@@ -55,10 +55,10 @@ from gpuplan.estimate.infer_speed import (
     lora_flops_per_token,
     prefill_logit_rows,
 )
+from gpuplan.estimate.links import links
 from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_read_bytes, weights_bytes
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
-from gpuplan.estimate.train_time import links
 from gpuplan.types import Gpu, InferSetup, ModelSpec
 
 GPUS_PER_NODE = 8

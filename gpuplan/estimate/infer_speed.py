@@ -48,6 +48,7 @@ from gpuplan.estimate.engines import (
 )
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, fp8_excluded_params, matmul_params
+from gpuplan.estimate.links import links, uncalibrated_note
 from gpuplan.estimate.memory import (
     BYTES_16,
     GGUF_MIX,
@@ -65,7 +66,6 @@ from gpuplan.estimate.memory import (
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import WeightFormat, weight_format
 from gpuplan.estimate.result import Assumption, Band, Breakdown, Estimate, SpeedFigures
-from gpuplan.estimate.train_time import links, uncalibrated_note
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, InferSetup, ModelSpec
 from gpuplan.units import GB, TERA

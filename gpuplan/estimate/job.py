@@ -22,7 +22,6 @@ from gpuplan.estimate.memory import MemoryTerms, inference_memory, memory_reads,
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
-from gpuplan.estimate.train_time import train_time
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import (
     Engine,
@@ -324,6 +323,8 @@ def _check_tp(m: ModelSpec, tp: int, field: str) -> None:
 
 def estimate_training(m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration | None = None,
                       headroom: float | None = None) -> JobEstimate:
+    from gpuplan.estimate.train_time import train_time  # imported here: an inference plan never loads it
+
     check_training(m, gpu, job, s)
     cal = cal or fitted()
     mem = training_memory(m, s, cal)

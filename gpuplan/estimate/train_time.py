@@ -47,13 +47,13 @@ Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from gpuplan.estimate.calibration import Calibration, fitted, speed_calibrated
+from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.frameworks import stack
+from gpuplan.estimate.links import GPUS_PER_NODE, Links, links, uncalibrated_note
 from gpuplan.estimate.memory import frozen_base_bytes, linear_and_other_params, parameter_terms
 from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
@@ -73,7 +73,6 @@ from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, Method, ModelSpec, Recompute, TrainSetup
 from gpuplan.units import GB, TERA, fmt_seconds
 
-GPUS_PER_NODE = 8
 HOPPER_AND_NEWER = ("Hopper", "Blackwell", "Blackwell Ultra")  # data/gpus.csv ``architecture``
 # the exponential units' rate against Blackwell's: Blackwell Ultra doubles the special-function units' MUFU.EX2
 # throughput, which bounds the softmax between the attention kernel's two matmuls (NVIDIA technical blog, "Making
@@ -81,37 +80,6 @@ HOPPER_AND_NEWER = ("Hopper", "Blackwell", "Blackwell Ultra")  # data/gpus.csv `
 # nvidia-blackwell-ultra/); GB300/B300 have GB200/B200's tensor peaks (data/gpus.csv)
 SFU_SPEEDUP = {"Blackwell Ultra": 2.0}
 MAX_UTILISATION = 0.85  # no training step sustains more of the dense peak (GEMMs alone reach ~80-85 %)
-
-
-@dataclass(frozen=True, slots=True)
-class Links:
-    """Bandwidths (bytes/s, one direction) that collectives use."""
-
-    intra_node: float
-    inter_node: float
-    intra_name: str
-    inter_name: str
-    domain: int = GPUS_PER_NODE  # GPUs the intra-node fabric joins: an HGX node's 8, or a rack-scale NVLink domain
-
-
-def nvlink_domain(gpu: Gpu) -> int:
-    """GPUs one NVLink fabric joins: the domain the catalog's interconnect names ("NVLink 5 (72-GPU NVL72
-    domain)": GB200/GB300 NVL72 racks, whose NVLink switches join 72 GPUs), else a node of GPUS_PER_NODE."""
-    found = re.search(r"(\d+)-GPU NVL", gpu.interconnect)
-    return int(found.group(1)) if found and gpu.has_fast_interconnect else GPUS_PER_NODE
-
-
-def links(gpu: Gpu, cal: Calibration, group: int = 8) -> Links:
-    """Bandwidth for a collective over ``group`` GPUs: NVLink/xGMI where the part has a switched fabric (or a
-    bridge and the group is a bridged pair), else PCIe at the fitted all-reduce efficiency; between nodes,
-    the network assumption. Made once per GPU, calibration and group: a plan asks thousands of times."""
-    hit = _links.get(gpu, cal, None, (group,))
-    if hit is not None:
-        return hit
-    return _links.put(gpu, cal, None, (group,), _links_of(gpu, cal, group))
-
-
-_links: IdentityMemo[Links] = IdentityMemo(1024)
 
 
 def training_links(gpu: Gpu, s: TrainSetup, cal: Calibration) -> Links:
@@ -122,17 +90,6 @@ def training_links(gpu: Gpu, s: TrainSetup, cal: Calibration) -> Links:
     docs/env.html, NCCL_P2P_LEVEL: "NVL: Use P2P when GPUs are connected through NVLink"). Three GPUs or more
     fall back to PCIe (a bridge joins only its pair)."""
     return links(gpu, cal, min(s.parallel.n_gpus, GPUS_PER_NODE))
-
-
-def _links_of(gpu: Gpu, cal: Calibration, group: int) -> Links:
-    pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * GB * cal.get("eta_pcie")
-    bridged_only = "bridge" in gpu.interconnect.lower()
-    if gpu.has_fast_interconnect and gpu.interconnect_bytes_per_s and (group <= 2 or not bridged_only):
-        intra, name = gpu.interconnect_bytes_per_s / 2, gpu.interconnect
-    else:
-        intra, name = pcie, f"PCIe Gen{gpu.pcie_gen or 4}"
-    net = cal.get("network_bytes_per_s_per_gpu")
-    return Links(intra, net, name, f"{net * 8 / 1e9:.0f} Gb/s per GPU network", nvlink_domain(gpu))
 
 
 def peak_flops(gpu: Gpu, precision: str) -> float:
@@ -510,13 +467,6 @@ def missing_spec_notes(gpu: Gpu) -> tuple[Assumption, ...]:
         notes += (Assumption("16-bit tensor peak", "not in the catalog: the FP32 rate is used",
                              "gpus.csv (left empty where no source was found); the time is an upper bound"),)
     return notes
-
-
-def uncalibrated_note(gpu: Gpu, engine: str | None = None) -> str:
-    """A warning for parts whose vendor no calibration row ran on (with ``engine``; None: training)."""
-    if speed_calibrated(gpu.vendor, engine):
-        return ""
-    return f"; none on {gpu.vendor} parts: their efficiency is not calibrated"
 
 
 def optimizer_step_bytes(m: ModelSpec, s: TrainSetup) -> float:
