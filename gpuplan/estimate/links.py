@@ -26,6 +26,7 @@ class Links:
     intra_name: str
     inter_name: str
     domain: int = GPUS_PER_NODE  # GPUs the intra-node fabric joins: an HGX node's 8, or a rack-scale NVLink domain
+    nvlink: bool = False  # intra_node is NVLink (a switched fabric or a bridge), not PCIe or another vendor's link
 
 
 def nvlink_domain(gpu: Gpu) -> int:
@@ -56,7 +57,8 @@ def _links_of(gpu: Gpu, cal: Calibration, group: int) -> Links:
     else:
         intra, name = pcie, f"PCIe Gen{gpu.pcie_gen or 4}"
     net = cal.get("network_bytes_per_s_per_gpu")
-    return Links(intra, net, name, f"{net * 8 / 1e9:.0f} Gb/s per GPU network", nvlink_domain(gpu))
+    return Links(intra, net, name, f"{net * 8 / 1e9:.0f} Gb/s per GPU network", nvlink_domain(gpu),
+                 name.startswith("NVLink"))
 
 
 def uncalibrated_note(gpu: Gpu, engine: str | None = None) -> str:

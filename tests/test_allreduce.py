@@ -1,0 +1,49 @@
+"""Tensor-parallel all-reduce cost: over NVLink at the bus bandwidth NCCL measures, not at the link's rate."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.catalog import Catalog
+from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.infer_speed import allreduce_seconds
+from gpuplan.estimate.links import links
+
+# nccl-tests all_reduce_perf on 4× H100 SXM (NVSwitch), out-of-place time per all-reduce:
+# waynehacking8/nccl-collectives-bench results/all_reduce.csv @f9883f88eb4337d3a2c515089b04a587cf104c83
+NCCL_4X_H100 = [
+    (16 * 2**20, 102.10e-6, 0.10),  # a decode batch's hidden states: latency and bytes both count
+    (2**30, 4511.11e-6, 0.05),
+    (8 * 2**30, 35168.9e-6, 0.03),  # bandwidth-bound: the fitted latency is 0.1 % of it
+]
+
+
+@pytest.mark.parametrize(("size_bytes", "measured_s", "tolerance"), NCCL_4X_H100)
+def test_an_nvlink_all_reduce_takes_what_nccl_tests_measured(catalog: Catalog, size_bytes: int, measured_s: float,
+                                                             tolerance: float) -> None:
+    predicted = allreduce_seconds(catalog.gpu("H100"), 4, size_bytes, fitted())
+    assert predicted == pytest.approx(measured_s, rel=tolerance)
+
+
+def test_an_nvlink_all_reduce_is_slower_than_the_links_one_way_rate(catalog: Catalog) -> None:
+    # 8 GiB over 4 GPUs moves 1.5 × 8 GiB per link: 28.6 ms at the full 450 GB/s; NCCL's ring took 35.2 ms
+    at_link_rate = 1.5 * 8 * 2**30 / 450e9
+    assert allreduce_seconds(catalog.gpu("H100"), 4, 8 * 2**30, fitted()) > 1.2 * at_link_rate
+
+
+@pytest.mark.parametrize(("gpu", "group", "nvlink"), [
+    ("H100", 8, True),             # NVSwitch
+    ("A100-80GB-PCIe", 2, True),   # a bridged pair talks over its bridge
+    ("A100-80GB-PCIe", 4, False),  # a bridge joins only its pair: four cards talk over PCIe
+    ("L40S", 2, False),            # no NVLink at all
+])
+def test_only_nvlink_links_take_the_nccl_share(catalog: Catalog, gpu: str, group: int, nvlink: bool) -> None:
+    assert links(catalog.gpu(gpu), fitted(), group).nvlink is nvlink
+
+
+def test_a_pcie_all_reduce_keeps_its_fitted_rate(catalog: Catalog) -> None:
+    # eta_pcie is already an all-reduce efficiency (fitted on PCIe rows): the NVLink share must not apply twice
+    cal, gpu = fitted(), catalog.gpu("L40S")
+    size = 2**30
+    rate = links(gpu, cal, 4).intra_node
+    assert allreduce_seconds(gpu, 4, size, cal) == pytest.approx(1.5 * size / rate, rel=0.01)
