@@ -148,3 +148,31 @@ def test_the_expert_launch_cost_is_fitted_on_the_moe_runs_only() -> None:
     assert group.params == ["expert_gemm_launch_s"] and group.classes == ("pretrain_throughput_moe",)
     assert group.bounds == [(0.0, 5e-5)]
     assert not any("expert_gemm_launch_s" in g.params for g in groups() if g.name != group.name)
+
+
+def _light_ttft_row(n: int, gpu: object, prefill_s: float, measured_s: float) -> Case:
+    """A TTFT row of one vLLM client with a 200-token prompt: its prediction is the prefill plus the fixed cost
+    per request that ``gpuplan.estimate.load.request_seconds`` looks up for its GPU."""
+    from gpuplan.estimate.load import request_seconds
+    from gpuplan.types import InferSetup
+
+    setup = InferSetup(engine="vllm", prompt_len=200, output_len=200)
+    return Case(id=f"t-{n}", cls="ttft", measured=measured_s, source="test", describe="synthetic TTFT row",
+                predict=lambda cal: prefill_s + request_seconds(setup, gpu, cal),  # type: ignore[arg-type]
+                meta={"kind": "load", "clients": 1, "engine": "vllm", "gpu": gpu, "setup": setup})
+
+
+def test_a_backend_with_its_own_worker_does_not_set_the_fixed_request_cost_of_the_cuda_servers(catalog) -> None:  # type: ignore[no-untyped-def]
+    from fit import fit_request_overhead
+
+    from gpuplan.estimate.calibration import Calibration
+
+    # three H100 rows 20 ms above a 10 ms prefill, three 910B rows (vllm-ascend) 300 ms above it: pooled, the
+    # 910B rows would pull the H100 servers' cost up; apart, each backend keeps what its own rows show, the
+    # 910B's capped at the fit's 100 ms bound
+    h100, ascend = catalog.gpu("H100"), catalog.gpu("Ascend-910B")
+    rows = [_light_ttft_row(i, h100, 0.010, 0.030) for i in range(3)]
+    rows += [_light_ttft_row(3 + i, ascend, 0.010, 0.310) for i in range(3)]
+    cal = fit_request_overhead(rows, Calibration(values={}))
+    assert cal.values["request_overhead_s_vllm"] == pytest.approx(0.020, rel=0.02)
+    assert cal.values["request_overhead_s_vllm_ascend"] == pytest.approx(0.100, rel=0.02)

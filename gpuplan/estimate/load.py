@@ -127,7 +127,8 @@ def request_seconds(s: InferSetup, gpu: Gpu | None, cal: Calibration) -> float:
     start of the next scheduler step, and detokenizes and streams the first token back (vLLM V1:
     vllm/entrypoints/openai/serving_chat.py, vllm/v1/engine/async_llm.py and core_client.py, @v0.11.0). It does not
     grow with the prompt or the load, so it is what a one-client run with a short prompt measures above its prefill.
-    Fitted per engine as ``request_overhead_s_<engine>``; 0 for an engine whose fit holds none."""
+    Fitted per backend as ``request_overhead_s_<backend>`` (vllm-ascend's own worker apart from vLLM's CUDA servers,
+    ``bench/fit.py`` ``fit_request_overhead``), a backend without a value taking its prior's; 0 where none holds one."""
     keys = efficiency_keys("request_overhead_s", s.engine, gpu)
     return next((cal.values[k] for k in keys if k in cal.values), 0.0)
 
