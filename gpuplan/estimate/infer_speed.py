@@ -48,7 +48,7 @@ from gpuplan.estimate.engines import (
 )
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import attention_flops_per_token, fp8_excluded_params, matmul_params
-from gpuplan.estimate.links import links, uncalibrated_note
+from gpuplan.estimate.links import Collective, links, uncalibrated_note
 from gpuplan.estimate.memory import (
     BYTES_16,
     GGUF_MIX,
@@ -599,7 +599,7 @@ def _stage_handoff_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float,
     if s.pp <= 1:
         return 0.0
     link = links(gpu, cal, min(s.tp * s.pp, 8))
-    bw = link.intra_node if s.tp * s.pp <= 8 else link.inter_node
+    bw = link.intra_bus(Collective.SEND_RECV) if s.tp * s.pp <= 8 else link.inter_node
     return (s.pp - 1) * (cal.get("allreduce_latency_s") + tokens * m.hidden * 2.0 / s.tp / bw)
 
 
@@ -670,26 +670,23 @@ def _bandwidth(gpu: Gpu) -> float:
     return gpu.memory_bandwidth_bytes_per_s
 
 
-# NCCL's ring all-reduce sends 2(p − 1)/p of the message over each GPU's link (nccl-tests' "bus bandwidth",
-# NVIDIA/nccl-tests doc/PERFORMANCE.md), and over NVLink it never reaches the link's rate: nccl-tests all_reduce_perf on
-# 4× H100 SXM (NVLink 4, 450 GB/s each way) reads a bus bandwidth of 366 GB/s at 8 GiB, 357 at 1 GiB, 286 at 32 MiB and
-# 246 at 16 MiB (waynehacking8/nccl-collectives-bench results/all_reduce.csv @f9883f88eb4337d3a2c515089b04a587cf104c83):
-# a fixed ~30 µs (the fitted allreduce_latency_s) plus the bytes at 366 GB/s, 0.81 of the link, describes every size
-# from 16 MiB up within 7 %, and the ring keeps that rate at 2, 4 and 6 GPUs (results/scaling_attributed/report.md
-# @ec97f06204de7297d1b682a4c60f0924602c677d: 348, 365, 367 GB/s). At 6 GPUs and more NCCL may pick NVLink SHARP for
-# large messages (443 GB/s of bus bandwidth there), not measured at a decode step's megabytes. PCIe's share is the
-# fitted eta_pcie, already in the link's rate (links.links).
-NVLINK_ALLREDUCE_BUS_SHARE = 366 / 450
+# NCCL's ring all-reduce sends 2(p − 1)/p of the message over each GPU's link, and over NVLink at 0.81 of the link's
+# rate (links.NVLINK_BUS_SHARE, with its nccl-tests source): a fixed ~30 µs (the fitted allreduce_latency_s) plus
+# the bytes at 366 GB/s on 4× H100 describes every measured size from 16 MiB up within 7 %
+# (waynehacking8/nccl-collectives-bench results/all_reduce.csv @f9883f88eb4337d3a2c515089b04a587cf104c83). At 6 GPUs
+# and more NCCL may pick NVLink SHARP for large messages (443 GB/s of bus bandwidth there,
+# results/scaling_attributed/report.md @ec97f06204de7297d1b682a4c60f0924602c677d), not measured at a decode step's
+# megabytes.
 
 
 def allreduce_seconds(gpu: Gpu, group: int, size_bytes: float, cal: Calibration) -> float:
     """Seconds of one all-reduce of ``size_bytes`` over ``group`` GPUs (one node's link up to 8 GPUs, the network
     beyond): the fitted latency plus a ring's 2(p − 1)/p of the bytes at the link's all-reduce bus bandwidth
-    (:data:`NVLINK_ALLREDUCE_BUS_SHARE` of an NVLink's rate)."""
+    (``links.NVLINK_BUS_SHARE`` of an NVLink's rate)."""
     if group <= 1:
         return 0.0
     link = links(gpu, cal, group)
-    bw = link.intra_node * (NVLINK_ALLREDUCE_BUS_SHARE if link.nvlink else 1.0) if group <= 8 else link.inter_node
+    bw = link.intra_bus(Collective.ALL_REDUCE) if group <= 8 else link.inter_node
     return cal.get("allreduce_latency_s") + size_bytes * 2 * (group - 1) / group / bw
 
 

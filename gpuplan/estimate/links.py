@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
 
 from gpuplan.estimate.calibration import Calibration, speed_calibrated
 from gpuplan.memo import IdentityMemo
@@ -15,6 +17,37 @@ from gpuplan.types import Gpu
 from gpuplan.units import GB
 
 GPUS_PER_NODE = 8
+
+
+class Collective(Enum):
+    """The NCCL operations training and serving run: each has its own algorithm, so its own achieved rate."""
+
+    ALL_REDUCE = "all_reduce"
+    ALL_GATHER = "all_gather"
+    REDUCE_SCATTER = "reduce_scatter"
+    ALL_TO_ALL = "all_to_all"
+    SEND_RECV = "send_recv"
+
+
+# NCCL's bus bandwidth over NVLink against the link's one-way rate, per collective: the rate at which the bytes that
+# cross each GPU's link (2(p − 1)/p of the buffer for an all-reduce, (p − 1)/p for an all-gather or a reduce-scatter
+# of the whole array: NVIDIA/nccl-tests doc/PERFORMANCE.md @a0b82b2260cf5152b9f8c061bbf7eaf0ba096432) move. nccl-tests
+# on 4× H100 SXM (NVLink 4, 450 GB/s each way), out-of-place bus bandwidth at 8 GiB (waynehacking8/
+# nccl-collectives-bench results/*.csv @f9883f88eb4337d3a2c515089b04a587cf104c83): all_reduce_perf (ring) 366 GB/s,
+# all_gather_perf 344, reduce_scatter_perf 350; the ring keeps its rate at 2, 4 and 6 GPUs
+# (results/scaling_attributed/report.md @ec97f06204de7297d1b682a4c60f0924602c677d). For point-to-point operations
+# (an all-to-all is a merged loop of sends and receives to every peer; pipeline stages' sends) NCCL's maintainer
+# gives the same protocol overhead: "450GB/s is the line rate. With the protocol overhead (~20%) NCCL can get an
+# effective NVLink bandwidth of 370GB/s, which you can observe as BusBw when running non-allreduce operations"
+# (NVIDIA/nccl-tests issue #212, sjeaugey, 2024-05-06). PCIe's efficiency is the fitted eta_pcie, already in its
+# link rate; other vendors' links have no measurement here and keep their rate.
+NVLINK_BUS_SHARE = MappingProxyType({
+    Collective.ALL_REDUCE: 366 / 450,
+    Collective.ALL_GATHER: 344 / 450,
+    Collective.REDUCE_SCATTER: 350 / 450,
+    Collective.ALL_TO_ALL: 370 / 450,
+    Collective.SEND_RECV: 370 / 450,
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +60,11 @@ class Links:
     inter_name: str
     domain: int = GPUS_PER_NODE  # GPUs the intra-node fabric joins: an HGX node's 8, or a rack-scale NVLink domain
     nvlink: bool = False  # intra_node is NVLink (a switched fabric or a bridge), not PCIe or another vendor's link
+
+    def intra_bus(self, collective: Collective) -> float:
+        """Bytes/s the intra-node link moves ``collective``'s bus bytes at: :data:`NVLINK_BUS_SHARE` of an NVLink's
+        one-way rate; a PCIe link's rate already holds its fitted efficiency."""
+        return self.intra_node * (NVLINK_BUS_SHARE[collective] if self.nvlink else 1.0)
 
 
 def nvlink_domain(gpu: Gpu) -> int:

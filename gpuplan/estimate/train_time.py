@@ -28,7 +28,8 @@ time to launch it (``layer_launch_s`` per layer, forward and backward), the GPU 
 not run faster than their launches (PyTorch CUDA-graphs docs: "the CPU overhead of launching kernels" bounds
 small workloads).
 
-Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n of the buffer):
+Communication (Narayanan et al. 2021 sec. 3; ring all-reduce moves 2·(n−1)/n of the buffer), over NVLink at the
+bus bandwidth NCCL reaches for each collective (``links.NVLINK_BUS_SHARE``: 76-82 % of the link's one-way rate):
 - data parallel: one gradient all-reduce per optimizer step, overlapped with the last micro-batch's compute
   (and with the interleaved schedule's cool-down: :func:`dp_overlap_window`); ZeRO-3/FSDP: all-gather the
   weights, a frozen base included, in forward and backward + reduce-scatter gradients, every micro-step,
@@ -53,7 +54,7 @@ from typing import NamedTuple
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.frameworks import stack
-from gpuplan.estimate.links import GPUS_PER_NODE, Links, links, uncalibrated_note
+from gpuplan.estimate.links import GPUS_PER_NODE, Collective, Links, links, uncalibrated_note
 from gpuplan.estimate.memory import frozen_base_bytes, linear_and_other_params, parameter_terms
 from gpuplan.estimate.moe_train import (
     all_to_all_bytes,
@@ -147,6 +148,11 @@ def attention_kernel(s: TrainSetup) -> str:
     return s.attention_kernel or stack(s.framework).attention_kernel
 
 
+CollectiveShares = tuple[tuple[Collective, float], ...]  # (collective, share of a part's bytes it moves)
+ALL_REDUCE_ONLY: CollectiveShares = ((Collective.ALL_REDUCE, 1.0),)
+HALF_GATHER_HALF_SCATTER: CollectiveShares = ((Collective.ALL_GATHER, 0.5), (Collective.REDUCE_SCATTER, 0.5))
+
+
 @dataclass(frozen=True, slots=True)
 class StepWork:
     """What a training step of one setup costs whatever GPU runs it: the terms of :func:`train_time` that do not
@@ -165,6 +171,8 @@ class StepWork:
     ep_collectives: float = 0.0  # all-to-alls per micro-step, each paying a collective latency
     fp8_excluded_share: float = 0.0  # of the FLOPs, in matmuls an FP8 recipe leaves 16-bit (flops.fp8_excluded_params)
     dequant_bytes: float = 0.0  # dequantize_bytes: a quantized base's weights read and written per micro-step
+    dp_collectives: CollectiveShares = ALL_REDUCE_ONLY  # of dp_bytes, by the collective moving them (CommBytes)
+    tp_collectives: CollectiveShares = ALL_REDUCE_ONLY  # of tp_bytes, likewise
 
 
 def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
@@ -176,12 +184,13 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
     flops, matmul_share, fp8_excluded_share = _flop_terms(m, s)
     work = flops * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
     ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
-    dp_bytes, tp_bytes = _comm_bytes(m, s)
+    dp_bytes, tp_bytes, dp_collectives, tp_collectives = _comm_bytes(m, s)
     return StepWork(flops, matmul_share, framework, method, ramp, optimizer_step_bytes(m, s),
                     (activation_traffic_bytes(m, s, cal) + ssd_scan_bytes_per_token(m, s) +
                      permute_bytes_per_token(m, s) + expert_cast_bytes_per_token(m, s)), dp_bytes, tp_bytes,
                     all_to_all_bytes(m, s),
-                    all_to_all_collectives(m, s), fp8_excluded_share, dequantize_bytes(m, s))
+                    all_to_all_collectives(m, s), fp8_excluded_share, dequantize_bytes(m, s), dp_collectives,
+                    tp_collectives)
 
 
 # MatMul4Bit, the autograd Function bitsandbytes' Linear4bit trains through, dequantizes the whole weight to 16-bit
@@ -532,9 +541,24 @@ def _fp8_excluded_share(m: ModelSpec, s: TrainSetup) -> float:
     return _matmul_share(m, s) * fp8_excluded_params(m) / matmul_params(m)
 
 
-def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
-    """Bytes of (data-parallel communication per optimizer step, tensor-parallel communication per micro-step),
-    each weighted by its ring factor: :func:`_comm_per_step` divides them by the link's bandwidth."""
+class CommBytes(NamedTuple):
+    """A step's communication bytes, each weighted by its ring factor (:func:`_comm_per_step` divides them by the
+    link's bandwidth), and the NCCL collectives that move them, each with its share: their bus bandwidths over
+    NVLink differ (``links.NVLINK_BUS_SHARE``)."""
+
+    dp: float  # data-parallel, per optimizer step
+    tp: float  # tensor-parallel, per micro-step
+    dp_collectives: CollectiveShares
+    tp_collectives: CollectiveShares
+
+
+def _comm_bytes(m: ModelSpec, s: TrainSetup) -> CommBytes:
+    """Bytes of data-parallel communication per optimizer step and tensor-parallel communication per micro-step,
+    and the collectives that move them (:class:`CommBytes`). A ring all-reduce's bytes are a reduce-scatter's and an
+    all-gather's, half each: DDP all-reduces the gradients; a sharded optimizer (ZeRO-1/2, Megatron's distributed
+    optimizer) reduce-scatters them and all-gathers the updated weights; ZeRO-3/FSDP all-gathers the weights in
+    forward and backward and reduce-scatters the gradients; tensor parallelism all-reduces the activations, or
+    all-gathers and reduce-scatters them under sequence parallelism (Korthikanti et al. 2022, sec. 4.2.2)."""
     par = s.parallel
     # a mixture-of-experts model's routed experts, E/EP per GPU, are reduced over their expert-data-parallel
     # copies (moe_train.expert_dp), the rest over DP: each part with its own group's ring factor
@@ -554,14 +578,21 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
         # updated weights (bigcode-project/Megatron-LM @4d0af09c7ae948fce2bbdc70a7b321a9069b7620,
         # megatron/optimizer/distrib_optimizer.py reduce_model_grads and gather_model_params)
         dp = grad_bytes * (1.5 if par.zero >= 1 else 1.0)
+        # by collective, DeepSpeed's: an all-reduce, then an all-gather of half its bytes (Megatron's distributed
+        # optimizer would reduce-scatter the first two thirds)
+        dp_collectives = ((Collective.ALL_REDUCE, 2 / 3), (Collective.ALL_GATHER, 1 / 3)) if par.zero >= 1 else \
+            ALL_REDUCE_ONLY
     elif par.zero >= 3 and par.dp > 1:
         # per micro-step: all-gather every sharded weight in forward and again in backward — the trainable
         # ones in 16-bit and the frozen base of LoRA/QLoRA/P-tuning/freeze in its stored format — and
         # reduce-scatter the trainable gradients (each half a ring)
         gathered = grad_bytes + frozen_base_bytes(m, s) * ring
         dp = (2 * gathered + grad_bytes) / 2 * s.grad_accum
+        all_gathers = gathered / (gathered + grad_bytes / 2) if gathered else 0.5
+        dp_collectives = ((Collective.ALL_GATHER, all_gathers), (Collective.REDUCE_SCATTER, 1 - all_gathers))
     else:
         dp = grad_bytes
+        dp_collectives = HALF_GATHER_HALF_SCATTER if par.zero >= 1 else ALL_REDUCE_ONLY
     tp = 0.0
     if par.tp > 1:
         act = s.micro_batch * s.seq_len * m.hidden * 2.0 / par.cp
@@ -570,19 +601,22 @@ def _comm_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
         # (Korthikanti et al. 2022, sec. 5)
         collectives = 6 if s.recompute == Recompute.FULL else 4
         tp = collectives * m.n_layers / par.pp * act * _ring(par.tp)
-    return dp, tp
+    return CommBytes(dp, tp, dp_collectives, HALF_GATHER_HALF_SCATTER if par.sequence_parallel else ALL_REDUCE_ONLY)
 
 
 def expert_parallel_seconds(m: ModelSpec, s: TrainSetup, link: Links, w: StepWork, cal: Calibration) -> float:
     """Seconds of a micro-step's expert-parallel all-to-alls (:mod:`gpuplan.estimate.moe_train`): the bytes
     bound for other nodes over the network, those for the NVLink domain over NVLink (as the dispatcher of ``s``
-    sends them, ``moe_train.link_shares``), one after the other, and a collective latency each; not overlapped
-    with compute."""
+    sends them, ``moe_train.link_shares``; NCCL's at its all-to-all bus bandwidth, ``links.NVLINK_BUS_SHARE``), one
+    after the other, and a collective latency each; not overlapped with compute."""
     if w.ep_bytes <= 0:
         return 0.0
     network, nvlink = link_shares(m, s, link.domain)
+    # NCCL's all-to-all (the alltoall dispatcher) at its bus bandwidth; DeepEP's and HybridEP's own kernels have no
+    # measurement here and keep the link's rate
+    intra = link.intra_bus(Collective.ALL_TO_ALL) if s.ep_dispatcher == "alltoall" else link.intra_node
     return (w.ep_collectives * cal.get("allreduce_latency_s") + w.ep_bytes * network / link.inter_node +
-            w.ep_bytes * nvlink / link.intra_node)
+            w.ep_bytes * nvlink / intra)
 
 
 def dp_overlap_window(s: TrainSetup, step_compute: float) -> float:
@@ -640,7 +674,7 @@ def pipeline_send_seconds(s: TrainSetup, hidden: int, link: Links) -> float:
     if par.pp <= 1 or par.vp > 1:
         return 0.0
     act = s.micro_batch * s.seq_len * hidden * 2.0 / (par.tp * par.cp)
-    bw = link.intra_node if par.n_gpus // par.pp < link.domain else link.inter_node
+    bw = link.intra_bus(Collective.SEND_RECV) if par.n_gpus // par.pp < link.domain else link.inter_node
     return 2 * act / bw
 
 
@@ -660,9 +694,15 @@ def _comm_seconds(m: ModelSpec, s: TrainSetup, link: Links, w: StepWork, steps: 
 def _comm_per_step(s: TrainSetup, link: Links, w: StepWork) -> tuple[float, float]:
     """Seconds of (data-parallel, tensor-parallel) communication per optimizer step."""
     par = s.parallel
-    dp_bw = link.intra_node if par.n_gpus <= link.domain else link.inter_node
     tp = 0.0
     if par.tp > 1:
-        tp_bw = link.intra_node if par.tp <= link.domain else link.inter_node
-        tp = w.tp_bytes / tp_bw * s.grad_accum
-    return w.dp_bytes / dp_bw, tp
+        tp = _transfer_seconds(w.tp_bytes, w.tp_collectives, link, par.tp <= link.domain) * s.grad_accum
+    return _transfer_seconds(w.dp_bytes, w.dp_collectives, link, par.n_gpus <= link.domain), tp
+
+
+def _transfer_seconds(size_bytes: float, shares: CollectiveShares, link: Links, in_domain: bool) -> float:
+    """Seconds to move ``size_bytes`` of bus bytes, split among collectives by ``shares``: within the NVLink domain
+    each at its own bus bandwidth (``Links.intra_bus``), beyond it at the network's rate."""
+    if not in_domain:
+        return size_bytes / link.inter_node
+    return sum([size_bytes * share / link.intra_bus(c) for c, share in shares])
