@@ -265,6 +265,12 @@ _DEEPEP = re.compile(r"\b(?:deep|hybrid)-?ep\b", re.IGNORECASE)
 _DUALPIPE = re.compile(r"\bDualPipe\b", re.IGNORECASE)
 
 
+# Megatron-Core's EP communication overlap, which a row's notes state from its recipe ("EP communication overlap
+# (overlap_moe_expert_parallel_comm) on", Megatron-Bridge's moe_a2a_overlap) or its table's label ("+1f1b overlap",
+# Megatron-MoE-ModelZoo; the MoE README's "1F1B A2A Overlap"): TrainSetup.ep_overlap
+_EP_OVERLAP = re.compile(r"\boverlap_moe_expert_parallel_comm\)\s+on\b|\+1f1b overlap\b", re.IGNORECASE)
+
+
 def _ep_dispatcher(row: dict[str, str]) -> str:
     """``TrainSetup.ep_dispatcher`` of a pretraining row: "deepep" where its framework or notes name the kernels."""
     return "deepep" if _DEEPEP.search(row["framework"] + " " + row["notes"]) else "alltoall"
@@ -372,6 +378,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        dp_after_backward=_reduced_after_backward(row),
                        ep_dispatcher=_ep_dispatcher(row),
                        dualpipe=bool(_DUALPIPE.search(row["framework"] + " " + row["notes"])),
+                       ep_overlap=bool(_EP_OVERLAP.search(row["notes"])),
                        transformers_version=_transformers_version(row),
                        returns_kv_cache=bool(_USE_CACHE_ON.search(row["notes"])),
                        keeps_previous_outputs=True if _OUTPUTS_HELD.search(row["notes"]) else None,

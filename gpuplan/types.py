@@ -726,6 +726,10 @@ class TrainSetup:
     # expert-parallel all-to-alls and pipeline sends behind the other's compute: DeepSeek's DualPipe (DeepSeek-AI 2024,
     # DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 3.2.1; gpuplan.estimate.train_time.behind_compute)
     dualpipe: bool = False
+    # Megatron-Core's EP communication overlap (--overlap-moe-expert-parallel-comm, Megatron-Bridge's moe_a2a_overlap):
+    # its combined 1F1B schedule runs one micro-batch's forward beside another's backward, each one's all-to-alls
+    # behind the other's compute, in the steady phase only (gpuplan.estimate.train_time.ep_overlap_exposed)
+    ep_overlap: bool = False
     # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
     # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy)
     transformers_version: str = ""

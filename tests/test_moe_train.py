@@ -384,3 +384,49 @@ def test_the_deepseek_v3_run_is_mapped_with_the_schedule_and_dispatch_its_report
     # its 2.664M H800 GPU-hours for 14.8T tokens (180K per trillion, sec. 1): within a quarter, where the
     # all-to-alls counted exposed and sent once per expert put it two thirds over
     assert case.predict(fitted()) == pytest.approx(2.664e6, rel=0.25)
+
+
+def _ep_parts(m, gpu, s: TrainSetup) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    parts = dict(train_time(m, gpu, s, 1e10).breakdown.parts)
+    return parts["expert_parallel_comm"], sum(parts.values())
+
+
+def test_megatron_ep_overlap_hides_the_all_to_alls_of_the_paired_micro_batches(catalog: Catalog) -> None:
+    # Megatron-Core's combined 1F1B schedule (combined_1f1b.py): with 4 micro-batches and no pipeline it runs
+    # mb1 F | mb1 B + mb2 F | mb2 B + mb3 F | mb3 B + mb4 F | mb4 B, so the first forward and the last backward, one
+    # micro-batch's all-to-alls of four, find nothing to hide behind; on one HGX node (EP 8 over NVLink) each
+    # phase's compute outlasts the other micro-batch's all-to-alls, so a quarter of them stays exposed
+    m, gpu = catalog.model("Qwen3-30B-A3B"), catalog.gpu("H100")
+    plain = replace(_megatron(Parallelism(dp=8, ep=8, zero=1), mb=2), grad_accum=4)
+    ep_plain, total_plain = _ep_parts(m, gpu, plain)
+    ep_overlap, total_overlap = _ep_parts(m, gpu, replace(plain, ep_overlap=True))
+    assert ep_plain > 0.05 * total_plain
+    assert ep_overlap == pytest.approx(ep_plain / 4, rel=1e-9)
+    assert total_plain - total_overlap == pytest.approx(0.75 * ep_plain, rel=1e-9)
+    # more micro-batches per step leave fewer unpaired
+    more = replace(plain, grad_accum=16)
+    assert _ep_parts(m, gpu, replace(more, ep_overlap=True))[0] == pytest.approx(_ep_parts(m, gpu, more)[0] / 16)
+
+
+def test_megatron_ep_overlap_under_the_interleaved_pipeline_leaves_the_warm_up_exposed(catalog: Catalog) -> None:
+    # interleaved 1F1B: stage r runs 2(p - r - 1) + (v - 1)p + 1 warm-up forward chunks alone (and as many cool-down
+    # backward chunks), vp on average over the stages, of m·v: PP 4 × VP 2 with 16 micro-batches leaves 4/16
+    m, gpu = catalog.model("Qwen3-30B-A3B"), catalog.gpu("H100")
+    interleaved = replace(_megatron(Parallelism(pp=4, vp=2, dp=2, ep=2, zero=1), mb=2), grad_accum=16)
+    ep_plain, _ = _ep_parts(m, gpu, interleaved)
+    assert _ep_parts(m, gpu, replace(interleaved, ep_overlap=True))[0] == pytest.approx(ep_plain / 4, rel=1e-9)
+    # Megatron-Core refuses the option with a pipeline but no virtual stages, and with full recomputation
+    # (TransformerConfig.__post_init__): such a setup is timed as without it
+    for refused in (replace(interleaved, parallel=replace(interleaved.parallel, vp=1)),
+                    replace(interleaved, recompute="full")):
+        assert _ep_parts(m, gpu, replace(refused, ep_overlap=True)) == _ep_parts(m, gpu, refused)
+
+
+def test_megatron_bridge_rows_are_mapped_with_the_ep_overlap_their_recipe_sets(catalog: Catalog) -> None:
+    # the notes end with the recipe's moe_a2a_overlap, read at the release's commit
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    on, _ = _pretrain_case(catalog, rows["trm-mb-2608-gb200-deepseekv3-mxfp8-256-g4096-p-tokgpu"])
+    off, _ = _pretrain_case(catalog, rows["trm-mb-2608-gb300-nemotron3super-mxfp8-64-g512-p-tokgpu"])
+    assert on is not None and off is not None
+    assert on.meta["setup"].ep_overlap and not off.meta["setup"].ep_overlap

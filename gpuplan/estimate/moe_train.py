@@ -18,10 +18,12 @@ DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 3.2.2). The expert destinat
 evenly over the EP ranks: (EP − domain)/EP of them on other nodes over the network, (domain − 1)/EP on other
 GPUs of the NVLink domain; the two parts are counted one after the other, not overlapped with compute: the
 framework default (Megatron-LM's ``--overlap-moe-expert-parallel-comm``, batch-level overlap since Megatron-Core
-0.14, is off unless given; NVIDIA-NeMo/Megatron-Bridge's performance recipes set it, ``moe_a2a_overlap``, for
-some runs, e.g. DeepSeek-V3 MXFP8 on B200/GB200 and Qwen3-235B-A22B on H100: ``scripts/performance/configs/
+0.14, is off unless given). NVIDIA-NeMo/Megatron-Bridge's performance recipes set it, ``moe_a2a_overlap``, for
+some runs, e.g. DeepSeek-V3 MXFP8 on B200/GB200 and Qwen3-235B-A22B on H100 (``scripts/performance/configs/
 deepseek/deepseek_workload_base_configs.py`` @042641823051ce167c52b0ae289941a227c11535; 35 of the 156 MoE runs of
-its tables in the calibration, most from release 26.06 on, whose notes say so).
+its tables in the calibration, most from release 26.06 on, whose notes say so): where a setup states it
+(``TrainSetup.ep_overlap``) the micro-batches its combined 1F1B schedule pairs hide their all-to-alls behind each
+other's compute (:func:`gpuplan.estimate.train_time.ep_overlap_exposed`).
 
 DeepEP's kernels (and NVIDIA's HybridEP, both behind Megatron-Core's flex dispatcher; ``s.ep_dispatcher ==
 "deepep"``) send a token once to each GPU that holds one of its experts, not once per expert, and across nodes
