@@ -229,8 +229,8 @@ def _flop_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, float]:
     """(``train_flops_per_token``, ``_matmul_share``, ``_fp8_excluded_share``) of ``m`` and ``s``, kept per model
     and the setup fields they read: a training search makes the step terms of hundreds of setups that differ only
     in their layout and micro-batch."""
-    key = (s.method, s.recompute, s.seq_len, s.precision, s.lora_rank, s.lora_targets, s.train_embeddings,
-           s.prefix_len, s.trainable_layers)
+    key = (s.method, s.recompute, s.recompute_modules, s.seq_len, s.precision, s.lora_rank, s.lora_targets,
+           s.train_embeddings, s.prefix_len, s.trainable_layers)
     found = _flops.get(m, None, None, key)
     if found is None:
         found = _flops.put(m, None, None, key, (train_flops_per_token(m, s), _matmul_share(m, s),
@@ -420,10 +420,11 @@ def ep_overlap_exposed(s: TrainSetup, ep_total: float, compute: float) -> float:
     and as many cool-down backward chunks alone, out of m·v, p/m of them on average over the p stages. The paired
     share hides its all-to-alls as far as its compute covers them (:func:`behind_compute`).
 
-    Megatron-Core takes the option only with expert parallelism, without full recomputation, and, with a pipeline,
-    only with virtual stages (``TransformerConfig.__post_init__``, same commit); elsewhere nothing is hidden."""
+    Megatron-Core takes the option only with expert parallelism, without recomputing the MoE layers (full, or "moe"
+    in ``recompute_modules``), and, with a pipeline, only with virtual stages (``TransformerConfig.__post_init__``,
+    same commit); elsewhere nothing is hidden."""
     par = s.parallel
-    if par.ep <= 1 or s.recompute == Recompute.FULL or (par.pp > 1 and par.vp <= 1):
+    if par.ep <= 1 or s.reruns_moe or (par.pp > 1 and par.vp <= 1):
         return ep_total
     paired = max(0.0, 1.0 - par.pp / s.grad_accum)
     hidden_share = ep_total * paired
