@@ -24,7 +24,7 @@ from gpuplan.estimate.memory import state_bytes
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.train_time import train_time
-from gpuplan.types import ModelSpec, Parallelism, TrainSetup
+from gpuplan.types import RECOMPUTE_MODULES, ModelSpec, Parallelism, TrainSetup
 from gpuplan.units import DAY
 
 # Fine-tuning memory rows from these files are predicted and reported but not fitted on. Their sources disagree
@@ -265,6 +265,28 @@ _DEEPEP = re.compile(r"\b(?:deep|hybrid)-?ep\b", re.IGNORECASE)
 _DUALPIPE = re.compile(r"\bDualPipe\b", re.IGNORECASE)
 
 
+# Megatron-Core's EP communication overlap, which a row's notes state from its recipe ("EP communication overlap
+# (overlap_moe_expert_parallel_comm) on", Megatron-Bridge's moe_a2a_overlap) or its table's label ("+1f1b overlap",
+# Megatron-MoE-ModelZoo; the MoE README's "1F1B A2A Overlap"): TrainSetup.ep_overlap
+_EP_OVERLAP = re.compile(r"\boverlap_moe_expert_parallel_comm\)\s+on\b|\+1f1b overlap\b", re.IGNORECASE)
+
+
+# Megatron-Core's selective recomputation by module, which a row states from its recipe ("recompute_modules
+# mla_up_proj, mlp (...)", "recompute_modules empty") or in its column ("yes (selective: layernorm, moe_act)"):
+# TrainSetup.recompute_modules; names outside RECOMPUTE_MODULES are not read
+_RECOMPUTE_MODULES = re.compile(r"\brecompute_modules (empty|[a-z_]+(?:, [a-z_]+)*)")
+_SELECTIVE_MODULES = re.compile(r"\bselective: ([a-z_]+(?:, [a-z_]+)*)")
+
+
+def _recompute_modules(row: dict[str, str]) -> tuple[str, ...] | None:
+    """The modules a row's selective recomputation reruns, () where its recipe names none, None where unstated."""
+    found = _RECOMPUTE_MODULES.search(row["notes"]) or _SELECTIVE_MODULES.search(row["grad_checkpointing"])
+    if not found:
+        return None
+    names = () if found.group(1) == "empty" else tuple(found.group(1).split(", "))
+    return names if all(n in RECOMPUTE_MODULES for n in names) else None
+
+
 def _ep_dispatcher(row: dict[str, str]) -> str:
     """``TrainSetup.ep_dispatcher`` of a pretraining row: "deepep" where its framework or notes name the kernels."""
     return "deepep" if _DEEPEP.search(row["framework"] + " " + row["notes"]) else "alltoall"
@@ -336,6 +358,9 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     if _FP4_TRAINING.search(row["precision"].lower()):
         return None, _FP4_TRAINING_WHY
     recompute, assumed = _recompute(row["grad_checkpointing"], fw)
+    modules = _recompute_modules(row)
+    if modules is not None:  # selective with no module recomputes nothing
+        recompute, assumed = ("selective" if modules else "none"), ""
     # an unstated recomputation moves memory a lot but throughput little (≤ 1/3 more FLOPs, which the
     # utilisation fit absorbs either way): throughput rows are fitted on unless the source marks them approximate
     stated = row["confidence"].strip().lower() not in ("low", "approx") and (not assumed or
@@ -372,6 +397,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        dp_after_backward=_reduced_after_backward(row),
                        ep_dispatcher=_ep_dispatcher(row),
                        dualpipe=bool(_DUALPIPE.search(row["framework"] + " " + row["notes"])),
+                       ep_overlap=bool(_EP_OVERLAP.search(row["notes"])), recompute_modules=modules or (),
                        transformers_version=_transformers_version(row),
                        returns_kv_cache=bool(_USE_CACHE_ON.search(row["notes"])),
                        keeps_previous_outputs=True if _OUTPUTS_HELD.search(row["notes"]) else None,

@@ -496,6 +496,12 @@ class Method(StrEnum):
         return self is Method.QLORA
 
 
+# Megatron-Core's selective recomputation choices (TransformerConfig.recompute_modules, NVIDIA/Megatron-LM
+# megatron/core/transformer/transformer_config.py @cd4afffa648426a959dc7cb1e24b5ce7d0c3ff54)
+RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts",
+                     "gdn_norm_out")
+
+
 class Recompute(StrEnum):
     """Activation recomputation (gradient checkpointing); ``full`` here is not the fine-tuning method."""
 
@@ -726,6 +732,13 @@ class TrainSetup:
     # expert-parallel all-to-alls and pipeline sends behind the other's compute: DeepSeek's DualPipe (DeepSeek-AI 2024,
     # DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 3.2.1; gpuplan.estimate.train_time.behind_compute)
     dualpipe: bool = False
+    # Megatron-Core's EP communication overlap (--overlap-moe-expert-parallel-comm, Megatron-Bridge's moe_a2a_overlap):
+    # its combined 1F1B schedule runs one micro-batch's forward beside another's backward, each one's all-to-alls
+    # behind the other's compute, in the steady phase only (gpuplan.estimate.train_time.ep_overlap_exposed)
+    ep_overlap: bool = False
+    # the submodules a selective recomputation reruns, Megatron-Core's ``recompute_modules`` (one of
+    # RECOMPUTE_MODULES each); (): recomputation as ``recompute`` alone says (gpuplan.estimate.flops.recomputed_flops)
+    recompute_modules: tuple[str, ...] = ()
     # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
     # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy)
     transformers_version: str = ""
@@ -746,10 +759,19 @@ class TrainSetup:
         check_choice("TrainSetup.attention_kernel", self.attention_kernel or None, ATTENTION_KERNELS)
         check_choice("TrainSetup.ep_dispatcher", self.ep_dispatcher, EP_DISPATCHERS)
         check_choice("TrainSetup.adam_step", self.adam_step or None, ADAM_STEPS[:3])
+        for module in self.recompute_modules:
+            check_choice("TrainSetup.recompute_modules", module, RECOMPUTE_MODULES)
 
     @property
     def tokens_per_micro_batch(self) -> int:
         return self.micro_batch * self.seq_len
+
+    @property
+    def reruns_moe(self) -> bool:
+        """The MoE layers' forward, all-to-alls included, runs again in backward: a full recomputation, or a
+        selective one that names ``moe`` (Megatron-Core checkpoints the whole ``MoELayer``)."""
+        return self.recompute == Recompute.FULL or (self.recompute == Recompute.SELECTIVE
+                                                    and "moe" in self.recompute_modules)
 
 
 @dataclass(frozen=True, slots=True)

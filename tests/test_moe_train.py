@@ -15,6 +15,7 @@ import pytest
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.job import check_training_shape
 from gpuplan.estimate.memory import training_memory
 from gpuplan.estimate.moe_train import (
@@ -385,3 +386,98 @@ def test_the_deepseek_v3_run_is_mapped_with_the_schedule_and_dispatch_its_report
     # its 2.664M H800 GPU-hours for 14.8T tokens (180K per trillion, sec. 1): within a quarter, where the
     # all-to-alls counted exposed and sent once per expert put it two thirds over
     assert case.predict(fitted()) == pytest.approx(2.664e6, rel=0.25)
+
+
+def _ep_parts(m, gpu, s: TrainSetup) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    parts = dict(train_time(m, gpu, s, 1e10).breakdown.parts)
+    return parts["expert_parallel_comm"], sum(parts.values())
+
+
+def test_megatron_ep_overlap_hides_the_all_to_alls_of_the_paired_micro_batches(catalog: Catalog) -> None:
+    # Megatron-Core's combined 1F1B schedule (combined_1f1b.py): with 4 micro-batches and no pipeline it runs
+    # mb1 F | mb1 B + mb2 F | mb2 B + mb3 F | mb3 B + mb4 F | mb4 B, so the first forward and the last backward, one
+    # micro-batch's all-to-alls of four, find nothing to hide behind; on one HGX node (EP 8 over NVLink) each
+    # phase's compute outlasts the other micro-batch's all-to-alls, so a quarter of them stays exposed
+    m, gpu = catalog.model("Qwen3-30B-A3B"), catalog.gpu("H100")
+    plain = replace(_megatron(Parallelism(dp=8, ep=8, zero=1), mb=2), grad_accum=4)
+    ep_plain, total_plain = _ep_parts(m, gpu, plain)
+    ep_overlap, total_overlap = _ep_parts(m, gpu, replace(plain, ep_overlap=True))
+    assert ep_plain > 0.05 * total_plain
+    assert ep_overlap == pytest.approx(ep_plain / 4, rel=1e-9)
+    assert total_plain - total_overlap == pytest.approx(0.75 * ep_plain, rel=1e-9)
+    # more micro-batches per step leave fewer unpaired
+    more = replace(plain, grad_accum=16)
+    assert _ep_parts(m, gpu, replace(more, ep_overlap=True))[0] == pytest.approx(_ep_parts(m, gpu, more)[0] / 16)
+
+
+def test_megatron_ep_overlap_under_the_interleaved_pipeline_leaves_the_warm_up_exposed(catalog: Catalog) -> None:
+    # interleaved 1F1B: stage r runs 2(p - r - 1) + (v - 1)p + 1 warm-up forward chunks alone (and as many cool-down
+    # backward chunks), vp on average over the stages, of m·v: PP 4 × VP 2 with 16 micro-batches leaves 4/16
+    m, gpu = catalog.model("Qwen3-30B-A3B"), catalog.gpu("H100")
+    interleaved = replace(_megatron(Parallelism(pp=4, vp=2, dp=2, ep=2, zero=1), mb=2), grad_accum=16)
+    ep_plain, _ = _ep_parts(m, gpu, interleaved)
+    assert _ep_parts(m, gpu, replace(interleaved, ep_overlap=True))[0] == pytest.approx(ep_plain / 4, rel=1e-9)
+    # Megatron-Core refuses the option with a pipeline but no virtual stages, and with full recomputation
+    # (TransformerConfig.__post_init__): such a setup is timed as without it
+    for refused in (replace(interleaved, parallel=replace(interleaved.parallel, vp=1)),
+                    replace(interleaved, recompute="full")):
+        assert _ep_parts(m, gpu, replace(refused, ep_overlap=True)) == _ep_parts(m, gpu, refused)
+
+
+def test_megatron_bridge_rows_are_mapped_with_the_ep_overlap_their_recipe_sets(catalog: Catalog) -> None:
+    # the notes end with the recipe's moe_a2a_overlap, read at the release's commit
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    on, _ = _pretrain_case(catalog, rows["trm-mb-2608-gb200-deepseekv3-mxfp8-256-g4096-p-tokgpu"])
+    off, _ = _pretrain_case(catalog, rows["trm-mb-2608-gb300-nemotron3super-mxfp8-64-g512-p-tokgpu"])
+    assert on is not None and off is not None
+    assert on.meta["setup"].ep_overlap and not off.meta["setup"].ep_overlap
+
+
+def test_selective_recompute_costs_the_forward_flops_of_the_modules_it_names(catalog: Catalog) -> None:
+    m = catalog.model("DeepSeek-V3")
+    s = _megatron(Parallelism(pp=8, dp=32, ep=32, zero=1))
+    none = train_flops_per_token(m, s)
+
+    def extra(*modules: str) -> float:
+        return train_flops_per_token(m, replace(s, recompute="selective", recompute_modules=modules)) - none
+
+    # element-wise kernels only (Megatron-Core's output-discarding checkpoints of norms and the MoE activation)
+    assert extra("layernorm", "moe_act") == 0 and extra() == 0
+    # MLA's up-projections from its config: q 1536 -> 128 heads x 192, kv 512 -> 128 x (128 + 128), 61 layers,
+    # 2 FLOPs per multiply-add: 2 x 61 x (37,748,736 + 16,777,216) = 6.65 GFLOP per token, a few % of the step
+    assert extra("mla_up_proj") == pytest.approx(6.652e9, rel=1e-3)
+    # the MoE layers rerun the token's 8 routed experts and the shared one: more than the up-projections, less
+    # than a full recomputation of every layer
+    full = train_flops_per_token(m, replace(s, recompute="full")) - none
+    assert extra("mla_up_proj") < extra("moe") < full
+
+
+def test_recomputing_the_moe_layers_reruns_their_all_to_alls(catalog: Catalog) -> None:
+    # Megatron-Core's MoELayer checkpoints route, dispatch, experts and combine together (moe_layer.py
+    # custom_forward), so the backward repeats the forward's dispatch and combine as a full recomputation does
+    m = catalog.model("Qwen3-30B-A3B")
+    s = _megatron(Parallelism(dp=16, ep=16, zero=1))
+    moe = replace(s, recompute="selective", recompute_modules=("moe", "layernorm"))
+    assert all_to_all_bytes(m, moe) == pytest.approx(1.5 * all_to_all_bytes(m, s))
+    assert all_to_all_bytes(m, moe) == all_to_all_bytes(m, replace(s, recompute="full"))
+    assert all_to_all_bytes(m, replace(moe, recompute_modules=("moe_act",))) == all_to_all_bytes(m, s)
+    # and Megatron-Core will not overlap the all-to-alls then (TransformerConfig.__post_init__)
+    gpu = catalog.gpu("H100")
+    assert _ep_parts(m, gpu, replace(moe, ep_overlap=True)) == _ep_parts(m, gpu, moe)
+
+
+def test_megatron_bridge_rows_are_mapped_with_the_recompute_modules_their_recipe_sets(catalog: Catalog) -> None:
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    setups = {}
+    for rid in ("trm-mb-2604-h100-nemotron3nano-fp8-16-g1024-p-tokgpu",  # recipe: moe, layernorm, core_attn, moe_act
+                "trm-mb-2606-gb300-deepseekv3-mxfp8-256-g4096-p-tokgpu",  # recipe: recompute_modules []
+                "trm-mzoo-q3235b-h100-256-ep32-pp8-tokgpu"):  # column: yes (selective: layernorm, moe_act)
+        case, why = _pretrain_case(catalog, rows[rid])
+        assert case is not None, why
+        setups[rid] = case.meta["setup"]
+    nano, dsv3, mzoo = setups.values()
+    assert nano.recompute == "selective" and nano.recompute_modules == ("moe", "layernorm", "core_attn", "moe_act")
+    assert dsv3.recompute == "none" and dsv3.recompute_modules == ()
+    assert mzoo.recompute == "selective" and mzoo.recompute_modules == ("layernorm", "moe_act")

@@ -79,6 +79,29 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
         total = fwd * (1 + 2 * share) + 2 * 2 * m.vocab * m.hidden
     if s.recompute == Recompute.FULL:
         total += fwd
+    elif s.recompute == Recompute.SELECTIVE:
+        total += recomputed_flops(m, s.recompute_modules, context)
+    return total
+
+
+def recomputed_flops(m: ModelSpec, modules: tuple[str, ...], context: float) -> float:
+    """Forward FLOPs per token that a selective recomputation of Megatron-Core's ``recompute_modules`` runs again
+    in backward (NVIDIA/Megatron-LM ``megatron/core/transformer/transformer_config.py``
+    @cd4afffa648426a959dc7cb1e24b5ce7d0c3ff54): ``core_attn`` the attention over the context, ``mlp`` the dense MLP
+    layers, ``moe`` the whole MoE layer (router, the token's routed experts, shared experts), ``shared_experts``
+    those alone, ``mla_up_proj`` multi-head latent attention's query and key/value up-projections; ``moe_act``,
+    ``layernorm`` and ``gdn_norm_out`` rerun element-wise kernels only, no matmul."""
+    p = count_params(m)
+    total = attention_flops_per_token(m, context) if "core_attn" in modules else 0.0
+    total += 2 * p.mlp if "mlp" in modules else 0.0
+    if "moe" in modules:
+        total += 2 * (p.router + p.active_experts + p.shared_experts)
+    elif "shared_experts" in modules:
+        total += 2 * p.shared_experts
+    if "mla_up_proj" in modules and m.kv_lora_rank:
+        v_dim = m.v_head_dim or m.head_dim
+        up = m.q_lora_rank * m.n_heads * m.head_dim + m.kv_lora_rank * m.n_heads * (m.qk_nope_head_dim + v_dim)
+        total += 2 * m.n_attention_layers * up
     return total
 
 

@@ -12,16 +12,19 @@ so an EP group of 8 stays on one HGX node's NVLink and an NVL72 rack keeps up to
 Per training micro-step and MoE layer a GPU sends its tokens to the ranks of their top-k experts (dispatch) and
 gets the k outputs back (combine): k × hidden × 2 bytes per token each way (Megatron-Core's
 ``--moe-token-dispatcher-type alltoall``; 16-bit activations), of which the share (EP − 1)/EP leaves the GPU.
-The backward pass runs the same two all-to-alls on the gradients, and a full recomputation reruns the forward's
-(4 or 6 all-to-alls per MoE layer and micro-step; Lepikhin et al. 2021, GShard, sec. 2.2; DeepSeek-AI 2024,
-DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 3.2.2). The expert destinations of a token are spread
+The backward pass runs the same two all-to-alls on the gradients, and a full recomputation (or a selective one
+naming ``moe``, ``TrainSetup.reruns_moe``) reruns the forward's (4 or 6 all-to-alls per MoE layer and
+micro-step; Lepikhin et al. 2021, GShard, sec. 2.2; DeepSeek-AI 2024, DeepSeek-V3 Technical Report,
+arXiv:2412.19437, sec. 3.2.2). The expert destinations of a token are spread
 evenly over the EP ranks: (EP − domain)/EP of them on other nodes over the network, (domain − 1)/EP on other
 GPUs of the NVLink domain; the two parts are counted one after the other, not overlapped with compute: the
 framework default (Megatron-LM's ``--overlap-moe-expert-parallel-comm``, batch-level overlap since Megatron-Core
-0.14, is off unless given; NVIDIA-NeMo/Megatron-Bridge's performance recipes set it, ``moe_a2a_overlap``, for
-some runs, e.g. DeepSeek-V3 MXFP8 on B200/GB200 and Qwen3-235B-A22B on H100: ``scripts/performance/configs/
+0.14, is off unless given). NVIDIA-NeMo/Megatron-Bridge's performance recipes set it, ``moe_a2a_overlap``, for
+some runs, e.g. DeepSeek-V3 MXFP8 on B200/GB200 and Qwen3-235B-A22B on H100 (``scripts/performance/configs/
 deepseek/deepseek_workload_base_configs.py`` @042641823051ce167c52b0ae289941a227c11535; 35 of the 156 MoE runs of
-its tables in the calibration, most from release 26.06 on, whose notes say so).
+its tables in the calibration, most from release 26.06 on, whose notes say so): where a setup states it
+(``TrainSetup.ep_overlap``) the micro-batches its combined 1F1B schedule pairs hide their all-to-alls behind each
+other's compute (:func:`gpuplan.estimate.train_time.ep_overlap_exposed`).
 
 DeepEP's kernels (and NVIDIA's HybridEP, both behind Megatron-Core's flex dispatcher; ``s.ep_dispatcher ==
 "deepep"``) send a token once to each GPU that holds one of its experts, not once per expert, and across nodes
@@ -90,7 +93,7 @@ import math
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.params import count_params
-from gpuplan.types import Method, ModelSpec, Parallelism, Recompute, TrainSetup
+from gpuplan.types import Method, ModelSpec, Parallelism, TrainSetup
 
 DISPATCH_BYTES = 2.0  # 16-bit activations (bf16) each way
 CAST_BYTES = 4.0  # an FP8 cast: one 16-bit element read, a row-wise and a column-wise 8-bit copy written
@@ -139,7 +142,7 @@ def all_to_all_bytes(m: ModelSpec, s: TrainSetup) -> float:
         return 0.0
     tokens = s.tokens_per_micro_batch / (par.tp * par.cp)  # a sequence-parallel TP rank dispatches its own share
     per_collective = tokens * m.n_active_experts * dispatch_width(m) * DISPATCH_BYTES * (par.ep - 1) / par.ep
-    collectives = 6 if s.recompute == Recompute.FULL else 4
+    collectives = 6 if s.reruns_moe else 4
     return collectives * m.n_moe_layers / par.pp * per_collective
 
 
@@ -148,7 +151,7 @@ def permute_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     (module docstring), summed over the GPUs that share the token."""
     if not m.is_moe:
         return 0.0
-    passes = 3.0 if s.recompute == Recompute.FULL else 2.0  # forward, backward (and the forward again)
+    passes = 3.0 if s.reruns_moe else 2.0  # forward, backward (and the forward again)
     return passes * (3 * m.n_active_experts + 1) * dispatch_width(m) * DISPATCH_BYTES * m.n_moe_layers
 
 
@@ -161,7 +164,7 @@ def expert_cast_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     width, expert = dispatch_width(m), m.moe_ffn_hidden
     forward = width + expert  # the dispatched token, the activation
     backward = width + (2 if m.gated_mlp else 1) * expert  # the gradients of the two GEMMs' outputs
-    forwards = 2 if s.recompute == Recompute.FULL else 1
+    forwards = 2 if s.reruns_moe else 1
     return CAST_BYTES * m.n_active_experts * (forwards * forward + backward) * m.n_moe_layers
 
 
@@ -169,7 +172,7 @@ def all_to_all_collectives(m: ModelSpec, s: TrainSetup) -> float:
     """All-to-alls one GPU takes part in per micro-step (each pays a collective latency)."""
     if s.parallel.ep <= 1 or not m.is_moe:
         return 0.0
-    return (6 if s.recompute == Recompute.FULL else 4) * m.n_moe_layers / s.parallel.pp
+    return (6 if s.reruns_moe else 4) * m.n_moe_layers / s.parallel.pp
 
 
 def expert_gemm_launches(m: ModelSpec, s: TrainSetup) -> float:
@@ -179,7 +182,7 @@ def expert_gemm_launches(m: ModelSpec, s: TrainSetup) -> float:
         return 0.0
     par = s.parallel
     local = m.n_experts / (par.ep if par.ep > 1 else 1)
-    gemms = 8 if s.recompute == Recompute.FULL else 6  # 2 forward, 4 backward, 2 forward again
+    gemms = 8 if s.reruns_moe else 6  # 2 forward, 4 backward, 2 forward again
     return local * gemms * m.n_moe_layers / par.pp
 
 

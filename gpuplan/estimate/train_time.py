@@ -42,7 +42,9 @@ bus bandwidth NCCL reaches for each collective (``links.NVLINK_BUS_SHARE``: 76-8
   (:func:`pipeline_send_seconds`);
 - expert parallel: the all-to-alls of a mixture-of-experts model (:mod:`gpuplan.estimate.moe_train`), not
   overlapped, but under DeepSeek's DualPipe schedule, which runs them and the pipeline sends behind compute
-  (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, sec. 3.2.1; :func:`behind_compute`).
+  (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, sec. 3.2.1; :func:`behind_compute`), and under Megatron-Core's
+  EP communication overlap, which does so for the micro-batches its combined 1F1B schedule pairs
+  (:func:`ep_overlap_exposed`).
 """
 
 from __future__ import annotations
@@ -236,8 +238,8 @@ def _flop_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, float]:
     """(``train_flops_per_token``, ``_matmul_share``, ``_fp8_excluded_share``) of ``m`` and ``s``, kept per model
     and the setup fields they read: a training search makes the step terms of hundreds of setups that differ only
     in their layout and micro-batch."""
-    key = (s.method, s.recompute, s.seq_len, s.precision, s.lora_rank, s.lora_targets, s.train_embeddings,
-           s.prefix_len, s.trainable_layers)
+    key = (s.method, s.recompute, s.recompute_modules, s.seq_len, s.precision, s.lora_rank, s.lora_targets,
+           s.train_embeddings, s.prefix_len, s.trainable_layers)
     found = _flops.get(m, None, None, key)
     if found is None:
         found = _flops.put(m, None, None, key, (train_flops_per_token(m, s), _matmul_share(m, s),
@@ -383,6 +385,8 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     ep_total = expert_parallel_seconds(m, s, link, w, cal) * micro_steps  # not overlapped (moe_train) ...
     if s.dualpipe:  # ... but under DualPipe
         ep_total, pp_total = behind_compute(ep_total, pp_total, compute)
+    elif s.ep_overlap:  # ... or Megatron-Core's combined 1F1B schedule
+        ep_total = ep_overlap_exposed(s, ep_total, compute)
     # one cuBLAS GEMM per local expert (moe_train.expert_gemm_launches); 0 until a fit has the parameter
     expert_launches = expert_gemm_launches(m, s) * cal.values.get("expert_gemm_launch_s", 0.0) * micro_steps
     bubble = pipeline_bubble(s, compute)
@@ -410,6 +414,30 @@ def behind_compute(ep_total: float, pp_total: float, compute: float) -> tuple[fl
     exposed = max(0.0, ep_total + pp_total - compute)
     ep_left = min(ep_total, exposed)
     return ep_left, exposed - ep_left
+
+
+def ep_overlap_exposed(s: TrainSetup, ep_total: float, compute: float) -> float:
+    """The expert-parallel all-to-all seconds left exposed under Megatron-Core's EP communication overlap.
+
+    ``--overlap-moe-expert-parallel-comm`` (Megatron-Bridge's ``moe_a2a_overlap``) runs its combined 1F1B schedule
+    (NVIDIA/Megatron-LM ``megatron/core/pipeline_parallel/combined_1f1b.py`` @cd4afffa648426a959dc7cb1e24b5ce7d0c3ff54,
+    the pin of the Megatron-Bridge recipes the calibration cites): each phase runs one micro-batch's forward beside
+    another's backward, and "EP A2A in forward step is hidden by the attention/mlp computation in the backward step,
+    and vice versa". Only the steady phase pairs them: without a pipeline the first forward and the last backward
+    run alone, 1/m of the step's all-to-alls for m micro-batches; with the interleaved schedule a stage runs
+    2(p − r − 1) + (v − 1)p + 1 warm-up forward chunks (``get_pp_rank_microbatches``, one more under this overlap)
+    and as many cool-down backward chunks alone, out of m·v, p/m of them on average over the p stages. The paired
+    share hides its all-to-alls as far as its compute covers them (:func:`behind_compute`).
+
+    Megatron-Core takes the option only with expert parallelism, without recomputing the MoE layers (full, or "moe"
+    in ``recompute_modules``), and, with a pipeline, only with virtual stages (``TransformerConfig.__post_init__``,
+    same commit); elsewhere nothing is hidden."""
+    par = s.parallel
+    if par.ep <= 1 or s.reruns_moe or (par.pp > 1 and par.vp <= 1):
+        return ep_total
+    paired = max(0.0, 1.0 - par.pp / s.grad_accum)
+    hidden_share = ep_total * paired
+    return ep_total - hidden_share + behind_compute(hidden_share, 0.0, compute * paired)[0]
 
 
 def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None,
