@@ -267,6 +267,49 @@ def test_gguf_gemma4_promotes_attn_v_of_its_sliding_layers_only(catalog: Catalog
     assert gguf_weights_bytes(m, weight_format("gguf-q4_k_m")) == pytest.approx(18.7e9, abs=0.05e9)
 
 
+def test_gguf_70b_models_keep_every_attn_v_at_q5_k_or_more(catalog: Catalog) -> None:
+    # llama.cpp's quantizer lifts a Q3_K/Q4_K attn_v to Q5_K in a model it types LLM_TYPE_70B (src/llama-quant.cpp
+    # @007dbbf), which an 80-layer llama-architecture model with grouped KV heads is (src/llama-model.cpp @00342301).
+    # Llama-3-70B in Q4_K_M: the 40 attn_v (8192 x 1024) outside use_more_bits go from Q4_K (144 bytes per 256) to
+    # Q5_K (176): 40 x 8,388,608 x 32 / 256 = 41,943,040 bytes more than the same tensors under an architecture
+    # without that rule; llama-bench reports the file as 39.59 GiB (XiongjieDai/GPU-Benchmarks-on-LLM-Inference
+    # @aa72e0e, LLaMA 3 notebooks: 'file 39.59 GiB')
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.quant import weight_format
+
+    q4km = weight_format("gguf-q4_k_m")
+    m = catalog.model("Llama-3-70B")
+    assert gguf_weights_bytes(m, q4km) - gguf_weights_bytes(replace(m, model_type="qwen3"), q4km) == 41_943_040
+    assert gguf_weights_bytes(m, q4km) == pytest.approx(39.59 * GiB, abs=0.006 * GiB)
+    # LLaMA-65B has as many KV heads as heads: llama.cpp types it 65B, and its attn_v stays in the mix's types
+    old = catalog.model("LLaMA-65B")
+    assert gguf_weights_bytes(old, q4km) == gguf_weights_bytes(replace(old, model_type="qwen3"), q4km)
+    # a Q5_K_M file's attn_v is already Q5_K or Q6_K: nothing to lift
+    q5km = weight_format("gguf-q5_k_m")
+    assert gguf_weights_bytes(m, q5km) == gguf_weights_bytes(replace(m, model_type="qwen3"), q5km)
+
+
+def test_gguf_eight_expert_model_keeps_attn_k_and_v_in_q8_0(catalog: Catalog) -> None:
+    # llama.cpp's quantizer gives a model with 8 experts attn_v and attn_k in Q8_0 and, in Q4_K_S/Q4_K_M files,
+    # attn_output in Q5_K (src/llama-quant.cpp @007dbbf: 'for the 8-expert model, bumping this to Q8_0 trades just
+    # ~128MB'). Mixtral-8x7B in Q4_K_M by hand (32 layers, hidden 4096, 8 KV heads of 128, 8 experts of 14336,
+    # untied 32000-token table): attn_q 536,870,912 weights in Q4_K (144 bytes per 256) = 301,989,888; attn_k and
+    # attn_v 134,217,728 each in Q8_0 (34 per 32) = 285,212,672; attn_output in Q5_K (176 per 256) = 369,098,752;
+    # expert gate and up 30,064,771,072 in Q4_K = 16,911,433,728; expert down 15,032,385,536, half (the 16
+    # use_more_bits layers) in Q6_K (210 per 256) = 6,165,626,880 and half in Q4_K = 4,227,858,432; fp32 router
+    # 4,194,304 and norms 1,064,960; token_embd in Q4_K 73,728,000 and output in Q6_K 107,520,000
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.quant import weight_format
+
+    m = catalog.model("Mixtral-8x7B")
+    assert gguf_weights_bytes(m, weight_format("gguf-q4_k_m")) == 28_447_727_616
+    # the Q5_K attn_output is for the Q4_K files only; attn_k and attn_v are Q8_0 in a Q4_0 file too: 32 layers x
+    # 2 x 4,194,304 weights at 34 - 18 bytes per 32 more than Q4_0 = 134,217,728 bytes over Q4_0 throughout
+    q4_0 = gguf_weights_bytes(m, weight_format("gguf-q4_0"))
+    all_q4_0 = (45_097_156_608 + 1_342_177_280 + 131_072_000) * 18 / 32 + 107_520_000 + (1_048_576 + 266_240) * 4
+    assert q4_0 - all_q4_0 == pytest.approx(134_217_728)
+
+
 def test_gguf_k_quant_falls_back_where_rows_are_not_whole_super_blocks(catalog: Catalog) -> None:
     # A K-quant needs rows (ne0) of whole 256-weight super-blocks; llama.cpp's quantizer gives any other tensor Q5_0
     # for Q4_K and Q8_0 for Q6_K (src/llama-quant.cpp @8784689, convert_incompatible_tensor). Gemma-3-1B's hidden

@@ -199,6 +199,34 @@ def fused_qkv_params(m: ModelSpec) -> tuple[int, int]:
     return linear + m.n_attention_layers * m.hidden * (m.q_dim + 2 * m.kv_dim), 0
 
 
+# llama.cpp's quantizer keys two more attention rules on the model it loads (src/llama-quant.cpp @007dbbf and
+# @8784689, llama_tensor_get_type): a model typed LLM_TYPE_70B gets Q5_K for any attn_v the mix makes Q3_K or Q4_K
+# ("8 heads sharing the same attn_v weights ... nearly negligible increase in model size"); a model with 8 experts
+# gets attn_v and attn_k in Q8_0 whatever the file type, and attn_output in Q5_K in Q4_K_S and Q4_K_M files.
+# LLM_TYPE_70B is what src/llama-model.cpp @00342301 (load_hparams) calls an 80-layer LLM_ARCH_LLAMA model with fewer
+# KV heads than heads (Llama 2/3 70B; with as many it is 65B) and any 80-layer LLM_ARCH_QWEN2 model (Qwen2/2.5 72B)
+EIGHT_EXPERT_ATTN_OUTPUT_FILES = frozenset({"gguf-q4_k_s", "gguf-q4_k_m"})
+
+
+def llm_type_70b(m: ModelSpec) -> bool:
+    """Whether llama.cpp types the model LLM_TYPE_70B, which its quantizer gives more bits in attn_v."""
+    if m.n_layers != 80 or m.n_experts == 8:
+        return False
+    return m.model_type == "qwen2" or (m.model_type == "llama" and m.n_kv_heads != m.n_heads)
+
+
+def gguf_attention_types(m: ModelSpec, fmt_name: str, mix: tuple[str, str, str, str]) -> tuple[str, str, str, str]:
+    """(attn_v where use_more_bits holds, the other attn_v, attn_k, attn_output) as llama.cpp's quantizer types them
+    for a file of ``mix`` (:data:`GGUF_MIX`): the mix's own types but for the 70B and 8-expert rules above."""
+    base, _, more, _ = mix
+    if base == "f16":  # an F16/BF16 file is not quantized: no rule applies
+        return more, base, base, base
+    if m.n_experts == 8:
+        return "q8_0", "q8_0", "q8_0", "q5_k" if fmt_name in EIGHT_EXPERT_ATTN_OUTPUT_FILES else base
+    other_v = "q5_k" if llm_type_70b(m) and base == "q4_k" else base
+    return more, other_v, base, base
+
+
 def more_bits_layers(n_layers: int) -> int:
     """Layers whose attn_v and ffn_down llama.cpp's K-quant mixes keep at more bits: the first and last eighth and
     every third layer between (src/llama-quant.cpp, use_more_bits)."""
@@ -208,9 +236,9 @@ def more_bits_layers(n_layers: int) -> int:
 
 def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1, input_table: bool = True) -> float:
     """Bytes of a GGUF file's tensors on the busiest GPU, tensor by tensor as llama.cpp's quantizer types them
-    (``GGUF_MIX``; an F16 or BF16 file keeps every matrix 16-bit; a fused attn_qkv, :data:`FUSED_QKV_GGUF`, and a
-    K-quant matrix whose rows are not whole super-blocks, :func:`ggml_bytes`, get types of their own); norms, biases
-    and the router stay fp32.
+    (``GGUF_MIX``, with :func:`gguf_attention_types` for 70B and 8-expert models; an F16 or BF16 file keeps every
+    matrix 16-bit; a fused attn_qkv, :data:`FUSED_QKV_GGUF`, and a K-quant matrix whose rows are not whole
+    super-blocks, :func:`ggml_bytes`, get types of their own); norms, biases and the router stay fp32.
 
     The format's average bits per weight (``data/quant_formats.csv``) is measured on Llama 2 7B, whose output layer
     is 2 % of its weights: for a small model with a large vocabulary (Qwen3-0.6B: 26 %) the Q6_K output makes the
@@ -238,17 +266,22 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     else:
         v_promoted = more_bits_layers(v_layers) * v_per_layer
         share = more_bits_layers(m.n_layers) / m.n_layers if m.n_layers else 0.0
+    v_more, v_other, k_type, o_type = gguf_attention_types(m, fmt.name, mix)
+    # attn_v outside the promoted layers and attn_k, where a rule types them apart from the base (dense attention)
+    v_rest = v_layers * v_per_layer - v_promoted if v_other != base and not m.is_mla else 0
+    k_all = m.n_attention_layers * m.hidden * m.kv_dim if k_type != base and not m.is_mla else 0
     # the other matrices whose rows are not the hidden state: attention and Gated DeltaNet output projections
-    outs = ((0, 0) if m.is_mla else (m.n_attention_layers * m.q_dim * m.hidden, m.q_dim),
-            (m.n_linear_layers * m.linear_value_width * m.hidden, m.linear_value_width))
+    attn_out = (0, 0) if m.is_mla else (m.n_attention_layers * m.q_dim * m.hidden, m.q_dim)
+    delta_out = (m.n_linear_layers * m.linear_value_width * m.hidden, m.linear_value_width)
     linear = p.attention + p.mlp + p.experts + p.shared_experts
-    rest = linear - fused - v_promoted - sum(n for n, _ in downs + outs)
+    rest = linear - fused - v_promoted - v_rest - k_all - sum(n for n, _ in (*downs, attn_out, delta_out))
     table = m.vocab * m.hidden
     head = table if m.tied_embeddings else p.head
     other = p.total - linear - p.embeddings - p.head
-    split = ((rest, base, m.hidden), (fused, qkv, m.hidden), (v_promoted, more, m.hidden),
+    split = ((rest, base, m.hidden), (fused, qkv, m.hidden), (v_promoted, v_more, m.hidden),
+             (v_rest, v_other, m.hidden), (k_all, k_type, m.hidden),
              *((n * share, more, ne0) for n, ne0 in downs), *((n * (1 - share), base, ne0) for n, ne0 in downs),
-             *((n, base, ne0) for n, ne0 in outs))
+             (attn_out[0], o_type, attn_out[1]), (delta_out[0], base, delta_out[1]))
     # a tied checkpoint that stores lm_head.weight anyway (``head_stored``) converts to two tensors: the output typed
     # as the output matrix, and token_embd, which is then not the output, in the file's base type
     # (src/llama-quant.cpp @8784689: the output's type goes to token_embd only when the file has no output tensor)
