@@ -158,11 +158,15 @@ def test_a_per_request_frontend_cost_adds_to_every_first_token_but_not_to_the_st
 
 def test_the_request_cost_is_the_engines_own_or_its_backends_prior_and_none_without_a_fit(catalog: Catalog) -> None:
     fit = fitted()
-    cal = Calibration({k: v for k, v in fit.values.items() if k != "request_overhead_s_sglang"}, fit.bands,
+    unfitted = ("request_overhead_s_sglang", "request_overhead_s_vllm_ascend")
+    cal = Calibration({k: v for k, v in fit.values.items() if k not in unfitted}, fit.bands,
                       fit.fitted_on).with_values(request_overhead_s_vllm=0.02)
     nvidia, ascend = catalog.gpu("H100"), catalog.gpu("Ascend-910B")
     assert request_seconds(SETUP, nvidia, cal) == 0.02
     assert request_seconds(SETUP, ascend, cal) == 0.02  # vllm-ascend follows vLLM's API server until fitted apart
+    # fitted apart (its own rows), vllm-ascend's cost is its own, whatever vLLM's is
+    apart = cal.with_values(request_overhead_s_vllm_ascend=0.1)
+    assert request_seconds(SETUP, ascend, apart) == 0.1 and request_seconds(SETUP, nvidia, apart) == 0.02
     assert request_seconds(replace(SETUP, engine="sglang"), nvidia, cal) == 0.0
 
 
