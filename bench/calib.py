@@ -890,7 +890,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     # output layer too, for the quantized class while the model is built (lit_gpt/utils.py), where transformers keeps
     # it 16-bit: a quantized Lit-GPT row is reported, not fitted (Lightning-AI/litgpt @03f8197)
     litgpt = row["engine"].lower().startswith("lit-gpt")
-    if (litgpt or _mlx_vlm_gemma3_head(row, preset, model)) and model.tied_embeddings:
+    separate_head = _mlx_vlm_gemma3_head(row, preset, model)
+    if (litgpt or separate_head) and model.tied_embeddings:
         model = replace(model, tied_embeddings=False)
     metric = row["metric"]
     unit = row["unit"].split()[0] if row["unit"] else "GB"
@@ -940,7 +941,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     describe = f"{preset} {fmt} {engine}, " + ("weights only" if weights_only else f"batch {batch}, {tokens}")
     assume = "weights: the GGUF's stated size (its publisher picks its own tensor types)" if file_bytes else \
         "output layer stored apart from the token table (mlx-vlm's Gemma 3 conversion)" \
-        if _mlx_vlm_gemma3_head(row, preset, model) else \
+        if separate_head else \
         "Lit-GPT's quantized output layer read as 16-bit (transformers keeps it so)" if litgpt and fmt != "bf16" \
         else "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl or n_ctx) else (
         "process resident set on unified memory, read as device memory" if process_rss else

@@ -1096,6 +1096,10 @@ TEMPLATES: dict[str, str] = {
     "calibrated":
         "在公开的训练记录上拟合（bench/fit.py、docs/accuracy.md）；没有 {gpu.vendor} 产品的数据：其效率未经校准",
     "gpus.csv; network is an assumption (params.json)": "gpus.csv；网络带宽是假设值（params.json）",
+    "gpus.csv; NCCL moves 76-82 % of an NVLink's rate, by collective (nccl-tests: links.NVLINK_BUS_SHARE); network "
+    "is an assumption (params.json)":
+        "gpus.csv；NCCL 集合通信按操作类型只用到 NVLink 速率的 76-82 %（nccl-tests：links.NVLINK_BUS_SHARE）；网络带宽是假设值"
+        "（params.json）",
     "micro-batch × sequence × grad-accum × data-parallel ranks": "微批 × 序列长度 × 梯度累积 × 数据并行 rank 数",
     "gpus.csv (left empty where no source was found); the time is a lower bound": "gpus.csv（找不到来源处留空）；时间为下限",
     "gpus.csv (left empty where no source was found); the time is an upper bound": "gpus.csv（找不到来源处留空）；时间为上限",

@@ -1445,10 +1445,10 @@ def allocator_slack_bytes(s: TrainSetup, cal: Calibration, by_length: float, gra
     The resident share is an empirical term, fitted on bench/cases.yaml: device and reserved readings stand above
     every counted tensor, while PyTorch's allocated peak (LitGPT's counter) needs none. Qwen's profiling table, run
     with its finetune.py LoRA (rank 64), stands 0.9-3.3 GiB above the counted tensors at 256 tokens from
-    Qwen-1.8B to Qwen-72B (docs/estimators.md): growing with the model, but far less than this share gives the
-    larger ones (12.2 GiB for Qwen-72B Q-LoRA). PyTorch's notes name the mechanisms without a formula: reserved
-    memory is not returned to the device, and the allocator rounds and splits the segments it caches, including
-    those freed while a model loads and converts its weights.
+    Qwen-1.8B to Qwen-72B (docs/estimators.md): growing with the model, but far less than the share fitted while
+    those rows ran at rank 8 (0.22) gave the larger ones (12.2 GiB for Qwen-72B Q-LoRA). PyTorch's notes name the
+    mechanisms without a formula: reserved memory is not returned to the device, and the allocator rounds and
+    splits the segments it caches, including those freed while a model loads and converts its weights.
 
     PyTorch's caching allocator keeps freed blocks for reuse and splits a cached block to serve a smaller request
     (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp; docs/source/notes/cuda.rst, "Memory management":

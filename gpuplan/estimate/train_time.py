@@ -485,7 +485,10 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
                    "activation elements per token, layer and hidden unit fitted on published runs (bench/fit.py); "
                    "Ivanov et al. 2021, Data Movement Is All You Need"),
         Assumption("links", f"intra-node {link.intra_name} {link.intra_node / GB:,.0f} GB/s; "
-                   f"inter-node {link.inter_name}", "gpus.csv; network is an assumption (params.json)"),
+                   f"inter-node {link.inter_name}",
+                   "gpus.csv; NCCL moves 76-82 % of an NVLink's rate, by collective (nccl-tests: "
+                   "links.NVLINK_BUS_SHARE); network is an assumption (params.json)" if link.nvlink else
+                   "gpus.csv; network is an assumption (params.json)"),
         Assumption("steps", f"{steps:,.0f} optimizer steps of {t.tokens_per_step:,.0f} tokens",
                    "micro-batch × sequence × grad-accum × data-parallel ranks"),
     )
