@@ -268,6 +268,8 @@ _DUALPIPE = re.compile(r"\bDualPipe\b", re.IGNORECASE)
 # Megatron-Core's EP communication overlap, which a row's notes state from its recipe ("EP communication overlap
 # (overlap_moe_expert_parallel_comm) on", Megatron-Bridge's moe_a2a_overlap) or its table's label ("+1f1b overlap",
 # Megatron-MoE-ModelZoo; the MoE README's "1F1B A2A Overlap"): TrainSetup.ep_overlap
+# a recipe that runs the experts through Transformer Engine's fused grouped MLP (TrainSetup.fused_grouped_mlp)
+_FUSED_GROUPED_MLP = re.compile(r"\bfused grouped MLP on\b", re.IGNORECASE)
 _EP_OVERLAP = re.compile(r"\boverlap_moe_expert_parallel_comm\)\s+on\b|\+1f1b overlap\b", re.IGNORECASE)
 
 
@@ -397,7 +399,8 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        dp_after_backward=_reduced_after_backward(row),
                        ep_dispatcher=_ep_dispatcher(row),
                        dualpipe=bool(_DUALPIPE.search(row["framework"] + " " + row["notes"])),
-                       ep_overlap=bool(_EP_OVERLAP.search(row["notes"])), recompute_modules=modules or (),
+                       ep_overlap=bool(_EP_OVERLAP.search(row["notes"])),
+                       fused_grouped_mlp=bool(_FUSED_GROUPED_MLP.search(row["notes"])), recompute_modules=modules or (),
                        transformers_version=_transformers_version(row),
                        returns_kv_cache=bool(_USE_CACHE_ON.search(row["notes"])),
                        keeps_previous_outputs=True if _OUTPUTS_HELD.search(row["notes"]) else None,

@@ -736,6 +736,11 @@ class TrainSetup:
     # its combined 1F1B schedule runs one micro-batch's forward beside another's backward, each one's all-to-alls
     # behind the other's compute, in the steady phase only (gpuplan.estimate.train_time.ep_overlap_exposed)
     ep_overlap: bool = False
+    # the routed experts run through Transformer Engine's fused grouped MLP (Megatron-Core's
+    # use_transformer_engine_op_fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1; Megatron-Bridge's
+    # cutedsl_fused_grouped_mlp): one CuTe DSL grouped kernel per GEMM for all local experts, not one cuBLAS GEMM per
+    # expert (gpuplan.estimate.moe_train.expert_gemm_launches)
+    fused_grouped_mlp: bool = False
     # the submodules a selective recomputation reruns, Megatron-Core's ``recompute_modules`` (one of
     # RECOMPUTE_MODULES each); (): recomputation as ``recompute`` alone says (gpuplan.estimate.flops.recomputed_flops)
     recompute_modules: tuple[str, ...] = ()

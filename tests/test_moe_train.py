@@ -434,6 +434,35 @@ def test_megatron_bridge_rows_are_mapped_with_the_ep_overlap_their_recipe_sets(c
     assert on.meta["setup"].ep_overlap and not off.meta["setup"].ep_overlap
 
 
+def test_fused_grouped_mlp_pays_no_per_expert_launches(catalog: Catalog) -> None:
+    # Transformer Engine's fused grouped MLP runs each expert GEMM as one grouped kernel over the local experts: the
+    # 16 × 6 × 48 = 4,608 per-expert launches of Qwen3-30B-A3B on EP 8 go, and at 47 µs a launch (the fitted order)
+    # that is 0.22 s of a micro-step at micro-batch 4 on a GB200, where the measured step takes 0.4-0.6 s
+    m, gpu = catalog.model("Qwen3-30B-A3B"), catalog.gpu("GB200")
+    grouped = _megatron(Parallelism(dp=8, ep=8, zero=1), mb=4)
+    fused = replace(grouped, fused_grouped_mlp=True)
+    assert expert_gemm_launches(m, grouped) == 16 * 6 * 48
+    assert expert_gemm_launches(m, fused) == 0.0
+    cal = fitted().with_values(expert_gemm_launch_s=47e-6)
+    seconds = {name: dict(train_time(m, gpu, s, s.tokens_per_micro_batch * 8, cal).breakdown.parts)
+               for name, s in (("grouped", grouped), ("fused", fused))}
+    assert seconds["grouped"]["expert_gemm_launches"] == pytest.approx(4608 * 47e-6, rel=1e-9)
+    assert seconds["fused"]["expert_gemm_launches"] == 0.0
+    # nothing else of the step moves
+    rest = {k: v for k, v in seconds["grouped"].items() if k != "expert_gemm_launches"}
+    assert rest == {k: v for k, v in seconds["fused"].items() if k != "expert_gemm_launches"}
+
+
+def test_megatron_bridge_rows_are_mapped_with_the_fused_grouped_mlp_their_recipe_sets(catalog: Catalog) -> None:
+    # 26.06's Qwen3-30B-A3B MXFP8 recipe on GB200 sets cutedsl_fused_grouped_mlp; 26.04.01's does not
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    on, _ = _pretrain_case(catalog, rows["trm-mb-2606-gb200-qwen330ba3b-mxfp8-8-g512-p-tokgpu"])
+    off, _ = _pretrain_case(catalog, rows["trm-mb-260401-gb200-qwen330ba3b-mxfp8-8-g512-p-tokgpu"])
+    assert on is not None and off is not None
+    assert on.meta["setup"].fused_grouped_mlp and not off.meta["setup"].fused_grouped_mlp
+
+
 def test_selective_recompute_costs_the_forward_flops_of_the_modules_it_names(catalog: Catalog) -> None:
     m = catalog.model("DeepSeek-V3")
     s = _megatron(Parallelism(pp=8, dp=32, ep=32, zero=1))

@@ -177,8 +177,13 @@ def all_to_all_collectives(m: ModelSpec, s: TrainSetup) -> float:
 
 def expert_gemm_launches(m: ModelSpec, s: TrainSetup) -> float:
     """Per-expert GEMM launches one GPU makes in a micro-step (module docstring): Megatron-Core's grouped linear
-    only; other stacks (torchtitan's ``torch._grouped_mm``) run one kernel for all local experts."""
-    if not m.is_moe or not s.framework.per_expert_gemms:
+    only; other stacks (torchtitan's ``torch._grouped_mm``) run one kernel for all local experts, and so does
+    Transformer Engine's fused grouped MLP (``s.fused_grouped_mlp``): its CuTe DSL kernels take the first GEMM with
+    the activation, the second GEMM and the weight gradients each as one grouped GEMM over the local experts
+    (NVIDIA/TransformerEngine ``transformer_engine/pytorch/ops/fused/grouped_mlp.py``
+    @d0067d0da6cb01811b8072a7d304f0e00344ce2b, ``_GroupedMLP_CuTeGEMMBase``: ``grouped_gemm_activation_kernel``,
+    ``grouped_gemm_quant_kernel``, ``grouped_gemm_wgrad_kernel``; MXFP8 or NVFP4 on compute capability 10)."""
+    if not m.is_moe or not s.framework.per_expert_gemms or s.fused_grouped_mlp:
         return 0.0
     par = s.parallel
     local = m.n_experts / (par.ep if par.ep > 1 else 1)
