@@ -817,6 +817,10 @@ class InferSetup:
     # the scheduler's prompt budget of a release that ties it to this length reads it
     # (gpuplan.estimate.engines.token_budget)
     max_model_len: int | None = None
+    # prompt tokens the scheduler puts in one forward pass where the run set its own (TensorRT-LLM
+    # ``max_num_tokens``, as trtllm-bench picks it: gpuplan.estimate.trtllm_bench); None: the engine's default
+    # (gpuplan.estimate.engines.token_budget)
+    max_num_tokens: int | None = None
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -833,7 +837,8 @@ class InferSetup:
         return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
-                          self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len)
+                          self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len,
+                          self.max_num_tokens)
 
     @property
     def n_gpus(self) -> int:

@@ -165,7 +165,9 @@ def token_budget(m: types.ModelSpec, s: types.InferSetup) -> int | None:
     to be disabled", with max_num_batched_tokens = max(max_model_len, 2048)), so a pass takes whole prompts up to
     the served context length: ``--max-model-len`` where the server was started with one (``s.max_model_len``),
     else the model's. A wave of arriving prompts is prefilled in passes that large, and every prompt of a pass
-    gets its first token when the whole pass ends."""
+    gets its first token when the whole pass ends. A run that set its own budget (``s.max_num_tokens``) used it."""
+    if s.max_num_tokens:
+        return s.max_num_tokens
     if vllm_v0(s) and m.is_mla:
         return max(s.max_model_len or m.max_positions, _VLLM_V0_MIN_BUDGET)
     return engine(s.engine).max_batched_tokens
