@@ -452,11 +452,17 @@ def _cuda_graphs(row: dict[str, str]) -> bool:
 # The doc prints the key indented under cuda_graph_config, whose model forbids unknown fields (StrictBaseModel,
 # tensorrt_llm/llmapi/llm_args.py), so the runs can only have set it at the top level. A row whose notes say so for
 # MoE models carries it on its setup when its model is one (gpuplan.estimate.infer_speed.host_step_seconds).
+# An SGLang server started with --enable-dp-attention runs attention data-parallel over its tensor-parallel ranks,
+# one scheduler and KV cache per rank (sgl-project/sglang docs/references/deepseek.md, "Data Parallelism Attention",
+# PR #2787: each DP worker handles its own batches; ServerArgs sets dp_size = tp_size with the flag), whatever the
+# model: the rows state it in their server command.
 _ATTENTION_DP = re.compile(r"MoE models?:[^.;]*\benable_attention_dp\b")
+_SGLANG_ATTENTION_DP = re.compile(r"--enable-dp-attention\b")
 
 
 def _attention_dp(row: dict[str, str], model: Any) -> bool:
-    return bool(model.is_moe and _ATTENTION_DP.search(row.get("notes", "")))
+    notes = row.get("notes", "")
+    return bool(model.is_moe and _ATTENTION_DP.search(notes)) or bool(_SGLANG_ATTENTION_DP.search(notes))
 
 
 # A vLLM server started with --max-model-len serves that context, not the model's: vLLM's V0 engine sizes an MLA

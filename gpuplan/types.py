@@ -809,9 +809,9 @@ class InferSetup:
     # False: the server was started with CUDA graphs off (SGLang --disable-cuda-graph, vLLM --enforce-eager), so
     # every decode step launches its kernels op by op (gpuplan.estimate.engines.graph_batches)
     cuda_graphs: bool = True
-    # True: attention data parallelism (TensorRT-LLM ``enable_attention_dp``): each of the tp ranks schedules and runs
-    # the attention of its own share of the sequences, so the host work of a step is split over the ranks
-    # (gpuplan.estimate.infer_speed.host_step_seconds)
+    # True: attention data parallelism (TensorRT-LLM ``enable_attention_dp``, SGLang ``--enable-dp-attention``): each
+    # of the tp ranks schedules and runs the attention of its own share of the sequences, so the host work of a step
+    # is split over the ranks (gpuplan.estimate.infer_speed.host_step_seconds)
     attention_dp: bool = False
     # the longest sequence the server admits (vLLM ``--max-model-len``); None: the model's own context length. Only
     # the scheduler's prompt budget of a release that ties it to this length reads it

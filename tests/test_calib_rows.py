@@ -199,6 +199,15 @@ def test_a_vllm_server_started_with_max_model_len_serves_that_context(cases: lis
     assert setups["srv-5127"].max_model_len is None  # 8x H200, 4 clients, median TTFT
 
 
+def test_sglang_servers_started_with_dp_attention_map_to_attention_data_parallelism(cases: list[Case]) -> None:
+    # dstack's DeepSeek-R1 runs: the 8x H200 SGLang server was started with --tp 8 --enable-dp-attention, the
+    # 8x MI300X SGLang and vLLM servers without it; the 128-client median TTFT rows of each
+    setups = {c.id: c.meta["setup"] for c in cases if c.id in ("srv-4889", "srv-5043", "srv-4805")}
+    assert setups["srv-4889"].attention_dp is True  # SGLang 0.4.3.post2, 8x H200
+    assert setups["srv-5043"].attention_dp is False  # SGLang 0.4.2.post4, 8x MI300X
+    assert setups["srv-4805"].attention_dp is False  # vLLM 0.7.3, 8x MI300X
+
+
 def test_one_gpus_results_repeated_for_another_are_not_mapped() -> None:
     # two parts of different speed cannot print the same numbers to the last digit in every metric of a run:
     # such a block (GPUStack's GLM-4.5-Air pages for A100 and H100) is a copy, and neither side is mapped
