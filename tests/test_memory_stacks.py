@@ -70,6 +70,43 @@ def test_litgpt_expands_grouped_kv_heads_before_attention(catalog: Catalog) -> N
     assert activation_bytes_per_token(m, litgpt) - activation_bytes_per_token(m, hf) == expanded + copied
 
 
+def test_litgpt_attention_keeps_the_whole_fused_qkv_output_when_heads_are_not_grouped(catalog: Catalog) -> None:
+    # Llama-2-7B: 32 query and 32 K/V heads, so LitGPT expands nothing and V reaches SDPA as a view of the fused
+    # QKV output: SDPA's saved V keeps Q's and K's 4096 columns of it too (2 × 4096 × 2 bytes), besides the
+    # token-major copy of the output the trained projection keeps (4096 × 2 bytes); Hugging Face's separate
+    # q/k/v projections hold no such buffer
+    m = catalog.model("Llama-2-7B")
+    hf, litgpt = TrainSetup(method="full", framework="hf"), TrainSetup(method="full", framework="pytorch")
+    held_qkv, copied = 2 * H * 2, H * 2
+    assert activation_bytes_per_token(m, litgpt) - activation_bytes_per_token(m, hf) == held_qkv + copied
+
+
+def test_litgpt_layer_norm_keeps_its_16bit_input_without_autocast(catalog: Catalog) -> None:
+    # Phi-2: torch.nn.LayerNorm (weight and bias), one norm per layer shared by the parallel attention and MLP,
+    # hidden 2560. Under bf16-true it runs in bf16 and keeps a 2-byte input; under autocast layer_norm runs in fp32
+    # and keeps the 4-byte copy: 2 × 2560 bytes per token per layer apart
+    m = catalog.model("Phi-2")
+    true16 = TrainSetup(method="lora", lora_targets="qv", framework="pytorch", precision="bf16")
+    mixed = replace(true16, precision="bf16-mixed")
+    assert activation_bytes_per_token(m, mixed) - activation_bytes_per_token(m, true16) == 2 * 2560
+    # LitGPT's RMSNorm upcasts explicitly (x.float()), whatever the precision: Llama-2-7B keeps fp32 either way
+    llama = catalog.model("Llama-2-7B")
+    assert activation_bytes_per_token(llama, mixed) == activation_bytes_per_token(llama, true16)
+
+
+@pytest.mark.parametrize(("method", "kept_per_column"), [
+    ("full", 2),  # F.gelu keeps its input (fc's output); the trained proj keeps its input (GELU's output)
+    ("lora", 1),  # frozen proj without an adapter keeps nothing: only GELU's input
+])
+def test_litgpt_gelu_mlp_keeps_its_input_and_the_output_only_for_a_kept_projection(
+        catalog: Catalog, method: str, kept_per_column: int) -> None:
+    # widening StableLM-Base-Alpha-3B's ungated MLP by 1,000 columns adds what each column keeps, 2 bytes a value
+    m = catalog.model("StableLM-Base-Alpha-3B")
+    wider = replace(m, ffn_hidden=m.ffn_hidden + 1000)
+    s = TrainSetup(method=method, lora_targets="qv", framework="pytorch", precision="bf16")
+    assert activation_bytes_per_token(wider, s) - activation_bytes_per_token(m, s) == kept_per_column * 1000 * 2
+
+
 def test_norms_keep_an_fp32_copy_of_their_input(catalog: Catalog) -> None:
     # two norms per layer: 4 bytes × 4096 instead of 2 bytes × 4096 each (transformers' LlamaRMSNorm upcasts)
     m = catalog.model("Llama-2-7B")

@@ -115,7 +115,8 @@ _STACK_COLUMNS = (
     Column("loads_base_in_place", "bool", True), Column("nf4_stats_fp16", "bool", True),
     Column("softcap_eager", "bool", True), Column("fsdp_no_sync_accumulation", "bool", True),
     Column("fsdp_root_unsharded", "bool", True), Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
-    Column("adam_step", "enum", True, ADAM_STEPS),
+    Column("adam_step", "enum", True, ADAM_STEPS), Column("layer_norm_16bit", "bool", True),
+    Column("mha_v_views_qkv", "bool", True), Column("gelu_single_op", "bool", True),
     Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
@@ -162,6 +163,13 @@ class Stack:
     attention_kernel: str
     # how its AdamW step runs (types.ADAM_STEPS): "foreach" holds a parameter-sized temporary beside the gradients
     adam_step: str
+    # torch.nn.LayerNorm runs on the 16-bit input, outside autocast, and keeps that input (not an fp32 copy)
+    layer_norm_16bit: bool
+    # with as many K/V heads as query heads, V is a view of the fused QKV output: attention keeps that whole output
+    mha_v_views_qkv: bool
+    # an ungated MLP's activation is one op (F.gelu), which keeps only its input; its output is kept only as the
+    # down projection's input where that projection keeps it
+    gelu_single_op: bool
     source: str
 
 

@@ -769,7 +769,7 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     """
     st = stack(s.framework)
     ab = act_bytes(s)
-    norm_in = 4.0 if st.norm_input_fp32 else ab
+    norm_in = ab if _layer_norm_keeps_16bit(m, s) else 4.0 if st.norm_input_fp32 else ab
     frozen = s.method.adapters
     keeps_inputs = not frozen or _bnb_base(s)
     reads_x = s.method.low_rank and not st.adapters_fp32 and s.lora_dropout == 0
@@ -777,6 +777,8 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     mlp_needed = keeps_inputs or (reads_x and s.lora_targets in ("mlp", "all-linear"))
     kv = m.q_dim if st.expands_kv_heads and m.kv_dim < m.q_dim else m.kv_dim
     attn = norm_in * m.hidden + ab * (2 * m.q_dim + 2 * kv + (m.hidden if attn_needed else 0))
+    if st.mha_v_views_qkv and m.kv_dim == m.q_dim:  # V saved as a view: Q's and K's share of QKV stays with it
+        attn += ab * (m.q_dim + m.kv_dim)
     if m.attn_output_gate:  # the gate's logits and its sigmoid, for the product with the attention output
         attn += ab * 2 * m.q_dim
     if keeps_inputs and st.copies_attention_output:  # the output projection's input is its own token-major copy
@@ -787,7 +789,8 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
         width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden
     else:
         width = m.ffn_hidden
-    mlp_core = (3 if m.gated_mlp else 2) * width  # gate/up outputs and the activation output
+    # gate/up outputs and the activation output; an ungated MLP whose activation is one op keeps only its input
+    mlp_core = (3 if m.gated_mlp else 1 if st.gelu_single_op else 2) * width
     mlp = norm_in * m.hidden + ab * (mlp_core + ((m.hidden + width) if mlp_needed else 0))
     if m.parallel_attn:
         mlp -= norm_in * m.hidden  # one shared block input
@@ -796,6 +799,15 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
             reads_x and s.lora_targets == "all-linear"))
         attn = (m.n_attention_layers * attn + m.n_linear_layers * linear) / m.n_layers
     return attn + mlp + _adapter_input_bytes(m, s)
+
+
+def _layer_norm_keeps_16bit(m: ModelSpec, s: TrainSetup) -> bool:
+    """Whether the model's norms are ``torch.nn.LayerNorm`` (weight and bias) run on the 16-bit input, which they keep
+    for backward as it is: a stack whose RMSNorm upcasts explicitly (``x.float()``) but whose LayerNorm is
+    PyTorch's own (``data/stacks.csv`` ``layer_norm_16bit``: LitGPT's ``Config.norm_class``), trained in pure 16-bit
+    (``precision`` "bf16": Lightning's bf16-true converts the module and autocasts nothing). Under autocast,
+    ``layer_norm`` runs in fp32 and keeps the fp32 copy."""
+    return m.norm_bias and stack(s.framework).layer_norm_16bit and s.precision == "bf16"
 
 
 def _linear_layer_activation_bytes(m: ModelSpec, norm_in: float, ab: float, input_needed: bool) -> float:
@@ -1654,7 +1666,10 @@ def describe_stack(m: ModelSpec, s: TrainSetup) -> str:
     """What the stack's modeling code keeps that the layer's own tensors do not say (``data/stacks.csv``)."""
     st = stack(s.framework)
     kept = [text for on, text in (
-        (st.norm_input_fp32, "norms keep an fp32 copy of their input"),
+        (st.norm_input_fp32 and not _layer_norm_keeps_16bit(m, s), "norms keep an fp32 copy of their input"),
+        (_layer_norm_keeps_16bit(m, s), "LayerNorm keeps its 16-bit input"),
+        (st.mha_v_views_qkv and m.kv_dim == m.q_dim, "attention keeps the fused QKV output whole (V is a view)"),
+        (st.gelu_single_op and not m.gated_mlp, "the ungated MLP's GELU keeps only its input"),
         (st.expands_kv_heads, "K/V expanded to every query head"),
         (s.method.low_rank and st.adapters_fp32, "fp32 adapters keep an fp32 copy of each adapted input"),
         (s.method.low_rank and s.lora_dropout > 0,
