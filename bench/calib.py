@@ -23,7 +23,7 @@ import yaml
 from gpuplan import load_catalog
 from gpuplan.catalog.hfconfig import parse_config
 from gpuplan.estimate.calibration import Calibration
-from gpuplan.estimate.engines import TRTLLM_BENCH, release, trtllm_pytorch
+from gpuplan.estimate.engines import TRTLLM_BENCH, VLLM_LLM_CLASS, release, trtllm_pytorch, with_engine_defaults
 from gpuplan.estimate.flops import forward_flops_per_token
 from gpuplan.estimate.infer_speed import latency, throughput
 from gpuplan.estimate.load import finite_run
@@ -432,8 +432,33 @@ def _release_text(row: dict[str, str]) -> str:
 # TensorRT-LLM's offline benchmark configures its engine unlike trtllm-serve: it captures padded CUDA graphs up to
 # the batch it runs, so none of its decode steps runs eager (gpuplan.estimate.engines.graph_batches). A row whose
 # notes say it ran trtllm-bench carries that launcher on its setup; every other row ran the engine's server.
+# vLLM's offline LLM class (vllm bench throughput, benchmarks/benchmark_throughput.py, or a script calling LLM(...))
+# takes larger batch defaults than its API server (gpuplan.estimate.engines.with_engine_defaults).
+_VLLM_OFFLINE = re.compile(r"vllm bench throughput|benchmark_throughput|\bLLM\(")
+
+
 def _launcher(row: dict[str, str]) -> str:
-    return TRTLLM_BENCH if _engine(row["engine"]) == "trtllm" and "trtllm-bench" in row.get("notes", "") else ""
+    engine, notes = _engine(row["engine"]), row.get("notes", "")
+    if engine == "trtllm" and "trtllm-bench" in notes:
+        return TRTLLM_BENCH
+    return VLLM_LLM_CLASS if engine == "vllm" and _VLLM_OFFLINE.search(notes) else ""
+
+
+# A row that states the scheduler's limits keeps them: --max-num-seqs / max_num_seqs=, --max-num-batched-tokens.
+# GPUStack's tuning sections print the section's serve command and then, inside each result block, the value that
+# run used ("Variant comment inside the result block: '# --max-num-batched-tokens 4096'"): the variant wins.
+def _stated_limit(row: dict[str, str], flag: str) -> int | None:
+    notes, pattern = row.get("notes", ""), rf"(?:--{flag}|{flag.replace('-', '_')}\s*=)[ =]*(\d+)"
+    variant = re.search(r"Variant comment inside the result block: '#\s*" + pattern, notes)
+    found = variant or re.search(pattern, notes)
+    return int(found.group(1)) if found else None
+
+
+def _with_limits(setup: InferSetup, row: dict[str, str], gpu: Any) -> InferSetup:
+    """The row's setup with the limits it states, then its engine release's defaults on its GPU."""
+    stated = replace(setup, max_num_seqs=_stated_limit(row, "max-num-seqs"),
+                     max_batched_tokens=_stated_limit(row, "max-num-batched-tokens"))
+    return with_engine_defaults(stated, gpu)
 
 
 # A server whose notes say it was started with CUDA graphs off runs every decode step op by op
@@ -494,7 +519,7 @@ def _bench_limits(s: InferSetup, model: Any, gpu: Any) -> InferSetup:
     batch, tokens = bench_limits(model, gpu, s.weight_format, s.kv_dtype, s.tp, s.pp, s.prompt_len, s.output_len,
                                  pytorch=trtllm_pytorch(s))
     seqs, budget = running_limits(batch, tokens, s.tp, s.pp, s.attention_dp)
-    return replace(s, max_num_seqs=seqs, max_num_tokens=budget)
+    return replace(s, max_num_seqs=seqs, max_batched_tokens=budget)
 
 
 _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
@@ -542,7 +567,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row), full_logits=_full_prompt_logits(engine, row),
                        attention_dp=_attention_dp(row, model), max_model_len=_max_model_len(row))
-    setup = _bench_limits(setup, model, gpu)
+    setup = _bench_limits(_with_limits(setup, row, gpu), model, gpu)
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
@@ -778,6 +803,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row), attention_dp=_attention_dp(row, model),
                        max_model_len=_max_model_len(row))
+    setup = _with_limits(setup, row, gpu)
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])
     measured = value / 1000.0 if "_ms_" in metric else value
@@ -790,6 +816,10 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     # a finite run: "500 requests", or bench_serving's --num-prompts as "600 prompts" (one request per prompt)
     sent = re.search(r"(\d[\d,]*)\s+(?:successful\s+)?(?:requests|prompts)\b", row["notes"])
     n_requests = int(sent.group(1).replace(",", "")) if sent else None
+    if scenario == "concurrency" and clients and n_requests and n_requests < clients:
+        # bench_serving sends each of its requests once: a run of fewer requests than --max-concurrency never has
+        # more in flight than it sent (Vultr's 400 requests at 512 and 1,024 clients), whatever the engine admits
+        clients = n_requests
 
     def pred(cal: Calibration, m=model, g=gpu, s=setup, r=rate, n=clients, f=field_name, c=cv2) -> float:
         ls = (at_rate(m, g, s, r, cal, c, n_requests) if scenario == "poisson" else

@@ -804,7 +804,8 @@ class InferSetup:
     engine_version: str = ""
     # how the engine was started: "" its serving command with the defaults a plan runs (trtllm-serve, vllm serve),
     # "trtllm-bench" TensorRT-LLM's offline benchmark, which captures CUDA graphs for every batch it runs
-    # (gpuplan.estimate.engines.graph_batches)
+    # (gpuplan.estimate.engines.graph_batches), "vllm-llm-class" vLLM's offline LLM class (vllm bench throughput),
+    # whose batch defaults differ from the server's (gpuplan.estimate.engines.with_engine_defaults)
     launcher: str = ""
     # False: the server was started with CUDA graphs off (SGLang --disable-cuda-graph, vLLM --enforce-eager), so
     # every decode step launches its kernels op by op (gpuplan.estimate.engines.graph_batches)
@@ -817,10 +818,10 @@ class InferSetup:
     # the scheduler's prompt budget of a release that ties it to this length reads it
     # (gpuplan.estimate.engines.token_budget)
     max_model_len: int | None = None
-    # prompt tokens the scheduler puts in one forward pass where the run set its own (TensorRT-LLM
-    # ``max_num_tokens``, as trtllm-bench picks it: gpuplan.estimate.trtllm_bench); None: the engine's default
-    # (gpuplan.estimate.engines.token_budget)
-    max_num_tokens: int | None = None
+    # the scheduler's token budget per forward pass (vLLM ``--max-num-batched-tokens``, TensorRT-LLM
+    # ``max_num_tokens`` as trtllm-bench picks it: gpuplan.estimate.trtllm_bench); None: the engine's default
+    # (gpuplan.estimate.engines.with_engine_defaults, token_budget)
+    max_batched_tokens: int | None = None
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -838,7 +839,7 @@ class InferSetup:
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
                           self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len,
-                          self.max_num_tokens)
+                          self.max_batched_tokens)
 
     @property
     def n_gpus(self) -> int:

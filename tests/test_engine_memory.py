@@ -15,6 +15,7 @@ import pytest
 
 from gpuplan.catalog import Catalog, load_catalog
 from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.engines import with_engine_defaults
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.types import InferSetup
 from gpuplan.units import GiB, MiB
@@ -375,3 +376,44 @@ def test_peak_does_not_grow_with_the_activations_while_the_logits_dominate(catal
     short_of_weights = [inference_memory(m, gpu, _scoring(30720)) for m in (qwen, wider)]
     assert [e.total - e.breakdown.get("weights") for e in short_of_weights] == pytest.approx(
         [short_of_weights[0].total - short_of_weights[0].breakdown.get("weights")] * 2)
+
+
+# vLLM's scheduler defaults by release, GPU and entry point, read in each release's vllm/engine/arg_utils.py
+# (EngineArgs._set_default_args_v1, later get_batch_defaults): the expected pairs are the source's, not gpuplan's.
+@pytest.mark.parametrize(("gpu_name", "launcher", "version", "tokens", "seqs", "why"), [
+    ("H100", "vllm-llm-class", "0.11.0", 16384, 1024, "80 GB, not an A100: large tier, offline LLM class"),
+    ("H100", "", "0.11.0", 8192, 1024, "80 GB, not an A100: large tier, API server"),
+    ("A100-80GB", "", "0.11.0", 2048, 256, "80 GB but named A100 (PR #17885): small tier, API server"),
+    ("A100-80GB", "", "0.8.5", 8192, 1024, "0.8.5 keyed on memory alone: the A100 80GB was in the large tier"),
+    ("A100", "", "0.8.3", 2048, 1024, "0.8.3 keyed the budget on the names H100/H200, 1,024 sequences on all"),
+    ("A100", "", "0.8.4", 2048, 256, "0.8.4: 256 sequences outside H100/H200 (PR #16158)"),
+    ("B200", "", "0.16.0", 8192, 1024, "before 0.28.0 the B200 is in the 70 GiB tier"),
+    ("B200", "", "", 16384, 1024, "the current release gives 160 GiB parts 16,384 tokens for the server too"),
+])
+def test_vllm_batch_defaults_follow_release_gpu_and_entry_point(gpu_name, launcher, version, tokens, seqs, why):
+    gpu = load_catalog().gpu(gpu_name)
+    s = with_engine_defaults(InferSetup(engine="vllm", launcher=launcher, engine_version=version), gpu)
+    assert (s.max_batched_tokens, s.max_num_seqs) == (tokens, seqs), why
+
+
+def test_stated_vllm_limits_and_v0_keep_theirs():
+    h100 = load_catalog().gpu("H100")
+    stated = with_engine_defaults(InferSetup(engine="vllm", max_batched_tokens=4096), h100)
+    assert (stated.max_batched_tokens, stated.max_num_seqs) == (4096, 1024)
+    v0 = InferSetup(engine="vllm", engine_version="0.6.3")
+    assert with_engine_defaults(v0, h100) is v0  # V0 keeps engines.csv's 256 sequences and its own budget
+
+
+def test_h100_offline_runs_bigger_batches_than_a100_server():
+    """The same 8B model at 128 tokens in, 128 out, queued all at once: vLLM's LLM class on an H100 may run 1,024
+    sequences where its API server on an A100 80GB runs 256, so the H100 run's batch is four times larger (the KV
+    cache of either holds more than 1,024 such sequences)."""
+    from gpuplan.estimate.infer_speed import max_batch
+
+    cat = load_catalog()
+    m = cat.model("Llama-3.1-8B")
+    s = InferSetup(engine="vllm", prompt_len=128, output_len=128, engine_version="0.11.0")
+    h100 = with_engine_defaults(replace(s, launcher="vllm-llm-class"), cat.gpu("H100"))
+    a100 = with_engine_defaults(s, cat.gpu("A100-80GB"))
+    assert max_batch(m, cat.gpu("H100"), h100, fitted()) == 1024
+    assert max_batch(m, cat.gpu("A100-80GB"), a100, fitted()) == 256

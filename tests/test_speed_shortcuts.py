@@ -209,6 +209,7 @@ def test_serving_concurrency_and_batch_are_the_long_searches_answers(catalog: Ca
     # the planner bisects the concurrency and tries the engine's cap first; the long way: every doubling in turn,
     # and every batch from the top down
     from gpuplan.estimate.calibration import fitted
+    from gpuplan.estimate.engines import with_engine_defaults
     from gpuplan.estimate.infer_speed import max_batch, speed
     from gpuplan.estimate.job import JobEstimate, estimate_inference, inference_setup, largest_batch
     from gpuplan.estimate.memory import inference_memory
@@ -217,7 +218,8 @@ def test_serving_concurrency_and_batch_are_the_long_searches_answers(catalog: Ca
     job = Job(task="serve", rps=2, prompt_len=1500, output_len=250, **targets)  # type: ignore[arg-type]
     compared = 0
     for gpu_name, tp in (("H100", 1), ("A100", 2), ("L4", 1), ("RTX4090", 1), ("H100", 4)):
-        gpu, s = catalog.gpu(gpu_name), inference_setup(job, tp, "vllm", "bf16")
+        gpu = catalog.gpu(gpu_name)  # vLLM's caps on this GPU, as estimate_inference takes them
+        s = with_engine_defaults(inference_setup(job, tp, "vllm", "bf16"), gpu)
         top = max_batch(m, gpu, s, cal)
         fits = [b for b in range(top, 0, -1) if JobEstimate(job, m, gpu, s.n_gpus, dataclasses.replace(s, batch=b),
                 inference_memory(m, gpu, dataclasses.replace(s, batch=b), cal, describe=False), None, None, 1,

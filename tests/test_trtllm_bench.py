@@ -64,7 +64,7 @@ def test_pipeline_stages_and_attention_ranks_each_run_a_batch_of_the_limits() ->
 def test_a_run_with_its_own_token_budget_prefills_in_passes_of_it(catalog: Catalog) -> None:
     m = catalog.model("Llama-3.1-8B")
     assert token_budget(m, InferSetup(engine="trtllm")) == 8192  # engines.csv
-    assert token_budget(m, InferSetup(engine="trtllm", max_num_tokens=2048)) == 2048
+    assert token_budget(m, InferSetup(engine="trtllm", max_batched_tokens=2048)) == 2048
 
 
 def _serving_row(rid: str) -> dict[str, str]:
@@ -78,8 +78,8 @@ def test_a_perf_overview_row_carries_the_limits_its_benchmark_picked(catalog: Ca
     case = _inference_case(catalog, row)[0]
     assert case is not None
     setup = case.meta["setup"]
-    assert (setup.max_num_seqs, setup.max_num_tokens) == (4096, 8192)
+    assert (setup.max_num_seqs, setup.max_batched_tokens) == (4096, 8192)
     # the same run under trtllm-serve keeps the engine's defaults: only the benchmark picks its own limits
     served = _inference_case(catalog, {**row, "notes": "trtllm-serve", "system": ""})[0]
     assert served is not None
-    assert (served.meta["setup"].max_num_seqs, served.meta["setup"].max_num_tokens) == (None, None)
+    assert (served.meta["setup"].max_num_seqs, served.meta["setup"].max_batched_tokens) == (None, None)

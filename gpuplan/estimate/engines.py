@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from types import MappingProxyType
 
@@ -158,6 +158,59 @@ def vllm_v0(s: types.InferSetup) -> bool:
     return found is not None and found < VLLM_V1_FROM
 
 
+# vLLM V1 chooses its scheduler's defaults by entry point (vllm/usage/usage_lib.py UsageContext: the offline ``LLM``
+# class, which ``vllm bench throughput`` runs, or the OpenAI API server of ``vllm serve``) and by the GPU it finds
+# (``current_platform.get_device_total_memory()`` and the device name). Read in vllm/engine/arg_utils.py of each
+# release's wheel (``EngineArgs._set_default_args_v1``, later ``get_batch_defaults``); as (max_num_batched_tokens of
+# the LLM class, of the API server, max_num_seqs):
+# - 0.8.0-0.8.3: a device named H100 or H200 16,384 / 8,192, any other 8,192 / 2,048; 1,024 sequences on every GPU
+#   (vllm-project/vllm PR #12369);
+# - 0.8.4: the same tiers, 256 sequences outside H100/H200 (PR #16158, "Revert the default max_num_seqs to V0
+#   values for most hardware");
+# - 0.8.5: the large tier (16,384 / 8,192, 1,024) for any device of at least 70 GiB (PR #17073), else 8,192 / 2,048,
+#   256;
+# - 0.9.0 on: the same, less devices named A100 (PR #17885: a 2,048-token budget serves Llama 70B on A100 TP 2 36 %
+#   faster than 8,192);
+# - 0.28.0 on: devices of at least 160 GiB (B200, B300, MI300X) 16,384 for both entry points, 1,024 sequences.
+# 0.33.0 also keeps compute capability 12.1 (GB10, DGX Spark) in the small tier: no such part is in the catalog.
+# V0 (before 0.8.0) keeps engines.csv's values. Plans run the current release.
+VLLM_LLM_CLASS = "vllm-llm-class"  # InferSetup.launcher of a run through vLLM's offline LLM class
+_VLLM_SEQS_BY_TIER_FROM = (0, 8, 4)
+_VLLM_MEMORY_TIER_FROM = (0, 8, 5)
+_VLLM_NOT_A100_FROM = (0, 9, 0)
+_VLLM_LARGEST_TIER_FROM = (0, 28, 0)
+_VLLM_LARGE_BYTES = 70 * 2**30  # binary, as vLLM's GiB_bytes
+_VLLM_LARGEST_BYTES = 160 * 2**30
+_VLLM_TOKENS = {"largest": (16384, 16384), "large": (16384, 8192), "small": (8192, 2048)}  # (LLM class, API server)
+
+
+def vllm_tier(s: types.InferSetup, gpu: types.Gpu) -> str:
+    """Which of vLLM's default tiers ``gpu`` falls in under the release of ``s`` (the current one when unstated):
+    "largest", "large" or "small" (see the release table above)."""
+    found = (release(s.engine_version) if s.engine_version else None) or (999, 0, 0)
+    name, size = gpu.name.lower(), gpu.memory_bytes
+    if found < _VLLM_MEMORY_TIER_FROM:
+        return "large" if "h100" in name or "h200" in name else "small"
+    if found >= _VLLM_LARGEST_TIER_FROM and size >= _VLLM_LARGEST_BYTES:
+        return "largest"
+    excluded = found >= _VLLM_NOT_A100_FROM and "a100" in name
+    return "large" if size >= _VLLM_LARGE_BYTES and not excluded else "small"
+
+
+def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetup:
+    """``s`` with the scheduler limits its engine release picks on ``gpu`` filled in where ``s`` states none
+    (``max_batched_tokens``, ``max_num_seqs``): vLLM V1's depend on the GPU and on the entry point (the API server
+    unless ``s.launcher`` is :data:`VLLM_LLM_CLASS`); other engines and vLLM V0 keep ``engines.csv``'s."""
+    if s.engine != types.Engine.VLLM or vllm_v0(s) or (s.max_batched_tokens and s.max_num_seqs):
+        return s
+    tier = vllm_tier(s, gpu)
+    offline, server = _VLLM_TOKENS[tier]
+    found = release(s.engine_version) if s.engine_version else None
+    seqs = 1024 if tier != "small" or (found is not None and found < _VLLM_SEQS_BY_TIER_FROM) else 256
+    tokens = offline if s.launcher == VLLM_LLM_CLASS else server
+    return replace(s, max_batched_tokens=s.max_batched_tokens or tokens, max_num_seqs=s.max_num_seqs or seqs)
+
+
 def token_budget(m: types.ModelSpec, s: types.InferSetup) -> int | None:
     """Prompt tokens the engine's scheduler puts in one forward pass: the engine's ``max_batched_tokens``, except
     where the release that ran did otherwise. vLLM before 0.8 (V0) turned chunked prefill off for MLA models
@@ -165,9 +218,10 @@ def token_budget(m: types.ModelSpec, s: types.InferSetup) -> int | None:
     to be disabled", with max_num_batched_tokens = max(max_model_len, 2048)), so a pass takes whole prompts up to
     the served context length: ``--max-model-len`` where the server was started with one (``s.max_model_len``),
     else the model's. A wave of arriving prompts is prefilled in passes that large, and every prompt of a pass
-    gets its first token when the whole pass ends. A run that set its own budget (``s.max_num_tokens``) used it."""
-    if s.max_num_tokens:
-        return s.max_num_tokens
+    gets its first token when the whole pass ends. A budget on the setup (``s.max_batched_tokens``: stated by the
+    run, or filled by :func:`with_engine_defaults`) comes first."""
+    if s.max_batched_tokens:  # stated by the run, or its release's default
+        return s.max_batched_tokens
     if vllm_v0(s) and m.is_mla:
         return max(s.max_model_len or m.max_positions, _VLLM_V0_MIN_BUDGET)
     return engine(s.engine).max_batched_tokens

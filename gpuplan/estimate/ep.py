@@ -204,8 +204,8 @@ def decode_step_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, batch
 def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, tokens: float, cal: Calibration) -> float:
     """Seconds one rank takes to prefill ``tokens`` prompt tokens of its own, in passes of the engine's token
     budget (chunked prefill), each a roofline of its FLOPs and the weights it reaches, plus its all-to-all."""
-    eng = get_engine(s.engine)
-    passes = max(1, math.ceil(tokens / eng.max_batched_tokens)) if eng.max_batched_tokens else 1
+    budget = s.max_batched_tokens or get_engine(s.engine).max_batched_tokens
+    passes = max(1, math.ceil(tokens / budget)) if budget else 1
     per_pass = tokens / passes
     attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2)
     gemms = _gemm_seconds(m, gpu, s, ranks, per_pass, attention, cal, prefill_logit_rows(s, per_pass))
@@ -224,7 +224,7 @@ def _iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, batch: float, 
 
 
 def _longest_iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, batch: float, cal: Calibration) -> float:
-    budget = get_engine(s.engine).max_batched_tokens
+    budget = s.max_batched_tokens or get_engine(s.engine).max_batched_tokens
     if not budget:
         return math.inf
     step = decode_step_seconds(m, gpu, s, ranks, max(batch, 1.0), s.prompt_len + s.output_len / 2, cal)
@@ -259,7 +259,7 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, rate: float, cal:
                               limit * s.output_len, True, limit, cal.band("inference_latency"))
     rho = min(rho, 0.999)
     t_iter = min(_iteration(m, gpu, s, ranks, batch, rho, cal), _longest_iteration(m, gpu, s, ranks, batch, cal))
-    chunk = get_engine(s.engine).max_batched_tokens or s.prompt_len
+    chunk = s.max_batched_tokens or get_engine(s.engine).max_batched_tokens or s.prompt_len
     decode_share = math.ceil(s.prompt_len / chunk) * _iteration(m, gpu, s, ranks, batch, 0.0, cal)
     wait_mean = rho * t_p / (2 * (1 - rho)) if rho > 0 else 0.0
     service = t_p + decode_share + t_iter / 2

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.engines import runs_on, sequence_cap
+from gpuplan.estimate.engines import runs_on, sequence_cap, with_engine_defaults
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
@@ -347,6 +347,7 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
 
     check_inference(m, gpu, s)
     cal = cal or fitted()
+    s = with_engine_defaults(s, gpu)
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
         s = batched(s, auto_batch(m, gpu, job, s, cal, headroom))
     if not gpu.memory_bandwidth_bytes_per_s:
@@ -392,6 +393,7 @@ def least_run_seconds(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cali
         return 0.0
     from gpuplan.estimate.infer_speed import run_floor_seconds
 
+    s = with_engine_defaults(s, gpu)  # the caps estimate_inference runs under on this GPU
     try:
         floor = run_floor_seconds(m, gpu, s, work or least_run_work(m, job, s), cal)
     except InfeasibleError:
@@ -421,6 +423,7 @@ def least_replicas(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibra
     at most the inverse of that."""
     if job.task != Task.SERVE or not job.rps or not gpu.memory_bandwidth_bytes_per_s:
         return 1
+    s = with_engine_defaults(s, gpu)  # the caps estimate_inference runs under on this GPU
     found = work or least_serving_work(m, job, s)
     if found is None:
         return 1

@@ -502,8 +502,9 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     if eng.memory_mode == "context":
         kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent, block)
     chunk = s.batch * s.prompt_len
-    if eng.max_batched_tokens:  # the scheduler's token budget, or MLX's prefill step (engines.csv)
-        chunk = min(chunk, eng.max_batched_tokens)
+    budget = s.max_batched_tokens or eng.max_batched_tokens
+    if budget:  # the scheduler's token budget (the setup's, else engines.csv's), or MLX's prefill step
+        chunk = min(chunk, budget)
     overhead = cal.get("infer_overhead_unified_bytes" if unified else "infer_overhead_bytes")
     adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
     tail = (("overhead", overhead),) + ((("adapter", adapters),) if adapters else ())

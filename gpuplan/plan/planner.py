@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
+from gpuplan.estimate.engines import with_engine_defaults
 from gpuplan.estimate.job import (
     JobEstimate,
     check_runs_on,
@@ -156,16 +157,22 @@ def _least_terms(m: ModelSpec, job: Job, c: Constraints, cal: Calibration
     serving = job.task is Task.SERVE
     fmt, engine = enumeration.inference_choice(m, job, c)
     name = weight_format(fmt).name
-    # the setup and its work (a run's, else a serving wave's), the same on every GPU type
-    per_count: dict[int, tuple[InferSetup, RunWork | None, tuple[RunWork, int] | None]] = {}
+    # the setup and its work (a run's, else a serving wave's), the same on every GPU type of the same engine
+    # limits (vLLM's batch defaults depend on the GPU: engines.with_engine_defaults)
+    per_count: dict[tuple[int, int | None, int | None], tuple[InferSetup, RunWork | None,
+                                                               tuple[RunWork, int] | None]] = {}
 
     def least(gpu: Gpu, n: int) -> tuple[float, int]:
-        found = per_count.get(n)
+        try:
+            s = with_engine_defaults(inference_setup(job, n, engine, name), gpu)
+        except InfeasibleError:  # the estimate would say so: no bound
+            return 0.0, 1
+        key = (n, s.max_num_seqs, s.max_batched_tokens)
+        found = per_count.get(key)
         if found is None:
             try:
-                s = inference_setup(job, n, engine, name)
-                found = per_count[n] = ((s, None, least_serving_work(m, job, s)) if serving
-                                        else (s, least_run_work(m, job, s), None))
+                found = per_count[key] = ((s, None, least_serving_work(m, job, s)) if serving
+                                          else (s, least_run_work(m, job, s), None))
             except InfeasibleError:  # the estimate would say so: no bound
                 return 0.0, 1
         s, run, wave = found

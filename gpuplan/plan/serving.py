@@ -38,7 +38,7 @@ from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError, close_matches
 from gpuplan.estimate import load
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import engine_name
+from gpuplan.estimate.engines import engine_name, with_engine_defaults
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds
 from gpuplan.estimate.job import JobEstimate, check_inference, inference_setup, largest_batch
 from gpuplan.estimate.memory import inference_memory, weights_bytes
@@ -381,6 +381,7 @@ def replica_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, targets: Targets, cal: C
     bisection finds it. ``ep_ranks`` > 1: a replica of that many expert-parallel ranks (:mod:`gpuplan.estimate.ep`).
     Kept per configuration and targets: a guarded fleet's plans (the main model alone, with its guard beside it)
     ask for the same configurations again."""
+    s = with_engine_defaults(s, gpu)
     hit = _rates.get(m, gpu, cal, (s, targets, ep_ranks))
     if hit is not None:
         return hit
