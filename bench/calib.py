@@ -919,6 +919,22 @@ def _mlx_vlm_gemma3_head(row: dict[str, str], preset: str, model: Any) -> bool:
     return _engine(row["engine"]) == "mlx" and preset.startswith("Gemma-3-") and bool(model.vision_tower)
 
 
+# The released Qwen2-72B-Instruct GPTQ and AWQ checkpoints pad the MLP width from 29,568 to 29,696 with zero channels,
+# so that 29,696 / 128 = 232 quantization groups split over 2, 4 or 8 tensor-parallel ranks (29,568 / 128 = 231 does
+# not): three more 8,192 x 128 blocks per layer, stored quantized. Sources: QwenLM/Qwen2 issue #774 (2024-07-15: the
+# official quantized 72B's config.json reads intermediate_size 29696 where the 16-bit model's reads 29568), issue
+# #578 (the zero-padding script, pad_size 128, "this size is Qwen2-72B only") and issue #698 (2024-06-24: the hub's
+# Qwen2-72B-Instruct-AWQ already ran at tensor parallel 4)
+PADDED_QUANTIZED_FFN = {"Qwen2-72B": 29696}
+
+
+def _released_quantized_ffn(row: dict[str, str], preset: str, fmt: str) -> int | None:
+    """The MLP width of the released quantized checkpoint a row ran, where it differs from the 16-bit preset's."""
+    released = f"qwen/{preset.lower()}-instruct-" in row["notes"].lower()
+    quantized = fmt.startswith(("gptq", "awq"))
+    return PADDED_QUANTIZED_FFN.get(preset) if released and quantized else None
+
+
 def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     label = row["model"]
     preset = _preset_for(cat, label)
@@ -943,6 +959,9 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     if fmt is None:
         return None, f"precision '{row['precision']}' not mapped"
     model = cat.model(preset)
+    padded_ffn = _released_quantized_ffn(row, preset, fmt)
+    if padded_ffn:
+        model = replace(model, ffn_hidden=padded_ffn)
     # Lit-GPT's GPT holds its output layer apart from the token table (lit_gpt/model.py: lm_head = nn.Linear), so a
     # model that ties them is loaded with two matrices; and its quantization() swaps every torch.nn.Linear, the
     # output layer too, for the quantized class while the model is built (lit_gpt/utils.py), where transformers keeps

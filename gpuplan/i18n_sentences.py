@@ -879,6 +879,8 @@ TEMPLATES: dict[str, str] = {
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash Attention)":
         "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留，含注意力分数（未用 Flash Attention）",
     "held while the next is built": "构建下一步缓存时仍被持有",
+    "{fmt_bytes(repeated)}: one layer's copy for the whole context, at the end of decoding":
+        "{fmt_bytes(repeated)}：解码结束时，一层覆盖整个上下文的副本",
     "no CUDA on Apple parts: the Metal runtime and the process's own allocations, fitted on process readings on "
     "Apple silicon (bench/fit.py)": "Apple 芯片上没有 CUDA：Metal 运行时和进程自身的分配，在 Apple 芯片的进程读数上拟合"
                                     "（bench/fit.py）",

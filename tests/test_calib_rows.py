@@ -32,6 +32,7 @@ from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
 from gpuplan.estimate.calibration import Calibration, fitted  # noqa: E402
 from gpuplan.estimate.engines import release, vllm_v0  # noqa: E402
 from gpuplan.estimate.load import at_rate  # noqa: E402
+from gpuplan.estimate.memory import inference_memory  # noqa: E402
 from gpuplan.estimate.params import count_params  # noqa: E402
 from gpuplan.estimate.train_time import attention_kernel  # noqa: E402
 from gpuplan.types import InferSetup  # noqa: E402
@@ -343,6 +344,23 @@ def test_an_inference_memory_row_is_sized_in_the_format_its_label_names(catalog:
     case, why = _inference_memory_case(catalog, {**row, "precision": label})
     assert case is not None, why
     assert case.meta["setup"].weight_format == expected
+
+
+@pytest.mark.parametrize("row_id", ["imm-0076", "imm-0077"])  # Qwen2-72B-Instruct GPTQ-Int4 and AWQ, 1+2048 tokens
+def test_the_released_qwen2_72b_quantized_checkpoints_are_sized_with_their_padded_mlp(catalog: Catalog,
+                                                                                     row_id: str) -> None:
+    # the released checkpoints pad the MLP from 29,568 to 29,696 channels: 3 matrices x 80 layers x 8,192 x 128
+    # more weights, 251,658,240 at 4 + 20/128 bits = 130,744,320 bytes more than the 16-bit model's shape gives
+    row = next(r for r in _rows("inference_extra.csv") if r["id"] == row_id)
+    released, _ = _inference_memory_case(catalog, row)
+    own, _ = _inference_memory_case(catalog, {**row, "notes": "a 72B quantized by its user"})
+    assert released is not None and own is not None
+    assert released.meta["model"].ffn_hidden == 29696 and own.meta["model"].ffn_hidden == 29568
+    weights = [inference_memory(c.meta["model"], c.meta["gpu"], c.meta["setup"]).breakdown.get("weights")
+               for c in (released, own)]
+    assert weights[0] - weights[1] == pytest.approx(130_744_320, rel=2e-3)
+    bf16, _ = _inference_memory_case(catalog, {**row, "precision": "BF16"})
+    assert bf16 is not None and bf16.meta["model"].ffn_hidden == 29568  # only the quantized releases are padded
 
 
 def test_a_transformers_release_before_4_45_holds_every_prompt_logit(catalog: Catalog) -> None:

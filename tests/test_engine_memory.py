@@ -5,7 +5,9 @@ hand-counted tensor sizes, not against the formula's code.
   unified memory), the KV cache for the whole n_ctx, and one fp32 compute buffer reserved for its worst-case graph.
 - transformers with a quantized format whose kernels dequantize a matrix for a cuBLAS matmul: that 16-bit copy.
 - transformers with a model's own code that rebuilds the KV cache as a new tuple every step (Qwen v1, ChatGLM,
-  Baichuan): the previous step's cache is still alive while the next is built."""
+  Baichuan): the previous step's cache is still alive while the next is built.
+- transformers with grouped-query attention: a decode step copies one layer's cached keys and values to every
+  query head."""
 
 from __future__ import annotations
 
@@ -119,6 +121,24 @@ def test_transformers_before_one_dynamic_cache_holds_two_caches(catalog: Catalog
         inference_memory(qwen2, gpu, long).total)
     # a plan (no release stated) runs the current transformers
     assert inference_memory(qwen2, gpu, short).total == pytest.approx(new.total)
+
+
+def test_a_grouped_query_decode_step_copies_one_layers_keys_and_values_to_every_head(catalog: Catalog) -> None:
+    gpu = catalog.gpu("A100-80GB")
+    generate = InferSetup(engine="hf", weight_format="bf16", prompt_len=1, output_len=2048, engine_version="4.38.2")
+    est = inference_memory(catalog.model("Qwen2-72B"), gpu, generate)
+    # Qwen2-72B: 64 query heads over 8 KV heads of 128; transformers' repeat_kv gives the last layer's keys and
+    # values all 64 heads for the 2,049 positions: 2 x 64 x 128 x 2049 x 2 bytes, on top of the two caches
+    assert est.breakdown.get("repeated_kv") == pytest.approx(2 * 64 * 128 * 2049 * 2)
+    assert any(a.name == "keys and values widened to every head" for a in est.assumptions)
+    # Qwen-7B gives each of its 32 query heads its own KV head: repeat_kv returns the cache itself
+    assert inference_memory(catalog.model("Qwen-7B"), gpu, generate).breakdown.get("repeated_kv") == 0
+    # vLLM's kernels read the grouped heads in place
+    vllm = inference_memory(catalog.model("Qwen2-72B"), gpu, replace(generate, engine="vllm"))
+    assert vllm.breakdown.get("repeated_kv") == 0
+    # after a 30,720-token prompt the peak is the prompt's logits, long freed when the copy is made: it adds nothing
+    long = replace(generate, prompt_len=30720, full_logits=True)
+    assert inference_memory(catalog.model("Qwen2-7B"), gpu, long).breakdown.get("repeated_kv") == 0
 
 
 def test_a_mac_estimate_does_not_claim_a_cuda_context(catalog: Catalog) -> None:

@@ -41,6 +41,10 @@ LLAMA2_7B_OTHER = 2 * 32000 * 4096 + 65 * 4096
     ("Llama-2-7B", "int4-wo", LLAMA2_7B_LINEAR * 0.5 + LLAMA2_7B_OTHER * 2,
      "weight-only int4 packs linear layers; embeddings, head and norms stay 16-bit (quant_formats.csv scope)"),
     ("Llama-2-7B", "gguf-q8_0", LLAMA2_7B * 34 / 32, "ggml block_q8_0: 34 bytes per 32 weights, every tensor"),
+    # AutoGPTQ QuantLinear buffers of an in x out matrix at 8 bits, group 128: qweight (in/4, out) int32 = 1 byte a
+    # weight, scales (in/128, out) fp16 = 2 bytes and qzeros (in/128, out/4) int32 = 1 byte per 128 weights
+    ("Llama-2-7B", "gptq-int8", LLAMA2_7B_LINEAR * (1 + 3 / 128) + LLAMA2_7B_OTHER * 2,
+     "auto_gptq qlinear_cuda.py: qzeros packed at the weights' 8 bits, not 4"),
 ])
 def test_weights_bytes_reference(catalog: Catalog, model: str, fmt: str, expected: float, source: str) -> None:
     assert LLAMA2_7B_LINEAR + LLAMA2_7B_OTHER == LLAMA2_7B

@@ -381,6 +381,21 @@ def dequant_buffer_bytes(m: ModelSpec, fmt: WeightFormat, tokens: float, tp: int
     return max(m.hidden * width, m.hidden * m.q_dim) * BYTES_16 / tp
 
 
+def repeated_kv_bytes(m: ModelSpec, s: InferSetup) -> float:
+    """One layer's keys and values widened to every query head, for the whole context, that a transformers decode
+    step holds while the layer attends. With fewer key/value heads than query heads, ``repeat_kv`` expands the
+    cache's heads and ``reshape`` copies the result into a new 16-bit tensor of ``batch x n_heads x context x
+    head_dim``, once for the keys and once for the values (huggingface/transformers
+    src/transformers/models/qwen2/modeling_qwen2.py at v4.38.2 and v4.46.0: Qwen2Attention, Qwen2SdpaAttention and
+    Qwen2FlashAttention2 alike; models/llama/modeling_llama.py @v4.46.0 in LlamaAttention and LlamaSdpaAttention,
+    not in LlamaFlashAttention2, which hands flash-attn the grouped heads: counted all the same, one layer's worth
+    on the safe side). The copy is freed when the layer returns, so one layer's is alive at a time. 0 when every
+    query head has its own key head (``repeat_kv`` returns the cache itself), for MLA, and outside transformers."""
+    if s.engine != Engine.HF or m.is_mla or m.n_kv_heads >= m.n_heads:
+        return 0.0
+    return 2 * s.batch * m.q_dim * s.context_len * BYTES_16 / s.tp
+
+
 def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration | None = None,
                      describe: bool = True) -> Estimate:
     """Memory per GPU to serve ``s.batch`` sequences of ``s.context_len`` tokens.
@@ -418,7 +433,7 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
     if not describe:
         return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), (), capacity)
     fmt, workspace, ubatch, framework = t.fmt, t.workspace, t.ubatch, t.framework
-    overhead, adapters, previous, dequant = t.overhead, t.adapters, t.previous, t.dequant
+    overhead, adapters = t.overhead, t.adapters
     assumptions = (
         Assumption("weight format", f"{fmt.name} = {fmt.bits_per_weight:g} bits/weight ({fmt.scope} tensors)",
                    fmt.source),
@@ -442,21 +457,33 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         Assumption("logits", "all prompt tokens" if s.full_logits else "last token only (generate)",
                    "transformers >= 4.45 keeps only the last position's logits during generation; they are made "
                    "after the last layer has freed its transients, so the peak holds them or a layer's, not both"),
-    )) + ((Assumption("previous step's KV cache", "held while the next is built, at the end of decoding (beyond "
-                      "the prompt's activations and logits, freed by then)",
-                      "the model's own code concatenates the cache into a new tuple every step "
-                      "(gpuplan/data/hf_kv_cache.csv), or transformers before 4.42 passed every model's cache as a "
-                      "tuple between steps (huggingface/transformers PR #30536); generate keeps the last one until "
-                      "the forward returns"),)
-          if previous else ()) + ((Assumption("dequantized matrix", f"{fmt_bytes(dequant)}: the largest quantized "
-                                              "matrix of a layer in 16-bit, for a cuBLAS matmul",
-                                              "the quantization library's kernels (see DEQUANT_MIN_TOKENS)"),)
-                                  if dequant else ()) + ((Assumption(
+    )) + _decoding_assumptions(t) + ((Assumption(
         "LoRA adapters", f"{s.lora_adapters} resident, rank {s.lora_rank}, on every linear layer, "
         f"16-bit: {fmt_bytes(adapters)} per GPU, out of the KV cache",
         "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do"),)
         if adapters else ())
     return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, capacity)
+
+
+def _decoding_assumptions(t: _SetupTerms) -> tuple[Assumption, ...]:
+    """The assumptions behind the parts a transformers decoding step adds (none for a part that is 0)."""
+    repeated, dequant = t.repeated, t.dequant
+    said = (
+        (t.previous, Assumption(
+            "previous step's KV cache", "held while the next is built, at the end of decoding (beyond the prompt's "
+            "activations and logits, freed by then)", "the model's own code concatenates the cache into a new tuple "
+            "every step (gpuplan/data/hf_kv_cache.csv), or transformers before 4.42 passed every model's cache as a "
+            "tuple between steps (huggingface/transformers PR #30536); generate keeps the last one until the forward "
+            "returns")),
+        (repeated, Assumption(
+            "keys and values widened to every head", f"{fmt_bytes(repeated)}: one layer's copy for the whole "
+            "context, at the end of decoding", "transformers' repeat_kv copies a grouped-query cache to every query "
+            "head before attending (models/qwen2/modeling_qwen2.py @v4.38.2, @v4.46.0)")),
+        (dequant, Assumption(
+            "dequantized matrix", f"{fmt_bytes(dequant)}: the largest quantized matrix of a layer in 16-bit, for a "
+            "cuBLAS matmul", "the quantization library's kernels (see DEQUANT_MIN_TOKENS)")),
+    )
+    return tuple(a for part, a in said if part)
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,6 +500,7 @@ class _SetupTerms:
     overhead: float
     adapters: float
     previous: float
+    repeated: float
     dequant: float
     parts: tuple[tuple[str, float], ...]
     fixed: float  # every part but the KV cache
@@ -513,22 +541,26 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
         # holds every activation and logit
         weights = gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=unified)
         workspace = ggml_compute_buffer_bytes(m, s, ubatch)
-        logits = framework = previous = dequant = 0.0
+        logits = framework = previous = dequant = repeated = 0.0
         parts = (("weights", weights), ("kv_cache", kv), ("compute_buffer", workspace), *tail)
     else:
         workspace, logits = forward_peak_bytes(m, s, chunk)
         framework = cal.get("infer_workspace_bytes")
         dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == Engine.HF else 0.0
-        # generate still holds the previous step's cache while the forward builds the next (a model whose own code
-        # returns a new tuple every step, or a transformers release before one DynamicCache lasted the whole run).
-        # Two caches are alive at the end of decoding, when the prompt's activations and logits are long freed, so
-        # the peak holds the larger of the two: only what the previous cache adds beyond them is counted
-        previous = max(0.0, kv - workspace - logits) if hf_holds_previous_cache(m, s) else 0.0
+        # generate still holds the previous step's cache while the forward builds the next
+        # (a model whose own code returns a new tuple every step, or a transformers release before one DynamicCache
+        # lasted the whole run), and the last layer widens its keys and values to every head (repeated_kv_bytes).
+        # Both meet at the end of decoding, when the prompt's activations and logits are long freed, so the peak
+        # holds the larger of the two moments: only what the decoding step adds beyond the prompt's is counted
+        held = kv if hf_holds_previous_cache(m, s) else 0.0
+        previous = max(0.0, held - workspace - logits)
+        repeated = max(0.0, held + repeated_kv_bytes(m, s) - workspace - logits) - previous
         parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
                  ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
-                 *((("previous_kv_cache", previous),) if previous else ()), *tail)
-    fixed = weights + workspace + logits + framework + overhead + adapters + previous + dequant
-    return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, dequant,
+                 *((("previous_kv_cache", previous),) if previous else ()),
+                 *((("repeated_kv", repeated),) if repeated else ()), *tail)
+    fixed = weights + workspace + logits + framework + overhead + adapters + previous + repeated + dequant
+    return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, repeated, dequant,
                        parts, fixed, kv_bytes_per_token(m, s.kv_dtype, s.tp, latent) / s.pp,
                        kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block))
 
