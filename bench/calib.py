@@ -490,6 +490,17 @@ def _attention_dp(row: dict[str, str], model: Any) -> bool:
     return bool(model.is_moe and _ATTENTION_DP.search(notes)) or bool(_SGLANG_ATTENTION_DP.search(notes))
 
 
+# A vLLM server started with --async-scheduling (the GPUStack performance lab's gpt-oss and other pages, vLLM 0.10
+# and 0.11) schedules step n + 1 while the GPU runs step n, before 0.14 made that the default; --no-async-scheduling
+# turns it off again (vLLM v0.14.0 release notes; gpuplan.estimate.engines.host_overlaps_step).
+_ASYNC_SCHEDULING = re.compile(r"--(no-)?async-scheduling\b")
+
+
+def _async_scheduling(row: dict[str, str]) -> bool | None:
+    found = _ASYNC_SCHEDULING.search(row.get("notes", ""))
+    return None if found is None else found.group(1) is None
+
+
 # A vLLM server started with --max-model-len serves that context, not the model's: vLLM's V0 engine sizes an MLA
 # model's prefill pass by it (max_num_batched_tokens = max(max_model_len, 2048), vllm/config.py @v0.7.3), so
 # dstack's MI300X DeepSeek-R1 server (--max-model-len 32768) prefills a wave in passes of 10 prompts of 3,200 tokens
@@ -566,7 +577,8 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
                        engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row), full_logits=_full_prompt_logits(engine, row),
-                       attention_dp=_attention_dp(row, model), max_model_len=_max_model_len(row))
+                       attention_dp=_attention_dp(row, model), max_model_len=_max_model_len(row),
+                       async_scheduling=_async_scheduling(row))
     setup = _bench_limits(_with_limits(setup, row, gpu), model, gpu)
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
@@ -802,7 +814,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
                        pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row), attention_dp=_attention_dp(row, model),
-                       max_model_len=_max_model_len(row))
+                       max_model_len=_max_model_len(row), async_scheduling=_async_scheduling(row))
     setup = _with_limits(setup, row, gpu)
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])

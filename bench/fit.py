@@ -33,6 +33,9 @@ from calib import BAND_OF, SPEED_CLASSES, Case, all_cases
 from gpuplan.estimate.calibration import FITTED_PATH, Calibration
 from gpuplan.estimate.engines import (
     HOST_SEQUENCE_KEY,
+    HOST_SEQUENCE_KEY_SGLANG,
+    HOST_SEQUENCE_KEY_VLLM,
+    HOST_SEQUENCE_KEY_VLLM_V0,
     METAL_BACKEND_ENGINES,
     efficiency_key,
     host_sequence_key,
@@ -336,27 +339,40 @@ def fit_all(cases: list[Case], start: Calibration) -> Calibration:
     return fit_request_overhead(cases, cal)
 
 
-# the host seconds per running sequence of a TensorRT-LLM PyTorch-backend decode step (HOST_SEQUENCE_KEY,
+# the host seconds per running sequence of a decode step (gpuplan.estimate.engines.host_sequence_key,
 # gpuplan.estimate.infer_speed.host_step_seconds): at most 100 µs, which would hold one GPU's decode below 10,000
-# tokens/s whatever the model (the perf overview's Llama-3.1-8B FP8 on one H100 reaches 28,312 at 128/128 tokens);
-# the fit starts at 20 µs, a step of 2,048 sequences then taking 41 ms of host time, longer than the GPU step of the
-# small-active models the parameter is seen on, so the rows that can identify it move at the start
+# tokens/s whatever the model (TensorRT-LLM's perf overview has Llama-3.1-8B FP8 on one H100 at 28,312 at 128/128
+# tokens). TensorRT-LLM's PyTorch backend starts at 20 µs, a step of 2,048 sequences then taking 41 ms of host time,
+# longer than the GPU step of the small-active models the parameter is seen on, so the rows that can identify it
+# move at the start. vLLM V1's comes from the GPUStack performance lab's async-scheduling pairs (the same offline
+# ShareGPT run with and without --async-scheduling, vLLM 0.10.2 and 0.11.0, one GPU): 1 / (output tokens/s) falls by
+# 17.6 µs (gpt-oss-20b, H100: 7,817 → 9,064), 23.4 µs (gpt-oss-20b, A100: 4,620 → 5,180), 17.7 µs (gpt-oss-120b,
+# A100) and 4.9 µs (gpt-oss-120b, H100), the host time per sequence and step that overlapping hides: it starts at
+# their median and stays under 25 µs, the largest rounded up (without that bound the fit on the committed
+# efficiencies runs to 100 µs, pulled by two DeepSeek prompt-heavy max-batch rows over-predicted by 110-350 %). V0
+# and SGLang start at TensorRT-LLM's 20 µs; SGLang's overlapped host time stays under the GPU step of every row up to
+# 80 µs, so no row identifies it and no key is held.
 _HOST_SEQUENCE_BOUNDS = (0.0, 1e-4)
+_VLLM_HOST_SEQUENCE_BOUNDS = (0.0, 2.5e-5)
 HOST_SEQUENCE_START = 2e-5
+HOST_SEQUENCE_STARTS = {HOST_SEQUENCE_KEY: HOST_SEQUENCE_START, HOST_SEQUENCE_KEY_VLLM_V0: 2e-5,
+                        HOST_SEQUENCE_KEY_VLLM: 1.76e-5, HOST_SEQUENCE_KEY_SGLANG: 2e-5}
 
 
 def fit_host_per_sequence(cases: list[Case], cal: Calibration) -> Calibration:
-    """``host_seq_s_trtllm_pytorch`` on the TensorRT-LLM PyTorch-backend speed rows, after the engine's efficiencies
-    (they stay). A fit whose rows no value moves (no row's GPU step is as short as its host time) holds no key, and
-    such steps pay none (gpuplan.estimate.infer_speed.host_seconds_per_sequence)."""
-    rows = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"
-            and host_sequence_key(c.meta["setup"]) == HOST_SEQUENCE_KEY]
-    trial = cal.with_values(**{HOST_SEQUENCE_KEY: HOST_SEQUENCE_START})
-    group = Group("host per sequence", [HOST_SEQUENCE_KEY], [_HOST_SEQUENCE_BOUNDS], SPEED_CLASSES,
-                  scale={HOST_SEQUENCE_KEY: 1e-5})
-    if not rows or not identified(group, rows, trial):
-        return cal
-    return fit_group(group, rows, trial)
+    """Each engine's host seconds per running sequence (``HOST_SEQUENCE_STARTS``) on its speed rows, after the
+    engines' efficiencies (they stay); the load rows (every TPOT row) inform none, as they inform no efficiency. A
+    key whose rows no value moves (no row's step feels its host time) is not held, and such steps pay none
+    (gpuplan.estimate.infer_speed.host_seconds_per_sequence)."""
+    for key, start in HOST_SEQUENCE_STARTS.items():
+        rows = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"
+                and host_sequence_key(c.meta["setup"]) == key]
+        trial = cal.with_values(**{key: start})
+        bounds = _VLLM_HOST_SEQUENCE_BOUNDS if key == HOST_SEQUENCE_KEY_VLLM else _HOST_SEQUENCE_BOUNDS
+        group = Group(f"host per sequence ({key})", [key], [bounds], SPEED_CLASSES, scale={key: 1e-5})
+        if rows and identified(group, rows, trial):
+            cal = fit_group(group, rows, trial)
+    return cal
 
 
 # which rows identify an engine's fixed latency per request (gpuplan.estimate.load.request_seconds): TTFT under a

@@ -822,6 +822,9 @@ class InferSetup:
     # ``max_num_tokens`` as trtllm-bench picks it: gpuplan.estimate.trtllm_bench); None: the engine's default
     # (gpuplan.estimate.engines.with_engine_defaults, token_budget)
     max_batched_tokens: int | None = None
+    # whether the engine schedules step n + 1 while the GPU runs step n (vLLM ``--async-scheduling`` /
+    # ``--no-async-scheduling``); None: its release's default (gpuplan.estimate.engines.host_overlaps_step)
+    async_scheduling: bool | None = None
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -839,7 +842,7 @@ class InferSetup:
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
                           self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len,
-                          self.max_batched_tokens)
+                          self.max_batched_tokens, self.async_scheduling)
 
     @property
     def n_gpus(self) -> int:

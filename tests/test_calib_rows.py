@@ -209,6 +209,15 @@ def test_sglang_servers_started_with_dp_attention_map_to_attention_data_parallel
     assert setups["srv-4805"].attention_dp is False  # vLLM 0.7.3, 8x MI300X
 
 
+def test_vllm_servers_started_with_async_scheduling_map_to_it(cases: list[Case]) -> None:
+    # GPUStack's gpt-oss-20b page on one H100 (vLLM 0.11.0) runs the same offline ShareGPT benchmark with
+    # `vllm serve openai/gpt-oss-20b` and with `... --async-scheduling`: the second overlaps its scheduling with
+    # the GPU, the first takes its release's default (synchronous before 0.14)
+    setups = {c.id: c.meta["setup"] for c in cases if c.id in ("srv-2964", "srv-3000")}
+    assert setups["srv-2964"].async_scheduling is None  # 7,817 output tokens/s
+    assert setups["srv-3000"].async_scheduling is True  # 9,064 output tokens/s
+
+
 def test_one_gpus_results_repeated_for_another_are_not_mapped() -> None:
     # two parts of different speed cannot print the same numbers to the last digit in every metric of a run:
     # such a block (GPUStack's GLM-4.5-Air pages for A100 and H100) is a copy, and neither side is mapped

@@ -335,9 +335,59 @@ def test_attention_data_parallel_ranks_share_the_host_work(catalog: Catalog) -> 
 
 @pytest.mark.parametrize("setup", [
     {"engine_version": "0.17.0"},  # the C++ executor of a built TensorRT engine
-    {"engine": "vllm", "launcher": ""},
+    {"engine": "vllm", "launcher": ""},  # vLLM reads its own host time per sequence, not TensorRT-LLM's
 ])
-def test_engines_without_a_python_step_loop_pay_no_host_time_per_sequence(catalog: Catalog,
-                                                                          setup: dict[str, Any]) -> None:
+def test_only_tensorrt_llm_pytorch_steps_read_its_host_time_per_sequence(catalog: Catalog,
+                                                                         setup: dict[str, Any]) -> None:
     gpu_only, with_host = _host_steps(catalog, 2048, **setup)
     assert with_host == gpu_only
+
+
+# ---------------------------------------------------------------- host time per sequence (vLLM, SGLang)
+
+def _engine_steps(catalog: Catalog, batch: int, key: str, per_sequence: float, context: int = 1024,
+                  **setup: Any) -> tuple[float, float]:
+    """A decode step of Llama-3-8B (bf16) on one H100 at ``context`` tokens, with the engine's host time per
+    sequence (``key``) at 0 and at ``per_sequence``."""
+    from gpuplan.estimate.infer_speed import decode_step_seconds
+
+    m, g = catalog.model("Llama-3-8B"), catalog.gpu("H100")
+    s = InferSetup(**{"prompt_len": 512, "output_len": 1024, **setup})
+    base = fitted().with_values(**{key: 0.0})
+    return (decode_step_seconds(m, g, s, batch, context, base)[0],
+            decode_step_seconds(m, g, s, batch, context, base.with_values(**{key: per_sequence}))[0])
+
+
+@pytest.mark.parametrize("version, key", [("0.6.2", "host_seq_s_vllm_v0"), ("0.11.0", "host_seq_s_vllm")])
+def test_vllm_before_async_scheduling_adds_its_host_time_to_every_step(catalog: Catalog, version: str,
+                                                                       key: str) -> None:
+    # EngineCore.step schedules, runs and waits for the tokens before the next schedule: 64 sequences x 20 µs =
+    # 1.28 ms more per step, however short or long the GPU's part
+    gpu_only, with_host = _engine_steps(catalog, 64, key, 20e-6, engine="vllm", engine_version=version)
+    assert with_host == pytest.approx(gpu_only + 64 * 20e-6)
+
+
+@pytest.mark.parametrize("setup", [
+    {"engine": "sglang", "engine_version": "0.4.6.post2"},  # overlap scheduler, the default from 0.4
+    {"engine": "vllm", "engine_version": "0.16.0"},  # async scheduling, the default from 0.14
+    {"engine": "vllm", "engine_version": "0.11.0", "async_scheduling": True},  # started with --async-scheduling
+])
+def test_an_overlapping_scheduler_makes_the_step_the_longer_of_host_and_gpu(catalog: Catalog,
+                                                                            setup: dict[str, Any]) -> None:
+    key = "host_seq_s_sglang" if setup["engine"] == "sglang" else "host_seq_s_vllm"
+    # 8 sequences x 20 µs = 0.16 ms of host work, hidden behind a step that reads 16 GB of weights (several ms)
+    gpu_only, with_host = _engine_steps(catalog, 8, key, 20e-6, **setup)
+    assert with_host == gpu_only > 10 * 8 * 20e-6
+    # 256 sequences x 100 µs = 25.6 ms of host work, longer than the GPU's step over 16 GB of weights and 256 x 128
+    # tokens of cache (4.3 GB): the step lasts the host's
+    gpu_only, with_host = _engine_steps(catalog, 256, key, 100e-6, context=128, **setup)
+    assert gpu_only < 0.0256
+    assert with_host == pytest.approx(0.0256)
+
+
+def test_vllm_under_pipeline_parallelism_schedules_synchronously_again(catalog: Catalog) -> None:
+    # vLLM 0.14's async scheduling excludes pipeline parallelism: its host time adds to the step there
+    overlapped = _engine_steps(catalog, 8, "host_seq_s_vllm", 20e-6, engine="vllm", engine_version="0.16.0")
+    serial = _engine_steps(catalog, 8, "host_seq_s_vllm", 20e-6, engine="vllm", engine_version="0.16.0", pp=2)
+    assert overlapped[1] == overlapped[0]
+    assert serial[1] > serial[0]

@@ -306,13 +306,51 @@ def metal_tensor_attention(s: types.InferSetup) -> bool:
 # model_engine.py ``_prepare_tp_inputs`` builds the step's inputs and attention metadata in a loop over the
 # scheduled requests), work that grows with the sequences it runs. Its built-engine predecessor ran that loop in
 # C++ (the executor of releases before 1.0).
+#
+# vLLM and SGLang spend host time per running sequence too (scheduling, block tables, input preparation, sampling
+# and output processing). vLLM's V0 engine (before 0.8) runs it between GPU steps: its profile of Llama-3-8B on one
+# H100 found the GPU busy ~38 % of the time (vLLM blog "vLLM v0.6.0: 2.7x Throughput Improvement and 5x Latency
+# Reduction", 2024-09-05; 0.6 made output processing asynchronous, the scheduling and input preparation stay
+# serial). V1 (the default from 0.8) keeps a persistent batch and detokenises in another process ("vLLM V1" blog,
+# 2025-01-27), yet its EngineCore still schedules, launches the step and waits for its sampled tokens before it
+# schedules the next (vllm/v1/engine/core.py ``EngineCore.step``), so its smaller host time also adds to the step,
+# until async scheduling, which schedules step n + 1 while the GPU runs step n, became the default in 0.14.0 (release
+# notes of v0.14.0, vllm-project/vllm PR #27614; not under pipeline parallelism). SGLang's overlap scheduler (the
+# default from 0.4, LMSYS blog "SGLang v0.4: Zero-Overhead Batch Scheduler", 2024-12-04; ``event_loop_overlap``)
+# prepares batch n + 1 while the GPU runs batch n, as TensorRT-LLM's PyTorch backend does: there a step lasts the
+# longer of the two.
+VLLM_ASYNC_SCHEDULING_FROM = (0, 14, 0)
 HOST_SEQUENCE_KEY = "host_seq_s_trtllm_pytorch"
+HOST_SEQUENCE_KEY_VLLM_V0 = "host_seq_s_vllm_v0"
+HOST_SEQUENCE_KEY_VLLM = "host_seq_s_vllm"
+HOST_SEQUENCE_KEY_SGLANG = "host_seq_s_sglang"
+HOST_SEQUENCE_KEYS = (HOST_SEQUENCE_KEY, HOST_SEQUENCE_KEY_VLLM_V0, HOST_SEQUENCE_KEY_VLLM, HOST_SEQUENCE_KEY_SGLANG)
 
 
 def host_sequence_key(s: types.InferSetup) -> str | None:
     """The fitted parameter that holds the setup's host seconds per running sequence of a decode step, or None
-    for an engine whose step loop is not modelled so (``HOST_SEQUENCE_KEY``)."""
-    return HOST_SEQUENCE_KEY if trtllm_pytorch(s) else None
+    for an engine whose step loop is not modelled so (``HOST_SEQUENCE_KEYS``)."""
+    if trtllm_pytorch(s):
+        return HOST_SEQUENCE_KEY
+    if s.engine == types.Engine.VLLM:
+        return HOST_SEQUENCE_KEY_VLLM_V0 if vllm_v0(s) else HOST_SEQUENCE_KEY_VLLM
+    if s.engine == types.Engine.SGLANG:
+        return HOST_SEQUENCE_KEY_SGLANG
+    return None
+
+
+def host_overlaps_step(s: types.InferSetup) -> bool:
+    """Whether the engine prepares step n + 1 on the host while the GPU runs step n (TensorRT-LLM's PyTorch backend,
+    SGLang's overlap scheduler, vLLM from 0.14 without pipeline parallelism: ``VLLM_ASYNC_SCHEDULING_FROM``), so that
+    a step lasts the longer of the two; an earlier vLLM's host time adds to the step, unless the server was started
+    with ``--async-scheduling`` (``s.async_scheduling``; 0.10 added the flag: vllm-project/vllm PR #19970). No stated
+    release: the current one."""
+    if s.engine != types.Engine.VLLM:
+        return True
+    if s.async_scheduling is not None:
+        return s.async_scheduling and s.pp <= 1
+    found = release(s.engine_version) if s.engine_version else None
+    return (found is None or found >= VLLM_ASYNC_SCHEDULING_FROM) and s.pp <= 1
 
 
 def graph_batches(s: types.InferSetup) -> frozenset[int] | None:

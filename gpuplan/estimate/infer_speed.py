@@ -18,7 +18,10 @@ Scaling Transformer Inference", sec. 2):
   scheduler likewise preparing the next batch while the GPU runs (``event_loop_overlap``, the default since v0.4);
 - TensorRT-LLM's PyTorch backend also prepares every step's inputs in Python, a host time per running sequence
   (:func:`host_step_seconds`, fitted as ``host_seq_s_trtllm_pytorch``) that its overlap scheduler hides behind
-  the GPU's step until the batch is large and the model's step short: such a step lasts the host time;
+  the GPU's step until the batch is large and the model's step short: such a step lasts the host time; SGLang's
+  overlap scheduler likewise (``host_seq_s_sglang``), and vLLM from 0.14 (async scheduling); an earlier vLLM
+  schedules and prepares each step after the last one's tokens are back, so its host time per sequence
+  (``host_seq_s_vllm_v0`` before 0.8, ``host_seq_s_vllm`` for V1) adds to the step (engines.host_overlaps_step);
 - with LoRA adapters (multi-LoRA serving), every token adds its adapter's FLOPs and a decode step reads each
   distinct adapter of the batch once (batched gather kernels: Punica, Chen et al. 2023; S-LoRA, Sheng et al. 2023).
 η_memory, η_compute and the step overhead are fitted per engine by ``bench/fit.py`` on published
@@ -39,6 +42,7 @@ from gpuplan.estimate.engines import (
     efficiency_key,
     efficiency_keys,
     graph_batches,
+    host_overlaps_step,
     host_sequence_key,
     metal_tensor_attention,
     metal_tensor_gemm,
@@ -149,9 +153,11 @@ def host_step_seconds(s: InferSetup, batch: float, per_sequence: float) -> float
     """Host seconds a decode step of ``batch`` sequences spends preparing its inputs: ``per_sequence`` for each
     sequence the busiest rank schedules. Under attention data parallelism (``s.attention_dp``) every rank runs its
     own executor loop on its share of the sequences, balanced over the ranks (TensorRT-LLM's PyExecutor
-    ``_balance_adp_requests``, tensorrt_llm/_torch/pyexecutor/py_executor.py); otherwise every rank prepares the
-    whole batch. TensorRT-LLM's overlap scheduler (on by default, ``disable_overlap_scheduler`` False) prepares step
-    n + 1 while the GPU runs step n, so a step takes the longer of the two: a small-active model at a large batch
+    ``_balance_adp_requests``, tensorrt_llm/_torch/pyexecutor/py_executor.py; SGLang's ``--enable-dp-attention``
+    starts one scheduler per rank, python/sglang/srt/managers/data_parallel_controller.py); otherwise every rank
+    prepares the whole batch. TensorRT-LLM's overlap scheduler (on by default, ``disable_overlap_scheduler`` False)
+    prepares step n + 1 while the GPU runs step n, so a step takes the longer of the two (SGLang's and vLLM's from
+    0.14 likewise; an earlier vLLM adds it: engines.host_overlaps_step): a small-active model at a large batch
     on a fast GPU waits on its host (TensorRT-LLM perf overview v1.0: Qwen3-30B-A3B NVFP4 at 128/128 tokens, 39,827
     output tokens/s on a DGX B200 and 24,107 on a GB200, whose Grace host is slower, 25 and 41 µs per sequence and
     step, where the GPU's own step takes about 5)."""
@@ -656,10 +662,12 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     gemms = (max(dense_bytes / t.bandwidth, dense_compute, dense_alu)
              + max(expert_bytes / t.bandwidth, expert_compute, expert_alu))
     step = gemms + attention + comm + t.overhead
-    host = host_step_seconds(s, batch, t.host_per_seq)
+    per_sequence = host_step_seconds(s, batch, t.host_per_seq)
+    serial = 0.0 if host_overlaps_step(s) else per_sequence  # vLLM before 0.14: after the last step (module docstring)
+    host = per_sequence - serial
     if t.graphs is not None and round(batch) not in t.graphs:
         host += t.eager  # launched op by op
-    step = max(step, host)  # the host prepares step n + 1 while the GPU runs step n (module docstring)
+    step = max(step, host) + serial  # the host prepares step n + 1 while the GPU runs step n (module docstring)
     return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
 
 
