@@ -39,8 +39,10 @@ from gpuplan.estimate.engines import (
     METAL_BACKEND_ENGINES,
     efficiency_key,
     host_sequence_key,
+    request_overhead_keys,
     vllm_v0,
 )
+from gpuplan.estimate.load import at_rate
 from gpuplan.units import GiB
 
 # Values that are assumptions, not fits: each with its reason (printed in docs/estimators.md).
@@ -375,34 +377,61 @@ def fit_host_per_sequence(cases: list[Case], cal: Calibration) -> Calibration:
     return cal
 
 
-# which rows identify an engine's fixed latency per request (gpuplan.estimate.load.request_seconds): TTFT under a
-# light closed loop (at most LIGHT_CLIENTS clients) with short prompts (at most SHORT_PROMPT tokens), where the
-# prefill and the wait for the scheduler take a few milliseconds, so a cost of tens of milliseconds outside the
-# GPU's work is what the TTFT shows above the model's; a long prompt or a busy server would let the fixed cost
-# stand in for prefill or queueing errors instead
+# which rows identify an engine's fixed latency per request (gpuplan.estimate.load.request_seconds): TTFT at light
+# load with short prompts (at most SHORT_PROMPT tokens), where the prefill and the wait for the scheduler take a few
+# milliseconds, so a cost of tens of milliseconds outside the GPU's work is what the TTFT shows above the model's; a
+# long prompt or a busy server would let the fixed cost stand in for prefill or queueing errors instead. Light: a
+# closed loop of at most LIGHT_CLIENTS clients, or Poisson arrivals that keep as few requests in the server on
+# average — rate × predicted mean end-to-end latency, by Little's law (Little 1961, L = λW) — and keep the GPU's
+# share of prompt work ρ = rate × prefill at most LIGHT_PREFILL_SHARE, where the mean M/D/1 wait for a busy GPU,
+# ρ/(2(1 − ρ)) prefills, is at most an eighth of a prefill (a prompt of 1,000 tokens and a few outputs at 8 req/s
+# has few requests in the server, yet queues)
 LIGHT_CLIENTS = 8
+LIGHT_PREFILL_SHARE = 0.2
 SHORT_PROMPT = 1024
 _REQUEST_BOUNDS = (0.0, 0.1)
 
 
+def light_ttft_row(c: Case, cal: Calibration) -> bool:
+    """Whether ``c`` is a TTFT row under light load with a short prompt (see LIGHT_CLIENTS), judged for an open
+    stream with the efficiencies of ``cal`` and no fixed cost per request, so that the rows chosen do not depend on
+    the value about to be fitted."""
+    if c.cls != "ttft" or c.meta.get("kind") != "load" or c.meta["setup"].prompt_len > SHORT_PROMPT:
+        return False
+    clients, rate = c.meta.get("clients") or 0, c.meta.get("rate") or 0.0
+    if clients:
+        return clients <= LIGHT_CLIENTS
+    if not rate:
+        return False
+    bare = Calibration(values={k: v for k, v in cal.values.items() if not k.startswith("request_overhead_s")})
+    s = c.meta["setup"]
+    try:
+        state = at_rate(c.meta["model"], c.meta["gpu"], s, rate, bare)
+    except Exception:
+        return False
+    in_server = rate * (state.ttft_mean_s + (s.output_len - 1) * state.tpot_mean_s)
+    return not state.saturated and state.prefill_share <= LIGHT_PREFILL_SHARE and in_server <= LIGHT_CLIENTS
+
+
 def fit_request_overhead(cases: list[Case], cal: Calibration) -> Calibration:
-    """Each backend's ``request_overhead_s_<backend>`` (``request_overhead_s_vllm``, ``..._vllm_ascend``, as
-    ``gpuplan.estimate.load.request_seconds`` looks them up) on its light-load, short-prompt TTFT rows (at least
-    three); a backend without such rows holds no key and pays its prior's, or none. The efficiencies are fitted
+    """Each backend's and vLLM generation's ``request_overhead_s_<backend>`` (``request_overhead_s_vllm``,
+    ``..._vllm_v0``, ``..._vllm_ascend``, as ``gpuplan.estimate.load.request_seconds`` looks them up) on its
+    light-load, short-prompt TTFT rows (:func:`light_ttft_row`; at least three); a key without such rows is not
+    held, and its setups pay the next key's (V0 V1's, a backend its prior's), or none. The efficiencies are fitted
     first and stay.
 
     vllm-ascend shares vLLM's API server but runs its own worker and model runner (a platform plugin), and what
     its rows show above the modelled prefill is not the frontend's cost: GPUStack's vLLM-Ascend 0.9.1 rows at 4
     clients leave 90 ms (Qwen3-8B, one 910B) and 317 ms (Qwen3-30B-A3B, TP 2) at the median, where its vLLM
     rows on NVIDIA parts under the same client leave 10-48 ms; pooled, they raised vLLM's fitted cost on every
-    CUDA server from 36.7 ms to 42.1 ms."""
-    by_backend: dict[str, list[Case]] = {}
+    CUDA server from 36.7 ms to 42.1 ms. vLLM's V0 engine (before 0.8) takes a request to its first token along
+    another path than V1 (gpuplan.estimate.engines.request_overhead_keys) and is fitted apart: V1's value, fitted
+    on GPUStack's 0.10-0.11 servers alone, had been charged to every V0 build too."""
+    by_key: dict[str, list[Case]] = {}
     for c in cases:
-        if (c.cls == "ttft" and c.meta.get("kind") == "load" and 0 < (c.meta.get("clients") or 0) <= LIGHT_CLIENTS
-                and c.meta["setup"].prompt_len <= SHORT_PROMPT):
-            by_backend.setdefault(efficiency_key("request_overhead_s", c.meta["engine"], c.meta.get("gpu")),
-                                  []).append(c)
-    for key, rows in sorted(by_backend.items()):
+        if light_ttft_row(c, cal):
+            by_key.setdefault(request_overhead_keys(c.meta["setup"], c.meta.get("gpu"))[0], []).append(c)
+    for key, rows in sorted(by_key.items()):
         if len(rows) < 3:
             continue
         cal = cal.with_values(**{key: 0.01})

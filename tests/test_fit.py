@@ -150,13 +150,14 @@ def test_the_expert_launch_cost_is_fitted_on_the_moe_runs_only() -> None:
     assert not any("expert_gemm_launch_s" in g.params for g in groups() if g.name != group.name)
 
 
-def _light_ttft_row(n: int, gpu: object, prefill_s: float, measured_s: float) -> Case:
-    """A TTFT row of one vLLM client with a 200-token prompt: its prediction is the prefill plus the fixed cost
-    per request that ``gpuplan.estimate.load.request_seconds`` looks up for its GPU."""
+def _light_ttft_row(n: int, gpu: object, prefill_s: float, measured_s: float, setup: object = None) -> Case:
+    """A TTFT row of one vLLM client with a 200-token prompt (of the current release unless ``setup`` says
+    otherwise): its prediction is the prefill plus the fixed cost per request that
+    ``gpuplan.estimate.load.request_seconds`` looks up for its GPU and release."""
     from gpuplan.estimate.load import request_seconds
     from gpuplan.types import InferSetup
 
-    setup = InferSetup(engine="vllm", prompt_len=200, output_len=200)
+    setup = setup or InferSetup(engine="vllm", prompt_len=200, output_len=200)
     return Case(id=f"t-{n}", cls="ttft", measured=measured_s, source="test", describe="synthetic TTFT row",
                 predict=lambda cal: prefill_s + request_seconds(setup, gpu, cal),  # type: ignore[arg-type]
                 meta={"kind": "load", "clients": 1, "engine": "vllm", "gpu": gpu, "setup": setup})
@@ -176,3 +177,48 @@ def test_a_backend_with_its_own_worker_does_not_set_the_fixed_request_cost_of_th
     cal = fit_request_overhead(rows, Calibration(values={}))
     assert cal.values["request_overhead_s_vllm"] == pytest.approx(0.020, rel=0.02)
     assert cal.values["request_overhead_s_vllm_ascend"] == pytest.approx(0.100, rel=0.02)
+
+
+
+def test_vllm_v0_and_v1_servers_each_set_their_own_fixed_request_cost(catalog) -> None:  # type: ignore[no-untyped-def]
+    from fit import fit_request_overhead
+
+    from gpuplan.estimate.calibration import Calibration
+    from gpuplan.types import InferSetup
+
+    # three V1 rows 20 ms above a 10 ms prefill and three V0 rows (vLLM 0.6.2) 5 ms above it: each generation keeps
+    # what its own rows show, and V1's is not pulled towards V0's
+    h100 = catalog.gpu("H100")
+    rows = [_light_ttft_row(i, h100, 0.010, 0.030) for i in range(3)]
+    old = InferSetup(engine="vllm", prompt_len=200, output_len=200, engine_version="0.6.2")
+    rows += [_light_ttft_row(3 + i, h100, 0.010, 0.015, old) for i in range(3)]
+    cal = fit_request_overhead(rows, Calibration(values={}))
+    assert cal.values["request_overhead_s_vllm"] == pytest.approx(0.020, rel=0.02)
+    assert cal.values["request_overhead_s_vllm_v0"] == pytest.approx(0.005, rel=0.05)
+
+
+def test_an_open_stream_counts_as_light_load_only_while_few_requests_are_in_the_server(catalog) -> None:  # type: ignore[no-untyped-def]
+    from fit import light_ttft_row
+
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.types import InferSetup
+
+    # Llama-3.1-8B on one H100, 200-token prompts and answers: a request spends about 1.4 s in the server (200
+    # decode steps of ~7 ms), so one a second keeps fewer than two in it on average (Little's law) and thirty a
+    # second about seventy
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("H100")
+
+    def row(rate: float, prompt: int = 200, output: int = 200) -> Case:
+        setup = InferSetup(engine="vllm", prompt_len=prompt, output_len=output)
+        return Case(id=f"r-{rate}", cls="ttft", measured=0.05, source="test", describe="synthetic rate row",
+                    predict=lambda cal: 0.05,
+                    meta={"kind": "load", "rate": rate, "clients": None, "engine": "vllm", "model": m, "gpu": g,
+                          "setup": setup})
+
+    cal = fitted()
+    assert light_ttft_row(row(1.0), cal)
+    assert not light_ttft_row(row(30.0), cal)
+    # prompts of 1,000 tokens with 6-token answers, ten a second: under two requests in the server, yet the GPU
+    # spends close to half its time on prompts (about 45 ms each), so a prompt waits for the one before it
+    assert not light_ttft_row(row(10.0, 1000, 6), cal)
+    assert not light_ttft_row(row(1.0, 4000), cal)  # a long prompt: the prefill, not the fixed cost, dominates

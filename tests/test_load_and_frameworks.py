@@ -170,6 +170,20 @@ def test_the_request_cost_is_the_engines_own_or_its_backends_prior_and_none_with
     assert request_seconds(replace(SETUP, engine="sglang"), nvidia, cal) == 0.0
 
 
+def test_a_vllm_v0_server_pays_its_own_generations_request_cost_and_v1_s_until_one_is_fitted(catalog: Catalog) -> None:
+    # vLLM before 0.8 takes a request to its first token along another path (the engine in the API server's loop, or
+    # one engine process over ZMQ) than V1's API server and engine core: a V0 value, where fitted, is V0's alone
+    nvidia, ascend = catalog.gpu("H100"), catalog.gpu("Ascend-910B")
+    v0, v1 = replace(SETUP, engine_version="0.6.2"), replace(SETUP, engine_version="0.8.3")
+    cal = Calibration(values={"request_overhead_s_vllm": 0.03, "request_overhead_s_vllm_ascend": 0.1})
+    assert request_seconds(v0, nvidia, cal) == 0.03  # no V0 value: V1's stands in
+    both = cal.with_values(request_overhead_s_vllm_v0=0.005)
+    assert request_seconds(v0, nvidia, both) == 0.005
+    assert request_seconds(v1, nvidia, both) == request_seconds(SETUP, nvidia, both) == 0.03  # plans run V1
+    assert request_seconds(v0, ascend, both) == 0.1  # vllm-ascend's own worker: not the CUDA servers' V0 value
+    assert request_seconds(replace(v0, engine="sglang"), nvidia, both) == 0.0  # SGLang 0.6.2 is not vLLM V0
+
+
 def test_clients_beyond_the_engine_cap_wait_for_a_slot(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
     m, g = llama8b_h100
     at_cap, beyond = at_concurrency(m, g, SETUP, 256), at_concurrency(m, g, SETUP, 1024)

@@ -241,6 +241,21 @@ def step_overhead_keys(s: types.InferSetup, keys: tuple[str, ...]) -> tuple[str,
     return ("layer_overhead_s_vllm_v0", *keys) if vllm_v0(s) else keys
 
 
+def request_overhead_keys(s: types.InferSetup, gpu: types.Gpu | None) -> tuple[str, ...]:
+    """The fitted fixed latency per request's keys for the setup's engine, backend and release: vLLM's V0 engine
+    (before 0.8) first looks up its backend's key with ``_v0`` (``request_overhead_s_vllm_v0``), then the backend's
+    own keys (:func:`efficiency_keys`), so until a fit holds a V0 value the V1 one stands in.
+
+    The path of a request to its first token is not the same code in the two generations. V0's OpenAI server drove
+    the ``AsyncLLMEngine`` in its own asyncio loop (scheduler, model runner and detokenizer stepped in the server's
+    process: vllm-project/vllm RFC #6797), or from 0.5.4 (PR #6883, ``--disable-frontend-multiprocessing`` to turn it
+    off) one engine process that detokenizes itself and returns whole ``RequestOutput`` objects over ZMQ. V1 splits a
+    request between the API server's process (tokenization, output processing and detokenization) and a separate
+    engine-core process with a busy loop, over ZMQ both ways (vllm/v1/engine/async_llm.py and core_client.py)."""
+    keys = efficiency_keys("request_overhead_s", s.engine, gpu)
+    return (f"{keys[0]}_v0", *keys) if vllm_v0(s) else keys
+
+
 # TensorRT-LLM 1.0 made the PyTorch backend (tensorrt_llm/_torch/pyexecutor) the default of trtllm-serve and the LLM
 # API (tensorrt_llm/commands/serve.py get_llm_args: backend="pytorch"; TorchLlmArgs.init_backend); before it they
 # ran a built TensorRT engine in the C++ executor, whose steps have no Python on their path

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import efficiency_keys, token_budget
+from gpuplan.estimate.engines import request_overhead_keys, token_budget
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds, require_batch
 from gpuplan.estimate.result import Band
 from gpuplan.types import Gpu, InferSetup, ModelSpec
@@ -128,8 +128,11 @@ def request_seconds(s: InferSetup, gpu: Gpu | None, cal: Calibration) -> float:
     vllm/entrypoints/openai/serving_chat.py, vllm/v1/engine/async_llm.py and core_client.py, @v0.11.0). It does not
     grow with the prompt or the load, so it is what a one-client run with a short prompt measures above its prefill.
     Fitted per backend as ``request_overhead_s_<backend>`` (vllm-ascend's own worker apart from vLLM's CUDA servers,
-    ``bench/fit.py`` ``fit_request_overhead``), a backend without a value taking its prior's; 0 where none holds one."""
-    keys = efficiency_keys("request_overhead_s", s.engine, gpu)
+    ``bench/fit.py`` ``fit_request_overhead``), and for vLLM's V0 engine (before 0.8, whose request path differs:
+    :func:`~gpuplan.estimate.engines.request_overhead_keys`) apart as ``request_overhead_s_vllm_v0``; a release or
+    backend without a value of its own takes the next key's (V0 takes V1's, a backend its prior's), 0 where none
+    holds one."""
+    keys = request_overhead_keys(s, gpu)
     return next((cal.values[k] for k in keys if k in cal.values), 0.0)
 
 
