@@ -60,10 +60,12 @@ from gpuplan.estimate.memory import (
     inference_memory,
     input_embedding_bytes,
     kv_bytes_per_token,
+    kv_layout,
     kv_read_bytes,
     linear_state_bytes,
     lora_params,
     memory_reads,
+    rank_sequences,
     served_adapter_bytes,
     weights_bytes,
 )
@@ -341,6 +343,11 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     attention = per_pass * t.attention_flops / t.attention_peak
     gemm = per_pass * t.gemm_flops - _skipped_head_flops(m, s, per_pass)
     dense = gemm / t.prefill_rate + attention / t.attention_rate
+    if s.attention_dp and s.tp > 1:  # the busiest rank runs its own prompts' attention, projections whole, alone
+        own = rank_prompt_tokens(s, per_pass)
+        projections = 2.0 * count_params(m).attention
+        dense += own * (projections * s.tp - projections * per_pass / own) / t.prefill_rate
+        dense += (own * s.tp - per_pass) * t.attention_flops / t.attention_peak / t.attention_rate
     experts = per_pass * t.expert_flops / t.prefill_rate
     expert_bytes = _touched_expert_bytes(m, t.fmt, s, per_pass, t.weights[1]) if m.is_moe else 0.0
     stream = _streamed_bytes(m, t.fmt, s, per_pass, t.weights) - expert_bytes
@@ -356,6 +363,18 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
         # once per step)
         return one * (1 + (passes - 1) * last_stage_share(m, s))
     return passes * one
+
+
+def rank_prompt_tokens(s: InferSetup, tokens: float) -> float:
+    """Prompt tokens of a prefill pass of ``tokens`` that the busiest rank attends to under attention data
+    parallelism: each rank prefills the prompts it was given, whole (a chunk of one prompt stays on its rank), so
+    with prompts of ``s.prompt_len`` the busiest holds ⌈prompts / tp⌉ of them (SGLang's DP controller hands each
+    request to one data-parallel worker, sgl-project/sglang managers/data_parallel_controller.py; TensorRT-LLM
+    balances requests over the attention-DP ranks, _balance_adp_requests)."""
+    prompts = tokens / max(s.prompt_len, 1)
+    if prompts <= 1.0:
+        return tokens
+    return min(tokens, math.ceil(prompts / s.tp) * s.prompt_len)
 
 
 def dequant_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float) -> float:
@@ -477,7 +496,7 @@ def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float
     and every token reads it as the output head in Q6_K. Its untied token table is gathered, never streamed."""
     if fmt.name in GGUF_MIX:
         return gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=False) * s.pp, count_params(m).experts, 0.0
-    total = weights_bytes(m, fmt, s.tp, s.pp) * s.pp
+    total = weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp) * s.pp
     return total, count_params(m).experts, input_embedding_bytes(m, fmt, s.tp)
 
 
@@ -500,7 +519,7 @@ class _StepTerms:
     gemm_flops: float  # dense matmul FLOPs per token, adapters included
     expert_flops: float  # routed experts' FLOPs per token, weighted by 1/f_moe
     compute_rate: float  # FLOP/s the GEMMs reach
-    kv_per_token: float  # KV-cache bytes per token per GPU
+    kv_per_token: float  # KV-cache bytes per token of a sequence the GPU caches (whole under attention DP)
     kv_bandwidth: float  # for the KV cache (bytes/s)
     overhead: float  # seconds per step of kernel launches and framework code
     # prefill (:func:`prefill_seconds`): the pass size, the GEMMs' rate on all TP ranks, the attention's FLOPs per
@@ -580,8 +599,8 @@ def _setup_step_terms(m: ModelSpec, s: InferSetup) -> _SetupStepTerms:
     fmt = weight_format(s.weight_format)
     dense, experts = _gemm_flops(m)
     found = (fmt, _weight_terms(m, fmt, s), dense + lora_flops_per_token(m, s), experts,
-             kv_bytes_per_token(m, s.kv_dtype, s.tp, eng.mla_latent_cache), token_budget(m, s),
-             attention_flops_per_token(m, (s.prompt_len + 1) / 2), linear_state_bytes(m, s.tp),
+             kv_bytes_per_token(m, s.kv_dtype, kv_layout(s)[0], eng.mla_latent_cache), token_budget(m, s),
+             attention_flops_per_token(m, (s.prompt_len + 1) / 2), linear_state_bytes(m, kv_layout(s)[0]),
              float(m.index_topk) if m.is_sparse_attention else math.inf, graph_batches(s), layer_launches(m))
     return _setup_terms.put(m, None, None, (s,), found)
 
@@ -653,9 +672,11 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     gemm_memory = (dense_bytes + expert_bytes) / t.bandwidth
     gemm_compute = max(dense_compute, dense_alu) + max(expert_compute, expert_alu)
     # a linear layer's state: read, then written; sparse attention reads its top-k tokens and every indexer key
+    latent = get_engine(s.engine).mla_latent_cache
     per_seq = (context * t.kv_per_token if context <= t.kv_dense_up_to
-               else kv_read_bytes(m, context, s.kv_dtype, s.tp, get_engine(s.engine).mla_latent_cache))
-    kv = batch * (per_seq + 2 * t.state_per_seq)
+               else kv_read_bytes(m, context, s.kv_dtype, kv_layout(s)[0], latent))
+    per_seq *= latent_passes(m, s) if latent else 1
+    kv = rank_sequences(s, batch) * (per_seq + 2 * t.state_per_seq)  # the busiest GPU's own sequences
     attention = kv / t.kv_bandwidth
     comm = _allreduce_seconds(m, gpu, s, batch, cal)
     # dense and expert GEMMs are separate kernels, each bound by its own resource (roofline per kernel)
@@ -669,6 +690,27 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
         host += t.eager  # launched op by op
     step = max(step, host) + serial  # the host prepares step n + 1 while the GPU runs step n (module docstring)
     return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
+
+
+# Query heads one program of an engine's MLA decode kernel attends with, each program streaming its sequence's
+# cached latent for itself: SGLang's Triton decode attention, the backend it runs MLA models with unless told
+# otherwise (model_runner.py: "MLA optimization is turned on. Use triton backend."), launches a grid of
+# (batch, ⌈heads / min(BLOCK_H, kv_group_num)⌉, kv splits) with BLOCK_H = 16 (sgl-project/sglang
+# python/sglang/srt/layers/attention/triton_ops/decode_attention.py ``_decode_grouped_att_m_fwd``, v0.4.x), and MLA
+# has one latent "KV head" for all query heads. An engine not listed reads the latent once per step.
+MLA_DECODE_HEAD_BLOCK: dict[str, int] = {types.Engine.SGLANG: 16}
+
+
+def latent_passes(m: ModelSpec, s: InferSetup) -> int:
+    """Times a decode step streams each cached MLA latent on one GPU: once per block of query heads the engine's
+    kernel attends together (:data:`MLA_DECODE_HEAD_BLOCK`). TP 8 leaves DeepSeek-V3 16 heads a GPU, one pass;
+    under attention data parallelism a rank attends with all 128 of its own sequences, eight passes, so the
+    bytes its attention reads stay those of tensor parallelism although it caches only an eighth of the
+    sequences."""
+    block = MLA_DECODE_HEAD_BLOCK.get(s.engine)
+    if not m.is_mla or block is None:
+        return 1
+    return math.ceil(math.ceil(m.n_heads / kv_layout(s)[0]) / block)
 
 
 def _bandwidth(gpu: Gpu) -> float:

@@ -58,17 +58,48 @@ def linear_and_other_params(m: ModelSpec) -> tuple[int, int]:
     return linear, p.total - linear
 
 
-def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1) -> float:
+def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1, attention_dp: bool = False) -> float:
     """Bytes of weights on the busiest GPU: linear layers split over TP and PP stages, embeddings and head
-    split over TP (vocabulary-parallel), norms replicated."""
+    split over TP (vocabulary-parallel), norms replicated. Under attention data parallelism (``attention_dp``)
+    every rank keeps the attention projections whole (:func:`attention_dp_extra_bytes`)."""
     linear, other = linear_and_other_params(m)
     other_bytes = fmt.bytes_per_weight if fmt.scope == "all" else BYTES_16
     if fmt.name == "fp32":
         other_bytes = 4.0
+    extra = attention_dp_extra_bytes(m, fmt, tp, pp) if attention_dp else 0.0
     if fmt.scope == "experts":  # MXFP4 checkpoints (gpt-oss): routed experts quantized, other linears 16-bit
         experts = count_params(m).experts
-        return (experts * fmt.bytes_per_weight + (linear - experts) * BYTES_16) / (tp * pp) + other * BYTES_16 / tp
-    return linear * fmt.bytes_per_weight / (tp * pp) + other * other_bytes / tp
+        return ((experts * fmt.bytes_per_weight + (linear - experts) * BYTES_16) / (tp * pp) + other * BYTES_16 / tp
+                + extra)
+    return linear * fmt.bytes_per_weight / (tp * pp) + other * other_bytes / tp + extra
+
+
+# Attention data parallelism runs the attention of a rank's own sequences with the whole attention block on every
+# rank, while the MLP/MoE stays split: SGLang's --enable-dp-attention builds DeepseekV2AttentionMLA with use_dp, its
+# projections ReplicatedLinear and all heads local (sgl-project/sglang python/sglang/srt/models/deepseek_v2.py,
+# v0.4.x, PR #2787); TensorRT-LLM's PyTorch flow gives the attention module TP size 1 when
+# mapping.enable_attention_dp (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/attention.py, v1.0). Each rank
+# caches the KV of its own sequences only, every head (or the whole MLA latent) of them.
+
+
+def attention_dp_extra_bytes(m: ModelSpec, fmt: WeightFormat, tp: int, pp: int = 1) -> float:
+    """Weight bytes a GPU holds beyond its TP share when the attention projections are whole on every rank: the
+    (tp − 1)/tp of them that tensor parallelism would have left to the other ranks, of the GPU's pipeline stage."""
+    per_weight = BYTES_16 if fmt.scope == "experts" else fmt.bytes_per_weight
+    return count_params(m).attention * per_weight * (1.0 - 1.0 / tp) / pp
+
+
+def kv_layout(s: InferSetup) -> tuple[int, float]:
+    """(the TP degree that splits a sequence's KV cache, the share of the running sequences one GPU caches): under
+    attention data parallelism each rank caches its own sequences whole (1, 1/tp); otherwise every GPU caches a
+    TP share of every sequence (tp, 1)."""
+    return (1, 1.0 / s.tp) if s.attention_dp and s.tp > 1 else (s.tp, 1.0)
+
+
+def rank_sequences(s: InferSetup, batch: float) -> float:
+    """Running sequences on the busiest GPU: all of them, or under attention data parallelism ⌈batch / tp⌉ (the
+    ranks balance their sequences, and every step waits for the fullest)."""
+    return float(math.ceil(batch / s.tp)) if s.attention_dp and s.tp > 1 else batch
 
 
 # ---------------------------------------------------------------- KV cache
@@ -504,8 +535,10 @@ class _SetupTerms:
     dequant: float
     parts: tuple[tuple[str, float], ...]
     fixed: float  # every part but the KV cache
-    kv_per_token: float  # KV-cache bytes one token adds on one GPU (its pipeline stage)
-    kv_per_seq: float  # KV-cache bytes of one sequence of the setup's context on one GPU
+    # KV-cache bytes one token / one sequence of the setup's context adds on one GPU (its pipeline stage), on
+    # average over the server's sequences: under attention data parallelism a GPU caches a tp-th of them (kv_layout)
+    kv_per_token: float
+    kv_per_seq: float
 
 
 def _setup_terms(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool) -> _SetupTerms:
@@ -524,9 +557,11 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     latent = eng.mla_latent_cache
-    weights = gguf_weights_bytes(m, fmt, s.tp, s.pp) if fmt.name in GGUF_MIX else weights_bytes(m, fmt, s.tp, s.pp)
+    weights = (gguf_weights_bytes(m, fmt, s.tp, s.pp) if fmt.name in GGUF_MIX
+               else weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp))
     block = ggml_kv_pad(s) if eng.ggml_graph else eng.kv_block_tokens  # llama.cpp: n_ctx padded to whole pads
-    kv = kv_cache_bytes(m, s.batch, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block)
+    kv_tp, share = kv_layout(s)
+    kv = kv_cache_bytes(m, rank_sequences(s, s.batch), s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block)
     if eng.memory_mode == "context":
         kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent, block)
     chunk = s.batch * s.prompt_len
@@ -561,8 +596,8 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
                  *((("repeated_kv", repeated),) if repeated else ()), *tail)
     fixed = weights + workspace + logits + framework + overhead + adapters + previous + repeated + dequant
     return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, repeated, dequant,
-                       parts, fixed, kv_bytes_per_token(m, s.kv_dtype, s.tp, latent) / s.pp,
-                       kv_cache_bytes(m, 1, s.context_len, s.kv_dtype, s.tp, s.pp, latent, block))
+                       parts, fixed, kv_bytes_per_token(m, s.kv_dtype, kv_tp, latent) * share / s.pp,
+                       kv_cache_bytes(m, share, s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block))
 
 
 def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, t: _SetupTerms, longest: bool = True
@@ -579,7 +614,9 @@ def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, t: _SetupTer
         budget = gpu.memory_bytes * share - fixed
     tokens = max(0.0, budget / per_token) if per_token else math.inf
     seqs = max(0.0, budget / per_seq) if per_seq else math.inf
-    most = min(max_context(m, budget, s.batch, s.kv_dtype, s.tp, s.pp, t.latent), m.max_positions) if longest else None
+    kv_tp = kv_layout(s)[0]
+    most = (min(max_context(m, budget, int(rank_sequences(s, s.batch)), s.kv_dtype, kv_tp, s.pp, t.latent),
+                m.max_positions) if longest else None)
     return KvCapacity(gpu.memory_bytes * share if mode == "preallocate" else None,
                       budget,  # negative when weights and buffers alone exceed the engine's share
                       math.floor(tokens), math.floor(seqs), most)

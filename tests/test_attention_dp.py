@@ -1,0 +1,96 @@
+"""Attention data parallelism (SGLang ``--enable-dp-attention``, TensorRT-LLM ``enable_attention_dp``): every rank
+keeps the attention block whole and caches only its own sequences, whole; what that does to the weights per GPU,
+the KV cache, a decode step and a prefill."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gpuplan.catalog import Catalog
+from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.infer_speed import (
+    decode_step_seconds,
+    latent_passes,
+    prefill_seconds,
+    rank_prompt_tokens,
+)
+from gpuplan.estimate.memory import inference_memory, weights_bytes
+from gpuplan.estimate.quant import weight_format
+from gpuplan.estimate.result import KvCapacity
+from gpuplan.types import Engine, InferSetup
+
+_SGLANG_TP8 = InferSetup(engine=Engine.SGLANG, weight_format="fp8", tp=8, prompt_len=1024, output_len=1024)
+
+
+def _fits(capacity: KvCapacity | None) -> int:
+    assert capacity is not None
+    return capacity.max_concurrent_seqs
+
+
+def test_replicated_attention_adds_ten_gigabytes_per_gpu_to_deepseek_v3_fp8_at_dp8(catalog: Catalog) -> None:
+    # DeepSeek-V3's attention per layer (config.json shapes): q_a 7168x1536, q_b 1536x(128x192), kv_a 7168x576,
+    # kv_b 512x(128x256), o 16384x7168 = 187.1 M weights; x 61 layers = 11.41 G, 1 byte each in FP8. TP 8 keeps
+    # an eighth per GPU, DP attention all of it: 7/8 x 11.41 GB = 9.99 GB more on every GPU
+    m = catalog.model("DeepSeek-V3")
+    fp8 = weight_format("fp8")
+    extra = weights_bytes(m, fp8, 8, attention_dp=True) - weights_bytes(m, fp8, 8)
+    assert extra == pytest.approx(9.99e9, rel=0.01)
+    assert weights_bytes(m, fp8, 1, attention_dp=True) == weights_bytes(m, fp8, 1)  # one GPU: nothing to replicate
+
+
+def test_each_rank_caches_only_its_own_sequences(catalog: Catalog) -> None:
+    # MLA: under TP every GPU holds the whole latent of every sequence; under DP attention a rank holds its own
+    # eighth, so 8x H200 fit several times the sequences despite the extra 10 GB of weights per GPU
+    m, g = catalog.model("DeepSeek-V3"), catalog.gpu("H200")
+    tp, dp = (_fits(inference_memory(m, g, replace(_SGLANG_TP8, attention_dp=dp), describe=False).capacity)
+              for dp in (False, True))
+    assert 5 * tp < dp < 8 * tp
+    # GQA with 4 KV heads at TP 8: each GPU caches 1 head of every sequence (replicated over 2 GPUs); a DP rank all
+    # 4 heads of an eighth of them, half the bytes per GPU for the same 64 sequences
+    qwen = catalog.model("Qwen3-235B-A22B")
+    s = InferSetup(engine=Engine.TRTLLM, weight_format="fp8", tp=8, batch=64, prompt_len=1000, output_len=1000)
+    kv = [dict(inference_memory(qwen, g, replace(s, attention_dp=dp), describe=False).breakdown.parts)["kv_cache"]
+          for dp in (False, True)]
+    assert kv[1] == pytest.approx(kv[0] / 2)
+
+
+def test_a_lone_decode_step_reads_the_whole_attention(catalog: Catalog) -> None:
+    # one sequence: the step streams the rank's 10 GB of extra attention weights, at least 2 ms at the H200's
+    # 4.8 TB/s datasheet bandwidth
+    m, g = catalog.model("DeepSeek-V3"), catalog.gpu("H200")
+    tp = decode_step_seconds(m, g, _SGLANG_TP8, 1, 1536, fitted())[0]
+    dp = decode_step_seconds(m, g, replace(_SGLANG_TP8, attention_dp=True), 1, 1536, fitted())[0]
+    assert dp - tp > 9.99e9 / 4.8e12
+
+
+@pytest.mark.parametrize(("engine", "attention_dp", "passes"), [
+    (Engine.SGLANG, False, 1),  # 128 heads / TP 8 = 16 heads: one block of 16
+    (Engine.SGLANG, True, 8),  # all 128 heads on a rank: 8 blocks, each streaming the latent
+    (Engine.VLLM, True, 1),  # an engine whose kernel is not listed reads it once
+])
+def test_sglang_streams_the_latent_once_per_block_of_16_heads(catalog: Catalog, engine: Engine, attention_dp: bool,
+                                                              passes: int) -> None:
+    s = replace(_SGLANG_TP8, engine=engine, attention_dp=attention_dp)
+    assert latent_passes(catalog.model("DeepSeek-V3"), s) == passes
+    assert latent_passes(catalog.model("Qwen3-235B-A22B"), s) == 1  # not MLA
+
+
+def test_a_rank_prefills_its_own_prompts_whole() -> None:
+    s = InferSetup(tp=8, prompt_len=1000, attention_dp=True)
+    assert rank_prompt_tokens(s, 8000) == 1000  # 8 prompts over 8 ranks: one each
+    assert rank_prompt_tokens(s, 9000) == 2000  # the ninth doubles one rank's share
+    assert rank_prompt_tokens(s, 500) == 500  # a chunk of one prompt stays on its rank
+
+
+def test_one_prompt_prefills_slower_on_one_attention_rank(catalog: Catalog) -> None:
+    m, g = catalog.model("DeepSeek-V3"), catalog.gpu("H200")
+    s = replace(_SGLANG_TP8, prompt_len=4096)
+    tp = prefill_seconds(m, g, s, 4096, fitted())
+    dp = prefill_seconds(m, g, replace(s, attention_dp=True), 4096, fitted())
+    assert dp > tp
+    # eight prompts, one per rank: the attention work is spread as under TP, only the weights read differ
+    eight_tp = prefill_seconds(m, g, replace(s, prompt_len=512), 4096, fitted())
+    eight_dp = prefill_seconds(m, g, replace(s, prompt_len=512, attention_dp=True), 4096, fitted())
+    assert eight_dp - eight_tp < dp - tp
