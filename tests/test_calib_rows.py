@@ -715,9 +715,6 @@ def test_a_run_that_states_its_prompt_count_is_a_finite_run(cases: list[Case]) -
     assert math.isfinite(two) and math.isfinite(eight)
 
 
-@pytest.mark.xfail(strict=True, reason="with attention DP's per-rank KV cache the server is no longer overloaded at "
-                   "8 req/s, and the load model then puts its median TTFT (0.35 s) below the 2 req/s run's (0.48 s); "
-                   "measured 1.19 s and 0.60 s")
 def test_the_same_run_at_four_times_the_rate_waits_longer(cases: list[Case]) -> None:
     rows = {c.id: c for c in cases}
     assert rows["srv-1195"].predict(fitted()) > rows["srv-1185"].predict(fitted())

@@ -192,7 +192,10 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
         tpot = min(_iteration(m, gpu, s, full, busy, cal), _longest_iteration(m, gpu, s, full, cal))
         mean = p50 = p99 = math.inf
         if n_requests and limit > 0:
-            service = t_p + tpot / 2 + request_seconds(s, gpu, cal)
+            # the same service as a steady state's (:func:`_state`), at the full batch: its prefill, the decodes of
+            # the running batch that its prefill iterations carry, half an iteration to be admitted, the request's
+            # fixed latency
+            service = t_p + _prefill_decodes(m, gpu, s, full, cal) + tpot / 2 + request_seconds(s, gpu, cal)
             mean, p50, p99 = (service + w for w in _overload_waits(n_requests, rate, limit, cap))
         # a finite overloaded run still reports about the capacity: requests finish at μ from the first to the last
         return LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True,
@@ -246,9 +249,7 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     an open stream, (n − 1)/n for n closed-loop clients: a lone client's prefill never overlaps its decode)."""
     rho = min(rate * t_p, 0.999)
     t_iter = _iteration(m, gpu, s, batch, rho * others, cal)
-    chunk = token_budget(m, s) or s.prompt_len
-    n_chunks = math.ceil(s.prompt_len / chunk)
-    decode_share = n_chunks * _iteration(m, gpu, s, batch, 0.0, cal)  # the decodes its prefill iterations carry
+    decode_share = _prefill_decodes(m, gpu, s, batch, cal)
     wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
     t_iter = min(t_iter, _longest_iteration(m, gpu, s, batch, cal))
     service = t_p + decode_share + t_iter / 2 + request_seconds(s, gpu, cal)
@@ -265,6 +266,13 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service_p50,
                      _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, max(tpot_p99, stalled_p99),
                      rate * s.output_len, False, math.nan, cal.band("inference_latency"), itl_p50, tpot_p50)
+
+
+def _prefill_decodes(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, cal: Calibration) -> float:
+    """Seconds of the running batch's decodes that a prompt's prefill iterations carry: one decode iteration of
+    ``batch`` sequences per chunk of the engine's token budget the prompt takes."""
+    chunk = token_budget(m, s) or s.prompt_len
+    return math.ceil(s.prompt_len / chunk) * _iteration(m, gpu, s, batch, 0.0, cal)
 
 
 def _stalled_tpot(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_iter: float, t_p: float,
