@@ -108,6 +108,22 @@ def test_median_ttft_of_dataset_prompts_at_light_load_is_the_median_prompts_pref
     assert alone.ttft_p50_s - alone_varied.ttft_p50_s == pytest.approx(saved, rel=0.1)
 
 
+def test_a_request_that_finds_no_other_decoding_waits_for_no_iteration_and_carries_no_decodes(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # one closed-loop client: its own decode never overlaps its next prompt, so its first token comes after the
+    # prefill and the request's fixed cost alone; a nearly idle open stream (0.01 req/s: about 0.04 sequences
+    # decoding) gets within a few per cent of that, and a busy one (5 req/s: about 11 decoding) waits for the
+    # iteration under way and carries the running decodes on top
+    m, g = llama8b_h100
+    cal = fitted()
+    alone = prefill_seconds(m, g, SETUP, SETUP.prompt_len, cal) + request_seconds(SETUP, g, cal)
+    assert at_concurrency(m, g, SETUP, 1).ttft_mean_s == pytest.approx(alone, rel=1e-6)
+    idle = at_rate(m, g, SETUP, 0.01)
+    assert idle.batch < 0.1 and idle.ttft_mean_s == pytest.approx(alone, rel=0.05)
+    step = decode_step_seconds(m, g, SETUP, 1.0, SETUP.prompt_len + SETUP.output_len / 2, cal)[0]
+    busy = at_rate(m, g, SETUP, 5.0)
+    assert busy.batch > 5 and busy.ttft_mean_s > alone + step
+
+
 def test_a_setup_that_holds_no_sequence_is_refused_under_load_not_given_an_infinite_ttft(catalog: Catalog) -> None:
     # Llama-3.1-70B in BF16 is 141 GB of weights: one 80 GB H100 holds no sequence, so neither N clients nor an
     # arrival rate has a state; the estimate says what to change instead of answering TTFT = inf (issue 9)

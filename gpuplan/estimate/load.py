@@ -243,16 +243,21 @@ def _finite_run(state: LoadSpeed, s: InferSetup, n_requests: int, run_s: float) 
 
 
 def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p: float, cap: int,
-           cal: Calibration, length_cv2: float = 0.0, others: float = 1.0) -> LoadSpeed:
+           cal: Calibration, length_cv2: float = 0.0, others: float = 1.0, clients: int | None = None
+           ) -> LoadSpeed:
     """Latencies at a known steady state (``rate`` arrivals/s, ``batch`` running sequences); ``others`` is the
     share of the prompt work that belongs to other requests and so stretches this one's decode steps (1 for
-    an open stream, (n − 1)/n for n closed-loop clients: a lone client's prefill never overlaps its decode)."""
+    an open stream, (n − 1)/n for n closed-loop clients: a lone client's prefill never overlaps its decode);
+    ``clients``: n for a closed loop, None for an open stream (:func:`_decoding_at_arrival`)."""
     rho = min(rate * t_p, 0.999)
     t_iter = _iteration(m, gpu, s, batch, rho * others, cal)
-    decode_share = _prefill_decodes(m, gpu, s, batch, cal)
-    wait_mean = (1 + length_cv2) / 2 * rho * t_p / (1 - rho) if rho > 0 else 0.0
+    # an arrival that finds no other sequence decoding starts its prefill at once and carries no decodes
+    busy, seen = _decoding_at_arrival(batch, clients)
+    decode_share = busy * _prefill_decodes(m, gpu, s, seen, cal)
+    queued = rho * others  # the prompt work of the other requests, which this one can queue behind
+    wait_mean = (1 + length_cv2) / 2 * queued * t_p / (1 - queued) if queued > 0 else 0.0
     t_iter = min(t_iter, _longest_iteration(m, gpu, s, batch, cal))
-    service = t_p + decode_share + t_iter / 2 + request_seconds(s, gpu, cal)
+    service = t_p + decode_share + busy * t_iter / 2 + request_seconds(s, gpu, cal)
     # the median request's own prefill is that of the median prompt: bench_serving's median TTFT is the median
     # over requests (np.median of their TTFTs, benchmarks/benchmark_serving.py ``calculate_metrics``
     # @8668d7c05027b98ac66bd5540955dd2ce3a0f318), and a request's prefill grows with its prompt
@@ -263,9 +268,26 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     tpot_p99 = min(_iteration(m, gpu, s, busiest, rho * others, cal), _longest_iteration(m, gpu, s, busiest, cal))
     tpot_p50, stalled_p99 = (_stalled_tpot(m, gpu, s, rate * others, batch, t_iter, t_p, p, cal) for p in (0.50, 0.99))
     itl_p50 = _median_gap(m, gpu, s, rate * others, batch, t_iter, cal)
-    return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, rho, 0.50) + service_p50,
-                     _wait_quantile(wait_mean, rho, 0.99) + service, t_iter, max(tpot_p99, stalled_p99),
+    return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, queued, 0.50) + service_p50,
+                     _wait_quantile(wait_mean, queued, 0.99) + service, t_iter, max(tpot_p99, stalled_p99),
                      rate * s.output_len, False, math.nan, cal.band("inference_latency"), itl_p50, tpot_p50)
+
+
+def _decoding_at_arrival(batch: float, clients: int | None) -> tuple[float, float]:
+    """(Probability that a request arriving at a steady state with ``batch`` sequences decoding on average finds at
+    least one other decoding, their mean number when it does.) Only then does its prefill wait for the iteration
+    under way and carry decodes (:func:`_state`). Poisson arrivals see the time average (Wolff 1982, "Poisson
+    arrivals see time averages", Oper. Res. 30(2)), and sequences that arrive as a Poisson stream and decode for a
+    time of any law are in number Poisson-distributed with mean ``batch`` (the M/G/∞ queue, Kleinrock 1975,
+    Queueing Systems vol. 1, sec. 2.7): P(none) = e^(−batch). n closed-loop clients: each of the n − 1 others is
+    decoding a share batch/n of the time, independently: P(none) = (1 − batch/n)^(n − 1) — 1 for a lone client,
+    whose own decode never overlaps its next prompt."""
+    if clients is None:
+        busy, mean = 1.0 - math.exp(-batch), batch
+    else:
+        share = min(batch / max(clients, 1), 1.0)
+        busy, mean = 1.0 - (1.0 - share) ** (clients - 1), (clients - 1) * share
+    return busy, (max(1.0, mean / busy) if busy > 0 else 1.0)
 
 
 def _prefill_decodes(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, cal: Calibration) -> float:
@@ -356,7 +378,7 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
     def at(rate: float) -> LoadSpeed:
         found = _steady_batch(m, gpu, s, rate, min(rate * t_p * others, 0.999), n, cal)
         batch = max(1.0, float(n) if found is None else found)
-        return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, others)
+        return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, others, n)
 
     # n clients each send when their last request ends: rate × cycle(rate) = n, where the cycle (TTFT + O × TPOT)
     # grows with the rate; bisect on the rate below where prompts alone would take the whole GPU
