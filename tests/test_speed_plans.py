@@ -49,7 +49,7 @@ def test_estimates_made_without_words_have_the_numbers_of_the_described_ones(cat
     fitting, closest = enumeration.estimates(m, job, c, cal, enumeration.candidate_gpus(catalog, c), catalog,
                                              offers, Counter())
     assert len(fitting) > 5
-    for e in fitting + closest:
+    for e in [*fitting, *closest]:
         full = enumeration.described(e, cal)
         assert full.memory.assumptions and not e.memory.assumptions  # the words are what was left out ...
         assert _numbers(e) == _numbers(full)  # ... and nothing else

@@ -9,9 +9,10 @@ same numbers, and the planner has :func:`described` make the full estimate of th
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -166,6 +167,13 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     """(fastest estimate that fits, None) for ``n`` × ``gpu``, or (None, smallest-shortfall estimate) when none
     fits; why others cannot run is counted in ``reasons``. ``memo`` holds the plan's setups and their memory
     (they do not depend on the GPU type); only a setup that fits gets a time estimate."""
+    best, near = _best_training(m, gpu, job, n, c, cal, reasons, memo)
+    return best, near.made() if near is not None else None
+
+
+def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
+                   reasons: Counter[tuple[str, str]], memo: PlanMemo) -> tuple[JobEstimate | None, _Near | None]:
+    """:func:`best_training`, its smallest-shortfall estimate made when first read (:class:`Closest`)."""
     best: tuple[float, TrainSetup, _Sized, StepTime | None] | None = None  # the fastest that fits, its time parts
     closest: tuple[TrainSetup, _Sized, float] | None = None  # the setup that misses by the least, and by how much
     best_layout: Parallelism | None = None  # the layout of ``best`` (the layouts are distinct: identity is equality)
@@ -233,7 +241,40 @@ def best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal:
     if closest is None:
         return None, None
     setup, size, _ = closest  # time included (it passed check_training when it was sized)
-    return None, size.estimate(m, gpu, job, setup, cal, c.headroom)
+    return None, _Near(functools.partial(size.estimate, m, gpu, job, setup, cal, c.headroom))
+
+
+class _Near:
+    """The estimate of the setup that misses by the least on a GPU type and count, made once, when first read."""
+
+    __slots__ = ("_made", "_make")
+
+    def __init__(self, make: Callable[[], JobEstimate]) -> None:
+        self._make = make
+        self._made: JobEstimate | None = None
+
+    def made(self) -> JobEstimate:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+
+class Closest:
+    """The second list :func:`estimates` returns: for each GPU type and count where nothing fits, the estimate
+    that misses by the least. A plan counts them and reads them only when nothing fits anywhere (its "nothing
+    fits" message and its suggestions), so a training search's are made when first read: in the cold
+    pretraining plan (Llama-2-7B, 1T tokens) 65 of its 300 answers, each a memory estimate and a step time."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[JobEstimate | _Near]) -> None:
+        self._items = items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[JobEstimate]:
+        return (x.made() if isinstance(x, _Near) else x for x in self._items)
 
 
 @dataclass(slots=True)
@@ -497,7 +538,7 @@ def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, ca
 def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Sequence[Gpu], catalog: Catalog,
               offers: Offers, reasons: Counter[tuple[str, str]], skip: Callable[[Gpu, int], bool] | None = None,
               order: Callable[[Gpu, int], float] | None = None, seen: Callable[[JobEstimate], None] | None = None
-              ) -> tuple[list[JobEstimate], list[JobEstimate]]:
+              ) -> tuple[list[JobEstimate], Closest]:
     """Estimate every GPU count some usable offer (or, for 1–2 GPUs, a notebook platform) can provide; ``skip``:
     the GPU types and counts a caller needs no estimate of (a plan that only looks for a pick below some cost).
     ``order`` (inference only): the GPU types and counts are estimated in its ascending order (the first of
@@ -515,7 +556,7 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
     if order is not None and not training:
         visit = sorted(visit, key=lambda i: order(*pairs[i]))
     found: dict[int, JobEstimate] = {}
-    near: dict[int, JobEstimate] = {}
+    near: dict[int, JobEstimate | _Near] = {}
     done: set[str] = set()  # GPU types whose larger counts a training plan need not estimate
     # the setups, their memory and step terms and the estimates all live on in the memos and the lists: the
     # collector's passes, due every 700 allocations, would find nothing to free in them
@@ -527,6 +568,7 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
             check_budget()
             if skip is not None and skip(gpu, n):
                 continue
+            close: JobEstimate | _Near | None
             if training:
                 best, close = _kept_training(m, gpu, job, n, c, cal, reasons, memo)
             else:
@@ -539,26 +581,27 @@ def estimates(m: ModelSpec, job: Job, c: Constraints, cal: Calibration, gpus: Se
                     done.add(gpu.name)  # for cost and value, more GPUs only add overhead once a job takes minutes
             elif close:
                 near[i] = close
-    return [found[i] for i in sorted(found)], [near[i] for i in sorted(near)]
+    return [found[i] for i in sorted(found)], Closest([near[i] for i in sorted(near)])
 
 
 def _kept_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal: Calibration,
-                   reasons: Counter[tuple[str, str]], memo: PlanMemo) -> tuple[JobEstimate | None, JobEstimate | None]:
-    """:func:`best_training`, kept with the refusals it counted by model, GPU, calibration, job, GPU count and
-    headroom (all it reads of the constraints): a plan under other constraints asks for the same again. The
-    model, calibration, job and headroom are those of ``memo``'s shared setups (:meth:`PlanMemo.shared`), so
-    the answers are kept by the identity of those (no job is hashed for each GPU type and count)."""
+                   reasons: Counter[tuple[str, str]], memo: PlanMemo) -> tuple[JobEstimate | None, _Near | None]:
+    """:func:`best_training` (its smallest-shortfall estimate made when first read), kept with the refusals it
+    counted by model, GPU, calibration, job, GPU count and headroom (all it reads of the constraints): a plan under
+    other constraints asks for the same again. The model, calibration, job and headroom are those of ``memo``'s
+    shared setups (:meth:`PlanMemo.shared`), so the answers are kept by the identity of those (no job is hashed for
+    each GPU type and count)."""
     kept = _training_answers.get(memo.entries, gpu, None, (n,))
     if kept is None:
         counted: Counter[tuple[str, str]] = Counter()
-        best, near = best_training(m, gpu, job, n, c, cal, counted, memo)
+        best, near = _best_training(m, gpu, job, n, c, cal, counted, memo)
         kept = _training_answers.put(memo.entries, gpu, None, (n,), (best, near, counted))
     if kept[2]:  # in the order best_training counted them, as if it had counted into ``reasons``
         reasons.update(kept[2])
     return kept[0], kept[1]
 
 
-_training_answers: IdentityMemo[tuple[JobEstimate | None, JobEstimate | None, Counter[tuple[str, str]]]] = (
+_training_answers: IdentityMemo[tuple[JobEstimate | None, _Near | None, Counter[tuple[str, str]]]] = (
     IdentityMemo())
 
 

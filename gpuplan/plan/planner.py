@@ -78,7 +78,7 @@ class _Priced:
     skipped: tuple[Note, ...]
     reasons: Counter[tuple[str, str]]
     fitting: list[JobEstimate]
-    closest: list[JobEstimate]
+    closest: enumeration.Closest  # made when first read: a plan reads them only when nothing fits
     rows: ranking.Rows
     kept: list[int]  # the rows within the limits
     pricer: pricing.Pricer
@@ -253,7 +253,7 @@ def _check_job(job: Job, m: ModelSpec) -> None:
         raise InputError("--requests", "a batch inference job needs a number of requests.", "give --requests N.")
 
 
-def _nothing_fits(fitting: list[JobEstimate], closest: list[JobEstimate], fastest: Candidate | None,
+def _nothing_fits(fitting: list[JobEstimate], closest: enumeration.Closest, fastest: Candidate | None,
                   c: Constraints, reasons: Counter[tuple[str, str]]) -> str:
     if fastest is not None and c.deadline_s is None and max_seconds(c) and fastest.time_s > DEFAULT_MAX_SECONDS:
         return (f"every plan takes longer than {fmt_seconds(DEFAULT_MAX_SECONDS)}, the longest --objective "

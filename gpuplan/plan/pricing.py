@@ -173,6 +173,11 @@ class OfferTerms:
         found = [known.get(id(o)) for o in offers]
         if None not in found:
             return found  # type: ignore[return-value]
+        if found.count(None) == len(found):  # all new (a plan meets each GPU type and count once): as below
+            made = tariffs(offers, self.serving, self.fx_of)
+            for o, t in zip(offers, made, strict=True):
+                known[id(o)] = t
+            return made
         new = [o for o, t in zip(offers, found, strict=True) if t is None]
         for o, t in zip(new, tariffs(new, self.serving, self.fx_of), strict=True):
             known[id(o)] = t
