@@ -238,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--plans", action="store_true", help="only the in-process plans")
     args = ap.parse_args(argv)
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0", "GPUPLAN_OFFLINE": "1"}
+    # the children may write their bytecode caches (paired() warms them): any non-empty PYTHONDONTWRITEBYTECODE,
+    # "0" included, forbids that, and every process would then compile the modules changed since their last cache
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"GPUPLAN_OFFLINE": "1"}
 
     if not args.plans:
         processes(args.runs, env)
