@@ -337,8 +337,33 @@ def fit_all(cases: list[Case], start: Calibration) -> Calibration:
     for group in groups():
         cal = fit_group(group, cases, cal)
     cal, _ = fit_inference(cases, cal)
+    cal = fit_eager_overhead(cases, cal)
     cal = fit_host_per_sequence(cases, cal)
     return fit_request_overhead(cases, cal)
+
+
+# the engines whose op-by-op step (gpuplan.estimate.engines.graph_batches: decode batches above the largest captured
+# CUDA graph, or a server started without graphs) has a host time per layer of its own, fitted after the engines'
+# efficiencies. vLLM V1's such step runs its torch.compile'd model without a graph, SGLang's its PyTorch modules
+# op by op: neither is transformers' generate(), whose per-layer time stands in until a fit holds the key. The rows
+# that move it: GPUStack's offline "max batch" runs (1,000 requests at once) of vLLM 0.11.0 (decode batches above 512)
+# and SGLang 0.5.3 (above 256 below TP 4, 512 from TP 4), and rows run with --disable-cuda-graph or --enforce-eager.
+EAGER_FITTED = ("vllm", "sglang")
+
+
+def fit_eager_overhead(cases: list[Case], cal: Calibration) -> Calibration:
+    """``layer_overhead_s_<engine>_eager`` for each engine of ``EAGER_FITTED`` on its speed rows, starting from the
+    stand-in (``layer_overhead_s_hf``, fitted first); an engine whose rows no value moves (none runs such a step)
+    holds no key and keeps the stand-in."""
+    for eng in EAGER_FITTED:
+        key = f"layer_overhead_s_{eng}_eager"
+        rows = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"
+                and efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:] == eng]
+        trial = cal.with_values(**{key: cal.values["layer_overhead_s_hf"]})
+        group = Group(f"eager steps {eng}", [key], [_BOUNDS["layer_overhead_s"]], SPEED_CLASSES, scale={key: 1e-5})
+        if rows and identified(group, rows, trial):
+            cal = fit_group(group, rows, trial)
+    return cal
 
 
 # the host seconds per running sequence of a decode step (gpuplan.estimate.engines.host_sequence_key,

@@ -222,3 +222,31 @@ def test_an_open_stream_counts_as_light_load_only_while_few_requests_are_in_the_
     # spends close to half its time on prompts (about 45 ms each), so a prompt waits for the one before it
     assert not light_ttft_row(row(10.0, 1000, 6), cal)
     assert not light_ttft_row(row(1.0, 4000), cal)  # a long prompt: the prefill, not the fixed cost, dominates
+
+
+def _decode_row(n: int, catalog, batch: int, measured_s: float) -> Case:  # type: ignore[no-untyped-def]
+    """A TPOT row of vLLM 0.11 serving Llama-3.1-8B on an H200 at ``batch`` running sequences."""
+    from gpuplan.estimate.infer_speed import decode_step_seconds
+    from gpuplan.types import InferSetup
+
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("H200")
+    setup = InferSetup(engine="vllm", engine_version="v0.11.0", prompt_len=200, output_len=200)
+    return Case(id=f"d-{n}", cls="tpot", measured=measured_s, source="test", describe="synthetic decode row",
+                predict=lambda cal: decode_step_seconds(m, g, setup, batch, 300, cal)[0],
+                meta={"kind": "clients", "engine": "vllm", "gpu": g, "setup": setup})
+
+
+def test_the_eager_step_cost_is_fitted_only_where_rows_run_above_the_largest_graph(catalog) -> None:  # type: ignore[no-untyped-def]
+    from fit import fit_eager_overhead
+
+    from gpuplan.estimate.calibration import fitted
+
+    # Llama-3.1-8B has 32 layers: steps of 1,000 sequences (above vLLM 0.11's 512 graphs) measured at 96 ms are
+    # 3 ms of host time per layer, above the GPU's step (~57 ms); the fit starts from transformers' stand-in (2 ms,
+    # 64 ms a step: the host already binds). Steps of 400 sequences replay a graph, whatever the key
+    start = fitted().with_values(layer_overhead_s_hf=2e-3)
+    start = type(start)({k: v for k, v in start.values.items() if k != "layer_overhead_s_vllm_eager"})
+    above = [_decode_row(i, catalog, 1000, 0.096) for i in range(3)]
+    assert fit_eager_overhead(above, start).values["layer_overhead_s_vllm_eager"] == pytest.approx(3e-3, rel=0.05)
+    graphed = [_decode_row(i, catalog, 400, 0.020) for i in range(3)]
+    assert "layer_overhead_s_vllm_eager" not in fit_eager_overhead(graphed, start).values

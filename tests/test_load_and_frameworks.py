@@ -744,7 +744,7 @@ def test_trtllm_serve_replays_cuda_graphs_for_its_default_batch_sizes_only() -> 
     assert graph_batches(replace(serve, engine_version="0.17")) is None
     # dstack's build of 0.17 that ran the PyTorch backend under trtllm-serve says so in its version text
     assert graph_batches(replace(serve, engine_version="0.17.post1.dev (PyTorch backend trtllm-serve)")) is not None
-    assert graph_batches(InferSetup(engine="vllm")) is None
+    assert graph_batches(InferSetup(engine="vllm", engine_version="0.6.3")) is None  # V0: every batch it runs
 
 
 def test_an_eager_trtllm_step_lasts_the_longer_of_host_and_gpu(catalog: Catalog) -> None:
@@ -781,7 +781,7 @@ def test_a_server_started_without_cuda_graphs_runs_every_decode_step_op_by_op(ca
     m, g = catalog.model("Qwen3-32B"), catalog.gpu("H100")
     graphed = InferSetup(engine="sglang", prompt_len=217, output_len=202)
     eager = replace(graphed, cuda_graphs=False)
-    assert graph_batches(graphed) is None and graph_batches(eager) == frozenset()
+    assert max(graph_batches(graphed) or ()) >= 136 and graph_batches(eager) == frozenset()
     assert graph_batches(replace(InferSetup(engine="trtllm"), cuda_graphs=False)) == frozenset()
     cal = fitted().with_values(layer_overhead_s_sglang_eager=1e-3)
     for batch in (1, 136):

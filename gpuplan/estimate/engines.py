@@ -368,7 +368,68 @@ def host_overlaps_step(s: types.InferSetup) -> bool:
     return (found is None or found >= VLLM_ASYNC_SCHEDULING_FROM) and s.pp <= 1
 
 
-def graph_batches(s: types.InferSetup) -> frozenset[int] | None:
+# vLLM V1 captures CUDA graphs per count of scheduled tokens and pads a step to the next captured size; a step of
+# more tokens than the largest runs the compiled model without a graph. Read in each release's wheel:
+# - 0.8.x: [1, 2, 4] + 8, 16, ..., 512, less the sizes above max_num_batched_tokens (vllm/config.py
+#   ``VllmConfig._set_cudagraph_sizes``, 0.8.3);
+# - 0.10.x-0.11: [1, 2, 4] + multiples of 8 up to min(2 x max_num_seqs, 512), the same filter (vllm/config/__init__.py
+#   ``_set_cudagraph_sizes``, vllm/config/scheduler.py ``cuda_graph_sizes``, 0.10.2 and 0.11.0);
+# - 0.13.0: [1, 2, 4] + 8, ..., 248 + 256, 272, ... up to min(2 x max_num_seqs, 512, max_num_batched_tokens)
+#   (vllm/config/vllm.py ``_set_cudagraph_sizes``).
+# A decode step has one token per sequence and never more sequences than max_num_seqs, so under every release the
+# largest graphed decode batch is min(512, max_num_batched_tokens); the runner pads a batch of 130 to the 136 graph
+# (a few idle rows, not modelled). V0 (before 0.8) captured the padded max_num_seqs (vllm/worker/model_runner.py
+# ``_get_max_graph_batch_size``, 0.6.3: up to 8,192), so every batch its scheduler runs replays a graph.
+_VLLM_GRAPH_MAX = 512
+
+# SGLang pads a decode batch to the next captured size up to ``cuda_graph_max_bs``; a larger batch runs
+# ``forward_decode`` op by op (model_executor/cuda_graph_runner.py ``can_run``: batch_size <= max_bs). The largest
+# captured batch, by release (python/sglang/srt/server_args.py and cuda_graph_runner.py
+# ``get_batch_sizes_to_capture`` of each wheel):
+# - before 0.4.6 (read at 0.4.3.post2): 160, or 8 (TP below 4) and 80 on GPUs under 25,000 MiB; ROCm builds add the
+#   sizes 168-256;
+# - 0.4.6 (0.4.6.post2): 160, plus 168-256 on GPUs over 96 GiB; cuda_graph_max_bs set only under 25,000 MiB;
+# - 0.5.3 on (0.5.3, 0.5.4.post2, 0.5.6.post2): ``cuda_graph_max_bs`` by GPU memory (MiB) and TP: under 20 GiB 8;
+#   under 35 GiB 16 (0.5.3) or 24 (0.5.4 on) below TP 4, else 80; under 60 GiB 32 / 160; under 160 GiB 256 / 512;
+#   larger 512 (``_handle_gpu_memory_settings``). Releases 0.5.0-0.5.2 were not read and take 0.4.6's rule.
+_SGLANG_GRAPH_TIERS_FROM = (0, 5, 3)
+_SGLANG_WIDER_SMALL_FROM = (0, 5, 4)
+_SGLANG_256_ABOVE_FROM = (0, 4, 6)
+_SGLANG_TIERS_GIB = ((20, 8, 8), (35, 16, 80), (60, 32, 160), (160, 256, 512))  # (below GiB, TP < 4, TP >= 4)
+# the capture rules above are the CUDA/ROCm model runners'
+_GRAPH_VENDORS = ("NVIDIA", "AMD")
+
+
+def _vllm_graph_max(s: types.InferSetup) -> int | None:
+    """The largest decode batch vLLM replays a graph for, None for V0 (every batch its scheduler allows)."""
+    if vllm_v0(s):
+        return None
+    budget = s.max_batched_tokens or engine(s.engine).max_batched_tokens
+    return min(_VLLM_GRAPH_MAX, budget) if budget else _VLLM_GRAPH_MAX
+
+
+def _sglang_graph_max(s: types.InferSetup, gpu: types.Gpu | None) -> int:
+    """The largest decode batch SGLang's release of ``s`` captures on ``gpu`` (the table above); 160 where the GPU
+    is unknown (the releases' own fallback)."""
+    found = (release(s.engine_version) if s.engine_version else None) or (999, 0, 0)
+    mib = gpu.memory_bytes / 2**20 if gpu is not None else None
+    small = s.tp < 4
+    if found >= _SGLANG_GRAPH_TIERS_FROM:
+        if mib is None:
+            return 160
+        for below_gib, low_tp, high_tp in _SGLANG_TIERS_GIB:
+            if mib < below_gib * 1024:
+                wider = below_gib == 35 and found >= _SGLANG_WIDER_SMALL_FROM
+                return (24 if wider else low_tp) if small else high_tp
+        return 512
+    if mib is not None and mib < 25_000:
+        return 8 if small else 80
+    rocm = gpu is not None and gpu.vendor.lower() == "amd"
+    wide = rocm if found < _SGLANG_256_ABOVE_FROM else mib is not None and mib > 96 * 1024
+    return 256 if wide else 160
+
+
+def graph_batches(s: types.InferSetup, gpu: types.Gpu | None = None) -> frozenset[int] | None:
     """Decode batch sizes the engine replays a captured CUDA graph for, where its other steps launch every kernel
     from Python one by one (op by op, "eager"); None where the engine's fitted step overhead covers every step.
 
@@ -381,6 +442,11 @@ def graph_batches(s: types.InferSetup) -> frozenset[int] | None:
     (``enable_padding`` with its ``max_batch_size``), and a release before 1.0 ran a TensorRT engine: neither has
     eager steps. A stated release of 0.x that names the PyTorch backend ran it.
 
+    vLLM V1 and SGLang pad a decode batch to the next captured size, so every batch up to the largest captured one
+    replays a graph and larger ones run op by op (``_VLLM_GRAPH_MAX`` and ``_SGLANG_TIERS_GIB`` above: SGLang's
+    largest depends on ``gpu``'s memory and the TP degree). vLLM V0 captured up to its max_num_seqs: None; so is
+    either engine on a part other than NVIDIA's or AMD's, whose platform plugin runs its own model runner.
+
     A server started with CUDA graphs off (``cuda_graphs`` False) replays none: SGLang's ``--disable-cuda-graph``
     leaves ``ModelRunner.init_cuda_graphs`` without a ``CudaGraphRunner``, so every decode batch runs the model's
     forward op by op — and ``--enable-torch-compile``, which SGLang applies only to the batches that runner
@@ -388,12 +454,28 @@ def graph_batches(s: types.InferSetup) -> frozenset[int] | None:
     cuda_graph_runner.py, v0.4.x); vLLM's ``--enforce-eager`` likewise."""
     if not s.cuda_graphs:
         return frozenset()
+    if s.engine in (types.Engine.VLLM, types.Engine.SGLANG) and gpu is not None and gpu.vendor not in _GRAPH_VENDORS:
+        return None  # another platform's model runner (vllm-ascend, XPU): its own graph rules, not read
+    if s.engine == types.Engine.VLLM:
+        top = _vllm_graph_max(s)
+        return None if top is None else frozenset(range(1, top + 1))
+    if s.engine == types.Engine.SGLANG:
+        return frozenset(range(1, _sglang_graph_max(s, gpu) + 1))
     top = engine(s.engine).cuda_graph_max_batch
     if top is None or s.launcher == TRTLLM_BENCH or not trtllm_pytorch(s):
         return None
     sizes = {*range(1, 32), 32, 64, 128}
     sizes |= {2 ** i for i in range(8, max(8, math.ceil(math.log2(top))))}
     return frozenset(b for b in sizes | {top} if b <= top)
+
+
+def prompt_steps_eager(s: types.InferSetup) -> bool:
+    """Whether a step that carries prompt tokens pays the op-by-op host time of :func:`graph_batches`' other steps:
+    under TensorRT-LLM's PyTorch backend (its graphs hold decode-only batches) and on a server started without
+    graphs. vLLM V1 captures by scheduled tokens, prompt steps of up to 512 tokens included (piecewise graphs around
+    attention, vLLM docs "CUDA Graphs"), and a larger pass is GPU-bound; SGLang's prompt (extend) steps run without
+    a graph, a host cost its fitted per-layer overhead has always carried (bench/fit.py fits it on TTFT rows too)."""
+    return not s.cuda_graphs or s.engine == types.Engine.TRTLLM
 
 
 def engine_name(name: str, field: str = "--engine") -> types.Engine:

@@ -10,7 +10,8 @@ Scaling Transformer Inference", sec. 2):
 - each step pays an engine overhead per layer (kernel launches, Python; small with CUDA graphs), in proportion
   to the kernels the layer launches (:func:`layer_launches`: MoE routing, MLA and shared experts add some);
 - an engine that replays CUDA graphs only for some decode batches (:func:`graph_batches`: TensorRT-LLM's PyTorch
-  backend under trtllm-serve, 1–32, 64 and 128 sequences) launches every other step op by op from Python, a host
+  backend under trtllm-serve, 1–32, 64 and 128 sequences; vLLM V1 and SGLang, every batch up to their largest
+  captured one, 512 or less by release, GPU and TP) launches every other step op by op from Python, a host
   time per layer (:func:`_eager_layer_overhead`); its overlap scheduler prepares step n + 1 while the GPU runs
   step n (tensorrt_llm/_torch/pyexecutor/py_executor.py ``_executor_loop_overlap``), so such a step lasts
   max(GPU time, host time): a fast GPU waits on the host, a slow one hides it; a server started with CUDA graphs
@@ -46,6 +47,7 @@ from gpuplan.estimate.engines import (
     host_sequence_key,
     metal_tensor_attention,
     metal_tensor_gemm,
+    prompt_steps_eager,
     sequence_cap,
     step_overhead_keys,
     token_budget,
@@ -354,9 +356,9 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     comm = _allreduce_seconds(m, gpu, s, per_pass, cal) + _stage_handoff_seconds(m, gpu, s, per_pass, cal)
     gemms = max(dense, stream / t.bandwidth) + max(experts, expert_bytes / t.bandwidth)
     dequant = t.dequant and _streamed_bytes(m, t.fmt, s, per_pass, t.weights) * t.dequant / _bandwidth(gpu)
-    # a pass that carries prompt tokens never replays a CUDA graph: where the engine launches such a step op by op,
-    # its overlap scheduler prepares it while the GPU runs the previous one, so the pass lasts the longer of the two
-    one = max(gemms + dequant + t.overhead + comm, t.eager)
+    # where the engine launches a pass that carries prompt tokens op by op (prompt_steps_eager), its overlap
+    # scheduler prepares it while the GPU runs the previous one, so the pass lasts the longer of the two
+    one = max(gemms + dequant + t.overhead + comm, t.eager if t.prompt_eager else 0.0)
     if passes > 1 and tokens > s.prompt_len and pipeline_batches(s, float(passes)) > 1:
         # passes of different prompts overlap across the stages: after the first, one ends each time the busiest
         # stage is done with it (the chunks of a single prompt wait for each other: the engines schedule a request
@@ -534,6 +536,7 @@ class _StepTerms:
     kv_dense_up_to: float  # contexts up to this read every cached token (beyond: sparse attention's top-k)
     graphs: frozenset[int] | None  # decode batches replayed as CUDA graphs (None: every step; graph_batches)
     eager: float  # host seconds of a step launched op by op (0 where graphs is None)
+    prompt_eager: bool  # a step carrying prompt tokens pays ``eager`` (prompt_steps_eager)
     host_per_seq: float  # host seconds per running sequence of a step (host_step_seconds)
     matvec_per_weight: float  # seconds the mat-vec kernels' ALUs spend on one weight (matvec_seconds_per_weight)
     matvec_dense: float  # that, for a decode step's dense weights on the busiest GPU
@@ -545,8 +548,9 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     if hit is not None:
         return hit
     eng = get_engine(s.engine)
-    fmt, weights, dense_flops, expert_flops, kv_per_token, budget, attention_flops, state, dense_up_to, graphs, \
+    fmt, weights, dense_flops, expert_flops, kv_per_token, budget, attention_flops, state, dense_up_to, \
         launches = _setup_step_terms(m, s)
+    graphs = graph_batches(s, gpu)
     peak, _ = compute_peak(gpu, fmt, eng, metal_tensor_gemm(s))
     eta_compute, f_moe, kv_bandwidth, weights_bandwidth = _rates(gpu, eng, cal)
     expert_flops = expert_flops / f_moe  # as gemm_flops_split
@@ -557,6 +561,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,
                        launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0,
+                       prompt_eager=prompt_steps_eager(s),
                        host_per_seq=host_seconds_per_sequence(cal, s),
                        matvec_per_weight=per_weight,
                        matvec_dense=per_weight and _gemm_flops(m)[0] / 2 / s.tp * per_weight,
@@ -586,7 +591,7 @@ def sixteen_bit_extra_flops(m: ModelSpec, gpu: Gpu, fmt: WeightFormat, eng: Engi
 
 
 _SetupStepTerms = tuple[WeightFormat, tuple[float, float, float], float, float, float, int | None, float, float,
-                        float, frozenset[int] | None, float]
+                        float, float]
 
 
 def _setup_step_terms(m: ModelSpec, s: InferSetup) -> _SetupStepTerms:
@@ -601,7 +606,7 @@ def _setup_step_terms(m: ModelSpec, s: InferSetup) -> _SetupStepTerms:
     found = (fmt, _weight_terms(m, fmt, s), dense + lora_flops_per_token(m, s), experts,
              kv_bytes_per_token(m, s.kv_dtype, kv_layout(s)[0], eng.mla_latent_cache), token_budget(m, s),
              attention_flops_per_token(m, (s.prompt_len + 1) / 2), linear_state_bytes(m, kv_layout(s)[0]),
-             float(m.index_topk) if m.is_sparse_attention else math.inf, graph_batches(s), layer_launches(m))
+             float(m.index_topk) if m.is_sparse_attention else math.inf, layer_launches(m))
     return _setup_terms.put(m, None, None, (s,), found)
 
 
@@ -686,7 +691,10 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     per_sequence = host_step_seconds(s, batch, t.host_per_seq)
     serial = 0.0 if host_overlaps_step(s) else per_sequence  # vLLM before 0.14: after the last step (module docstring)
     host = per_sequence - serial
-    if t.graphs is not None and round(batch) not in t.graphs:
+    # under attention data parallelism each rank replays the graph of its own share of the batch (SGLang
+    # cuda_graph_runner.py ``can_run``: the largest of the ranks' token counts against the captured sizes)
+    graphed = math.ceil(batch / s.tp) if s.attention_dp else round(batch)
+    if t.graphs is not None and graphed not in t.graphs:
         host += t.eager  # launched op by op
     step = max(step, host) + serial  # the host prepares step n + 1 while the GPU runs step n (module docstring)
     return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
@@ -846,7 +854,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
 def _graph_assumptions(s: InferSetup, eng: Engine, cal: Calibration, gpu: Gpu) -> tuple[Assumption, ...]:
     """Where the engine replays CUDA graphs for some decode batches only (:func:`graph_batches`), what its other
     steps cost on the host."""
-    graphs = graph_batches(s)
+    graphs = graph_batches(s, gpu)
     if graphs is None:
         return ()
     if not graphs:
@@ -854,6 +862,12 @@ def _graph_assumptions(s: InferSetup, eng: Engine, cal: Calibration, gpu: Gpu) -
                            f"{_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per layer, overlapped with the GPU",
                            "the server's flag (SGLang --disable-cuda-graph, vLLM --enforce-eager); fitted "
                            "(bench/fit.py)"),)
+    if len(graphs) == max(graphs):  # every size up to the largest: the engine pads a batch to a captured one
+        return (Assumption("CUDA graphs", f"every decode batch up to {max(graphs)} replays a captured graph (padded "
+                           f"to the next captured size); larger ones launch op by op at "
+                           f"{_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per layer, overlapped with the GPU",
+                           f"{eng.name} capture sizes by release (gpuplan/estimate/engines.py graph_batches); "
+                           "fitted (bench/fit.py)"),)
     return (Assumption("CUDA graphs", f"decode batches up to {max(graphs)} replay a captured graph (not every size); "
                        f"other steps launch op by op at {_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per "
                        "layer, overlapped with the GPU",
