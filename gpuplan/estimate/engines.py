@@ -458,15 +458,22 @@ def graph_batches(s: types.InferSetup, gpu: types.Gpu | None = None) -> frozense
         return None  # another platform's model runner (vllm-ascend, XPU): its own graph rules, not read
     if s.engine == types.Engine.VLLM:
         top = _vllm_graph_max(s)
-        return None if top is None else frozenset(range(1, top + 1))
+        return None if top is None else _padded_sizes(top)
     if s.engine == types.Engine.SGLANG:
-        return frozenset(range(1, _sglang_graph_max(s, gpu) + 1))
+        return _padded_sizes(_sglang_graph_max(s, gpu))
     top = engine(s.engine).cuda_graph_max_batch
     if top is None or s.launcher == TRTLLM_BENCH or not trtllm_pytorch(s):
         return None
     sizes = {*range(1, 32), 32, 64, 128}
     sizes |= {2 ** i for i in range(8, max(8, math.ceil(math.log2(top))))}
     return frozenset(b for b in sizes | {top} if b <= top)
+
+
+@cache
+def _padded_sizes(top: int) -> frozenset[int]:
+    """Every decode batch from 1 to ``top``: an engine that pads a batch to its next captured size replays a graph
+    for each (one set per size, shared: a plan asks for it per setup and GPU)."""
+    return frozenset(range(1, top + 1))
 
 
 def prompt_steps_eager(s: types.InferSetup) -> bool:
