@@ -317,6 +317,9 @@ _KNOWN_REGRESSION = re.compile(r"performance regression[^\"]*known issue", re.IG
 # of the loop holds the previous step's until the next forward returns (TrainSetup.keeps_previous_outputs)
 _USE_CACHE_ON = re.compile(r"\buse_cache on\b", re.IGNORECASE)
 _OUTPUTS_HELD = re.compile(r"\boutputs held until the next forward\b", re.IGNORECASE)
+# a per-op selective recomputation that reran the attention op rather than keeping its output (torchtitan on B200
+# between 2025-05-14 and 2025-12-01: gpuplan.estimate.memory.ATTENTION_RECOMPUTED); the notes say "attention recomputed"
+_ATTENTION_RECOMPUTED = re.compile(r"\battention recomputed\b", re.IGNORECASE)
 
 
 def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
@@ -401,6 +404,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        dualpipe=bool(_DUALPIPE.search(row["framework"] + " " + row["notes"])),
                        ep_overlap=bool(_EP_OVERLAP.search(row["notes"])),
                        fused_grouped_mlp=bool(_FUSED_GROUPED_MLP.search(row["notes"])), recompute_modules=modules or (),
+                       attention_recomputed=bool(_ATTENTION_RECOMPUTED.search(row["notes"])),
                        transformers_version=_transformers_version(row),
                        returns_kv_cache=bool(_USE_CACHE_ON.search(row["notes"])),
                        keeps_previous_outputs=True if _OUTPUTS_HELD.search(row["notes"]) else None,

@@ -744,6 +744,10 @@ class TrainSetup:
     # the submodules a selective recomputation reruns, Megatron-Core's ``recompute_modules`` (one of
     # RECOMPUTE_MODULES each); (): recomputation as ``recompute`` alone says (gpuplan.estimate.flops.recomputed_flops)
     recompute_modules: tuple[str, ...] = ()
+    # a per-op selective recomputation reruns the attention op in backward instead of keeping its output: torchtitan
+    # keeps the outputs of the ops on its save list, which named the flash and memory-efficient SDPA ops but not the
+    # cuDNN one that it chose first on B200 from 2025-05-14 to 2025-12-01 (gpuplan.estimate.memory.ATTENTION_RECOMPUTED)
+    attention_recomputed: bool = False
     # the transformers release whose model code ran ("4.36.2"; "": the current one, as plans run): where a release
     # took the loss otherwise, the estimate follows the one that ran (gpuplan.estimate.memory.shifted_logits_copy)
     transformers_version: str = ""

@@ -611,6 +611,18 @@ def test_a_torchtitan_run_before_april_2025_keeps_its_loss_uncompiled(catalog: C
     assert later is not None and later.meta["setup"].compiled_loss is None
 
 
+def test_torchtitan_on_b200_in_august_2025_is_mapped_with_its_attention_recomputed(catalog: Catalog) -> None:
+    # torchao's B200 table ran torchtitan 6fc499f6 (2025-08-14): cuDNN attention first on sm100, not on the per-op SAC
+    # save list; the MI300X table of the same month ran flash attention (AOTriton), which the list keeps
+    rows = {r["id"]: r for r in _rows("training_more.csv")}
+    b200, why = _pretrain_case(catalog, rows["trm-torchao-l3-8b-b200-bf16-mem"])
+    assert b200 is not None, why
+    mi300x, why = _pretrain_case(catalog, rows["trm-torchao-l3-8b-mi300x-bf16-mem"])
+    assert mi300x is not None, why
+    assert b200.meta["setup"].attention_recomputed and not mi300x.meta["setup"].attention_recomputed
+    assert b200.predict(fitted()) < mi300x.predict(fitted())  # measured 33.71 vs 39.09 GiB
+
+
 def test_bloom_keeps_whole_activations_on_every_tensor_parallel_rank(catalog: Catalog) -> None:
     # BLOOM-176B ran TP 4 × PP 12 without sequence parallelism (its slurm script passes no --sequence-parallel and
     # BigScience's Megatron-DeepSpeed has none): the first stage's 12 in-flight micro-batches × 70/12 layers keep

@@ -10,6 +10,7 @@ import pytest
 
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.frameworks import framework, stacks, zero_buckets
 from gpuplan.estimate.memory import (
     activation_bytes_per_token,
@@ -240,6 +241,26 @@ def test_torchtitan_compiles_the_loss_of_a_compiled_model_since_april_2025(catal
     assert training_memory(m, dec_2024).trained.logits_bytes == entries * 10
     # a stack that does not compile its loss keeps the fp32 tensors even for a compiled model
     assert training_memory(m, replace(compiled, framework="hf")).trained.logits_bytes == entries * 10
+
+
+def test_torchtitan_on_b200_recomputes_the_cudnn_attention_its_save_list_missed(catalog: Catalog) -> None:
+    # torchtitan ran SDPA with cuDNN attention first on B200 from 3b85aa31f (2025-05-14) while its per-op SAC save
+    # list named only the flash and memory-efficient SDPA ops (until b39377f9f, 2025-12-01): the attention output,
+    # 1 × 8192 tokens × 32 heads × 128 × 2 bytes in each of Llama-3-8B's 32 layers = 2 GiB, is not kept. torchao's
+    # Aug 2025 table read 33.71 GiB reserved on B200 for this setup, 39.09 GiB on MI300X at a commit six days older
+    m = catalog.model("Llama-3-8B")
+    saved = TrainSetup(micro_batch=1, seq_len=8192, framework="torchtitan", recompute="selective", compiled=True,
+                       lengths_vary=False, parallel=Parallelism(dp=8, zero=3))
+    rerun = replace(saved, attention_recomputed=True)
+    cal = fitted()
+    assert training_memory(m, saved, cal).breakdown.get("activations") - \
+        training_memory(m, rerun, cal).breakdown.get("activations") == 2 * GiB
+    # the same attention over the context runs once more in backward: more FLOPs per token, never fewer
+    assert train_flops_per_token(m, rerun) > train_flops_per_token(m, saved)
+    # a full recomputation keeps no attention output to begin with: unchanged
+    full = replace(saved, recompute="full")
+    assert training_memory(m, replace(full, attention_recomputed=True), cal).total == \
+        training_memory(m, full, cal).total
 
 
 def test_llmc_overwrites_its_logits_and_allocates_exactly(catalog: Catalog) -> None:

@@ -80,7 +80,8 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     if s.recompute == Recompute.FULL:
         total += fwd
     elif s.recompute == Recompute.SELECTIVE:
-        total += recomputed_flops(m, s.recompute_modules, context)
+        rerun = ("core_attn",) if s.attention_recomputed and "core_attn" not in s.recompute_modules else ()
+        total += recomputed_flops(m, s.recompute_modules + rerun, context)
     return total
 
 

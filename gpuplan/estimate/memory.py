@@ -984,7 +984,29 @@ def _activations(m: ModelSpec, s: TrainSetup, cal: Calibration) -> tuple[float, 
     else:
         kept = layers * per_layer
     scale = _activation_scale(s, cal)
+    if s.recompute == Recompute.SELECTIVE and s.attention_recomputed:
+        return max(0.0, kept * scale - layers * attention_output_bytes(m, s, tokens)), per_layer * scale
     return kept * scale, per_layer * scale
+
+
+# torchtitan's per-op selective activation checkpointing keeps the outputs of the ops on its save list
+# (torchtitan/models/llama3/infra/parallelize.py ``_save_list`` @6fc499f6f5b32151a799188be2208cfb09faed30: mm,
+# the flash and memory-efficient SDPA ops, reduce_scatter_tensor, max) and recomputes the rest in backward. From
+# 3b85aa31f (2025-05-14, "Use cudnn backend on B200", torchtitan/models/attention.py ScaledDotProductAttention puts
+# SDPBackend.CUDNN_ATTENTION first where has_cuda_capability(10, 0)) the attention on B200 ran as
+# aten._scaled_dot_product_cudnn_attention, which the list named only from b39377f9f (2025-12-01, "add all SDPA
+# backends to op_sac_save_list"): in between, its output was recomputed rather than kept
+ATTENTION_RECOMPUTED = ("pytorch/torchtitan 3b85aa31f (cuDNN attention first on sm100) and b39377f9f (the cuDNN "
+                        "SDPA op added to the per-op SAC save list)")
+
+
+def attention_output_bytes(m: ModelSpec, s: TrainSetup, tokens: float) -> float:
+    """The attention op's output in one layer that attends, averaged over the layers, for ``tokens`` tokens on one
+    GPU: every query head's values (``n_heads × head_dim``, split over the TP ranks) in the activation dtype; what a
+    selective recomputation that reruns the attention op does not keep (``TrainSetup.attention_recomputed``)."""
+    v_dim = m.v_head_dim or m.head_dim
+    share = m.n_attention_layers / m.n_layers if m.n_layers else 1.0
+    return share * tokens * m.n_heads * v_dim * act_bytes(s) / s.parallel.tp
 
 
 def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:

@@ -238,8 +238,8 @@ def _flop_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, float]:
     """(``train_flops_per_token``, ``_matmul_share``, ``_fp8_excluded_share``) of ``m`` and ``s``, kept per model
     and the setup fields they read: a training search makes the step terms of hundreds of setups that differ only
     in their layout and micro-batch."""
-    key = (s.method, s.recompute, s.recompute_modules, s.seq_len, s.precision, s.lora_rank, s.lora_targets,
-           s.train_embeddings, s.prefix_len, s.trainable_layers)
+    key = (s.method, s.recompute, s.recompute_modules, s.attention_recomputed, s.seq_len, s.precision, s.lora_rank,
+           s.lora_targets, s.train_embeddings, s.prefix_len, s.trainable_layers)
     found = _flops.get(m, None, None, key)
     if found is None:
         found = _flops.put(m, None, None, key, (train_flops_per_token(m, s), _matmul_share(m, s),
