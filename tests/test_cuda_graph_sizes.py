@@ -60,15 +60,16 @@ def test_other_platforms_and_flags(catalog: Catalog) -> None:
 
 
 def test_a_decode_step_above_the_largest_graph_waits_on_the_host(catalog: Catalog) -> None:
-    # SGLang 0.5.3 on one H100 captures up to 256. Qwen3-32B has 64 dense layers: at 2 ms of host time per layer
-    # launched op by op, a step of 257 sequences takes the host's 128 ms, while the GPU's bf16 step (about 65 GB of
-    # weights and 21 GB of 318-token contexts at ~3 TB/s, under 100 ms) is what a graphed step of 256 costs
+    # SGLang 0.5.3 on one H100 captures up to 256. Qwen3-32B has 64 dense layers: at 3 ms of host time per layer
+    # launched op by op, a step of 257 sequences takes the host's 192 ms, while the GPU's bf16 step (about 65 GB of
+    # weights and 21 GB of 318-token contexts, well under 150 ms at the fitted efficiencies) is what a graphed step
+    # of 256 costs
     m, g = catalog.model("Qwen3-32B"), catalog.gpu("H100")
     s = InferSetup(engine="sglang", engine_version="v0.5.3", prompt_len=217, output_len=202)
-    cal = fitted().with_values(layer_overhead_s_sglang_eager=2e-3)
+    cal = fitted().with_values(layer_overhead_s_sglang_eager=3e-3)
     at, above = (decode_step_seconds(m, g, s, b, 318, cal)[0] for b in (256, 257))
-    assert at < 0.1
-    assert above == pytest.approx(0.128, rel=0.02)
+    assert at < 0.15
+    assert above == pytest.approx(0.192, rel=0.02)
     # a per-layer cost too small to outlast the GPU's step changes nothing
     light = fitted().with_values(layer_overhead_s_sglang_eager=1e-5)
     assert decode_step_seconds(m, g, s, 257, 318, light)[0] == pytest.approx(at, rel=0.02)
@@ -79,7 +80,8 @@ def test_vllm_v1_above_512_pays_the_host_but_its_prompt_steps_do_not(catalog: Ca
     # 128 ms host step, far above the GPU's step of 513 short sequences (16 GB of weights, 20 GB of KV cache)
     m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("H200")
     s = InferSetup(engine="vllm", engine_version="v0.11.0", prompt_len=200, output_len=200)
-    cal = fitted().with_values(layer_overhead_s_vllm_eager=4e-3)
+    # (the host time per running sequence, which vLLM 0.11 adds to every step, set apart)
+    cal = fitted().with_values(layer_overhead_s_vllm_eager=4e-3, host_seq_s_vllm=0.0)
     assert decode_step_seconds(m, g, s, 512, 300, cal)[0] < 0.064
     assert decode_step_seconds(m, g, s, 513, 300, cal)[0] == pytest.approx(0.128, rel=0.02)
     # prompt passes keep the fitted per-layer overhead (piecewise graphs by token count; big passes are GPU-bound)

@@ -721,8 +721,9 @@ def test_vllm_v0_steps_pay_their_own_overhead_once_fitted(catalog: Catalog) -> N
     v1 = InferSetup(engine="vllm", prompt_len=1000, output_len=100)
     v0 = replace(v1, engine_version="0.6.3")
     fit = fitted()
+    # (the host time per running sequence, each generation's own and added differently, set apart)
     cal = Calibration({k: v for k, v in fit.values.items() if k != "layer_overhead_s_vllm_v0"}, fit.bands,
-                      fit.fitted_on)
+                      fit.fitted_on).with_values(host_seq_s_vllm=0.0, host_seq_s_vllm_v0=0.0)
     assert latency(m, g, v0, cal).figures.tpot_s == latency(m, g, v1, cal).figures.tpot_s
     # the fitted V0 overhead (the Qwen2.5 benchmark's vLLM 0.6.3 rows want about 140 µs per layer) is above V1's
     assert latency(m, g, v0, fit).figures.tpot_s > latency(m, g, v1, fit).figures.tpot_s
@@ -774,19 +775,19 @@ def test_an_eager_trtllm_step_lasts_the_longer_of_host_and_gpu(catalog: Catalog)
 
 def test_a_server_started_without_cuda_graphs_runs_every_decode_step_op_by_op(catalog: Catalog) -> None:
     # SGLang --disable-cuda-graph (model_runner.py init_cuda_graphs builds no CudaGraphRunner) and vLLM
-    # --enforce-eager replay no graph at any batch. Qwen3-32B has 64 dense GQA layers: at 1 ms of host time per
-    # layer every decode step of 136 sequences on an H100 takes the host's 64 ms (the GPU's share is ~25 ms, test
-    # above), and batch 1 — graphed by default — too; with graphs on, SGLang's steps stay at the GPU's time
-    # (its fitted per-layer overhead is tens of µs), below the host's 64 ms.
+    # --enforce-eager replay no graph at any batch. Qwen3-32B has 64 dense GQA layers: at 2 ms of host time per
+    # layer every decode step of 136 sequences on an H100 takes the host's 128 ms, and batch 1 — graphed by
+    # default — too; with graphs on, SGLang's steps stay at the GPU's time (its fitted per-layer overhead is tens
+    # of µs), well below the host's 128 ms.
     m, g = catalog.model("Qwen3-32B"), catalog.gpu("H100")
     graphed = InferSetup(engine="sglang", prompt_len=217, output_len=202)
     eager = replace(graphed, cuda_graphs=False)
     assert max(graph_batches(graphed) or ()) >= 136 and graph_batches(eager) == frozenset()
     assert graph_batches(replace(InferSetup(engine="trtllm"), cuda_graphs=False)) == frozenset()
-    cal = fitted().with_values(layer_overhead_s_sglang_eager=1e-3)
+    cal = fitted().with_values(layer_overhead_s_sglang_eager=2e-3)
     for batch in (1, 136):
-        assert decode_step_seconds(m, g, eager, batch, 318, cal)[0] == pytest.approx(0.064)
-        assert decode_step_seconds(m, g, graphed, batch, 318, cal)[0] < 0.06
+        assert decode_step_seconds(m, g, eager, batch, 318, cal)[0] == pytest.approx(0.128)
+        assert decode_step_seconds(m, g, graphed, batch, 318, cal)[0] < 0.1
     # with_batch (the batch searches' copy) keeps the flag
     assert eager.with_batch(8).cuda_graphs is False
 
