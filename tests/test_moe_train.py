@@ -424,14 +424,22 @@ def test_megatron_ep_overlap_under_the_interleaved_pipeline_leaves_the_warm_up_e
         assert _ep_parts(m, gpu, replace(refused, ep_overlap=True)) == _ep_parts(m, gpu, refused)
 
 
-def test_megatron_bridge_rows_are_mapped_with_the_ep_overlap_their_recipe_sets(catalog: Catalog) -> None:
-    # the notes end with the recipe's moe_a2a_overlap, read at the release's commit
+@pytest.mark.parametrize(("field", "on_id", "off_id", "why"), [
+    ("ep_overlap", "trm-mb-2608-gb200-deepseekv3-mxfp8-256-g4096-p-tokgpu",
+     "trm-mb-2608-gb300-nemotron3super-mxfp8-64-g512-p-tokgpu",
+     "the notes end with the recipe's moe_a2a_overlap, read at the release's commit"),
+    ("fused_grouped_mlp", "trm-mb-2606-gb200-qwen330ba3b-mxfp8-8-g512-p-tokgpu",
+     "trm-mb-260401-gb200-qwen330ba3b-mxfp8-8-g512-p-tokgpu",
+     "26.06's Qwen3-30B-A3B MXFP8 recipe on GB200 sets cutedsl_fused_grouped_mlp; 26.04.01's does not"),
+])
+def test_megatron_bridge_rows_are_mapped_with_what_their_recipe_sets(catalog: Catalog, field: str, on_id: str,
+                                                                     off_id: str, why: str) -> None:
     with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
         rows = {r["id"]: r for r in csv.DictReader(f)}
-    on, _ = _pretrain_case(catalog, rows["trm-mb-2608-gb200-deepseekv3-mxfp8-256-g4096-p-tokgpu"])
-    off, _ = _pretrain_case(catalog, rows["trm-mb-2608-gb300-nemotron3super-mxfp8-64-g512-p-tokgpu"])
+    on, _ = _pretrain_case(catalog, rows[on_id])
+    off, _ = _pretrain_case(catalog, rows[off_id])
     assert on is not None and off is not None
-    assert on.meta["setup"].ep_overlap and not off.meta["setup"].ep_overlap
+    assert getattr(on.meta["setup"], field) and not getattr(off.meta["setup"], field), why
 
 
 def test_fused_grouped_mlp_pays_no_per_expert_launches(catalog: Catalog) -> None:
@@ -451,16 +459,6 @@ def test_fused_grouped_mlp_pays_no_per_expert_launches(catalog: Catalog) -> None
     # nothing else of the step moves
     rest = {k: v for k, v in seconds["grouped"].items() if k != "expert_gemm_launches"}
     assert rest == {k: v for k, v in seconds["fused"].items() if k != "expert_gemm_launches"}
-
-
-def test_megatron_bridge_rows_are_mapped_with_the_fused_grouped_mlp_their_recipe_sets(catalog: Catalog) -> None:
-    # 26.06's Qwen3-30B-A3B MXFP8 recipe on GB200 sets cutedsl_fused_grouped_mlp; 26.04.01's does not
-    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
-        rows = {r["id"]: r for r in csv.DictReader(f)}
-    on, _ = _pretrain_case(catalog, rows["trm-mb-2606-gb200-qwen330ba3b-mxfp8-8-g512-p-tokgpu"])
-    off, _ = _pretrain_case(catalog, rows["trm-mb-260401-gb200-qwen330ba3b-mxfp8-8-g512-p-tokgpu"])
-    assert on is not None and off is not None
-    assert on.meta["setup"].fused_grouped_mlp and not off.meta["setup"].fused_grouped_mlp
 
 
 def test_selective_recompute_costs_the_forward_flops_of_the_modules_it_names(catalog: Catalog) -> None:
