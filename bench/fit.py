@@ -171,7 +171,7 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
     notes: dict[str, str] = {}
     # rows measured under load test the queueing model (gpuplan.estimate.load), which has no parameter of its own:
     # they are predicted with the efficiencies the other rows identify, never fitted on
-    speed = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"]
+    speed = _unloaded_speed_rows(cases)
     by_engine: dict[str, list[Case]] = {}
     for c in speed:
         # the key of its efficiencies, e.g. eta_memory_llamacpp_metal for llama.cpp on Apple silicon; a batch-1
@@ -356,14 +356,26 @@ def fit_eager_overhead(cases: list[Case], cal: Calibration) -> Calibration:
     stand-in (``layer_overhead_s_hf``, fitted first); an engine whose rows no value moves (none runs such a step)
     holds no key and keeps the stand-in."""
     for eng in EAGER_FITTED:
-        key = f"layer_overhead_s_{eng}_eager"
-        rows = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"
-                and efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:] == eng]
-        trial = cal.with_values(**{key: cal.values["layer_overhead_s_hf"]})
-        group = Group(f"eager steps {eng}", [key], [_BOUNDS["layer_overhead_s"]], SPEED_CLASSES, scale={key: 1e-5})
-        if rows and identified(group, rows, trial):
-            cal = fit_group(group, rows, trial)
+        rows = [c for c in _unloaded_speed_rows(cases)
+                if efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:] == eng]
+        cal = _fit_step_key(f"eager steps {eng}", f"layer_overhead_s_{eng}_eager", cal.values["layer_overhead_s_hf"],
+                            _BOUNDS["layer_overhead_s"], rows, cal)
     return cal
+
+
+def _unloaded_speed_rows(cases: list[Case]) -> list[Case]:
+    """The speed rows of runs without an arrival process (offline and batch runs): the load rows inform no
+    efficiency or step term."""
+    return [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"]
+
+
+def _fit_step_key(name: str, key: str, start: float, bounds: tuple[float, float], rows: list[Case],
+                  cal: Calibration) -> Calibration:
+    """``cal`` with the one step-time parameter ``key`` fitted on ``rows`` from ``start`` within ``bounds``, where
+    some value moves them; else ``cal`` unchanged (no key held)."""
+    trial = cal.with_values(**{key: start})
+    group = Group(name, [key], [bounds], SPEED_CLASSES, scale={key: 1e-5})
+    return fit_group(group, rows, trial) if rows and identified(group, rows, trial) else cal
 
 
 # the host seconds per running sequence of a decode step (gpuplan.estimate.engines.host_sequence_key,
@@ -392,13 +404,9 @@ def fit_host_per_sequence(cases: list[Case], cal: Calibration) -> Calibration:
     key whose rows no value moves (no row's step feels its host time) is not held, and such steps pay none
     (gpuplan.estimate.infer_speed.host_seconds_per_sequence)."""
     for key, start in HOST_SEQUENCE_STARTS.items():
-        rows = [c for c in cases if c.cls in SPEED_CLASSES and c.meta.get("kind") != "load"
-                and host_sequence_key(c.meta["setup"]) == key]
-        trial = cal.with_values(**{key: start})
+        rows = [c for c in _unloaded_speed_rows(cases) if host_sequence_key(c.meta["setup"]) == key]
         bounds = _VLLM_HOST_SEQUENCE_BOUNDS if key == HOST_SEQUENCE_KEY_VLLM else _HOST_SEQUENCE_BOUNDS
-        group = Group(f"host per sequence ({key})", [key], [bounds], SPEED_CLASSES, scale={key: 1e-5})
-        if rows and identified(group, rows, trial):
-            cal = fit_group(group, rows, trial)
+        cal = _fit_step_key(f"host per sequence ({key})", key, start, bounds, rows, cal)
     return cal
 
 

@@ -122,6 +122,16 @@ def release(version: str) -> tuple[int, int, int] | None:
     return tuple(int(g or 0) for g in found.groups()) if found else None  # type: ignore[return-value]
 
 
+# a setup that states no release runs the current one: above every release a rule starts from
+_CURRENT_RELEASE = (999, 0, 0)
+
+
+def running_release(s: types.InferSetup) -> tuple[int, int, int]:
+    """The release ``s`` states (:func:`release`), or one above every release for a setup that states none (plans
+    run the current release)."""
+    return release(s.engine_version) or _CURRENT_RELEASE
+
+
 # transformers' generate() kept the KV cache of models with Cache classes (Qwen2, Llama, ...) in the legacy tuple
 # format between steps until huggingface/transformers PR #30536 ("Reduce by 2 the memory requirement in generate()",
 # released in v4.42.0): each forward rebuilt a DynamicCache from the tuple it was given, concatenated every layer into
@@ -139,8 +149,7 @@ def hf_holds_previous_cache(m: types.ModelSpec, s: types.InferSetup) -> bool:
         return False
     if m.model_type in hf_tuple_cache_types():
         return True
-    found = release(s.engine_version) if s.engine_version else None
-    return found is not None and found < HF_ONE_CACHE_FROM
+    return running_release(s) < HF_ONE_CACHE_FROM
 
 
 # vLLM 0.8.0 made the V1 engine the default (vllm-project/vllm PR #13726, release notes of v0.8.0, 2025-03-18)
@@ -187,7 +196,7 @@ _VLLM_TOKENS = {"largest": (16384, 16384), "large": (16384, 8192), "small": (819
 def vllm_tier(s: types.InferSetup, gpu: types.Gpu) -> str:
     """Which of vLLM's default tiers ``gpu`` falls in under the release of ``s`` (the current one when unstated):
     "largest", "large" or "small" (see the release table above)."""
-    found = (release(s.engine_version) if s.engine_version else None) or (999, 0, 0)
+    found = running_release(s)
     name, size = gpu.name.lower(), gpu.memory_bytes
     if found < _VLLM_MEMORY_TIER_FROM:
         return "large" if "h100" in name or "h200" in name else "small"
@@ -205,8 +214,7 @@ def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetu
         return s
     tier = vllm_tier(s, gpu)
     offline, server = _VLLM_TOKENS[tier]
-    found = release(s.engine_version) if s.engine_version else None
-    seqs = 1024 if tier != "small" or (found is not None and found < _VLLM_SEQS_BY_TIER_FROM) else 256
+    seqs = 1024 if tier != "small" or running_release(s) < _VLLM_SEQS_BY_TIER_FROM else 256
     tokens = offline if s.launcher == VLLM_LLM_CLASS else server
     return replace(s, max_batched_tokens=s.max_batched_tokens or tokens, max_num_seqs=s.max_num_seqs or seqs)
 
@@ -364,8 +372,7 @@ def host_overlaps_step(s: types.InferSetup) -> bool:
         return True
     if s.async_scheduling is not None:
         return s.async_scheduling and s.pp <= 1
-    found = release(s.engine_version) if s.engine_version else None
-    return (found is None or found >= VLLM_ASYNC_SCHEDULING_FROM) and s.pp <= 1
+    return running_release(s) >= VLLM_ASYNC_SCHEDULING_FROM and s.pp <= 1
 
 
 # vLLM V1 captures CUDA graphs per count of scheduled tokens and pads a step to the next captured size; a step of
@@ -411,7 +418,7 @@ def _vllm_graph_max(s: types.InferSetup) -> int | None:
 def _sglang_graph_max(s: types.InferSetup, gpu: types.Gpu | None) -> int:
     """The largest decode batch SGLang's release of ``s`` captures on ``gpu`` (the table above); 160 where the GPU
     is unknown (the releases' own fallback)."""
-    found = (release(s.engine_version) if s.engine_version else None) or (999, 0, 0)
+    found = running_release(s)
     mib = gpu.memory_bytes / 2**20 if gpu is not None else None
     small = s.tp < 4
     if found >= _SGLANG_GRAPH_TIERS_FROM:

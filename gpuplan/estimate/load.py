@@ -243,12 +243,12 @@ def _finite_run(state: LoadSpeed, s: InferSetup, n_requests: int, run_s: float) 
 
 
 def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p: float, cap: int,
-           cal: Calibration, length_cv2: float = 0.0, others: float = 1.0, clients: int | None = None
-           ) -> LoadSpeed:
-    """Latencies at a known steady state (``rate`` arrivals/s, ``batch`` running sequences); ``others`` is the
-    share of the prompt work that belongs to other requests and so stretches this one's decode steps (1 for
-    an open stream, (n − 1)/n for n closed-loop clients: a lone client's prefill never overlaps its decode);
-    ``clients``: n for a closed loop, None for an open stream (:func:`_decoding_at_arrival`)."""
+           cal: Calibration, length_cv2: float = 0.0, clients: int | None = None) -> LoadSpeed:
+    """Latencies at a known steady state (``rate`` arrivals/s, ``batch`` running sequences) of an open stream, or
+    of ``clients`` closed-loop clients (:func:`_decoding_at_arrival`). ``others`` is the share of the prompt work that
+    belongs to other requests and so stretches this one's decode steps: 1 for an open stream, (n − 1)/n for n
+    clients (a lone client's prefill never overlaps its decode)."""
+    others = 1.0 if clients is None else (clients - 1) / clients
     rho = min(rate * t_p, 0.999)
     t_iter = _iteration(m, gpu, s, batch, rho * others, cal)
     # an arrival that finds no other sequence decoding starts its prefill at once and carries no decodes
@@ -378,7 +378,7 @@ def at_concurrency(m: ModelSpec, gpu: Gpu, s: InferSetup, clients: int, cal: Cal
     def at(rate: float) -> LoadSpeed:
         found = _steady_batch(m, gpu, s, rate, min(rate * t_p * others, 0.999), n, cal)
         batch = max(1.0, float(n) if found is None else found)
-        return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, others, n)
+        return _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2, n)
 
     # n clients each send when their last request ends: rate × cycle(rate) = n, where the cycle (TTFT + O × TPOT)
     # grows with the rate; bisect on the rate below where prompts alone would take the whole GPU
