@@ -179,7 +179,7 @@ ZH: dict[str, str] = {
     "utilisation": "利用率", "links": "互联", "steps": "步数", "memory bandwidth": "显存带宽",
     "memory-bound kernels": "访存受限算子",
     "16-bit tensor peak": "16 位张量峰值", "framework": "训练框架", "engine efficiency": "引擎效率", "batch": "批大小",
-    "CUDA graphs": "CUDA 图", "weight load rate": "权重读取速率",
+    "CUDA graphs": "CUDA 图", "weight load rate": "权重读取速率", "host time per sequence": "每条序列的主机时间",
     "never": "永不回本",
     "LoRA adapters": "LoRA 适配器",
     **HELP,

@@ -471,6 +471,12 @@ TEMPLATES: dict[str, str] = {
     "{per_cycle * cycles / GB} GB/s, below its share of the memory bandwidth":
         "{eng.name}：每个 SM 每周期 {per_cycle} 字节 × {gpu.sm_count} 个 SM × {clock_ghz} GHz = "
         "{per_cycle * cycles / GB} GB/s，低于其可用的显存带宽",
+    "{per * 1000000.0} µs per running sequence and step, overlapped with the GPU's step":
+        "每条运行中的序列每步 {per * 1000000.0} µs，与 GPU 的计算步骤重叠",
+    "{per * 1000000.0} µs per running sequence and step, added to the GPU's step":
+        "每条运行中的序列每步 {per * 1000000.0} µs，加在 GPU 的计算步骤之后",
+    "the engine's scheduling, input preparation and sampling per sequence (docs/estimators.md, Inference speed); "
+    "fitted (bench/fit.py)": "引擎对每条序列的调度、输入准备与采样（docs/estimators.md，推理速度）；拟合所得（bench/fit.py）",
     "{peak / TERA} TFLOP/s {dtype}, {_bandwidth(gpu) / GB} GB/s": "{peak / TERA} TFLOP/s {dtype}，{_bandwidth(gpu) / GB} GB/s",
     "{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens":
         "{sp.batch} 条并发序列，每条 {s.prompt_len}+{s.output_len} 个 token",

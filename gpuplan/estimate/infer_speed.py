@@ -846,6 +846,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
         Assumption("decode", f"{sp.bound}-bound",
                    "roofline: max(weight bytes/bandwidth, FLOPs/peak) + KV bytes/bandwidth"),
         *_graph_assumptions(s, eng, cal, gpu),
+        *_host_sequence_assumption(s, cal),
         *_load_cap_assumption(gpu, eng, cal),
         *_matvec_floor_assumption(gpu, eng, cal, weight_format(s.weight_format)),
     )
@@ -872,6 +873,21 @@ def _graph_assumptions(s: InferSetup, eng: Engine, cal: Calibration, gpu: Gpu) -
                        f"other steps launch op by op at {_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per "
                        "layer, overlapped with the GPU",
                        f"{eng.name} server defaults (gpuplan/data/engines.csv); fitted (bench/fit.py)"),)
+
+
+def _host_sequence_assumption(s: InferSetup, cal: Calibration) -> tuple[Assumption, ...]:
+    """The host time per running sequence of a decode step (:func:`host_step_seconds`), where the fit holds one
+    for the setup's engine and release, and whether it adds to the GPU's step or overlaps it."""
+    per = host_seconds_per_sequence(cal, s)
+    if not per:
+        return ()
+    source = ("the engine's scheduling, input preparation and sampling per sequence (docs/estimators.md, Inference "
+              "speed); fitted (bench/fit.py)")
+    if host_overlaps_step(s):
+        return (Assumption("host time per sequence", f"{per * 1e6:.0f} µs per running sequence and step, overlapped "
+                           "with the GPU's step", source),)
+    return (Assumption("host time per sequence", f"{per * 1e6:.0f} µs per running sequence and step, added to the "
+                       "GPU's step", source),)
 
 
 def _load_cap_assumption(gpu: Gpu, eng: Engine, cal: Calibration) -> tuple[Assumption, ...]:
