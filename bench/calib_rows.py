@@ -273,6 +273,11 @@ _FUSED_GROUPED_MLP = re.compile(r"\bfused grouped MLP on\b", re.IGNORECASE)
 _EP_OVERLAP = re.compile(r"\boverlap_moe_expert_parallel_comm\)\s+on\b|\+1f1b overlap\b", re.IGNORECASE)
 
 
+# A reading the notes call the card's whole memory ("80 = full card", "essentially the whole 80GB card"): the caching
+# allocator grows its pool until the card is full and frees its cache only when an allocation fails (pytorch/pytorch
+# c10/cuda/CUDACachingAllocator.cpp: a failed cudaMalloc releases the cached blocks and retries), so such a
+# reading says the run fit on the card, not what it needed at its peak
+_CARD_FILLED = re.compile(r"\b(?:full|whole)\s+(?:\d+\s*GB\s+)?card\b", re.IGNORECASE)
 # Megatron-Core's selective recomputation by module, which a row states from its recipe ("recompute_modules
 # mla_up_proj, mlp (...)", "recompute_modules empty") or in its column ("yes (selective: layernorm, moe_act)"):
 # TrainSetup.recompute_modules; names outside RECOMPUTE_MODULES are not read
@@ -712,7 +717,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             return None, "memory summed over GPUs: the per-GPU split is not stated"
         unit = "GiB" if metric.endswith("gib") else "GB"
         measured = _memory_value({"unit": unit, "value": row["value"]})
-        if measured >= 0.98 * gpu.memory_nominal_gb * 1e9 and "full card" in row["notes"].lower():
+        if measured >= 0.98 * gpu.memory_nominal_gb * 1e9 and _CARD_FILLED.search(row["notes"]):
             return None, "the reading is the card's whole memory (the allocator filled it), not a peak"
         counter = row["memory_counter"].strip().lower()
         how = {"torch_allocated": "active", "torch_reserved": "reserved"}.get(counter, "device")

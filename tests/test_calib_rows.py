@@ -165,6 +165,17 @@ def test_a_reading_below_the_model_states_alone_is_not_mapped(catalog: Catalog) 
     assert "25.70 GB" in why and "16.51 GB" in why
 
 
+def test_a_reading_the_notes_call_the_whole_card_is_not_mapped_as_a_peak(catalog: Catalog) -> None:
+    # GLM-4's fine-tune README reads 80,935 MiB on each of 8 A100-SXM4-80GB for its ZeRO-3 SFT, 98.8 % of the card's
+    # 81,920 MiB, and its notes say so in their own words ("essentially the whole 80GB card"): the pool filled the
+    # card. The same reading with the words left out stays a peak to predict
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-glm4-9b-chat-sft-zero3-8xa100-mem")
+    case, why = _finetune_case(catalog, row)
+    assert case is None and "card's whole memory" in why
+    plain, _ = _finetune_case(catalog, {**row, "notes": "SFT (Zero3 method), 8 GPUs."})
+    assert plain is not None and plain.cls == "finetune_memory"
+
+
 @pytest.mark.parametrize(("engine", "notes", "expected"), [
     ("vllm", "vllm serve ... --tensor-parallel-size 8", "bf16"),  # --kv-cache-dtype auto: the model's dtype
     ("sglang", "sglang.launch_server --tp 8", "bf16"),
