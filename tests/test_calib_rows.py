@@ -492,6 +492,22 @@ def test_a_llamacpp_speed_row_of_an_unstated_build_is_reported_not_fitted(catalo
     assert not unknown.fit and stated.fit and branch.fit
 
 
+def test_mac_llm_bench_rows_say_which_sitting_ran_them(catalog: Catalog) -> None:
+    # Each mac-llm-bench result file records when it was written (lib/collect_results.sh @5e91948); on the M5 that
+    # time tells its sittings apart: Llama-3.1-8B (04-06 14:30) decodes at 49 GB/s and prefills at the ALU rate,
+    # Gemma-4-31B (04-06 17:52, a build new enough to load Gemma 4) at 101 GB/s and above the ALU peak. Neither
+    # sitting states its build, so neither is fitted on, though the second agrees with gpuplan's ALU floor.
+    rows = [r for r in _rows("inference_llamacpp.csv") if r["source_group"] == "enescingoz/mac-llm-bench"]
+    stamps = {r["id"]: r["notes"].split("Result file written ")[1][:20] for r in rows}
+    assert len(stamps) == len(rows) >= 369
+    assert all(stamps[r["id"]].startswith(r["date"] + "T") for r in rows)
+    assert stamps["lcp-0551"] < "2026-04-06T16:59" < stamps["lcp-0542"] < "2026-04-07"
+    by_id = {r["id"]: r for r in rows}
+    first, second = (_inference_case(catalog, by_id[i])[0] for i in ("lcp-0551", "lcp-0542"))
+    assert first is not None and second is not None
+    assert not first.fit and not second.fit
+
+
 def test_mac_llm_bench_mlx_decode_runs_after_its_512_token_prompt(catalog: Catalog) -> None:
     # run_mlx_benchmark (enescingoz/mac-llm-bench lib/run_bench_mlx.sh @5e91948) runs mlx_lm.benchmark for pp 128,
     # 256 and 512 and writes tg128 on every pass, so the tg128 it keeps was generated after a 512-token prompt, its
