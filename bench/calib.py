@@ -444,11 +444,15 @@ def _launcher(row: dict[str, str]) -> str:
     return VLLM_LLM_CLASS if engine == "vllm" and _VLLM_OFFLINE.search(notes) else ""
 
 
-# A row that states the scheduler's limits keeps them: --max-num-seqs / max_num_seqs=, --max-num-batched-tokens.
-# GPUStack's tuning sections print the section's serve command and then, inside each result block, the value that
-# run used ("Variant comment inside the result block: '# --max-num-batched-tokens 4096'"): the variant wins.
+# A row that states the scheduler's limits keeps them: --max-num-seqs / max_num_seqs=, --max-num-batched-tokens, or
+# the setting named without its dashes as a run's recorded configuration prints it (dstack's Llama-3.1-405B rows:
+# "the CSV records chunked prefill on with max-num-batched-tokens 512 ..., max-num-seqs 512"; zhjunqin's
+# "max_num_seqs 256"). GPUStack's tuning sections print the section's serve command and then, inside each result
+# block, the value that run used ("Variant comment inside the result block: '# --max-num-batched-tokens 4096'"):
+# the variant wins.
 def _stated_limit(row: dict[str, str], flag: str) -> int | None:
-    notes, pattern = row.get("notes", ""), rf"(?:--{flag}|{flag.replace('-', '_')}\s*=)[ =]*(\d+)"
+    notes = row.get("notes", "")
+    pattern = rf"(?<![\w-])(?:--)?(?:{flag}|{flag.replace('-', '_')})(?:\s*=\s*|[ =]+)(\d+)"
     variant = re.search(r"Variant comment inside the result block: '#\s*" + pattern, notes)
     found = variant or re.search(pattern, notes)
     return int(found.group(1)) if found else None

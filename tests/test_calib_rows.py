@@ -20,6 +20,7 @@ from calib import (  # noqa: E402
     Case,
     _inference_case,
     _inference_memory_case,
+    _stated_limit,
     prompt_length_cv2,
     sharegpt_output_lengths,
 )
@@ -201,6 +202,29 @@ def test_a_closed_loop_row_whose_measured_concurrency_exceeds_its_cap_is_not_map
            and r["metric"] in ("ttft_ms_mean", "tpot_ms_mean", "request_throughput_req_s")]
     assert odd and all("exceeds its stated maximum concurrency" in why[rid] for rid in odd)
     assert not {c.id for c in cases} & set(odd)
+
+
+@pytest.mark.parametrize(("notes", "seqs", "tokens"), [
+    ("vllm serve m --max-num-seqs 128 --max-num-batched-tokens 4096", 128, 4096),  # the serve command
+    ("LLM(model=m, max_num_seqs=64)", 64, None),  # the LLM class's keyword
+    # a run's recorded configuration names the settings without dashes (dstack's Llama-3.1-405B CSV)
+    ("the CSV records chunked prefill on with max-num-batched-tokens 512 (...), max-num-seqs 512", 512, 512),
+    ("tensor_parallel_size 1, max_num_seqs 256, gpu_memory_utilization 0.9", 256, None),  # zhjunqin
+    ("max-seq-len-to-capture 8192, --max-model-len 91680", None, None),  # other settings are not limits
+])
+def test_a_row_keeps_the_scheduler_limits_it_states(notes: str, seqs: int | None, tokens: int | None) -> None:
+    row = {"notes": notes}
+    assert (_stated_limit(row, "max-num-seqs"), _stated_limit(row, "max-num-batched-tokens")) == (seqs, tokens)
+
+
+def test_dstacks_405b_server_runs_its_recorded_token_budget(cases: list[Case]) -> None:
+    # vLLM 0.6.3 turned chunked prefill on with 512 tokens per pass for its 91,680-token context: with that budget
+    # the overloaded server (16 req/s sent, about 10 served) never runs a step longer than a 512-token pass, where
+    # the 8,192-token default let prompt work stretch every decode step to twice its length
+    case = next(c for c in cases if c.id == "srv-5968")  # median TPOT at 16 req/s: 112 ms measured
+    s = case.meta["setup"]
+    assert (s.max_batched_tokens, s.max_num_seqs) == (512, 512)
+    assert case.predict(fitted()) < 1.6 * case.measured
 
 
 def test_a_vllm_server_started_with_max_model_len_serves_that_context(cases: list[Case]) -> None:

@@ -548,6 +548,23 @@ def test_when_most_iterations_carry_a_prompt_the_median_gap_is_one_of_those(llam
     assert busy.itl_median_s > busy.tpot_mean_s
 
 
+def test_past_capacity_the_median_gap_is_still_a_step_of_the_full_batch(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # overloaded, the engine runs its whole cap and admits prompts at the rate it serves them; with 100-token prompts
+    # and 2,000-token answers a prompt comes once every ~8 iterations of the full batch (q ≈ cap / O ≈ 0.13), so the
+    # median gap bench_serving prints is a decode-only step, as at a light load, shorter than the mean TPOT that
+    # spreads the prompt work over every gap; a 2,000-token answer sees a few hundred prompts, so the median
+    # request's own TPOT is about that mean
+    m, g = llama8b_h100
+    s = replace(SETUP, prompt_len=100, output_len=2000)
+    limit = capacity(m, g, s)
+    over = at_rate(m, g, s, 3 * limit, n_requests=3000)
+    full, _ = decode_step_seconds(m, g, s, over.batch, s.prompt_len + s.output_len / 2, fitted())
+    assert over.saturated and over.batch == max_batch(m, g, s, fitted())
+    assert over.itl_median_s == pytest.approx(full, rel=1e-9)
+    assert over.itl_median_s < 0.98 * over.tpot_mean_s
+    assert over.tpot_median_s == pytest.approx(over.tpot_mean_s, rel=0.01)
+
+
 def test_a_finite_run_past_capacity_waits_longer_the_more_it_sends_and_the_faster(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
     # a benchmark that sends N requests faster than the engine serves them ends with a finite queue: the later
     # requests wait for the earlier ones, so TTFT grows with N and with the rate, p99 above p50

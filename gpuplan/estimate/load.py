@@ -197,9 +197,14 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
             # fixed latency
             service = t_p + _prefill_decodes(m, gpu, s, full, cal) + tpot / 2 + request_seconds(s, gpu, cal)
             mean, p50, p99 = (service + w for w in _overload_waits(n_requests, rate, limit, cap))
+        # the engine admits prompts at the rate it serves them, so a request's gaps are the full batch's iterations,
+        # a share of them carrying a prompt (:func:`_median_gap`), and its own TPOT spreads with the prompts admitted
+        # while it decodes (:func:`_stalled_tpot`), as in a steady state
+        itl_p50 = _median_gap(m, gpu, s, limit, full, tpot, cal)
+        tpot_p50 = _stalled_tpot(m, gpu, s, limit, full, tpot, t_p, 0.50, cal)
         # a finite overloaded run still reports about the capacity: requests finish at μ from the first to the last
         return LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True,
-                         limit, cal.band("inference_latency"))
+                         limit, cal.band("inference_latency"), itl_p50, tpot_p50)
     state = _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2)
     if not n_requests:
         return state
