@@ -28,7 +28,14 @@ from gpuplan.estimate.moe_train import (
     permute_bytes_per_token,
 )
 from gpuplan.estimate.params import count_params
-from gpuplan.estimate.train_time import expert_parallel_seconds, links, step_work, train_time
+from gpuplan.estimate.train_time import (
+    ep_overlap_exposed,
+    expert_parallel_seconds,
+    links,
+    moe_layer_shares,
+    step_work,
+    train_time,
+)
 from gpuplan.plan.enumeration import training_layouts
 from gpuplan.types import Job, Parallelism, Task, TrainSetup
 
@@ -410,6 +417,41 @@ def test_megatron_ep_overlap_hides_the_all_to_alls_of_the_paired_micro_batches(c
     assert _ep_parts(m, gpu, replace(more, ep_overlap=True))[0] == pytest.approx(_ep_parts(m, gpu, more)[0] / 16)
 
 
+@pytest.mark.parametrize(("shares", "exposed", "why"), [
+    # 4 s of all-to-alls and 6 s of compute over 4 micro-batches: a quarter unpaired (1 s); of the paired 3 s each
+    # all-to-all kind takes 0.75 s beside 4.5 s of compute. Attention side 20 %: its forward (or data-gradient) pass
+    # is 0.3 s, so each combine shows 0.45 s; the dispatches (1.5 s) fit beside the experts' 2.7 s
+    ((0.2, 0.6), 1.0 + 2 * 0.45, "short attention side: both combines outlast it"),
+    ((0.4, 0.5), 1.0 + 2 * 0.15, "attention side 0.6 s: 0.15 s of each combine shows"),
+    ((0.6, 0.4), 1.0, "every window's computation outlasts its all-to-alls: only the unpaired quarter"),
+    ((0.6, 0.2), 1.0 + 1.5 - 0.9, "experts 0.9 s: the two dispatches (1.5 s) outlast them"),
+])
+def test_megatron_ep_overlap_hides_each_all_to_all_behind_its_own_window(shares: tuple[float, float],
+                                                                          exposed: float, why: str) -> None:
+    # model_chunk_schedule_plan.py TransformerLayerSchedulePlan.run: combine_bwd | pre_dispatch_fwd, then
+    # dispatch_fwd + dispatch_bwd | mlp_bwd + mlp_bwd_dw + mlp_fwd, then combine_fwd | pre_dispatch_bwd, each
+    # window waiting for both streams; pooled over the step (3 s of all-to-alls under 4.5 s of compute) all would hide
+    s = replace(_megatron(Parallelism(dp=8, ep=8, zero=1)), grad_accum=4)
+    assert ep_overlap_exposed(s, 4.0, 6.0, shares) == pytest.approx(exposed, rel=1e-9), why
+
+
+def test_megatron_ep_overlap_leaves_the_combines_exposed_across_h100_nodes(catalog: Catalog) -> None:
+    # Qwen3-235B-A22B as Megatron-Bridge's H100 recipe runs it (TP 2, PP 8 × VP 4, EP 32 over four HGX nodes, 8,192
+    # sequences): over 400 Gb/s links its all-to-alls take about as long as its compute, a quarter each kind, and its
+    # attention side is two fifths of the FLOPs, so one pass of it (2/15 of the compute) is shorter than a combine:
+    # far more than the unpaired share (8 of 512 micro-batches) stays on the critical path, which pooling the whole
+    # step's compute against its all-to-alls would hide
+    m, gpu = catalog.model("Qwen3-235B-A22B"), catalog.gpu("H100")
+    s = replace(_megatron(Parallelism(tp=2, pp=8, vp=4, dp=16, ep=32, zero=1)), grad_accum=512)
+    attention, experts = moe_layer_shares(m, s)
+    assert 0.3 < attention < 0.5 and 0.5 < experts < 0.7
+    plain, _ = _ep_parts(m, gpu, s)
+    overlapped, _ = _ep_parts(m, gpu, replace(s, ep_overlap=True))
+    unpaired = plain * 8 / 512
+    assert overlapped > 5 * unpaired
+    assert overlapped < 0.5 * plain  # the dispatches still hide behind the experts
+
+
 def test_megatron_ep_overlap_under_the_interleaved_pipeline_leaves_the_warm_up_exposed(catalog: Catalog) -> None:
     # interleaved 1F1B: stage r runs 2(p - r - 1) + (v - 1)p + 1 warm-up forward chunks alone (and as many cool-down
     # backward chunks), vp on average over the stages, of m·v: PP 4 × VP 2 with 16 micro-batches leaves 4/16
@@ -440,6 +482,25 @@ def test_megatron_bridge_rows_are_mapped_with_what_their_recipe_sets(catalog: Ca
     off, _ = _pretrain_case(catalog, rows[off_id])
     assert on is not None and off is not None
     assert getattr(on.meta["setup"], field) and not getattr(off.meta["setup"], field), why
+
+
+@pytest.mark.parametrize(("row_id", "dispatcher", "overlap", "modules"), [
+    # 25.09's run_script.py (r0.1.0 @684a686): DeepSeek-V3 on H100 runs DeepEP with the A2A 1F1B overlap and
+    # recomputes mla_up_proj and mlp; B200 and GB200 run it token-dropping, which turns DeepEP off, and recompute
+    # mla_up_proj only
+    ("trm-mb-2509-h100-deepseekv3dropless-fp8-1024-g8192-p-tokgpu", "deepep", True, ("mla_up_proj", "mlp")),
+    ("trm-mb-2509-b200-deepseekv3tokendrop-fp8-256-g2048-p-tokgpu", "alltoall", False, ("mla_up_proj",)),
+    ("trm-mb-2509-gb200-deepseekv3tokendrop-fp8-256-g2048-p-tokgpu", "alltoall", False, ("mla_up_proj",)),
+])
+def test_megatron_bridge_25_09_deepseek_rows_carry_their_run_scripts_settings(
+        catalog: Catalog, row_id: str, dispatcher: str, overlap: bool, modules: tuple[str, ...]) -> None:
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["id"] == row_id)
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    s = case.meta["setup"]
+    assert (s.ep_dispatcher, s.ep_overlap, s.recompute, s.recompute_modules) == (
+        dispatcher, overlap, "selective", modules)
 
 
 def test_fused_grouped_mlp_pays_no_per_expert_launches(catalog: Catalog) -> None:

@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.flops import train_flops_per_token
+from gpuplan.estimate.flops import forward_flops_per_token, train_flops_per_token
 from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.links import GPUS_PER_NODE, Collective, Links, links, uncalibrated_note
 from gpuplan.estimate.memory import frozen_base_bytes, linear_and_other_params, parameter_terms
@@ -386,7 +386,7 @@ def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     if s.dualpipe:  # ... but under DualPipe
         ep_total, pp_total = behind_compute(ep_total, pp_total, compute)
     elif s.ep_overlap:  # ... or Megatron-Core's combined 1F1B schedule
-        ep_total = ep_overlap_exposed(s, ep_total, compute)
+        ep_total = ep_overlap_exposed(s, ep_total, compute, moe_layer_shares(m, s))
     # one cuBLAS GEMM per local expert (moe_train.expert_gemm_launches); 0 until a fit has the parameter
     expert_launches = expert_gemm_launches(m, s) * cal.values.get("expert_gemm_launch_s", 0.0) * micro_steps
     bubble = pipeline_bubble(s, compute)
@@ -416,7 +416,7 @@ def behind_compute(ep_total: float, pp_total: float, compute: float) -> tuple[fl
     return ep_left, exposed - ep_left
 
 
-def ep_overlap_exposed(s: TrainSetup, ep_total: float, compute: float) -> float:
+def ep_overlap_exposed(s: TrainSetup, ep_total: float, compute: float, shares: tuple[float, float]) -> float:
     """The expert-parallel all-to-all seconds left exposed under Megatron-Core's EP communication overlap.
 
     ``--overlap-moe-expert-parallel-comm`` (Megatron-Bridge's ``moe_a2a_overlap``) runs its combined 1F1B schedule
@@ -426,8 +426,18 @@ def ep_overlap_exposed(s: TrainSetup, ep_total: float, compute: float) -> float:
     and vice versa". Only the steady phase pairs them: without a pipeline the first forward and the last backward
     run alone, 1/m of the step's all-to-alls for m micro-batches; with the interleaved schedule a stage runs
     2(p − r − 1) + (v − 1)p + 1 warm-up forward chunks (``get_pp_rank_microbatches``, one more under this overlap)
-    and as many cool-down backward chunks alone, out of m·v, p/m of them on average over the p stages. The paired
-    share hides its all-to-alls as far as its compute covers them (:func:`behind_compute`).
+    and as many cool-down backward chunks alone, out of m·v, p/m of them on average over the stages.
+
+    The paired share is hidden layer by layer, each all-to-all behind one given computation only, in three windows
+    that each wait for both streams (``megatron/core/models/common/model_chunk_schedule_plan.py``, same commit,
+    ``TransformerLayerSchedulePlan.run``): the backward's combine beside the forward's pre-dispatch computation
+    (attention, router, shared experts: ``fine_grained_callables.build_transformer_layer_callables``); the forward's
+    and the backward's dispatch beside the routed experts' backward, weight gradients and forward; the forward's
+    combine beside the pre-dispatch backward (its weight gradients are run later). Each all-to-all is a quarter of
+    the paired seconds, the forward a third of each part's compute; ``shares`` are the pre-dispatch side's and the
+    routed experts' shares of the compute (:func:`moe_layer_shares`). What a window's all-to-alls outlast its
+    computation stays exposed: where the attention side is short beside the all-to-alls (few attention FLOPs per
+    token, slow inter-node links), the combines show although the step as a whole has compute enough to hide them.
 
     Megatron-Core takes the option only with expert parallelism, without recomputing the MoE layers (full, or "moe"
     in ``recompute_modules``), and, with a pipeline, only with virtual stages (``TransformerConfig.__post_init__``,
@@ -436,8 +446,27 @@ def ep_overlap_exposed(s: TrainSetup, ep_total: float, compute: float) -> float:
     if par.ep <= 1 or s.reruns_moe or (par.pp > 1 and par.vp <= 1):
         return ep_total
     paired = max(0.0, 1.0 - par.pp / s.grad_accum)
-    hidden_share = ep_total * paired
-    return ep_total - hidden_share + behind_compute(hidden_share, 0.0, compute * paired)[0]
+    attention, experts = shares
+    a2a, paired_compute = ep_total * paired / 4, compute * paired
+    attention_side = paired_compute * attention / 3  # one pass (the forward, or the backward's data gradients)
+    windows = (max(0.0, a2a - attention_side) + max(0.0, 2 * a2a - paired_compute * experts) +
+               max(0.0, a2a - attention_side))
+    return ep_total * (1.0 - paired) + windows
+
+
+def moe_layer_shares(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
+    """Of a training step's FLOPs, (the MoE layers' work before the dispatch, the routed experts'): what Megatron-
+    Core's combined 1F1B schedule runs beside the other micro-batch's combine and its dispatches
+    (:func:`ep_overlap_exposed`). The first is the attention, router and shared experts (every layer's work but the
+    routed experts and the dense layers' MLPs), the second a token's k experts; the LM head runs outside both. Shares
+    of the forward's FLOPs: the backward and a recomputation keep them about the same."""
+    if not m.is_moe:
+        return 0.0, 0.0
+    p = count_params(m)
+    forward = forward_flops_per_token(m, (s.seq_len + 1) / 2)
+    experts = 2 * p.active_experts
+    attention = forward - experts - 2 * p.mlp - 2 * m.vocab * m.hidden
+    return max(0.0, attention) / forward, experts / forward
 
 
 def train_seconds(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration | None = None,
