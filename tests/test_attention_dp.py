@@ -40,6 +40,33 @@ def test_replicated_attention_adds_ten_gigabytes_per_gpu_to_deepseek_v3_fp8_at_d
     assert weights_bytes(m, fp8, 1, attention_dp=True) == weights_bytes(m, fp8, 1)  # one GPU: nothing to replicate
 
 
+def test_tensorrt_llm_also_keeps_llama4_dense_mlps_shared_expert_and_head_whole(catalog: Catalog) -> None:
+    # Llama 4 Maverick (config.json: hidden 5120, 48 layers, every second one MoE): 24 dense MLPs of
+    # 3 x 5120 x 16384 = 6.04 G weights, 24 shared experts of 3 x 5120 x 8192 = 3.02 G, both FP8 in the ModelOpt
+    # checkpoint (1 byte), and a 202,048 x 5120 bf16 head = 2.07 GB. TensorRT-LLM builds all three with TP size 1
+    # under enable_attention_dp; SGLang's --enable-dp-attention only the attention. At TP 8 each GPU keeps the 7/8
+    # TP would have left to the others: 7/8 x (6.04 + 3.02 + 2.07) GB = 9.74 GB more than SGLang's rank
+    m = catalog.model("Llama-4-Maverick-17B-128E")
+    fp8 = weight_format("fp8")
+    sglang = weights_bytes(m, fp8, 8, attention_dp=True)
+    trtllm = weights_bytes(m, fp8, 8, attention_dp=True, dense_dp=True)
+    assert trtllm - sglang == pytest.approx(9.74e9, rel=0.01)
+    assert weights_bytes(m, fp8, 8, dense_dp=True) == weights_bytes(m, fp8, 8)  # no attention DP: all split
+
+
+def test_whole_dense_layers_leave_less_kv_cache_on_8_h100(catalog: Catalog) -> None:
+    # Maverick FP8 at TP 8 on H100 (80 GiB = 85.9 GB): about 50 GB of weights per GPU and 2 GB of buffers leave
+    # some 34 GB, of which TensorRT-LLM gives 0.9 to the cache. Under attention DP the cache holds the same tokens
+    # per byte (a rank's own sequences, every head), but the rank keeps 2.6 GB of attention and 9.7 GB of dense
+    # MLPs, shared experts and head more: (34 - 12.4) / 34 = 0.64 of the sequences (the attention alone: 0.92)
+    m, g = catalog.model("Llama-4-Maverick-17B-128E"), catalog.gpu("H100")
+    s = InferSetup(engine=Engine.TRTLLM, weight_format="fp8", kv_dtype="fp8", tp=8, prompt_len=1000,
+                   output_len=1000)
+    tp, dp = (_fits(inference_memory(m, g, replace(s, attention_dp=dp), describe=False).capacity)
+              for dp in (False, True))
+    assert 0.55 * tp < dp < 0.75 * tp
+
+
 def test_each_rank_caches_only_its_own_sequences(catalog: Catalog) -> None:
     # MLA: under TP every GPU holds the whole latent of every sequence; under DP attention a rank holds its own
     # eighth, so 8x H200 fit several times the sequences despite the extra 10 GB of weights per GPU

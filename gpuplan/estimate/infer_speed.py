@@ -498,7 +498,8 @@ def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float
     and every token reads it as the output head in Q6_K. Its untied token table is gathered, never streamed."""
     if fmt.name in GGUF_MIX:
         return gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=False) * s.pp, count_params(m).experts, 0.0
-    total = weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp) * s.pp
+    whole_dense = types.Engine(s.engine).dense_mlp_with_attention_dp
+    total = weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp, whole_dense) * s.pp
     return total, count_params(m).experts, input_embedding_bytes(m, fmt, s.tp)
 
 
