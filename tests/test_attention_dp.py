@@ -11,6 +11,7 @@ import pytest
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.infer_speed import (
+    _allreduce_seconds,
     decode_step_seconds,
     latent_passes,
     prefill_seconds,
@@ -65,6 +66,25 @@ def test_whole_dense_layers_leave_less_kv_cache_on_8_h100(catalog: Catalog) -> N
     tp, dp = (_fits(inference_memory(m, g, replace(s, attention_dp=dp), describe=False).capacity)
               for dp in (False, True))
     assert 0.55 * tp < dp < 0.75 * tp
+
+
+@pytest.mark.parametrize(("model", "share"), [
+    # Qwen3-30B-A3B: 48 layers, every one MoE: one gather + scatter a layer where TP has two all-reduces
+    ("Qwen3-30B-A3B", 0.5),
+    # Llama 4 Maverick: 48 layers, every second one MoE; the dense ones run whole on their rank, no collective
+    ("Llama-4-Maverick-17B-128E", 0.25),
+])
+def test_tensorrt_llm_attention_dp_communicates_only_around_the_experts(catalog: Catalog, model: str,
+                                                                       share: float) -> None:
+    # 4 RTX PRO 6000 (PCIe, no NVLink), 1,024 tokens in the pass: SGLang's DP attention still all-reduces twice a
+    # layer in gpuplan's model; TensorRT-LLM's ranks all-gather their tokens before the routed experts and
+    # reduce-scatter after, one all-reduce's bytes per MoE layer and nothing for the attention or a dense MLP
+    m, g, cal = catalog.model(model), catalog.gpu("RTXPRO6000"), fitted()
+    s = InferSetup(weight_format="nvfp4", tp=4, prompt_len=1000, output_len=1000, attention_dp=True)
+    sglang, trtllm = (_allreduce_seconds(m, g, replace(s, engine=e), 1024, cal)
+                      for e in (Engine.SGLANG, Engine.TRTLLM))
+    assert trtllm == pytest.approx(share * sglang)
+    assert _allreduce_seconds(m, g, replace(s, engine=Engine.TRTLLM, attention_dp=False), 1024, cal) == sglang
 
 
 def test_each_rank_caches_only_its_own_sequences(catalog: Catalog) -> None:
