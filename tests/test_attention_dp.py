@@ -16,6 +16,7 @@ from gpuplan.estimate.infer_speed import (
     latent_passes,
     prefill_seconds,
     rank_prompt_tokens,
+    throughput,
 )
 from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import weight_format
@@ -85,6 +86,16 @@ def test_tensorrt_llm_attention_dp_communicates_only_around_the_experts(catalog:
                       for e in (Engine.SGLANG, Engine.TRTLLM))
     assert trtllm == pytest.approx(share * sglang)
     assert _allreduce_seconds(m, g, replace(s, engine=Engine.TRTLLM, attention_dp=False), 1024, cal) == sglang
+
+
+def test_attention_dp_on_one_gpu_changes_nothing(catalog: Catalog) -> None:
+    # the perf overview's MoE options set enable_attention_dp on its TP 1 runs too (Qwen3-30B-A3B on one B200):
+    # one rank has nothing to replicate, gather or balance
+    m, g = catalog.model("Qwen3-30B-A3B"), catalog.gpu("B200")
+    s = InferSetup(engine=Engine.TRTLLM, weight_format="nvfp4", kv_dtype="fp8", prompt_len=1000, output_len=1000)
+    plain, dp = (throughput(m, g, replace(s, attention_dp=dp), fitted()).figures.output_tokens_per_s
+                 for dp in (False, True))
+    assert dp == plain
 
 
 def test_each_rank_caches_only_its_own_sequences(catalog: Catalog) -> None:
