@@ -541,6 +541,14 @@ class Engine(StrEnum):
         """Serves many LoRA adapters on one base (vLLM --enable-lora, SGLang --lora-paths)."""
         return self in (Engine.VLLM, Engine.SGLANG)
 
+    @property
+    def dense_mlp_with_attention_dp(self) -> bool:
+        """Under attention data parallelism also keeps every linear layer outside the routed experts whole on every
+        rank: the dense MLP layers and the shared experts run data-parallel with the attention (TensorRT-LLM's
+        PyTorch flow builds them with TP size 1 under ``enable_attention_dp``). SGLang's ``--enable-dp-attention``
+        leaves them tensor-parallel."""
+        return self is Engine.TRTLLM
+
 
 class Framework(StrEnum):
     """A training stack: the code that runs a training step (``TrainSetup.framework``, data/stacks.csv ``stack``).

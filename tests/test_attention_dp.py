@@ -11,10 +11,12 @@ import pytest
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.infer_speed import (
+    _allreduce_seconds,
     decode_step_seconds,
     latent_passes,
     prefill_seconds,
     rank_prompt_tokens,
+    throughput,
 )
 from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import weight_format
@@ -38,6 +40,62 @@ def test_replicated_attention_adds_ten_gigabytes_per_gpu_to_deepseek_v3_fp8_at_d
     extra = weights_bytes(m, fp8, 8, attention_dp=True) - weights_bytes(m, fp8, 8)
     assert extra == pytest.approx(9.99e9, rel=0.01)
     assert weights_bytes(m, fp8, 1, attention_dp=True) == weights_bytes(m, fp8, 1)  # one GPU: nothing to replicate
+
+
+def test_tensorrt_llm_also_keeps_llama4_dense_mlps_shared_expert_and_head_whole(catalog: Catalog) -> None:
+    # Llama 4 Maverick (config.json: hidden 5120, 48 layers, every second one MoE): 24 dense MLPs of
+    # 3 x 5120 x 16384 = 6.04 G weights, 24 shared experts of 3 x 5120 x 8192 = 3.02 G, both FP8 in the ModelOpt
+    # checkpoint (1 byte), and a 202,048 x 5120 bf16 head = 2.07 GB. TensorRT-LLM builds all three with TP size 1
+    # under enable_attention_dp; SGLang's --enable-dp-attention only the attention. At TP 8 each GPU keeps the 7/8
+    # TP would have left to the others: 7/8 x (6.04 + 3.02 + 2.07) GB = 9.74 GB more than SGLang's rank
+    m = catalog.model("Llama-4-Maverick-17B-128E")
+    fp8 = weight_format("fp8")
+    sglang = weights_bytes(m, fp8, 8, attention_dp=True)
+    trtllm = weights_bytes(m, fp8, 8, attention_dp=True, dense_dp=True)
+    assert trtllm - sglang == pytest.approx(9.74e9, rel=0.01)
+    assert weights_bytes(m, fp8, 8, dense_dp=True) == weights_bytes(m, fp8, 8)  # no attention DP: all split
+
+
+def test_whole_dense_layers_leave_less_kv_cache_on_8_h100(catalog: Catalog) -> None:
+    # Maverick FP8 at TP 8 on H100 (80 GiB = 85.9 GB): about 50 GB of weights per GPU and 2 GB of buffers leave
+    # some 34 GB, of which TensorRT-LLM gives 0.9 to the cache. Under attention DP the cache holds the same tokens
+    # per byte (a rank's own sequences, every head), but the rank keeps 2.6 GB of attention and 9.7 GB of dense
+    # MLPs, shared experts and head more: (34 - 12.4) / 34 = 0.64 of the sequences (the attention alone: 0.92)
+    m, g = catalog.model("Llama-4-Maverick-17B-128E"), catalog.gpu("H100")
+    s = InferSetup(engine=Engine.TRTLLM, weight_format="fp8", kv_dtype="fp8", tp=8, prompt_len=1000,
+                   output_len=1000)
+    tp, dp = (_fits(inference_memory(m, g, replace(s, attention_dp=dp), describe=False).capacity)
+              for dp in (False, True))
+    assert 0.55 * tp < dp < 0.75 * tp
+
+
+@pytest.mark.parametrize(("model", "share"), [
+    # Qwen3-30B-A3B: 48 layers, every one MoE: one gather + scatter a layer where TP has two all-reduces
+    ("Qwen3-30B-A3B", 0.5),
+    # Llama 4 Maverick: 48 layers, every second one MoE; the dense ones run whole on their rank, no collective
+    ("Llama-4-Maverick-17B-128E", 0.25),
+])
+def test_tensorrt_llm_attention_dp_communicates_only_around_the_experts(catalog: Catalog, model: str,
+                                                                       share: float) -> None:
+    # 4 RTX PRO 6000 (PCIe, no NVLink), 1,024 tokens in the pass: SGLang's DP attention still all-reduces twice a
+    # layer in gpuplan's model; TensorRT-LLM's ranks all-gather their tokens before the routed experts and
+    # reduce-scatter after, one all-reduce's bytes per MoE layer and nothing for the attention or a dense MLP
+    m, g, cal = catalog.model(model), catalog.gpu("RTXPRO6000"), fitted()
+    s = InferSetup(weight_format="nvfp4", tp=4, prompt_len=1000, output_len=1000, attention_dp=True)
+    sglang, trtllm = (_allreduce_seconds(m, g, replace(s, engine=e), 1024, cal)
+                      for e in (Engine.SGLANG, Engine.TRTLLM))
+    assert trtllm == pytest.approx(share * sglang)
+    assert _allreduce_seconds(m, g, replace(s, engine=Engine.TRTLLM, attention_dp=False), 1024, cal) == sglang
+
+
+def test_attention_dp_on_one_gpu_changes_nothing(catalog: Catalog) -> None:
+    # the perf overview's MoE options set enable_attention_dp on its TP 1 runs too (Qwen3-30B-A3B on one B200):
+    # one rank has nothing to replicate, gather or balance
+    m, g = catalog.model("Qwen3-30B-A3B"), catalog.gpu("B200")
+    s = InferSetup(engine=Engine.TRTLLM, weight_format="nvfp4", kv_dtype="fp8", prompt_len=1000, output_len=1000)
+    plain, dp = (throughput(m, g, replace(s, attention_dp=dp), fitted()).figures.output_tokens_per_s
+                 for dp in (False, True))
+    assert dp == plain
 
 
 def test_each_rank_caches_only_its_own_sequences(catalog: Catalog) -> None:

@@ -498,7 +498,8 @@ def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float
     and every token reads it as the output head in Q6_K. Its untied token table is gathered, never streamed."""
     if fmt.name in GGUF_MIX:
         return gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=False) * s.pp, count_params(m).experts, 0.0
-    total = weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp) * s.pp
+    whole_dense = types.Engine(s.engine).dense_mlp_with_attention_dp
+    total = weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp, whole_dense) * s.pp
     return total, count_params(m).experts, input_embedding_bytes(m, fmt, s.tp)
 
 
@@ -748,10 +749,22 @@ def allreduce_seconds(gpu: Gpu, group: int, size_bytes: float, cal: Calibration)
     return cal.get("allreduce_latency_s") + size_bytes * 2 * (group - 1) / group / bw
 
 
+# Under TensorRT-LLM's attention data parallelism nothing but the routed experts is split (Engine.dense_mlp_with_
+# attention_dp), so the attention and a dense layer's MLP need no all-reduce; its fused MoE all-gathers the ranks'
+# tokens before the experts and reduce-scatters their output after (CutlassFusedMoE.forward_chunk's allgather under
+# use_dp, then reducescatter_or_allreduce in forward_impl: NVIDIA/TensorRT-LLM
+# tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py @7b437aaa73bf). A ring all-gather and reduce-scatter
+# each send (p − 1)/p of the tensor per GPU, together one all-reduce's bytes; counted at 16 bits although FP8 and
+# NVFP4 runs gather their quantized activations, so a bound from above.
+
+
 def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
-    """The tensor-parallel all-reduces of a pass over ``tokens`` tokens: two per layer of their 16-bit hidden
-    states."""
-    return 2 * m.n_layers * allreduce_seconds(gpu, s.tp, tokens * m.hidden * 2.0, cal)
+    """The tensor-parallel collectives of a pass over ``tokens`` tokens: two all-reduces per layer of their 16-bit
+    hidden states, or under TensorRT-LLM's attention data parallelism one all-reduce's worth per MoE layer."""
+    size_bytes = tokens * m.hidden * 2.0
+    if s.attention_dp and types.Engine(s.engine).dense_mlp_with_attention_dp:
+        return m.n_moe_layers * allreduce_seconds(gpu, s.tp, size_bytes, cal)
+    return 2 * m.n_layers * allreduce_seconds(gpu, s.tp, size_bytes, cal)
 
 
 def batched(s: InferSetup, batch: int) -> InferSetup:

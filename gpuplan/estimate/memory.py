@@ -58,20 +58,28 @@ def linear_and_other_params(m: ModelSpec) -> tuple[int, int]:
     return linear, p.total - linear
 
 
-def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1, attention_dp: bool = False) -> float:
+def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1, attention_dp: bool = False,
+                  dense_dp: bool = False) -> float:
     """Bytes of weights on the busiest GPU: linear layers split over TP and PP stages, embeddings and head
     split over TP (vocabulary-parallel), norms replicated. Under attention data parallelism (``attention_dp``)
-    every rank keeps the attention projections whole (:func:`attention_dp_extra_bytes`)."""
+    every rank keeps the attention projections whole, and with ``dense_dp`` the dense MLP layers and shared
+    experts too (:func:`attention_dp_extra_bytes`)."""
     linear, other = linear_and_other_params(m)
-    other_bytes = fmt.bytes_per_weight if fmt.scope == "all" else BYTES_16
-    if fmt.name == "fp32":
-        other_bytes = 4.0
-    extra = attention_dp_extra_bytes(m, fmt, tp, pp) if attention_dp else 0.0
+    other_bytes = _other_bytes_per_weight(fmt)
+    extra = attention_dp_extra_bytes(m, fmt, tp, pp, dense_dp) if attention_dp else 0.0
     if fmt.scope == "experts":  # MXFP4 checkpoints (gpt-oss): routed experts quantized, other linears 16-bit
         experts = count_params(m).experts
         return ((experts * fmt.bytes_per_weight + (linear - experts) * BYTES_16) / (tp * pp) + other * BYTES_16 / tp
                 + extra)
     return linear * fmt.bytes_per_weight / (tp * pp) + other * other_bytes / tp + extra
+
+
+def _other_bytes_per_weight(fmt: WeightFormat) -> float:
+    """Bytes per weight of what is not a linear layer (embeddings, head, norms): the format's own where it
+    quantizes everything, fp32's under fp32, else 16-bit."""
+    if fmt.name == "fp32":
+        return 4.0
+    return fmt.bytes_per_weight if fmt.scope == "all" else BYTES_16
 
 
 # Attention data parallelism runs the attention of a rank's own sequences with the whole attention block on every
@@ -80,13 +88,25 @@ def weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1, att
 # v0.4.x, PR #2787); TensorRT-LLM's PyTorch flow gives the attention module TP size 1 when
 # mapping.enable_attention_dp (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/attention.py, v1.0). Each rank
 # caches the KV of its own sequences only, every head (or the whole MLA latent) of them.
+# TensorRT-LLM keeps everything but the routed experts and the input embedding whole
+# (Engine.dense_mlp_with_attention_dp): Llama 4's dense MLP layers and its shared expert are
+# GatedMLP(overridden_tp_size=1 if enable_attention_dp) (NVIDIA/TensorRT-LLM
+# tensorrt_llm/_torch/models/modeling_llama.py @3a5901cd0d77, Llama4DecoderLayer and Llama4MoE), DeepSeek-V3's
+# dense and shared-expert MLPs get TP size 1 ("If using attention DP, the MLP also uses DP instead of TP",
+# modeling_deepseekv3.py _compute_mlp_tp_size), and the output head is an LMHead built without the mapping
+# (DecoderModelForCausalLM.__init__, tensorrt_llm/_torch/models/modeling_utils.py @000a01de66f0; later releases
+# shard it only under enable_lm_head_tp_in_adp, off by default).
 
 
-def attention_dp_extra_bytes(m: ModelSpec, fmt: WeightFormat, tp: int, pp: int = 1) -> float:
-    """Weight bytes a GPU holds beyond its TP share when the attention projections are whole on every rank: the
-    (tp − 1)/tp of them that tensor parallelism would have left to the other ranks, of the GPU's pipeline stage."""
+def attention_dp_extra_bytes(m: ModelSpec, fmt: WeightFormat, tp: int, pp: int = 1, dense_dp: bool = False) -> float:
+    """Weight bytes a GPU holds beyond its TP share when the attention projections (and with ``dense_dp`` the
+    dense MLP layers, shared experts and output head) are whole on every rank: the (tp − 1)/tp of them that tensor
+    parallelism would have left to the other ranks, of the GPU's pipeline stage (the head: of the last stage)."""
+    p = count_params(m)
+    linears = p.attention + (p.mlp + p.shared_experts if dense_dp else 0)
     per_weight = BYTES_16 if fmt.scope == "experts" else fmt.bytes_per_weight
-    return count_params(m).attention * per_weight * (1.0 - 1.0 / tp) / pp
+    head = p.head * _other_bytes_per_weight(fmt) if dense_dp else 0.0
+    return (linears * per_weight / pp + head) * (1.0 - 1.0 / tp)
 
 
 def kv_layout(s: InferSetup) -> tuple[int, float]:
@@ -558,7 +578,7 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     fmt = weight_format(s.weight_format)
     latent = eng.mla_latent_cache
     weights = (gguf_weights_bytes(m, fmt, s.tp, s.pp) if fmt.name in GGUF_MIX
-               else weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp))
+               else weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp, Engine(s.engine).dense_mlp_with_attention_dp))
     block = ggml_kv_pad(s) if eng.ggml_graph else eng.kv_block_tokens  # llama.cpp: n_ctx padded to whole pads
     kv_tp, share = kv_layout(s)
     kv = kv_cache_bytes(m, rank_sequences(s, s.batch), s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block)
