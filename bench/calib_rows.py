@@ -621,6 +621,17 @@ def _nf4_whole_matrix(text: str) -> bool:
     return bool(release) and int(release.group(1)) < 2
 
 
+_BNB_RELEASE = re.compile(r"\bbitsandbytes\s*(?:==\s*)?v?(\d+)\.(\d+)", re.IGNORECASE)
+
+
+def _nf4_stats_fp16(row: dict[str, str]) -> bool | None:
+    """True where the row states a bitsandbytes release before 0.43 (``TrainSetup.nf4_stats_fp16``: such a release
+    quantizes an NF4 base from an fp16 copy), else None: the stack's default. ms-swift's January 2024 benchmark
+    states bitsandbytes 0.41.3.post2 in its environment (docs/source_en/LLM/Benchmark.md @cdb169b7)."""
+    found = _BNB_RELEASE.search(" ".join((row["framework_version"], row["quant_base"], row["notes"])))
+    return True if found and (int(found.group(1)), int(found.group(2))) < (0, 43) else None
+
+
 def _base_fp16(text: str) -> bool:
     """Whether a row's quant_base column says the quantized base's other modules were stored in fp16 ("other
     modules fp16"): transformers' default for a bitsandbytes model loaded without a torch_dtype
@@ -693,6 +704,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         values["base_quant"] = base
         values["nf4_whole_matrix"] = _nf4_whole_matrix(row["quant_base"])
         values["base_fp16"] = _base_fp16(row["quant_base"])
+        values["nf4_stats_fp16"] = _nf4_stats_fp16(row)
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
         "bf16" if method in ("lora", "qlora", "ptuning") else "bf16-mixed")
     if method in ("lora", "qlora", "ptuning") and values["precision"] == "bf16-mixed":

@@ -946,6 +946,23 @@ def test_swift_bitsandbytes_rows_keep_the_unquantized_modules_in_fp16(catalog: C
     assert plain is not None and not plain.meta["setup"].base_fp16
 
 
+def test_a_stated_bitsandbytes_before_0_43_dequantizes_through_fp16(catalog: Catalog) -> None:
+    # ms-swift's January 2024 environment names bitsandbytes 0.41.3.post2, whose Params4bit.cuda quantizes a
+    # .half() copy: the NF4 state records fp16 and every dequantized matrix gets a bf16 copy beside it, 2 bytes more
+    # a weight of the largest matrix: Qwen-7B's MLP projection, 4096 × 11008, as the hf stack lays out the layer
+    # (Q, K and V apart, data/stacks.csv fused_qkv no; Qwen v1's own fused c_attn, 4096 × 12288, is not modelled)
+    rows = {r["id"]: r for r in _rows("finetune_more.csv")}
+    row = rows["ftm-swift-quantization-qwen-7b-chat-lora-int4-bnb-len2048-bs1-ga16-fa1-gc1-r8-default-mem"]
+    old, _ = _finetune_case(catalog, row)
+    assert old is not None and old.meta["setup"].nf4_stats_fp16 is True
+    notes = row["notes"].replace("bitsandbytes 0.41.3.post2", "bitsandbytes {}")
+    for unstated in ({**row, "notes": notes.format("(release not given)")}, {**row, "notes": notes.format("0.43.0")}):
+        today, _ = _finetune_case(catalog, unstated)
+        assert today is not None and today.meta["setup"].nf4_stats_fp16 is None
+    cal = fitted()
+    assert old.predict(cal) - today.predict(cal) == pytest.approx(4096 * 11008 * 2)
+
+
 def test_rows_run_with_cuda_graphs_off_map_to_eager_steps(cases: list[Case]) -> None:
     # DataCrunch's DeepSeek-V3 runs launched SGLang with --disable-cuda-graph (srv-1181: 1 req/s, TP8, median TPOT
     # 209 ms, four times the graphed estimate), the Qwen2.5 speed benchmark's Qwen2.5-32B row ran vLLM with
