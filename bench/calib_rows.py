@@ -704,7 +704,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         values["base_quant"] = base
         values["nf4_whole_matrix"] = _nf4_whole_matrix(row["quant_base"])
         values["base_fp16"] = _base_fp16(row["quant_base"])
-        values["nf4_stats_fp16"] = _nf4_stats_fp16(row)
+        values["nf4_stats_fp16"] = _nf4_stats_fp16(row) if base.startswith("bnb-") else None
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
         "bf16" if method in ("lora", "qlora", "ptuning") else "bf16-mixed")
     if method in ("lora", "qlora", "ptuning") and values["precision"] == "bf16-mixed":
