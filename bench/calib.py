@@ -184,20 +184,33 @@ def _brace_match(rid: str, pattern: str) -> bool:
     return any(fnmatch.fnmatch(rid, pattern[: m.start()] + alt + pattern[m.end():]) for alt in m.group(1).split(","))
 
 
-def training_memory_predictor(model: ModelSpec, setup: TrainSetup, measure: str) -> Callable[[Calibration], float]:
+def training_memory_predictor(model: ModelSpec, setup: TrainSetup, measure: str,
+                              card_bytes: float | None = None) -> Callable[[Calibration], float]:
     """gpuplan's training memory as the row measured it: ``reserved`` (PyTorch's pool: no CUDA context),
-    ``active`` (allocated: no context, no allocator slack), ``weights``, or the whole device."""
+    ``active`` (allocated: no context, no allocator slack), ``weights``, or the whole device. Where the card's memory
+    is given (``card_bytes``), a reserved or device-wide reading stops at it (:func:`within_card`)."""
     def predict(cal: Calibration) -> float:
         est = training_memory(model, setup, cal, describe=False)  # the same numbers, without the sentences
+        context = est.breakdown.get("overhead")
+        floor = est.floor.value if est.floor is not None else est.total
         if measure == "reserved":
-            return est.total - est.breakdown.get("overhead")
+            card = card_bytes - context if card_bytes else None
+            return within_card(est.total - context, floor - context, card)
         if measure == "active":
-            return est.total - est.breakdown.get("overhead") - est.breakdown.get("allocator_slack")
+            return est.total - context - est.breakdown.get("allocator_slack")
         if measure == "weights":
             return est.breakdown.get("weights")
-        return est.total
+        return within_card(est.total, floor, card_bytes)
 
     return predict
+
+
+def within_card(estimate: float, floor: float, card: float | None) -> float:
+    """A peak reading of PyTorch's pool (or of the device) where the estimate's pool would outgrow the card: when
+    cudaMalloc fails, the caching allocator frees its cached unused blocks and retries before it reports
+    out-of-memory (gpuplan.estimate.memory.ALLOCATOR_GIVES_BACK), so the pool stops at what the card leaves it
+    (``card``), though never below the tensors the step holds (``floor``: a run that read a peak fitted them)."""
+    return estimate if card is None else min(estimate, max(card, floor))
 
 
 def _training_case(cat: Any, spec: dict[str, Any], row: dict[str, str], defaults: dict[str, Any]) -> Case:

@@ -626,6 +626,17 @@ def _nf4_whole_matrix(text: str) -> bool:
     return bool(release) and int(release.group(1)) < 2
 
 
+_BNB_RELEASE = re.compile(r"\bbitsandbytes\s*(?:==\s*)?v?(\d+)\.(\d+)", re.IGNORECASE)
+
+
+def _nf4_stats_fp16(row: dict[str, str]) -> bool | None:
+    """True where the row states a bitsandbytes release before 0.43 (``TrainSetup.nf4_stats_fp16``: such a release
+    quantizes an NF4 base from an fp16 copy), else None: the stack's default. ms-swift's January 2024 benchmark
+    states bitsandbytes 0.41.3.post2 in its environment (docs/source_en/LLM/Benchmark.md @cdb169b7)."""
+    found = _BNB_RELEASE.search(" ".join((row["framework_version"], row["quant_base"], row["notes"])))
+    return True if found and (int(found.group(1)), int(found.group(2))) < (0, 43) else None
+
+
 def _base_fp16(text: str) -> bool:
     """Whether a row's quant_base column says the quantized base's other modules were stored in fp16 ("other
     modules fp16"): transformers' default for a bitsandbytes model loaded without a torch_dtype
@@ -698,6 +709,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         values["base_quant"] = base
         values["nf4_whole_matrix"] = _nf4_whole_matrix(row["quant_base"])
         values["base_fp16"] = _base_fp16(row["quant_base"])
+        values["nf4_stats_fp16"] = _nf4_stats_fp16(row) if base.startswith("bnb-") else None
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
         "bf16" if method in ("lora", "qlora", "ptuning") else "bf16-mixed")
     if method in ("lora", "qlora", "ptuning") and values["precision"] == "bf16-mixed":
@@ -729,7 +741,11 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         # predicted, reported and counted in the error bands (unseen by the fit, so held out by construction),
         # but not fitted on (FIT_MEMORY): see the comment above FIT_MEMORY
         stated = stated and counter in ("torch_allocated", "torch_reserved", "nvidia_smi")
-        return Case(cls="finetune_memory", measured=measured, predict=training_memory_predictor(model, setup, how),
+        # a reserved or device-wide reading stops at the card (calib.within_card): ms-swift's 2024 tables read
+        # 78.2-78.8 GiB reserved on an A100-80GB (80 GiB less the CUDA context) for runs as different as Qwen-7B's
+        # full fine-tune at 4,096 tokens and Qwen-72B's LoRA on two cards
+        predict = training_memory_predictor(model, setup, how, gpu.memory_bytes)
+        return Case(cls="finetune_memory", measured=measured, predict=predict,
                     meta={**meta, "measure": how, "fit_on": FIT_MEMORY}, fit=stated, **common), ""
     if setup.parallel.zero >= 3 and n > 1 and _UNSTATED_PCIE_WIDTH.search(row["notes"]):
         return None, ("weights sharded over a PCIe link narrower than the catalog's x16 by the source's account, "

@@ -705,6 +705,10 @@ class TrainSetup:
     # computes in bf16 under autocast: transformers stores them in fp16 when from_pretrained gets a bitsandbytes
     # config and no torch_dtype (see memory.output_layer_cast_bytes); False: in the compute format
     base_fp16: bool = False
+    # the bitsandbytes NF4 base's quantization state records fp16: bitsandbytes before 0.43 quantizes from a
+    # ``.half()`` copy whatever the checkpoint's dtype (see memory.nf4_stats_fp16); None: as the stack does
+    # (data/stacks.csv nf4_stats_fp16)
+    nf4_stats_fp16: bool | None = None
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
     trainable_layers: int = 2  # freeze: train the last k layers
     parallel: Parallelism = Parallelism()

@@ -160,6 +160,20 @@ def test_an_nf4_base_quantized_from_fp16_is_dequantized_to_fp16_then_cast(catalo
     assert training_memory(m, replace(bf16, method="lora")).breakdown.get("dequant") == 0
 
 
+def test_transformers_with_an_old_bitsandbytes_dequantizes_to_fp16_then_casts(catalog: Catalog) -> None:
+    # bitsandbytes before 0.43 quantizes .half() of every weight (Params4bit.cuda in the 0.41.3.post2 wheel), so
+    # under transformers too the NF4 state records fp16 and MatMul4Bit copies each dequantized matrix to bf16:
+    # Llama-2-7B's largest quantized linear (4096 × 11008; transformers keeps lm_head 16-bit) at 2 + 2 bytes a weight
+    m = catalog.model("Llama-2-7B")
+    current = TrainSetup(method="qlora", framework="hf", precision="bf16")
+    old = replace(current, nf4_stats_fp16=True)
+    assert training_memory(m, current).breakdown.get("dequant") == H * F * 2
+    assert training_memory(m, old).breakdown.get("dequant") == H * F * (2 + 2)
+    assert training_memory(m, replace(old, precision="fp16-mixed")).breakdown.get("dequant") == H * F * 2
+    # a stack that quantizes from fp16 itself (LitGPT) is not turned off by a setup that states nothing
+    assert training_memory(m, replace(current, framework="pytorch")).breakdown.get("dequant") == V * H * (2 + 2)
+
+
 def test_framework_lora_dropout_defaults_are_read() -> None:
     assert framework("litgpt").lora_dropout == 0.05  # config_hub/finetune/*/lora.yaml
     assert framework("swift").lora_dropout == 0.05  # ms-swift lora_dropout_p

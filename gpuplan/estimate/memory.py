@@ -1764,14 +1764,25 @@ def load_pool_bytes(s: TrainSetup, cal: Calibration, resident: float, transient:
 
 
 def _nf4_cast_bytes_per_weight(s: TrainSetup) -> float:
-    """The compute-dtype copy of a dequantized NF4 matrix, made while its fp16 dequantization is alive, on a stack
-    that quantizes the base from an fp16 copy (``data/stacks.csv`` ``nf4_stats_fp16``): the quantization state then
-    records fp16, ``F.dequantize_4bit`` returns fp16, and bitsandbytes' MatMul4Bit casts it with ``.to(A.dtype)`` in
-    forward and ``.to(grad_output.dtype)`` in backward (bitsandbytes/autograd/_functions.py @0.42.0, 4870580f); no
-    copy when the compute dtype is fp16 itself (fp16 mixed precision)."""
-    if not (_bnb_base(s) and stack(s.framework).nf4_stats_fp16) or s.precision == "fp16-mixed":
+    """The compute-dtype copy of a dequantized NF4 matrix, made while its fp16 dequantization is alive, where the
+    base was quantized from an fp16 copy (:func:`nf4_stats_fp16`): the quantization state then records fp16,
+    ``F.dequantize_4bit`` returns fp16, and bitsandbytes' MatMul4Bit casts it with ``.to(A.dtype)`` in forward and
+    ``.to(grad_output.dtype)`` in backward (bitsandbytes/autograd/_functions.py @0.42.0, 4870580f); no copy when the
+    compute dtype is fp16 itself (fp16 mixed precision)."""
+    if not (_bnb_base(s) and nf4_stats_fp16(s)) or s.precision == "fp16-mixed":
         return 0.0
     return act_bytes(s)
+
+
+def nf4_stats_fp16(s: TrainSetup) -> bool:
+    """Whether the NF4 base was quantized from an fp16 copy, so that its quantization state records fp16: as the
+    setup says (a stated bitsandbytes release before 0.43, whose ``Params4bit.cuda`` quantizes
+    ``self.data.contiguous().half()`` whatever the checkpoint's dtype: bitsandbytes/nn/modules.py in the
+    0.41.3.post2 and 0.42.0 wheels; 0.43.0 quantizes the data in its own dtype), else as the stack does
+    (``data/stacks.csv`` ``nf4_stats_fp16``: Lightning Fabric's BitsandbytesPrecision casts to fp16 itself)."""
+    if s.nf4_stats_fp16 is not None:
+        return s.nf4_stats_fp16
+    return stack(s.framework).nf4_stats_fp16
 
 
 def describe_stack(m: ModelSpec, s: TrainSetup) -> str:
