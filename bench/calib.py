@@ -460,7 +460,8 @@ def _launcher(row: dict[str, str]) -> str:
 # A row that states the scheduler's limits keeps them: --max-num-seqs / max_num_seqs=, --max-num-batched-tokens, or
 # the setting named without its dashes as a run's recorded configuration prints it (dstack's Llama-3.1-405B rows:
 # "the CSV records chunked prefill on with max-num-batched-tokens 512 ..., max-num-seqs 512"; zhjunqin's
-# "max_num_seqs 256"). GPUStack's tuning sections print the section's serve command and then, inside each result
+# "max_num_seqs 256"); SGLang's --chunked-prefill-size is its token budget.
+# GPUStack's tuning sections print the section's serve command and then, inside each result
 # block, the value that run used ("Variant comment inside the result block: '# --max-num-batched-tokens 4096'"):
 # the variant wins.
 def _stated_limit(row: dict[str, str], flag: str) -> int | None:
@@ -474,7 +475,8 @@ def _stated_limit(row: dict[str, str], flag: str) -> int | None:
 def _with_limits(setup: InferSetup, row: dict[str, str], gpu: Any) -> InferSetup:
     """The row's setup with the limits it states, then its engine release's defaults on its GPU."""
     stated = replace(setup, max_num_seqs=_stated_limit(row, "max-num-seqs"),
-                     max_batched_tokens=_stated_limit(row, "max-num-batched-tokens"))
+                     max_batched_tokens=(_stated_limit(row, "max-num-batched-tokens")
+                                         or _stated_limit(row, "chunked-prefill-size")))
     return with_engine_defaults(stated, gpu)
 
 

@@ -21,6 +21,7 @@ from calib import (  # noqa: E402
     _inference_case,
     _inference_memory_case,
     _stated_limit,
+    _with_limits,
     prompt_length_cv2,
     sharegpt_output_lengths,
     training_memory_predictor,
@@ -29,7 +30,7 @@ from calib import _precision as _speed_precision  # noqa: E402
 from calib_rows import _finetune_case, _int, _mpt_benchmark, _precision, _pretrain_case  # noqa: E402
 from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 
-from gpuplan.catalog import Catalog  # noqa: E402
+from gpuplan.catalog import Catalog, load_catalog  # noqa: E402
 from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
 from gpuplan.estimate.calibration import Calibration, fitted  # noqa: E402
 from gpuplan.estimate.engines import release, vllm_v0  # noqa: E402
@@ -216,6 +217,17 @@ def test_a_closed_loop_row_whose_measured_concurrency_exceeds_its_cap_is_not_map
 def test_a_row_keeps_the_scheduler_limits_it_states(notes: str, seqs: int | None, tokens: int | None) -> None:
     row = {"notes": notes}
     assert (_stated_limit(row, "max-num-seqs"), _stated_limit(row, "max-num-batched-tokens")) == (seqs, tokens)
+
+
+def test_an_sglang_row_keeps_the_chunk_it_states() -> None:
+    """SGLang's ``--chunked-prefill-size`` is the prompt budget its server was started with: the row's setup keeps
+    it rather than the release's default for the GPU."""
+    gpu = load_catalog().gpu("H200")
+    row = {"notes": "python -m sglang.launch_server --tp 8 --chunked-prefill-size 4096"}
+    s = _with_limits(InferSetup(engine="sglang", engine_version="0.5.3", tp=8), row, gpu)
+    assert s.max_batched_tokens == 4096
+    assert _with_limits(InferSetup(engine="sglang", engine_version="0.5.3", tp=8), {"notes": ""}, gpu) \
+        .max_batched_tokens == 8192
 
 
 def test_dstacks_405b_server_runs_its_recorded_token_budget(cases: list[Case]) -> None:

@@ -424,6 +424,32 @@ def test_stated_vllm_limits_and_v0_keep_theirs():
     assert with_engine_defaults(v0, h100) is v0  # V0 keeps engines.csv's 256 sequences and its own budget
 
 
+@pytest.mark.parametrize(("gpu_name", "version", "dp", "tokens", "why"), [
+    ("H200", "0.4.1", False, 8192, "0.4.1 server_args.py: 8,192 on any GPU of 25,000 MiB or more, not 16,384"),
+    ("RTX 4090", "0.4.3.post2", False, 2048, "0.4.3.post2: 24,564 MiB is under 25,000 MiB"),
+    ("MI300X", "0.4.2.post4", False, 8192, "before 0.5.3 a 192 GB part takes 8,192 like an 80 GB one"),
+    ("H200", "0.4.1", True, 8 * 4096, "0.4.1 halves it per DP rank (dp_size = tp_size): 4,096 on each of 8"),
+    ("H200", "0.4.6.post2", True, 8192, "0.4.6 splits it over the dp_size ranks: 1,024 on each of 8"),
+    ("L40S", "0.5.4.post2", False, 4096, "0.5.x _handle_gpu_memory_settings: under 60 GiB"),
+    ("H100", "0.5.6.post2", False, 8192, "0.5.x: under 160 GiB (an H200's 143,771 MiB too)"),
+    ("B200", "0.5.3", False, 16384, "0.5.x: 160 GiB or more"),
+    ("MI300X", "", False, 16384, "plans run the current release: 192 GB parts take 16,384"),
+])
+def test_sglang_prompt_chunk_follows_release_gpu_memory_and_attention_dp(gpu_name, version, dp, tokens, why):
+    gpu = load_catalog().gpu(gpu_name)
+    s = InferSetup(engine="sglang", engine_version=version, tp=8, attention_dp=dp)
+    assert with_engine_defaults(s, gpu).max_batched_tokens == tokens, why
+
+
+def test_stated_sglang_chunk_and_other_platforms_keep_theirs():
+    cat = load_catalog()
+    stated = InferSetup(engine="sglang", max_batched_tokens=2048)
+    assert with_engine_defaults(stated, cat.gpu("B200")) is stated
+    apple = next(g for g in cat.gpus.values() if g.vendor == "Apple")
+    s = InferSetup(engine="sglang")
+    assert with_engine_defaults(s, apple) is s  # no rule read for another platform's runner: engines.csv's
+
+
 def test_h100_offline_runs_bigger_batches_than_a100_server():
     """The same 8B model at 128 tokens in, 128 out, queued all at once: vLLM's LLM class on an H100 may run 1,024
     sequences where its API server on an A100 80GB runs 256, so the H100 run's batch is four times larger (the KV

@@ -206,10 +206,47 @@ def vllm_tier(s: types.InferSetup, gpu: types.Gpu) -> str:
     return "large" if size >= _VLLM_LARGE_BYTES and not excluded else "small"
 
 
+# SGLang's ``ServerArgs.__post_init__`` picks ``chunked_prefill_size`` (the prompt tokens one scheduler puts in a
+# forward pass) from the memory the device reports in MiB (nvidia-smi / amd-smi ``memory.total``) when the server
+# is started without one (python/sglang/srt/server_args.py of each release's wheel):
+# - 0.4.0-0.4.3.post2 (read at 0.4.0, 0.4.1, 0.4.2.post4, 0.4.3.post2): 2,048 under 25,000 MiB, else 8,192;
+#   ``--enable-dp-attention`` sets dp_size = tp_size and halves it, per DP rank, each rank scheduling its own;
+# - 0.4.6 (0.4.6.post2): the same tiers (16,384 only for a prefill/decode-disaggregated server); under attention DP
+#   each of the dp_size ranks takes chunked_prefill_size // dp_size;
+# - 0.5.3 on (0.5.3, 0.5.4.post2, 0.5.5.post1, 0.5.6.post2, ``_handle_gpu_memory_settings``): 2,048 under 35 GiB,
+#   4,096 under 60 GiB, 8,192 under 160 GiB (H100, H200, A100 80GB), 16,384 above (B200, MI300X); 4,096 where no
+#   memory is read; attention DP as in 0.4.6.
+# Releases 0.4.4-0.4.5 and 0.5.0-0.5.2 were not read and take the rule of the nearest earlier read one. The budget
+# gpuplan schedules is the whole pass over every rank: per-rank chunk x DP ranks (gpuplan's attention DP runs one
+# rank per TP rank). Other platforms (Ascend NPUs from 0.5.4) keep engines.csv's.
+_SGLANG_CHUNK_TIERS_FROM = (0, 5, 3)
+_SGLANG_DP_SPLIT_FROM = (0, 4, 6)
+_SGLANG_CHUNK_TIERS_GIB = ((35, 2048), (60, 4096), (160, 8192))  # (below GiB, tokens); larger: 16,384
+_SGLANG_CHUNK_SMALL_MIB = 25_000  # before 0.5.3: 2,048 below, 8,192 from
+
+
+def sglang_chunk(s: types.InferSetup, gpu: types.Gpu) -> int:
+    """Prompt tokens SGLang's release of ``s`` (the current one when unstated) puts in one forward pass on ``gpu``
+    by default, over every attention-DP rank (the table above)."""
+    found, mib = running_release(s), gpu.memory_bytes / 2**20
+    if found >= _SGLANG_CHUNK_TIERS_FROM:
+        chunk = next((tokens for below, tokens in _SGLANG_CHUNK_TIERS_GIB if mib < below * 1024), 16384)
+    else:
+        chunk = 2048 if mib < _SGLANG_CHUNK_SMALL_MIB else 8192
+    if not s.attention_dp or s.tp < 2:
+        return chunk
+    if found < _SGLANG_DP_SPLIT_FROM:
+        return chunk // 2 * s.tp
+    return chunk // s.tp * s.tp
+
+
 def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetup:
     """``s`` with the scheduler limits its engine release picks on ``gpu`` filled in where ``s`` states none
     (``max_batched_tokens``, ``max_num_seqs``): vLLM V1's depend on the GPU and on the entry point (the API server
-    unless ``s.launcher`` is :data:`VLLM_LLM_CLASS`); other engines and vLLM V0 keep ``engines.csv``'s."""
+    unless ``s.launcher`` is :data:`VLLM_LLM_CLASS`); SGLang's prompt chunk on the GPU's memory and attention DP
+    (:func:`sglang_chunk`) on NVIDIA and AMD parts; other engines and vLLM V0 keep ``engines.csv``'s."""
+    if s.engine == types.Engine.SGLANG and not s.max_batched_tokens and gpu.vendor in _GRAPH_VENDORS:
+        return replace(s, max_batched_tokens=sglang_chunk(s, gpu))
     if s.engine != types.Engine.VLLM or vllm_v0(s) or (s.max_batched_tokens and s.max_num_seqs):
         return s
     tier = vllm_tier(s, gpu)
