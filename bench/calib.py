@@ -527,6 +527,23 @@ def _async_scheduling(row: dict[str, str]) -> bool | None:
 _MAX_MODEL_LEN = re.compile(r"--max-model-len[ =]+(\d+)")
 
 
+# A run that says whether the server chunked its prompts (vLLM ``--enable-chunked-prefill``, its ``=False`` form, or
+# the setting as a run's configuration prints it, "enable_chunked_prefill False"; Mooncake's baseline rows say
+# "chunked prefill off" or "with --enable-chunked-prefill"): only vLLM's V0 engine reads it
+# (gpuplan.estimate.engines.v0_chunked_prefill); None where the row is silent (the release's default).
+_CHUNKED_OFF = re.compile(r"--enable-chunked-prefill[= ]False|enable_chunked_prefill[= ]+False|"
+                          r"--no-enable-chunked-prefill|chunked prefill off", re.I)
+_CHUNKED_ON = re.compile(r"--enable-chunked-prefill(?![= ]*False)|enable_chunked_prefill[= ]+True|"
+                         r"chunked prefill on", re.I)
+
+
+def _chunked_prefill(row: dict[str, str]) -> bool | None:
+    notes = row.get("notes", "")
+    if _CHUNKED_OFF.search(notes):
+        return False
+    return True if _CHUNKED_ON.search(notes) else None
+
+
 def _max_model_len(row: dict[str, str]) -> int | None:
     found = _MAX_MODEL_LEN.search(row.get("notes", ""))
     return int(found.group(1)) if found else None
@@ -597,7 +614,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row), full_logits=_full_prompt_logits(engine, row),
                        attention_dp=_attention_dp(row, model), max_model_len=_max_model_len(row),
-                       async_scheduling=_async_scheduling(row))
+                       async_scheduling=_async_scheduling(row), chunked_prefill=_chunked_prefill(row))
     setup = _bench_limits(_with_limits(setup, row, gpu), model, gpu)
     value = float(row["value"])
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
@@ -833,7 +850,8 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
                        pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row), attention_dp=_attention_dp(row, model),
-                       max_model_len=_max_model_len(row), async_scheduling=_async_scheduling(row))
+                       max_model_len=_max_model_len(row), async_scheduling=_async_scheduling(row),
+                       chunked_prefill=_chunked_prefill(row))
     setup = _with_limits(setup, row, gpu)
     cls, field_name = _LOAD_METRICS[metric]
     value = float(row["value"])

@@ -841,6 +841,10 @@ class InferSetup:
     # whether the engine schedules step n + 1 while the GPU runs step n (vLLM ``--async-scheduling`` /
     # ``--no-async-scheduling``); None: its release's default (gpuplan.estimate.engines.host_overlaps_step)
     async_scheduling: bool | None = None
+    # whether the server prefills in chunks mixed with decodes (vLLM ``--enable-chunked-prefill``); None: its
+    # release's default. Only vLLM's V0 engine (before 0.8) reads it, whose scheduler without it runs prompt-only
+    # steps (gpuplan.estimate.engines.prefill_only_steps); V1 always chunks
+    chunked_prefill: bool | None = None
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -858,7 +862,7 @@ class InferSetup:
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
                           self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len,
-                          self.max_batched_tokens, self.async_scheduling)
+                          self.max_batched_tokens, self.async_scheduling, self.chunked_prefill)
 
     @property
     def n_gpus(self) -> int:

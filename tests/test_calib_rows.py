@@ -33,7 +33,7 @@ from fit import FIT_ROWS_PER_SOURCE, fit_rows  # noqa: E402
 from gpuplan.catalog import Catalog, load_catalog  # noqa: E402
 from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
 from gpuplan.estimate.calibration import Calibration, fitted  # noqa: E402
-from gpuplan.estimate.engines import release, vllm_v0  # noqa: E402
+from gpuplan.estimate.engines import release, token_budget, vllm_v0  # noqa: E402
 from gpuplan.estimate.load import at_rate  # noqa: E402
 from gpuplan.estimate.memory import inference_memory, training_memory  # noqa: E402
 from gpuplan.estimate.params import count_params  # noqa: E402
@@ -1161,3 +1161,29 @@ def test_a_megatron_bridge_moe_row_runs_the_dispatcher_its_releases_recipe_sets(
     assert read_as_alltoall is not None
     cal = fitted()
     assert 1.2 < hybrid.predict(cal) / read_as_alltoall.predict(cal) < 1.5
+
+
+@pytest.mark.parametrize(("notes", "chunked"), [
+    # Mooncake's vLLM 0.6.2 baseline, both variants of its table
+    ("one NVIDIA A10 24GB, chunked prefill off (vLLM 0.6.2 default below 32K context); the other", False),
+    ("one NVIDIA A10 24GB, with --enable-chunked-prefill; the other server flags", True),
+    # zhjunqin's recorded engine arguments, dstack's serve command and its recorded CSV
+    ("gpu_memory_utilization 0.9, enforce_eager False, enable_chunked_prefill False, enable_prefix", False),
+    ("--max-seq-len-to-capture 16384 --enable-chunked-prefill=False --num-scheduler-step 15", False),
+    ("the CSV records chunked prefill on with max-num-batched-tokens 512", True),
+    ("vLLM OpenAI server, default flags", None),  # silent: the release's default
+])
+def test_a_row_says_whether_its_server_chunked_prompts(notes: str, chunked: bool | None) -> None:
+    from calib import _chunked_prefill
+
+    assert _chunked_prefill({"notes": notes}) is chunked
+
+
+def test_the_mooncake_baseline_rows_map_chunked_prefill_as_their_table_rows_say(cases: list[Case]) -> None:
+    # 'Non-disaggregated' ran V0's default (whole prompts in prompt-only steps); 'Non-disaggregated with
+    # `--enable-chunked-prefill`' chunked them in 512-token passes mixed with the running decodes
+    by_id = {c.id: c for c in cases}
+    plain, chunked = by_id["srv-5844"].meta["setup"], by_id["srv-5854"].meta["setup"]
+    assert (plain.chunked_prefill, chunked.chunked_prefill) == (False, True)
+    model = by_id["srv-5844"].meta["model"]
+    assert token_budget(model, chunked) == 512 and token_budget(model, plain) >= plain.prompt_len

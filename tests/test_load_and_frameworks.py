@@ -731,6 +731,43 @@ def test_a_v0_server_started_with_max_model_len_prefills_mla_prompts_in_passes_o
     assert replace(served, max_model_len=32768).with_batch(8).max_model_len == 32768
 
 
+def test_a_v0_server_says_whether_it_chunks_and_its_budget_follows(catalog: Catalog) -> None:
+    # vLLM V0 with --enable-chunked-prefill takes 512 prompt tokens a pass (V0 docs "Performance and Tuning");
+    # without it, max(max_model_len, 2048) (vllm/config.py SchedulerConfig). A V0 run that does not say keeps
+    # engines.csv's budget; V1 always chunks, so the flag changes nothing there.
+    m = catalog.model("Llama-3.1-8B")
+    v0 = InferSetup(engine="vllm", prompt_len=1000, output_len=100, engine_version="0.6.2", max_model_len=10000)
+    assert token_budget(m, v0) == 8192
+    assert token_budget(m, replace(v0, chunked_prefill=True)) == 512
+    assert token_budget(m, replace(v0, chunked_prefill=False)) == 10000
+    assert token_budget(m, replace(v0, chunked_prefill=False, max_model_len=1024)) == 2048
+    v1 = replace(v0, engine_version="0.8.3")
+    assert token_budget(m, replace(v1, chunked_prefill=False)) == token_budget(m, v1)
+    assert replace(v0, chunked_prefill=False).with_batch(8).chunked_prefill is False
+
+
+def test_a_v0_prompt_step_without_chunking_carries_no_decodes(catalog: Catalog) -> None:
+    # vllm/core/scheduler.py _schedule_default: "Don't schedule decodes if prefills are scheduled". A prompt that
+    # arrives while others decode neither carries their decode step in its own prefill step nor waits out an
+    # iteration stretched by other prompts (those are the queue the Pollaczek-Khinchine wait counts): only the
+    # decode step under way. Same budget (8,192) both ways, so the prefill and TPOT are the same.
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("A10")
+    mixed = InferSetup(engine="vllm", prompt_len=1000, output_len=100, engine_version="0.6.2", max_model_len=8192)
+    alone = replace(mixed, chunked_prefill=False)
+    assert token_budget(m, alone) == token_budget(m, mixed) == 8192
+    busy_mixed, busy_alone = at_rate(m, g, mixed, 1.0), at_rate(m, g, alone, 1.0)
+    assert busy_alone.tpot_mean_s == pytest.approx(busy_mixed.tpot_mean_s)
+    assert busy_alone.batch > 3  # others are decoding when most prompts arrive
+    step = decode_step_seconds(m, g, alone, busy_alone.batch, 1050, fitted())[0]
+    saved = busy_mixed.ttft_mean_s - busy_alone.ttft_mean_s
+    # at least the decode step the mixed prompt step carries (times the chance that one runs), at most that plus
+    # half the prompt work a stretched iteration holds
+    assert 0.9 * step < saved < step + busy_mixed.tpot_mean_s / 2
+    # a lone request finds nothing decoding: the two schedulers give the same first token
+    quiet_mixed, quiet_alone = at_rate(m, g, mixed, 0.001), at_rate(m, g, alone, 0.001)
+    assert quiet_alone.ttft_mean_s == pytest.approx(quiet_mixed.ttft_mean_s, rel=0.01)
+
+
 def test_vllm_v0_steps_pay_their_own_overhead_once_fitted(catalog: Catalog) -> None:
     # the V0 engine's per-layer step overhead (layer_overhead_s_vllm_v0) is its own parameter; until a fit
     # holds it, V1's stands in. SGLang has no such split.

@@ -157,6 +157,9 @@ VLLM_V1_FROM = (0, 8, 0)
 # vLLM's V0 scheduler without chunked prefill takes max(max_model_len, this) prompt tokens a step
 # (vllm/config.py @v0.7.3, SchedulerConfig.__post_init__ and _DEFAULT_MAX_NUM_BATCHED_TOKENS)
 _VLLM_V0_MIN_BUDGET = 2048
+# V0 with chunked prefill takes 512 prompt tokens a step unless told otherwise (vLLM docs "Performance and Tuning"
+# of the V0 releases: "512 is the default max_num_batched_tokens for chunked prefill")
+_VLLM_V0_CHUNK_BUDGET = 512
 
 
 def vllm_v0(s: types.InferSetup) -> bool:
@@ -258,18 +261,39 @@ def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetu
 
 def token_budget(m: types.ModelSpec, s: types.InferSetup) -> int | None:
     """Prompt tokens the engine's scheduler puts in one forward pass: the engine's ``max_batched_tokens``, except
-    where the release that ran did otherwise. vLLM before 0.8 (V0) turned chunked prefill off for MLA models
+    where the release that ran did otherwise. vLLM before 0.8 (V0) with chunked prefill (:func:`v0_chunked_prefill`)
+    takes passes of 512 tokens; without it, and always for MLA models
     (vllm/config.py @v0.7.3, VllmConfig.__post_init__: "MLA is enabled; forcing chunked prefill and prefix caching
-    to be disabled", with max_num_batched_tokens = max(max_model_len, 2048)), so a pass takes whole prompts up to
+    to be disabled"), it takes max_num_batched_tokens = max(max_model_len, 2048), so a pass takes whole prompts up to
     the served context length: ``--max-model-len`` where the server was started with one (``s.max_model_len``),
     else the model's. A wave of arriving prompts is prefilled in passes that large, and every prompt of a pass
     gets its first token when the whole pass ends. A budget on the setup (``s.max_batched_tokens``: stated by the
     run, or filled by :func:`with_engine_defaults`) comes first."""
     if s.max_batched_tokens:  # stated by the run, or its release's default
         return s.max_batched_tokens
-    if vllm_v0(s) and m.is_mla:
-        return max(s.max_model_len or m.max_positions, _VLLM_V0_MIN_BUDGET)
+    chunked = v0_chunked_prefill(m, s)
+    if chunked is not None:
+        return _VLLM_V0_CHUNK_BUDGET if chunked else max(s.max_model_len or m.max_positions, _VLLM_V0_MIN_BUDGET)
     return engine(s.engine).max_batched_tokens
+
+
+def v0_chunked_prefill(m: types.ModelSpec, s: types.InferSetup) -> bool | None:
+    """Whether vLLM's V0 engine chunks the prompts of ``s``: never for an MLA model, else as the run says
+    (``s.chunked_prefill``); None for a setup that is not V0's or does not say. V0's own default (off, but on for a
+    served context above 32K tokens under conditions that changed between releases: vllm/engine/arg_utils.py
+    ``use_long_context``) is not guessed: such a setup keeps ``engines.csv``'s budget."""
+    if not vllm_v0(s):
+        return None
+    return False if m.is_mla else s.chunked_prefill
+
+
+def prefill_only_steps(m: types.ModelSpec, s: types.InferSetup) -> bool:
+    """Whether a step that prefills carries no decodes: vLLM's V0 scheduler without chunked prefill schedules the
+    waiting prompts first and, when it scheduled any, runs no decode in that step (vllm/core/scheduler.py
+    ``_schedule_default``: "Don't schedule decodes if prefills are scheduled", vllm-project/vllm
+    @0dce2b29aaaa36d3b7e5d80302b1018c1c296eee). Running sequences then wait out the whole prompt step, and a new
+    prompt waits only for the decode step under way, never carrying one."""
+    return v0_chunked_prefill(m, s) is False
 
 
 def sequence_cap(s: types.InferSetup) -> int | None:

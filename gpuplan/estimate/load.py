@@ -11,7 +11,8 @@ state at ``rate`` requests/s with prompt length P and output length O:
 - Little's law: B = rate × O × t(B) — solved as a fixed point (t grows with B: KV reads and, past the roofline
   knee, compute);
 - TPOT = t(B); TTFT = queueing + the prompt's own prefill + the decode steps it shares iterations with + half an
-  iteration of waiting for the running one to end; the median TTFT takes the prefill of the median prompt, below
+  iteration of waiting for the running one to end (where prompt steps carry no decodes, vLLM V0 without chunked
+  prefill, none carried and a plain decode step to wait out); the median TTFT takes the prefill of the median prompt, below
   the mean one for a skewed dataset.
 Queueing of prompts is an M/D/1 queue at load ρ (Pollaczek–Khinchine: mean wait ρ·T/(2(1 − ρ))); its p99 uses
 the exponential tail of the waiting time, W_q(p) = E[W]/ρ × ln(ρ / (1 − p)) (Kingman's approximation). The number
@@ -36,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import request_overhead_keys, token_budget
+from gpuplan.estimate.engines import prefill_only_steps, request_overhead_keys, token_budget
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds, require_batch
 from gpuplan.estimate.result import Band
 from gpuplan.types import Gpu, InferSetup, ModelSpec
@@ -195,7 +196,8 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
             # the same service as a steady state's (:func:`_state`), at the full batch: its prefill, the decodes of
             # the running batch that its prefill iterations carry, half an iteration to be admitted, the request's
             # fixed latency
-            service = t_p + _prefill_decodes(m, gpu, s, full, cal) + tpot / 2 + request_seconds(s, gpu, cal)
+            service = (t_p + _prefill_decodes(m, gpu, s, full, cal) + _step_under_way(m, gpu, s, full, tpot, cal) / 2
+                       + request_seconds(s, gpu, cal))
             mean, p50, p99 = (service + w for w in _overload_waits(n_requests, rate, limit, cap))
         # the engine admits prompts at the rate it serves them, so a request's gaps are the full batch's iterations,
         # a share of them carrying a prompt (:func:`_median_gap`), and its own TPOT spreads with the prompts admitted
@@ -262,7 +264,8 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     queued = rho * others  # the prompt work of the other requests, which this one can queue behind
     wait_mean = (1 + length_cv2) / 2 * queued * t_p / (1 - queued) if queued > 0 else 0.0
     t_iter = min(t_iter, _longest_iteration(m, gpu, s, batch, cal))
-    service = t_p + decode_share + busy * t_iter / 2 + request_seconds(s, gpu, cal)
+    service = t_p + decode_share + busy * _step_under_way(m, gpu, s, batch, t_iter, cal) / 2 + request_seconds(
+        s, gpu, cal)
     # the median request's own prefill is that of the median prompt: bench_serving's median TTFT is the median
     # over requests (np.median of their TTFTs, benchmarks/benchmark_serving.py ``calculate_metrics``
     # @8668d7c05027b98ac66bd5540955dd2ce3a0f318), and a request's prefill grows with its prompt
@@ -295,9 +298,20 @@ def _decoding_at_arrival(batch: float, clients: int | None) -> tuple[float, floa
     return busy, (max(1.0, mean / busy) if busy > 0 else 1.0)
 
 
+def _step_under_way(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, t_iter: float, cal: Calibration) -> float:
+    """The iteration an arriving prompt waits out before it is scheduled: one that mixes decodes with other prompts'
+    chunks (``t_iter``, decode work stretched by prompt work), or, where prompt steps carry no decodes
+    (:func:`~gpuplan.estimate.engines.prefill_only_steps`), a plain decode step of ``batch`` sequences: the prompt
+    steps ahead of it are the queue whose wait the Pollaczek–Khinchine term already counts."""
+    return _iteration(m, gpu, s, batch, 0.0, cal) if prefill_only_steps(m, s) else t_iter
+
+
 def _prefill_decodes(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, cal: Calibration) -> float:
     """Seconds of the running batch's decodes that a prompt's prefill iterations carry: one decode iteration of
-    ``batch`` sequences per chunk of the engine's token budget the prompt takes."""
+    ``batch`` sequences per chunk of the engine's token budget the prompt takes; none where prompt steps carry no
+    decodes (:func:`~gpuplan.estimate.engines.prefill_only_steps`: vLLM V0 without chunked prefill)."""
+    if prefill_only_steps(m, s):
+        return 0.0
     chunk = token_budget(m, s) or s.prompt_len
     return math.ceil(s.prompt_len / chunk) * _iteration(m, gpu, s, batch, 0.0, cal)
 
