@@ -472,9 +472,20 @@ def _stated_limit(row: dict[str, str], flag: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+# The memory share a row's server was started with: vLLM's --gpu-memory-utilization, SGLang's --mem-fraction-static
+# (DataCrunch's SGLang rows state 0.78 and 0.8), either written with underscores as a recorded configuration prints it.
+_STATED_SHARE = re.compile(r"(?<![\w-])(?:--)?(?:gpu[-_]memory[-_]utilization|mem[-_]fraction[-_]static)"
+                           r"(?:\s*=\s*|[ =]+)(0?\.\d+|1(?:\.0+)?)(?![\d])")
+
+
+def _stated_share(row: dict[str, str]) -> float | None:
+    found = _STATED_SHARE.search(row.get("notes", ""))
+    return float(found.group(1)) if found else None
+
+
 def _with_limits(setup: InferSetup, row: dict[str, str], gpu: Any) -> InferSetup:
-    """The row's setup with the limits it states, then its engine release's defaults on its GPU."""
-    stated = replace(setup, max_num_seqs=_stated_limit(row, "max-num-seqs"),
+    """The row's setup with the limits and memory share it states, then its engine release's defaults on its GPU."""
+    stated = replace(setup, max_num_seqs=_stated_limit(row, "max-num-seqs"), gpu_memory_utilization=_stated_share(row),
                      max_batched_tokens=(_stated_limit(row, "max-num-batched-tokens")
                                          or _stated_limit(row, "chunked-prefill-size")))
     return with_engine_defaults(stated, gpu)

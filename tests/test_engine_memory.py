@@ -444,7 +444,7 @@ def test_sglang_prompt_chunk_follows_release_gpu_memory_and_attention_dp(gpu_nam
 def test_stated_sglang_chunk_and_other_platforms_keep_theirs():
     cat = load_catalog()
     stated = InferSetup(engine="sglang", max_batched_tokens=2048)
-    assert with_engine_defaults(stated, cat.gpu("B200")) is stated
+    assert with_engine_defaults(stated, cat.gpu("B200")).max_batched_tokens == 2048
     apple = next(g for g in cat.gpus.values() if g.vendor == "Apple")
     s = InferSetup(engine="sglang")
     assert with_engine_defaults(s, apple) is s  # no rule read for another platform's runner: engines.csv's
@@ -463,3 +463,44 @@ def test_h100_offline_runs_bigger_batches_than_a100_server():
     a100 = with_engine_defaults(s, cat.gpu("A100-80GB"))
     assert max_batch(m, cat.gpu("H100"), h100, fitted()) == 1024
     assert max_batch(m, cat.gpu("A100-80GB"), a100, fitted()) == 256
+
+
+@pytest.mark.parametrize(("gpu_name", "version", "tp", "low", "high", "why"), [
+    ("H100", "0.4.1", 8, 0.81, 0.81, "0.4.0-0.4.3 server_args.py: 0.81 from TP 8, whatever the GPU"),
+    ("H100", "0.4.3.post2", 1, 0.88, 0.88, "0.4.x: 0.88 on one GPU"),
+    ("H200", "lmsysorg/sglang:dev docker image, Dec 2024", 8, 0.82, 0.82, "0.3.6.post3: 0.82 from TP 8"),
+    ("H200", "0.4.6.post2", 8, 0.86, 0.88, "0.4.6: 0.88 above 81,920 MiB, capped at (memory - 18 GiB) / memory"),
+    ("H100", "0.5.6.post2", 1, 0.82, 0.85, "0.5.x: about 13 GiB of 80 GB reserved for an 8,192-token chunk"),
+    ("H200", "", 1, 0.89, 0.92, "the same 13 GiB is a smaller share of 141 GB: the current release keeps more"),
+])
+def test_sglang_memory_share_follows_release_tp_and_gpu_memory(gpu_name, version, tp, low, high, why):
+    s = InferSetup(engine="sglang", engine_version=version, tp=tp)
+    share = with_engine_defaults(s, load_catalog().gpu(gpu_name)).gpu_memory_utilization
+    assert share is not None and low <= share <= high, why
+
+
+def test_stated_sglang_memory_share_is_kept_and_sets_the_kv_pool():
+    """A server started with --mem-fraction-static 0.78 keeps it; at TP 8 an H200 running Llama-3.1-405B holds about
+    101 GB of weights per GPU, so 0.4.1's 0.81 leaves a KV pool well under what 0.88 would."""
+    from gpuplan.estimate.infer_speed import max_batch
+
+    cat = load_catalog()
+    h200, m = cat.gpu("H200"), cat.model("Llama-3.1-405B")
+    stated = with_engine_defaults(InferSetup(engine="sglang", gpu_memory_utilization=0.78, tp=8), h200)
+    assert stated.gpu_memory_utilization == 0.78
+    s = InferSetup(engine="sglang", engine_version="0.4.1", tp=8, prompt_len=4096, output_len=1024, batch=4096)
+    old = max_batch(m, h200, with_engine_defaults(s, h200), fitted())
+    wide = max_batch(m, h200, replace(with_engine_defaults(s, h200), gpu_memory_utilization=0.88), fitted())
+    assert old < 0.75 * wide
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    ("lmsysorg/sglang:dev docker image, Dec 2024 (exact version not stated)", (0, 3, 6)),
+    ("not stated (Dec 2024)", (0, 3, 6)),
+    ("v0.4.1 (title)", (0, 4, 1)),
+    ("dev image", (999, 0, 0)),
+])
+def test_a_dated_sglang_dev_image_runs_the_last_release_before_its_month(version, expected):
+    from gpuplan.estimate.engines import running_release
+
+    assert running_release(InferSetup(engine="sglang", engine_version=version)) == expected

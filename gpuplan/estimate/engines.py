@@ -126,10 +126,33 @@ def release(version: str) -> tuple[int, int, int] | None:
 _CURRENT_RELEASE = (999, 0, 0)
 
 
+# A run of an engine's dated development image ("lmsysorg/sglang:dev docker image, Dec 2024") ran the code of main
+# on some day of that month, so at least the last release published before the month began. SGLang's releases by
+# upload date on PyPI (pypi.org/pypi/sglang/json): 0.3.6.post3 2024-11-29, 0.4.0 2024-12-03, 0.4.1 2024-12-25,
+# 0.4.2 2025-01-27. As (engine, first day of the month, release published last before it).
+_DATED_DEV_RELEASES = (
+    ("sglang", (2024, 12), (0, 3, 6)),
+    ("sglang", (2025, 1), (0, 4, 1)),
+    ("sglang", (2025, 2), (0, 4, 2)),
+)
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                       "dec"), 1)}
+
+
+def dated_release(engine: str, version: str) -> tuple[int, int, int] | None:
+    """The release a version text that names only a month ("dev docker image, Dec 2024") ran at least: the last
+    one published before that month (:data:`_DATED_DEV_RELEASES`); None where the text or the month is not known."""
+    found = re.search(r"\b([A-Za-z]{3})[a-z]*\.?\s+(20\d\d)\b", version or "")
+    month = _MONTHS.get(found.group(1).lower()) if found else None
+    if found is None or month is None:
+        return None
+    return next((r for e, ym, r in _DATED_DEV_RELEASES if e == engine and ym == (int(found.group(2)), month)), None)
+
+
 def running_release(s: types.InferSetup) -> tuple[int, int, int]:
-    """The release ``s`` states (:func:`release`), or one above every release for a setup that states none (plans
-    run the current release)."""
-    return release(s.engine_version) or _CURRENT_RELEASE
+    """The release ``s`` states (:func:`release`, else :func:`dated_release`), or one above every release for a
+    setup that states none (plans run the current release)."""
+    return release(s.engine_version) or dated_release(s.engine, s.engine_version) or _CURRENT_RELEASE
 
 
 # transformers' generate() kept the KV cache of models with Cache classes (Qwen2, Llama, ...) in the legacy tuple
@@ -243,13 +266,63 @@ def sglang_chunk(s: types.InferSetup, gpu: types.Gpu) -> int:
     return chunk // s.tp * s.tp
 
 
+# SGLang's ``ServerArgs.__post_init__`` picks ``mem_fraction_static`` (the share of the GPU's memory for weights and
+# the KV pool, so it sets how many sequences run at once) when the server is started without one
+# (python/sglang/srt/server_args.py of each release's wheel):
+# - 0.4.0-0.4.3.post2 (read at 0.4.0, 0.4.1, 0.4.3.post2): by tp_size: 0.79 from TP 16, 0.81 from 8, 0.85 from 4,
+#   0.87 from 2, else 0.88; 0.3.6.post3 the same but 0.82 from TP 8 (earlier releases take it too);
+# - 0.4.6 (0.4.6.post2): the same table over tp_size x pp_size on parts of 81,920 MiB or less, 0.88 on larger ones;
+#   above 96 GiB then min(f + 48 GiB x (1 - f) / memory, (memory - 18 GiB) / memory);
+# - 0.5.3 on (0.5.3, 0.5.6.post2, ``_handle_gpu_memory_settings``): (memory - reserve) / memory, rounded to 0.001,
+#   reserve in MiB = 512 + 1.5 x max(chunked_prefill_size, 2,048) + 2 x cuda_graph_max_bs + tp x pp / 8 x 1,024
+#   (+ 3 x cuda_graph_max_bs x dp_size under attention DP, + 1.5 x that again above a 300 graph batch), at least
+#   10,240 on parts over 60 GiB; the chunk is the server's, before attention DP splits it.
+# Releases 0.4.4-0.4.5 and 0.5.0-0.5.2 were not read and take the rule of the nearest earlier read one. Not modelled:
+# speculative decoding's extra reserve, multimodal models' lower share, ROCm aiter's x 0.85 beyond 8,192 positions.
+_SGLANG_FRACTION_BY_TP = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87))  # (from parallel size, share); else 0.88
+_SGLANG_FRACTION_TP8_BEFORE_040 = 0.82
+_SGLANG_FRACTION_BY_MEMORY_FROM = (0, 4, 6)
+_SGLANG_FRACTION_RESERVE_FROM = (0, 5, 3)
+
+
+def _sglang_fraction_by_tp(parallel: int) -> float:
+    return next((share for least, share in _SGLANG_FRACTION_BY_TP if parallel >= least), 0.88)
+
+
+def sglang_mem_fraction(s: types.InferSetup, gpu: types.Gpu) -> float:
+    """The ``mem_fraction_static`` SGLang's release of ``s`` (the current one when unstated) picks on ``gpu`` (the
+    table above); ``s.max_batched_tokens`` is the server's stated prompt chunk, if any."""
+    found, mib = running_release(s), gpu.memory_bytes / 2**20
+    if found >= _SGLANG_FRACTION_RESERVE_FROM:
+        chunk = s.max_batched_tokens or sglang_chunk(replace(s, attention_dp=False), gpu)
+        graph = _sglang_graph_max(s, gpu)
+        reserve = 512 + max(chunk, 2048) * 1.5 + graph * 2 + s.tp * s.pp / 8 * 1024
+        if s.attention_dp and s.tp > 1:
+            reserve += graph * s.tp * (3 + (1.5 if graph > 300 else 0))
+        if mib > 60 * 1024:
+            reserve = max(reserve, 10 * 1024)
+        return round((mib - reserve) / mib, 3)
+    if found < (0, 4, 0) and 8 <= s.tp < 16:
+        return _SGLANG_FRACTION_TP8_BEFORE_040
+    if found < _SGLANG_FRACTION_BY_MEMORY_FROM:
+        return _sglang_fraction_by_tp(s.tp)
+    share = _sglang_fraction_by_tp(s.tp * s.pp) if mib <= 81920 else 0.88
+    if mib > 96 * 1024:
+        share = min(share + 48 * 1024 * (1 - share) / mib, (mib - 18 * 1024) / mib)
+    return share
+
+
 def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetup:
     """``s`` with the scheduler limits its engine release picks on ``gpu`` filled in where ``s`` states none
     (``max_batched_tokens``, ``max_num_seqs``): vLLM V1's depend on the GPU and on the entry point (the API server
     unless ``s.launcher`` is :data:`VLLM_LLM_CLASS`); SGLang's prompt chunk on the GPU's memory and attention DP
-    (:func:`sglang_chunk`) on NVIDIA and AMD parts; other engines and vLLM V0 keep ``engines.csv``'s."""
-    if s.engine == types.Engine.SGLANG and not s.max_batched_tokens and gpu.vendor in _GRAPH_VENDORS:
-        return replace(s, max_batched_tokens=sglang_chunk(s, gpu))
+    (:func:`sglang_chunk`) and its memory share (``gpu_memory_utilization``: :func:`sglang_mem_fraction`) on NVIDIA
+    and AMD parts; other engines and vLLM V0 keep ``engines.csv``'s."""
+    if s.engine == types.Engine.SGLANG and gpu.vendor in _GRAPH_VENDORS:
+        if s.max_batched_tokens and s.gpu_memory_utilization:
+            return s
+        share = s.gpu_memory_utilization or sglang_mem_fraction(s, gpu)
+        return replace(s, max_batched_tokens=s.max_batched_tokens or sglang_chunk(s, gpu), gpu_memory_utilization=share)
     if s.engine != types.Engine.VLLM or vllm_v0(s) or (s.max_batched_tokens and s.max_num_seqs):
         return s
     tier = vllm_tier(s, gpu)
