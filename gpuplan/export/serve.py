@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from gpuplan.errors import InputError
 from gpuplan.estimate.engines import engine as get_engine
+from gpuplan.estimate.engines import with_engine_defaults
 from gpuplan.estimate.quant import native_format
 from gpuplan.export.registry import check_options, version
 from gpuplan.plan.planner import Candidate
@@ -115,7 +116,9 @@ def group_of(c: Candidate, model: str, what: str) -> ServeGroup:
     spot = c.offer is not None and c.offer.pricing == "spot"
     return ServeGroup(model=model, gpu=e.gpu.name, engine=s.engine, weight_format=s.weight_format,
                       kv_dtype=s.kv_dtype, tp=s.tp, pp=s.pp, context_len=s.context_len,
-                      max_num_seqs=max(1, s.batch), gpu_memory_utilization=s.gpu_memory_utilization,
+                      max_num_seqs=max(1, s.batch),
+                      # the share the estimate sized the KV cache with: SGLang's release picks it by GPU and TP
+                      gpu_memory_utilization=with_engine_defaults(s, e.gpu).gpu_memory_utilization,
                       replicas=max(1, e.replicas), spot=spot, provider=c.offer.provider if c.offer else "",
                       name=_name(e.model.name),
                       trust_remote_code=e.model.remote_code, language_model_only=e.model.vision_tower)
