@@ -549,6 +549,17 @@ class Engine(StrEnum):
         leaves them tensor-parallel."""
         return self is Engine.TRTLLM
 
+    @property
+    def prompts_rank_by_rank_with_attention_dp(self) -> bool:
+        """Under attention data parallelism prefills one rank's prompts at a time while the other ranks wait at the
+        MoE layers' collectives: TensorRT-LLM's scheduler hands new requests to the ranks round-robin and each rank
+        takes its contexts as soon as it has room, so in an iteration one rank runs a context while the others
+        decode, and the iteration lasts the context (NVIDIA/TensorRT-LLM
+        docs/source/blogs/tech_blog/blog10_ADP_Balance_Strategy.md @9320afe9870c, "Baseline Behavior": total time
+        ``time(ctx) × N``). Its fix, ``attention_dp_config.enable_balance``, is off by default (llm_args.py
+        ``AttentionDpConfig``), and gpuplan plans with the defaults. SGLang's DP attention is not modelled so."""
+        return self is Engine.TRTLLM
+
 
 class Framework(StrEnum):
     """A training stack: the code that runs a training step (``TrainSetup.framework``, data/stacks.csv ``stack``).

@@ -152,3 +152,18 @@ def test_one_prompt_prefills_slower_on_one_attention_rank(catalog: Catalog) -> N
     eight_tp = prefill_seconds(m, g, replace(s, prompt_len=512), 4096, fitted())
     eight_dp = prefill_seconds(m, g, replace(s, prompt_len=512, attention_dp=True), 4096, fitted())
     assert eight_dp - eight_tp < dp - tp
+
+
+def test_tensorrt_llm_ranks_prefill_one_after_another(catalog: Catalog) -> None:
+    # TensorRT-LLM's default scheduler lets one rank start a context while the others decode, and the iteration
+    # lasts that context (its ADP balance blog, "Baseline Behavior": N contexts on N ranks take time(ctx) x N), so
+    # eight ranks' prompts take eight one-rank passes: eight times one rank's prompts, not about the same time
+    m, g = catalog.model("Qwen3-235B-A22B"), catalog.gpu("H200")
+    s = InferSetup(engine=Engine.TRTLLM, weight_format="fp8", tp=8, prompt_len=1000, output_len=1000,
+                   attention_dp=True, max_batched_tokens=8 * 2000)  # two prompts per rank and pass
+    one_rank = prefill_seconds(m, g, s, 2000, fitted())
+    assert prefill_seconds(m, g, s, 8 * 2000, fitted()) == pytest.approx(8 * one_rank)
+    # SGLang's ranks prefill their shares in the same pass: eight ranks' prompts take well under eight times
+    sgl = replace(s, engine=Engine.SGLANG)
+    assert prefill_seconds(m, g, sgl, 8 * 2000, fitted()) < 4 * prefill_seconds(m, g, sgl, 2000, fitted())
+

@@ -338,15 +338,20 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     than streaming the weights its tokens reach once (for MoE the experts they route to,
     :func:`decode_weight_bytes`), and it pays the engine's per-layer cost of launching the pass's kernels. A short
     prompt on a large MoE is thus bound by reading nearly every expert, not by its few FLOPs. The LM head runs on
-    the positions the engine samples from (:func:`prefill_logit_rows`), not on every prompt token."""
+    the positions the engine samples from (:func:`prefill_logit_rows`), not on every prompt token. Where the
+    attention-DP ranks prefill one after another (:func:`prompts_rank_by_rank`), a pass carries one rank's prompts,
+    up to one rank's budget, and the prompt phase lasts as many passes as all the ranks' prompts need."""
     t = _step_terms(m, gpu, s, cal)
-    passes = max(1, math.ceil(tokens / t.max_batched_tokens)) if t.max_batched_tokens else 1
+    alone = prompts_rank_by_rank(s)
+    # rank by rank, a pass carries one rank's share of the budget (the whole model's: one per rank)
+    budget = t.max_batched_tokens and (t.max_batched_tokens / s.tp if alone else t.max_batched_tokens)
+    passes = max(1, math.ceil(tokens / budget)) if budget else 1
     per_pass = tokens / passes
     attention = per_pass * t.attention_flops / t.attention_peak
     gemm = per_pass * t.gemm_flops - _skipped_head_flops(m, s, per_pass)
     dense = gemm / t.prefill_rate + attention / t.attention_rate
     if s.attention_dp and s.tp > 1:  # the busiest rank runs its own prompts' attention, projections whole, alone
-        own = rank_prompt_tokens(s, per_pass)
+        own = per_pass if alone else rank_prompt_tokens(s, per_pass)
         projections = 2.0 * count_params(m).attention
         dense += own * (projections * s.tp - projections * per_pass / own) / t.prefill_rate
         dense += (own * s.tp - per_pass) * t.attention_flops / t.attention_peak / t.attention_rate
@@ -365,6 +370,13 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
         # once per step)
         return one * (1 + (passes - 1) * last_stage_share(m, s))
     return passes * one
+
+
+def prompts_rank_by_rank(s: InferSetup) -> bool:
+    """Whether the setup's prefill passes each carry one attention-DP rank's prompts while the other ranks wait
+    (``Engine.prompts_rank_by_rank_with_attention_dp``): then the prompt work is not spread over the ranks in time,
+    and a pass's attention and attention projections run on one GPU whatever the number of ranks."""
+    return s.attention_dp and s.tp > 1 and types.Engine(s.engine).prompts_rank_by_rank_with_attention_dp
 
 
 def rank_prompt_tokens(s: InferSetup, tokens: float) -> float:
