@@ -123,6 +123,26 @@ def test_eager_attention_keeps_fp32_and_16bit_probabilities(catalog: Catalog) ->
     assert activation_bytes_per_token(m, eager) - activation_bytes_per_token(m, flash) == 32 * 2048 * (4 + 2)
 
 
+def test_eager_scores_under_full_recompute_are_one_layers_and_grow_with_the_square_of_length(catalog: Catalog) -> None:
+    # Under full recompute only the layer being recomputed holds its (heads × L × L) probabilities: Llama-2-7B's
+    # 32 layers would hold 32 times as much without recompute, and doubling the length quadruples the scores
+    m = catalog.model("Llama-2-7B")
+    cal = fitted()
+
+    def score_bytes(seq_len: int, recompute: str) -> float:
+        flash = TrainSetup(method="lora", framework="hf", seq_len=seq_len, recompute=recompute)
+        eager = replace(flash, flash_attention=False)
+        return (training_memory(m, eager, cal).breakdown.get("activations")
+                - training_memory(m, flash, cal).breakdown.get("activations"))
+
+    full_4k, full_8k = score_bytes(4096, "full"), score_bytes(8192, "full")
+    assert full_8k == pytest.approx(4 * full_4k)
+    assert score_bytes(4096, "none") == pytest.approx(32 * full_4k)
+    # one layer at 8,192 tokens: 32 heads × 8192² scores × 6 bytes (fp32 softmax output and its bf16 copy) = 12 GiB
+    # before the stack's fitted activation factor
+    assert full_8k / (32 * 8192**2 * 6) == pytest.approx(cal.get("activation_scale_hf"), rel=1e-9)
+
+
 def test_litgpt_holds_a_tied_output_layer_as_its_own_matrix(catalog: Catalog) -> None:
     # Llama-3.2-1B ties its 128256 × 2048 output layer to the embedding; LitGPT loads lm_head as a copy (bf16)
     m = catalog.model("Llama-3.2-1B")
