@@ -12,8 +12,8 @@ state at ``rate`` requests/s with prompt length P and output length O:
   knee, compute);
 - TPOT = t(B); TTFT = queueing + the prompt's own prefill + the decode steps it shares iterations with + half an
   iteration of waiting for the running one to end (where prompt steps carry no decodes, vLLM V0 without chunked
-  prefill, none carried and a plain decode step to wait out); the median TTFT takes the prefill of the median prompt, below
-  the mean one for a skewed dataset.
+  prefill, none carried and a plain decode step to wait out); the median TTFT takes the prefill of the median
+  prompt, below the mean one for a skewed dataset.
 Queueing of prompts is an M/D/1 queue at load ρ (Pollaczek–Khinchine: mean wait ρ·T/(2(1 − ρ))); its p99 uses
 the exponential tail of the waiting time, W_q(p) = E[W]/ρ × ln(ρ / (1 − p)) (Kingman's approximation). The number
 of running sequences of an M/G/∞ system is Poisson with mean B, so TPOT p99 is at least t at B's p99 (normal
