@@ -629,6 +629,8 @@ ADAM_STEPS = ("foreach", "fused", "per-tensor", "trainer")
 ATTENTION_KERNELS = ("flash1", *ATTENTION_FAMILIES)
 # how the expert-parallel all-to-alls move a routed token (TrainSetup.ep_dispatcher)
 EP_DISPATCHERS = ("alltoall", "deepep")
+_KERNEL_FIELD = ("", *ATTENTION_KERNELS)  # what TrainSetup.attention_kernel may hold ("": the stack's)
+_ADAM_STEP_FIELD = ("", *ADAM_STEPS[:3])  # and TrainSetup.adam_step ("": as the stack does)
 RECOMPUTE = tuple(Recompute)
 ENGINES = tuple(Engine)
 KV_DTYPES = ("bf16", "fp16", "fp8")
@@ -786,6 +788,9 @@ class TrainSetup:
         """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here;
         ``attention_kernel`` and ``ep_dispatcher`` must name a kernel or dispatcher the estimators know."""
         _as_enums(self, _TRAIN_ENUMS)
+        if (self.attention_kernel in _KERNEL_FIELD and self.ep_dispatcher in EP_DISPATCHERS
+                and self.adam_step in _ADAM_STEP_FIELD and not self.recompute_modules):
+            return  # the usual setup, its choices known at a glance: a training search makes hundreds
         from gpuplan.errors import check_choice
 
         check_choice("TrainSetup.attention_kernel", self.attention_kernel or None, ATTENTION_KERNELS)

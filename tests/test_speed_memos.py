@@ -478,6 +478,25 @@ def test_offered_counts_read_off_the_memo_equal_those_made_afresh(catalog: Catal
     assert pricing.offered_counts(sets[3], "MI300X", counts[1], True) == frozenset()
 
 
+def test_offered_counts_ask_once_for_all_multinode_counts_and_agree_with_offered(catalog: Catalog) -> None:
+    """offered_counts asks :func:`pricing.offered` once for every count beyond 8 GPUs (8-GPU instances, n/8 of
+    them); for every GPU of the catalog, market and serving or not, the counts are those offered() finds one by
+    one."""
+    from gpuplan.plan import pricing
+    from gpuplan.plan.candidates import Constraints
+
+    counts = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+    multinode = 0
+    for c in (Constraints(), Constraints(market="cn")):
+        for serving in (False, True):
+            offers = pricing.usable_offers(catalog, c, None, serving)
+            for gpu in catalog.gpus:
+                want = {n for n in counts if pricing.offered(offers, gpu, n, serving)}
+                assert pricing.offered_counts(offers, gpu, counts, serving) == want
+                multinode += 2048 in want
+    assert multinode  # the shortcut answered for some GPU
+
+
 def test_setups_and_batched_setups_read_off_their_memos_equal_those_made_afresh() -> None:
     from gpuplan.plan import enumeration
 

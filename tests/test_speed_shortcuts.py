@@ -10,6 +10,7 @@ catalog is read-only, and errors pickle.
 from __future__ import annotations
 
 import dataclasses
+import math
 import pickle
 from collections import Counter
 
@@ -26,11 +27,19 @@ from gpuplan.errors import (
     UnknownNameError,
 )
 from gpuplan.estimate.calibration import fitted
-from gpuplan.estimate.job import check_training, estimate_training, training_setup
+from gpuplan.estimate.job import check_training, estimate_training, half_format, training_setup
 from gpuplan.estimate.memory import kv_cache_bytes, max_context
 from gpuplan.estimate.params import count_params
+from gpuplan.estimate.train_time import GpuTerms, gpu_terms, training_links
 from gpuplan.plan.candidates import Constraints
-from gpuplan.plan.enumeration import PlanMemo, _Sized, best_training, described, training_layouts
+from gpuplan.plan.enumeration import (
+    MICRO_BATCHES,
+    PlanMemo,
+    _Sized,
+    best_training,
+    described,
+    training_layouts,
+)
 from gpuplan.types import Job, Parallelism, TrainSetup
 
 JOBS = (
@@ -74,6 +83,47 @@ def test_memory_sized_once_for_all_gpus_then_timed_is_estimate_training(catalog:
                     assert parts is not None and parts.seconds == want.seconds
                 compared[want.fits] += 1
     assert compared[True] and compared[False]  # both paths were exercised
+
+
+@pytest.mark.parametrize(("name", "job"), JOBS, ids=[f"{n}-{j.task}-{j.method}" for n, j in JOBS])
+def test_what_a_search_reads_of_the_gpu_once_serves_every_setup_it_times(catalog: Catalog, name: str,
+                                                                         job: Job) -> None:
+    """The training search reads a GPU's timing terms once per recomputation and its links once per GPU count,
+    from the first setup it times: every other setup of the count, timed with those, gets the seconds it gets
+    when its own are read (T4 and V100 train in FP16, the others in BF16: other setup fields)."""
+    m, cal = catalog.model(name), fitted()
+    job = job.for_model(m)
+    memo = PlanMemo()
+    timed = 0
+    for gpu in (catalog.gpu("H100"), catalog.gpu("RTX4090"), catalog.gpu("T4"), catalog.gpu("V100")):
+        half = half_format(gpu)
+        for n in (1, 8, 64):
+            link = None
+            terms: dict[int, GpuTerms] = {}
+            for par, rows in memo.grid(m, n, job, half):
+                for j, (recompute, _) in enumerate(rows):
+                    for mb in MICRO_BATCHES:
+                        entry = memo.found(m, job, par, mb, recompute, gpu, half)
+                        if isinstance(entry, InfeasibleError):
+                            continue
+                        s = entry.setup
+                        link = link or training_links(gpu, s, cal)
+                        size = _Sized.of(m, gpu, job, s, cal, None)
+                        own = size.time(m, gpu, job, s, cal)
+                        assert size.time(m, gpu, job, s, cal, math.inf, terms.setdefault(j, gpu_terms(gpu, s, cal)),
+                                         link) == own
+                        timed += 1
+    assert timed >= 40  # 8 micro-batch and recomputation setups per layout, 1 to 6 layouts per count
+
+
+@pytest.mark.parametrize(("field", "value"), [("attention_kernel", "flash3"), ("ep_dispatcher", "ring"),
+                                               ("adam_step", "trainer"), ("recompute_modules", ("mlp", "attn"))])
+def test_a_setup_checks_its_choices_behind_the_quick_path(field: str, value: object) -> None:
+    """TrainSetup lets the usual choices through at a glance (a search makes hundreds); any other value still gets
+    the full check ("trainer" is an adam_step of the stacks, not of a setup)."""
+    TrainSetup(attention_kernel="cudnn", ep_dispatcher="deepep", adam_step="fused", recompute_modules=("mlp",))
+    with pytest.raises(InputError, match=f"TrainSetup.{field}"):
+        TrainSetup(**{field: value})  # type: ignore[arg-type]
 
 
 def test_the_closest_miss_is_shown_with_its_whole_estimate(catalog: Catalog) -> None:

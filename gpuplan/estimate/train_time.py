@@ -299,12 +299,13 @@ class StepLead(NamedTuple):
             pp_total = 0.0
         return self.floor + tp_total + pp_total + pipeline_bubble(s, self.compute)
 
-    def comm(self, m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, w: StepWork
-             ) -> tuple[float, float, float]:
+    def comm(self, m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, w: StepWork,
+             link: Links | None = None) -> tuple[float, float, float]:
         """The communication seconds of the run (data-parallel per optimizer step, tensor-parallel, pipeline
         sends) that :meth:`bound` and :func:`step_time` both read: a search that bounds a setup and then times it
-        passes them on rather than working them out twice."""
-        return _comm_seconds(m, s, training_links(gpu, s, cal), w, self.steps)
+        passes them on rather than working them out twice (``link``: ``training_links(gpu, s, cal)``, when the
+        caller has it)."""
+        return _comm_seconds(m, s, link or training_links(gpu, s, cal), w, self.steps)
 
 
 class LeadWork(NamedTuple):
@@ -330,11 +331,11 @@ def lead_work(s: TrainSetup, tokens: float, w: StepWork) -> LeadWork:
 
 
 def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork,
-              lw: LeadWork | None = None) -> StepLead:
-    """The first parts of :func:`step_time` (see :class:`StepLead`; ``lw``: ``lead_work(s, tokens, w)``, when
-    the caller has it)."""
+              lw: LeadWork | None = None, terms: GpuTerms | None = None) -> StepLead:
+    """The first parts of :func:`step_time` (see :class:`StepLead`; ``lw``: ``lead_work(s, tokens, w)``, and
+    ``terms``: ``gpu_terms(gpu, s, cal)``, when the caller has them)."""
     flops, n, tokens_per_step, steps, optimizer_bytes, memory_bound_bytes = lw or lead_work(s, tokens, w)
-    peak, segment, kernels, bandwidth = _gpu_terms(gpu, s, cal)
+    peak, segment, kernels, bandwidth = terms or gpu_terms(gpu, s, cal)
     u = _utilisation(w, segment)
     # attention over the context runs in flash-attention kernels, at f_attention of the GEMMs' share of the
     # peak (Dao 2023, FlashAttention-2, sec. 4.1: 50-73 % of A100 peak forward and backward, where GEMMs reach
@@ -353,10 +354,14 @@ def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     return StepLead(compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, bandwidth)
 
 
-def _gpu_terms(gpu: Gpu, s: TrainSetup, cal: Calibration) -> tuple[float, float, float, float]:
+GpuTerms = tuple[float, float, float, float]  # gpu_terms: peak, segment factor, attention efficiency, bandwidth
+
+
+def gpu_terms(gpu: Gpu, s: TrainSetup, cal: Calibration) -> GpuTerms:
     """What :func:`step_lead` reads of the GPU: (:func:`peak_flops`, the segment's factor of :func:`utilisation`,
     :func:`attention_efficiency`, the optimizer step's bandwidth), kept per GPU, calibration and the two setup
-    fields they read: a training search times hundreds of setups on each GPU type."""
+    fields they read (``s.precision`` and :func:`attention_kernel`): a training search times hundreds of setups on
+    each GPU type."""
     key = (s.precision, attention_kernel(s))
     found = _gpu_terms_kept.get(gpu, cal, None, key)
     if found is None:
@@ -367,18 +372,19 @@ def _gpu_terms(gpu: Gpu, s: TrainSetup, cal: Calibration) -> tuple[float, float,
     return found
 
 
-_gpu_terms_kept: IdentityMemo[tuple[float, float, float, float]] = IdentityMemo(1024)
+_gpu_terms_kept: IdentityMemo[GpuTerms] = IdentityMemo(1024)
 
 
 def step_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork,
-              lead: StepLead | None = None, comm: tuple[float, float, float] | None = None) -> StepTime:
-    """The parts of a training run's time (``lead``: ``step_lead(m, gpu, s, tokens, cal, w)``, and ``comm``: its
-    :meth:`StepLead.comm`, when the caller has them)."""
+              lead: StepLead | None = None, comm: tuple[float, float, float] | None = None,
+              link: Links | None = None) -> StepTime:
+    """The parts of a training run's time (``lead``: ``step_lead(m, gpu, s, tokens, cal, w)``, ``comm``: its
+    :meth:`StepLead.comm`, and ``link``: ``training_links(gpu, s, cal)``, when the caller has them)."""
     par = s.parallel
     compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, _ = (
         lead or step_lead(m, gpu, s, tokens, cal, w))
     step_compute = compute / steps
-    link = training_links(gpu, s, cal)
+    link = link or training_links(gpu, s, cal)
     dp_comm, tp_total, pp_total = comm or _comm_seconds(m, s, link, w, steps)
     exposed_dp = max(0.0, dp_comm - cal.get("dp_overlap") * dp_overlap_window(s, step_compute)) * steps
     micro_steps = steps * s.grad_accum

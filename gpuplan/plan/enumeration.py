@@ -37,19 +37,23 @@ from gpuplan.estimate.job import (
     training_needed_bytes,
     training_setup,
 )
+from gpuplan.estimate.links import Links
 from gpuplan.estimate.memory import MemoryTerms, training_memory_terms
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
 from gpuplan.estimate.train_time import (
+    GpuTerms,
     LeadWork,
     StepTime,
     StepWork,
+    gpu_terms,
     lead_work,
     step_lead,
     step_time,
     step_work,
     train_time,
+    training_links,
 )
 from gpuplan.listing import match_gpus
 from gpuplan.memo import IdentityMemo, collector_paused
@@ -179,13 +183,19 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
     best_layout: Parallelism | None = None  # the layout of ``best`` (the layouts are distinct: identity is equality)
     half = half_format(gpu)
     capacity = gpu.memory_bytes  # a property: read once, not for each of the setups sized
-    hardware: dict[tuple[str, str], InfeasibleError | None] = {}  # memo.hardware_error's, read here first
     margins: tuple[float, float] | None = None  # training_margins(cal, c.headroom), once a setup is sized
+    # what the checks and the timing read of the GPU, by position of the recomputation in a layout's rows (no key
+    # to build for each setup), read at the first setup that needs it: the setup fields of a recomputation and
+    # 16-bit format (PlanMemo.found) fix the method and precision (memo.hardware_error's) and the attention kernel
+    # (gpu_terms'); and the links of the n GPUs that every layout of the grid has
+    hardware: dict[int, InfeasibleError | None] = {}
+    terms: dict[int, GpuTerms] = {}
+    link: Links | None = None
     for par, rows in memo.grid(m, n, job, half):
         check_budget()
         plain_mb = 0  # the micro-batch that fitted this layout without recomputation (0: none did)
         # the framework the user runs fixes recomputation (its default); without one, try both
-        for recompute, row in rows:
+        for j, (recompute, row) in enumerate(rows):
             for i, mb in enumerate(MICRO_BATCHES):
                 # check_training(m, gpu, job, setup), its GPU-independent parts made once per setup
                 entry = row[i]
@@ -196,10 +206,10 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                 else:
                     err = entry.shape_error
                     if err is None:
-                        setup = entry.setup
-                        key = (setup.method, setup.precision)
-                        err = hardware[key] if key in hardware else hardware.setdefault(
-                            key, memo.hardware_error(gpu, job, setup))
+                        if j in hardware:
+                            err = hardware[j]
+                        else:
+                            err = hardware[j] = memo.hardware_error(gpu, job, entry.setup)
                         if err is None:
                             err = entry.method_error
                 if err is not None:
@@ -214,8 +224,8 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                     if margins is None:
                         margins = training_margins(cal, c.headroom)
                     size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom, margins)
-                if not size.fits(capacity):
-                    short = size.shortfall_bytes(capacity)
+                if size.needed_bytes > capacity:  # not size.fits(capacity), inlined: 1,500 setups a plan miss
+                    short = size.needed_bytes - capacity  # size.shortfall_bytes(capacity), > 0 here
                     if closest is None or short < closest[2]:
                         closest = (setup, size, short)
                     continue
@@ -225,7 +235,12 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                     # communication no smaller) and more traffic, so it does not beat the best by more than the
                     # utilisation ramp returns on the extra work, under 0.1 % (test_speed_cold); not timed
                     break
-                parts = size.time(m, gpu, job, setup, cal, best[0] if best is not None else math.inf)
+                if link is None:
+                    link = training_links(gpu, setup, cal)
+                kept = terms.get(j)
+                if kept is None:
+                    kept = terms[j] = gpu_terms(gpu, setup, cal)
+                parts = size.time(m, gpu, job, setup, cal, best[0] if best is not None else math.inf, kept, link)
                 if parts is not _Slower.SLOWER:
                     seconds = parts.seconds if parts is not None else math.inf
                     if best is None or seconds < best[0]:
@@ -321,25 +336,27 @@ class _Sized:
     def shortfall_bytes(self, capacity_bytes: float) -> float:  # JobEstimate.shortfall_bytes, likewise
         return max(0.0, self.needed_bytes - capacity_bytes)
 
-    def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, faster: float = math.inf
-             ) -> StepTime | _Slower | None:
+    def time(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, faster: float = math.inf,
+             terms: GpuTerms | None = None, link: Links | None = None) -> StepTime | _Slower | None:
         """The parts of ``self.estimate(...).time``, without describing them (None without training tokens):
         their ``seconds`` is the estimate's; ``_Slower.SLOWER`` where the first parts alone (``StepLead.floor``), or
         with the model-parallel sends and the pipeline bubble (``StepLead.bound``), both never above the seconds,
-        already reach ``faster``, the seconds of a setup found before."""
+        already reach ``faster``, the seconds of a setup found before. ``terms`` and ``link``: ``gpu_terms(gpu, s,
+        cal)`` and ``training_links(gpu, s, cal)``, when the caller has them."""
         if job.train_tokens <= 0:
             return None
         work = self.work(m, s, cal)
         lw = self._lead
         if lw is None:
             lw = self._lead = lead_work(s, job.train_tokens, work)
-        lead = step_lead(m, gpu, s, job.train_tokens, cal, work, lw)
+        lead = step_lead(m, gpu, s, job.train_tokens, cal, work, lw, terms)
         if lead.floor >= faster:
             return _Slower.SLOWER
-        comm = lead.comm(m, gpu, s, cal, work)  # the bound's and the estimate's
+        link = link or training_links(gpu, s, cal)
+        comm = lead.comm(m, gpu, s, cal, work, link)  # the bound's and the estimate's
         if lead.bound(m, gpu, s, cal, work, comm) >= faster:
             return _Slower.SLOWER
-        return step_time(m, gpu, s, job.train_tokens, cal, work, lead, comm)
+        return step_time(m, gpu, s, job.train_tokens, cal, work, lead, comm, link)
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
@@ -401,6 +418,8 @@ class PlanMemo:
     _hardware: dict[tuple[str, str, str], InfeasibleError | None] = field(default_factory=dict)
     _grids: dict[tuple[int, str], _Grid] = field(default_factory=dict)
     _fields: dict[tuple[str | None, str], dict[str, Any]] = field(default_factory=dict)  # job.setup_fields's
+    _shapes: dict[Parallelism, InfeasibleError | None] = field(default_factory=dict)  # _shape_error's
+    _methods: dict[tuple[str | None, str], InfeasibleError | None] = field(default_factory=dict)  # _method_error's
 
     @classmethod
     def shared(cls, m: ModelSpec, job: Job, cal: Calibration, headroom: float | None) -> PlanMemo:
@@ -448,9 +467,27 @@ class PlanMemo:
             except InfeasibleError as err:
                 found = err.with_traceback(None)  # see _refusal
             else:
-                found = _Entry(setup, _refusal(lambda: check_training_shape(m, setup)),
-                               _refusal(lambda: check_training_method(m, job, setup)))
+                found = _Entry(setup, self._shape_error(m, setup), self._method_error(m, job, setup, recompute, half))
             self.entries[key] = found
+        return found
+
+    def _shape_error(self, m: ModelSpec, s: TrainSetup) -> InfeasibleError | None:
+        """What ``check_training_shape(m, s)`` raises, made once per layout: all it reads of a setup of the plan's
+        job is its layout and the job's sequence length."""
+        par = s.parallel
+        if par in self._shapes:
+            return self._shapes[par]
+        found = self._shapes[par] = _refusal(lambda: check_training_shape(m, s))
+        return found
+
+    def _method_error(self, m: ModelSpec, job: Job, s: TrainSetup, recompute: str | None, half: str
+                      ) -> InfeasibleError | None:
+        """What ``check_training_method(m, job, s)`` raises, made once per setup fields (:func:`setup_fields`, by
+        recomputation and 16-bit format): all it reads of a setup is its method."""
+        key = (recompute, half)
+        if key in self._methods:
+            return self._methods[key]
+        found = self._methods[key] = _refusal(lambda: check_training_method(m, job, s))
         return found
 
     def entry(self, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str) -> _Entry:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -73,9 +74,23 @@ def offered_counts(offers: Offers, gpu: str, counts: tuple[int, ...], serving: b
     values = (gpu, counts, serving)
     hit = _offered_counts.get(offers, None, None, values)
     if hit is None:
-        hit = _offered_counts.put(offers, None, None, values,
-                                  frozenset(n for n in counts if offered(offers, gpu, n, serving)))
+        hit = _offered_counts.put(offers, None, None, values, frozenset(_offered_of(offers, gpu, counts, serving)))
     return hit
+
+
+def _offered_of(offers: Offers, gpu: str, counts: tuple[int, ...], serving: bool) -> Iterator[int]:
+    """The counts of ``counts`` that :func:`offered` finds for ``gpu``. Beyond 8 GPUs only 8-GPU instances hold a
+    replica, n/8 of them for any multiple n of 8 (:func:`instances_per_replica`), so :func:`offered` is asked once
+    for all such counts (a pretraining plan's 16 to 2048)."""
+    multinode: bool | None = None
+    for n in counts:
+        if n > 8 and n % 8 == 0:
+            if multinode is None:
+                multinode = offered(offers, gpu, n, serving)
+            if multinode:
+                yield n
+        elif offered(offers, gpu, n, serving):
+            yield n
 
 
 _offered_counts: IdentityMemo[frozenset[int]] = IdentityMemo()
