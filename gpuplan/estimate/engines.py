@@ -14,6 +14,7 @@ from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
 from gpuplan.estimate import hardware
+from gpuplan.memo import IdentityMemo
 
 _COLUMNS = (
     Column("engine", required=True), Column("name", required=True),
@@ -139,6 +140,7 @@ _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun",
                                        "dec"), 1)}
 
 
+@cache  # read for every setup a plan sizes, of a handful of version texts
 def dated_release(engine: str, version: str) -> tuple[int, int, int] | None:
     """The release a version text that names only a month ("dev docker image, Dec 2024") ran at least: the last
     one published before that month (:data:`_DATED_DEV_RELEASES`); None where the text or the month is not known."""
@@ -254,16 +256,20 @@ _SGLANG_CHUNK_SMALL_MIB = 25_000  # before 0.5.3: 2,048 below, 8,192 from
 def sglang_chunk(s: types.InferSetup, gpu: types.Gpu) -> int:
     """Prompt tokens SGLang's release of ``s`` (the current one when unstated) puts in one forward pass on ``gpu``
     by default, over every attention-DP rank (the table above)."""
-    found, mib = running_release(s), gpu.memory_bytes / 2**20
-    if found >= _SGLANG_CHUNK_TIERS_FROM:
-        chunk = next((tokens for below, tokens in _SGLANG_CHUNK_TIERS_GIB if mib < below * 1024), 16384)
-    else:
-        chunk = 2048 if mib < _SGLANG_CHUNK_SMALL_MIB else 8192
+    chunk = _sglang_server_chunk(s, gpu)
     if not s.attention_dp or s.tp < 2:
         return chunk
-    if found < _SGLANG_DP_SPLIT_FROM:
+    if running_release(s) < _SGLANG_DP_SPLIT_FROM:
         return chunk // 2 * s.tp
     return chunk // s.tp * s.tp
+
+
+def _sglang_server_chunk(s: types.InferSetup, gpu: types.Gpu) -> int:
+    """The ``chunked_prefill_size`` SGLang's release of ``s`` picks on ``gpu``, before attention DP splits it."""
+    mib = gpu.memory_bytes / 2**20
+    if running_release(s) >= _SGLANG_CHUNK_TIERS_FROM:
+        return next((tokens for below, tokens in _SGLANG_CHUNK_TIERS_GIB if mib < below * 1024), 16384)
+    return 2048 if mib < _SGLANG_CHUNK_SMALL_MIB else 8192
 
 
 # SGLang's ``ServerArgs.__post_init__`` picks ``mem_fraction_static`` (the share of the GPU's memory for weights and
@@ -294,7 +300,7 @@ def sglang_mem_fraction(s: types.InferSetup, gpu: types.Gpu) -> float:
     table above); ``s.max_batched_tokens`` is the server's stated prompt chunk, if any."""
     found, mib = running_release(s), gpu.memory_bytes / 2**20
     if found >= _SGLANG_FRACTION_RESERVE_FROM:
-        chunk = s.max_batched_tokens or sglang_chunk(replace(s, attention_dp=False), gpu)
+        chunk = s.max_batched_tokens or _sglang_server_chunk(s, gpu)
         graph = _sglang_graph_max(s, gpu)
         reserve = 512 + max(chunk, 2048) * 1.5 + graph * 2 + s.tp * s.pp / 8 * 1024
         if s.attention_dp and s.tp > 1:
@@ -312,6 +318,9 @@ def sglang_mem_fraction(s: types.InferSetup, gpu: types.Gpu) -> float:
     return share
 
 
+_sglang_defaults: IdentityMemo[tuple[int, float]] = IdentityMemo(1024)
+
+
 def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetup:
     """``s`` with the scheduler limits its engine release picks on ``gpu`` filled in where ``s`` states none
     (``max_batched_tokens``, ``max_num_seqs``): vLLM V1's depend on the GPU and on the entry point (the API server
@@ -321,8 +330,13 @@ def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetu
     if s.engine == types.Engine.SGLANG and gpu.vendor in _GRAPH_VENDORS:
         if s.max_batched_tokens and s.gpu_memory_utilization:
             return s
-        share = s.gpu_memory_utilization or sglang_mem_fraction(s, gpu)
-        return replace(s, max_batched_tokens=s.max_batched_tokens or sglang_chunk(s, gpu), gpu_memory_utilization=share)
+        # a plan asks for every SGLang setup it sizes: the two numbers kept per GPU and the fields they read
+        key = (s.engine_version, s.tp, s.pp, s.attention_dp, s.max_batched_tokens, s.gpu_memory_utilization)
+        found = _sglang_defaults.get(gpu, None, None, key)
+        if found is None:
+            found = _sglang_defaults.put(gpu, None, None, key, (
+                s.max_batched_tokens or sglang_chunk(s, gpu), s.gpu_memory_utilization or sglang_mem_fraction(s, gpu)))
+        return replace(s, max_batched_tokens=found[0], gpu_memory_utilization=found[1])
     if s.engine != types.Engine.VLLM or vllm_v0(s) or (s.max_batched_tokens and s.max_num_seqs):
         return s
     tier = vllm_tier(s, gpu)
