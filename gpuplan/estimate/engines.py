@@ -14,7 +14,6 @@ from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
 from gpuplan.estimate import hardware
-from gpuplan.memo import IdentityMemo
 
 _COLUMNS = (
     Column("engine", required=True), Column("name", required=True),
@@ -318,9 +317,6 @@ def sglang_mem_fraction(s: types.InferSetup, gpu: types.Gpu) -> float:
     return share
 
 
-_sglang_defaults: IdentityMemo[tuple[int, float]] = IdentityMemo(1024)
-
-
 def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetup:
     """``s`` with the scheduler limits its engine release picks on ``gpu`` filled in where ``s`` states none
     (``max_batched_tokens``, ``max_num_seqs``): vLLM V1's depend on the GPU and on the entry point (the API server
@@ -330,13 +326,8 @@ def with_engine_defaults(s: types.InferSetup, gpu: types.Gpu) -> types.InferSetu
     if s.engine == types.Engine.SGLANG and gpu.vendor in _GRAPH_VENDORS:
         if s.max_batched_tokens and s.gpu_memory_utilization:
             return s
-        # a plan asks for every SGLang setup it sizes: the two numbers kept per GPU and the fields they read
-        key = (s.engine_version, s.tp, s.pp, s.attention_dp, s.max_batched_tokens, s.gpu_memory_utilization)
-        found = _sglang_defaults.get(gpu, None, None, key)
-        if found is None:
-            found = _sglang_defaults.put(gpu, None, None, key, (
-                s.max_batched_tokens or sglang_chunk(s, gpu), s.gpu_memory_utilization or sglang_mem_fraction(s, gpu)))
-        return replace(s, max_batched_tokens=found[0], gpu_memory_utilization=found[1])
+        return replace(s, max_batched_tokens=s.max_batched_tokens or sglang_chunk(s, gpu),
+                       gpu_memory_utilization=s.gpu_memory_utilization or sglang_mem_fraction(s, gpu))
     if s.engine != types.Engine.VLLM or vllm_v0(s) or (s.max_batched_tokens and s.max_num_seqs):
         return s
     tier = vllm_tier(s, gpu)

@@ -344,7 +344,7 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
     t = _step_terms(m, gpu, s, cal)
     alone = prompts_rank_by_rank(s)
     # rank by rank, a pass carries one rank's share of the budget (the whole model's: one per rank)
-    budget = t.max_batched_tokens and (t.max_batched_tokens / s.tp if alone else t.max_batched_tokens)
+    budget = t.max_batched_tokens / s.tp if alone and t.max_batched_tokens else t.max_batched_tokens
     passes = max(1, math.ceil(tokens / budget)) if budget else 1
     per_pass = tokens / passes
     attention = per_pass * t.attention_flops / t.attention_peak
