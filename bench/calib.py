@@ -497,8 +497,20 @@ def _with_limits(setup: InferSetup, row: dict[str, str], gpu: Any) -> InferSetup
 _NO_CUDA_GRAPHS = re.compile(r"--disable-cuda-graph\b|--enforce-eager\b|enforce_eager\s*=\s*True")
 
 
-def _cuda_graphs(row: dict[str, str]) -> bool:
-    return not _NO_CUDA_GRAPHS.search(row.get("notes", ""))
+# SGLang 0.4.1 also turns them off by itself for a DeepSeek-V3 checkpoint (DeepseekV3ForCausalLM with MLA on), whatever
+# the server was told: ModelRunner.model_specific_adjustment sets ``server_args.disable_cuda_graph = True`` under a
+# "FIXME(HandH1998)" (python/sglang/srt/model_executor/model_runner.py in the 0.4.1 wheel on PyPI). 0.4.0 has no such
+# line, and 0.4.1.post1, post2, post3, 0.4.2.post4 and 0.4.3.post2 dropped it (their wheels read), so only a row that
+# states 0.4.1 itself ran so: DataCrunch's single-node FP8 DeepSeek-V3 run (--enable-dp-attention, no
+# --disable-cuda-graph) launched every decode step op by op like its BF16-labelled twin.
+_SGLANG_041 = re.compile(r"^\s*v?0\.4\.1(?![.\d])")
+
+
+def _cuda_graphs(row: dict[str, str], model: Any) -> bool:
+    if _NO_CUDA_GRAPHS.search(row.get("notes", "")):
+        return False
+    sglang_041 = _engine(row["engine"]) == "sglang" and _SGLANG_041.match(row.get("engine_version", ""))
+    return not (sglang_041 and model.model_type == "deepseek_v3" and model.is_mla)
 
 
 # TensorRT-LLM's perf overview runs MoE models with attention data parallelism and dense ones without it (its
@@ -623,7 +635,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch, prompt_len=max(isl, 1),
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
                        engine_version=_release_text(row), launcher=_launcher(row),
-                       cuda_graphs=_cuda_graphs(row), full_logits=_full_prompt_logits(engine, row),
+                       cuda_graphs=_cuda_graphs(row, model), full_logits=_full_prompt_logits(engine, row),
                        attention_dp=_attention_dp(row, model), max_model_len=_max_model_len(row),
                        async_scheduling=_async_scheduling(row), chunked_prefill=_chunked_prefill(row))
     setup = _bench_limits(_with_limits(setup, row, gpu), model, gpu)
@@ -860,7 +872,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     model = cat.model(preset)
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
                        pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row),
-                       cuda_graphs=_cuda_graphs(row), attention_dp=_attention_dp(row, model),
+                       cuda_graphs=_cuda_graphs(row, model), attention_dp=_attention_dp(row, model),
                        max_model_len=_max_model_len(row), async_scheduling=_async_scheduling(row),
                        chunked_prefill=_chunked_prefill(row))
     setup = _with_limits(setup, row, gpu)

@@ -1077,6 +1077,24 @@ def test_rows_run_with_cuda_graphs_off_map_to_eager_steps(cases: list[Case]) -> 
     assert fast < 0.3 * case.measured < slow < case.measured
 
 
+def test_sglang_041_runs_deepseek_v3_without_cuda_graphs_whatever_its_flags(cases: list[Case]) -> None:
+    # SGLang 0.4.1's ModelRunner turns CUDA graphs off for DeepseekV3ForCausalLM (model_specific_adjustment, "FIXME"),
+    # so DataCrunch's single-node FP8 DeepSeek-V3 run (srv-1201: --enable-dp-attention, no --disable-cuda-graph,
+    # 1 req/s, median TPOT 144 ms) stepped op by op; dstack's DeepSeek-R1 server on 0.4.3.post2, whose wheel has no
+    # such line, and DataCrunch's Llama 3.3 70B server kept their graphs
+    by_id = {c.id: c for c in cases}
+    assert by_id["srv-1201"].meta["setup"].cuda_graphs is False
+    assert by_id["srv-4891"].meta["setup"].cuda_graphs is True
+    assert by_id["srv-1062"].meta["setup"].cuda_graphs is True
+    # graphed, the estimate was under half the measured median TPOT; eager, it is within a factor of 1.5 of it
+    case = by_id["srv-1201"]
+    m, g, eager = case.meta["model"], case.meta["gpu"], case.meta["setup"]
+    slow = at_rate(m, g, eager, 1.0, fitted(), n_requests=300).tpot_median_s
+    fast = at_rate(m, g, replace(eager, cuda_graphs=True), 1.0, fitted(), n_requests=300).tpot_median_s
+    assert fast < 0.5 * case.measured
+    assert case.measured / 1.5 < slow < 1.5 * case.measured
+
+
 def test_a_multi_step_vllm_run_under_load_is_listed_unmapped(catalog: Catalog) -> None:
     # dstack's Llama-3.1-405B FP8 table at 16 req/s: the 8x MI300X server ran --num-scheduler-step 15 (its mean TPOT
     # 1,569 ms against a 418 ms median), the 8x H100 server one step per schedule; only the latter is a case
