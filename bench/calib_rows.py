@@ -315,6 +315,11 @@ def _virtual_stages(notes: str, pp: int) -> int:
 # a footnote of Megatron-Bridge's performance tables on a figure the release got wrong ("Performance regression in
 # GPT-OSS 120B pre-training is a known issue (cudnn-frontend issue 256); to be resolved in next container", 26.06.01)
 _KNOWN_REGRESSION = re.compile(r"performance regression[^\"]*known issue", re.IGNORECASE)
+# a whole-run figure whose source counts the project's calendar time, not one run's training: the notes say "Scope:
+# the whole project" where the source itself records the time that trained nothing (GLM-130B's training log: node
+# failures, restarts from earlier steps, abandoned data mixes, days spent recopying the corpus). gpuplan's run time
+# is the steps' time only, and no stated figure says how much of the total that was
+_WHOLE_PROJECT = re.compile(r"\bScope: the whole project\b", re.IGNORECASE)
 
 
 # a transformers model called in training with its config's use_cache on and transformers' own gradient checkpointing
@@ -336,6 +341,9 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                       "next release: it measures a bug, not the stack")
     if metric not in _PRETRAIN_METRICS:
         return None, f"metric '{metric}' is not an estimate gpuplan makes"
+    if metric in _RUN_METRICS and _WHOLE_PROJECT.search(row["notes"]):
+        return None, ("the published total counts the whole project's time (outages, restarts from earlier steps, "
+                      "abandoned runs), of which the training steps are an unstated part")
     seq = _int(row["seq_len"])
     n = _int(row["gpu_count"])
     if not seq or not n:

@@ -1205,3 +1205,32 @@ def test_the_mooncake_baseline_rows_map_chunked_prefill_as_their_table_rows_say(
     assert (plain.chunked_prefill, chunked.chunked_prefill) == (False, True)
     model = by_id["srv-5844"].meta["model"]
     assert token_budget(model, chunked) == 512 and token_budget(model, plain) >= plain.prompt_len
+
+
+def test_a_run_total_that_counts_the_whole_project_is_not_mapped(catalog: Catalog) -> None:
+    # GLM-130B's 58 days for 400B tokens hold what its own training log records besides training: node failures,
+    # restarts from earlier steps, abolished data mixes and days recopying the corpus. Its notes say so ("Scope:
+    # the whole project"): the row is listed unmapped, while the log's speed test stays a throughput to predict and
+    # the same days without that sentence would be mapped
+    rows = {r["id"]: r for r in _rows("training_more.csv") if r["source_group"] == "glm-130b-training-log"}
+    wall = rows["trm-glm130b-wall"]
+    case, why = _pretrain_case(catalog, wall)
+    assert case is None and "whole project" in why
+    run_only, _ = _pretrain_case(catalog, {**wall, "notes": wall["notes"].split(" Scope:")[0]})
+    assert run_only is not None and run_only.cls == "pretrain_gpu_hours"
+    speed, _ = _pretrain_case(catalog, rows["trm-glm130b-bsz4224-tokgpu"])
+    assert speed is not None and speed.cls == "pretrain_throughput"
+
+
+def test_llama_31_405b_runs_the_interleaved_schedule_its_paper_names(catalog: Catalog) -> None:
+    # Dubey et al. 2024 sec. 3.3.2: an interleaved schedule with V stages per pipeline rank (V unstated), bubble
+    # (PP-1)/(V*M). With PP 16 and 16 micro-batches per step one chunk per stage idles each GPU 15/16 of a step's
+    # compute; two chunks halve that, so the card's 30.84M GPU-hours are predicted lower than the one-chunk reading,
+    # and the row (its V assumed) is reported, not fitted
+    row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-llamacard-llama-31-405b-gpuh")
+    case, _ = _pretrain_case(catalog, row)
+    one_chunk, _ = _pretrain_case(catalog, {**row, "notes": row["notes"].replace("VP 2", "one chunk")})
+    assert case is not None and one_chunk is not None and not case.fit
+    assert case.meta["setup"].parallel.vp == 2 and one_chunk.meta["setup"].parallel.vp == 1
+    cal = fitted()
+    assert case.predict(cal) < 0.85 * one_chunk.predict(cal)
