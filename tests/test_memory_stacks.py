@@ -151,6 +151,25 @@ def test_litgpt_holds_a_tied_output_layer_as_its_own_matrix(catalog: Catalog) ->
     assert litgpt.breakdown.get("weights") - hf.breakdown.get("weights") == pytest.approx(128256 * 2048 * 2)
 
 
+def test_litgpt_full_fine_tune_trains_a_tied_output_layer_as_a_second_matrix(catalog: Catalog) -> None:
+    # LitGPT's GPT has lm_head beside transformer.wte and its converter copies a tied table into lm_head.weight, so
+    # a full fine-tune of Llama-3.2-1B (1,235,814,400 parameters by transformers' numel, its 128256 × 2048 output
+    # layer tied) trains 262,668,288 more: on one GPU in bf16-true that is 2 bytes of weight, 2 of gradient and
+    # 2 × 2 of AdamW states each, 1.96 GiB more than the HF Trainer, which keeps the table tied
+    m = catalog.model("Llama-3.2-1B")
+    litgpt = TrainSetup(method="full", micro_batch=1, seq_len=512, precision="bf16", framework="pytorch")
+    est = training_memory(m, litgpt)
+    assert est.trained is not None
+    assert est.trained.trainable_params == 1_235_814_400 + 262_668_288
+    assert est.breakdown.get("weights") == pytest.approx(2 * (1_235_814_400 + 262_668_288), rel=1e-6)
+    assert est.breakdown.get("optimizer") == pytest.approx(4 * (1_235_814_400 + 262_668_288), rel=1e-6)
+    hf = training_memory(m, replace(litgpt, framework="hf"))
+    assert hf.trained is not None and hf.trained.trainable_params == 1_235_814_400
+    # an untied model has its own lm_head under every stack: nothing to add
+    untied = catalog.model("Llama-2-7B")
+    assert training_memory(untied, litgpt).trained.trainable_params == 6_738_415_616  # type: ignore[union-attr]
+
+
 def test_litgpt_qlora_quantizes_and_dequantizes_the_output_layer(catalog: Catalog) -> None:
     # Fabric's BitsandbytesPrecision quantizes every nn.Linear: Llama-2-7B's untied 32000 × 4096 head is stored at
     # NF4 with double quantization instead of 16-bit, and dequantized whole when it runs — the largest matrix to

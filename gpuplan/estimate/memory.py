@@ -682,7 +682,7 @@ def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp
 def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     """Parameters that receive gradients under the method."""
     if s.method == Method.FULL:
-        return count_params(m).total
+        return count_params(m).total + untied_head_params(m, s)
     if s.method.low_rank:
         return setup_lora_params(m, s) + (embedding_params(m) if trains_embeddings(s) else 0)
     if s.method == Method.PTUNING:
@@ -690,6 +690,18 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     if s.method == Method.FREEZE:
         return per_layer_params(m) * min(s.trainable_layers, m.n_layers)
     raise AssertionError(s.method)
+
+
+def untied_head_params(m: ModelSpec, s: TrainSetup) -> int:
+    """The output layer's own matrix where the stack unties a model's tied embeddings (``data/stacks.csv``
+    ``unties_embeddings``), else 0. LitGPT's GPT makes ``lm_head`` an nn.Linear of its own beside
+    ``transformer.wte`` and never ties them, and its checkpoint converter fills ``lm_head.weight`` with the
+    embedding table when the Hugging Face checkpoint stores none (Lightning-AI/litgpt
+    @5895df1004c3d05ef69f7aeffcfee757dbc42d58: litgpt/model.py ``GPT.__init__``,
+    litgpt/scripts/convert_hf_checkpoint.py ``copy_weights_hf_llama``); loading copies that table into both
+    parameters, so a full fine-tune (litgpt/finetune/full.py: AdamW over ``model.parameters()``) trains two
+    vocabulary × hidden matrices, each with its gradient and optimizer states."""
+    return m.vocab * m.hidden if m.tied_embeddings and stack(s.framework).unties_embeddings else 0
 
 
 def trains_embeddings(s: TrainSetup) -> bool:
@@ -1254,7 +1266,7 @@ def fsdp_root_unsharded_bytes(m: ModelSpec, s: TrainSetup) -> float:
     if (par.zero < 3 or par.dp <= 1 or par.pp > 1 or not stack(s.framework).fsdp_root_unsharded or s.base_quant
             or s.method.quantizes_base):
         return 0.0
-    outside = max(0.0, count_params(m).total - m.n_layers * per_layer_params(m))
+    outside = max(0.0, count_params(m).total + untied_head_params(m, s) - m.n_layers * per_layer_params(m))
     return outside * BYTES_16 * (1 - 1 / par.dp) / par.tp
 
 
@@ -1801,7 +1813,7 @@ def describe_stack(m: ModelSpec, s: TrainSetup) -> str:
         (s.method != Method.FULL and st.quantizes_output_layer
          and bool(s.base_quant or s.method.quantizes_base),
          "the output layer is quantized too"),
-        (s.method != Method.FULL and st.unties_embeddings, "a tied output layer is held as its own matrix"),
+        (st.unties_embeddings, "a tied output layer is held (and in a full fine-tune trained) as its own matrix"),
         (st.keeps_previous_outputs, "the previous micro-batch's logits and their graph live through the next forward"),
         (accumulates_unsharded_grads(s), "FSDP's no_sync keeps the accumulated gradients unsharded until the step"),
         (fsdp_root_unsharded_bytes(m, s) > 0, "FSDP's root unit keeps the embedding and output layer unsharded"),
