@@ -990,7 +990,7 @@ PADDED_QUANTIZED_FFN = {"Qwen2-72B": 29696}
 
 # The Instruct checkpoints' max_position_embeddings, where it differs from the base preset's: transformers releases
 # before 4.45 sized every layer's rotary tables by it (gpuplan.estimate.memory.rotary_tables_bytes). Qwen2-7B-Instruct
-# reads 32,768 where Qwen/Qwen2-7B reads 131,072 (a printout of its Qwen2Config: Retruth/deontic
+# reads 32,768 where Qwen/Qwen2-7B reads 131,072 (a printout of its Qwen2Config: Retruth/deontic @a77cf87a
 # nlp_models/qwen2/README.md, '"_name_or_path": "Qwen/Qwen2-7B-Instruct"'); the 0.5B and 57B-A14B Instruct configs
 # were not found in a citable copy, so their rows keep the base preset's value (131,072: the larger table)
 INSTRUCT_MAX_POSITIONS = {"Qwen2-7B": 32768}
