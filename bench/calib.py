@@ -1000,6 +1000,20 @@ def _mlx_vlm_gemma3_head(row: dict[str, str], preset: str, model: Any) -> bool:
 PADDED_QUANTIZED_FFN = {"Qwen2-72B": 29696}
 
 
+# The Instruct checkpoints' max_position_embeddings, where it differs from the base preset's: transformers releases
+# before 4.45 sized every layer's rotary tables by it (gpuplan.estimate.memory.rotary_tables_bytes). Qwen2-7B-Instruct
+# reads 32,768 where Qwen/Qwen2-7B reads 131,072 (a printout of its Qwen2Config: Retruth/deontic @a77cf87a
+# nlp_models/qwen2/README.md, '"_name_or_path": "Qwen/Qwen2-7B-Instruct"'); the 0.5B and 57B-A14B Instruct configs
+# were not found in a citable copy, so their rows keep the base preset's value (131,072: the larger table)
+INSTRUCT_MAX_POSITIONS = {"Qwen2-7B": 32768}
+
+
+def _released_instruct_positions(row: dict[str, str], preset: str) -> int | None:
+    """The max_position_embeddings of the released Instruct checkpoint a row ran, where it differs from the preset's."""
+    released = f"qwen/{preset.lower()}-instruct" in row["notes"].lower()
+    return INSTRUCT_MAX_POSITIONS.get(preset) if released else None
+
+
 def _released_quantized_ffn(row: dict[str, str], preset: str, fmt: str) -> int | None:
     """The MLP width of the released quantized checkpoint a row ran, where it differs from the 16-bit preset's."""
     released = f"qwen/{preset.lower()}-instruct-" in row["notes"].lower()
@@ -1034,6 +1048,9 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     padded_ffn = _released_quantized_ffn(row, preset, fmt)
     if padded_ffn:
         model = replace(model, ffn_hidden=padded_ffn)
+    positions = _released_instruct_positions(row, preset)
+    if positions:
+        model = replace(model, max_positions=positions)
     # Lit-GPT's GPT holds its output layer apart from the token table (lit_gpt/model.py: lm_head = nn.Linear), so a
     # model that ties them is loaded with two matrices; and its quantization() swaps every torch.nn.Linear, the
     # output layer too, for the quantized class while the model is built (lit_gpt/utils.py), where transformers keeps

@@ -107,10 +107,11 @@ def test_remote_code_tuple_cache_holds_two_caches_at_the_peak(catalog: Catalog) 
 def test_transformers_before_one_dynamic_cache_holds_two_caches(catalog: Catalog) -> None:
     gpu, qwen2 = catalog.gpu("A100-80GB"), catalog.model("Qwen2-7B")
     short = InferSetup(engine="hf", weight_format="bf16", prompt_len=1, output_len=2048)
-    old = inference_memory(qwen2, gpu, replace(short, engine_version="4.38.2"))
-    new = inference_memory(qwen2, gpu, replace(short, engine_version="4.46.0"))
+    # 4.41 and 4.42 both keep every layer's rotary tables (before 4.45): only the cache handling differs
+    old = inference_memory(qwen2, gpu, replace(short, engine_version="4.41.2"))
+    new = inference_memory(qwen2, gpu, replace(short, engine_version="4.42.0"))
     # Qwen2-7B: 28 layers × 2 (K and V) × 4 KV heads × 128 × 2 bytes per token, 2049 tokens: 0.11 GiB held twice
-    # under 4.38.2, once from 4.42 (one DynamicCache from start to end)
+    # before 4.42, once from 4.42 (one DynamicCache from start to end)
     cache = 28 * 2 * 4 * 128 * 2 * 2049
     assert new.breakdown.get("previous_kv_cache") == 0
     assert old.total - new.total == pytest.approx(cache, rel=0.01)
@@ -118,9 +119,34 @@ def test_transformers_before_one_dynamic_cache_holds_two_caches(catalog: Catalog
     # outweigh a second cache: the stated release adds nothing there
     long = replace(short, prompt_len=30720, full_logits=True)
     assert inference_memory(qwen2, gpu, replace(long, engine_version="4.38.2")).total == pytest.approx(
-        inference_memory(qwen2, gpu, long).total)
-    # a plan (no release stated) runs the current transformers
-    assert inference_memory(qwen2, gpu, short).total == pytest.approx(new.total)
+        inference_memory(qwen2, gpu, replace(long, engine_version="4.44.0")).total)
+    # a plan (no release stated) runs the current transformers: one cache and no rotary tables
+    current = inference_memory(qwen2, gpu, short)
+    assert current.breakdown.get("previous_kv_cache") == current.breakdown.get("rotary_tables") == 0
+
+
+def test_transformers_before_4_45_keeps_rotary_tables_in_every_qwen2_layer(catalog: Catalog) -> None:
+    gpu, qwen2 = catalog.gpu("A100-80GB"), catalog.model("Qwen2-72B")
+    short = InferSetup(engine="hf", weight_format="bf16", prompt_len=1, output_len=2048)
+    old = inference_memory(qwen2, gpu, replace(short, engine_version="4.44.0"))
+    new = inference_memory(qwen2, gpu, replace(short, engine_version="4.45.0"))
+    # Qwen2-72B: 80 layers, each with a cos and a sin table of 32,768 positions x 128 in 16-bit:
+    # 80 x 2 x 32,768 x 128 x 2 bytes = 1.25 GiB, the only difference between the two releases
+    assert old.total - new.total == pytest.approx(1.25 * GiB)
+    # held from load whatever the prompt: the same 1.25 GiB after a 14,336-token prompt
+    long = replace(short, prompt_len=14336, full_logits=True)
+    assert inference_memory(qwen2, gpu, replace(long, engine_version="4.44.0")).total - inference_memory(
+        qwen2, gpu, replace(long, engine_version="4.45.0")).total == pytest.approx(1.25 * GiB)
+    # Qwen2 speed benchmark (QwenLM/Qwen2.5 docs/source/benchmark/speed_benchmark.rst @5c4e69cb, transformers
+    # 4.38.2): Qwen2-72B-Instruct-AWQ generating 2,048 tokens from one held 41.31 GiB (max allocated); the weights,
+    # two caches and the tables come to that within 5 %, where without the tables the estimate fell short of it
+    awq = replace(short, weight_format="awq-int4", engine_version="4.38.2")
+    est = inference_memory(replace(qwen2, ffn_hidden=29696), gpu, awq)
+    assert est.total - est.breakdown.get("overhead") == pytest.approx(41.31 * GiB, rel=0.05)
+    # other engines and model types whose releases build no such tables add nothing
+    assert inference_memory(qwen2, gpu, replace(awq, engine="vllm")).breakdown.get("rotary_tables") == 0
+    llama = inference_memory(catalog.model("Llama-3.1-8B"), gpu, replace(short, engine_version="4.44.0"))
+    assert llama.breakdown.get("rotary_tables") == 0
 
 
 def test_a_grouped_query_decode_step_copies_one_layers_keys_and_values_to_every_head(catalog: Catalog) -> None:

@@ -176,6 +176,24 @@ def hf_holds_previous_cache(m: types.ModelSpec, s: types.InferSetup) -> bool:
     return running_release(s) < HF_ONE_CACHE_FROM
 
 
+# transformers built a rotary embedding into every attention layer of these model types, and each one registered
+# cos and sin tables for all max_position_embeddings positions as buffers in the load dtype when it was built
+# (Qwen2RotaryEmbedding._set_cos_sin_cache, called from __init__ with max_position_embeddings, and
+# Qwen2Attention.__init__'s self.rotary_emb; the same in Qwen2MoeRotaryEmbedding): src/transformers/models/qwen2/
+# modeling_qwen2.py in the v4.38.2, v4.40.0, v4.42.0 and v4.44.0 wheels, qwen2_moe/modeling_qwen2_moe.py in v4.40.0
+# to v4.44.0. From v4.45.0 one model-level rotary embedding computes cos and sin for the positions of each forward
+# and keeps only inv_freq. As (model type, first release without the tables).
+HF_LAYER_ROTARY_TABLES_UNTIL = {"qwen2": (4, 45, 0), "qwen2_moe": (4, 45, 0)}
+
+
+def hf_layer_rotary_tables(m: types.ModelSpec, s: types.InferSetup) -> bool:
+    """Whether a transformers run of ``m`` holds a full cos/sin table in every layer
+    (:data:`HF_LAYER_ROTARY_TABLES_UNTIL`): only under a stated release before the one that dropped them (plans run
+    the current release)."""
+    until = HF_LAYER_ROTARY_TABLES_UNTIL.get(m.model_type)
+    return s.engine == types.Engine.HF and until is not None and running_release(s) < until
+
+
 # vLLM 0.8.0 made the V1 engine the default (vllm-project/vllm PR #13726, release notes of v0.8.0, 2025-03-18)
 VLLM_V1_FROM = (0, 8, 0)
 # vLLM's V0 scheduler without chunked prefill takes max(max_model_len, this) prompt tokens a step

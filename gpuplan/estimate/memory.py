@@ -26,7 +26,7 @@ from typing import NamedTuple
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import Engine as EngineSpec
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.engines import hf_holds_previous_cache, release
+from gpuplan.estimate.engines import hf_holds_previous_cache, hf_layer_rotary_tables, release
 from gpuplan.estimate.frameworks import stack
 from gpuplan.estimate.loss import FP32, LossCase
 from gpuplan.estimate.moe_train import gpu_params
@@ -447,6 +447,16 @@ def repeated_kv_bytes(m: ModelSpec, s: InferSetup) -> float:
     return 2 * s.batch * m.q_dim * s.context_len * BYTES_16 / s.tp
 
 
+def rotary_tables_bytes(m: ModelSpec, s: InferSetup) -> float:
+    """The cos and sin tables that older transformers releases kept in every attention layer for all
+    ``max_positions`` positions, in the 16-bit load dtype (:func:`hf_layer_rotary_tables`), for the layers on one
+    GPU; 0 where the release computes them per forward. Qwen2-72B-Instruct (80 layers, head 128, 32,768 positions):
+    80 x 2 x 32,768 x 128 x 2 bytes = 1.25 GiB, there from load to exit whatever the prompt."""
+    if not hf_layer_rotary_tables(m, s):
+        return 0.0
+    return m.n_layers / s.pp * 2 * m.max_positions * m.head_dim * BYTES_16
+
+
 def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration | None = None,
                      describe: bool = True) -> Estimate:
     """Memory per GPU to serve ``s.batch`` sequences of ``s.context_len`` tokens.
@@ -533,6 +543,11 @@ def _decoding_assumptions(t: _SetupTerms) -> tuple[Assumption, ...]:
         (dequant, Assumption(
             "dequantized matrix", f"{fmt_bytes(dequant)}: the largest quantized matrix of a layer in 16-bit, for a "
             "cuBLAS matmul", "the quantization library's kernels (see DEQUANT_MIN_TOKENS)")),
+        (t.rotary, Assumption(
+            "rotary tables in every layer", f"{fmt_bytes(t.rotary)}: cos and sin for every position the model "
+            "takes, built in each attention layer at load", "transformers before 4.45 gave each Qwen2 attention layer "
+            "its own rotary embedding with tables of max_position_embeddings (models/qwen2/modeling_qwen2.py "
+            "@v4.38.2 to @v4.44.0; @v4.45.0 computes them per forward)")),
     )
     return tuple(a for part, a in said if part)
 
@@ -553,6 +568,7 @@ class _SetupTerms:
     previous: float
     repeated: float
     dequant: float
+    rotary: float
     parts: tuple[tuple[str, float], ...]
     fixed: float  # every part but the KV cache
     # KV-cache bytes one token / one sequence of the setup's context adds on one GPU (its pipeline stage), on
@@ -596,7 +612,7 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
         # holds every activation and logit
         weights = gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=unified)
         workspace = ggml_compute_buffer_bytes(m, s, ubatch)
-        logits = framework = previous = dequant = repeated = 0.0
+        logits = framework = previous = dequant = repeated = rotary = 0.0
         parts = (("weights", weights), ("kv_cache", kv), ("compute_buffer", workspace), *tail)
     else:
         workspace, logits = forward_peak_bytes(m, s, chunk)
@@ -607,16 +623,18 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
         # lasted the whole run), and the last layer widens its keys and values to every head (repeated_kv_bytes).
         # Both meet at the end of decoding, when the prompt's activations and logits are long freed, so the peak
         # holds the larger of the two moments: only what the decoding step adds beyond the prompt's is counted
+        rotary = rotary_tables_bytes(m, s)
         held = kv if hf_holds_previous_cache(m, s) else 0.0
         previous = max(0.0, held - workspace - logits)
         repeated = max(0.0, held + repeated_kv_bytes(m, s) - workspace - logits) - previous
         parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
                  ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
                  *((("previous_kv_cache", previous),) if previous else ()),
-                 *((("repeated_kv", repeated),) if repeated else ()), *tail)
-    fixed = weights + workspace + logits + framework + overhead + adapters + previous + repeated + dequant
+                 *((("repeated_kv", repeated),) if repeated else ()),
+                 *((("rotary_tables", rotary),) if rotary else ()), *tail)
+    fixed = weights + workspace + logits + framework + overhead + adapters + previous + repeated + dequant + rotary
     return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, repeated, dequant,
-                       parts, fixed, kv_bytes_per_token(m, s.kv_dtype, kv_tp, latent) * share / s.pp,
+                       rotary, parts, fixed, kv_bytes_per_token(m, s.kv_dtype, kv_tp, latent) * share / s.pp,
                        kv_cache_bytes(m, share, s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block))
 
 
