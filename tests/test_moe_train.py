@@ -503,6 +503,43 @@ def test_megatron_bridge_25_09_deepseek_rows_carry_their_run_scripts_settings(
         dispatcher, overlap, "selective", modules)
 
 
+@pytest.mark.parametrize(("row_id", "parallel", "dispatcher", "overlap", "modules"), [
+    # 26.02 (tag v0.3.0): Qwen3-30B-A3B on H100 as the table prints it, DeepEP with moe_a2a_overlap; gpt-oss-120b on
+    # B200 recomputes layernorm and moe_act, on B300 nothing, both through the alltoall dispatcher
+    ("trm-mb-2602-h100-qwen330ba3b-fp8-16-g1024-p-tokgpu", Parallelism(pp=2, dp=8, ep=8, zero=1, vp=12), "deepep",
+     True, ()),
+    ("trm-mb-2602-b200-gptoss120b-bf16-64-g1280-p-tokgpu", Parallelism(dp=64, ep=64, zero=1), "alltoall", False,
+     ("layernorm", "moe_act")),
+    ("trm-mb-2602-b300-gptoss120b-bf16-64-g1280-p-tokgpu", Parallelism(dp=64, ep=64, zero=1), "alltoall", False, ()),
+    # 26.02.01 (r0.3.0 @1f0cfc3): the recipe had moved Qwen3-30B-A3B on H100 to EP 16 without a pipeline and HybridEP,
+    # while the table still printed 26.02's PP 2 / VP 12 / EP 8
+    ("trm-mb-260201-h100-qwen330ba3b-fp8-16-g1024-p-tokgpu", Parallelism(dp=16, ep=16, zero=1), "deepep", False, ()),
+])
+def test_megatron_bridge_26_02_rows_carry_their_recipes_settings(
+        catalog: Catalog, row_id: str, parallel: Parallelism, dispatcher: str, overlap: bool,
+        modules: tuple[str, ...]) -> None:
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["id"] == row_id)
+    case, why = _pretrain_case(catalog, row)
+    assert case is not None, why
+    s = case.meta["setup"]
+    assert (s.parallel, s.ep_dispatcher, s.ep_overlap, s.recompute_modules) == (parallel, dispatcher, overlap, modules)
+
+
+def test_a_26_02_01_run_is_timed_as_the_26_04_run_of_the_same_recipe(catalog: Catalog) -> None:
+    # Qwen3-30B-A3B FP8 on 16 H100: 26.02.01 and 26.04 ran the same preset (EP 16, HybridEP, no pipeline) and measured
+    # 9,058 and 8,901 tokens/s/GPU; read with the table's stale PP 2 / VP 12 / EP 8, the first was a different setup
+    with (BENCH / "calibration" / "training_more.csv").open(encoding="utf-8") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    earlier, _ = _pretrain_case(catalog, rows["trm-mb-260201-h100-qwen330ba3b-fp8-16-g1024-p-tokgpu"])
+    later, _ = _pretrain_case(catalog, rows["trm-mb-2604-h100-qwen330ba3b-fp8-16-g1024-p-tokgpu"])
+    assert earlier is not None and later is not None
+    assert earlier.meta["setup"] == later.meta["setup"]
+    cal = fitted()
+    assert earlier.predict(cal) == pytest.approx(later.predict(cal), rel=1e-9)
+    assert earlier.measured == pytest.approx(later.measured, rel=0.02)
+
+
 def test_fused_grouped_mlp_pays_no_per_expert_launches(catalog: Catalog) -> None:
     # Transformer Engine's fused grouped MLP runs each expert GEMM as one grouped kernel over the local experts: the
     # 16 × 6 × 48 = 4,608 per-expert launches of Qwen3-30B-A3B on EP 8 go, and at 47 µs a launch (the fitted order)
