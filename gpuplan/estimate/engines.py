@@ -392,6 +392,25 @@ def prefill_only_steps(m: types.ModelSpec, s: types.InferSetup) -> bool:
     return v0_chunked_prefill(m, s) is False
 
 
+# SGLang's MLA prompt path by release (python/sglang/srt/models/deepseek_v2.py, DeepseekV2AttentionMLA.forward, read
+# in the 0.3.6.post3, 0.4.0, 0.4.1, 0.4.2.post4 and 0.4.3.post2 wheels): up to 0.4.0 it has only the absorbed path
+# (forward_absorb), which attends against the cached latent; 0.4.1 added forward_normal (decompressed keys and
+# values) for extend batches whose extend_prefix_lens sum to 0, and without --enable-flashinfer-mla (off by default)
+# runs forward_absorb for any batch in which one request continues from cached tokens: a chunk of a prompt begun
+# in an earlier pass or a radix-cache match (on by default). A server's radix tree holds the prompts it has
+# served, and a new prompt that shares its first tokens with them (a tokenizer's BOS, a chat template's opening)
+# starts from those cached tokens, so once it has served one request nearly every prompt pass runs the absorbed
+# path. From 0.4.6 the backend decides (dispatch_attn_forward_method: FA3 on Hopper prefills with decompressed
+# heads when the cached prefix is 0 or at least 8,192 tokens), which is not modelled here.
+_SGLANG_PREFIX_RULE_UNTIL = (0, 4, 6)
+
+
+def prefills_mla_in_latent(m: types.ModelSpec, s: types.InferSetup) -> bool:
+    """Whether the engine of ``s`` prefills an MLA model's prompts with the absorbed (latent) attention rather than
+    decompressed heads: SGLang before 0.4.6 (the table above)."""
+    return m.is_mla and s.engine == types.Engine.SGLANG and running_release(s) < _SGLANG_PREFIX_RULE_UNTIL
+
+
 def sequence_cap(s: types.InferSetup) -> int | None:
     """The most sequences the engine runs at once under ``s``: the setup's ``max_num_seqs``, else the engine's
     default (``engines.csv``); None for an engine with no cap (transformers, llama.cpp: as many as memory holds)."""

@@ -47,13 +47,13 @@ from gpuplan.errors import InfeasibleError
 from gpuplan.estimate import load
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.flops import attention_flops_per_token
 from gpuplan.estimate.infer_speed import (
     compute_peak,
     gemm_flops_split,
     layer_launches,
     lora_flops_per_token,
     prefill_logit_rows,
+    prompt_attention_flops_per_token,
 )
 from gpuplan.estimate.links import links
 from gpuplan.estimate.memory import BYTES_16, inference_memory, kv_read_bytes, weights_bytes
@@ -207,7 +207,7 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, ranks: int, tokens: f
     budget = s.max_batched_tokens or get_engine(s.engine).max_batched_tokens
     passes = max(1, math.ceil(tokens / budget)) if budget else 1
     per_pass = tokens / passes
-    attention = per_pass * attention_flops_per_token(m, (s.prompt_len + 1) / 2)
+    attention = per_pass * prompt_attention_flops_per_token(m, s)
     gemms = _gemm_seconds(m, gpu, s, ranks, per_pass, attention, cal, prefill_logit_rows(s, per_pass))
     overhead = layer_launches(m) * _eff(cal, s.engine, "layer_overhead_s")
     comm = all_to_all_seconds(m, gpu, Layout(ranks), per_pass, cal)

@@ -56,6 +56,19 @@ def attention_flops_per_token(m: ModelSpec, context: float) -> float:
     return per_position * (full + sliding) + linear
 
 
+def latent_attention_flops_per_token(m: ModelSpec, context: float) -> float:
+    """QK^T and AV of an MLA model computed against the cached latent instead of per-head keys and values: with
+    W^UK absorbed into the query and W^UV into the output (DeepSeek-V2 report, Liu et al. 2024, sec. 2.1.2), each
+    head's query is ``kv_lora_rank + qk_rope_head_dim`` wide against every position and its output
+    ``kv_lora_rank`` (DeepSeek-V3: 576 and 512 against 192 and 128 decompressed, 3.4 times the FLOPs). The two
+    absorbed products cost what the decompression they replace costs, so only the attention changes. Models
+    without MLA attend as :func:`attention_flops_per_token` says."""
+    if not m.is_mla:
+        return attention_flops_per_token(m, context)
+    per_position = 2 * m.n_heads * (2 * m.kv_lora_rank + m.qk_rope_head_dim)
+    return per_position * m.n_attention_layers * context
+
+
 def forward_flops_per_token(m: ModelSpec, context: float) -> float:
     return 2 * matmul_params(m) + attention_flops_per_token(m, context)
 

@@ -47,13 +47,19 @@ from gpuplan.estimate.engines import (
     host_sequence_key,
     metal_tensor_attention,
     metal_tensor_gemm,
+    prefills_mla_in_latent,
     prompt_steps_eager,
     sequence_cap,
     step_overhead_keys,
     token_budget,
 )
 from gpuplan.estimate.engines import engine as get_engine
-from gpuplan.estimate.flops import attention_flops_per_token, fp8_excluded_params, matmul_params
+from gpuplan.estimate.flops import (
+    attention_flops_per_token,
+    fp8_excluded_params,
+    latent_attention_flops_per_token,
+    matmul_params,
+)
 from gpuplan.estimate.links import Collective, links, uncalibrated_note
 from gpuplan.estimate.memory import (
     BYTES_16,
@@ -321,6 +327,16 @@ def prefill_logit_rows(s: InferSetup, tokens: float) -> float:
     if s.full_logits or s.engine in _ALL_POSITION_LOGITS:
         return tokens
     return min(tokens, max(1.0, tokens / max(s.prompt_len, 1)))
+
+
+def prompt_attention_flops_per_token(m: ModelSpec, s: InferSetup) -> float:
+    """Attention FLOPs per prompt token of ``s.prompt_len``-token prompts (each attends to half its length on
+    average), in the form the engine computes them: against the cached latent where it prefills an MLA model that way
+    (:func:`gpuplan.estimate.engines.prefills_mla_in_latent`), else with per-head keys and values."""
+    context = (s.prompt_len + 1) / 2
+    if prefills_mla_in_latent(m, s):
+        return latent_attention_flops_per_token(m, context)
+    return attention_flops_per_token(m, context)
 
 
 def _skipped_head_flops(m: ModelSpec, s: InferSetup, tokens: float) -> float:
@@ -618,7 +634,7 @@ def _setup_step_terms(m: ModelSpec, s: InferSetup) -> _SetupStepTerms:
     dense, experts = _gemm_flops(m)
     found = (fmt, _weight_terms(m, fmt, s), dense + lora_flops_per_token(m, s), experts,
              kv_bytes_per_token(m, s.kv_dtype, kv_layout(s)[0], eng.mla_latent_cache), token_budget(m, s),
-             attention_flops_per_token(m, (s.prompt_len + 1) / 2), linear_state_bytes(m, kv_layout(s)[0]),
+             prompt_attention_flops_per_token(m, s), linear_state_bytes(m, kv_layout(s)[0]),
              float(m.index_topk) if m.is_sparse_attention else math.inf, layer_launches(m))
     return _setup_terms.put(m, None, None, (s,), found)
 
