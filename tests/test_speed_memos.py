@@ -179,9 +179,11 @@ def test_step_flop_terms_read_off_the_memo_equal_those_made_afresh(catalog: Cata
     ("ChatGLM2-6B", Job(task="finetune", method="lora", samples=1000, tokens_per_sample=512, seq_len=512)),
 ])
 def test_the_searchs_setups_are_those_training_setup_makes(catalog: Catalog, name: str, job: Job) -> None:
-    """The plan's memo makes each setup from fields worked out once per recomputation and 16-bit format
-    (``job.setup_with``): every one equals ``training_setup``'s, or it refuses as that does — on a GPU with BF16
-    (H100) and one without (V100: FP16), for every layout of 1 to 64 GPUs and every micro-batch."""
+    """The plan's memo makes each setup as a copy of one made once per recomputation and 16-bit format
+    (``job.setup_with``, ``TrainSetup.resized``, which skips ``__init__``): every one equals ``training_setup``'s,
+    field by field with the same types (a method given as the string "full" would compare equal to the enum) and
+    the same hash, or it refuses as that does — on a GPU with BF16 (H100) and one without (V100: FP16), for every
+    layout of 1 to 64 GPUs and every micro-batch."""
     m = catalog.model(name)
     job = job.for_model(m)
     memo, compared = PlanMemo(), 0
@@ -197,6 +199,9 @@ def test_the_searchs_setups_are_those_training_setup_makes(catalog: Catalog, nam
                             assert isinstance(found, InfeasibleError) and found.message == err.message
                             continue
                         assert not isinstance(found, InfeasibleError) and found.setup == want
+                        assert hash(found.setup) == hash(want)
+                        assert [type(getattr(found.setup, f.name)) for f in dataclasses.fields(want)] == [
+                            type(getattr(want, f.name)) for f in dataclasses.fields(want)]
                         compared += 1
     assert compared > 0
 

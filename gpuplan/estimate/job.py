@@ -587,11 +587,11 @@ def training_setup(job: Job, parallel: Parallelism, micro_batch: int = 1, recomp
     return TrainSetup(**fields, parallel=parallel, micro_batch=micro_batch, grad_accum=accum)
 
 
-def setup_with(fields: dict[str, Any], job: Job, parallel: Parallelism, micro_batch: int) -> TrainSetup:
-    """``training_setup(job, parallel, micro_batch, recompute, gpu=gpu)`` where ``fields`` is ``setup_fields(job,
-    recompute, half_format(gpu))``: a search makes the setups of many layouts and micro-batches with the same."""
-    accum = _accumulation(job, parallel, micro_batch)
-    return TrainSetup(**fields, parallel=parallel, micro_batch=micro_batch, grad_accum=accum)
+def setup_with(like: TrainSetup, job: Job, parallel: Parallelism, micro_batch: int) -> TrainSetup:
+    """``training_setup(job, parallel, micro_batch, recompute, gpu=gpu)`` where ``like`` is ``TrainSetup(
+    **setup_fields(job, recompute, half_format(gpu)))``: a search makes the setups of many layouts and micro-batches
+    from the same (:meth:`TrainSetup.resized`)."""
+    return like.resized(parallel, micro_batch, _accumulation(job, parallel, micro_batch))
 
 
 def _accumulation(job: Job, parallel: Parallelism, micro_batch: int) -> int:

@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError
@@ -417,7 +416,7 @@ class PlanMemo:
     _layouts: dict[int, list[Parallelism]] = field(default_factory=dict)
     _hardware: dict[tuple[str, str, str], InfeasibleError | None] = field(default_factory=dict)
     _grids: dict[tuple[int, str], _Grid] = field(default_factory=dict)
-    _fields: dict[tuple[str | None, str], dict[str, Any]] = field(default_factory=dict)  # job.setup_fields's
+    _likes: dict[tuple[str | None, str], TrainSetup] = field(default_factory=dict)  # of job.setup_fields's
     _shapes: dict[Parallelism, InfeasibleError | None] = field(default_factory=dict)  # _shape_error's
     _methods: dict[tuple[str | None, str], InfeasibleError | None] = field(default_factory=dict)  # _method_error's
 
@@ -459,11 +458,11 @@ class PlanMemo:
         key = (par, mb, recompute, half)
         found = self.entries.get(key)
         if found is None:
-            fields = self._fields.get((recompute, half))
-            if fields is None:
-                fields = self._fields[(recompute, half)] = setup_fields(job, recompute, half)
+            like = self._likes.get((recompute, half))
+            if like is None:
+                like = self._likes[(recompute, half)] = TrainSetup(**setup_fields(job, recompute, half))
             try:
-                setup = setup_with(fields, job, par, mb)
+                setup = setup_with(like, job, par, mb)
             except InfeasibleError as err:
                 found = err.with_traceback(None)  # see _refusal
             else:

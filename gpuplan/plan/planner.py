@@ -37,6 +37,7 @@ from gpuplan.estimate.job import (
 from gpuplan.estimate.quant import weight_format
 from gpuplan.i18n import lang, using
 from gpuplan.listing import resolve_providers
+from gpuplan.memo import collector_paused
 from gpuplan.plan import enumeration, pricing, ranking
 from gpuplan.plan.budget import check_budget, work_budget
 from gpuplan.plan.candidates import Candidate, Constraints, Note, PlanResult, Priced, hourly_price_of
@@ -94,13 +95,18 @@ class _Priced:
         serving = job.task is Task.SERVE
         pricer = pricing.Pricer.for_plan(catalog, c, providers, cal, serving, terms)
         blocks: dict[int, Priced] = {}  # each fitting estimate's rows, by the estimate's id
-        if wanted_below is None:
-            fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons)
-        else:
-            cut = _Cutoff(model, job, c, pricer, wanted_below, _least_terms(model, job, c, cal), blocks)
-            fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons,
-                                                     cut.skip, cut.least, cut.seen)
-        rows = ranking.Rows([b if (b := blocks.get(id(e))) is not None else pricer.columns(e) for e in fitting])
+        # the estimates and their priced rows all live on in the plan: the collector, held off over both stages,
+        # walks them once when it next runs (held off over the estimates alone, its passes during pricing walked
+        # them again, a full pass now and then walking the whole catalog too)
+        with collector_paused():
+            if wanted_below is None:
+                fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons)
+            else:
+                cut = _Cutoff(model, job, c, pricer, wanted_below, _least_terms(model, job, c, cal), blocks)
+                fitting, closest = enumeration.estimates(model, job, c, cal, gpus, catalog, pricer.offers, reasons,
+                                                         cut.skip, cut.least, cut.seen)
+            rows = ranking.Rows([b if (b := blocks.get(id(e))) is not None else pricer.columns(e)
+                                 for e in fitting])
         return cls(job, providers, skipped, reasons, fitting, closest, rows, rows.keep_within(c), pricer)
 
 
