@@ -891,6 +891,8 @@ TEMPLATES: dict[str, str] = {
     "held while the next is built": "构建下一步缓存时仍被持有",
     "{fmt_bytes(repeated)}: one layer's copy for the whole context, at the end of decoding":
         "{fmt_bytes(repeated)}：解码结束时，一层覆盖整个上下文的副本",
+    "{fmt_bytes(t.rotary)}: cos and sin for every position the model takes, built in each attention layer at load":
+        "{fmt_bytes(t.rotary)}：模型可接受的每个位置的 cos 与 sin，加载时在每个注意力层各建一份",
     "no CUDA on Apple parts: the Metal runtime and the process's own allocations, fitted on process readings on "
     "Apple silicon (bench/fit.py)": "Apple 芯片上没有 CUDA：Metal 运行时和进程自身的分配，在 Apple 芯片的进程读数上拟合"
                                     "（bench/fit.py）",
