@@ -6,8 +6,9 @@ import pytest
 
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
-from gpuplan.estimate.infer_speed import allreduce_seconds
+from gpuplan.estimate.infer_speed import allreduce_seconds, engine_allreduce_seconds
 from gpuplan.estimate.links import links
+from gpuplan.types import Engine, InferSetup
 
 # nccl-tests all_reduce_perf on 4× H100 SXM (NVSwitch), out-of-place time per all-reduce:
 # waynehacking8/nccl-collectives-bench results/all_reduce.csv @f9883f88eb4337d3a2c515089b04a587cf104c83
@@ -47,3 +48,33 @@ def test_a_pcie_all_reduce_keeps_its_fitted_rate(catalog: Catalog) -> None:
     size = 2**30
     rate = links(gpu, cal, 4).intra_node
     assert allreduce_seconds(gpu, 4, size, cal) == pytest.approx(1.5 * size / rate, rel=0.01)
+
+
+# SGLang's own all-reduce kernel on H100, 32,768 elements (one Llama-70B decode token is 8,192 bf16 values):
+# 4.5 µs on 2 GPUs, 4.8 µs on 4, 7.8 µs on 8 (sgl-project/sglang PR #2904, unit-test latency table), against
+# NCCL's ~30 µs fixed cost per call
+@pytest.mark.parametrize("tp", [2, 4, 8])
+def test_sglang_reduces_a_decode_token_in_microseconds_not_nccls_latency(catalog: Catalog, tp: int) -> None:
+    gpu, cal, token = catalog.gpu("H100"), fitted(), 8192 * 2
+    sglang = engine_allreduce_seconds(gpu, InferSetup(engine=Engine.SGLANG, tp=tp), token, cal)
+    assert sglang < 10e-6
+    assert engine_allreduce_seconds(gpu, InferSetup(engine=Engine.TRTLLM, tp=tp), token, cal) > 2 * sglang
+
+
+@pytest.mark.parametrize(("gpu", "tp", "size_bytes"), [
+    ("H100", 8, 16 * 2**20),  # a prefill pass's 16 MiB exceeds the kernel's 8 MiB buffer: NCCL
+    ("L40S", 4, 2**16),       # four GPUs over PCIe: SGLang leaves the all-reduce to NCCL
+    ("H100", 3, 2**16),       # a group size the kernel does not support (2, 4, 6, 8)
+])
+def test_sglang_falls_back_to_nccl_outside_its_kernels_conditions(catalog: Catalog, gpu: str, tp: int,
+                                                                  size_bytes: int) -> None:
+    g, cal = catalog.gpu(gpu), fitted()
+    assert engine_allreduce_seconds(g, InferSetup(engine=Engine.SGLANG, tp=tp), size_bytes, cal) == \
+        allreduce_seconds(g, tp, size_bytes, cal)
+
+
+def test_two_pcie_gpus_still_take_sglangs_kernel(catalog: Catalog) -> None:
+    # should_custom_ar accepts a world of 2 without NVLink
+    g, cal = catalog.gpu("L40S"), fitted()
+    s = InferSetup(engine=Engine.SGLANG, tp=2)
+    assert engine_allreduce_seconds(g, s, 2**14, cal) < allreduce_seconds(g, 2, 2**14, cal)

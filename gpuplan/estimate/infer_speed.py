@@ -82,7 +82,7 @@ from gpuplan.estimate.quant import WeightFormat, weight_format
 from gpuplan.estimate.result import Assumption, Band, Breakdown, Estimate, SpeedFigures
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import Gpu, InferSetup, ModelSpec
-from gpuplan.units import GB, TERA
+from gpuplan.units import GB, TERA, MiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -786,13 +786,39 @@ def allreduce_seconds(gpu: Gpu, group: int, size_bytes: float, cal: Calibration)
 # NVFP4 runs gather their quantized activations, so a bound from above.
 
 
+# SGLang all-reduces tensor-parallel activations with its own kernels instead of NCCL where the group is 2, 4, 6 or 8
+# GPUs, two of them or all joined by NVLink, and the message is at most the kernel's registered buffer, 8 MiB by
+# default (sgl-project/sglang python/sglang/srt/distributed/device_communicators/custom_all_reduce.py,
+# ``CustomAllreduce.should_custom_ar`` and ``max_size``; on unless ``--disable-custom-all-reduce``). One kernel reads
+# the peers' buffers over NVLink, so a decode step's small all-reduce costs a few µs, not NCCL's fixed ~30 µs: on
+# H100, 3.7-7.8 µs for TP 2, 4 and 8 at the table's sizes 512 to 32,768 (sgl-project/sglang PR #2904, unit-test
+# latency table; median of the nine figures 4.8 µs), where vLLM's custom kernel took 8.5-11.8 µs. The bytes keep
+# the ring's term at the link's all-reduce rate; larger messages (prefill passes) keep NCCL's whole model, the
+# kernel's time growing towards NCCL's there (34 µs at the table's largest size on 8 GPUs).
+CUSTOM_ALLREDUCE: dict[str, tuple[float, float]] = {types.Engine.SGLANG: (4.8e-6, 8 * MiB)}
+_CUSTOM_ALLREDUCE_GROUPS = (2, 4, 6, 8)
+
+
+def engine_allreduce_seconds(gpu: Gpu, s: InferSetup, size_bytes: float, cal: Calibration) -> float:
+    """One all-reduce of ``size_bytes`` over the setup's TP group as its engine runs it: :data:`CUSTOM_ALLREDUCE`'s
+    latency in place of NCCL's where the engine has such a kernel and its conditions hold, else
+    :func:`allreduce_seconds`."""
+    nccl = allreduce_seconds(gpu, s.tp, size_bytes, cal)
+    custom = CUSTOM_ALLREDUCE.get(s.engine)
+    if custom is None or s.tp not in _CUSTOM_ALLREDUCE_GROUPS or size_bytes > custom[1]:
+        return nccl
+    if s.tp > 2 and not links(gpu, cal, s.tp).nvlink:  # more than two GPUs over PCIe: NCCL
+        return nccl
+    return nccl - cal.get("allreduce_latency_s") + custom[0]
+
+
 def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
     """The tensor-parallel collectives of a pass over ``tokens`` tokens: two all-reduces per layer of their 16-bit
     hidden states, or under TensorRT-LLM's attention data parallelism one all-reduce's worth per MoE layer."""
     size_bytes = tokens * m.hidden * 2.0
     if s.attention_dp and types.Engine(s.engine).dense_mlp_with_attention_dp:
         return m.n_moe_layers * allreduce_seconds(gpu, s.tp, size_bytes, cal)
-    return 2 * m.n_layers * allreduce_seconds(gpu, s.tp, size_bytes, cal)
+    return 2 * m.n_layers * engine_allreduce_seconds(gpu, s, size_bytes, cal)
 
 
 def batched(s: InferSetup, batch: int) -> InferSetup:
