@@ -341,6 +341,9 @@ class ModelSpec:
     # its quantizer then types apart (:func:`gguf_weights_bytes`); from models/index.csv ``head_stored``
     head_stored: bool = False
     v_head_dim: int | None = None  # MLA: value head size when it differs from head_dim
+    # a block-wise quantized checkpoint (config quantization_config.weight_block_size, DeepSeek-V3/R1's FP8 [128,
+    # 128]): (rows, columns) of the weight tiles that share one scale; None: per-tensor or per-channel scales, or none
+    weight_block: tuple[int, int] | None = None
     # MoE
     n_experts: int = 0
     n_active_experts: int = 0

@@ -117,7 +117,8 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
     _check_read(cfg, spec)
     checkpoint = _checkpoint_format(cfg.get("quantization_config"))
     if checkpoint:
-        spec = _with_note(replace(spec, native_dtype=checkpoint), f"checkpoint published in {checkpoint}")
+        spec = _with_note(replace(spec, native_dtype=checkpoint, weight_block=_weight_block(cfg)),
+                          f"checkpoint published in {checkpoint}")
     if cfg.get("auto_map"):  # its modelling or tokenizer code lives in the repository: engines must be told to load it
         spec = replace(spec, remote_code=True)
     return spec
@@ -195,6 +196,15 @@ def _checkpoint_format(qc: Any) -> str | None:
     if quant in ("awq", "gptq") and bits in (4, 8):
         return f"{quant}-int{bits}" if (quant, bits) != ("awq", 8) else None
     return None
+
+
+def _weight_block(cfg: Config) -> tuple[int, int] | None:
+    """(rows, columns) of a block-wise quantized checkpoint's scale tiles (``quantization_config``
+    ``weight_block_size``, DeepSeek-V3/R1: [128, 128]), or None where the config gives no such pair."""
+    block = (cfg.get("quantization_config") or {}).get("weight_block_size")
+    if not (isinstance(block, list) and len(block) == 2 and all(type(b) is int and b > 0 for b in block)):
+        return None
+    return block[0], block[1]
 
 
 def _text_type(model_type: str) -> str:

@@ -411,6 +411,31 @@ def prefills_mla_in_latent(m: types.ModelSpec, s: types.InferSetup) -> bool:
     return m.is_mla and s.engine == types.Engine.SGLANG and running_release(s) < _SGLANG_PREFIX_RULE_UNTIL
 
 
+# The routed experts of a block-FP8 checkpoint (DeepSeek-V3/R1, weight_block_size [128, 128]) served with its FP8
+# weights run the Triton fused-MoE kernel (fused_experts with use_fp8_w8a8 and block_shape) in vLLM 0.7.x
+# (layers/quantization/fp8.py Fp8MoEMethod) and in SGLang up to 0.4.3.post2 (layers/moe/fused_moe_triton), with
+# tuned configs for E=256 on H100/H200 (both wheels' configs/; SGLang 0.4.1 carries none and runs the default tile).
+# vllm-project/vllm PR #13932 (2025-02-26) timed that kernel on DeepSeek-V3's expert shapes on one H100
+# (benchmarks/kernels/benchmark_moe.py --dtype fp8_w8a8, E 256, top-8, K 7,168): 48-64 TFLOP/s at TP 8 (1,024 and
+# 2,048 tokens) and at most 80 TFLOP/s at TP 1 (3,072 tokens), 3-4 % of the FP8 peak. Its best figure bounds the
+# experts' rate on an NVIDIA GPU for the releases up to that measurement (vLLM before 0.8.0, SGLang before 0.4.4);
+# later releases changed the kernel's configs and backends (DeepGEMM MoE), which the figure does not describe. No
+# figure of the ROCm build of the kernel was found, so AMD parts keep the fitted rate.
+TRITON_BLOCK_FP8_MOE_FLOPS_PER_S = 80e12
+_TRITON_BLOCK_FP8_MOE_UNTIL = {"vllm": (0, 8, 0), "sglang": (0, 4, 4)}
+
+
+def triton_block_fp8_moe_cap(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu) -> float | None:
+    """FLOP/s per GPU the routed experts reach at most where the release of ``s`` runs them through the Triton
+    fused-MoE kernel on block-FP8 weights on an NVIDIA part (the table above); None elsewhere. A setup that states
+    no release runs the current one, which the cap does not describe."""
+    until = _TRITON_BLOCK_FP8_MOE_UNTIL.get(str(s.engine))
+    if (until is None or not m.is_moe or m.weight_block is None or s.weight_format != "fp8"
+            or gpu.vendor != "NVIDIA" or running_release(s) >= until):
+        return None
+    return TRITON_BLOCK_FP8_MOE_FLOPS_PER_S
+
+
 def sequence_cap(s: types.InferSetup) -> int | None:
     """The most sequences the engine runs at once under ``s``: the setup's ``max_num_seqs``, else the engine's
     default (``engines.csv``); None for an engine with no cap (transformers, llama.cpp: as many as memory holds)."""

@@ -52,6 +52,7 @@ from gpuplan.estimate.engines import (
     sequence_cap,
     step_overhead_keys,
     token_budget,
+    triton_block_fp8_moe_cap,
 )
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import (
@@ -486,8 +487,9 @@ def run_floor_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, work: RunWork, cal:
         return 0.0
     eng = get_engine(s.engine)
     eta_compute, f_moe, kv_bandwidth, weights_bandwidth = _rates(gpu, eng, cal)
-    prefill_rate = compute_peak(gpu, weight_format(s.weight_format), eng, metal_tensor_gemm(s))[0] * s.tp * eta_compute
-    flops = work.prefill_flops + (work.expert_flops and work.expert_flops / f_moe)
+    gpu_rate = compute_peak(gpu, weight_format(s.weight_format), eng, metal_tensor_gemm(s))[0] * eta_compute
+    prefill_rate = gpu_rate * s.tp
+    flops = work.prefill_flops + (work.expert_flops and work.expert_flops / _expert_share(m, gpu, s, f_moe, gpu_rate))
     kv = work.kv_bytes and work.kv_bytes / kv_bandwidth
     return flops / prefill_rate + work.weight_bytes / weights_bandwidth + kv
 
@@ -505,6 +507,14 @@ def _rates(gpu: Gpu, eng: Engine, cal: Calibration) -> tuple[float, float, float
 
 
 _engine_rates: IdentityMemo[tuple[float, float, float, float]] = IdentityMemo()
+
+
+def _expert_share(m: ModelSpec, gpu: Gpu, s: InferSetup, f_moe: float, gemm_rate: float) -> float:
+    """The routed experts' GEMM rate as a share of the dense GEMMs' ``gemm_rate`` (FLOP/s per GPU): the fitted
+    ``f_moe``, lowered where the release runs the experts through a kernel of a known lower rate
+    (:func:`triton_block_fp8_moe_cap`: the Triton fused-MoE kernel on block-FP8 weights)."""
+    cap = triton_block_fp8_moe_cap(m, s, gpu)
+    return f_moe if cap is None or gemm_rate <= 0 else min(f_moe, cap / gemm_rate)
 
 
 def routed_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float) -> float:
@@ -582,7 +592,7 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
     graphs = graph_batches(s, gpu)
     peak, _ = compute_peak(gpu, fmt, eng, metal_tensor_gemm(s))
     eta_compute, f_moe, kv_bandwidth, weights_bandwidth = _rates(gpu, eng, cal)
-    expert_flops = expert_flops / f_moe  # as gemm_flops_split
+    expert_flops = expert_flops / _expert_share(m, gpu, s, f_moe, peak * eta_compute)  # as gemm_flops_split
     per_weight = matvec_seconds_per_weight(cal, eng, fmt, gpu)
     found = _StepTerms(fmt, weights, weights_bandwidth, dense_flops, expert_flops, peak * eta_compute,
                        kv_per_token, kv_bandwidth,
