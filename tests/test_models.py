@@ -14,6 +14,7 @@ from gpuplan.catalog import BUNDLED_DIR, Catalog, load_catalog
 from gpuplan.catalog.hfconfig import parse_config, read_config_file
 from gpuplan.catalog.models import base_names, find_preset, hub_repo
 from gpuplan.errors import CatalogError, InputError, ModelConfigError, OfflineError, UnknownNameError
+from gpuplan.estimate.memory import kv_cache_bytes
 from gpuplan.estimate.params import count_params
 
 # ---------------------------------------------------------------- every preset parses
@@ -184,6 +185,24 @@ def test_a_llama4_without_moe_layers_is_dense(config: dict[str, object]) -> None
     assert not spec.is_moe and spec.ffn_hidden == 8192
     # 2 x 202048 x 5120 + 2 layers x (62,914,560 attention + 3 x 5120 x 8192 MLP + 10,240 norms) + 5120
     assert count_params(spec).total == 2_068_971_520 + 2 * 188_753_920 + 5120
+
+
+def test_a_llama4_without_no_rope_layers_chunks_three_layers_in_four() -> None:
+    # transformers' Llama4TextConfig fills a missing no_rope_layers with every 4th layer global (NoPE), the others
+    # RoPE layers that attend within attention_chunk_size (configuration_llama4.py @b17cfe48 default_no_rope_layers)
+    spec = parse_config({**DENSE_LLAMA4, "num_hidden_layers": 8, "attention_chunk_size": 8192}, "chunked-llama4")
+    assert (spec.n_sliding_layers, spec.n_full_attention_layers, spec.sliding_window) == (6, 2, 8192)
+    listed = parse_config({**DENSE_LLAMA4, "num_hidden_layers": 8, "attention_chunk_size": 8192,
+                           "no_rope_layers": [1, 0, 1, 0, 1, 0, 1, 0]}, "listed")
+    assert listed.n_sliding_layers == 4  # a listed pattern is kept as given
+
+
+def test_maverick_caches_a_20k_prompt_in_chunks(catalog: Catalog) -> None:
+    # Maverick's 48 layers: 12 global ones keep all 20,000 tokens, 36 chunked ones at most one 8,192-token chunk,
+    # so its cache holds (12 x 20,000 + 36 x 8,192) / (48 x 20,000) = 55.7 % of an all-global cache's bytes
+    m = catalog.model("Llama-4-Maverick-17B-128E")
+    per_token_all_layers = 48 * 8 * 128 * 2 * 2  # bf16 keys and values, 8 KV heads of 128
+    assert kv_cache_bytes(m, 1, 20_000, "bf16") / (20_000 * per_token_all_layers) == pytest.approx(0.557, abs=0.002)
 
 
 @pytest.mark.parametrize(("config", "words"), [

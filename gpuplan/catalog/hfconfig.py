@@ -731,11 +731,21 @@ def _llama4(cfg: Config, name: str) -> ModelSpec:
         if layers is not None and list(layers) != [i for i in range(spec["n_layers"]) if (i + 1) % every == 0]:
             raise ValueError("moe_layers other than every interleave_moe_layer_step-th layer are not supported")
     chunk = cfg.get("attention_chunk_size")
-    rope_layers = cfg.get("no_rope_layers")
+    rope_layers = cfg.get("no_rope_layers") or _llama4_default_rope_layers(cfg, spec["n_layers"])
     if chunk and isinstance(rope_layers, list):  # 1 = a RoPE layer, which attends within its chunk
         spec.update(sliding_window=_int(chunk), n_sliding_layers=sum(1 for x in rope_layers if x),
                     notes=("chunked local attention counted as a sliding window of attention_chunk_size",))
     return ModelSpec(**spec)
+
+
+def _llama4_default_rope_layers(cfg: Config, n_layers: int) -> list[int]:
+    """The RoPE (chunked-attention) layers of a Llama 4 config that lists none: transformers' Llama4TextConfig reads
+    a missing or empty ``no_rope_layers`` as every layer a RoPE layer but each ``no_rope_layer_interval``-th (default
+    4), which attends globally without RoPE (huggingface/transformers @b17cfe48c5a9631dcf9f57f3865a055903800f81
+    src/transformers/models/llama4/configuration_llama4.py ``default_no_rope_layers``): 36 of Scout's and Maverick's
+    48 layers attend within their chunk."""
+    interval = _int(cfg.get("no_rope_layer_interval", 4))
+    return [int((i + 1) % interval != 0) for i in range(n_layers)]
 
 
 def _llama4_dense(cfg: Config) -> bool:
