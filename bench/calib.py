@@ -26,7 +26,7 @@ from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.engines import TRTLLM_BENCH, VLLM_LLM_CLASS, release, trtllm_pytorch, with_engine_defaults
 from gpuplan.estimate.flops import forward_flops_per_token
 from gpuplan.estimate.infer_speed import latency, throughput
-from gpuplan.estimate.load import finite_run
+from gpuplan.estimate.load import finite_run, uniform_run
 from gpuplan.estimate.memory import gguf_weights_bytes, inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.train_time import train_time
@@ -513,6 +513,25 @@ def _cuda_graphs(row: dict[str, str], model: Any) -> bool:
     return not (sglang_041 and model.model_type == "deepseek_v3" and model.is_mla)
 
 
+# TensorRT-LLM's perf overview feeds trtllm-bench a fixed number of requests per length pair, all of one length
+# (prepare_dataset.py token-norm-dist with stdev 0), queued at once: the "$num_requests" table of
+# NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @258c7540c03517def55d9a5aadfa9288af474e1b (v0.17) and
+# @00f37686aa854010d68bcbd0f4ab000221541ca6 (v1.0, which adds 1000/2000). A run whose batch cap exceeds its
+# requests never reaches the steady state (Qwen3-235B on a B200 holds more sequences than the 3,000 requests of
+# 128/2048), and its last wave runs part-empty: such rows are finite runs (gpuplan.estimate.load.uniform_run).
+_PERF_OVERVIEW_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500,
+                           (2048, 128): 3000, (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000,
+                           (500, 2000): 3000, (20000, 2000): 1000}
+_PERF_OVERVIEW = re.compile(r"^TensorRT-LLM perf-overview v(0\.17|1\.0)$")
+
+
+def _perf_overview_requests(row: dict[str, str], isl: int, osl: int) -> int | None:
+    """The requests a perf-overview row's trtllm-bench run sent (None for any other row)."""
+    if not _PERF_OVERVIEW.match(row.get("source_group", "").strip()):
+        return None
+    return _PERF_OVERVIEW_REQUESTS.get((isl, osl))
+
+
 # TensorRT-LLM's perf overview runs MoE models with attention data parallelism and dense ones without it (its
 # "For MoE models" command sets enable_attention_dp in the LLM API options; NVIDIA/TensorRT-LLM
 # docs/source/performance/perf-overview.md @00f37686aa854010d68bcbd0f4ab000221541ca6, "Running the Benchmark").
@@ -671,6 +690,12 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             rate = finite_run(m, g, s, o, cal)
             return rate / s.tp if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred_n, rate=True, **common), ""
+    sent = _perf_overview_requests(row, isl, osl) if not means else None
+    if metric.startswith("throughput_output") and offline and sent:
+        def pred_u(cal: Calibration, m=model, g=gpu, s=setup, n=sent, per_gpu=per_gpu_metric) -> float:
+            rate = uniform_run(m, g, s, n, cal)
+            return rate / s.tp if per_gpu else rate
+        return Case(cls="serving_throughput", measured=value, predict=pred_u, rate=True, **common), ""
     if metric.startswith("throughput_output") and offline:
         def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=per_gpu_metric) -> float:
             rate = throughput(m, g, s, cal).figures.output_tokens_per_s

@@ -28,6 +28,7 @@ from gpuplan.estimate.load import (
     median_prompt_tokens,
     poisson_quantile,
     request_seconds,
+    uniform_run,
 )
 from gpuplan.estimate.memory import inference_memory
 from gpuplan.requests import estimate_config, make_job
@@ -682,6 +683,27 @@ def test_a_run_whose_lengths_vary_drains_and_makes_fewer_tokens_per_second(llama
     expected = 10_019 / (prefill + 81 * t100 + 1919 * t1)
     assert finite_run(m, g, SETUP, mixed, cal) == pytest.approx(expected, rel=1e-9)
     assert finite_run(m, g, SETUP, mixed, cal) < 0.5 * finite_run(m, g, SETUP, [100] * 100, cal)
+
+
+
+@pytest.mark.parametrize("n", [1, 7, 1_000, 2_500, 7_001])
+def test_a_run_of_equal_requests_without_walking_them_is_the_walked_run(llama8b_h100, n: int) -> None:  # type: ignore[no-untyped-def]
+    # uniform_run's waves (full ones, then the remainder alone) against the request-by-request walk
+    m, g = llama8b_h100
+    cal = fitted()
+    assert uniform_run(m, g, SETUP, n, cal) == pytest.approx(finite_run(m, g, SETUP, [SETUP.output_len] * n, cal),
+                                                              rel=1e-12)
+
+
+def test_a_run_of_fewer_requests_than_slots_or_a_part_empty_last_wave_makes_fewer_tokens_per_second(
+        llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    m, g = llama8b_h100
+    cal = fitted()
+    cap = max_batch(m, g, SETUP, cal)
+    steady = speed(m, g, SETUP, cap).output_tokens_per_s
+    assert uniform_run(m, g, SETUP, cap // 4, cal) < 0.9 * steady  # the batch never fills
+    assert uniform_run(m, g, SETUP, cap + 1, cal) < uniform_run(m, g, SETUP, 2 * cap, cal)  # one request alone
+    assert uniform_run(m, g, SETUP, 50 * cap, cal) == pytest.approx(steady, rel=0.02)
 
 
 # ---------------------------------------------------------------- engine releases (vLLM V0 against V1)

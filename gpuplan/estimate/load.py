@@ -487,8 +487,30 @@ def finite_run(m: ModelSpec, gpu: Gpu, s: InferSetup, output_lens: Sequence[int]
     if n < 1:
         raise ValueError("finite_run needs at least one request")
     cap = require_batch(m, gpu, s, cal)
-    ctx = s.prompt_len + math.fsum(output_lens) / n / 2
-    running = _running_counts(output_lens, min(cap, n))
+    total = math.fsum(output_lens)
+    return _run_rate(m, gpu, s, n, total, _running_counts(output_lens, min(cap, n)), cal)
+
+
+def uniform_run(m: ModelSpec, gpu: Gpu, s: InferSetup, n_requests: int, cal: Calibration | None = None) -> float:
+    """:func:`finite_run` of ``n_requests`` requests that all generate ``s.output_len`` tokens (a synthetic
+    fixed-length dataset such as trtllm-bench's ``prepare_dataset.py token-norm-dist`` with stdev 0), without
+    walking the requests: the slots run full waves, then the last wave's remainder alone."""
+    cal = cal or fitted()
+    if n_requests < 1:
+        raise ValueError("uniform_run needs at least one request")
+    slots = min(require_batch(m, gpu, s, cal), n_requests)
+    waves = -(-n_requests // slots)
+    last = n_requests - (waves - 1) * slots
+    o = s.output_len
+    running = [(slots, waves * o)] if last == slots else [(slots, (waves - 1) * o), (last, o)]
+    return _run_rate(m, gpu, s, n_requests, float(n_requests * o), running, cal)
+
+
+def _run_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, n: int, total: float, running: list[tuple[int, int]],
+              cal: Calibration) -> float:
+    """Output tokens/s of a run of ``n`` prompts and ``total`` output tokens whose decode steps run at the
+    (sequences, steps) counts of ``running``."""
+    ctx = s.prompt_len + total / n / 2
     step: dict[int, float] = {}
     decode = 0.0
     for batch, steps in running:
@@ -496,7 +518,7 @@ def finite_run(m: ModelSpec, gpu: Gpu, s: InferSetup, output_lens: Sequence[int]
             step[batch] = decode_step_seconds(m, gpu, s, float(batch), ctx, cal)[0]
         decode += steps * step[batch]
     seconds = prefill_seconds(m, gpu, s, float(n * s.prompt_len), cal) + decode
-    return math.fsum(output_lens) / seconds
+    return total / seconds
 
 
 def _running_counts(output_lens: Sequence[int], slots: int) -> list[tuple[int, int]]:
