@@ -37,7 +37,7 @@ from gpuplan.estimate.job import (
     training_setup,
 )
 from gpuplan.estimate.links import Links
-from gpuplan.estimate.memory import MemoryTerms, training_memory_terms
+from gpuplan.estimate.memory import MemoryTerms, TrainingStates, training_memory_terms, training_states
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
@@ -194,12 +194,13 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
         check_budget()
         plain_mb = 0  # the micro-batch that fitted this layout without recomputation (0: none did)
         # the framework the user runs fixes recomputation (its default); without one, try both
-        for j, (recompute, row) in enumerate(rows):
+        for j, row in enumerate(rows):
+            recompute, slots = row.recompute, row.slots
             for i, mb in enumerate(MICRO_BATCHES):
                 # check_training(m, gpu, job, setup), its GPU-independent parts made once per setup
-                entry = row[i]
+                entry = slots[i]
                 if entry is None:
-                    entry = row[i] = memo.found(m, job, par, mb, recompute, gpu, half)
+                    entry = slots[i] = memo.found(m, job, par, mb, recompute, gpu, half)
                 if isinstance(entry, InfeasibleError):
                     err: InfeasibleError | None = entry
                 else:
@@ -222,7 +223,10 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                 if size is None:
                     if margins is None:
                         margins = training_margins(cal, c.headroom)
-                    size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom, margins)
+                    states = row.states
+                    if states is None:
+                        states = row.states = training_states(m, setup, cal)
+                    size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom, margins, states)
                 if size.needed_bytes > capacity:  # not size.fits(capacity), inlined: 1,500 setups a plan miss
                     short = size.needed_bytes - capacity  # size.shortfall_bytes(capacity), > 0 here
                     if closest is None or short < closest[2]:
@@ -308,11 +312,13 @@ class _Sized:
 
     @classmethod
     def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None,
-           margins: tuple[float, float] | None = None) -> _Sized:
-        """``margins``: ``training_margins(cal, headroom)``, when the caller has them (a plan's are all the same)."""
+           margins: tuple[float, float] | None = None, states: TrainingStates | None = None) -> _Sized:
+        """``margins``: ``training_margins(cal, headroom)``, when the caller has them (a plan's are all the same);
+        ``states``: ``training_states(m, s, cal)``, or those of another micro-batch of the same layout,
+        recomputation and 16-bit format (:class:`_Row`)."""
         if margins is None:
             margins = training_margins(cal, headroom)
-        terms = training_memory_terms(m, s, cal)
+        terms = training_memory_terms(m, s, cal, states)
         return cls(terms, training_needed_bytes(terms, margins))  # JobEstimate's, without making one
 
     def memory(self, cal: Calibration) -> Estimate:
@@ -342,20 +348,21 @@ class _Sized:
         with the model-parallel sends and the pipeline bubble (``StepLead.bound``), both never above the seconds,
         already reach ``faster``, the seconds of a setup found before. ``terms`` and ``link``: ``gpu_terms(gpu, s,
         cal)`` and ``training_links(gpu, s, cal)``, when the caller has them."""
-        if job.train_tokens <= 0:
+        tokens = job.train_tokens  # a property: read once
+        if tokens <= 0:
             return None
         work = self.work(m, s, cal)
         lw = self._lead
         if lw is None:
-            lw = self._lead = lead_work(s, job.train_tokens, work)
-        lead = step_lead(m, gpu, s, job.train_tokens, cal, work, lw, terms)
+            lw = self._lead = lead_work(s, tokens, work)
+        lead = step_lead(m, gpu, s, tokens, cal, work, lw, terms)
         if lead.floor >= faster:
             return _Slower.SLOWER
         link = link or training_links(gpu, s, cal)
         comm = lead.comm(m, gpu, s, cal, work, link)  # the bound's and the estimate's
         if lead.bound(m, gpu, s, cal, work, comm) >= faster:
             return _Slower.SLOWER
-        return step_time(m, gpu, s, job.train_tokens, cal, work, lead, comm, link)
+        return step_time(m, gpu, s, tokens, cal, work, lead, comm, link)
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
@@ -392,8 +399,18 @@ class _Entry:
     sized: _Sized | None = None
 
 
-# per layout, per recomputation (None: the framework's), a slot per micro-batch of MICRO_BATCHES (PlanMemo.grid)
-_Grid = list[tuple[Parallelism, list[tuple[str | None, list[_Entry | InfeasibleError | None]]]]]
+@dataclass(slots=True)
+class _Row:
+    """The setups of one layout, recomputation (None: the framework's) and 16-bit format in :meth:`PlanMemo.grid`:
+    a slot per micro-batch of ``MICRO_BATCHES`` (None until :meth:`PlanMemo.found` fills it), and the memory terms
+    they share (``training_states`` of the first one sized: the micro-batches differ only in their activations)."""
+
+    recompute: str | None
+    slots: list[_Entry | InfeasibleError | None]
+    states: TrainingStates | None = None
+
+
+_Grid = list[tuple[Parallelism, list[_Row]]]  # per layout, a row per recomputation (PlanMemo.grid)
 
 
 def _refusal(check: Callable[[], None]) -> InfeasibleError | None:
@@ -440,14 +457,13 @@ class PlanMemo:
 
     def grid(self, m: ModelSpec, n: int, job: Job, half: str) -> _Grid:
         """The setups :func:`best_training` walks for ``n`` GPUs in the 16-bit format ``half``, in its order: each
-        layout with, per recomputation, a slot per micro-batch of ``MICRO_BATCHES`` (None until :meth:`found`
-        fills it), made once per plan (``m`` and ``job`` are the plan's): the walk reads lists, not the
-        dictionary of entries, whose keys hash a layout each time."""
+        layout with a :class:`_Row` per recomputation, made once per plan (``m`` and ``job`` are the plan's): the
+        walk reads lists, not the dictionary of entries, whose keys hash a layout each time."""
         found = self._grids.get((n, half))
         if found is None:
             recomputes = (None,) if job.framework else (Recompute.NONE, Recompute.FULL)
             found = self._grids[(n, half)] = [
-                (par, [(r, [self.entries.get((par, mb, r, half)) for mb in MICRO_BATCHES]) for r in recomputes])
+                (par, [_Row(r, [self.entries.get((par, mb, r, half)) for mb in MICRO_BATCHES]) for r in recomputes])
                 for par in self.layouts(m, n, job)]
         return found
 
