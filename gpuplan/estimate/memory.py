@@ -1059,7 +1059,7 @@ def attention_output_bytes(m: ModelSpec, s: TrainSetup, tokens: float) -> float:
     return share * tokens * m.n_heads * v_dim * act_bytes(s) / s.parallel.tp
 
 
-def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
+def logits_bytes(m: ModelSpec, s: TrainSetup, per_entry: float | None = None) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
     (10 bytes per vocabulary entry per token), and the shifted copy that model code making its own holds beside them
     (``SHIFTED_LOGITS_COPY``: 12 bytes for Qwen v1 and Baichuan2, 14 for ChatGLM; transformers' own models under a
@@ -1073,9 +1073,12 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     autocast (:func:`_loss_in_16bit`), holds three 16-bit values per entry. Final-logit softcapping (Gemma 2's
     ``final_logit_softcapping``: ``tanh(logits / cap) * cap`` in LitGPT's GPT.forward, litgpt/model.py
     @2b195c7f5bb39a65dcea7e7e073fc2b0255933dd, and transformers' Gemma2ForCausalLM) adds the tanh output, which
-    autograd keeps until backward: one more 16-bit value per entry, except where the model is compiled."""
+    autograd keeps until backward: one more 16-bit value per entry, except where the model is compiled.
+    ``per_entry``: those bytes per entry (``_loss_held(m, s).bytes_per_entry``), when the caller has them."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
-    return tokens * m.vocab * _loss_held(m, s).bytes_per_entry / s.parallel.tp
+    if per_entry is None:
+        per_entry = _loss_held(m, s).bytes_per_entry
+    return tokens * m.vocab * per_entry / s.parallel.tp
 
 
 @dataclass(frozen=True, slots=True)
@@ -1459,6 +1462,8 @@ class TrainingStates(NamedTuple):
     master: float
     optimizer: float
     output_grad: float  # output_grad_bytes(m, s, gradient bytes per parameter)
+    keeps_outputs: bool  # keeps_previous_outputs(s)
+    loss_per_entry: float  # what the loss holds per vocabulary entry per token (_loss_held)
     rates: _SlackRates
     step_temp: float  # optimizer_step_bytes
     dequant: float
@@ -1494,7 +1499,8 @@ def training_states(m: ModelSpec, s: TrainSetup, cal: Calibration) -> TrainingSt
     transient = quantize_on_load_bytes(m, s)
     return TrainingStates(
         params, frozen_bytes, trainable_w, grads_one, grads_accumulating, master, optimizer,
-        output_grad_bytes(m, s, g_b), _slack_rates(s, cal),
+        output_grad_bytes(m, s, g_b), keeps_previous_outputs(s), _loss_held(m, s).bytes_per_entry,
+        _slack_rates(s, cal),
         optimizer_step_bytes(s, opt_b, sharded if zero >= 1 else whole), _dequant_workspace(m, s),
         zero_bucket_bytes(s), cal.get("train_overhead_bytes"), frozen_share + trainable_w + master + optimizer,
         transient, load_pool_bytes(s, cal, frozen_bytes + trainable_w, transient) if transient else 0.0)
@@ -1511,7 +1517,7 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     grads = st.grads_accumulating if s.grad_accum > 1 else st.grads_one
     paged = "paged" in s.optimizer
     acts, layer = _activations(m, s, cal)
-    logits = logits_bytes(m, s)
+    logits = logits_bytes(m, s, st.loss_per_entry)
     # With zero_grad(set_to_none=True) and one micro-batch per step, gradients are created during backward
     # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
     # With gradient accumulation the gradients of the previous micro-batch stay through the next forward.
@@ -1524,23 +1530,24 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     # at the end of backward the first layer's activations are still alive while its gradients are made
     last_layer = min(acts, layer)
     rates = st.rates
-    def held(grad: float, by_length: float) -> float:  # the tensors and the allocator's pool around them
-        return grad + by_length + _slack(rates, by_length, grad)
-
     # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
-    carried_acts, carried_logits = previous_outputs_bytes(m, s)
+    carried_acts, carried_logits = previous_outputs_bytes(m, s) if st.keeps_outputs else (0.0, 0.0)
     # returned keys and values: this forward's, and the previous step's where the loop still holds its outputs;
     # such a loop holds this step's through backward too
     kv_now = returned_kv_bytes(m, s)
-    kv_carried = kv_now if keeps_previous_outputs(s) else 0.0
+    kv_carried = kv_now if st.keeps_outputs else 0.0
     kv_in_backward = kv_carried
     at_forward_end = acts + carried_acts + logits + carried_logits + kv_now + kv_carried
     # 16-bit copies of quantized matrices that autograd saved (same shapes every step, like the gradients)
     saved_at_forward_end, saved_in_backward = saved_dequantized_bytes(m, s)
     head_copy = output_layer_cast_bytes(m, s)  # freed when backward passes the output layer, first
     grads_at_forward_end = grads if coincide else first_grad
-    peak_in_backward = (held(grads + saved_in_backward, last_layer + kv_in_backward)
-                        > held(grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end))
+    # what each moment holds: its tensors and the allocator's pool around them
+    grad, by_length = grads + saved_in_backward, last_layer + kv_in_backward
+    held_in_backward = grad + by_length + _slack(rates, by_length, grad)
+    grad, by_length = grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end
+    held_at_forward_end = grad + by_length + _slack(rates, by_length, grad)
+    peak_in_backward = held_in_backward > held_at_forward_end
     grads_at_peak = grads if peak_in_backward else grads_at_forward_end
     saved_at_peak = saved_in_backward if peak_in_backward else saved_at_forward_end
     head_copy_at_peak = 0.0 if peak_in_backward else head_copy
@@ -1554,9 +1561,7 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     # A100, H100 and RTX PRO 6000 alike: its bf16 weights, gradients, Adam states and one state-sized temporary
     # are 38.2 GB, and the CUDA context the rest)
     step_temp = st.step_temp
-    at_step = bool(step_temp) and grads + step_temp + kv_in_backward > max(
-        held(grads + saved_in_backward, last_layer + kv_in_backward),
-        held(grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end))
+    at_step = bool(step_temp) and grads + step_temp + kv_in_backward > max(held_in_backward, held_at_forward_end)
     if at_step:
         grads_at_peak, saved_at_peak, head_copy_at_peak, acts_at_peak, logits_at_peak = grads, 0.0, 0.0, 0.0, 0.0
         kv_at_peak = kv_in_backward
