@@ -173,6 +173,57 @@ def test_step_flop_terms_read_off_the_memo_equal_those_made_afresh(catalog: Cata
 
 @pytest.mark.parametrize(("name", "job"), [
     ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096)),
+    ("Llama-2-7B", Job(task="finetune", method="full", samples=1000, tokens_per_sample=2048, seq_len=2048,
+                       framework="litgpt")),
+    ("Llama-2-7B", Job(task="finetune", method="full", samples=1000, tokens_per_sample=2048, seq_len=2048,
+                       framework="deepspeed")),
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e11, seq_len=4096, framework="megatron")),
+    ("Mixtral-8x7B", Job(task="pretrain", tokens=1e11, seq_len=4096)),
+    ("Qwen2.5-7B", Job(task="finetune", method="qlora", samples=1000, tokens_per_sample=1024, seq_len=1024,
+                       framework="torchtune")),
+    ("ChatGLM2-6B", Job(task="finetune", method="lora", samples=1000, tokens_per_sample=512, seq_len=512)),
+])
+def test_memory_and_step_work_made_with_another_micro_batchs_equal_those_made_afresh(catalog: Catalog, name: str,
+                                                                                     job: Job) -> None:
+    """A training search works out a layout's resident states once (``memory.training_states``) and sizes each
+    micro-batch with them, and takes a step's terms that the micro-batch does not change from the first one it
+    timed (``step_work(..., like)``): for every layout of 1 to 16 GPUs, both recomputations, micro-batches 1 to 8
+    and one or several micro-batches a step, the memory sized with the states of micro-batch 1 without
+    accumulation (and without recomputation, where the stack lets both be tried) equals the memory sized from the
+    setup alone, and so does the step work made like micro-batch 1's of the same recomputation.
+    LitGPT keeps whole gradients while it accumulates under FSDP (``fsdp_no_sync_accumulation``), so its states
+    must tell the two apart."""
+    m, cal = catalog.model(name), fitted()
+    job = job.for_model(m)
+    accumulation_changed, compared, layouts = False, 0, PlanMemo()
+    for n in (1, 8, 16):
+        for par in layouts.layouts(m, n, job):
+            states = None
+            for recompute in ((None,) if job.framework else ("none", "full")):
+                try:
+                    first = training_setup(job, par, 1, recompute)
+                except InfeasibleError:
+                    continue
+                first = dataclasses.replace(first, grad_accum=1)
+                states = states or memory.training_states(m, first, cal)  # the layout's first recomputation's
+                like = train_time.step_work(m, first, cal)
+                for mb in (1, 2, 4, 8):
+                    for accum in (1, 2, 16):
+                        s = dataclasses.replace(first, micro_batch=mb, grad_accum=accum)
+                        shared = memory.training_memory_terms(m, s, cal, states)
+                        assert shared == memory.training_memory_terms(m, s, cal), (par, recompute, mb, accum)
+                        assert train_time.step_work(m, s, cal, like) == train_time.step_work(m, s, cal)
+                        compared += 1
+                grads = [memory.training_memory_terms(m, dataclasses.replace(first, grad_accum=a), cal).trained[2]
+                         for a in (1, 2)]
+                accumulation_changed |= grads[0] != grads[1]
+    assert compared >= 36  # 12 micro-batch and accumulation pairs for each of 3 layouts or more
+    if job.framework == "litgpt":
+        assert accumulation_changed
+
+
+@pytest.mark.parametrize(("name", "job"), [
+    ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096)),
     ("Llama-2-7B", Job(task="pretrain", tokens=1e12, seq_len=4096, framework="torchtitan")),
     ("Qwen2.5-7B", Job(task="finetune", method="qlora", samples=1000, tokens_per_sample=1024, seq_len=1024,
                        framework="llama-factory")),

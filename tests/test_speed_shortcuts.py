@@ -101,7 +101,8 @@ def test_what_a_search_reads_of_the_gpu_once_serves_every_setup_it_times(catalog
             link = None
             terms: dict[int, GpuTerms] = {}
             for par, rows in memo.grid(m, n, job, half):
-                for j, (recompute, _) in enumerate(rows):
+                for j, row in enumerate(rows):
+                    recompute = row.recompute
                     for mb in MICRO_BATCHES:
                         entry = memo.found(m, job, par, mb, recompute, gpu, half)
                         if isinstance(entry, InfeasibleError):

@@ -1059,7 +1059,7 @@ def attention_output_bytes(m: ModelSpec, s: TrainSetup, tokens: float) -> float:
     return share * tokens * m.n_heads * v_dim * act_bytes(s) / s.parallel.tp
 
 
-def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
+def logits_bytes(m: ModelSpec, s: TrainSetup, per_entry: float | None = None) -> float:
     """Loss-time logits: 16-bit logits of every token, their fp32 copy and the fp32 log-softmax
     (10 bytes per vocabulary entry per token), and the shifted copy that model code making its own holds beside them
     (``SHIFTED_LOGITS_COPY``: 12 bytes for Qwen v1 and Baichuan2, 14 for ChatGLM; transformers' own models under a
@@ -1073,9 +1073,12 @@ def logits_bytes(m: ModelSpec, s: TrainSetup) -> float:
     autocast (:func:`_loss_in_16bit`), holds three 16-bit values per entry. Final-logit softcapping (Gemma 2's
     ``final_logit_softcapping``: ``tanh(logits / cap) * cap`` in LitGPT's GPT.forward, litgpt/model.py
     @2b195c7f5bb39a65dcea7e7e073fc2b0255933dd, and transformers' Gemma2ForCausalLM) adds the tanh output, which
-    autograd keeps until backward: one more 16-bit value per entry, except where the model is compiled."""
+    autograd keeps until backward: one more 16-bit value per entry, except where the model is compiled.
+    ``per_entry``: those bytes per entry (``_loss_held(m, s).bytes_per_entry``), when the caller has them."""
     tokens = s.micro_batch * s.seq_len / s.parallel.cp
-    return tokens * m.vocab * _loss_held(m, s).bytes_per_entry / s.parallel.tp
+    if per_entry is None:
+        per_entry = _loss_held(m, s).bytes_per_entry
+    return tokens * m.vocab * per_entry / s.parallel.tp
 
 
 @dataclass(frozen=True, slots=True)
@@ -1438,31 +1441,83 @@ def training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration | None = None,
     return terms.estimate(cal, assumptions)
 
 
-def training_memory_terms(m: ModelSpec, s: TrainSetup, cal: Calibration) -> MemoryTerms:
-    """The numbers of ``training_memory(m, s, cal)``, not yet made into an estimate."""
-    return _training_memory(m, s, cal, False)[0]
+def training_memory_terms(m: ModelSpec, s: TrainSetup, cal: Calibration, states: TrainingStates | None = None
+                          ) -> MemoryTerms:
+    """The numbers of ``training_memory(m, s, cal)``, not yet made into an estimate; ``states``:
+    ``training_states(m, s, cal)`` or those of a setup that differs from ``s`` only in its micro-batch and gradient
+    accumulation, when the caller has them (a search sizes up to four micro-batches of each layout)."""
+    return _training_memory(m, s, cal, False, states)[0]
 
 
-def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bool
-                     ) -> tuple[MemoryTerms, tuple[Assumption, ...]]:
-    """:func:`training_memory`'s numbers, and its assumptions where ``describe`` asks for them (else none)."""
+class TrainingStates(NamedTuple):
+    """What a training-memory estimate reads of a setup that its micro-batch and gradient accumulation do not
+    change (:func:`training_states`): the resident weights, master weights and optimizer states, the gradients
+    with and without accumulation, and the fixed workspaces around them."""
+
+    params: _ParameterTerms  # parameter_terms(m, s)
+    frozen_bytes: float  # the frozen base on this GPU
+    trainable_w: float  # trainable weights on this GPU, with ZeRO-3's gathered layers
+    grads_one: float  # the gradients held with one micro-batch per step
+    grads_accumulating: float  # with gradient accumulation (FSDP no_sync may keep them unsharded)
+    master: float
+    optimizer: float
+    output_grad: float  # output_grad_bytes(m, s, gradient bytes per parameter)
+    keeps_outputs: bool  # keeps_previous_outputs(s)
+    loss_per_entry: float  # what the loss holds per vocabulary entry per token (_loss_held)
+    rates: _SlackRates
+    step_temp: float  # optimizer_step_bytes
+    dequant: float
+    buckets: float
+    overhead: float
+    persistent: float  # the resident tensors the allocator's reserve grows with
+    transient: float  # quantize_on_load_bytes
+    at_load: float  # load_pool_bytes, 0 without a load transient
+
+
+def training_states(m: ModelSpec, s: TrainSetup, cal: Calibration) -> TrainingStates:
+    """The parts of ``training_memory(m, s, cal)`` that do not read ``s.micro_batch`` or ``s.grad_accum``."""
     par = s.parallel
-    total, train, (w_b, g_b, master_b, opt_b), whole, sharded = parameter_terms(m, s)
+    params = parameter_terms(m, s)
+    _, _, (w_b, g_b, master_b, opt_b), whole, sharded = params
     frozen_bytes = frozen_base_bytes(m, s) / (par.dp if par.zero >= 3 else 1)
     zero = par.zero
     trainable_w = w_b * (sharded if zero >= 3 else whole)
     if zero >= 3:  # layers are all-gathered one or two at a time (prefetch) in 16-bit
         trainable_w += 2 * per_layer_params(m) * BYTES_16 / par.tp + fsdp_root_unsharded_bytes(m, s)
-    grads = g_b * (sharded if zero >= 2 and not accumulates_unsharded_grads(s) else whole)
+    grads_one = g_b * (sharded if zero >= 2 else whole)
+    # accumulates_unsharded_grads(s) with more than one micro-batch a step
+    no_sync = zero >= 2 and stack(s.framework).fsdp_no_sync_accumulation
+    grads_accumulating = g_b * (sharded if zero >= 2 and not no_sync else whole)
     if s.fused_optimizer_step:  # each parameter's gradient is applied and freed as soon as it is produced
-        grads = min(grads, per_layer_params(m) * g_b / par.tp)
+        grads_one = min(grads_one, per_layer_params(m) * g_b / par.tp)
+        grads_accumulating = min(grads_accumulating, per_layer_params(m) * g_b / par.tp)
     master = master_b * (sharded if zero >= 1 else whole)
     optimizer = opt_b * (sharded if zero >= 1 else whole)
-    paged = "paged" in s.optimizer
-    if par.offload_optimizer or paged:  # states live in host or CUDA-managed memory that spills to the host
+    if par.offload_optimizer or "paged" in s.optimizer:  # states in host or CUDA-managed memory that spills over
         optimizer, master = 0.0, 0.0
+    frozen_share = _reserved_around_base(s) * frozen_bytes
+    transient = quantize_on_load_bytes(m, s)
+    return TrainingStates(
+        params, frozen_bytes, trainable_w, grads_one, grads_accumulating, master, optimizer,
+        output_grad_bytes(m, s, g_b), keeps_previous_outputs(s), _loss_held(m, s).bytes_per_entry,
+        _slack_rates(s, cal),
+        optimizer_step_bytes(s, opt_b, sharded if zero >= 1 else whole), _dequant_workspace(m, s),
+        zero_bucket_bytes(s), cal.get("train_overhead_bytes"), frozen_share + trainable_w + master + optimizer,
+        transient, load_pool_bytes(s, cal, frozen_bytes + trainable_w, transient) if transient else 0.0)
+
+
+def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bool,
+                     states: TrainingStates | None = None) -> tuple[MemoryTerms, tuple[Assumption, ...]]:
+    """:func:`training_memory`'s numbers, and its assumptions where ``describe`` asks for them (else none);
+    ``states``: as :func:`training_memory_terms` takes them."""
+    st = states if states is not None else training_states(m, s, cal)
+    par = s.parallel
+    total, train, (w_b, g_b, master_b, opt_b), _, _ = st.params
+    frozen_bytes, trainable_w, master, optimizer = st.frozen_bytes, st.trainable_w, st.master, st.optimizer
+    grads = st.grads_accumulating if s.grad_accum > 1 else st.grads_one
+    paged = "paged" in s.optimizer
     acts, layer = _activations(m, s, cal)
-    logits = logits_bytes(m, s)
+    logits = logits_bytes(m, s, st.loss_per_entry)
     # With zero_grad(set_to_none=True) and one micro-batch per step, gradients are created during backward
     # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
     # With gradient accumulation the gradients of the previous micro-batch stay through the next forward.
@@ -1471,27 +1526,28 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     # Backward starts at the output layer: its weight gradient (vocabulary × hidden, the largest single
     # gradient of a full fine-tune) is made while every activation and the logits are still held. With
     # accumulation that gradient already lives in the kept gradients.
-    first_grad = 0.0 if coincide else output_grad_bytes(m, s, g_b)
+    first_grad = 0.0 if coincide else st.output_grad
     # at the end of backward the first layer's activations are still alive while its gradients are made
     last_layer = min(acts, layer)
-    rates = _slack_rates(s, cal)
-    def held(grad: float, by_length: float) -> float:  # the tensors and the allocator's pool around them
-        return grad + by_length + _slack(rates, by_length, grad)
-
+    rates = st.rates
     # a loop that keeps the previous micro-batch's outputs runs this forward with them still alive
-    carried_acts, carried_logits = previous_outputs_bytes(m, s)
+    carried_acts, carried_logits = previous_outputs_bytes(m, s) if st.keeps_outputs else (0.0, 0.0)
     # returned keys and values: this forward's, and the previous step's where the loop still holds its outputs;
     # such a loop holds this step's through backward too
     kv_now = returned_kv_bytes(m, s)
-    kv_carried = kv_now if keeps_previous_outputs(s) else 0.0
+    kv_carried = kv_now if st.keeps_outputs else 0.0
     kv_in_backward = kv_carried
     at_forward_end = acts + carried_acts + logits + carried_logits + kv_now + kv_carried
     # 16-bit copies of quantized matrices that autograd saved (same shapes every step, like the gradients)
     saved_at_forward_end, saved_in_backward = saved_dequantized_bytes(m, s)
     head_copy = output_layer_cast_bytes(m, s)  # freed when backward passes the output layer, first
     grads_at_forward_end = grads if coincide else first_grad
-    peak_in_backward = (held(grads + saved_in_backward, last_layer + kv_in_backward)
-                        > held(grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end))
+    # what each moment holds: its tensors and the allocator's pool around them
+    grad, by_length = grads + saved_in_backward, last_layer + kv_in_backward
+    held_in_backward = grad + by_length + _slack(rates, by_length, grad)
+    grad, by_length = grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end
+    held_at_forward_end = grad + by_length + _slack(rates, by_length, grad)
+    peak_in_backward = held_in_backward > held_at_forward_end
     grads_at_peak = grads if peak_in_backward else grads_at_forward_end
     saved_at_peak = saved_in_backward if peak_in_backward else saved_at_forward_end
     head_copy_at_peak = 0.0 if peak_in_backward else head_copy
@@ -1504,17 +1560,13 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     # share of the resident tensors (universal-llm-trainer reads 40 GB reserved for Phi-3-mini's full fine-tune on
     # A100, H100 and RTX PRO 6000 alike: its bf16 weights, gradients, Adam states and one state-sized temporary
     # are 38.2 GB, and the CUDA context the rest)
-    step_temp = optimizer_step_bytes(s, opt_b, sharded if zero >= 1 else whole)
-    at_step = bool(step_temp) and grads + step_temp + kv_in_backward > max(
-        held(grads + saved_in_backward, last_layer + kv_in_backward),
-        held(grads_at_forward_end + saved_at_forward_end + head_copy, at_forward_end))
+    step_temp = st.step_temp
+    at_step = bool(step_temp) and grads + step_temp + kv_in_backward > max(held_in_backward, held_at_forward_end)
     if at_step:
         grads_at_peak, saved_at_peak, head_copy_at_peak, acts_at_peak, logits_at_peak = grads, 0.0, 0.0, 0.0, 0.0
         kv_at_peak = kv_in_backward
     step_at_peak = step_temp if at_step else 0.0
-    dequant = _dequant_workspace(m, s)
-    buckets = zero_bucket_bytes(s)
-    overhead = cal.get("train_overhead_bytes")
+    dequant, buckets, overhead = st.dequant, st.buckets, st.overhead
     tensors = (("weights", frozen_bytes + trainable_w), ("gradients", grads_at_peak), ("master_weights", master),
                ("optimizer", optimizer), ("activations", acts_at_peak), ("logits", logits_at_peak),
                ("dequant", dequant), *((("dequantized_saved", saved_at_peak),) if saved_at_peak else ()),
@@ -1522,12 +1574,11 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
                *((("output_layer_copy", head_copy_at_peak),) if head_copy_at_peak else ()),
                *((("optimizer_temporaries", step_at_peak),) if step_at_peak else ()),
                *((("zero_buckets", buckets),) if buckets else ()))
-    persistent = _reserved_around_base(s) * frozen_bytes + trainable_w + master + optimizer
+    persistent = st.persistent
     transient_at_peak = 0.0 if at_step else grads_at_peak + saved_at_peak + head_copy_at_peak
     slack = _slack(rates, acts_at_peak + logits_at_peak + kv_at_peak, transient_at_peak, persistent)
     # what loading left cached above the step's own pool, which the step reuses (0 where loading needs less)
-    resident, transient = frozen_bytes + trainable_w, quantize_on_load_bytes(m, s)
-    at_load = load_pool_bytes(s, cal, resident, transient) if transient else 0.0
+    resident, transient, at_load = frozen_bytes + trainable_w, st.transient, st.at_load
     loading = max(0.0, at_load - sum([v for _, v in tensors]) - slack)
     parts = (*tensors, *((("load_workspace", loading),) if loading else ()), ("allocator_slack", slack),
              ("overhead", overhead))

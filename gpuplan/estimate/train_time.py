@@ -177,8 +177,12 @@ class StepWork:
     tp_collectives: CollectiveShares = ALL_REDUCE_ONLY  # of tp_bytes, likewise
 
 
-def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
-    """The GPU-independent terms of a training step of ``s`` (see :class:`StepWork`)."""
+def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration, like: StepWork | None = None) -> StepWork:
+    """The GPU-independent terms of a training step of ``s`` (see :class:`StepWork`); ``like``: those of a setup
+    that differs from ``s`` only in its micro-batch and gradient accumulation, whose terms that read neither are
+    taken over (a search times up to four micro-batches of each layout)."""
+    if like is not None:
+        return _resized_work(m, s, cal, like)
     framework = cal.get(f"u_{s.framework.efficiency_class}")
     if s.compiled:
         framework *= cal.get("f_compiled")
@@ -193,6 +197,17 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration) -> StepWork:
                     all_to_all_bytes(m, s),
                     all_to_all_collectives(m, s), fp8_excluded_share, dequantize_bytes(m, s), dp_collectives,
                     tp_collectives)
+
+
+def _resized_work(m: ModelSpec, s: TrainSetup, cal: Calibration, like: StepWork) -> StepWork:
+    """:func:`step_work` of ``s`` with ``like``'s terms that do not read the micro-batch or the accumulation: the
+    ramp, the data- and tensor-parallel bytes and the expert all-to-all bytes are worked out again."""
+    work = like.flops_per_token * s.tokens_per_micro_batch / (s.parallel.tp * s.parallel.cp) / TERA
+    ramp = 1 - math.exp(-work / cal.get("work_half_tflop"))
+    dp_bytes, tp_bytes, dp_collectives, tp_collectives = _comm_bytes(m, s)
+    return StepWork(like.flops_per_token, like.matmul_share, like.u_framework, like.f_method, ramp,
+                    like.optimizer_bytes, like.traffic_bytes_per_token, dp_bytes, tp_bytes, all_to_all_bytes(m, s),
+                    like.ep_collectives, like.fp8_excluded_share, like.dequant_bytes, dp_collectives, tp_collectives)
 
 
 # MatMul4Bit, the autograd Function bitsandbytes' Linear4bit trains through, dequantizes the whole weight to 16-bit

@@ -37,7 +37,7 @@ from gpuplan.estimate.job import (
     training_setup,
 )
 from gpuplan.estimate.links import Links
-from gpuplan.estimate.memory import MemoryTerms, training_memory_terms
+from gpuplan.estimate.memory import MemoryTerms, TrainingStates, training_memory_terms, training_states
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
@@ -194,15 +194,17 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
         check_budget()
         plain_mb = 0  # the micro-batch that fitted this layout without recomputation (0: none did)
         # the framework the user runs fixes recomputation (its default); without one, try both
-        for j, (recompute, row) in enumerate(rows):
+        for j, row in enumerate(rows):
+            recompute, slots = row.recompute, row.slots
             for i, mb in enumerate(MICRO_BATCHES):
                 # check_training(m, gpu, job, setup), its GPU-independent parts made once per setup
-                entry = row[i]
+                entry = slots[i]
                 if entry is None:
-                    entry = row[i] = memo.found(m, job, par, mb, recompute, gpu, half)
+                    entry = slots[i] = memo.found(m, job, par, mb, recompute, gpu, half)
                 if isinstance(entry, InfeasibleError):
                     err: InfeasibleError | None = entry
                 else:
+                    ok = entry  # read below once no check refuses it (no second isinstance: 3,400 a plan)
                     err = entry.shape_error
                     if err is None:
                         if j in hardware:
@@ -216,13 +218,12 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                     if err.field == "--global-batch":
                         continue  # a smaller micro-batch may fit the batch
                     break
-                assert isinstance(entry, _Entry)
-                setup = entry.setup
-                size = entry.sized
+                setup = ok.setup
+                size = ok.sized
                 if size is None:
                     if margins is None:
                         margins = training_margins(cal, c.headroom)
-                    size = entry.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom, margins)
+                    size = ok.sized = _Sized.of(m, gpu, job, setup, cal, c.headroom, margins, row.alike)
                 if size.needed_bytes > capacity:  # not size.fits(capacity), inlined: 1,500 setups a plan miss
                     short = size.needed_bytes - capacity  # size.shortfall_bytes(capacity), > 0 here
                     if closest is None or short < closest[2]:
@@ -236,8 +237,9 @@ def _best_training(m: ModelSpec, gpu: Gpu, job: Job, n: int, c: Constraints, cal
                     break
                 if link is None:
                     link = training_links(gpu, setup, cal)
-                kept = terms.get(j)
-                if kept is None:
+                if j in terms:  # an operator, not a call (dict.get): 1,175 a plan
+                    kept = terms[j]
+                else:
                     kept = terms[j] = gpu_terms(gpu, setup, cal)
                 parts = size.time(m, gpu, job, setup, cal, best[0] if best is not None else math.inf, kept, link)
                 if parts is not _Slower.SLOWER:
@@ -302,18 +304,27 @@ class _Sized:
 
     terms: MemoryTerms
     needed_bytes: float
+    _alike: _Alike | None = None  # what it shares with the other micro-batches of its layout
     _memory: Estimate | None = None
     _work: StepWork | None = None
     _lead: LeadWork | None = None  # lead_work(s, job.train_tokens, self._work): the plan's job is the same for all
 
     @classmethod
     def of(cls, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration, headroom: float | None,
-           margins: tuple[float, float] | None = None) -> _Sized:
-        """``margins``: ``training_margins(cal, headroom)``, when the caller has them (a plan's are all the same)."""
+           margins: tuple[float, float] | None = None, alike: _Alike | None = None) -> _Sized:
+        """``margins``: ``training_margins(cal, headroom)``, when the caller has them (a plan's are all the same);
+        ``alike``: the terms ``s`` shares with the other micro-batches of its layout, recomputation and 16-bit
+        format, filled by the first one sized or timed."""
         if margins is None:
             margins = training_margins(cal, headroom)
-        terms = training_memory_terms(m, s, cal)
-        return cls(terms, training_needed_bytes(terms, margins))  # JobEstimate's, without making one
+        if alike is None:
+            terms = training_memory_terms(m, s, cal)
+        else:
+            held = alike.held
+            if held.states is None:
+                held.states = training_states(m, s, cal)
+            terms = training_memory_terms(m, s, cal, held.states)
+        return cls(terms, training_needed_bytes(terms, margins), alike)  # JobEstimate's, without making one
 
     def memory(self, cal: Calibration) -> Estimate:
         """``training_memory(m, s, cal, describe=False)`` (``s``: the setup sized), made once."""
@@ -326,7 +337,13 @@ class _Sized:
         """``step_work(m, s, cal)`` (``s``: the setup sized), made once."""
         found = self._work
         if found is None:
-            found = self._work = step_work(m, s, cal)
+            alike = self._alike
+            if alike is None:
+                found = self._work = step_work(m, s, cal)
+            elif alike.work is None:
+                found = self._work = alike.work = step_work(m, s, cal)
+            else:
+                found = self._work = step_work(m, s, cal, alike.work)
         return found
 
     def fits(self, capacity_bytes: float) -> bool:  # JobEstimate.fits on a GPU of ``gpu.memory_bytes``
@@ -342,20 +359,23 @@ class _Sized:
         with the model-parallel sends and the pipeline bubble (``StepLead.bound``), both never above the seconds,
         already reach ``faster``, the seconds of a setup found before. ``terms`` and ``link``: ``gpu_terms(gpu, s,
         cal)`` and ``training_links(gpu, s, cal)``, when the caller has them."""
-        if job.train_tokens <= 0:
+        tokens = job.train_tokens  # a property: read once
+        if tokens <= 0:
             return None
-        work = self.work(m, s, cal)
+        work = self._work  # self.work(m, s, cal), without a call once made: 1,175 timings a plan, 290 setups
+        if work is None:
+            work = self.work(m, s, cal)
         lw = self._lead
         if lw is None:
-            lw = self._lead = lead_work(s, job.train_tokens, work)
-        lead = step_lead(m, gpu, s, job.train_tokens, cal, work, lw, terms)
+            lw = self._lead = lead_work(s, tokens, work)
+        lead = step_lead(m, gpu, s, tokens, cal, work, lw, terms)
         if lead.floor >= faster:
             return _Slower.SLOWER
         link = link or training_links(gpu, s, cal)
         comm = lead.comm(m, gpu, s, cal, work, link)  # the bound's and the estimate's
         if lead.bound(m, gpu, s, cal, work, comm) >= faster:
             return _Slower.SLOWER
-        return step_time(m, gpu, s, job.train_tokens, cal, work, lead, comm, link)
+        return step_time(m, gpu, s, tokens, cal, work, lead, comm, link)
 
     def estimate(self, m: ModelSpec, gpu: Gpu, job: Job, s: TrainSetup, cal: Calibration,
                  headroom: float | None, parts: StepTime | None = None) -> JobEstimate:
@@ -392,8 +412,36 @@ class _Entry:
     sized: _Sized | None = None
 
 
-# per layout, per recomputation (None: the framework's), a slot per micro-batch of MICRO_BATCHES (PlanMemo.grid)
-_Grid = list[tuple[Parallelism, list[tuple[str | None, list[_Entry | InfeasibleError | None]]]]]
+@dataclass(slots=True)
+class _Held:
+    """``memory.training_states`` of the first setup sized of one layout and 16-bit format: whatever the
+    recomputation, micro-batch and accumulation, a setup's weights, gradients and optimizer states are the same."""
+
+    states: TrainingStates | None = None
+
+
+@dataclass(slots=True)
+class _Alike:
+    """What the setups of one layout, recomputation and 16-bit format share whatever their micro-batch and
+    gradient accumulation: their resident states (with the layout's other recomputation) and the ``step_work``
+    of the first one timed (the others' step work takes over its terms that read neither)."""
+
+    held: _Held
+    work: StepWork | None = None
+
+
+@dataclass(slots=True)
+class _Row:
+    """The setups of one layout, recomputation (None: the framework's) and 16-bit format in :meth:`PlanMemo.grid`:
+    a slot per micro-batch of ``MICRO_BATCHES`` (None until :meth:`PlanMemo.found` fills it), and what they share
+    (each slot's sizes hold it too: no reference back to the row)."""
+
+    recompute: str | None
+    slots: list[_Entry | InfeasibleError | None]
+    alike: _Alike
+
+
+_Grid = list[tuple[Parallelism, list[_Row]]]  # per layout, a row per recomputation (PlanMemo.grid)
 
 
 def _refusal(check: Callable[[], None]) -> InfeasibleError | None:
@@ -440,15 +488,16 @@ class PlanMemo:
 
     def grid(self, m: ModelSpec, n: int, job: Job, half: str) -> _Grid:
         """The setups :func:`best_training` walks for ``n`` GPUs in the 16-bit format ``half``, in its order: each
-        layout with, per recomputation, a slot per micro-batch of ``MICRO_BATCHES`` (None until :meth:`found`
-        fills it), made once per plan (``m`` and ``job`` are the plan's): the walk reads lists, not the
-        dictionary of entries, whose keys hash a layout each time."""
+        layout with a :class:`_Row` per recomputation, made once per plan (``m`` and ``job`` are the plan's): the
+        walk reads lists, not the dictionary of entries, whose keys hash a layout each time."""
         found = self._grids.get((n, half))
         if found is None:
             recomputes = (None,) if job.framework else (Recompute.NONE, Recompute.FULL)
-            found = self._grids[(n, half)] = [
-                (par, [(r, [self.entries.get((par, mb, r, half)) for mb in MICRO_BATCHES]) for r in recomputes])
-                for par in self.layouts(m, n, job)]
+            found = self._grids[(n, half)] = []
+            for par in self.layouts(m, n, job):
+                held = _Held()
+                found.append((par, [_Row(r, [self.entries.get((par, mb, r, half)) for mb in MICRO_BATCHES],
+                                         _Alike(held)) for r in recomputes]))
         return found
 
     def found(self, m: ModelSpec, job: Job, par: Parallelism, mb: int, recompute: str | None, gpu: Gpu, half: str
