@@ -527,9 +527,22 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         Assumption("steps", f"{steps:,.0f} optimizer steps of {t.tokens_per_step:,.0f} tokens",
                    "micro-batch × sequence × grad-accum × data-parallel ranks"),
     )
-    assumptions += missing_spec_notes(gpu)
+    assumptions += mtp_notes(m, s) + missing_spec_notes(gpu)
     rate = TrainRate(mfu, u, total * n / 3600, tokens / max(total, 1e-9), steps, fmt_seconds(total))
     return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, rate)
+
+
+def mtp_notes(m: ModelSpec, s: TrainSetup) -> tuple[Assumption, ...]:
+    """What the multi-token prediction depths of ``s`` add to each token's FLOPs, and what is left out."""
+    if not s.mtp_layers:
+        return ()
+    from gpuplan.estimate.flops import mtp_forward_flops_per_token
+
+    extra = 3 * mtp_forward_flops_per_token(m, s.mtp_layers, (s.seq_len + 1) / 2)
+    return (Assumption("multi-token prediction", f"{s.mtp_layers} depth(s): {extra / 1e9:,.1f} GFLOP per token of "
+                       "the above; their memory is not counted",
+                       "DeepSeek-V3 Technical Report (arXiv:2412.19437) sec. 2.2: per depth one block, a 2h→h "
+                       "projection and the shared output head"),)
 
 
 def missing_spec_notes(gpu: Gpu) -> tuple[Assumption, ...]:
