@@ -294,6 +294,28 @@ def _recompute_modules(row: dict[str, str]) -> tuple[str, ...] | None:
     return names if all(n in RECOMPUTE_MODULES for n in names) else None
 
 
+# Multi-token prediction depths (TrainSetup.mtp_layers) the runs trained with. Megatron-Bridge's recipes set
+# ``cfg.model.mtp_num_layers = 1`` for DeepSeek-V3 (NVIDIA-NeMo/Megatron-Bridge
+# src/megatron/bridge/recipes/deepseek/deepseek_v3.py @8301abfc0d, 0fbfe7d3e9, 3743c703d1, 5cb3444c43, f83545d981,
+# the rows' recipe commits; a default of 1 @0465189601951c14ad592bd8eefbb673929e25bc) and 2 for Nemotron 3 Super
+# (recipes/nemotronh/nemotron_3_super.py at the same commits, recipes/nemotronh/h100/nemotron_3_super.py
+# @6124fbe38a68eea9c4f4be3aa5e084bd5d461d98, which the 26.08 perf recipes build on) and Ultra
+# (recipes/nemotronh/h100/nemotron_3_ultra.py @6124fbe38a); the 25.11 table's "w/o MTP" label runs none. The
+# tables' model TFLOP/s over tokens/s agree: 260 GFLOP/token for DeepSeek-V3 with MTP, 249.7 without. DeepSeek's
+# own run trained one MTP module (DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 4.2: MTP depth D = 1).
+_MTP_DEPTHS = (("w/o MTP", 0), ("DeepSeekV3", 1), ("Nemotron_3_Super", 2), ("Nemotron_3_Ultra", 2))
+
+
+def _mtp_layers(row: dict[str, str]) -> int:
+    """The MTP depths of a pretraining row: its Megatron-Bridge table label's recipe, or DeepSeek's own run."""
+    if row.get("source_group") == "deepseek-v3":
+        return 1
+    if row.get("source_group") != "nvidia-megatron-bridge-perf":
+        return 0
+    label = re.search(r'model label "+([^"]+)"', row["notes"])
+    return next((n for key, n in _MTP_DEPTHS if label and key in label.group(1)), 0)
+
+
 def _ep_dispatcher(row: dict[str, str]) -> str:
     """``TrainSetup.ep_dispatcher`` of a pretraining row: "deepep" where its framework or notes name the kernels."""
     return "deepep" if _DEEPEP.search(row["framework"] + " " + row["notes"]) else "alltoall"
@@ -413,7 +435,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        compiled="compile" in row["framework"].lower() or fw.compiled,
                        compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
                        dp_after_backward=_reduced_after_backward(row),
-                       ep_dispatcher=_ep_dispatcher(row),
+                       ep_dispatcher=_ep_dispatcher(row), mtp_layers=_mtp_layers(row),
                        dualpipe=bool(_DUALPIPE.search(row["framework"] + " " + row["notes"])),
                        ep_overlap=bool(_EP_OVERLAP.search(row["notes"])),
                        fused_grouped_mlp=bool(_FUSED_GROUPED_MLP.search(row["notes"])), recompute_modules=modules or (),

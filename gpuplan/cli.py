@@ -689,7 +689,7 @@ def estimate(ctx: typer.Context, model: ModelArg, opts: Opts, json_out: JsonOpt 
                "train_embeddings")
     e = estimate_config(m, g, job, **_given(ctx, opts, "tp", "pp", "n_gpus", "zero", "micro_batch", "grad_accum",
                                             "recompute", "precision", "optimizer", "framework", "prefix_len",
-                                            "engine", "kv_dtype"))
+                                            "mtp_layers", "engine", "kv_dtype"))
     from gpuplan.present import show_estimate
 
     show_estimate(e, json_out)

@@ -481,6 +481,11 @@ TEMPLATES: dict[str, str] = {
     "{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens":
         "{sp.batch} 条并发序列，每条 {s.prompt_len}+{s.output_len} 个 token",
     "{sp.bound}-bound": "受{sp.bound|t}限制",
+    "{s.mtp_layers} depth(s): {extra / 1000000000.0} GFLOP per token of the above; their memory is not counted":
+        "{s.mtp_layers} 层深度：上述每 token 中占 {extra / 1000000000.0} GFLOP；其显存未计入",
+    "TrainSetup.mtp_layers is {self.mtp_layers}; a count of multi-token prediction depths is 0 or more.":
+        "TrainSetup.mtp_layers 为 {self.mtp_layers}；多 token 预测深度的个数须为 0 或更多。",
+    "give 0 (no MTP) or the recipe's depth.": "请给 0（不用 MTP）或训练配方中的深度。",
     "{train_flops_per_token(m, s) / 1000000000.0} GFLOP ({s.method}, recompute {s.recompute})":
         "{train_flops_per_token(m, s) / 1000000000.0} GFLOP（{s.method}，重计算 {s.recompute}）",
     "{eng.name}: {flops} FLOP per {fmt.name} weight at {(gpu.fp32_flops_per_s or 0.0) / TERA} TFLOP/s FP32 = {1 / per_weight / 1000000000.0} G weights/s at most in a decode step":

@@ -111,6 +111,8 @@ RUNS_TO_AN_END = Applies(frozenset({Task.FINETUNE, Task.PRETRAIN, Task.INFER}), 
                          refusal=_runs_to_an_end)
 LORA = Applies(methods=frozenset({Method.LORA, Method.QLORA}), text="--method lora or qlora")
 PTUNING = Applies(methods=frozenset({Method.PTUNING}), text="--method ptuning")
+FULL_TRAINING = Applies(frozenset({Task.FINETUNE, Task.PRETRAIN}), frozenset({Method.FULL}),
+                        text="training every weight (--task pretrain, or --method full)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +283,9 @@ OPTIONS: tuple[Option, ...] = (
            help=("adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, sgd-momentum or adafactor (default: the "
                  "--framework's default, else adamw).", "优化器：adamw、adamw-8bit、paged-adamw、paged-adamw-8bit、"
                  "sgd、sgd-momentum 或 adafactor（默认取 --framework 的默认值，否则 adamw）。")),
+    _o("--mtp-layers", 0, 16, kind=int, default=0, applies=FULL_TRAINING, stages=_LAYOUT,
+       help=("Multi-token prediction depths trained beside the model (Megatron's mtp_num_layers; DeepSeek-V3: 1).",
+             "与模型一同训练的多 token 预测（MTP）深度（Megatron 的 mtp_num_layers；DeepSeek-V3 为 1）。")),
     _o("--prefix-len", 1, 1e5, kind=int, default=128, applies=PTUNING, stages=_LAYOUT,
        help=("P-tuning v2 prefix length.", "P-tuning v2 的前缀长度。")),
     Option("engine", "--engine", Engine, Engine.VLLM, applies=INFERENCE, stages=("layout", "plan"),
@@ -480,7 +485,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "estimate": ("task", "method", "gpu", "n_gpus", "tp", "pp", "zero", "micro_batch", "grad_accum", "recompute",
                  "precision", "optimizer", "framework", "samples", "tokens_per_sample", "epochs", "tokens", "seq_len",
                  "prompt", "output", "batch", "requests", "engine", "quant", "kv_dtype", "lora_rank", "lora_targets",
-                 "train_embeddings", "prefix_len"),
+                 "train_embeddings", "prefix_len", "mtp_layers"),
     "plan finetune": ("method", "samples", "tokens_per_sample", "epochs", "dataset_tokens", "seq_len", "lora_rank",
                       "lora_targets", "train_embeddings", "framework", "quant", "global_batch", *PLAN_CONSTRAINTS,
                       "compare_buy", "hours_per_month"),

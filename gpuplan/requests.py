@@ -148,7 +148,7 @@ def _training(m: ModelSpec, gpu: Gpu, job: Job, o: dict[str, Any]) -> JobEstimat
     if n % (tp * pp):
         raise InputError("--n-gpus", f"{n} GPUs do not split into TP {tp} × PP {pp}.",
                          f"use a multiple of {tp * pp} GPUs.")
-    overrides: dict[str, object] = dict(grad_accum=grad_accum, prefix_len=o["prefix_len"])
+    overrides: dict[str, object] = dict(grad_accum=grad_accum, prefix_len=o["prefix_len"], mtp_layers=o["mtp_layers"])
     if o["optimizer"] is not None:
         overrides["optimizer"] = o["optimizer"]
     job = replace(job, framework=o["framework"])
@@ -183,6 +183,8 @@ def estimate_options(e: JobEstimate) -> dict[str, Any]:
                          "--train-embeddings": s.train_embeddings or None})
         if s.method == Method.PTUNING:
             opts["--prefix-len"] = s.prefix_len
+        if s.mtp_layers:
+            opts["--mtp-layers"] = s.mtp_layers
         opts["--quant"] = s.base_quant if s.method != Method.QLORA else None
     else:
         opts.update({"--tp": s.tp, "--pp": s.pp, "--engine": s.engine, "--quant": s.weight_format,

@@ -787,13 +787,17 @@ class TrainSetup:
     # the loop keeps the previous step's outputs bound until the next forward has returned (``outputs =
     # model(**batch)`` at the top of the loop); None: as the stack's loop does (data/stacks.csv keeps_previous_outputs)
     keeps_previous_outputs: bool | None = None
+    # multi-token prediction depths trained beside the model (Megatron-Core's ``mtp_num_layers``; DeepSeek-AI 2024,
+    # DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 2.2): each depth runs one more transformer block, a 2h→h
+    # projection and the shared output head with its own loss (gpuplan.estimate.flops.mtp_forward_flops_per_token)
+    mtp_layers: int = 0
 
     def __post_init__(self) -> None:
         """``method``, ``recompute`` and ``framework`` may be given as their values (``"lora"``): read once here;
         ``attention_kernel`` and ``ep_dispatcher`` must name a kernel or dispatcher the estimators know."""
         _as_enums(self, _TRAIN_ENUMS)
         if (self.attention_kernel in _KERNEL_FIELD and self.ep_dispatcher in EP_DISPATCHERS
-                and self.adam_step in _ADAM_STEP_FIELD and not self.recompute_modules):
+                and self.adam_step in _ADAM_STEP_FIELD and not self.recompute_modules and self.mtp_layers >= 0):
             return  # the usual setup, its choices known at a glance: a training search makes hundreds
         from gpuplan.errors import check_choice
 
@@ -802,12 +806,17 @@ class TrainSetup:
         check_choice("TrainSetup.adam_step", self.adam_step or None, ADAM_STEPS[:3])
         for module in self.recompute_modules:
             check_choice("TrainSetup.recompute_modules", module, RECOMPUTE_MODULES)
+        if self.mtp_layers < 0:
+            from gpuplan.errors import InputError
+
+            raise InputError("TrainSetup.mtp_layers", f"TrainSetup.mtp_layers is {self.mtp_layers}; a count of "
+                             "multi-token prediction depths is 0 or more.", "give 0 (no MTP) or the recipe's depth.")
 
     def resized(self, parallel: Parallelism, micro_batch: int, grad_accum: int) -> TrainSetup:
         """``dataclasses.replace(self, parallel=parallel, micro_batch=micro_batch, grad_accum=grad_accum)``, without
         running ``__init__`` again: ``__post_init__`` reads none of those three fields, so what it checked and
         converted of ``self`` holds for the copy. A training search makes hundreds of setups that differ only in
-        them; ``__init__`` sets 41 frozen fields one ``object.__setattr__`` at a time, which was a tenth of a cold
+        them; ``__init__`` sets 42 frozen fields one ``object.__setattr__`` at a time, which was a tenth of a cold
         pretraining plan (bench/speed.py), and the copy takes about a third of its time."""
         out = object.__new__(TrainSetup)
         values = list(_train_values(self))

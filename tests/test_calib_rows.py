@@ -1237,3 +1237,28 @@ def test_llama_31_405b_runs_the_interleaved_schedule_its_paper_names(catalog: Ca
     assert case.meta["setup"].parallel.vp == 2 and one_chunk.meta["setup"].parallel.vp == 1
     cal = fitted()
     assert case.predict(cal) < 0.85 * one_chunk.predict(cal)
+
+
+@pytest.mark.parametrize(("row_id", "depths", "why"), [
+    ("trm-mb-2511-b200-deepseekv3wmtp-fp8mx-256-g2048-p-tokgpu", 1, "label 'DeepSeekV3 (w/ MTP)'"),
+    ("trm-mb-2511-gb300-deepseekv3womtp-bf16-256-g4096-p-tokgpu", 0, "label 'DeepSeekV3 (w/o MTP)'"),
+    ("trm-mb-2608-gb300-nemotron3super-mxfp8-64-g512-p-tokgpu", 2, "nemotron_3_super recipe: mtp_num_layers = 2"),
+    ("trm-dsv3-pretrain-gpuh", 1, "DeepSeek-V3 report sec. 4.2: MTP depth D = 1"),
+])
+def test_pretraining_rows_train_the_mtp_depths_their_recipes_set(catalog: Catalog, row_id: str, depths: int,
+                                                                 why: str) -> None:
+    row = next(r for r in _rows("training_more.csv") if r["id"] == row_id)
+    case, _ = _pretrain_case(catalog, row)
+    assert case is not None and case.meta["setup"].mtp_layers == depths
+
+
+def test_mtp_depths_lower_the_predicted_throughput(catalog: Catalog) -> None:
+    # the same run with its MTP module costs about 4% more FLOPs per token (260.4 vs 249.7 GFLOP, Megatron's count)
+    from gpuplan.estimate.calibration import fitted
+    row = next(r for r in _rows("training_more.csv")
+               if r["id"] == "trm-mb-2511-b200-deepseekv3wmtp-fp8mx-256-g2048-p-tokgpu")
+    with_mtp, _ = _pretrain_case(catalog, row)
+    without, _ = _pretrain_case(catalog, {**row, "notes": row["notes"].replace("(w/ MTP)", "(w/o MTP)")})
+    assert with_mtp is not None and without is not None
+    ratio = with_mtp.predict(fitted()) / without.predict(fitted())
+    assert 0.93 < ratio < 0.99

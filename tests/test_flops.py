@@ -20,6 +20,7 @@ from gpuplan.estimate.flops import (
     forward_flops_per_token,
     fp8_excluded_params,
     matmul_params,
+    mtp_forward_flops_per_token,
     train_flops_per_token,
 )
 from gpuplan.estimate.memory import lora_params
@@ -95,6 +96,43 @@ def test_gpt_oss_120b_training_flops_match_megatron_bridge(catalog: Catalog) -> 
     m = catalog.model("gpt-oss-120b")
     flops = train_flops_per_token(m, TrainSetup(seq_len=4096))
     assert flops == pytest.approx(1077e12 / 33024, rel=0.01)
+
+
+# Megatron-Bridge's own model FLOPs per trained token for DeepSeek-V3 at seq 4096 (docs/performance-summary-archive.md
+# @067f987df03b8355b03192d88d70f1709fedf51a, model TFLOP/s/GPU over tokens/s/GPU of the same row): 25.11's
+# "DeepSeekV3 (w/o MTP)" on 256 GB300, BF16: 961e12 / 3848 = 249.7 GFLOP; its "DeepSeekV3 (w/ MTP)" on 256 B200,
+# FP8-MX: 557e12 / 2139 = 260.4 GFLOP (the recipe's mtp_num_layers = 1)
+@pytest.mark.parametrize(("depths", "megatron", "row"), [
+    (0, 961e12 / 3848, "25.11 DeepSeekV3 (w/o MTP), 256 GB300"),
+    (1, 557e12 / 2139, "25.11 DeepSeekV3 (w/ MTP), 256 B200"),
+])
+def test_deepseek_v3_mtp_flops_match_megatron_bridge(catalog: Catalog, depths: int, megatron: float,
+                                                      row: str) -> None:
+    m = catalog.model("DeepSeek-V3")
+    assert train_flops_per_token(m, TrainSetup(seq_len=4096, mtp_layers=depths)) == pytest.approx(megatron, rel=0.01)
+
+
+def test_deepseek_v3_mtp_depth_costs_about_one_moe_layer_and_the_head(catalog: Catalog) -> None:
+    # by hand, forward per token: one MoE layer's active weights (8 routed + 1 shared expert of 3·7168·2048, the
+    # router 7168·256), MLA's projections (7168·1536 + 1536·128·192 + 7168·576 + 512·128·256 + 128·128·7168), the
+    # 2h→h projection 2·7168² and the head 129280·7168: 396 + 2 + 187 + 103 + 927 M = 1.61e9 weights, 2 FLOPs
+    # each, plus QK^T/AV over 2048 positions, 2·128·320·2048: 3.40 GFLOP forward, 10.2 trained (3×), which is
+    # Megatron's 260.4 − 249.7 GFLOP per token between its with- and without-MTP rows
+    m = catalog.model("DeepSeek-V3")
+    weights = (9 * 3 * 7168 * 2048 + 7168 * 256 + 7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256
+               + 128 * 128 * 7168 + 2 * 7168 ** 2 + 129280 * 7168)
+    by_hand = 2 * weights + 2 * 128 * 320 * 2048
+    assert mtp_forward_flops_per_token(m, 1, 2048) == pytest.approx(by_hand, rel=0.02)
+    assert mtp_forward_flops_per_token(m, 2, 2048) == 2 * mtp_forward_flops_per_token(m, 1, 2048)
+
+
+@pytest.mark.parametrize("model", ["DeepSeek-V3", "Llama-2-7B", "Nemotron-3-Super-120B-A12B"])
+def test_no_mtp_changes_nothing(catalog: Catalog, model: str) -> None:
+    m = catalog.model(model)
+    for setup in (TrainSetup(seq_len=4096), TrainSetup(seq_len=4096, recompute="full"),
+                  TrainSetup(method="lora", seq_len=1024)):
+        assert train_flops_per_token(m, replace(setup, mtp_layers=0)) == train_flops_per_token(m, setup)
+        assert mtp_forward_flops_per_token(m, 0, 4096) == 0.0
 
 
 def test_tied_head_is_still_a_matmul(catalog: Catalog) -> None:

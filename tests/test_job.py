@@ -8,7 +8,7 @@ import pytest
 
 from gpuplan.catalog import Catalog
 from gpuplan.errors import InputError
-from gpuplan.requests import estimate_config, make_job
+from gpuplan.requests import estimate_config, estimate_options, make_job
 
 
 def test_vllm_without_room_for_one_sequence_does_not_fit(catalog: Catalog) -> None:
@@ -61,6 +61,8 @@ def test_serving_at_a_given_concurrency(catalog: Catalog) -> None:
     ("finetune", {"method": "full", "quant": "awq-int4"}, {}, "--quant"),
     ("finetune", {"method": "full", "lora_rank": 8}, {}, "--lora-rank"),
     ("finetune", {"method": "lora"}, {"prefix_len": 64}, "--prefix-len"),
+    ("finetune", {"method": "lora"}, {"mtp_layers": 1}, "--mtp-layers"),  # MTP trains a block: full training only
+    ("infer", {}, {"mtp_layers": 1}, "--mtp-layers"),
     ("finetune", {"method": "lora"}, {"zero": 3}, "--zero"),  # ZeRO on one GPU has nothing to shard over
     ("pretrain", {"method": "lora", "tokens": 1e9}, {}, "--method"),
     ("infer", {}, {"kv_dtype": "int2"}, "--kv-dtype"),
@@ -175,3 +177,19 @@ def test_less_than_one_token_is_refused_naming_the_field(task: str, kw: dict, fi
     with pytest.raises(InputError) as err:
         make_job(task, **kw)
     assert err.value.field == field and "less than one token" in err.value.message
+
+
+def test_mtp_layers_add_a_block_and_a_head_per_depth_and_say_so(catalog: Catalog) -> None:
+    # Llama-2-7B, seq 4096, one MTP depth: one more layer (202 M weights) + the 2h->h projection (34 M) + the head
+    # (131 M) is 367 M weights on 6.6 G, with one more layer's attention: about 5.5 % more FLOPs per token
+    m, g = catalog.model("Llama-2-7B"), catalog.gpu("H100")
+    job = make_job("pretrain", tokens=1e9, seq_len=4096)
+    base = estimate_config(m, g, job, n_gpus=8)
+    mtp = estimate_config(m, g, job, n_gpus=8, mtp_layers=1)
+    flops = [next(a.value for a in e.time.assumptions if a.name == "FLOPs per token") for e in (base, mtp)]
+    ratio = float(flops[1].split()[0]) / float(flops[0].split()[0])
+    assert 1.04 < ratio < 1.07
+    assert mtp.time.total > base.time.total
+    assert any(a.name == "multi-token prediction" for a in mtp.time.assumptions)
+    assert not any(a.name == "multi-token prediction" for a in base.time.assumptions)
+    assert estimate_options(mtp)["--mtp-layers"] == 1 and "--mtp-layers" not in estimate_options(base)

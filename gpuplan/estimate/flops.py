@@ -5,13 +5,15 @@ embedding lookup excluded) plus attention scores and the weighted sum over the c
 per layer for a token that attends c positions (Kaplan et al. 2020, table 1; PaLM, Chowdhery et al. 2022,
 appendix B). Causal training attends (s+1)/2 positions on average; flash attention skips the masked half.
 Backward costs two forwards when weight gradients are needed and one when they are not (frozen base in
-LoRA / QLoRA / P-tuning v2: only input gradients); full recomputation adds one more forward.
+LoRA / QLoRA / P-tuning v2: only input gradients); full recomputation adds one more forward. Multi-token
+prediction adds, per depth, one more block's and the output head's forward (:func:`mtp_forward_flops_per_token`),
+trained like the rest.
 """
 
 from __future__ import annotations
 
 from gpuplan.estimate.memory import per_layer_params, setup_lora_params
-from gpuplan.estimate.params import count_params
+from gpuplan.estimate.params import count_params, global_attention_params, mlp_params
 from gpuplan.types import Method, ModelSpec, Recompute, TrainSetup
 
 
@@ -73,10 +75,37 @@ def forward_flops_per_token(m: ModelSpec, context: float) -> float:
     return 2 * matmul_params(m) + attention_flops_per_token(m, context)
 
 
+def mtp_matmul_params(m: ModelSpec) -> float:
+    """Weights a token multiplies with in one multi-token prediction depth (DeepSeek-AI 2024, DeepSeek-V3 Technical
+    Report, arXiv:2412.19437, sec. 2.2): the projection M_k of the concatenated hidden state and next token's
+    embedding (2h → h), one transformer block and the shared output head. The block's attention is a full-attention
+    layer's and its FFN the model's last layer's, MoE or dense, as Megatron-Bridge counts it
+    (NVIDIA-NeMo/Megatron-Bridge ``src/megatron/bridge/training/utils/flop_utils.py``
+    @6124fbe38a68eea9c4f4be3aa5e084bd5d461d98: ``num_moe_layers += last_layer_is_moe * mtp_num_layers``, logits
+    ``× (1 + mtp_num_layers)``)."""
+    p = count_params(m)
+    ffn = ((p.active_experts + p.shared_experts + p.router) / m.n_moe_layers if m.n_moe_layers
+           else mlp_params(m, m.ffn_hidden))
+    return 2 * m.hidden * m.hidden + global_attention_params(m) + ffn + m.vocab * m.hidden
+
+
+def mtp_attention_flops_per_token(m: ModelSpec, context: float) -> float:
+    """QK^T and AV of one multi-token prediction depth's block for a token attending ``context`` positions."""
+    v_dim = m.v_head_dim or m.head_dim
+    return 2 * m.n_heads * (m.head_dim + v_dim) * context
+
+
+def mtp_forward_flops_per_token(m: ModelSpec, depths: int, context: float) -> float:
+    """Forward FLOPs per token of ``depths`` multi-token prediction depths (0: none)."""
+    if depths <= 0:
+        return 0.0
+    return depths * (2 * mtp_matmul_params(m) + mtp_attention_flops_per_token(m, context))
+
+
 def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     """FLOPs the hardware executes per training token (model FLOPs plus recomputation)."""
     context = (s.seq_len + 1) / 2
-    fwd = forward_flops_per_token(m, context)
+    fwd = forward_flops_per_token(m, context) + mtp_forward_flops_per_token(m, s.mtp_layers, context)
     if s.method == Method.FULL:
         total = 3 * fwd
     elif s.method.low_rank:

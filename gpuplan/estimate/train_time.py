@@ -254,7 +254,7 @@ def _flop_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, float]:
     and the setup fields they read: a training search makes the step terms of hundreds of setups that differ only
     in their layout and micro-batch."""
     key = (s.method, s.recompute, s.recompute_modules, s.attention_recomputed, s.seq_len, s.precision, s.lora_rank,
-           s.lora_targets, s.train_embeddings, s.prefix_len, s.trainable_layers)
+           s.lora_targets, s.train_embeddings, s.prefix_len, s.trainable_layers, s.mtp_layers)
     found = _flops.get(m, None, None, key)
     if found is None:
         found = _flops.put(m, None, None, key, (train_flops_per_token(m, s), _matmul_share(m, s),
@@ -542,9 +542,22 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         Assumption("steps", f"{steps:,.0f} optimizer steps of {t.tokens_per_step:,.0f} tokens",
                    "micro-batch × sequence × grad-accum × data-parallel ranks"),
     )
-    assumptions += missing_spec_notes(gpu)
+    assumptions += mtp_notes(m, s) + missing_spec_notes(gpu)
     rate = TrainRate(mfu, u, total * n / 3600, tokens / max(total, 1e-9), steps, fmt_seconds(total))
     return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, rate)
+
+
+def mtp_notes(m: ModelSpec, s: TrainSetup) -> tuple[Assumption, ...]:
+    """What the multi-token prediction depths of ``s`` add to each token's FLOPs, and what is left out."""
+    if not s.mtp_layers:
+        return ()
+    from gpuplan.estimate.flops import mtp_forward_flops_per_token
+
+    extra = 3 * mtp_forward_flops_per_token(m, s.mtp_layers, (s.seq_len + 1) / 2)
+    return (Assumption("multi-token prediction", f"{s.mtp_layers} depth(s): {extra / 1e9:,.1f} GFLOP per token of "
+                       "the above; their memory is not counted",
+                       "DeepSeek-V3 Technical Report (arXiv:2412.19437) sec. 2.2: per depth one block, a 2h→h "
+                       "projection and the shared output head"),)
 
 
 def missing_spec_notes(gpu: Gpu) -> tuple[Assumption, ...]:
@@ -605,21 +618,34 @@ def ssd_scan_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
 
 
 def _matmul_share(m: ModelSpec, s: TrainSetup) -> float:
-    """Share of the step's FLOPs in weight matmuls (the rest is attention over the context)."""
-    from gpuplan.estimate.flops import attention_flops_per_token, matmul_params
+    """Share of the step's FLOPs in weight matmuls (the rest is attention over the context), the multi-token
+    prediction depths' included."""
+    from gpuplan.estimate.flops import attention_flops_per_token, mtp_attention_flops_per_token
 
-    dense = 2 * matmul_params(m)
-    return dense / (dense + attention_flops_per_token(m, (s.seq_len + 1) / 2))
+    dense, context = 2 * _matmul_params(m, s), (s.seq_len + 1) / 2
+    scores = attention_flops_per_token(m, context)
+    if s.mtp_layers:
+        scores += s.mtp_layers * mtp_attention_flops_per_token(m, context)
+    return dense / (dense + scores)
+
+
+def _matmul_params(m: ModelSpec, s: TrainSetup) -> float:
+    """``flops.matmul_params`` and, per multi-token prediction depth, ``flops.mtp_matmul_params``."""
+    from gpuplan.estimate.flops import matmul_params, mtp_matmul_params
+
+    return matmul_params(m) + (s.mtp_layers * mtp_matmul_params(m) if s.mtp_layers else 0.0)
 
 
 def _fp8_excluded_share(m: ModelSpec, s: TrainSetup) -> float:
-    """Share of the step's FLOPs in the matmuls an FP8 recipe leaves 16-bit (the LM head, the router), 0 unless
-    the setup trains in FP8: the part of :func:`_matmul_share` that runs at the 16-bit peak."""
+    """Share of the step's FLOPs in the matmuls an FP8 recipe leaves 16-bit (the LM head, the router; each
+    multi-token prediction depth runs the same head again), 0 unless the setup trains in FP8: the part of
+    :func:`_matmul_share` that runs at the 16-bit peak."""
     if s.precision != "fp8-mixed":
         return 0.0
-    from gpuplan.estimate.flops import fp8_excluded_params, matmul_params
+    from gpuplan.estimate.flops import fp8_excluded_params
 
-    return _matmul_share(m, s) * fp8_excluded_params(m) / matmul_params(m)
+    excluded = fp8_excluded_params(m) + s.mtp_layers * m.vocab * m.hidden
+    return _matmul_share(m, s) * excluded / _matmul_params(m, s)
 
 
 class CommBytes(NamedTuple):
