@@ -564,6 +564,17 @@ class Engine(StrEnum):
         ``AttentionDpConfig``), and gpuplan plans with the defaults. SGLang's DP attention is not modelled so."""
         return self is Engine.TRTLLM
 
+    @property
+    def decodes_ride_prompt_passes(self) -> bool:
+        """Runs the running requests' decodes in the same forward pass as a new prompt's chunk, so they share its
+        weight reads: vLLM (V1's scheduler puts running and waiting requests' tokens in one step,
+        vllm/v1/core/sched/scheduler.py ``schedule``; V0 with chunked prefill likewise) and TensorRT-LLM's in-flight
+        batching ("sequences in the context phase can be processed together with sequences in the generation
+        phase", TensorRT-LLM docs, "Paged Attention, IFB, and Request Scheduling"). SGLang runs a prefill batch
+        without the running decodes unless ``--enable-mixed-chunk`` (off by default, server_args.py
+        ``enable_mixed_chunk``); the other engines are not examined."""
+        return self in (Engine.VLLM, Engine.TRTLLM)
+
 
 class Framework(StrEnum):
     """A training stack: the code that runs a training step (``TrainSetup.framework``, data/stacks.csv ``stack``).

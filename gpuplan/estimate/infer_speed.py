@@ -715,13 +715,7 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
     expert_alu = expert_bytes / t.fmt.bytes_per_weight * t.matvec_per_weight
     gemm_memory = (dense_bytes + expert_bytes) / t.bandwidth
     gemm_compute = max(dense_compute, dense_alu) + max(expert_compute, expert_alu)
-    # a linear layer's state: read, then written; sparse attention reads its top-k tokens and every indexer key
-    latent = get_engine(s.engine).mla_latent_cache
-    per_seq = (context * t.kv_per_token if context <= t.kv_dense_up_to
-               else kv_read_bytes(m, context, s.kv_dtype, kv_layout(s)[0], latent))
-    per_seq *= latent_passes(m, s) if latent else 1
-    kv = rank_sequences(s, batch) * (per_seq + 2 * t.state_per_seq)  # the busiest GPU's own sequences
-    attention = kv / t.kv_bandwidth
+    attention = _attention_read_seconds(m, s, t, batch, context)
     comm = _allreduce_seconds(m, gpu, s, batch, cal)
     # dense and expert GEMMs are separate kernels, each bound by its own resource (roofline per kernel)
     gemms = (max(dense_bytes / t.bandwidth, dense_compute, dense_alu)
@@ -737,6 +731,25 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
         host += t.eager  # launched op by op
     step = max(step, host) + serial  # the host prepares step n + 1 while the GPU runs step n (module docstring)
     return step, "memory" if gemm_memory + attention >= gemm_compute else "compute"
+
+
+def _attention_read_seconds(m: ModelSpec, s: InferSetup, t: _StepTerms, batch: float, context: float) -> float:
+    """Seconds the decode attention of ``batch`` sequences at mean ``context`` takes to read their KV cache (and a
+    linear layer's state, read then written; sparse attention reads its top-k tokens and every indexer key) on the
+    busiest GPU: memory-bound, a kernel of its own."""
+    latent = get_engine(s.engine).mla_latent_cache
+    per_seq = (context * t.kv_per_token if context <= t.kv_dense_up_to
+               else kv_read_bytes(m, context, s.kv_dtype, kv_layout(s)[0], latent))
+    per_seq *= latent_passes(m, s) if latent else 1
+    kv = rank_sequences(s, batch) * (per_seq + 2 * t.state_per_seq)  # the busiest GPU's own sequences
+    return kv / t.kv_bandwidth
+
+
+def decode_attention_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
+                             cal: Calibration) -> float:
+    """The attention part of a decode step (:func:`decode_step_seconds`): ``batch`` sequences at mean ``context``
+    read their KV cache. What running decodes add to a pass beyond their GEMM rows when they ride in it."""
+    return _attention_read_seconds(m, s, _step_terms(m, gpu, s, cal), batch, context)
 
 
 # Query heads one program of an engine's MLA decode kernel attends with, each program streaming its sequence's

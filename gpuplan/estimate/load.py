@@ -10,10 +10,11 @@ state at ``rate`` requests/s with prompt length P and output length O:
   interleaved with it;
 - Little's law: B = rate × O × t(B) — solved as a fixed point (t grows with B: KV reads and, past the roofline
   knee, compute);
-- TPOT = t(B); TTFT = queueing + the prompt's own prefill + the decode steps it shares iterations with + half an
-  iteration of waiting for the running one to end (where prompt steps carry no decodes, vLLM V0 without chunked
-  prefill, none carried and a plain decode step to wait out); the median TTFT takes the prefill of the median
-  prompt, below the mean one for a skewed dataset.
+- TPOT = t(B); TTFT = queueing + the prompt's own prefill + what the running decodes add to its passes (rows
+  of the same forward pass where the engine mixes them, :func:`_carrying_pass`) + half an iteration of waiting
+  for the running one to end (where prompt steps carry no decodes, vLLM V0 without chunked prefill, none carried
+  and a plain decode step to wait out); the median TTFT takes the prefill of the median prompt, below the mean
+  one for a skewed dataset.
 Queueing of prompts is an M/D/1 queue at load ρ (Pollaczek–Khinchine: mean wait ρ·T/(2(1 − ρ))); its p99 uses
 the exponential tail of the waiting time, W_q(p) = E[W]/ρ × ln(ρ / (1 − p)) (Kingman's approximation). The number
 of running sequences of an M/G/∞ system is Poisson with mean B, so TPOT p99 is at least t at B's p99 (normal
@@ -38,9 +39,15 @@ from dataclasses import dataclass, replace
 
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import prefill_only_steps, request_overhead_keys, token_budget
-from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds, require_batch
+from gpuplan.estimate.infer_speed import (
+    decode_attention_seconds,
+    decode_step_seconds,
+    max_batch,
+    prefill_seconds,
+    require_batch,
+)
 from gpuplan.estimate.result import Band
-from gpuplan.types import Gpu, InferSetup, ModelSpec
+from gpuplan.types import Engine, Gpu, InferSetup, ModelSpec
 
 Z99 = 2.326  # standard normal 99th percentile
 _ITERATIONS = 40
@@ -306,14 +313,31 @@ def _step_under_way(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, t_iter:
     return _iteration(m, gpu, s, batch, 0.0, cal) if prefill_only_steps(m, s) else t_iter
 
 
+def _carrying_pass(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, chunk: float, cal: Calibration) -> float:
+    """Seconds of an iteration that runs a prompt chunk of ``chunk`` tokens while ``batch`` sequences decode.
+
+    Where the engine runs both in one forward pass (``Engine.decodes_ride_prompt_passes``), each decode is one more
+    row of that pass's GEMMs, whose weights are streamed, kernels launched and all-reduces paid once for all rows:
+    decode-maximal batching piggybacks the decodes on a prefill chunk that has already fetched the weights, so a
+    decode costs a fraction of a decode-only step (Agrawal et al. 2023, "SARATHI: Efficient LLM Inference by
+    Piggybacking Decodes with Chunked Prefills", sec. 3). The pass lasts a prefill of the chunk and the decodes'
+    rows, plus the decodes' attention over their own KV cache (a kernel of its own). Elsewhere the iteration counts
+    the chunk's prefill and a whole decode step of ``batch`` sequences, as before this was examined."""
+    if not Engine(s.engine).decodes_ride_prompt_passes:
+        return prefill_seconds(m, gpu, s, chunk, cal) + _iteration(m, gpu, s, batch, 0.0, cal)
+    ctx = s.prompt_len + s.output_len / 2
+    return prefill_seconds(m, gpu, s, chunk + batch, cal) + decode_attention_seconds(m, gpu, s, batch, ctx, cal)
+
+
 def _prefill_decodes(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, cal: Calibration) -> float:
-    """Seconds of the running batch's decodes that a prompt's prefill iterations carry: one decode iteration of
-    ``batch`` sequences per chunk of the engine's token budget the prompt takes; none where prompt steps carry no
-    decodes (:func:`~gpuplan.estimate.engines.prefill_only_steps`: vLLM V0 without chunked prefill)."""
+    """Seconds that the running batch's decodes add to a prompt's prefill passes (:func:`_carrying_pass` less the
+    chunk's prefill alone, for each chunk of the engine's token budget the prompt takes); none where prompt steps
+    carry no decodes (:func:`~gpuplan.estimate.engines.prefill_only_steps`: vLLM V0 without chunked prefill)."""
     if prefill_only_steps(m, s):
         return 0.0
-    chunk = token_budget(m, s) or s.prompt_len
-    return math.ceil(s.prompt_len / chunk) * _iteration(m, gpu, s, batch, 0.0, cal)
+    chunk = min(s.prompt_len, token_budget(m, s) or s.prompt_len)
+    added = _carrying_pass(m, gpu, s, batch, chunk, cal) - prefill_seconds(m, gpu, s, chunk, cal)
+    return math.ceil(s.prompt_len / chunk) * max(added, 0.0)
 
 
 def _stalled_tpot(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_iter: float, t_p: float,
@@ -360,14 +384,14 @@ def _median_gap(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float
     share q = rate × ⌈P / chunk⌉ × t_iter of the iterations carries one (vLLM's scheduler adds waiting prompts'
     chunks to the running decodes' step, vllm/v1/core/sched/scheduler.py ``schedule``; SGLang runs a prefill
     batch between decode batches, ``get_next_batch_to_run``). Below q = 1/2 the median gap is a decode-only
-    iteration, t_decode(B); above it, one that also carries a chunk, t_decode(B) + prefill(chunk), never longer
+    iteration, t_decode(B); above it, one that also carries a chunk (:func:`_carrying_pass`), never longer
     than the engine's token budget lets an iteration be (:func:`_longest_iteration`). bench_serving's median ITL
     is this gap; its mean ITL and TPOT are the mean (:attr:`LoadSpeed.tpot_mean_s`)."""
     plain = _iteration(m, gpu, s, batch, 0.0, cal)
     chunk = min(s.prompt_len, token_budget(m, s) or s.prompt_len)
     if rate * math.ceil(s.prompt_len / chunk) * t_iter < 0.5:
         return plain
-    return min(plain + prefill_seconds(m, gpu, s, chunk, cal), _longest_iteration(m, gpu, s, batch, cal))
+    return min(max(_carrying_pass(m, gpu, s, batch, chunk, cal), plain), _longest_iteration(m, gpu, s, batch, cal))
 
 
 def _wait_quantile(mean: float, rho: float, p: float) -> float:
