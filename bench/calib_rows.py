@@ -220,6 +220,20 @@ def _attention_kernel(notes: str, column: str = "") -> str:
     return "cudnn" if _TE_ATTENTION.search(column) else ""
 
 
+# a memory-efficient kernel a row's flash_attention column names beside its "no" (no FlashAttention, but xformers'
+# memory-efficient attention, which like it never writes the score matrix: LLaMA-1)
+_FUSED_NOT_FLASH = re.compile(r"memory-efficient|xformers", re.IGNORECASE)
+
+
+def _flash_attention(column: str) -> bool:
+    """``TrainSetup.flash_attention`` of a pretraining row: False where the ``flash_attention`` column says "no"
+    and names no fused memory-efficient kernel (``_FUSED_NOT_FLASH``): standard attention, as Megatron's fused
+    softmax still is ("no (2022, Megatron fused softmax)": it reads and writes the whole score matrix); an unstated
+    or a "yes" column keeps the fused kernel."""
+    low = column.strip().lower()
+    return not (low == "no" or low.startswith("no ")) or bool(_FUSED_NOT_FLASH.search(low))
+
+
 # a row whose notes say its gradients were reduced after the backward, not behind it (Megatron-LM's distributed
 # optimizer before --overlap-grad-reduce: TrainSetup.dp_after_backward)
 _REDUCED_AFTER_BACKWARD = re.compile(r"\bgradients reduce(?:d|-scattered) after the backward\b", re.IGNORECASE)
@@ -430,6 +444,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         assumed = "; ".join(a for a in (assumed, "attention kernel not stated: the row's notes give the one taken")
                             if a)
     setup = TrainSetup(method="full", micro_batch=mb, seq_len=seq, grad_accum=accum, lengths_vary=False,
+                       flash_attention=_flash_attention(row["flash_attention"]),
                        attention_kernel=_attention_kernel(row["notes"], row["flash_attention"]),
                        precision=_precision(row["precision"]), recompute=recompute, framework=fw.stack,
                        compiled="compile" in row["framework"].lower() or fw.compiled,

@@ -626,17 +626,33 @@ def test_a_run_whose_layout_the_mapping_assumed_is_reported_not_fitted(catalog: 
 
 
 
-def test_a_run_whose_attention_kernel_is_not_known_is_reported_not_fitted(catalog: Catalog) -> None:
-    # Pythia's 2022 runs: the suite's configs name flash attention only from 2023-01-23; the row is mapped with
-    # FlashAttention 1 (the only release of that year) and kept out of the fit, as a row with an assumed layout is
+def test_pythia_rows_run_the_retrained_suites_flash_attention_1_and_are_fitted(catalog: Catalog) -> None:
+    # the paper's GPU-hours are those of the retrained suite (uniform 2M-token batches: 1,024 sequences for
+    # Pythia-160M too, which the 2022 suite trained at 4M), whose changelog says it used Flash Attention: before
+    # FlashAttention-2's July 2023 release, so FlashAttention 1; a row whose notes still said the kernel was
+    # assumed would be reported, not fitted, as a row with an assumed layout is
     row = next(r for r in _rows("training_more.csv") if r["id"] == "trm-pythia-160m-gpuh")
     case, why = _pretrain_case(catalog, row)
     assert case is not None, why
     assert case.cls == "pretrain_gpu_hours" and case.measured == 1030  # GPU-hours, Table 5
-    assert not case.fit and "attention kernel" in case.assume
-    assert case.meta["setup"].attention_kernel == "flash1"
-    stated, _ = _pretrain_case(catalog, {**row, "notes": row["notes"].replace("Attention kernel assumed", "Kernel")})
-    assert stated is not None and stated.fit
+    assert case.fit and case.meta["setup"].flash_attention and case.meta["setup"].attention_kernel == "flash1"
+    assumed, _ = _pretrain_case(catalog, {**row, "notes": row["notes"] + " Attention kernel assumed."})
+    assert assumed is not None and not assumed.fit and "attention kernel" in assumed.assume
+
+
+@pytest.mark.parametrize(("row_id", "flash"), [
+    ("trm-bloom-176b-gpuh", False),  # "no (2022, Megatron fused softmax)": the fused softmax still writes the scores
+    ("trm-llama1-7b-gpuh", True),  # "no (xformers memory-efficient causal attention)": never writes them either
+    ("trm-falcon-7b-wall", True),  # "yes"
+    ("trm-glm130b-bsz4224-tokgpu", True),  # "unstated": the fused kernel, as before
+])
+def test_a_pretraining_row_runs_standard_attention_only_where_its_column_says_no_fused_kernel(
+        catalog: Catalog, row_id: str, flash: bool) -> None:
+    row = next(r for r in _rows("training_more.csv") if r["id"] == row_id)
+    case, why = _pretrain_case(catalog, {**row, "metric": "tokens_per_s_per_gpu", "value": "1"})
+    assert case is not None, why
+    assert case.meta["setup"].flash_attention is flash
+
 
 def test_a_gpt_neox_run_with_a_pipe_parallel_size_reduces_after_the_backward(catalog: Catalog) -> None:
     # GPT-NeoX wraps its model in DeepSpeed's PipelineEngine for any pipe-parallel-size >= 1 (Pythia's configs set

@@ -123,6 +123,30 @@ def test_eager_attention_keeps_fp32_and_16bit_probabilities(catalog: Catalog) ->
     assert activation_bytes_per_token(m, eager) - activation_bytes_per_token(m, flash) == 32 * 2048 * (4 + 2)
 
 
+def test_megatrons_fused_softmax_keeps_only_its_16bit_probabilities(catalog: Catalog) -> None:
+    # Megatron's scaled masked softmax saves its output, in the 16-bit input dtype, and nothing in fp32: 32 heads ×
+    # 2048 positions per token × 2 bytes, a third of transformers' eager attention (fp32 output and bf16 copy)
+    m = catalog.model("Llama-2-7B")
+    flash = TrainSetup(method="full", seq_len=2048, framework="megatron")
+    unfused = replace(flash, flash_attention=False)
+    assert activation_bytes_per_token(m, unfused) - activation_bytes_per_token(m, flash) == 32 * 2048 * 2
+
+
+def test_tensor_parallelism_splits_the_scores_by_heads_without_sequence_parallelism(catalog: Catalog) -> None:
+    # Korthikanti et al. 2022, eq. 2: without sequence parallelism each TP rank keeps whole activations but only its
+    # heads' scores (5·a·s/(h·t)); TP 4 keeps a quarter of TP 1's scores (BLOOM's run: TP 4, no sequence parallelism)
+    m, cal = catalog.model("Llama-2-7B"), fitted()
+
+    def score_bytes(tp: int) -> float:
+        flash = TrainSetup(method="full", seq_len=2048, framework="megatron",
+                           parallel=Parallelism(tp=tp, sequence_parallel=False))
+        unfused = replace(flash, flash_attention=False)
+        return (training_memory(m, unfused, cal).breakdown.get("activations")
+                - training_memory(m, flash, cal).breakdown.get("activations"))
+
+    assert score_bytes(4) == pytest.approx(score_bytes(1) / 4)
+
+
 def test_eager_scores_under_full_recompute_are_one_layers_and_grow_with_the_square_of_length(catalog: Catalog) -> None:
     # Under full recompute only the layer being recomputed holds its (heads × L × L) probabilities: Llama-2-7B's
     # 32 layers would hold 32 times as much without recompute, and doubling the length quadruples the scores

@@ -11,7 +11,7 @@ import pytest
 
 from gpuplan.catalog import load_catalog
 from gpuplan.estimate.calibration import fitted
-from gpuplan.estimate.train_time import dequantize_bytes, train_time
+from gpuplan.estimate.train_time import dequantize_bytes, score_traffic_bytes, train_time
 from gpuplan.types import Parallelism, TrainSetup
 
 CAT = load_catalog()
@@ -338,3 +338,35 @@ def test_qlora_dequantization_bytes_by_hand() -> None:
     assert dequantize_bytes(m, replace(s, recompute="none")) == pytest.approx(dequantize_bytes(m, s) * 2 / 3)
     assert dequantize_bytes(m, replace(s, parallel=Parallelism(dp=4, zero=3))) == dequantize_bytes(m, s)
     assert dequantize_bytes(m, replace(s, parallel=Parallelism(tp=2))) == pytest.approx(dequantize_bytes(m, s) / 2)
+
+
+def _unfused_over_flash(model: str, seq: int, gpu: str = "A100", recompute: str = "none") -> float:
+    m, g = CAT.model(model), CAT.gpu(gpu)
+    flash = replace(_setup(8 * 1024 // seq, 8, seq, framework="megatron"), recompute=recompute)  # type: ignore[arg-type]
+    unfused = replace(flash, flash_attention=False)
+    return train_time(m, g, unfused, TOKENS).total / train_time(m, g, flash, TOKENS).total
+
+
+def test_standard_attention_slows_gpt2_medium_about_as_much_as_flashattention_sped_it() -> None:
+    # FlashAttention trained GPT-2 medium (24 layers, 16 heads, 1,024 tokens) on A100s 1.7x faster than
+    # Megatron-LM's standard attention (Dao et al. 2022, table 2: 11.5 vs 6.9 days), a baseline whose attention
+    # dropout reads and writes the probabilities ~5 more times than the 11 passes counted here: a run without
+    # dropout loses less than 1.7x, and far more than the few per cent the doubled score FLOPs alone would cost
+    assert 1.3 < _unfused_over_flash("GPT-2-355M", 1024) < 1.7
+
+
+def test_standard_attention_weighs_more_as_sequences_grow_and_as_models_narrow() -> None:
+    # its score matrices grow with s per token while the matmuls do not; a wide model's matmuls grow with h², its
+    # scores only with the head count
+    assert _unfused_over_flash("GPT-2-355M", 2048) > _unfused_over_flash("GPT-2-355M", 1024) > 1.0
+    assert _unfused_over_flash("GPT-2-355M", 2048) > _unfused_over_flash("Llama-2-70B", 2048) > 1.0
+
+
+def test_a_full_recomputation_writes_standard_attentions_scores_once_more() -> None:
+    # the forward's four passes over the scores run again in backward: 15 passes instead of 11
+    m, s = CAT.model("Llama-2-7B"), _setup(1, 1, 2048, flash_attention=False)
+    plain, full = score_traffic_bytes(m, s), score_traffic_bytes(m, replace(s, recompute="full"))  # type: ignore[arg-type]
+    # 32 layers × 32 heads × 2,048 scores per token × 2 bytes × 11 passes
+    assert plain == 32 * 32 * 2048 * 2 * 11
+    assert full / plain == pytest.approx(15 / 11)
+    assert score_traffic_bytes(m, replace(s, flash_attention=True)) == 0.0

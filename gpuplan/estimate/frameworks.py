@@ -117,7 +117,7 @@ _STACK_COLUMNS = (
     Column("fsdp_root_unsharded", "bool", True), Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
     Column("adam_step", "enum", True, ADAM_STEPS), Column("layer_norm_16bit", "bool", True),
     Column("mha_v_views_qkv", "bool", True), Column("gelu_single_op", "bool", True),
-    Column("source", required=True), Column("as_of", "date", True),
+    Column("softmax_fp32_kept", "bool", True), Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
 
@@ -170,6 +170,9 @@ class Stack:
     # an ungated MLP's activation is one op (F.gelu), which keeps only its input; its output is kept only as the
     # down projection's input where that projection keeps it
     gelu_single_op: bool
+    # attention without flash attention keeps its softmax output in fp32 beside the 16-bit copy P·V reads; False: a
+    # fused softmax kernel keeps only its 16-bit output (Megatron's scaled masked softmax)
+    softmax_fp32_kept: bool
     source: str
 
 

@@ -903,8 +903,7 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
         attn += ab * 2 * m.q_dim
     if keeps_inputs and st.copies_attention_output:  # the output projection's input is its own token-major copy
         attn += ab * m.q_dim
-    if not s.flash_attention or (m.attn_softcap and st.softcap_eager):
-        attn += m.n_heads * s.seq_len * _score_bytes(m, ab)  # each token's row of scores, per head
+    attn += _layer_score_bytes_per_token(m, s)
     if m.is_moe:
         width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden
     else:
@@ -949,13 +948,36 @@ def _linear_layer_activation_bytes(m: ModelSpec, norm_in: float, ab: float, inpu
 _SCORE_BYTES_EXTRA_16 = 4.0
 
 
-def _score_bytes(m: ModelSpec, ab: float) -> float:
-    """Bytes eager attention keeps per score (one head, one query, one key) for backward: the fp32 softmax output
-    and its 16-bit copy, and with softcapping (Gemma 2) the tanh output too, which ``tanh`` saves for its gradient:
-    litgpt/model.py @2b195c7f5bb39a65dcea7e7e073fc2b0255933dd ``torch.tanh(scores / softcapping) * softcapping``
-    before the softmax (transformers' Gemma2 eager attention does the same); the scalar divide and multiply save
-    nothing."""
-    return _SCORE_BYTES_EXTRA_16 + ab + (ab if m.attn_softcap else 0.0)
+def _score_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes eager attention keeps per score (one head, one query, one key) for backward: the 16-bit softmax output,
+    with the fp32 one beside it where the stack's softmax keeps that (``data/stacks.csv`` ``softmax_fp32_kept``; not
+    Megatron's fused scaled masked softmax, which saves only its 16-bit output), and with softcapping (Gemma 2) the
+    tanh output too, which ``tanh`` saves for its gradient: litgpt/model.py
+    @2b195c7f5bb39a65dcea7e7e073fc2b0255933dd ``torch.tanh(scores / softcapping) * softcapping`` before the softmax
+    (transformers' Gemma2 eager attention does the same); the scalar divide and multiply save nothing."""
+    ab = act_bytes(s)
+    fp32 = _SCORE_BYTES_EXTRA_16 if stack(s.framework).softmax_fp32_kept else 0.0
+    return fp32 + ab + (ab if m.attn_softcap else 0.0)
+
+
+def _layer_score_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes one attention layer keeps per token for the attention probabilities when its attention is not flash
+    attention (or softcapped in eager PyTorch): each token's row of ``seq_len`` scores per head (Korthikanti et al.
+    2022, eq. 1: the 5·a·s/h term, of which 2·a·s/h is the softmax output and 3·a·s/h the dropout mask and output,
+    which a run without attention dropout does not keep); 0 with flash attention."""
+    if s.flash_attention and not (m.attn_softcap and stack(s.framework).softcap_eager):
+        return 0.0
+    return m.n_heads * s.seq_len * _score_bytes(m, s)
+
+
+def score_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """Of :func:`activation_bytes_per_token`, the attention probabilities (:func:`_layer_score_bytes_per_token`),
+    averaged like it over the attention and linear-attention layers. Tensor parallelism splits them by heads,
+    sequence parallel or not (Korthikanti et al. 2022, eq. 2: 5·a·s/(h·t) without it)."""
+    scores = _layer_score_bytes_per_token(m, s)
+    if m.n_linear_layers:
+        scores = m.n_attention_layers * scores / m.n_layers
+    return scores
 
 
 def _bnb_base(s: TrainSetup) -> bool:
@@ -1023,7 +1045,8 @@ def _activations(m: ModelSpec, s: TrainSetup, cal: Calibration) -> tuple[float, 
     par = s.parallel
     tokens = s.micro_batch * s.seq_len / par.cp
     shard = par.tp if par.sequence_parallel else 1
-    per_layer = activation_bytes_per_token(m, s) * tokens / shard
+    scores = score_bytes_per_token(m, s)  # split by heads under TP, with sequence parallelism or without
+    per_layer = ((activation_bytes_per_token(m, s) - scores) / shard + scores / par.tp) * tokens
     layers = m.n_layers / par.pp * min(par.pp, s.grad_accum)
     if s.method == Method.FREEZE:  # no graph is built through the frozen bottom layers
         layers = min(s.trainable_layers, layers)

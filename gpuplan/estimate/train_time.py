@@ -82,6 +82,9 @@ HOPPER_AND_NEWER = ("Hopper", "Blackwell", "Blackwell Ultra")  # data/gpus.csv `
 # Softmax More Efficient with NVIDIA Blackwell Ultra", developer.nvidia.com/blog/making-softmax-more-efficient-with-
 # nvidia-blackwell-ultra/); GB300/B300 have GB200/B200's tensor peaks (data/gpus.csv)
 SFU_SPEEDUP = {"Blackwell Ultra": 2.0}
+# of the scores standard attention's GEMMs compute, the causal half that training FLOPs count (flops.py: a token
+# attends (s + 1)/2 positions; s/(s + 1) ≈ 1 at the sequence lengths trained)
+UNFUSED_SCORE_SHARE = 0.5
 MAX_UTILISATION = 0.85  # no training step sustains more of the dense peak (GEMMs alone reach ~80-85 %)
 
 
@@ -134,7 +137,13 @@ def attention_efficiency(gpu: Gpu, s: TrainSetup, cal: Calibration) -> float:
     docs/estimators.md, Training time).
     On Blackwell the fused attention kernels wait on the softmax's exponentials, which run on the special-function
     units, not the tensor cores; Blackwell Ultra doubles those units' rate (``SFU_SPEEDUP``), so its attention
-    runs at twice the ``f_attention_hopper`` limit of a Blackwell part with the same tensor peak."""
+    runs at twice the ``f_attention_hopper`` limit of a Blackwell part with the same tensor peak.
+    Standard (unfused) attention runs QK^T and PV as batched cuBLAS GEMMs, at the GEMMs' rate, over every score,
+    masked or not (Megatron-LM's and GPT-NeoX's core attention: ``baddbmm`` into the whole s × s matrix, then the
+    masked softmax), twice the (s + 1)/2 positions a causal token attends that training FLOPs count
+    (``UNFUSED_SCORE_SHARE``); the traffic of its score matrices is :func:`score_traffic_bytes`."""
+    if not s.flash_attention:
+        return UNFUSED_SCORE_SHARE
     family = attention_kernel(s)
     kernel = cal.get("f_attention_flash1") if family == "flash1" else 1.0
     if gpu.architecture in HOPPER_AND_NEWER:
@@ -175,6 +184,7 @@ class StepWork:
     dequant_bytes: float = 0.0  # dequantize_bytes: a quantized base's weights read and written per micro-step
     dp_collectives: CollectiveShares = ALL_REDUCE_ONLY  # of dp_bytes, by the collective moving them (CommBytes)
     tp_collectives: CollectiveShares = ALL_REDUCE_ONLY  # of tp_bytes, likewise
+    score_bytes_per_token: float = 0.0  # score_traffic_bytes: standard attention's score matrices (0 with flash)
 
 
 def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration, like: StepWork | None = None) -> StepWork:
@@ -196,7 +206,7 @@ def step_work(m: ModelSpec, s: TrainSetup, cal: Calibration, like: StepWork | No
                      permute_bytes_per_token(m, s) + expert_cast_bytes_per_token(m, s)), dp_bytes, tp_bytes,
                     all_to_all_bytes(m, s),
                     all_to_all_collectives(m, s), fp8_excluded_share, dequantize_bytes(m, s), dp_collectives,
-                    tp_collectives)
+                    tp_collectives, score_traffic_bytes(m, s))
 
 
 def _resized_work(m: ModelSpec, s: TrainSetup, cal: Calibration, like: StepWork) -> StepWork:
@@ -207,7 +217,8 @@ def _resized_work(m: ModelSpec, s: TrainSetup, cal: Calibration, like: StepWork)
     dp_bytes, tp_bytes, dp_collectives, tp_collectives = _comm_bytes(m, s)
     return StepWork(like.flops_per_token, like.matmul_share, like.u_framework, like.f_method, ramp,
                     like.optimizer_bytes, like.traffic_bytes_per_token, dp_bytes, tp_bytes, all_to_all_bytes(m, s),
-                    like.ep_collectives, like.fp8_excluded_share, like.dequant_bytes, dp_collectives, tp_collectives)
+                    like.ep_collectives, like.fp8_excluded_share, like.dequant_bytes, dp_collectives, tp_collectives,
+                    like.score_bytes_per_token)
 
 
 # MatMul4Bit, the autograd Function bitsandbytes' Linear4bit trains through, dequantizes the whole weight to 16-bit
@@ -332,6 +343,7 @@ class LeadWork(NamedTuple):
     steps: float
     optimizer_bytes: float  # read by the optimizer steps of the whole run
     memory_bound_bytes: float  # moved by the memory-bound kernels of the whole run, per GPU
+    score_bytes: float = 0.0  # moved through standard attention's score matrices in the whole run, per GPU
 
 
 def lead_work(s: TrainSetup, tokens: float, w: StepWork) -> LeadWork:
@@ -342,14 +354,14 @@ def lead_work(s: TrainSetup, tokens: float, w: StepWork) -> LeadWork:
     tokens_per_step = s.tokens_per_micro_batch * s.grad_accum * par.dp
     steps = max(1.0, tokens / tokens_per_step)
     return LeadWork(w.flops_per_token * tokens, n, tokens_per_step, steps, steps * w.optimizer_bytes,
-                    tokens * w.traffic_bytes_per_token / n)
+                    tokens * w.traffic_bytes_per_token / n, tokens * w.score_bytes_per_token / n)
 
 
 def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibration, w: StepWork,
               lw: LeadWork | None = None, terms: GpuTerms | None = None) -> StepLead:
     """The first parts of :func:`step_time` (see :class:`StepLead`; ``lw``: ``lead_work(s, tokens, w)``, and
     ``terms``: ``gpu_terms(gpu, s, cal)``, when the caller has them)."""
-    flops, n, tokens_per_step, steps, optimizer_bytes, memory_bound_bytes = lw or lead_work(s, tokens, w)
+    flops, n, tokens_per_step, steps, optimizer_bytes, memory_bound_bytes, score_bytes = lw or lead_work(s, tokens, w)
     peak, segment, kernels, bandwidth = terms or gpu_terms(gpu, s, cal)
     u = _utilisation(w, segment)
     # attention over the context runs in flash-attention kernels, at f_attention of the GEMMs' share of the
@@ -366,6 +378,8 @@ def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
         compute = flops * (low / (fp8 * cal.get("f_fp8")) + (attention + w.fp8_excluded_share) / peak) / (n * u)
     optimizer = optimizer_bytes / bandwidth
     memory_bound = memory_bound_bytes / bandwidth
+    if score_bytes:  # standard attention's score matrices, at the share of the bandwidth its kernels reach
+        memory_bound += score_bytes / ((gpu.memory_bandwidth_bytes_per_s or math.inf) * UNFUSED_ATTENTION_HBM_SHARE)
     return StepLead(compute, memory_bound, optimizer, peak, u, steps, tokens_per_step, bandwidth)
 
 
@@ -374,10 +388,10 @@ GpuTerms = tuple[float, float, float, float]  # gpu_terms: peak, segment factor,
 
 def gpu_terms(gpu: Gpu, s: TrainSetup, cal: Calibration) -> GpuTerms:
     """What :func:`step_lead` reads of the GPU: (:func:`peak_flops`, the segment's factor of :func:`utilisation`,
-    :func:`attention_efficiency`, the optimizer step's bandwidth), kept per GPU, calibration and the two setup
-    fields they read (``s.precision`` and :func:`attention_kernel`): a training search times hundreds of setups on
-    each GPU type."""
-    key = (s.precision, attention_kernel(s))
+    :func:`attention_efficiency`, the optimizer step's bandwidth), kept per GPU, calibration and the three setup
+    fields they read (``s.precision``, :func:`attention_kernel` and ``s.flash_attention``): a training search times
+    hundreds of setups on each GPU type."""
+    key = (s.precision, attention_kernel(s), s.flash_attention)
     found = _gpu_terms_kept.get(gpu, cal, None, key)
     if found is None:
         segment = 1.0 if gpu.segment == "datacenter" else cal.get("f_consumer")
@@ -542,6 +556,12 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
         Assumption("steps", f"{steps:,.0f} optimizer steps of {t.tokens_per_step:,.0f} tokens",
                    "micro-batch × sequence × grad-accum × data-parallel ranks"),
     )
+    if w.score_bytes_per_token:
+        assumptions += (Assumption(
+            "standard attention", f"{w.score_bytes_per_token / 1e6:,.1f} MB of score matrices per token at "
+            f"{UNFUSED_ATTENTION_HBM_SHARE:.0%} of the memory bandwidth; its GEMMs compute every score, masked or not",
+            "no flash attention: Dao et al. 2022, FlashAttention, sec. 3.1 and fig. 2 (standard attention's HBM "
+            "traffic and runtime)"),)
     assumptions += mtp_notes(m, s) + missing_spec_notes(gpu)
     rate = TrainRate(mfu, u, total * n / 3600, tokens / max(total, 1e-9), steps, fmt_seconds(total))
     return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, rate)
@@ -591,6 +611,38 @@ def activation_traffic_bytes(m: ModelSpec, s: TrainSetup, cal: Calibration) -> f
     if s.compiled:  # TorchInductor fuses chains of pointwise and norm kernels: fewer round trips to memory
         layers /= cal.get("f_fused_traffic")
     return layers + 16.0 * m.vocab
+
+
+# Passes over the b·a·s² score matrix that standard attention makes per layer, each a read or a write of the whole
+# matrix (Dao et al. 2022, FlashAttention, sec. 3.1 and Algorithm 0: S = QK^T written, read by the softmax, P written,
+# read by PV; Theorem 2: Θ(Nd + N²) HBM accesses against FlashAttention's Θ(N²d²/M)). Forward: S written by the
+# QK^T GEMM, read and P written by the scaled masked softmax (one fused kernel in Megatron-LM and GPT-NeoX:
+# ``scaled_upper_triang_masked_softmax``), P read by the PV GEMM. Backward: dP written by the dO·V^T GEMM, P and dP
+# read and dS written by the softmax's backward, dS read by the two GEMMs of dQ and dK, P read by that of dV.
+# Attention dropout, which reads and writes P once more each way, is left out: large runs train without it (BLOOM:
+# bigscience/bloom config.json ``attention_dropout: 0.0``), where it only skips a no-op.
+SCORE_PASSES_FORWARD = 4
+SCORE_PASSES_BACKWARD = 7
+# The share of the HBM bandwidth standard attention's kernels reach, GEMMs and softmax together: Dao et al. 2022,
+# FlashAttention, fig. 2 (left), GPT-2 medium attention forward and backward on an A100 (seq. length 1024, head
+# dim. 64, 16 heads, batch 64; arXiv:2205.14135v2): standard attention reads and writes 40.3 GB of HBM in 41.7 ms;
+# at the A100 40GB's 1,555 GB/s (data/gpus.csv; the paper's "1.5 TB/s") that traffic takes 25.9 ms, 62 % of the
+# time (47 % were it the 80GB part's 2,039 GB/s). Its 40.3 GB are 18.8 passes over the 2.15 GB score matrix, this
+# count's 11 with the mask and dropout passes of a PyTorch implementation added.
+UNFUSED_ATTENTION_HBM_SHARE = 0.62
+
+
+def score_traffic_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """Bytes standard (unfused) attention moves per training token through memory for its score and probability
+    matrices, summed over the GPUs that share the token: each token's row of s scores per head and attention
+    layer, in 16-bit (FP32 for fp32 training), :data:`SCORE_PASSES_FORWARD` + :data:`SCORE_PASSES_BACKWARD`
+    times, and the forward's passes again under a full recomputation. 0 with flash attention, whose tiles stay
+    on chip."""
+    if s.flash_attention:
+        return 0.0
+    element = 4.0 if s.precision == "fp32" else 2.0
+    passes = SCORE_PASSES_FORWARD * (2 if s.recompute == Recompute.FULL else 1) + SCORE_PASSES_BACKWARD
+    return m.n_attention_layers * m.n_heads * s.seq_len * element * passes
 
 
 SSD_CHUNK = 128  # tokens per chunk of Mamba-2's chunked scan (Megatron-Core MambaMixer and Nemotron-H: chunk_size 128)
