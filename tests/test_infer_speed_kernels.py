@@ -13,6 +13,7 @@ from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine
 from gpuplan.estimate.flops import matmul_params
 from gpuplan.estimate.infer_speed import (
+    compute_peak,
     dequant_seconds,
     latency,
     prefill_logit_rows,
@@ -45,9 +46,10 @@ def test_an_fp8_cache_speeds_up_a_long_prompt_only_where_the_part_has_fp8(catalo
     # Llama-3.1-8B: LM head 128,256 × 4,096 = 525,336,576 weights, 2 FLOPs each per token; FP8 peak 1,978.9 TFLOP/s is
     # 2.0001 × the 989.4 BF16 one (H100 SXM datasheet), so the head costs one more FP8-rate pass of its FLOPs
     ("Llama-3.1-8B", "H100", "fp8", 2 * 525_336_576 * (1978.9 / 989.4 - 1)),
-    # Qwen3-30B-A3B: head 151,936 × 2,048 = 311,164,928 plus 48 routers of 128 × 2,048 = 12,582,912; NVFP4's
-    # 9,000 TFLOP/s on B200 is 4 × its 2,250 BF16, so they cost three more FP4-rate passes
-    ("Qwen3-30B-A3B", "B200", "nvfp4", 2 * (311_164_928 + 12_582_912) * 3),
+    # Qwen3-30B-A3B: head 151,936 × 2,048 = 311,164,928 plus 48 routers of 128 × 2,048 = 12,582,912; B200's NVFP4
+    # GEMMs run at 4,500 × 3,904 / 2,545 = 6,903 TFLOP/s (see the FP4 GEMM share below), 3.068 × its 2,250 BF16,
+    # so they cost 2.068 more FP4-rate passes
+    ("Qwen3-30B-A3B", "B200", "nvfp4", 2 * (311_164_928 + 12_582_912) * (4500 * 3904 / 2545 / 2250 - 1)),
     ("Llama-3.1-8B", "H100", "bf16", 0.0),  # one rate for every matmul
     ("Llama-3.1-8B", "A100-80GB", "fp8", 0.0),  # no FP8 tensor cores: every matmul already at the 16-bit rate
     ("Llama-3.1-8B", "H100", "gguf-q4_k_m", 0.0),  # GGUF quantizes the output matrix too
@@ -56,6 +58,40 @@ def test_the_lm_head_and_routers_a_checkpoint_keeps_16_bit_run_at_the_16_bit_rat
         catalog: Catalog, model: str, gpu: str, fmt: str, extra_flops: float) -> None:
     got = sixteen_bit_extra_flops(catalog.model(model), catalog.gpu(gpu), weight_format(fmt))
     assert got == pytest.approx(extra_flops, rel=1e-3)
+
+
+# ---------------------------------------------------------------- block-scaled FP4 GEMMs on datacenter Blackwell
+
+
+@pytest.mark.parametrize(("gpu", "fmt", "tflops"), [
+    # vLLM's CUTLASS GEMMs on SM100 at M = 16,384, N = 6,144, K = 4,096 (PRs #19566 and #20646): FP8 2,545 TFLOP/s,
+    # NVFP4 3,904, so an NVFP4 GEMM runs 3,904 / 2,545 = 1.53 × as fast as an FP8 one, not the datasheets' 2 ×
+    ("B200", "nvfp4", 4500 * 3904 / 2545),
+    ("GB200", "nvfp4", 5000 * 3904 / 2545),  # the same die at its own clocks: 10,000 FP4, 5,000 FP8
+    ("B200", "fp8", 4500),  # FP8 keeps its datasheet peak: the fitted efficiencies were fitted on it
+    ("RTXPRO6000", "nvfp4", 2015.2),  # SM120 (mma.sync block scales), not measured short of its peak's share
+    ("B300", "nvfp4", 13500),  # Blackwell Ultra: no measurement, the datasheet stands
+])
+def test_nvfp4_gemms_on_datacenter_blackwell_run_short_of_twice_fp8(
+        catalog: Catalog, gpu: str, fmt: str, tflops: float) -> None:
+    assert compute_peak(catalog.gpu(gpu), weight_format(fmt))[0] == pytest.approx(tflops * 1e12, rel=1e-3)
+
+
+def test_an_nvfp4_prompt_on_b200_prefills_well_short_of_twice_as_fast_as_fp8(catalog: Catalog) -> None:
+    # a GEMM-bound 8k-token Llama-3.3-70B pass: the GEMMs gain 1.53 ×, attention (FP8 in both) nothing
+    m, g = catalog.model("Llama-3.3-70B"), catalog.gpu("B200")
+    seconds = {fmt: prefill_seconds(m, g, InferSetup(engine="trtllm", weight_format=fmt, prompt_len=8192,
+                                                     output_len=1), 8192, fitted()) for fmt in ("fp8", "nvfp4")}
+    assert 1.3 < seconds["fp8"] / seconds["nvfp4"] < 3904 / 2545
+
+
+def test_an_fp4_estimate_says_what_share_of_the_datasheet_its_gemms_get(catalog: Catalog) -> None:
+    m = catalog.model("Llama-3.3-70B")
+    fp4 = InferSetup(engine="trtllm", weight_format="nvfp4", prompt_len=1024, output_len=128)
+    values = {a.name: a.value for a in latency(m, catalog.gpu("B200"), fp4, fitted()).assumptions}
+    assert "9,000 TFLOP/s" in values["fp4 gemm share"]
+    fp8 = InferSetup(engine="trtllm", weight_format="fp8", prompt_len=1024, output_len=128)
+    assert "fp4 gemm share" not in {a.name for a in latency(m, catalog.gpu("H200"), fp8, fitted()).assumptions}
 
 
 # ---------------------------------------------------------------- the LM head in a prefill

@@ -105,15 +105,36 @@ class Speed:
                      self.band)
 
 
+# Block-scaled NVFP4 GEMMs on datacenter Blackwell (SM100: B200, GB200) reach a smaller share of their dense FP4
+# peak than FP8 GEMMs reach of theirs on the same part, while the engines' compute efficiencies are fitted on FP8 and
+# 16-bit rows. vLLM's CUTLASS kernels on SM100 at M = 16,384, N = 6,144, K = 4,096 (Llama-3.1-8B's fused QKV), GEMM
+# alone ("noquant": activations quantized beforehand): FP8 2,545 TFLOP/s of the B200's 4,500 (0.566;
+# vllm-project/vllm PR #19566, benchmarks/kernels/bench_fp8_gemm.py on B200, fp8-tensor-w-tensor-a-noquant), NVFP4
+# 3,904 of 9,000 (0.434; PR #20646, bench_nvfp4_gemm.py, nvfp4-noquant; the part is SM100: its BF16 column reads
+# 1,360 TFLOP/s and vLLM's NVFP4 CUTLASS GEMM was SM100-only then). 0.434 / 0.566 = 0.77. At M = 1,024 the gap is
+# wider (NVFP4 2,895, FP8 2,585: 0.56), so the large-M figure is the smaller correction. Consumer and workstation
+# Blackwell (SM120, mma.sync with block scales) is not covered: CUTLASS's SM120 NVFP4 example reaches ~1,629 of an
+# RTX PRO 6000's 2,015 (NVIDIA/cutlass PR #3272), a share FP8's fit already holds; Blackwell Ultra (B300, GB300,
+# FP4 at 3x FP8) has no measurement here.
+SM100_FP4_GEMM_SHARE = 0.434 / 0.566
+
+
+def fp4_gemm_share(gpu: Gpu) -> float:
+    """Share of FP8's achieved fraction of peak that the part's block-scaled FP4 GEMMs reach
+    (:data:`SM100_FP4_GEMM_SHARE` on datacenter Blackwell, else 1)."""
+    return SM100_FP4_GEMM_SHARE if gpu.segment == "datacenter" and gpu.architecture == "Blackwell" else 1.0
+
+
 def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None, matrix_units: bool = False
                  ) -> tuple[float, str]:
-    """Tensor peak for the format's matmuls; falls back to 16-bit where the part lacks the path. An engine
+    """Tensor rate for the format's matmuls: the datasheet peak, an FP4 one times :func:`fp4_gemm_share`; falls
+    back to 16-bit where the part lacks the path. An engine
     whose 16-bit GEMMs accumulate in FP16 (llama.cpp) gets that rate, twice the FP32-accumulate one on GeForce
     parts (:attr:`Gpu.fp16_acc16_flops_per_s`). ``matrix_units``: the kernels reach the part's matrix units that
     only some engines use (the Apple M5's, :func:`metal_tensor_gemm`), where it has them."""
     rate = gpu.peak_flops_per_s(fmt.compute) if fmt.compute in ("fp8", "int8", "fp4") else None
     if rate:
-        return rate, fmt.compute
+        return rate * (fp4_gemm_share(gpu) if fmt.compute == "fp4" else 1.0), fmt.compute
     if matrix_units and gpu.matrix_fp16_flops_per_s:
         return max(gpu.matrix_fp16_flops_per_s, gpu.half_flops_per_s), "fp16 (matrix units)"
     if eng is not None and eng.half_accumulate and gpu.fp16_flops_per_s:
@@ -617,9 +638,10 @@ def sixteen_bit_extra_flops(m: ModelSpec, gpu: Gpu, fmt: WeightFormat, eng: Engi
     perf overview runs) leave ``*lm_head*``, ``*router*`` and ``*mlp.gate.*`` unquantized (NVIDIA/TensorRT-Model-
     Optimizer ``modelopt/torch/quantization/config.py`` @103b1bb137caefcff0724e9b74f99896b700c48c,
     ``_default_disabled_quantizer_cfg``); :func:`weights_bytes` already reads those weights at 16 bits (scope
-    ``linear``). On Blackwell the 16-bit rate is a quarter of NVFP4's, so Qwen3-30B-A3B's head and routers (0.32 B of
-    its 3.04 B active matmul weights) add a third to its decode GEMM time. Every decoded token goes through the head;
-    a prefill needs logits for the last prompt position only, so only decode steps add this."""
+    ``linear``). On B200 the 16-bit peak is a third of NVFP4's GEMM rate (:func:`compute_peak`), so Qwen3-30B-A3B's
+    head and routers (0.32 B of its 3.04 B active matmul weights) add a fifth to its decode GEMM time. Every decoded
+    token goes through the head; a prefill needs logits for the last prompt position only, so only decode steps add
+    this."""
     if fmt.scope != "linear":
         return 0.0
     peak, dtype = compute_peak(gpu, fmt, eng)
@@ -918,6 +940,17 @@ def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibrat
                     speed_assumptions(gpu, s, sp, cal, kind == "throughput"), figures)
 
 
+def _fp4_share_assumption(gpu: Gpu, dtype: str) -> tuple[Assumption, ...]:
+    """The FP4 GEMM share the matmul rate carries, where it is not 1."""
+    share = fp4_gemm_share(gpu)
+    if dtype != "fp4" or share == 1.0:
+        return ()
+    return (Assumption("fp4 gemm share", f"{share:.2f} of FP8's fraction of peak (the FP4 rate above is "
+                       f"{share:.2f} x the datasheet's {gpu.fp4_flops_per_s / TERA:,.0f} TFLOP/s)"
+                       if gpu.fp4_flops_per_s else f"{share:.2f} of FP8's fraction of peak",
+                       "vLLM CUTLASS GEMM benchmarks on SM100 (vllm-project/vllm PRs #19566, #20646)"),)
+
+
 def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, largest_batch: bool
                       ) -> tuple[Assumption, ...]:
     """What a speed estimate rests on: the engine's fitted efficiencies, the part's peaks, the batch and
@@ -931,6 +964,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
                    "fitted (bench/fit.py)" + uncalibrated_note(gpu, eng.engine)),
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),
+        *_fp4_share_assumption(gpu, dtype),
         Assumption("batch", f"{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens",
                    "largest that fits the KV cache and the engine cap" if largest_batch else "as requested"),
         Assumption("decode", f"{sp.bound}-bound",
