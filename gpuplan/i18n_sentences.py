@@ -495,6 +495,14 @@ TEMPLATES: dict[str, str] = {
         "峰值的 {u}（{s.framework}{', compiled' if s.compiled else ''|t}，{gpu.segment|t}）",
     "intra-node {link.intra_name} {link.intra_node / GB} GB/s; inter-node {link.inter_name}":
         "节点内 {link.intra_name} {link.intra_node / GB} GB/s；节点间 {link.inter_name|t}",
+    "{w.score_bytes_per_token / 1000000.0} MB of score matrices per token at {UNFUSED_ATTENTION_HBM_SHARE} of the "
+    "memory bandwidth; its GEMMs compute every score, masked or not":
+        "每个 token {w.score_bytes_per_token / 1000000.0} MB 注意力分数矩阵，按显存带宽的 {UNFUSED_ATTENTION_HBM_SHARE} 计；"
+        "其 GEMM 计算每一个分数，无论是否被掩码",
+    "{share} of FP8's fraction of peak": "FP8 所达峰值比例的 {share}",
+    "{share} of FP8's fraction of peak (the FP4 rate above is {share} x the datasheet's "
+    "{gpu.fp4_flops_per_s / TERA} TFLOP/s)":
+        "FP8 所达峰值比例的 {share}（上面的 FP4 速率为数据手册 {gpu.fp4_flops_per_s / TERA} TFLOP/s 的 {share} 倍）",
     "{traffic_mb} MB per token (norms, activations, loss) at {eta_memory} of the memory bandwidth":
         "每个 token {traffic_mb} MB（归一化、激活函数、损失），按显存带宽的 {eta_memory} 计",
     "{steps} optimizer steps of {tokens_per_step} tokens": "{steps} 个优化器步，每步 {tokens_per_step} 个 token",
