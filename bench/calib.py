@@ -24,6 +24,7 @@ from gpuplan import load_catalog
 from gpuplan.catalog.hfconfig import parse_config
 from gpuplan.estimate.calibration import Calibration
 from gpuplan.estimate.engines import TRTLLM_BENCH, VLLM_LLM_CLASS, release, trtllm_pytorch, with_engine_defaults
+from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import forward_flops_per_token
 from gpuplan.estimate.infer_speed import latency, throughput
 from gpuplan.estimate.load import finite_run, uniform_run
@@ -838,6 +839,25 @@ _RANDOM_UP_TO = re.compile(r"^\s*random\s*<=\s*(\d+)", re.IGNORECASE)
 _RANGE_RATIO = re.compile(r"range[-_ ]ratio[^0-9]{0,3}(\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
+_PROMPTS_CACHED = re.compile(r"\bprompts already cached\b", re.IGNORECASE)
+
+
+def cached_prompt_tokens(prompt_len: int, block_tokens: int, lengths_vary: bool) -> tuple[int, float]:
+    """Prompt tokens a vLLM V1 server computes for a prompt whose every full KV block is already in its prefix
+    cache, and the squared coefficient of variation of that count over the run's prompts.
+
+    The cache hits whole blocks and never the prompt's last token, whose logits the first output token needs
+    (vllm/v1/core/kv_cache_manager.py ``get_computed_blocks``: the hit is capped at the prompt length − 1 and
+    block-aligned, so a prompt that fills its last block recomputes the whole block; vllm-project/vllm
+    @003df2961dd8830c317a61f9745ccd557da9fa06, and v0.8's pop of the last block hash, the same count): a prompt
+    of L tokens in blocks of b computes ((L − 1) mod b) + 1 of them. Prompts whose lengths vary (a dataset's
+    mean) leave every remainder equally likely: (b + 1)/2 tokens on average, uniform over 1 … b (c² =
+    (b − 1)/(3(b + 1)))."""
+    if not lengths_vary:
+        return (prompt_len - 1) % block_tokens + 1, 0.0
+    return math.ceil((block_tokens + 1) / 2), (block_tokens - 1) / (3 * (block_tokens + 1))
+
+
 def prompt_length_cv2(row: dict[str, str]) -> float:
     """Squared coefficient of variation of the prompt lengths of a row whose prompts vary (its ``isl`` a mean).
 
@@ -905,6 +925,12 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     value = float(row["value"])
     measured = value / 1000.0 if "_ms_" in metric else value
     cv2 = prompt_length_cv2(row) if isl_mean else 0.0
+    cached = ""
+    if _PROMPTS_CACHED.search(row["notes"]):  # an earlier run on the same server left every prompt's blocks cached
+        computed, cv2 = cached_prompt_tokens(isl, get_engine(engine).kv_block_tokens, isl_mean)
+        setup = replace(setup, prompt_len=computed)
+        cached = (f"prompts found in the prefix cache from an earlier run: {computed} of {isl} prompt tokens "
+                  "computed (the uncached tail of the last KV block), as the planner's --prefix-hit does")
     load = f"{rate:g} req/s" if scenario == "poisson" else f"{clients} clients"
     means = " (means)" if isl_mean or osl_mean else ""
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}{means} at {load}: {metric}"
@@ -924,7 +950,8 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return float(getattr(ls, f))
 
     lengths = f"dataset lengths read as their means, prompt-length c² = {cv2:.2g}" if isl_mean or osl_mean else ""
-    assume = "; ".join(a for a in (lengths, _KV_AUTO_NOTE if prec[1] == "fp8" and kv != "fp8" else "") if a)
+    assume = "; ".join(a for a in (lengths, cached, _KV_AUTO_NOTE if prec[1] == "fp8" and kv != "fp8" else "")
+                       if a)
     meta = {"engine": engine, "kind": "load", "model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "quantity": field_name, "per_gpu": False, "rate": rate, "clients": clients}
     return Case(id=row["id"], cls=cls, measured=measured, predict=pred, source=row["source"], describe=describe,

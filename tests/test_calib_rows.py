@@ -946,6 +946,41 @@ def test_one_client_closed_loop_median_tpot_is_also_a_batch1_decode_row(catalog:
     assert (setup.batch, setup.prompt_len, setup.output_len) == (1, 233, 221) and case.fit
 
 
+
+@pytest.mark.parametrize(("prompt_len", "lengths_vary", "computed"), [
+    (33, False, 1),  # two full blocks cached, the 33rd token computed
+    (40, False, 8),  # the 8 tokens past the second block
+    (32, False, 16),  # the last token may not come from the cache, and hits are whole blocks: the 2nd block again
+    (213, True, 9),  # a dataset's mean: every remainder alike, (16 + 1) / 2 = 8.5 tokens, rounded up
+])
+def test_cached_prompt_computes_only_the_tail_of_its_last_block(prompt_len: int, lengths_vary: bool,
+                                                                 computed: int) -> None:
+    from calib import cached_prompt_tokens
+
+    tokens, cv2 = cached_prompt_tokens(prompt_len, 16, lengths_vary)
+    assert tokens == computed
+    # fixed lengths compute the same tail every time; varying ones 1 ... 16 tokens: (16² - 1)/12 / 8.5² = 0.29
+    assert cv2 == (pytest.approx(0.294, abs=1e-3) if lengths_vary else 0.0)
+
+
+def test_runs_that_reuse_an_earlier_runs_prompts_prefill_only_the_uncached_tail(catalog: Catalog) -> None:
+    from calib import _load_case
+
+    # surajssd llm-k8s: the same 200 ShareGPT prompts at 1, then 4 req/s on one vLLM 0.8.3 server with
+    # --enable-prefix-caching; the measured mean TTFT fell from 65.3 to 50.3 ms although the load rose
+    rows = {r["id"]: r for r in _rows("inference_serving.csv")}
+    first, second = rows["srv-5772"], rows["srv-5784"]
+    assert "prompts already cached" not in first["notes"].lower()
+    cold, _ = _load_case(catalog, first)
+    warm, _ = _load_case(catalog, second)
+    assert cold is not None and warm is not None
+    assert (cold.meta["setup"].prompt_len, warm.meta["setup"].prompt_len) == (213, 9)
+    cal = fitted()
+    # a 9-token pass reads the same weights as a 213-token prefill but does a twenty-fourth of its FLOPs: at four
+    # times the load, the warm run's first tokens still come sooner, as measured
+    assert warm.predict(cal) < cold.predict(cal)
+    assert cold.measured > warm.measured
+
 @pytest.mark.parametrize(("version", "notes", "v0"), [
     ("0.6.3", "", True),  # the Qwen2.5 speed benchmark's vLLM (V0: before 0.8.0, PR #13726)
     ("v0.7.3", "", True),
