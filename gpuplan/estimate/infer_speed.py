@@ -831,16 +831,38 @@ def allreduce_seconds(gpu: Gpu, group: int, size_bytes: float, cal: Calibration)
 # NVFP4 runs gather their quantized activations, so a bound from above.
 
 
-# SGLang all-reduces tensor-parallel activations with its own kernels instead of NCCL where the group is 2, 4, 6 or 8
-# GPUs, two of them or all joined by NVLink, and the message is at most the kernel's registered buffer, 8 MiB by
-# default (sgl-project/sglang python/sglang/srt/distributed/device_communicators/custom_all_reduce.py,
-# ``CustomAllreduce.should_custom_ar`` and ``max_size``; on unless ``--disable-custom-all-reduce``). One kernel reads
-# the peers' buffers over NVLink, so a decode step's small all-reduce costs a few µs, not NCCL's fixed ~30 µs: on
-# H100, 3.7-7.8 µs for TP 2, 4 and 8 at the table's sizes 512 to 32,768 (sgl-project/sglang PR #2904, unit-test
-# latency table; median of the nine figures 4.8 µs), where vLLM's custom kernel took 8.5-11.8 µs. The bytes keep
-# the ring's term at the link's all-reduce rate; larger messages (prefill passes) keep NCCL's whole model, the
-# kernel's time growing towards NCCL's there (34 µs at the table's largest size on 8 GPUs).
-CUSTOM_ALLREDUCE: dict[str, tuple[float, float]] = {types.Engine.SGLANG: (4.8e-6, 8 * MiB)}
+@dataclass(frozen=True, slots=True)
+class CustomAllreduce:
+    """An engine's own all-reduce kernel for small tensor-parallel messages: the latency one call costs in place of
+    NCCL's, the largest message it takes (its registered buffer; the engine sends ``max_bytes`` and more to NCCL),
+    and the GPU vendors whose builds of the engine run it."""
+
+    latency_s: float
+    max_bytes: float
+    vendors: frozenset[str]
+
+
+# SGLang and vLLM all-reduce tensor-parallel activations with their own kernels instead of NCCL where the group is 2,
+# 4, 6 or 8 GPUs, two of them or all joined by NVLink, and the message is under the kernel's registered buffer, 8 MiB
+# by default (``CustomAllreduce._SUPPORTED_WORLD_SIZES``, ``should_custom_ar``: ``inp_size < max_size``, and
+# ``max_size=8192 * 1024`` in sgl-project/sglang python/sglang/srt/distributed/device_communicators/
+# custom_all_reduce.py and in vllm-project/vllm vllm/distributed/device_communicators/custom_all_reduce.py, which
+# SGLang's adapts from vLLM v0.6.4; on unless ``--disable-custom-all-reduce``, whose default is off in both). One
+# kernel reads the peers' buffers over NVLink, so a decode step's small all-reduce costs a few µs, not NCCL's fixed
+# ~30 µs. On H100 at the sizes 512 to 32,768 of sgl-project/sglang PR #2904's unit-test latency table (TP 2, 4, 8),
+# SGLang's kernel took 3.7-7.8 µs (median of the nine figures 4.8 µs) and vLLM's 8.5-11.8 µs (median 9.2 µs; timed
+# outside a CUDA graph, so with the copy into the registered buffer that a graphed decode step skips: a bound from
+# above). vLLM's own benchmark agrees at its smallest size, 0.5 MB: 7 µs on 2 H100s and 10 µs on 4 for the one-stage
+# kernel (vllm-project/vllm PR #24111, isolated-primitives table). The kernels are CUDA and ROCm builds
+# (sgl_kernel; vLLM's ``Platform.use_custom_allreduce``): Ascend, Intel and CPU builds reduce with their own
+# libraries, and vLLM runs its kernel on AMD GPUs only from later releases and only on MI300-class parts (v0.6's
+# ``ParallelConfig`` turns it off there: "not supported on AMD GPUs"), unmeasured, so gpuplan leaves AMD to RCCL.
+# The bytes keep the ring's term at the link's all-reduce rate; larger messages (prefill passes) keep NCCL's whole
+# model, the kernel's time growing towards NCCL's there (34 µs at the table's largest size on 8 GPUs).
+CUSTOM_ALLREDUCE: dict[str, CustomAllreduce] = {
+    types.Engine.SGLANG: CustomAllreduce(4.8e-6, 8 * MiB, frozenset({"NVIDIA", "AMD"})),
+    types.Engine.VLLM: CustomAllreduce(9.2e-6, 8 * MiB, frozenset({"NVIDIA"})),
+}
 _CUSTOM_ALLREDUCE_GROUPS = (2, 4, 6, 8)
 
 
@@ -850,11 +872,16 @@ def engine_allreduce_seconds(gpu: Gpu, s: InferSetup, size_bytes: float, cal: Ca
     :func:`allreduce_seconds`."""
     nccl = allreduce_seconds(gpu, s.tp, size_bytes, cal)
     custom = CUSTOM_ALLREDUCE.get(s.engine)
-    if custom is None or s.tp not in _CUSTOM_ALLREDUCE_GROUPS or size_bytes > custom[1]:
+    if custom is None or not _takes_custom_allreduce(custom, gpu, s.tp, size_bytes, cal):
         return nccl
-    if s.tp > 2 and not links(gpu, cal, s.tp).nvlink:  # more than two GPUs over PCIe: NCCL
-        return nccl
-    return nccl - cal.get("allreduce_latency_s") + custom[0]
+    return nccl - cal.get("allreduce_latency_s") + custom.latency_s
+
+
+def _takes_custom_allreduce(custom: CustomAllreduce, gpu: Gpu, tp: int, size_bytes: float,
+                            cal: Calibration) -> bool:
+    if gpu.vendor not in custom.vendors or tp not in _CUSTOM_ALLREDUCE_GROUPS or size_bytes >= custom.max_bytes:
+        return False
+    return tp == 2 or links(gpu, cal, tp).nvlink  # more than two GPUs over PCIe: NCCL
 
 
 def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
