@@ -29,6 +29,7 @@ from gpuplan.estimate.load import (
     median_prompt_tokens,
     poisson_quantile,
     request_seconds,
+    seen_batch,
     uniform_run,
 )
 from gpuplan.estimate.memory import inference_memory
@@ -606,24 +607,65 @@ def test_an_overloaded_run_queues_only_what_the_running_batch_cannot_hold() -> N
     # admitted at once; each later one waits (k − 682.7) × (1/10 − 1/16) = (k − 682.7) × 37.5 ms. By hand: the
     # median request (k = 500) waits none, p99 (k = 990) 307.3 × 37.5 ms = 11.5 s, the mean 316.3 × 317.3 / 2 / 1000
     # × 37.5 ms = 1.88 s — where a queue in front of the engine alone would give 999 / 2 × 37.5 ms = 18.7 s
-    mean, p50, p99 = _overload_waits(1000, 16.0, 10.0, 256)
+    # (the last, k = 999, waits 316.3 × 37.5 ms = 11.9 s)
+    mean, p50, p99, last = _overload_waits(1000, 16.0, 10.0, 256)
     assert p50 == 0.0
     assert p99 == pytest.approx(11.525, rel=1e-3)
     assert mean == pytest.approx(1.882, rel=1e-3)
-    assert _overload_waits(1000, 16.0, 10.0, 512) == (0.0, 0.0, 0.0)  # 1365 would fit before any waits: none do
+    assert last == pytest.approx(11.862, rel=1e-3)
+    assert _overload_waits(1000, 16.0, 10.0, 512) == (0.0, 0.0, 0.0, 0.0)  # 1365 would fit before any wait
     assert _overload_waits(1000, 16.0, 10.0, 0)[0] == pytest.approx(999 / 2 * 0.0375)  # no batch: Newell's queue
 
 
+def test_the_median_request_of_a_run_past_capacity_waits_half_the_run_s_lag() -> None:
+    # with no room to absorb the backlog, 1000 requests sent at 16 req/s to an engine that drains 10 req/s: the
+    # i-th is served at i/10 s and arrives at i/16 s, so it waits i × 37.5 ms; the median one (i = 500) 18.75 s,
+    # the last 999 × 37.5 ms = 37.5 s
+    _, p50, _, last = _overload_waits(1000, 16.0, 10.0, 0)
+    assert p50 == pytest.approx(18.75)
+    assert last == pytest.approx(37.46, rel=1e-3)
+
+
+def test_a_finite_run_never_holds_more_than_it_sent_nor_more_than_have_arrived() -> None:
+    # 200 requests at 16 req/s arrive over 12.5 s. If each stays 25 s in the engine, all 200 are in flight when the
+    # last arrives: the batch ramps 0 → 200 over 12.5 s, holds until 25 s, then drains; a request sees on average
+    # ∫B² / ∫B = 200 × (1 − 12.5 / 75) = 166.7, the last one (arriving as the drain starts) 200 × (1 − 12.5/50) = 150
+    assert seen_batch(16.0, 25.0, 200) == pytest.approx(166.67, rel=1e-3)
+    assert seen_batch(16.0, 25.0, 200, last=True) == pytest.approx(150.0)
+    # a 5 s stay: Little's 16 × 5 = 80 in flight, less the ramp and the drain: 80 × (1 − 5/37.5) = 69.3; the last
+    # request sees the batch empty out under it, 40 on average
+    assert seen_batch(16.0, 5.0, 200) == pytest.approx(69.33, rel=1e-3)
+    assert seen_batch(16.0, 5.0, 200, last=True) == pytest.approx(40.0)
+    # however long a request stays, a run never holds more than it sent; a long run approaches Little's law
+    assert seen_batch(16.0, 1e6, 200) < 200
+    assert seen_batch(16.0, 5.0, 10**6) == pytest.approx(80.0, rel=1e-4)
+
+
 def test_an_overloaded_run_that_fits_in_the_running_batch_waits_only_for_its_service(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
-    # a short burst above capacity is admitted into the batch as it arrives (the cost shows in TPOT), so every
-    # request's TTFT is its own service; a long one overflows the batch and its later requests wait for slots
+    # a short burst above capacity is admitted into the batch as it arrives (the cost shows in TPOT), so no request
+    # waits for a slot and TTFT stays that of a prompt served among the running decodes; a long one overflows the
+    # batch and its later requests wait for slots
     m, g = llama8b_h100
     limit = capacity(m, g, SETUP)
     cap = max_batch(m, g, SETUP, fitted())
     short = at_rate(m, g, SETUP, 1.5 * limit, n_requests=cap)
     long = at_rate(m, g, SETUP, 1.5 * limit, n_requests=20 * cap)
-    assert short.saturated and short.ttft_mean_s == short.ttft_p50_s == short.ttft_p99_s
+    assert short.saturated and short.batch < cap and short.ttft_p99_s < 1.0
     assert long.ttft_p99_s > long.ttft_mean_s > short.ttft_mean_s
+
+
+def test_a_run_of_fewer_requests_than_the_cap_past_capacity_runs_no_more_than_it_sent(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
+    # 100 requests at three times the capacity: the engine could hold its whole cap, but the run never has more
+    # than 100 in flight, so its steps are those of at most 100 sequences — shorter than the full engine's that an
+    # endless stream at that rate runs — and its requests are admitted as they arrive
+    m, g = llama8b_h100
+    limit = capacity(m, g, SETUP)
+    burst, endless = at_rate(m, g, SETUP, 3 * limit, n_requests=100), at_rate(m, g, SETUP, 3 * limit)
+    assert burst.saturated and burst.batch <= 100 < endless.batch
+    assert burst.tpot_mean_s < endless.tpot_mean_s
+    assert math.isfinite(burst.ttft_mean_s) and burst.ttft_p99_s < 1.0
+    # it reports its 100 requests over the arrivals and the last one's drain, no faster than the engine serves
+    assert burst.served_per_s <= limit
 
 
 def test_a_finite_run_below_capacity_reports_its_tokens_over_a_duration_with_the_last_drain(llama8b_h100) -> None:  # type: ignore[no-untyped-def]
@@ -639,7 +681,9 @@ def test_a_finite_run_below_capacity_reports_its_tokens_over_a_duration_with_the
     assert short.output_tokens_per_s < long.output_tokens_per_s < steady.output_tokens_per_s
     assert long.output_tokens_per_s > 0.99 * steady.output_tokens_per_s
     assert short.served_per_s == pytest.approx(short.output_tokens_per_s / SETUP.output_len)
-    assert short.ttft_mean_s == steady.ttft_mean_s  # the drain changes what the run reports, not the latencies
+    # a 10-request run holds fewer in flight than the steady state (it ramps up and drains), at about its latencies
+    assert short.batch < steady.batch
+    assert short.ttft_mean_s == pytest.approx(steady.ttft_mean_s, rel=0.01)
 
 
 def test_an_overloaded_engine_finishes_requests_at_its_capacity_not_at_the_arrival_rate(llama8b_h100) -> None:  # type: ignore[no-untyped-def]

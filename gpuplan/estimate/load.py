@@ -168,9 +168,13 @@ def capacity(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = No
     cap = max_batch(m, gpu, s, cal)
     if cap < 1:
         return 0.0
-    t_p = _prefill_one(m, gpu, s, cal)
-    t_full = _iteration(m, gpu, s, float(cap), 0.0, cal)
-    return cap / (s.output_len * t_full + cap * t_p)
+    return _capacity_at(m, gpu, s, cap, _prefill_one(m, gpu, s, cal), cal)
+
+
+def _capacity_at(m: ModelSpec, gpu: Gpu, s: InferSetup, slots: int, t_p: float, cal: Calibration) -> float:
+    """The request rate that ``slots`` running sequences serve: slots / (O × t_decode(slots) + slots × T_prefill)."""
+    t_full = _iteration(m, gpu, s, float(slots), 0.0, cal)
+    return slots / (s.output_len * t_full + slots * t_p)
 
 
 def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration | None = None,
@@ -179,50 +183,121 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
     variation of prompt lengths (0 for fixed lengths), which scales the queueing wait by (1 + c²) and makes the
     median request's prefill that of the median prompt (:func:`median_prompt_tokens`).
 
-    Past capacity there is no steady state and TTFT grows without bound — unless the run is finite: a benchmark
-    that sends ``n_requests`` at a rate λ above the capacity μ finishes them at about μ though they arrive at λ
-    (the fluid approximation of an overloaded queue, Newell 1982, "Applications of Queueing Theory", ch. 2). The
-    engine admits arrivals into its running batch while it has room, so the first cap·λ/(λ − μ) requests wait for
-    no slot; each later one waits (k − n₀)·(1/μ − 1/λ) (:func:`_overload_waits`).
-    Below capacity such a run reports its throughput over its whole duration, the last request's drain included
-    (:func:`_finite_run`); past it, requests finish at the capacity from first to last, so it reports that."""
+    Past capacity there is no steady state and TTFT grows without bound — unless the run is finite. A benchmark
+    that sends ``n_requests`` N at λ never holds more than N in flight, nor more than have arrived (N/λ seconds of
+    arrivals): its running batch is the fluid one of :func:`_finite_batch`, whatever the engine's cap, so a run of
+    N within the cap is served from that batch (its excess load lengthens TPOT) and reports its requests over its
+    duration, the last request's drain included (:func:`_finite_run`). Only where that batch would exceed the
+    engine's cap do requests wait for a slot: the fluid approximation of an overloaded queue (Newell 1982,
+    "Applications of Queueing Theory", ch. 2; Kleinrock 1976, Queueing Systems vol. 2, ch. 2, the fluid and
+    diffusion approximations), in which the engine drains at its capacity μ while requests arrive at λ, so the
+    k-th waits about k·(1/μ − 1/λ) once the batch is full (:func:`_overload_waits`) and the run ends one latency
+    after the last request's admission, about N/μ."""
     cal = cal or fitted()
     cap = require_batch(m, gpu, s, cal)  # a setup that holds no sequence has no load state: say what to change
     t_p = _prefill_one(m, gpu, s, cal)
     rho = rate * t_p
-    batch = _steady_batch(m, gpu, s, rate, rho, cap, cal) if rho < 1 else None
+    slots = min(cap, n_requests) if n_requests else cap
+    batch = None
+    if rho < 1:
+        batch = (_finite_batch(m, gpu, s, rate, rho, n_requests, slots, cal) if n_requests else
+                 _steady_batch(m, gpu, s, rate, rho, cap, cal))
+    limit = capacity(m, gpu, s, cal)
     if batch is None:
-        # overloaded: the queue grows without bound (TTFT is unbounded), while the engine runs flat out — as
-        # many sequences as it holds, admitting prompts at the rate it serves them — so TPOT stays finite
-        limit = capacity(m, gpu, s, cal)
-        full = float(cap)
-        busy = min(limit * t_p, 0.999)
-        tpot = min(_iteration(m, gpu, s, full, busy, cal), _longest_iteration(m, gpu, s, full, cal))
-        mean = p50 = p99 = math.inf
-        if n_requests and limit > 0:
-            # the same service as a steady state's (:func:`_state`), at the full batch: its prefill, the decodes of
-            # the running batch that its prefill iterations carry, half an iteration to be admitted, the request's
-            # fixed latency
-            service = (t_p + _prefill_decodes(m, gpu, s, full, cal) + _step_under_way(m, gpu, s, full, tpot, cal) / 2
-                       + request_seconds(s, gpu, cal))
-            mean, p50, p99 = (service + w for w in _overload_waits(n_requests, rate, limit, cap))
-        # the engine admits prompts at the rate it serves them, so a request's gaps are the full batch's iterations,
-        # a share of them carrying a prompt (:func:`_median_gap`), and its own TPOT spreads with the prompts admitted
-        # while it decodes (:func:`_stalled_tpot`), as in a steady state
-        itl_p50 = _median_gap(m, gpu, s, limit, full, tpot, cal)
-        tpot_p50 = _stalled_tpot(m, gpu, s, limit, full, tpot, t_p, 0.50, cal)
-        # a finite overloaded run still reports about the capacity: requests finish at μ from the first to the last
-        return LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True,
-                         limit, cal.band("inference_latency"), itl_p50, tpot_p50)
+        return _overloaded(m, gpu, s, rate, slots, t_p, n_requests, cal)
     state = _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2)
     if not n_requests:
         return state
-    latency = state.ttft_mean_s + (s.output_len - 1) * state.tpot_mean_s
-    return _finite_run(state, s, n_requests, n_requests / rate + latency)
+    if rate > limit:  # a finite burst past what the full engine serves, held in a batch of at most what it sent
+        state = replace(state, saturated=True, capacity_per_s=limit)
+    # the last request arrives as the arrivals end: it decodes while the batch drains and no prompt stretches its
+    # steps, so the run ends one TTFT and O − 1 steps at the batch it sees after the last arrival
+    life = s.output_len * _iteration(m, gpu, s, batch, rho, cal)
+    last = seen_batch(rate, life, n_requests, last=True)
+    step = min(_iteration(m, gpu, s, last, 0.0, cal), _longest_iteration(m, gpu, s, last, cal))
+    return _finite_run(state, s, n_requests, n_requests / rate + state.ttft_mean_s + (s.output_len - 1) * step)
 
 
-def _overload_waits(n_requests: int, rate: float, limit: float, cap: int) -> tuple[float, float, float]:
-    """Mean, median and p99 of the admission waits of a finite run of ``n_requests`` sent at ``rate`` above the
+def _finite_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, rho: float, n_requests: int, slots: int,
+                  cal: Calibration) -> float | None:
+    """Mean running batch seen by a request of a finite run of ``n_requests`` N sent at ``rate`` λ, or None where
+    it would exceed the ``slots`` the engine runs at once (then requests wait for a slot, :func:`_overloaded`).
+
+    Deterministic fluid run (Kleinrock 1976, Queueing Systems vol. 2, ch. 2): requests arrive evenly over
+    T = N/λ and each stays L = O × t(B) in the engine, so the batch B(τ) ramps up as λτ, holds min(λL, N) and
+    drains; no more than N, nor more than have arrived. A request sees on average ∫B² dτ / ∫B dτ (each request
+    weighs the batch of the time it spends in it), which is λL(1 − L/3T) for L ≤ T — Little's λL of the steady
+    state, less the ramp and the drain of a run not much longer than one request — and N(1 − T/3L) past it, when
+    every request is in flight at once at the end of the arrivals. Solved with t(B) as a fixed point by bisection
+    (t grows with B)."""
+
+    def seen(batch: float) -> float:
+        return seen_batch(rate, s.output_len * _iteration(m, gpu, s, batch, rho, cal), n_requests)
+
+    if seen(float(slots)) > slots:
+        return None
+    lo, hi = 0.0, float(slots)
+    for _ in range(_ITERATIONS):
+        mid = (lo + hi) / 2
+        if seen(mid) > mid:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def seen_batch(rate: float, life_s: float, n_requests: int, last: bool = False) -> float:
+    """The running batch that a request of a deterministic fluid run sees on average over its ``life_s`` in the
+    engine: ``n_requests`` N arriving evenly at ``rate`` λ over T = N/λ, each staying ``life_s`` L (Kleinrock 1976,
+    Queueing Systems vol. 2, ch. 2). The batch ramps up as λτ, holds min(λL, N) and drains, and the mean over
+    requests of what each sees is ∫B² dτ / ∫B dτ: λL(1 − L/3T) for L ≤ T, N(1 − T/3L) past it. ``last``: what
+    the last request sees, arriving at T as the batch drains: λL/2 for L ≤ T, N(1 − T/2L) past it. Never more than
+    N, nor more than have arrived."""
+    arrivals_s = n_requests / rate
+    if life_s <= arrivals_s:
+        return rate * life_s * (0.5 if last else 1 - life_s / (3 * arrivals_s))
+    return n_requests * (1 - arrivals_s / ((2 if last else 3) * life_s))
+
+
+def _overloaded(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, slots: int, t_p: float,
+                n_requests: int | None, cal: Calibration) -> LoadSpeed:
+    """Past capacity: the engine runs flat out at ``slots`` sequences (its cap, or the ``n_requests`` a finite run
+    sent where fewer), admitting prompts at the rate it serves them, so TPOT stays finite. An endless stream's
+    queue grows without bound (TTFT is unbounded) and it serves its capacity; a finite run's requests wait their
+    fluid lags (:func:`_overload_waits`) and it reports its requests over its duration, from the first sent to the
+    last finished: the last one admitted after its wait and served one latency later."""
+    limit = _capacity_at(m, gpu, s, slots, t_p, cal)
+    full = float(slots)
+    busy = min(limit * t_p, 0.999)
+    tpot = min(_iteration(m, gpu, s, full, busy, cal), _longest_iteration(m, gpu, s, full, cal))
+    mean = p50 = p99 = math.inf
+    run_s = None
+    if n_requests and limit > 0:
+        # the same service as a steady state's (:func:`_state`), at the full batch: its prefill, the decodes of the
+        # running batch that its prefill iterations carry, half an iteration to be admitted, the request's fixed
+        # latency
+        service = (t_p + _prefill_decodes(m, gpu, s, full, cal) + _step_under_way(m, gpu, s, full, tpot, cal) / 2
+                   + request_seconds(s, gpu, cal))
+        waits = _overload_waits(n_requests, rate, limit, slots)
+        mean, p50, p99 = (service + w for w in waits[:3])
+        # the last request is admitted after its wait and served one latency later, its steps those of a batch that
+        # drains from full while no prompt arrives (half of it on average, as :func:`seen_batch` for L ≤ T); but
+        # the engine never finishes requests faster than its capacity: the fluid lags let the backlog fill the batch
+        # as if it had drained at μ from the first request on
+        step = min(_iteration(m, gpu, s, full / 2, 0.0, cal), _longest_iteration(m, gpu, s, full / 2, cal))
+        run_s = max((n_requests - 1) / rate + waits[3] + service + (s.output_len - 1) * step, n_requests / limit)
+    # the engine admits prompts at the rate it serves them, so a request's gaps are the full batch's iterations, a
+    # share of them carrying a prompt (:func:`_median_gap`), and its own TPOT spreads with the prompts admitted while
+    # it decodes (:func:`_stalled_tpot`), as in a steady state
+    itl_p50 = _median_gap(m, gpu, s, limit, full, tpot, cal)
+    tpot_p50 = _stalled_tpot(m, gpu, s, limit, full, tpot, t_p, 0.50, cal)
+    state = LoadSpeed(rate, full, busy, mean, p50, p99, tpot, tpot, limit * s.output_len, True, limit,
+                      cal.band("inference_latency"), itl_p50, tpot_p50)
+    return state if run_s is None else _finite_run(state, s, n_requests or 0, run_s)
+
+
+def _overload_waits(n_requests: int, rate: float, limit: float, cap: int) -> tuple[float, float, float, float]:
+    """Mean, median, p99 and last of the admission waits of a finite run of ``n_requests`` sent at ``rate`` above the
     capacity ``limit`` to an engine that runs up to ``cap`` sequences at once.
 
     Fluid approximation of an overloaded queue (Newell 1982, ch. 2): requests leave at the capacity μ while they
@@ -237,11 +312,12 @@ def _overload_waits(n_requests: int, rate: float, limit: float, cap: int) -> tup
     whose p-quantile is p·N − n₀ lags (0 where negative)."""
     lag = max(0.0, 1 / limit - 1 / rate)
     if lag <= 0:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0, 0.0, 0.0
     absorbed = cap * rate / (rate - limit)
     waiting = max(0.0, n_requests - 1 - absorbed)
     mean = waiting * (waiting + 1) / 2 / n_requests * lag
-    return mean, max(0.0, 0.5 * n_requests - absorbed) * lag, max(0.0, 0.99 * n_requests - absorbed) * lag
+    return (mean, max(0.0, 0.5 * n_requests - absorbed) * lag, max(0.0, 0.99 * n_requests - absorbed) * lag,
+            waiting * lag)
 
 
 def _finite_run(state: LoadSpeed, s: InferSetup, n_requests: int, run_s: float) -> LoadSpeed:
