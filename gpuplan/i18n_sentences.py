@@ -464,6 +464,10 @@ TEMPLATES: dict[str, str] = {
     "launch op by op at {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs per layer, overlapped with the GPU":
         "不超过 {max(graphs)} 的解码批次都重放已捕获的 CUDA 图（补齐到下一个已捕获的大小）；更大的批次逐个算子启动，"
         "每层 {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs，与 GPU 计算重叠",
+    "every decode batch replays a captured graph; a step that carries prompt tokens launches op by op at "
+    "{_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs per layer, overlapped with the GPU":
+        "每个解码批次都重放已捕获的 CUDA 图；带有提示词 token 的步骤逐个算子启动，"
+        "每层 {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs，与 GPU 计算重叠",
     "off: every step launches op by op at {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs per layer, overlapped "
     "with the GPU":
         "已关闭：每个步骤都逐个算子启动，每层 {_eager_layer_overhead(cal, eng, gpu) * 1000000.0} µs，与 GPU 计算重叠",

@@ -872,9 +872,10 @@ class InferSetup:
     # the estimators follow the one that ran (gpuplan.estimate.engines.token_budget, step_overhead_key)
     engine_version: str = ""
     # how the engine was started: "" its serving command with the defaults a plan runs (trtllm-serve, vllm serve),
-    # "trtllm-bench" TensorRT-LLM's offline benchmark, which captures CUDA graphs for every batch it runs
-    # (gpuplan.estimate.engines.graph_batches), "vllm-llm-class" vLLM's offline LLM class (vllm bench throughput),
-    # whose batch defaults differ from the server's (gpuplan.estimate.engines.with_engine_defaults)
+    # "trtllm-bench" TensorRT-LLM's offline benchmark, which captures CUDA graphs for every decode batch it runs
+    # (gpuplan.estimate.engines.graph_batches; passes carrying prompt tokens still run eager), "vllm-llm-class"
+    # vLLM's offline LLM class (vllm bench throughput), whose batch defaults differ from the server's
+    # (gpuplan.estimate.engines.with_engine_defaults)
     launcher: str = ""
     # False: the server was started with CUDA graphs off (SGLang --disable-cuda-graph, vLLM --enforce-eager), so
     # every decode step launches its kernels op by op (gpuplan.estimate.engines.graph_batches)

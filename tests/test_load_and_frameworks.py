@@ -914,6 +914,22 @@ def test_an_eager_trtllm_step_lasts_the_longer_of_host_and_gpu(catalog: Catalog)
                                                                                           light)[0]
 
 
+def test_trtllm_bench_graphs_every_decode_batch_but_launches_prompt_passes_op_by_op(catalog: Catalog) -> None:
+    # trtllm-bench pads CUDA graphs up to its batch, yet the PyTorch backend's graphs hold decode-only batches
+    # (tensorrt_llm/llmapi/llm_args.py CudaGraphConfig), so a pass carrying prompt tokens still launches Qwen3-32B's
+    # 64 layers op by op: at 1 ms per layer, 100 prompt tokens take the host's 64 ms on an H100 (their GPU work,
+    # one read of ~65 GB of bf16 weights at ~3 TB/s, is about 21 ms). The 0.17 TensorRT engine ran in the C++
+    # executor: no such host time, the GPU's time stands.
+    m, h100 = catalog.model("Qwen3-32B"), catalog.gpu("H100")
+    bench = InferSetup(engine="trtllm", launcher="trtllm-bench", prompt_len=100, output_len=100)
+    cal = fitted().with_values(layer_overhead_s_trtllm_eager=1e-3)
+    assert prefill_seconds(m, h100, bench, 100, cal) == pytest.approx(0.064)
+    built = replace(bench, engine_version="0.17")
+    assert prefill_seconds(m, h100, built, 100, cal) < 0.03
+    # its decode steps replay a graph at every batch: the GPU's time, under the host's 64 ms
+    assert decode_step_seconds(m, h100, bench, 136, 150, cal)[0] < 0.064
+
+
 def test_a_server_started_without_cuda_graphs_runs_every_decode_step_op_by_op(catalog: Catalog) -> None:
     # SGLang --disable-cuda-graph (model_runner.py init_cuda_graphs builds no CudaGraphRunner) and vLLM
     # --enforce-eager replay no graph at any batch. Qwen3-32B has 64 dense GQA layers: at 2 ms of host time per

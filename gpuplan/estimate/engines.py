@@ -639,7 +639,8 @@ def _sglang_graph_max(s: types.InferSetup, gpu: types.Gpu | None) -> int:
 
 def graph_batches(s: types.InferSetup, gpu: types.Gpu | None = None) -> frozenset[int] | None:
     """Decode batch sizes the engine replays a captured CUDA graph for, where its other steps launch every kernel
-    from Python one by one (op by op, "eager"); None where the engine's fitted step overhead covers every step.
+    from Python one by one (op by op, "eager"); None where every decode step replays one or the engine's fitted step
+    overhead covers every step (prompt-carrying steps: :func:`prompt_steps_eager`).
 
     TensorRT-LLM's PyTorch backend under ``trtllm-serve`` keeps ``CudaGraphConfig``'s defaults: ``max_batch_size``
     0, read as 128, without padding, so graphs exist for exactly 1–31, 32, 64 and 128 sequences (plus the powers of
@@ -647,8 +648,9 @@ def graph_batches(s: types.InferSetup, gpu: types.Gpu | None = None) -> frozense
     prompt, runs eager (tensorrt_llm/llmapi/llm_args.py ``CudaGraphConfig._generate_cuda_graph_batch_sizes`` and
     ``TorchLlmArgs.validate_cuda_graph_config``; the field's description: graphs "are enabled for batches that
     consist of decoding requests *only*"). ``trtllm-bench`` instead captures padded graphs up to the batch it runs
-    (``enable_padding`` with its ``max_batch_size``), and a release before 1.0 ran a TensorRT engine: neither has
-    eager steps. A stated release of 0.x that names the PyTorch backend ran it.
+    (``enable_padding`` with its ``max_batch_size``): no decode step of its runs eager, though under the PyTorch
+    backend its passes that carry prompt tokens still do (:func:`prompt_steps_eager`); a release before 1.0 ran a
+    TensorRT engine, without eager steps. A stated release of 0.x that names the PyTorch backend ran it.
 
     vLLM V1 and SGLang pad a decode batch to the next captured size, so every batch up to the largest captured one
     replays a graph and larger ones run op by op (``_VLLM_GRAPH_MAX`` and ``_SGLANG_TIERS_GIB`` above: SGLang's
@@ -686,11 +688,14 @@ def _padded_sizes(top: int) -> frozenset[int]:
 
 def prompt_steps_eager(s: types.InferSetup) -> bool:
     """Whether a step that carries prompt tokens pays the op-by-op host time of :func:`graph_batches`' other steps:
-    under TensorRT-LLM's PyTorch backend (its graphs hold decode-only batches) and on a server started without
-    graphs. vLLM V1 captures by scheduled tokens, prompt steps of up to 512 tokens included (piecewise graphs around
-    attention, vLLM docs "CUDA Graphs"), and a larger pass is GPU-bound; SGLang's prompt (extend) steps run without
+    under TensorRT-LLM's PyTorch backend, whatever launched it (its graphs hold decode-only batches:
+    ``CudaGraphConfig`` in tensorrt_llm/llmapi/llm_args.py, graphs "are enabled for batches that consist of
+    decoding requests *only*"; ``trtllm-bench``'s padded graphs too), not in a release before 1.0 that ran a built
+    TensorRT engine in the C++ executor; and on a server started without graphs. vLLM V1 captures by scheduled
+    tokens, prompt steps of up to 512 tokens included (piecewise graphs around attention, vLLM docs "CUDA Graphs"),
+    and a larger pass is GPU-bound; SGLang's prompt (extend) steps run without
     a graph, a host cost its fitted per-layer overhead has always carried (bench/fit.py fits it on TTFT rows too)."""
-    return not s.cuda_graphs or s.engine == types.Engine.TRTLLM
+    return not s.cuda_graphs or trtllm_pytorch(s)
 
 
 def engine_name(name: str, field: str = "--engine") -> types.Engine:

@@ -595,7 +595,7 @@ class _StepTerms:
     state_per_seq: float  # linear-attention state bytes per sequence per GPU, read and written every step
     kv_dense_up_to: float  # contexts up to this read every cached token (beyond: sparse attention's top-k)
     graphs: frozenset[int] | None  # decode batches replayed as CUDA graphs (None: every step; graph_batches)
-    eager: float  # host seconds of a step launched op by op (0 where graphs is None)
+    eager: float  # host seconds of a step launched op by op (0 where every step replays a graph)
     prompt_eager: bool  # a step carrying prompt tokens pays ``eager`` (prompt_steps_eager)
     host_per_seq: float  # host seconds per running sequence of a step (host_step_seconds)
     matvec_per_weight: float  # seconds the mat-vec kernels' ALUs spend on one weight (matvec_seconds_per_weight)
@@ -620,7 +620,8 @@ def _step_terms(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> _Ste
                        launches * _layer_overhead(cal, eng, s, gpu),  # kernel launches, framework code
                        budget, peak * s.tp * eta_compute, attention_flops, attention_peak(gpu, s, eng)[0],
                        s.tp * eta_compute, _dequant_factor(eng, fmt, gpu), state, dense_up_to, graphs,
-                       launches * _eager_layer_overhead(cal, eng, gpu) if graphs is not None else 0.0,
+                       launches * _eager_layer_overhead(cal, eng, gpu)
+                       if graphs is not None or prompt_steps_eager(s) else 0.0,
                        prompt_eager=prompt_steps_eager(s),
                        host_per_seq=host_seconds_per_sequence(cal, s),
                        matvec_per_weight=per_weight,
@@ -1004,11 +1005,17 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
 
 
 def _graph_assumptions(s: InferSetup, eng: Engine, cal: Calibration, gpu: Gpu) -> tuple[Assumption, ...]:
-    """Where the engine replays CUDA graphs for some decode batches only (:func:`graph_batches`), what its other
-    steps cost on the host."""
+    """Where the engine replays CUDA graphs for some steps only (:func:`graph_batches`, :func:`prompt_steps_eager`),
+    what its other steps cost on the host."""
     graphs = graph_batches(s, gpu)
     if graphs is None:
-        return ()
+        if not prompt_steps_eager(s):
+            return ()
+        return (Assumption("CUDA graphs", f"every decode batch replays a captured graph; a step that carries prompt "
+                           f"tokens launches op by op at {_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per "
+                           "layer, overlapped with the GPU",
+                           "TensorRT-LLM CudaGraphConfig: graphs hold decode-only batches "
+                           "(tensorrt_llm/llmapi/llm_args.py); fitted (bench/fit.py)"),)
     if not graphs:
         return (Assumption("CUDA graphs", f"off: every step launches op by op at "
                            f"{_eager_layer_overhead(cal, eng, gpu) * 1e6:.0f} µs per layer, overlapped with the GPU",
