@@ -348,7 +348,10 @@ def fit_all(cases: list[Case], start: Calibration) -> Calibration:
 # op by op: neither is transformers' generate(), whose per-layer time stands in until a fit holds the key. The rows
 # that move it: GPUStack's offline "max batch" runs (1,000 requests at once) of vLLM 0.11.0 (decode batches above 512)
 # and SGLang 0.5.3 (above 256 below TP 4, 512 from TP 4), and rows run with --disable-cuda-graph or --enforce-eager.
-EAGER_FITTED = ("vllm", "sglang")
+# TensorRT-LLM's PyTorch backend graphs only batches made of decoding requests (CudaGraphConfig,
+# tensorrt_llm/llmapi/llm_args.py), so every pass that carries prompt tokens launches its modules from Python: its
+# perf-overview v1.0 rows (trtllm-bench) and GPUStack's trtllm-serve rows move its key.
+EAGER_FITTED = ("vllm", "sglang", "trtllm")
 
 
 def fit_eager_overhead(cases: list[Case], cal: Calibration) -> Calibration:
