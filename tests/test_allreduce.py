@@ -61,15 +61,19 @@ def test_sglang_reduces_a_decode_token_in_microseconds_not_nccls_latency(catalog
     assert engine_allreduce_seconds(gpu, InferSetup(engine=Engine.TRTLLM, tp=tp), token, cal) > 2 * sglang
 
 
-@pytest.mark.parametrize(("gpu", "tp", "size_bytes"), [
-    ("H100", 8, 16 * 2**20),  # a prefill pass's 16 MiB exceeds the kernel's 8 MiB buffer: NCCL
-    ("L40S", 4, 2**16),       # four GPUs over PCIe: SGLang leaves the all-reduce to NCCL
-    ("H100", 3, 2**16),       # a group size the kernel does not support (2, 4, 6, 8)
+@pytest.mark.parametrize(("engine", "gpu", "tp", "size_bytes"), [
+    (Engine.SGLANG, "H100", 8, 16 * 2**20),  # a prefill pass's 16 MiB exceeds the kernel's 8 MiB buffer: NCCL
+    (Engine.SGLANG, "L40S", 4, 2**16),       # four GPUs over PCIe: SGLang leaves the all-reduce to NCCL
+    (Engine.SGLANG, "H100", 3, 2**16),       # a group size the kernel does not support (2, 4, 6, 8)
+    (Engine.VLLM, "H100", 8, 8 * 2**20),     # should_custom_ar takes messages under max_size (8 MiB) only
+    (Engine.VLLM, "L40S", 4, 2**16),         # four GPUs over PCIe
+    (Engine.VLLM, "Ascend-910B", 2, 2**16),  # vllm-ascend has no such kernel: "not supported on current platform"
+    (Engine.VLLM, "MI300X", 2, 2**16),       # v0.6 turns it off on AMD GPUs; later MI300-only and unmeasured
 ])
-def test_sglang_falls_back_to_nccl_outside_its_kernels_conditions(catalog: Catalog, gpu: str, tp: int,
-                                                                  size_bytes: int) -> None:
+def test_an_engine_falls_back_to_nccl_outside_its_kernels_conditions(catalog: Catalog, engine: Engine, gpu: str,
+                                                                     tp: int, size_bytes: int) -> None:
     g, cal = catalog.gpu(gpu), fitted()
-    assert engine_allreduce_seconds(g, InferSetup(engine=Engine.SGLANG, tp=tp), size_bytes, cal) == \
+    assert engine_allreduce_seconds(g, InferSetup(engine=engine, tp=tp), size_bytes, cal) == \
         allreduce_seconds(g, tp, size_bytes, cal)
 
 
@@ -91,19 +95,6 @@ def test_vllm_reduces_a_decode_token_between_sglangs_kernel_and_nccl(catalog: Ca
     nccl = allreduce_seconds(gpu, tp, token, cal)
     assert sglang < vllm < 15e-6
     assert nccl > 2 * vllm
-
-
-@pytest.mark.parametrize(("gpu", "tp", "size_bytes"), [
-    ("H100", 8, 8 * 2**20),        # should_custom_ar takes messages under max_size (8 MiB) only
-    ("L40S", 4, 2**16),            # four GPUs over PCIe
-    ("Ascend-910B", 2, 2**16),     # vllm-ascend has no such kernel: "not supported on current platform"
-    ("MI300X", 2, 2**16),          # v0.6 turns it off on AMD GPUs; later MI300-only and unmeasured
-])
-def test_vllm_falls_back_to_nccl_outside_its_kernels_conditions(catalog: Catalog, gpu: str, tp: int,
-                                                                size_bytes: int) -> None:
-    g, cal = catalog.gpu(gpu), fitted()
-    assert engine_allreduce_seconds(g, InferSetup(engine=Engine.VLLM, tp=tp), size_bytes, cal) == \
-        allreduce_seconds(g, tp, size_bytes, cal)
 
 
 def test_sglangs_rocm_build_keeps_its_kernel_on_two_amd_gpus(catalog: Catalog) -> None:
