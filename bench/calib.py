@@ -1073,6 +1073,18 @@ def _released_quantized_ffn(row: dict[str, str], preset: str, fmt: str) -> int |
     return PADDED_QUANTIZED_FFN.get(preset) if released and quantized else None
 
 
+_BNB_RELEASE = re.compile(r"bitsandbytes (\d+\.\d+(?:\.\d+)?)\b")
+
+
+def _quantization_conditions(notes: str) -> dict[str, Any]:
+    """What a row's (lower-cased) notes state about how its weights were quantized: the output layer quantized
+    with the linear layers (Lit-GPT), the bitsandbytes release that ran, int8 layers quantized when built and again
+    at load (Lit-GPT's InferenceLinear8bitLt); InferSetup's defaults where they say nothing."""
+    bnb = _BNB_RELEASE.search(notes.replace("bitsandbytes>=", "bitsandbytes >= "))
+    return {"quantized_head": "output layer quantized" in notes, "quant_release": bnb.group(1) if bnb else "",
+            "quantized_at_build": "quantized when built and again at load" in notes}
+
+
 def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     label = row["model"]
     preset = _preset_for(cat, label)
@@ -1105,8 +1117,9 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
         model = replace(model, max_positions=positions)
     # Lit-GPT's GPT holds its output layer apart from the token table (lit_gpt/model.py: lm_head = nn.Linear), so a
     # model that ties them is loaded with two matrices; and its quantization() swaps every torch.nn.Linear, the
-    # output layer too, for the quantized class while the model is built (lit_gpt/utils.py), where transformers keeps
-    # it 16-bit: a quantized Lit-GPT row is reported, not fitted (Lightning-AI/litgpt @03f8197)
+    # output layer too, for the quantized class while the model is built (lit_gpt/utils.py), which the quantized
+    # rows' notes state and _quantization_conditions reads. A quantized Lit-GPT row is reported, not fitted: the
+    # bitsandbytes release it ran is dated from the commits, not stated (Lightning-AI/litgpt @03f8197)
     litgpt = row["engine"].lower().startswith("lit-gpt")
     separate_head = _mlx_vlm_gemma3_head(row, preset, model)
     if (litgpt or separate_head) and model.tied_embeddings:
@@ -1133,7 +1146,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     notes = row["notes"].lower()
     setup = InferSetup(engine=engine, weight_format=fmt, batch=batch, prompt_len=isl or 512,
                        output_len=osl or 512, full_logits=_full_prompt_logits(engine, row),
-                       engine_version=_release_text(row))
+                       engine_version=_release_text(row), **_quantization_conditions(notes))
     n_ctx = re.search(r"n_ctx (\d+)", notes) if engine == "llamacpp" else None
     if engine == "llamacpp":  # its KV cache and graph are allocated for n_ctx; Flash Attention only when asked for
         setup = replace(setup, flash_attention=bool(_LLAMACPP_FLASH_ATTENTION.search(notes)))
@@ -1160,7 +1173,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     assume = "weights: the GGUF's stated size (its publisher picks its own tensor types)" if file_bytes else \
         "output layer stored apart from the token table (mlx-vlm's Gemma 3 conversion)" \
         if separate_head else \
-        "Lit-GPT's quantized output layer read as 16-bit (transformers keeps it so)" if litgpt and fmt != "bf16" \
+        "Lit-GPT's output layer quantized too (its notes: the bitsandbytes release, int8 quantized at load)" \
+        if litgpt and fmt != "bf16" \
         else "'minimum GPU memory' read as a short chat (1,024 tokens of context)" if not (isl or osl or n_ctx) else (
         "process resident set on unified memory, read as device memory" if process_rss else
         "the engine's own buffer accounting (no CUDA context)" if torch_counted and engine == "llamacpp" else

@@ -899,6 +899,16 @@ class InferSetup:
     # release's default. Only vLLM's V0 engine (before 0.8) reads it, whose scheduler without it runs prompt-only
     # steps (gpuplan.estimate.engines.prefill_only_steps); V1 always chunks
     chunked_prefill: bool | None = None
+    # True: the output layer is quantized with the linear layers (Lit-GPT's quantization() swaps every
+    # torch.nn.Linear, lm_head included), where transformers keeps it 16-bit (gpuplan.estimate.memory.head_saving_bytes)
+    quantized_head: bool = False
+    # the quantization library's release for the bnb formats (bitsandbytes "0.40.0"; "": the current one): before
+    # 0.43 a 4-bit matrix dequantizes to fp16 whatever the activations (gpuplan.estimate.memory.dequant_copies)
+    quant_release: str = ""
+    # True: the int8 layers are quantized when built on the GPU and again from the checkpoint at load (Lit-GPT's
+    # InferenceLinear8bitLt), so a matrix's first int8 copy is alive while the second is made
+    # (gpuplan.estimate.memory.int8_load_peak_bytes)
+    quantized_at_build: bool = False
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -916,7 +926,8 @@ class InferSetup:
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
                           self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len,
-                          self.max_batched_tokens, self.async_scheduling, self.chunked_prefill)
+                          self.max_batched_tokens, self.async_scheduling, self.chunked_prefill,
+                          self.quantized_head, self.quant_release, self.quantized_at_build)
 
     @property
     def n_gpus(self) -> int:

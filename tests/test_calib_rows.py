@@ -1314,3 +1314,22 @@ def test_mtp_depths_lower_the_predicted_throughput(catalog: Catalog) -> None:
     assert with_mtp is not None and without is not None
     ratio = with_mtp.predict(fitted()) / without.predict(fitted())
     assert 0.93 < ratio < 0.99
+
+
+def test_lit_gpt_quantized_rows_state_how_their_weights_were_quantized(catalog: Catalog) -> None:
+    # the Lit-GPT quantize tutorial's rows (Falcon-7B on an A100 40GB, Lightning-AI/litgpt @03f8197): every Linear is
+    # quantized, the output layer too; its NF4 rows ran bitsandbytes 0.40; its LLM.int8 layers are quantized when
+    # built and again at load. The tutorial's bf16 row states none of it
+    rows = {r["id"]: r for r in _rows("inference_extra.csv")}
+    nf4, _ = _inference_memory_case(catalog, rows["imm-0018"])
+    int8, _ = _inference_memory_case(catalog, rows["imm-0020"])
+    bf16, _ = _inference_memory_case(catalog, rows["imm-0017"])
+    assert nf4 is not None and int8 is not None and bf16 is not None
+    s = nf4.meta["setup"]
+    assert s.quantized_head and s.quant_release == "0.40" and not s.quantized_at_build
+    s = int8.meta["setup"]
+    assert s.quantized_head and s.quantized_at_build and s.quant_release == ""
+    s = bf16.meta["setup"]
+    assert not (s.quantized_head or s.quantized_at_build or s.quant_release)
+    # 8.71 GB read: the int8 weights (output layer included) and the output layer's re-quantization at load
+    assert int8.predict(fitted()) == pytest.approx(int8.measured, rel=0.01)

@@ -530,3 +530,47 @@ def test_a_dated_sglang_dev_image_runs_the_last_release_before_its_month(version
     from gpuplan.estimate.engines import running_release
 
     assert running_release(InferSetup(engine="sglang", engine_version=version)) == expected
+
+
+def _lit_gpt_falcon(catalog: Catalog):  # type: ignore[no-untyped-def]
+    # Lit-GPT holds Falcon-7B's output layer apart from the token table (lit_gpt/model.py @03f8197)
+    return replace(catalog.model("Falcon-7B"), tied_embeddings=False)
+
+
+# Falcon-7B's output layer: 65,024 tokens × 4,544, the largest matrix once it is quantized
+FALCON_HEAD = 65024 * 4544
+
+
+def test_a_quantized_output_layer_dequantizes_through_fp16_under_bitsandbytes_0_40(catalog: Catalog) -> None:
+    # Lit-GPT's NF4 prompt pass (5 tokens, bf16 activations) under bitsandbytes 0.40: MatMul4Bit dequantizes the
+    # output layer to fp16 (the state Params4bit.cuda made from a .half() copy) and casts it to bf16, two 16-bit
+    # copies of 65,024 × 4,544 alive at once; the layer itself is stored at 4.5 bits instead of 16
+    model, gpu = _lit_gpt_falcon(catalog), catalog.gpu("A100")
+    plain = InferSetup(engine="hf", weight_format="bnb-nf4", prompt_len=5, output_len=256)
+    lit = replace(plain, quantized_head=True, quant_release="0.40.0")
+    before, after = inference_memory(model, gpu, plain), inference_memory(model, gpu, lit)
+    assert before.breakdown.get("dequant") == 4544 * 18176 * 2  # the MLP's matrix, one copy
+    assert after.breakdown.get("dequant") == 2 * FALCON_HEAD * 2
+    assert before.breakdown.get("weights") - after.breakdown.get("weights") == pytest.approx(FALCON_HEAD * (2 - 0.5625))
+    # bitsandbytes 0.43 and later dequantize in the weights' own dtype: one copy
+    today = inference_memory(model, gpu, replace(lit, quant_release=""))
+    assert today.breakdown.get("dequant") == FALCON_HEAD * 2
+
+
+def test_lit_gpt_int8_peaks_while_the_output_layer_is_quantized_again_at_load(catalog: Catalog) -> None:
+    # Lit-GPT's InferenceLinear8bitLt quantizes each layer when built on the GPU and again from the checkpoint: while
+    # the output layer is re-quantized, its first int8 copy, the fp16 copy of the checkpoint's weight and the new
+    # row- and column-wise int8 copies are alive, 1 + 2 + 1 + 1 bytes a weight where 1 stays: 4 beyond the weights.
+    # Nothing of generation has run yet, so the peak is the weights and those 4 bytes a weight
+    model, gpu = _lit_gpt_falcon(catalog), catalog.gpu("A100")
+    s = InferSetup(engine="hf", weight_format="bnb-int8", prompt_len=5, output_len=256, quantized_head=True,
+                   quantized_at_build=True)
+    est = inference_memory(model, gpu, s)
+    parts = est.breakdown
+    assert parts.get("quantize_at_load") > 0
+    assert est.total - parts.get("overhead") == pytest.approx(parts.get("weights") + 4 * FALCON_HEAD)
+    # transformers quantizes each matrix once, from the CPU: 3 bytes a weight of Llama-2-13B's MLP matrix beyond
+    # the weights stay under what generation holds (its framework workspace alone), so the load adds nothing
+    hf = InferSetup(engine="hf", weight_format="bnb-int8", prompt_len=512, output_len=16)
+    assert inference_memory(catalog.model("Llama-2-13B"), catalog.gpu("A100-80GB"), hf).breakdown.get(
+        "quantize_at_load") == 0

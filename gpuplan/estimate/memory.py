@@ -422,14 +422,61 @@ def _forward_workspace_bytes(m: ModelSpec, tokens: float, tp: int) -> float:
 DEQUANT_MIN_TOKENS = {"gptq-int4": 0, "gptq-int8": 129, "bnb-nf4": 2, "bnb-nf4-dq": 2, "int8-wo": 0, "int4-wo": 0}
 
 
-def dequant_buffer_bytes(m: ModelSpec, fmt: WeightFormat, tokens: float, tp: int = 1) -> float:
+def dequant_buffer_bytes(m: ModelSpec, fmt: WeightFormat, tokens: float, tp: int = 1, head: bool = False) -> float:
     """The 16-bit copy of a layer's largest quantized matrix that a transformers forward pass of ``tokens``
-    tokens holds under ``fmt`` (``DEQUANT_MIN_TOKENS``); 0 for formats whose kernels read packed weights."""
+    tokens holds under ``fmt`` (``DEQUANT_MIN_TOKENS``); 0 for formats whose kernels read packed weights. With
+    ``head`` the output layer is quantized too (:attr:`InferSetup.quantized_head`) and counts among the matrices."""
     least = DEQUANT_MIN_TOKENS.get(fmt.name)
     if least is None or tokens < least:
         return 0.0
+    return _largest_linear(m, head) * BYTES_16 / tp
+
+
+def _largest_linear(m: ModelSpec, head: bool = False) -> int:
+    """Weights of the largest linear matrix of a layer (the output layer's too with ``head``, untied)."""
     width = m.moe_ffn_hidden if m.is_moe else m.ffn_hidden
-    return max(m.hidden * width, m.hidden * m.q_dim) * BYTES_16 / tp
+    largest = max(m.hidden * width, m.hidden * m.q_dim)
+    return max(largest, m.vocab * m.hidden) if head and not m.tied_embeddings else largest
+
+
+def head_saving_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> float:
+    """Bytes the output layer takes less than in 16-bit when the setup quantizes it with the linear layers
+    (:attr:`InferSetup.quantized_head`); 0 for a tied head (the token table stays 16-bit) and for formats that do
+    not store the linear layers alone in fewer bits. Falcon-7B untied in nf4: 295.5M weights at 4.5 bits instead
+    of 16, 0.42 GB less."""
+    if not s.quantized_head or fmt.scope != "linear" or fmt.is_16bit:
+        return 0.0
+    return count_params(m).head * (BYTES_16 - fmt.bytes_per_weight) / s.tp
+
+
+# bitsandbytes before 0.43 stores a 4-bit matrix's state in fp16 whatever the weights' dtype (Params4bit.cuda:
+# self.data.contiguous().half() in bitsandbytes/nn/modules.py at 0.40.0, 0.41.0 and 0.42.0), and MatMul4Bit
+# dequantizes to that dtype and then casts to the input's (F.dequantize_4bit(B, state).to(A.dtype),
+# bitsandbytes/autograd/_functions.py at the same tags): under bf16 activations an fp16 and a bf16 copy of the matrix
+# are alive together. 0.43.0 quantizes the weight in its own dtype (Params4bit._quantize), so the cast copies nothing
+# (bitsandbytes-foundation/bitsandbytes, tags 0.40.0 @817bdf63 to 0.43.0)
+BNB_KEEPS_DTYPE_FROM = (0, 43, 0)
+
+
+def dequant_copies(fmt: WeightFormat, s: InferSetup) -> int:
+    """How many 16-bit copies of the dequantized matrix a forward pass holds at once: two for a bnb 4-bit format
+    with bf16 activations under a stated bitsandbytes release before :data:`BNB_KEEPS_DTYPE_FROM`, else one."""
+    found = release(s.quant_release)
+    bnb_4bit = fmt.name in ("bnb-nf4", "bnb-nf4-dq") and fmt.compute == "bf16"
+    return 2 if bnb_4bit and found is not None and found < BNB_KEEPS_DTYPE_FROM else 1
+
+
+def int8_load_peak_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> float:
+    """Bytes beyond the resident weights while bitsandbytes quantizes the largest LLM.int8() matrix at load, under
+    transformers' eager stack: Int8Params.cuda copies the 16-bit weight to the GPU in fp16 and double_quant writes
+    its row-wise and column-wise int8 copies (CB kept, CBt dropped after): 2 + 1 + 1 bytes a weight, of which the kept
+    CB is resident, so 3 beyond (bitsandbytes/nn/modules.py and functional.py double_quant at 0.40.0). A layer built
+    quantized on the GPU and quantized again from the checkpoint (:attr:`InferSetup.quantized_at_build`, Lit-GPT's
+    InferenceLinear8bitLt in quantize/bnb.py @03f8197) still holds its first CB then: 4. No matmul has run yet, so
+    no KV cache, activation or workspace is alive beside it."""
+    if fmt.name != "bnb-int8" or s.engine != Engine.HF:
+        return 0.0
+    return _largest_linear(m, s.quantized_head) * (4.0 if s.quantized_at_build else 3.0) / s.tp
 
 
 def repeated_kv_bytes(m: ModelSpec, s: InferSetup) -> float:
@@ -542,7 +589,12 @@ def _decoding_assumptions(t: _SetupTerms) -> tuple[Assumption, ...]:
             "head before attending (models/qwen2/modeling_qwen2.py @v4.38.2, @v4.46.0)")),
         (dequant, Assumption(
             "dequantized matrix", f"{fmt_bytes(dequant)}: the largest quantized matrix of a layer in 16-bit, for a "
-            "cuBLAS matmul", "the quantization library's kernels (see DEQUANT_MIN_TOKENS)")),
+            "cuBLAS matmul", "the quantization library's kernels (see DEQUANT_MIN_TOKENS); two copies where "
+            "bitsandbytes before 0.43 dequantizes to fp16 and casts to bf16 (dequant_copies)")),
+        (t.at_load, Assumption(
+            "int8 quantization at load", f"{fmt_bytes(t.at_load)} beyond the generation's peak: the largest matrix "
+            "in fp16 with its two int8 copies while bitsandbytes quantizes it", "bitsandbytes Int8Params.cuda and "
+            "double_quant (bitsandbytes/nn/modules.py, functional.py at 0.40.0)")),
         (t.rotary, Assumption(
             "rotary tables in every layer", f"{fmt_bytes(t.rotary)}: cos and sin for every position the model "
             "takes, built in each attention layer at load", "transformers before 4.45 gave each Qwen2 attention layer "
@@ -575,6 +627,7 @@ class _SetupTerms:
     # average over the server's sequences: under attention data parallelism a GPU caches a tp-th of them (kv_layout)
     kv_per_token: float
     kv_per_seq: float
+    at_load: float = 0.0  # what loading int8 weights holds beyond the generation's peak (int8_load_peak_bytes)
 
 
 def _setup_terms(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool) -> _SetupTerms:
@@ -612,12 +665,14 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
         # holds every activation and logit
         weights = gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=unified)
         workspace = ggml_compute_buffer_bytes(m, s, ubatch)
-        logits = framework = previous = dequant = repeated = rotary = 0.0
+        logits = framework = previous = dequant = repeated = rotary = at_load = 0.0
         parts = (("weights", weights), ("kv_cache", kv), ("compute_buffer", workspace), *tail)
     else:
         workspace, logits = forward_peak_bytes(m, s, chunk)
         framework = cal.get("infer_workspace_bytes")
-        dequant = dequant_buffer_bytes(m, fmt, chunk, s.tp) if eng.engine == Engine.HF else 0.0
+        weights -= head_saving_bytes(m, fmt, s)
+        dequant = (dequant_buffer_bytes(m, fmt, chunk, s.tp, s.quantized_head) * dequant_copies(fmt, s)
+                   if eng.engine == Engine.HF else 0.0)
         # generate still holds the previous step's cache while the forward builds the next
         # (a model whose own code returns a new tuple every step, or a transformers release before one DynamicCache
         # lasted the whole run), and the last layer widens its keys and values to every head (repeated_kv_bytes).
@@ -627,15 +682,21 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
         held = kv if hf_holds_previous_cache(m, s) else 0.0
         previous = max(0.0, held - workspace - logits)
         repeated = max(0.0, held + repeated_kv_bytes(m, s) - workspace - logits) - previous
+        # the load's peak holds only the weights and one matrix being quantized: it counts where it passes the
+        # generation's (int8_load_peak_bytes)
+        at_load = max(0.0, int8_load_peak_bytes(m, fmt, s)
+                      - (kv + workspace + logits + framework + dequant + previous + repeated))
         parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
                  ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
                  *((("previous_kv_cache", previous),) if previous else ()),
                  *((("repeated_kv", repeated),) if repeated else ()),
-                 *((("rotary_tables", rotary),) if rotary else ()), *tail)
-    fixed = weights + workspace + logits + framework + overhead + adapters + previous + repeated + dequant + rotary
+                 *((("rotary_tables", rotary),) if rotary else ()),
+                 *((("quantize_at_load", at_load),) if at_load else ()), *tail)
+    fixed = (weights + workspace + logits + framework + overhead + adapters + previous + repeated + dequant + rotary
+             + at_load)
     return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, repeated, dequant,
                        rotary, parts, fixed, kv_bytes_per_token(m, s.kv_dtype, kv_tp, latent) * share / s.pp,
-                       kv_cache_bytes(m, share, s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block))
+                       kv_cache_bytes(m, share, s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block), at_load)
 
 
 def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, t: _SetupTerms, longest: bool = True
