@@ -901,6 +901,8 @@ TEMPLATES: dict[str, str] = {
     "{fmt_bytes(linear_state_bytes(m, s.tp))} per sequence per GPU in {m.n_linear_layers} recurrent ({m.linear_kind}) layers, whatever the context":
         "每卡每条序列 {fmt_bytes(linear_state_bytes(m, s.tp))}，分布在 {m.n_linear_layers} 个循环（{m.linear_kind}）层中，与上下文长度无关",
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens": "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留",
+    "{fmt_bytes(t.at_load)} beyond the generation's peak: the largest matrix in fp16 with its two int8 copies while bitsandbytes quantizes it":
+        "比生成阶段的峰值多 {fmt_bytes(t.at_load)}：bitsandbytes 量化时最大矩阵的 fp16 副本及其两份 int8 副本同时存在",
     "{fmt_bytes(dequant)}: the largest quantized matrix of a layer in 16-bit, for a cuBLAS matmul":
         "{fmt_bytes(dequant)}：一层中最大的量化矩阵反量化为 16 位，供 cuBLAS 矩阵乘使用",
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash Attention)":
