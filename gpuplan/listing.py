@@ -10,9 +10,7 @@ from typing import Any
 
 from gpuplan.catalog import Catalog, normalize
 from gpuplan.catalog.models import find_preset
-from gpuplan.catalog.schemas import PRICINGS
 from gpuplan.errors import InputError, UnknownNameError, check_choice
-from gpuplan.estimate.memory import kv_bytes_per_token
 from gpuplan.estimate.params import count_params
 from gpuplan.i18n import say
 from gpuplan.types import STALE_AFTER_DAYS, Gpu, Market, Offer
@@ -160,6 +158,8 @@ def list_offers(catalog: Catalog, *, gpus: Sequence[str] = (), exact: bool = Fal
 
 def parse_tiers(tiers: Sequence[str], field: str = "--tier") -> tuple[str, ...]:
     """Pricing tiers named by the user (repeatable or comma-separated), checked against the accepted ones."""
+    from gpuplan.catalog.schemas import PRICINGS  # with the tables' schemas and reader, which a listing skips
+
     out: list[str] = []
     for item in tiers:
         for name in (part.strip().lower() for part in item.split(",")):
@@ -230,6 +230,8 @@ def model_rows(catalog: Catalog, query: str = "") -> list[dict[str, Any]]:
 
 def model_detail(catalog: Catalog, name_or_path: str) -> dict[str, Any]:
     """One model's architecture and parameter breakdown (what ``gpuplan model NAME`` shows)."""
+    from gpuplan.estimate.memory import kv_bytes_per_token  # with the estimators' modules, which a listing skips
+
     spec = catalog.model(name_or_path)
     entry = find_preset(catalog, name_or_path)
     params = count_params(spec)

@@ -111,6 +111,33 @@ def test_a_command_imports_no_estimator_it_does_not_run(argv: list[str], absent:
     assert absent not in loaded
 
 
+
+@pytest.mark.parametrize("argv", [["gpus", "--json"], ["offers", "--gpu", "H100", "--json"]])
+def test_a_listing_imports_no_estimator(argv: list[str]) -> None:
+    # the memory estimator and what it imports were about a seventh of a listing's CPU (docs/planner.md)
+    code = ("import sys, contextlib, io; from gpuplan.cli import main; sys.argv = ['gpuplan', *sys.argv[1:]]\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()): main()\n"
+            "print(sorted(m for m in sys.modules if m.startswith('gpuplan.estimate.')))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True,
+                         env={**os.environ, "GPUPLAN_OFFLINE": "1"})
+    assert out.stdout.strip().splitlines()[-1] == "['gpuplan.estimate.params']"  # gpuplan's own import: count_params
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_command_leaves_the_collector_as_it_found_it(enabled: bool) -> None:
+    # main() holds the collector off while a command runs; the process (a test run, a notebook) gets it back
+    import gc
+
+    if enabled:
+        gc.enable()
+    else:
+        gc.disable()
+    try:
+        assert run_cli(["gpus", "--json"])[0] == 0
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
 def _shown(params: typing.Mapping[str, typing.Any]) -> list[tuple[object, ...]]:
     """What typer reads of each parameter or annotation: name, kind, default, type and the option's flags and help
     (the option objects themselves are made anew on each reading)."""

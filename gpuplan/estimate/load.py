@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -440,6 +439,8 @@ def poisson_quantile(mean: float, p: float) -> int:
     if mean <= 0:
         return 0
     if mean > 500:
+        import statistics  # imported here: only a long queue needs it, and it costs each CLI process ~3 ms
+
         return max(0, math.ceil(mean + statistics.NormalDist().inv_cdf(p) * math.sqrt(mean) - 0.5))
     k, term = 0, math.exp(-mean)
     total = term
