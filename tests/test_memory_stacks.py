@@ -14,6 +14,8 @@ from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.frameworks import framework, stacks, zero_buckets
 from gpuplan.estimate.memory import (
     activation_bytes_per_token,
+    describe_stack,
+    padded_adapter_output_bytes,
     previous_outputs_bytes,
     returned_kv_bytes,
     training_memory,
@@ -80,6 +82,24 @@ def test_litgpt_attention_keeps_the_whole_fused_qkv_output_when_heads_are_not_gr
     hf, litgpt = TrainSetup(method="full", framework="hf"), TrainSetup(method="full", framework="pytorch")
     held_qkv, copied = 2 * H * 2, H * 2
     assert activation_bytes_per_token(m, litgpt) - activation_bytes_per_token(m, hf) == held_qkv + copied
+
+
+@pytest.mark.parametrize(("model", "expected"), [
+    ("Llama-2-7B", 2 * (4096 + 4096)),  # 32 query and 32 K/V heads of 128: q and v adapters output 4096 each
+    ("Llama-3-8B", 2 * (4096 + 1024)),  # 8 K/V heads of 128: v's adapter outputs 1024
+])
+def test_litgpt_q_and_v_lora_keeps_its_adapters_output_padded_to_the_qkv_width(
+        catalog: Catalog, model: str, expected: int) -> None:
+    # LitGPT's LoRAQKVLinear pads the q and v adapters' output to the fused QKV width with index_copy, whose
+    # backward keeps that output (2 bytes per element in bf16) to shape its gradient; adapting q, k and v needs no
+    # padding, and PEFT adapts q_proj and v_proj as modules of their own
+    m = catalog.model(model)
+    qv = TrainSetup(method="lora", lora_targets="qv", framework="pytorch", precision="bf16", lora_dropout=0.05)
+    assert padded_adapter_output_bytes(m, qv) == expected
+    assert padded_adapter_output_bytes(m, replace(qv, lora_targets="all-linear")) == 0
+    assert padded_adapter_output_bytes(m, replace(qv, framework="hf")) == 0
+    assert padded_adapter_output_bytes(m, replace(qv, method="full")) == 0
+    assert "padded to the QKV width" in describe_stack(m, qv)
 
 
 def test_litgpt_layer_norm_keeps_its_16bit_input_without_autocast(catalog: Catalog) -> None:

@@ -117,7 +117,8 @@ _STACK_COLUMNS = (
     Column("fsdp_root_unsharded", "bool", True), Column("attention_kernel", "enum", True, ATTENTION_FAMILIES),
     Column("adam_step", "enum", True, ADAM_STEPS), Column("layer_norm_16bit", "bool", True),
     Column("mha_v_views_qkv", "bool", True), Column("gelu_single_op", "bool", True),
-    Column("softmax_fp32_kept", "bool", True), Column("source", required=True), Column("as_of", "date", True),
+    Column("softmax_fp32_kept", "bool", True), Column("lora_pads_qkv_output", "bool", True),
+    Column("source", required=True), Column("as_of", "date", True),
     Column("notes"),
 )
 
@@ -173,6 +174,9 @@ class Stack:
     # attention without flash attention keeps its softmax output in fp32 beside the 16-bit copy P·V reads; False: a
     # fused softmax kernel keeps only its 16-bit output (Megatron's scaled masked softmax)
     softmax_fp32_kept: bool
+    # a fused QKV projection whose LoRA adapts only some of q, k and v pads the adapters' output to the fused width
+    # with index_copy, whose autograd node keeps that output (its source) for backward
+    lora_pads_qkv_output: bool
     source: str
 
 

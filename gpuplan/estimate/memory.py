@@ -978,7 +978,19 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
         linear = _linear_layer_activation_bytes(m, norm_in, ab, keeps_inputs or (
             reads_x and s.lora_targets == "all-linear"))
         attn = (m.n_attention_layers * attn + m.n_linear_layers * linear) / m.n_layers
-    return attn + mlp + _adapter_input_bytes(m, s)
+    return attn + mlp + _adapter_input_bytes(m, s) + padded_adapter_output_bytes(m, s)
+
+
+def padded_adapter_output_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """What a fused QKV LoRA that adapts q and v but not k keeps per token per layer in a stack that pads the adapters'
+    output to the fused width (``data/stacks.csv`` ``lora_pads_qkv_output``: LitGPT's ``LoRAQKVLinear.zero_pad``
+    index_copies it into a zero tensor): autograd keeps ``index_copy``'s source, the adapters' q and v output, to
+    shape its gradient (pytorch/pytorch tools/autograd/derivatives.yaml, ``index_copy``:
+    ``grad.index_select(dim, index).expand_as(source)``). Where q, k and v are all adapted nothing is padded."""
+    if not (s.method.low_rank and s.lora_targets == "qv" and stack(s.framework).lora_pads_qkv_output):
+        return 0.0
+    share = m.n_attention_layers / m.n_layers if m.n_linear_layers else 1.0
+    return share * act_bytes(s) * (m.q_dim + m.kv_dim)
 
 
 def _layer_norm_keeps_16bit(m: ModelSpec, s: TrainSetup) -> bool:
@@ -1960,6 +1972,7 @@ def describe_stack(m: ModelSpec, s: TrainSetup) -> str:
         (st.gelu_single_op and not m.gated_mlp, "the ungated MLP's GELU keeps only its input"),
         (st.expands_kv_heads, "K/V expanded to every query head"),
         (s.method.low_rank and st.adapters_fp32, "fp32 adapters keep an fp32 copy of each adapted input"),
+        (padded_adapter_output_bytes(m, s) > 0, "the q and v adapters' output is kept, padded to the QKV width"),
         (s.method.low_rank and s.lora_dropout > 0,
          f"LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input"),
         (_bnb_base(s), "bitsandbytes matmuls keep every quantized linear's input"),
