@@ -520,15 +520,19 @@ def _cuda_graphs(row: dict[str, str], model: Any) -> bool:
 # @00f37686aa854010d68bcbd0f4ab000221541ca6 (v1.0, which adds 1000/2000). A run whose batch cap exceeds its
 # requests never reaches the steady state (Qwen3-235B on a B200 holds more sequences than the 3,000 requests of
 # 128/2048), and its last wave runs part-empty: such rows are finite runs (gpuplan.estimate.load.uniform_run).
+# The v0.14.0 overview (the `trt` rows, read from its copy at arthurrasmusson/TensorRT-LLM
+# @e00d4e6564921307dd264b61fe1d46f116095e0e) states the same table for the nine pairs it runs, so its rows are too.
 _PERF_OVERVIEW_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500,
                            (2048, 128): 3000, (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000,
                            (500, 2000): 3000, (20000, 2000): 1000}
 _PERF_OVERVIEW = re.compile(r"^TensorRT-LLM perf-overview v(0\.17|1\.0)$")
+_PERF_OVERVIEW_V014 = re.compile(r"^TensorRT-LLM perf-overview \(v0\.14\.0\)$")
 
 
 def _perf_overview_requests(row: dict[str, str], isl: int, osl: int) -> int | None:
     """The requests a perf-overview row's trtllm-bench run sent (None for any other row)."""
-    if not _PERF_OVERVIEW.match(row.get("source_group", "").strip()):
+    if not (_PERF_OVERVIEW.match(row.get("source_group", "").strip())
+            or _PERF_OVERVIEW_V014.match(row.get("system", "").strip())):
         return None
     return _PERF_OVERVIEW_REQUESTS.get((isl, osl))
 
