@@ -1153,8 +1153,15 @@ def web(ctx: typer.Context, opts: Opts) -> None:
     _catalog(ctx)  # a bad --catalog is reported now, and rows it replaces are named
     if warning:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
-    gc.enable()  # a server lives on: its requests' garbage is the collector's to free (main() pauses it)
-    serve(host, opts.port, settings.catalog_dirs, token, opts.workers)
+    # a server lives on: its requests' garbage is the collector's to free (main() pauses it); a caller that had it
+    # off gets it back off when the server stops
+    was_on = gc.isenabled()
+    gc.enable()
+    try:
+        serve(host, opts.port, settings.catalog_dirs, token, opts.workers)
+    finally:
+        if not was_on:
+            gc.disable()
 
 
 # ---------------------------------------------------------------- entry point

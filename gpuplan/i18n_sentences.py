@@ -901,8 +901,8 @@ TEMPLATES: dict[str, str] = {
     "{fmt_bytes(linear_state_bytes(m, s.tp))} per sequence per GPU in {m.n_linear_layers} recurrent ({m.linear_kind}) layers, whatever the context":
         "每卡每条序列 {fmt_bytes(linear_state_bytes(m, s.tp))}，分布在 {m.n_linear_layers} 个循环（{m.linear_kind}）层中，与上下文长度无关",
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens": "{fmt_bytes(workspace)}，fp32，按 {ubatch} 个 token 预留",
-    "{fmt_bytes(t.at_load)} beyond the generation's peak: the largest matrix in fp16 with its two int8 copies while bitsandbytes quantizes it":
-        "比生成阶段的峰值多 {fmt_bytes(t.at_load)}：bitsandbytes 量化时最大矩阵的 fp16 副本及其两份 int8 副本同时存在",
+    "{fmt_bytes(t.at_load)} beyond the generation's peak: the largest matrix in fp16 beside its int8 copies while bitsandbytes quantizes it":
+        "比生成阶段的峰值多 {fmt_bytes(t.at_load)}：bitsandbytes 量化时最大矩阵的 fp16 副本与其 int8 副本同时存在",
     "{fmt_bytes(dequant)}: the largest quantized matrix of a layer in 16-bit, for a cuBLAS matmul":
         "{fmt_bytes(dequant)}：一层中最大的量化矩阵反量化为 16 位，供 cuBLAS 矩阵乘使用",
     "{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash Attention)":
@@ -1304,6 +1304,10 @@ TEMPLATES: dict[str, str] = {
     "{s.framework} modeling code: {rest}": "{s.framework} 建模代码：{rest|l}",
     "norms keep an fp32 copy of their input": "归一化层保留一份 fp32 的输入副本",
     "K/V expanded to every query head": "K/V 扩展到每个查询头",
+    "LayerNorm keeps its 16-bit input": "LayerNorm 保留其 16 位输入",
+    "attention keeps the fused QKV output whole (V is a view)": "注意力保留整个融合 QKV 输出（V 是它的视图）",
+    "the ungated MLP's GELU keeps only its input": "无门控 MLP 的 GELU 只保留其输入",
+    "the q and v adapters' output is kept padded to the QKV width": "q 和 v 适配器的输出按 QKV 宽度补零后被保留",
     "fp32 adapters keep an fp32 copy of each adapted input": "fp32 适配器为每个被适配的输入保留一份 fp32 副本",
     "LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input":
         "LoRA 丢弃率 {s.lora_dropout:g}：每个适配器输入多一份丢弃后的副本和 1 字节掩码",
@@ -1314,7 +1318,8 @@ TEMPLATES: dict[str, str] = {
         "FSDP 的 no_sync 使累积的梯度在优化器步骤之前保持未分片",
     "FSDP's root unit keeps the embedding and output layer unsharded": "FSDP 的根单元使嵌入层和输出层保持未分片",
     "the output layer is quantized too": "输出层也被量化",
-    "a tied output layer is held as its own matrix": "与嵌入共享的输出层单独存为一个矩阵",
+    "a tied output layer is held (and in a full fine-tune trained) as its own matrix":
+        "与嵌入共享的输出层单独存为一个矩阵（全参数微调时也单独训练）",
     "only the layer's own tensors": "只有各层自身的张量",
     "LoRA dropout {self.lora_dropout:g}": "LoRA 丢弃率 {self.lora_dropout:g}",
     "'{path}' is longer than a daily profile ({MAX_FILE_BYTES // 1024} KiB at most).":

@@ -111,7 +111,6 @@ def test_a_command_imports_no_estimator_it_does_not_run(argv: list[str], absent:
     assert absent not in loaded
 
 
-
 @pytest.mark.parametrize("argv", [["gpus", "--json"], ["offers", "--gpu", "H100", "--json"]])
 def test_a_listing_imports_no_estimator(argv: list[str]) -> None:
     # the memory estimator and what it imports were about a seventh of a listing's CPU (docs/planner.md)
@@ -124,8 +123,13 @@ def test_a_listing_imports_no_estimator(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_a_command_leaves_the_collector_as_it_found_it(enabled: bool) -> None:
-    # main() holds the collector off while a command runs; the process (a test run, a notebook) gets it back
+@pytest.mark.parametrize(("argv", "status"), [
+    (["gpus", "--json"], 0),
+    (["model", "no-such-model-xyz"], 2),  # an input error: main() turns it into a SystemExit
+])
+def test_a_command_leaves_the_collector_as_it_found_it(enabled: bool, argv: list[str], status: int) -> None:
+    # main() holds the collector off while a command runs; the process (a test run, a notebook) gets it back,
+    # whether the command succeeds or fails
     import gc
 
     if enabled:
@@ -133,10 +137,33 @@ def test_a_command_leaves_the_collector_as_it_found_it(enabled: bool) -> None:
     else:
         gc.disable()
     try:
-        assert run_cli(["gpus", "--json"])[0] == 0
+        assert run_cli(argv)[0] == status
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_web_server_runs_with_the_collector_on_and_gives_it_back(enabled: bool,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # a server's requests leave cyclic garbage for as long as it runs: it serves with the collector on, whatever
+    # main() paused, and a caller that had it off finds it off again when the server stops
+    import gc
+
+    web = pytest.importorskip("gpuplan.web")
+    seen: list[bool] = []
+    monkeypatch.setattr(web, "serve", lambda *args: seen.append(gc.isenabled()))
+    if enabled:
+        gc.enable()
+    else:
+        gc.disable()
+    try:
+        assert run_cli(["web"])[0] == 0
+        assert seen == [True]
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
 
 def _shown(params: typing.Mapping[str, typing.Any]) -> list[tuple[object, ...]]:
     """What typer reads of each parameter or annotation: name, kind, default, type and the option's flags and help

@@ -312,6 +312,25 @@ def test_the_plans_assumptions_have_their_chinese_form(extra: list[str]) -> None
             assert text == "FX" or CJK.search(zh_sentence(text)) or not _english_words(text), text
 
 
+def test_every_phrase_of_the_modeling_code_line_has_its_chinese_form() -> None:
+    """describe_stack joins its phrases with ", " and the Chinese line translates them one by one (the ``{rest|l}``
+    hole), so each literal phrase is in the catalogue and holds no ", " of its own (a LitGPT q,v LoRA on Llama-2-7B
+    showed 'attention keeps the fused QKV output whole' and 'padded to the QKV width' in English)."""
+    import ast
+    import inspect
+    import textwrap
+
+    from gpuplan.estimate.memory import describe_stack
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(describe_stack)))
+    phrases = [node.elts[1].value for node in ast.walk(tree) if isinstance(node, ast.Tuple) and len(node.elts) == 2
+               and isinstance(node.elts[1], ast.Constant) and isinstance(node.elts[1].value, str)]
+    assert len(phrases) > 10
+    with using("zh"):
+        untranslated = [p for p in phrases if ", " in p or not CJK.search(zh_sentence(p))]
+    assert not untranslated
+
+
 def test_the_page_gets_the_sentence_templates_with_the_labels() -> None:
     fastapi = pytest.importorskip("fastapi.testclient")
     from gpuplan.web.app import create_app

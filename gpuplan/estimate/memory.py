@@ -593,7 +593,7 @@ def _decoding_assumptions(t: _SetupTerms) -> tuple[Assumption, ...]:
             "bitsandbytes before 0.43 dequantizes to fp16 and casts to bf16 (dequant_copies)")),
         (t.at_load, Assumption(
             "int8 quantization at load", f"{fmt_bytes(t.at_load)} beyond the generation's peak: the largest matrix "
-            "in fp16 with its two int8 copies while bitsandbytes quantizes it", "bitsandbytes Int8Params.cuda and "
+            "in fp16 beside its int8 copies while bitsandbytes quantizes it", "bitsandbytes Int8Params.cuda and "
             "double_quant (bitsandbytes/nn/modules.py, functional.py at 0.40.0)")),
         (t.rotary, Assumption(
             "rotary tables in every layer", f"{fmt_bytes(t.rotary)}: cos and sin for every position the model "
@@ -1972,7 +1972,7 @@ def describe_stack(m: ModelSpec, s: TrainSetup) -> str:
         (st.gelu_single_op and not m.gated_mlp, "the ungated MLP's GELU keeps only its input"),
         (st.expands_kv_heads, "K/V expanded to every query head"),
         (s.method.low_rank and st.adapters_fp32, "fp32 adapters keep an fp32 copy of each adapted input"),
-        (padded_adapter_output_bytes(m, s) > 0, "the q and v adapters' output is kept, padded to the QKV width"),
+        (padded_adapter_output_bytes(m, s) > 0, "the q and v adapters' output is kept padded to the QKV width"),
         (s.method.low_rank and s.lora_dropout > 0,
          f"LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input"),
         (_bnb_base(s), "bitsandbytes matmuls keep every quantized linear's input"),
