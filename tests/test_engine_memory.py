@@ -574,3 +574,20 @@ def test_lit_gpt_int8_peaks_while_the_output_layer_is_quantized_again_at_load(ca
     hf = InferSetup(engine="hf", weight_format="bnb-int8", prompt_len=512, output_len=16)
     assert inference_memory(catalog.model("Llama-2-13B"), catalog.gpu("A100-80GB"), hf).breakdown.get(
         "quantize_at_load") == 0
+
+
+def test_the_load_peak_of_int8_weights_takes_nothing_from_the_kv_cache(catalog: Catalog) -> None:
+    # the re-quantization at load is over before any KV cache exists: the cache the GPU holds once it has passed
+    # is what generation leaves, whether the load holds 3 or 4 bytes a weight of the output layer beyond the weights
+    model, gpu = _lit_gpt_falcon(catalog), catalog.gpu("A100")
+    s = InferSetup(engine="hf", weight_format="bnb-int8", prompt_len=5, output_len=256, quantized_head=True,
+                   quantized_at_build=True)
+    one = inference_memory(model, gpu, s)
+    once = inference_memory(model, gpu, replace(s, quantized_at_build=False))  # 3 bytes a weight beyond, not 4
+    assert one.breakdown.get("quantize_at_load") > once.breakdown.get("quantize_at_load") > 0
+    assert one.answers.kv_budget_bytes == pytest.approx(once.answers.kv_budget_bytes)
+    generation = one.total - one.breakdown.get("quantize_at_load") - one.breakdown.get("kv_cache")
+    assert one.answers.kv_budget_bytes == pytest.approx(gpu.memory_bytes - generation)
+    # ... but on a card the load's peak overflows, the model does not load, whatever generation would need
+    small = replace(gpu, memory_visible_mib=(one.total - 0.5 * FALCON_HEAD) / 2**20)
+    assert inference_memory(model, small, s).answers.kv_budget_bytes < 0

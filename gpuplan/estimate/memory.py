@@ -628,6 +628,7 @@ class _SetupTerms:
     kv_per_token: float
     kv_per_seq: float
     at_load: float = 0.0  # what loading int8 weights holds beyond the generation's peak (int8_load_peak_bytes)
+    load_peak: float = 0.0  # the load's whole peak where it passes the generation's at this batch, else 0
 
 
 def _setup_terms(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool) -> _SetupTerms:
@@ -684,19 +685,20 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
         repeated = max(0.0, held + repeated_kv_bytes(m, s) - workspace - logits) - previous
         # the load's peak holds only the weights and one matrix being quantized: it counts where it passes the
         # generation's (int8_load_peak_bytes)
-        at_load = max(0.0, int8_load_peak_bytes(m, fmt, s)
-                      - (kv + workspace + logits + framework + dequant + previous + repeated))
+        quantizing = int8_load_peak_bytes(m, fmt, s)
+        at_load = max(0.0, quantizing - (kv + workspace + logits + framework + dequant + previous + repeated))
         parts = (("weights", weights), ("kv_cache", kv), ("activations", workspace), ("logits", logits),
                  ("workspace", framework), *((("dequant", dequant),) if dequant else ()),
                  *((("previous_kv_cache", previous),) if previous else ()),
                  *((("repeated_kv", repeated),) if repeated else ()),
                  *((("rotary_tables", rotary),) if rotary else ()),
                  *((("quantize_at_load", at_load),) if at_load else ()), *tail)
-    fixed = (weights + workspace + logits + framework + overhead + adapters + previous + repeated + dequant + rotary
-             + at_load)
+    resident = weights + overhead + adapters + rotary
+    fixed = resident + workspace + logits + framework + previous + repeated + dequant + at_load
     return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, repeated, dequant,
                        rotary, parts, fixed, kv_bytes_per_token(m, s.kv_dtype, kv_tp, latent) * share / s.pp,
-                       kv_cache_bytes(m, share, s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block), at_load)
+                       kv_cache_bytes(m, share, s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block), at_load,
+                       resident + quantizing if at_load else 0.0)
 
 
 def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, t: _SetupTerms, longest: bool = True
@@ -705,12 +707,16 @@ def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, t: _SetupTer
     this batch (at most the model's positions), on ``gpu`` (None when no GPU was given); ``t``: the setup's terms."""
     if gpu is None:
         return None
-    mode, fixed, per_token, per_seq = t.eng.memory_mode, t.fixed, t.kv_per_token, t.kv_per_seq
+    # the load's peak comes before any KV cache exists, so it bounds nothing the cache may take once it has passed;
+    # it only decides whether the model loads at all
+    mode, fixed, per_token, per_seq = t.eng.memory_mode, t.fixed - t.at_load, t.kv_per_token, t.kv_per_seq
     share = (s.gpu_memory_utilization or t.eng.gpu_memory_utilization or 1.0) if mode == "preallocate" else 1.0
     if t.eng.kv_share_of == "free":  # TensorRT-LLM: the KV cache takes a share of the memory the engine leaves free
         budget = (gpu.memory_bytes - fixed) * share
     else:
         budget = gpu.memory_bytes * share - fixed
+    if t.load_peak > gpu.memory_bytes * share:  # the weights cannot be quantized on this GPU
+        budget = gpu.memory_bytes * share - t.load_peak
     tokens = max(0.0, budget / per_token) if per_token else math.inf
     seqs = max(0.0, budget / per_seq) if per_seq else math.inf
     kv_tp = kv_layout(s)[0]
