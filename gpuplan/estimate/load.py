@@ -99,6 +99,11 @@ def _iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, rho: float, 
     return step / max(1.0 - rho, 1e-9)
 
 
+def _bounded_iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, busy: float, cal: Calibration) -> float:
+    """:func:`_iteration` at ``batch`` with ``busy`` of the time prefilling, at most :func:`_longest_iteration`."""
+    return min(_iteration(m, gpu, s, batch, busy, cal), _longest_iteration(m, gpu, s, batch, cal))
+
+
 def _longest_iteration(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, cal: Calibration) -> float:
     """The longest an iteration lasts when the engine caps the tokens of one forward pass (``max_batched_tokens``):
     one pass over the whole budget, the running decodes plus prompt chunks filling the rest (Agrawal et al. 2024,
@@ -201,33 +206,27 @@ def at_rate(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, cal: Calibration
     if rho < 1:
         batch = (_finite_batch(m, gpu, s, rate, rho, n_requests, slots, cal) if n_requests else
                  _steady_batch(m, gpu, s, rate, rho, cap, cal))
-    limit = capacity(m, gpu, s, cal)
     if batch is None:
         return _overloaded(m, gpu, s, rate, slots, t_p, n_requests, cal)
     state = _state(m, gpu, s, rate, batch, t_p, cap, cal, length_cv2)
     if not n_requests:
         return state
+    limit = _capacity_at(m, gpu, s, cap, t_p, cal)
     if rate > limit:  # a finite burst past what the full engine serves, held in a batch of at most what it sent
         state = replace(state, saturated=True, capacity_per_s=limit)
     # the last request arrives as the arrivals end: it decodes while the batch drains and no prompt stretches its
     # steps, so the run ends one TTFT and O − 1 steps at the batch it sees after the last arrival
     life = s.output_len * _iteration(m, gpu, s, batch, rho, cal)
     last = seen_batch(rate, life, n_requests, last=True)
-    step = min(_iteration(m, gpu, s, last, 0.0, cal), _longest_iteration(m, gpu, s, last, cal))
+    step = _bounded_iteration(m, gpu, s, last, 0.0, cal)
     return _finite_run(state, s, n_requests, n_requests / rate + state.ttft_mean_s + (s.output_len - 1) * step)
 
 
 def _finite_batch(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, rho: float, n_requests: int, slots: int,
                   cal: Calibration) -> float | None:
-    """Mean running batch seen by a request of a finite run of ``n_requests`` N sent at ``rate`` λ, or None where
-    it would exceed the ``slots`` the engine runs at once (then requests wait for a slot, :func:`_overloaded`).
-
-    Deterministic fluid run (Kleinrock 1976, Queueing Systems vol. 2, ch. 2): requests arrive evenly over
-    T = N/λ and each stays L = O × t(B) in the engine, so the batch B(τ) ramps up as λτ, holds min(λL, N) and
-    drains; no more than N, nor more than have arrived. A request sees on average ∫B² dτ / ∫B dτ (each request
-    weighs the batch of the time it spends in it), which is λL(1 − L/3T) for L ≤ T — Little's λL of the steady
-    state, less the ramp and the drain of a run not much longer than one request — and N(1 − T/3L) past it, when
-    every request is in flight at once at the end of the arrivals. Solved with t(B) as a fixed point by bisection
+    """Mean running batch seen by a request of a finite run of ``n_requests`` sent at ``rate``, or None where it
+    would exceed the ``slots`` the engine runs at once (then requests wait for a slot, :func:`_overloaded`): the
+    fluid run's :func:`seen_batch` with each request's life O × t(B), solved for B as a fixed point by bisection
     (t grows with B)."""
 
     def seen(batch: float) -> float:
@@ -268,7 +267,7 @@ def _overloaded(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, slots: int, 
     limit = _capacity_at(m, gpu, s, slots, t_p, cal)
     full = float(slots)
     busy = min(limit * t_p, 0.999)
-    tpot = min(_iteration(m, gpu, s, full, busy, cal), _longest_iteration(m, gpu, s, full, cal))
+    tpot = _bounded_iteration(m, gpu, s, full, busy, cal)
     mean = p50 = p99 = math.inf
     run_s = None
     if n_requests and limit > 0:
@@ -283,7 +282,7 @@ def _overloaded(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, slots: int, 
         # drains from full while no prompt arrives (half of it on average, as :func:`seen_batch` for L ≤ T); but
         # the engine never finishes requests faster than its capacity: the fluid lags let the backlog fill the batch
         # as if it had drained at μ from the first request on
-        step = min(_iteration(m, gpu, s, full / 2, 0.0, cal), _longest_iteration(m, gpu, s, full / 2, cal))
+        step = _bounded_iteration(m, gpu, s, full / 2, 0.0, cal)
         run_s = max((n_requests - 1) / rate + waits[3] + service + (s.output_len - 1) * step, n_requests / limit)
     # the engine admits prompts at the rate it serves them, so a request's gaps are the full batch's iterations, a
     # share of them carrying a prompt (:func:`_median_gap`), and its own TPOT spreads with the prompts admitted while
@@ -355,7 +354,7 @@ def _state(m: ModelSpec, gpu: Gpu, s: InferSetup, rate: float, batch: float, t_p
     service_p50 = service if median >= s.prompt_len else (
         service - t_p + prefill_seconds(m, gpu, s, median, cal))
     busiest = min(float(cap), batch + Z99 * math.sqrt(batch))
-    tpot_p99 = min(_iteration(m, gpu, s, busiest, rho * others, cal), _longest_iteration(m, gpu, s, busiest, cal))
+    tpot_p99 = _bounded_iteration(m, gpu, s, busiest, rho * others, cal)
     tpot_p50, stalled_p99 = (_stalled_tpot(m, gpu, s, rate * others, batch, t_iter, t_p, p, cal) for p in (0.50, 0.99))
     itl_p50 = _median_gap(m, gpu, s, rate * others, batch, t_iter, cal)
     return LoadSpeed(rate, batch, rho, wait_mean + service, _wait_quantile(wait_mean, queued, 0.50) + service_p50,

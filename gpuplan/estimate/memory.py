@@ -629,6 +629,7 @@ class _SetupTerms:
     kv_per_seq: float
     at_load: float = 0.0  # what loading int8 weights holds beyond the generation's peak (int8_load_peak_bytes)
     load_peak: float = 0.0  # the load's whole peak where it passes the generation's at this batch, else 0
+    # (``fixed`` is the generation's alone: the load is over before any KV cache exists)
 
 
 def _setup_terms(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool) -> _SetupTerms:
@@ -694,7 +695,7 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
                  *((("rotary_tables", rotary),) if rotary else ()),
                  *((("quantize_at_load", at_load),) if at_load else ()), *tail)
     resident = weights + overhead + adapters + rotary
-    fixed = resident + workspace + logits + framework + previous + repeated + dequant + at_load
+    fixed = resident + workspace + logits + framework + previous + repeated + dequant  # generation's, without the KV
     return _SetupTerms(eng, fmt, latent, workspace, ubatch, framework, overhead, adapters, previous, repeated, dequant,
                        rotary, parts, fixed, kv_bytes_per_token(m, s.kv_dtype, kv_tp, latent) * share / s.pp,
                        kv_cache_bytes(m, share, s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block), at_load,
@@ -709,7 +710,7 @@ def _capacity_answers(m: ModelSpec, gpu: Gpu | None, s: InferSetup, t: _SetupTer
         return None
     # the load's peak comes before any KV cache exists, so it bounds nothing the cache may take once it has passed;
     # it only decides whether the model loads at all
-    mode, fixed, per_token, per_seq = t.eng.memory_mode, t.fixed - t.at_load, t.kv_per_token, t.kv_per_seq
+    mode, fixed, per_token, per_seq = t.eng.memory_mode, t.fixed, t.kv_per_token, t.kv_per_seq
     share = (s.gpu_memory_utilization or t.eng.gpu_memory_utilization or 1.0) if mode == "preallocate" else 1.0
     if t.eng.kv_share_of == "free":  # TensorRT-LLM: the KV cache takes a share of the memory the engine leaves free
         budget = (gpu.memory_bytes - fixed) * share
@@ -995,8 +996,7 @@ def padded_adapter_output_bytes(m: ModelSpec, s: TrainSetup) -> float:
     ``grad.index_select(dim, index).expand_as(source)``). Where q, k and v are all adapted nothing is padded."""
     if not (s.method.low_rank and s.lora_targets == "qv" and stack(s.framework).lora_pads_qkv_output):
         return 0.0
-    share = m.n_attention_layers / m.n_layers if m.n_linear_layers else 1.0
-    return share * act_bytes(s) * (m.q_dim + m.kv_dim)
+    return _attention_layer_share(m) * act_bytes(s) * (m.q_dim + m.kv_dim)
 
 
 def _layer_norm_keeps_16bit(m: ModelSpec, s: TrainSetup) -> bool:
@@ -1157,8 +1157,12 @@ def attention_output_bytes(m: ModelSpec, s: TrainSetup, tokens: float) -> float:
     GPU: every query head's values (``n_heads × head_dim``, split over the TP ranks) in the activation dtype; what a
     selective recomputation that reruns the attention op does not keep (``TrainSetup.attention_recomputed``)."""
     v_dim = m.v_head_dim or m.head_dim
-    share = m.n_attention_layers / m.n_layers if m.n_layers else 1.0
-    return share * tokens * m.n_heads * v_dim * act_bytes(s) / s.parallel.tp
+    return _attention_layer_share(m) * tokens * m.n_heads * v_dim * act_bytes(s) / s.parallel.tp
+
+
+def _attention_layer_share(m: ModelSpec) -> float:
+    """The share of the layers that attend (the rest are linear-attention layers of a hybrid model)."""
+    return m.n_attention_layers / m.n_layers if m.n_layers else 1.0
 
 
 def logits_bytes(m: ModelSpec, s: TrainSetup, per_entry: float | None = None) -> float:
