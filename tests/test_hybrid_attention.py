@@ -102,6 +102,23 @@ def test_qwen3_6_names_resolve_to_the_same_shapes(catalog: Catalog) -> None:
     assert catalog.model("unsloth/Qwen3.5-27B-GGUF").name == "Qwen3.5-27B"
 
 
+@pytest.mark.parametrize("name", ["Qwen3-Next-80B-A3B", "Qwen/Qwen3-Next-80B-A3B-Instruct",
+                                  "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8",
+                                  "mlx-community/Qwen3-Next-80B-A3B-Instruct-4bit"])
+def test_qwen3_next_names_resolve(catalog: Catalog, name: str) -> None:
+    assert catalog.model(name).name == "Qwen3-Next-80B-A3B"
+
+
+def test_qwen3_next_caches_by_hand(catalog: Catalog) -> None:
+    """Qwen3-Next-80B-A3B (config: 48 layers, full_attention_interval 4): 12 attending layers of 2 KV heads × 256,
+    and 36 Gated DeltaNet layers each holding 32 value heads of a 128 × 128 fp32 state and the last 3 inputs of the
+    convolution over q, k, v (2 × 16 × 128 + 32 × 128 = 8192 channels) in bf16; 10 of 512 experts per token."""
+    m = catalog.model("Qwen3-Next-80B-A3B")
+    assert (m.n_layers, m.n_linear_layers, m.n_experts, m.n_active_experts) == (48, 36, 512, 10)
+    assert kv_bytes_per_token(m, "bf16") == 12 * 2 * 2 * 256 * 2 == 24_576
+    assert linear_state_bytes(m) == 36 * (32 * 128 * 128 * 4 + 8192 * 3 * 2) == 77_266_944
+
+
 def test_only_the_attending_layers_slow_decode_as_the_context_grows(catalog: Catalog) -> None:
     """Qwen3.5-27B attends in 16 of its 64 layers: going from 1k to 65k tokens of context adds a quarter of what
     the same model with every layer attending adds (the cache read per step is the only term that grows; the linear
