@@ -426,6 +426,27 @@ def test_a_quantized_copy_resolves_to_its_base_preset(catalog: Catalog, typed: s
     assert catalog.model(typed).name == preset, rule
 
 
+# Models that published benchmark rows name (bench/calibration), each as the row or a user writes it.
+@pytest.mark.parametrize(("typed", "preset", "why"), [
+    ("openai-community/gpt2-xl", "GPT-2-1558M", "index.csv hf_repo: the model of llm.c's gpt2_1558M runs"),
+    ("gpt2-large", "GPT-2-774M", "index.csv hf_repo, owner left out"),
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "Qwen3-Coder-30B-A3B", "index.csv hf_repo"),
+    ("Qwen3-Coder-30B-A3B-Instruct-4bit", "Qwen3-Coder-30B-A3B", "mac-llm-bench's name of the MLX copy"),
+    ("unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF", "Qwen3-Coder-30B-A3B", "a GGUF copy"),
+    ("OpenBuddy/openbuddy-zephyr-7b-v14.1", "Mistral-7B", "aliases.csv: ms-swift's benchmark names it"),
+])
+def test_benchmark_model_names_resolve_to_their_preset(catalog: Catalog, typed: str, preset: str, why: str) -> None:
+    assert catalog.model(typed).name == preset, why
+
+
+def test_qwen3_coder_30b_keeps_its_own_context_window(catalog: Catalog) -> None:
+    # the weights of Qwen3-30B-A3B (one count), but a 262,144-token context where Qwen3-30B-A3B has 40,960: an alias
+    # row would have capped a long-context plan at the base model's window
+    coder, base = catalog.model("Qwen3-Coder-30B-A3B"), catalog.model("Qwen3-30B-A3B")
+    assert count_params(coder).total == count_params(base).total == 30_532_122_624
+    assert (coder.max_positions, base.max_positions) == (262_144, 40_960)
+
+
 def test_base_names_are_tried_most_specific_first() -> None:
     assert base_names("bartowski/google_gemma-3-12b-it-GGUF") == [
         "bartowski/google_gemma-3-12b-it-GGUF", "bartowski/google_gemma-3-12b-it", "google/gemma-3-12b-it",
