@@ -504,7 +504,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 
 # ---------------------------------------------------------------- fine-tuning
 
-_METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "ptuning": "ptuning", "freeze": "freeze"}
+_METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "dora", "ptuning": "ptuning", "freeze": "freeze"}
 # module names of the adapted linears, as sources write them (Llama, Qwen v1, Baichuan, GLM, GPT-2 styles)
 _ATTENTION_MODULES = {"q", "k", "v", "o", "q_proj", "k_proj", "v_proj", "o_proj", "c_attn", "w_pack",
                       "query_key_value", "qkv_proj", "wqkv", "attention", "attn"}
@@ -746,7 +746,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                   compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
                                   lengths_vary=_lengths_vary(row, fw),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
-    if method in ("lora", "qlora"):
+    if method in ("lora", "qlora", "dora"):
         values.update(lora_rank=_int_or_default(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
                       lora_dropout=_lora_dropout(row, launcher),
                       train_embeddings=bool(re.search(r"embedding.*trainable", row["lora_targets"].lower())))
@@ -756,8 +756,8 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         values["base_fp16"] = _base_fp16(row["quant_base"])
         values["nf4_stats_fp16"] = _nf4_stats_fp16(row) if base.startswith("bnb-") else None
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
-        "bf16" if method in ("lora", "qlora", "ptuning") else "bf16-mixed")
-    if method in ("lora", "qlora", "ptuning") and values["precision"] == "bf16-mixed":
+        "bf16" if method in ("lora", "qlora", "dora", "ptuning") else "bf16-mixed")
+    if method in ("lora", "qlora", "dora", "ptuning") and values["precision"] == "bf16-mixed":
         values["precision"] = "bf16"  # frozen 16-bit base: adapters train in the model's dtype (PEFT, LitGPT)
     elif values["precision"] == "bf16-mixed" and not re.search(r"mixed|amp|autocast", row["precision"].lower()):
         values["precision"] = fw.full_precision  # "bf16" alone: the framework decides whether states stay fp32

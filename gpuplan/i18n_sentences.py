@@ -78,7 +78,7 @@ TEMPLATES: dict[str, str] = {
     # where an option applies (gpuplan.options.Applies.text), as the sentences above name it
     "training (--task finetune or pretrain)": "训练（--task finetune 或 pretrain）",
     "inference (--task infer or serve)": "推理（--task infer 或 serve）",
-    "--method lora or qlora": "--method lora 或 qlora", "jobs that end": "有终点的任务（finetune、pretrain、infer）",
+    "--method lora, qlora or dora": "--method lora、qlora 或 dora", "jobs that end": "有终点的任务（finetune、pretrain、infer）",
     "drop {option}.": "请去掉 {option}。",
     "QLoRA's frozen base is NF4 by definition.": "QLoRA 的冻结底座按定义就是 NF4。",
     "drop --quant, or use --method lora --quant int8 (or int4) for another base format.":
@@ -1143,6 +1143,10 @@ TEMPLATES: dict[str, str] = {
     "LoRA (Hu et al. 2021), rank {s.lora_rank}, targets {s.lora_targets}; embedding and output layer trained too "
     "(PEFT modules_to_save)":
         "LoRA（Hu et al. 2021），秩 {s.lora_rank}，目标层 {s.lora_targets}；词嵌入和输出层也参与训练（PEFT modules_to_save）",
+    "DoRA (Liu et al. 2024): LoRA rank {s.lora_rank}, targets {s.lora_targets}, and a trained magnitude per output feature; PEFT's forward multiplies the input by each adapted weight again and keeps that product and the adapters' output":
+        "DoRA（Liu et al. 2024）：LoRA 秩 {s.lora_rank}，目标层 {s.lora_targets}，外加每个输出特征一个可训练的幅度；PEFT 的前向会再用每个被适配的权重乘一次输入，并保留这个乘积和适配器的输出",
+    "DoRA (Liu et al. 2024): LoRA rank {s.lora_rank}, targets {s.lora_targets}, and a trained magnitude per output feature; PEFT's forward multiplies the input by each adapted weight again and keeps that product and the adapters' output; embedding and output layer trained too (PEFT modules_to_save)":
+        "DoRA（Liu et al. 2024）：LoRA 秩 {s.lora_rank}，目标层 {s.lora_targets}，外加每个输出特征一个可训练的幅度；PEFT 的前向会再用每个被适配的权重乘一次输入，并保留这个乘积和适配器的输出；词嵌入和输出层也参与训练（PEFT modules_to_save）",
     "QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}":
         "QLoRA（Dettmers et al. 2023）：NF4 底座 + LoRA 秩 {s.lora_rank}，目标层 {s.lora_targets}",
     "QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}; embedding and output "

@@ -109,7 +109,7 @@ SERVING = Applies(frozenset({Task.SERVE}), text="--task serve", refusal=_serving
 BATCH_INFERENCE = Applies(frozenset({Task.INFER}), text="--task infer", refusal=_batch_only)
 RUNS_TO_AN_END = Applies(frozenset({Task.FINETUNE, Task.PRETRAIN, Task.INFER}), text="jobs that end",
                          refusal=_runs_to_an_end)
-LORA = Applies(methods=frozenset({Method.LORA, Method.QLORA}), text="--method lora or qlora")
+LORA = Applies(methods=frozenset({Method.LORA, Method.QLORA, Method.DORA}), text="--method lora, qlora or dora")
 PTUNING = Applies(methods=frozenset({Method.PTUNING}), text="--method ptuning")
 FULL_TRAINING = Applies(frozenset({Task.FINETUNE, Task.PRETRAIN}), frozenset({Method.FULL}),
                         text="training every weight (--task pretrain, or --method full)")
@@ -195,7 +195,7 @@ _SERVE = "plan serve"
 OPTIONS: tuple[Option, ...] = (
     # the work (make_job)
     Option("method", "--method", Method, Method.FULL, stages=_JOB, by_command=(("plan finetune", Method.LORA),),
-           help=("full, lora, qlora, ptuning or freeze.", "方法：full、lora、qlora、ptuning 或 freeze。")),
+           help=("full, lora, qlora, dora, ptuning or freeze.", "方法：full、lora、qlora、dora、ptuning 或 freeze。")),
     _o("--samples", 0, 1e12, above=True, default=0.0, applies=TRAINING, stages=_JOB, form="COUNT",
        help=("Training samples, e.g. 10k.", "训练样本数，例如 10k。")),
     _o("--tokens-per-sample", 0, 1e7, above=True, default=0.0, applies=TRAINING, stages=_JOB, form="COUNT",

@@ -470,6 +470,7 @@ class Method(StrEnum):
     FULL = "full"
     LORA = "lora"
     QLORA = "qlora"
+    DORA = "dora"
     PTUNING = "ptuning"
     FREEZE = "freeze"
 
@@ -480,8 +481,9 @@ class Method(StrEnum):
 
     @property
     def low_rank(self) -> bool:
-        """LoRA adapters (on a 16-bit or, for QLoRA, an NF4 base): --lora-rank and --lora-targets apply."""
-        return self in (Method.LORA, Method.QLORA)
+        """LoRA adapters (on a 16-bit or, for QLoRA, an NF4 base; DoRA's carry a magnitude vector too): --lora-rank
+        and --lora-targets apply."""
+        return self in (Method.LORA, Method.QLORA, Method.DORA)
 
     @property
     def trains_base(self) -> bool:
@@ -492,7 +494,7 @@ class Method(StrEnum):
     @property
     def new_weights(self) -> bool:
         """Trains weights the base does not have (LoRA adapters, a P-tuning prefix), kept in 16-bit."""
-        return self in (Method.LORA, Method.QLORA, Method.PTUNING)
+        return self in (Method.LORA, Method.QLORA, Method.DORA, Method.PTUNING)
 
     @property
     def quantizes_base(self) -> bool:

@@ -10,8 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuplan.catalog import Catalog, load_catalog
+from gpuplan.errors import InputError
 from gpuplan.estimate.calibration import fitted
+from gpuplan.estimate.flops import train_flops_per_token
 from gpuplan.estimate.memory import (
+    activation_bytes_per_token,
     inference_memory,
     kv_bytes_per_token,
     kv_cache_bytes,
@@ -24,6 +27,7 @@ from gpuplan.estimate.memory import (
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
+from gpuplan.estimate.train_time import train_seconds
 from gpuplan.types import InferSetup, Parallelism, TrainSetup
 
 # ---------------------------------------------------------------- weights
@@ -154,6 +158,61 @@ def test_peft_adapts_a_fused_qkv_projection_as_one_module(catalog: Catalog) -> N
     assert trainable_params(llama, replace(hf, lora_rank=32)) == 9_175_040
 
 
+# ---------------------------------------------------------------- DoRA
+
+# Llama-2-7B's adapted linears per layer under all-linear: q, k, v, o (4096 x 4096), gate and up (4096 -> 11008),
+# down (11008 -> 4096): 42,496 output features and 202,375,168 weights per layer, 32 layers
+DORA_OUTPUTS, DORA_WEIGHTS = 42_496 * 32, 202_375_168 * 32
+
+
+def test_dora_trains_one_magnitude_per_output_feature_as_ms_swift_counts(catalog: Catalog) -> None:
+    # ms-swift docs/source_en/LLM/Benchmark.md @cdb169b7 ('Tuners'), Qwen-7B-Chat rank 8 on every linear:
+    # lora 17.8913 M trainable, dora (use_dora=True) 19.2512 M; the difference is 32 layers x (c_attn 12,288 +
+    # attn.c_proj 4,096 + w1 11,008 + w2 11,008 + mlp.c_proj 4,096)
+    m = catalog.model("Qwen-7B")
+    lora = TrainSetup(method="lora", lora_rank=8, lora_targets="all-linear")
+    assert trainable_params(m, lora) == 17_891_328
+    assert trainable_params(m, replace(lora, method="dora")) == 19_251_200
+
+
+def test_dora_keeps_two_products_of_each_adapted_output_and_costs_more_memory_than_lora(catalog: Catalog) -> None:
+    # PEFT DoraLinearLayer.forward (peft @0a6cd5a4): the magnitude's gradient needs x W^T and the adapters' output,
+    # both bf16 and as wide as each adapted linear's output: 2 x 2 bytes x 42,496 per token per layer
+    m = catalog.model("Llama-2-7B")
+    lora = TrainSetup(method="lora", lora_rank=16, lora_targets="all-linear", framework="hf")
+    dora = replace(lora, method="dora")
+    extra = activation_bytes_per_token(m, dora) - activation_bytes_per_token(m, lora)
+    assert extra == pytest.approx(2 * 2 * DORA_OUTPUTS / 32)
+    assert training_memory(m, dora).total > training_memory(m, lora).total
+    assert training_memory(m, replace(dora, lora_targets="qv")).total < training_memory(m, dora).total
+
+
+def test_dora_runs_each_adapted_matmul_again_forward_and_backward(catalog: Catalog) -> None:
+    # x W^T once more in forward and its input gradient in backward (2 + 2 FLOPs per weight), and once more in the
+    # recomputed forward under full activation checkpointing
+    m = catalog.model("Llama-2-7B")
+    lora = TrainSetup(method="lora", lora_rank=16, lora_targets="all-linear")
+    dora = replace(lora, method="dora")
+    assert train_flops_per_token(m, dora) - train_flops_per_token(m, lora) == pytest.approx(4 * DORA_WEIGHTS)
+    full = replace(lora, recompute="full")
+    assert train_flops_per_token(m, replace(full, method="dora")) - train_flops_per_token(m, full) == pytest.approx(
+        6 * DORA_WEIGHTS)
+
+
+def test_ms_swift_dora_takes_about_the_time_its_extra_matmuls_imply(catalog: Catalog) -> None:
+    # ms-swift Benchmark.md @cdb169b7: Qwen-7B-Chat on one A100, 87,543 samples over 2 epochs with gradient
+    # checkpointing: lora 91,974 s, dora 171,111 s (1.86 x); the estimate's ratio on the same setup
+    m, gpu = catalog.model("Qwen-7B"), catalog.gpu("A100-80GB")
+    lora = TrainSetup(method="lora", lora_rank=8, lora_targets="all-linear", recompute="full", seq_len=2048)
+    ratio = train_seconds(m, gpu, replace(lora, method="dora"), 1e8) / train_seconds(m, gpu, lora, 1e8)
+    assert pytest.approx(ratio, rel=0.06) == 171_110.54 / 91_974.29
+
+
+def test_an_unknown_fine_tuning_method_is_still_refused() -> None:
+    with pytest.raises(InputError, match="galore"):
+        TrainSetup(method="galore")
+
+
 # ---------------------------------------------------------------- properties
 
 CAT = load_catalog()
@@ -162,7 +221,7 @@ MODELS = ["Llama-3.1-8B", "Mistral-7B", "DeepSeek-V2-Lite", "Qwen3-30B-A3B", "Ge
 models = st.sampled_from(MODELS).map(CAT.model)
 engines = st.sampled_from(["hf", "vllm", "sglang", "trtllm", "llamacpp"])
 formats = st.sampled_from(["bf16", "fp8", "int8-wo", "int4-wo", "awq-int4", "gguf-q4_k_m", "fp32"])
-methods = st.sampled_from(["full", "lora", "qlora", "ptuning", "freeze"])
+methods = st.sampled_from(["full", "lora", "qlora", "dora", "ptuning", "freeze"])
 recomputes = st.sampled_from(["none", "selective", "full"])
 optimizers = st.sampled_from(["adamw", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor"])
 frameworks = st.sampled_from(["hf", "deepspeed", "megatron", "torchtitan"])

@@ -12,7 +12,7 @@ trained like the rest.
 
 from __future__ import annotations
 
-from gpuplan.estimate.memory import per_layer_params, setup_lora_params
+from gpuplan.estimate.memory import adapted_linears, per_layer_params, setup_lora_params
 from gpuplan.estimate.params import count_params, global_attention_params, mlp_params
 from gpuplan.types import Method, ModelSpec, Recompute, TrainSetup
 
@@ -113,6 +113,8 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
         total = 2 * fwd + adapter  # forward + input gradients through the frozen base
         if s.train_embeddings:  # the output layer's weight gradient (the embedding's is a scatter-add)
             total += 2 * m.vocab * m.hidden
+        if s.method == Method.DORA:  # PEFT's DoRA multiplies x by each adapted weight again: forward + input grad
+            total += (6 if s.recompute == Recompute.FULL else 4) * adapted_linears(m, s)[0]  # full: one more forward
     elif s.method == Method.PTUNING:
         prefix = attention_flops_per_token(m, s.prefix_len)
         total = 2 * (fwd + prefix)

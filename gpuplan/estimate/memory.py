@@ -770,7 +770,8 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     if s.method == Method.FULL:
         return count_params(m).total + untied_head_params(m, s)
     if s.method.low_rank:
-        return setup_lora_params(m, s) + (embedding_params(m) if trains_embeddings(s) else 0)
+        magnitude = adapted_linears(m, s)[1] if s.method == Method.DORA else 0
+        return setup_lora_params(m, s) + magnitude + (embedding_params(m) if trains_embeddings(s) else 0)
     if s.method == Method.PTUNING:
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
     if s.method == Method.FREEZE:
@@ -894,6 +895,34 @@ def setup_lora_params(m: ModelSpec, s: TrainSetup) -> float:
 _lora_params: IdentityMemo[float] = IdentityMemo(256)
 
 
+def adapted_linears(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
+    """(weights, output features) of every linear a LoRA setup adapts, summed over the model's layers: a DoRA
+    magnitude vector has one entry per output feature of each, and DoRA's forward multiplies the input by each
+    adapted weight a second time (:func:`dora_activation_bytes_per_token`)."""
+    fused = peft_fused_qkv(m, s)
+    layers = [(m.n_attention_layers, lora_targets(m, s.lora_targets, fused))]
+    if m.n_linear_layers:
+        layers.append((m.n_linear_layers, linear_layer_lora_targets(m, s.lora_targets)))
+    if m.n_layers_without_ffn and s.lora_targets in ("mlp", "all-linear"):
+        layers.append((-m.n_layers_without_ffn, _mlp_targets(m)))
+    weights = sum(n * sum(i * o for i, o in shapes) for n, shapes in layers)
+    outputs = sum(n * sum(o for _, o in shapes) for n, shapes in layers)
+    return float(weights), float(outputs)
+
+
+def dora_activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
+    """What DoRA (Liu et al. 2024) keeps per token per layer beyond LoRA, averaged over the layers.
+
+    PEFT's ``DoraLinearLayer.forward`` (huggingface/peft src/peft/tuners/lora/dora.py
+    @0a6cd5a459262e590346d1c2856759cedd14c615) returns ``(g/‖W + s·BA‖ - 1) · (x Wᵀ) + g/‖W + s·BA‖ · s·B(A(x))``
+    with the column norm detached and the magnitude ``g`` trained: the two products keep their 16-bit operands of
+    the adapted linear's output width for ``g``'s gradient, the recomputed base output ``x Wᵀ`` and the adapters'
+    output. The norm's full-size ``W + s·BA`` lives only inside the forward of one linear and is not kept."""
+    if s.method != Method.DORA:
+        return 0.0
+    return 2 * act_bytes(s) * adapted_linears(m, s)[1] / m.n_layers
+
+
 def _lora_params_of(m: ModelSpec, rank: int, targets: str, fused_qkv: bool = False) -> float:
     attending = m.n_attention_layers * sum(rank * (i + o) for i, o in lora_targets(m, targets, fused_qkv))
     if not m.n_linear_layers:
@@ -985,7 +1014,8 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
         linear = _linear_layer_activation_bytes(m, norm_in, ab, keeps_inputs or (
             reads_x and s.lora_targets == "all-linear"))
         attn = (m.n_attention_layers * attn + m.n_linear_layers * linear) / m.n_layers
-    return attn + mlp + _adapter_input_bytes(m, s) + padded_adapter_output_bytes(m, s)
+    return (attn + mlp + _adapter_input_bytes(m, s) + padded_adapter_output_bytes(m, s)
+            + dora_activation_bytes_per_token(m, s))
 
 
 def padded_adapter_output_bytes(m: ModelSpec, s: TrainSetup) -> float:
@@ -2004,6 +2034,9 @@ def _method_source(s: TrainSetup) -> str:
         "lora": f"LoRA (Hu et al. 2021), rank {s.lora_rank}, targets {s.lora_targets}" + _embeddings_note(s),
         "qlora": f"QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}"
                  + _embeddings_note(s),
+        "dora": f"DoRA (Liu et al. 2024): LoRA rank {s.lora_rank}, targets {s.lora_targets}, and a trained magnitude "
+                "per output feature; PEFT's forward multiplies the input by each adapted weight again and keeps that "
+                "product and the adapters' output" + _embeddings_note(s),
         "ptuning": f"P-tuning v2 (Liu et al. 2022): prefix of {s.prefix_len} per layer for K and V",
         "freeze": f"freeze: last {s.trainable_layers} layers trained",
     }[s.method]

@@ -943,7 +943,7 @@ function setUp() {
   // adapters train in pure bf16 as the planner assumes; full training in mixed precision
   const precision = () => {
     const f = estimateForm.elements;
-    const adapter = f.task.value === "finetune" && ["lora", "qlora", "ptuning"].includes(f.method.value);
+    const adapter = f.task.value === "finetune" && ["lora", "qlora", "dora", "ptuning"].includes(f.method.value);
     f.precision.value = adapter ? "bf16" : "bf16-mixed";
   };
   estimateForm.elements.method.addEventListener("change", precision);
