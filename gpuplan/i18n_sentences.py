@@ -1613,4 +1613,8 @@ TEMPLATES: dict[str, str] = {
         '请把专家分到一个能同时整除两者的 rank 数上。',
     'EP {par.ep} does not divide the {stage} GPUs of a pipeline stage (TP × CP × DP).':
         'EP {par.ep} 不能整除一个流水线阶段的 {stage} 个 GPU（TP × CP × DP）。',
+    "'{name}' is a GGUF whose publisher chose each tensor's type (unsloth UD-*, bartowski *_K_L): it has no fixed "
+    "bits per weight.": "'{name}' 是发布者自行决定每个张量类型的 GGUF（unsloth UD-*、bartowski *_K_L）：没有固定的每权重位数。",
+    "use the llama.cpp type it is built on, --quant {base}; the file is larger than that type's estimate.":
+        "请用它所基于的 llama.cpp 类型 --quant {base}；文件比该类型的估计更大。",
 }

@@ -427,3 +427,25 @@ def test_vllm_under_pipeline_parallelism_schedules_synchronously_again(catalog: 
     serial = _engine_steps(catalog, 8, "host_seq_s_vllm", 20e-6, engine="vllm", engine_version="0.16.0", pp=2)
     assert overlapped[1] == overlapped[0]
     assert serial[1] > serial[0]
+
+
+# From the smallest llama.cpp file type to Q8_0 and across MLX's bit widths: each step holds fewer bytes, and on a
+# GPU whose batch-1 decode streams the weights each token (an RTX 4090 under llama.cpp's CUDA kernels, which have no
+# ALU floor) it decodes faster. On Apple GPUs the 2- and 3-bit types have no measured ALU floor, so no order there.
+@pytest.mark.parametrize(("engine_name", "formats"), [
+    ("llamacpp", ("gguf-iq1_s", "gguf-iq2_xxs", "gguf-q2_k", "gguf-q3_k_s", "gguf-q3_k_m", "gguf-q3_k_l",
+                  "gguf-iq4_xs", "gguf-q4_k_m", "gguf-q6_k", "gguf-q8_0")),
+    ("mlx", ("mlx-q2", "mlx-q3", "mlx-mxfp4", "mlx-q4", "mlx-q5", "mlx-q6", "mlx-q8")),
+])
+def test_a_smaller_format_holds_fewer_bytes_and_decodes_faster(catalog: Catalog, engine_name: str,
+                                                                formats: tuple[str, ...]) -> None:
+    from gpuplan.estimate.job import estimate_inference, inference_setup
+    from gpuplan.types import Job
+
+    m, gpu = catalog.model("Llama-3.1-8B"), catalog.gpu("RTX-4090" if engine_name == "llamacpp" else "M2-Ultra")
+    job = Job(task="infer", batch=1, prompt_len=512, output_len=128, requests=1)
+    runs = [estimate_inference(m, gpu, job, inference_setup(job, 1, engine_name, f)) for f in formats]
+    weights = [e.memory.breakdown.get("weights") for e in runs]
+    tpot = [e.speed.tpot_s for e in runs if e.speed]
+    assert weights == sorted(weights) and len(set(weights)) == len(weights)
+    assert tpot == sorted(tpot) and len(set(tpot)) == len(tpot)

@@ -508,3 +508,54 @@ def test_the_pool_left_by_quantizing_on_load_sets_the_peak_when_the_step_needs_l
     # a long step holds more than the load did: nothing is added
     long = replace(setup, micro_batch=8, seq_len=8192, recompute="none")
     assert training_memory(m, long, cal).total == training_memory(m, replace(long, nf4_whole_matrix=False), cal).total
+
+
+# ---------------------------------------------------------------- formats users type
+
+@pytest.mark.parametrize(("typed", "name"), [
+    ("Q3_K_M", "gguf-q3_k_m"), ("IQ4_XS", "gguf-iq4_xs"), ("iq2_xxs", "gguf-iq2_xxs"), ("Q2_K", "gguf-q2_k"),
+    ("q4_k_m.gguf", "gguf-q4_k_m"), ("Q4_K", "gguf-q4_k_m"),  # llama-quantize's own alias for Q4_K_M
+    ("Meta-Llama-3.1-8B-Instruct-IQ3_M.gguf", "gguf-iq3_m"), ("Qwen3-32B-Q8_0-00001-of-00002.gguf", "gguf-q8_0"),
+    ("Qwen3-8B-BF16.gguf", "bf16"), ("mlx-3bit", "mlx-q3"), ("MLX 6-bit", "mlx-q6"), ("mlx-mxfp4", "mlx-mxfp4"),
+])
+def test_a_format_as_users_type_it_resolves(typed: str, name: str) -> None:
+    assert weight_format(typed).name == name
+
+
+@pytest.mark.parametrize(("typed", "built_on"), [
+    ("UD-Q4_K_XL", "gguf-q4_k_m"), ("Qwen3-30B-A3B-UD-Q2_K_XL.gguf", "gguf-q2_k"), ("UD-IQ2_XXS", "gguf-iq2_xxs"),
+    ("Q6_K_L", "gguf-q6_k"), ("UD-Q8_K_XL", "gguf-q8_0"),  # no Q8_K file type: unsloth's upcast Q8_0
+])
+def test_a_gguf_with_its_publishers_own_tensor_types_is_refused_naming_the_base_type(typed: str,
+                                                                                      built_on: str) -> None:
+    # unsloth's dynamic quants and bartowski's *_K_L choose tensor types a llama.cpp file type does not
+    with pytest.raises(InputError) as err:
+        weight_format(typed)
+    assert err.value.field == "--quant" and f"--quant {built_on}" in err.value.fix
+
+
+def test_an_unknown_format_is_refused_naming_quant() -> None:
+    with pytest.raises(InputError) as err:
+        weight_format("q4_k_q")
+    assert err.value.field == "--quant" and "gguf-q4_k_m" in str(err.value)
+
+
+def test_mlx_bit_widths_carry_a_16_bit_scale_and_bias_per_64_weights() -> None:
+    # mlx.core.quantize affine mode, group_size 64: b bits + 32/64; mxfp4: 4 bits + an 8-bit scale per 32
+    assert [weight_format(f"mlx-q{b}").bits_per_weight for b in (2, 3, 5, 6)] == [2.5, 3.5, 5.5, 6.5]
+    assert weight_format("mlx-mxfp4").bits_per_weight == 4.25
+
+
+# llama.cpp tools/quantize/README.md @311c2c9f, Llama-3.1-8B table: file sizes in GiB; the format's measured average
+# over the model's 8,030,261,248 weights must give the file back
+@pytest.mark.parametrize(("fmt", "file_gib"), [
+    ("gguf-iq2_xxs", 2.23), ("gguf-q2_k", 2.95), ("gguf-q3_k_s", 3.41), ("gguf-q3_k_l", 4.02), ("gguf-iq4_xs", 4.17),
+    ("gguf-q3_k_m", 3.74),  # quantize.cpp QUANT_OPTIONS: 3.74G @ Llama-3-8B, same shapes
+])
+def test_a_low_bit_gguf_of_llama_3_1_8b_is_the_size_llama_cpp_lists(catalog: Catalog, fmt: str,
+                                                                    file_gib: float) -> None:
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.units import GiB
+
+    est = gguf_weights_bytes(catalog.model("Llama-3.1-8B"), weight_format(fmt))
+    assert est == pytest.approx(file_gib * GiB, abs=0.006 * GiB)

@@ -420,6 +420,9 @@ def test_published_variants_resolve_to_their_preset(catalog: Catalog, typed: str
     ("Qwen2.5-7B-4bit", "Qwen2.5-7B", "-4bit: an MLX conversion"),
     ("DeepSeek-R1-Distill-Qwen-32B-MLX-4Bit", "Qwen2.5-32B", "-MLX-4Bit in any case"),
     ("zai-org/GLM-4.6-FP8", "GLM-4.6", "-FP8"),
+    ("Llama-3.1-8B-Instruct-Q4_K_M.gguf", "Llama-3.1-8B", "a file of a GGUF repository: -Q4_K_M.gguf"),
+    ("Llama-3.1-8B-Instruct-UD-Q4_K_XL.gguf", "Llama-3.1-8B", "an unsloth dynamic-quant file"),
+    ("Qwen3-32B-Q8_0-00001-of-00002.gguf", "Qwen3-32B", "the first shard of a split GGUF"),
 ])
 def test_a_quantized_copy_resolves_to_its_base_preset(catalog: Catalog, typed: str, preset: str, rule: str) -> None:
     assert find_preset(catalog, typed) is catalog.models[preset], rule

@@ -31,9 +31,11 @@ def find_preset(catalog: Catalog, name: str) -> ModelEntry | None:
 # A suffix that names a quantized or converted copy of a checkpoint, not another architecture: the weight format is
 # the --quant option's (or a benchmark row's precision column), never read from the name. GGUF files
 # (bartowski/…-GGUF, unsloth/…-GGUF), AutoAWQ/AutoGPTQ exports (Qwen/Qwen-7B-Chat-AWQ, Qwen/Qwen1.5-7B-Chat-GPTQ-Int4),
-# MLX conversions (mlx-community/Qwen2.5-7B-Instruct-4bit, …-MLX-4bit), bitsandbytes uploads (unsloth/…-bnb-4bit)
+# MLX conversions (mlx-community/Qwen2.5-7B-Instruct-4bit, …-MLX-4bit), bitsandbytes uploads (unsloth/…-bnb-4bit),
+# and the files inside a GGUF repository (…-Instruct-Q4_K_M.gguf, …-UD-Q4_K_XL.gguf, …-Q8_0-00001-of-00002.gguf)
 _COPY_SUFFIX = re.compile(r"[-_.](?:gguf|awq|gptq(?:[-_]int[348])?|int[348]|mlx(?:[-_]\d+[-_]?bit)?|\d+[-_]?bits?"
-                          r"|bnb[-_]\d+bit|fp8(?:[-_]dynamic)?)$", re.IGNORECASE)
+                          r"|bnb[-_]\d+bit|fp8(?:[-_]dynamic)?"
+                          r"|(?:ud[-_])?i?q\d_[a-z0-9]+(?:_[a-z]{1,2})?|\d{5}-of-\d{5})$", re.IGNORECASE)
 _GGUF_COPY = re.compile(r"[-_.]gguf$", re.IGNORECASE)
 # bartowski writes a re-published repo as '<original owner>_<original name>' (bartowski/google_gemma-3-12b-it-GGUF)
 _OWNER_IN_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9.\-]*?)_([A-Za-z0-9].*)$")

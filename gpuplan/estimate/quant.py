@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -69,11 +70,50 @@ def _weight_format(name: str, field: str) -> WeightFormat:
     for fmt in formats:  # gguf names keep their underscore (gguf-q4_k_m)
         if fmt.replace("_", "-") == key:
             return formats[fmt]
+    typed = _typed_format(name, field)
+    if typed is not None and typed in formats:
+        return formats[typed]
     from gpuplan.errors import close_matches
 
     hint = close_matches(name, list(formats))
     did = f"; did you mean {', '.join(hint)}?" if hint else "."
     raise InputError(field, f"unknown weight format '{name}'{did}", f"use one of: {', '.join(formats)}.")
+
+
+# A llama.cpp file type as users type it (Q3_K_M, IQ4_XS) or as it ends a GGUF file name
+# (Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf, ...-Q8_0-00001-of-00002.gguf); F16/BF16/F32 files are 16/32-bit
+_GGUF_TYPE = re.compile(r"(?:^|[-_. ])(i?q\d_[a-z0-9]+(?:_[a-z]{1,2})?|b?f16|f32)(?:-\d{5}-of-\d{5})?(?:\.gguf)?$")
+_MLX_BITS = re.compile(r"^mlx[-_ ]?q?(\d)[-_ ]?(?:bits?)?$")  # mlx-3bit, MLX 6-bit, mlx_q5
+# Files whose publisher picks tensor types outside llama.cpp's file types: unsloth's dynamic quants (UD-Q4_K_XL,
+# UD-IQ2_XXS) choose per model which tensors to keep at more bits; bartowski's Q4_K_L/Q6_K_L keep the token table
+# and output in Q8_0. Neither has one bits per weight to read from a table.
+_UNSLOTH_DYNAMIC = re.compile(r"(?:^|[-_. ])ud[-_]")
+_LARGE_SUFFIX = re.compile(r"_x?l$")
+# llama-quantize's own shorthands (tools/quantize/quantize.cpp QUANT_OPTIONS: "alias for Q4_K_M")
+_K_ALIASES = {"q3_k": "q3_k_m", "q4_k": "q4_k_m", "q5_k": "q5_k_m"}
+
+
+def _typed_format(name: str, field: str) -> str | None:
+    """The ``quant_formats.csv`` name of a GGUF type or MLX bit width as users type it, else None; a GGUF whose
+    publisher picked its own tensor types raises InputError naming the llama.cpp type it is built on."""
+    text = name.strip().lower()
+    mlx = _MLX_BITS.match(text)
+    if mlx:
+        return f"mlx-q{mlx.group(1)}"
+    gguf = _GGUF_TYPE.search(text)
+    if gguf is None:
+        return None
+    ggml = _K_ALIASES.get(gguf.group(1), gguf.group(1))
+    typed = {"f16": "fp16", "bf16": "bf16", "f32": "fp32"}.get(ggml, f"gguf-{ggml}")
+    if _UNSLOTH_DYNAMIC.search(text) or (typed not in weight_formats() and _LARGE_SUFFIX.search(ggml)):
+        stem = _LARGE_SUFFIX.sub("", ggml)
+        base = f"gguf-{_K_ALIASES.get(stem, stem)}"
+        base = base if base in weight_formats() or not stem.startswith("q8") else "gguf-q8_0"  # UD-Q8_K_XL
+        raise InputError(field, f"'{name}' is a GGUF whose publisher chose each tensor's type (unsloth UD-*, "
+                                f"bartowski *_K_L): it has no fixed bits per weight.",
+                         f"use the llama.cpp type it is built on, --quant {base}; the file is larger than that "
+                         f"type's estimate.")
+    return typed
 
 
 KV_BYTES_PER_VALUE = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0, "int8": 1.0, "q8_0": 34 / 32,

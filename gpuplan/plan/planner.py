@@ -365,7 +365,7 @@ def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constrain
             if current != q and (current is None or weight_format(current).bits_per_weight > weight_format(q)
                                  .bits_per_weight):
                 changes.append((f"quantize to {q}", replace(job, weight_format=q), replace(c, quant=q)))
-        if not (current or "").startswith("gguf"):
+        if not current or not weight_format(current).name.startswith("gguf"):  # Q4_K_M, model-Q4_K_M.gguf too
             changes += [(f"serve with {e}", job, replace(c, engine=e)) for e in (Engine.VLLM, Engine.SGLANG)
                         if e != c.engine]
     if job.task is Task.FINETUNE:
