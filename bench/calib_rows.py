@@ -57,7 +57,7 @@ _FRAMEWORKS = (("llm.c", "llmc"), ("llama-factory", "llama-factory"), ("llamafac
                # as the hand-optimised class, as bench/cases.yaml times the Llama 2 runs
                ("meta custom training", "megatron"),
                ("glm-4 finetune", "glm4"), ("glm-4", "glm4"), ("chatglm", "chatglm"),
-               ("qwen finetune.py", "qwen"),
+               ("qwen finetune.py", "qwen"), ("xtuner", "xtuner"),
                ("hf trainer", "hf"), ("seq2seqtrainer", "hf"), ("peft", "hf"), ("transformers", "hf"),
                ("deepspeed", "deepspeed"))
 
@@ -505,6 +505,21 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 # ---------------------------------------------------------------- fine-tuning
 
 _METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "dora", "ptuning": "ptuning", "freeze": "freeze"}
+
+# ms-swift releases whose ``swift sft`` trains LoRA when no --sft_type is given: SftArguments.sft_type defaults to
+# 'lora' in swift/llm/utils/argument.py at v2.0.0 (b8864068c1c09623becd7405c3530d0a1686e08c), v2.0.5
+# (ba3e277b1d70f669f4f125b7f6cf66a7f20721cc), v2.1.0 (66d9cf4c0511312fbddd57c7f672aa70c154462c) and at
+# 1fc148abb500880ed3d0b95b597e660c9a0b0300, the commit that published the benchmark's sequence-parallel table
+_SWIFT_LORA_DEFAULT = re.compile(r"\bms-swift ~?2\.[01]\b")
+
+
+def _method(row: dict[str, str]) -> str | None:
+    """gpuplan's method for a row: the one its method column names, or, where the row says the tuner was left at
+    its default, the default of the ms-swift release the row states (``_SWIFT_LORA_DEFAULT``)."""
+    label = row["method"].strip().lower()
+    if "tuner not stated" in label and _SWIFT_LORA_DEFAULT.search(row["framework_version"]):
+        return "lora"
+    return _METHODS.get(label)
 # module names of the adapted linears, as sources write them (Llama, Qwen v1, Baichuan, GLM, GPT-2 styles)
 _ATTENTION_MODULES = {"q", "k", "v", "o", "q_proj", "k_proj", "v_proj", "o_proj", "c_attn", "w_pack",
                       "query_key_value", "qkv_proj", "wqkv", "attention", "attn"}
@@ -554,6 +569,9 @@ def _finetune_parallel(text: str, n: int, zero: int) -> Parallelism:
     fine-tuning tables), data parallel over the GPUs left; "sequence parallel off" where the config turns it off."""
     if n > 1 and re.search(r"device_map|model split", text.lower()):
         return Parallelism(pp=n)
+    ulysses = _sequence_parallel(text, n)
+    if ulysses > 1:
+        return Parallelism(cp=ulysses, dp=n // ulysses, zero=zero)
     degrees = {k.lower(): int(v) for k, v in re.findall(r"\b(TP|PP|CP)\s*=?\s*(\d+)\b", text)}
     if degrees:
         tp, pp, cp = (degrees.get(k, 1) for k in ("tp", "pp", "cp"))
@@ -565,6 +583,53 @@ def _finetune_parallel(text: str, n: int, zero: int) -> Parallelism:
     # one GPU under DeepSpeed keeps its stage: nothing is sharded, but DeepSpeed's optimizer runs the step
     deepspeed = "deepspeed" in text.lower()
     return Parallelism(dp=n, zero=zero if n > 1 or deepspeed else 0)
+
+
+def _sequence_parallel(text: str, n: int) -> int:
+    """The sequence-parallel degree a row's layout names ("XTuner sequence parallel size 8"), else 1. XTuner's
+    sequence parallelism (and ms-swift's, which runs XTuner's) splits every sequence over that many GPUs and
+    exchanges the attention inputs by all-to-all, as DeepSpeed Ulysses does (InternLM/xtuner
+    docs/zh_cn/acceleration/train_extreme_long_sequence.rst @43ef6ab9972fafd6a614effefcc579be7adc569c): a GPU
+    computes its share of the tokens, which is what context parallelism (``Parallelism.cp``) divides; the
+    all-to-alls are not timed, as a context-parallel ring's exchanges are not."""
+    m = re.search(r"sequence parallel size\s*(\d+)", text, re.IGNORECASE)
+    degree = int(m.group(1)) if m else 1
+    if n % degree:
+        raise ValueError(f"{n} GPUs do not split into sequence-parallel groups of {degree}")
+    return degree
+
+
+# The ZeRO stage a framework's documented launch passes, for a DeepSpeed run that does not state its stage:
+# XTuner's README launches `xtuner train ... --deepspeed deepspeed_zero2` (InternLM/xtuner README.md
+# @43ef6ab9972fafd6a614effefcc579be7adc569c), as its long-sequence guide does
+# (docs/zh_cn/acceleration/train_extreme_long_sequence.rst, same commit)
+_DOCUMENTED_ZERO = {"xtuner": 2}
+
+
+def _zero2_floor_bytes(model: ModelSpec, n: int, seq_per_gpu: float) -> float:
+    """The least a GPU holds in a ZeRO-2 full fine-tune with mixed-precision AdamW and full recomputation, no
+    fitted parameter: the whole 16-bit weights, 16-bit gradients and the fp32 master weights and Adam moments
+    sharded over at most ``n`` GPUs (Rajbhandari et al. 2020, ZeRO, sec. 5: (2 + 2 + K)·Ψ/N_d with K = 12 for
+    P_os+g, weights not partitioned), and each layer's 16-bit input, which a checkpointed layer keeps
+    (Korthikanti et al. 2022, sec. 4.1: 2·s·b·h bytes per layer)."""
+    n_params = count_params(model).total
+    return n_params * (2 + 14 / n) + model.n_layers * seq_per_gpu * model.hidden * 2
+
+
+def _unstated_zero(row: dict[str, str], fw: Framework, model: ModelSpec, gpu: Any) -> tuple[int, str]:
+    """The ZeRO stage of a DeepSpeed run whose row leaves it unstated, and the assumption: the framework's
+    documented stage (``_DOCUMENTED_ZERO``), or ZeRO-3 where a documented ZeRO-2 cannot have run, as what every GPU
+    would hold under it (``_zero2_floor_bytes``) exceeds its memory."""
+    stage = _DOCUMENTED_ZERO.get(fw.framework)
+    if not stage or "deepspeed" not in row["parallelism"].lower() or _int(row["zero_stage"]) is not None:
+        return 0, ""
+    n = _int(row["gpu_count"]) or 1
+    seq_per_gpu = (_int(row["seq_len"]) or 0) / _sequence_parallel(row["parallelism"], n)
+    floor = _zero2_floor_bytes(model, n, seq_per_gpu)
+    if stage == 2 and floor > gpu.memory_bytes:
+        return 3, (f"ZeRO stage unstated: 3, as {fw.name}'s documented ZeRO-2 would hold at least "
+                   f"{floor / 2**30:.0f} GiB of states and layer inputs on a {gpu.name}")
+    return stage, f"ZeRO stage unstated: {fw.name}'s documented launch (ZeRO-{stage})"
 
 
 def _lora_dropout(row: dict[str, str], fw: Framework) -> float:
@@ -703,7 +768,7 @@ def _targets(text: str) -> str:
 
 
 def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
-    method = _METHODS.get(row["method"].strip().lower())
+    method = _method(row)
     if method is None:
         return None, f"method '{row['method'][:60]}' is not one gpuplan models"
     model = _model(cat, row)
@@ -723,13 +788,15 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, "Megatron layout not stated in the row (its TP/PP degrees)"
     # a launcher that runs the engine (ms-swift + DeepSpeed) applies its own defaults to what the row leaves out
     launcher = (framework_of(row["framework_version"]) if fw.stack == "deepspeed" else None) or fw
-    zero = _int(row["zero_stage"]) or _fsdp_stage(row["parallelism"])
+    zero, zero_assumed = _unstated_zero(row, fw, model, gpu)
+    zero = _int(row["zero_stage"]) or _fsdp_stage(row["parallelism"]) or zero
     if "offload_params" in row["parallelism"].lower() or "param offload" in row["parallelism"].lower():
         return None, "FSDP with the parameters offloaded to CPU memory: parameter offload is not modelled"
     base = _base_format(row["quant_base"], method)
     if base == "":
         return None, f"quantized base '{row['quant_base'][:40]}' is not a format gpuplan models"
     recompute, assumed = _recompute(row["grad_checkpointing"], launcher, bool(base) or method == "qlora")
+    assumed = "; ".join(a for a in (assumed, zero_assumed) if a)
     optimizer = row["optimizer"].lower()
     opt = ("paged-adamw-8bit" if "paged" in optimizer and "8" in optimizer else "adamw-8bit" if "8bit" in optimizer
            or "8-bit" in optimizer else "paged-adamw" if "paged" in optimizer else "sgd" if "sgd" in optimizer

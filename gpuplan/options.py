@@ -185,7 +185,7 @@ def _o(flag: str, low: float, high: float, **kw: Any) -> Option:
 
 _JOB, _LAYOUT, _PLAN = ("job",), ("layout",), ("plan",)
 _FRAMEWORKS = ("llama-factory, hf, trl, torchtune, litgpt, axolotl, unsloth, swift, deepspeed, megatron, torchtitan, "
-               "llm-foundry, chatglm, glm4, qwen, pytorch or llmc")
+               "llm-foundry, chatglm, glm4, qwen, xtuner, pytorch or llmc")
 _GUARDS = ("Llama-Guard-3-1B, Llama-Guard-3-8B, Llama-Guard-4-12B, ShieldGemma-2B, ShieldGemma-9B, "
            "Qwen3Guard-Gen-0.6B, Qwen3Guard-Gen-4B, Qwen3Guard-Gen-8B")
 _SERVE = "plan serve"
@@ -223,7 +223,8 @@ OPTIONS: tuple[Option, ...] = (
                  "it runs on (gpuplan/data/runs_on.csv).",
                  "训练框架：未指定的选项（梯度检查点、优化器、损失、编译）取它的默认值：llama-factory、hf、trl、torchtune、"
                  "litgpt、axolotl、unsloth、swift、deepspeed、megatron、torchtitan、llm-foundry、chatglm、glm4、qwen、"
-                 "pytorch 或 llmc（gpuplan/data/frameworks.csv）；方案只用它支持的显卡（gpuplan/data/runs_on.csv）。")),
+                 "xtuner、pytorch 或 llmc（gpuplan/data/frameworks.csv）；"
+                 "方案只用它支持的显卡（gpuplan/data/runs_on.csv）。")),
     _o("--prompt", 1, 1e7, kind=int, default=1024, applies=INFERENCE, stages=_JOB,
        by_command=((_SERVE, 1000),), help=("Prompt tokens per request.", "每个请求的输入 token 数。")),
     _o("--output", 1, 1e7, kind=int, default=256, applies=INFERENCE, stages=_JOB, by_command=((_SERVE, 300),),

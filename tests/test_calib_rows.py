@@ -154,7 +154,9 @@ def test_a_finetune_row_runs_the_tp_pp_layout_it_names(catalog: Catalog) -> None
     par = case.meta["setup"].parallel
     assert (par.tp, par.pp, par.dp, par.vp, par.n_gpus) == (2, 4, 1, 20, 8)
     assert _finetune_parallel("TP 2, FSDP2 over DP 4, sequence parallel off", 8, 3).sequence_parallel is False
-    assert _finetune_parallel("DDP + sequence parallel size 2", 2, 0).dp == 2  # XTuner's SP is no TP degree
+    # XTuner's sequence parallelism (ms-swift's runs XTuner's) splits each sequence over its group: no TP degree
+    ulysses = _finetune_parallel("DDP + sequence parallel size 2", 4, 0)
+    assert (ulysses.tp, ulysses.cp, ulysses.dp) == (1, 2, 2)
     with pytest.raises(ValueError):
         _finetune_parallel("TP 4, PP 4", 8, 0)
 
@@ -1345,3 +1347,33 @@ def test_lit_gpt_quantized_rows_state_how_their_weights_were_quantized(catalog: 
     assert not (s.quantized_head or s.quantized_at_build or s.quant_release)
     # 8.71 GB read: the int8 weights (output layer included) and the output layer's re-quantization at load
     assert int8.predict(fitted()) == pytest.approx(int8.measured, rel=0.01)
+
+
+def test_xtuner_long_sequence_rows_split_each_sequence_over_the_sequence_parallel_group(catalog: Catalog) -> None:
+    # XTuner's speed table, Llama-2-70B at 128k tokens on 32 A100s with sequence_parallel_size 8: a GPU computes an
+    # eighth of each sequence and 4 groups run in data parallel; the ZeRO stage is unstated, and ZeRO-2 (XTuner's
+    # documented launch) would leave every GPU the whole 16-bit weights, 138 GB: above 80 GiB, so ZeRO-3
+    rows = {r["id"]: r for r in _rows("finetune_more.csv")}
+    case, why = _finetune_case(catalog, rows["ftm-xtuner-llama-2-70b-32gpu-128k-tgs"])
+    assert case is not None, why
+    setup = case.meta["setup"]
+    assert (setup.parallel.cp, setup.parallel.dp, setup.parallel.zero) == (8, 4, 3)
+    assert setup.recompute == "full" and not setup.lengths_vary  # XTuner's checkpointing and packing
+    assert not case.fit and "ZeRO stage unstated" in case.assume
+    # 7B on 8 GPUs at 8k: ZeRO-2 fits, so the documented stage stays
+    small, why = _finetune_case(catalog, rows["ftm-xtuner-llama-2-7b-8gpu-8k-tgs"])
+    assert small is not None, why
+    assert small.meta["setup"].parallel.zero == 2 and "documented launch" in small.assume
+    # the table's 1M row names 8 GPUs beside a config of sequence_parallel_size 16: refused, not bent to fit
+    with pytest.raises(ValueError, match="sequence-parallel groups of 16"):
+        _finetune_case(catalog, rows["ftm-xtuner-llama-2-7b-8gpu-1m-tgs"])
+
+
+def test_an_ms_swift_row_that_left_the_tuner_at_its_default_trains_lora() -> None:
+    # swift sft's --sft_type defaults to 'lora' at v2.0.0 through v2.1.0; a row that does not state its release
+    # keeps its label, which names no method gpuplan models
+    from calib_rows import _method
+
+    row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-swift-sp-chatglm3-6b-32k-2gpu-sp1-itps")
+    assert "tuner not stated" in row["method"] and _method(row) == "lora"
+    assert _method({**row, "framework_version": "ms-swift (release not stated)"}) is None

@@ -292,6 +292,22 @@ def test_a_full_fine_tune_in_ms_swift_keeps_bf16_states_where_llama_factory_upca
     assert not any("pure bf16" in a.value for a in factory.memory.assumptions)
 
 
+def test_xtuner_checkpoints_and_packs_where_the_hf_trainer_does_neither(catalog: Catalog) -> None:
+    # XTuner's SupervisedFinetune turns gradient checkpointing on and its configs pack samples to max_length
+    # (InternLM/xtuner @43ef6ab9): the same LoRA job keeps fewer activations and one sequence length every step
+    m, g = catalog.model("Llama-3.1-8B"), catalog.gpu("A100-80GB")
+    job = make_job("finetune", method="lora", samples=1000, tokens_per_sample=2048, framework="XTuner")
+    assert job.framework == "xtuner"
+    setup = training_setup(job, Parallelism(), 1)
+    assert (setup.recompute, setup.lengths_vary, setup.lora_dropout) == ("full", False, 0.1)
+    xtuner = estimate_config(m, g, job, micro_batch=1, framework="xtuner")
+    hf = estimate_config(m, g, make_job("finetune", method="lora", samples=1000, tokens_per_sample=2048),
+                         micro_batch=1, framework="hf")
+    assert xtuner.memory.breakdown.get("activations") < 0.5 * hf.memory.breakdown.get("activations")
+    line = next(a.value for a in xtuner.memory.assumptions if a.name == "framework")
+    assert "XTuner" in line and "gradient checkpointing on" in line and "packed sequences" in line
+
+
 def test_framework_is_refused_for_inference_and_unknown_names_are_named(catalog: Catalog) -> None:
     with pytest.raises(InputError, match="--framework applies to training"):
         make_job("infer", requests=10, framework="trl")
@@ -305,6 +321,14 @@ def test_plan_cli_takes_a_framework() -> None:
                   "1024", "--framework", "llama-factory", "--top", "1", "--json")
     data = json.loads(out.stdout)
     assert data["pick"]["estimate"]["setup"]["recompute"] == "full"
+    assert "xtuner" in run_cli("plan", "finetune", "--help").stdout
+
+
+def test_plan_cli_runs_xtuner_with_its_checkpointing_and_packing() -> None:
+    out = run_cli("plan", "finetune", "Qwen2.5-7B", "--method", "qlora", "--samples", "2k", "--tokens-per-sample",
+                  "1024", "--framework", "xtuner", "--top", "1", "--json")
+    setup = json.loads(out.stdout)["pick"]["estimate"]["setup"]
+    assert setup["recompute"] == "full" and setup["lengths_vary"] is False
 
 
 # ---------------------------------------------------------------- parts and formats
