@@ -520,6 +520,8 @@ def _method(row: dict[str, str]) -> str | None:
     if "tuner not stated" in label and _SWIFT_LORA_DEFAULT.search(row["framework_version"]):
         return "lora"
     return _METHODS.get(label)
+
+
 # module names of the adapted linears, as sources write them (Llama, Qwen v1, Baichuan, GLM, GPT-2 styles)
 _ATTENTION_MODULES = {"q", "k", "v", "o", "q_proj", "k_proj", "v_proj", "o_proj", "c_attn", "w_pack",
                       "query_key_value", "qkv_proj", "wqkv", "attention", "attn"}
