@@ -168,7 +168,8 @@ def test_aliases_resolve(catalog: Catalog, alias: str, canonical: str) -> None:
     ("Ryzen AI Max+ 395", "Radeon-8060S"), ("DGX Spark", "DGX-Spark"), ("GB10", "DGX-Spark"),
     ("7900XTX", "RX7900XTX"), ("Radeon RX 7900 XT", "RX7900XT"), ("RTX 4060", "RTX4060"),
     ("RTX 4060 Ti", "RTX4060Ti"), ("RTX 4060 Ti 16GB", "RTX4060Ti-16GB"), ("RTX 3050", "RTX3050"),
-    ("AMD Instinct MI100", "MI100"),
+    ("AMD Instinct MI100", "MI100"), ("RTX Titan", "TITAN-RTX"), ("RTX 2060 SUPER", "RTX2060Super"),
+    ("6800XT", "RX6800XT"), ("AMD Radeon RX 6900 XT", "RX6900XT"),
 ])
 def test_benchmark_device_names_resolve(catalog: Catalog, typed: str, canonical: str) -> None:
     assert catalog.gpu(typed).name == canonical
@@ -178,7 +179,7 @@ def test_benchmark_device_names_resolve(catalog: Catalog, typed: str, canonical:
 # ROG Ally's 128-bit LPDDR5-6400, Strix Halo's 256-bit LPDDR5X-8000; the cards' GDDR6 and HBM2 interfaces)
 @pytest.mark.parametrize(("name", "bus_bits", "gbit_per_pin"), [
     ("Radeon-Z1-iGPU", 128, 6.4), ("Radeon-8060S", 256, 8.0), ("Arc-A770", 256, 17.5), ("RX7900XTX", 384, 20.0),
-    ("RTX3050", 128, 14.0), ("MI100", 4096, 2.4),
+    ("RTX3050", 128, 14.0), ("MI100", 4096, 2.4), ("TITAN-RTX", 384, 14.0), ("RX6800XT", 256, 16.0),
 ])
 def test_bandwidth_is_bus_width_times_data_rate(catalog: Catalog, name: str, bus_bits: int,
                                                 gbit_per_pin: float) -> None:
