@@ -169,7 +169,8 @@ def test_aliases_resolve(catalog: Catalog, alias: str, canonical: str) -> None:
     ("7900XTX", "RX7900XTX"), ("Radeon RX 7900 XT", "RX7900XT"), ("RTX 4060", "RTX4060"),
     ("RTX 4060 Ti", "RTX4060Ti"), ("RTX 4060 Ti 16GB", "RTX4060Ti-16GB"), ("RTX 3050", "RTX3050"),
     ("AMD Instinct MI100", "MI100"), ("RTX Titan", "TITAN-RTX"), ("RTX 2060 SUPER", "RTX2060Super"),
-    ("6800XT", "RX6800XT"), ("AMD Radeon RX 6900 XT", "RX6900XT"),
+    ("6800XT", "RX6800XT"), ("AMD Radeon RX 6900 XT", "RX6900XT"), ("GTX 1080 Ti", "GTX1080Ti"),
+    ("RTX 2080", "RTX2080"), ("RTX 2080 Ti", "RTX2080Ti"),
 ])
 def test_benchmark_device_names_resolve(catalog: Catalog, typed: str, canonical: str) -> None:
     assert catalog.gpu(typed).name == canonical
