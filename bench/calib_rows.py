@@ -101,17 +101,20 @@ def _float(text: str) -> float | None:
         return None
 
 
-# FP4 GEMMs in training (Megatron-Core's NVFP4 recipe, MXFP4) run at the FP4 tensor rate, a precision gpuplan's
-# training-time model has no rate for: read as bf16 the row would be compared with a quarter of the peak it used
-_FP4_TRAINING = re.compile(r"\b(nv|mx)?fp4\b")
-_FP4_TRAINING_WHY = "FP4 training (NVFP4/MXFP4 GEMMs) is not a training precision gpuplan models"
+# NVFP4 training (Transformer Engine's NVFP4BlockScaling under Megatron-Core) is gpuplan's fp4-mixed; MXFP4 (or an
+# FP4 recipe not named) is another recipe, with another scale block and GEMM kernels, that gpuplan has no rate for:
+# read as bf16 the row would be compared with a quarter of the peak it used
+_FP4_TRAINING = re.compile(r"\b(mx)?fp4\b")
+_FP4_TRAINING_WHY = "FP4 training other than NVFP4 (MXFP4 GEMMs) is not a training precision gpuplan models"
 
 
 def _precision(text: str) -> str:
     """The training precision a row's text states. FP32 only where no lower compute precision is named: "bf16
     mixed precision, reduce fp32" computes in bf16 (FSDP2's MixedPrecisionPolicy: param_dtype bf16,
-    reduce_dtype fp32), and torchao's "float8" linears are FP8 matmuls."""
+    reduce_dtype fp32), torchao's "float8" linears are FP8 matmuls, and NVFP4 is Transformer Engine's NVFP4 recipe."""
     low = text.lower()
+    if "nvfp4" in low:
+        return "fp4-mixed"
     if "fp8" in low or "float8" in low:
         return "fp8-mixed"
     if "true" in low or "pure" in low or "no amp" in low:

@@ -179,7 +179,7 @@ ZH: dict[str, str] = {
     "allocator reserve on resident tensors": "常驻张量的分配器预留", "peak moment": "显存峰值时刻",
     "optimizer states": "优化器状态", "FLOPs per token": "每 token 浮点运算量",
     "multi-token prediction": "多 token 预测（MTP）",
-    "fp4 gemm share": "FP4 GEMM 效率比例", "standard attention": "标准（非融合）注意力",
+    "fp4 gemm share": "FP4 GEMM 效率比例", "NVFP4 training": "NVFP4 训练", "standard attention": "标准（非融合）注意力",
     "utilisation": "利用率", "links": "互联", "steps": "步数", "memory bandwidth": "显存带宽",
     "memory-bound kernels": "访存受限算子",
     "16-bit tensor peak": "16 位张量峰值", "framework": "训练框架", "engine efficiency": "引擎效率", "batch": "批大小",

@@ -372,6 +372,10 @@ TEMPLATES: dict[str, str] = {
     "use --precision fp16-mixed.": "请用 --precision fp16-mixed。",
     "{gpu.name} has no FP8 tensor cores.": "{gpu.name} 没有 FP8 张量核心。",
     "use --precision bf16-mixed, or an H100/H200/L40S/Blackwell GPU.": "请用 --precision bf16-mixed，或 H100/H200/L40S/Blackwell 显卡。",
+    "{gpu.name} has no FP4 tensor cores (no fp4_tflops in the GPU catalog).":
+        "{gpu.name} 没有 FP4 张量核心（显卡目录中没有 fp4_tflops）。",
+    "use --precision fp8-mixed, or a Blackwell GPU (B200, GB200, B300, GB300).":
+        "请用 --precision fp8-mixed，或 Blackwell 显卡（B200、GB200、B300、GB300）。",
     "P-tuning v2 prefixes need per-head keys and values; MLA models cache a latent instead.":
         "P-tuning v2 的前缀需要每个头各自的键和值；MLA 模型缓存的是潜在向量。",
     "use --method lora.": "请用 --method lora。",
@@ -504,6 +508,13 @@ TEMPLATES: dict[str, str] = {
         "每个 token {w.score_bytes_per_token / 1000000.0} MB 注意力分数矩阵，按显存带宽的 {UNFUSED_ATTENTION_HBM_SHARE} 计；"
         "其 GEMM 计算每一个分数，无论是否被掩码",
     "{share} of FP8's fraction of peak": "FP8 所达峰值比例的 {share}",
+    "the transformer layers' fprop, dgrad and wgrad GEMMs in FP4 at {rate / TERA} TFLOP/s ({share} x the "
+    "datasheet's {gpu.fp4_flops_per_s / TERA}) and the utilisation fitted on FP8 and 16-bit runs; attention, the LM "
+    "head and the router in 16-bit; the casts (Hadamard transform, stochastic rounding) not counted apart, as FP8's "
+    "are not; no FP4 training run is fitted":
+        "Transformer 层的前向、输入梯度和权重梯度 GEMM 以 FP4 计算，速率 {rate / TERA} TFLOP/s（数据手册 "
+        "{gpu.fp4_flops_per_s / TERA} 的 {share} 倍），利用率沿用在 FP8 与 16 位训练上拟合的值；注意力、LM 头和路由器"
+        "保持 16 位；量化转换（Hadamard 变换、随机舍入）与 FP8 一样不单独计入；没有拟合任何 FP4 训练实测",
     "{share} of FP8's fraction of peak (the FP4 rate above is {share} x the datasheet's "
     "{gpu.fp4_flops_per_s / TERA} TFLOP/s)":
         "FP8 所达峰值比例的 {share}（上面的 FP4 速率为数据手册 {gpu.fp4_flops_per_s / TERA} TFLOP/s 的 {share} 倍）",

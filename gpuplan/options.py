@@ -278,8 +278,9 @@ OPTIONS: tuple[Option, ...] = (
                  "none).", "激活重计算：none、selective 或 full（默认取 --framework 的默认值，否则 none）。")),
     Option("precision", "--precision", str, "auto", applies=TRAINING, stages=_LAYOUT, choices=("auto", *PRECISIONS),
            help=("auto (bf16 for adapters, bf16-mixed for full; fp16 on GPUs without BF16), bf16-mixed, fp16-mixed, "
-                 "fp8-mixed, bf16 or fp32.", "auto（适配器用 bf16，全量用 bf16-mixed；不支持 BF16 的显卡用 fp16）、"
-                 "bf16-mixed、fp16-mixed、fp8-mixed、bf16 或 fp32。")),
+                 "fp8-mixed, fp4-mixed (NVFP4 matmuls, Blackwell), bf16 or fp32.",
+                 "auto（适配器用 bf16，全量用 bf16-mixed；不支持 BF16 的显卡用 fp16）、bf16-mixed、fp16-mixed、"
+                 "fp8-mixed、fp4-mixed（NVFP4 矩阵乘，Blackwell）、bf16 或 fp32。")),
     Option("optimizer", "--optimizer", str, applies=TRAINING, stages=_LAYOUT, choices=OPTIMIZERS,  # None: its
            help=("adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, sgd-momentum or adafactor (default: the "
                  "--framework's default, else adamw).", "优化器：adamw、adamw-8bit、paged-adamw、paged-adamw-8bit、"

@@ -635,7 +635,7 @@ class Framework(StrEnum):
 
 METHODS = tuple(Method)
 OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor")
-PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32")
+PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp8-mixed", "fp4-mixed", "bf16", "fp32")
 # the attention kernel families a stack runs on Hopper and newer (data/stacks.csv attention_kernel)
 ATTENTION_FAMILIES = ("flash2", "cudnn")
 # how an AdamW step runs (data/stacks.csv adam_step): "foreach" (torch.optim.AdamW's default on CUDA: each operation on

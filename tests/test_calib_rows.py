@@ -486,13 +486,17 @@ def test_atorch_tflops_read_back_as_tokens_per_second(catalog: Catalog) -> None:
     assert case.fit and "all-gather" not in case.assume
 
 
-def test_fp4_pretraining_is_listed_not_compared_as_bf16(catalog: Catalog) -> None:
-    # Megatron-Bridge's NVFP4 rows ran their GEMMs at the FP4 rate; read as bf16 they would be compared with a
-    # quarter of the peak they used (the reading that made GB300 runs look 61-65 % under-predicted)
+def test_nvfp4_pretraining_is_read_as_fp4_and_mxfp4_is_listed(catalog: Catalog) -> None:
+    # Megatron-Bridge's NVFP4 rows ran their GEMMs at the FP4 rate (Transformer Engine's NVFP4 recipe): gpuplan's
+    # fp4-mixed, never bf16 (read as bf16 they were compared with a quarter of the peak they used, the reading that
+    # made GB300 runs look 61-65 % under-predicted); MXFP4 is another recipe gpuplan has no rate for
     nvfp4 = "trm-mb-2606-gb300-llama31405b-nvfp4-256-g1536-p-tokgpu"
     row = next(r for r in _rows("training_more.csv") if r["id"] == nvfp4)
     case, why = _pretrain_case(catalog, row)
-    assert case is None and "FP4 training" in why
+    assert case is not None, why
+    assert case.meta["setup"].precision == "fp4-mixed"
+    mxfp4, why = _pretrain_case(catalog, {**row, "precision": "MXFP4"})
+    assert mxfp4 is None and "MXFP4" in why
     mxfp8, why = _pretrain_case(catalog, {**row, "precision": "MXFP8"})
     assert mxfp8 is not None, why
     assert mxfp8.meta["setup"].precision == "fp8-mixed"

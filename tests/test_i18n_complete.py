@@ -181,6 +181,8 @@ BAD = [
     ["estimate", "Qwen2.5-0.5B", "--gpu", "T4", "--kv-dtype", "fp4"],
     ["estimate", "Qwen2.5-0.5B", "--gpu", "T4", "--precision", "fp8-mixed", "--task", "finetune", "--samples", "1k",
      "--tokens-per-sample", "256"],
+    ["estimate", "Qwen2.5-0.5B", "--gpu", "H100", "--precision", "fp4-mixed", "--task", "pretrain", "--tokens",
+     "1B"],
     ["estimate", "Qwen2.5-0.5B", "--gpu", "T4", "--batch", "-1"],
     ["estimate", "Qwen2.5-0.5B", "--gpu", "T4", "--task", "dance"],
     ["estimate", "./nope/config.json", "--gpu", "T4"],
@@ -253,6 +255,8 @@ def _english_words(text: str) -> list[str]:
      "--tokens-per-sample", "512", "--n-gpus", "8", "--zero", "3", "--framework", "llama-factory"],
     ["estimate", "Qwen2.5-7B", "--gpu", "L40S", "--task", "serve", "--engine", "vllm"],
     ["estimate", "DeepSeek-V3", "--gpu", "H200", "--task", "infer", "--tp", "8", "--quant", "fp8"],
+    ["estimate", "Llama-3.1-8B", "--gpu", "B200", "--task", "pretrain", "--tokens", "1B", "--precision",
+     "fp4-mixed"],
     # serving fleets: the guard's and multi-LoRA's assumptions and notes (built as dicts, away from any error)
     ["plan", "serve", "Qwen2.5-7B", "--rps", "5", "--guard", "api", "--users", "cn"],
     ["plan", "serve", "Qwen2.5-7B", "--rps", "5", "--ttft-p99", "2s", "--guard", "Llama-Guard-3-1B"],

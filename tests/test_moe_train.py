@@ -215,6 +215,9 @@ def test_fp8_expert_casts_by_hand(catalog: Catalog) -> None:
     assert expert_cast_bytes_per_token(m, fp8) == pytest.approx(9_830_400)
     assert expert_cast_bytes_per_token(m, _megatron(Parallelism(dp=8, ep=8, zero=1))) == 0.0  # BF16: no casts
     assert expert_cast_bytes_per_token(catalog.model("Llama-3.1-8B"), replace(fp8, parallel=Parallelism())) == 0.0
+    # NVFP4 writes the two copies in 4 bits, each with an E4M3 scale per 16 elements: 2 + 2 × (0.5 + 1/16) =
+    # 3.125 bytes per element, 3.125 × 8 × 6,400 × 48 = 7,680,000 bytes per token
+    assert expert_cast_bytes_per_token(m, replace(fp8, precision="fp4-mixed")) == pytest.approx(7_680_000)
 
 
 def test_fp8_gains_a_moe_step_less_than_a_dense_one(catalog: Catalog) -> None:

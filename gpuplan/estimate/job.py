@@ -227,6 +227,9 @@ def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:
     if s.precision.startswith("fp8") and not gpu.fp8_flops_per_s:
         raise InfeasibleError("--precision", f"{gpu.name} has no FP8 tensor cores.",
                               "use --precision bf16-mixed, or an H100/H200/L40S/Blackwell GPU.")
+    if s.precision == "fp4-mixed" and not gpu.fp4_flops_per_s:
+        raise InfeasibleError("--precision", f"{gpu.name} has no FP4 tensor cores (no fp4_tflops in the GPU "
+                              "catalog).", "use --precision fp8-mixed, or a Blackwell GPU (B200, GB200, B300, GB300).")
 
 
 def check_training_method(m: ModelSpec, job: Job, s: TrainSetup) -> None:

@@ -70,6 +70,11 @@ are part of the fitted dense terms; the experts' are not. Each cast reads a 16-b
 ones (4 bytes; the scales, 1/32 of that for MXFP8, are left out): the inputs of the first (the dispatched token)
 and second (the activation) expert GEMMs forward, and the gradients of their outputs backward — k × (2 × width +
 (1 + gate) × expert width) elements per token and MoE layer, the forward's again under a full recomputation.
+An NVFP4 cast (Transformer Engine's ``NVFP4BlockScaling``) likewise reads the 16-bit element once and writes a
+row-wise and a column-wise 4-bit copy, each with an E4M3 scale per 16 elements (3.125 bytes): the recipe quantizes
+both copies from the high-precision input (NVIDIA/TransformerEngine ``transformer_engine/common/recipe/__init__.py``
+@d0067d0da6cb01811b8072a7d304f0e00344ce2b, ``NVFP4BlockScaling``); the random Hadamard transform of the column-wise
+copy is taken as fused into the same pass (an assumption: no kernel timing of it is at hand).
 
 Transformer Engine's grouped linear (Megatron-Core's ``TEGroupedMLP``) runs the GEMMs of a GPU's local experts as
 one cuBLAS GEMM per expert, spread over a few CUDA streams (NVIDIA/TransformerEngine
@@ -97,6 +102,7 @@ from gpuplan.types import Method, ModelSpec, Parallelism, TrainSetup
 
 DISPATCH_BYTES = 2.0  # 16-bit activations (bf16) each way
 CAST_BYTES = 4.0  # an FP8 cast: one 16-bit element read, a row-wise and a column-wise 8-bit copy written
+FP4_CAST_BYTES = 2.0 + 2 * (0.5 + 1 / 16)  # an NVFP4 cast: two 4-bit copies, each with an 8-bit scale per 16
 
 
 def expert_tp(par: Parallelism) -> int:
@@ -156,16 +162,17 @@ def permute_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
 
 
 def expert_cast_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
-    """Bytes the FP8 casts of the expert GEMMs' inputs and output gradients read and write per training token in
-    all MoE layers (module docstring), summed over the GPUs that share the token; 0 unless the setup trains in
-    FP8."""
-    if not m.is_moe or s.precision != "fp8-mixed":
+    """Bytes the FP8 (or NVFP4) casts of the expert GEMMs' inputs and output gradients read and write per training
+    token in all MoE layers (module docstring), summed over the GPUs that share the token; 0 unless the setup trains
+    in FP8 or NVFP4."""
+    if not m.is_moe or s.precision not in ("fp8-mixed", "fp4-mixed"):
         return 0.0
     width, expert = dispatch_width(m), m.moe_ffn_hidden
     forward = width + expert  # the dispatched token, the activation
     backward = width + (2 if m.gated_mlp else 1) * expert  # the gradients of the two GEMMs' outputs
     forwards = 2 if s.reruns_moe else 1
-    return CAST_BYTES * m.n_active_experts * (forwards * forward + backward) * m.n_moe_layers
+    cast = FP4_CAST_BYTES if s.precision == "fp4-mixed" else CAST_BYTES
+    return cast * m.n_active_experts * (forwards * forward + backward) * m.n_moe_layers
 
 
 def all_to_all_collectives(m: ModelSpec, s: TrainSetup) -> float:

@@ -102,11 +102,26 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
     """Dense tensor peak for the training precision (fp32 training runs on TF32 tensor cores where present)."""
     if precision == "fp32":
         return gpu.tf32_flops_per_s or gpu.fp32_flops_per_s or gpu.half_flops_per_s
-    if precision.startswith("fp8"):
+    if precision.startswith(("fp8", "fp4")):  # the matmuls' low-precision rate: low_precision_rate
         return gpu.half_flops_per_s
     if precision.startswith("fp16"):
         return gpu.fp16_flops_per_s or gpu.half_flops_per_s
     return gpu.half_flops_per_s
+
+
+LOW_PRECISIONS = ("fp8-mixed", "fp4-mixed")  # precisions whose linears' matmuls run below 16 bits
+
+
+def low_precision_rate(gpu: Gpu, precision: str) -> float | None:
+    """Tensor rate of the matmuls a low-precision recipe runs: FP8's datasheet peak, or for NVFP4 training
+    (Transformer Engine's ``NVFP4BlockScaling``: fprop, dgrad and wgrad all in FP4) the FP4 peak times
+    :func:`~gpuplan.estimate.infer_speed.fp4_gemm_share`, the share of FP8's achieved fraction of peak that
+    block-scaled FP4 GEMMs reach on the part (measured GEMMs, not training runs). None where the part lacks it."""
+    if precision != "fp4-mixed":
+        return gpu.fp8_flops_per_s
+    from gpuplan.estimate.infer_speed import fp4_gemm_share
+
+    return gpu.fp4_flops_per_s * fp4_gemm_share(gpu) if gpu.fp4_flops_per_s else None
 
 
 def utilisation(m: ModelSpec, gpu: Gpu, s: TrainSetup, cal: Calibration, work: StepWork | None = None) -> float:
@@ -370,10 +385,10 @@ def step_lead(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibra
     share = w.matmul_share
     attention = (1 - share) / kernels
     compute = flops * (share + attention) / (n * peak * u)
-    if s.precision == "fp8-mixed":  # float8 linears: matmuls at the FP8 rate; attention, the LM head and the
-        # router stay 16-bit (flops.fp8_excluded_params)
+    if s.precision in LOW_PRECISIONS:  # float8 (or NVFP4) linears: matmuls at the low-precision rate;
+        # attention, the LM head and the router stay 16-bit (flops.fp8_excluded_params)
         peak = gpu.half_flops_per_s
-        fp8 = gpu.fp8_flops_per_s or peak
+        fp8 = low_precision_rate(gpu, s.precision) or peak
         low = share - w.fp8_excluded_share
         compute = flops * (low / (fp8 * cal.get("f_fp8")) + (attention + w.fp8_excluded_share) / peak) / (n * u)
     optimizer = optimizer_bytes / bandwidth
@@ -562,9 +577,25 @@ def train_time(m: ModelSpec, gpu: Gpu, s: TrainSetup, tokens: float, cal: Calibr
             f"{UNFUSED_ATTENTION_HBM_SHARE:.0%} of the memory bandwidth; its GEMMs compute every score, masked or not",
             "no flash attention: Dao et al. 2022, FlashAttention, sec. 3.1 and fig. 2 (standard attention's HBM "
             "traffic and runtime)"),)
-    assumptions += mtp_notes(m, s) + missing_spec_notes(gpu)
+    assumptions += mtp_notes(m, s) + fp4_training_notes(gpu, s) + missing_spec_notes(gpu)
     rate = TrainRate(mfu, u, total * n / 3600, tokens / max(total, 1e-9), steps, fmt_seconds(total))
     return Estimate(Breakdown("seconds", t.parts), cal.band(cls), assumptions, rate)
+
+
+def fp4_training_notes(gpu: Gpu, s: TrainSetup) -> tuple[Assumption, ...]:
+    """What an NVFP4 training estimate takes for its matmuls (:func:`low_precision_rate`), where it trains in FP4."""
+    rate = low_precision_rate(gpu, s.precision) if s.precision == "fp4-mixed" else None
+    if not rate or not gpu.fp4_flops_per_s:
+        return ()
+    share = rate / gpu.fp4_flops_per_s
+    return (Assumption(
+        "NVFP4 training", f"the transformer layers' fprop, dgrad and wgrad GEMMs in FP4 at {rate / TERA:,.0f} "
+        f"TFLOP/s ({share:.2f} x the datasheet's {gpu.fp4_flops_per_s / TERA:,.0f}) and the utilisation fitted on "
+        "FP8 and 16-bit runs; attention, the LM head and the router in 16-bit; the casts (Hadamard transform, "
+        "stochastic rounding) not counted apart, as FP8's are not; no FP4 training run is fitted",
+        "Transformer Engine NVFP4BlockScaling (NVIDIA/TransformerEngine transformer_engine/common/recipe/__init__.py "
+        "@d0067d0da6cb01811b8072a7d304f0e00344ce2b); GEMM share: vLLM CUTLASS GEMM benchmarks on SM100 "
+        "(vllm-project/vllm PRs #19566, #20646)"),)
 
 
 def mtp_notes(m: ModelSpec, s: TrainSetup) -> tuple[Assumption, ...]:
@@ -690,9 +721,9 @@ def _matmul_params(m: ModelSpec, s: TrainSetup) -> float:
 
 def _fp8_excluded_share(m: ModelSpec, s: TrainSetup) -> float:
     """Share of the step's FLOPs in the matmuls an FP8 recipe leaves 16-bit (the LM head, the router; each
-    multi-token prediction depth runs the same head again), 0 unless the setup trains in FP8: the part of
+    multi-token prediction depth runs the same head again), 0 unless the setup trains in FP8 or NVFP4: the part of
     :func:`_matmul_share` that runs at the 16-bit peak."""
-    if s.precision != "fp8-mixed":
+    if s.precision not in LOW_PRECISIONS:
         return 0.0
     from gpuplan.estimate.flops import fp8_excluded_params
 

@@ -524,7 +524,9 @@ def megatron_args(e: JobEstimate, model_ref: str, name: str) -> dict[str, str | 
                          "adamw.")
     by_precision: dict[str, dict[str, str | None]] = {
         "bf16-mixed": {"--bf16": None}, "fp16-mixed": {"--fp16": None},
-        "fp8-mixed": {"--bf16": None, "--fp8-format": "hybrid"}}
+        "fp8-mixed": {"--bf16": None, "--fp8-format": "hybrid"},
+        # Megatron-LM's FP4 arguments (megatron/training/arguments.py: --fp4-format e2m1, --fp4-recipe nvfp4)
+        "fp4-mixed": {"--bf16": None, "--fp4-format": "e2m1", "--fp4-recipe": "nvfp4"}}
     precision = by_precision.get(s.precision)
     if precision is None:
         raise InputError("--export", f"Megatron-LM trains in mixed precision, not {s.precision}.",

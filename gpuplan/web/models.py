@@ -29,7 +29,7 @@ from gpuplan.signatures import NAMED, F, spliced
 from gpuplan.types import Engine, Market, Method, Objective, Recompute, Task
 from gpuplan.units import parse_money, parse_seconds
 
-Precision = Literal["bf16-mixed", "fp16-mixed", "fp8-mixed", "bf16", "fp32"]
+Precision = Literal["bf16-mixed", "fp16-mixed", "fp8-mixed", "fp4-mixed", "bf16", "fp32"]
 Optimizer = Literal["adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd", "sgd-momentum", "adafactor"]
 Segment = Literal["datacenter", "workstation", "consumer", "tpu", "npu"]
 Currency = Literal["USD", "CNY", "EUR"]
