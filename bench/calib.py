@@ -668,12 +668,14 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
         " max batch" if offline else f" batch {batch}")
     # a dataset's mixed lengths break the fixed-length batch model (finite runs drain unevenly): such rows are
-    # predicted from their mean lengths and reported, not fitted on
+    # predicted from their mean lengths and reported, not fitted on; so is a row whose source leaves a condition or
+    # the metric's definition open (confidence low), as for the memory and training rows
     common = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),
                   assume="; ".join(a for a in ("FP8 KV cache with FP8 weights" if kv == "fp8" else
                                                _KV_AUTO_NOTE if prec[1] == "fp8" else "",
                                                "dataset lengths read as their means" if means else "") if a),
-                  resolution=resolution(row["value"]), fit=not means and not _build_unstated(engine, row))
+                  resolution=resolution(row["value"]), fit=not means and not _build_unstated(engine, row)
+                  and row["confidence"].strip().lower() not in ("low", "approx"))
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
             "prefill" if metric.startswith(("ttft", "prefill")) else
             "generate" if metric.startswith("generate") and isl >= 1024 else "decode")
