@@ -427,6 +427,19 @@ def _build_unstated(engine: str, row: dict[str, str]) -> bool:
 
 _PR_BRANCH = re.compile(r"\bin PR #\d+")
 
+# llama.cpp backends gpuplan has no model of: it predicts llama.cpp from its CUDA kernels (Metal on Apple GPUs), while
+# the Vulkan shaders, the HIP build on AMD GPUs (ROCm) and SYCL run other kernels at other efficiencies (the same
+# Llama 2 7B Q4_0 on an RTX 4070 Ti SUPER: tg128 132.26 t/s on CUDA in discussion #15013, and the Vulkan table of
+# discussion #10879 puts the slower RTX 4070 Ti at 110.53)
+_OTHER_BACKEND = re.compile(r"\bbackend '?(vulkan|rocm|hip|sycl|opencl)\b", re.IGNORECASE)
+
+
+def _unmodelled_backend(engine: str, row: dict[str, str]) -> str:
+    """The llama.cpp backend a row states when gpuplan does not model it (its predictions use the CUDA kernels'
+    fitted efficiencies), else "". Such rows are reported with that assumption named, not fitted on."""
+    found = _OTHER_BACKEND.search(row["notes"]) if engine == "llamacpp" else None
+    return found.group(1) if found else ""
+
 # vLLM's V0 engine: vLLM 0.8.0 made the V1 engine (its own scheduler, persistent batch, piecewise CUDA graphs) the
 # default (vllm-project/vllm PR #13726, release notes of v0.8.0, 2025-03-18), and later releases removed V0. A
 # decode step of V0 spends more time outside the GPU kernels than one of V1 (the Qwen2.5 speed benchmark's vLLM
@@ -664,6 +677,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        async_scheduling=_async_scheduling(row), chunked_prefill=_chunked_prefill(row))
     setup = _bench_limits(_with_limits(setup, row, gpu), model, gpu)
     value = float(row["value"])
+    backend = _unmodelled_backend(engine, row)
     offline = "max-throughput" in row["batch_or_concurrency"] or "offline" in row["scenario"].lower()
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
         " max batch" if offline else f" batch {batch}")
@@ -673,8 +687,11 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     common = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),
                   assume="; ".join(a for a in ("FP8 KV cache with FP8 weights" if kv == "fp8" else
                                                _KV_AUTO_NOTE if prec[1] == "fp8" else "",
-                                               "dataset lengths read as their means" if means else "") if a),
-                  resolution=resolution(row["value"]), fit=not means and not _build_unstated(engine, row)
+                                               "dataset lengths read as their means" if means else "",
+                                               f"llama.cpp {backend} backend predicted as CUDA" if backend else "")
+                                if a),
+                  resolution=resolution(row["value"]),
+                  fit=not means and not _build_unstated(engine, row) and not backend
                   and row["confidence"].strip().lower() not in ("low", "approx"))
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
             "prefill" if metric.startswith(("ttft", "prefill")) else

@@ -536,6 +536,16 @@ def test_a_llamacpp_speed_row_of_an_unstated_build_is_reported_not_fitted(catalo
     assert not unknown.fit and stated.fit and branch.fit
 
 
+def test_a_llamacpp_row_of_a_backend_gpuplan_does_not_model_is_reported_not_fitted(catalog: Catalog) -> None:
+    rows = {r["id"]: r for r in _rows("inference_llamacpp.csv")}
+    # the CUDA scoreboard's RTX 4080 row (discussion #15013) and the Vulkan scoreboard's RTX 4070 Ti (#10879) and
+    # ROCm scoreboard's RX 7900 XTX (#15021): all state their build, only the CUDA one runs kernels gpuplan models
+    cuda, vulkan, rocm = (_inference_case(catalog, rows[i])[0] for i in ("lcp-0793", "lcp-0951", "lcp-0927"))
+    assert cuda is not None and vulkan is not None and rocm is not None
+    assert cuda.fit and not vulkan.fit and not rocm.fit
+    assert "Vulkan backend predicted as CUDA" in vulkan.assume and "ROCm" in rocm.assume and not cuda.assume
+
+
 def test_mac_llm_bench_rows_say_which_sitting_ran_them(catalog: Catalog) -> None:
     # Each mac-llm-bench result file records when it was written (lib/collect_results.sh @5e91948); on the M5 that
     # time tells its sittings apart: Llama-3.1-8B (04-06 14:30) decodes at 49 GB/s and prefills at the ALU rate,
