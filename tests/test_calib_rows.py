@@ -161,6 +161,22 @@ def test_a_finetune_row_runs_the_tp_pp_layout_it_names(catalog: Catalog) -> None
         _finetune_parallel("TP 4, PP 4", 8, 0)
 
 
+def test_mlperf_lora_throughput_maps_and_its_time_to_train_does_not(catalog: Catalog) -> None:
+    # MLPerf Training v4.0, NVIDIA's llama2_70b_lora on 8 DGX H100 (config_DGXH100_8x8x1xtp4pp1cp2.sh): TP 4 × CP 2
+    # leaves 8 data-parallel ranks; samples are GovReport packed to 8,192 tokens, so 12.54 samples/s is 102,758
+    # tokens/s. Its time to train holds the evaluations between blocks (14 % of it), which gpuplan does not time
+    rows = {r["id"]: r for r in _rows("finetune_more.csv")}
+    case, why = _finetune_case(catalog, rows["ftm-mlperf40-llama2-70b-lora-eos-n8-thr"])
+    assert case is not None, why
+    setup = case.meta["setup"]
+    assert (setup.parallel.tp, setup.parallel.cp, setup.parallel.dp) == (4, 2, 8)
+    assert (setup.lora_rank, setup.lora_targets, setup.seq_len) == (16, "attention", 8192)
+    assert setup.recompute.value == "none"
+    assert case.measured == pytest.approx(12.5437 * 8192)
+    ttt, why = _finetune_case(catalog, rows["ftm-mlperf40-llama2-70b-lora-eos-n8-ttt"])
+    assert ttt is None and "evaluations" in why
+
+
 def test_a_reading_below_the_model_states_alone_is_not_mapped(catalog: Catalog) -> None:
     # LitGPT's config hub lists 16.51 GB for a full fine-tune of Llama-3.2-3B on one A10G with bf16-true AdamW:
     # 3,212,749,824 parameters × (2 weights + 2 gradients + 2 × 2 Adam states) bytes = 25.70 GB, more than the
