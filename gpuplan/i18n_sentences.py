@@ -302,6 +302,12 @@ TEMPLATES: dict[str, str] = {
     "look for a quote that is never closed; no cell needs more than a few hundred characters.":
         "请查找没有闭合的引号；任何单元格都不需要超过几百个字符。",
     "the part has no fp32, fp16 or bf16 compute figure.": "这个型号没有 fp32、fp16 或 bf16 算力数据。",
+    "an Apple silicon GPU shares the system's memory, but the type is not marked unified.":
+        "Apple 芯片的 GPU 与系统共用内存，但内存类型没有标注 unified。",
+    "write it as '<type> (unified)', e.g. 'LPDDR5 (unified)', or 'unified' if the type is unknown.":
+        "写成 '<类型> (unified)'，例如 'LPDDR5 (unified)'；类型不明时只写 'unified'。",
+    "a row that names a chip covers that chip only.": "写明芯片的行只覆盖该芯片。",
+    "leave oldest_architecture empty on it.": "该行的 oldest_architecture 请留空。",
     "fill in at least fp32_tflops or fp16_tflops.": "请至少填写 fp32_tflops 或 fp16_tflops。",
     "is empty but pricing is reserved.": "为空，但计费方式是 reserved。",
     "write the length of the commitment in months (12, 36 ...).": "请填写承诺期的月数（12、36 等）。",

@@ -104,6 +104,12 @@ class Gpu:
     def memory_is_measured(self) -> bool:
         return self.memory_visible_mib is not None
 
+    @property
+    def shares_system_memory(self) -> bool:
+        """Whether the GPU and the CPU share one memory (Apple silicon, AMD APUs, the DGX Spark): gpus.csv marks
+        its ``memory_type`` ``unified``. What an engine keeps in host memory then takes from the same pool."""
+        return "unified" in (self.memory_type or "").replace("(", " ").replace(")", " ").split()
+
     def peak_flops_per_s(self, dtype: str) -> float | None:
         """Dense tensor rate for ``dtype`` (None if the part has no such path)."""
         return {

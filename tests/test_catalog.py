@@ -386,6 +386,30 @@ def test_a_user_gpu_with_only_8_bit_rates_is_refused_naming_the_16_bit_column(tm
     assert "fp16_tflops" in str(info.value) and "fp32_tflops or fp16_tflops" in info.value.fix
 
 
+
+def test_an_apple_gpu_whose_memory_is_not_marked_unified_is_refused(tmp_path: Path) -> None:
+    """Without the mark an Apple part's memory would be sized as a discrete GPU's (no host tensors counted)."""
+    with (BUNDLED_DIR / "gpus.csv").open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        header, m2 = reader.fieldnames, next(r for r in reader if r["name"] == "M2-Max")
+    assert m2["memory_type"] == "LPDDR5 (unified)"
+    with (tmp_path / "gpus.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=header)
+        writer.writeheader()
+        writer.writerow({**m2, "name": "M2-Max-user", "memory_type": "LPDDR5"})
+    with pytest.raises(CatalogError) as info:
+        load_catalog([tmp_path])
+    assert "memory_type" in str(info.value) and "(unified)" in info.value.fix
+
+
+@pytest.mark.parametrize(("gpu", "shares"), [
+    ("M1", True), ("M5", True), ("Radeon-8060S", True), ("Radeon-780M", True), ("Radeon-Z1-iGPU", True),
+    ("DGX-Spark", True), ("RX7900XTX", False), ("H100", False), ("RTX4090-Laptop", False), ("GH200", False),
+])
+def test_which_gpus_share_the_systems_memory(catalog: Catalog, gpu: str, shares: bool) -> None:
+    # GH200: its Hopper GPU has HBM of its own beside the Grace CPU's LPDDR; a laptop GPU has its own GDDR
+    assert catalog.gpu(gpu).shares_system_memory is shares
+
 # FP32 lanes per SM, from NVIDIA's architecture whitepapers: 64 on Volta (V100 whitepaper, Fig. 5), Turing (Turing
 # whitepaper, Fig. 4) and GA100 (A100 whitepaper, Fig. 7); 128 on GP102 (P40: 3840 cores over 30 SMs), GA10x
 # (GA102 whitepaper, Fig. 3), Ada (Ada whitepaper, Fig. 3) and Hopper (H100 whitepaper, Fig. 7)

@@ -591,3 +591,47 @@ def test_the_load_peak_of_int8_weights_takes_nothing_from_the_kv_cache(catalog: 
     # ... but on a card the load's peak overflows, the model does not load, whatever generation would need
     small = replace(gpu, memory_visible_mib=(one.total - 0.5 * FALCON_HEAD) / 2**20)
     assert inference_memory(model, small, s).answers.kv_budget_bytes < 0
+
+
+# ---------------------------------------------------------------- GPUs that share the system's memory
+
+
+def test_llamacpp_host_token_table_counts_once_where_the_gpu_shares_system_memory(catalog: Catalog) -> None:
+    # llama.cpp keeps an untied token-embedding table in host memory (src/llama-model.cpp). Llama-3.1-8B's is
+    # 128,256 x 4,096 weights in Q4_K (144 bytes per 256) = 295,501,824 bytes: outside an RX 7900 XTX's memory,
+    # but on a Strix Halo, a DGX Spark or a Mac host memory is the GPU's pool, so it counts there once
+    m, s = catalog.model("Llama-3.1-8B"), _llamacpp(4096, "gguf-q4_k_m")
+    discrete = inference_memory(m, catalog.gpu("RX7900XTX"), s).breakdown.get("weights")
+    for gpu in ("Radeon-8060S", "DGX-Spark", "M4-Max-40C"):
+        shared = inference_memory(m, catalog.gpu(gpu), s).breakdown.get("weights")
+        assert shared - discrete == pytest.approx(295_501_824), gpu
+
+
+def test_shared_memory_parts_off_apple_keep_their_cuda_or_hip_context(catalog: Catalog) -> None:
+    # Metal's runtime is fitted on Apple readings only; a DGX Spark runs CUDA and a Radeon APU ROCm (or Vulkan), so
+    # they are counted the context a discrete GPU of their vendor is: the same bytes as on an RX 7900 XTX
+    m, s = catalog.model("Llama-3.1-8B"), _llamacpp(4096, "gguf-q4_k_m")
+    cal = fitted()
+    for gpu in ("Radeon-8060S", "DGX-Spark", "RX7900XTX"):
+        est = inference_memory(m, catalog.gpu(gpu), s)
+        assert est.breakdown.get("overhead") == cal.get("infer_overhead_bytes"), gpu
+        assert "CUDA context (outside PyTorch)" in [a.name for a in est.assumptions]
+    apple = inference_memory(m, catalog.gpu("M4-Max-40C"), s)
+    assert apple.breakdown.get("overhead") == cal.get("infer_overhead_unified_bytes")
+
+
+def test_a_70b_q8_model_fits_strix_halo_and_dgx_spark_but_not_an_rx_7900_xtx(catalog: Catalog) -> None:
+    # Llama-3.3-70B in Q8_0 is about 70 GiB with its token table (8.5 bits per weight): within the 96 GiB the
+    # Strix Halo firmware can dedicate to its GPU and the 121.69 GiB CUDA reports on a DGX Spark, not in 24 GiB
+    m, s = catalog.model("Llama-3.3-70B"), _llamacpp(8192, "gguf-q8_0")
+    for gpu, fits in (("Radeon-8060S", True), ("DGX-Spark", True), ("RX7900XTX", False)):
+        est = inference_memory(m, catalog.gpu(gpu), s)
+        assert (est.breakdown.total <= catalog.gpu(gpu).memory_bytes) is fits, gpu
+        assert 68 * GiB < est.breakdown.get("weights") < 72 * GiB
+
+
+def test_dgx_spark_capacity_is_the_total_cuda_reports() -> None:
+    # unslothai/unsloth PR #10486: on a GB10 the GPU's total is the kernel's MemTotal, 130,663,006,208 bytes
+    gpu = load_catalog().gpu("DGX-Spark")
+    assert gpu.shares_system_memory
+    assert gpu.memory_bytes == pytest.approx(130_663_006_208, rel=1e-5)

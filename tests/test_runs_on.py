@@ -206,3 +206,46 @@ def test_a_vendor_no_framework_lists_gets_no_training_plan_even_without_a_framew
     note = Note("unsupported", ("framework", "", ("Trainium2",), (("AWS", 1),)))
     assert note_text(note, "en").startswith("no listed training framework runs on 1 GPU type(s) of the catalog (1 AWS)")
     assert note_text(note, "zh").startswith("没有已列出的训练框架支持目录中的 1 种加速卡（AWS 1 种）")
+
+
+# ---------------------------------------------------------------- rows that name a chip
+
+
+@pytest.mark.parametrize(("gpu", "runs", "source"), [
+    ("RX7900XTX", True, "vLLM docs at v0.6.5, 'Installation with ROCm': Radeon RX 7900 series (gfx1100)"),
+    ("RX7900XT", True, "same: gfx1100 is Navi 31, both cards"),
+    ("Radeon-8060S", True, "vLLM gpu.rocm.inc.md @06d0369d: Ryzen AI MAX (gfx1151), ROCm 7.0.2 or above"),
+    ("Radeon-780M", False, "same lists: RDNA 3 too, but gfx1103 is not among them"),
+    ("RX6900XT", False, "same lists: no RDNA 2 part"),
+    ("MI300X", True, "the CDNA 2-or-newer row, unchanged"),
+])
+def test_vllm_on_radeon_follows_the_chips_its_docs_list(catalog: Catalog, gpu: str, runs: bool, source: str) -> None:
+    g = catalog.gpu(gpu)
+    assert hardware.runs_on("engine", "vllm", g.vendor, g.architecture, g.chip) is runs, source
+
+
+def test_vllm_on_an_rx_7900_xtx_answers_and_on_a_radeon_780m_is_refused(catalog: Catalog) -> None:
+    from gpuplan.estimate.job import check_inference
+    from gpuplan.types import InferSetup
+
+    s = InferSetup(engine="vllm", weight_format="bf16", prompt_len=512, output_len=128)
+    check_inference(catalog.model("Qwen2.5-7B"), catalog.gpu("RX7900XTX"), s)  # no error
+    with pytest.raises(InfeasibleError, match="vLLM does not run on Radeon-780M"):
+        check_inference(catalog.model("Qwen2.5-7B"), catalog.gpu("Radeon-780M"), s)
+    # llama.cpp's HIP backend runs on every AMD part, the 780M included
+    check_inference(catalog.model("Qwen2.5-7B"), catalog.gpu("Radeon-780M"), InferSetup(
+        engine="llamacpp", weight_format="gguf-q4_k_m", prompt_len=512, output_len=128))
+
+
+def test_a_row_naming_a_chip_and_an_oldest_architecture_is_a_load_error(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (BUNDLED_DIR / "runs_on.csv").read_text(encoding="utf-8")
+    (tmp_path / "runs_on.csv").write_text(text + "engine,sglang,AMD,CDNA 3,docs,2026-12-07,,Navi 31\n",
+                                          encoding="utf-8")
+    monkeypatch.setattr(hardware, "BUNDLED_DIR", tmp_path)
+    hardware.support_table.cache_clear()
+    try:
+        with pytest.raises(CatalogError, match=r"runs_on\.csv:[0-9]+: column 'oldest_architecture'"):
+            hardware.support_table()
+    finally:
+        hardware.support_table.cache_clear()

@@ -289,7 +289,7 @@ def _gpu(row: Row, where: str) -> Gpu:
     if not any(tflops[k] for k in ("fp32_tflops", "fp16_tflops", "bf16_tflops")):  # every estimate divides by one
         raise CatalogError(where, row.line, "fp16_tflops", "", "the part has no fp32, fp16 or bf16 compute figure.",
                            "fill in at least fp32_tflops or fp16_tflops.")
-    return Gpu(
+    gpu = Gpu(
         name=v["name"], vendor=v["vendor"], segment=v["segment"], architecture=v["architecture"],
         chip=v["chip"], form_factor=v["form_factor"], memory_type=v["memory_type"],
         memory_nominal_gb=v["memory_nominal_gb"], memory_visible_mib=v["memory_visible_mib"],
@@ -306,6 +306,12 @@ def _gpu(row: Row, where: str) -> Gpu:
         boost_clock_hz=v["boost_clock_mhz"] * 1e6 if v["boost_clock_mhz"] else None,
         matrix_fp16_flops_per_s=v["matrix_fp16_tflops"] * TERA if v["matrix_fp16_tflops"] else None,
     )
+    if gpu.vendor == "Apple" and not gpu.shares_system_memory:  # else its memory would be sized as a discrete GPU's
+        raise CatalogError(where, row.line, "memory_type", v["memory_type"] or "", "an Apple silicon GPU shares the "
+                           "system's memory, but the type is not marked unified.",
+                           "write it as '<type> (unified)', e.g. 'LPDDR5 (unified)', or 'unified' if the type is "
+                           "unknown.")
+    return gpu
 
 
 def _offer(row: Row, where: str) -> Offer:

@@ -716,6 +716,6 @@ def engine(name: str, field: str = "--engine") -> Engine:
     return table[key]
 
 
-def runs_on(engine_name: str, vendor: str, architecture: str) -> bool:
-    """Whether ``engine_name`` supports a part of this vendor and architecture (``data/runs_on.csv``)."""
-    return hardware.runs_on("engine", engine_name, vendor, architecture)
+def runs_on(engine_name: str, vendor: str, architecture: str, chip: str | None = None) -> bool:
+    """Whether ``engine_name`` supports a part of this vendor, architecture and chip (``data/runs_on.csv``)."""
+    return hardware.runs_on("engine", engine_name, vendor, architecture, chip)

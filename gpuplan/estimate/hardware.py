@@ -3,6 +3,9 @@
 A row says that a piece of software runs on one vendor's parts, from its oldest supported architecture on (an
 empty ``oldest_architecture``: every architecture of that vendor); a vendor with no row is not supported. Only
 NVIDIA and AMD architectures are ordered (:data:`ARCHITECTURES`): the other vendors' rows cover all their parts.
+A row that names a ``chip`` (gpus.csv's) covers only the parts built on it, whatever their architecture: software
+that supports some chips of an architecture and not others (vLLM on ROCm: the Radeon RX 7900's Navi 31, not the
+Radeon 780M's Phoenix, both RDNA 3).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ _LABEL = "gpuplan/data/runs_on.csv"
 _COLUMNS = (
     Column("kind", "enum", True, KINDS), Column("software", required=True),
     Column("vendor", "enum", True, VENDORS), Column("oldest_architecture"),
-    Column("source", required=True), Column("as_of", "date", True), Column("notes"),
+    Column("source", required=True), Column("as_of", "date", True), Column("notes"), Column("chip", optional=True),
 )
 
 
@@ -39,13 +42,18 @@ class Support:
     vendor: str
     oldest: str | None
     source: str
+    chip: str | None = None  # only the parts built on this chip (gpus.csv ``chip``)
 
-    def covers(self, vendor: str, architecture: str) -> bool:
+    def covers(self, vendor: str, architecture: str, chip: str | None = None) -> bool:
         if vendor != self.vendor:
             return False
+        if self.chip is not None:
+            return chip == self.chip
         return self.oldest is None or generation(vendor, architecture) >= generation(vendor, self.oldest)
 
     def describe(self) -> str:
+        if self.chip is not None:
+            return f"{self.vendor} {self.chip}"
         return self.vendor + (f" ({self.oldest} or newer)" if self.oldest else "")
 
 
@@ -63,7 +71,7 @@ def nvidia_generation(architecture: str) -> int:
 @cache
 def support_table() -> Mapping[tuple[str, str], tuple[Support, ...]]:
     """``(kind, software)`` → the vendors it runs on, as read (and checked) from ``data/runs_on.csv``."""
-    rows = read_table(BUNDLED_DIR / "runs_on.csv", _COLUMNS, ["kind", "software", "vendor"], _LABEL)
+    rows = read_table(BUNDLED_DIR / "runs_on.csv", _COLUMNS, ["kind", "software", "vendor", "chip"], _LABEL)
     table: dict[tuple[str, str], list[Support]] = {}
     for r in rows:
         v = r.values
@@ -72,7 +80,10 @@ def support_table() -> Mapping[tuple[str, str], tuple[Support, ...]]:
             known = ", ".join(ARCHITECTURES.get(v["vendor"], ())) or "none: leave it empty"
             raise CatalogError(_LABEL, r.line, "oldest_architecture", oldest,
                                f"not an ordered {v['vendor']} architecture.", f"use one of: {known}.")
-        table.setdefault((v["kind"], v["software"]), []).append(Support(v["vendor"], oldest, v["source"]))
+        if oldest is not None and v["chip"] is not None:
+            raise CatalogError(_LABEL, r.line, "oldest_architecture", oldest, "a row that names a chip covers that "
+                               "chip only.", "leave oldest_architecture empty on it.")
+        table.setdefault((v["kind"], v["software"]), []).append(Support(v["vendor"], oldest, v["source"], v["chip"]))
     return MappingProxyType({k: tuple(s) for k, s in table.items()})
 
 
@@ -81,9 +92,9 @@ def supports(kind: str, software: str) -> tuple[Support, ...]:
     return support_table().get((kind, software), ())
 
 
-def runs_on(kind: str, software: str, vendor: str, architecture: str) -> bool:
-    """Whether ``software`` runs on a part of this vendor and architecture."""
-    return any(s.covers(vendor, architecture) for s in supports(kind, software))
+def runs_on(kind: str, software: str, vendor: str, architecture: str, chip: str | None = None) -> bool:
+    """Whether ``software`` runs on a part of this vendor, architecture and (for rows that name one) chip."""
+    return any(s.covers(vendor, architecture, chip) for s in supports(kind, software))
 
 
 def where(kind: str, software: str) -> str:

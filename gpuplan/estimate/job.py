@@ -267,7 +267,7 @@ def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
                               f"{m.name} supports ({m.max_positions} positions).",
                               f"keep prompt + output within {m.max_positions} tokens.")
     _check_tp(m, s.tp, "--tp")
-    if not runs_on(s.engine, gpu.vendor, gpu.architecture):
+    if not runs_on(s.engine, gpu.vendor, gpu.architecture, gpu.chip):
         raise InfeasibleError("--engine", f"{get_engine(s.engine).name} does not run on {gpu.name} ({gpu.vendor} "
                               f"{gpu.architecture}).", "use another --engine (hf runs wherever PyTorch does) or GPU.")
     fmt = weight_format(s.weight_format)

@@ -526,16 +526,17 @@ def inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibrat
 _fit_only: IdentityMemo[Estimate] = IdentityMemo()
 
 
-def memory_reads(gpu: Gpu) -> tuple[float, bool]:
-    """What :func:`inference_memory` reads of a GPU: its capacity, and whether its memory is unified (Apple parts
-    share one memory between CPU and GPU and have no CUDA context: their runtime is fitted apart). GPU types that
-    agree on both size a setup alike, so a search over them may share its answers."""
-    return gpu.memory_bytes, gpu.vendor == "Apple"
+def memory_reads(gpu: Gpu) -> tuple[float, bool, bool]:
+    """What :func:`inference_memory` reads of a GPU: its capacity; whether it shares the system's memory
+    (:attr:`Gpu.shares_system_memory`: what an engine keeps in host memory takes from the same pool); and whether it
+    runs Metal (Apple parts have no CUDA or HIP context: their runtime is fitted apart). GPU types that agree on all
+    three size a setup alike, so a search over them may share its answers."""
+    return gpu.memory_bytes, gpu.shares_system_memory, gpu.vendor == "Apple"
 
 
 def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibration, describe: bool) -> Estimate:
-    unified = gpu is not None and memory_reads(gpu)[1]
-    t = _setup_terms(m, s, cal, unified)
+    _, unified, metal = memory_reads(gpu) if gpu is not None else (0.0, False, False)
+    t = _setup_terms(m, s, cal, unified, metal)
     eng, latent, parts = t.eng, t.latent, t.parts
     capacity = _capacity_answers(m, gpu, s, t, longest=describe)
     if not describe:
@@ -553,13 +554,15 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
                       f"vLLM MambaStateShapeCalculator.{_STATE_SHAPES[m.linear_kind]}"),) if m.n_linear_layers else ()),
         Assumption("engine", f"{eng.name}: {eng.memory_mode} memory", eng.source),
         Assumption("CUDA context (outside PyTorch)", fmt_bytes(overhead),
-                   "fitted on device-level inference-memory rows (bench/fit.py)") if not unified
+                   "fitted on device-level inference-memory rows (bench/fit.py)") if not metal
         else Assumption("runtime context", fmt_bytes(overhead), "no CUDA on Apple parts: the Metal runtime and the "
                         "process's own allocations, fitted on process readings on Apple silicon (bench/fit.py)"),
     ) + ((Assumption("compute buffer", f"{fmt_bytes(workspace)} in fp32 for {ubatch} tokens" if s.flash_attention
                      else f"{fmt_bytes(workspace)} in fp32 for {ubatch} tokens, with the attention scores (no Flash "
                      "Attention)", "llama.cpp reserves it at start for its worst-case graph (src/llama-context.cpp); "
-                     "the token-embedding table stays in host memory (src/llama-model.cpp)"),) if eng.ggml_graph else (
+                     "the token-embedding table stays in host memory (src/llama-model.cpp)"
+                     + (", which this GPU shares: counted in the weights" if unified else ", not counted")),)
+        if eng.ggml_graph else (
         Assumption("framework workspace (cuBLAS, buffers)", fmt_bytes(framework),
                    "fitted on PyTorch-counted inference-memory rows (bench/fit.py)"),
         Assumption("logits", "all prompt tokens" if s.full_logits else "last token only (generate)",
@@ -632,19 +635,19 @@ class _SetupTerms:
     # (``fixed`` is the generation's alone: the load is over before any KV cache exists)
 
 
-def _setup_terms(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool) -> _SetupTerms:
-    """:class:`_SetupTerms`, kept per model, calibration, setup and unified memory (a plan sizes each setup for
-    every GPU type, and its batch searches ask again)."""
-    hit = _setup_memo.get(m, cal, None, (s, unified))
+def _setup_terms(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool, metal: bool) -> _SetupTerms:
+    """:class:`_SetupTerms`, kept per model, calibration, setup, shared memory and Metal runtime (a plan sizes each
+    setup for every GPU type, and its batch searches ask again)."""
+    hit = _setup_memo.get(m, cal, None, (s, unified, metal))
     if hit is not None:
         return hit
-    return _setup_memo.put(m, cal, None, (s, unified), _setup_terms_of(m, s, cal, unified))
+    return _setup_memo.put(m, cal, None, (s, unified, metal), _setup_terms_of(m, s, cal, unified, metal))
 
 
 _setup_memo: IdentityMemo[_SetupTerms] = IdentityMemo()
 
 
-def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool) -> _SetupTerms:
+def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool, metal: bool) -> _SetupTerms:
     eng = get_engine(s.engine)
     fmt = weight_format(s.weight_format)
     latent = eng.mla_latent_cache
@@ -659,7 +662,9 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     budget = s.max_batched_tokens or eng.max_batched_tokens
     if budget:  # the scheduler's token budget (the setup's, else engines.csv's), or MLX's prefill step
         chunk = min(chunk, budget)
-    overhead = cal.get("infer_overhead_unified_bytes" if unified else "infer_overhead_bytes")
+    # the runtime's own memory: Metal's is fitted on Apple parts; a CUDA or HIP context is one on every other GPU,
+    # whether or not it shares the system's memory (the DGX Spark's CUDA, a Radeon APU's ROCm: none fitted apart)
+    overhead = cal.get("infer_overhead_unified_bytes" if metal else "infer_overhead_bytes")
     adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
     tail = (("overhead", overhead),) + ((("adapter", adapters),) if adapters else ())
     ubatch = min(eng.max_batched_tokens or chunk, max(s.context_len, 1))  # llama.cpp's reserved graph
