@@ -22,6 +22,7 @@ from gpuplan.estimate.memory import MemoryTerms, inference_memory, memory_reads,
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
+from gpuplan.estimate.runners import runner_engine, runner_key, with_runner_defaults
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import (
     Engine,
@@ -347,7 +348,7 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
 
     check_inference(m, gpu, s)
     cal = cal or fitted()
-    s = with_engine_defaults(s, gpu)
+    s = with_runner_defaults(m, with_engine_defaults(s, gpu), gpu)
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
         s = batched(s, auto_batch(m, gpu, job, s, cal, headroom))
     if not gpu.memory_bandwidth_bytes_per_s:
@@ -654,6 +655,12 @@ def default_global_batch(job: Job) -> int:
 
 
 def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overrides: Any) -> InferSetup:
+    """The setup of ``job`` on ``engine``; a local runner's name ("ollama") is the engine it runs this format on,
+    started by that runner (``InferSetup.launcher``: gpuplan.estimate.runners)."""
+    runner = runner_key(engine)
+    if runner is not None:
+        engine = runner_engine(runner, weight_format)
+        overrides.setdefault("launcher", runner)
     eng = get_engine(engine)
     kv = overrides.pop("kv_dtype", "fp8" if weight_format == "fp8" and engine == Engine.TRTLLM else "bf16")
     return InferSetup(engine=Engine(eng.engine), weight_format=weight_format, kv_dtype=kv, batch=job.batch,

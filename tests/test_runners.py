@@ -1,0 +1,105 @@
+"""Ollama and LM Studio as the llama.cpp / MLX runners they are: the same kernels (and estimate) as the engine,
+started with the runner's own defaults, read from its code at a release (gpuplan/data/runners.csv)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gpuplan import api
+from gpuplan.catalog import Catalog, load_catalog
+from gpuplan.errors import InputError
+from gpuplan.estimate.job import estimate_inference, inference_setup
+from gpuplan.types import Engine, Job, Task
+from gpuplan.units import GiB
+
+# Llama-3.1-8B: 32 layers x 8 KV heads x 128 dims x (K and V) x 2 bytes = 128 KiB of 16-bit KV cache a token
+KV_PER_TOKEN = 32 * 8 * 128 * 2 * 2
+JOB = Job(task=Task.INFER, prompt_len=512, output_len=128, batch=1)
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+def _estimate(catalog: Catalog, gpu: str, engine: str, release: str = "", model: str = "Llama-3.1-8B",
+              job: Job = JOB):
+    s = inference_setup(job, 1, engine, "gguf-q4_k_m")
+    return estimate_inference(catalog.model(model), catalog.gpu(gpu), job, replace(s, runner_release=release))
+
+
+@pytest.mark.parametrize("name", ["ollama", "Ollama", "OLLAMA", "lmstudio", "LM Studio", "lm-studio"])
+def test_the_names_users_type_run_on_llamacpp(name: str) -> None:
+    s = inference_setup(JOB, 1, name, "gguf-q4_k_m")
+    assert s.engine is Engine.LLAMACPP and s.launcher in ("ollama", "lmstudio")
+
+
+def test_ollama_is_llamacpp_but_for_the_defaults_it_changes(catalog: Catalog) -> None:
+    """Ollama 0.15.5 on an RTX 4090 (24 GiB: num_ctx 32768) equals llama.cpp started with n_ctx 32768 and an f16
+    KV cache: same parts, same speed; only the context its KV cache is allocated for differs from llama.cpp's run
+    sized for prompt + output."""
+    ollama = _estimate(catalog, "RTX4090", "ollama", "0.15.5")
+    same = estimate_inference(catalog.model("Llama-3.1-8B"), catalog.gpu("RTX4090"), JOB,
+                              replace(inference_setup(JOB, 1, "llamacpp", "gguf-q4_k_m"), kv_dtype="fp16",
+                                      max_model_len=32768))
+    plain = _estimate(catalog, "RTX4090", "llamacpp")
+    assert ollama.memory.breakdown.parts == same.memory.breakdown.parts
+    assert (ollama.speed.ttft_s, ollama.speed.tpot_s) == (plain.speed.ttft_s, plain.speed.tpot_s)
+    kv = dict(ollama.memory.breakdown.parts)["kv_cache"]
+    assert kv == 32768 * KV_PER_TOKEN == 4 * GiB  # against 640 tokens (768 with the pad) for llama.cpp
+    assert dict(plain.memory.breakdown.parts)["kv_cache"] == 768 * KV_PER_TOKEN
+
+
+@pytest.mark.parametrize(("release", "gpu", "n_ctx"), [
+    ("0.6.6", "RTX4090", 2048),     # envconfig OLLAMA_CONTEXT_LENGTH 2048
+    ("0.6.7", "RTX4090", 4096),     # raised to 4096
+    ("0.15.4", "RTX4090", 4096),
+    ("0.15.5", "T4", 4096),         # VRAM tiers: below 23 GiB
+    ("0.15.5", "RTX4090", 32768),   # 23 GiB and more
+    ("0.15.5", "H100", 131072),     # 262144 from 47 GiB, capped at Llama-3.1's 131072 trained positions
+    ("", "H100", 131072),           # no release: the newest
+])
+def test_the_default_context_sizes_the_kv_cache_as_the_release_says(catalog: Catalog, release: str, gpu: str,
+                                                                    n_ctx: int) -> None:
+    e = _estimate(catalog, gpu, "ollama", release)
+    assert dict(e.memory.breakdown.parts)["kv_cache"] == n_ctx * KV_PER_TOKEN
+    assert f"num_ctx {n_ctx} tokens" in " ".join(a.value for a in e.memory.assumptions)
+
+
+def test_a_prompt_longer_than_the_default_context_is_sized_for_itself_and_said(catalog: Catalog) -> None:
+    job = Job(task=Task.INFER, prompt_len=7000, output_len=1192, batch=1)
+    e = _estimate(catalog, "T4", "ollama", "0.6.7", job=job)
+    assert dict(e.memory.breakdown.parts)["kv_cache"] == 8192 * KV_PER_TOKEN
+    said = " ".join(a.value for a in e.memory.assumptions)
+    assert "exceed Ollama's default num_ctx (4096 tokens)" in said and "OLLAMA_CONTEXT_LENGTH" in said
+
+
+def test_older_ollama_runs_without_flash_attention_and_names_its_readouts(catalog: Catalog) -> None:
+    old, new = _estimate(catalog, "RTX4090", "ollama", "0.6.6"), _estimate(catalog, "RTX4090", "ollama", "0.13.4")
+    assert not old.setup.flash_attention and new.setup.flash_attention
+    said = {a.name: a.value for a in old.memory.assumptions}
+    assert "'eval rate' is the batch-1 decode rate" in said["readout"] and said["runner"].startswith("Ollama runs")
+
+
+def test_a_model_larger_than_the_gpu_does_not_fit_rather_than_offload(catalog: Catalog) -> None:
+    e = _estimate(catalog, "RTX4090", "ollama", model="Llama-3.1-70B")
+    assert not e.fits
+    assert any(a.name == "partial offload" for a in e.memory.assumptions)
+
+
+def test_ollama_serves_its_library_quantization_when_none_is_given(catalog: Catalog) -> None:
+    e = api.estimate("Llama-3.1-8B", "RTX4090", "infer", engine="Ollama", prompt=512, output=128)
+    assert e.setup.weight_format == "gguf-q4_k_m" and e.setup.launcher == "ollama"
+
+
+def test_lm_studio_runs_mlx_files_on_its_mlx_runtime() -> None:
+    assert inference_setup(JOB, 1, "LM Studio", "mlx-q4").engine is Engine.MLX
+    assert inference_setup(JOB, 1, "LM Studio", "gguf-q4_k_m").engine is Engine.LLAMACPP
+
+
+def test_an_unknown_engine_is_refused_naming_the_option_and_the_runners(catalog: Catalog) -> None:
+    with pytest.raises(InputError) as err:
+        api.estimate("Llama-3.1-8B", "RTX4090", "infer", engine="olama")
+    assert err.value.field == "--engine" and "ollama" in str(err.value.fix) and "lmstudio" in str(err.value.fix)
