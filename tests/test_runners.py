@@ -52,20 +52,29 @@ def test_ollama_is_llamacpp_but_for_the_defaults_it_changes(catalog: Catalog) ->
     assert dict(plain.memory.breakdown.parts)["kv_cache"] == 768 * KV_PER_TOKEN
 
 
-@pytest.mark.parametrize(("release", "gpu", "n_ctx"), [
-    ("0.6.6", "RTX4090", 2048),     # envconfig OLLAMA_CONTEXT_LENGTH 2048
-    ("0.6.7", "RTX4090", 4096),     # raised to 4096
-    ("0.15.4", "RTX4090", 4096),
-    ("0.15.5", "T4", 4096),         # VRAM tiers: below 23 GiB
-    ("0.15.5", "RTX4090", 32768),   # 23 GiB and more
-    ("0.15.5", "H100", 131072),     # 262144 from 47 GiB, capped at Llama-3.1's 131072 trained positions
-    ("", "H100", 131072),           # no release: the newest
+@pytest.mark.parametrize(("release", "gpu", "sequences", "n_ctx"), [
+    ("0.1.48", "RTX4090", 1, 2048),    # api/types.go NumCtx 2048, one sequence at a time
+    ("0.6.6", "RTX4090", 4, 2048),     # from v0.2.0 four sequences of num_ctx where they fit (defaultParallel 4)
+    ("0.6.7", "RTX4090", 2, 4096),     # num_ctx raised to 4096, defaultParallel lowered to 2
+    ("0.10.0", "RTX4090", 1, 4096),    # OLLAMA_NUM_PARALLEL 1
+    ("0.15.4", "RTX4090", 1, 4096),
+    ("0.15.5", "T4", 1, 4096),         # VRAM tiers: below 23 GiB
+    ("0.15.5", "RTX4090", 1, 32768),   # 23 GiB and more
+    ("0.15.5", "H100", 1, 131072),     # 262144 from 47 GiB, capped at Llama-3.1's 131072 trained positions
+    ("", "H100", 1, 131072),           # no release: the newest
 ])
 def test_the_default_context_sizes_the_kv_cache_as_the_release_says(catalog: Catalog, release: str, gpu: str,
-                                                                    n_ctx: int) -> None:
+                                                                    sequences: int, n_ctx: int) -> None:
     e = _estimate(catalog, gpu, "ollama", release)
-    assert dict(e.memory.breakdown.parts)["kv_cache"] == n_ctx * KV_PER_TOKEN
+    assert dict(e.memory.breakdown.parts)["kv_cache"] == sequences * n_ctx * KV_PER_TOKEN
     assert f"num_ctx {n_ctx} tokens" in " ".join(a.value for a in e.memory.assumptions)
+
+
+def test_older_ollama_falls_back_to_one_sequence_where_four_do_not_fit(catalog: Catalog) -> None:
+    """Llama-3.1-70B Q4_K_M on an L40S (44.99 GiB visible): Ollama 0.6.6 tries 4 x 2048 tokens of KV cache
+    (2.5 GiB at 320 KiB a token), which do not fit beside 40 GiB of weights, then one sequence of 2048."""
+    e = _estimate(catalog, "L40S", "ollama", "0.6.6", model="Llama-3.1-70B")
+    assert e.fits and e.setup.max_model_len == 2048
 
 
 def test_a_prompt_longer_than_the_default_context_is_sized_for_itself_and_said(catalog: Catalog) -> None:

@@ -22,7 +22,7 @@ from gpuplan.estimate.memory import MemoryTerms, inference_memory, memory_reads,
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
-from gpuplan.estimate.runners import runner_engine, runner_key, with_runner_defaults
+from gpuplan.estimate.runners import runner_engine, runner_key, slot_choices, with_runner_defaults
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import (
     Engine,
@@ -348,7 +348,9 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
 
     check_inference(m, gpu, s)
     cal = cal or fitted()
-    s = with_runner_defaults(m, with_engine_defaults(s, gpu), gpu)
+    s = with_engine_defaults(s, gpu)
+    if s.launcher:  # a local runner's defaults (gpuplan.estimate.runners)
+        s = _runner_setup(m, gpu, s, cal, headroom)
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
         s = batched(s, auto_batch(m, gpu, job, s, cal, headroom))
     if not gpu.memory_bandwidth_bytes_per_s:
@@ -368,6 +370,13 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
                         speed_assumptions(gpu, s, sp, cal, largest_batch=job.batch <= 0) if describe else (),
                         Waves(waves))
     return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
+
+
+def _runner_setup(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, headroom: float | None) -> InferSetup:
+    """``s`` with its runner's defaults: the KV cache for the most sequences the runner tries that fit (older Ollama
+    releases try several, each of num_ctx, then one), else for one."""
+    *more, one = [with_runner_defaults(m, s, gpu, n) for n in slot_choices(s, gpu)]
+    return next((t for t in more if fits_gpu(inference_memory(m, gpu, t, cal, False), gpu, headroom)), one)
 
 
 def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration,

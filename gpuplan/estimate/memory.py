@@ -579,7 +579,7 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do"),)
         if adapters else ())
     if gpu is not None and s.launcher:  # a local runner's defaults (gpuplan.estimate.runners)
-        assumptions += runner_assumptions(s, gpu)
+        assumptions += runner_assumptions(m, s, gpu)
     return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, capacity)
 
 

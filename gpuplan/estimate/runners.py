@@ -26,7 +26,8 @@ from gpuplan.units import GiB
 _COLUMNS = (
     Column("runner", required=True), Column("name", required=True),
     Column("engine", "enum", True, ("llamacpp",)), Column("from_release", required=True),
-    Column("min_vram_gib", "float", True, min=0), Column("num_ctx", "int", min=1), Column("num_batch", "int", min=1),
+    Column("min_vram_gib", "float", True, min=0), Column("num_ctx", "int", min=1),
+    Column("num_parallel", "int", min=1), Column("num_batch", "int", min=1),
     Column("kv_cache_type", "enum", False, ("f16",)), Column("flash_attention", "enum", False, ("off", "auto")),
     Column("default_format"), Column("mlx_runtime", "bool", True),
     Column("decode_readout"), Column("prefill_readout"),
@@ -44,7 +45,8 @@ class RunnerDefaults:
     engine: str  # the engine that runs GGUF files; MLX files run on MLX where ``mlx_runtime``
     from_release: str
     min_vram_gib: float
-    num_ctx: int | None  # tokens the KV cache is allocated for (Ollama's num_ctx)
+    num_ctx: int | None  # tokens the KV cache is allocated for, a sequence (Ollama's num_ctx)
+    num_parallel: int | None  # sequences it is allocated for where they fit (then one: Ollama's defaultParallel)
     num_batch: int | None
     kv_cache_type: str | None
     flash_attention: str | None  # off: only when asked for; auto: on where the GPU and the model support it
@@ -125,17 +127,21 @@ def runner_format(runner: str) -> str | None:
     return defaults(runner, "", 0.0).default_format
 
 
-def with_runner_defaults(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu) -> types.InferSetup:
+def with_runner_defaults(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu,
+                         slots: int | None = None) -> types.InferSetup:
     """``s`` as ``s.launcher``'s runner starts it on ``s.n_gpus`` of ``gpu``: the KV cache allocated for its
-    default context (at most the model's trained context, as Ollama caps it), or for prompt + output where those
-    need more (the user then has to raise it: OLLAMA_CONTEXT_LENGTH / num_ctx); f16 KV; Flash Attention off where
-    the release leaves it off. A setup of no runner is returned as it is."""
+    default context (at most the model's trained context, as Ollama caps it) times ``slots`` sequences (None: the
+    release's ``num_parallel``; :func:`slot_choices`), or for prompt + output where those need more than one
+    sequence's context (the user then has to raise it: OLLAMA_CONTEXT_LENGTH / num_ctx); f16 KV; Flash Attention off
+    where the release leaves it off. A setup of no runner is returned as it is."""
     if s.launcher not in runners():
         return s
     row = runner_defaults(s, gpu)
     changes: dict[str, object] = {}
     if row.num_ctx is not None:
-        changes["max_model_len"] = max(min(row.num_ctx, m.max_positions), s.context_len)
+        per_sequence = min(row.num_ctx, m.max_positions)
+        sequences = slots or row.num_parallel or 1
+        changes["max_model_len"] = (s.context_len if s.context_len > per_sequence else per_sequence * sequences)
     if row.kv_cache_type == "f16" and s.kv_dtype == "bf16":
         changes["kv_dtype"] = "fp16"
     if row.flash_attention == "off":
@@ -143,12 +149,20 @@ def with_runner_defaults(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu
     return replace(s, **changes) if changes else s  # type: ignore[arg-type]
 
 
+def slot_choices(s: types.InferSetup, gpu: types.Gpu) -> tuple[int, ...]:
+    """The sequences the runner allocates its KV cache for, tried in turn until the model fits (Ollama before
+    v0.10.0: ``defaultParallel``, then 1); one where the release allocates one."""
+    if s.launcher not in runners():
+        return (1,)
+    return tuple(dict.fromkeys((runner_defaults(s, gpu).num_parallel or 1, 1)))
+
+
 def runner_defaults(s: types.InferSetup, gpu: types.Gpu) -> RunnerDefaults:
     """The row ``s``'s runner and release start with on its GPUs (Ollama's memory tiers count all of them)."""
     return defaults(s.launcher, s.runner_release, gpu.memory_bytes * s.n_gpus)
 
 
-def runner_assumptions(s: types.InferSetup, gpu: types.Gpu) -> tuple[Assumption, ...]:
+def runner_assumptions(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu) -> tuple[Assumption, ...]:
     """What the runner of ``s`` (none: nothing) started its engine with, and what its speed readouts measure."""
     if s.launcher not in runners():
         return ()
@@ -161,10 +175,14 @@ def runner_assumptions(s: types.InferSetup, gpu: types.Gpu) -> tuple[Assumption,
         said.append(Assumption("context", f"{name}'s default context length was not read from a source: the KV "
                                "cache is sized for prompt + output (set its context length to at least that)",
                                row.notes))
-    elif ctx is not None and ctx > row.num_ctx:
+    elif s.context_len > min(row.num_ctx, m.max_positions):
         said.append(Assumption("context", f"prompt + output ({ctx} tokens) exceed {name}'s default num_ctx "
                                f"({row.num_ctx} tokens), which would cut the prompt: sized for num_ctx {ctx} "
                                "(set OLLAMA_CONTEXT_LENGTH or num_ctx)", row.source))
+    elif ctx is not None and ctx > min(row.num_ctx, m.max_positions):
+        per = min(row.num_ctx, m.max_positions)
+        said.append(Assumption("context", f"KV cache allocated at load for {ctx // per} sequences of num_ctx {per} "
+                               f"tokens, {name}'s default where they fit (OLLAMA_NUM_PARALLEL unset)", row.source))
     else:
         said.append(Assumption("context", f"KV cache allocated at load for num_ctx {ctx} tokens, {name}'s default "
                                f"on {gpu.name} x {s.n_gpus} (at most the model's trained context)", row.source))
