@@ -112,3 +112,28 @@ def test_an_unknown_engine_is_refused_naming_the_option_and_the_runners(catalog:
     with pytest.raises(InputError) as err:
         api.estimate("Llama-3.1-8B", "RTX4090", "infer", engine="olama")
     assert err.value.field == "--engine" and "ollama" in str(err.value.fix) and "lmstudio" in str(err.value.fix)
+
+
+def test_a_plan_with_ollama_sizes_every_gpu_with_its_defaults() -> None:
+    """Each GPU type gets the num_ctx of its own memory tier (newest release): 4096 tokens below 23 GiB, 32768
+    from 23 GiB; the runner, not llama.cpp, is what the plan names."""
+    result = api.plan("Llama-3.1-8B", "infer", engine="Ollama", requests=100, prompt=512, output=128).result
+    for option in result.ranked:
+        s, gpu = option.estimate.setup, option.estimate.gpu
+        assert (s.launcher, s.engine, s.weight_format) == ("ollama", Engine.LLAMACPP, "gguf-q4_k_m")
+        vram = gpu.memory_bytes * s.n_gpus
+        assert s.max_model_len == (4096 if vram < 23 * GiB else 32768 if vram < 47 * GiB else 131072)
+
+
+def test_a_serving_replica_under_ollama_holds_its_default_context(catalog: Catalog) -> None:
+    """Llama-3.1-70B Q4_K_M on an L40S (44.99 GiB): llama.cpp sized for 1000 + 300 tokens holds it; Ollama's
+    default num_ctx on 23-47 GiB, 32768 tokens (10 GiB of KV cache at 320 KiB a token), does not."""
+    from gpuplan.estimate.calibration import fitted
+    from gpuplan.plan.serving import Targets, one_gpu_config, parse_buckets, serve_request
+
+    def replica(engine: str) -> object:
+        r = serve_request(1.0, None, parse_buckets((), 1000, 300), Targets(), 99.9, engine=engine,
+                          quant="gguf-q4_k_m")
+        return one_gpu_config(catalog.model("Llama-3.1-70B"), catalog.gpu("L40S"), r, fitted(), [])
+
+    assert replica("llamacpp") is not None and replica("Ollama") is None

@@ -19,7 +19,7 @@ from gpuplan import types
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
-from gpuplan.estimate.engines import engine, engines, release
+from gpuplan.estimate.engines import engine, engine_name, engines, release
 from gpuplan.estimate.result import Assumption
 from gpuplan.units import GiB
 
@@ -119,7 +119,7 @@ def runner_engine(runner: str, weight_format: str) -> types.Engine:
 def kernel_engine(name: str, weight_format: str) -> types.Engine:
     """The engine whose kernels run a model of this format under ``name``, an engine or a local runner."""
     runner = runner_key(name)
-    return runner_engine(runner, weight_format) if runner is not None else types.Engine(name)
+    return runner_engine(runner, weight_format) if runner is not None else engine_name(name)
 
 
 def runner_format(runner: str) -> str | None:
