@@ -1622,6 +1622,12 @@ TEMPLATES: dict[str, str] = {
     "KV cache allocated at load for num_ctx {ctx} tokens, {name}'s default on {gpu.name} x {s.n_gpus} (at most the "
     "model's trained context)":
         "加载时按 num_ctx {ctx} 个 token 分配 KV 缓存，这是 {name} 在 {gpu.name} x {s.n_gpus} 上的默认值（不超过模型的训练上下文）",
+    "KV cache allocated at load for num_ctx {ctx} tokens: {name}'s default {row.num_ctx} does not fit, so it lowers "
+    "num_ctx":
+        "加载时按 num_ctx {ctx} 个 token 分配 KV 缓存：{name} 的默认值 {row.num_ctx} 放不下，因此它调低了 num_ctx",
+    "KV cache allocated at load for {ctx // per} sequences of num_ctx {per} tokens, {name}'s default where they fit "
+    "(OLLAMA_NUM_PARALLEL unset)":
+        "加载时为 {ctx // per} 个序列各分配 num_ctx {per} 个 token 的 KV 缓存，这是 {name} 放得下时的默认值（未设置 OLLAMA_NUM_PARALLEL）",
     "KV cache {row.kv_cache_type}, Flash Attention {row.flash_attention}, library quantization {row.default_format}":
         "KV 缓存 {row.kv_cache_type}，Flash Attention {row.flash_attention}，模型库默认量化 {row.default_format}",
     "a model larger than the GPU memory is split by layers with the CPU by {name} (far slower): sized on the GPU "

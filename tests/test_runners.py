@@ -137,3 +137,14 @@ def test_a_serving_replica_under_ollama_holds_its_default_context(catalog: Catal
         return one_gpu_config(catalog.model("Llama-3.1-70B"), catalog.gpu("L40S"), r, fitted(), [])
 
     assert replica("llamacpp") is not None and replica("Ollama") is None
+
+
+def test_newer_ollama_lowers_a_default_context_that_does_not_fit(catalog: Catalog) -> None:
+    """Llama-3.1-70B Q4_K_M on an H100: num_ctx 262144 (capped at 131072 positions) needs 40 GiB of KV cache beside
+    40 GiB of weights. v0.15.5 loads it so (here: does not fit, where Ollama would offload layers to the CPU);
+    from v0.30.0 Ollama lowers num_ctx to the next tier, 32768 tokens (10 GiB), which fits."""
+    old = _estimate(catalog, "H100", "ollama", "0.15.5", model="Llama-3.1-70B")
+    new = _estimate(catalog, "H100", "ollama", "0.30.0", model="Llama-3.1-70B")
+    assert not old.fits and old.setup.max_model_len == 131072
+    assert new.fits and new.setup.max_model_len == 32768
+    assert "does not fit, so it lowers num_ctx" in " ".join(a.value for a in new.memory.assumptions)

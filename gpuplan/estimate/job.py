@@ -22,7 +22,7 @@ from gpuplan.estimate.memory import MemoryTerms, inference_memory, memory_reads,
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
-from gpuplan.estimate.runners import runner_engine, runner_key, slot_choices, with_runner_defaults
+from gpuplan.estimate.runners import context_choices, runner_engine, runner_key, with_runner_defaults
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import (
     Engine,
@@ -373,9 +373,9 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
 
 
 def _runner_setup(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, headroom: float | None) -> InferSetup:
-    """``s`` with its runner's defaults: the KV cache for the most sequences the runner tries that fit (older Ollama
-    releases try several, each of num_ctx, then one), else for one."""
-    *more, one = [with_runner_defaults(m, s, gpu, n) for n in slot_choices(s, gpu)]
+    """``s`` with its runner's defaults: the KV cache for the first context the runner tries that fits (older Ollama
+    releases try several sequences of num_ctx, then one; newer ones lower num_ctx by tiers), else for the last."""
+    *more, one = [with_runner_defaults(m, s, gpu, choice) for choice in context_choices(s, gpu)]
     return next((t for t in more if fits_gpu(inference_memory(m, gpu, t, cal, False), gpu, headroom)), one)
 
 

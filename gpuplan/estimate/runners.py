@@ -27,7 +27,7 @@ _COLUMNS = (
     Column("runner", required=True), Column("name", required=True),
     Column("engine", "enum", True, ("llamacpp",)), Column("from_release", required=True),
     Column("min_vram_gib", "float", True, min=0), Column("num_ctx", "int", min=1),
-    Column("num_parallel", "int", min=1), Column("num_batch", "int", min=1),
+    Column("num_parallel", "int", min=1), Column("lowers_ctx", "bool"), Column("num_batch", "int", min=1),
     Column("kv_cache_type", "enum", False, ("f16",)), Column("flash_attention", "enum", False, ("off", "auto")),
     Column("default_format"), Column("mlx_runtime", "bool", True),
     Column("decode_readout"), Column("prefill_readout"),
@@ -47,6 +47,7 @@ class RunnerDefaults:
     min_vram_gib: float
     num_ctx: int | None  # tokens the KV cache is allocated for, a sequence (Ollama's num_ctx)
     num_parallel: int | None  # sequences it is allocated for where they fit (then one: Ollama's defaultParallel)
+    lowers_ctx: bool | None  # a default num_ctx that does not fit is lowered to the lower tiers' in turn
     num_batch: int | None
     kv_cache_type: str | None
     flash_attention: str | None  # off: only when asked for; auto: on where the GPU and the model support it
@@ -128,19 +129,19 @@ def runner_format(runner: str) -> str | None:
 
 
 def with_runner_defaults(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu,
-                         slots: int | None = None) -> types.InferSetup:
+                         choice: tuple[int, int] | None = None) -> types.InferSetup:
     """``s`` as ``s.launcher``'s runner starts it on ``s.n_gpus`` of ``gpu``: the KV cache allocated for its
-    default context (at most the model's trained context, as Ollama caps it) times ``slots`` sequences (None: the
-    release's ``num_parallel``; :func:`slot_choices`), or for prompt + output where those need more than one
-    sequence's context (the user then has to raise it: OLLAMA_CONTEXT_LENGTH / num_ctx); f16 KV; Flash Attention off
-    where the release leaves it off. A setup of no runner is returned as it is."""
+    default context (at most the model's trained context, as Ollama caps it) times the sequences it allocates for;
+    ``choice`` = (num_ctx, sequences), one of :func:`context_choices` (None: the first); or for prompt + output where
+    those need more than one sequence's context (the user then has to raise it: OLLAMA_CONTEXT_LENGTH / num_ctx);
+    f16 KV; Flash Attention off where the release leaves it off. A setup of no runner is returned as it is."""
     if s.launcher not in runners():
         return s
     row = runner_defaults(s, gpu)
     changes: dict[str, object] = {}
     if row.num_ctx is not None:
-        per_sequence = min(row.num_ctx, m.max_positions)
-        sequences = slots or row.num_parallel or 1
+        num_ctx, sequences = choice or context_choices(s, gpu)[0]
+        per_sequence = min(num_ctx, m.max_positions)
         changes["max_model_len"] = (s.context_len if s.context_len > per_sequence else per_sequence * sequences)
     if row.kv_cache_type == "f16" and s.kv_dtype == "bf16":
         changes["kv_dtype"] = "fp16"
@@ -149,12 +150,21 @@ def with_runner_defaults(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu
     return replace(s, **changes) if changes else s  # type: ignore[arg-type]
 
 
-def slot_choices(s: types.InferSetup, gpu: types.Gpu) -> tuple[int, ...]:
-    """The sequences the runner allocates its KV cache for, tried in turn until the model fits (Ollama before
-    v0.10.0: ``defaultParallel``, then 1); one where the release allocates one."""
+def context_choices(s: types.InferSetup, gpu: types.Gpu) -> tuple[tuple[int, int], ...]:
+    """(num_ctx, sequences) the runner allocates its KV cache for, tried in turn until the model fits: Ollama before
+    v0.10.0 tries ``defaultParallel`` sequences, then one; from v0.30.0 a default num_ctx that does not fit is lowered
+    to each lower memory tier's. One choice where the runner has no default context."""
     if s.launcher not in runners():
-        return (1,)
-    return tuple(dict.fromkeys((runner_defaults(s, gpu).num_parallel or 1, 1)))
+        return ((0, 1),)
+    row = runner_defaults(s, gpu)
+    if row.num_ctx is None:
+        return ((0, 1),)
+    choices = [(row.num_ctx, n) for n in dict.fromkeys((row.num_parallel or 1, 1))]
+    if row.lowers_ctx:
+        lower = {r.num_ctx for r in _rows() if r.runner == row.runner and r.from_release == row.from_release
+                 and r.num_ctx is not None and r.num_ctx < row.num_ctx}
+        choices += [(ctx, 1) for ctx in sorted(lower, reverse=True)]
+    return tuple(choices)
 
 
 def runner_defaults(s: types.InferSetup, gpu: types.Gpu) -> RunnerDefaults:
@@ -179,6 +189,9 @@ def runner_assumptions(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu) 
         said.append(Assumption("context", f"prompt + output ({ctx} tokens) exceed {name}'s default num_ctx "
                                f"({row.num_ctx} tokens), which would cut the prompt: sized for num_ctx {ctx} "
                                "(set OLLAMA_CONTEXT_LENGTH or num_ctx)", row.source))
+    elif ctx is not None and ctx < min(row.num_ctx, m.max_positions):
+        said.append(Assumption("context", f"KV cache allocated at load for num_ctx {ctx} tokens: {name}'s default "
+                               f"{row.num_ctx} does not fit, so it lowers num_ctx", row.source))
     elif ctx is not None and ctx > min(row.num_ctx, m.max_positions):
         per = min(row.num_ctx, m.max_positions)
         said.append(Assumption("context", f"KV cache allocated at load for {ctx // per} sequences of num_ctx {per} "
