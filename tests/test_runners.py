@@ -148,3 +148,17 @@ def test_newer_ollama_lowers_a_default_context_that_does_not_fit(catalog: Catalo
     assert not old.fits and old.setup.max_model_len == 131072
     assert new.fits and new.setup.max_model_len == 32768
     assert "does not fit, so it lowers num_ctx" in " ".join(a.value for a in new.memory.assumptions)
+
+
+def test_the_http_api_takes_the_runner_by_the_name_users_type() -> None:
+    from starlette.testclient import TestClient
+
+    from gpuplan.web.app import create_app
+
+    client = TestClient(create_app())
+    body = {"model": "Llama-3.1-8B", "gpu": "RTX4090", "task": "infer", "prompt": 512, "output": 128}
+    ok = client.post("/api/estimate", json=body | {"engine": "Ollama"})
+    assert ok.status_code == 200
+    assert any(a["name"] == "runner" for a in ok.json()["memory"]["assumptions"])
+    refused = client.post("/api/estimate", json=body | {"engine": "olama"})
+    assert refused.status_code == 400 and refused.json()["field"] == "engine" and "ollama" in refused.json()["fix"]
