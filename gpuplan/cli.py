@@ -715,7 +715,7 @@ OutOpt = Annotated[str | None, typer.Option("--out", help="File for --export (de
 
 def _constraints(opts: Opts, engine: str = "vllm", quant: str | None = None) -> Any:
     """The plan's constraints from the options of ``opts`` (a plan command's)."""
-    from gpuplan.estimate.engines import engine_name
+    from gpuplan.estimate.runners import engine_choice
     from gpuplan.listing import parse_tiers
     from gpuplan.plan.planner import Constraints
     from gpuplan.types import Market, Objective, choice
@@ -734,7 +734,7 @@ def _constraints(opts: Opts, engine: str = "vllm", quant: str | None = None) -> 
     return Constraints(market=where, providers=tuple(opts.providers or ()), gpus=tuple(opts.gpus or ()),
                        exclude_gpus=tuple(opts.exclude_gpus or ()), max_gpus=opts.max_gpus, budget=budget_amount,
                        deadline_s=_duration(deadline, "--deadline") if deadline else None, spot=opts.spot,
-                       currency=cur, engine=engine_name(engine), quant=quant,
+                       currency=cur, engine=engine_choice(engine), quant=quant,
                        objective=choice(Objective, opts.objective, "--objective"), top=opts.top,
                        tiers=parse_tiers(opts.tier or ()))
 

@@ -168,6 +168,8 @@ ZH: dict[str, str] = {
     "Per day following the profile": "按日流量曲线每天费用", "peak fleet all day": "峰值集群全天",
     # the assumptions tables' names (gpuplan.estimate)
     "linear-attention state": "线性注意力状态",
+    "runner": "本地运行器", "context": "上下文长度", "runner defaults": "运行器默认设置", "partial offload": "部分卸载",
+    "readout": "速度读数",
     "weight format": "权重格式", "KV cache": "KV 缓存", "engine": "推理引擎", "CUDA context (outside PyTorch)":
         "CUDA 上下文（PyTorch 之外）", "framework workspace (cuBLAS, buffers)": "框架工作区（cuBLAS、缓冲区）",
     "compute buffer": "计算缓冲区", "runtime context": "运行时上下文", "previous step's KV cache": "上一步的 KV 缓存",

@@ -1634,4 +1634,30 @@ TEMPLATES: dict[str, str] = {
     "bits per weight.": "'{name}' 是发布者自行决定每个张量类型的 GGUF（unsloth UD-*、bartowski *_K_L）：没有固定的每权重位数。",
     "use the llama.cpp type it is built on, --quant {base}; the file is larger than that type's estimate.":
         "请用它所基于的 llama.cpp 类型 --quant {base}；文件比该类型的估计更大。",
+    # ---- local runners (gpuplan.estimate.runners)
+    "{name} runs {kernels}'s kernels with its own defaults; no constant is fitted for it":
+        "{name} 运行 {kernels} 的算子，但用它自己的默认设置；没有为它单独拟合常数",
+    "{name}'s default context length was not read from a source: the KV cache is sized for prompt + output (set its "
+    "context length to at least that)":
+        "{name} 的默认上下文长度没有找到可引用的来源：KV 缓存按提示 + 输出的长度估算（请把它的上下文长度设为至少这么多）",
+    "prompt + output ({ctx} tokens) exceed {name}'s default num_ctx ({row.num_ctx} tokens), which would cut the "
+    "prompt: sized for num_ctx {ctx} (set OLLAMA_CONTEXT_LENGTH or num_ctx)":
+        "提示 + 输出（{ctx} 个 token）超过 {name} 的默认 num_ctx（{row.num_ctx} 个 token），默认设置会截断提示："
+        "按 num_ctx {ctx} 估算（请设置 OLLAMA_CONTEXT_LENGTH 或 num_ctx）",
+    "KV cache allocated at load for num_ctx {ctx} tokens, {name}'s default on {gpu.name} x {s.n_gpus} (at most the "
+    "model's trained context)":
+        "加载时按 num_ctx {ctx} 个 token 分配 KV 缓存，这是 {name} 在 {gpu.name} x {s.n_gpus} 上的默认值（不超过模型的训练上下文）",
+    "KV cache allocated at load for num_ctx {ctx} tokens: {name}'s default {row.num_ctx} does not fit, so it lowers "
+    "num_ctx":
+        "加载时按 num_ctx {ctx} 个 token 分配 KV 缓存：{name} 的默认值 {row.num_ctx} 放不下，因此它调低了 num_ctx",
+    "KV cache allocated at load for {ctx // per} sequences of num_ctx {per} tokens, {name}'s default where they fit "
+    "(OLLAMA_NUM_PARALLEL unset)":
+        "加载时为 {ctx // per} 个序列各分配 num_ctx {per} 个 token 的 KV 缓存，这是 {name} 放得下时的默认值（未设置 OLLAMA_NUM_PARALLEL）",
+    "KV cache {row.kv_cache_type}, Flash Attention {row.flash_attention}, library quantization {row.default_format}":
+        "KV 缓存 {row.kv_cache_type}，Flash Attention {row.flash_attention}，模型库默认量化 {row.default_format}",
+    "a model larger than the GPU memory is split by layers with the CPU by {name} (far slower): sized on the GPU "
+    "alone, it is reported as not fitting":
+        "模型超出显存时 {name} 会按层把一部分放到 CPU 上运行（慢得多）：这里只按 GPU 估算，并报告放不下",
+    "{name}'s '{row.decode_readout}' is the batch-1 decode rate and its '{row.prefill_readout}' the prefill rate":
+        "{name} 的 '{row.decode_readout}' 是批大小 1 的解码速度，'{row.prefill_readout}' 是预填充速度",
 }

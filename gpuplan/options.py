@@ -290,9 +290,12 @@ OPTIONS: tuple[Option, ...] = (
              "与模型一同训练的多 token 预测（MTP）深度（Megatron 的 mtp_num_layers；DeepSeek-V3 为 1）。")),
     _o("--prefix-len", 1, 1e5, kind=int, default=128, applies=PTUNING, stages=_LAYOUT,
        help=("P-tuning v2 prefix length.", "P-tuning v2 的前缀长度。")),
-    Option("engine", "--engine", Engine, Engine.VLLM, applies=INFERENCE, stages=("layout", "plan"),
-           help=("hf, vllm, sglang, trtllm, llamacpp, mindie (Ascend NPUs) or mlx (Apple silicon).",
-                 "推理引擎：hf、vllm、sglang、trtllm、llamacpp、mindie（昇腾 NPU）或 mlx（Apple 芯片）。")),
+    # text, not the Engine enum: the library reads aliases and local runners ("llama.cpp", "Ollama"; estimate/runners)
+    Option("engine", "--engine", str, Engine.VLLM, applies=INFERENCE, stages=("layout", "plan"),
+           help=("hf, vllm, sglang, trtllm, llamacpp, mindie (Ascend NPUs) or mlx (Apple silicon); or a local runner "
+                 "of llama.cpp/MLX with its own defaults: ollama or lmstudio (\"LM Studio\").",
+                 "推理引擎：hf、vllm、sglang、trtllm、llamacpp、mindie（昇腾 NPU）或 mlx（Apple 芯片）；"
+                 "或用自身默认设置运行 llama.cpp/MLX 的本地运行器：ollama 或 lmstudio（\"LM Studio\"）。")),
     Option("kv_dtype", "--kv-dtype", str, "bf16", applies=INFERENCE, stages=_LAYOUT, choices=KV_DTYPES,
            help=("KV-cache dtype: bf16, fp16 or fp8.", "KV 缓存的数据类型：bf16、fp16 或 fp8。")),
     # plan constraints

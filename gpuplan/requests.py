@@ -12,10 +12,10 @@ from dataclasses import replace
 from typing import Any
 
 from gpuplan.errors import InputError, check_choice
-from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
 from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.estimate.runners import engine_choice, runner_format, runner_key, runners
 from gpuplan.options import LORA_TARGETS, check_ranges, option, refuse_inapplicable, with_defaults
 from gpuplan.types import (
     KV_DTYPES,
@@ -127,7 +127,7 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, **given: Any) -> JobEstima
     if o["framework"] is not None:
         o["framework"] = get_framework(o["framework"]).framework
     check_choice("--kv-dtype", o["kv_dtype"], KV_DTYPES)
-    o["engine"] = get_engine(o["engine"]).engine
+    o["engine"] = engine_choice(o["engine"])  # an engine, or a local runner of one (gpuplan.estimate.runners)
     refuse_inapplicable("layout", given, task=job.task)
     refuse_inapplicable("layout", given, method=job.method)
     if job.is_training:
@@ -136,7 +136,8 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, **given: Any) -> JobEstima
     if n_gpus and n_gpus != tp * pp:
         raise InputError("--n-gpus", f"inference uses TP × PP GPUs per replica ({tp * pp}), not {n_gpus}.",
                          f"use --tp {n_gpus}, or leave --n-gpus out.")
-    fmt = weight_format(job.weight_format or native_format(m.native_dtype)).name
+    given_fmt = job.weight_format or (runner_format(o["engine"]) if runner_key(o["engine"]) else None)
+    fmt = weight_format(given_fmt or native_format(m.native_dtype)).name
     setup = inference_setup(job, tp, o["engine"], fmt, kv_dtype=o["kv_dtype"], pp=pp)
     return estimate_inference(m, gpu, job, setup)
 
@@ -187,7 +188,8 @@ def estimate_options(e: JobEstimate) -> dict[str, Any]:
             opts["--mtp-layers"] = s.mtp_layers
         opts["--quant"] = s.base_quant if s.method != Method.QLORA else None
     else:
-        opts.update({"--tp": s.tp, "--pp": s.pp, "--engine": s.engine, "--quant": s.weight_format,
+        engine = s.launcher if s.launcher in runners() else s.engine  # a local runner is typed by its name
+        opts.update({"--tp": s.tp, "--pp": s.pp, "--engine": engine, "--quant": s.weight_format,
                      "--kv-dtype": s.kv_dtype, "--prompt": s.prompt_len, "--output": s.output_len, "--batch": s.batch})
         if job.task is Task.INFER:
             opts["--requests"] = job.requests
@@ -216,7 +218,7 @@ def settings_text(e: JobEstimate) -> str:
         if s.base_quant:
             parts.append(f"base {s.base_quant}")
         return " · ".join(parts)
-    parts = [s.engine, s.weight_format, f"batch {s.batch}"]
+    parts = [s.launcher if s.launcher in runners() else s.engine, s.weight_format, f"batch {s.batch}"]
     if s.kv_dtype != "bf16":
         parts.append(f"KV {s.kv_dtype}")
     return " · ".join(parts)

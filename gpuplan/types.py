@@ -917,6 +917,9 @@ class InferSetup:
     # InferenceLinear8bitLt), so a matrix's first int8 copy is alive while the second is made
     # (gpuplan.estimate.memory.int8_load_peak_bytes)
     quantized_at_build: bool = False
+    # the release of the runner named by ``launcher`` ("ollama", "lmstudio": gpuplan.estimate.runners), whose defaults
+    # changed by release (Ollama "0.6.7"; "": the current one)
+    runner_release: str = ""
 
     def __post_init__(self) -> None:
         """``engine`` may be given as its value (``"vllm"``): read once here."""
@@ -935,7 +938,8 @@ class InferSetup:
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
                           self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len,
                           self.max_batched_tokens, self.async_scheduling, self.chunked_prefill,
-                          self.quantized_head, self.quant_release, self.quantized_at_build)
+                          self.quantized_head, self.quant_release, self.quantized_at_build,
+                          self.runner_release)
 
     @property
     def n_gpus(self) -> int:

@@ -22,6 +22,7 @@ from gpuplan.estimate.memory import MemoryTerms, inference_memory, memory_reads,
 from gpuplan.estimate.moe_train import check_expert_layout
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
+from gpuplan.estimate.runners import context_choices, runner_engine, runner_key, with_runner_defaults
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import (
     Engine,
@@ -351,6 +352,8 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
     check_inference(m, gpu, s)
     cal = cal or fitted()
     s = with_engine_defaults(s, gpu)
+    if s.launcher:  # a local runner's defaults (gpuplan.estimate.runners)
+        s = _runner_setup(m, gpu, s, cal, headroom)
     if s.batch <= 0:  # not given: continuous batching keeps as many sequences in flight as the engine holds
         s = batched(s, auto_batch(m, gpu, job, s, cal, headroom))
     if not gpu.memory_bandwidth_bytes_per_s:
@@ -370,6 +373,13 @@ def estimate_inference(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Cal
                         speed_assumptions(gpu, s, sp, cal, largest_batch=job.batch <= 0) if describe else (),
                         Waves(waves))
     return JobEstimate(job, m, gpu, s.n_gpus, s, mem, time, sp, 1, headroom)
+
+
+def _runner_setup(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration, headroom: float | None) -> InferSetup:
+    """``s`` with its runner's defaults: the KV cache for the first context the runner tries that fits (older Ollama
+    releases try several sequences of num_ctx, then one; newer ones lower num_ctx by tiers), else for the last."""
+    *more, one = [with_runner_defaults(m, s, gpu, choice) for choice in context_choices(s, gpu)]
+    return next((t for t in more if fits_gpu(inference_memory(m, gpu, t, cal, False), gpu, headroom)), one)
 
 
 def auto_batch(m: ModelSpec, gpu: Gpu, job: Job, s: InferSetup, cal: Calibration,
@@ -657,6 +667,12 @@ def default_global_batch(job: Job) -> int:
 
 
 def inference_setup(job: Job, tp: int, engine: str, weight_format: str, **overrides: Any) -> InferSetup:
+    """The setup of ``job`` on ``engine``; a local runner's name ("ollama") is the engine it runs this format on,
+    started by that runner (``InferSetup.launcher``: gpuplan.estimate.runners)."""
+    runner = runner_key(engine)
+    if runner is not None:
+        engine = runner_engine(runner, weight_format)
+        overrides.setdefault("launcher", runner)
     eng = get_engine(engine)
     kv = overrides.pop("kv_dtype", "fp8" if weight_format == "fp8" and engine == Engine.TRTLLM else "bf16")
     return InferSetup(engine=Engine(eng.engine), weight_format=weight_format, kv_dtype=kv, batch=job.batch,

@@ -33,6 +33,7 @@ from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
 from gpuplan.estimate.result import Assumption, Breakdown, Estimate, Floor, KvCapacity, TrainedParts
+from gpuplan.estimate.runners import runner_assumptions
 from gpuplan.memo import IdentityMemo
 from gpuplan.types import Engine, Framework, Gpu, InferSetup, Method, ModelSpec, Recompute, TrainSetup
 from gpuplan.units import GiB, fmt_bytes
@@ -369,6 +370,13 @@ def ggml_kv_pad(s: InferSetup) -> int:
     return GGML_KV_PAD_FLASH if s.flash_attention else GGML_KV_PAD
 
 
+def allocated_context(s: InferSetup) -> int:
+    """The tokens an engine that allocates its KV cache for the whole context (llama.cpp's n_ctx) allocates it for:
+    prompt + output, or more where the server was started with a longer context (``s.max_model_len``: a runner's
+    default num_ctx, gpuplan.estimate.runners)."""
+    return max(s.context_len, s.max_model_len or 0, 1)
+
+
 def ggml_compute_buffer_bytes(m: ModelSpec, s: InferSetup, ubatch: int) -> float:
     """llama.cpp's compute buffer: ggml-alloc's peak over the worst-case graph it reserves at start,
     ``ubatch`` = min(n_ctx, n_ubatch) tokens, every one an output, attending to a full KV cache of n_ctx tokens,
@@ -381,7 +389,7 @@ def ggml_compute_buffer_bytes(m: ModelSpec, s: InferSetup, ubatch: int) -> float
     width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
     output = u * (m.vocab + m.hidden)
     mlp = u * 2 * width / s.tp
-    scores = 0.0 if s.flash_attention else 2 * u * s.context_len * m.n_heads / s.tp
+    scores = 0.0 if s.flash_attention else 2 * u * allocated_context(s) * m.n_heads / s.tp
     return 4.0 * max(output, mlp, scores)
 
 
@@ -573,6 +581,8 @@ def _inference_memory(m: ModelSpec, gpu: Gpu | None, s: InferSetup, cal: Calibra
         f"16-bit: {fmt_bytes(adapters)} per GPU, out of the KV cache",
         "r·(in + out) per matrix (Hu et al. 2021); slots reserved per layer as vLLM's LoRA layers do"),)
         if adapters else ())
+    if gpu is not None and s.launcher:  # a local runner's defaults (gpuplan.estimate.runners)
+        assumptions += runner_assumptions(m, s, gpu)
     return Estimate(Breakdown("bytes", parts), cal.band("inference_memory"), assumptions, capacity)
 
 
@@ -657,7 +667,7 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     kv_tp, share = kv_layout(s)
     kv = kv_cache_bytes(m, rank_sequences(s, s.batch), s.context_len, s.kv_dtype, kv_tp, s.pp, latent, block)
     if eng.memory_mode == "context":
-        kv = kv_cache_bytes(m, 1, max(s.context_len, 1), s.kv_dtype, s.tp, s.pp, latent, block)
+        kv = kv_cache_bytes(m, 1, allocated_context(s), s.kv_dtype, s.tp, s.pp, latent, block)
     chunk = s.batch * s.prompt_len
     budget = s.max_batched_tokens or eng.max_batched_tokens
     if budget:  # the scheduler's token budget (the setup's, else engines.csv's), or MLX's prefill step
@@ -667,7 +677,7 @@ def _setup_terms_of(m: ModelSpec, s: InferSetup, cal: Calibration, unified: bool
     overhead = cal.get("infer_overhead_unified_bytes" if metal else "infer_overhead_bytes")
     adapters = served_adapter_bytes(m, s.lora_adapters, s.lora_rank, s.tp, s.pp)
     tail = (("overhead", overhead),) + ((("adapter", adapters),) if adapters else ())
-    ubatch = min(eng.max_batched_tokens or chunk, max(s.context_len, 1))  # llama.cpp's reserved graph
+    ubatch = min(eng.max_batched_tokens or chunk, allocated_context(s))  # llama.cpp's reserved graph
     if eng.ggml_graph:  # the input table stays on the host (the same memory when unified); one compute buffer
         # holds every activation and logit
         weights = gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=unified)

@@ -33,7 +33,7 @@ class Constraints:
     deadline_s: float | None = None
     spot: bool | None = None
     currency: str = "USD"
-    engine: Engine = Engine.VLLM
+    engine: Engine | str = Engine.VLLM  # an engine, or a local runner of one ("ollama": gpuplan.estimate.runners)
     quant: str | None = None
     objective: Objective = Objective.COST
     top: int = 10
@@ -44,10 +44,11 @@ class Constraints:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "objective", choice(Objective, self.objective, "--objective"))
-        if not isinstance(self.engine, Engine):  # a name or alias ("llama.cpp") as the engine table reads it
-            from gpuplan.estimate.engines import engine_name
+        if not isinstance(self.engine, Engine):  # a name or alias ("llama.cpp", "Ollama") as the tables read it
+            from gpuplan.estimate.runners import engine_choice, runners
 
-            object.__setattr__(self, "engine", engine_name(self.engine))
+            name = engine_choice(self.engine)
+            object.__setattr__(self, "engine", name if name in runners() else Engine(name))
         if self.market is not None:
             object.__setattr__(self, "market", choice(Market, self.market, "--market"))
         for tier in self.tiers:

@@ -41,6 +41,7 @@ from gpuplan.estimate.memory import MemoryTerms, TrainingStates, training_memory
 from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.estimate.result import Estimate
+from gpuplan.estimate.runners import kernel_engine, runner_format, runners
 from gpuplan.estimate.train_time import (
     GpuTerms,
     LeadWork,
@@ -597,15 +598,18 @@ _inference_estimates: IdentityMemo[JobEstimate | tuple[str, str]] = IdentityMemo
 
 def inference_choice(m: ModelSpec, job: Job, c: Constraints) -> tuple[str, str]:
     """(the weight format as given, the engine) :func:`best_inference` estimates ``job`` with under ``c``."""
-    fmt = c.quant or job.weight_format or native_format(m.native_dtype)
+    runner = c.engine if c.engine in runners() else None  # a local runner keeps its name: its defaults apply
+    fmt = c.quant or job.weight_format or (runner and runner_format(runner)) or native_format(m.native_dtype)
     name = weight_format(fmt).name
+    if runner:
+        return fmt, runner
     return fmt, Engine.LLAMACPP if name.startswith("gguf") else Engine.MLX if name.startswith("mlx") else c.engine
 
 
 def best_inference(m: ModelSpec, gpu: Gpu, job: Job, tp: int, c: Constraints, cal: Calibration,
                     reasons: Counter[tuple[str, str]]) -> tuple[JobEstimate | None, JobEstimate | None]:
     fmt, engine = inference_choice(m, job, c)
-    if not Engine(engine).tensor_parallel and tp > 1:
+    if not kernel_engine(engine, fmt).tensor_parallel and tp > 1:
         return None, None
     key = (job, tp, engine, fmt, c.headroom)
     e = _inference_estimates.get(m, gpu, cal, key)

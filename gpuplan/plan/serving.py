@@ -38,11 +38,12 @@ from gpuplan.catalog import Catalog
 from gpuplan.errors import InfeasibleError, InputError, close_matches
 from gpuplan.estimate import load
 from gpuplan.estimate.calibration import Calibration, fitted
-from gpuplan.estimate.engines import engine_name, with_engine_defaults
+from gpuplan.estimate.engines import with_engine_defaults
 from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill_seconds
 from gpuplan.estimate.job import JobEstimate, check_inference, inference_setup, largest_batch
 from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.estimate.runners import kernel_engine, runner_format, runner_key, with_runner_defaults
 from gpuplan.listing import match_gpus, price_age, resolve_providers
 from gpuplan.memo import IdentityMemo
 from gpuplan.plan import availability as av
@@ -189,7 +190,7 @@ class ServeRequest:
         if self.adapters and not 1 <= self.adapter_rank <= MAX_ADAPTER_RANK:
             raise InputError("--adapter-rank", f"a rank of {self.adapter_rank} is not one an engine serves.",
                              f"give the largest adapter's rank, 1 to {MAX_ADAPTER_RANK}, e.g. 16.")
-        if self.adapters and not engine_name(self.engine).multi_lora:
+        if self.adapters and not kernel_engine(self.engine, self.quant or "").multi_lora:
             raise InputError("--adapters", f"multi-LoRA serving is planned on vLLM or SGLang, not '{self.engine}'.",
                              "plan with --engine vllm (or sglang), or drop --adapters.")
         if self.budget_per_hour is not None and self.budget_per_hour <= 0:
@@ -348,7 +349,7 @@ def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: 
     out: list[InferSetup] = []
     adapters = {"lora_adapters": lora[0], "lora_rank": lora[1]}
     for tp in (1, 2, 4, 8):
-        s = inference_setup(job, tp, engine, fmt, **adapters)
+        s = with_runner_defaults(m, inference_setup(job, tp, engine, fmt, **adapters), gpu)
         if _holds(m, gpu, job, s):
             out.append(s)
             if len(out) == 2:
@@ -356,7 +357,7 @@ def _setups(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, multinode: 
     if out or not multinode:
         return out
     for pp in (2, 4):
-        s = replace(inference_setup(job, 8, engine, fmt, **adapters), pp=pp)
+        s = with_runner_defaults(m, replace(inference_setup(job, 8, engine, fmt, **adapters), pp=pp), gpu)
         if _holds(m, gpu, job, s):
             return [s]
     return []
@@ -511,8 +512,10 @@ def _ep_layouts(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, r: Serv
 
 def _basics(m: ModelSpec, r: ServeRequest) -> tuple[Targets, str, str, Job]:
     """The targets, weight format, engine and sizing job every configuration of ``m`` for ``r`` shares."""
-    fmt = weight_format(r.quant or native_format(m.native_dtype)).name
-    engine = Engine.LLAMACPP if fmt.startswith("gguf") else Engine.MLX if fmt.startswith("mlx") else r.engine
+    runner = runner_key(r.engine)  # a local runner keeps its name (its defaults apply) and serves its library's format
+    fmt = weight_format(r.quant or (runner and runner_format(runner)) or native_format(m.native_dtype)).name
+    engine = runner or (Engine.LLAMACPP if fmt.startswith("gguf") else Engine.MLX if fmt.startswith("mlx")
+                        else r.engine)
     longest = max(r.buckets, key=lambda b: b.prompt_len + b.output_len)
     job = Job(task=Task.SERVE, prompt_len=longest.prompt_len, output_len=longest.output_len, weight_format=fmt)
     return r.targets.effective(), fmt, engine, job
@@ -523,7 +526,7 @@ def one_gpu_config(m: ModelSpec, gpu: Gpu, r: ServeRequest, cal: Calibration, mi
     """The replica of ``m`` on one ``gpu`` (TP 1) for ``r``, or None when it does not hold the model or meets
     no target (then ``misses`` says why)."""
     targets, fmt, engine, job = _basics(m, r)
-    s = inference_setup(job, 1, engine, fmt)
+    s = with_runner_defaults(m, inference_setup(job, 1, engine, fmt), gpu)  # a local runner's defaults
     if not _holds(m, gpu, job, s):
         return None
     return _config(m, gpu, s, r, targets, fmt, engine, job, cal, misses)
