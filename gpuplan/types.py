@@ -471,13 +471,20 @@ class Method(StrEnum):
     LORA = "lora"
     QLORA = "qlora"
     DORA = "dora"
+    GALORE = "galore"
     PTUNING = "ptuning"
     FREEZE = "freeze"
 
     @property
     def adapters(self) -> bool:
         """Trains a small part (adapters, a prefix or the last layers) of a frozen base."""
-        return self is not Method.FULL
+        return not self.trains_every_weight
+
+    @property
+    def trains_every_weight(self) -> bool:
+        """Every weight gets a gradient and an update: full fine-tuning, and GaLore (Zhao et al. 2024), which is
+        full fine-tuning with Adam's states kept in a low-rank projection of the targeted linears' gradients."""
+        return self in (Method.FULL, Method.GALORE)
 
     @property
     def low_rank(self) -> bool:
@@ -489,7 +496,7 @@ class Method(StrEnum):
     def trains_base(self) -> bool:
         """Trains the base model's own weights (all of them, or freeze's last layers): no adapter work rides on a
         frozen base."""
-        return self in (Method.FULL, Method.FREEZE)
+        return self in (Method.FULL, Method.GALORE, Method.FREEZE)
 
     @property
     def new_weights(self) -> bool:

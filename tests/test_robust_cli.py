@@ -239,7 +239,7 @@ def test_the_python_api_refuses_an_option_given_at_its_default_too() -> None:
     import gpuplan
     from gpuplan.errors import InputError
 
-    with pytest.raises(InputError, match="--lora-rank applies to --method lora, qlora or dora"):
+    with pytest.raises(InputError, match="--lora-rank applies to --method lora, qlora, dora or galore"):
         gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="full", lora_rank=16, samples="1k",
                          tokens_per_sample=256)
     with pytest.raises(InputError, match="--zero applies to training"):

@@ -106,7 +106,7 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     """FLOPs the hardware executes per training token (model FLOPs plus recomputation)."""
     context = (s.seq_len + 1) / 2
     fwd = forward_flops_per_token(m, context) + mtp_forward_flops_per_token(m, s.mtp_layers, context)
-    if s.method == Method.FULL:
+    if s.method.trains_every_weight:  # GaLore projects gradients only after backward made them
         total = 3 * fwd
     elif s.method.low_rank:
         adapter = 6 * setup_lora_params(m, s)
