@@ -505,7 +505,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 # ---------------------------------------------------------------- fine-tuning
 
 _METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "dora", "galore": "galore", "ptuning": "ptuning",
-            "freeze": "freeze"}
+            "freeze": "freeze", "other (lisa)": "lisa"}
 # module names of the adapted linears, as sources write them (Llama, Qwen v1, Baichuan, GLM, GPT-2 styles)
 _ATTENTION_MODULES = {"q", "k", "v", "o", "q_proj", "k_proj", "v_proj", "o_proj", "c_attn", "w_pack",
                       "query_key_value", "qkv_proj", "wqkv", "attention", "attn"}
@@ -751,6 +751,11 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
     if method == "galore":  # ms-swift's galore_target_modules default: find_all_linears (swift/llm/tuner.py)
         values.update(lora_rank=_int_or_default(row["lora_rank"]) or 128, lora_targets="all-linear")
+    if method == "lisa":  # ms-swift's lisa_activated_layers, quoted in the row's notes
+        found = re.search(r"lisa_activated_layers=(\d+)", row["notes"])
+        if not found:
+            return None, "LISA's number of active layers not stated"
+        values["trainable_layers"] = int(found.group(1))
     if method in ("lora", "qlora", "dora"):
         values.update(lora_rank=_int_or_default(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
                       lora_dropout=_lora_dropout(row, launcher),

@@ -1152,6 +1152,15 @@ TEMPLATES: dict[str, str] = {
     "GaLore is not modelled on a mixture-of-experts model (each routed expert would be projected on its own).":
         "尚未对混合专家（MoE）模型建模 GaLore（每个路由专家会各自投影）。",
     "use --method full or lora for this model.": "此模型请用 --method full 或 lora。",
+    "LLaMA-Factory has no LISA.": "LLaMA-Factory 不支持 LISA。",
+    "QDoRA (DoRA on a quantized base) is not modelled: PEFT's DoRA dequantizes each quantized weight to 16-bit in every forward to take the column norm of W + s·BA, and reuses the quantized matmul's output for the magnitude's product, both of which gpuplan does not size yet.":
+        "尚未对 QDoRA（量化底座上的 DoRA）建模：PEFT 的 DoRA 在每次前向中把每个量化权重反量化为 16 位以计算 W + s·BA 的列范数，并复用量化矩阵乘的输出来计算幅度项，这两者 gpuplan 目前都未计入。",
+    "drop --quant for DoRA on a 16-bit base, or use --method qlora for a 4-bit base.":
+        "去掉 --quant 以在 16 位底座上做 DoRA，或对 4 位底座使用 --method qlora。",
+    "plan with --method full, lora or galore, or run LISA with ms-swift's --lisa_activated_layers or LMFlow.":
+        "请用 --method full、lora 或 galore 重新规划，或用 ms-swift 的 --lisa_activated_layers 或 LMFlow 运行 LISA。",
+    "LISA (Pan et al. 2024): embedding, output layer and {s.trainable_layers} sampled layers trained at a time, with gradients and Adam states for those; backward runs through every layer to the embedding":
+        "LISA（Pan et al. 2024）：每次训练词嵌入、输出层和 {s.trainable_layers} 个随机抽取的层，只为它们保存梯度和 Adam 状态；反向传播经过每一层直到词嵌入",
     "the LLaMA-Factory export projects GaLore on every linear, not {s.lora_targets}.":
         "LLaMA-Factory 导出对所有线性层做 GaLore 投影，而不是 {s.lora_targets}。",
     "plan with --lora-targets all-linear.": "请用 --lora-targets all-linear 重新规划。",

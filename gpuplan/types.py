@@ -472,6 +472,7 @@ class Method(StrEnum):
     QLORA = "qlora"
     DORA = "dora"
     GALORE = "galore"
+    LISA = "lisa"
     PTUNING = "ptuning"
     FREEZE = "freeze"
 
@@ -496,7 +497,7 @@ class Method(StrEnum):
     def trains_base(self) -> bool:
         """Trains the base model's own weights (all of them, or freeze's last layers): no adapter work rides on a
         frozen base."""
-        return self in (Method.FULL, Method.GALORE, Method.FREEZE)
+        return self in (Method.FULL, Method.GALORE, Method.LISA, Method.FREEZE)
 
     @property
     def new_weights(self) -> bool:
@@ -747,7 +748,7 @@ class TrainSetup:
     # (data/stacks.csv nf4_stats_fp16)
     nf4_stats_fp16: bool | None = None
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
-    trainable_layers: int = 2  # freeze: train the last k layers
+    trainable_layers: int = 2  # freeze: train the last k layers; LISA: k sampled layers active at a time
     parallel: Parallelism = Parallelism()
     framework: Framework = Framework.HF
     compiled: bool = False

@@ -329,6 +329,9 @@ def test_galore_and_dora_plans_export_the_llamafactory_switches_they_were_priced
     cfg = llama_factory_config(_candidate(replace(FINETUNE_JOB, method="dora"), dora, "RTX4090", 2,
                                           _offer("RunPod", "RTX4090", 2)).estimate, REPO, "x")
     assert cfg["finetuning_type"] == "lora" and cfg["use_dora"] is True
+    with pytest.raises(InputError, match="no LISA"):
+        llama_factory_config(_candidate(replace(job, method="lisa"), replace(galore, method="lisa"), "A100-80GB", 8,
+                                        _offer("Lambda", "A100-80GB", 8)).estimate, REPO, "x")
     with pytest.raises(InputError, match="--lora-targets"):
         llama_factory_config(_candidate(job, replace(galore, lora_targets="qv"), "A100-80GB", 8,
                                         _offer("Lambda", "A100-80GB", 8)).estimate, REPO, "x")

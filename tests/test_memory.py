@@ -209,8 +209,29 @@ def test_ms_swift_dora_takes_about_the_time_its_extra_matmuls_imply(catalog: Cat
 
 
 def test_an_unknown_fine_tuning_method_is_still_refused_with_the_ones_known() -> None:
-    with pytest.raises(InputError, match="full, lora, qlora, dora, galore, ptuning, freeze"):
-        TrainSetup(method="lisa")
+    with pytest.raises(InputError, match="full, lora, qlora, dora, galore, lisa, ptuning, freeze"):
+        TrainSetup(method="badam")
+
+
+# ---------------------------------------------------------------- LISA
+
+def test_lisa_trains_the_embeddings_and_the_active_layers_only(catalog: Catalog) -> None:
+    # ms-swift's DynamicLayerActivationCallback (swift/llm/tuner.py @cdb169b7) freezes only the decoder layers and
+    # unfreezes lisa_activated_layers of them: Qwen-7B's wte and lm_head (151,936 x 4,096 each, untied), ln_f
+    # (4,096) and 2 layers of 202,395,648 (c_attn with its 12,288 biases, c_proj, w1, w2, mlp.c_proj, 2 norms)
+    m = catalog.model("Qwen-7B")
+    lisa = TrainSetup(method="lisa", trainable_layers=2, precision="bf16", recompute="full", seq_len=2048)
+    assert trainable_params(m, lisa) == 2 * 151_936 * 4_096 + 4_096 + 2 * 202_395_648
+
+
+def test_lisa_memory_rises_with_the_active_layers_and_stays_below_full(catalog: Catalog) -> None:
+    m = catalog.model("Llama-2-7B")
+    lisa = TrainSetup(method="lisa", precision="bf16", recompute="full", seq_len=2048)
+    totals = [training_memory(m, replace(lisa, trainable_layers=k)).total for k in (1, 2, 4, 8)]
+    assert totals == sorted(totals) and len(set(totals)) == 4
+    assert totals[-1] < training_memory(m, replace(lisa, method="full")).total
+    # backward reaches the embedding through every layer: more FLOPs than freezing all but the top layers
+    assert train_flops_per_token(m, lisa) > train_flops_per_token(m, replace(lisa, method="freeze"))
 
 
 # ---------------------------------------------------------------- GaLore
@@ -257,7 +278,7 @@ MODELS = ["Llama-3.1-8B", "Mistral-7B", "DeepSeek-V2-Lite", "Qwen3-30B-A3B", "Ge
 models = st.sampled_from(MODELS).map(CAT.model)
 engines = st.sampled_from(["hf", "vllm", "sglang", "trtllm", "llamacpp"])
 formats = st.sampled_from(["bf16", "fp8", "int8-wo", "int4-wo", "awq-int4", "gguf-q4_k_m", "fp32"])
-methods = st.sampled_from(["full", "lora", "qlora", "dora", "galore", "ptuning", "freeze"])
+methods = st.sampled_from(["full", "lora", "qlora", "dora", "galore", "lisa", "ptuning", "freeze"])
 recomputes = st.sampled_from(["none", "selective", "full"])
 optimizers = st.sampled_from(["adamw", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor"])
 frameworks = st.sampled_from(["hf", "deepspeed", "megatron", "torchtitan"])

@@ -115,6 +115,9 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
             total += 2 * m.vocab * m.hidden
         if s.method == Method.DORA:  # PEFT's DoRA multiplies x by each adapted weight again: forward + input grad
             total += (6 if s.recompute == Recompute.FULL else 4) * adapted_linears(m, s)[0]  # full: one more forward
+    elif s.method == Method.LISA:  # input gradients through every layer (the embedding trains); weight gradients
+        layers = min(s.trainable_layers, m.n_layers) * per_layer_params(m)  # of the active layers and the head
+        total = 2 * fwd + 2 * (layers + m.vocab * m.hidden)
     elif s.method == Method.PTUNING:
         prefix = attention_flops_per_token(m, s.prefix_len)
         total = 2 * (fwd + prefix)

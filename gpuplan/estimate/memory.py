@@ -777,6 +777,8 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
     if s.method == Method.FREEZE:
         return per_layer_params(m) * min(s.trainable_layers, m.n_layers)
+    if s.method == Method.LISA:
+        return per_layer_params(m) * min(s.trainable_layers, m.n_layers) + embedding_params(m) + m.hidden
     raise AssertionError(s.method)
 
 
@@ -795,7 +797,7 @@ def untied_head_params(m: ModelSpec, s: TrainSetup) -> int:
 def trains_embeddings(s: TrainSetup) -> bool:
     """Whether the embedding and output layer get gradients: a full fine-tune, or LoRA/QLoRA with
     ``train_embeddings``."""
-    return s.method.trains_every_weight or (s.train_embeddings and s.method.low_rank)
+    return s.method.trains_every_weight or s.method == Method.LISA or (s.train_embeddings and s.method.low_rank)
 
 
 def embedding_params(m: ModelSpec) -> int:
@@ -1881,7 +1883,7 @@ def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
     if s.method.trains_every_weight:
         return 0.0
     fmt_name = s.base_quant or ("bnb-nf4-dq" if s.method.quantizes_base else None)
-    if s.method == Method.FREEZE:
+    if s.method in (Method.FREEZE, Method.LISA):
         frozen_params = count_params(m).total - trainable_params(m, s)
         return frozen_params * act_bytes(s) / (s.parallel.tp * s.parallel.pp)
     fmt = weight_format(fmt_name) if fmt_name else weight_format("fp32" if s.precision == "fp32" or s.fp32_base
@@ -2073,6 +2075,8 @@ def _method_source(s: TrainSetup) -> str:
         "galore": f"GaLore (Zhao et al. 2024): every weight trained; Adam states of the {s.lora_targets} linears kept "
                   f"in a rank-{s.lora_rank} projection of their full-size gradients, the projection's periodic SVD "
                   "not counted in the time",
+        "lisa": f"LISA (Pan et al. 2024): embedding, output layer and {s.trainable_layers} sampled layers trained at "
+                "a time, with gradients and Adam states for those; backward runs through every layer to the embedding",
         "ptuning": f"P-tuning v2 (Liu et al. 2022): prefix of {s.prefix_len} per layer for K and V",
         "freeze": f"freeze: last {s.trainable_layers} layers trained",
     }[s.method]

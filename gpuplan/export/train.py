@@ -145,6 +145,9 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
     if s.method == Method.PTUNING:
         raise InputError("--export", "LLaMA-Factory has no P-tuning v2.", "use the model's own P-tuning scripts "
                          "(ChatGLM ptuning/main.py); the skypilot export covers lora, qlora, freeze and full.")
+    if s.method == Method.LISA:
+        raise InputError("--export", "LLaMA-Factory has no LISA.", "plan with --method full, lora or galore, or run "
+                         "LISA with ms-swift's --lisa_activated_layers or LMFlow.")
     if s.recompute == Recompute.SELECTIVE:
         raise InputError("--export", "the plan recomputes selectively; LLaMA-Factory checkpoints whole layers "
                          "or nothing.", "plan with --framework llama-factory, which prices its own choice.")
