@@ -507,7 +507,8 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 
 # ---------------------------------------------------------------- fine-tuning
 
-_METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "dora", "ptuning": "ptuning", "freeze": "freeze"}
+_METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "dora", "galore": "galore", "ptuning": "ptuning",
+            "freeze": "freeze", "other (lisa)": "lisa"}
 
 # ms-swift releases whose ``swift sft`` trains LoRA when no --sft_type is given: SftArguments.sft_type defaults to
 # 'lora' in swift/llm/utils/argument.py at v2.0.0 (b8864068c1c09623becd7405c3530d0a1686e08c), v2.0.5
@@ -776,6 +777,8 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     method = _method(row)
     if method is None:
         return None, f"method '{row['method'][:60]}' is not one gpuplan models"
+    if method == "galore" and (why := _galore_unmodelled(row)):
+        return None, why
     model = _model(cat, row)
     if model is None:
         return None, f"model '{row['model']}' is not a preset"
@@ -818,6 +821,13 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                   compiled_loss=False if "loss uncompiled" in row["notes"].lower() else None,
                                   lengths_vary=_lengths_vary(row, fw),
                                   parallel=_finetune_parallel(row["parallelism"], n, zero))
+    if method == "galore":  # ms-swift's galore_target_modules default: find_all_linears (swift/llm/tuner.py)
+        values.update(lora_rank=_int_or_default(row["lora_rank"]) or 128, lora_targets="all-linear")
+    if method == "lisa":  # ms-swift's lisa_activated_layers, quoted in the row's notes
+        found = re.search(r"lisa_activated_layers=(\d+)", row["notes"])
+        if not found:
+            return None, "LISA's number of active layers not stated"
+        values["trainable_layers"] = int(found.group(1))
     if method in ("lora", "qlora", "dora"):
         values.update(lora_rank=_int_or_default(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
                       lora_dropout=_lora_dropout(row, launcher),
@@ -872,6 +882,19 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, ("tokens per sample not stated (and sequences are not packed to the sequence length, or the "
                       "sample count is of the samples before packing)")
     return _finetune_time_case(row, model, gpu, setup, per_sample, n, {**common, "fit": stated}, meta)
+
+
+def _galore_unmodelled(row: dict[str, str]) -> str:
+    """Why a GaLore row cannot be sized (empty: it can). ms-swift's ``galore_with_embedding`` also projects the
+    embedding table's gradient, and ``galore_quantization`` swaps in q_galore_torch's ``QGaLoreAdamW8bit`` (Q-GaLore:
+    8-bit states, int4 projections with ``galore_proj_quant``; modelscope/ms-swift
+    swift/trainers/optimizers/galore/utils.py @cdb169b781c22dd06ef03e06209819ec1f4208eb); gpuplan models neither."""
+    notes = row["notes"]
+    if "galore_with_embedding=true" in notes:
+        return "GaLore with the embedding projected too (ms-swift galore_with_embedding) is not modelled"
+    if re.search(r"exp_name \S*galore\S*quantize", notes):
+        return "Q-GaLore (ms-swift galore_quantization: q_galore_torch's 8-bit QGaLoreAdamW8bit) is not modelled"
+    return ""
 
 
 # A row whose notes say the machine's PCIe lanes were fewer than x16 without saying how many ("PCIe lane width not

@@ -78,7 +78,7 @@ TEMPLATES: dict[str, str] = {
     # where an option applies (gpuplan.options.Applies.text), as the sentences above name it
     "training (--task finetune or pretrain)": "训练（--task finetune 或 pretrain）",
     "inference (--task infer or serve)": "推理（--task infer 或 serve）",
-    "--method lora, qlora or dora": "--method lora、qlora 或 dora", "jobs that end": "有终点的任务（finetune、pretrain、infer）",
+    "--method lora, qlora or dora": "--method lora、qlora 或 dora", "--method lora, qlora, dora or galore": "--method lora、qlora、dora 或 galore", "jobs that end": "有终点的任务（finetune、pretrain、infer）",
     "drop {option}.": "请去掉 {option}。",
     "QLoRA's frozen base is NF4 by definition.": "QLoRA 的冻结底座按定义就是 NF4。",
     "drop --quant, or use --method lora --quant int8 (or int4) for another base format.":
@@ -1164,6 +1164,23 @@ TEMPLATES: dict[str, str] = {
         "DoRA（Liu et al. 2024）：LoRA 秩 {s.lora_rank}，目标层 {s.lora_targets}，外加每个输出特征一个可训练的幅度；PEFT 的前向会再用每个被适配的权重乘一次输入，并保留这个乘积和适配器的输出",
     "DoRA (Liu et al. 2024): LoRA rank {s.lora_rank}, targets {s.lora_targets}, and a trained magnitude per output feature; PEFT's forward multiplies the input by each adapted weight again and keeps that product and the adapters' output; embedding and output layer trained too (PEFT modules_to_save)":
         "DoRA（Liu et al. 2024）：LoRA 秩 {s.lora_rank}，目标层 {s.lora_targets}，外加每个输出特征一个可训练的幅度；PEFT 的前向会再用每个被适配的权重乘一次输入，并保留这个乘积和适配器的输出；词嵌入和输出层也参与训练（PEFT modules_to_save）",
+    "GaLore (Zhao et al. 2024): every weight trained; Adam states of the {s.lora_targets} linears kept in a rank-{s.lora_rank} projection of their full-size gradients, the projection's periodic SVD not counted in the time":
+        "GaLore（Zhao et al. 2024）：所有权重都训练；{s.lora_targets} 线性层的 Adam 状态保存在其全尺寸梯度的秩 {s.lora_rank} 投影中，投影定期做的 SVD 不计入时间",
+    "GaLore is not modelled on a mixture-of-experts model (each routed expert would be projected on its own).":
+        "尚未对混合专家（MoE）模型建模 GaLore（每个路由专家会各自投影）。",
+    "use --method full or lora for this model.": "此模型请用 --method full 或 lora。",
+    "LLaMA-Factory has no LISA.": "LLaMA-Factory 不支持 LISA。",
+    "QDoRA (DoRA on a quantized base) is not modelled: PEFT's DoRA dequantizes each quantized weight to 16-bit in every forward to take the column norm of W + s·BA, and reuses the quantized matmul's output for the magnitude's product, both of which gpuplan does not size yet.":
+        "尚未对 QDoRA（量化底座上的 DoRA）建模：PEFT 的 DoRA 在每次前向中把每个量化权重反量化为 16 位以计算 W + s·BA 的列范数，并复用量化矩阵乘的输出来计算幅度项，这两者 gpuplan 目前都未计入。",
+    "drop --quant for DoRA on a 16-bit base, or use --method qlora for a 4-bit base.":
+        "去掉 --quant 以在 16 位底座上做 DoRA，或对 4 位底座使用 --method qlora。",
+    "plan with --method full, lora or galore, or run LISA with ms-swift's --lisa_activated_layers or LMFlow.":
+        "请用 --method full、lora 或 galore 重新规划，或用 ms-swift 的 --lisa_activated_layers 或 LMFlow 运行 LISA。",
+    "LISA (Pan et al. 2024): embedding, output layer and {s.trainable_layers} sampled layers trained at a time, with gradients and Adam states for those; backward runs through every layer to the embedding":
+        "LISA（Pan et al. 2024）：每次训练词嵌入、输出层和 {s.trainable_layers} 个随机抽取的层，只为它们保存梯度和 Adam 状态；反向传播经过每一层直到词嵌入",
+    "the LLaMA-Factory export projects GaLore on every linear, not {s.lora_targets}.":
+        "LLaMA-Factory 导出对所有线性层做 GaLore 投影，而不是 {s.lora_targets}。",
+    "plan with --lora-targets all-linear.": "请用 --lora-targets all-linear 重新规划。",
     "QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}":
         "QLoRA（Dettmers et al. 2023）：NF4 底座 + LoRA 秩 {s.lora_rank}，目标层 {s.lora_targets}",
     "QLoRA (Dettmers et al. 2023): NF4 base + LoRA rank {s.lora_rank}, targets {s.lora_targets}; embedding and output "

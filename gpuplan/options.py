@@ -110,6 +110,9 @@ BATCH_INFERENCE = Applies(frozenset({Task.INFER}), text="--task infer", refusal=
 RUNS_TO_AN_END = Applies(frozenset({Task.FINETUNE, Task.PRETRAIN, Task.INFER}), text="jobs that end",
                          refusal=_runs_to_an_end)
 LORA = Applies(methods=frozenset({Method.LORA, Method.QLORA, Method.DORA}), text="--method lora, qlora or dora")
+# GaLore projects the gradients of the same linears at a rank: --lora-rank and --lora-targets say which and how far
+LOW_RANK = Applies(methods=frozenset({Method.LORA, Method.QLORA, Method.DORA, Method.GALORE}),
+                   text="--method lora, qlora, dora or galore")
 PTUNING = Applies(methods=frozenset({Method.PTUNING}), text="--method ptuning")
 FULL_TRAINING = Applies(frozenset({Task.FINETUNE, Task.PRETRAIN}), frozenset({Method.FULL}),
                         text="training every weight (--task pretrain, or --method full)")
@@ -195,7 +198,8 @@ _SERVE = "plan serve"
 OPTIONS: tuple[Option, ...] = (
     # the work (make_job)
     Option("method", "--method", Method, Method.FULL, stages=_JOB, by_command=(("plan finetune", Method.LORA),),
-           help=("full, lora, qlora, dora, ptuning or freeze.", "方法：full、lora、qlora、dora、ptuning 或 freeze。")),
+           help=("full, lora, qlora, dora, galore, lisa, ptuning or freeze.",
+                 "方法：full、lora、qlora、dora、galore、lisa、ptuning 或 freeze。")),
     _o("--samples", 0, 1e12, above=True, default=0.0, applies=TRAINING, stages=_JOB, form="COUNT",
        help=("Training samples, e.g. 10k.", "训练样本数，例如 10k。")),
     _o("--tokens-per-sample", 0, 1e7, above=True, default=0.0, applies=TRAINING, stages=_JOB, form="COUNT",
@@ -249,8 +253,9 @@ OPTIONS: tuple[Option, ...] = (
            helps=(("plan finetune", "Frozen-base format for P-tuning and LoRA: int4 or int8 (weight-only), or a "
                    "format such as nf4.",
                    "P-tuning 和 LoRA 冻结底座的格式：int4 或 int8（仅权重量化），或 nf4 等格式。"),)),
-    _o("--lora-rank", 1, 1e5, kind=int, default=16, applies=LORA, stages=_JOB, help=("LoRA rank.", "LoRA 秩。")),
-    Option("lora_targets", "--lora-targets", str, "all-linear", applies=LORA, stages=_JOB, choices=LORA_TARGETS,
+    _o("--lora-rank", 1, 1e5, kind=int, default=16, applies=LOW_RANK, stages=_JOB,
+       help=("LoRA rank (GaLore: the gradients' projection rank).", "LoRA 秩（GaLore：梯度投影的秩）。")),
+    Option("lora_targets", "--lora-targets", str, "all-linear", applies=LOW_RANK, stages=_JOB, choices=LORA_TARGETS,
            help=("all-linear, attention, qv or mlp.", "LoRA 目标层：all-linear、attention、qv 或 mlp。")),
     Option("train_embeddings", "--train-embeddings", bool, False, applies=LORA, stages=_JOB,
            help=("LoRA/QLoRA also trains the embedding and output layer (PEFT modules_to_save), as when tokens are "

@@ -16,7 +16,7 @@ from gpuplan.listing import price_age
 from gpuplan.plan_text import note_text, notes_text, serving_costs
 from gpuplan.render import Col, emit, paragraph, table, to_csv, to_json
 from gpuplan.requests import settings_text
-from gpuplan.types import Engine, InferSetup, Method, Recompute, Task
+from gpuplan.types import Engine, InferSetup, Recompute, Task
 from gpuplan.units import HOUR, fmt_bytes, fmt_count, fmt_money, fmt_seconds
 
 
@@ -141,7 +141,7 @@ def _fit_hints(e: JobEstimate) -> list[str]:
         else:
             hints.append(say(f"weights and optimizer states alone take {fmt_bytes(states)}",
                              f"仅权重和优化器状态就占 {fmt_bytes(states)}"))
-        if s.method == Method.FULL:
+        if s.method.trains_every_weight:
             hints.append(say("--method lora or qlora", "--method lora 或 qlora"))
         if s.parallel.n_gpus == 1:
             hints.append(say("more GPUs with --n-gpus and --zero 3", "用 --n-gpus 加卡并配合 --zero 3"))

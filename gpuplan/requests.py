@@ -98,6 +98,12 @@ def _check_applies(task: Task, method: Method, given: Collection[str]) -> None:
         if method is Method.QLORA:
             raise InputError("--quant", "QLoRA's frozen base is NF4 by definition.",
                              "drop --quant, or use --method lora --quant int8 (or int4) for another base format.")
+        if method is Method.DORA:
+            raise InputError("--quant", "QDoRA (DoRA on a quantized base) is not modelled: PEFT's DoRA dequantizes "
+                             "each quantized weight to 16-bit in every forward to take the column norm of W + s·BA, "
+                             "and reuses the quantized matmul's output for the magnitude's product, both of which "
+                             "gpuplan does not size yet.", "drop --quant for DoRA on a 16-bit base, or use --method "
+                             "qlora for a 4-bit base.")
         if method not in (Method.LORA, Method.PTUNING):
             raise InputError("--quant", f"--quant sets the frozen base of LoRA and P-tuning; --method {method} "
                              "trains 16-bit weights.", "drop --quant, or use --method lora or ptuning.")

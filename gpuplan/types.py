@@ -477,13 +477,21 @@ class Method(StrEnum):
     LORA = "lora"
     QLORA = "qlora"
     DORA = "dora"
+    GALORE = "galore"
+    LISA = "lisa"
     PTUNING = "ptuning"
     FREEZE = "freeze"
 
     @property
     def adapters(self) -> bool:
         """Trains a small part (adapters, a prefix or the last layers) of a frozen base."""
-        return self is not Method.FULL
+        return not self.trains_every_weight
+
+    @property
+    def trains_every_weight(self) -> bool:
+        """Every weight gets a gradient and an update: full fine-tuning, and GaLore (Zhao et al. 2024), which is
+        full fine-tuning with Adam's states kept in a low-rank projection of the targeted linears' gradients."""
+        return self in (Method.FULL, Method.GALORE)
 
     @property
     def low_rank(self) -> bool:
@@ -495,7 +503,7 @@ class Method(StrEnum):
     def trains_base(self) -> bool:
         """Trains the base model's own weights (all of them, or freeze's last layers): no adapter work rides on a
         frozen base."""
-        return self in (Method.FULL, Method.FREEZE)
+        return self in (Method.FULL, Method.GALORE, Method.LISA, Method.FREEZE)
 
     @property
     def new_weights(self) -> bool:
@@ -746,7 +754,7 @@ class TrainSetup:
     # (data/stacks.csv nf4_stats_fp16)
     nf4_stats_fp16: bool | None = None
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
-    trainable_layers: int = 2  # freeze: train the last k layers
+    trainable_layers: int = 2  # freeze: train the last k layers; LISA: k sampled layers active at a time
     parallel: Parallelism = Parallelism()
     framework: Framework = Framework.HF
     compiled: bool = False

@@ -316,6 +316,27 @@ def test_full_finetune_offloads_the_optimizer_and_trains_a_token_budget() -> Non
     assert '"offload_optimizer"' in _run(_full())
 
 
+def test_galore_and_dora_plans_export_the_llamafactory_switches_they_were_priced_with() -> None:
+    # LLaMA-Factory's GaloreArguments: use_galore with finetuning_type full, galore_target "all" (every linear but
+    # the output layer), galore_rank; DoRA is LoRA with use_dora
+    galore = replace(FULL, method="galore", lora_rank=64, parallel=Parallelism(dp=8))
+    job = replace(FULL_JOB, method="galore")
+    cfg = llama_factory_config(_candidate(job, galore, "A100-80GB", 8, _offer("Lambda", "A100-80GB", 8)).estimate,
+                               REPO, "x")
+    assert cfg["finetuning_type"] == "full" and cfg["use_galore"] is True
+    assert cfg["galore_rank"] == 64 and cfg["galore_target"] == "all"
+    dora = replace(QLORA, method="dora")
+    cfg = llama_factory_config(_candidate(replace(FINETUNE_JOB, method="dora"), dora, "RTX4090", 2,
+                                          _offer("RunPod", "RTX4090", 2)).estimate, REPO, "x")
+    assert cfg["finetuning_type"] == "lora" and cfg["use_dora"] is True
+    with pytest.raises(InputError, match="no LISA"):
+        llama_factory_config(_candidate(replace(job, method="lisa"), replace(galore, method="lisa"), "A100-80GB", 8,
+                                        _offer("Lambda", "A100-80GB", 8)).estimate, REPO, "x")
+    with pytest.raises(InputError, match="--lora-targets"):
+        llama_factory_config(_candidate(job, replace(galore, lora_targets="qv"), "A100-80GB", 8,
+                                        _offer("Lambda", "A100-80GB", 8)).estimate, REPO, "x")
+
+
 def test_every_llamafactory_key_is_one_llamafactory_parses() -> None:
     keys = registry.flags("llamafactory")["options"]
     for c in (_qlora(), _full()):

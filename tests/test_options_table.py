@@ -83,7 +83,7 @@ def test_a_new_row_is_refused_where_it_does_not_apply(warmup: Option) -> None:
     (["plan", "serve"], "--budget", "Most the fleet may cost per hour, e.g. 40USD."),
     (["plan", "infer"], "--budget", "Most you will spend, e.g. 500USD or ¥3000."),
     (["--lang", "zh", "plan", "finetune"], "--quant", "P-tuning 和 LoRA 冻结底座的格式"),
-    (["--lang", "zh", "estimate"], "--lora-rank", "LoRA 秩。"),
+    (["--lang", "zh", "estimate"], "--lora-rank", "LoRA 秩（GaLore：梯度投影的秩）。"),
 ])
 def test_the_help_of_an_option_is_its_rows(argv: list[str], flag: str, text: str,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
@@ -98,7 +98,7 @@ def test_lora_rank_with_full_fine_tuning_is_refused_on_the_command_line() -> Non
     code, _, err = run_cli(["plan", "finetune", "Qwen2.5-7B", "--method", "full", "--lora-rank", "16",
                             "--samples", "1k", "--tokens-per-sample", "512"])
     assert code == 2
-    assert "--lora-rank applies to --method lora, qlora or dora, not full." in err
+    assert "--lora-rank applies to --method lora, qlora, dora or galore, not full." in err
     assert "drop --lora-rank" in err
 
 

@@ -239,8 +239,18 @@ def test_the_python_api_refuses_an_option_given_at_its_default_too() -> None:
     import gpuplan
     from gpuplan.errors import InputError
 
-    with pytest.raises(InputError, match="--lora-rank applies to --method lora, qlora or dora"):
+    with pytest.raises(InputError, match="--lora-rank applies to --method lora, qlora, dora or galore"):
         gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="full", lora_rank=16, samples="1k",
                          tokens_per_sample=256)
     with pytest.raises(InputError, match="--zero applies to training"):
         gpuplan.estimate("Qwen2.5-0.5B", "T4", "infer", zero=0)
+
+
+def test_qdora_is_refused_saying_why_and_what_to_use() -> None:
+    import gpuplan
+    from gpuplan.errors import InputError
+
+    with pytest.raises(InputError, match=r"QDoRA .* not modelled") as err:
+        gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="dora", quant="bnb-nf4", samples="1k",
+                         tokens_per_sample=256)
+    assert err.value.field == "--quant" and "--method qlora" in err.value.fix

@@ -149,7 +149,8 @@ def test_a_lora_option_with_a_full_fine_tune_is_refused_in_chinese(client: TestC
 def test_a_choice_outside_the_list_is_refused_in_chinese(client: TestClient) -> None:
     body = {**ENDPOINTS["/api/estimate"][1], "method": "lorra"}
     _check_chinese(client, "/api/estimate", body)
-    assert "'qlora'、'dora'、'ptuning' 或 'freeze'" in client.post("/api/estimate", json=body).json()["error_zh"]
+    error_zh = client.post("/api/estimate", json=body).json()["error_zh"]
+    assert "'qlora'、'dora'、'galore'、'lisa'、'ptuning' 或 'freeze'" in error_zh
 
 
 def test_a_value_of_the_wrong_type_is_refused_in_chinese(client: TestClient) -> None:

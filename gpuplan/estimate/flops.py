@@ -106,7 +106,7 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     """FLOPs the hardware executes per training token (model FLOPs plus recomputation)."""
     context = (s.seq_len + 1) / 2
     fwd = forward_flops_per_token(m, context) + mtp_forward_flops_per_token(m, s.mtp_layers, context)
-    if s.method == Method.FULL:
+    if s.method.trains_every_weight:  # GaLore projects gradients only after backward made them
         total = 3 * fwd
     elif s.method.low_rank:
         adapter = 6 * setup_lora_params(m, s)
@@ -115,6 +115,9 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
             total += 2 * m.vocab * m.hidden
         if s.method == Method.DORA:  # PEFT's DoRA multiplies x by each adapted weight again: forward + input grad
             total += (6 if s.recompute == Recompute.FULL else 4) * adapted_linears(m, s)[0]  # full: one more forward
+    elif s.method == Method.LISA:  # input gradients through every layer (the embedding trains); weight gradients
+        layers = min(s.trainable_layers, m.n_layers) * per_layer_params(m)  # of the active layers and the head
+        total = 2 * fwd + 2 * (layers + m.vocab * m.hidden)
     elif s.method == Method.PTUNING:
         prefix = attention_flops_per_token(m, s.prefix_len)
         total = 2 * (fwd + prefix)

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from gpuplan.errors import InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import Engine as EngineSpec
 from gpuplan.estimate.engines import engine as get_engine
@@ -782,7 +783,7 @@ def max_context(m: ModelSpec, budget_bytes: float, batch: int, kv_dtype: str, tp
 
 def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
     """Parameters that receive gradients under the method."""
-    if s.method == Method.FULL:
+    if s.method.trains_every_weight:
         return count_params(m).total + untied_head_params(m, s)
     if s.method.low_rank:
         magnitude = adapted_linears(m, s)[1] if s.method == Method.DORA else 0
@@ -791,6 +792,8 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
     if s.method == Method.FREEZE:
         return per_layer_params(m) * min(s.trainable_layers, m.n_layers)
+    if s.method == Method.LISA:
+        return per_layer_params(m) * min(s.trainable_layers, m.n_layers) + embedding_params(m) + m.hidden
     raise AssertionError(s.method)
 
 
@@ -809,7 +812,7 @@ def untied_head_params(m: ModelSpec, s: TrainSetup) -> int:
 def trains_embeddings(s: TrainSetup) -> bool:
     """Whether the embedding and output layer get gradients: a full fine-tune, or LoRA/QLoRA with
     ``train_embeddings``."""
-    return s.method == Method.FULL or (s.train_embeddings and s.method.low_rank)
+    return s.method.trains_every_weight or s.method == Method.LISA or (s.train_embeddings and s.method.low_rank)
 
 
 def embedding_params(m: ModelSpec) -> int:
@@ -910,19 +913,51 @@ def setup_lora_params(m: ModelSpec, s: TrainSetup) -> float:
 _lora_params: IdentityMemo[float] = IdentityMemo(256)
 
 
-def adapted_linears(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
-    """(weights, output features) of every linear a LoRA setup adapts, summed over the model's layers: a DoRA
-    magnitude vector has one entry per output feature of each, and DoRA's forward multiplies the input by each
-    adapted weight a second time (:func:`dora_activation_bytes_per_token`)."""
+def _adapted_layers(m: ModelSpec, s: TrainSetup) -> list[tuple[int, list[tuple[int, int]]]]:
+    """(layers, (in, out) of each targeted linear in one of them) for the setup's ``lora_targets``."""
     fused = peft_fused_qkv(m, s)
     layers = [(m.n_attention_layers, lora_targets(m, s.lora_targets, fused))]
     if m.n_linear_layers:
         layers.append((m.n_linear_layers, linear_layer_lora_targets(m, s.lora_targets)))
     if m.n_layers_without_ffn and s.lora_targets in ("mlp", "all-linear"):
         layers.append((-m.n_layers_without_ffn, _mlp_targets(m)))
+    return layers
+
+
+def adapted_linears(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
+    """(weights, output features) of every linear a LoRA setup adapts, summed over the model's layers: a DoRA
+    magnitude vector has one entry per output feature of each, and DoRA's forward multiplies the input by each
+    adapted weight a second time (:func:`dora_activation_bytes_per_token`)."""
+    layers = _adapted_layers(m, s)
     weights = sum(n * sum(i * o for i, o in shapes) for n, shapes in layers)
     outputs = sum(n * sum(o for _, o in shapes) for n, shapes in layers)
     return float(weights), float(outputs)
+
+
+def galore_state_share(m: ModelSpec, s: TrainSetup, grad_b: float, state_b: float) -> float:
+    """The optimizer states of a GaLore setup (Zhao et al. 2024, ``--method galore``) as a share of full Adam's,
+    1.0 for other methods. ``GaLoreAdamW.step`` (ms-swift's copy of jiaweizzhao/GaLore's galore_torch,
+    swift/trainers/optimizers/galore/adamw.py and galore_projector.py @cdb169b781c22dd06ef03e06209819ec1f4208eb)
+    projects each targeted matrix's gradient with its
+    ``GaLoreProjector`` (``proj_type`` std: an (out × in) gradient becomes rank × the larger side) and keeps
+    ``exp_avg`` and ``exp_avg_sq`` ``zeros_like`` the projection, plus the projector's orthogonal matrix (rank ×
+    the smaller side, cast back to the gradient's dtype after the fp32 SVD); every other parameter (embedding,
+    output layer, norms) keeps full Adam states. The targets are ``--lora-targets`` (LLaMA-Factory's
+    ``galore_target`` all and ms-swift's default: every linear of the layers, not the output layer) at rank
+    ``--lora-rank``. Gradients stay full size: the step reads them after backward, as full fine-tuning does."""
+    if s.method != Method.GALORE:
+        return 1.0
+    if m.is_moe:
+        raise InputError("--method", "GaLore is not modelled on a mixture-of-experts model (each routed expert "
+                         "would be projected on its own).", "use --method full or lora for this model.")
+    targeted = projected = 0.0
+    for n, shapes in _adapted_layers(m, s):
+        for i, o in shapes:
+            rank = min(s.lora_rank, i, o)
+            targeted += n * i * o
+            projected += n * rank * (max(i, o) * state_b + min(i, o) * grad_b)
+    full = trainable_params(m, s) * state_b
+    return (full - targeted * state_b + projected) / full if full else 1.0
 
 
 def dora_activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
@@ -1390,7 +1425,7 @@ def previous_outputs_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     # transformers before 4.46 rebinds ``logits = logits.float()`` in the forward and returns those fp32 logits
     held = FP32 if loss_case(m, s) == LossCase.HF_FLOAT_REBOUND else act_bytes(s)
     logits = tokens * m.vocab * held / par.tp
-    if not (s.method != Method.FULL and _bnb_base(s)) or s.recompute == Recompute.FULL:
+    if not (not s.method.trains_every_weight and _bnb_base(s)) or s.recompute == Recompute.FULL:
         return 0.0, logits
     width = m.moe_ffn_hidden * m.n_active_experts + m.shared_ffn_hidden if m.is_moe else m.ffn_hidden
     per_layer = m.q_dim + width + (1 if m.parallel_attn else 2) * m.hidden
@@ -1531,7 +1566,7 @@ def optimizer_step_bytes(s: TrainSetup, state_b: float, params: float) -> float:
     the step it is taken as DeepSpeed's FusedAdam (a config's optimizer section); ZeRO/FSDP shards: the local
     shard's."""
     if (s.optimizer != "adamw" or s.fused_optimizer_step or s.parallel.offload_optimizer or _deepspeed_optimizer(s)
-            or adam_step(s) != "foreach"):
+            or adam_step(s) != "foreach" or s.method == Method.GALORE):  # GaLoreAdamW: one parameter at a time
         return 0.0
     return state_b / 2 * params  # exp_avg and exp_avg_sq: one of the two states' width
 
@@ -1643,7 +1678,7 @@ def training_states(m: ModelSpec, s: TrainSetup, cal: Calibration) -> TrainingSt
         grads_one = min(grads_one, per_layer_params(m) * g_b / par.tp)
         grads_accumulating = min(grads_accumulating, per_layer_params(m) * g_b / par.tp)
     master = master_b * (sharded if zero >= 1 else whole)
-    optimizer = opt_b * (sharded if zero >= 1 else whole)
+    optimizer = opt_b * (sharded if zero >= 1 else whole) * galore_state_share(m, s, g_b, opt_b)
     if par.offload_optimizer or "paged" in s.optimizer:  # states in host or CUDA-managed memory that spills over
         optimizer, master = 0.0, 0.0
     frozen_share = _reserved_around_base(s) * frozen_bytes
@@ -1860,10 +1895,10 @@ def frozen_base_bytes(m: ModelSpec, s: TrainSetup) -> float:
     loads the base in fp32 and autocasts (``fp32_base``: llm-foundry's hf_base.py loads with ``torch_dtype`` =
     ``_MASTER_WEIGHTS_PRECISION`` = float32, models/consts.py, mosaicml/llm-foundry @8c8dd48f), or quantized
     (QLoRA NF4, ChatGLM int4/int8 for P-tuning); zero for a full fine-tune."""
-    if s.method == Method.FULL:
+    if s.method.trains_every_weight:
         return 0.0
     fmt_name = s.base_quant or ("bnb-nf4-dq" if s.method.quantizes_base else None)
-    if s.method == Method.FREEZE:
+    if s.method in (Method.FREEZE, Method.LISA):
         frozen_params = count_params(m).total - trainable_params(m, s)
         return frozen_params * act_bytes(s) / (s.parallel.tp * s.parallel.pp)
     fmt = weight_format(fmt_name) if fmt_name else weight_format("fp32" if s.precision == "fp32" or s.fp32_base
@@ -1901,7 +1936,7 @@ def saved_dequantized_bytes(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     all its quantized matrices in fp16: at the end of the forward pass all layers of the stage, none under full
     recomputation (checkpointed layers keep no graph); while one layer's gradients are made, that layer's (the
     recomputed one, or the first)."""
-    if s.method == Method.FULL or (s.base_quant or "") not in SAVES_DEQUANTIZED_WEIGHT:
+    if s.method.trains_every_weight or (s.base_quant or "") not in SAVES_DEQUANTIZED_WEIGHT:
         return 0.0, 0.0
     p = count_params(m)
     per_layer = (p.attention + p.mlp + p.experts + p.shared_experts) / m.n_layers * BYTES_16 / s.parallel.tp
@@ -1922,7 +1957,7 @@ def output_layer_cast_bytes(m: ModelSpec, s: TrainSetup) -> float:
     classes), and ms-swift's Qwen (v1) loader passes none (swift/llm/utils/model.py
     @306fa15a08e625bca0d01f019e6be6ab27669461, ``get_model_tokenizer_qwen`` sets ``torch_dtype = None``) while its
     trainer runs bf16. Zero where the stack quantizes the output layer or trains it."""
-    if not s.base_fp16 or s.precision == "fp16-mixed" or s.method == Method.FULL or trains_embeddings(s):
+    if not s.base_fp16 or s.precision == "fp16-mixed" or s.method.trains_every_weight or trains_embeddings(s):
         return 0.0
     if stack(s.framework).quantizes_output_layer and bool(s.base_quant or s.method.quantizes_base):
         return 0.0
@@ -1977,7 +2012,7 @@ def quantize_on_load_bytes(m: ModelSpec, s: TrainSetup) -> float:
     is more than a step's transients (``TrainSetup.nf4_whole_matrix``; 0 otherwise): the largest matrix at
     ``NF4_WHOLE_MATRIX_BYTES_PER_WEIGHT``."""
     base = s.base_quant or ("bnb-nf4-dq" if s.method.quantizes_base else "")
-    if not s.nf4_whole_matrix or s.method == Method.FULL or "nf4" not in base:
+    if not s.nf4_whole_matrix or s.method.trains_every_weight or "nf4" not in base:
         return 0.0
     return _largest_quantized_matrix(m, s) * NF4_WHOLE_MATRIX_BYTES_PER_WEIGHT / s.parallel.tp
 
@@ -2031,7 +2066,7 @@ def describe_stack(m: ModelSpec, s: TrainSetup) -> str:
         (s.method.low_rank and s.lora_dropout > 0,
          f"LoRA dropout {s.lora_dropout:g}: a dropped copy and a 1-byte mask per adapter input"),
         (_bnb_base(s), "bitsandbytes matmuls keep every quantized linear's input"),
-        (s.method != Method.FULL and st.quantizes_output_layer
+        (not s.method.trains_every_weight and st.quantizes_output_layer
          and bool(s.base_quant or s.method.quantizes_base),
          "the output layer is quantized too"),
         (st.unties_embeddings, "a tied output layer is held (and in a full fine-tune trained) as its own matrix"),
@@ -2052,6 +2087,11 @@ def _method_source(s: TrainSetup) -> str:
         "dora": f"DoRA (Liu et al. 2024): LoRA rank {s.lora_rank}, targets {s.lora_targets}, and a trained magnitude "
                 "per output feature; PEFT's forward multiplies the input by each adapted weight again and keeps that "
                 "product and the adapters' output" + _embeddings_note(s),
+        "galore": f"GaLore (Zhao et al. 2024): every weight trained; Adam states of the {s.lora_targets} linears kept "
+                  f"in a rank-{s.lora_rank} projection of their full-size gradients, the projection's periodic SVD "
+                  "not counted in the time",
+        "lisa": f"LISA (Pan et al. 2024): embedding, output layer and {s.trainable_layers} sampled layers trained at "
+                "a time, with gradients and Adam states for those; backward runs through every layer to the embedding",
         "ptuning": f"P-tuning v2 (Liu et al. 2022): prefix of {s.prefix_len} per layer for K and V",
         "freeze": f"freeze: last {s.trainable_layers} layers trained",
     }[s.method]

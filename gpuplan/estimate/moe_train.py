@@ -98,7 +98,7 @@ import math
 
 from gpuplan.errors import InfeasibleError
 from gpuplan.estimate.params import count_params
-from gpuplan.types import Method, ModelSpec, Parallelism, TrainSetup
+from gpuplan.types import ModelSpec, Parallelism, TrainSetup
 
 DISPATCH_BYTES = 2.0  # 16-bit activations (bf16) each way
 CAST_BYTES = 4.0  # an FP8 cast: one 16-bit element read, a row-wise and a column-wise 8-bit copy written
@@ -117,7 +117,7 @@ def expert_dp(par: Parallelism) -> int:
 
 def routed_params(m: ModelSpec, s: TrainSetup) -> float:
     """Routed-expert parameters the method trains (the full method: all of them; adapters: none split by EP)."""
-    return float(count_params(m).experts) if s.method == Method.FULL and m.is_moe else 0.0
+    return float(count_params(m).experts) if s.method.trains_every_weight and m.is_moe else 0.0
 
 
 def gpu_params(m: ModelSpec, s: TrainSetup, trainable: float, sharded: bool = False) -> float:

@@ -252,7 +252,7 @@ def dequantize_bytes(m: ModelSpec, s: TrainSetup) -> float:
     and written in 16-bit. Every data-parallel rank runs the whole model on its micro-batch, so ZeRO-3/FSDP, which
     gathers the packed weights, does not divide this; TP and PP do. 0 for a 16-bit base."""
     name = s.base_quant or ("bnb-nf4-dq" if s.method.quantizes_base else None)
-    if not name or s.method == Method.FULL:
+    if not name or s.method.trains_every_weight:
         return 0.0
     fmt = weight_format(name)
     if fmt.is_16bit:

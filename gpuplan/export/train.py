@@ -145,6 +145,9 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
     if s.method == Method.PTUNING:
         raise InputError("--export", "LLaMA-Factory has no P-tuning v2.", "use the model's own P-tuning scripts "
                          "(ChatGLM ptuning/main.py); the skypilot export covers lora, qlora, freeze and full.")
+    if s.method == Method.LISA:
+        raise InputError("--export", "LLaMA-Factory has no LISA.", "plan with --method full, lora or galore, or run "
+                         "LISA with ms-swift's --lisa_activated_layers or LMFlow.")
     if s.recompute == Recompute.SELECTIVE:
         raise InputError("--export", "the plan recomputes selectively; LLaMA-Factory checkpoints whole layers "
                          "or nothing.", "plan with --framework llama-factory, which prices its own choice.")
@@ -152,12 +155,16 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
                            "finetuning_type": "lora" if Method(s.method).low_rank else s.method}
     if Method(s.method).low_rank:
         cfg |= {"lora_rank": s.lora_rank, "lora_target": _lora_target(m, s.lora_targets)}
+        if s.method == Method.DORA:
+            cfg["use_dora"] = True
         if s.train_embeddings:
             _need_llama_style(m, "training the embeddings with LoRA")
             cfg["additional_target"] = "embed_tokens,lm_head"
         cfg |= _base_quant(s)
     if s.method == Method.FREEZE:
         cfg["freeze_trainable_layers"] = s.trainable_layers
+    if s.method == Method.GALORE:
+        cfg |= _galore(s)
     optim = _HF_OPTIM.get(s.optimizer)
     if optim is None:
         raise InputError("--export", f"LLaMA-Factory has no '{s.optimizer}' optimizer.",
@@ -219,10 +226,19 @@ def _base_quant(s: TrainSetup) -> dict[str, Any]:
                      "plan --method qlora (NF4) or --method lora --quant int8.")
 
 
+def _galore(s: TrainSetup) -> dict[str, Any]:
+    """LLaMA-Factory's GaLore switches (full fine-tuning with use_galore; galore_target "all" projects every linear
+    but the output layer, as gpuplan's all-linear does)."""
+    if s.lora_targets != "all-linear":
+        raise InputError("--lora-targets", f"the LLaMA-Factory export projects GaLore on every linear, not "
+                         f"{s.lora_targets}.", "plan with --lora-targets all-linear.")
+    return {"finetuning_type": "full", "use_galore": True, "galore_rank": s.lora_rank, "galore_target": "all"}
+
+
 def _precision(s: TrainSetup) -> dict[str, Any]:
     if s.precision == "fp16-mixed":
         return {"fp16": True}
-    if s.precision == "bf16" and s.method == Method.FULL:
+    if s.precision == "bf16" and Method(s.method).trains_every_weight:
         return {"pure_bf16": True}  # weights and optimizer states in bf16, no fp32 master copy
     if s.precision in ("bf16", "bf16-mixed"):
         return {"bf16": True}

@@ -65,7 +65,6 @@ from gpuplan.types import (
     Gpu,
     InferSetup,
     Job,
-    Method,
     ModelSpec,
     Objective,
     Parallelism,
@@ -142,7 +141,7 @@ def training_layouts(m: ModelSpec, n: int, job: Job) -> list[Parallelism]:
                 if n % (tp * pp) == 0 and m.n_layers >= pp:
                     dp = n // (tp * pp)
                     layouts.append(Parallelism(tp=tp, pp=pp, dp=dp, zero=1 if dp > 1 else 0))
-    if m.is_moe and job.method == Method.FULL:
+    if m.is_moe and job.method.trains_every_weight:
         layouts += expert_layouts(m, [Parallelism(dp=n, zero=1), *(p for p in layouts if p.tp > 1)])
     return layouts
 

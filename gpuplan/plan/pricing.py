@@ -126,7 +126,8 @@ def disk_bytes(m: ModelSpec, job: Job) -> float:
     weights = checkpoint_bytes(m)
     data = job.train_tokens * 4.0 if job.is_training else 0.0  # token ids as int32
     checkpoint = 0.0
-    if job.task is Task.PRETRAIN or (job.task is Task.FINETUNE and job.method in (Method.FULL, Method.FREEZE)):
+    if job.task is Task.PRETRAIN or (job.task is Task.FINETUNE and job.method in (Method.FULL, Method.GALORE,
+                                                                                  Method.FREEZE)):
         checkpoint = params * 16.0  # weights + optimizer states of one resumable checkpoint
     return weights + data + checkpoint
 
