@@ -439,6 +439,10 @@ def test_a_quantized_copy_resolves_to_its_base_preset(catalog: Catalog, typed: s
     ("OpenBuddy/openbuddy-zephyr-7b-v14.1", "Mistral-7B", "aliases.csv: ms-swift's benchmark names it"),
     ("baichuan-inc/Baichuan2-13B-Chat", "Baichuan2-13B", "aliases.csv: ms-swift's benchmark names it"),
     ("Baichuan2-13B-Base", "Baichuan2-13B", "index.csv hf_repo, owner left out"),
+    ("facebook/opt-1.3b", "OPT-1.3B", "index.csv hf_repo: DeepSpeed-Chat's and FlexGen's OPT runs name these"),
+    ("facebook/opt-6.7b", "OPT-6.7B", "index.csv hf_repo"),
+    ("facebook/opt-13b", "OPT-13B", "index.csv hf_repo"),
+    ("opt-66b", "OPT-66B", "index.csv hf_repo, owner left out"),
 ])
 def test_benchmark_model_names_resolve_to_their_preset(catalog: Catalog, typed: str, preset: str, why: str) -> None:
     assert catalog.model(typed).name == preset, why
