@@ -443,6 +443,9 @@ def test_a_quantized_copy_resolves_to_its_base_preset(catalog: Catalog, typed: s
     ("facebook/opt-6.7b", "OPT-6.7B", "index.csv hf_repo"),
     ("facebook/opt-13b", "OPT-13B", "index.csv hf_repo"),
     ("opt-66b", "OPT-66B", "index.csv hf_repo, owner left out"),
+    ("codellama/CodeLlama-7b-Instruct-hf", "CodeLlama-7B", "aliases.csv: the instruct copy, vocabulary 32016"),
+    ("codellama/CodeLlama-13b-hf", "CodeLlama-13B", "index.csv hf_repo"),
+    ("CodeLlama-70b-hf", "CodeLlama-70B", "index.csv hf_repo, owner left out"),
 ])
 def test_benchmark_model_names_resolve_to_their_preset(catalog: Catalog, typed: str, preset: str, why: str) -> None:
     assert catalog.model(typed).name == preset, why
