@@ -267,7 +267,7 @@ _MODEL_NAMES = {"Llama-3.1-70B": "Llama-3.1-70B", "Llama-3.1-8B": "Llama-3.1-8B"
 
 
 # Published rows that name a fine-tune or a renamed checkpoint of a preset's architecture.
-_SAME_ARCH = {"CodeLlama-7B": "Llama-2-7B", "LLaMA-arch": "Llama-2-7B", "Vicuna-7B": "Llama-2-7B",
+_SAME_ARCH = {"LLaMA-arch": "Llama-2-7B", "Vicuna-7B": "Llama-2-7B",
               "Mistral-7B-Instruct": "Mistral-7B-v0.2"}
 
 

@@ -67,6 +67,9 @@ REMOTE_CODE_COUNTS = [
     ("Baichuan2-7B", 7.51e9, 0.02,
      "Baichuan2-7B 7.51B in a published comparison table (public file, repository not identified); "
      "the Baichuan 2 report rounds it to 7B"),
+    ("Baichuan2-13B", 13_896_668_160, 0.0,
+     "transformers 5.24 LlamaForCausalLM numel on meta with Baichuan2-13B's shapes (vocab 125696, 40 layers, hidden "
+     "5120, MLP 13696, untied): W_pack is q, k and v in one matrix and ALiBi has no weights; the report rounds to 13B"),
     ("InternLM2-7B", 7_737_708_544, 0.02,
      "InternLM2 chat banner 'with 7737708544 (7.7B) parameters'; checkpoint element count 7737708544 "
      "(public file, repository not identified)"),
@@ -437,6 +440,15 @@ def test_a_quantized_copy_resolves_to_its_base_preset(catalog: Catalog, typed: s
     ("Qwen3-Coder-30B-A3B-Instruct-4bit", "Qwen3-Coder-30B-A3B", "mac-llm-bench's name of the MLX copy"),
     ("unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF", "Qwen3-Coder-30B-A3B", "a GGUF copy"),
     ("OpenBuddy/openbuddy-zephyr-7b-v14.1", "Mistral-7B", "aliases.csv: ms-swift's benchmark names it"),
+    ("baichuan-inc/Baichuan2-13B-Chat", "Baichuan2-13B", "aliases.csv: ms-swift's benchmark names it"),
+    ("Baichuan2-13B-Base", "Baichuan2-13B", "index.csv hf_repo, owner left out"),
+    ("facebook/opt-1.3b", "OPT-1.3B", "index.csv hf_repo: DeepSpeed-Chat's and FlexGen's OPT runs name these"),
+    ("facebook/opt-6.7b", "OPT-6.7B", "index.csv hf_repo"),
+    ("facebook/opt-13b", "OPT-13B", "index.csv hf_repo"),
+    ("opt-66b", "OPT-66B", "index.csv hf_repo, owner left out"),
+    ("codellama/CodeLlama-7b-Instruct-hf", "CodeLlama-7B", "aliases.csv: the instruct copy, vocabulary 32016"),
+    ("codellama/CodeLlama-13b-hf", "CodeLlama-13B", "index.csv hf_repo"),
+    ("CodeLlama-70b-hf", "CodeLlama-70B", "index.csv hf_repo, owner left out"),
 ])
 def test_benchmark_model_names_resolve_to_their_preset(catalog: Catalog, typed: str, preset: str, why: str) -> None:
     assert catalog.model(typed).name == preset, why
@@ -448,6 +460,14 @@ def test_qwen3_coder_30b_keeps_its_own_context_window(catalog: Catalog) -> None:
     coder, base = catalog.model("Qwen3-Coder-30B-A3B"), catalog.model("Qwen3-30B-A3B")
     assert count_params(coder).total == count_params(base).total == 30_532_122_624
     assert (coder.max_positions, base.max_positions) == (262_144, 40_960)
+
+
+def test_baichuan2_13b_attends_with_alibi_where_7b_rotates(catalog: Catalog) -> None:
+    # the Baichuan 2 report (and NeMo's Baichuan 2 page): 7B uses RoPE, 13B ALiBi; a 13B sized with RoPE would still
+    # count the same weights, but its context window and any positional cost would be the 7B's
+    assert catalog.model("baichuan-inc/Baichuan2-13B-Chat").positional == "alibi"
+    assert catalog.model("Baichuan2-7B").positional == "rope"
+    assert catalog.model("Baichuan2-13B").max_positions == 4096
 
 
 def test_base_names_are_tried_most_specific_first() -> None:

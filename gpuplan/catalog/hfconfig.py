@@ -536,6 +536,14 @@ def _gpt_neox(cfg: Config, name: str) -> ModelSpec:
     return ModelSpec(**spec)
 
 
+def _nemotron(cfg: Config, name: str) -> ModelSpec:
+    """Nemotron-3 and Nemotron-4 (transformers NemotronForCausalLM; NeMo NemotronConfig): a non-gated MLP (up, then
+    squared ReLU, then down), LayerNorm1P with a bias, biases on the linears only where the config sets them,
+    rotary on part of each head, untied embeddings."""
+    spec = _base(cfg, name, gated_mlp=False, norm_bias=True, mlp_bias=bool(cfg.get("mlp_bias", False)))
+    return ModelSpec(**spec)
+
+
 def _gptj(cfg: Config, name: str) -> ModelSpec:
     spec = _base(cfg, name, gated_mlp=False, norm_bias=True, mlp_bias=True, norms_per_layer=1,
                  lm_head_bias=True, parallel_attn=True)
@@ -881,6 +889,7 @@ _READERS: dict[str, Callable[[Config, str], ModelSpec]] = {
     "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "glm_moe_dsa": _deepseek,
     "chatglm": _chatglm, "qwen": _qwen_v1, "glm": _glm_paper, "nemotron_h": _nemotron_h, "gemma4_text": _gemma4,
     "qwen3_next": _qwen3_hybrid, "qwen3_5_text": _qwen3_hybrid, "qwen3_5_moe_text": _qwen3_hybrid,
+    "nemotron": _nemotron,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 _UNSUPPORTED = {
