@@ -692,7 +692,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                 if a),
                   resolution=resolution(row["value"]),
                   fit=not means and not _build_unstated(engine, row) and not backend
-                  and row["confidence"].strip().lower() not in ("low", "approx"))
+                  and row["confidence"].strip().lower() != "low")
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
             "prefill" if metric.startswith(("ttft", "prefill")) else
             "generate" if metric.startswith("generate") and isl >= 1024 else "decode")
