@@ -449,3 +449,28 @@ def test_a_smaller_format_holds_fewer_bytes_and_decodes_faster(catalog: Catalog,
     tpot = [e.speed.tpot_s for e in runs if e.speed]
     assert weights == sorted(weights) and len(set(weights)) == len(weights)
     assert tpot == sorted(tpot) and len(set(tpot)) == len(tpot)
+
+
+# ---------------------------------------------------------------- llama.cpp's DP4A MMQ on Pascal
+
+
+@pytest.mark.parametrize("gpu", ["GTX1080Ti", "P40"])
+def test_llamacpp_prompts_on_pascal_beat_the_fp32_peak(catalog: Catalog, gpu: str) -> None:
+    # llama.cpp's scoreboard (discussion #15013): Llama 2 7B Q4_0 pp512 in 0.45-0.47 s on a GTX 1080 Ti and 0.47-0.51 s
+    # on a P40, about 2 x 6.7e9 x 512 = 6.9 TFLOP at 14-15 TFLOP/s: above the 11-12 TFLOP/s FP32 peak, reachable
+    # only by MMQ's int8 DP4A path (45-47 TOPS), which reads the quantized weights without a 16-bit copy
+    m, g = catalog.model("Llama-2-7B"), catalog.gpu(gpu)
+    s = InferSetup(engine="llamacpp", weight_format="gguf-q4_0", prompt_len=512, output_len=1)
+    fp32_floor = 2 * matmul_params(m) * 512 / g.fp32_flops_per_s
+    assert prefill_seconds(m, g, s, 512, fitted()) < fp32_floor
+    assert compute_peak(g, weight_format("gguf-q4_0"), engine("llamacpp"))[1].startswith("int8")
+    assert dequant_seconds(m, g, s, 512) == 0.0
+
+
+def test_dp4a_mmq_is_llamacpp_on_pascal_with_dp4a_only(catalog: Catalog) -> None:
+    # GP100 (P100, compute capability 6.0) has no DP4A: llama.cpp keeps cuBLAS there; other engines never run MMQ;
+    # 16-bit GGUF weights are not quantized matmuls
+    q4 = weight_format("gguf-q4_0")
+    assert not compute_peak(catalog.gpu("P100"), q4, engine("llamacpp"))[1].startswith("int8")
+    assert not compute_peak(catalog.gpu("P40"), weight_format("fp16"), engine("llamacpp"))[1].startswith("int8")
+    assert not compute_peak(catalog.gpu("RTX4090"), q4, engine("llamacpp"))[1].startswith("int8")

@@ -125,6 +125,24 @@ def fp4_gemm_share(gpu: Gpu) -> float:
     return SM100_FP4_GEMM_SHARE if gpu.segment == "datacenter" and gpu.architecture == "Blackwell" else 1.0
 
 
+# llama.cpp's CUDA backend multiplies GGUF-quantized weights by a batch of tokens in its own MMQ kernels, not with
+# cuBLAS on a 16-bit copy, where ggml_cuda_should_use_mmq says so (ggml-org/llama.cpp ggml/src/ggml-cuda/mmq.cu):
+# on parts with DP4A (compute capability 6.1 and up, GGML_CUDA_CC_DP4A) but no FP16 tensor cores, every batch size
+# takes MMQ, which quantizes the activations to 8 bits and multiplies them with the weights four at a time in
+# __dp4a, at the part's INT8 rate. Those parts are the Pascal chips other than GP100 (6.0, which lacks DP4A and
+# keeps cuBLAS): the GTX 10 series, P40, P4. Turing and later run MMQ on int8 tensor cores from mid-2024 (PR #7676)
+# at rates the fitted η_compute of their cuBLAS-era rows does not describe, so they keep the 16-bit path here.
+_DP4A_ONLY_ARCHITECTURE, _NO_DP4A_CHIPS = "Pascal", frozenset({"GP100"})
+
+
+def dp4a_mmq(gpu: Gpu, fmt: WeightFormat, eng: Engine) -> bool:
+    """Whether the engine runs the format's batched matmuls on ``gpu`` as llama.cpp's DP4A MMQ kernels: GGUF
+    quantized weights on an NVIDIA Pascal part with DP4A and an INT8 rate in the catalog."""
+    return (eng.engine == "llamacpp" and gpu.vendor == "NVIDIA" and gpu.architecture == _DP4A_ONLY_ARCHITECTURE
+            and gpu.chip not in _NO_DP4A_CHIPS and fmt.name.startswith("gguf-") and fmt.bits_per_weight < 16
+            and bool(gpu.int8_ops_per_s))
+
+
 def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None, matrix_units: bool = False
                  ) -> tuple[float, str]:
     """Tensor rate for the format's matmuls: the datasheet peak, an FP4 one times :func:`fp4_gemm_share`; falls
@@ -132,6 +150,8 @@ def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None, matrix_
     whose 16-bit GEMMs accumulate in FP16 (llama.cpp) gets that rate, twice the FP32-accumulate one on GeForce
     parts (:attr:`Gpu.fp16_acc16_flops_per_s`). ``matrix_units``: the kernels reach the part's matrix units that
     only some engines use (the Apple M5's, :func:`metal_tensor_gemm`), where it has them."""
+    if eng is not None and dp4a_mmq(gpu, fmt, eng):
+        return gpu.int8_ops_per_s or 0.0, "int8 (DP4A, llama.cpp MMQ)"
     rate = gpu.peak_flops_per_s(fmt.compute) if fmt.compute in ("fp8", "int8", "fp4") else None
     if rate:
         return rate * (fp4_gemm_share(gpu) if fmt.compute == "fp4" else 1.0), fmt.compute
@@ -445,6 +465,8 @@ def _dequant_factor(eng: Engine, fmt: WeightFormat, gpu: Gpu) -> float:
     """Bytes a prefill's dequantization moves per quantized weight byte it reads (it writes each weight at 2 bytes):
     0 where :func:`dequant_seconds` counts none."""
     if not eng.prefill_dequant_fp16 or fmt.bits_per_weight >= 16 or gpu.vendor == "Apple":
+        return 0.0
+    if dp4a_mmq(gpu, fmt, eng):  # MMQ reads the quantized weights as they are
         return 0.0
     return 1 + BYTES_16 / fmt.bytes_per_weight
 
