@@ -990,6 +990,11 @@ def _float(text: str) -> float | None:
     return value if math.isfinite(value) and value > 0 else None
 
 
+# a row whose chip name the catalog could resolve only by guessing (an H100 without its form factor, a Jetson
+# module without its size, a processor series) says why in its notes; that sentence is the row's unmapped reason
+_GPU_LEFT_UNMAPPED = re.compile(r"GPU not mapped: [^.]*(?:\.\d[^.]*)*\.")
+
+
 def _speed_inputs(cat: Any, row: dict[str, str]) -> tuple[str, tuple[str, str], Any] | str:
     """A speed row's preset, (weight format, activation dtype) and catalog GPU, or why it cannot be mapped."""
     preset = _preset_for(cat, row["model"])
@@ -998,6 +1003,9 @@ def _speed_inputs(cat: Any, row: dict[str, str]) -> tuple[str, tuple[str, str], 
     prec = _precision(row["precision"])
     if prec is None:
         return f"precision '{row['precision']}' not mapped"
+    left = _GPU_LEFT_UNMAPPED.search(row["notes"]) if not row.get("gpu_spec_name", "").strip() else None
+    if left:
+        return left.group(0)
     try:
         gpu = cat.gpu(row.get("gpu_spec_name") or row["gpu"])
     except Exception:

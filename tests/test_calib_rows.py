@@ -562,6 +562,19 @@ def test_a_llamacpp_row_of_a_backend_gpuplan_does_not_model_is_reported_not_fitt
     assert "Vulkan backend predicted as CUDA" in vulkan.assume and "ROCm" in rocm.assume and not cuda.assume
 
 
+def test_a_scoreboard_chip_the_catalog_could_only_guess_stays_unmapped_with_its_reason(catalog: Catalog) -> None:
+    rows = {r["id"]: r for r in _rows("inference_llamacpp.csv")}
+    # discussion #15013's 'H100 80 GB' (SXM or PCIe: 3.35 or 2.0 TB/s) and 'Jetson AGX Orin' prefill (32 or 64 GB
+    # module: different GPUs) rows; the Jetson's decode row maps (both modules read 204.8 GB/s), as does the
+    # RTX 3090 Ti the catalog now holds
+    h100, jetson_prefill = (_inference_case(catalog, rows[i]) for i in ("lcp-0774", "lcp-0846"))
+    assert h100[0] is None and "form factor" in h100[1]
+    assert jetson_prefill[0] is None and "32 GB or 64 GB" in jetson_prefill[1]
+    jetson_decode, ti = (_inference_case(catalog, rows[i])[0] for i in ("lcp-0847", "lcp-0787"))
+    assert jetson_decode is not None and jetson_decode.meta["gpu"].name == "Jetson-AGX-Orin-64GB"
+    assert ti is not None and ti.meta["gpu"].name == "RTX3090Ti"
+
+
 def test_mac_llm_bench_rows_say_which_sitting_ran_them(catalog: Catalog) -> None:
     # Each mac-llm-bench result file records when it was written (lib/collect_results.sh @5e91948); on the M5 that
     # time tells its sittings apart: Llama-3.1-8B (04-06 14:30) decodes at 49 GB/s and prefills at the ALU rate,

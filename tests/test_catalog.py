@@ -170,10 +170,26 @@ def test_aliases_resolve(catalog: Catalog, alias: str, canonical: str) -> None:
     ("RTX 4060 Ti", "RTX4060Ti"), ("RTX 4060 Ti 16GB", "RTX4060Ti-16GB"), ("RTX 3050", "RTX3050"),
     ("AMD Instinct MI100", "MI100"), ("RTX Titan", "TITAN-RTX"), ("RTX 2060 SUPER", "RTX2060Super"),
     ("6800XT", "RX6800XT"), ("AMD Radeon RX 6900 XT", "RX6900XT"), ("GTX 1080 Ti", "GTX1080Ti"),
-    ("RTX 2080", "RTX2080"), ("RTX 2080 Ti", "RTX2080Ti"),
+    ("RTX 2080", "RTX2080"), ("RTX 2080 Ti", "RTX2080Ti"), ("RTX 3090 Ti", "RTX3090Ti"),
+    ("RTX 4070 Ti SUPER", "RTX4070TiSuper"), ("Titan V", "TITAN-V"), ("Titan Xp", "TITAN-Xp"),
+    ("Quadro RTX 8000", "QuadroRTX8000"), ("Quadro RTX 4000", "QuadroRTX4000"), ("RTX 2070 SUPER", "RTX2070Super"),
+    ("GTX 1660", "GTX1660"), ("Nvidia GTX 1660 Ti Mobile", "GTX1660Ti-Mobile"), ("Nvidia GTX 1070", "GTX1070"),
+    ("GTX 1070 Ti", "GTX1070Ti"), ("Jetson AGX Orin 64GB", "Jetson-AGX-Orin-64GB"), ("RX 7800 XT", "RX7800XT"),
+    ("RX 7900 GRE", "RX7900GRE"), ("AMD Radeon RX 6700 XT", "RX6700XT"), ("Intel Arc B570", "Arc-B570"),
+    ("Intel Arc A770M", "Arc-A770M"), ("Nvidia RTX 4060 Mobile", "RTX4060-Laptop"), ("RTX A4500", "A4500"),
+    ("Apple M2 Pro", "M2-Pro"), ("Apple M3 Ultra", "M3-Ultra"),
 ])
 def test_benchmark_device_names_resolve(catalog: Catalog, typed: str, canonical: str) -> None:
     assert catalog.gpu(typed).name == canonical
+
+
+# A name that leaves the part open is refused, with the parts it could be offered (a Jetson AGX Orin module of 32 or
+# 64 GB; a GTX 1660 Ti is the desktop card, not the laptop GPU the catalog holds)
+@pytest.mark.parametrize(("typed", "offered"), [("Jetson AGX Orin", "Jetson-AGX-Orin-64GB"),
+                                                ("GTX 1660 Ti", "GTX1660")])
+def test_an_open_device_name_is_refused_with_suggestions(catalog: Catalog, typed: str, offered: str) -> None:
+    with pytest.raises(UnknownNameError, match=offered):
+        catalog.gpu(typed)
 
 
 # Peak bandwidth against bus width x data rate, read apart from the figure recorded (the iGPUs' system memory: the
@@ -181,6 +197,8 @@ def test_benchmark_device_names_resolve(catalog: Catalog, typed: str, canonical:
 @pytest.mark.parametrize(("name", "bus_bits", "gbit_per_pin"), [
     ("Radeon-Z1-iGPU", 128, 6.4), ("Radeon-8060S", 256, 8.0), ("Arc-A770", 256, 17.5), ("RX7900XTX", 384, 20.0),
     ("RTX3050", 128, 14.0), ("MI100", 4096, 2.4), ("TITAN-RTX", 384, 14.0), ("RX6800XT", 256, 16.0),
+    ("RTX3090Ti", 384, 21.0), ("TITAN-V", 3072, 1.7), ("GTX1660", 192, 8.0), ("RX7800XT", 256, 19.5),
+    ("Arc-B570", 160, 19.0), ("Jetson-AGX-Orin-64GB", 256, 6.4), ("A4500", 320, 16.0),
 ])
 def test_bandwidth_is_bus_width_times_data_rate(catalog: Catalog, name: str, bus_bits: int,
                                                 gbit_per_pin: float) -> None:
@@ -434,3 +452,17 @@ def test_a_gpu_without_sm_figures_has_no_sm_rate(catalog: Catalog) -> None:
     assert catalog.gpu("M2-Ultra").sm_cycles_per_s is None
     assert catalog.gpu("MI300X").sm_cycles_per_s is None
     assert catalog.gpu("A100-80GB").sm_cycles_per_s == pytest.approx(108 * 1.41e9)
+
+
+def test_a_scoreboard_card_added_to_the_catalog_is_estimated_from_its_own_memory_system(cli) -> None:
+    # The RTX 3090 Ti is the RTX 3090's GA102 with 21 Gbps GDDR6X: 1,008 GB/s against 936 GB/s, the same 24 GB. A
+    # batch-1 llama.cpp decode of Llama-2-7B Q4_0 streams the weights, so the Ti is faster, by at most that ratio
+    # (per-token overheads do not scale with bandwidth)
+    tpot = {}
+    for gpu in ("RTX 3090", "RTX 3090 Ti"):
+        done = cli("estimate", "Llama-2-7B", "--gpu", gpu, "--engine", "llamacpp", "--quant", "Q4_0", "--json")
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        assert answer["memory_available_bytes"] == 24 * 2**30
+        tpot[gpu] = answer["speed"]["tpot_seconds"]
+    assert 1.0 < tpot["RTX 3090"] / tpot["RTX 3090 Ti"] <= 1008 / 936
