@@ -131,7 +131,10 @@ def test_decode_step_grows_and_throughput_improves_with_batch(b1: int, b2: int) 
     m, g, s = CAT.model("Llama-3.1-8B"), CAT.gpu("H100"), InferSetup(prompt_len=512, output_len=128)
     lo, hi = speed(m, g, s, small), speed(m, g, s, large)
     assert lo.tpot_s <= hi.tpot_s  # a bigger batch never makes a step faster
-    assert lo.output_tokens_per_s <= hi.output_tokens_per_s * (1 + 1e-12)  # nor the total rate slower
+    # nor the total rate slower, beyond the fixed cost of one more prefill pass where the prompts spill into it
+    # (Llama-3.1-8B on an H100: 384 prompts of 512 tokens fill 24 passes of 8,192 tokens; 385 take a 25th, and the
+    # rate dips 0.01 %)
+    assert lo.output_tokens_per_s <= hi.output_tokens_per_s * (1 + 1e-3)
 
 
 def test_model_that_does_not_fit_is_infeasible(catalog: Catalog) -> None:

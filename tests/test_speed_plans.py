@@ -99,7 +99,7 @@ def test_with_batch_is_replace_in_every_field() -> None:
               "engine_version": "0.7.3", "launcher": "trtllm-bench", "cuda_graphs": False,
               "attention_dp": True, "max_model_len": 32768, "max_batched_tokens": 4096,
               "async_scheduling": True, "chunked_prefill": False, "quantized_head": True, "quant_release": "0.40.0",
-              "quantized_at_build": True}
+              "quantized_at_build": True, "runner_release": "0.6.6"}
     assert set(values) == {f.name for f in dataclasses.fields(InferSetup)}
     s = InferSetup(**values)  # type: ignore[arg-type]
     assert all(getattr(s, k) != f.default for k, f in InferSetup.__dataclass_fields__.items())

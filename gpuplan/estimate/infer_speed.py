@@ -138,8 +138,9 @@ _DP4A_ONLY_ARCHITECTURE, _NO_DP4A_CHIPS = "Pascal", frozenset({"GP100"})
 def dp4a_mmq(gpu: Gpu, fmt: WeightFormat, eng: Engine) -> bool:
     """Whether the engine runs the format's batched matmuls on ``gpu`` as llama.cpp's DP4A MMQ kernels: GGUF
     quantized weights on an NVIDIA Pascal part with DP4A and an INT8 rate in the catalog."""
-    return (eng.engine == "llamacpp" and gpu.vendor == "NVIDIA" and gpu.architecture == _DP4A_ONLY_ARCHITECTURE
-            and gpu.chip not in _NO_DP4A_CHIPS and fmt.name.startswith("gguf-") and fmt.bits_per_weight < 16
+    return (eng.engine == types.Engine.LLAMACPP and gpu.vendor == "NVIDIA"
+            and gpu.architecture == _DP4A_ONLY_ARCHITECTURE and gpu.chip not in _NO_DP4A_CHIPS
+            and fmt.name.startswith("gguf-") and fmt.bits_per_weight < 16
             and bool(gpu.int8_ops_per_s))
 
 
