@@ -7,7 +7,7 @@ import pytest
 from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.infer_speed import allreduce_seconds, engine_allreduce_seconds
-from gpuplan.estimate.links import links
+from gpuplan.estimate.links import Collective, links
 from gpuplan.types import Engine, InferSetup
 
 # nccl-tests all_reduce_perf on 4× H100 SXM (NVSwitch), out-of-place time per all-reduce:
@@ -101,3 +101,34 @@ def test_sglangs_rocm_build_keeps_its_kernel_on_two_amd_gpus(catalog: Catalog) -
     g, cal = catalog.gpu("MI300X"), fitted()
     s = InferSetup(engine=Engine.SGLANG, tp=2)
     assert engine_allreduce_seconds(g, s, 2**14, cal) < allreduce_seconds(g, 2, 2**14, cal)
+
+
+# rccl-tests all_reduce_perf on 8× MI300X (xGMI mesh, 7 links of 64 GB/s each way), out-of-place time per
+# all-reduce, RCCL 2.22.3 / ROCm 6.3: ROCm/rocm-blogs blogs/software-tools-optimization/mi300x-rccl-xgmi/README.md
+# @0e81c2ca45881844429731ad502be4a839ca96f0
+RCCL_8X_MI300X = [
+    (64 * 2**20, 429.1e-6, 0.10),  # a 405B decode batch's hidden states are ~47 MiB
+    (2**30, 5970.6e-6, 0.03),
+    (8 * 2**30, 47278e-6, 0.03),  # bus bandwidth 318 GB/s, 71 % of the links' 448
+]
+
+
+@pytest.mark.parametrize(("size_bytes", "measured_s", "tolerance"), RCCL_8X_MI300X)
+def test_an_xgmi_all_reduce_takes_what_rccl_tests_measured(catalog: Catalog, size_bytes: int, measured_s: float,
+                                                           tolerance: float) -> None:
+    predicted = allreduce_seconds(catalog.gpu("MI300X"), 8, size_bytes, fitted())
+    assert predicted == pytest.approx(measured_s, rel=tolerance)
+
+
+def test_an_mi300x_pair_reduces_over_its_one_link(catalog: Catalog) -> None:
+    # a pair in the mesh shares one 64 GB/s link: 1 GiB (2(p − 1)/p = 1 of it crosses) takes at least 16.8 ms,
+    # where the 8-GPU group's seven links move 1.75 GiB in 6 ms
+    gpu, cal = catalog.gpu("MI300X"), fitted()
+    assert allreduce_seconds(gpu, 2, 2**30, cal) > 2**30 / 64e9
+    assert allreduce_seconds(gpu, 2, 2**30, cal) > 2 * allreduce_seconds(gpu, 8, 2**30, cal)
+
+
+def test_an_mi300x_stage_sends_over_one_link_not_seven(catalog: Catalog) -> None:
+    # a point-to-point send goes over the one direct link to its peer (TransferBench: 45-47 GB/s of its 64)
+    rate = links(catalog.gpu("MI300X"), fitted(), 8).intra_bus(Collective.SEND_RECV)
+    assert 40e9 < rate < 64e9

@@ -54,10 +54,11 @@ def test_serving_ties_go_to_the_lower_latency(frozen_catalog: Catalog, market: s
 
 
 def test_cost_never_picks_a_run_of_a_year_to_save_a_fraction_of_a_percent(frozen_catalog: Catalog) -> None:
-    # Llama-3.1-70B on 1T tokens over MI300X: 16 GPUs take most of a year (about 240 days with the estimates of
-    # 2026-12) and cost a fraction of a percent less than 2,048 GPUs taking days (the cost of data parallelism
+    # Llama-3.1-70B on 1T tokens over MI300X: 16 GPUs take most of a year (about 590 days with the estimates of
+    # 2026-12-07) and cost a fraction of a percent less than 2,048 GPUs taking days (the cost of data parallelism
     # grows only with its communication). The case: a 1,332-day 8×MI300X run ranked first because it was
-    # 0.015 % cheaper.
+    # 0.015 % cheaper. One node's ZeRO-3 run (about 1,140 days, no tensor-parallel all-reduces over xGMI) is some
+    # 4 % cheaper than any TP 8 layout, so a ten-year deadline may pick it: the tie rule is what is checked there.
     r = _pretrain(frozen_catalog, "Llama-3.1-70B", 1e12, gpus=("MI300X",), objective="cost")
     assert r.pick is not None
     assert all(_time(x) <= DEFAULT_MAX_SECONDS for x in r.ranked + r.pareto + r.platforms)
@@ -70,7 +71,6 @@ def test_cost_never_picks_a_run_of_a_year_to_save_a_fraction_of_a_percent(frozen
     assert allowed.pick is not None and allowed.pick.cost.total <= cheapest * (1 + COST_TIE_SHARE)
     within = [x for x in allowed.pareto if x.cost.total <= cheapest * (1 + COST_TIE_SHARE)]
     assert _time(allowed.pick) == pytest.approx(min(_time(x) for x in within))
-    assert _time(allowed.pick) < 30 * DAY
 
 
 def test_the_limit_is_stated(frozen_catalog: Catalog) -> None:

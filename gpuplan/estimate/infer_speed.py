@@ -62,6 +62,7 @@ from gpuplan.estimate.flops import (
     matmul_params,
 )
 from gpuplan.estimate.links import Collective, links, uncalibrated_note
+from gpuplan.estimate.mamf import REFERENCE_GPU, mamf_shares, matmul_share
 from gpuplan.estimate.memory import (
     BYTES_16,
     GGUF_MIX,
@@ -146,11 +147,17 @@ def dp4a_mmq(gpu: Gpu, fmt: WeightFormat, eng: Engine) -> bool:
 
 def compute_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None = None, matrix_units: bool = False
                  ) -> tuple[float, str]:
-    """Tensor rate for the format's matmuls: the datasheet peak, an FP4 one times :func:`fp4_gemm_share`; falls
+    """Tensor rate for the format's matmuls: the datasheet peak times :func:`~gpuplan.estimate.mamf.matmul_share`,
+    an FP4 one also times :func:`fp4_gemm_share`; falls
     back to 16-bit where the part lacks the path. An engine
     whose 16-bit GEMMs accumulate in FP16 (llama.cpp) gets that rate, twice the FP32-accumulate one on GeForce
     parts (:attr:`Gpu.fp16_acc16_flops_per_s`). ``matrix_units``: the kernels reach the part's matrix units that
     only some engines use (the Apple M5's, :func:`metal_tensor_gemm`), where it has them."""
+    rate, dtype = _datasheet_peak(gpu, fmt, eng, matrix_units)
+    return rate * matmul_share(gpu), dtype  # a part whose best matmul reaches less of its datasheet (mamf.py)
+
+
+def _datasheet_peak(gpu: Gpu, fmt: WeightFormat, eng: Engine | None, matrix_units: bool) -> tuple[float, str]:
     if eng is not None and dp4a_mmq(gpu, fmt, eng):
         return gpu.int8_ops_per_s or 0.0, "int8 (DP4A, llama.cpp MMQ)"
     rate = gpu.peak_flops_per_s(fmt.compute) if fmt.compute in ("fp8", "int8", "fp4") else None
@@ -991,6 +998,17 @@ def _as_estimate(m: ModelSpec, gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibrat
                     speed_assumptions(gpu, s, sp, cal, kind == "throughput"), figures)
 
 
+def _matmul_share_assumption(gpu: Gpu) -> tuple[Assumption, ...]:
+    """The measured matmul ceiling the peak above carries, where it is not 1 (:mod:`gpuplan.estimate.mamf`)."""
+    share = matmul_share(gpu)
+    if share == 1.0:
+        return ()
+    return (Assumption("matmul ceiling", f"{share:.2f} x the datasheet peak: its best measured BF16 matmul "
+                       f"reaches {mamf_shares()[gpu.name]:.1%} of the datasheet, {REFERENCE_GPU}'s "
+                       f"{mamf_shares()[REFERENCE_GPU]:.1%}, which the fitted efficiencies hold",
+                       "stas00/ml-engineering Maximum Achievable Matmul FLOPS table (data/matmul_efficiency.csv)"),)
+
+
 def _fp4_share_assumption(gpu: Gpu, dtype: str) -> tuple[Assumption, ...]:
     """The FP4 GEMM share the matmul rate carries, where it is not 1."""
     share = fp4_gemm_share(gpu)
@@ -1016,6 +1034,7 @@ def speed_assumptions(gpu: Gpu, s: InferSetup, sp: Speed, cal: Calibration, larg
         Assumption("peak", f"{peak / TERA:,.0f} TFLOP/s {dtype}, {_bandwidth(gpu) / GB:,.0f} GB/s",
                    gpu.source),
         *_fp4_share_assumption(gpu, dtype),
+        *_matmul_share_assumption(gpu),
         Assumption("batch", f"{sp.batch} concurrent sequences of {s.prompt_len}+{s.output_len} tokens",
                    "largest that fits the KV cache and the engine cap" if largest_batch else "as requested"),
         Assumption("decode", f"{sp.bound}-bound",

@@ -49,6 +49,24 @@ NVLINK_BUS_SHARE = MappingProxyType({
     Collective.SEND_RECV: 370 / 450,
 })
 
+# AMD's 8-GPU CDNA 3 platforms (MI300X, MI325X) join every GPU to each of its 7 peers by one xGMI link of 64 GB/s each
+# way, 448 GB/s in all (the catalog's 896 GB/s both ways), with no switch: a collective over p GPUs has p − 1 of
+# the 7 links, and a point-to-point send has one. CRC and protocol overhead leave about 48 GB/s of a link's 64
+# (ROCm/rccl issue #1210, gilbertlee-amd, 2024-07-02: RCCL's `ncclTopoXGMISpeed` models gfx94x links at 48). Measured
+# on 8 MI300X (ROCm/rocm-blogs blogs/software-tools-optimization/mi300x-rccl-xgmi/README.md
+# @0e81c2ca45881844429731ad502be4a839ca96f0, "Understanding RCCL Bandwidth and xGMI Performance", 2025-03, RCCL
+# 2.22.3, ROCm 6.3): rccl-tests all_reduce_perf out-of-place bus bandwidth 318 GB/s at 8 GiB (197 at 16 MiB, 274 at
+# 64 MiB); TransferBench with all 56 links busy 45.1–47.2 GB/s a link (mean 46.6), 315.7–319.3 GB/s a GPU at its
+# slowest link × 7, which the post gives as the cap of RCCL's collectives ("310-330 GB/s"): the share taken for the
+# collectives rccl-tests was not quoted for there. Shares of the links in use, as NVLINK_BUS_SHARE's of NVLink.
+XGMI_MESH_BUS_SHARE = MappingProxyType({
+    Collective.ALL_REDUCE: 318 / 448,
+    Collective.ALL_GATHER: 316 / 448,
+    Collective.REDUCE_SCATTER: 316 / 448,
+    Collective.ALL_TO_ALL: 316 / 448,
+    Collective.SEND_RECV: 46.6 / 64,
+})
+
 
 @dataclass(frozen=True, slots=True)
 class Links:
@@ -60,10 +78,15 @@ class Links:
     inter_name: str
     domain: int = GPUS_PER_NODE  # GPUs the intra-node fabric joins: an HGX node's 8, or a rack-scale NVLink domain
     nvlink: bool = False  # intra_node is NVLink (a switched fabric or a bridge), not PCIe or another vendor's link
+    mesh_links: int = 0  # intra_node is this many direct xGMI links to the group's peers (xgmi_mesh_links), else 0
 
     def intra_bus(self, collective: Collective) -> float:
         """Bytes/s the intra-node link moves ``collective``'s bus bytes at: :data:`NVLINK_BUS_SHARE` of an NVLink's
-        one-way rate; a PCIe link's rate already holds its fitted efficiency."""
+        one-way rate, :data:`XGMI_MESH_BUS_SHARE` of an xGMI mesh's links in use (one link for a send); a PCIe
+        link's rate already holds its fitted efficiency."""
+        if self.mesh_links:
+            rate = self.intra_node / self.mesh_links if collective is Collective.SEND_RECV else self.intra_node
+            return rate * XGMI_MESH_BUS_SHARE[collective]
         return self.intra_node * (NVLINK_BUS_SHARE[collective] if self.nvlink else 1.0)
 
 
@@ -72,6 +95,15 @@ def nvlink_domain(gpu: Gpu) -> int:
     domain)": GB200/GB300 NVL72 racks, whose NVLink switches join 72 GPUs), else a node of GPUS_PER_NODE."""
     found = re.search(r"(\d+)-GPU NVL", gpu.interconnect)
     return int(found.group(1)) if found and gpu.has_fast_interconnect else GPUS_PER_NODE
+
+
+def xgmi_mesh_links(gpu: Gpu) -> int:
+    """Links from each GPU to its peers where the part's node is a full xGMI mesh (CDNA 3, "Infinity Fabric (7
+    links)": one link to each of 7 peers, :data:`XGMI_MESH_BUS_SHARE`), else 0."""
+    found = re.fullmatch(r"Infinity Fabric \((\d+) links\)", gpu.interconnect)
+    if found is None or gpu.architecture != "CDNA 3" or not gpu.has_fast_interconnect:
+        return 0
+    return int(found.group(1))
 
 
 def links(gpu: Gpu, cal: Calibration, group: int = 8) -> Links:
@@ -94,9 +126,14 @@ def _links_of(gpu: Gpu, cal: Calibration, group: int) -> Links:
         intra, name = gpu.interconnect_bytes_per_s / 2, gpu.interconnect
     else:
         intra, name = pcie, f"PCIe Gen{gpu.pcie_gen or 4}"
+    mesh = xgmi_mesh_links(gpu)
+    in_use = max(1, min(mesh, group - 1))
+    if mesh:  # a group of p GPUs has p − 1 of the mesh's links
+        intra = intra * in_use / mesh
+        name = name if in_use == mesh else f"{name}, {in_use} of them in use"
     net = cal.get("network_bytes_per_s_per_gpu")
     return Links(intra, net, name, f"{net * 8 / 1e9:.0f} Gb/s per GPU network", nvlink_domain(gpu),
-                 name.startswith("NVLink"))
+                 name.startswith("NVLink"), in_use if mesh else 0)
 
 
 def uncalibrated_note(gpu: Gpu, engine: str | None = None) -> str:
