@@ -508,13 +508,21 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 # ---------------------------------------------------------------- fine-tuning
 
 _METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "dora", "galore": "galore", "ptuning": "ptuning",
-            "freeze": "freeze", "other (lisa)": "lisa"}
+            "freeze": "freeze", "other (lisa)": "lisa",
+            # LitGPT's finetune_adapter and finetune_adapter_v2 (the 4-bit base is in the row's quant_base column)
+            "other (llama-adapter v1, adaption-prompt/prefix style)": "adapter",
+            "other (llama-adapter v1, adaption-prompt/prefix style) on 4-bit base": "adapter",
+            "other (llama-adapter v2)": "adapter-v2", "other (llama-adapter v2) on 4-bit base": "adapter-v2"}
 
 # ms-swift releases whose ``swift sft`` trains LoRA when no --sft_type is given: SftArguments.sft_type defaults to
 # 'lora' in swift/llm/utils/argument.py at v2.0.0 (b8864068c1c09623becd7405c3530d0a1686e08c), v2.0.5
 # (ba3e277b1d70f669f4f125b7f6cf66a7f20721cc), v2.1.0 (66d9cf4c0511312fbddd57c7f672aa70c154462c) and at
 # 1fc148abb500880ed3d0b95b597e660c9a0b0300, the commit that published the benchmark's sequence-parallel table
 _SWIFT_LORA_DEFAULT = re.compile(r"\bms-swift ~?2\.[01]\b")
+
+
+# methods that train weights the base does not have, in the model's 16-bit dtype (types.Method.new_weights)
+_NEW_WEIGHTS = ("lora", "qlora", "dora", "ptuning", "adapter", "adapter-v2")
 
 
 def _method(row: dict[str, str]) -> str | None:
@@ -838,8 +846,8 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         values["base_fp16"] = _base_fp16(row["quant_base"])
         values["nf4_stats_fp16"] = _nf4_stats_fp16(row) if base.startswith("bnb-") else None
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
-        "bf16" if method in ("lora", "qlora", "dora", "ptuning") else "bf16-mixed")
-    if method in ("lora", "qlora", "dora", "ptuning") and values["precision"] == "bf16-mixed":
+        "bf16" if method in _NEW_WEIGHTS else "bf16-mixed")
+    if method in _NEW_WEIGHTS and values["precision"] == "bf16-mixed":
         values["precision"] = "bf16"  # frozen 16-bit base: adapters train in the model's dtype (PEFT, LitGPT)
     elif values["precision"] == "bf16-mixed" and not re.search(r"mixed|amp|autocast", row["precision"].lower()):
         values["precision"] = fw.full_precision  # "bf16" alone: the framework decides whether states stay fp32
