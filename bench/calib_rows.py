@@ -781,6 +781,28 @@ def _targets(text: str) -> str:
     return "qv" if not attention or attention <= {"q", "v", "q_proj", "v_proj"} else "attention"
 
 
+# the longest sample per tokenizer family, as a dataset column states it ("longest sample 1304 tokens Llama 2, ...")
+_LONGEST_SAMPLE = re.compile(r"(\d[\d,]*)(?: tokens)? ([A-Za-z][\w.\- ]*?)\s*(?=[,;)]|$)")
+
+
+def _longest_first_seq(row: dict[str, str], model_name: str) -> int | None:
+    """The micro-batch's length at a lit-gpt memory row's peak, where the row states no fixed length: lit-gpt's
+    fine-tuning scripts put the longest training sample into the first micro-batch and pad every micro-batch to its
+    longest sample (Lightning-AI/litgpt finetune/adapter.py, adapter_v2.py and lora.py
+    @8641822b3249bb94f068c254aa5d13decbc9f0a0: ``get_batch(fabric, train_data, longest_seq_ix if iter_num == 0 else
+    None)``, ``pad_right`` to ``max_len``),
+    so ``torch.cuda.max_memory_allocated()`` covers a step of micro-batch × the longest sample (the optimizer states,
+    made later, are the adapters' few). The length is the one the dataset column gives for the model's tokenizer."""
+    if row["framework"].strip().lower() != "litgpt" or not row["metric"].startswith("peak_mem") \
+            or "seq_len = longest" not in row["notes"]:
+        return None
+    name = re.sub(r"[^a-z0-9]", "", f"{row['model']} {model_name}".lower())
+    for length, family in _LONGEST_SAMPLE.findall(row["dataset"].partition("longest sample")[2]):
+        if re.sub(r"[^a-z0-9]", "", family.lower()) in name:
+            return int(length.replace(",", ""))
+    return None
+
+
 def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     method = _method(row)
     if method is None:
@@ -795,6 +817,12 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, found
     gpu, fw = found
     seq = _int(row["seq_len"])
+    if not seq and (seq := _longest_first_seq(row, model.name)) and (_int(row["gpu_count"]) or 1) > 1:
+        # lit-gpt @8641822 finetune/lora.py builds the model under fabric.init_module(empty_init=True) and shards it in
+        # fabric.setup_module afterwards; the rows measure 2-GPU peaks at or above the one-GPU ones (Llama-2-7B LoRA
+        # 22.18 vs 21.30 GB), which a sharded frozen base does not give
+        return None, ("lit-gpt on several GPUs builds the model before FSDP shards it, and the Lightning release that "
+                      "decides whether each GPU then holds it whole is not stated")
     if not seq:
         return None, "sequence length not stated"
     n = _workers(row["parallelism"], _int(row["gpu_count"]) or 1)
