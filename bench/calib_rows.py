@@ -512,7 +512,8 @@ _METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "dora", "g
             # LitGPT's finetune_adapter and finetune_adapter_v2 (the 4-bit base is in the row's quant_base column)
             "other (llama-adapter v1, adaption-prompt/prefix style)": "adapter",
             "other (llama-adapter v1, adaption-prompt/prefix style) on 4-bit base": "adapter",
-            "other (llama-adapter v2)": "adapter-v2", "other (llama-adapter v2) on 4-bit base": "adapter-v2"}
+            "other (llama-adapter v2)": "adapter-v2", "other (llama-adapter v2) on 4-bit base": "adapter-v2",
+            "other (adalora)": "adalora"}
 
 # ms-swift releases whose ``swift sft`` trains LoRA when no --sft_type is given: SftArguments.sft_type defaults to
 # 'lora' in swift/llm/utils/argument.py at v2.0.0 (b8864068c1c09623becd7405c3530d0a1686e08c), v2.0.5
@@ -522,7 +523,12 @@ _SWIFT_LORA_DEFAULT = re.compile(r"\bms-swift ~?2\.[01]\b")
 
 
 # methods that train weights the base does not have, in the model's 16-bit dtype (types.Method.new_weights)
-_NEW_WEIGHTS = ("lora", "qlora", "dora", "ptuning", "adapter", "adapter-v2")
+_NEW_WEIGHTS = ("lora", "qlora", "dora", "adalora", "ptuning", "adapter", "adapter-v2")
+
+
+# PEFT's AdaLoraConfig.init_r default, which ms-swift leaves as it is: the benchmark's stated 26,838,912 trainable
+# parameters for Qwen-7B (all linears) are 12 × (Σ(in + out) + one Λ entry per module) = 12 × 69,893 × 32 layers
+_ADALORA_INIT_R = 12
 
 
 def _method(row: dict[str, str]) -> str | None:
@@ -864,10 +870,12 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         if not found:
             return None, "LISA's number of active layers not stated"
         values["trainable_layers"] = int(found.group(1))
-    if method in ("lora", "qlora", "dora"):
+    if method in ("lora", "qlora", "dora", "adalora"):
         values.update(lora_rank=_int_or_default(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
                       lora_dropout=_lora_dropout(row, launcher),
                       train_embeddings=bool(re.search(r"embedding.*trainable", row["lora_targets"].lower())))
+    if method == "adalora":  # the row's rank is AdaLoRA's target_r; the adapters are built at init_r
+        values["lora_rank"] = _ADALORA_INIT_R
     if base:
         values["base_quant"] = base
         values["nf4_whole_matrix"] = _nf4_whole_matrix(row["quant_base"])

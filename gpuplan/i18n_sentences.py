@@ -1171,6 +1171,11 @@ TEMPLATES: dict[str, str] = {
     "use --method full or lora for this model.": "此模型请用 --method full 或 lora。",
     "LLaMA-Factory has no LISA.": "LLaMA-Factory 不支持 LISA。",
     "LLaMA-Factory has no LLaMA-Adapter.": "LLaMA-Factory 不支持 LLaMA-Adapter。",
+    "LLaMA-Factory has no AdaLoRA.": "LLaMA-Factory 不支持 AdaLoRA。",
+    "plan with --method lora or dora, or run AdaLoRA with PEFT's AdaLoraConfig (ms-swift --sft_type adalora).":
+        "请用 --method lora 或 dora 重新规划，或用 PEFT 的 AdaLoraConfig（ms-swift --sft_type adalora）运行 AdaLoRA。",
+    "AdaLoRA (Zhang et al. 2023): P·Λ·Q adapters at initial rank {s.lora_rank}, targets {s.lora_targets}, with the rank allocator's three importance buffers per adapter weight; the orthogonal regularizer's rank × rank products not counted":
+        "AdaLoRA（Zhang et al. 2023）：初始秩为 {s.lora_rank} 的 P·Λ·Q 适配器，目标 {s.lora_targets}，每个适配器权重另有秩分配器的三个重要性缓冲；正交正则项的秩 × 秩乘积未计入",
     "plan with --method lora or qlora, or run LLaMA-Adapter with LitGPT (--framework litgpt).":
         "请用 --method lora 或 qlora 重新规划，或用 LitGPT（--framework litgpt）运行 LLaMA-Adapter。",
     "LLaMA-Adapter is not modelled on {m.name}: gpuplan sizes it for dense decoders whose layers all attend with plain query, key and value heads.":

@@ -477,6 +477,7 @@ class Method(StrEnum):
     LORA = "lora"
     QLORA = "qlora"
     DORA = "dora"
+    ADALORA = "adalora"
     GALORE = "galore"
     LISA = "lisa"
     ADAPTER = "adapter"
@@ -497,9 +498,9 @@ class Method(StrEnum):
 
     @property
     def low_rank(self) -> bool:
-        """LoRA adapters (on a 16-bit or, for QLoRA, an NF4 base; DoRA's carry a magnitude vector too): --lora-rank
-        and --lora-targets apply."""
-        return self in (Method.LORA, Method.QLORA, Method.DORA)
+        """LoRA adapters (on a 16-bit or, for QLoRA, an NF4 base; DoRA's carry a magnitude vector too; AdaLoRA's are
+        P·Λ·Q with --lora-rank its initial rank): --lora-rank and --lora-targets apply."""
+        return self in (Method.LORA, Method.QLORA, Method.DORA, Method.ADALORA)
 
     @property
     def trains_base(self) -> bool:
@@ -511,7 +512,8 @@ class Method(StrEnum):
     def new_weights(self) -> bool:
         """Trains weights the base does not have (LoRA adapters, a P-tuning prefix, LLaMA-Adapter's prompts), kept
         in 16-bit."""
-        return self in (Method.LORA, Method.QLORA, Method.DORA, Method.PTUNING, Method.ADAPTER, Method.ADAPTER_V2)
+        return self in (Method.LORA, Method.QLORA, Method.DORA, Method.ADALORA, Method.PTUNING, Method.ADAPTER,
+                        Method.ADAPTER_V2)
 
     @property
     def adaption_prompt(self) -> bool:

@@ -436,7 +436,7 @@ def test_a_lora_plan_litgpt_cannot_run_as_planned_is_refused(change: dict[str, A
 
 
 @pytest.mark.parametrize(("change", "words"), [
-    ({"method": "freeze"}, "no freeze"),
+    ({"method": "freeze"}, "no freeze"), ({"method": "adalora"}, "no adalora"), ({"method": "dora"}, "no dora"),
     ({"recompute": "none"}, "checkpoints every block"), ({"parallel": Parallelism(dp=8, zero=2)}, "ZeRO-2"),
     ({"parallel": Parallelism(dp=8, zero=3, offload_optimizer=True)}, "does not offload"),
     ({"parallel": Parallelism(tp=2, dp=4, zero=3)}, "TP2"), ({"optimizer": "adamw-8bit"}, "no 'adamw-8bit'"),

@@ -210,7 +210,8 @@ def test_ms_swift_dora_takes_about_the_time_its_extra_matmuls_imply(catalog: Cat
 
 
 def test_an_unknown_fine_tuning_method_is_still_refused_with_the_ones_known() -> None:
-    with pytest.raises(InputError, match="full, lora, qlora, dora, galore, lisa, adapter, adapter-v2, ptuning, freeze"):
+    known = "full, lora, qlora, dora, adalora, galore, lisa, adapter, adapter-v2, ptuning, freeze"
+    with pytest.raises(InputError, match=known):
         TrainSetup(method="badam")
 
 
@@ -284,6 +285,21 @@ def test_llama_adapter_on_a_mixture_of_experts_model_is_refused(catalog: Catalog
         training_memory(catalog.model("Qwen3-30B-A3B"), TrainSetup(method="adapter-v2", precision="bf16"))
 
 
+# ---------------------------------------------------------------- AdaLoRA
+
+def test_adalora_trains_what_ms_swift_counts_and_keeps_three_importance_buffers(catalog: Catalog) -> None:
+    # ms-swift Benchmark.md @cdb169b7, Qwen-7B-Chat adalora (all linears): trainable params 26.8389 M, PEFT's init_r 12:
+    # 12 x (c_attn 4,096+12,288, c_proj 8,192, w1 and w2 4,096+11,008 each, mlp.c_proj 15,104, one Λ entry per module)
+    m = catalog.model("Qwen-7B")
+    ada = TrainSetup(method="adalora", lora_rank=12, lora_targets="all-linear", precision="bf16", recompute="full")
+    assert trainable_params(m, ada) == 26_838_912 == 32 * 12 * (16_384 + 8_192 + 3 * 15_104 + 5)
+    # bf16 AdamW: two 2-byte states per weight, and RankAllocator's ipt, exp_avg_ipt and exp_avg_unc (zeros_like each)
+    lora = replace(ada, method="lora")
+    states = {s.method: training_memory(m, s).breakdown.get("optimizer") for s in (ada, lora)}
+    assert states["adalora"] == 26_838_912 * (2 * 2 + 3 * 2)
+    assert states["lora"] == (26_838_912 - 32 * 12 * 5) * 2 * 2
+
+
 # ---------------------------------------------------------------- GaLore
 
 def test_galore_keeps_adam_states_of_the_projected_gradients_by_hand(catalog: Catalog) -> None:
@@ -328,8 +344,8 @@ MODELS = ["Llama-3.1-8B", "Mistral-7B", "DeepSeek-V2-Lite", "Qwen3-30B-A3B", "Ge
 models = st.sampled_from(MODELS).map(CAT.model)
 engines = st.sampled_from(["hf", "vllm", "sglang", "trtllm", "llamacpp"])
 formats = st.sampled_from(["bf16", "fp8", "int8-wo", "int4-wo", "awq-int4", "gguf-q4_k_m", "fp32"])
-methods = st.sampled_from(["full", "lora", "qlora", "dora", "galore", "lisa", "adapter", "adapter-v2", "ptuning",
-                           "freeze"])
+methods = st.sampled_from(["full", "lora", "qlora", "dora", "adalora", "galore", "lisa", "adapter", "adapter-v2",
+                           "ptuning", "freeze"])
 recomputes = st.sampled_from(["none", "selective", "full"])
 optimizers = st.sampled_from(["adamw", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor"])
 frameworks = st.sampled_from(["hf", "deepspeed", "megatron", "torchtitan"])

@@ -787,7 +787,8 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
         return count_params(m).total + untied_head_params(m, s)
     if s.method.low_rank:
         magnitude = adapted_linears(m, s)[1] if s.method == Method.DORA else 0
-        return setup_lora_params(m, s) + magnitude + (embedding_params(m) if trains_embeddings(s) else 0)
+        singular = adalora_singular_values(m, s) if s.method == Method.ADALORA else 0
+        return setup_lora_params(m, s) + magnitude + singular + (embedding_params(m) if trains_embeddings(s) else 0)
     if s.method == Method.PTUNING:
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
     if s.method == Method.FREEZE:
@@ -968,6 +969,19 @@ def adapted_linears(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     weights = sum(n * sum(i * o for i, o in shapes) for n, shapes in layers)
     outputs = sum(n * sum(o for _, o in shapes) for n, shapes in layers)
     return float(weights), float(outputs)
+
+
+def adalora_singular_values(m: ModelSpec, s: TrainSetup) -> float:
+    """AdaLoRA's Λ (Zhang et al. 2023): PEFT's ``SVDLinear`` adds ``lora_E`` (rank × 1) to each adapted module's
+    ``lora_A`` (rank × in) and ``lora_B`` (out × rank) at the initial rank ``init_r`` (huggingface/peft
+    src/peft/tuners/adalora/layer.py); pruning masks entries of Λ, so every module keeps its initial rank in memory."""
+    return float(s.lora_rank * sum(n * len(shapes) for n, shapes in _adapted_layers(m, s)))
+
+
+# AdaLoRA's RankAllocator.update_ipt keeps, for every trainable lora_ parameter, ``ipt``, ``exp_avg_ipt`` and
+# ``exp_avg_unc``, each ``torch.zeros_like(p)`` (huggingface/peft src/peft/tuners/adalora/layer.py): three more copies
+# of the adapters in their own dtype, beside the optimizer's states
+ADALORA_IMPORTANCE_BUFFERS = 3
 
 
 def galore_state_share(m: ModelSpec, s: TrainSetup, grad_b: float, state_b: float) -> float:
@@ -1572,7 +1586,8 @@ def zero_bucket_bytes(s: TrainSetup) -> float:
 
 
 def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
-    """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states)."""
+    """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states; AdaLoRA's with its
+    rank allocator's buffers, ``ADALORA_IMPORTANCE_BUFFERS``)."""
     if s.precision == "bf16" and _deepspeed_optimizer(s):  # 16-bit weights; fp32 master and states
         weight, grad, master, state_width = 2.0, 2.0, 4.0, 4.0
     elif s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
@@ -1587,7 +1602,8 @@ def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
                 "sgd-momentum": 1, "adafactor": 0}[s.optimizer]
     if "8bit" in s.optimizer:
         state_width = 1.0
-    return weight, grad, master, n_states * state_width
+    buffers = ADALORA_IMPORTANCE_BUFFERS * weight if s.method == Method.ADALORA else 0.0
+    return weight, grad, master, n_states * state_width + buffers
 
 
 # The HF Trainer's default ``optim`` by transformers release: "adamw_hf" (transformers' own AdamW, one parameter at a
@@ -2148,6 +2164,9 @@ def _method_source(s: TrainSetup) -> str:
         "dora": f"DoRA (Liu et al. 2024): LoRA rank {s.lora_rank}, targets {s.lora_targets}, and a trained magnitude "
                 "per output feature; PEFT's forward multiplies the input by each adapted weight again and keeps that "
                 "product and the adapters' output" + _embeddings_note(s),
+        "adalora": f"AdaLoRA (Zhang et al. 2023): P·Λ·Q adapters at initial rank {s.lora_rank}, targets "
+                   f"{s.lora_targets}, with the rank allocator's three importance buffers per adapter weight; the "
+                   "orthogonal regularizer's rank × rank products not counted" + _embeddings_note(s),
         "galore": f"GaLore (Zhao et al. 2024): every weight trained; Adam states of the {s.lora_targets} linears kept "
                   f"in a rank-{s.lora_rank} projection of their full-size gradients, the projection's periodic SVD "
                   "not counted in the time",

@@ -122,6 +122,9 @@ def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
     s = e.setup
     assert isinstance(s, TrainSetup)
     p = s.parallel
+    if s.method in (Method.DORA, Method.ADALORA):
+        raise InputError("--export", f"LitGPT has no {s.method} fine-tuning.",
+                         "plan with --method full, lora, qlora, adapter or adapter-v2.")
     if Method(s.method).low_rank:
         _check_lora(s, spot)
     elif Method(s.method).adaption_prompt:
