@@ -508,13 +508,27 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 # ---------------------------------------------------------------- fine-tuning
 
 _METHODS = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "dora", "galore": "galore", "ptuning": "ptuning",
-            "freeze": "freeze", "other (lisa)": "lisa"}
+            "freeze": "freeze", "other (lisa)": "lisa",
+            # LitGPT's finetune_adapter and finetune_adapter_v2 (the 4-bit base is in the row's quant_base column)
+            "other (llama-adapter v1, adaption-prompt/prefix style)": "adapter",
+            "other (llama-adapter v1, adaption-prompt/prefix style) on 4-bit base": "adapter",
+            "other (llama-adapter v2)": "adapter-v2", "other (llama-adapter v2) on 4-bit base": "adapter-v2",
+            "other (adalora)": "adalora"}
 
 # ms-swift releases whose ``swift sft`` trains LoRA when no --sft_type is given: SftArguments.sft_type defaults to
 # 'lora' in swift/llm/utils/argument.py at v2.0.0 (b8864068c1c09623becd7405c3530d0a1686e08c), v2.0.5
 # (ba3e277b1d70f669f4f125b7f6cf66a7f20721cc), v2.1.0 (66d9cf4c0511312fbddd57c7f672aa70c154462c) and at
 # 1fc148abb500880ed3d0b95b597e660c9a0b0300, the commit that published the benchmark's sequence-parallel table
 _SWIFT_LORA_DEFAULT = re.compile(r"\bms-swift ~?2\.[01]\b")
+
+
+# methods that train weights the base does not have, in the model's 16-bit dtype (types.Method.new_weights)
+_NEW_WEIGHTS = ("lora", "qlora", "dora", "adalora", "ptuning", "adapter", "adapter-v2")
+
+
+# PEFT's AdaLoraConfig.init_r default, which ms-swift leaves as it is: the benchmark's stated 26,838,912 trainable
+# parameters for Qwen-7B (all linears) are 12 × (Σ(in + out) + one Λ entry per module) = 12 × 69,893 × 32 layers
+_ADALORA_INIT_R = 12
 
 
 def _method(row: dict[str, str]) -> str | None:
@@ -773,6 +787,28 @@ def _targets(text: str) -> str:
     return "qv" if not attention or attention <= {"q", "v", "q_proj", "v_proj"} else "attention"
 
 
+# the longest sample per tokenizer family, as a dataset column states it ("longest sample 1304 tokens Llama 2, ...")
+_LONGEST_SAMPLE = re.compile(r"(\d[\d,]*)(?: tokens)? ([A-Za-z][\w.\- ]*?)\s*(?=[,;)]|$)")
+
+
+def _longest_first_seq(row: dict[str, str], model_name: str) -> int | None:
+    """The micro-batch's length at a lit-gpt memory row's peak, where the row states no fixed length: lit-gpt's
+    fine-tuning scripts put the longest training sample into the first micro-batch and pad every micro-batch to its
+    longest sample (Lightning-AI/litgpt finetune/adapter.py, adapter_v2.py and lora.py
+    @8641822b3249bb94f068c254aa5d13decbc9f0a0: ``get_batch(fabric, train_data, longest_seq_ix if iter_num == 0 else
+    None)``, ``pad_right`` to ``max_len``),
+    so ``torch.cuda.max_memory_allocated()`` covers a step of micro-batch × the longest sample (the optimizer states,
+    made later, are the adapters' few). The length is the one the dataset column gives for the model's tokenizer."""
+    if row["framework"].strip().lower() != "litgpt" or not row["metric"].startswith("peak_mem") \
+            or "seq_len = longest" not in row["notes"]:
+        return None
+    name = re.sub(r"[^a-z0-9]", "", f"{row['model']} {model_name}".lower())
+    for length, family in _LONGEST_SAMPLE.findall(row["dataset"].partition("longest sample")[2]):
+        if re.sub(r"[^a-z0-9]", "", family.lower()) in name:
+            return int(length.replace(",", ""))
+    return None
+
+
 def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     method = _method(row)
     if method is None:
@@ -787,6 +823,12 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         return None, found
     gpu, fw = found
     seq = _int(row["seq_len"])
+    if not seq and (seq := _longest_first_seq(row, model.name)) and (_int(row["gpu_count"]) or 1) > 1:
+        # lit-gpt @8641822 finetune/lora.py builds the model under fabric.init_module(empty_init=True) and shards it in
+        # fabric.setup_module afterwards; the rows measure 2-GPU peaks at or above the one-GPU ones (Llama-2-7B LoRA
+        # 22.18 vs 21.30 GB), which a sharded frozen base does not give
+        return None, ("lit-gpt on several GPUs builds the model before FSDP shards it, and the Lightning release that "
+                      "decides whether each GPU then holds it whole is not stated")
     if not seq:
         return None, "sequence length not stated"
     n = _workers(row["parallelism"], _int(row["gpu_count"]) or 1)
@@ -828,18 +870,20 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         if not found:
             return None, "LISA's number of active layers not stated"
         values["trainable_layers"] = int(found.group(1))
-    if method in ("lora", "qlora", "dora"):
+    if method in ("lora", "qlora", "dora", "adalora"):
         values.update(lora_rank=_int_or_default(row["lora_rank"]) or 8, lora_targets=_targets(row["lora_targets"]),
                       lora_dropout=_lora_dropout(row, launcher),
                       train_embeddings=bool(re.search(r"embedding.*trainable", row["lora_targets"].lower())))
+    if method == "adalora":  # the row's rank is AdaLoRA's target_r; the adapters are built at init_r
+        values["lora_rank"] = _ADALORA_INIT_R
     if base:
         values["base_quant"] = base
         values["nf4_whole_matrix"] = _nf4_whole_matrix(row["quant_base"])
         values["base_fp16"] = _base_fp16(row["quant_base"])
         values["nf4_stats_fp16"] = _nf4_stats_fp16(row) if base.startswith("bnb-") else None
     values["precision"] = _precision(row["precision"]) if row["precision"].strip() else (
-        "bf16" if method in ("lora", "qlora", "dora", "ptuning") else "bf16-mixed")
-    if method in ("lora", "qlora", "dora", "ptuning") and values["precision"] == "bf16-mixed":
+        "bf16" if method in _NEW_WEIGHTS else "bf16-mixed")
+    if method in _NEW_WEIGHTS and values["precision"] == "bf16-mixed":
         values["precision"] = "bf16"  # frozen 16-bit base: adapters train in the model's dtype (PEFT, LitGPT)
     elif values["precision"] == "bf16-mixed" and not re.search(r"mixed|amp|autocast", row["precision"].lower()):
         values["precision"] = fw.full_precision  # "bf16" alone: the framework decides whether states stay fp32

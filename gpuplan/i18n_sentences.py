@@ -83,9 +83,9 @@ TEMPLATES: dict[str, str] = {
     "QLoRA's frozen base is NF4 by definition.": "QLoRA 的冻结底座按定义就是 NF4。",
     "drop --quant, or use --method lora --quant int8 (or int4) for another base format.":
         "请去掉 --quant；要用别的底座格式请用 --method lora --quant int8（或 int4）。",
-    "--quant sets the frozen base of LoRA and P-tuning; --method {method} trains 16-bit weights.":
-        "--quant 设置 LoRA 和 P-tuning 的冻结底座；--method {method} 训练的是 16 位权重。",
-    "drop --quant, or use --method lora or ptuning.": "请去掉 --quant，或用 --method lora 或 ptuning。",
+    "--quant sets the frozen base of LoRA, P-tuning and LLaMA-Adapter; --method {method} trains 16-bit weights.":
+        "--quant 设置 LoRA、P-tuning 和 LLaMA-Adapter 的冻结底座；--method {method} 训练的是 16 位权重。",
+    "drop --quant, or use --method lora, ptuning or adapter.": "请去掉 --quant，或用 --method lora、ptuning 或 adapter。",
     "{field} applies to --task serve; a batch-inference job runs its requests as fast as it can.":
         "{field} 只适用于 --task serve；批量推理任务会尽快处理完所有请求。",
     "drop {field}, or use --task serve.": "请去掉 {field}，或用 --task serve。",
@@ -1170,6 +1170,21 @@ TEMPLATES: dict[str, str] = {
         "尚未对混合专家（MoE）模型建模 GaLore（每个路由专家会各自投影）。",
     "use --method full or lora for this model.": "此模型请用 --method full 或 lora。",
     "LLaMA-Factory has no LISA.": "LLaMA-Factory 不支持 LISA。",
+    "LLaMA-Factory has no LLaMA-Adapter.": "LLaMA-Factory 不支持 LLaMA-Adapter。",
+    "LLaMA-Factory has no AdaLoRA.": "LLaMA-Factory 不支持 AdaLoRA。",
+    "plan with --method lora or dora, or run AdaLoRA with PEFT's AdaLoraConfig (ms-swift --sft_type adalora).":
+        "请用 --method lora 或 dora 重新规划，或用 PEFT 的 AdaLoraConfig（ms-swift --sft_type adalora）运行 AdaLoRA。",
+    "AdaLoRA (Zhang et al. 2023): P·Λ·Q adapters at initial rank {s.lora_rank}, targets {s.lora_targets}, with the rank allocator's three importance buffers per adapter weight; the orthogonal regularizer's rank × rank products not counted":
+        "AdaLoRA（Zhang et al. 2023）：初始秩为 {s.lora_rank} 的 P·Λ·Q 适配器，目标 {s.lora_targets}，每个适配器权重另有秩分配器的三个重要性缓冲；正交正则项的秩 × 秩乘积未计入",
+    "plan with --method lora or qlora, or run LLaMA-Adapter with LitGPT (--framework litgpt).":
+        "请用 --method lora 或 qlora 重新规划，或用 LitGPT（--framework litgpt）运行 LLaMA-Adapter。",
+    "LLaMA-Adapter is not modelled on {m.name}: gpuplan sizes it for dense decoders whose layers all attend with plain query, key and value heads.":
+        "尚未对 {m.name} 建模 LLaMA-Adapter：gpuplan 只为每层都用普通查询、键、值头做注意力的稠密解码器估算它。",
+    "use --method lora or qlora for this model.": "此模型请用 --method lora 或 qlora。",
+    "LLaMA-Adapter (Zhang et al. 2023) as LitGPT runs it: a {s.adapter_prompt_len}-token prompt and a zero-init gate per layer from layer {s.adapter_start_layer}":
+        "LLaMA-Adapter（Zhang et al. 2023），按 LitGPT 的实现：从第 {s.adapter_start_layer} 层起每层一个 {s.adapter_prompt_len} 个词元的可学习提示和一个零初始化门控",
+    "LLaMA-Adapter v2 (Gao et al. 2023) as LitGPT runs it: a {s.adapter_prompt_len}-token prompt and a zero-init gate per layer from layer {s.adapter_start_layer}, a bias and a scale on every linear, norms trained":
+        "LLaMA-Adapter v2（Gao et al. 2023），按 LitGPT 的实现：从第 {s.adapter_start_layer} 层起每层一个 {s.adapter_prompt_len} 个词元的可学习提示和一个零初始化门控，每个线性层加偏置和缩放，归一化层参与训练",
     "QDoRA (DoRA on a quantized base) is not modelled: PEFT's DoRA dequantizes each quantized weight to 16-bit in every forward to take the column norm of W + s·BA, and reuses the quantized matmul's output for the magnitude's product, both of which gpuplan does not size yet.":
         "尚未对 QDoRA（量化底座上的 DoRA）建模：PEFT 的 DoRA 在每次前向中把每个量化权重反量化为 16 位以计算 W + s·BA 的列范数，并复用量化矩阵乘的输出来计算幅度项，这两者 gpuplan 目前都未计入。",
     "drop --quant for DoRA on a 16-bit base, or use --method qlora for a 4-bit base.":
@@ -1503,8 +1518,18 @@ TEMPLATES: dict[str, str] = {
     "plan with --max-gpus 1 and --optimizer adamw (LitGPT prices pure bf16), or with --framework llama-factory or "
     "trl.":
         "请用 --max-gpus 1 和 --optimizer adamw 规划（LitGPT 按纯 bf16 估算），或用 --framework llama-factory 或 trl 规划。",
-    "plan with --method full, lora or qlora.": "请用 --method full、lora 或 qlora 规划。",
     "LitGPT has no {s.method} fine-tuning.": "LitGPT 没有 {s.method} 微调。",
+    "plan with --method full, lora, qlora, adapter or adapter-v2.":
+        "请用 --method full、lora、qlora、adapter 或 adapter-v2 规划。",
+    "LitGPT {version('litgpt')} cannot resume a LLaMA-Adapter run (finetune_adapter takes no --resume; finetune_adapter_v2's reloads the adapter but restarts at step 0 without the optimizer state), and this plan rents spot capacity: a preemption would start the run over.":
+        "LitGPT {version('litgpt')} 不能续训 LLaMA-Adapter 运行（finetune_adapter 没有 --resume；finetune_adapter_v2 的续训只重新加载适配器，步数从 0 重新开始且没有优化器状态），而这个方案租用竞价实例：被抢占后要从头开始。",
+    "plan with --no-spot (on-demand capacity is not preempted).": "请用 --no-spot 规划（按需实例不会被抢占）。",
+    "LitGPT's finetune_adapter keeps a frozen base in bf16 or bitsandbytes NF4, not {s.base_quant}.":
+        "LitGPT 的 finetune_adapter 冻结的基座只用 bf16 或 bitsandbytes NF4，不是 {s.base_quant}。",
+    "plan with --quant bnb-nf4 or bnb-nf4-dq, or without --quant.": "请用 --quant bnb-nf4 或 bnb-nf4-dq 规划，或不加 --quant。",
+    "LitGPT quantizes the base on one GPU, in true (not mixed) precision, and trains it with bitsandbytes' AdamW; this plan has {s.parallel.describe()}, {s.precision} and {s.optimizer}.":
+        "LitGPT 只在单块 GPU 上、以非混合精度量化基座，并用 bitsandbytes 的 AdamW 训练；这个方案是 {s.parallel.describe()}、{s.precision} 和 {s.optimizer}。",
+    "plan with --max-gpus 1 and --optimizer adamw.": "请用 --max-gpus 1 和 --optimizer adamw 规划。",
     "plan with --method full.": "请用 --method full 规划。",
     "the plan splits the model with {p.describe()}; LitGPT's finetune_full trains with FSDP data parallelism only.":
         "这个方案用 {p.describe()} 切分模型；LitGPT 的 finetune_full 只支持 FSDP 数据并行。",

@@ -198,8 +198,8 @@ _SERVE = "plan serve"
 OPTIONS: tuple[Option, ...] = (
     # the work (make_job)
     Option("method", "--method", Method, Method.FULL, stages=_JOB, by_command=(("plan finetune", Method.LORA),),
-           help=("full, lora, qlora, dora, galore, lisa, ptuning or freeze.",
-                 "方法：full、lora、qlora、dora、galore、lisa、ptuning 或 freeze。")),
+           help=("full, lora, qlora, dora, adalora, galore, lisa, adapter, adapter-v2, ptuning or freeze.",
+                 "方法：full、lora、qlora、dora、adalora、galore、lisa、adapter、adapter-v2、ptuning 或 freeze。")),
     _o("--samples", 0, 1e12, above=True, default=0.0, applies=TRAINING, stages=_JOB, form="COUNT",
        help=("Training samples, e.g. 10k.", "训练样本数，例如 10k。")),
     _o("--tokens-per-sample", 0, 1e7, above=True, default=0.0, applies=TRAINING, stages=_JOB, form="COUNT",

@@ -104,14 +104,16 @@ def _check_applies(task: Task, method: Method, given: Collection[str]) -> None:
                              "and reuses the quantized matmul's output for the magnitude's product, both of which "
                              "gpuplan does not size yet.", "drop --quant for DoRA on a 16-bit base, or use --method "
                              "qlora for a 4-bit base.")
-        if method not in (Method.LORA, Method.PTUNING):
-            raise InputError("--quant", f"--quant sets the frozen base of LoRA and P-tuning; --method {method} "
-                             "trains 16-bit weights.", "drop --quant, or use --method lora or ptuning.")
+        if not method.takes_base_quant:
+            raise InputError("--quant", f"--quant sets the frozen base of LoRA, P-tuning and LLaMA-Adapter; --method "
+                             f"{method} trains 16-bit weights.", "drop --quant, or use --method lora, ptuning or "
+                             "adapter.")
 
 
 def _base_quant(method: str, quant: str | None) -> str | None:
-    """The frozen base's format for P-tuning and LoRA with --quant (ChatGLM's quantize(4)/(8) are weight-only)."""
-    if method not in (Method.PTUNING, Method.LORA) or not quant:
+    """The frozen base's format for P-tuning, LoRA and LLaMA-Adapter with --quant (ChatGLM's quantize(4)/(8) are
+    weight-only)."""
+    if not Method(method).takes_base_quant or not quant:
         return None
     return {"int8": "int8-wo", "int4": "int4-wo"}.get(quant.lower(), weight_format(quant, "--quant").name)
 

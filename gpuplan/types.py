@@ -477,8 +477,11 @@ class Method(StrEnum):
     LORA = "lora"
     QLORA = "qlora"
     DORA = "dora"
+    ADALORA = "adalora"
     GALORE = "galore"
     LISA = "lisa"
+    ADAPTER = "adapter"
+    ADAPTER_V2 = "adapter-v2"
     PTUNING = "ptuning"
     FREEZE = "freeze"
 
@@ -495,9 +498,9 @@ class Method(StrEnum):
 
     @property
     def low_rank(self) -> bool:
-        """LoRA adapters (on a 16-bit or, for QLoRA, an NF4 base; DoRA's carry a magnitude vector too): --lora-rank
-        and --lora-targets apply."""
-        return self in (Method.LORA, Method.QLORA, Method.DORA)
+        """LoRA adapters (on a 16-bit or, for QLoRA, an NF4 base; DoRA's carry a magnitude vector too; AdaLoRA's are
+        P·Λ·Q with --lora-rank its initial rank): --lora-rank and --lora-targets apply."""
+        return self in (Method.LORA, Method.QLORA, Method.DORA, Method.ADALORA)
 
     @property
     def trains_base(self) -> bool:
@@ -507,8 +510,21 @@ class Method(StrEnum):
 
     @property
     def new_weights(self) -> bool:
-        """Trains weights the base does not have (LoRA adapters, a P-tuning prefix), kept in 16-bit."""
-        return self in (Method.LORA, Method.QLORA, Method.DORA, Method.PTUNING)
+        """Trains weights the base does not have (LoRA adapters, a P-tuning prefix, LLaMA-Adapter's prompts), kept
+        in 16-bit."""
+        return self in (Method.LORA, Method.QLORA, Method.DORA, Method.ADALORA, Method.PTUNING, Method.ADAPTER,
+                        Method.ADAPTER_V2)
+
+    @property
+    def adaption_prompt(self) -> bool:
+        """LLaMA-Adapter as LitGPT runs it (Zhang et al. 2023; v2, Gao et al. 2023, adds a bias and a scale to every
+        linear and trains the norms): learnable prompts attended through a zero-init gate in the upper layers."""
+        return self in (Method.ADAPTER, Method.ADAPTER_V2)
+
+    @property
+    def takes_base_quant(self) -> bool:
+        """--quant sets its frozen base's format (LoRA, P-tuning, LLaMA-Adapter: LitGPT's --quantize bnb.nf4)."""
+        return self in (Method.LORA, Method.PTUNING, Method.ADAPTER, Method.ADAPTER_V2)
 
     @property
     def quantizes_base(self) -> bool:
@@ -755,6 +771,10 @@ class TrainSetup:
     nf4_stats_fp16: bool | None = None
     train_embeddings: bool = False  # LoRA/QLoRA that also trains the embedding and output layer (new tokens)
     trainable_layers: int = 2  # freeze: train the last k layers; LISA: k sampled layers active at a time
+    # LLaMA-Adapter: prompt tokens per adapted layer and the first adapted layer (LitGPT's adapter Config defaults,
+    # adapter_prompt_length 10 and adapter_start_layer 2: Lightning-AI/litgpt litgpt/adapter.py)
+    adapter_prompt_len: int = 10
+    adapter_start_layer: int = 2
     parallel: Parallelism = Parallelism()
     framework: Framework = Framework.HF
     compiled: bool = False

@@ -20,7 +20,8 @@ option it accepts (with its choices) to ``gpuplan/data/flags/<tool>.json``:
   option dests such as ``train.micro_batch_size``), ``--precision`` choices from Lightning Fabric's
   ``_PRECISION_INPUT_STR``, and LitGPT's model configs with the Hugging Face repository of each
   (``litgpt.config.configs``: ``litgpt download`` converts only those architectures); ``finetune_lora``'s options
-  as ``lora_options``.
+  as ``lora_options``, ``finetune_adapter``'s and ``finetune_adapter_v2``'s as ``adapter_options`` and
+  ``adapter_v2_options``.
 - ms-swift 4.6.0 (PyPI, installed without its declared dependencies from tests/requirements-export-nodeps.txt):
   ``swift sft``'s ``HfArgumentParser`` over ``SftArguments`` (``swift.utils.parse_args``; a YAML key is an option's
   dest, as ``swift.cli.main.parse_yaml_args`` turns each key into ``--key``), ``tuner_type`` choices from
@@ -151,13 +152,14 @@ def _litgpt() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
     return subcommands["finetune_full"], {"--precision": list(typing.get_args(_PRECISION_INPUT_STR))}
 
 
-def _litgpt_lora() -> argparse.ArgumentParser:
-    """``litgpt finetune_lora``'s parser (LoRA and QLoRA: the rank, alpha, targets and ``--quantize``)."""
+def _litgpt_sub(name: str) -> argparse.ArgumentParser:
+    """A ``litgpt`` fine-tuning subcommand's parser: ``finetune_lora`` (LoRA and QLoRA: the rank, alpha, targets and
+    ``--quantize``), ``finetune_adapter`` or ``finetune_adapter_v2`` (LLaMA-Adapter: ``--quantize``)."""
     import litgpt.__main__ as litgpt_cli
     from jsonargparse import CLI, capture_parser
 
-    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_lora", "--help"]))
-    return parser._subcommands_action._name_parser_map["finetune_lora"]  # type: ignore[attr-defined, no-any-return]
+    parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=[name, "--help"]))
+    return parser._subcommands_action._name_parser_map[name]  # type: ignore[attr-defined, no-any-return]
 
 
 def _swift() -> tuple[argparse.ArgumentParser, dict[str, list[str]]]:
@@ -353,7 +355,9 @@ def main() -> None:
               "options": {**_options(parser, extra, by_dest), **{name: {"takes_value": False, "choices": None}
                                                                   for name in extra if not name.startswith("-")}}}
     if tool == "litgpt":
-        record["lora_options"] = _options(_litgpt_lora(), extra, by_dest)
+        record["lora_options"] = _options(_litgpt_sub("finetune_lora"), extra, by_dest)
+        record["adapter_options"] = _options(_litgpt_sub("finetune_adapter"), extra, by_dest)
+        record["adapter_v2_options"] = _options(_litgpt_sub("finetune_adapter_v2"), extra, by_dest)
         record["models"] = _litgpt_models()
     _write(record)
 

@@ -1420,3 +1420,21 @@ def test_an_ms_swift_row_that_left_the_tuner_at_its_default_trains_lora() -> Non
     row = next(r for r in _rows("finetune_more.csv") if r["id"] == "ftm-swift-sp-chatglm3-6b-32k-2gpu-sp1-itps")
     assert "tuner not stated" in row["method"] and _method(row) == "lora"
     assert _method({**row, "framework_version": "ms-swift (release not stated)"}) is None
+
+
+def test_a_lit_gpt_memory_row_is_sized_at_the_longest_sample_it_trains_first(catalog: Catalog) -> None:
+    # lit-gpt @8641822 puts the longest Alpaca sample into the first micro-batch and pads to it; the rows' dataset
+    # column gives that length per tokenizer (1304 Llama 2, 1044 phi-1.5, 1034 StableLM)
+    rows = {r["id"]: r for r in _rows("finetune_more.csv")}
+    stem = "ftm-litgpt-rt-finetune_"
+    for name, seq, mb in (("adapter_v2-llama-2-7b-bnb-nf4-mb1", 1304, 1), ("lora-microsoft-phi-1-5-none-mb4", 1044, 4),
+                          ("adapter-stablelm-base-alpha-3b-none-mb1", 1034, 1)):
+        case, why = _finetune_case(catalog, rows[f"{stem}{name}-1gpu-mem"])
+        assert case is not None, why
+        assert (case.meta["setup"].seq_len, case.meta["setup"].micro_batch) == (seq, mb)
+    assert case.meta["setup"].method == "adapter"
+    # the time rows need the tokens per sample, which the table does not give
+    assert _finetune_case(catalog, rows[f"{stem}adapter-llama-2-7b-none-mb1-1gpu-time"])[0] is None
+    # on several GPUs the model is built before FSDP shards it, in a Lightning release the row does not state
+    case, why = _finetune_case(catalog, rows[f"{stem}lora-llama-2-7b-none-mb1-2gpu-mem"])
+    assert case is None and "Lightning release" in why

@@ -62,8 +62,8 @@ def test_help_shows_values_not_python_types(cli: Cli, path: list[str]) -> None:
 
 def test_help_lists_the_choices(cli: Cli) -> None:
     out = cli("plan", "finetune", "--help", env=WIDE).stdout
-    for choices in ("[full|lora|qlora|dora|galore|lisa|ptuning|freeze]", "[cn|global]", "[cost|time|value]",
-                    "[USD|CNY|EUR]"):
+    for choices in ("[full|lora|qlora|dora|adalora|galore|lisa|adapter|adapter-v2|ptuning|freeze]", "[cn|global]",
+                    "[cost|time|value]", "[USD|CNY|EUR]"):
         assert choices in out
     assert "COUNT" in out and "MONEY" in out and "DURATION" in out
     est = cli("estimate", "--help", env=WIDE).stdout

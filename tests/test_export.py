@@ -332,6 +332,13 @@ def test_galore_and_dora_plans_export_the_llamafactory_switches_they_were_priced
     with pytest.raises(InputError, match="no LISA"):
         llama_factory_config(_candidate(replace(job, method="lisa"), replace(galore, method="lisa"), "A100-80GB", 8,
                                         _offer("Lambda", "A100-80GB", 8)).estimate, REPO, "x")
+    with pytest.raises(InputError, match="no LLaMA-Adapter") as err:
+        llama_factory_config(_candidate(replace(job, method="adapter"), replace(galore, method="adapter"), "A100-80GB",
+                                        8, _offer("Lambda", "A100-80GB", 8)).estimate, REPO, "x")
+    assert "--framework litgpt" in err.value.fix
+    with pytest.raises(InputError, match="no AdaLoRA"):  # not exported as plain LoRA
+        llama_factory_config(_candidate(replace(job, method="adalora"), replace(galore, method="adalora"), "A100-80GB",
+                                        8, _offer("Lambda", "A100-80GB", 8)).estimate, REPO, "x")
     with pytest.raises(InputError, match="--lora-targets"):
         llama_factory_config(_candidate(job, replace(galore, lora_targets="qv"), "A100-80GB", 8,
                                         _offer("Lambda", "A100-80GB", 8)).estimate, REPO, "x")

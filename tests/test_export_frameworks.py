@@ -270,7 +270,7 @@ def _litgpt_parse(c: Candidate | str, tmp_path: Path) -> tuple[Any, Any]:
     arguments, the instantiated ones)."""
     import litgpt.__main__ as litgpt_cli
     from jsonargparse import CLI, capture_parser
-    from litgpt.finetune import full, lora
+    from litgpt.finetune import adapter, adapter_v2, full, lora
 
     run = c if isinstance(c, str) else _task(c)["run"]
     (tmp_path / "litgpt.yaml").write_text(_heredoc(run, "litgpt.yaml"), encoding="utf-8")
@@ -280,7 +280,8 @@ def _litgpt_parse(c: Candidate | str, tmp_path: Path) -> tuple[Any, Any]:
     parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=argv))
     parsed = parser.parse_args(argv)
     args = parser.instantiate_classes(parsed)[argv[0]]
-    (lora if argv[0] == "finetune_lora" else full).validate_args(args.train, args.eval)
+    scripts = {"finetune_lora": lora, "finetune_adapter": adapter, "finetune_adapter_v2": adapter_v2}
+    scripts.get(argv[0], full).validate_args(args.train, args.eval)
     return parsed[argv[0]], args
 
 
@@ -435,7 +436,7 @@ def test_a_lora_plan_litgpt_cannot_run_as_planned_is_refused(change: dict[str, A
 
 
 @pytest.mark.parametrize(("change", "words"), [
-    ({"method": "freeze"}, "no freeze"),
+    ({"method": "freeze"}, "no freeze"), ({"method": "adalora"}, "no adalora"), ({"method": "dora"}, "no dora"),
     ({"recompute": "none"}, "checkpoints every block"), ({"parallel": Parallelism(dp=8, zero=2)}, "ZeRO-2"),
     ({"parallel": Parallelism(dp=8, zero=3, offload_optimizer=True)}, "does not offload"),
     ({"parallel": Parallelism(tp=2, dp=4, zero=3)}, "TP2"), ({"optimizer": "adamw-8bit"}, "no 'adamw-8bit'"),
@@ -470,6 +471,57 @@ def test_the_litgpt_record_is_litgpts_own_parser() -> None:
     parser = capture_parser(lambda: CLI(litgpt_cli.PARSER_DATA, args=["finetune_lora", "--help"]))
     sub = parser._subcommands_action._name_parser_map["finetune_lora"]
     assert set(record["lora_options"]) == {a.dest for a in sub._actions} - {"help"}
+
+
+def _litgpt_adapter(method: str, pricing: str = "on-demand", **setup: Any) -> Candidate:
+    """A LLaMA-Adapter plan on one GPU as LitGPT prices it (pure bf16, no recomputation)."""
+    offer = _offer("Lambda", "A100-80GB", 1, pricing, "gpu_8x_a100_80gb_sxm4")
+    planned = replace(QLORA, **{"method": method, "base_quant": None, "precision": "bf16", "recompute": "none",
+                                "parallel": Parallelism(), **setup})
+    job = replace(FINETUNE_JOB, method=method)
+    return _with_framework(_candidate(job, planned, "A100-80GB", 1, offer), "litgpt")
+
+
+def test_litgpt_adapter_v2_runs_its_own_script_on_a_4bit_base(tmp_path: Path) -> None:
+    """The parameters LitGPT's adapter_v2 GPT marks trainable (its Llama-3.1-8B config, on the meta device) are as
+    many as the plan priced."""
+    import torch
+    from litgpt.adapter_v2 import GPT, Config, mark_only_adapter_v2_as_trainable
+
+    from gpuplan.estimate.memory import trainable_params
+
+    c = _litgpt_adapter("adapter-v2", base_quant="bnb-nf4")
+    _, args = _litgpt_parse(c, tmp_path)
+    assert args.quantize == "bnb.nf4" and args.precision == "bf16-true" and not args.resume
+    run = _task(c)["run"]
+    assert "litgpt finetune_adapter_v2 --config litgpt.yaml" in run and "starts it over" in run
+    assert _task(c)["setup"].startswith("pip install 'litgpt==0.5.13' bitsandbytes\n")
+    with torch.device("meta"):
+        model = GPT(Config.from_name("Llama-3.1-8B"))
+    mark_only_adapter_v2_as_trainable(model)
+    built = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    assert built == trainable_params(c.estimate.model, c.estimate.setup)
+
+
+@pytest.mark.parametrize("method", ["adapter", "adapter-v2"])
+def test_litgpt_adapter_cannot_resume_and_is_refused_on_spot(tmp_path: Path, method: str) -> None:
+    with pytest.raises(InputError, match="cannot resume a LLaMA-Adapter run") as err:
+        render(_litgpt_adapter(method, pricing="spot"), "skypilot", REPO)
+    assert "--no-spot" in err.value.fix
+    c = _litgpt_adapter("adapter")
+    _, args = _litgpt_parse(c, tmp_path)
+    assert args.quantize is None and "a restart after a failure starts it over" in _task(c)["run"]
+
+
+def test_the_litgpt_adapter_records_are_litgpts_own_parsers() -> None:
+    import litgpt.__main__ as litgpt_cli
+    from jsonargparse import CLI, capture_parser
+
+    record = registry.flags("litgpt")
+    for name, key in (("finetune_adapter", "adapter_options"), ("finetune_adapter_v2", "adapter_v2_options")):
+        parser = capture_parser(lambda name=name: CLI(litgpt_cli.PARSER_DATA, args=[name, "--help"]))
+        sub = parser._subcommands_action._name_parser_map[name]
+        assert set(record[key]) == {a.dest for a in sub._actions} - {"help"}
 
 
 def test_a_litgpt_plan_from_the_cli_exports_litgpt(tmp_path: Path) -> None:

@@ -254,3 +254,14 @@ def test_qdora_is_refused_saying_why_and_what_to_use() -> None:
         gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="dora", quant="bnb-nf4", samples="1k",
                          tokens_per_sample=256)
     assert err.value.field == "--quant" and "--method qlora" in err.value.fix
+
+
+def test_llama_adapter_takes_a_4bit_base_and_counts_litgpts_trainable_parameters() -> None:
+    import gpuplan
+
+    # LitGPT's finetune_adapter_v2 --quantize bnb.nf4 on Llama-2-7B: 4,279,744 trainable parameters (its
+    # tutorials/resource-tables.md @26857050), over a 4-bit base
+    e = gpuplan.estimate("Llama-2-7B", "A100-40GB", "finetune", method="adapter-v2", quant="bnb-nf4", samples="1k",
+                         tokens_per_sample=512)
+    assert e.setup.base_quant == "bnb-nf4" and e.setup.method == "adapter-v2"
+    assert e.memory.trained.trainable_params == 4_279_744

@@ -147,7 +147,8 @@ def test_a_setup_takes_the_documented_values_as_members(cls: type, field: str, g
 
 
 @pytest.mark.parametrize(("cls", "field", "typo", "valid"), [
-    (TrainSetup, "method", "lorra", "full, lora, qlora, dora, galore, lisa, ptuning, freeze"),
+    (TrainSetup, "method", "lorra",
+     "full, lora, qlora, dora, adalora, galore, lisa, adapter, adapter-v2, ptuning, freeze"),
     (TrainSetup, "recompute", "selctive", "none, selective, full"),
     (TrainSetup, "framework", "megatron-lm",
      "hf, pytorch, deepspeed, megatron, torchtitan, torchtune, llmc, llm-foundry"),

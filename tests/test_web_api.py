@@ -398,7 +398,8 @@ def test_request_enums_are_the_library_choices(client: TestClient) -> None:
     # and the OpenAPI document lists the same values as before the enums (JSON values unchanged)
     schemas = client.get("/openapi.json").json()["components"]["schemas"]
     assert schemas["Task"]["enum"] == ["finetune", "pretrain", "infer", "serve"]
-    assert schemas["Method"]["enum"] == ["full", "lora", "qlora", "dora", "galore", "lisa", "ptuning", "freeze"]
+    assert schemas["Method"]["enum"] == ["full", "lora", "qlora", "dora", "adalora", "galore", "lisa", "adapter",
+                                         "adapter-v2", "ptuning", "freeze"]
     assert schemas["Objective"]["enum"] == list(OBJECTIVES) == ["cost", "time", "value"]
 
 

@@ -150,7 +150,7 @@ def test_a_choice_outside_the_list_is_refused_in_chinese(client: TestClient) -> 
     body = {**ENDPOINTS["/api/estimate"][1], "method": "lorra"}
     _check_chinese(client, "/api/estimate", body)
     error_zh = client.post("/api/estimate", json=body).json()["error_zh"]
-    assert "'qlora'、'dora'、'galore'、'lisa'、'ptuning' 或 'freeze'" in error_zh
+    assert "'qlora'、'dora'、'adalora'、'galore'、'lisa'、'adapter'、'adapter-v2'、'ptuning' 或 'freeze'" in error_zh
 
 
 def test_a_value_of_the_wrong_type_is_refused_in_chinese(client: TestClient) -> None:

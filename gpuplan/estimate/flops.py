@@ -121,6 +121,8 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
     elif s.method == Method.PTUNING:
         prefix = attention_flops_per_token(m, s.prefix_len)
         total = 2 * (fwd + prefix)
+    elif s.method.adaption_prompt:  # forward, then input gradients down to the lowest trained layer
+        total = adaption_prompt_flops(m, s, fwd)
     else:  # freeze: gradients stop below the first trainable layer
         share = min(s.trainable_layers, m.n_layers) * per_layer_params(m) / matmul_params(m)
         total = fwd * (1 + 2 * share) + 2 * 2 * m.vocab * m.hidden
@@ -130,6 +132,22 @@ def train_flops_per_token(m: ModelSpec, s: TrainSetup) -> float:
         rerun = ("core_attn",) if s.attention_recomputed and "core_attn" not in s.recompute_modules else ()
         total += recomputed_flops(m, s.recompute_modules + rerun, context)
     return total
+
+
+def adaption_prompt_flops(m: ModelSpec, s: TrainSetup, fwd: float) -> float:
+    """LLaMA-Adapter's FLOPs per training token (Lightning-AI/litgpt litgpt/adapter.py): the forward plus, in each
+    prompt layer, every head's attention over the prompt (QK^T and AV over ``adapter_prompt_len`` keys), then the
+    input gradients of both, as many again (a frozen base, as for LoRA and P-tuning). v1 trains nothing below
+    ``adapter_start_layer``, so backward stops there (each layer's share of the matmul weights, as for freeze); v2
+    trains every layer's biases, scales and norms and
+    runs backward through all of them. The trained vectors' own gradients are elementwise and not counted, nor the
+    prompt's projection, which runs once per step on ``adapter_prompt_len`` positions."""
+    v_dim = m.v_head_dim or m.head_dim
+    prompt = 2 * m.n_heads * (m.head_dim + v_dim) * s.adapter_prompt_len * max(0, m.n_layers - s.adapter_start_layer)
+    below = 0.0
+    if s.method == Method.ADAPTER:
+        below = min(s.adapter_start_layer, m.n_layers) * per_layer_params(m) / matmul_params(m)
+    return fwd + prompt + fwd * (1 - below) + prompt
 
 
 def recomputed_flops(m: ModelSpec, modules: tuple[str, ...], context: float) -> float:

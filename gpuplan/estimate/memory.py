@@ -787,14 +787,51 @@ def trainable_params(m: ModelSpec, s: TrainSetup) -> float:
         return count_params(m).total + untied_head_params(m, s)
     if s.method.low_rank:
         magnitude = adapted_linears(m, s)[1] if s.method == Method.DORA else 0
-        return setup_lora_params(m, s) + magnitude + (embedding_params(m) if trains_embeddings(s) else 0)
+        singular = adalora_singular_values(m, s) if s.method == Method.ADALORA else 0
+        return setup_lora_params(m, s) + magnitude + singular + (embedding_params(m) if trains_embeddings(s) else 0)
     if s.method == Method.PTUNING:
         return s.prefix_len * m.n_layers * 2 * m.kv_dim
     if s.method == Method.FREEZE:
         return per_layer_params(m) * min(s.trainable_layers, m.n_layers)
     if s.method == Method.LISA:
         return per_layer_params(m) * min(s.trainable_layers, m.n_layers) + embedding_params(m) + m.hidden
+    if s.method.adaption_prompt:
+        return adapter_params(m, s)
     raise AssertionError(s.method)
+
+
+def adapter_prompt_layers(m: ModelSpec, s: TrainSetup) -> int:
+    """The layers that attend to LLaMA-Adapter's prompt: LitGPT's ``CausalSelfAttention`` gets ``adapter_wte`` and
+    ``gating_factor`` where ``block_idx >= adapter_start_layer`` (Lightning-AI/litgpt litgpt/adapter.py)."""
+    return max(0, m.n_layers - s.adapter_start_layer)
+
+
+def adapter_modelled(m: ModelSpec) -> bool:
+    """Whether LLaMA-Adapter is sized for ``m``: a dense decoder whose every layer attends with plain query, key and
+    value heads (LitGPT's adapter also runs its MoE models, whose every expert's linears v2 adapts: not sized)."""
+    return not (m.is_moe or m.n_linear_layers or m.is_mla or m.attn_output_gate)
+
+
+def _refuse_unmodelled_adapter(m: ModelSpec) -> None:
+    if not adapter_modelled(m):
+        raise InputError("--method", f"LLaMA-Adapter is not modelled on {m.name}: gpuplan sizes it for dense decoders "
+                         "whose layers all attend with plain query, key and value heads.",
+                         "use --method lora or qlora for this model.")
+
+
+def adapter_params(m: ModelSpec, s: TrainSetup) -> int:
+    """LLaMA-Adapter's trainable parameters as LitGPT counts them (Lightning-AI/litgpt litgpt/adapter.py and
+    litgpt/adapter_v2.py, ``adapter_filter``): in each prompt layer an ``adapter_wte`` of prompt length × hidden and a
+    ``gating_factor`` of one value per head. v2 adds, on every linear including the output layer
+    (``AdapterV2Linear``), a bias and a scale of the linear's output width, and trains the norms ``norm_1``,
+    ``norm_2`` and ``ln_f`` (weight, and bias for LayerNorm; a model with one norm per layer has only ``norm_1``)."""
+    _refuse_unmodelled_adapter(m)
+    prompts = adapter_prompt_layers(m, s) * (s.adapter_prompt_len * m.hidden + m.n_heads)
+    if s.method != Method.ADAPTER_V2:
+        return prompts
+    norm = m.hidden * (2 if m.norm_bias else 1)
+    outputs = sum(out for _, out in lora_targets(m, "all-linear"))
+    return prompts + m.n_layers * (2 * outputs + min(m.norms_per_layer, 2) * norm) + 2 * m.vocab + norm
 
 
 def untied_head_params(m: ModelSpec, s: TrainSetup) -> int:
@@ -934,6 +971,19 @@ def adapted_linears(m: ModelSpec, s: TrainSetup) -> tuple[float, float]:
     return float(weights), float(outputs)
 
 
+def adalora_singular_values(m: ModelSpec, s: TrainSetup) -> float:
+    """AdaLoRA's Λ (Zhang et al. 2023): PEFT's ``SVDLinear`` adds ``lora_E`` (rank × 1) to each adapted module's
+    ``lora_A`` (rank × in) and ``lora_B`` (out × rank) at the initial rank ``init_r`` (huggingface/peft
+    src/peft/tuners/adalora/layer.py); pruning masks entries of Λ, so every module keeps its initial rank in memory."""
+    return float(s.lora_rank * sum(n * len(shapes) for n, shapes in _adapted_layers(m, s)))
+
+
+# AdaLoRA's RankAllocator.update_ipt keeps, for every trainable lora_ parameter, ``ipt``, ``exp_avg_ipt`` and
+# ``exp_avg_unc``, each ``torch.zeros_like(p)`` (huggingface/peft src/peft/tuners/adalora/layer.py): three more copies
+# of the adapters in their own dtype, beside the optimizer's states
+ADALORA_IMPORTANCE_BUFFERS = 3
+
+
 def galore_state_share(m: ModelSpec, s: TrainSetup, grad_b: float, state_b: float) -> float:
     """The optimizer states of a GaLore setup (Zhao et al. 2024, ``--method galore``) as a share of full Adam's,
     1.0 for other methods. ``GaLoreAdamW.step`` (ms-swift's copy of jiaweizzhao/GaLore's galore_torch,
@@ -1011,7 +1061,7 @@ def activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
     kept per model and the fields of the setup it reads: a training search sizes hundreds of setups that differ
     only in their layout and micro-batch."""
     key = (s.framework, s.precision, s.method, s.base_quant, s.lora_dropout, s.lora_targets, s.flash_attention,
-           s.seq_len)
+           s.seq_len, s.adapter_start_layer)
     found = _per_token.get(m, None, None, key)
     if found is None:
         found = _per_token.put(m, None, None, key, _activation_bytes_per_token(m, s))
@@ -1065,7 +1115,28 @@ def _activation_bytes_per_token(m: ModelSpec, s: TrainSetup) -> float:
             reads_x and s.lora_targets == "all-linear"))
         attn = (m.n_attention_layers * attn + m.n_linear_layers * linear) / m.n_layers
     return (attn + mlp + _adapter_input_bytes(m, s) + padded_adapter_output_bytes(m, s)
-            + dora_activation_bytes_per_token(m, s))
+            + dora_activation_bytes_per_token(m, s) + adaption_prompt_activation_bytes(m, s))
+
+
+def adaption_prompt_activation_bytes(m: ModelSpec, s: TrainSetup) -> float:
+    """What LLaMA-Adapter keeps per token per layer besides a frozen-base layer's tensors (Lightning-AI/litgpt
+    litgpt/adapter.py, adapter_v2.py). In a prompt layer the second ``scaled_dot_product_attention`` (queries over the
+    prompt's keys and values, with a boolean mask, which rules out the flash kernel: the memory-efficient one) keeps
+    its output, which ``gating_factor * ay`` keeps again as the same tensor for the gate's gradient, and its fp32
+    log-sum-exp, one per head; the prompt's own keys and values are batch 1 × prompt length and not counted. v2's
+    ``AdapterV2Linear`` returns ``adapter_scale * (linear(x) + adapter_bias)``: the product keeps its right operand
+    for the scale's gradient, one value per output of every linear; a trained RMSNorm weight keeps the normalized
+    input its product reads (LitGPT's RMSNorm normalizes in fp32), where a LayerNorm's own kernel keeps nothing
+    more. Averaged over the layers that keep activations (:func:`_activations`)."""
+    if not s.method.adaption_prompt:
+        return 0.0
+    ab = act_bytes(s)
+    prompt = ab * m.q_dim + 4.0 * m.n_heads
+    if s.method != Method.ADAPTER_V2:
+        return prompt
+    outputs = sum(out for _, out in lora_targets(m, "all-linear"))
+    norm = 0.0 if m.norm_bias else (4.0 if stack(s.framework).norm_input_fp32 else ab) * m.hidden
+    return prompt * adapter_prompt_layers(m, s) / m.n_layers + ab * outputs + min(m.norms_per_layer, 2) * norm
 
 
 def padded_adapter_output_bytes(m: ModelSpec, s: TrainSetup) -> float:
@@ -1209,6 +1280,8 @@ def _activations(m: ModelSpec, s: TrainSetup, cal: Calibration) -> tuple[float, 
     layers = m.n_layers / par.pp * min(par.pp, s.grad_accum)
     if s.method == Method.FREEZE:  # no graph is built through the frozen bottom layers
         layers = min(s.trainable_layers, layers)
+    elif s.method == Method.ADAPTER:  # nor below LLaMA-Adapter's first prompt layer
+        layers = min(adapter_prompt_layers(m, s), layers)
     if s.recompute == Recompute.FULL:
         kept = layers * tokens * m.hidden * act_bytes(s) / shard + per_layer
     elif s.recompute == Recompute.SELECTIVE:
@@ -1284,6 +1357,8 @@ def _loss_held(m: ModelSpec, s: TrainSetup) -> LossHeld:
     per_entry = case.bytes_per_entry(act_bytes(s))
     if softcapped:
         per_entry += act_bytes(s)  # the capped logits' tanh output, kept for its gradient
+    if s.method == Method.ADAPTER_V2:  # the output layer's AdapterV2Linear keeps its pre-scale logits for the scale
+        per_entry += act_bytes(s)
     return LossHeld(case, softcapped, per_entry)
 
 
@@ -1511,7 +1586,8 @@ def zero_bucket_bytes(s: TrainSetup) -> float:
 
 
 def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
-    """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states)."""
+    """Bytes per *trainable* parameter of (weights, gradients, fp32 master copy, optimizer states; AdaLoRA's with its
+    rank allocator's buffers, ``ADALORA_IMPORTANCE_BUFFERS``)."""
     if s.precision == "bf16" and _deepspeed_optimizer(s):  # 16-bit weights; fp32 master and states
         weight, grad, master, state_width = 2.0, 2.0, 4.0, 4.0
     elif s.precision == "bf16":  # pure 16-bit: states in the parameter dtype (torch AdamW keeps them so)
@@ -1526,7 +1602,8 @@ def state_bytes(s: TrainSetup) -> tuple[float, float, float, float]:
                 "sgd-momentum": 1, "adafactor": 0}[s.optimizer]
     if "8bit" in s.optimizer:
         state_width = 1.0
-    return weight, grad, master, n_states * state_width
+    buffers = ADALORA_IMPORTANCE_BUFFERS * weight if s.method == Method.ADALORA else 0.0
+    return weight, grad, master, n_states * state_width + buffers
 
 
 # The HF Trainer's default ``optim`` by transformers release: "adamw_hf" (transformers' own AdamW, one parameter at a
@@ -1583,7 +1660,7 @@ def parameter_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, tuple[fl
     if found is not None:
         return found
     key = (s.parallel, s.method, s.precision, s.framework, s.optimizer, s.lora_rank, s.lora_targets,
-           s.train_embeddings, s.prefix_len, s.trainable_layers)
+           s.train_embeddings, s.prefix_len, s.trainable_layers, s.adapter_prompt_len, s.adapter_start_layer)
     found = _parameters.get(m, None, None, key)
     if found is None:
         train = trainable_params(m, s)
@@ -2087,12 +2164,20 @@ def _method_source(s: TrainSetup) -> str:
         "dora": f"DoRA (Liu et al. 2024): LoRA rank {s.lora_rank}, targets {s.lora_targets}, and a trained magnitude "
                 "per output feature; PEFT's forward multiplies the input by each adapted weight again and keeps that "
                 "product and the adapters' output" + _embeddings_note(s),
+        "adalora": f"AdaLoRA (Zhang et al. 2023): P·Λ·Q adapters at initial rank {s.lora_rank}, targets "
+                   f"{s.lora_targets}, with the rank allocator's three importance buffers per adapter weight; the "
+                   "orthogonal regularizer's rank × rank products not counted" + _embeddings_note(s),
         "galore": f"GaLore (Zhao et al. 2024): every weight trained; Adam states of the {s.lora_targets} linears kept "
                   f"in a rank-{s.lora_rank} projection of their full-size gradients, the projection's periodic SVD "
                   "not counted in the time",
         "lisa": f"LISA (Pan et al. 2024): embedding, output layer and {s.trainable_layers} sampled layers trained at "
                 "a time, with gradients and Adam states for those; backward runs through every layer to the embedding",
         "ptuning": f"P-tuning v2 (Liu et al. 2022): prefix of {s.prefix_len} per layer for K and V",
+        "adapter": f"LLaMA-Adapter (Zhang et al. 2023) as LitGPT runs it: a {s.adapter_prompt_len}-token prompt and a "
+                   f"zero-init gate per layer from layer {s.adapter_start_layer}",
+        "adapter-v2": f"LLaMA-Adapter v2 (Gao et al. 2023) as LitGPT runs it: a {s.adapter_prompt_len}-token prompt "
+                      f"and a zero-init gate per layer from layer {s.adapter_start_layer}, a bias and a scale on every "
+                      "linear, norms trained",
         "freeze": f"freeze: last {s.trainable_layers} layers trained",
     }[s.method]
 

@@ -280,7 +280,8 @@ def _flop_terms(m: ModelSpec, s: TrainSetup) -> tuple[float, float, float]:
     and the setup fields they read: a training search makes the step terms of hundreds of setups that differ only
     in their layout and micro-batch."""
     key = (s.method, s.recompute, s.recompute_modules, s.attention_recomputed, s.seq_len, s.precision, s.lora_rank,
-           s.lora_targets, s.train_embeddings, s.prefix_len, s.trainable_layers, s.mtp_layers)
+           s.lora_targets, s.train_embeddings, s.prefix_len, s.trainable_layers, s.mtp_layers, s.adapter_prompt_len,
+           s.adapter_start_layer)
     found = _flops.get(m, None, None, key)
     if found is None:
         found = _flops.put(m, None, None, key, (train_flops_per_token(m, s), _matmul_share(m, s),

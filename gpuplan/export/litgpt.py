@@ -1,6 +1,6 @@
 """Fine-tuning hand-off for ``--framework litgpt``: ``litgpt finetune_full`` (or ``finetune_lora`` for LoRA and
-QLoRA) ``--config litgpt.yaml`` with the planned rank, targets, batch, accumulation, length, precision, optimizer and
-layout.
+QLoRA, ``finetune_adapter`` and ``finetune_adapter_v2`` for LLaMA-Adapter) ``--config litgpt.yaml`` with the planned
+rank, targets, batch, accumulation, length, precision, optimizer and layout.
 
 Every key written is one LitGPT 0.5.13's own parser accepts (``gpuplan/data/flags/litgpt.json``: the jsonargparse
 parser ``litgpt`` builds for ``finetune_full``, and for ``finetune_lora`` its ``lora_options``, recorded by
@@ -64,9 +64,41 @@ _TARGETS = {"all-linear": ("query", "key", "value", "projection", "mlp"), "atten
 _QUANTIZE = {"bnb-nf4-dq": "bnb.nf4-dq", "bnb-nf4": "bnb.nf4"}
 
 
+# the subcommand that trains each method, and the options record (gpuplan/data/flags/litgpt.json) of its parser
+_COMMANDS = {Method.FULL: ("finetune_full", "options"), Method.LORA: ("finetune_lora", "lora_options"),
+             Method.QLORA: ("finetune_lora", "lora_options"), Method.ADAPTER: ("finetune_adapter", "adapter_options"),
+             Method.ADAPTER_V2: ("finetune_adapter_v2", "adapter_v2_options")}
+
+
+def _resumes(s: TrainSetup) -> bool:
+    """Whether the subcommand resumes a run in LitGPT 0.5.13: finetune_full (``resume: auto``). finetune_lora and
+    finetune_adapter take no ``--resume``; finetune_adapter_v2's (a bool) reloads the newest adapter weights but
+    counts steps from 0 again, without the optimizer state (litgpt/finetune/adapter_v2.py ``main`` and ``fit``:
+    ``step_count`` is read from the checkpoint's name only when ``resume`` is false), so a resumed run trains the
+    whole schedule over."""
+    return command(s) == "finetune_full"
+
+
+def _check_adapter(s: TrainSetup, spot: bool) -> None:
+    """LLaMA-Adapter (finetune_adapter, finetune_adapter_v2): the base in bf16 or bitsandbytes NF4 (``--quantize``,
+    one GPU, true precision, bitsandbytes' AdamW: ``setup`` and ``instantiate_bnb_optimizer``)."""
+    if spot:
+        raise InputError("--export", f"LitGPT {version('litgpt')} cannot resume a LLaMA-Adapter run (finetune_adapter "
+                         "takes no --resume; finetune_adapter_v2's reloads the adapter but restarts at step 0 without "
+                         "the optimizer state), and this plan rents spot capacity: a preemption would start the run "
+                         "over.", "plan with --no-spot (on-demand capacity is not preempted).")
+    if s.base_quant is not None and s.base_quant not in _QUANTIZE:
+        raise InputError("--quant", f"LitGPT's finetune_adapter keeps a frozen base in bf16 or bitsandbytes NF4, not "
+                         f"{s.base_quant}.", "plan with --quant bnb-nf4 or bnb-nf4-dq, or without --quant.")
+    if s.base_quant and (s.parallel.dp > 1 or s.precision == "bf16-mixed" or s.optimizer != "adamw"):
+        raise InputError("--export", "LitGPT quantizes the base on one GPU, in true (not mixed) precision, and "
+                         f"trains it with bitsandbytes' AdamW; this plan has {s.parallel.describe()}, {s.precision} "
+                         f"and {s.optimizer}.", "plan with --max-gpus 1 and --optimizer adamw.")
+
+
 def _check_lora(s: TrainSetup, spot: bool) -> None:
     if spot:
-        # litgpt/finetune/lora.py (0.5.13): setup() has no resume parameter; only full, adapter and adapter_v2 do
+        # litgpt/finetune/lora.py (0.5.13): setup() has no resume parameter; full and adapter_v2 have one
         raise InputError("--export", f"LitGPT {version('litgpt')} cannot resume a LoRA run (finetune_lora takes no "
                          "--resume), and this plan rents spot capacity: a preemption would start the run over, so "
                          "the export's promise of resuming from the bucket would not hold.",
@@ -90,11 +122,16 @@ def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
     s = e.setup
     assert isinstance(s, TrainSetup)
     p = s.parallel
+    if s.method in (Method.DORA, Method.ADALORA):
+        raise InputError("--export", f"LitGPT has no {s.method} fine-tuning.",
+                         "plan with --method full, lora, qlora, adapter or adapter-v2.")
     if Method(s.method).low_rank:
         _check_lora(s, spot)
+    elif Method(s.method).adaption_prompt:
+        _check_adapter(s, spot)
     elif s.method != Method.FULL:
         raise InputError("--export", f"LitGPT has no {s.method} fine-tuning.",
-                         "plan with --method full, lora or qlora.")
+                         "plan with --method full, lora, qlora, adapter or adapter-v2.")
     if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:
         raise InputError("--export", f"the plan splits the model with {p.describe()}; LitGPT's finetune_full trains "
                          "with FSDP data parallelism only.", "plan with --max-gpus (fewer GPUs) or a GPU with more "
@@ -126,7 +163,7 @@ def _check(e: JobEstimate, n_nodes: int, spot: bool) -> None:
 
 def command(s: TrainSetup) -> str:
     """The ``litgpt`` subcommand that trains the planned method."""
-    return "finetune_lora" if Method(s.method).low_rank else "finetune_full"
+    return _COMMANDS.get(Method(s.method), _COMMANDS[Method.FULL])[0]
 
 
 def _lora(s: TrainSetup) -> dict[str, Any]:
@@ -157,13 +194,16 @@ def litgpt_config(e: JobEstimate, model_ref: str, out_dir: str, steps: int, save
     if not whole_epochs:
         train["max_steps"] = steps
     lora = command(s) == "finetune_lora"
+    method_options = _lora(s) if lora else {"quantize": _QUANTIZE[s.base_quant]} if s.base_quant else {}
     cfg: dict[str, Any] = {
         "checkpoint_dir": f"checkpoints/{model_ref}", "out_dir": out_dir, "precision": _PRECISION[s.precision],
-        "devices": e.n_gpus // n_nodes, "num_nodes": n_nodes, **(_lora(s) if lora else {"resume": "auto"}),
+        "devices": e.n_gpus // n_nodes, "num_nodes": n_nodes, **method_options,
+        **({"resume": "auto"} if _resumes(s) else {}),
         "train": train, "optimizer": {"class_path": _OPTIMIZER[s.optimizer], "init_args": {"lr": lr}},
         "logger_name": "csv"}
     used = {k: None for k, v in cfg.items() if k != "train"} | {f"train.{k}": None for k in train}
-    check_options("litgpt", used | {"precision": cfg["precision"]}, "lora_options" if lora else "options")
+    check_options("litgpt", used | {"precision": cfg["precision"]}, _COMMANDS.get(Method(s.method),
+                                                                                   _COMMANDS[Method.FULL])[1])
     return cfg
 
 
@@ -174,9 +214,9 @@ def setup_and_run(e: JobEstimate, model_ref: str, config_yaml: str, out_dir: str
     s = e.setup
     assert isinstance(s, TrainSetup)
     name = litgpt_model(e, model_ref)
-    extra = " bitsandbytes" if s.method == Method.QLORA else ""
-    restart = ("# LitGPT cannot resume a LoRA run: a restart after a failure starts it over (on-demand capacity is "
-               "not preempted)\n" if command(s) == "finetune_lora" else "")
+    extra = " bitsandbytes" if s.method == Method.QLORA or s.base_quant else ""
+    restart = ("# LitGPT cannot resume this run: a restart after a failure starts it over (on-demand capacity is "
+               "not preempted)\n" if not _resumes(s) else "")
     setup = (f"pip install 'litgpt=={version('litgpt')}'{extra}\n"
              f"litgpt download {shlex.quote(model_ref)} --model_name {shlex.quote(name)}\n")
     prune = f"ls -d {out_dir}/step-* 2>/dev/null | sort | head -n -{CHECKPOINTS_KEPT} | xargs -r rm -rf || true"

@@ -145,6 +145,12 @@ def llama_factory_config(e: JobEstimate, model_ref: str, name: str) -> dict[str,
     if s.method == Method.PTUNING:
         raise InputError("--export", "LLaMA-Factory has no P-tuning v2.", "use the model's own P-tuning scripts "
                          "(ChatGLM ptuning/main.py); the skypilot export covers lora, qlora, freeze and full.")
+    if s.method == Method.ADALORA:
+        raise InputError("--export", "LLaMA-Factory has no AdaLoRA.", "plan with --method lora or dora, or run "
+                         "AdaLoRA with PEFT's AdaLoraConfig (ms-swift --sft_type adalora).")
+    if Method(s.method).adaption_prompt:
+        raise InputError("--export", "LLaMA-Factory has no LLaMA-Adapter.", "plan with --method lora or qlora, or "
+                         "run LLaMA-Adapter with LitGPT (--framework litgpt).")
     if s.method == Method.LISA:
         raise InputError("--export", "LLaMA-Factory has no LISA.", "plan with --method full, lora or galore, or run "
                          "LISA with ms-swift's --lisa_activated_layers or LMFlow.")

@@ -372,7 +372,8 @@ def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constrain
         lighter = {Method.FULL: (Method.LORA, Method.QLORA), Method.FREEZE: (Method.LORA, Method.QLORA),
                    Method.GALORE: (Method.LORA, Method.QLORA),
                    Method.LISA: (Method.LORA, Method.QLORA), Method.LORA: (Method.QLORA,),
-                   Method.DORA: (Method.LORA, Method.QLORA)}
+                   Method.ADAPTER: (Method.QLORA,), Method.ADAPTER_V2: (Method.QLORA,),
+                   Method.DORA: (Method.LORA, Method.QLORA), Method.ADALORA: (Method.LORA, Method.QLORA)}
         names = {"lora": "LoRA", "qlora": "QLoRA"}
         changes += [(f"switch to {names[m]}", replace(job, method=m, base_quant=None), c)
                     for m in lighter.get(job.method, ())]
