@@ -524,6 +524,10 @@ TEMPLATES: dict[str, str] = {
     "{share} of FP8's fraction of peak (the FP4 rate above is {share} x the datasheet's "
     "{gpu.fp4_flops_per_s / TERA} TFLOP/s)":
         "FP8 所达峰值比例的 {share}（上面的 FP4 速率为数据手册 {gpu.fp4_flops_per_s / TERA} TFLOP/s 的 {share} 倍）",
+    "{share} x the datasheet peak: its best measured BF16 matmul reaches {mamf_shares()[gpu.name]} of the datasheet, "
+    "{REFERENCE_GPU}'s {mamf_shares()[REFERENCE_GPU]}, which the fitted efficiencies hold":
+        "数据手册峰值的 {share} 倍：它实测最快的 BF16 矩阵乘法达到数据手册的 {mamf_shares()[gpu.name]}，"
+        "而拟合效率所依据的 {REFERENCE_GPU} 为 {mamf_shares()[REFERENCE_GPU]}",
     "{traffic_mb} MB per token (norms, activations, loss) at {eta_memory} of the memory bandwidth":
         "每个 token {traffic_mb} MB（归一化、激活函数、损失），按显存带宽的 {eta_memory} 计",
     "{steps} optimizer steps of {tokens_per_step} tokens": "{steps} 个优化器步，每步 {tokens_per_step} 个 token",
