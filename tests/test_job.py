@@ -164,7 +164,7 @@ def test_tasks_and_methods_are_enums_that_read_their_text_and_refuse_others() ->
     with pytest.raises(InputError, match="--task: 'train' is not one of: finetune, pretrain, infer, serve"):
         Job(task="train")
     with pytest.raises(InputError, match="--method"):
-        Job(task="finetune", method="adapter")
+        Job(task="finetune", method="badam")
 
 
 @pytest.mark.parametrize(("task", "kw", "field"), [
