@@ -78,7 +78,7 @@ TEMPLATES: dict[str, str] = {
     # where an option applies (gpuplan.options.Applies.text), as the sentences above name it
     "training (--task finetune or pretrain)": "训练（--task finetune 或 pretrain）",
     "inference (--task infer or serve)": "推理（--task infer 或 serve）",
-    "--method lora, qlora or dora": "--method lora、qlora 或 dora", "--method lora, qlora, dora or galore": "--method lora、qlora、dora 或 galore", "jobs that end": "有终点的任务（finetune、pretrain、infer）",
+    "--method lora, qlora, dora or adalora": "--method lora、qlora、dora 或 adalora", "--method lora, qlora, dora, adalora or galore": "--method lora、qlora、dora、adalora 或 galore", "jobs that end": "有终点的任务（finetune、pretrain、infer）",
     "drop {option}.": "请去掉 {option}。",
     "QLoRA's frozen base is NF4 by definition.": "QLoRA 的冻结底座按定义就是 NF4。",
     "drop --quant, or use --method lora --quant int8 (or int4) for another base format.":

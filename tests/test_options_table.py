@@ -98,7 +98,7 @@ def test_lora_rank_with_full_fine_tuning_is_refused_on_the_command_line() -> Non
     code, _, err = run_cli(["plan", "finetune", "Qwen2.5-7B", "--method", "full", "--lora-rank", "16",
                             "--samples", "1k", "--tokens-per-sample", "512"])
     assert code == 2
-    assert "--lora-rank applies to --method lora, qlora, dora or galore, not full." in err
+    assert "--lora-rank applies to --method lora, qlora, dora, adalora or galore, not full." in err
     assert "drop --lora-rank" in err
 
 

@@ -239,7 +239,7 @@ def test_the_python_api_refuses_an_option_given_at_its_default_too() -> None:
     import gpuplan
     from gpuplan.errors import InputError
 
-    with pytest.raises(InputError, match="--lora-rank applies to --method lora, qlora, dora or galore"):
+    with pytest.raises(InputError, match="--lora-rank applies to --method lora, qlora, dora, adalora or galore"):
         gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="full", lora_rank=16, samples="1k",
                          tokens_per_sample=256)
     with pytest.raises(InputError, match="--zero applies to training"):
@@ -265,3 +265,13 @@ def test_llama_adapter_takes_a_4bit_base_and_counts_litgpts_trainable_parameters
                          tokens_per_sample=512)
     assert e.setup.base_quant == "bnb-nf4" and e.setup.method == "adapter-v2"
     assert e.memory.trained.trainable_params == 4_279_744
+
+
+def test_adalora_takes_lora_rank_and_targets_as_its_initial_rank_and_modules() -> None:
+    import gpuplan
+
+    # Qwen2.5-0.5B (24 layers, hidden 896, 2 KV heads of 64), AdaLoRA at init_r 8 on q, k, v, o: per layer
+    # A (8 x in) + B (out x 8) + Λ (8) = q 14,344 + k 8,200 + v 8,200 + o 14,344 = 45,088; x 24 = 1,082,112
+    e = gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="adalora", lora_rank=8, lora_targets="attention",
+                         samples="1k", tokens_per_sample=256)
+    assert e.memory.answers.trainable_params == 1_082_112
