@@ -382,6 +382,18 @@ def test_the_page_and_its_assets_are_served_without_outside_references(client: T
         assert "https://" not in text and "http://" not in text.replace("http://www.w3.org/2000/svg", "")
 
 
+def test_the_forms_offer_every_method_and_pick_the_librarys_precision_for_it(client: TestClient) -> None:
+    import re
+
+    page = _ok_text(client.get("/static/index.html"))
+    methods = re.search(r'<select id="\{p\}-method" name="method">(.*?)</select>', page, re.S)
+    assert methods and set(re.findall(r'value="([^"]+)"', methods[1])) == {m.value for m in domain.Method}
+    # the estimate form's precision follows training_setup: pure bf16 for the methods that train new weights
+    script = _ok_text(client.get("/static/app.js"))
+    listed = re.search(r"const NEW_WEIGHTS = \[(.*?)\];", script)
+    assert listed and set(re.findall(r'"([^"]+)"', listed[1])) == {m.value for m in domain.Method if m.new_weights}
+
+
 def _ok_text(response: Any) -> str:
     assert response.status_code == 200
     return str(response.text)

@@ -940,10 +940,12 @@ function setUp() {
     form.elements.task.addEventListener("change", () => { showTaskFields(form); clearErrors(form); });
     showTaskFields(form);
   }
-  // adapters train in pure bf16 as the planner assumes; full training in mixed precision
+  // methods that train new weights (Method.new_weights) train in pure bf16 as the planner assumes; the rest in
+  // mixed precision
+  const NEW_WEIGHTS = ["lora", "qlora", "dora", "adalora", "ptuning", "adapter", "adapter-v2"];
   const precision = () => {
     const f = estimateForm.elements;
-    const adapter = f.task.value === "finetune" && ["lora", "qlora", "dora", "ptuning"].includes(f.method.value);
+    const adapter = f.task.value === "finetune" && NEW_WEIGHTS.includes(f.method.value);
     f.precision.value = adapter ? "bf16" : "bf16-mixed";
   };
   estimateForm.elements.method.addEventListener("change", precision);
