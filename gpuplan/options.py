@@ -249,16 +249,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("quant", "--quant", str, stages=_JOB, form="FORMAT",  # where it applies depends on its value
            help=("Weight format: bf16, fp16, fp8, int8-wo, int4-wo, awq-int4, gptq-int4, bnb-nf4, gguf-q4_k_m ...",
                  "权重格式：bf16、fp16、fp8、int8-wo、int4-wo、awq-int4、gptq-int4、bnb-nf4、gguf-q4_k_m 等。"),
-           helps=(("plan finetune", "Frozen-base format for P-tuning and LoRA: int4 or int8 (weight-only), or a "
-                   "format such as nf4.",
-                   "P-tuning 和 LoRA 冻结底座的格式：int4 或 int8（仅权重量化），或 nf4 等格式。"),)),
+           helps=(("plan finetune", "Frozen-base format for P-tuning, LoRA and LLaMA-Adapter: int4 or int8 "
+                   "(weight-only), or a format such as nf4.",
+                   "P-tuning、LoRA 和 LLaMA-Adapter 冻结底座的格式：int4 或 int8（仅权重量化），或 nf4 等格式。"),)),
     _o("--lora-rank", 1, 1e5, kind=int, default=16, applies=LOW_RANK, stages=_JOB,
-       help=("LoRA rank (GaLore: the gradients' projection rank).", "LoRA 秩（GaLore：梯度投影的秩）。")),
+       help=("LoRA rank (AdaLoRA: its initial rank; GaLore: the gradients' projection rank).",
+             "LoRA 秩（AdaLoRA：初始秩；GaLore：梯度投影的秩）。")),
     Option("lora_targets", "--lora-targets", str, "all-linear", applies=LOW_RANK, stages=_JOB, choices=LORA_TARGETS,
            help=("all-linear, attention, qv or mlp.", "LoRA 目标层：all-linear、attention、qv 或 mlp。")),
     Option("train_embeddings", "--train-embeddings", bool, False, applies=LORA, stages=_JOB,
-           help=("LoRA/QLoRA also trains the embedding and output layer (PEFT modules_to_save), as when tokens are "
-                 "added.", "LoRA/QLoRA 同时训练词嵌入和输出层（PEFT modules_to_save），例如新增 token 时。")),
+           help=("LoRA, QLoRA, DoRA or AdaLoRA also trains the embedding and output layer (PEFT modules_to_save), as "
+                 "when tokens are added.",
+                 "LoRA、QLoRA、DoRA 或 AdaLoRA 同时训练词嵌入和输出层（PEFT modules_to_save），例如新增 token 时。")),
     _o("--dataset-tokens", 0, 1e15, above=True, form="COUNT",
        help=("Tokens in the dataset (instead of samples).", "数据集的 token 数（代替样本数）。")),
     _o("--context", 1, 1e8, kind=int, default=2048,

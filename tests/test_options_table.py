@@ -82,8 +82,8 @@ def test_a_new_row_is_refused_where_it_does_not_apply(warmup: Option) -> None:
     (["estimate"], "--tokens", "Training tokens in total, e.g. 1.4T (instead of samples)."),
     (["plan", "serve"], "--budget", "Most the fleet may cost per hour, e.g. 40USD."),
     (["plan", "infer"], "--budget", "Most you will spend, e.g. 500USD or ¥3000."),
-    (["--lang", "zh", "plan", "finetune"], "--quant", "P-tuning 和 LoRA 冻结底座的格式"),
-    (["--lang", "zh", "estimate"], "--lora-rank", "LoRA 秩（GaLore：梯度投影的秩）。"),
+    (["--lang", "zh", "plan", "finetune"], "--quant", "P-tuning、LoRA 和 LLaMA-Adapter 冻结底座的格式"),
+    (["--lang", "zh", "estimate"], "--lora-rank", "LoRA 秩（AdaLoRA：初始秩；GaLore：梯度投影的秩）。"),
 ])
 def test_the_help_of_an_option_is_its_rows(argv: list[str], flag: str, text: str,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
