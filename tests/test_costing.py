@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from gpuplan.catalog import Catalog
 from gpuplan.plan.costing import (
     Tariff,
     all_day_cost,
@@ -98,3 +99,20 @@ def test_a_serving_fleet_per_hour() -> None:
     assert hourly_cost(20.0, 2) == pytest.approx(40.0)
     assert fleet_cost_per_hour([(3, 40.0), (2, 4.50)]) == pytest.approx(129.0)
     assert fleet_cost_per_hour([]) == 0
+
+
+@pytest.mark.parametrize(("method", "checkpoint"), [("full", True), ("galore", True), ("lisa", True),
+                                                    ("freeze", True), ("lora", False), ("adapter", False)])
+def test_a_run_that_changes_the_base_weights_keeps_a_whole_model_checkpoint_on_disk(method: str,
+                                                                                    checkpoint: bool,
+                                                                                    catalog: Catalog) -> None:
+    from gpuplan.catalog.models import resolve_model
+    from gpuplan.estimate.params import count_params
+    from gpuplan.plan.pricing import checkpoint_bytes, disk_bytes
+    from gpuplan.requests import make_job
+
+    m = resolve_model(catalog, "Qwen2.5-0.5B")
+    job = make_job("finetune", command="plan finetune", method=method, samples=1000, tokens_per_sample=100)
+    # the download, 100k token ids of 4 bytes, and 16 bytes a parameter where the base's weights change
+    expected = checkpoint_bytes(m) + 400_000 + (16 * count_params(m).total if checkpoint else 0)
+    assert disk_bytes(m, job) == pytest.approx(expected)

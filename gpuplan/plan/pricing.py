@@ -18,7 +18,7 @@ from gpuplan.estimate.quant import native_format, weight_format
 from gpuplan.memo import IdentityMemo, collector_paused
 from gpuplan.plan.candidates import Candidate, Constraints, Note, Priced
 from gpuplan.plan.costing import Tariff, bill_all, cost_of_seconds, platform_cost, startup_seconds, tariffs
-from gpuplan.types import Job, Method, ModelSpec, Offer, Task, TrainSetup
+from gpuplan.types import Job, ModelSpec, Offer, Task, TrainSetup
 from gpuplan.units import HOUR, WEEK
 
 LARGE_FLEET_GPUS = 64  # beyond this a listed price says nothing about availability
@@ -126,8 +126,7 @@ def disk_bytes(m: ModelSpec, job: Job) -> float:
     weights = checkpoint_bytes(m)
     data = job.train_tokens * 4.0 if job.is_training else 0.0  # token ids as int32
     checkpoint = 0.0
-    if job.task is Task.PRETRAIN or (job.task is Task.FINETUNE and job.method in (Method.FULL, Method.GALORE,
-                                                                                  Method.FREEZE)):
+    if job.task is Task.PRETRAIN or (job.task is Task.FINETUNE and job.method.trains_base):  # LISA too
         checkpoint = params * 16.0  # weights + optimizer states of one resumable checkpoint
     return weights + data + checkpoint
 
