@@ -109,9 +109,10 @@ SERVING = Applies(frozenset({Task.SERVE}), text="--task serve", refusal=_serving
 BATCH_INFERENCE = Applies(frozenset({Task.INFER}), text="--task infer", refusal=_batch_only)
 RUNS_TO_AN_END = Applies(frozenset({Task.FINETUNE, Task.PRETRAIN, Task.INFER}), text="jobs that end",
                          refusal=_runs_to_an_end)
-LORA = Applies(methods=frozenset(m for m in Method if m.low_rank), text="--method lora, qlora, dora or adalora")
+_ADAPTER_RANKS = frozenset(m for m in Method if m.low_rank)
+LORA = Applies(methods=_ADAPTER_RANKS, text="--method lora, qlora, dora or adalora")
 # GaLore projects the gradients of the same linears at a rank: --lora-rank and --lora-targets say which and how far
-LOW_RANK = Applies(methods=LORA.methods | {Method.GALORE}, text="--method lora, qlora, dora, adalora or galore")
+LOW_RANK = Applies(methods=_ADAPTER_RANKS | {Method.GALORE}, text="--method lora, qlora, dora, adalora or galore")
 PTUNING = Applies(methods=frozenset({Method.PTUNING}), text="--method ptuning")
 FULL_TRAINING = Applies(frozenset({Task.FINETUNE, Task.PRETRAIN}), frozenset({Method.FULL}),
                         text="training every weight (--task pretrain, or --method full)")
