@@ -1193,6 +1193,10 @@ TEMPLATES: dict[str, str] = {
         "尚未对 QDoRA（量化底座上的 DoRA）建模：PEFT 的 DoRA 在每次前向中把每个量化权重反量化为 16 位以计算 W + s·BA 的列范数，并复用量化矩阵乘的输出来计算幅度项，这两者 gpuplan 目前都未计入。",
     "drop --quant for DoRA on a 16-bit base, or use --method qlora for a 4-bit base.":
         "去掉 --quant 以在 16 位底座上做 DoRA，或对 4 位底座使用 --method qlora。",
+    "AdaLoRA on a quantized base is not modelled: gpuplan sizes its adapters and rank allocator over a 16-bit base.":
+        "尚未对量化底座上的 AdaLoRA 建模：gpuplan 只按 16 位底座计算它的适配器和秩分配器。",
+    "drop --quant for AdaLoRA on a 16-bit base, or use --method qlora for a 4-bit base.":
+        "去掉 --quant 以在 16 位底座上做 AdaLoRA，或对 4 位底座使用 --method qlora。",
     "plan with --method full, lora or galore, or run LISA with ms-swift's --lisa_activated_layers or LMFlow.":
         "请用 --method full、lora 或 galore 重新规划，或用 ms-swift 的 --lisa_activated_layers 或 LMFlow 运行 LISA。",
     "LISA (Pan et al. 2024): embedding, output layer and {s.trainable_layers} sampled layers trained at a time, with gradients and Adam states for those; backward runs through every layer to the embedding":

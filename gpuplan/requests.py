@@ -104,6 +104,10 @@ def _check_applies(task: Task, method: Method, given: Collection[str]) -> None:
                              "and reuses the quantized matmul's output for the magnitude's product, both of which "
                              "gpuplan does not size yet.", "drop --quant for DoRA on a 16-bit base, or use --method "
                              "qlora for a 4-bit base.")
+        if method is Method.ADALORA:  # PEFT has 8- and 4-bit AdaLoRA layers (peft/tuners/adalora/bnb.py)
+            raise InputError("--quant", "AdaLoRA on a quantized base is not modelled: gpuplan sizes its adapters and "
+                             "rank allocator over a 16-bit base.", "drop --quant for AdaLoRA on a 16-bit base, or "
+                             "use --method qlora for a 4-bit base.")
         if not method.takes_base_quant:
             raise InputError("--quant", f"--quant sets the frozen base of LoRA, P-tuning and LLaMA-Adapter; --method "
                              f"{method} trains 16-bit weights.", "drop --quant, or use --method lora, ptuning or "

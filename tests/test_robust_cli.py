@@ -275,3 +275,13 @@ def test_adalora_takes_lora_rank_and_targets_as_its_initial_rank_and_modules() -
     e = gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="adalora", lora_rank=8, lora_targets="attention",
                          samples="1k", tokens_per_sample=256)
     assert e.memory.answers.trainable_params == 1_082_112
+
+
+def test_adalora_on_a_quantized_base_is_refused_as_not_modelled_not_as_training_16bit_weights() -> None:
+    import gpuplan
+    from gpuplan.errors import InputError
+
+    with pytest.raises(InputError, match="AdaLoRA on a quantized base is not modelled") as err:
+        gpuplan.estimate("Qwen2.5-0.5B", "T4", "finetune", method="adalora", quant="bnb-nf4", samples="1k",
+                         tokens_per_sample=256)
+    assert err.value.field == "--quant" and "--method qlora" in err.value.fix
