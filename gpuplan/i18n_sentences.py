@@ -432,6 +432,12 @@ TEMPLATES: dict[str, str] = {
     "no listed training framework runs on {part}.": "已列出的训练框架都不支持 {part}。",
     "use another --gpu (see 'gpuplan gpus').": "请换一个 --gpu（见 'gpuplan gpus'）。",
     "{fw.name} does not run on {part}.": "{fw.name} 不支持 {part}。",
+    "{fw.name} (--framework {fw.framework}) does not run --method {method}.":
+        "{fw.name}（--framework {fw.framework}）不支持 --method {method}。",
+    "use a --method it runs: {', '.join(fw.methods)}; or a --framework that runs {method}: "
+    "{', '.join((name for name, f in frameworks().items() if f.runs(method)))}.":
+        "请用它支持的 --method：{', '.join(fw.methods)}；或换一个支持 {method} 的 --framework："
+        "{', '.join((name for name, f in frameworks().items() if f.runs(method)))}。",
     "use a --gpu it runs on: {where('framework', fw.framework)}; or a --framework that runs on {gpu.name}: "
     "{others}.":
         "请换一个它支持的 --gpu：{where('framework', fw.framework)}；或换一个支持 {gpu.name} 的 --framework："
@@ -874,6 +880,9 @@ TEMPLATES: dict[str, str] = {
     "is not a number.": "不是数字。", "is not a finite number.": "不是有限的数。", "is not a whole number.": "不是整数。",
     "is not a YYYY-MM-DD date.": "不是 YYYY-MM-DD 格式的日期。", "is not an accepted value.": "不是可接受的值。",
     "is not yes or no.": "不是 yes 或 no。",
+    "names a value twice.": "同一个值写了两次。",
+    "separate the values with ';', each once, from: {', '.join(col.values)}.":
+        "请用 ';' 分隔各值，每个只写一次，可选：{', '.join(col.values)}。",
     "download config.json of '{repo_id}' and pass its path, or use a preset from 'gpuplan models'.":
         "请下载 '{repo_id}' 的 config.json 并给出它的路径，或使用 'gpuplan models' 中的预置模型。",
     "pip install 'gpuplan[hub]', or {fix}": "请 pip install 'gpuplan[hub]'，或{fix|t}",

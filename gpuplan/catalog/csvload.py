@@ -28,9 +28,9 @@ class Column:
     """One column of a catalog table: its name, its type and the values it allows."""
 
     name: str
-    kind: str = "str"  # str | float | int | date | enum | bool
+    kind: str = "str"  # str | float | int | date | enum | enums (";"-separated, a tuple) | bool
     required: bool = False
-    values: tuple[str, ...] = ()  # for enum
+    values: tuple[str, ...] = ()  # for enum and enums
     min: float | None = None  # inclusive
     max: float | None = None  # inclusive
     positive: bool = False  # strictly > 0
@@ -195,6 +195,7 @@ def _fix(col: Column) -> str:
         "int": "write a whole number.",
         "date": "write the date as YYYY-MM-DD.",
         "enum": "use one of: " + ", ".join(col.values) + ".",
+        "enums": f"separate the values with ';', each once, from: {', '.join(col.values)}.",
         "bool": "write yes or no.",
     }.get(col.kind, "")
 
@@ -229,6 +230,15 @@ def _enum(text: str, col: Column) -> str:
     return text
 
 
+def _enums(text: str, col: Column) -> tuple[str, ...]:
+    parts = tuple(part.strip() for part in text.split(";"))
+    if any(part not in col.values for part in parts):
+        raise ValueError("is not an accepted value.")
+    if len(set(parts)) != len(parts):
+        raise ValueError("names a value twice.")
+    return parts
+
+
 def _bool(text: str, col: Column) -> bool:
     if text.lower() not in ("yes", "no"):
         raise ValueError("is not yes or no.")
@@ -236,5 +246,6 @@ def _bool(text: str, col: Column) -> bool:
 
 
 _PARSERS: dict[str, Callable[[str, Column], Any]] = {
-    "str": lambda text, col: text, "float": _float, "int": _int, "date": _date, "enum": _enum, "bool": _bool,
+    "str": lambda text, col: text, "float": _float, "int": _int, "date": _date, "enum": _enum, "enums": _enums,
+    "bool": _bool,
 }

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
-from gpuplan.types import ADAM_STEPS, ATTENTION_FAMILIES, FRAMEWORKS, OPTIMIZERS, PRECISIONS, RECOMPUTE
+from gpuplan.types import ADAM_STEPS, ATTENTION_FAMILIES, FRAMEWORKS, METHODS, OPTIMIZERS, PRECISIONS, RECOMPUTE
 
 _COLUMNS = (
     Column("framework", required=True), Column("name", required=True),
@@ -28,7 +28,7 @@ _COLUMNS = (
     Column("chunked_loss", "bool", True), Column("compiled", "bool", True),
     Column("full_precision", "enum", True, PRECISIONS), Column("lora_dropout", "float", min=0.0, max=0.9),
     Column("reduce_bucket_size", "int", min=1), Column("overlap_comm", "bool"), Column("adapter_base_fp32", "bool"),
-    Column("quantized_base_recompute", "enum", False, RECOMPUTE),
+    Column("quantized_base_recompute", "enum", False, RECOMPUTE), Column("methods", "enums", True, METHODS),
     Column("source", required=True), Column("as_of", "date", True), Column("notes"),
 )
 
@@ -57,7 +57,13 @@ class Framework:
     adapter_base_fp32: bool | None
     # the recomputation a quantized base (QLoRA) gets where it differs from ``recompute``; None: the same
     quantized_base_recompute: str | None
+    # the fine-tuning methods (types.Method values) its code or docs run; one it may run but does not say is listed
+    methods: tuple[str, ...]
     source: str
+
+    def runs(self, method: str) -> bool:
+        """Whether this framework can train with ``method`` (a :class:`gpuplan.types.Method` value)."""
+        return method in self.methods
 
     @property
     def lengths_vary(self) -> bool:
@@ -195,6 +201,18 @@ def stack(name: str) -> Stack:
 _ALIASES = {"llamafactory": "llama-factory", "llama_factory": "llama-factory", "hf-trainer": "hf",
             "transformers": "hf", "peft": "hf", "huggingface": "hf", "megatron-lm": "megatron", "nemo": "megatron",
             "foundry": "llm-foundry", "llmfoundry": "llm-foundry", "llm.c": "llmc", "glm": "chatglm"}
+
+
+def check_method(framework_name: str | None, method: str) -> None:
+    """Raise when the framework called ``framework_name`` cannot train with ``method`` (its ``methods`` in
+    ``data/frameworks.csv``); a job that names no framework may use any method."""
+    if not framework_name:
+        return
+    fw = framework(framework_name)
+    if not fw.runs(method):
+        raise InputError("--method", f"{fw.name} (--framework {fw.framework}) does not run --method {method}.",
+                         f"use a --method it runs: {', '.join(fw.methods)}; or a --framework that runs {method}: "
+                         f"{', '.join(name for name, f in frameworks().items() if f.runs(method))}.")
 
 
 def framework(name: str, field: str = "--framework") -> Framework:

@@ -15,8 +15,8 @@ from gpuplan.errors import InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import runs_on, sequence_cap, with_engine_defaults
+from gpuplan.estimate.frameworks import check_method, zero_buckets
 from gpuplan.estimate.frameworks import framework as get_framework
-from gpuplan.estimate.frameworks import zero_buckets
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
 from gpuplan.estimate.memory import MemoryTerms, inference_memory, memory_reads, training_memory
 from gpuplan.estimate.moe_train import check_expert_layout
@@ -234,7 +234,8 @@ def check_training_hardware(gpu: Gpu, job: Job, s: TrainSetup) -> None:
 
 
 def check_training_method(m: ModelSpec, job: Job, s: TrainSetup) -> None:
-    """The method against the model's attention."""
+    """The method against the job's framework (``data/frameworks.csv`` methods) and the model's attention."""
+    check_method(job.framework, s.method)
     if job.task == Task.FINETUNE and s.method == Method.PTUNING and m.is_mla:
         raise InfeasibleError("--method", "P-tuning v2 prefixes need per-head keys and values; MLA models cache "
                               "a latent instead.", "use --method lora.")

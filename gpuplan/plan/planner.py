@@ -25,6 +25,7 @@ from gpuplan.catalog import Catalog
 from gpuplan.errors import GpuplanError, InfeasibleError, InputError
 from gpuplan.estimate.calibration import Calibration, fitted
 from gpuplan.estimate.engines import with_engine_defaults
+from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.job import (
     JobEstimate,
     check_runs_on,
@@ -375,8 +376,9 @@ def _cheaper_changes(job: Job, c: Constraints) -> list[tuple[str, Job, Constrain
                    Method.ADAPTER: (Method.QLORA,), Method.ADAPTER_V2: (Method.QLORA,),
                    Method.DORA: (Method.LORA, Method.QLORA), Method.ADALORA: (Method.LORA, Method.QLORA)}
         names = {"lora": "LoRA", "qlora": "QLoRA"}
+        runs = get_framework(job.framework).runs if job.framework else None  # its methods only
         changes += [(f"switch to {names[m]}", replace(job, method=m, base_quant=None), c)
-                    for m in lighter.get(job.method, ())]
+                    for m in lighter.get(job.method, ()) if runs is None or runs(m)]
     if c.gpus:
         changes.append(("allow any GPU", job, replace(c, gpus=())))
     return changes
