@@ -451,3 +451,13 @@ def test_the_api_docs_list_every_query_parameter_of_a_listing(command: str) -> N
     args = [option(name).arg for name in web_models.QUERIES[command]]
     missing = [arg for arg in args if f"`{arg}`" not in row]
     assert not missing, f"docs/web.md's row of GET /api/{command} lacks {missing}"
+
+
+def test_a_method_the_framework_does_not_run_is_refused_by_estimate_and_plan(client: TestClient) -> None:
+    # frameworks.csv methods: Unsloth runs full, LoRA, QLoRA and DoRA, not LLaMA-Adapter
+    body = {**LESSON, "method": "adapter", "framework": "unsloth"}
+    one = {k: v for k, v in body.items() if k != "market"}  # an estimate has no market
+    est = _error(client.post("/api/estimate", json={**one, "gpu": "A100-80GB", "micro_batch": 1}), 400, "method")
+    assert "(framework unsloth) does not run method adapter" in est["error"] and "full, lora, qlora, dora" in est["fix"]
+    plan = _error(client.post("/api/plan", json=body), 400, "method")
+    assert plan["error"] == est["error"]
