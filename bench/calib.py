@@ -682,8 +682,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
         " max batch" if offline else f" batch {batch}")
     # a dataset's mixed lengths break the fixed-length batch model (finite runs drain unevenly): such rows are
-    # predicted from their mean lengths and reported, not fitted on; so is a row whose source leaves a condition or
-    # the metric's definition open (confidence low), as for the memory and training rows
+    # predicted from their mean lengths and reported, not fitted on
     common = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),
                   assume="; ".join(a for a in ("FP8 KV cache with FP8 weights" if kv == "fp8" else
                                                _KV_AUTO_NOTE if prec[1] == "fp8" else "",
@@ -691,8 +690,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                                f"llama.cpp {backend} backend predicted as CUDA" if backend else "")
                                 if a),
                   resolution=resolution(row["value"]),
-                  fit=not means and not _build_unstated(engine, row) and not backend
-                  and row["confidence"].strip().lower() != "low")
+                  fit=not means and not _build_unstated(engine, row) and not backend)
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
             "prefill" if metric.startswith(("ttft", "prefill")) else
             "generate" if metric.startswith("generate") and isl >= 1024 else "decode")
