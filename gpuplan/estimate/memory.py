@@ -819,6 +819,12 @@ def _refuse_unmodelled_adapter(m: ModelSpec) -> None:
                          "use --method lora or qlora for this model.")
 
 
+def _linear_output_width(m: ModelSpec) -> int:
+    """The output features of one layer's linears summed (what LLaMA-Adapter v2's ``AdapterV2Linear`` gives a bias
+    and a scale each)."""
+    return sum(out for _, out in lora_targets(m, "all-linear"))
+
+
 def adapter_params(m: ModelSpec, s: TrainSetup) -> int:
     """LLaMA-Adapter's trainable parameters as LitGPT counts them (Lightning-AI/litgpt litgpt/adapter.py and
     litgpt/adapter_v2.py, ``adapter_filter``): in each prompt layer an ``adapter_wte`` of prompt length × hidden and a
@@ -830,7 +836,7 @@ def adapter_params(m: ModelSpec, s: TrainSetup) -> int:
     if s.method != Method.ADAPTER_V2:
         return prompts
     norm = m.hidden * (2 if m.norm_bias else 1)
-    outputs = sum(out for _, out in lora_targets(m, "all-linear"))
+    outputs = _linear_output_width(m)
     return prompts + m.n_layers * (2 * outputs + min(m.norms_per_layer, 2) * norm) + 2 * m.vocab + norm
 
 
@@ -1134,7 +1140,7 @@ def adaption_prompt_activation_bytes(m: ModelSpec, s: TrainSetup) -> float:
     prompt = ab * m.q_dim + 4.0 * m.n_heads
     if s.method != Method.ADAPTER_V2:
         return prompt
-    outputs = sum(out for _, out in lora_targets(m, "all-linear"))
+    outputs = _linear_output_width(m)
     norm = 0.0 if m.norm_bias else (4.0 if stack(s.framework).norm_input_fp32 else ab) * m.hidden
     return prompt * adapter_prompt_layers(m, s) / m.n_layers + ab * outputs + min(m.norms_per_layer, 2) * norm
 
