@@ -402,3 +402,13 @@ def test_nvfp4_training_is_refused_on_a_gpu_without_fp4_naming_the_field() -> No
         check_training_hardware(CAT.gpu("H100"), Job(task=Task.PRETRAIN, tokens=1e9), s)
     assert "fp8-mixed" in err.value.fix
     check_training_hardware(CAT.gpu("B200"), Job(task=Task.PRETRAIN, tokens=1e9), s)  # Blackwell has the path
+
+
+@pytest.mark.parametrize("gpu", ["GTX1080Ti", "P40", "TITAN-Xp"])
+def test_fp16_mixed_training_on_pascal_runs_no_slower_than_fp32(gpu: str) -> None:
+    # GP102's FP16 ALU rate is 1/64 of its FP32 one, yet PyTorch's 16-bit training on a GTX 1080 Ti ran a little
+    # faster than 32-bit (u39kun/deep-learning-benchmark README, vgg16 train 117.6 vs 131.9 ms): the 16-bit job
+    # must not come out dozens of times slower
+    m, g = CAT.model("GPT-2-774M"), CAT.gpu(gpu)
+    half, full = (train_time(m, g, _setup(4, 8, 1024, precision=p), TOKENS).total for p in ("fp16-mixed", "fp32"))
+    assert half <= full * 1.05

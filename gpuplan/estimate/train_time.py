@@ -105,7 +105,10 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
     if precision.startswith(("fp8", "fp4")):  # the matmuls' low-precision rate: low_precision_rate
         return gpu.half_flops_per_s
     if precision.startswith("fp16"):
-        return gpu.fp16_flops_per_s or gpu.half_flops_per_s
+        # a part whose FP16 arithmetic is slower than its FP32 (Pascal GP102/GP104 at 1/64) still runs an
+        # fp16-mixed job's matmuls at its FP32 rate, not at that one: u39kun/deep-learning-benchmark README
+        # @02ef743669e9 (PyTorch 0.3.0, GTX 1080 Ti): vgg16 train 131.9 ms in 32-bit, 117.6 ms in 16-bit
+        return max(gpu.fp16_flops_per_s or 0.0, gpu.fp32_flops_per_s or 0.0) or gpu.half_flops_per_s
     return gpu.half_flops_per_s
 
 
