@@ -249,14 +249,18 @@ def test_zero3_gathers_a_frozen_base_every_micro_step() -> None:
 
 
 def test_a_time_says_which_catalog_specs_it_lacked() -> None:
-    # the RTX 4500 Ada row has no memory bandwidth (no source found), so the optimizer step cannot be timed
+    # a catalog row without a memory bandwidth (a user's own row, or one whose source was not found): the optimizer
+    # step cannot be timed
+    from dataclasses import replace
+
     from gpuplan import load_catalog
     from gpuplan.estimate.train_time import train_time
     from gpuplan.types import TrainSetup
 
     cat = load_catalog()
     m = cat.model("Llama-3.2-1B")
-    names = {a.name for a in train_time(m, cat.gpu("RTX4500-Ada"), TrainSetup(method="full"), 1e8).assumptions}
+    unknown = replace(cat.gpu("RTX4500-Ada"), memory_bandwidth_bytes_per_s=None)
+    names = {a.name for a in train_time(m, unknown, TrainSetup(method="full"), 1e8).assumptions}
     assert "memory bandwidth" in names
     names = {a.name for a in train_time(m, cat.gpu("H100"), TrainSetup(method="full"), 1e8).assumptions}
     assert not names & {"memory bandwidth", "16-bit tensor peak"}
