@@ -55,7 +55,8 @@ ZH: dict[str, str] = {
     # titles
     "Accelerators": "加速卡", "Cloud offers": "云 GPU 报价", "Model presets": "预置模型",
     "Free and cheap platforms": "免费与低价算力平台", "Parameter breakdown": "参数构成",
-    "Memory per GPU": "单卡显存", "Time": "时间", "Assumptions": "假设", "Plans": "方案",
+    "Memory per GPU": "单卡显存", "Time": "时间", "Time if it fit": "若能装下，时间",
+    "Speed if it fit": "若能装下，速度", "Assumptions": "假设", "Plans": "方案",
     "Part": "部分", "Value": "数值", "Share": "占比", "Band (p10–p90)": "误差带 (p10–p90)",
     "Total": "合计", "Cost": "费用", "Fits": "能否装下", "Why": "原因", "Pick": "推荐",
     "Pareto front (cost vs time)": "帕累托前沿（费用 vs 时间）", "Hours": "小时", "Config": "配置",

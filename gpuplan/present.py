@@ -74,7 +74,10 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
                  f"没有速度和时间：目录里没有 {e.gpu.name} 的显存带宽（未找到来源）；"
                  "'gpuplan gpus --json' 列出已知规格。"))
     if e.time:
-        _show_breakdown(e.time, f"{tr('Time')}: {fmt_seconds(e.time.total)}", fmt_seconds)
+        # a setup that does not fit never runs: its time is what it would take with the memory it lacks
+        _show_breakdown(e.time, f"{tr('Time')}: {fmt_seconds(e.time.total)}" if e.fits else
+                        say(f"Time if it fit: {fmt_seconds(e.time.total)}",
+                            f"若能装下，时间：{fmt_seconds(e.time.total)}"), fmt_seconds)
         t = e.time.rate
         if t is not None:
             _out(say(f"{t.tokens_per_s:,.0f} tokens/s, MFU {t.mfu:.0%}, {t.gpu_hours:,.1f} GPU-hours.",
@@ -82,13 +85,15 @@ def show_estimate(e: JobEstimate, json_out: bool) -> None:
     if e.speed:
         s = e.speed
         band = translate(s.band.describe()) if s.band else ""
-        _out(say(f"TTFT {fmt_seconds(s.ttft_s)}, TPOT {s.tpot_s * 1000:.1f} ms ({1 / s.tpot_s:,.0f} tokens/s per "
-                 f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound)."
-                 + (f" TTFT and TPOT band: {band} of the estimate." if band else ""),
-                 f"TTFT {fmt_seconds(s.ttft_s)}，TPOT {s.tpot_s * 1000:.1f} ms"
-                 f"（每条序列 {1 / s.tpot_s:,.0f} token/秒），批大小 {s.batch} 时共输出 "
-                 f"{s.output_tokens_per_s:,.0f} token/秒（受{'显存带宽' if s.bound == 'memory' else '算力'}限制）。"
-                 + (f"TTFT 与 TPOT 误差带：估计值的 {band}。" if band else "")))
+        line = say(f"TTFT {fmt_seconds(s.ttft_s)}, TPOT {s.tpot_s * 1000:.1f} ms ({1 / s.tpot_s:,.0f} tokens/s per "
+                   f"sequence), {s.output_tokens_per_s:,.0f} output tokens/s at batch {s.batch} ({s.bound}-bound)."
+                   + (f" TTFT and TPOT band: {band} of the estimate." if band else ""),
+                   f"TTFT {fmt_seconds(s.ttft_s)}，TPOT {s.tpot_s * 1000:.1f} ms"
+                   f"（每条序列 {1 / s.tpot_s:,.0f} token/秒），批大小 {s.batch} 时共输出 "
+                   f"{s.output_tokens_per_s:,.0f} token/秒（受{'显存带宽' if s.bound == 'memory' else '算力'}限制）。"
+                   + (f"TTFT 与 TPOT 误差带：估计值的 {band}。" if band else ""))
+        # a setup that does not fit never runs: its speed is what it would reach with the memory it lacks
+        _out(line if e.fits else say(f"If it fit: {line}", f"若能装下：{line}"))
         if e.job.task is Task.SERVE and e.job.rps and e.replicas:
             _out(say(f"Replicas for {e.job.rps:g} req/s: {e.replicas} ({e.total_gpus} GPUs).",
                      f"每秒 {e.job.rps:g} 个请求需要 {e.replicas} 个副本（{e.total_gpus} 张卡）。"))

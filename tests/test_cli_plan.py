@@ -363,6 +363,22 @@ def test_estimate_that_does_not_fit_names_knobs_that_can_help(cli: Cli) -> None:
     assert "--zero 3" in shard.stdout
 
 
+def test_an_estimate_that_does_not_fit_gives_its_time_and_speed_only_as_if_it_fit(cli: Cli) -> None:
+    # a setup that cannot run has no time of its own: the figure is what it would take with the memory it lacks
+    def words(*args: str) -> str:  # a table title wraps to the table's width
+        return " ".join(cli(*args).stdout.split())
+
+    data = ("--samples", "1k", "--tokens-per-sample", "512")
+    full = words("estimate", "Llama-3.1-8B", "--task", "finetune", "--gpu", "4090", "--micro-batch", "4", *data)
+    assert "Does not fit" in full and "Time if it fit:" in full
+    fits = words("estimate", "Llama-3.1-8B", "--task", "finetune", "--method", "lora", "--gpu", "H100", *data)
+    assert "Time:" in fits and "if it fit" not in fits
+    serve = cli("estimate", "Llama-3.1-70B", "--task", "infer", "--gpu", "RTX4090").stdout
+    assert "If it fit: TTFT" in serve
+    zh = cli("--lang", "zh", "estimate", "Llama-3.1-70B", "--task", "infer", "--gpu", "RTX4090").stdout
+    assert "若能装下：TTFT" in zh
+
+
 def test_estimate_sentences_in_chinese(cli: Cli) -> None:
     out = cli("--lang", "zh", "estimate", "Llama-3.1-70B", "--task", "serve", "--batch", "64").stdout
     for needle in ("装不下：差", "KV 缓存容量", "每条序列", "误差带"):

@@ -154,6 +154,17 @@ def test_estimate_tab_shows_breakdown_band_and_assumptions(page: Page, tmp_path:
     page.screenshot(path=str(tmp_path / "estimate.png"), full_page=True)
 
 
+def test_an_estimate_that_does_not_fit_shows_its_speed_only_as_if_it_fit(page: Page) -> None:
+    # Llama-3.1-70B in 16 bits on one 24 GB card cannot run: its speed is what it would reach with the memory it lacks
+    page.click("#tab-button-estimate")
+    page.select_option("#estimate-form select[name=task]", "infer")
+    page.fill("#estimate-form input[name=model]", "Llama-3.1-70B")
+    page.fill("#est-gpu", "RTX4090")
+    page.click("#estimate-submit")
+    expect(page.locator("#estimate-fit")).to_contain_text("does not fit")
+    expect(page.locator("#estimate-speed")).to_contain_text("Speed if it fit: TTFT")
+
+
 def test_the_pick_opens_in_the_estimate_tab_with_the_same_memory(page: Page) -> None:
     _plan(page)
     memory = page.locator("#plan-table tbody tr").first.locator("td").nth(6).inner_text()  # "22.7 GiB / 24.0 GiB"

@@ -493,7 +493,7 @@ function renderEstimate(data) {
   fillTable($("#estimate-memory"), [t("Part"), t("Value"), t("Share")], [
     ...breakdownRows(mem.breakdown_bytes, mem.total_bytes, fmtBytes),
     [t("Total"), fmtBytes(mem.total_bytes), "100 %"], ...bandRows(mem, "total_bytes", fmtBytes)]);
-  renderTime(data.time);
+  renderTime(data.time, data.fits);
   $("#estimate-speed").textContent = data.speed ? speedLine(data) : "";
   const assumptions = [...mem.assumptions, ...(data.time ? data.time.assumptions : [])];
   fillTable($("#estimate-assumptions"), [t("Name"), t("Value"), t("Source")],
@@ -501,7 +501,7 @@ function renderEstimate(data) {
   $("#estimate-json").textContent = JSON.stringify(data, null, 2);
 }
 
-function renderTime(time) {
+function renderTime(time, fits) {
   const box = $("#estimate-time");
   if (!time) return box.replaceChildren();
   const table = el("table", { class: "data" }, el("thead"), el("tbody"));
@@ -512,14 +512,18 @@ function renderTime(time) {
   if (time.tokens_per_s) facts.push(`${Math.round(time.tokens_per_s).toLocaleString("en-US")} ${t("tokens/s")}`);
   if (time.mfu) facts.push(`MFU ${Math.round(time.mfu * 100)} %`);
   if (time.gpu_hours) facts.push(`${time.gpu_hours.toFixed(1)} ${t("GPU-hours")}`);
-  box.replaceChildren(el("h3", {}, `${t("Time")}: ${fmtSeconds(time.total_seconds)}`), table,
+  // a setup that does not fit never runs: its time is what it would take with the memory it lacks
+  const title = `${t(fits ? "Time" : "Time if it fit")}: ${fmtSeconds(time.total_seconds)}`;
+  box.replaceChildren(el("h3", {}, title), table,
                       el("p", {}, facts.join(" · ")));
 }
 
 function speedLine(data) {
   const s = data.speed;
   const reps = data.replicas > 1 ? ` · ${data.replicas} ${t("replicas")}` : "";
-  return `${t("Speed")}: TTFT ${fmtSeconds(s.ttft_seconds)} · TPOT ${(s.tpot_seconds * 1000).toFixed(1)} ms · ` +
+  // a setup that does not fit never runs: its speed is what it would reach with the memory it lacks
+  const label = t(data.fits ? "Speed" : "Speed if it fit");
+  return `${label}: TTFT ${fmtSeconds(s.ttft_seconds)} · TPOT ${(s.tpot_seconds * 1000).toFixed(1)} ms · ` +
          `${Math.round(s.output_tokens_per_second).toLocaleString("en-US")} ${t("tokens/s")} ` +
          `(batch ${s.batch}, ${s.bound}-bound)${reps}` +
          (s.band ? ` · TPOT ${t("Band (p10–p90)")} ${(s.tpot_low_seconds * 1000).toFixed(1)}–` +
