@@ -46,6 +46,18 @@ def test_count_equals_transformers(model_type: str, cfg: dict[str, object], clas
     assert count_params(spec).total == numel
 
 
+def test_the_multimodal_wrapper_ties_the_embeddings_by_its_own_field() -> None:
+    """Qwen3.5's small checkpoints give tie_word_embeddings at the top of config.json, not in text_config, and
+    transformers' Qwen3_5ForConditionalGeneration ties by the top-level field (5.24.0: text_config false, lm_head
+    still the embedding), so the text model's count drops one vocab × hidden matrix."""
+    text = {k: v for k, v in TINY.items() if k != "tie_word_embeddings"}
+    tied = parse_config({"model_type": "qwen3_5", "tie_word_embeddings": True, "text_config": dict(text)}, "tied")
+    untied = parse_config({"model_type": "qwen3_5", "tie_word_embeddings": False,
+                           "text_config": {**text, "tie_word_embeddings": True}}, "untied")
+    assert tied.tied_embeddings and not untied.tied_embeddings
+    assert count_params(untied).total - count_params(tied).total == 1000 * 256
+
+
 @pytest.mark.parametrize(("targets", "modules"), [
     ("all-linear", "all-linear"), ("qv", ["q_proj", "v_proj"]),
     ("attention", ["q_proj", "k_proj", "v_proj", "o_proj"]), ("mlp", ["gate_proj", "up_proj", "down_proj"]),

@@ -480,12 +480,22 @@ def test_base_names_are_tried_most_specific_first() -> None:
 
 
 def test_a_gguf_copy_of_an_unknown_base_is_refused_naming_the_model_field(catalog: Catalog) -> None:
-    # Qwen3.5 is not a preset, and a GGUF repository has no config.json that the Hub could give
+    # Gemma 4 E2B is not a preset (gpuplan does not model its per-layer embeddings), and a GGUF repository has no
+    # config.json that the Hub could give
     with pytest.raises(InputError) as info:
-        catalog.model("unsloth/Qwen3.5-9B-GGUF")
+        catalog.model("unsloth/gemma-4-E2B-it-GGUF")
     assert info.value.field == "model"
-    assert "GGUF copy of 'Qwen3.5-9B', which is not a model preset" in str(info.value)
-    assert "config.json of 'Qwen3.5-9B'" in info.value.fix
+    assert "GGUF copy of 'gemma-4-E2B-it', which is not a model preset" in str(info.value)
+    assert "config.json of 'gemma-4-E2B-it'" in info.value.fix
+
+
+@pytest.mark.parametrize(("typed", "preset"), [
+    ("unsloth/Qwen3.5-4B-GGUF", "Qwen3.5-4B"), ("Qwen3.5-4B-4bit", "Qwen3.5-4B"),
+    ("unsloth/Qwen3.5-9B-GGUF", "Qwen3.5-9B"), ("Qwen3.5-9B-MLX-4bit", "Qwen3.5-9B"),
+])
+def test_the_copies_the_calibration_rows_name_resolve_to_their_base(catalog: Catalog, typed: str, preset: str) -> None:
+    # llama.cpp and MLX scoreboard rows name these copies; the base preset's shapes are what they run
+    assert catalog.model(typed).name == preset
 
 
 @pytest.mark.parametrize("blank", ["", "   "])
@@ -498,7 +508,7 @@ def test_an_empty_model_name_is_refused_naming_the_field(catalog: Catalog, blank
 
 def test_an_mlx_copy_of_an_unknown_base_is_an_unknown_model(catalog: Catalog) -> None:
     with pytest.raises(UnknownNameError) as info:
-        catalog.model("Qwen3.5-4B-4bit")
+        catalog.model("gemma-4-E4B-it-4bit")
     assert info.value.field == "model" and "gpuplan models" in info.value.fix
 
 

@@ -74,6 +74,8 @@ def parse_config(cfg: Config, name: str) -> ModelSpec:
         inner = dict(cfg["text_config"])
         inner.setdefault("model_type", _text_type(cfg.get("model_type", "")))
         inner.setdefault("torch_dtype", cfg.get("torch_dtype"))
+        if "tie_word_embeddings" in cfg:  # the wrapper ties by its own field (Qwen3.5-4B: true there, absent inside)
+            inner["tie_word_embeddings"] = cfg["tie_word_embeddings"]
         spec = parse_config(inner, name)
         return _with_note(replace(spec, vision_tower=True), "vision tower not counted: text model only, served so "
                           "(--language-model-only)")
