@@ -290,6 +290,21 @@ def test_a_gguf_decode_step_reads_the_files_tensors_less_its_token_table(catalog
                                                                                          rel=0.005)
 
 
+def test_a_gguf_moe_decode_step_leaves_the_unchosen_experts_unread_at_the_bytes_the_file_gives_them(
+        catalog: Catalog) -> None:
+    from gpuplan.estimate.infer_speed import decode_weight_bytes
+    from gpuplan.estimate.memory import gguf_weights_bytes
+    from gpuplan.estimate.quant import weight_format
+
+    # gpt-oss-120b's experts have rows of 2880 weights, not whole 256-weight super-blocks, so a Q4_K_M file stores
+    # them in the quantizer's fallbacks (Q5_0, Q8_0), about 6 bits, not the format's 4.84: one token chooses 4 of
+    # 128 experts per layer (5.1B of 117B parameters active), so a step reads well under a tenth of the file
+    s = InferSetup(engine="llamacpp", weight_format="gguf-q4_k_m")
+    fmt = weight_format("gguf-q4_k_m")
+    m = catalog.model("gpt-oss-120b")
+    assert decode_weight_bytes(m, fmt, s, 1) < 0.08 * gguf_weights_bytes(m, fmt, input_table=False)
+
+
 # ---------------------------------------------------------------- llama.cpp's Metal mat-vec ALU floor
 
 

@@ -66,6 +66,7 @@ from gpuplan.estimate.mamf import REFERENCE_GPU, mamf_shares, matmul_share
 from gpuplan.estimate.memory import (
     BYTES_16,
     GGUF_MIX,
+    gguf_expert_bytes,
     gguf_weights_bytes,
     inference_memory,
     input_embedding_bytes,
@@ -422,7 +423,7 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
         dense += own * (projections * s.tp - projections * per_pass / own) / t.prefill_rate
         dense += (own * s.tp - per_pass) * t.attention_flops / t.attention_peak / t.attention_rate
     experts = per_pass * t.expert_flops / t.prefill_rate
-    expert_bytes = _touched_expert_bytes(m, t.fmt, s, per_pass, t.weights[1]) if m.is_moe else 0.0
+    expert_bytes = _touched_expert_bytes(m, per_pass, t.weights[1]) if m.is_moe else 0.0
     stream = _streamed_bytes(m, t.fmt, s, per_pass, t.weights) - expert_bytes
     comm = _allreduce_seconds(m, gpu, s, per_pass, cal) + _stage_handoff_seconds(m, gpu, s, per_pass, cal)
     gemms = max(dense, stream / t.bandwidth) + max(experts, expert_bytes / t.bandwidth)
@@ -570,32 +571,36 @@ def _expert_share(m: ModelSpec, gpu: Gpu, s: InferSetup, f_moe: float, gemm_rate
 
 def routed_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float) -> float:
     """The routed experts' part of :func:`decode_weight_bytes`: those the batch reaches, on the busiest GPU."""
-    return _touched_expert_bytes(m, fmt, s, batch, count_params(m).experts) if m.is_moe else 0.0
+    return _touched_expert_bytes(m, batch, _weight_terms(m, fmt, s)[1]) if m.is_moe else 0.0
 
 
-def _touched_expert_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float, experts: float) -> float:
-    return experts * expert_fraction_touched(m, batch) * fmt.bytes_per_weight / s.tp
+def _touched_expert_bytes(m: ModelSpec, batch: float, experts: float) -> float:
+    """The bytes of the routed experts (``experts``: all of them, :func:`_weight_terms`) that ``batch`` tokens
+    reach."""
+    return experts * expert_fraction_touched(m, batch)
 
 
 def _weight_terms(m: ModelSpec, fmt: WeightFormat, s: InferSetup) -> tuple[float, float, float]:
-    """(every stage's weight bytes, routed expert parameters, untied embedding bytes per GPU) of
+    """(every stage's weight bytes, routed expert bytes, untied embedding bytes, all per GPU) of
     :func:`decode_weight_bytes`: what does not depend on the batch.
 
     A GGUF file is read tensor by tensor as llama.cpp's quantizer typed it (:func:`gguf_weights_bytes`: the output
     matrix in Q6_K, attn_v and ffn_down of the K-quant mixes' ``use_more_bits`` layers at more bits), not at the
     format's average bits per weight, which is Llama 2 7B's: Qwen3-0.6B's tied table is a quarter of its weights
-    and every token reads it as the output head in Q6_K. Its untied token table is gathered, never streamed."""
+    and every token reads it as the output head in Q6_K; the experts no token chose are left unread at the bytes
+    the file gives them (:func:`gguf_expert_bytes`). Its untied token table is gathered, never streamed."""
     if fmt.name in GGUF_MIX:
-        return gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=False) * s.pp, count_params(m).experts, 0.0
+        return (gguf_weights_bytes(m, fmt, s.tp, s.pp, input_table=False) * s.pp, gguf_expert_bytes(m, fmt, s.tp),
+                0.0)
     whole_dense = types.Engine(s.engine).dense_mlp_with_attention_dp
     total = weights_bytes(m, fmt, s.tp, s.pp, s.attention_dp, whole_dense) * s.pp
-    return total, count_params(m).experts, input_embedding_bytes(m, fmt, s.tp)
+    return total, count_params(m).experts * fmt.bytes_per_weight / s.tp, input_embedding_bytes(m, fmt, s.tp)
 
 
 def _streamed_bytes(m: ModelSpec, fmt: WeightFormat, s: InferSetup, batch: float,
                     terms: tuple[float, float, float]) -> float:
     total, experts, embeddings = terms
-    idle_experts = experts * (1.0 - expert_fraction_touched(m, batch)) * fmt.bytes_per_weight / s.tp
+    idle_experts = experts * (1.0 - expert_fraction_touched(m, batch))
     return max(0.0, total - idle_experts - embeddings)
 
 
@@ -759,7 +764,7 @@ def last_stage_share(m: ModelSpec, s: InferSetup) -> float:
 def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
                   cal: Calibration) -> tuple[float, str]:
     t = _step_terms(m, gpu, s, cal)
-    expert_bytes = _touched_expert_bytes(m, t.fmt, s, batch, t.weights[1]) if m.is_moe else 0.0
+    expert_bytes = _touched_expert_bytes(m, batch, t.weights[1]) if m.is_moe else 0.0
     dense_bytes = _streamed_bytes(m, t.fmt, s, batch, t.weights) - expert_bytes + lora_step_bytes(m, s, batch)
     dense_compute = batch * (t.gemm_flops + t.sixteen_bit_extra) / s.tp / t.compute_rate
     expert_compute = batch * t.expert_flops / s.tp / t.compute_rate

@@ -314,11 +314,8 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
              (m.n_moe_layers * m.hidden * m.shared_ffn_hidden, m.shared_ffn_hidden))
     # use_more_bits counts attn_v over the layers that have one (i_attention_wv of n_attention_wv), ffn_down over
     # all layers; Q4_K_S gives Q5_K to attn_v in the first 4 layers and ffn_down in the first eighth
-    if fmt.name == "gguf-q4_k_s":
-        v_promoted, share = min(4, v_layers) * v_per_layer, m.n_layers // 8 / m.n_layers if m.n_layers else 0.0
-    else:
-        v_promoted = more_bits_layers(v_layers) * v_per_layer
-        share = more_bits_layers(m.n_layers) / m.n_layers if m.n_layers else 0.0
+    v_promoted = (min(4, v_layers) if fmt.name == "gguf-q4_k_s" else more_bits_layers(v_layers)) * v_per_layer
+    share = _down_promoted_share(m, fmt)
     v_more, v_other, k_type, o_type = gguf_attention_types(m, fmt.name, mix)
     # attn_v outside the promoted layers and attn_k, where a rule types them apart from the base (dense attention)
     v_rest = v_layers * v_per_layer - v_promoted if v_other != base and not m.is_mla else 0
@@ -342,6 +339,28 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
         else p.embeddings * input_table
     tables = head * ggml_bytes(output, m.hidden) + inputs * ggml_bytes(base, m.hidden)
     return sum(n * ggml_bytes(t, ne0) for n, t, ne0 in split) / (tp * pp) + (tables + other * 4.0) / tp
+
+
+def _down_promoted_share(m: ModelSpec, fmt: WeightFormat) -> float:
+    """Share of the layers whose ffn_down a K-quant mix gives its ``more`` type (use_more_bits; Q4_K_S: the first
+    eighth), as :func:`gguf_weights_bytes` types them."""
+    if not m.n_layers:
+        return 0.0
+    return (m.n_layers // 8 if fmt.name == "gguf-q4_k_s" else more_bits_layers(m.n_layers)) / m.n_layers
+
+
+def gguf_expert_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float:
+    """Bytes of the routed experts' matrices, every layer, per tensor-parallel rank, in a GGUF file of ``fmt`` typed
+    as :func:`gguf_weights_bytes` types them: gate and up (rows of the hidden state) in the mix's base type,
+    ffn_down (rows of the expert's width) in its ``more`` type on the promoted layers, and each where its rows are
+    not whole super-blocks in the quantizer's fallback (gpt-oss, hidden 2880: Q4_K -> Q5_0, Q6_K -> Q8_0), so a
+    Q4_K_M gpt-oss-120b's experts average 6 bits, not the 4.84 of the format's Llama 2 7B average."""
+    base, _, more, _ = GGUF_MIX[fmt.name]
+    experts = count_params(m).experts
+    down = m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden if experts else 0
+    share = _down_promoted_share(m, fmt)
+    return ((experts - down) * ggml_bytes(base, m.hidden) + down * (
+        share * ggml_bytes(more, m.moe_ffn_hidden) + (1 - share) * ggml_bytes(base, m.moe_ffn_hidden))) / tp
 
 
 QK_K = 256  # weights per K-quant super-block (ggml-common.h)
