@@ -135,6 +135,15 @@ def kv_bytes_per_value(kv_dtype: str, field: str = "--kv-dtype") -> float:
                          f"use one of: {', '.join(KV_BYTES_PER_VALUE)}.") from None
 
 
+# A checkpoint whose routed experts ship in MXFP4 (gpt-oss: data/quant_formats.csv ``mxfp4``) runs in llama.cpp as
+# the GGUF of file type MXFP4_MOE, its experts left in MXFP4, not in a runner's library default: ggml-org/gpt-oss-20b-
+# GGUF and gpt-oss-120b-GGUF; LM Studio's lmstudio-community gpt-oss-120b-MXFP4-00001-of-00002.gguf loads in llama.cpp
+# as general.file_type 38, 146 Q8_0 and 108 MXFP4 tensors, 59.02 GiB (ggml-org/llama.cpp issue #15253); Ollama's
+# gpt-oss:120b blob holds its ffn_down_exps in an MXFP4 type of Ollama's own numbering (issue #15597), sized here as
+# the same file
+GGUF_OF_NATIVE = MappingProxyType({"mxfp4": "gguf-mxfp4_moe"})
+
+
 def native_format(native_dtype: str) -> str:
     """The weight format a model is served in when none is asked for: its checkpoint's (FP8 for DeepSeek-V3,
     AWQ/GPTQ for pre-quantized repositories), 16-bit otherwise (BF16 for BF16 and FP32 checkpoints)."""
