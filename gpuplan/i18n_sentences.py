@@ -401,6 +401,8 @@ TEMPLATES: dict[str, str] = {
     "use --engine llamacpp, or --quant awq-int4 for vLLM/SGLang.": "请用 --engine llamacpp；vLLM/SGLang 请用 --quant awq-int4。",
     "llama.cpp loads GGUF files; {fmt.name} is not a GGUF type.": "llama.cpp 加载 GGUF 文件；{fmt.name} 不是 GGUF 类型。",
     "use --quant gguf-q4_k_m (or gguf-q8_0, bf16), or --engine vllm.": "请用 --quant gguf-q4_k_m（或 gguf-q8_0、bf16），或 --engine vllm。",
+    "use --quant MXFP4_MOE (gguf-mxfp4_moe: llama.cpp's GGUF of MXFP4 experts, Q8_0 elsewhere), or leave --quant "
+    "out.": "请用 --quant MXFP4_MOE（gguf-mxfp4_moe：专家为 MXFP4、其余为 Q8_0 的 llama.cpp GGUF），或不指定 --quant。",
     "bitsandbytes formats run in transformers, vLLM and SGLang, not {get_engine(s.engine).name}.":
         "bitsandbytes 格式在 transformers、vLLM 和 SGLang 中运行，不能用 {get_engine(s.engine).name}。",
     "use --quant awq-int4 or int8-wo, or --engine vllm.": "请用 --quant awq-int4 或 int8-wo，或 --engine vllm。",

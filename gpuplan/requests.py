@@ -14,8 +14,8 @@ from typing import Any
 from gpuplan.errors import InputError, check_choice
 from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.job import JobEstimate, estimate_inference, estimate_training, inference_setup, training_setup
-from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.estimate.runners import engine_choice, runner_format, runner_key, runners
+from gpuplan.estimate.quant import weight_format
+from gpuplan.estimate.runners import engine_choice, runners, served_format
 from gpuplan.options import LORA_TARGETS, check_ranges, option, refuse_inapplicable, with_defaults
 from gpuplan.types import (
     KV_DTYPES,
@@ -148,8 +148,7 @@ def estimate_config(m: ModelSpec, gpu: Gpu, job: Job, **given: Any) -> JobEstima
     if n_gpus and n_gpus != tp * pp:
         raise InputError("--n-gpus", f"inference uses TP × PP GPUs per replica ({tp * pp}), not {n_gpus}.",
                          f"use --tp {n_gpus}, or leave --n-gpus out.")
-    given_fmt = job.weight_format or (runner_format(o["engine"]) if runner_key(o["engine"]) else None)
-    fmt = weight_format(given_fmt or native_format(m.native_dtype)).name
+    fmt = weight_format(job.weight_format or served_format(o["engine"], m.native_dtype)).name
     setup = inference_setup(job, tp, o["engine"], fmt, kv_dtype=o["kv_dtype"], pp=pp)
     return estimate_inference(m, gpu, job, setup)
 

@@ -20,7 +20,7 @@ from gpuplan.estimate.frameworks import framework as get_framework
 from gpuplan.estimate.hardware import nvidia_generation, runs_here, training_blocker, where
 from gpuplan.estimate.memory import MemoryTerms, inference_memory, memory_reads, training_memory
 from gpuplan.estimate.moe_train import check_expert_layout
-from gpuplan.estimate.quant import weight_format
+from gpuplan.estimate.quant import GGUF_OF_NATIVE, weight_format
 from gpuplan.estimate.result import Assumption, Band, Estimate
 from gpuplan.estimate.runners import context_choices, runner_engine, runner_key, with_runner_defaults
 from gpuplan.memo import IdentityMemo
@@ -285,8 +285,10 @@ def check_inference(m: ModelSpec, gpu: Gpu, s: InferSetup) -> None:
         raise InfeasibleError("--quant", f"GGUF ({fmt.name}) runs in llama.cpp, not {s.engine}.",
                               "use --engine llamacpp, or --quant awq-int4 for vLLM/SGLang.")
     if Engine(s.engine).reads_gguf and not fmt.name.startswith("gguf") and fmt.name not in ("bf16", "fp16", "fp32"):
-        raise InfeasibleError("--quant", f"llama.cpp loads GGUF files; {fmt.name} is not a GGUF type.",
-                              "use --quant gguf-q4_k_m (or gguf-q8_0, bf16), or --engine vllm.")
+        fix = ("use --quant MXFP4_MOE (gguf-mxfp4_moe: llama.cpp's GGUF of MXFP4 experts, Q8_0 elsewhere), or leave "
+               "--quant out." if fmt.name in GGUF_OF_NATIVE else
+               "use --quant gguf-q4_k_m (or gguf-q8_0, bf16), or --engine vllm.")
+        raise InfeasibleError("--quant", f"llama.cpp loads GGUF files; {fmt.name} is not a GGUF type.", fix)
     mlx = s.engine == Engine.MLX
     if fmt.name.startswith("mlx") != mlx and not (mlx and fmt.name in ("bf16", "fp16")):
         raise InfeasibleError("--quant", f"MLX quantized weights ({fmt.name}) run in mlx-lm only, and mlx-lm loads "

@@ -214,9 +214,10 @@ def input_embedding_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float
 
 # Bits per weight of the ggml block types a GGUF file mixes (llama.cpp ggml/src/ggml-common.h: block_q4_0 18 bytes
 # per 32 weights, block_q4_1 20 per 32, block_q5_0 22 per 32, block_q5_1 24 per 32, block_q8_0 34 per 32, block_q4_K
-# 144 per 256, block_q5_K 176 per 256, block_q6_K 210 per 256)
+# 144 per 256, block_q5_K 176 per 256, block_q6_K 210 per 256; block_mxfp4, ggml/src/ggml-common.h
+# @aca2e6ce7909064dbfbf3bd168e9ad3db1826e6c: one E8M0 scale byte and 16 bytes of 4-bit E2M1 weights, 17 per 32)
 GGML_TYPE_BITS = {"q4_0": 4.5, "q4_1": 5.0, "q5_0": 5.5, "q5_1": 6.0, "q8_0": 8.5, "q4_k": 4.5, "q5_k": 5.5,
-                  "q6_k": 6.5625, "f16": 16.0}
+                  "q6_k": 6.5625, "f16": 16.0, "mxfp4": 4.25}
 # What llama.cpp's quantizer gives each tensor for a file type (ggml-org/llama.cpp src/llama-quant.cpp @8784689,
 # llama_tensor_get_type; the same rules @007dbbf, llama_tensor_get_type_impl, but for attn_qkv): (every other
 # matrix, the output matrix — or the token table where it is tied —, attn_v and ffn_down in the layers where
@@ -229,7 +230,14 @@ GGUF_MIX = {"gguf-q4_0": ("q4_0", "q6_k", "q4_0", "q4_0"), "gguf-q4_1": ("q4_1",
             "gguf-q5_0": ("q5_0", "q6_k", "q5_0", "q5_0"), "gguf-q5_1": ("q5_1", "q6_k", "q5_1", "q5_1"),
             "gguf-q4_k_s": ("q4_k", "q6_k", "q5_k", "q4_k"), "gguf-q4_k_m": ("q4_k", "q6_k", "q6_k", "q5_k"),
             "gguf-q5_k_s": ("q5_k", "q6_k", "q5_k", "q5_k"), "gguf-q5_k_m": ("q5_k", "q6_k", "q6_k", "q6_k"),
-            "gguf-q6_k": ("q6_k", "q6_k", "q6_k", "q6_k"), "gguf-q8_0": ("q8_0", "q8_0", "q8_0", "q8_0")}
+            "gguf-q6_k": ("q6_k", "q6_k", "q6_k", "q6_k"), "gguf-q8_0": ("q8_0", "q8_0", "q8_0", "q8_0"),
+            "gguf-mxfp4_moe": ("q8_0", "q8_0", "q8_0", "q8_0")}
+# File types whose routed experts get a type of their own, apart from the mix: MXFP4_MOE gives every 3-D tensor
+# (ne[2] > 1: the merged ffn_gate_exps, ffn_up_exps, ffn_down_exps) MXFP4 and every other matrix Q8_0, the output and
+# the token table included, ahead of the attn_v/ffn_down rules, so neither use_more_bits nor the 8-expert rule
+# applies (src/llama-quant.cpp @8784689, llama_tensor_get_type: 'MoE tensors -> MXFP4, other tensors -> Q8_0'). A
+# model without routed experts quantized to it is Q8_0 throughout
+GGUF_EXPERT_TYPE = {"gguf-mxfp4_moe": "mxfp4"}
 # Architectures whose GGUF holds Q, K and V as one attn_qkv matrix, as llama.cpp's converter names their checkpoint's
 # fused projection (gguf-py/gguf/tensor_mapping.py @0024aa7, MODEL_TENSOR.ATTN_QKV: query_key_value of GPT-NeoX,
 # Falcon, BLOOM and ChatGLM, c_attn of GPT-2, StarCoder and Qwen (v1), Wqkv of MPT, qkv_proj of Phi-3/Phi-4); they
@@ -272,8 +280,8 @@ def gguf_attention_types(m: ModelSpec, fmt_name: str, mix: tuple[str, str, str, 
     """(attn_v where use_more_bits holds, the other attn_v, attn_k, attn_output) as llama.cpp's quantizer types them
     for a file of ``mix`` (:data:`GGUF_MIX`): the mix's own types but for the 70B and 8-expert rules above."""
     base, _, more, _ = mix
-    if base == "f16":  # an F16/BF16 file is not quantized: no rule applies
-        return more, base, base, base
+    if base == "f16" or fmt_name in GGUF_EXPERT_TYPE:  # an F16/BF16 file is not quantized, MXFP4_MOE types
+        return more, base, base, base  # every matrix but the experts alike: no rule applies
     if m.n_experts == 8:
         return "q8_0", "q8_0", "q8_0", "q5_k" if fmt_name in EIGHT_EXPERT_ATTN_OUTPUT_FILES else base
     other_v = "q5_k" if llm_type_70b(m) and base == "q4_k" else base
@@ -309,8 +317,10 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     fused, v_layers = fused_qkv_params(m)
     n_dense = m.n_layers - m.n_moe_layers - m.n_layers_without_ffn  # Nemotron-H: mixer-only layers
     # ffn_down by its row length (ne0: the MLP width it reads), dense layers, routed experts and the shared expert
+    # (none of the routed experts where the file types them apart, GGUF_EXPERT_TYPE: gguf_expert_bytes adds them)
+    own_experts = fmt.name in GGUF_EXPERT_TYPE
     downs = ((n_dense * m.hidden * m.ffn_hidden, m.ffn_hidden),
-             (m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden, m.moe_ffn_hidden),
+             (0 if own_experts else m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden, m.moe_ffn_hidden),
              (m.n_moe_layers * m.hidden * m.shared_ffn_hidden, m.shared_ffn_hidden))
     # use_more_bits counts attn_v over the layers that have one (i_attention_wv of n_attention_wv), ffn_down over
     # all layers; Q4_K_S gives Q5_K to attn_v in the first 4 layers and ffn_down in the first eighth
@@ -324,7 +334,8 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     attn_out = (0, 0) if m.is_mla else (m.n_attention_layers * m.q_dim * m.hidden, m.q_dim)
     delta_out = (m.n_linear_layers * m.linear_value_width * m.hidden, m.linear_value_width)
     linear = p.attention + p.mlp + p.experts + p.shared_experts
-    rest = linear - fused - v_promoted - v_rest - k_all - sum(n for n, _ in (*downs, attn_out, delta_out))
+    rest = linear - fused - v_promoted - v_rest - k_all - sum(n for n, _ in (*downs, attn_out, delta_out)) - (
+        p.experts if own_experts else 0)
     table = m.vocab * m.hidden
     head = table if m.tied_embeddings else p.head
     other = p.total - linear - p.embeddings - p.head
@@ -338,7 +349,8 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     inputs = (p.embeddings - table + table * input_table * m.head_stored) if m.tied_embeddings \
         else p.embeddings * input_table
     tables = head * ggml_bytes(output, m.hidden) + inputs * ggml_bytes(base, m.hidden)
-    return sum(n * ggml_bytes(t, ne0) for n, t, ne0 in split) / (tp * pp) + (tables + other * 4.0) / tp
+    experts = gguf_expert_bytes(m, fmt, tp) / pp if own_experts else 0.0
+    return sum(n * ggml_bytes(t, ne0) for n, t, ne0 in split) / (tp * pp) + (tables + other * 4.0) / tp + experts
 
 
 def _down_promoted_share(m: ModelSpec, fmt: WeightFormat) -> float:
@@ -354,10 +366,14 @@ def gguf_expert_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float:
     as :func:`gguf_weights_bytes` types them: gate and up (rows of the hidden state) in the mix's base type,
     ffn_down (rows of the expert's width) in its ``more`` type on the promoted layers, and each where its rows are
     not whole super-blocks in the quantizer's fallback (gpt-oss, hidden 2880: Q4_K -> Q5_0, Q6_K -> Q8_0), so a
-    Q4_K_M gpt-oss-120b's experts average 6 bits, not the 4.84 of the format's Llama 2 7B average."""
+    Q4_K_M gpt-oss-120b's experts average 6 bits, not the 4.84 of the format's Llama 2 7B average. A file type that
+    gives the experts a type of their own (:data:`GGUF_EXPERT_TYPE`: MXFP4_MOE) has them all in it, 4.25 bits."""
     base, _, more, _ = GGUF_MIX[fmt.name]
     experts = count_params(m).experts
     down = m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden if experts else 0
+    if fmt.name in GGUF_EXPERT_TYPE:
+        own = GGUF_EXPERT_TYPE[fmt.name]
+        return ((experts - down) * ggml_bytes(own, m.hidden) + down * ggml_bytes(own, m.moe_ffn_hidden)) / tp
     share = _down_promoted_share(m, fmt)
     return ((experts - down) * ggml_bytes(base, m.hidden) + down * (
         share * ggml_bytes(more, m.moe_ffn_hidden) + (1 - share) * ggml_bytes(base, m.moe_ffn_hidden))) / tp

@@ -21,7 +21,8 @@ _COLUMNS = (
 _ALIASES = {"awq": "awq-int4", "gptq": "gptq-int4", "nf4": "bnb-nf4-dq", "qlora": "bnb-nf4-dq", "int4": "int4-wo",
             "q4_k_m": "gguf-q4_k_m", "q5_k_m": "gguf-q5_k_m", "q6_k": "gguf-q6_k", "q8_0": "gguf-q8_0",
             "q4_0": "gguf-q4_0", "q4_1": "gguf-q4_1", "q5_0": "gguf-q5_0", "q5_1": "gguf-q5_1", "q4_k_s": "gguf-q4_k_s",
-            "q5_k_s": "gguf-q5_k_s", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32",
+            "q5_k_s": "gguf-q5_k_s", "mxfp4_moe": "gguf-mxfp4_moe", "mxfp4-moe": "gguf-mxfp4_moe",
+            "float16": "fp16", "bfloat16": "bf16", "float32": "fp32",
             "awq-int4": "awq-int4", "llm.int8": "bnb-int8", "int8-weight-only": "int8-wo",
             "int4-weight-only": "int4-wo"}
 
@@ -83,6 +84,10 @@ def _weight_format(name: str, field: str) -> WeightFormat:
 # A llama.cpp file type as users type it (Q3_K_M, IQ4_XS) or as it ends a GGUF file name
 # (Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf, ...-Q8_0-00001-of-00002.gguf); F16/BF16/F32 files are 16/32-bit
 _GGUF_TYPE = re.compile(r"(?:^|[-_. ])(i?q\d_[a-z0-9]+(?:_[a-z]{1,2})?|b?f16|f32)(?:-\d{5}-of-\d{5})?(?:\.gguf)?$")
+# llama.cpp's MXFP4_MOE file type as a GGUF file name ends (ggml-org/gpt-oss-20b-GGUF gpt-oss-20b-mxfp4.gguf, LM
+# Studio's gpt-oss-120b-MXFP4-00001-of-00002.gguf) or as a name carries it (Qwen3-30B-A3B-MXFP4_MOE); a bare "-mxfp4"
+# without .gguf is not taken for it: the checkpoint's own format (mxfp4) and MLX's (mlx-mxfp4) carry the name too
+_MXFP4_GGUF = re.compile(r"(?:^|[-_. ])mxfp4(?:(?:_moe)?(?:-\d{5}-of-\d{5})?\.gguf|_moe)$")
 _MLX_BITS = re.compile(r"^mlx[-_ ]?q?(\d)[-_ ]?(?:bits?)?$")  # mlx-3bit, MLX 6-bit, mlx_q5
 # Files whose publisher picks tensor types outside llama.cpp's file types: unsloth's dynamic quants (UD-Q4_K_XL,
 # UD-IQ2_XXS) choose per model which tensors to keep at more bits; bartowski's Q4_K_L/Q6_K_L keep the token table
@@ -100,6 +105,8 @@ def _typed_format(name: str, field: str) -> str | None:
     mlx = _MLX_BITS.match(text)
     if mlx:
         return f"mlx-q{mlx.group(1)}"
+    if _MXFP4_GGUF.search(text):
+        return "gguf-mxfp4_moe"
     gguf = _GGUF_TYPE.search(text)
     if gguf is None:
         return None
@@ -126,6 +133,15 @@ def kv_bytes_per_value(kv_dtype: str, field: str = "--kv-dtype") -> float:
     except KeyError:
         raise InputError(field, f"unknown KV-cache dtype '{kv_dtype}'.",
                          f"use one of: {', '.join(KV_BYTES_PER_VALUE)}.") from None
+
+
+# A checkpoint whose routed experts ship in MXFP4 (gpt-oss: data/quant_formats.csv ``mxfp4``) runs in llama.cpp as
+# the GGUF of file type MXFP4_MOE, its experts left in MXFP4, not in a runner's library default: ggml-org/gpt-oss-20b-
+# GGUF and gpt-oss-120b-GGUF; LM Studio's lmstudio-community gpt-oss-120b-MXFP4-00001-of-00002.gguf loads in llama.cpp
+# as general.file_type 38, 146 Q8_0 and 108 MXFP4 tensors, 59.02 GiB (ggml-org/llama.cpp issue #15253); Ollama's
+# gpt-oss:120b blob holds its ffn_down_exps in an MXFP4 type of Ollama's own numbering (issue #15597), sized here as
+# the same file
+GGUF_OF_NATIVE = MappingProxyType({"mxfp4": "gguf-mxfp4_moe"})
 
 
 def native_format(native_dtype: str) -> str:

@@ -20,6 +20,7 @@ from gpuplan.catalog.csvload import Column, read_table
 from gpuplan.catalog.store import BUNDLED_DIR
 from gpuplan.errors import InputError
 from gpuplan.estimate.engines import engine, engine_name, engines, release
+from gpuplan.estimate.quant import GGUF_OF_NATIVE, native_format
 from gpuplan.estimate.result import Assumption
 from gpuplan.units import GiB
 
@@ -126,6 +127,18 @@ def kernel_engine(name: str, weight_format: str) -> types.Engine:
 def runner_format(runner: str) -> str | None:
     """The weight format the runner's library serves when the user names none (Ollama: Q4_K_M)."""
     return defaults(runner, "", 0.0).default_format
+
+
+def served_format(name: str | None, native_dtype: str) -> str:
+    """The weight format engine or local runner ``name`` (None: any) serves a model of ``native_dtype`` in when the
+    user names none: under llama.cpp or its runners the GGUF :data:`GGUF_OF_NATIVE` gives the model's own format,
+    else a runner's library format (Ollama: Q4_K_M), else the model's own (:func:`~gpuplan.estimate.quant.
+    native_format`)."""
+    native = native_format(native_dtype)
+    runner = runner_key(name) if name else None
+    if name and native in GGUF_OF_NATIVE and kernel_engine(name, native) == types.Engine.LLAMACPP:
+        return GGUF_OF_NATIVE[native]
+    return (runner and runner_format(runner)) or native
 
 
 def with_runner_defaults(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu,

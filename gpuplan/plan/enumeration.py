@@ -39,9 +39,9 @@ from gpuplan.estimate.job import (
 from gpuplan.estimate.links import Links
 from gpuplan.estimate.memory import MemoryTerms, TrainingStates, training_memory_terms, training_states
 from gpuplan.estimate.params import count_params
-from gpuplan.estimate.quant import native_format, weight_format
+from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.result import Estimate
-from gpuplan.estimate.runners import kernel_engine, runner_format, runners
+from gpuplan.estimate.runners import kernel_engine, runners, served_format
 from gpuplan.estimate.train_time import (
     GpuTerms,
     LeadWork,
@@ -598,7 +598,7 @@ _inference_estimates: IdentityMemo[JobEstimate | tuple[str, str]] = IdentityMemo
 def inference_choice(m: ModelSpec, job: Job, c: Constraints) -> tuple[str, str]:
     """(the weight format as given, the engine) :func:`best_inference` estimates ``job`` with under ``c``."""
     runner = c.engine if c.engine in runners() else None  # a local runner keeps its name: its defaults apply
-    fmt = c.quant or job.weight_format or (runner and runner_format(runner)) or native_format(m.native_dtype)
+    fmt = c.quant or job.weight_format or served_format(c.engine, m.native_dtype)
     name = weight_format(fmt).name
     if runner:
         return fmt, runner

@@ -43,7 +43,7 @@ from gpuplan.estimate.infer_speed import decode_step_seconds, max_batch, prefill
 from gpuplan.estimate.job import JobEstimate, check_inference, inference_setup, largest_batch
 from gpuplan.estimate.memory import inference_memory, weights_bytes
 from gpuplan.estimate.quant import native_format, weight_format
-from gpuplan.estimate.runners import kernel_engine, runner_format, runner_key, with_runner_defaults
+from gpuplan.estimate.runners import kernel_engine, runner_key, served_format, with_runner_defaults
 from gpuplan.listing import match_gpus, price_age, resolve_providers
 from gpuplan.memo import IdentityMemo
 from gpuplan.plan import availability as av
@@ -513,7 +513,7 @@ def _ep_layouts(m: ModelSpec, gpu: Gpu, job: Job, fmt: str, engine: str, r: Serv
 def _basics(m: ModelSpec, r: ServeRequest) -> tuple[Targets, str, str, Job]:
     """The targets, weight format, engine and sizing job every configuration of ``m`` for ``r`` shares."""
     runner = runner_key(r.engine)  # a local runner keeps its name (its defaults apply) and serves its library's format
-    fmt = weight_format(r.quant or (runner and runner_format(runner)) or native_format(m.native_dtype)).name
+    fmt = weight_format(r.quant or served_format(r.engine, m.native_dtype)).name
     engine = runner or (Engine.LLAMACPP if fmt.startswith("gguf") else Engine.MLX if fmt.startswith("mlx")
                         else r.engine)
     longest = max(r.buckets, key=lambda b: b.prompt_len + b.output_len)
