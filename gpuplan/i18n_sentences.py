@@ -1714,8 +1714,8 @@ TEMPLATES: dict[str, str] = {
     "KV cache allocated at load for {ctx // per} sequences of num_ctx {per} tokens, {name}'s default where they fit "
     "(OLLAMA_NUM_PARALLEL unset)":
         "加载时为 {ctx // per} 个序列各分配 num_ctx {per} 个 token 的 KV 缓存，这是 {name} 放得下时的默认值（未设置 OLLAMA_NUM_PARALLEL）",
-    "KV cache {row.kv_cache_type}, Flash Attention {row.flash_attention}, library quantization {row.default_format}":
-        "KV 缓存 {row.kv_cache_type}，Flash Attention {row.flash_attention}，模型库默认量化 {row.default_format}",
+    "KV cache {row.kv_cache_type}, Flash Attention {row.flash_attention}, library quantization {library}":
+        "KV 缓存 {row.kv_cache_type}，Flash Attention {row.flash_attention}，模型库默认量化 {library}",
     "a model larger than the GPU memory is split by layers with the CPU by {name} (far slower): sized on the GPU "
     "alone, it is reported as not fitting":
         "模型超出显存时 {name} 会按层把一部分放到 CPU 上运行（慢得多）：这里只按 GPU 估算，并报告放不下",

@@ -69,6 +69,15 @@ def test_gpt_oss_under_llama_cpp_or_its_runners_is_its_mxfp4_gguf_and_fits_a_24_
     assert e.setup.weight_format == MXFP4_MOE and e.fits
 
 
+def test_ollamas_defaults_name_the_file_its_library_serves_for_the_model() -> None:
+    # Ollama's library serves gpt-oss as its MXFP4 file and a dense model as Q4_K_M: the stated default says which
+    def library(model: str) -> str:
+        e = api.estimate(model, "RTX4090", "infer", engine="ollama").as_dict()
+        return next(a["value"] for a in e["memory"]["assumptions"] if a["name"] == "runner defaults")
+    assert library("gpt-oss-20b").endswith(f"library quantization {MXFP4_MOE}")
+    assert library("Llama-3.1-8B").endswith("library quantization gguf-q4_k_m")
+
+
 def test_an_mxfp4_checkpoint_under_vllm_keeps_its_format() -> None:
     assert api.estimate("gpt-oss-20b", "H100", "infer", engine="vllm").setup.weight_format == "mxfp4"
 

@@ -213,8 +213,11 @@ def runner_assumptions(m: types.ModelSpec, s: types.InferSetup, gpu: types.Gpu) 
         said.append(Assumption("context", f"KV cache allocated at load for num_ctx {ctx} tokens, {name}'s default "
                                f"on {gpu.name} x {s.n_gpus} (at most the model's trained context)", row.source))
     if row.kv_cache_type or row.flash_attention:
+        # the library's own file of this model: its native GGUF where it has one (gpt-oss: MXFP4_MOE), else the
+        # runner's usual quantization
+        library = served_format(s.launcher, m.native_dtype)
         said.append(Assumption("runner defaults", f"KV cache {row.kv_cache_type}, Flash Attention "
-                               f"{row.flash_attention}, library quantization {row.default_format}", row.source))
+                               f"{row.flash_attention}, library quantization {library}", row.source))
     said.append(Assumption("partial offload", f"a model larger than the GPU memory is split by layers with the CPU "
                            f"by {name} (far slower): sized on the GPU alone, it is reported as not fitting",
                            row.source))
