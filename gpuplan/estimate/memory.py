@@ -307,7 +307,7 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     keeps it in host memory), and the token table of a tied checkpoint that stores its head too
     (:attr:`ModelSpec.head_stored`: Qwen3-0.6B's GGUF holds both, 0.45 GiB where one Q6_K table gives 0.36 GiB).
     Other formats fall back to :func:`weights_bytes`."""
-    mix = GGUF_MIX.get(fmt.name) or (("f16",) * 4 if fmt.name in ("fp16", "bf16") else None)  # an F16/BF16 file
+    mix = _gguf_mix(fmt)
     if mix is None:
         return weights_bytes(m, fmt, tp, pp) - (0.0 if input_table else input_embedding_bytes(m, fmt, tp))
     base, output, more, qkv = mix
@@ -316,11 +316,9 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
         else m.hidden * m.kv_dim
     fused, v_layers = fused_qkv_params(m)
     n_dense = m.n_layers - m.n_moe_layers - m.n_layers_without_ffn  # Nemotron-H: mixer-only layers
-    # ffn_down by its row length (ne0: the MLP width it reads), dense layers, routed experts and the shared expert
-    # (none of the routed experts where the file types them apart, GGUF_EXPERT_TYPE: gguf_expert_bytes adds them)
-    own_experts = fmt.name in GGUF_EXPERT_TYPE
+    # ffn_down by its row length (ne0: the MLP width it reads), dense layers and the shared expert; the routed experts
+    # are typed apart (gguf_expert_bytes)
     downs = ((n_dense * m.hidden * m.ffn_hidden, m.ffn_hidden),
-             (0 if own_experts else m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden, m.moe_ffn_hidden),
              (m.n_moe_layers * m.hidden * m.shared_ffn_hidden, m.shared_ffn_hidden))
     # use_more_bits counts attn_v over the layers that have one (i_attention_wv of n_attention_wv), ffn_down over
     # all layers; Q4_K_S gives Q5_K to attn_v in the first 4 layers and ffn_down in the first eighth
@@ -334,8 +332,7 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     attn_out = (0, 0) if m.is_mla else (m.n_attention_layers * m.q_dim * m.hidden, m.q_dim)
     delta_out = (m.n_linear_layers * m.linear_value_width * m.hidden, m.linear_value_width)
     linear = p.attention + p.mlp + p.experts + p.shared_experts
-    rest = linear - fused - v_promoted - v_rest - k_all - sum(n for n, _ in (*downs, attn_out, delta_out)) - (
-        p.experts if own_experts else 0)
+    rest = linear - p.experts - fused - v_promoted - v_rest - k_all - sum(n for n, _ in (*downs, attn_out, delta_out))
     table = m.vocab * m.hidden
     head = table if m.tied_embeddings else p.head
     other = p.total - linear - p.embeddings - p.head
@@ -349,8 +346,14 @@ def gguf_weights_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1, pp: int = 1
     inputs = (p.embeddings - table + table * input_table * m.head_stored) if m.tied_embeddings \
         else p.embeddings * input_table
     tables = head * ggml_bytes(output, m.hidden) + inputs * ggml_bytes(base, m.hidden)
-    experts = gguf_expert_bytes(m, fmt, tp) / pp if own_experts else 0.0
-    return sum(n * ggml_bytes(t, ne0) for n, t, ne0 in split) / (tp * pp) + (tables + other * 4.0) / tp + experts
+    return (sum(n * ggml_bytes(t, ne0) for n, t, ne0 in split) / (tp * pp) + (tables + other * 4.0) / tp
+            + gguf_expert_bytes(m, fmt, tp) / pp)
+
+
+def _gguf_mix(fmt: WeightFormat) -> tuple[str, str, str, str] | None:
+    """The tensor types of a GGUF file of ``fmt`` (:data:`GGUF_MIX`; an F16 or BF16 file keeps every matrix 16-bit);
+    None for a format that is not a GGUF file type."""
+    return GGUF_MIX.get(fmt.name) or (("f16",) * 4 if fmt.name in ("fp16", "bf16") else None)
 
 
 def _down_promoted_share(m: ModelSpec, fmt: WeightFormat) -> float:
@@ -368,7 +371,7 @@ def gguf_expert_bytes(m: ModelSpec, fmt: WeightFormat, tp: int = 1) -> float:
     not whole super-blocks in the quantizer's fallback (gpt-oss, hidden 2880: Q4_K -> Q5_0, Q6_K -> Q8_0), so a
     Q4_K_M gpt-oss-120b's experts average 6 bits, not the 4.84 of the format's Llama 2 7B average. A file type that
     gives the experts a type of their own (:data:`GGUF_EXPERT_TYPE`: MXFP4_MOE) has them all in it, 4.25 bits."""
-    base, _, more, _ = GGUF_MIX[fmt.name]
+    base, _, more, _ = _gguf_mix(fmt) or GGUF_MIX[fmt.name]  # a format that is no GGUF file type: KeyError
     experts = count_params(m).experts
     down = m.n_moe_layers * m.hidden * m.n_experts * m.moe_ffn_hidden if experts else 0
     if fmt.name in GGUF_EXPERT_TYPE:
