@@ -59,6 +59,9 @@ _FRAMEWORKS = (("llm.c", "llmc"), ("llama-factory", "llama-factory"), ("llamafac
                ("glm-4 finetune", "glm4"), ("glm-4", "glm4"), ("chatglm", "chatglm"),
                ("qwen finetune.py", "qwen"), ("xtuner", "xtuner"),
                ("hf trainer", "hf"), ("seq2seqtrainer", "hf"), ("peft", "hf"), ("transformers", "hf"),
+               # Amazon SageMaker's model parallelism library (SMP), which trained BloombergGPT with ZeRO stage 3
+               # sharding (Wu et al. 2023, arXiv:2303.17564, sec. 3.4): timed as DeepSpeed's ZeRO stack
+               ("sagemaker model parallelism", "deepspeed"),
                ("deepspeed", "deepspeed"))
 
 
