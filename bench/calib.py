@@ -1087,9 +1087,13 @@ PADDED_QUANTIZED_FFN = {"Qwen2-72B": 29696}
 # The Instruct checkpoints' max_position_embeddings, where it differs from the base preset's: transformers releases
 # before 4.45 sized every layer's rotary tables by it (gpuplan.estimate.memory.rotary_tables_bytes). Qwen2-7B-Instruct
 # reads 32,768 where Qwen/Qwen2-7B reads 131,072 (a printout of its Qwen2Config: Retruth/deontic @a77cf87a
-# nlp_models/qwen2/README.md, '"_name_or_path": "Qwen/Qwen2-7B-Instruct"'); the 0.5B and 57B-A14B Instruct configs
-# were not found in a citable copy, so their rows keep the base preset's value (131,072: the larger table)
-INSTRUCT_MAX_POSITIONS = {"Qwen2-7B": 32768}
+# nlp_models/qwen2/README.md, '"_name_or_path": "Qwen/Qwen2-7B-Instruct"'); Qwen2-0.5B-Instruct reads 32,768 where
+# Qwen/Qwen2-0.5B reads 131,072 (the hub file as copied with its '"_name_or_path": "Qwen/Qwen2-0.5B-Instruct"' in
+# huggingface.co/qgallouedec/online-dpo-qwen2-2 config.json @2112d987 and hsiehpinghan/Qwen2-0.5B-Instruct
+# config.json @5d18c64d; at 131,072 the 0.5B rows of the Qwen2 speed benchmark came out 0.55 GiB above the measured
+# peak at every quantization, the 0.6 GiB more the tables would take); the 57B-A14B Instruct config was not found in a
+# citable copy, so its rows keep the base preset's value (131,072: the larger table)
+INSTRUCT_MAX_POSITIONS = {"Qwen2-7B": 32768, "Qwen2-0.5B": 32768}
 
 
 def _released_instruct_positions(row: dict[str, str], preset: str) -> int | None:
