@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import yaml
@@ -636,11 +637,97 @@ _SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefi
                   "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
 
 
+# MLPerf Inference's llama2-70b benchmark: 24,576 OpenOrca samples of mixed lengths (mlcommons/inference
+# language/llama2-70b/README.md, processorca.py --seqlen_limit=1024 --num_total_samples=24576). The summary log gives
+# tokens/s and samples/s of the whole system and the samples the run sent (samples_per_query); the layout behind them
+# is in the submitter's config (NVIDIA's closed/NVIDIA/configs/llama2-70b/<Scenario>/__init__.py: tensor_parallelism,
+# pipeline_parallelism, gpu_batch_size per engine instance), which a row states in its tp, pp and
+# batch_or_concurrency cells; the GPUs a system has beyond one instance's run further instances side by side.
+# An Offline run is one query of all its samples at once, which the harness spreads over the instances: each runs a
+# finite run of its share (gpuplan.estimate.load.finite_run) at the dataset's mean prompt and the run's mean output
+# (tokens/s ÷ samples/s of the same log). The output lengths spread as the dataset's reference answers do: c² = 0.62
+# over the 24,576 samples' tok_output_length (0.60 for tok_input_length, mean 222.3), read from the per-sample
+# lengths of the MLCommons pickle in openshift-psap/performance-dashboard mlperf-data/summaries/llama2-70b-99.csv
+# @7cd1065d1e2c53ee745cbda08e2a8f13a42c93bb; the engines stop at --max_output_len=1024 (NVIDIA's
+# code/llama2-70b/tensorrt/builder.py, inference_results_v4.0 @920148447684d8a0db7c3c73076c9b73ac362751).
+_MLPERF_OUTPUT_CV2 = 0.62
+_MLPERF_MAX_OUTPUT = 1024
+_MLPERF_SAMPLES = re.compile(r"samples_per_query (\d+)")
+_MLPERF_ASSUMPTION = ("the run's samples split evenly over its engine instances, each a finite run of its share "
+                      "sent at once; prompts at the dataset's mean, output lengths a gamma law of the run's mean "
+                      "with the reference answers' c² = 0.62, capped at 1,024")
+# MLPerf Server sends the samples as one Poisson stream at the scheduled rate, which the submitter's harness spreads
+# over its engine instances; gpuplan's load model is one engine under one Poisson stream, and this file has no rate
+# column, so the latency rows are not compared; the tokens/s and samples/s of a valid run are the scheduled rate
+# (× the mean output), not a capacity
+_MLPERF_SERVER_WHY = ("MLPerf Server: one Poisson stream at the scheduled rate spread by the submitter's harness over "
+                      "its engine instances, which gpuplan's one-engine load model does not describe; its samples/s "
+                      "and tokens/s are the scheduled rate, not a capacity")
+
+
+def mlperf_output_lengths(n: int, mean: float, cv2: float, top: int) -> list[int]:
+    """The output lengths of ``n`` samples whose lengths have mean ``mean`` and squared coefficient of variation
+    ``cv2``: the quantiles (r + ½)/n of a gamma law of shape 1/c² by Wilson & Hilferty (1931; as
+    gpuplan.estimate.load.median_prompt_tokens), mean × (1 − c²/9 + z √(c²/9))³, clipped to 1 … ``top``, in
+    the well-mixed order of :func:`sharegpt_output_lengths`."""
+    a = cv2 / 9.0
+    normal = NormalDist()
+    order = sorted(range(n), key=lambda k: ((k + 0.5) * _GOLDEN) % 1.0)
+    rank = {k: r for r, k in enumerate(order)}
+    return [min(top, max(1, round(mean * max(1.0 - a + normal.inv_cdf((rank[k] + 0.5) / n) * math.sqrt(a), 0.0) ** 3)))
+            for k in range(n)]
+
+
+def _mlperf_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
+    """An MLPerf llama2-70b Offline row: its engine instances' finite runs at the layout the row states."""
+    if row["scenario"].strip().lower() != "offline":
+        return None, _MLPERF_SERVER_WHY
+    if row["metric"] != "throughput_output_tok_s_total":
+        return None, ("MLPerf Offline samples/s: the run of the same log's tokens/s row (samples/s = tokens/s ÷ "
+                      "mean output tokens), compared once there")
+    engine = _engine(row["engine"])
+    if engine is None:
+        return None, f"engine '{row['engine']}' is not one gpuplan models"
+    tp, pp, batch = _int(row["tp"]), _int(row["pp"]) or 1, _int(row["batch_or_concurrency"])
+    sent = _MLPERF_SAMPLES.search(row["notes"])
+    if not (tp and batch and sent):
+        return None, ("MLPerf: the submitter's tensor/pipeline layout, per-instance batch or samples_per_query is "
+                      "not stated for this system (the summary log gives no layout)")
+    instances, rest = divmod(_int(row["gpu_count"]) or 0, tp * pp)
+    if instances < 1 or rest:
+        return None, f"MLPerf: {row['gpu_count']} GPUs are not whole instances of TP{tp} × PP{pp}"
+    (isl, _), (osl, _) = _length(row["isl"]), _length(row["osl"])
+    if not (isl and osl):
+        return None, "MLPerf: the dataset's mean prompt or the run's mean output is not stated"
+    found = _speed_inputs(cat, row)
+    if isinstance(found, str):
+        return None, found
+    preset, prec, gpu = found
+    model, kv = cat.model(preset), _kv_dtype(engine, prec, row["notes"])
+    setup = with_engine_defaults(InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, batch=batch,
+                                            prompt_len=isl, output_len=osl, tp=tp, pp=pp,
+                                            engine_version=_release_text(row), max_num_seqs=batch), gpu)
+    lengths = mlperf_output_lengths(int(sent.group(1)) // instances, osl, _MLPERF_OUTPUT_CV2, _MLPERF_MAX_OUTPUT)
+
+    def pred(cal: Calibration, m=model, g=gpu, s=setup, o=lengths, k=instances) -> float:
+        return k * finite_run(m, g, s, o, cal)
+
+    describe = (f"{preset} {prec[0]} {engine} {instances}× TP{tp}" + (f" PP{pp}" if pp > 1 else "") +
+                f" on {gpu.name}, {isl}/{osl} (means), MLPerf Offline, batch {batch} per instance")
+    assume = "; ".join(a for a in ("FP8 KV cache with FP8 weights" if kv == "fp8" else "",
+                                   "dataset lengths read as their means", _MLPERF_ASSUMPTION) if a)
+    meta = {"engine": engine, "kind": "throughput", "model_name": preset, "model": model, "gpu": gpu,
+            "setup": setup, "quantity": "max_batch_output_tokens_per_s", "per_gpu": False, "instances": instances}
+    return Case(id=row["id"], cls="serving_throughput", measured=float(row["value"]), predict=pred,
+                source=row["source"], describe=describe, group=_group(row["id"], row), assume=assume,
+                resolution=resolution(row["value"]), rate=True, fit=False, meta=meta), ""
+
+
 def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     metric = row["metric"]
     engine = _engine(row["engine"])
     if row["id"].startswith("mlp-"):
-        return None, "MLPerf: variable input/output lengths per sample and TP layout not in the summary log"
+        return _mlperf_case(cat, row)
     if metric in ("min_gpu_memory_gb", "weights_size_gb", "peak_mem_gib", "peak_mem_gb"):
         return _inference_memory_case(cat, row)
     scenario = row["scenario"].strip().lower()

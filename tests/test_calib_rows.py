@@ -22,6 +22,7 @@ from calib import (  # noqa: E402
     _inference_memory_case,
     _stated_limit,
     _with_limits,
+    mlperf_output_lengths,
     prompt_length_cv2,
     sharegpt_output_lengths,
     training_memory_predictor,
@@ -35,7 +36,7 @@ from gpuplan.catalog.hfconfig import parse_config  # noqa: E402
 from gpuplan.estimate.calibration import Calibration, fitted  # noqa: E402
 from gpuplan.estimate.engines import release, token_budget, vllm_v0  # noqa: E402
 from gpuplan.estimate.infer_speed import max_batch, throughput  # noqa: E402
-from gpuplan.estimate.load import at_rate, uniform_run  # noqa: E402
+from gpuplan.estimate.load import at_rate, finite_run, uniform_run  # noqa: E402
 from gpuplan.estimate.memory import inference_memory, training_memory  # noqa: E402
 from gpuplan.estimate.params import count_params  # noqa: E402
 from gpuplan.estimate.train_time import attention_kernel  # noqa: E402
@@ -825,6 +826,37 @@ def test_a_sharegpt_run_sent_at_once_is_read_as_that_many_requests_of_exponentia
     # a row that does not say how many requests it sent, or is not a ShareGPT run, keeps the steady-state model
     assert sharegpt_output_lengths({**row, "notes": "all requests at once"}, 219, 201) is None
     assert sharegpt_output_lengths({**row, "isl": "random (mean 219)", "osl": "random (mean 201)"}, 219, 201) is None
+
+
+def test_an_mlperf_offline_row_runs_the_layout_and_lengths_its_notes_state(catalog: Catalog) -> None:
+    # mlp-0001, NVIDIA's DGX H100 in MLPerf Inference v4.0: its config class H100_SXM_80GB_TP2x4 runs TP2 engines
+    # (4 on the 8 GPUs) of gpu_batch_size 896; the log sent 200,640 samples (50,160 per engine); the dataset's mean
+    # prompt is 222 tokens and the run's mean output 21,805.8 / 74.699 = 292
+    row = next(r for r in _rows("inference_runs.csv") if r["id"] == "mlp-0001")
+    case, why = _inference_case(catalog, row)
+    assert case is not None, why
+    s = case.meta["setup"]
+    assert (s.tp, s.pp, s.max_num_seqs, s.prompt_len, s.output_len, s.kv_dtype) == (2, 1, 896, 222, 292, "fp8")
+    assert case.meta["instances"] == 4 and not case.fit  # dataset means: reported, not fitted on
+    one = finite_run(case.meta["model"], case.meta["gpu"], s, mlperf_output_lengths(50_160, 292, 0.62, 1024))
+    assert case.predict(fitted()) == pytest.approx(4 * one)
+    # the same system's samples/s is the same run, and a row whose layout cells say nothing stays unmapped
+    twin = next(r for r in _rows("inference_runs.csv") if r["id"] == "mlp-0002")
+    assert _inference_case(catalog, twin)[0] is None
+    bare, why = _inference_case(catalog, {**row, "tp": "not in summary log", "batch_or_concurrency": "engine-chosen"})
+    assert bare is None and "layout" in why
+
+
+def test_mlperf_output_lengths_keep_the_runs_mean_and_the_datasets_spread() -> None:
+    # a gamma law of mean 292 and c² = 0.62 (shape 1.61): Wilson & Hilferty's median 292 × (1 − 0.62/9)³ = 235.7;
+    # the cube keeps the mean to 292 × (1 − (0.62/9)³) = 291.9, and few samples pass the 1,024-token cap
+    lengths = mlperf_output_lengths(20_000, 292, 0.62, 1024)
+    mean = sum(lengths) / len(lengths)
+    variance = sum((x - mean) ** 2 for x in lengths) / len(lengths)
+    assert mean == pytest.approx(292, rel=0.01)
+    assert variance / mean**2 == pytest.approx(0.62, abs=0.05)
+    assert sorted(lengths)[10_000] == pytest.approx(236, abs=2)
+    assert min(lengths) >= 1 and max(lengths) == 1024
 
 
 def test_a_random_dataset_varies_its_prompts_as_a_uniform_law_not_as_sharegpt() -> None:
