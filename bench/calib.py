@@ -544,10 +544,20 @@ _PERF_OVERVIEW_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 15
                            (500, 2000): 3000, (20000, 2000): 1000}
 _PERF_OVERVIEW = re.compile(r"^TensorRT-LLM perf-overview v(0\.17|1\.0)$")
 _PERF_OVERVIEW_V014 = re.compile(r"^TensorRT-LLM perf-overview \(v0\.14\.0\)$")
+# The per-GPU revisions after v1.0 (NVIDIA/TensorRT-LLM docs/source/developer-guide/perf-overview.md
+# @585c756579dc4d01f21fc13c2f604cdb461ac4f0 and the revision stating "As of release/1.2") run new length pairs, with
+# their own "Number of Requests" table: 3,000 for 1024/1024, 1,500 for 8192/1024 and 1024/8192, 1,000 for 32768/1024
+# and 1024/32768. The first of them also prints 1000/1000 columns, which its table leaves out: the 3,000 of the earlier
+# table is taken for those.
+_PERF_OVERVIEW_PER_GPU = re.compile(r"^TensorRT-LLM perf-overview (post-v1\.0|release/1\.2) \(per-GPU\)$")
+_PERF_OVERVIEW_PER_GPU_REQUESTS = {(1024, 1024): 3000, (8192, 1024): 1500, (1024, 8192): 1500, (32768, 1024): 1000,
+                                   (1024, 32768): 1000, (1000, 1000): 3000}
 
 
 def _perf_overview_requests(row: dict[str, str], isl: int, osl: int) -> int | None:
     """The requests a perf-overview row's trtllm-bench run sent (None for any other row)."""
+    if _PERF_OVERVIEW_PER_GPU.match(row.get("source_group", "").strip()):
+        return _PERF_OVERVIEW_PER_GPU_REQUESTS.get((isl, osl))
     if not (_PERF_OVERVIEW.match(row.get("source_group", "").strip())
             or _PERF_OVERVIEW_V014.match(row.get("system", "").strip())):
         return None
@@ -633,8 +643,10 @@ def _bench_limits(s: InferSetup, model: Any, gpu: Any) -> InferSetup:
     return replace(s, max_num_seqs=seqs, max_batched_tokens=budget)
 
 
-_SPEED_METRICS = {"throughput_output_tok_s_total", "decode_tok_s_batch1", "prefill_tok_s",
-                  "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
+# "throughput_output_tok_s_per_gpu": a run's output tokens/s over all its GPUs divided by their number (TP x PP),
+# trtllm-bench's "Per GPU Output Throughput" that the perf overviews after v1.0 report.
+_SPEED_METRICS = {"throughput_output_tok_s_total", "throughput_output_tok_s_per_gpu", "decode_tok_s_batch1",
+                  "prefill_tok_s", "generate_output_tok_s_batch1", "generate_output_tok_s_total", "prefill_latency_ms"}
 
 
 # MLPerf Inference's llama2-70b benchmark: 24,576 OpenOrca samples of mixed lengths (mlcommons/inference
@@ -800,18 +812,18 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 
         def pred_n(cal: Calibration, m=model, g=gpu, s=setup, o=lengths, per_gpu=per_gpu_metric) -> float:
             rate = finite_run(m, g, s, o, cal)
-            return rate / s.tp if per_gpu else rate
+            return rate / (s.tp * s.pp) if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred_n, rate=True, **common), ""
     sent = _perf_overview_requests(row, isl, osl) if not means else None
     if metric.startswith("throughput_output") and offline and sent:
         def pred_u(cal: Calibration, m=model, g=gpu, s=setup, n=sent, per_gpu=per_gpu_metric) -> float:
             rate = uniform_run(m, g, s, n, cal)
-            return rate / s.tp if per_gpu else rate
+            return rate / (s.tp * s.pp) if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred_u, rate=True, **common), ""
     if metric.startswith("throughput_output") and offline:
         def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=per_gpu_metric) -> float:
             rate = throughput(m, g, s, cal).figures.output_tokens_per_s
-            return rate / s.tp if per_gpu else rate
+            return rate / (s.tp * s.pp) if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred, rate=True, **common), ""
     if metric.startswith("throughput_output"):
         def pred_b(cal: Calibration, m=model, g=gpu, s=setup) -> float:
