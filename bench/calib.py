@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import fnmatch
+import functools
 import json
 import math
 import re
@@ -32,7 +33,7 @@ from gpuplan.estimate.load import finite_run, uniform_run
 from gpuplan.estimate.memory import gguf_weights_bytes, inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.train_time import train_time
-from gpuplan.estimate.trtllm_bench import bench_limits, running_limits
+from gpuplan.estimate.trtllm_bench import bench_limits, config_head_size, running_limits
 from gpuplan.types import InferSetup, ModelSpec, Parallelism, TrainSetup
 from gpuplan.units import DAY, GB, HOUR, GiB
 
@@ -638,9 +639,21 @@ def _bench_limits(s: InferSetup, model: Any, gpu: Any) -> InferSetup:
     if s.launcher != TRTLLM_BENCH or found is None or found < _BENCH_HEURISTIC_FROM:
         return s
     batch, tokens = bench_limits(model, gpu, s.weight_format, s.kv_dtype, s.tp, s.pp, s.prompt_len, s.output_len,
-                                 pytorch=trtllm_pytorch(s))
+                                 pytorch=trtllm_pytorch(s), head_size=_config_head_size(model.name))
     seqs, budget = running_limits(batch, tokens, s.tp, s.pp, s.attention_dp)
     return replace(s, max_num_seqs=seqs, max_batched_tokens=budget)
+
+
+@functools.cache
+def _config_head_size(preset: str) -> int | None:
+    """The head size trtllm-bench's heuristic reads from the preset's config.json
+    (gpuplan.estimate.trtllm_bench.config_head_size), None for a model without a bundled config."""
+    from gpuplan.catalog.models import find_preset
+
+    entry = find_preset(load_catalog(), preset)
+    if entry is None:
+        return None
+    return config_head_size(json.loads(Path(entry.path).read_text(encoding="utf-8")))
 
 
 # "throughput_output_tok_s_per_gpu": a run's output tokens/s over all its GPUs divided by their number (TP x PP),

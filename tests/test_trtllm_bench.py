@@ -17,7 +17,7 @@ from calib import _inference_case  # noqa: E402
 
 from gpuplan.catalog import Catalog  # noqa: E402
 from gpuplan.estimate.engines import token_budget  # noqa: E402
-from gpuplan.estimate.trtllm_bench import bench_limits, running_limits  # noqa: E402
+from gpuplan.estimate.trtllm_bench import bench_limits, config_head_size, running_limits  # noqa: E402
 from gpuplan.types import InferSetup  # noqa: E402
 
 # Llama-3.1-8B FP8 (FP8 KV cache) on one H100 (NVML total 81,559 MiB): 8.03 B weights at 1 byte leave
@@ -83,3 +83,27 @@ def test_a_perf_overview_row_carries_the_limits_its_benchmark_picked(catalog: Ca
     served = _inference_case(catalog, {**row, "notes": "trtllm-serve", "system": ""})[0]
     assert served is not None
     assert (served.meta["setup"].max_num_seqs, served.meta["setup"].max_batched_tokens) == (None, None)
+
+
+def test_the_heuristic_sizes_an_mla_cache_by_the_head_size_its_config_gives(catalog: Catalog) -> None:
+    # DeepSeek-R1's config.json states no head_dim, so trtllm-bench's ModelConfig takes 7,168 // 128 = 56; GLM-5's
+    # states 64; a config with neither falls back to hidden // heads like the MLA one
+    assert config_head_size({"hidden_size": 7168, "num_attention_heads": 128, "qk_nope_head_dim": 128}) == 56
+    assert config_head_size({"hidden_size": 6144, "num_attention_heads": 64, "head_dim": 64}) == 64
+    assert config_head_size({"text_config": {"hidden_size": 5120, "num_attention_heads": 40, "head_dim": 128}}) == 128
+    m, gpu = catalog.model("DeepSeek-R1"), catalog.gpu("B200")
+    # 4 B200 (179.06 GiB each) less 671.03 B weights at NVFP4's 0.5 byte, × 0.95 = 411.87 GB of cache; a token holds
+    # 2 × 61 layers × 128 KV heads × 56 × 1 byte (FP8) = 874,496 bytes, so 2,048 tokens a request: 229.97 requests
+    # -> 256 (multiple of 32); tokens 229.97 × 2 = 460 -> the 2,048 floor (above the prompt plus the batch, 1,280)
+    assert bench_limits(m, gpu, "nvfp4", "fp8", 4, 1, 1024, 1024, pytorch=True, head_size=56) == (256, 2048)
+    # sized by the 192 of a query head instead, the cache would seem to hold 67 requests (rounded up to 96)
+    assert bench_limits(m, gpu, "nvfp4", "fp8", 4, 1, 1024, 1024, pytorch=True)[0] == 96
+
+
+
+def test_perf_overview_rows_of_an_mla_model_run_the_batch_its_config_gives(catalog: Catalog) -> None:
+    # DEP4 on B200 (NVFP4, 1024/1024): 256 sequences on each of 4 attention-DP ranks; DEP8 on H200 (FP8): 384 × 8
+    for rid, running in (("srv-6063", 1024), ("srv-6065", 3072)):
+        case = _inference_case(catalog, _serving_row(rid))[0]
+        assert case is not None
+        assert case.meta["setup"].max_num_seqs == running

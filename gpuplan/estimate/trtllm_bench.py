@@ -15,6 +15,8 @@ which no model here has. ``trtllm-serve`` does not run this heuristic: a server 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from gpuplan.estimate.params import count_params
 from gpuplan.types import Gpu, ModelSpec
@@ -27,14 +29,34 @@ _MIN_TOKENS = 2048  # "Set min to 2048 to ensure Ctx/Gen overlap efficiency"
 DEFAULT_KV_FRACTION = 0.95  # calc_engine_setting's kv_cache_gpu_mem_fraction default
 
 
+def config_head_size(config: Mapping[str, Any]) -> int:
+    """The head size the heuristic reads from a Hugging Face ``config.json``: its ``head_size``, ``head_dim`` or
+    ``attention_head_dim`` (or ``text_config.head_dim``), else ``hidden_size // num_attention_heads``
+    (``ModelConfig.set_values_if_none``, ``tensorrt_llm/bench/build/dataclasses.py`` @04cba882). An MLA config
+    states none (DeepSeek-V3/R1: ``qk_nope_head_dim`` 128, ``qk_rope_head_dim`` 64, ``v_head_dim`` 128, and 7,168 /
+    128 heads), so the heuristic sizes its cache at 56 per head: not the latent cache the model keeps (576 per
+    token and layer), nor the 192 of a query head that :class:`~gpuplan.types.ModelSpec` holds."""
+    text = config.get("text_config") or {}
+    stated = config.get("head_size") or config.get("head_dim") or config.get("attention_head_dim") \
+        or text.get("head_dim")
+    if stated:
+        return int(stated)
+    hidden = config.get("hidden_size") or config.get("n_embd") or text.get("hidden_size") or 0
+    heads = config.get("num_attention_heads") or config.get("n_head") or text.get("num_attention_heads") or 1
+    return int(hidden) // int(heads)
+
+
 def requests_in_cache(m: ModelSpec, gpu: Gpu, weight_format: str, kv_dtype: str, tp: int, pp: int,
-                      context_len: int, kv_fraction: float = DEFAULT_KV_FRACTION) -> float:
+                      context_len: int, kv_fraction: float = DEFAULT_KV_FRACTION,
+                      head_size: int | None = None) -> float:
     """Requests of ``context_len`` tokens the heuristic expects the KV cache to hold: the total memory of the
     ``tp × pp`` GPUs (NVML's total, in GiB) less the weights at the format's bytes per weight, times
-    ``kv_fraction``, over 2 × layers × max(tp, KV heads) × head size bytes per token."""
+    ``kv_fraction``, over 2 × layers × max(tp, KV heads) × head size bytes per token. ``head_size``: the one the
+    model's config.json gives the heuristic (:func:`config_head_size`); ``m.head_dim`` where none is passed."""
     weights_bytes = count_params(m).total * _BYTES_PER_ELEM.get(weight_format, 2.0)
     cache_bytes = (gpu.memory_bytes * tp * pp - weights_bytes) * kv_fraction
-    per_token = 2 * m.n_layers * max(tp, m.n_kv_heads) * m.head_dim * _BYTES_PER_ELEM.get(kv_dtype, 2.0)
+    per_token = 2 * m.n_layers * max(tp, m.n_kv_heads) * (head_size or m.head_dim) \
+        * _BYTES_PER_ELEM.get(kv_dtype, 2.0)
     return cache_bytes / (per_token * context_len)
 
 
@@ -55,7 +77,8 @@ def _round_tokens(raw: float) -> int:
 
 
 def bench_limits(m: ModelSpec, gpu: Gpu, weight_format: str, kv_dtype: str, tp: int, pp: int, isl: int, osl: int,
-                 kv_fraction: float = DEFAULT_KV_FRACTION, pytorch: bool = False) -> tuple[int, int]:
+                 kv_fraction: float = DEFAULT_KV_FRACTION, pytorch: bool = False,
+                 head_size: int | None = None) -> tuple[int, int]:
     """``(max_batch_size, max_num_tokens)`` that trtllm-bench runs a dataset of ``isl``/``osl`` tokens with.
 
     The batch is the requests the cache holds (at most 4,096), per pipeline stage, rounded up to a multiple of 32
@@ -63,7 +86,7 @@ def bench_limits(m: ModelSpec, gpu: Gpu, weight_format: str, kv_dtype: str, tp: 
     most 32,768, rounded up to 256, 512 or 1,024 and at least 2,048. The PyTorch backend (``pytorch``) runs
     without chunked prefill unless asked, so ``get_settings`` raises the budget to the longest prompt plus the
     batch. Only the GPU's memory enters, so the limits do not depend on the fitted calibration."""
-    raw_bs = min(requests_in_cache(m, gpu, weight_format, kv_dtype, tp, pp, isl + osl, kv_fraction),
+    raw_bs = min(requests_in_cache(m, gpu, weight_format, kv_dtype, tp, pp, isl + osl, kv_fraction, head_size),
                  _MAX_REQUESTS) / pp
     max_bs = _round_batch(raw_bs)
     max_tokens = _round_tokens(min(raw_bs * (1 + isl / max(osl, 1)), _MAX_TOKENS))
