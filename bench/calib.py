@@ -584,6 +584,15 @@ def _attention_dp(row: dict[str, str], model: Any) -> bool:
     return bool(model.is_moe and _ATTENTION_DP.search(notes)) or bool(_SGLANG_ATTENTION_DP.search(notes))
 
 
+# TensorRT-LLM's attention-DP balancing as a run's llm_options state it ("attention_dp_config enable_balance true":
+# the perf overviews' DeepSeek-R1 runs after v1.0; gpuplan.types.InferSetup.attention_dp_balance)
+_ADP_BALANCE = re.compile(r"enable_balance[:= ]+true", re.I)
+
+
+def _attention_dp_balance(row: dict[str, str]) -> bool:
+    return bool(_ADP_BALANCE.search(row.get("notes", "")))
+
+
 # A vLLM server started with --async-scheduling (the GPUStack performance lab's gpt-oss and other pages, vLLM 0.10
 # and 0.11) schedules step n + 1 while the GPU runs step n, before 0.14 made that the default; --no-async-scheduling
 # turns it off again (vLLM v0.14.0 release notes; gpuplan.estimate.engines.host_overlaps_step).
@@ -788,7 +797,8 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                        output_len=max(osl, 1), tp=tp, pp=_int(row["pp"]) or 1,
                        engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row, model), full_logits=_full_prompt_logits(engine, row),
-                       attention_dp=_attention_dp(row, model), max_model_len=_max_model_len(row),
+                       attention_dp=_attention_dp(row, model), attention_dp_balance=_attention_dp_balance(row),
+                       max_model_len=_max_model_len(row),
                        async_scheduling=_async_scheduling(row), chunked_prefill=_chunked_prefill(row))
     setup = _bench_limits(_with_limits(setup, row, gpu), model, gpu)
     value = float(row["value"])
@@ -1054,6 +1064,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     setup = InferSetup(engine=engine, weight_format=prec[0], kv_dtype=kv, prompt_len=isl, output_len=osl, tp=tp,
                        pp=_int(row["pp"]) or 1, engine_version=_release_text(row), launcher=_launcher(row),
                        cuda_graphs=_cuda_graphs(row, model), attention_dp=_attention_dp(row, model),
+                       attention_dp_balance=_attention_dp_balance(row),
                        max_model_len=_max_model_len(row), async_scheduling=_async_scheduling(row),
                        chunked_prefill=_chunked_prefill(row))
     setup = _with_limits(setup, row, gpu)

@@ -920,6 +920,10 @@ class InferSetup:
     # of the tp ranks schedules and runs the attention of its own share of the sequences, so the host work of a step
     # is split over the ranks (gpuplan.estimate.infer_speed.host_step_seconds)
     attention_dp: bool = False
+    # True: TensorRT-LLM's attention-DP balancing (``attention_dp_config.enable_balance``), which holds new contexts
+    # until every rank has one, so the ranks prefill together instead of one after another
+    # (gpuplan.estimate.infer_speed.prompts_rank_by_rank); off by default, as plans run
+    attention_dp_balance: bool = False
     # the longest sequence the server admits (vLLM ``--max-model-len``); None: the model's own context length. Only
     # the scheduler's prompt budget of a release that ties it to this length reads it
     # (gpuplan.estimate.engines.token_budget)
@@ -964,7 +968,8 @@ class InferSetup:
         return InferSetup(self.engine, self.weight_format, self.kv_dtype, batch, self.prompt_len, self.output_len,
                           self.tp, self.pp, self.gpu_memory_utilization, self.max_num_seqs, self.full_logits,
                           self.lora_adapters, self.lora_rank, self.flash_attention, self.engine_version,
-                          self.launcher, self.cuda_graphs, self.attention_dp, self.max_model_len,
+                          self.launcher, self.cuda_graphs, self.attention_dp, self.attention_dp_balance,
+                          self.max_model_len,
                           self.max_batched_tokens, self.async_scheduling, self.chunked_prefill,
                           self.quantized_head, self.quant_release, self.quantized_at_build,
                           self.runner_release)

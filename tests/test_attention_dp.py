@@ -12,6 +12,8 @@ from gpuplan.catalog import Catalog
 from gpuplan.estimate.calibration import fitted
 from gpuplan.estimate.infer_speed import (
     _allreduce_seconds,
+    decode_attention_flops,
+    decode_attention_seconds,
     decode_step_seconds,
     latent_passes,
     prefill_seconds,
@@ -167,3 +169,25 @@ def test_tensorrt_llm_ranks_prefill_one_after_another(catalog: Catalog) -> None:
     sgl = replace(s, engine=Engine.SGLANG)
     assert prefill_seconds(m, g, sgl, 8 * 2000, fitted()) < 4 * prefill_seconds(m, g, sgl, 2000, fitted())
 
+
+
+def test_absorbed_mla_decode_attention_is_bound_by_its_flops_on_an_attention_dp_rank(catalog: Catalog) -> None:
+    # DeepSeek-R1 against its cached latent: 2 x 128 heads x (2 x 512 + 64) per cached position and layer, 61 layers,
+    # 1,536 positions; a rank under attention DP attends with all 128 heads, a TP 8 GPU with 16
+    m, gpu = catalog.model("DeepSeek-R1"), catalog.gpu("H200")
+    dp = InferSetup(engine=Engine.TRTLLM, weight_format="fp8", kv_dtype="fp8", tp=8, attention_dp=True)
+    assert decode_attention_flops(m, dp, 1536) == 2 * 128 * 1088 * 61 * 1536
+    assert decode_attention_flops(m, replace(dp, attention_dp=False), 1536) == 2 * 128 * 1088 * 61 * 1536 / 8
+    # at half the FP8 peak (990 TFLOP/s) and 80 % of the 4.8 TB/s, an H200 does 258 FLOPs per byte it reads
+    cal = fitted().with_values(eta_compute_trtllm=0.5, eta_kv_trtllm=0.8)
+    # 384 sequences a rank read 384 x 1,536 x 61 x 576 bytes = 20.7 GB of FP8 latent (5.4 ms), as a TP 8 GPU running
+    # 384 sequences does (it caches every sequence's latent); the rank's 128 heads do 484 FLOPs a byte (10.0 TFLOP,
+    # 10.1 ms), the TP 8 GPU's 16 heads 60: read-bound alone, both would take the read's time
+    rank = decode_attention_seconds(m, gpu, dp, 8 * 384, 1536, cal)
+    tensor_parallel = decode_attention_seconds(m, gpu, replace(dp, attention_dp=False), 384, 1536, cal)
+    assert rank > 1.5 * tensor_parallel
+    # Llama-3.1-8B's GQA (4 query heads a KV head, 16-bit cache) does 4 FLOPs a byte: its read bounds it
+    llama = catalog.model("Llama-3.1-8B")
+    one = InferSetup(engine=Engine.TRTLLM, weight_format="bf16")
+    flops = 256 * decode_attention_flops(llama, one, 1536)
+    assert decode_attention_seconds(llama, catalog.gpu("H100"), one, 256, 1536, cal) > 20 * flops / 989e12

@@ -97,7 +97,7 @@ def test_with_batch_is_replace_in_every_field() -> None:
               "output_len": 19, "tp": 2, "pp": 4, "gpu_memory_utilization": 0.8, "max_num_seqs": 64,
               "full_logits": True, "lora_adapters": 5, "lora_rank": 8, "flash_attention": False,
               "engine_version": "0.7.3", "launcher": "trtllm-bench", "cuda_graphs": False,
-              "attention_dp": True, "max_model_len": 32768, "max_batched_tokens": 4096,
+              "attention_dp": True, "attention_dp_balance": True, "max_model_len": 32768, "max_batched_tokens": 4096,
               "async_scheduling": True, "chunked_prefill": False, "quantized_head": True, "quant_release": "0.40.0",
               "quantized_at_build": True, "runner_release": "0.6.6"}
     assert set(values) == {f.name for f in dataclasses.fields(InferSetup)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,9 @@ sys.path.insert(0, str(BENCH))
 from calib import _inference_case  # noqa: E402
 
 from gpuplan.catalog import Catalog  # noqa: E402
+from gpuplan.estimate.calibration import fitted  # noqa: E402
 from gpuplan.estimate.engines import token_budget  # noqa: E402
+from gpuplan.estimate.infer_speed import prefill_seconds  # noqa: E402
 from gpuplan.estimate.trtllm_bench import bench_limits, config_head_size, running_limits  # noqa: E402
 from gpuplan.types import InferSetup  # noqa: E402
 
@@ -107,3 +110,17 @@ def test_perf_overview_rows_of_an_mla_model_run_the_batch_its_config_gives(catal
         case = _inference_case(catalog, _serving_row(rid))[0]
         assert case is not None
         assert case.meta["setup"].max_num_seqs == running
+
+
+def test_runs_that_balance_attention_dp_ranks_prefill_them_together(catalog: Catalog) -> None:
+    # the DeepSeek-R1 runs state attention_dp_config enable_balance true; the Qwen3-235B ones only attention DP
+    balanced = _inference_case(catalog, _serving_row("srv-6063"))[0]
+    default = _inference_case(catalog, _serving_row("srv-6119"))[0]
+    assert balanced is not None and default is not None
+    assert balanced.meta["setup"].attention_dp_balance and not default.meta["setup"].attention_dp_balance
+    s = balanced.meta["setup"]
+    m, gpu, cal = catalog.model("DeepSeek-R1"), catalog.gpu("B200"), fitted()
+    # 8,192 prompt tokens: balanced, the four ranks prefill 2,048 each in one pass; one after another, a rank's
+    # 2,048 a pass, four passes
+    assert prefill_seconds(m, gpu, s, 8192, cal) < 0.5 * prefill_seconds(m, gpu, replace(s, attention_dp_balance=False),
+                                                                          8192, cal)

@@ -442,8 +442,12 @@ def prefill_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: C
 def prompts_rank_by_rank(s: InferSetup) -> bool:
     """Whether the setup's prefill passes each carry one attention-DP rank's prompts while the other ranks wait
     (``Engine.prompts_rank_by_rank_with_attention_dp``): then the prompt work is not spread over the ranks in time,
-    and a pass's attention and attention projections run on one GPU whatever the number of ranks."""
-    return s.attention_dp and s.tp > 1 and types.Engine(s.engine).prompts_rank_by_rank_with_attention_dp
+    and a pass's attention and attention projections run on one GPU whatever the number of ranks. Not where the
+    engine balances the ranks' contexts (``InferSetup.attention_dp_balance``: TensorRT-LLM's
+    ``attention_dp_config.enable_balance`` waits until every rank holds a context and schedules them in one
+    iteration, NVIDIA/TensorRT-LLM docs/source/blogs/tech_blog/blog10_ADP_Balance_Strategy.md @9320afe9870c)."""
+    return s.attention_dp and s.tp > 1 and not s.attention_dp_balance \
+        and types.Engine(s.engine).prompts_rank_by_rank_with_attention_dp
 
 
 def rank_prompt_tokens(s: InferSetup, tokens: float) -> float:
@@ -792,15 +796,32 @@ def _pass_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: 
 
 
 def _attention_read_seconds(m: ModelSpec, s: InferSetup, t: _StepTerms, batch: float, context: float) -> float:
-    """Seconds the decode attention of ``batch`` sequences at mean ``context`` takes to read their KV cache (and a
-    linear layer's state, read then written; sparse attention reads its top-k tokens and every indexer key) on the
-    busiest GPU: memory-bound, a kernel of its own."""
+    """Seconds the decode attention of ``batch`` sequences at mean ``context`` takes on the busiest GPU, a kernel of
+    its own: a roofline of reading their KV cache (and a linear layer's state, read then written; sparse attention
+    reads its top-k tokens and every indexer key) and its QK^T and AV FLOPs (:func:`decode_attention_flops`) at the
+    attention's rate. A grouped-query head group does 2 × group FLOPs per 16-bit byte it reads, far below any GPU's
+    FLOPs per byte, so the read bounds it; an MLA model's heads all share one latent, so under attention data
+    parallelism (128 heads a rank for DeepSeek-V3) its absorbed attention does about 480 FLOPs per FP8 byte, above an
+    H200's 206: there the FLOPs bound it (DeepSeek's FlashMLA, deepseek-ai/FlashMLA README: "up to 660 TFlops in
+    compute-bound configuration" on an H800, "3000 GB/s in memory-bound configuration")."""
     latent = get_engine(s.engine).mla_latent_cache
     per_seq = (context * t.kv_per_token if context <= t.kv_dense_up_to
                else kv_read_bytes(m, context, s.kv_dtype, kv_layout(s)[0], latent))
     per_seq *= latent_passes(m, s) if latent else 1
-    kv = rank_sequences(s, batch) * (per_seq + 2 * t.state_per_seq)  # the busiest GPU's own sequences
-    return kv / t.kv_bandwidth
+    sequences = rank_sequences(s, batch)  # the busiest GPU's own sequences
+    reads = sequences * (per_seq + 2 * t.state_per_seq) / t.kv_bandwidth
+    flops = sequences * decode_attention_flops(m, s, context)
+    return max(reads, flops / (t.attention_peak * t.attention_rate / s.tp))
+
+
+def decode_attention_flops(m: ModelSpec, s: InferSetup, context: float) -> float:
+    """QK^T and AV FLOPs of one decoding sequence at ``context`` on one GPU: against the cached latent where the
+    engine keeps an MLA model's cache latent (:func:`~gpuplan.estimate.flops.latent_attention_flops_per_token`,
+    the absorbed form), else per head; the heads split over the tensor-parallel ranks, except under attention data
+    parallelism, where a rank attends with all of them for its own sequences."""
+    latent = get_engine(s.engine).mla_latent_cache and m.is_mla
+    flops = latent_attention_flops_per_token(m, context) if latent else attention_flops_per_token(m, context)
+    return flops if s.attention_dp and s.tp > 1 else flops / s.tp
 
 
 def decode_attention_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, batch: float, context: float,
