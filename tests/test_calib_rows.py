@@ -1470,3 +1470,13 @@ def test_a_lit_gpt_memory_row_is_sized_at_the_longest_sample_it_trains_first(cat
     # on several GPUs the model is built before FSDP shards it, in a Lightning release the row does not state
     case, why = _finetune_case(catalog, rows[f"{stem}lora-llama-2-7b-none-mb1-2gpu-mem"])
     assert case is None and "Lightning release" in why
+
+
+def test_v0_batch_rows_whose_scheduler_steps_are_unstated_are_reported_not_fitted(cases: list[Case]) -> None:
+    # the ROCm blog's vLLM V0 latency table (MI300X) does not say whether its harness ran multi-step scheduling;
+    # its throughput table, run with the settings of MAD's config, does
+    rocm = [c for c in cases if c.group.startswith("ROCm blog: Best practices")]
+    batch = [c for c in rocm if c.meta.get("quantity") != "max_batch_output_tokens_per_s"]
+    offline = [c for c in rocm if c.meta.get("quantity") == "max_batch_output_tokens_per_s"]
+    assert len(batch) == 32 and len(offline) == 8
+    assert not any(c.fit for c in batch) and all(c.fit for c in offline)
