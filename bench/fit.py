@@ -175,9 +175,11 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
     by_engine: dict[str, list[Case]] = {}
     for c in speed:
         # the key of its efficiencies, e.g. eta_memory_llamacpp_metal for llama.cpp on Apple silicon; a batch-1
-        # decode row of vLLM's V0 engine identifies V0's own step overhead and nothing else (its kernels are
-        # vLLM's: engines.step_overhead_keys)
-        key = (V0_KEY if c.meta["kind"] == "decode" and vllm_v0(c.meta["setup"]) else
+        # row of vLLM's V0 engine, decode or a whole generation (whose time is mostly its decode steps), identifies
+        # V0's own step overhead and nothing else (its kernels are vLLM's: engines.step_overhead_keys). Fitted with
+        # V1's rows, a generation read V1's key, which V0's key has not yet replaced, and the Qwen speed benchmark's
+        # vLLM 0.4.2/0.6.3 generations (66 rows) pulled V1's step overhead from 6.2e-5 to 1.1e-4 s a layer
+        key = (V0_KEY if c.meta["kind"] in ("decode", "generate") and vllm_v0(c.meta["setup"]) else
                efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:])
         by_engine.setdefault(key, []).append(c)
     order = [REFERENCE_ENGINE, *sorted(e for e in by_engine if e != REFERENCE_ENGINE)]
