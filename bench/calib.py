@@ -29,7 +29,7 @@ from gpuplan.estimate.engines import TRTLLM_BENCH, VLLM_LLM_CLASS, release, trtl
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.flops import forward_flops_per_token
 from gpuplan.estimate.infer_speed import latency, throughput
-from gpuplan.estimate.load import finite_run, uniform_run
+from gpuplan.estimate.load import finite_run, gamma_length_quantile, uniform_run
 from gpuplan.estimate.memory import gguf_weights_bytes, inference_memory, training_memory
 from gpuplan.estimate.quant import weight_format
 from gpuplan.estimate.train_time import train_time
@@ -708,15 +708,10 @@ _MLPERF_SERVER_WHY = ("MLPerf Server: one Poisson stream at the scheduled rate s
 
 def mlperf_output_lengths(n: int, mean: float, cv2: float, top: int) -> list[int]:
     """The output lengths of ``n`` samples whose lengths have mean ``mean`` and squared coefficient of variation
-    ``cv2``: the quantiles (r + ½)/n of a gamma law of shape 1/c² by Wilson & Hilferty (1931; as
-    gpuplan.estimate.load.median_prompt_tokens), mean × (1 − c²/9 + z √(c²/9))³, clipped to 1 … ``top``, in
-    the well-mixed order of :func:`sharegpt_output_lengths`."""
-    a = cv2 / 9.0
+    ``cv2``: the quantiles of a gamma law of shape 1/c² (gpuplan.estimate.load.gamma_length_quantile), clipped to
+    1 … ``top``, in the well-mixed order of :func:`mixed_quantiles`."""
     normal = NormalDist()
-    order = sorted(range(n), key=lambda k: ((k + 0.5) * _GOLDEN) % 1.0)
-    rank = {k: r for r, k in enumerate(order)}
-    return [min(top, max(1, round(mean * max(1.0 - a + normal.inv_cdf((rank[k] + 0.5) / n) * math.sqrt(a), 0.0) ** 3)))
-            for k in range(n)]
+    return [min(top, max(1, round(gamma_length_quantile(mean, cv2, normal.inv_cdf(q))))) for q in mixed_quantiles(n)]
 
 
 def _mlperf_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
@@ -843,18 +838,18 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
 
         def pred_n(cal: Calibration, m=model, g=gpu, s=setup, o=lengths, per_gpu=per_gpu_metric) -> float:
             rate = finite_run(m, g, s, o, cal)
-            return rate / (s.tp * s.pp) if per_gpu else rate
+            return rate / s.n_gpus if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred_n, rate=True, **common), ""
     sent = _perf_overview_requests(row, isl, osl) if not means else None
     if metric.startswith("throughput_output") and offline and sent:
         def pred_u(cal: Calibration, m=model, g=gpu, s=setup, n=sent, per_gpu=per_gpu_metric) -> float:
             rate = uniform_run(m, g, s, n, cal)
-            return rate / (s.tp * s.pp) if per_gpu else rate
+            return rate / s.n_gpus if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred_u, rate=True, **common), ""
     if metric.startswith("throughput_output") and offline:
         def pred(cal: Calibration, m=model, g=gpu, s=setup, per_gpu=per_gpu_metric) -> float:
             rate = throughput(m, g, s, cal).figures.output_tokens_per_s
-            return rate / (s.tp * s.pp) if per_gpu else rate
+            return rate / s.n_gpus if per_gpu else rate
         return Case(cls="serving_throughput", measured=value, predict=pred, rate=True, **common), ""
     if metric.startswith("throughput_output"):
         def pred_b(cal: Calibration, m=model, g=gpu, s=setup) -> float:
@@ -897,10 +892,15 @@ def sharegpt_output_lengths(row: dict[str, str], prompt: int, mean: int) -> list
         return None
     n = int(sent.group(1).replace(",", ""))
     top = max(_SHAREGPT_MIN_LEN, _SHAREGPT_MAX_TOTAL - prompt)
-    # the k-th request gets the quantile (r + ½)/n, r the rank of frac((k + ½)·φ) among the n: every quantile once
+    return [min(top, max(_SHAREGPT_MIN_LEN, round(-mean * math.log(1.0 - q)))) for q in mixed_quantiles(n)]
+
+
+def mixed_quantiles(n: int) -> list[float]:
+    """The n quantiles (r + ½)/n, each once, in a well-mixed order (golden-ratio sequence) as a benchmark's shuffled
+    sample would arrive: the k-th gets r, the rank of frac((k + ½)·φ) among the n."""
     order = sorted(range(n), key=lambda k: ((k + 0.5) * _GOLDEN) % 1.0)
     rank = {k: r for r, k in enumerate(order)}
-    return [min(top, max(_SHAREGPT_MIN_LEN, round(-mean * math.log(1.0 - (rank[k] + 0.5) / n)))) for k in range(n)]
+    return [(rank[k] + 0.5) / n for k in range(n)]
 
 
 # A closed loop of one client (bench_serving / vllm bench serve --max-concurrency 1) never has two requests in

@@ -137,7 +137,7 @@ def infer_quantity(case: Case, ttft_s: float, tpot_s: float, batch: float) -> fl
     if q in ("ttft_s", "tpot_s"):
         return ttft_s if q == "ttft_s" else tpot_s
     rate = batch * s.output_len / (ttft_s + s.output_len * tpot_s)
-    return rate / (s.tp * s.pp) if case.meta["per_gpu"] else rate
+    return rate / s.n_gpus if case.meta["per_gpu"] else rate
 
 
 @cache

@@ -811,6 +811,7 @@ def _attention_read_seconds(m: ModelSpec, s: InferSetup, t: _StepTerms, batch: f
     sequences = rank_sequences(s, batch)  # the busiest GPU's own sequences
     reads = sequences * (per_seq + 2 * t.state_per_seq) / t.kv_bandwidth
     flops = sequences * decode_attention_flops(m, s, context)
+    # one GPU's rate: the peak × η (``attention_rate`` holds tp × η, a prefill pass's share over all the ranks)
     return max(reads, flops / (t.attention_peak * t.attention_rate / s.tp))
 
 

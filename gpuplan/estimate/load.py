@@ -154,11 +154,18 @@ def _prefill_one(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration) -> flo
 
 def median_prompt_tokens(mean_tokens: float, length_cv2: float) -> float:
     """Median prompt length of a dataset whose lengths have mean ``mean_tokens`` and squared coefficient of
-    variation ``length_cv2``, read as a gamma law of shape 1/c² (c² = 1: the exponential; c² = 0: one length).
-    Its median by Wilson & Hilferty (1931, the cube-root normal approximation of a gamma variate):
+    variation ``length_cv2``, read as a gamma law of shape 1/c² (:func:`gamma_length_quantile` at z = 0):
     mean × (1 − c²/9)³ — 0.70 × the mean for c² = 1 (the exponential's exact ln 2 = 0.69), the mean itself for c² = 0.
     A right-skewed set of prompts such as ShareGPT's has most prompts below its mean."""
-    return mean_tokens * max(1.0 - length_cv2 / 9.0, 0.0) ** 3
+    return gamma_length_quantile(mean_tokens, length_cv2, 0.0)
+
+
+def gamma_length_quantile(mean_tokens: float, length_cv2: float, z: float) -> float:
+    """The length at the standard normal deviate ``z`` of a gamma law of mean ``mean_tokens`` and squared coefficient
+    of variation ``length_cv2`` (shape 1/c²; c² = 1: the exponential; c² = 0: one length), by Wilson & Hilferty
+    (1931, the cube-root normal approximation of a gamma variate): mean × (1 − c²/9 + z·√(c²/9))³, 0 below."""
+    a = length_cv2 / 9.0
+    return mean_tokens * max(1.0 - a + z * math.sqrt(a), 0.0) ** 3
 
 
 def capacity(m: ModelSpec, gpu: Gpu, s: InferSetup, cal: Calibration | None = None) -> float:
