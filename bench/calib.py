@@ -1271,6 +1271,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
            else "gguf-q4_k_m" if "q4_k_m" in prec else "gguf-q5_k_m" if "q5_k_m" in prec
            else "gguf-q6_k" if "q6_k" in prec else "gguf-q8_0" if "q8_0" in prec
            else "mlx-q4" if "mlx 4-bit" in prec else "mlx-q8" if "mlx 8-bit" in prec
+           else "mlx-q6" if "mlx 6-bit" in prec else "mlx-q5" if "mlx 5-bit" in prec
            else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec
            else "fp16" if "f16" in prec or "fp16" in prec else None)
     if fmt is None:
