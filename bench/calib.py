@@ -110,7 +110,7 @@ def _group(row_id: str, row: dict[str, str] | None = None) -> str:
     """The source family a row belongs to, for leave-one-source-out: the row's own source_group where the file
     has one (newer files), else the family its id prefix names."""
     if row and row_id.startswith(_GROUPED_PREFIXES) and row.get("source_group"):
-        return row["source_group"].strip()
+        return _VIA_COPY.sub("", row["source_group"]).strip()
     for prefix in ("llama2", "megatron", "nanogpt", "llmc", "tt-", "peft-mmqa", "torchtune-readme", "torchtune-opt",
                    "chatglm", "seed-agiclass", "qlora", "trt", "mlp", "mem", "ext"):
         if row_id.startswith(prefix):
@@ -120,6 +120,10 @@ def _group(row_id: str, row: dict[str, str] | None = None) -> str:
 
 # ---------------------------------------------------------------- training / fine-tuning
 
+
+# a source read through a copy ("llama.cpp Apple Silicon discussion #4167 (via gist)", "... (via Local AI Advisor
+# notes)") is the source it copies: two copies of one table are one source group, so that leaving it out leaves both
+_VIA_COPY = re.compile(r"\s*\(via [^)]*\)\s*$")
 
 # every row of these files names its source; leave-one-source-out leaves that source out (inference_extra.csv's
 # `ext-` rows were one catch-all group of 14 sources, so a fold left out the Qwen2.5 speed benchmark's first 25 rows

@@ -116,6 +116,15 @@ def test_every_new_row_names_its_source_group(cases: list[Case]) -> None:
             assert c.group and not c.group.startswith(("srv", "lcp", "ftm", "trm", "imm")), c.id
 
 
+def test_two_copies_of_one_table_are_one_source_group(cases: list[Case]) -> None:
+    # discussion #4167's Apple table, read through a gist (lcp-0720..) and through a third party's notes (lcp-3001..):
+    # a fold that leaves the table out must leave out both copies
+    groups = {c.group for c in cases if c.id in ("lcp-0721", "lcp-3016")}
+    assert groups == {"llama.cpp Apple Silicon discussion #4167"}
+    # the scoreboards of different backends stay apart
+    assert len({c.group for c in cases if "scoreboard" in c.group}) == 3
+
+
 def test_fsdp_layouts_shard_as_their_zero_stage() -> None:
     from calib_rows import _fsdp_stage, _workers
 
