@@ -422,6 +422,11 @@ def _copied_blocks(rows: dict[str, dict[str, str]]) -> dict[str, str]:
     return out
 
 
+def _stated(row: dict[str, str]) -> bool:
+    """Whether the row's source states the conditions that matter (its confidence is neither low nor approx)."""
+    return row.get("confidence", "").strip().lower() not in ("low", "approx")
+
+
 def _build_unstated(engine: str, row: dict[str, str]) -> bool:
     """A llama.cpp speed row whose build is not stated: reported, not fitted on. Its kernels change speed by large
     factors between builds (PR #2959 "More optimizations on metal", M2 Max pp512 327.79 -> 433.35 t/s; on an Apple
@@ -813,7 +818,9 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
     describe = f"{preset} {prec[0]} {engine} TP{tp} on {gpu.name}, {isl}/{osl}" + (
         " max batch" if offline else f" batch {batch}")
     # a dataset's mixed lengths break the fixed-length batch model (finite runs drain unevenly): such rows are
-    # predicted from their mean lengths and reported, not fitted on
+    # predicted from their mean lengths and reported, not fitted on; so is a row whose source leaves a condition
+    # that matters unstated (confidence low or approx: the harness, mean or median, the release), as for every
+    # other class
     common = dict(id=row["id"], source=row["source"], describe=describe, group=_group(row["id"], row),
                   assume="; ".join(a for a in ("FP8 KV cache with FP8 weights" if kv == "fp8" else
                                                _KV_AUTO_NOTE if prec[1] == "fp8" else "",
@@ -822,7 +829,7 @@ def _inference_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                 if a),
                   resolution=resolution(row["value"]),
                   fit=not means and not _build_unstated(engine, row) and not backend
-                  and not _SCHEDULER_STEPS_UNSTATED.search(row["notes"]))
+                  and not _SCHEDULER_STEPS_UNSTATED.search(row["notes"]) and _stated(row))
     kind = ("throughput" if metric.startswith("throughput") or batch > 1 else
             "prefill" if metric.startswith(("ttft", "prefill")) else
             "generate" if metric.startswith("generate") and isl >= 1024 else "decode")
@@ -1115,7 +1122,7 @@ def _load_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
             "quantity": field_name, "per_gpu": False, "rate": rate, "clients": clients}
     return Case(id=row["id"], cls=cls, measured=measured, predict=pred, source=row["source"], describe=describe,
                 group=_group(row["id"], row), assume=assume, resolution=resolution(row["value"]),
-                rate=cls == "serving_throughput", meta=meta), ""
+                rate=cls == "serving_throughput", meta=meta, fit=_stated(row)), ""
 
 
 def _float(text: str) -> float | None:
@@ -1360,8 +1367,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
                 describe=describe, group=_group(row["id"], row), assume=assume, meta=meta,
                 resolution=resolution(row["value"]),
-                fit=row.get("confidence", "").strip().lower() not in ("low", "approx")
-                and not (litgpt and fmt != "bf16")), ""
+                fit=_stated(row) and not (litgpt and fmt != "bf16")), ""
 
 
 def all_cases() -> tuple[list[Case], list[Unmapped]]:
