@@ -313,6 +313,7 @@ def _precision(label: str) -> tuple[str, str] | None:
         ("q4_1", ("gguf-q4_1", "fp16")), ("q5_0", ("gguf-q5_0", "fp16")), ("q5_1", ("gguf-q5_1", "fp16")),
         ("q5_k_m", ("gguf-q5_k_m", "fp16")), ("q5_k_s", ("gguf-q5_k_s", "fp16")), ("q6_k", ("gguf-q6_k", "fp16")),
         ("q8_0", ("gguf-q8_0", "fp16")), ("mlx 4-bit", ("mlx-q4", "fp16")), ("mlx 8-bit", ("mlx-q8", "fp16")),
+        ("mlx 6-bit", ("mlx-q6", "fp16")), ("mlx 5-bit", ("mlx-q5", "fp16")),
         ("bf16 (gguf", ("bf16", "bf16")), ("f16 (gguf", ("fp16", "fp16")), ("gguf", None),
         ("awq", ("awq-int4", "fp16")), ("gptq-int8", ("gptq-int8", "fp16")), ("gptq", ("gptq-int4", "fp16")),
         ("bitsandbytes 4", ("bnb-nf4", "fp16")), ("mxfp4", ("mxfp4", "bf16")),
