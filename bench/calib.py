@@ -106,6 +106,16 @@ def resolution(text: str) -> float:
     return 0.5 * 10 ** -len(m.group(2)) / value if value else 0.0
 
 
+# a source read through a copy ("llama.cpp Apple Silicon discussion #4167 (via gist)", "... (via Local AI Advisor
+# notes)") is the source it copies: two copies of one table are one source group, so that leaving it out leaves both
+_VIA_COPY = re.compile(r"\s*\(via [^)]*\)\s*$")
+
+# every row of these files names its source; leave-one-source-out leaves that source out (inference_extra.csv's
+# `ext-` rows were one catch-all group of 14 sources, so a fold left out the Qwen2.5 speed benchmark's first 25 rows
+# with TGI's, AutoAWQ's and SGLang's, while its later rows formed a group of their own)
+_GROUPED_PREFIXES = ("srv-", "lcp-", "ftm-", "trm-", "imm-", "b1-", "ext-")
+
+
 def _group(row_id: str, row: dict[str, str] | None = None) -> str:
     """The source family a row belongs to, for leave-one-source-out: the row's own source_group where the file
     has one (newer files), else the family its id prefix names."""
@@ -120,15 +130,6 @@ def _group(row_id: str, row: dict[str, str] | None = None) -> str:
 
 # ---------------------------------------------------------------- training / fine-tuning
 
-
-# a source read through a copy ("llama.cpp Apple Silicon discussion #4167 (via gist)", "... (via Local AI Advisor
-# notes)") is the source it copies: two copies of one table are one source group, so that leaving it out leaves both
-_VIA_COPY = re.compile(r"\s*\(via [^)]*\)\s*$")
-
-# every row of these files names its source; leave-one-source-out leaves that source out (inference_extra.csv's
-# `ext-` rows were one catch-all group of 14 sources, so a fold left out the Qwen2.5 speed benchmark's first 25 rows
-# with TGI's, AutoAWQ's and SGLang's, while its later rows formed a group of their own)
-_GROUPED_PREFIXES = ("srv-", "lcp-", "ftm-", "trm-", "imm-", "b1-", "ext-")
 
 
 def _train_setup(spec: dict[str, Any], defaults: dict[str, Any]) -> TrainSetup:
@@ -305,6 +306,11 @@ def _preset_for(cat: Any, label: str) -> str | None:
     return entry.name if entry else None
 
 
+# MLX's quantized checkpoints as rows name them (mlx-community's n-bit conversions) → gpuplan's formats, for the
+# speed rows (_precision) and the memory rows (_inference_memory_case) alike
+_MLX_FORMATS = {"mlx 4-bit": "mlx-q4", "mlx 8-bit": "mlx-q8", "mlx 6-bit": "mlx-q6", "mlx 5-bit": "mlx-q5"}
+
+
 def _precision(label: str) -> tuple[str, str] | None:
     p = label.lower()
     # a GGUF file of a quant type not listed here is not mapped (read as 16-bit, a Q4_1 file looked 3.4x too big)
@@ -312,8 +318,7 @@ def _precision(label: str) -> tuple[str, str] | None:
         ("q4_k_m", ("gguf-q4_k_m", "fp16")), ("q4_k_s", ("gguf-q4_k_s", "fp16")), ("q4_0", ("gguf-q4_0", "fp16")),
         ("q4_1", ("gguf-q4_1", "fp16")), ("q5_0", ("gguf-q5_0", "fp16")), ("q5_1", ("gguf-q5_1", "fp16")),
         ("q5_k_m", ("gguf-q5_k_m", "fp16")), ("q5_k_s", ("gguf-q5_k_s", "fp16")), ("q6_k", ("gguf-q6_k", "fp16")),
-        ("q8_0", ("gguf-q8_0", "fp16")), ("mlx 4-bit", ("mlx-q4", "fp16")), ("mlx 8-bit", ("mlx-q8", "fp16")),
-        ("mlx 6-bit", ("mlx-q6", "fp16")), ("mlx 5-bit", ("mlx-q5", "fp16")),
+        ("q8_0", ("gguf-q8_0", "fp16")), *((label, (fmt, "fp16")) for label, fmt in _MLX_FORMATS.items()),
         ("bf16 (gguf", ("bf16", "bf16")), ("f16 (gguf", ("fp16", "fp16")), ("gguf", None),
         ("awq", ("awq-int4", "fp16")), ("gptq-int8", ("gptq-int8", "fp16")), ("gptq", ("gptq-int4", "fp16")),
         ("bitsandbytes 4", ("bnb-nf4", "fp16")), ("mxfp4", ("mxfp4", "bf16")),
@@ -1272,6 +1277,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     if preset is None:
         return None, f"model '{label}' is not a preset"
     prec = row["precision"].lower()
+    mlx = next((f for name, f in _MLX_FORMATS.items() if name in prec), None)
     fmt = ("gptq-int8" if "gptq" in prec and "int8" in prec else "gptq-int4" if "gptq" in prec
            else "awq-int4" if "awq" in prec
            else "bnb-int8" if "bitsandbytes" in prec and ("8-bit" in prec or "int8" in prec)
@@ -1282,8 +1288,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
            else "gguf-q4_k_s" if "q4_k_s" in prec else "gguf-q5_k_s" if "q5_k_s" in prec
            else "gguf-q4_k_m" if "q4_k_m" in prec else "gguf-q5_k_m" if "q5_k_m" in prec
            else "gguf-q6_k" if "q6_k" in prec else "gguf-q8_0" if "q8_0" in prec
-           else "mlx-q4" if "mlx 4-bit" in prec else "mlx-q8" if "mlx 8-bit" in prec
-           else "mlx-q6" if "mlx 6-bit" in prec else "mlx-q5" if "mlx 5-bit" in prec
+           else mlx if mlx
            else "fp8" if "fp8" in prec else "bf16" if "bf16" in prec
            else "fp16" if "f16" in prec or "fp16" in prec else None)
     if fmt is None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from calib import Case, Unmapped, _group, _memory_value, _preset_for, resolution, training_memory_predictor
+from calib import Case, Unmapped, _group, _memory_value, _preset_for, _stated, resolution, training_memory_predictor
 
 from gpuplan.errors import GpuplanError
 from gpuplan.estimate.calibration import Calibration
@@ -423,7 +423,7 @@ def _pretrain_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
         recompute, assumed = ("selective" if modules else "none"), ""
     # an unstated recomputation moves memory a lot but throughput little (≤ 1/3 more FLOPs, which the
     # utilisation fit absorbs either way): throughput rows are fitted on unless the source marks them approximate
-    stated = row["confidence"].strip().lower() not in ("low", "approx") and (not assumed or
+    stated = _stated(row) and (not assumed or
                                                                            not metric.startswith("peak_mem"))
     # FSDP without a MixedPrecision policy (autocast over fp32 flat parameters) all-gathers each layer and
     # reduce-scatters its gradient in fp32 and keeps an fp32 residual stream; gpuplan's memory and time models
@@ -897,7 +897,7 @@ def _finetune_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, str]:
                                   assume=assumed, resolution=resolution(row["value"]))
     meta = {"model_name": model.name, "model": model, "gpu": gpu, "setup": setup}
     metric = row["metric"]
-    stated = not assumed and row["confidence"].strip().lower() not in ("low", "approx")
+    stated = not assumed and _stated(row)
     if metric.startswith("peak_mem"):
         if "total" in (row["unit"] + " " + row["notes"][:200]).lower() and n > 1:
             return None, "memory summed over GPUs: the per-GPU split is not stated"
