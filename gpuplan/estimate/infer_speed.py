@@ -898,6 +898,7 @@ class CustomAllreduce:
     latency_s: float
     max_bytes: float
     vendors: frozenset[str]
+    pcie_pair: bool = True  # two GPUs without NVLink take the kernel too (vLLM's and SGLang's should_custom_ar)
 
 
 # SGLang and vLLM all-reduce tensor-parallel activations with their own kernels instead of NCCL where the group is 2,
@@ -917,9 +918,21 @@ class CustomAllreduce:
 # ``ParallelConfig`` turns it off there: "not supported on AMD GPUs"), unmeasured, so gpuplan leaves AMD to RCCL.
 # The bytes keep the ring's term at the link's all-reduce rate; larger messages (prefill passes) keep NCCL's whole
 # model, the kernel's time growing towards NCCL's there (34 µs at the table's largest size on 8 GPUs).
+#
+# TensorRT-LLM has had such kernels longest (vLLM's were written after them): its engines are built with
+# ``use_custom_all_reduce`` on by default and its all-reduce runs AllReduceStrategy.AUTO, which takes the one-shot or
+# two-shot kernel for a message within the IPC workspace (``CustomAllReduceHelper.max_workspace_size_auto``: 16 MB at
+# 2 GPUs, 8 MB beyond) where the GPUs have NVLink, and NCCL otherwise (NVIDIA/TensorRT-LLM
+# tensorrt_llm/plugin/plugin.py @035b99e0d09d4f2dfdb949810cf7245112aa4165; the PyTorch backend's
+# ``allreduce_strategy`` defaults to AUTO as well). NVIDIA's aiconfigurator times that op under CUDA graphs on
+# H100 SXM, TensorRT-LLM 1.2.0rc1: 3.0-3.6 µs on 2 GPUs and 3.2-3.8 µs on 4 for messages of 128 to 16,384 fp16
+# values, median of the sixteen figures 3.4 µs (ai-dynamo/aiconfigurator
+# src/aiconfigurator/systems/data/h100_sxm/trtllm/1.2.0rc1/custom_allreduce_perf.txt.bak
+# @302edbc44bd37dfc9c3c360772a1553f12877a3e). gpuplan takes the 8 MB limit at every group size.
 CUSTOM_ALLREDUCE: dict[str, CustomAllreduce] = {
     types.Engine.SGLANG: CustomAllreduce(4.8e-6, 8 * MiB, frozenset({"NVIDIA", "AMD"})),
     types.Engine.VLLM: CustomAllreduce(9.2e-6, 8 * MiB, frozenset({"NVIDIA"})),
+    types.Engine.TRTLLM: CustomAllreduce(3.4e-6, 8e6, frozenset({"NVIDIA"}), pcie_pair=False),
 }
 _CUSTOM_ALLREDUCE_GROUPS = (2, 4, 6, 8)
 
@@ -939,7 +952,7 @@ def _takes_custom_allreduce(custom: CustomAllreduce, gpu: Gpu, tp: int, size_byt
                             cal: Calibration) -> bool:
     if gpu.vendor not in custom.vendors or tp not in _CUSTOM_ALLREDUCE_GROUPS or size_bytes >= custom.max_bytes:
         return False
-    return tp == 2 or links(gpu, cal, tp).nvlink  # more than two GPUs over PCIe: NCCL
+    return (tp == 2 and custom.pcie_pair) or links(gpu, cal, tp).nvlink  # more than two GPUs over PCIe: NCCL
 
 
 def _allreduce_seconds(m: ModelSpec, gpu: Gpu, s: InferSetup, tokens: float, cal: Calibration) -> float:
