@@ -130,6 +130,7 @@ REFERENCE_ENGINE = "trtllm"
 # vLLM's V0 engine (releases before 0.8.0): only its per-layer step overhead is its own; a fold without V0 rows
 # has no such key and V0 setups read V1's (gpuplan.estimate.engines.step_overhead_keys)
 V0_KEY = "vllm_v0"
+LONG_PROMPT = 8192
 # backends whose batch-1 mat-vec kernels load at most sm_load_bytes_<backend> bytes of weights per SM per clock
 # cycle (gpuplan.estimate.infer_speed.weight_bandwidth: llama.cpp's CUDA MMVQ kernel, one 4-warp block per weight
 # row); fitted with the backend's other efficiencies on its batch-1 decode rows. It starts at the geometric middle
@@ -178,9 +179,15 @@ def fit_inference(cases: list[Case], cal: Calibration) -> tuple[Calibration, dic
         # row of vLLM's V0 engine, decode or a whole generation (whose time is mostly its decode steps), identifies
         # V0's own step overhead and nothing else (its kernels are vLLM's: engines.step_overhead_keys). Fitted with
         # V1's rows, a generation read V1's key, which V0's key has not yet replaced, and the Qwen speed benchmark's
-        # vLLM 0.4.2/0.6.3 generations (66 rows) pulled V1's step overhead from 6.2e-5 to 1.1e-4 s a layer
-        key = (V0_KEY if c.meta["kind"] in ("decode", "generate") and vllm_v0(c.meta["setup"]) else
-               efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:])
+        # vLLM 0.4.2/0.6.3 generations (66 rows) pulled V1's step overhead from 6.2e-5 to 1.1e-4 s a layer. A V0
+        # generation after a prompt of LONG_PROMPT tokens or more joins vLLM's own rows: most of its time is the
+        # prompt's prefill and every step's read of that prompt's keys and values, the kernels' rates (eta_compute,
+        # eta_kv) that V0 and V1 share, while it still reads V0's step overhead. Without them only large-batch rows
+        # identified eta_kv_vllm, which fell to 0.26 and made the Qwen2.5 speed benchmark's 30k-129k-token
+        # generations 25-47 % slower than measured
+        long_prompt = c.meta["kind"] == "generate" and c.meta["setup"].prompt_len >= LONG_PROMPT
+        key = (V0_KEY if c.meta["kind"] in ("decode", "generate") and vllm_v0(c.meta["setup"]) and not long_prompt
+               else efficiency_key("", c.meta["engine"], c.meta.get("gpu"))[1:])
         by_engine.setdefault(key, []).append(c)
     order = [REFERENCE_ENGINE, *sorted(e for e in by_engine if e != REFERENCE_ENGINE)]
     for eng in order:

@@ -245,9 +245,11 @@ def test_the_eager_step_cost_is_fitted_only_where_rows_run_above_the_largest_gra
     # Llama-3.1-8B has 32 layers: steps of 1,000 sequences (above vLLM 0.11's 512 graphs) measured at 96 ms are
     # 3 ms of host time per layer, above the GPU's step (~57 ms); the fit starts from transformers' stand-in (2 ms,
     # 64 ms a step: the host already binds). Steps of 400 sequences replay a graph, whatever the key. The GPU's step
-    # is held at the vLLM efficiencies of the 2026-12-05 fit, so that a refit does not move the rows' premise
+    # is held at the vLLM efficiencies of the 2026-12-05 fit and the step overhead of the 2026-12-07 one, so that a
+    # refit does not move the rows' premise
     start = fitted().with_values(layer_overhead_s_hf=2e-3, host_seq_s_vllm=0.0,  # no host time per sequence
-                                 eta_kv_vllm=0.668, eta_compute_vllm=0.309, eta_memory_vllm=0.95)
+                                 eta_kv_vllm=0.668, eta_compute_vllm=0.309, eta_memory_vllm=0.95,
+                                 layer_overhead_s_vllm=5.3e-5)
     start = type(start)({k: v for k, v in start.values.items() if k != "layer_overhead_s_vllm_eager"})
     above = [_decode_row(i, catalog, 1000, 0.096) for i in range(3)]
     assert fit_eager_overhead(above, start).values["layer_overhead_s_vllm_eager"] == pytest.approx(3e-3, rel=0.05)
