@@ -3,15 +3,17 @@
     python bench/errors_by_source.py                 # in-sample, with the committed fit
     python bench/errors_by_source.py --loso          # each source predicted by a fit that never saw it (slow)
     python bench/errors_by_source.py --rows ttft     # also every row of one class, worst first
-    python bench/errors_by_source.py --memory        # the training-memory classes instead, per stack and method
+    python bench/errors_by_source.py --memory        # the memory classes instead (inference: per engine and counter)
     python bench/errors_by_source.py --training      # the training-time classes instead, per stack and GPU
 
 Each line is one (class, source group, engine, mode) cell: its rows, the median signed error
 (predicted / measured − 1; negative: under-predicted), the median |error| and the share under-predicted. The mode
 says how the source loaded the engine: ``rate`` (Poisson arrivals), ``clients`` (a closed loop of N clients),
 ``offline`` (all requests queued), ``batch`` (a fixed batch) or ``prefill``/``decode`` (one sequence). For the
-memory classes (``--memory``) the engine column is the modeling stack and the mode the method (with the
-quantized base's format); for the training-time classes (``--training``: pretraining throughput, dense and
+training-memory classes (``--memory``) the engine column is the modeling stack and the mode the method (with the
+quantized base's format); for inference memory (``--memory`` too) the engine and the counter the source read
+(``device``: all the device's memory, or a process's resident set; ``active``: the framework's allocated peak;
+``weights``: the weights alone); for the training-time classes (``--training``: pretraining throughput, dense and
 mixture-of-experts, GPU-hours, fine-tuning time) the stack and the GPU.
 """
 
@@ -29,6 +31,7 @@ from accuracy import Result, evaluate, held_out  # noqa: E402
 from calib import SPEED_CLASSES, Case, all_cases  # noqa: E402
 
 MEMORY_CLASSES = ("finetune_memory", "pretrain_memory")
+INFERENCE_MEMORY = "inference_memory"
 TIME_CLASSES = ("pretrain_throughput", "pretrain_throughput_moe", "pretrain_gpu_hours", "finetune_time")
 
 from gpuplan.estimate.calibration import fitted  # noqa: E402
@@ -39,6 +42,8 @@ def mode(case: Case) -> str:
     if case.cls in MEMORY_CLASSES:
         setup = meta["setup"]
         return setup.method + (f":{setup.base_quant}" if setup.base_quant else "")
+    if case.cls == INFERENCE_MEMORY:
+        return str(meta["measure"])
     if case.cls in TIME_CLASSES:
         return str(meta["gpu"].name)
     if meta.get("kind") == "load":
@@ -56,7 +61,9 @@ def cells(results: list[Result]) -> dict[tuple[str, str, str, str], list[float]]
     for r in results:
         if r.error == r.error:
             stack = r.case.cls in MEMORY_CLASSES + TIME_CLASSES
-            engine = r.case.meta["setup"].framework if stack else r.case.meta.get("engine", "")
+            setup = r.case.meta.get("setup")
+            engine = setup.framework if stack else setup.engine if r.case.cls == INFERENCE_MEMORY \
+                else r.case.meta.get("engine", "")
             key = (r.case.cls, r.case.group, str(engine), mode(r.case))
             out.setdefault(key, []).append(r.error)
     return out
@@ -82,12 +89,12 @@ def table(results: list[Result], classes: tuple[str, ...] = SPEED_CLASSES) -> li
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--loso", action="store_true", help="predict each source with a fit that never saw it")
-    ap.add_argument("--memory", action="store_true", help="the training-memory classes instead of the speed classes")
+    ap.add_argument("--memory", action="store_true", help="the memory classes instead of the speed classes")
     ap.add_argument("--training", action="store_true", help="the training-time classes instead of the speed classes")
-    ap.add_argument("--rows", choices=SPEED_CLASSES + MEMORY_CLASSES + TIME_CLASSES,
+    ap.add_argument("--rows", choices=(*SPEED_CLASSES, INFERENCE_MEMORY, *MEMORY_CLASSES, *TIME_CLASSES),
                     help="also list this class's rows, worst first")
     args = ap.parse_args(argv)
-    classes = MEMORY_CLASSES if args.memory else TIME_CLASSES if args.training else SPEED_CLASSES
+    classes = (INFERENCE_MEMORY, *MEMORY_CLASSES) if args.memory else TIME_CLASSES if args.training else SPEED_CLASSES
     cases = all_cases()[0]
     results = held_out(cases) if args.loso else evaluate(cases, fitted())
     results = [r for r in results if r.case.cls in classes + ((args.rows,) if args.rows else ())]
