@@ -951,8 +951,9 @@ TEMPLATES: dict[str, str] = {
     # the loss's cases (gpuplan.estimate.loss.LossCase.held), and the softcap's tanh output beside one
     "one logits buffer, their gradient written over it (llm.c's fused classifier)":
         "一个 logits 缓冲区，其梯度直接覆盖写入（llm.c 的融合分类器）",
-    "every chunk's logits + their log-softmax, neither upcast (16-bit chunked loss)":
-        "每个分块的 logits + 其 log-softmax，均不转为 fp32（16 位分块计算损失）",
+    "every chunk's logits + their log-softmax or gradient + one chunk's two gradients, none upcast (16-bit "
+    "chunked loss)":
+        "每个分块的 logits + 其 log-softmax 或梯度 + 一个分块的两份梯度，均不转为 fp32（16 位分块计算损失）",
     "logits + their gradient, no fp32 copy (compiled loss)": "logits + 其梯度，没有 fp32 副本（编译后的损失）",
     "16-bit logits + their shifted 16-bit copy + 16-bit log-softmax (model code without upcast, run without autocast)":
         "16 位 logits + 其移位后的 16 位副本 + 16 位 log-softmax（模型代码不转 fp32，且不在 autocast 下运行）",

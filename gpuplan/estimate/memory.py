@@ -29,7 +29,7 @@ from gpuplan.estimate.engines import Engine as EngineSpec
 from gpuplan.estimate.engines import engine as get_engine
 from gpuplan.estimate.engines import hf_holds_previous_cache, hf_layer_rotary_tables, release
 from gpuplan.estimate.frameworks import stack
-from gpuplan.estimate.loss import FP32, LossCase
+from gpuplan.estimate.loss import FP32, HEAD_CHUNK_POSITIONS, LossCase
 from gpuplan.estimate.moe_train import gpu_params
 from gpuplan.estimate.params import count_params, mlp_params
 from gpuplan.estimate.quant import WeightFormat, kv_bytes_per_value, weight_format
@@ -1368,8 +1368,10 @@ def logits_bytes(m: ModelSpec, s: TrainSetup, per_entry: float | None = None) ->
     (``SHIFTED_LOGITS_COPY``: 12 bytes for Qwen v1 and Baichuan2, 14 for ChatGLM; transformers' own models under a
     stated release before 4.49, :func:`hf_release_loss`: 12, or 14 from 4.46); a chunked loss upcasts one chunk
     (of 8) at a time. A stack whose chunked loss stays 16-bit (``data/stacks.csv`` ``chunked_loss_bf16``: LitGPT)
-    keeps, for every chunk until backward, its logits and the log-softmax output that cross-entropy saves: two 16-bit
-    values per entry. A compiled loss (``loss_compiled``) materializes neither fp32 tensor: the 16-bit logits, and
+    keeps every chunk's logits until backward, and beside them each chunk's saved log-softmax or, once its
+    backward has run, its gradient, plus one chunk's two gradients: 2 + 2 / chunks 16-bit values per entry, for
+    chunks of 128 positions (:meth:`LossCase.bytes_per_entry`). A compiled loss (``loss_compiled``) materializes
+    neither fp32 tensor: the 16-bit logits, and
     their 16-bit gradient made at the start of backward while every activation is still held, two 16-bit values per
     entry. A stack that keeps one logits buffer and writes their gradient over it (``logits_in_place``: llm.c's
     fused classifier) holds one 16-bit value per entry. Model code that keeps the logits 16-bit, run without
@@ -1398,7 +1400,7 @@ def _loss_held(m: ModelSpec, s: TrainSetup) -> LossHeld:
     """:class:`LossHeld` of the setup: what :func:`logits_bytes` counts and the loss assumption prints."""
     case = loss_case(m, s)
     softcapped = bool(m.final_softcap) and not s.compiled and not stack(s.framework).logits_in_place
-    per_entry = case.bytes_per_entry(act_bytes(s))
+    per_entry = case.bytes_per_entry(act_bytes(s), math.ceil(s.seq_len / HEAD_CHUNK_POSITIONS))
     if softcapped:
         per_entry += act_bytes(s)  # the capped logits' tanh output, kept for its gradient
     if s.method == Method.ADAPTER_V2:  # the output layer's AdapterV2Linear keeps its pre-scale logits for the scale
