@@ -1364,7 +1364,7 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
         "process resident set on unified memory, read as device memory" if process_rss else
         "the engine's own buffer accounting (no CUDA context)" if torch_counted and engine == "llamacpp" else
         "PyTorch max allocated" if torch_counted else "device memory")
-    meta = {"model_name": preset, "model": model, "gpu": gpu, "setup": setup,
+    meta = {"engine": engine, "model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "measure": "weights" if weights_only else "active" if torch_counted else "device"}
     # a source that states none of the run's conditions (confidence low) is reported, not fitted on. A process's
     # resident set on unified memory is fitted on: it counts the host buffers, which share that memory and are

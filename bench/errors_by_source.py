@@ -61,9 +61,7 @@ def cells(results: list[Result]) -> dict[tuple[str, str, str, str], list[float]]
     for r in results:
         if r.error == r.error:
             stack = r.case.cls in MEMORY_CLASSES + TIME_CLASSES
-            setup = r.case.meta.get("setup")
-            engine = setup.framework if stack else setup.engine if r.case.cls == INFERENCE_MEMORY \
-                else r.case.meta.get("engine", "")
+            engine = r.case.meta["setup"].framework if stack else r.case.meta.get("engine", "")
             key = (r.case.cls, r.case.group, str(engine), mode(r.case))
             out.setdefault(key, []).append(r.error)
     return out

@@ -87,15 +87,18 @@ class _LiveStorages:
     allocator's allocated peak: the same tensors, without its rounding)."""
 
     def __init__(self) -> None:
+        import torch
         from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_leaves
 
         owner = self
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
                 out = func(*args, **(kwargs or {}))
-                for t in _tensors(out):
-                    owner.add(t)
+                for t in tree_leaves(out):
+                    if isinstance(t, torch.Tensor):
+                        owner.add(t)
                 return out
 
         self.mode, self.live, self.now, self.peak = Mode(), set(), 0, 0
@@ -116,14 +119,6 @@ class _LiveStorages:
             self.now -= size
 
         weakref.finalize(storage, freed)
-
-
-def _tensors(out: object) -> list[object]:
-    import torch
-
-    if isinstance(out, torch.Tensor):
-        return [out]
-    return [o for o in out if isinstance(o, torch.Tensor)] if isinstance(out, (list, tuple)) else []
 
 
 @pytest.mark.parametrize("chunks", [1, 2, 4, 8])
