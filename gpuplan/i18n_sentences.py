@@ -973,6 +973,8 @@ TEMPLATES: dict[str, str] = {
     "end of forward: activations and logits held": "前向传播结束时：持有激活值和 logits",
     "end of forward: activations and logits held, gradients in Megatron's persistent buffer":
         "前向传播结束时：持有激活值和 logits，梯度在 Megatron 的常驻缓冲区中",
+    "end of forward: activations and logits held, gradients in llm.c's persistent buffer":
+        "前向传播结束时：持有激活值和 logits，梯度在 llm.c 的常驻缓冲区中",
     "end of forward: activations and logits held, gradients kept across micro-batches":
         "前向传播结束时：持有激活值和 logits，梯度跨微批保留",
     "end of forward: activations and logits held, the output layer's gradient made first":

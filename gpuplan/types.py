@@ -650,6 +650,14 @@ class Framework(StrEnum):
         return self is Framework.MEGATRON
 
     @property
+    def persistent_grads(self) -> bool:
+        """Gradients live in one buffer allocated once for the whole run, not made and freed per step: Megatron-LM's
+        fp32 one (``fp32_grad_buffer``) and llm.c's 16-bit one (karpathy/llm.c train_gpt2.cu
+        @2346cdac931f544d63ce816f7e3f5479a917eef5: ``gpt2_backward`` allocates ``grads_memory`` on its first call,
+        in ``floatX``, and never frees it)."""
+        return self in (Framework.MEGATRON, Framework.LLMC)
+
+    @property
     def per_expert_gemms(self) -> bool:
         """A mixture-of-experts layer's local experts run as one GEMM launch each (Transformer Engine's grouped
         linear under Megatron-Core: gpuplan.estimate.moe_train.expert_gemm_launches), not as one grouped kernel
@@ -659,8 +667,11 @@ class Framework(StrEnum):
     @property
     def fp32_master(self) -> bool:
         """Mixed precision keeps 16-bit parameters and an fp32 master copy (the ZeRO paper's layout), not fp32
-        parameters under autocast."""
-        return self in (Framework.DEEPSPEED, Framework.MEGATRON)
+        parameters under autocast. llm.c's too: ``floatX`` parameters and gradients, and ``use_master_weights`` (1
+        by default) keeps an fp32 copy beside its fp32 AdamW m and v, all three sharded by its ZeRO-1 (karpathy/llm.c
+        train_gpt2.cu @2346cdac931f544d63ce816f7e3f5479a917eef5, ``gpt2_update``: ``shard_num_parameters`` floats
+        each)."""
+        return self in (Framework.DEEPSPEED, Framework.MEGATRON, Framework.LLMC)
 
 
 METHODS = tuple(Method)

@@ -20,6 +20,7 @@ from gpuplan.estimate.memory import (
     returned_kv_bytes,
     training_memory,
 )
+from gpuplan.estimate.params import count_params
 from gpuplan.estimate.quant import weight_format
 from gpuplan.export.train import deepspeed_config
 from gpuplan.types import FRAMEWORKS, ModelSpec, Parallelism, TrainSetup
@@ -372,6 +373,21 @@ def test_llmc_overwrites_its_logits_and_allocates_exactly(catalog: Catalog) -> N
     est = training_memory(m, s)
     assert est.trained.logits_bytes == 32 * 1024 * 50257 * 2
     assert est.breakdown.get("allocator_slack") == 0
+
+
+def test_llmc_zero1_shards_its_fp32_master_weights_with_the_adam_moments(catalog: Catalog) -> None:
+    # karpathy's llm.c PR #309 comment (2024-05-13): GPT-2-1558M, 4 GPUs, -b 4, read 35,975 MiB per GPU with -z 0
+    # and 22,601 MiB with -z 1. ZeRO-1 is the only difference, so its saving is 13,374 MiB. llm.c keeps bf16
+    # parameters and gradients whole and shards its fp32 master weights and AdamW m and v (12 bytes a parameter) over
+    # the ranks: 3/4 of 12 bytes × 1.558e9 parameters = 13,372 MiB. Sharding only the moments saves 8,915 MiB.
+    m = catalog.model("GPT-2-1558M")
+    z0 = TrainSetup(micro_batch=4, seq_len=1024, framework="llmc", lengths_vary=False,
+                    parallel=Parallelism(dp=4, zero=0))
+    z1 = replace(z0, parallel=Parallelism(dp=4, zero=1))
+    saved = training_memory(m, z0).total - training_memory(m, z1).total
+    assert saved / 2**20 == pytest.approx(35_975 - 22_601, rel=0.02)
+    # its gradients are one buffer for the whole run: held at the end of a forward, at 2 bytes a parameter
+    assert training_memory(m, z0).breakdown.get("gradients") == pytest.approx(2 * count_params(m).total, rel=1e-6)
 
 def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog) -> None:
     # Qwen (v1) code: CrossEntropyLoss on lm_logits[..., :-1, :].contiguous(), no .float(); under DeepSpeed no

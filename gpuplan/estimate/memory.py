@@ -1831,7 +1831,7 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
     # while activations are freed: the peak is the larger of (end of forward) and (end of backward).
     # With gradient accumulation the gradients of the previous micro-batch stay through the next forward.
     # Megatron-LM allocates its fp32 gradient buffer once, for the whole run
-    coincide = s.grad_accum > 1 or s.framework.fp32_grad_buffer
+    coincide = s.grad_accum > 1 or s.framework.persistent_grads
     # Backward starts at the output layer: its weight gradient (vocabulary × hidden, the largest single
     # gradient of a full fine-tune) is made while every activation and the logits are still held. With
     # accumulation that gradient already lives in the kept gradients.
@@ -1926,6 +1926,7 @@ def _training_memory(m: ModelSpec, s: TrainSetup, cal: Calibration, describe: bo
                         "end of backward: gradients complete, one layer's activations left" if peak_in_backward else
                         "end of forward: activations and logits held" + (
                             ", gradients in Megatron's persistent buffer" if s.framework.fp32_grad_buffer else
+                            ", gradients in llm.c's persistent buffer" if s.framework.persistent_grads else
                             ", gradients kept across micro-batches" if coincide else
                             ", the output layer's gradient made first" if first_grad else ", gradients not yet made")),
         "torch.optim.AdamW's foreach step (torch/optim/adamw.py _multi_tensor_adamw) after PyTorch's backward"
