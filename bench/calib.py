@@ -1187,6 +1187,14 @@ def _full_prompt_logits(engine: str, row: dict[str, str]) -> bool:
 
 # llama.cpp gained Flash Attention in PR #5021 (ggml-org/llama.cpp, merged 2024-04-30) behind -fa, and made it the
 # default ('auto') only in 2025 (issue #27086 calls `-fa auto` the default): a row uses it when it says so
+# The parts of an inference-memory estimate that a process's resident set on unified memory leaves out: buffers
+# only the GPU writes (llama.cpp's Metal compute buffer; MLX's activations, logits and workspace). Resident size
+# counts the pages the CPU has touched: the weights it read from the file, the KV cache ggml clears with a CPU
+# memset, its own heap. john-rocky/apple-silicon-llm-bench @93ef5877 samples Mach resident_size every 100 ms: its
+# llama.cpp runs at n_ctx 4,096 peak 8-11 MiB above the reading taken right after loading, before any graph ran,
+# and its readings are weights + KV cache + 117-131 MiB; two models' KV caches differ by 80 MiB and their readings by
+# 94 MiB, while their compute buffers (254 and 298 MiB) go the other way.
+GPU_WRITTEN_PARTS = ("compute_buffer", "activations", "logits", "workspace")
 _LLAMACPP_FLASH_ATTENTION = re.compile(r"-fa (?:1|on)\b|flash attention on")
 
 
@@ -1346,12 +1354,14 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     file_bytes = _own_types_file_bytes(row) if engine == "llamacpp" and fmt.startswith("gguf") \
         and setup.tp == setup.pp == 1 else None
 
-    def pred(cal: Calibration, m=model, s=setup, w=weights_only, t=torch_counted, f=file_bytes) -> float:
+    def pred(cal: Calibration, m=model, s=setup, w=weights_only, t=torch_counted, f=file_bytes,
+             r=process_rss and gpu.shares_system_memory) -> float:
         est = inference_memory(m, gpu, s, cal)
         shift = 0.0 if f is None else f - gguf_weights_bytes(m, weight_format(s.weight_format))
         if w:
             return est.breakdown.get("weights") + shift
-        return est.total + shift - (est.breakdown.get("overhead") if t else 0.0)
+        gpu_only = sum(est.breakdown.get(k) for k in GPU_WRITTEN_PARTS) if r else 0.0
+        return est.total + shift - (est.breakdown.get("overhead") if t else 0.0) - gpu_only
 
     tokens = f"n_ctx {setup.prompt_len}" if setup.output_len == 0 else f"{setup.prompt_len}+{setup.output_len} tokens"
     describe = f"{preset} {fmt} {engine}, " + ("weights only" if weights_only else f"batch {batch}, {tokens}")
@@ -1367,9 +1377,8 @@ def _inference_memory_case(cat: Any, row: dict[str, str]) -> tuple[Case | None, 
     meta = {"engine": engine, "model_name": preset, "model": model, "gpu": gpu, "setup": setup,
             "measure": "weights" if weights_only else "active" if torch_counted else "device"}
     # a source that states none of the run's conditions (confidence low) is reported, not fitted on. A process's
-    # resident set on unified memory is fitted on: it counts the host buffers, which share that memory and are
-    # modelled (the token table llama.cpp keeps on the host), and the buffers it may not count (Metal's KV cache and
-    # compute buffer) are tens of MiB at the 256 KV cells the n_ctx of 33 these rows ran with is padded to
+    # resident set on unified memory is fitted on, less GPU_WRITTEN_PARTS: it counts the host buffers, which share
+    # that memory and are modelled (the token table llama.cpp keeps on the host)
     return Case(id=row["id"], cls="inference_memory", measured=measured, predict=pred, source=row["source"],
                 describe=describe, group=_group(row["id"], row), assume=assume, meta=meta,
                 resolution=resolution(row["value"]),
