@@ -1185,8 +1185,6 @@ def _full_prompt_logits(engine: str, row: dict[str, str]) -> bool:
     return engine == "hf" and found is not None and (int(found[1]), int(found[2])) < _LAST_LOGITS_ONLY
 
 
-# llama.cpp gained Flash Attention in PR #5021 (ggml-org/llama.cpp, merged 2024-04-30) behind -fa, and made it the
-# default ('auto') only in 2025 (issue #27086 calls `-fa auto` the default): a row uses it when it says so
 # The parts of an inference-memory estimate that a process's resident set on unified memory leaves out: buffers
 # only the GPU writes (llama.cpp's Metal compute buffer; MLX's activations, logits and workspace). Resident size
 # counts the pages the CPU has touched: the weights it read from the file, the KV cache ggml clears with a CPU
@@ -1195,6 +1193,8 @@ def _full_prompt_logits(engine: str, row: dict[str, str]) -> bool:
 # and its readings are weights + KV cache + 117-131 MiB; two models' KV caches differ by 80 MiB and their readings by
 # 94 MiB, while their compute buffers (254 and 298 MiB) go the other way.
 GPU_WRITTEN_PARTS = ("compute_buffer", "activations", "logits", "workspace")
+# llama.cpp gained Flash Attention in PR #5021 (ggml-org/llama.cpp, merged 2024-04-30) behind -fa, and made it the
+# default ('auto') only in 2025 (issue #27086 calls `-fa auto` the default): a row uses it when it says so
 _LLAMACPP_FLASH_ATTENTION = re.compile(r"-fa (?:1|on)\b|flash attention on")
 
 

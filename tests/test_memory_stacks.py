@@ -389,6 +389,7 @@ def test_llmc_zero1_shards_its_fp32_master_weights_with_the_adam_moments(catalog
     # its gradients are one buffer for the whole run: held at the end of a forward, at 2 bytes a parameter
     assert training_memory(m, z0).breakdown.get("gradients") == pytest.approx(2 * count_params(m).total, rel=1e-6)
 
+
 def test_qwen_v1_under_deepspeed_takes_its_loss_on_16bit_logits(catalog: Catalog) -> None:
     # Qwen (v1) code: CrossEntropyLoss on lm_logits[..., :-1, :].contiguous(), no .float(); under DeepSpeed no
     # autocast runs, so the logits (2 bytes), their shifted copy (2) and the log-softmax (2) are all 16-bit:
